@@ -1,0 +1,13 @@
+"""All routers of the HTTP API, in one place."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+
+def include_routers(app: FastAPI) -> None:
+    from app.matrix.router import router as matrix_router
+    from app.walls.router import router as walls_router
+
+    app.include_router(matrix_router)
+    app.include_router(walls_router)

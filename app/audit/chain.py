@@ -1,0 +1,331 @@
+"""Hash chains over the append-only audit tables.
+
+Each entry's hash is ``sha256(prev_hash | seq | canonical_json(entry))``. The canonical JSON
+is built from the stored columns only, so verification recomputes it from what a reader sees:
+an edited column, a deleted, swapped or inserted row all break the chain. The appends run in
+the caller's transaction (a search and its audit row commit together or not at all).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+from app.db import sqlfiles
+
+GENESIS = "0" * 64
+
+CHAINS = ("retrievals", "policy", "gates")
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return iso(value)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default
+    )
+
+
+def iso(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat()
+
+
+def chain_hash(prev_hash: str, seq: int, canonical: str) -> str:
+    return hashlib.sha256(f"{prev_hash}|{seq}|{canonical}".encode()).hexdigest()
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+# --- canonical forms, one per chain (they define what the hash covers) ---------------------
+
+
+def retrieval_canonical(row: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> str:
+    return canonical_json(
+        {
+            "retrieval_id": str(row["retrieval_id"]),
+            "at": iso(row["at"]),
+            "person_id": row["person_id"],
+            "roles": list(row["roles"]),
+            "purpose": row["purpose"],
+            "query": row["query"],
+            "mode": row["mode"],
+            "k": row["k"],
+            "filters": row["filters"],
+            "allowed_wall_groups": list(row["allowed_wall_groups"]),
+            "source_principals": list(row["source_principals"]),
+            "policy_version": row["policy_version"],
+            "model": row["model"],
+            "prompt_version": row["prompt_version"],
+            "strategy": row["strategy"],
+            "took_ms": row["took_ms"],
+            "result_count": row["result_count"],
+            "results": [
+                {
+                    "rank": r["rank"],
+                    "chunk_id": r["chunk_id"],
+                    "matter_id": r["matter_id"],
+                    "content_sha256": r["content_sha256"],
+                    "score": r["score"],
+                }
+                for r in sorted(results, key=lambda r: int(r["rank"]))
+            ],
+        }
+    )
+
+
+def policy_canonical(row: Mapping[str, Any]) -> str:
+    return canonical_json(
+        {
+            "event_id": str(row["event_id"]),
+            "at": iso(row["at"]),
+            "actor": row["actor"],
+            "action": row["action"],
+            "object_type": row["object_type"],
+            "object_id": row["object_id"],
+            "reason": row["reason"],
+            "details": row["details"],
+            "policy_version": row["policy_version"],
+        }
+    )
+
+
+def gate_canonical(row: Mapping[str, Any]) -> str:
+    return canonical_json(
+        {
+            "event_id": str(row["event_id"]),
+            "at": iso(row["at"]),
+            "person_id": row["person_id"],
+            "gate": row["gate"],
+            "ok": row["ok"],
+            "request": row["request"],
+            "outcome": row["outcome"],
+        }
+    )
+
+
+# --- appends ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Appended:
+    seq: int
+    hash: str
+
+
+def append_retrieval(
+    conn: Connection, row: dict[str, Any], results: Sequence[Mapping[str, Any]]
+) -> Appended:
+    """Write one retrieval and its results. Results go first (their FK is deferred); the
+    chain step, which locks the chain head until commit, comes last."""
+    # round-trip the JSON so the hash covers exactly what jsonb will give back
+    row = dict(row)
+    row["filters"] = json.loads(canonical_json(row["filters"]))
+    if results:
+        conn.execute(
+            text(
+                "INSERT INTO audit_retrieval_results "
+                "(retrieval_id, rank, chunk_id, matter_id, content_sha256, score) "
+                "VALUES (:retrieval_id, :rank, :chunk_id, :matter_id, :content_sha256, :score)"
+            ),
+            [{"retrieval_id": row["retrieval_id"], **dict(r)} for r in results],
+        )
+    canonical = retrieval_canonical(row, results)
+    params = dict(row)
+    params["filters"] = canonical_json(row["filters"])
+    params["canonical"] = canonical
+    out = conn.execute(sqlfiles.query("audit.append_retrieval"), params).one()
+    return Appended(int(out.seq), str(out.hash))
+
+
+def append_policy_event(conn: Connection, row: dict[str, Any]) -> Appended:
+    row = dict(row)
+    row["details"] = json.loads(canonical_json(row["details"]))
+    canonical = policy_canonical(row)
+    params = dict(row)
+    params["details"] = canonical_json(row["details"])
+    params["canonical"] = canonical
+    out = conn.execute(sqlfiles.query("audit.append_policy_event"), params).one()
+    return Appended(int(out.seq), str(out.hash))
+
+
+def append_gate_event(
+    conn: Connection,
+    *,
+    person_id: str,
+    gate: str,
+    ok: bool,
+    request: Mapping[str, Any],
+    outcome: Mapping[str, Any],
+) -> Appended:
+    row: dict[str, Any] = {
+        "event_id": uuid.uuid4(),
+        "at": now_utc(),
+        "person_id": person_id,
+        "gate": gate,
+        "ok": ok,
+        "request": json.loads(canonical_json(request)),
+        "outcome": json.loads(canonical_json(outcome)),
+    }
+    canonical = gate_canonical(row)
+    params = dict(row)
+    params["request"] = canonical_json(row["request"])
+    params["outcome"] = canonical_json(row["outcome"])
+    params["canonical"] = canonical
+    out = conn.execute(sqlfiles.query("audit.append_gate_event"), params).one()
+    return Appended(int(out.seq), str(out.hash))
+
+
+# --- verification -------------------------------------------------------------------------
+
+
+@dataclass
+class ChainReport:
+    chain: str
+    ok: bool
+    checked: int
+    head: str
+    first_bad_seq: int | None = None
+    problem: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"ok": self.ok, "checked": self.checked, "head": self.head}
+        if not self.ok:
+            out["first_bad_seq"] = self.first_bad_seq
+            out["problem"] = self.problem
+        return out
+
+
+def verify_rows(
+    chain: str,
+    rows: Iterable[tuple[int, str, str, str]],
+    head: tuple[int, str] | None = None,
+) -> ChainReport:
+    """rows: (seq, prev_hash, hash, canonical) in ascending seq order; head: (seq, hash)."""
+    expected_seq = 1
+    prev = GENESIS
+    checked = 0
+    for seq, prev_hash, stored_hash, canonical in rows:
+        if seq != expected_seq:
+            problem = (
+                f"sequence gap: expected {expected_seq}, found {seq}"
+                if seq > expected_seq
+                else f"sequence out of order: expected {expected_seq}, found {seq}"
+            )
+            return ChainReport(chain, False, checked, prev, expected_seq, problem)
+        if prev_hash != prev:
+            return ChainReport(
+                chain, False, checked, prev, seq, "previous-hash link broken (row removed, "
+                "inserted or reordered)"
+            )
+        if chain_hash(prev_hash, seq, canonical) != stored_hash:
+            return ChainReport(chain, False, checked, prev, seq, "hash mismatch (row edited)")
+        prev = stored_hash
+        checked += 1
+        expected_seq += 1
+    if head is not None and (head[0] != checked or head[1] != prev):
+        return ChainReport(
+            chain, False, checked, prev, checked + 1 if head[0] > checked else head[0],
+            f"chain head says seq {head[0]} but the log ends at seq {checked} "
+            "(rows removed from the end, or the head was altered)",
+        )
+    return ChainReport(chain, True, checked, prev)
+
+
+def _stream(conn: Connection, sql: str, params: dict[str, Any] | None = None) -> Iterator[Any]:
+    result = conn.execution_options(stream_results=True, yield_per=2000).execute(
+        text(sql), params or {}
+    )
+    yield from result.mappings()
+
+
+def iter_retrieval_rows(conn: Connection) -> Iterator[tuple[int, str, str, str]]:
+    current: dict[str, Any] | None = None
+    results: list[dict[str, Any]] = []
+    sql = (
+        "SELECT r.*, x.rank AS x_rank, x.chunk_id AS x_chunk_id, x.matter_id AS x_matter_id, "
+        "x.content_sha256 AS x_content_sha256, x.score AS x_score "
+        "FROM audit_retrievals r LEFT JOIN audit_retrieval_results x USING (retrieval_id) "
+        "ORDER BY r.seq, x.rank"
+    )
+    for row in _stream(conn, sql):
+        if current is None or row["retrieval_id"] != current["retrieval_id"]:
+            if current is not None:
+                yield _retrieval_tuple(current, results)
+            current = dict(row)
+            results = []
+        if row["x_rank"] is not None:
+            results.append(
+                {
+                    "rank": row["x_rank"],
+                    "chunk_id": row["x_chunk_id"],
+                    "matter_id": row["x_matter_id"],
+                    "content_sha256": row["x_content_sha256"],
+                    "score": row["x_score"],
+                }
+            )
+    if current is not None:
+        yield _retrieval_tuple(current, results)
+
+
+def _retrieval_tuple(row: dict[str, Any], results: list[dict[str, Any]]) -> tuple[int, str, str, str]:
+    return (int(row["seq"]), row["prev_hash"], row["hash"], retrieval_canonical(row, results))
+
+
+def _head(conn: Connection, chain: str) -> tuple[int, str] | None:
+    row = conn.execute(
+        text("SELECT seq, hash FROM audit_heads WHERE chain = :chain"), {"chain": chain}
+    ).first()
+    return (int(row.seq), str(row.hash)) if row is not None else (0, GENESIS)
+
+
+def verify_chain(conn: Connection, chain: str) -> ChainReport:
+    head = _head(conn, chain)
+    if chain == "retrievals":
+        return verify_rows(chain, iter_retrieval_rows(conn), head)
+    if chain == "policy":
+        rows = (
+            (int(r["seq"]), r["prev_hash"], r["hash"], policy_canonical(r))
+            for r in _stream(conn, "SELECT * FROM policy_events ORDER BY seq")
+        )
+        return verify_rows(chain, rows, head)
+    if chain == "gates":
+        rows = (
+            (int(r["seq"]), r["prev_hash"], r["hash"], gate_canonical(r))
+            for r in _stream(conn, "SELECT * FROM gate_events ORDER BY seq")
+        )
+        return verify_rows(chain, rows, head)
+    raise ValueError(f"unknown chain {chain!r}")
+
+
+def verify_all(conn: Connection) -> dict[str, Any]:
+    reports = {name: verify_chain(conn, name) for name in CHAINS}
+    bad = next((r for r in reports.values() if not r.ok), None)
+    retrievals = reports["retrievals"]
+    out: dict[str, Any] = {
+        "ok": bad is None,
+        "checked": sum(r.checked for r in reports.values()),
+        "head": retrievals.head,
+        "chains": {name: r.as_dict() for name, r in reports.items()},
+    }
+    if bad is not None:
+        out["first_bad_seq"] = bad.first_bad_seq
+        out["problem"] = f"{bad.chain}: {bad.problem}"
+        out["chain"] = bad.chain
+    return out

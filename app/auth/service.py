@@ -1,0 +1,105 @@
+"""Bearer tokens: HS256 development tokens, RS256/ES256 OIDC tokens via JWKS.
+
+Claims used: ``sub`` (person id) and ``roles`` (list; the claim name is a setting).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import jwt
+
+from app.errors import Unauthenticated
+from app.settings import Settings
+
+ROLES = ("lawyer", "conflicts", "compliance", "admin")
+DEV_AUDIENCE = "ewall"
+
+
+@dataclass(frozen=True)
+class Principal:
+    person_id: str
+    roles: frozenset[str]
+    claims: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def has_any(self, *roles: str) -> bool:
+        return bool(self.roles.intersection(roles))
+
+
+def issue_dev_token(settings: Settings, sub: str, roles: list[str], ttl_s: int = 8 * 3600) -> str:
+    unknown = [r for r in roles if r not in ROLES]
+    if unknown:
+        raise ValueError(f"unknown role(s) {unknown}; choose from {', '.join(ROLES)}")
+    if not sub.strip():
+        raise ValueError("sub must not be empty")
+    now = int(time.time())
+    claims = {
+        "sub": sub,
+        "roles": roles,
+        "iss": settings.dev_issuer,
+        "aud": DEV_AUDIENCE,
+        "iat": now,
+        "nbf": now,
+        "exp": now + ttl_s,
+    }
+    return jwt.encode(claims, settings.dev_secret.get_secret_value(), algorithm="HS256")
+
+
+class TokenVerifier:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._jwks: jwt.PyJWKClient | None = None
+        if settings.auth_mode == "oidc":
+            if not (settings.oidc_jwks_url and settings.oidc_issuer and settings.oidc_audience):
+                raise RuntimeError(
+                    "EWALL_AUTH_MODE=oidc needs EWALL_OIDC_JWKS_URL, EWALL_OIDC_ISSUER and "
+                    "EWALL_OIDC_AUDIENCE"
+                )
+            self._jwks = jwt.PyJWKClient(settings.oidc_jwks_url, cache_keys=True, lifespan=300)
+
+    def verify(self, token: str) -> Principal:
+        try:
+            claims = self._decode(token)
+        except jwt.PyJWKClientError as exc:
+            raise Unauthenticated("The token's signing key could not be resolved.") from exc
+        except jwt.ExpiredSignatureError as exc:
+            raise Unauthenticated("The token has expired.") from exc
+        except jwt.InvalidTokenError as exc:
+            raise Unauthenticated("The token is not valid.") from exc
+        sub = claims.get("sub")
+        if not isinstance(sub, str) or not sub.strip():
+            raise Unauthenticated("The token has no subject.")
+        raw_roles = claims.get(self.settings.oidc_roles_claim, [])
+        if isinstance(raw_roles, str):
+            raw_roles = raw_roles.split()
+        if not isinstance(raw_roles, list):
+            raw_roles = []
+        roles = frozenset(str(r).lower() for r in raw_roles if str(r).lower() in ROLES)
+        return Principal(person_id=sub, roles=roles, claims=claims)
+
+    def _decode(self, token: str) -> dict[str, Any]:
+        s = self.settings
+        options = {"require": ["exp", "sub"]}
+        if s.auth_mode == "dev":
+            return jwt.decode(
+                token,
+                s.dev_secret.get_secret_value(),
+                algorithms=["HS256"],
+                audience=DEV_AUDIENCE,
+                issuer=s.dev_issuer,
+                leeway=s.token_leeway_s,
+                options=options,
+            )
+        assert self._jwks is not None
+        key = self._jwks.get_signing_key_from_jwt(token)
+        return jwt.decode(
+            token,
+            key.key,
+            algorithms=["RS256", "ES256"],
+            audience=s.oidc_audience,
+            issuer=s.oidc_issuer,
+            leeway=s.token_leeway_s,
+            options=options,
+        )

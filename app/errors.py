@@ -1,0 +1,140 @@
+"""One error class and one envelope for every 4xx/5xx answer.
+
+Body shape (api.md): ``{"error": {"code": "...", "message": "...", "details": {...}}}``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+log = logging.getLogger("ewall.errors")
+
+
+class AppError(Exception):
+    """A domain error that knows its HTTP status."""
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        status: int = 400,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status = status
+        self.details = details or {}
+
+
+class NotFound(AppError):
+    def __init__(self, what: str, ident: str) -> None:
+        super().__init__("not_found", f"{what} {ident!r} does not exist.", 404, {"id": ident})
+
+
+class Conflict(AppError):
+    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(code, message, 409, details)
+
+
+class Unprocessable(AppError):
+    def __init__(
+        self, code: str, message: str, field: str | None = None, **details: Any
+    ) -> None:
+        extra = dict(details)
+        if field is not None:
+            extra["field"] = field
+        super().__init__(code, message, 422, extra)
+
+
+class Unauthenticated(AppError):
+    def __init__(self, message: str = "A valid bearer token is required.") -> None:
+        super().__init__("unauthenticated", message, 401)
+
+
+class Forbidden(AppError):
+    def __init__(self, message: str = "Your role does not allow this.") -> None:
+        super().__init__("forbidden", message, 403)
+
+
+def envelope(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "details": details or {}}}
+
+
+_STATUS_CODES = {
+    400: "bad_request",
+    401: "unauthenticated",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "validation_error",
+    429: "too_many_requests",
+}
+
+
+def _field_name(loc: tuple[Any, ...] | list[Any]) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
+    return ".".join(parts) if parts else "body"
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(AppError)
+    async def _app_error(request: Request, exc: AppError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        return JSONResponse(
+            envelope(exc.code, exc.message, exc.details), status_code=exc.status, headers=headers
+        )
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = []
+        for err in exc.errors():
+            errors.append(
+                {
+                    "field": _field_name(err.get("loc", ())),
+                    "message": str(err.get("msg", "invalid")),
+                    "type": str(err.get("type", "")),
+                }
+            )
+        first = errors[0]["field"] if errors else "body"
+        message = f"Invalid request: {first}: {errors[0]['message']}" if errors else "Invalid."
+        return JSONResponse(
+            envelope("validation_error", message, {"field": first, "errors": errors}),
+            status_code=422,
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = _STATUS_CODES.get(exc.status_code, "error" if exc.status_code < 500 else "internal")
+        message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
+        return JSONResponse(
+            envelope(code, message), status_code=exc.status_code, headers=exc.headers
+        )
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        request_id = getattr(request.state, "request_id", "-")
+        log.error(
+            "unhandled exception",
+            exc_info=exc,
+            extra={"request_id": request_id, "path": request.url.path},
+        )
+        return JSONResponse(
+            envelope(
+                "internal",
+                "Something went wrong on our side. Quote the request id when reporting it.",
+                {"request_id": request_id},
+            ),
+            status_code=500,
+            headers={"X-Request-ID": request_id},
+        )

@@ -1,0 +1,149 @@
+"""create_app and the lifespan: database, encoder, resolver and the re-tag worker."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse, Response
+from sqlalchemy import text
+
+from app import __version__
+from app.auth.service import TokenVerifier
+from app.db import migrate
+from app.db.engine import Database
+from app.errors import envelope, install_error_handlers
+from app.metrics import Metrics, install_request_middleware
+from app.resources import Resources
+from app.settings import Settings
+
+log = logging.getLogger("ewall.main")
+
+
+class StartupError(RuntimeError):
+    """A configuration problem that must stop the service with a clear message."""
+
+
+def column_dimension(database: Database) -> int | None:
+    with database.connect() as conn:
+        row = conn.execute(
+            text(
+                "SELECT atttypmod FROM pg_attribute "
+                "WHERE attrelid = to_regclass('public.chunks') AND attname = 'embedding'"
+            )
+        ).first()
+    return int(row[0]) if row is not None else None
+
+
+def check_dimensions(settings: Settings, database: Database, model_dim: int) -> None:
+    column = column_dimension(database)
+    if model_dim != settings.embedding_dim:
+        raise StartupError(
+            f"The embedding model {settings.embedding_model!r} produces {model_dim}-dimensional "
+            f"vectors but EWALL_EMBEDDING_DIM is {settings.embedding_dim}. Set "
+            f"EWALL_EMBEDDING_DIM={model_dim} on a new database, or choose a "
+            f"{settings.embedding_dim}-dimensional model."
+        )
+    if column is not None and column != model_dim:
+        raise StartupError(
+            f"chunks.embedding is vector({column}) but the model {settings.embedding_model!r} "
+            f"produces {model_dim} dimensions. Use a database created for this model (the "
+            f"migration reads EWALL_EMBEDDING_DIM) or go back to a {column}-d model."
+        )
+
+
+def create_app(
+    settings: Settings,
+    database: Database,
+    *,
+    embedder: Any = None,
+    start_worker: bool | None = None,
+) -> FastAPI:
+    from app.walls.resolution import AccessResolver
+    from app.walls.retag import RetagWorker
+
+    metrics = Metrics()
+    resources = Resources(settings=settings, database=database, verifier=TokenVerifier(settings))
+    resources.extras["metrics"] = metrics
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if embedder is None:
+            from app.embeddings import Embedder
+
+            resources.embedder = Embedder(settings)
+        else:
+            resources.embedder = embedder
+        check_dimensions(settings, database, resources.require_embedder().dimension)
+        resources.resolver = AccessResolver(settings)
+        worker: RetagWorker | None = None
+        run_worker = settings.retag_worker if start_worker is None else start_worker
+        if run_worker:
+            worker = RetagWorker(database, settings)
+            worker.start()
+        resources.extras["retag_worker"] = worker
+        app.state.resources = resources
+        try:
+            yield
+        finally:
+            if worker is not None:
+                worker.stop()
+
+    app = FastAPI(
+        title="ewall",
+        version=__version__,
+        description="Retrieval with ethical walls, inside PostgreSQL.",
+        lifespan=lifespan,
+    )
+    app.state.resources = resources
+    install_error_handlers(app)
+    install_request_middleware(app, metrics)
+
+    @app.get("/healthz", tags=["operations"])
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["operations"])
+    def readyz() -> JSONResponse:
+        checks: dict[str, Any] = {}
+        checks["database"] = database.ping()
+        head = migrate.head_revision()
+        try:
+            current = migrate.current_revision(database.urls.app) if checks["database"] else None
+        except Exception:  # reported as not ready, never as a 500
+            log.warning("could not read the migration revision", exc_info=True)
+            current = None
+        checks["migrations"] = {"current": current, "head": head, "ok": current == head}
+        model = resources.embedder
+        checks["model"] = {
+            "loaded": model is not None,
+            "name": settings.embedding_model,
+            "dim": getattr(model, "dimension", None),
+        }
+        dim_ok = False
+        if model is not None and checks["database"]:
+            try:
+                dim_ok = column_dimension(database) == model.dimension == settings.embedding_dim
+            except Exception:
+                log.warning("could not read the vector dimension", exc_info=True)
+        checks["dimension_matches"] = dim_ok
+        ready = bool(
+            checks["database"] and checks["migrations"]["ok"] and model is not None and dim_ok
+        )
+        if ready:
+            return JSONResponse({"status": "ready", "checks": checks})
+        body = envelope("not_ready", "The service is not ready; see details.", checks)
+        body.update({"status": "not_ready", "checks": checks})
+        return JSONResponse(body, status_code=503)
+
+    @app.get("/metrics", tags=["operations"])
+    def prometheus_metrics() -> Response:
+        return metrics.render()
+
+    from app.api import include_routers
+
+    include_routers(app)
+    return app

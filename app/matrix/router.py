@@ -1,0 +1,145 @@
+"""Conflict-matrix routes: people, source groups, clients, matters, bulk import."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from app.deps import ConflictsOrAdmin, ConnDep
+from app.errors import NotFound
+from app.matrix import repository as repo
+from app.matrix.schemas import (
+    ChangeOut,
+    ClientImport,
+    ClientIn,
+    ClientOut,
+    GroupImport,
+    GroupIn,
+    GroupOut,
+    ImportOut,
+    MatrixImport,
+    MatterImport,
+    MatterIn,
+    MatterOut,
+    PartyIn,
+    PersonImport,
+    PersonIn,
+    PersonOut,
+)
+from app.matrix.service import apply_matrix
+from app.types import Identifier
+
+router = APIRouter(prefix="/v1", tags=["conflict matrix"])
+
+
+@router.put("/people/{person_id}", response_model=PersonOut)
+def put_person(
+    person_id: Identifier, body: PersonIn, principal: ConflictsOrAdmin, conn: ConnDep
+) -> PersonOut:
+    result = apply_matrix(
+        conn,
+        actor=principal.person_id,
+        people=[PersonImport(person_id=person_id, **body.model_dump())],
+        action="person.upsert",
+    )
+    return PersonOut(
+        person_id=person_id, name=body.name, active=body.active,
+        aliases=sorted(set(body.aliases)), policy_version=result.policy_version,
+    )
+
+
+@router.get("/people/{person_id}", response_model=PersonOut)
+def get_person(person_id: str, principal: ConflictsOrAdmin, conn: ConnDep) -> PersonOut:
+    found = repo.get_person(conn, person_id)
+    if found is None:
+        raise NotFound("Person", person_id)
+    return PersonOut(person_id=person_id, name=found["name"], active=found["active"],
+                     aliases=sorted(found["aliases"]))
+
+
+@router.put("/groups/{source}/{group_id}", response_model=GroupOut)
+def put_group(
+    source: Identifier, group_id: Identifier, body: GroupIn, principal: ConflictsOrAdmin,
+    conn: ConnDep,
+) -> GroupOut:
+    source = source.lower()
+    group_id = group_id.lower()
+    result = apply_matrix(
+        conn,
+        actor=principal.person_id,
+        source_groups=[GroupImport(source=source, group_id=group_id, members=body.members)],
+        action="group.upsert",
+    )
+    return GroupOut(source=source, group_id=group_id, members=sorted(set(body.members)),
+                    policy_version=result.policy_version)
+
+
+@router.put("/clients/{client_id}", response_model=ClientOut)
+def put_client(
+    client_id: Identifier, body: ClientIn, principal: ConflictsOrAdmin, conn: ConnDep
+) -> ClientOut:
+    result = apply_matrix(
+        conn,
+        actor=principal.person_id,
+        clients=[ClientImport(client_id=client_id, **body.model_dump())],
+        action="client.upsert",
+    )
+    return ClientOut(client_id=client_id, name=body.name, parent_id=body.parent_id,
+                     policy_version=result.policy_version)
+
+
+@router.get("/clients/{client_id}", response_model=ClientOut)
+def get_client(client_id: str, principal: ConflictsOrAdmin, conn: ConnDep) -> ClientOut:
+    found = repo.existing_clients(conn, [client_id]).get(client_id)
+    if found is None:
+        raise NotFound("Client", client_id)
+    return ClientOut(client_id=client_id, name=found["name"], parent_id=found["parent_id"])
+
+
+@router.put("/matters/{matter_id}", response_model=MatterOut)
+def put_matter(
+    matter_id: Identifier, body: MatterIn, principal: ConflictsOrAdmin, conn: ConnDep
+) -> MatterOut:
+    result = apply_matrix(
+        conn,
+        actor=principal.person_id,
+        matters=[MatterImport(matter_id=matter_id, **body.model_dump())],
+        action="matter.upsert",
+    )
+    return MatterOut(
+        matter_id=matter_id, client_id=body.client_id, title=body.title, status=body.status,
+        parties=body.parties, team=sorted(set(body.team)), policy_version=result.policy_version,
+    )
+
+
+@router.get("/matters/{matter_id}", response_model=MatterOut)
+def get_matter(matter_id: str, principal: ConflictsOrAdmin, conn: ConnDep) -> MatterOut:
+    found = repo.get_matter(conn, matter_id)
+    if found is None:
+        raise NotFound("Matter", matter_id)
+    return MatterOut(
+        matter_id=matter_id, client_id=found["client_id"], title=found["title"],
+        status=found["status"],
+        parties=[PartyIn(name=n, role=r) for n, r in found["parties"]],  # type: ignore[arg-type]
+        team=sorted(found["team"]), wall_group_id=repo.matter_group(conn, matter_id),
+    )
+
+
+@router.post("/matrix/import", response_model=ImportOut)
+def import_matrix(body: MatrixImport, principal: ConflictsOrAdmin, conn: ConnDep) -> ImportOut:
+    result = apply_matrix(
+        conn,
+        actor=principal.person_id,
+        people=body.people,
+        clients=body.clients,
+        matters=body.matters,
+        source_groups=[
+            GroupImport(source=g.source.lower(), group_id=g.group_id.lower(), members=g.members)
+            for g in body.groups
+        ],
+        action="matrix.import",
+    )
+    return ImportOut(policy_version=result.policy_version, changed=result.changed,
+                     counts=result.counts)
+
+
+__all__ = ["ChangeOut", "router"]

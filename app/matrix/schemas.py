@@ -1,0 +1,126 @@
+"""Request and response bodies of the conflict-matrix routes (api.md, Conflict matrix)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from app.types import Identifier, Principal, ShortText
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PersonIn(Strict):
+    name: ShortText = ""
+    active: bool = True
+    aliases: list[Principal] = Field(default_factory=list, max_length=200)
+
+
+class PersonImport(PersonIn):
+    person_id: Identifier
+
+
+class GroupIn(Strict):
+    members: list[Principal] = Field(default_factory=list, max_length=100_000)
+
+
+class ClientIn(Strict):
+    name: ShortText
+    parent_id: Identifier | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _named(cls, value: str) -> str:
+        if not value:
+            raise ValueError("must not be empty")
+        return value
+
+
+class ClientImport(ClientIn):
+    client_id: Identifier
+
+
+class PartyIn(Strict):
+    name: ShortText
+    role: Literal["adverse", "related"]
+
+    @field_validator("name")
+    @classmethod
+    def _named(cls, value: str) -> str:
+        if not value:
+            raise ValueError("must not be empty")
+        return value
+
+
+class MatterIn(Strict):
+    client_id: Identifier
+    title: ShortText = ""
+    status: Literal["open", "closed", "on_hold"] = "open"
+    parties: list[PartyIn] = Field(default_factory=list, max_length=1000)
+    team: list[Identifier] = Field(default_factory=list, max_length=5000)
+
+
+class MatterImport(MatterIn):
+    matter_id: Identifier
+
+
+class MatrixImport(Strict):
+    people: list[PersonImport] = Field(default_factory=list, max_length=200_000)
+    clients: list[ClientImport] = Field(default_factory=list, max_length=200_000)
+    matters: list[MatterImport] = Field(default_factory=list, max_length=500_000)
+    groups: list[GroupImport] = Field(default_factory=list, max_length=100_000)
+
+
+class GroupImport(GroupIn):
+    source: Identifier
+    group_id: Identifier
+
+
+MatrixImport.model_rebuild()
+
+
+class ChangeOut(BaseModel):
+    policy_version: int
+    changed: bool
+
+
+class PersonOut(BaseModel):
+    person_id: str
+    name: str
+    active: bool
+    aliases: list[str]
+    policy_version: int | None = None
+
+
+class ClientOut(BaseModel):
+    client_id: str
+    name: str
+    parent_id: str | None
+    policy_version: int | None = None
+
+
+class MatterOut(BaseModel):
+    matter_id: str
+    client_id: str
+    title: str
+    status: str
+    parties: list[PartyIn]
+    team: list[str]
+    wall_group_id: str | None = None
+    policy_version: int | None = None
+
+
+class GroupOut(BaseModel):
+    source: str
+    group_id: str
+    members: list[str]
+    policy_version: int | None = None
+
+
+class ImportOut(BaseModel):
+    policy_version: int
+    changed: bool
+    counts: dict[str, int]

@@ -1,0 +1,73 @@
+"""Prometheus request counts and latencies, served at /metrics."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+import logging
+
+from fastapi import FastAPI, Request, Response
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+
+log = logging.getLogger("ewall.http")
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "ewall_http_requests_total",
+            "HTTP requests by route template and status.",
+            ["method", "route", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "ewall_http_request_duration_seconds",
+            "HTTP request latency by route template.",
+            ["method", "route"],
+            registry=self.registry,
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+        )
+        self.searches = Counter(
+            "ewall_searches_total",
+            "Searches by mode and dense strategy.",
+            ["mode", "strategy"],
+            registry=self.registry,
+        )
+
+    def render(self) -> Response:
+        return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+def install_request_middleware(app: FastAPI, metrics: Metrics) -> None:
+    @app.middleware("http")
+    async def _observe(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
+        request.state.request_id = request_id[:64]
+        started = time.perf_counter()
+        status = 500
+        try:
+            response = await call_next(request)
+            status = response.status_code
+        finally:
+            elapsed = time.perf_counter() - started
+            route = request.scope.get("route")
+            template = getattr(route, "path", "unmatched")
+            metrics.requests.labels(request.method, template, str(status)).inc()
+            metrics.latency.labels(request.method, template).observe(elapsed)
+            log.info(
+                "request",
+                extra={
+                    "request_id": request.state.request_id,
+                    "method": request.method,
+                    "route": template,
+                    "status": status,
+                    "ms": round(elapsed * 1000, 2),
+                    "person_id": getattr(request.state, "person_id", None),
+                },
+            )
+        response.headers["X-Request-ID"] = request.state.request_id
+        return response

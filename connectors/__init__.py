@@ -1,0 +1,1 @@
+"""Source connectors: iManage Work, NetDocuments and export folders, behind one interface."""

@@ -1,0 +1,50 @@
+"""Alembic environment: the only way the schema changes.
+
+The URL, the app role that receives grants and the embedding dimension come from
+``config.attributes`` when called from ``app.db.migrate`` (tests, `ewall migrate`), else from
+the settings (plain `alembic` CLI with EWALL_* set).
+"""
+
+from __future__ import annotations
+
+from alembic import context
+from sqlalchemy import create_engine, pool
+
+from app.db.engine import sqlalchemy_url
+from app.db.schema import metadata
+from app.settings import get_settings
+
+config = context.config
+settings = get_settings()
+url = config.attributes.get("url") or settings.migrations_database_url or settings.database_url
+if not url:
+    raise SystemExit(
+        "No database URL: set EWALL_DATABASE_URL, or run `ewall migrate` (embedded server)."
+    )
+config.attributes.setdefault("app_role", settings.app_role)
+config.attributes.setdefault("embedding_dim", settings.embedding_dim)
+
+
+def _include_object(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
+    # alembic_version is Alembic's own table.
+    return not (type_ == "table" and name == "alembic_version")
+
+
+def run_migrations_online() -> None:
+    engine = create_engine(sqlalchemy_url(url), poolclass=pool.NullPool)
+    with engine.connect() as connection:
+        context.configure(
+            connection=connection,
+            target_metadata=metadata,
+            include_object=_include_object,
+            compare_type=True,
+            transaction_per_migration=True,
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+    engine.dispose()
+
+
+if context.is_offline_mode():
+    raise SystemExit("Offline SQL generation is not supported; run against a database.")
+run_migrations_online()

@@ -1,0 +1,68 @@
+-- Audit log: append-only tables, each a hash chain with a gapless sequence.
+--
+-- audit_heads holds one row per chain (last seq and hash). Each append advances the head
+-- and inserts the entry in ONE statement. The head's row lock is held until commit, so
+-- appends are serialised only for this step and the sequence follows commit order; a rolled
+-- back search leaves no gap. Run it as the last statement before commit.
+--
+-- hash = sha256(prev_hash || '|' || seq || '|' || canonical JSON of the entry), hex.
+-- The genesis hash is 64 zeros. Verification also checks the head against the last row, so
+-- a deleted tail is detected too.
+
+-- name: append_retrieval
+WITH head AS (
+    UPDATE audit_heads
+    SET seq = seq + 1,
+        hash = encode(sha256(convert_to(hash || '|' || (seq + 1)::text || '|' || :canonical,
+                                        'UTF8')), 'hex'),
+        prev_hash = hash
+    WHERE chain = 'retrievals'
+    RETURNING seq, prev_hash, hash
+)
+INSERT INTO audit_retrievals (
+    retrieval_id, seq, at, person_id, roles, purpose, query, mode, k, filters,
+    allowed_wall_groups, source_principals, policy_version, model, prompt_version,
+    strategy, took_ms, result_count, prev_hash, hash)
+SELECT :retrieval_id, head.seq, :at, :person_id, :roles, :purpose, :query, :mode, :k,
+       CAST(:filters AS jsonb), :allowed_wall_groups, :source_principals, :policy_version,
+       :model, :prompt_version, :strategy, :took_ms, :result_count, head.prev_hash, head.hash
+FROM head
+RETURNING seq, hash
+
+-- name: append_policy_event
+WITH head AS (
+    UPDATE audit_heads
+    SET seq = seq + 1,
+        hash = encode(sha256(convert_to(hash || '|' || (seq + 1)::text || '|' || :canonical,
+                                        'UTF8')), 'hex'),
+        prev_hash = hash
+    WHERE chain = 'policy'
+    RETURNING seq, prev_hash, hash
+)
+INSERT INTO policy_events (
+    event_id, seq, at, actor, action, object_type, object_id, reason, details,
+    policy_version, prev_hash, hash)
+SELECT :event_id, head.seq, :at, :actor, :action, :object_type, :object_id, :reason,
+       CAST(:details AS jsonb), :policy_version, head.prev_hash, head.hash
+FROM head
+RETURNING seq, hash
+
+-- name: append_gate_event
+WITH head AS (
+    UPDATE audit_heads
+    SET seq = seq + 1,
+        hash = encode(sha256(convert_to(hash || '|' || (seq + 1)::text || '|' || :canonical,
+                                        'UTF8')), 'hex'),
+        prev_hash = hash
+    WHERE chain = 'gates'
+    RETURNING seq, prev_hash, hash
+)
+INSERT INTO gate_events (
+    event_id, seq, at, person_id, gate, ok, request, outcome, prev_hash, hash)
+SELECT :event_id, head.seq, :at, :person_id, :gate, :ok, CAST(:request AS jsonb),
+       CAST(:outcome AS jsonb), head.prev_hash, head.hash
+FROM head
+RETURNING seq, hash
+
+-- name: heads
+SELECT chain, seq, hash FROM audit_heads ORDER BY chain

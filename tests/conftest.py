@@ -1,0 +1,121 @@
+"""Shared fixtures: a real PostgreSQL with pgvector and the real embedding model."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.auth.service import issue_dev_token
+from app.db.engine import Database, DatabaseUrls
+from app.settings import Settings
+from tests import pg
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def make_settings(**overrides: Any) -> Settings:
+    base: dict[str, Any] = {
+        "database_url": None,
+        "auth_mode": "dev",
+        "log_json": False,
+        "retag_poll_s": 0.05,
+    }
+    base.update(overrides)
+    return Settings(**base)
+
+
+@pytest.fixture(scope="session")
+def settings() -> Settings:
+    return make_settings()
+
+
+@pytest.fixture(scope="session")
+def pg_server(settings: Settings) -> Iterator[pg.Server]:
+    with pg.start_server() as server:
+        pg.prepare_template(server, settings.embedding_dim)
+        yield server
+
+
+@dataclass
+class TestDatabase:
+    name: str
+    server: pg.Server
+    database: Database
+
+    @property
+    def superuser_url(self) -> str:
+        return self.server.url_for(self.name)
+
+    @property
+    def app_url(self) -> str:
+        return self.server.url_for(self.name, pg.APP_ROLE, pg.APP_PASSWORD)
+
+
+def _open(server: pg.Server, settings: Settings) -> TestDatabase:
+    name = pg.create_database(server)
+    urls = DatabaseUrls(
+        app=server.url_for(name, pg.APP_ROLE, pg.APP_PASSWORD),
+        migrations=server.url_for(name),
+        superuser=server.url_for(name),
+    )
+    database = Database(urls, app_role=pg.APP_ROLE, pool_size=4, max_overflow=12)
+    return TestDatabase(name, server, database)
+
+
+@pytest.fixture
+def db(pg_server: pg.Server, settings: Settings) -> Iterator[TestDatabase]:
+    """A fresh database (a copy of the migrated template) for one test."""
+    test_db = _open(pg_server, settings)
+    try:
+        yield test_db
+    finally:
+        test_db.database.dispose()
+        pg.drop_database(pg_server, test_db.name)
+
+
+@pytest.fixture(scope="module")
+def module_db(pg_server: pg.Server, settings: Settings) -> Iterator[TestDatabase]:
+    test_db = _open(pg_server, settings)
+    try:
+        yield test_db
+    finally:
+        test_db.database.dispose()
+        pg.drop_database(pg_server, test_db.name)
+
+
+@pytest.fixture(scope="session")
+def embedder(settings: Settings) -> Any:
+    from app.embeddings import Embedder
+
+    return Embedder(settings)
+
+
+Tokens = Callable[..., dict[str, str]]
+
+
+@pytest.fixture(scope="session")
+def auth(settings: Settings) -> Tokens:
+    def headers(sub: str, *roles: str) -> dict[str, str]:
+        token = issue_dev_token(settings, sub, list(roles) or ["lawyer"])
+        return {"Authorization": f"Bearer {token}"}
+
+    return headers
+
+
+def make_client(test_db: TestDatabase, settings: Settings, embedder: Any, **kw: Any) -> TestClient:
+    from app.main import create_app
+
+    app = create_app(settings, test_db.database, embedder=embedder, start_worker=kw.pop("start_worker", False))
+    return TestClient(app, raise_server_exceptions=False)
+
+
+@pytest.fixture
+def client(db: TestDatabase, settings: Settings, embedder: Any) -> Iterator[TestClient]:
+    with make_client(db, settings, embedder) as test_client:
+        yield test_client

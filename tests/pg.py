@@ -1,0 +1,111 @@
+"""Where the tests' PostgreSQL comes from.
+
+1. EWALL_DATABASE_URL (a role that may create databases and roles), else
+2. a Testcontainers pgvector/pgvector container when a Docker engine answers, else
+3. the embedded PostgreSQL 18 + pgvector server in a temporary folder.
+
+Every test database is a copy of a template that the migrations built once.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+from sqlalchemy.engine import make_url
+
+from app.db import migrate
+
+APP_ROLE = "ewall_app"
+APP_PASSWORD = "ewall-test-app"  # a throwaway server; the embedded one uses trust auth
+TEMPLATE = "ewall_template"
+
+
+@dataclass
+class Server:
+    admin_url: str  # superuser, database "postgres"
+    kind: str
+
+    def url_for(self, database: str, user: str | None = None, password: str | None = None) -> str:
+        url = make_url(self.admin_url).set(database=database)
+        if user is not None:
+            url = url.set(username=user, password=password)
+        return url.render_as_string(hide_password=False)
+
+
+def _docker_available() -> bool:
+    if shutil.which("docker") is None:
+        return False
+    try:
+        import docker
+
+        docker.from_env(timeout=3).ping()
+        return True
+    except Exception:
+        return False
+
+
+@contextmanager
+def start_server() -> Iterator[Server]:
+    env_url = os.environ.get("EWALL_DATABASE_URL")
+    if env_url:
+        yield Server(make_url(env_url).set(database="postgres").render_as_string(False), "env")
+        return
+    if os.environ.get("EWALL_TEST_DOCKER", "auto") != "off" and _docker_available():
+        from testcontainers.postgres import PostgresContainer
+
+        with PostgresContainer("pgvector/pgvector:pg17", driver=None) as container:
+            yield Server(container.get_connection_url().replace("postgresql+psycopg2", "postgresql"), "docker")
+        return
+    from app.db.embedded import EmbeddedPostgres
+
+    folder = Path(tempfile.mkdtemp(prefix="ewall-test-pg-"))
+    os.chmod(folder, 0o755)
+    embedded = EmbeddedPostgres(folder)
+    try:
+        yield Server(embedded.superuser_url("postgres"), "embedded")
+    finally:
+        embedded.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def prepare_template(server: Server, embedding_dim: int) -> None:
+    with psycopg.connect(server.admin_url, autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (APP_ROLE,)).fetchone() is None:
+            conn.execute(
+                sql.SQL("CREATE ROLE {} LOGIN NOSUPERUSER NOBYPASSRLS PASSWORD {}").format(
+                    sql.Identifier(APP_ROLE), sql.Literal(APP_PASSWORD)
+                )
+            )
+        conn.execute(
+            sql.SQL("ALTER ROLE {} LOGIN NOSUPERUSER NOBYPASSRLS PASSWORD {}").format(
+                sql.Identifier(APP_ROLE), sql.Literal(APP_PASSWORD)
+            )
+        )
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(TEMPLATE)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(TEMPLATE)))
+    migrate.upgrade(server.url_for(TEMPLATE), app_role=APP_ROLE, embedding_dim=embedding_dim)
+
+
+def create_database(server: Server, name: str | None = None) -> str:
+    name = name or f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(server.admin_url, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                sql.Identifier(name), sql.Identifier(TEMPLATE)
+            )
+        )
+    return name
+
+
+def drop_database(server: Server, name: str) -> None:
+    with psycopg.connect(server.admin_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
