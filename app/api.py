@@ -6,8 +6,14 @@ from fastapi import FastAPI
 
 
 def include_routers(app: FastAPI) -> None:
+    from app.audit.router import router as audit_router
+    from app.ingest.router import router as ingest_router
     from app.matrix.router import router as matrix_router
+    from app.search.router import router as search_router
     from app.walls.router import router as walls_router
 
+    app.include_router(search_router)
     app.include_router(matrix_router)
     app.include_router(walls_router)
+    app.include_router(ingest_router)
+    app.include_router(audit_router)

@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 log = logging.getLogger("ewall.errors")
@@ -119,6 +120,26 @@ def install_error_handlers(app: FastAPI) -> None:
         message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
         return JSONResponse(
             envelope(code, message), status_code=exc.status_code, headers=exc.headers
+        )
+
+    @app.exception_handler(OperationalError)
+    async def _database_down(request: Request, exc: OperationalError) -> JSONResponse:
+        request_id = getattr(request.state, "request_id", "-")
+        timeout = "cancel" in str(exc.orig).lower() or "timeout" in str(exc.orig).lower()
+        log.error(
+            "database unavailable" if not timeout else "statement timeout",
+            extra={"request_id": request_id, "path": request.url.path,
+                   "error": type(exc.orig).__name__},
+        )
+        return JSONResponse(
+            envelope(
+                "timeout" if timeout else "database_unavailable",
+                "The request took too long and was cancelled." if timeout
+                else "The database is not reachable right now; nothing was returned.",
+                {"request_id": request_id},
+            ),
+            status_code=503,
+            headers={"X-Request-ID": request_id, "Retry-After": "1"},
         )
 
     @app.exception_handler(Exception)

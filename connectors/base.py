@@ -12,6 +12,7 @@ but empty client never overwrites a known one; an unknown one quarantines a new 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -103,3 +104,127 @@ class PermissionSync(Protocol):
     source: str
 
     def groups(self) -> Iterator[SourceGroup]: ...
+
+
+# --- additions for the HTTP connectors (iManage, NetDocuments) -------------------------------
+# Added, not changed: everything above keeps its meaning. The richer protocols below let the
+# sync orchestration resume a crash mid-crawl and tell a vanished document from a failed one.
+
+Presence = Literal["present", "deleted", "forbidden"]
+
+
+@dataclass(frozen=True)
+class DocumentFailure:
+    """A document the source listed but the connector could not turn into a SourceDocument.
+
+    ``status`` is the HTTP status when there was one. 404/410 mean the document is gone at the
+    source; 401/403 mean our service account lost access (both remove it from the index:
+    fail closed). Anything else is an error that makes the crawl incomplete. ``external_id``
+    is None when the failure is not about one document (e.g. a paging stall).
+    """
+
+    source: str
+    external_id: str | None
+    reason: str
+    status: int | None = None
+
+    @property
+    def gone(self) -> bool:
+        return self.status in (404, 410)
+
+    @property
+    def revoked(self) -> bool:
+        return self.status in (401, 403)
+
+
+CrawlItem = SourceDocument | DocumentFailure | str
+
+
+@runtime_checkable
+class ResumableCrawl(Protocol):
+    """Crawls whose position survives a crash.
+
+    A yielded ``str`` is an opaque checkpoint: everything yielded before it is covered, so the
+    caller persists it only after those documents are ingested. ``crawl_full(resume)`` starts
+    over on None; the last checkpoint of a completed full crawl is also a valid ``cursor`` for
+    ``crawl_delta`` (it carries the watermark the next delta starts from).
+    """
+
+    source: str
+    scope: str
+
+    def crawl_full(self, resume: str | None) -> Iterator[CrawlItem]: ...
+
+    def crawl_delta(self, cursor: str | None) -> Iterator[CrawlItem]: ...
+
+
+@runtime_checkable
+class PointCheck(Protocol):
+    """Ask the source about one document, for deletion suspects."""
+
+    source: str
+
+    def check(self, external_id: str) -> Presence: ...
+
+
+@runtime_checkable
+class OwnsIds(Protocol):
+    """Whether an external id belongs to this connector's crawl scope (e.g. its libraries),
+    so a sweep never touches documents another configuration crawls."""
+
+    source: str
+
+    def owns(self, external_id: str) -> bool: ...
+
+
+def normalise_code(raw: object) -> str | None:
+    """Client/matter normalisation, tri-state: None when absent, "" when present but empty.
+
+    Trim, collapse inner whitespace, upper-case. Nothing is guessed: a value that is not a
+    plain string or number is treated as absent rather than stringified into a fake code.
+    """
+    if raw is None:
+        return None
+    if isinstance(raw, bool):  # bool is an int; a True client code is not a code
+        return None
+    if isinstance(raw, int | float):
+        raw = str(int(raw)) if isinstance(raw, float) and raw.is_integer() else str(raw)
+    if not isinstance(raw, str):
+        return None
+    return " ".join(raw.split()).upper()
+
+
+class CursorError(ValueError):
+    """A stored cursor this connector cannot read; the remedy is a full crawl."""
+
+
+@dataclass
+class CrawlCursor:
+    """The checkpoint format the HTTP connectors share (opaque to everyone else).
+
+    ``since``: per container (library, cabinet) the modification watermark the next delta
+    starts from. ``full``: the position of an unfinished full crawl, None when there is none.
+    """
+
+    since: dict[str, str] = field(default_factory=dict)
+    full: dict[str, Any] | None = None
+
+    def dump(self) -> str:
+        return json.dumps({"v": 1, "since": self.since, "full": self.full}, sort_keys=True)
+
+    @classmethod
+    def load(cls, text: str | None) -> CrawlCursor:
+        if not text:
+            return cls()
+        try:
+            data = json.loads(text)
+        except ValueError:
+            raise CursorError("unreadable cursor; run a full crawl") from None
+        if not isinstance(data, dict) or data.get("v") != 1:
+            raise CursorError("cursor of an unknown format; run a full crawl")
+        since = data.get("since") or {}
+        full = data.get("full")
+        return cls(
+            since={str(k): str(v) for k, v in since.items()} if isinstance(since, dict) else {},
+            full=full if isinstance(full, dict) else None,
+        )

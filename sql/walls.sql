@@ -103,3 +103,13 @@ WHERE resolvable
   AND default_access <> 'none'
   AND NOT (deny && CAST(:principals AS text[]))
   AND (default_access IN ('public', 'view') OR allow && CAST(:principals AS text[]))
+
+-- name: visible_chunks
+-- Chunks among :chunk_ids that the person may read now (same predicates as the search).
+SELECT c.chunk_id, c.body, CAST(c.embedding AS text) AS embedding, c.content_sha256,
+       c.matter_id, c.document_id
+FROM chunks c
+WHERE c.chunk_id = ANY(:chunk_ids)
+  AND c.wall_group_id = ANY(:wall_groups)
+  AND c.source_acl_id = ANY(:source_acl_ids)
+  AND NOT EXISTS (SELECT 1 FROM retag_pending p WHERE p.matter_id = c.matter_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,7 @@ from app.settings import Settings
 from tests import pg
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
@@ -43,7 +45,7 @@ def pg_server(settings: Settings) -> Iterator[pg.Server]:
 
 
 @dataclass
-class TestDatabase:
+class DbHandle:
     name: str
     server: pg.Server
     database: Database
@@ -57,7 +59,7 @@ class TestDatabase:
         return self.server.url_for(self.name, pg.APP_ROLE, pg.APP_PASSWORD)
 
 
-def _open(server: pg.Server, settings: Settings) -> TestDatabase:
+def _open(server: pg.Server, settings: Settings) -> DbHandle:
     name = pg.create_database(server)
     urls = DatabaseUrls(
         app=server.url_for(name, pg.APP_ROLE, pg.APP_PASSWORD),
@@ -65,11 +67,11 @@ def _open(server: pg.Server, settings: Settings) -> TestDatabase:
         superuser=server.url_for(name),
     )
     database = Database(urls, app_role=pg.APP_ROLE, pool_size=4, max_overflow=12)
-    return TestDatabase(name, server, database)
+    return DbHandle(name, server, database)
 
 
 @pytest.fixture
-def db(pg_server: pg.Server, settings: Settings) -> Iterator[TestDatabase]:
+def db(pg_server: pg.Server, settings: Settings) -> Iterator[DbHandle]:
     """A fresh database (a copy of the migrated template) for one test."""
     test_db = _open(pg_server, settings)
     try:
@@ -80,7 +82,7 @@ def db(pg_server: pg.Server, settings: Settings) -> Iterator[TestDatabase]:
 
 
 @pytest.fixture(scope="module")
-def module_db(pg_server: pg.Server, settings: Settings) -> Iterator[TestDatabase]:
+def module_db(pg_server: pg.Server, settings: Settings) -> Iterator[DbHandle]:
     test_db = _open(pg_server, settings)
     try:
         yield test_db
@@ -108,7 +110,7 @@ def auth(settings: Settings) -> Tokens:
     return headers
 
 
-def make_client(test_db: TestDatabase, settings: Settings, embedder: Any, **kw: Any) -> TestClient:
+def make_client(test_db: DbHandle, settings: Settings, embedder: Any, **kw: Any) -> TestClient:
     from app.main import create_app
 
     app = create_app(settings, test_db.database, embedder=embedder, start_worker=kw.pop("start_worker", False))
@@ -116,6 +118,6 @@ def make_client(test_db: TestDatabase, settings: Settings, embedder: Any, **kw: 
 
 
 @pytest.fixture
-def client(db: TestDatabase, settings: Settings, embedder: Any) -> Iterator[TestClient]:
+def client(db: DbHandle, settings: Settings, embedder: Any) -> Iterator[TestClient]:
     with make_client(db, settings, embedder) as test_client:
         yield test_client

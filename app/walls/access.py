@@ -62,3 +62,19 @@ def apply(conn: Connection, access: Access) -> None:
         ),
         {"groups": list(access.wall_groups), "acls": list(access.source_acl_ids)},
     )
+
+
+def visible_chunks(conn: Connection, access: Access, chunk_ids: list[str]) -> list[dict[str, object]]:
+    """The chunks among ``chunk_ids`` this person may read now (RLS applied too)."""
+    if not chunk_ids or access.sees_nothing:
+        return []
+    apply(conn, access)
+    rows = conn.execute(
+        sqlfiles.query("walls.visible_chunks"),
+        {
+            "chunk_ids": chunk_ids,
+            "wall_groups": list(access.wall_groups),
+            "source_acl_ids": list(access.source_acl_ids),
+        },
+    ).mappings()
+    return [dict(r) for r in rows]

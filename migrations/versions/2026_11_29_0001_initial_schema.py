@@ -364,6 +364,21 @@ CREATE TABLE search_synonyms (
     CONSTRAINT pk_search_synonyms PRIMARY KEY (term, synonym)
 );
 
+-- Synonyms as ts_rewrite rules, read at query time: editing the table changes searches at
+-- once, with no server files (works on managed PostgreSQL) and no re-indexing. A term that
+-- is one lexeme matches that lexeme in the query; it is replaced by itself OR the synonym.
+CREATE VIEW search_synonym_rules AS
+SELECT CASE WHEN cardinality(ewall_query_lexemes(s.term)) = 1
+            THEN CAST(quote_literal((ewall_query_lexemes(s.term))[1]) AS tsquery)
+            ELSE phraseto_tsquery('ewall_nl', ewall_legal_normalize(s.term)) END AS target,
+       CASE WHEN cardinality(ewall_query_lexemes(s.term)) = 1
+            THEN CAST(quote_literal((ewall_query_lexemes(s.term))[1]) AS tsquery)
+            ELSE phraseto_tsquery('ewall_nl', ewall_legal_normalize(s.term)) END
+       || phraseto_tsquery('ewall_nl', ewall_legal_normalize(s.synonym)) AS substitute
+FROM search_synonyms AS s
+WHERE cardinality(ewall_query_lexemes(s.term)) > 0
+  AND cardinality(ewall_query_lexemes(s.synonym)) > 0;
+
 CREATE TABLE ingest_runs (
     run_id uuid NOT NULL,
     connector text NOT NULL,
@@ -659,6 +674,21 @@ CREATE POLICY chunks_read ON chunks FOR SELECT USING (
             nullif((SELECT current_setting('ewall.allowed_source_acls', true)), '')::text[]))
     )
 );
+-- Row-level security lets an index serve only LEAKPROOF operators before the policy has
+-- filtered the row, and tsvector @@ tsquery is not marked leakproof, so with RLS on the
+-- sparse leg could never use its GIN index (a scan of every allowed row instead). The match
+-- operator returns a boolean and raises no data-dependent errors, so we mark it leakproof.
+-- That needs a superuser; without one the search stays correct, only slower.
+DO $leak$
+BEGIN
+    IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        ALTER FUNCTION pg_catalog.ts_match_vq(tsvector, tsquery) LEAKPROOF;
+    ELSE
+        RAISE NOTICE 'not a superuser: ts_match_vq stays non-leakproof; the sparse leg cannot use its GIN index under RLS';
+    END IF;
+END
+$leak$;
+
 CREATE POLICY chunks_insert ON chunks FOR INSERT
     WITH CHECK ((SELECT current_setting('ewall.writer', true)) = 'on');
 CREATE POLICY chunks_update ON chunks FOR UPDATE
@@ -734,6 +764,7 @@ def upgrade() -> None:
     _run(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {', '.join(CRUD_TABLES)} TO {role}")
     _run(f"GRANT SELECT, INSERT ON {', '.join(AUDIT_TABLES)} TO {role}")
     _run(f"GRANT SELECT, UPDATE ON audit_heads TO {role}")
+    _run(f"GRANT SELECT ON search_synonym_rules TO {role}")
     _run(f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {role}")
     _run(f"GRANT SELECT ON alembic_version TO {role}")
 
@@ -746,6 +777,11 @@ def downgrade() -> None:
     for table in reversed(AUDIT_TABLES):
         _run(f"DROP TABLE {table}")
     _run("DROP TABLE audit_heads")
+    _run(
+        "DO $leak$ BEGIN IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN "
+        "ALTER FUNCTION pg_catalog.ts_match_vq(tsvector, tsquery) NOT LEAKPROOF; END IF; END $leak$"
+    )
+    _run("DROP VIEW search_synonym_rules")
     for table in reversed(CRUD_TABLES):
         _run(f"DROP TABLE {table} CASCADE")
     _run("DROP FUNCTION ewall_audit_refuse_change()")

@@ -1,0 +1,82 @@
+"""Compliance API: retrievals, chain verification, export, policy events."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from fastapi.responses import StreamingResponse
+
+from app.audit import service
+from app.audit.chain import verify_all
+from app.deps import Compliance, ConnDep, PrincipalDep, ResourcesDep
+from app.errors import Forbidden
+from app.types import AwareDatetime
+
+router = APIRouter(prefix="/v1/audit", tags=["audit"])
+
+Limit = Annotated[int, Query(ge=1, le=500)]
+
+
+@router.get("/retrievals")
+def list_retrievals(
+    principal: Compliance,
+    conn: ConnDep,
+    person_id: str | None = None,
+    matter_id: str | None = None,
+    chunk_id: str | None = None,
+    purpose: str | None = None,
+    since: AwareDatetime | None = None,
+    until: AwareDatetime | None = None,
+    limit: Limit = 50,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    return service.list_retrievals(
+        conn, person_id=person_id, matter_id=matter_id, chunk_id=chunk_id, since=since,
+        until=until, limit=limit, cursor=cursor, purpose=purpose,
+    )
+
+
+@router.get("/retrievals/{retrieval_id}")
+def get_retrieval(retrieval_id: str, principal: PrincipalDep, conn: ConnDep) -> dict[str, Any]:
+    """Compliance sees every retrieval; anyone else only their own."""
+    item = service.get_retrieval(conn, retrieval_id)
+    if not principal.has_any("compliance") and item["person_id"] != principal.person_id:
+        raise Forbidden("Only compliance and the person who made a retrieval may read it.")
+    return item
+
+
+@router.get("/verify")
+def verify(principal: Compliance, conn: ConnDep) -> dict[str, Any]:
+    return verify_all(conn)
+
+
+@router.get("/export")
+def export(
+    principal: Compliance,
+    resources: ResourcesDep,
+    since: AwareDatetime | None = None,
+    until: AwareDatetime | None = None,
+) -> StreamingResponse:
+    def lines() -> Iterator[str]:
+        # Streaming outlives the request transaction: its own read-only snapshot.
+        with resources.database.transaction() as conn:
+            yield from service.export_lines(conn, since=since, until=until)
+
+    return StreamingResponse(lines(), media_type="application/x-ndjson")
+
+
+@router.get("/policy-events")
+def policy_events(
+    principal: Compliance,
+    conn: ConnDep,
+    since: AwareDatetime | None = None,
+    until: AwareDatetime | None = None,
+    object_id: str | None = None,
+    limit: Limit = 50,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    return service.list_policy_events(
+        conn, since=since, until=until, object_id=object_id, limit=limit, cursor=cursor
+    )

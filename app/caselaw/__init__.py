@@ -1,0 +1,1 @@
+"""Dutch case law: Rechtspraak open-data records and their withdrawal state."""

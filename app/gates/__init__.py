@@ -1,0 +1,1 @@
+"""Emit-time gates: citations checked against the live source, answers against retrievals."""

@@ -1,0 +1,225 @@
+"""The citation gate: is every ECLI in a draft still good law, per the live source?
+
+Each ECLI is fetched from ``{rechtspraak_url}?id={ECLI}`` (the judiciary's open data), all
+at once up to ``citation_max_parallel``, each under a HARD deadline of
+``citation_timeout_s`` that covers connecting, the response and reading the whole body:
+httpx's own timeouts apply per operation, so a server trickling bytes could exceed them
+many times over. Anything other than a readable record for that very ECLI answers
+``live: false, reason: "unverifiable: ..."`` (fail closed): a lawyer must never be told a
+citation is fine because the source was down.
+
+There is no cache by default; with ``citation_cache_ttl_s > 0`` definitive answers (live or
+definitely not) are reused for that long, unverifiable ones never.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import httpx
+
+from app.caselaw.parse import assess, parse_rechtspraak
+from app.gates.ecli import normalise_ecli
+from app.ingest.types import ExtractionError
+from app.settings import Settings
+
+MAX_BODY_BYTES = 32 * 1024 * 1024  # the largest real records are a few MB
+USER_AGENT = "ewall-citation-gate/1"
+
+
+@dataclass(frozen=True)
+class CitationResult:
+    ecli: str
+    live: bool
+    reason: str
+    code: str  # live | withdrawn | replaced | vervallen | set_aside | unverifiable
+    by: str | None = None  # the ECLI that replaced, voided or set it aside, when known
+    http_status: int | None = None
+    cached: bool = False
+    elapsed_ms: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ecli": self.ecli,
+            "live": self.live,
+            "reason": self.reason,
+            "code": self.code,
+            "by": self.by,
+            "http_status": self.http_status,
+            "cached": self.cached,
+            "elapsed_ms": self.elapsed_ms,
+        }
+
+
+class _TooLargeError(Exception):
+    """The answer exceeds max_body_bytes."""
+
+
+def _unverifiable(
+    ecli: str, what: str, started: float, http_status: int | None = None
+) -> CitationResult:
+    return CitationResult(
+        ecli=ecli,
+        live=False,
+        reason=f"unverifiable: {what}",
+        code="unverifiable",
+        http_status=http_status,
+        elapsed_ms=round((time.monotonic() - started) * 1000, 1),
+    )
+
+
+class CitationChecker:
+    """Checks ECLIs against the live source; one instance per app (it holds the cache)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        max_body_bytes: int = MAX_BODY_BYTES,
+    ) -> None:
+        self.url = settings.rechtspraak_url
+        self.timeout_s = float(settings.citation_timeout_s)
+        self.max_parallel = int(settings.citation_max_parallel)
+        self.cache_ttl_s = float(settings.citation_cache_ttl_s)
+        self.max_body_bytes = max_body_bytes
+        self._transport = transport
+        self._cache: dict[str, tuple[float, CitationResult]] = {}
+        self._lock = threading.Lock()
+
+    # --- cache ---------------------------------------------------------------------------
+
+    def _cached(self, ecli: str) -> CitationResult | None:
+        if self.cache_ttl_s <= 0:
+            return None
+        with self._lock:
+            hit = self._cache.get(ecli)
+            if hit is None:
+                return None
+            expires, result = hit
+            if time.monotonic() >= expires:
+                del self._cache[ecli]
+                return None
+        return replace(result, cached=True, elapsed_ms=0.0)
+
+    def _remember(self, result: CitationResult) -> None:
+        if self.cache_ttl_s <= 0 or result.code == "unverifiable":
+            return
+        with self._lock:
+            if len(self._cache) > 100_000:
+                self._cache.clear()
+            self._cache[result.ecli] = (time.monotonic() + self.cache_ttl_s, result)
+
+    def clear_cache(self) -> None:
+        with self._lock:
+            self._cache.clear()
+
+    # --- checking ------------------------------------------------------------------------
+
+    async def check(self, eclis: Sequence[str]) -> list[CitationResult]:
+        """One result per distinct ECLI, in order of first appearance."""
+        unique = list(dict.fromkeys(eclis))
+        if not unique:
+            return []
+        gate = asyncio.Semaphore(self.max_parallel)
+        limits = httpx.Limits(
+            max_connections=self.max_parallel, max_keepalive_connections=self.max_parallel
+        )
+        async with httpx.AsyncClient(
+            transport=self._transport,
+            timeout=httpx.Timeout(self.timeout_s),
+            limits=limits,
+            follow_redirects=True,
+            max_redirects=3,
+            headers={"Accept": "application/xml", "User-Agent": USER_AGENT},
+        ) as client:
+            return list(await asyncio.gather(*(self._check_one(client, gate, e) for e in unique)))
+
+    def check_sync(self, eclis: Sequence[str]) -> list[CitationResult]:
+        """For sync code such as a FastAPI ``def`` route (it runs in the threadpool).
+
+        Each call runs its own short-lived event loop in the calling thread, so the checks
+        neither block nor depend on the server's loop.
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.check(eclis))
+        raise RuntimeError("check_sync() inside a running event loop: await check() instead")
+
+    async def _check_one(
+        self, client: httpx.AsyncClient, gate: asyncio.Semaphore, raw: str
+    ) -> CitationResult:
+        started = time.monotonic()
+        ecli = normalise_ecli(raw)
+        if ecli is None:
+            return _unverifiable(raw, "not a well-formed ECLI", started)
+        cached = self._cached(ecli)
+        if cached is not None:
+            return cached
+        async with gate:
+            # the deadline starts when this ECLI's request starts, not while it queues
+            started = time.monotonic()
+            result = await self._fetch_and_assess(client, ecli, started)
+        self._remember(result)
+        return result
+
+    async def _fetch(self, client: httpx.AsyncClient, ecli: str) -> tuple[int, bytes]:
+        async with client.stream("GET", self.url, params={"id": ecli}) as response:
+            if response.status_code != httpx.codes.OK:
+                return response.status_code, b""
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > self.max_body_bytes:
+                raise _TooLargeError
+            parts: list[bytes] = []
+            size = 0
+            async for part in response.aiter_bytes():
+                size += len(part)
+                if size > self.max_body_bytes:
+                    raise _TooLargeError
+                parts.append(part)
+            return response.status_code, b"".join(parts)
+
+    async def _fetch_and_assess(
+        self, client: httpx.AsyncClient, ecli: str, started: float
+    ) -> CitationResult:
+        try:
+            status, body = await asyncio.wait_for(self._fetch(client, ecli), self.timeout_s)
+        except (TimeoutError, httpx.TimeoutException):
+            return _unverifiable(ecli, f"no answer from the source within {self.timeout_s:g} s",
+                                 started)
+        except _TooLargeError:
+            return _unverifiable(ecli, "the answer from the source is too large", started, 200)
+        except httpx.HTTPError as exc:
+            return _unverifiable(
+                ecli, f"the source is unreachable ({type(exc).__name__})", started
+            )
+        if status == httpx.codes.NOT_FOUND:
+            return _unverifiable(ecli, "the source has no record of it (HTTP 404)", started, status)
+        if status != httpx.codes.OK:
+            return _unverifiable(ecli, f"the source answered HTTP {status}", started, status)
+        try:
+            record = parse_rechtspraak(body)
+        except ExtractionError as exc:
+            return _unverifiable(
+                ecli, f"unreadable answer from the source ({exc.reason[:200]})", started, status
+            )
+        if record.ecli.upper() != ecli.upper():
+            return _unverifiable(
+                ecli, f"the source answered with a record for {record.ecli}", started, status
+            )
+        verdict = assess(record)
+        return CitationResult(
+            ecli=ecli,
+            live=verdict.live,
+            reason=verdict.reason,
+            code=verdict.code,
+            by=verdict.by,
+            http_status=status,
+            elapsed_ms=round((time.monotonic() - started) * 1000, 1),
+        )

@@ -1,0 +1,146 @@
+"""Emit-time gates (lawyer): citations against the live source, grounding against the audit.
+
+Every call is written to the gates audit chain in the same transaction as the answer, with
+hashes instead of the draft itself (drafts are privileged work product). A refused
+grounding check (someone else's or an unknown retrieval) is audited too: such probing is
+exactly what compliance wants to see, so those answers are returned, not raised, to let
+the audit row commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from app.audit.chain import append_gate_event, now_utc
+from app.deps import ConnDep, Lawyer, ResourcesDep
+from app.errors import AppError, Unprocessable, envelope
+from app.gates.citations import CitationChecker
+from app.gates.ecli import extract_eclis
+from app.gates.grounding import check_grounding
+from app.gates.schemas import (
+    CitationOut,
+    CitationsIn,
+    CitationsOut,
+    GroundingIn,
+    GroundingOut,
+    SentenceOut,
+)
+from app.gates.sentences import split_sentences
+from app.resources import Resources
+
+router = APIRouter(prefix="/v1/gates", tags=["gates"])
+
+MAX_CITATIONS = 500
+_CHECKER_KEY = "citation_checker"
+
+
+def _sha256(value: str) -> str:
+    return hashlib.sha256(value.encode("utf-8")).hexdigest()
+
+
+def citation_checker(resources: Resources) -> CitationChecker:
+    """The app's checker (one per app so that the optional cache is shared)."""
+    checker = resources.extras.get(_CHECKER_KEY)
+    if isinstance(checker, CitationChecker):
+        return checker
+    # setdefault: two first requests racing both build one, only one is kept
+    kept = resources.extras.setdefault(_CHECKER_KEY, CitationChecker(resources.settings))
+    return kept if isinstance(kept, CitationChecker) else CitationChecker(resources.settings)
+
+
+@router.post("/citations", response_model=CitationsOut)
+def check_citations(
+    body: CitationsIn, principal: Lawyer, resources: ResourcesDep
+) -> CitationsOut:
+    eclis = extract_eclis(body.text)
+    if len(eclis) > MAX_CITATIONS:
+        raise Unprocessable(
+            "too_many_citations",
+            f"The text cites {len(eclis)} ECLIs; at most {MAX_CITATIONS} are checked per call.",
+            field="text",
+            limit=MAX_CITATIONS,
+        )
+    # The network checks run before the transaction opens: a pooled connection should not
+    # sit idle while the source answers.
+    results = citation_checker(resources).check_sync(eclis) if eclis else []
+    ok = all(r.live for r in results)
+    checked_at = now_utc()
+    with resources.database.transaction() as conn:
+        append_gate_event(
+            conn,
+            person_id=principal.person_id,
+            gate="citations",
+            ok=ok,
+            request={"text_sha256": _sha256(body.text), "eclis": eclis},
+            outcome={
+                "citations": [
+                    {"ecli": r.ecli, "live": r.live, "code": r.code, "reason": r.reason,
+                     "by": r.by}
+                    for r in results
+                ],
+                "source": resources.settings.rechtspraak_url,
+            },
+        )
+    return CitationsOut(
+        ok=ok,
+        citations=[CitationOut(**r.as_dict()) for r in results],
+        checked_at=checked_at,
+        source=resources.settings.rechtspraak_url,
+    )
+
+
+@router.post(
+    "/grounding",
+    response_model=GroundingOut,
+    responses={403: {"description": "Not your retrieval"}, 404: {"description": "Unknown"}},
+)
+def check_answer_grounding(
+    body: GroundingIn, principal: Lawyer, conn: ConnDep, resources: ResourcesDep
+) -> Any:
+    request = {
+        "retrieval_id": str(body.retrieval_id),
+        "answer_sha256": _sha256(body.answer),
+        "sentences": len(split_sentences(body.answer)),
+    }
+    try:
+        result = check_grounding(
+            conn, resources, principal.person_id, body.retrieval_id, body.answer
+        )
+    except AppError as exc:
+        if exc.status not in (403, 404):
+            raise
+        append_gate_event(
+            conn,
+            person_id=principal.person_id,
+            gate="grounding",
+            ok=False,
+            request=request,
+            outcome={"refused": {"status": exc.status, "code": exc.code}},
+        )
+        return JSONResponse(envelope(exc.code, exc.message, exc.details), status_code=exc.status)
+    append_gate_event(
+        conn,
+        person_id=principal.person_id,
+        gate="grounding",
+        ok=result.ok,
+        request=request,
+        outcome={
+            "threshold": result.threshold,
+            "sentences": [
+                {"index": i, "supported": s.supported, "best_chunk_id": s.best_chunk_id,
+                 "similarity": s.similarity, "text_sha256": _sha256(s.text)}
+                for i, s in enumerate(result.sentences)
+            ],
+        },
+    )
+    return GroundingOut(
+        ok=result.ok,
+        sentences=[SentenceOut(**s.as_dict()) for s in result.sentences],
+        threshold=result.threshold,
+        retrieval_id=result.retrieval_id,
+        checked_at=now_utc(),
+    )

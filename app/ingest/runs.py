@@ -1,0 +1,114 @@
+"""Long ingest work: export folders, DMS syncs, case law. Runs in the CLI (with a progress
+bar) or in a background thread started by POST /v1/ingest/runs."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from app.ingest.pipeline import IngestPipeline, IngestRun
+from app.settings import Settings
+
+log = logging.getLogger("ewall.ingest.runs")
+
+Progress = Callable[[int, int | None], None]
+
+
+def ingest_folder(
+    pipeline: IngestPipeline,
+    path: Path,
+    *,
+    started_by: str,
+    source: str = "folder",
+    on_progress: Progress | None = None,
+    run: IngestRun | None = None,
+) -> dict[str, Any]:
+    from connectors.folder.connector import FolderConnector, FolderEntryError
+
+    connector = FolderConnector(path, source=source)
+    total = connector.count()
+    run = run or pipeline.start_run("folder", {"path": str(path), "source": source}, started_by)
+    pipeline.progress(run, total=total, done=0)
+    done = 0
+    try:
+        for item in connector.load_all():
+            if isinstance(item, FolderEntryError):
+                pipeline.record_error(run, source, item.external_id, item.reason,
+                                      {"line": item.line})
+            else:
+                pipeline.ingest(run, item)
+            done += 1
+            if on_progress is not None:
+                on_progress(done, total)
+            if done % 25 == 0:
+                pipeline.progress(run, total=total, done=done)
+        pipeline.progress(run, total=total, done=done)
+    except Exception as exc:
+        log.exception("folder ingest failed")
+        return pipeline.finish_run(run, status="failed", error=type(exc).__name__)
+    return pipeline.finish_run(run)
+
+
+def ingest_connector(
+    pipeline: IngestPipeline,
+    settings: Settings,
+    name: str,
+    *,
+    mode: str,
+    started_by: str,
+    on_progress: Progress | None = None,
+    run: IngestRun | None = None,
+) -> dict[str, Any]:
+    from connectors import registry, state, sync
+
+    connector = registry.create(name, settings)
+    store = state.SyncStateStore(pipeline.database)
+    return sync.run_sync(  # type: ignore[no-any-return]
+        name, connector, pipeline, store, mode=mode, started_by=started_by,
+        on_progress=on_progress, run=run,
+    )
+
+
+def ingest_rechtspraak(
+    pipeline: IngestPipeline,
+    path: Path,
+    *,
+    started_by: str,
+    on_progress: Progress | None = None,
+    run: IngestRun | None = None,
+) -> dict[str, Any]:
+    from app.caselaw.ingest import ingest_rechtspraak_folder
+
+    return ingest_rechtspraak_folder(
+        pipeline, path, started_by=started_by, on_progress=on_progress, run=run
+    )
+
+
+class BackgroundRuns:
+    """Threads started by the API; their progress and report live in the database."""
+
+    def __init__(self) -> None:
+        self._threads: dict[uuid.UUID, threading.Thread] = {}
+        self._lock = threading.Lock()
+
+    def start(self, run: IngestRun, work: Callable[[], object]) -> None:
+        def target() -> None:
+            try:
+                work()
+            except Exception:
+                log.exception("background ingest run failed", extra={"run_id": str(run.run_id)})
+
+        thread = threading.Thread(target=target, name=f"ingest-{run.run_id}", daemon=True)
+        with self._lock:
+            self._threads[run.run_id] = thread
+        thread.start()
+
+    def join_all(self, timeout: float = 30) -> None:
+        with self._lock:
+            threads = list(self._threads.values())
+        for thread in threads:
+            thread.join(timeout)

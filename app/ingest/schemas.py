@@ -1,0 +1,71 @@
+"""Bodies of the document and ingest-run routes (api.md, Documents and ingestion)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+
+from app.types import AwareDatetime, Principal, ShortText
+
+SourceName = Annotated[
+    str, StringConstraints(strip_whitespace=True, to_lower=True, pattern=r"^[a-z0-9][a-z0-9_.-]{0,39}$")
+]
+ExternalId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
+MAX_TEXT = 5_000_000
+MAX_BASE64 = 30_000_000
+
+
+class AclIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    default: Literal["public", "view", "private"] = "private"
+    allow: list[Principal] = Field(default_factory=list, max_length=10_000)
+    deny: list[Principal] = Field(default_factory=list, max_length=10_000)
+
+
+class DocumentIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    source: SourceName
+    external_id: ExternalId
+    version: ShortText | None = None
+    client_id: ShortText | None = None
+    matter_id: ShortText | None = None
+    doc_type: ShortText | None = None
+    title: ShortText | None = None
+    author: ShortText | None = None
+    modified_at: AwareDatetime | None = None
+    text: Annotated[str, StringConstraints(max_length=MAX_TEXT)] | None = None
+    content_base64: Annotated[str, StringConstraints(max_length=MAX_BASE64)] | None = None
+    mime_type: ShortText | None = None
+    acl: AclIn | None = None
+
+    @field_validator("external_id")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+            raise ValueError("must not contain control characters")
+        return value
+
+
+class DocumentOut(BaseModel):
+    document_id: int | None
+    status: str
+    chunks: int
+    added: int
+    removed: int
+    quarantined: bool
+    reason: str | None = None
+    run_id: str | None = None
+
+
+class RunIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    connector: Literal["folder", "imanage", "netdocuments", "rechtspraak"]
+    path: ShortText | None = None
+    mode: Literal["full", "delta"] = "delta"
+
+
+class RunStarted(BaseModel):
+    run_id: str
+    status: str
+    connector: str

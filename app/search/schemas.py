@@ -1,0 +1,68 @@
+"""Search request and response (api.md, Search)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from app.types import AwareDatetime, ShortText
+
+Query = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
+Label = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
+FilterValue = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
+
+
+class Filters(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    doc_types: list[FilterValue] | None = Field(default=None, max_length=100)
+    sources: list[FilterValue] | None = Field(default=None, max_length=100)
+    matter_ids: list[FilterValue] | None = Field(default=None, max_length=10_000)
+    modified_from: AwareDatetime | None = None
+    modified_to: AwareDatetime | None = None
+
+
+class SearchIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    query: Query
+    k: int = Field(default=10, ge=1, le=100)
+    mode: Literal["hybrid", "dense", "sparse"] = "hybrid"
+    filters: Filters | None = None
+    model: Label | None = None
+    prompt_version: Label | None = None
+
+
+class DocumentRef(BaseModel):
+    source: str
+    external_id: str
+    title: str
+    doc_type: str
+    modified_at: datetime | None
+
+
+class Hit(BaseModel):
+    chunk_id: str
+    rank: int
+    score: float
+    ranks: dict[str, int | None]
+    document: DocumentRef
+    matter_id: str | None
+    client_id: str | None
+    section_path: str
+    page_from: int | None
+    page_to: int | None
+    text: str
+    snippet: str
+    content_sha256: str
+
+
+class SearchOut(BaseModel):
+    retrieval_id: str
+    policy_version: int
+    took_ms: float
+    strategy: str
+    results: list[Hit]
+
+
+__all__ = ["ShortText"]

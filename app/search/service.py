@@ -1,0 +1,361 @@
+"""Search: resolve access now, run ONE hybrid statement, audit it in the same transaction.
+
+Dense strategy per query (retrieval.md section 2): the allowed row count P comes from the
+per-group counts. Exact top-N over the allowed rows when P is small (P <= exact_max_rows or
+P/N <= exact_max_fraction, or a matter filter narrows it); otherwise HNSW with a relaxed
+iterative scan whose ef_search / max_scan_tuples are sized to the candidate depth and the
+selectivity; when HNSW returns fewer than min(candidates, P) rows the statement is re-run in
+the exact form. Each form has its own SQL text and connections never auto-prepare, so a
+cached plan of one form is never reused for the other.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, TextClause, text
+from sqlalchemy.exc import DBAPIError
+
+from app.audit import chain
+from app.auth.service import Principal
+from app.db import sqlfiles
+from app.embeddings import Embedder, vector_literal
+from app.errors import AppError
+from app.resources import Resources
+from app.search.schemas import Filters, SearchIn
+from app.settings import Settings
+from app.walls.access import Access, access_for, apply
+
+log = logging.getLogger("ewall.search")
+
+EXACT_ORDER = "ORDER BY (c.embedding <=> CAST(:qvec AS vector)) + 0, c.chunk_id"
+HNSW_ORDER = "ORDER BY c.embedding <=> CAST(:qvec AS vector)"
+_WEBSEARCH = re.compile(r'"|(^|\s)-\S|\sOR\s')
+MAX_POLICY_RETRIES = 5
+
+
+class StalePolicy(Exception):
+    def __init__(self, seen: int) -> None:
+        super().__init__(seen)
+        self.seen = seen
+
+
+def _statement(strategy: str) -> TextClause:
+    return _hnsw_statement() if strategy == "hnsw" else sqlfiles.query("search.hybrid_exact")
+
+
+_HNSW: TextClause | None = None
+
+
+def _hnsw_statement() -> TextClause:
+    """The HNSW form: the same statement with the dense leg ordered by the bare distance
+    operator (index-usable) and its group predicate hidden from the btree."""
+    global _HNSW  # noqa: PLW0603 - built once from the named block
+    if _HNSW is None:
+        exact = sqlfiles.raw("search.hybrid_exact")
+        if exact.count(EXACT_ORDER) != 1:
+            raise RuntimeError("search.hybrid_exact no longer has the dense ORDER BY marker")
+        dense_start = exact.index("dense AS MATERIALIZED")
+        dense_end = exact.index("sparse AS MATERIALIZED")
+        dense = exact[dense_start:dense_end]
+        dense = dense.replace(EXACT_ORDER, HNSW_ORDER).replace(
+            "AND c.wall_group_id = ANY(", "AND (c.wall_group_id || '') = ANY("
+        )
+        _HNSW = text("-- search.hybrid_hnsw\n" + exact[:dense_start] + dense + exact[dense_end:])
+    return _HNSW
+
+
+@dataclass
+class Plan:
+    strategy: str
+    allowed_rows: int
+    total_rows: int
+    ef_search: int = 0
+    max_scan_tuples: int = 0
+
+
+@dataclass
+class SearchResult:
+    retrieval_id: uuid.UUID
+    policy_version: int
+    took_ms: float
+    strategy: str
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    access: Access | None = None
+
+
+def choose_plan(settings: Settings, allowed: int, total: int, dense_candidates: int,
+                filters: Filters | None) -> Plan:
+    total = max(total, 1)
+    fraction = allowed / total
+    narrow_filter = filters is not None and bool(filters.matter_ids)
+    if (
+        allowed <= settings.exact_max_rows
+        or fraction <= settings.exact_max_fraction
+        or narrow_filter
+    ):
+        return Plan("exact", allowed, total)
+    ef = min(1000, max(settings.hnsw_ef_search, 2 * dense_candidates))
+    tuples = min(
+        settings.hnsw_max_scan_tuples_cap,
+        max(20_000, math.ceil(4 * dense_candidates / max(fraction, 1e-6))),
+    )
+    return Plan("hnsw", allowed, total, ef, tuples)
+
+
+def _weights(settings: Settings, mode: str) -> tuple[bool, bool, float, float]:
+    if mode == "dense":
+        return True, False, 1.0, 0.0
+    if mode == "sparse":
+        return False, True, 0.0, 1.0
+    return True, True, settings.dense_weight, settings.sparse_weight
+
+
+@dataclass(frozen=True)
+class SearchOverrides:
+    """Evaluation and calibration may override fusion settings for one search."""
+
+    dense_weight: float | None = None
+    sparse_weight: float | None = None
+    dense_candidates: int | None = None
+    sparse_candidates: int | None = None
+
+
+def run_search(
+    conn: Connection,
+    resources: Resources,
+    principal: Principal,
+    request: SearchIn,
+    *,
+    qvec: str,
+    purpose: str = "search",
+    overrides: SearchOverrides | None = None,
+    started: float | None = None,
+) -> SearchResult:
+    settings = resources.settings
+    database = resources.database
+    resolver = resources.require_resolver()
+    started = started if started is not None else time.perf_counter()
+    at = chain.now_utc()
+    o = overrides or SearchOverrides()
+    use_dense, use_sparse, w_dense, w_sparse = _weights(settings, request.mode)
+    if request.mode == "hybrid":
+        w_dense = o.dense_weight if o.dense_weight is not None else w_dense
+        w_sparse = o.sparse_weight if o.sparse_weight is not None else w_sparse
+    dense_candidates = max(o.dense_candidates or settings.dense_candidates, request.k)
+    sparse_candidates = max(o.sparse_candidates or settings.sparse_candidates, request.k)
+    filters = request.filters or Filters()
+    websearch = bool(_WEBSEARCH.search(request.query))
+
+    at_least: int | None = None
+    for _attempt in range(MAX_POLICY_RETRIES):
+        resolution = resolver.resolve(database, principal.person_id, at, at_least)
+        access = access_for(conn, resolution)
+        apply(conn, access)
+        sizes = conn.execute(
+            sqlfiles.query("search.group_sizes"), {"wall_groups": list(access.wall_groups)}
+        ).one()
+        plan = choose_plan(settings, int(sizes.allowed or 0), int(sizes.total or 0),
+                           dense_candidates, request.filters)
+        analysis = analyze_query(conn, request.query, websearch, settings.sparse_common_df,
+                                 settings.sparse_max_matches) if use_sparse else EMPTY_ANALYSIS
+        params: dict[str, Any] = {
+            "qvec": qvec,
+            **analysis,
+            "wall_groups": list(access.wall_groups),
+            "source_acl_ids": list(access.source_acl_ids),
+            "policy_version": access.policy_version,
+            "doc_types": [d.strip().lower() for d in filters.doc_types] if filters.doc_types else None,
+            "sources": [s.strip().lower() for s in filters.sources] if filters.sources else None,
+            "matter_ids": list(filters.matter_ids) if filters.matter_ids else None,
+            "modified_from": filters.modified_from,
+            "modified_to": filters.modified_to,
+            "use_dense": use_dense,
+            "use_sparse": use_sparse,
+            "dense_weight": w_dense,
+            "sparse_weight": w_sparse,
+            "rrf_k": settings.rrf_k,
+            "k": request.k,
+            "dense_candidates": dense_candidates,
+            "sparse_candidates": sparse_candidates,
+        }
+        try:
+            rows, strategy = _execute(conn, plan, params, use_dense)
+            if request.mode == "sparse" and _sparse_short(rows, request.k, analysis):
+                # The match budget or the common-lexeme guard may have cut matches the
+                # person may see: a full top-k wins over speed here.
+                params.update(analyze_query(conn, request.query, websearch, 1.0, 1 << 62))
+                rows, strategy = _execute(conn, plan, params, use_dense)
+                strategy += "+full-sparse"
+        except StalePolicy as stale:
+            at_least = stale.seen
+            continue
+        hits = [r for r in rows if r["chunk_id"] is not None]
+        took_ms = round((time.perf_counter() - started) * 1000, 2)
+        retrieval_id = uuid.uuid4()
+        _audit(conn, principal, request, access, hits, retrieval_id, at, strategy, took_ms,
+               purpose)
+        metrics = resources.extras.get("metrics")
+        if metrics is not None:
+            metrics.searches.labels(request.mode, strategy).inc()
+        return SearchResult(retrieval_id, access.policy_version, took_ms, strategy, hits, access)
+    raise AppError(
+        "policy_changing",
+        "The access policy changed during every attempt of this search; try again.",
+        503,
+    )
+
+
+EMPTY_ANALYSIS: dict[str, Any] = {
+    "match_tsq": "",
+    "headline_tsq": "",
+    "rank_lexemes": [],
+    "rank_idfs": [],
+    "lexeme_count": 0,
+    "matched_lexeme_count": 0,
+}
+
+
+def analyze_query(
+    conn: Connection, query: str, websearch: bool, common_df: float, match_budget: int
+) -> dict[str, Any]:
+    row = conn.execute(
+        sqlfiles.query("search.analyze_query"),
+        {"query": query, "websearch": websearch, "common_df": common_df,
+         "match_budget": match_budget},
+    ).mappings().one()
+    out = dict(row)
+    out["rank_lexemes"] = list(out["rank_lexemes"] or [])
+    out["rank_idfs"] = [float(x) for x in out["rank_idfs"] or []]
+    return out
+
+
+def _sparse_short(rows: list[dict[str, Any]], k: int, analysis: dict[str, Any]) -> bool:
+    hits = sum(1 for r in rows if r["chunk_id"] is not None)
+    return hits < k and analysis["matched_lexeme_count"] < analysis["lexeme_count"]
+
+
+def _execute(
+    conn: Connection, plan: Plan, params: dict[str, Any], use_dense: bool
+) -> tuple[list[dict[str, Any]], str]:
+    strategy = plan.strategy if use_dense else "none"
+    if use_dense and plan.strategy == "hnsw":
+        conn.execute(
+            sqlfiles.query("search.hnsw_settings"),
+            {"ef_search": plan.ef_search, "max_scan_tuples": plan.max_scan_tuples},
+        )
+    sql_params = {k: v for k, v in params.items()
+                  if k not in ("lexeme_count", "matched_lexeme_count")}
+    rows = [dict(r) for r in conn.execute(_statement(strategy), sql_params).mappings()]
+    first = rows[0]
+    if first["policy_version_seen"] != params["policy_version"]:
+        raise StalePolicy(int(first["policy_version_seen"]))
+    if use_dense and plan.strategy == "hnsw":
+        expected = min(params["dense_candidates"], plan.allowed_rows)
+        if first["dense_count"] < expected:
+            log.info(
+                "hnsw under-returned; exact fallback",
+                extra={"got": first["dense_count"], "expected": expected},
+            )
+            rows = [dict(r) for r in conn.execute(_statement("exact"), sql_params).mappings()]
+            strategy = "hnsw->exact"
+    return rows, strategy
+
+
+def _audit(
+    conn: Connection,
+    principal: Principal,
+    request: SearchIn,
+    access: Access,
+    hits: list[dict[str, Any]],
+    retrieval_id: uuid.UUID,
+    at: datetime,
+    strategy: str,
+    took_ms: float,
+    purpose: str,
+) -> None:
+    results = [
+        {
+            "rank": i,
+            "chunk_id": h["chunk_id"],
+            "matter_id": h["matter_id"],
+            "content_sha256": h["content_sha256"],
+            "score": float(h["score"]),
+        }
+        for i, h in enumerate(hits, start=1)
+    ]
+    filters = request.filters.model_dump(mode="json", exclude_none=True) if request.filters else {}
+    row = {
+        "retrieval_id": retrieval_id,
+        "at": at,
+        "person_id": principal.person_id,
+        "roles": sorted(principal.roles),
+        "purpose": purpose,
+        "query": request.query,
+        "mode": request.mode,
+        "k": request.k,
+        "filters": filters,
+        "allowed_wall_groups": list(access.wall_groups),
+        "source_principals": list(access.principals),
+        "policy_version": access.policy_version,
+        "model": request.model,
+        "prompt_version": request.prompt_version,
+        "strategy": strategy,
+        "took_ms": took_ms,
+        "result_count": len(results),
+    }
+    try:
+        chain.append_retrieval(conn, row, results)
+    except DBAPIError as exc:
+        log.error("audit append failed; the search returns nothing", exc_info=exc)
+        raise AppError(
+            "audit_unavailable",
+            "The search could not be recorded in the audit log, so it returns no results.",
+            503,
+        ) from exc
+
+
+def embed_query(embedder: Embedder, query: str) -> str:
+    return vector_literal(embedder.embed_query(query))
+
+
+def to_response(result: SearchResult) -> dict[str, Any]:
+    results = []
+    for rank, h in enumerate(result.rows, start=1):
+        results.append(
+            {
+                "chunk_id": h["chunk_id"],
+                "rank": rank,
+                "score": round(float(h["score"]), 6),
+                "ranks": {"dense": h["dense_rank"], "sparse": h["sparse_rank"]},
+                "document": {
+                    "source": h["source"],
+                    "external_id": h["external_id"],
+                    "title": h["title"],
+                    "doc_type": h["doc_type"],
+                    "modified_at": h["modified_at"],
+                },
+                "matter_id": h["matter_id"],
+                "client_id": h["client_id"],
+                "section_path": h["section_path"],
+                "page_from": h["page_from"],
+                "page_to": h["page_to"],
+                "text": h["body"],
+                "snippet": h["snippet"],
+                "content_sha256": h["content_sha256"],
+            }
+        )
+    return {
+        "retrieval_id": str(result.retrieval_id),
+        "policy_version": result.policy_version,
+        "took_ms": result.took_ms,
+        "strategy": result.strategy,
+        "results": results,
+    }

@@ -1,0 +1,41 @@
+-- Compliance reads of the audit log.
+
+-- name: list_retrievals
+-- Newest first; :before_seq is the cursor (the last seq of the previous page).
+SELECT r.*
+FROM audit_retrievals r
+WHERE (CAST(:person_id AS text) IS NULL OR r.person_id = CAST(:person_id AS text))
+  AND (CAST(:since AS timestamptz) IS NULL OR r.at >= CAST(:since AS timestamptz))
+  AND (CAST(:until AS timestamptz) IS NULL OR r.at < CAST(:until AS timestamptz))
+  AND (CAST(:before_seq AS bigint) IS NULL OR r.seq < CAST(:before_seq AS bigint))
+  AND (CAST(:matter_id AS text) IS NULL OR EXISTS (
+        SELECT 1 FROM audit_retrieval_results x
+        WHERE x.retrieval_id = r.retrieval_id AND x.matter_id = CAST(:matter_id AS text)))
+  AND (CAST(:chunk_id AS text) IS NULL OR EXISTS (
+        SELECT 1 FROM audit_retrieval_results x
+        WHERE x.retrieval_id = r.retrieval_id AND x.chunk_id = CAST(:chunk_id AS text)))
+  AND (CAST(:purpose AS text) IS NULL OR r.purpose = CAST(:purpose AS text))
+ORDER BY r.seq DESC
+LIMIT :limit
+
+-- name: results_for
+SELECT retrieval_id, rank, chunk_id, matter_id, content_sha256, score
+FROM audit_retrieval_results
+WHERE retrieval_id = ANY(:retrieval_ids)
+ORDER BY retrieval_id, rank
+
+-- name: export_retrievals
+SELECT r.*
+FROM audit_retrievals r
+WHERE (CAST(:since AS timestamptz) IS NULL OR r.at >= CAST(:since AS timestamptz))
+  AND (CAST(:until AS timestamptz) IS NULL OR r.at < CAST(:until AS timestamptz))
+ORDER BY r.seq
+
+-- name: list_policy_events
+SELECT * FROM policy_events
+WHERE (CAST(:since AS timestamptz) IS NULL OR at >= CAST(:since AS timestamptz))
+  AND (CAST(:until AS timestamptz) IS NULL OR at < CAST(:until AS timestamptz))
+  AND (CAST(:object_id AS text) IS NULL OR object_id = CAST(:object_id AS text))
+  AND (CAST(:before_seq AS bigint) IS NULL OR seq < CAST(:before_seq AS bigint))
+ORDER BY seq DESC
+LIMIT :limit

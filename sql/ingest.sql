@@ -1,0 +1,89 @@
+-- Ingestion: documents are replaced in ONE transaction (a concurrent reader sees the old
+-- version or the new one, never half). Chunks are content-addressed: unchanged chunks are
+-- left untouched, vanished ones deleted, new ones inserted with their embeddings.
+
+-- name: lock_document
+SELECT document_id, status, client_id, matter_id, client_raw, matter_raw, doc_type, title,
+       author, modified_at, source_acl_id, version, search_state, content_sha256, mime_type,
+       source_url, metadata
+FROM documents
+WHERE source = :source AND external_id = :external_id
+FOR UPDATE
+
+-- name: insert_document
+INSERT INTO documents (source, external_id, version, status, quarantine_reason, client_id,
+                       matter_id, client_raw, matter_raw, doc_type, title, author, modified_at,
+                       mime_type, content_sha256, source_acl_id, source_url, search_state,
+                       metadata, last_run_id)
+VALUES (:source, :external_id, :version, :status, :quarantine_reason, :client_id, :matter_id,
+        :client_raw, :matter_raw, :doc_type, :title, :author, :modified_at, :mime_type,
+        :content_sha256, :source_acl_id, :source_url, :search_state,
+        CAST(:metadata AS jsonb), :last_run_id)
+ON CONFLICT (source, external_id) DO NOTHING
+RETURNING document_id
+
+-- name: update_document
+UPDATE documents
+SET version = :version, status = :status, quarantine_reason = :quarantine_reason,
+    client_id = :client_id, matter_id = :matter_id, client_raw = :client_raw,
+    matter_raw = :matter_raw, doc_type = :doc_type, title = :title, author = :author,
+    modified_at = :modified_at, mime_type = :mime_type, content_sha256 = :content_sha256,
+    source_acl_id = :source_acl_id, source_url = :source_url, search_state = :search_state,
+    metadata = CAST(:metadata AS jsonb), last_run_id = :last_run_id, updated_at = now()
+WHERE document_id = :document_id
+
+-- name: document_chunk_ids
+SELECT chunk_id FROM chunks WHERE document_id = :document_id
+
+-- name: embeddings_by_content
+-- Reuse vectors of identical text already embedded elsewhere (another copy of a document).
+SELECT DISTINCT ON (content_sha256) content_sha256, CAST(embedding AS text) AS embedding
+FROM chunks WHERE content_sha256 = ANY(:hashes)
+
+-- name: insert_chunk
+INSERT INTO chunks (chunk_id, document_id, source, external_id, client_id, matter_id,
+                    wall_group_id, source_acl_id, doc_type, section_path, page_from, page_to,
+                    ordinal, body, embedding, content_sha256, token_count, suppressed,
+                    modified_at)
+VALUES (:chunk_id, :document_id, :source, :external_id, :client_id, :matter_id,
+        :wall_group_id, :source_acl_id, :doc_type, :section_path, :page_from, :page_to,
+        :ordinal, :body, CAST(:embedding AS vector), :content_sha256, :token_count,
+        :suppressed, :modified_at)
+
+-- name: delete_chunks
+DELETE FROM chunks WHERE chunk_id = ANY(:chunk_ids)
+
+-- name: update_chunk_metadata
+-- Metadata of a document changed (matter, group, ACL, type, date): its unchanged chunks
+-- follow without re-embedding.
+UPDATE chunks
+SET client_id = CAST(:client_id AS text), matter_id = CAST(:matter_id AS text),
+    wall_group_id = :wall_group_id, source_acl_id = :source_acl_id, doc_type = :doc_type,
+    suppressed = :suppressed, modified_at = CAST(:modified_at AS timestamptz)
+WHERE document_id = :document_id
+  AND (client_id IS DISTINCT FROM CAST(:client_id AS text)
+       OR matter_id IS DISTINCT FROM CAST(:matter_id AS text)
+       OR wall_group_id IS DISTINCT FROM :wall_group_id
+       OR source_acl_id IS DISTINCT FROM :source_acl_id OR doc_type IS DISTINCT FROM :doc_type
+       OR suppressed IS DISTINCT FROM :suppressed
+       OR modified_at IS DISTINCT FROM CAST(:modified_at AS timestamptz))
+
+-- name: update_chunk_positions
+UPDATE chunks
+SET ordinal = CAST(:ordinal AS integer), section_path = CAST(:section_path AS text),
+    page_from = CAST(:page_from AS integer), page_to = CAST(:page_to AS integer)
+WHERE chunk_id = :chunk_id
+  AND (ordinal, section_path, page_from, page_to) IS DISTINCT FROM
+      (CAST(:ordinal AS integer), CAST(:section_path AS text), CAST(:page_from AS integer),
+       CAST(:page_to AS integer))
+
+-- name: upsert_source_acl
+INSERT INTO source_acls (source_acl_id, default_access, allow, deny, resolvable)
+VALUES (:source_acl_id, :default_access, :allow, :deny, :resolvable)
+ON CONFLICT (source_acl_id) DO NOTHING
+
+-- name: matter_client
+SELECT matter_id, client_id FROM matters WHERE matter_id = :matter_id
+
+-- name: client_exists
+SELECT 1 FROM clients WHERE client_id = :client_id

@@ -1,0 +1,198 @@
+-- Filtered hybrid retrieval: ONE statement per search.
+--
+-- A dense leg (pgvector cosine) and a sparse leg (Dutch full text, IDF-weighted OR of the
+-- query's lexemes) each carry the SAME access predicate (allowed wall groups, allowed
+-- source ACLs, no matter pending re-tagging, not suppressed) and the caller's narrowing
+-- filters, each with its own candidate limit, fused by weighted reciprocal rank fusion.
+-- The forbidden rows are filtered before ranking in both legs: they never leave PostgreSQL.
+-- Row-level security on chunks applies the same sets again as a backstop.
+--
+-- The dense leg comes in two forms with distinct SQL text (so no cached plan of one is
+-- ever reused for the other):
+--   hybrid_exact: ORDER BY an expression, which HNSW cannot serve -> exact top-N over the
+--                 allowed rows (btree on wall_group_id, then top-N heapsort);
+--   hybrid_hnsw:  ORDER BY the distance operator -> HNSW index scan with the iterative
+--                 relaxed scan the caller configured (set_config ... true) beforehand. Its
+--                 group predicate is written so the btree cannot serve it, leaving HNSW as
+--                 the planner's only sensible path.
+-- The caller picks the form from the allowed row count and re-runs exact when the HNSW
+-- form returns fewer than min(candidates, allowed) rows.
+--
+-- Parameters
+--   :qvec              query embedding (pgvector text)
+--   :match_tsq, :headline_tsq, :rank_lexemes, :rank_idfs   from analyze_query
+--   :wall_groups, :source_acl_ids   the person's allowed sets (text[])
+--   :policy_version    the version the sets were resolved at; a leg returns nothing when
+--                      the statement's own snapshot sees another version (caller retries)
+--   :doc_types, :sources, :matter_ids (text[] or NULL), :modified_from, :modified_to
+--   :use_dense, :use_sparse, :dense_weight, :sparse_weight, :rrf_k, :k
+--   :dense_candidates, :sparse_candidates
+--
+-- analyze_query (run first; it reads no chunks) turns the question into the sparse leg's
+-- inputs. It matches on the OR of the question's lexemes (AND semantics returns nothing for
+-- most natural-language questions) and keeps websearch operators when the user typed
+-- them, applies synonyms with ts_rewrite, drops lexemes found in more than :common_df of
+-- all chunks (and in more than 1,000: a small corpus costs nothing) and adds lexemes rarest first only while their summed document frequency
+-- stays under :match_budget, so one question cannot make the leg rank half the corpus.
+-- Ranking uses every lexeme: the sum of idf x ts_rank (PostgreSQL's rankers have no IDF).
+
+-- name: analyze_query
+-- The question's sparse side, computed before the search so the planner sees the final
+-- tsquery as a constant (and can estimate it against the GIN statistics).
+WITH corpus AS (
+    SELECT greatest(n_chunks, 1) AS n FROM corpus_stats WHERE id = 1
+), query_tsq AS (
+    -- OR of the question's lexemes, or the user's own operators (quotes, OR, -term)
+    SELECT CASE WHEN :websearch
+                THEN websearch_to_tsquery('ewall_nl', ewall_legal_normalize(:query))
+                ELSE CAST(coalesce(nullif(array_to_string(ARRAY(
+                         SELECT quote_literal(l) FROM unnest(ewall_query_lexemes(:query)) AS l
+                         ORDER BY l), ' | '), ''), '') AS tsquery)
+           END AS tsq
+), rewritten AS (
+    -- synonyms from the editable table, applied at query time (no server files)
+    SELECT ts_rewrite(q.tsq, 'SELECT target, substitute FROM search_synonym_rules') AS tsq
+    FROM query_tsq AS q
+), query_lexemes AS (
+    -- the positive (not negated) lexemes of the rewritten query, with BM25-style IDF
+    SELECT m.lexeme, coalesce(s.ndoc, 0) AS df,
+           ln(1 + ((SELECT n FROM corpus) - coalesce(s.ndoc, 0) + 0.5)
+                  / (coalesce(s.ndoc, 0) + 0.5)) AS idf
+    FROM (SELECT DISTINCT replace(x[1], '''''', '''') AS lexeme
+          FROM rewritten AS r,
+               regexp_matches(CAST(r.tsq AS text), '(?:^|[^!])''((?:[^'']|'''')+)''', 'g')
+               AS x) AS m
+    LEFT JOIN lexeme_stats AS s ON s.lexeme = m.lexeme
+), budgeted AS (
+    -- rarest first: drop very common lexemes, stop when the match budget is spent
+    SELECT lexeme, idf, df,
+           sum(df) OVER (ORDER BY df, lexeme) - df AS df_before,
+           row_number() OVER (ORDER BY df, lexeme) AS pos
+    FROM query_lexemes
+), match_lexemes AS (
+    SELECT lexeme FROM budgeted
+    WHERE pos = 1
+       OR ((df <= :common_df * (SELECT n FROM corpus) OR df <= 1000)
+           AND df_before < :match_budget)
+)
+SELECT CASE WHEN :websearch THEN CAST((SELECT tsq FROM rewritten) AS text)
+            ELSE coalesce(array_to_string(ARRAY(
+                     SELECT quote_literal(lexeme) FROM match_lexemes ORDER BY lexeme), ' | '),
+                     '')
+       END AS match_tsq,
+       CAST((SELECT tsq FROM rewritten) AS text) AS headline_tsq,
+       ARRAY(SELECT lexeme FROM query_lexemes ORDER BY lexeme) AS rank_lexemes,
+       ARRAY(SELECT idf FROM query_lexemes ORDER BY lexeme) AS rank_idfs,
+       (SELECT count(*) FROM query_lexemes) AS lexeme_count,
+       (SELECT count(*) FROM match_lexemes) AS matched_lexeme_count
+
+-- name: hybrid_exact
+WITH policy AS (
+    SELECT version FROM policy_state WHERE id = 1
+), pending AS (
+    SELECT coalesce(array_agg(matter_id), '{}') AS matter_ids FROM retag_pending
+), dense AS MATERIALIZED (
+    SELECT c.chunk_id, c.embedding <=> CAST(:qvec AS vector) AS distance
+    FROM chunks c
+    WHERE :use_dense
+      AND (SELECT version FROM policy) = :policy_version
+      AND c.wall_group_id = ANY(CAST(:wall_groups AS text[]))
+      AND c.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
+      AND coalesce(c.matter_id, '') <> ALL (CAST((SELECT matter_ids FROM pending) AS text[]))
+      AND NOT c.suppressed
+      AND (CAST(:doc_types AS text[]) IS NULL OR c.doc_type = ANY(CAST(:doc_types AS text[])))
+      AND (CAST(:sources AS text[]) IS NULL OR c.source = ANY(CAST(:sources AS text[])))
+      AND (CAST(:matter_ids AS text[]) IS NULL OR c.matter_id = ANY(CAST(:matter_ids AS text[])))
+      AND (CAST(:modified_from AS timestamptz) IS NULL
+           OR c.modified_at >= CAST(:modified_from AS timestamptz))
+      AND (CAST(:modified_to AS timestamptz) IS NULL
+           OR c.modified_at <= CAST(:modified_to AS timestamptz))
+    ORDER BY (c.embedding <=> CAST(:qvec AS vector)) + 0, c.chunk_id
+    LIMIT :dense_candidates
+), sparse AS MATERIALIZED (
+    SELECT c.chunk_id,
+           (SELECT coalesce(sum(w.idf * ts_rank(c.body_tsv,
+                                                CAST(quote_literal(w.lexeme) AS tsquery))), 0)
+            FROM unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_idfs AS float8[]))
+                 AS w(lexeme, idf)) AS relevance
+    FROM chunks c
+    WHERE :use_sparse
+      AND (SELECT version FROM policy) = :policy_version
+      AND c.body_tsv @@ CAST(:match_tsq AS tsquery)
+      AND c.wall_group_id = ANY(CAST(:wall_groups AS text[]))
+      AND c.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
+      AND coalesce(c.matter_id, '') <> ALL (CAST((SELECT matter_ids FROM pending) AS text[]))
+      AND NOT c.suppressed
+      AND (CAST(:doc_types AS text[]) IS NULL OR c.doc_type = ANY(CAST(:doc_types AS text[])))
+      AND (CAST(:sources AS text[]) IS NULL OR c.source = ANY(CAST(:sources AS text[])))
+      AND (CAST(:matter_ids AS text[]) IS NULL OR c.matter_id = ANY(CAST(:matter_ids AS text[])))
+      AND (CAST(:modified_from AS timestamptz) IS NULL
+           OR c.modified_at >= CAST(:modified_from AS timestamptz))
+      AND (CAST(:modified_to AS timestamptz) IS NULL
+           OR c.modified_at <= CAST(:modified_to AS timestamptz))
+    ORDER BY relevance DESC, c.chunk_id
+    LIMIT :sparse_candidates
+), dense_ranked AS (
+    SELECT chunk_id, distance, row_number() OVER (ORDER BY distance, chunk_id) AS r FROM dense
+), sparse_ranked AS (
+    SELECT chunk_id, relevance, row_number() OVER (ORDER BY relevance DESC, chunk_id) AS r
+    FROM sparse
+), fused AS (
+    SELECT chunk_id,
+           sum(weight / (:rrf_k + r)) AS score,
+           min(dense_rank) AS dense_rank,
+           min(sparse_rank) AS sparse_rank,
+           min(distance) AS distance,
+           max(relevance) AS relevance
+    FROM (
+        SELECT chunk_id, r, CAST(:dense_weight AS float8) AS weight, r AS dense_rank,
+               CAST(NULL AS bigint) AS sparse_rank, distance, CAST(NULL AS float8) AS relevance
+        FROM dense_ranked
+        UNION ALL
+        SELECT chunk_id, r, CAST(:sparse_weight AS float8), NULL, r, NULL, relevance
+        FROM sparse_ranked
+    ) AS legs
+    GROUP BY chunk_id
+), top AS (
+    SELECT * FROM fused
+    ORDER BY score DESC, least(coalesce(sparse_rank, 1000000), coalesce(dense_rank, 1000000)),
+             chunk_id
+    LIMIT :k
+)
+SELECT (SELECT version FROM policy) AS policy_version_seen,
+       (SELECT count(*) FROM dense) AS dense_count,
+       (SELECT count(*) FROM sparse) AS sparse_count,
+       hit.*
+FROM (SELECT 1) AS one
+LEFT JOIN LATERAL (
+    SELECT t.chunk_id, t.score, t.dense_rank, t.sparse_rank, t.distance, t.relevance,
+           c.body, c.content_sha256, c.client_id, c.matter_id, c.section_path, c.page_from,
+           c.page_to, c.doc_type, d.source, d.external_id, d.title, d.modified_at,
+           ts_headline('ewall_nl',
+                       replace(replace(replace(c.body, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
+                       CAST(:headline_tsq AS tsquery),
+                       'StartSel=<b>, StopSel=</b>, MaxWords=35, MinWords=12, MaxFragments=2, '
+                       || 'FragmentDelimiter=" … "') AS snippet
+    FROM top t
+    JOIN chunks c ON c.chunk_id = t.chunk_id
+    JOIN documents d ON d.document_id = c.document_id
+) AS hit ON true
+ORDER BY hit.score DESC NULLS LAST,
+         least(coalesce(hit.sparse_rank, 1000000), coalesce(hit.dense_rank, 1000000)),
+         hit.chunk_id
+
+-- name: group_sizes
+-- Allowed rows (upper bound: includes pending/suppressed) and the corpus size, for the
+-- dense strategy choice. Stats tables, never count(*) over the allowed set.
+SELECT coalesce((SELECT sum(n_chunks) FROM wall_group_sizes
+                 WHERE wall_group_id = ANY(CAST(:wall_groups AS text[]))), 0) AS allowed,
+       (SELECT n_chunks FROM corpus_stats WHERE id = 1) AS total
+
+-- name: hnsw_settings
+-- Transaction-local (safe under transaction pooling); planning of the next statement sees
+-- them.
+SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
+       set_config('enable_seqscan', 'off', true),
+       set_config('hnsw.ef_search', CAST(:ef_search AS text), true),
+       set_config('hnsw.max_scan_tuples', CAST(:max_scan_tuples AS text), true),
+       set_config('hnsw.scan_mem_multiplier', '4', true)
