@@ -84,7 +84,10 @@ _STATUS_CODES = {
 
 
 def _field_name(loc: tuple[Any, ...] | list[Any]) -> str:
-    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
+    parts = [str(p) for p in loc]
+    # the first element says where the value came from (body, query string, path, header)
+    if parts and parts[0] in ("body", "query", "path", "header", "cookie") and len(parts) > 1:
+        parts = parts[1:]
     return ".".join(parts) if parts else "body"
 
 

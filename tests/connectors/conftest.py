@@ -1,0 +1,93 @@
+"""Fixtures for connector tests: fake servers over real HTTP and a sleep that only records."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from app.settings import Settings
+from connectors.imanage.connector import IManageConnector
+from connectors.netdocuments.connector import NetDocumentsConnector
+from tests.conftest import make_settings
+from tests.fakes.imanage import FakeIManage
+from tests.fakes.netdocuments import FakeNetDocuments
+
+
+class Sleeps(list[float]):
+    """Injected instead of time.sleep: records the waits, never waits."""
+
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+@pytest.fixture
+def sleeps() -> Sleeps:
+    return Sleeps()
+
+
+FAST = {"connector_rate_per_s": 1000.0, "connector_timeout_s": 5.0, "connector_overlap_s": 300}
+
+
+def imanage_settings(fake: FakeIManage, **overrides: Any) -> Settings:
+    return make_settings(imanage_url=fake.url, **{**FAST, **fake.settings(), **overrides})
+
+
+def netdocuments_settings(fake: FakeNetDocuments, **overrides: Any) -> Settings:
+    return make_settings(netdocuments_url=fake.url, **{**FAST, **fake.settings(), **overrides})
+
+
+@pytest.fixture
+def imanage_fake() -> Iterator[FakeIManage]:
+    fake = FakeIManage()
+    with fake.running():
+        yield fake
+
+
+@pytest.fixture
+def netdocuments_fake() -> Iterator[FakeNetDocuments]:
+    fake = FakeNetDocuments()
+    with fake.running():
+        yield fake
+
+
+ImanageFactory = Callable[..., IManageConnector]
+NetDocumentsFactory = Callable[..., NetDocumentsConnector]
+
+
+@pytest.fixture
+def imanage(imanage_fake: FakeIManage, sleeps: Sleeps) -> Iterator[ImanageFactory]:
+    """Build connectors against the running fake; they share its clock and never sleep."""
+    made: list[IManageConnector] = []
+
+    def build(settings: dict[str, Any] | None = None, **kw: Any) -> IManageConnector:
+        kw.setdefault("sleep", sleeps)
+        kw.setdefault("clock", imanage_fake.clock)
+        kw.setdefault("page_size", 2)
+        connector = IManageConnector(imanage_settings(imanage_fake, **(settings or {})), **kw)
+        made.append(connector)
+        return connector
+
+    yield build
+    for connector in made:
+        connector.close()
+
+
+@pytest.fixture
+def netdocuments(netdocuments_fake: FakeNetDocuments,
+                 sleeps: Sleeps) -> Iterator[NetDocumentsFactory]:
+    made: list[NetDocumentsConnector] = []
+
+    def build(settings: dict[str, Any] | None = None, **kw: Any) -> NetDocumentsConnector:
+        kw.setdefault("sleep", sleeps)
+        kw.setdefault("clock", netdocuments_fake.clock)
+        kw.setdefault("page_size", 2)
+        connector = NetDocumentsConnector(
+            netdocuments_settings(netdocuments_fake, **(settings or {})), **kw)
+        made.append(connector)
+        return connector
+
+    yield build
+    for connector in made:
+        connector.close()

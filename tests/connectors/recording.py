@@ -1,0 +1,126 @@
+"""An in-memory stand-in for the ingest pipeline that implements `connectors.sync.Pipeline`.
+
+It keeps an index of what was ingested and deleted, decides added/updated/unchanged the way
+an idempotent pipeline would, and can "crash" after N documents to test resume. ``visible``
+applies source-permission semantics (deny wins, default public/view/private, unresolvable =
+nobody, groups expanded from the synced groups) so tests can ask who may see a document.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from connectors.base import SourceDocument, SourceGroup
+
+
+class ConsumerCrash(Exception):
+    """Stands for a process that dies in the middle of a crawl."""
+
+
+@dataclass
+class Run:
+    run_id: int
+    connector: str
+    params: dict[str, Any]
+    counts: Counter[str] = field(default_factory=Counter)
+    status: str | None = None
+    progress: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Outcome:
+    status: str
+
+
+def _fingerprint(doc: SourceDocument) -> tuple[Any, ...]:
+    return (doc.checksum, doc.version, doc.title, doc.client_id, doc.matter_id, doc.acl,
+            doc.content)
+
+
+class RecordingPipeline:
+    _ids = itertools.count(1)
+
+    def __init__(self, *, crash_after: int | None = None) -> None:
+        self.index: dict[str, SourceDocument] = {}
+        self.fingerprints: dict[str, tuple[Any, ...]] = {}
+        self.ingested: list[str] = []
+        self.deleted: list[tuple[str, str]] = []
+        self.errors: list[tuple[str | None, str]] = []
+        self.groups: dict[str, frozenset[str]] = {}
+        self.progress_calls: list[dict[str, Any]] = []
+        self.runs: list[Run] = []
+        self.crash_after = crash_after
+
+    def start_run(self, connector: str, params: dict[str, Any], started_by: str) -> Run:
+        run = Run(next(self._ids), connector, params)
+        self.runs.append(run)
+        return run
+
+    def ingest(self, run: Run, doc: SourceDocument) -> Outcome:
+        if self.crash_after is not None and len(self.ingested) >= self.crash_after:
+            raise ConsumerCrash(f"crashed after {self.crash_after} documents")
+        self.ingested.append(doc.external_id)
+        fingerprint = _fingerprint(doc)
+        previous = self.fingerprints.get(doc.external_id)
+        self.index[doc.external_id] = doc
+        self.fingerprints[doc.external_id] = fingerprint
+        if not doc.client_id or not doc.matter_id:
+            status = "quarantined"
+        elif previous is None:
+            status = "added"
+        elif previous == fingerprint:
+            status = "unchanged"
+        else:
+            status = "updated"
+        run.counts[status] += 1
+        return Outcome(status)
+
+    def delete(self, run: Run, source: str, external_id: str, reason: str) -> bool:
+        if external_id not in self.index:
+            return False
+        del self.index[external_id]
+        del self.fingerprints[external_id]
+        self.deleted.append((external_id, reason))
+        run.counts["deleted"] += 1
+        return True
+
+    def record_error(self, run: Run, source: str, external_id: str | None, reason: str,
+                     details: dict[str, Any] | None = None) -> None:
+        self.errors.append((external_id, reason))
+        run.counts["errors"] += 1
+
+    def progress(self, run: Run, **fields: Any) -> None:
+        run.progress.update(fields)
+        self.progress_calls.append(dict(fields))
+
+    def finish_run(self, run: Run, status: str | None = None,
+                   error: str | None = None) -> dict[str, Any]:
+        run.status = status or ("partial" if run.counts.get("errors") else "succeeded")
+        return {"run_id": run.run_id, "status": run.status, "error": error,
+                "counts": dict(run.counts)}
+
+    def known_external_ids(self, source: str) -> set[str]:
+        return {k for k, d in self.index.items() if d.source == source}
+
+    def sync_groups(self, run: Run, groups: list[SourceGroup], actor: str) -> None:
+        for group in groups:
+            self.groups[f"{group.source}:group:{group.group_id}"] = group.members
+
+    # --- who may see what --------------------------------------------------------------------
+
+    def visible(self, external_id: str, user: str) -> bool:
+        doc = self.index.get(external_id)
+        if doc is None:
+            return False
+        acl = doc.acl
+        if acl is None:
+            return True
+        if not acl.resolvable:
+            return False
+        principals = {user} | {g for g, members in self.groups.items() if user in members}
+        if principals & acl.deny:
+            return False
+        return acl.default in ("public", "view") or bool(principals & acl.allow)

@@ -1,0 +1,131 @@
+"""One error envelope for every 4xx/5xx (api.md, Errors), pinned here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi import APIRouter
+from fastapi.testclient import TestClient
+
+from tests.conftest import Tokens
+
+
+def assert_envelope(body: dict[str, Any], code: str | None = None) -> None:
+    assert set(body) >= {"error"}, body
+    err = body["error"]
+    assert set(err) == {"code", "message", "details"}, err
+    assert isinstance(err["code"], str) and err["code"] == err["code"].lower()
+    assert isinstance(err["message"], str) and err["message"]
+    assert isinstance(err["details"], dict)
+    if code is not None:
+        assert err["code"] == code, err
+
+
+def test_401_missing_and_bad_tokens(client: TestClient) -> None:
+    for headers in ({}, {"Authorization": "Bearer nonsense"}, {"Authorization": "Basic abc"}):
+        r = client.post("/v1/search", json={"query": "x"}, headers=headers)
+        assert r.status_code == 401
+        assert_envelope(r.json(), "unauthenticated")
+
+
+def test_401_expired_and_wrongly_signed(client: TestClient, settings: Any) -> None:
+    import time
+
+    import jwt
+
+    now = int(time.time())
+    claims = {"sub": "a@firm.nl", "roles": ["lawyer"], "iss": settings.dev_issuer, "aud": "ewall"}
+    expired = jwt.encode({**claims, "exp": now - 3600}, settings.dev_secret.get_secret_value(),
+                         algorithm="HS256")
+    forged = jwt.encode({**claims, "exp": now + 3600}, "another-secret-of-enough-length-123456",
+                        algorithm="HS256")
+    unsigned = jwt.encode({**claims, "exp": now + 3600}, None, algorithm="none")
+    for token in (expired, forged, unsigned):
+        r = client.post("/v1/search", json={"query": "x"}, headers={"Authorization": f"Bearer {token}"})
+        assert r.status_code == 401, token
+        assert_envelope(r.json(), "unauthenticated")
+
+
+def test_403_wrong_role(client: TestClient, auth: Tokens) -> None:
+    r = client.post("/v1/search", json={"query": "x"}, headers=auth("c@firm.nl", "compliance"))
+    assert r.status_code == 403
+    assert_envelope(r.json(), "forbidden")
+    r = client.get("/v1/audit/verify", headers=auth("l@firm.nl", "lawyer"))
+    assert r.status_code == 403
+    assert_envelope(r.json(), "forbidden")
+
+
+def test_404_unknown_ids(client: TestClient, auth: Tokens) -> None:
+    r = client.get("/v1/walls/W-nope", headers=auth("cp@firm.nl", "conflicts"))
+    assert r.status_code == 404
+    assert_envelope(r.json(), "not_found")
+    r = client.get("/v1/audit/retrievals/not-a-uuid", headers=auth("c@firm.nl", "compliance"))
+    assert r.status_code == 404
+    assert_envelope(r.json(), "not_found")
+    r = client.get("/v1/no/such/route")
+    assert r.status_code == 404
+    assert_envelope(r.json(), "not_found")
+
+
+def test_409_lifting_a_lifted_wall(client: TestClient, auth: Tokens) -> None:
+    h = auth("cp@firm.nl", "conflicts")
+    client.put("/v1/people/p@firm.nl", json={"name": "P"}, headers=h)
+    client.put("/v1/clients/C", json={"name": "C"}, headers=h)
+    client.put("/v1/matters/M", json={"client_id": "C"}, headers=h)
+    wall = client.post(
+        "/v1/walls",
+        json={"kind": "exclusionary", "title": "t", "protects": {"matters": ["M"]}, "screened": ["p@firm.nl"]},
+        headers=h,
+    ).json()["wall_id"]
+    assert client.post(f"/v1/walls/{wall}/lift", json={"reason": "done"}, headers=h).status_code == 200
+    r = client.post(f"/v1/walls/{wall}/lift", json={"reason": "again"}, headers=h)
+    assert r.status_code == 409
+    assert_envelope(r.json(), "already_lifted")
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"query": ""}, "query"),
+        ({"query": "x", "k": 0}, "k"),
+        ({"query": "x", "k": 101}, "k"),
+        ({"query": "x", "mode": "fuzzy"}, "mode"),
+        ({"query": "x", "filters": {"unknown": 1}}, "filters.unknown"),
+        ({"query": "x", "filters": {"modified_from": "2020-01-01T00:00:00"}}, "filters.modified_from"),
+        ({"k": 3}, "query"),
+    ],
+)
+def test_422_names_the_field(client: TestClient, auth: Tokens, body: dict[str, Any], field: str) -> None:
+    r = client.post("/v1/search", json=body, headers=auth("l@firm.nl", "lawyer"))
+    assert r.status_code == 422
+    payload = r.json()
+    assert_envelope(payload, "validation_error")
+    assert payload["error"]["details"]["field"] == field
+    assert field.split(".")[-1] in payload["error"]["message"]
+
+
+def test_422_for_broken_json(client: TestClient, auth: Tokens) -> None:
+    r = client.post(
+        "/v1/search",
+        content=b"{not json",
+        headers={**auth("l@firm.nl", "lawyer"), "Content-Type": "application/json"},
+    )
+    assert r.status_code == 422
+    assert_envelope(r.json(), "validation_error")
+
+
+def test_500_reveals_nothing_and_carries_a_request_id(client: TestClient) -> None:
+    router = APIRouter()
+
+    @router.get("/__boom")
+    def boom() -> None:
+        raise RuntimeError("secret internal detail: password=hunter2")
+
+    client.app.include_router(router)  # type: ignore[attr-defined]
+    r = client.get("/__boom", headers={"X-Request-ID": "req-123"})
+    assert r.status_code == 500
+    body = r.json()
+    assert_envelope(body, "internal")
+    assert "hunter2" not in r.text and "RuntimeError" not in r.text
+    assert body["error"]["details"]["request_id"] == "req-123"

@@ -1,0 +1,508 @@
+"""A local iManage Work REST v2 server speaking the shapes of docs/connectors.md §1.
+
+Real HTTP on 127.0.0.1 (see ``tests.fakes.server.serve``). It records every request (method,
+path, query, body, the token presented and that token's age) so tests can prove that no write
+endpoint was called and that tokens were renewed before they expired. Knobs for faults:
+injected statuses with any headers (429 with each Retry-After variant, 503, ...), token
+expiry on a shared fake clock, wrong credentials, Sync API cursors that expire, documents that
+go to Trash (404/410) or lose access (403), a server that ignores ``offset``.
+
+    fake = FakeIManage()
+    fake.add_document("ACTIVE", 1042, custom1="10025", custom2="0007", ...)
+    with fake.running() as url:
+        settings = make_settings(imanage_url=url, **fake.settings())
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+
+from tests.fakes.server import serve
+
+CID = 1234
+
+
+class FakeClock:
+    """Monotonic seconds shared by the fake and the connector under test."""
+
+    def __init__(self, start: float = 10_000.0) -> None:
+        self.now = start
+        self._lock = threading.Lock()
+
+    def __call__(self) -> float:
+        with self._lock:
+            return self.now
+
+    def advance(self, seconds: float) -> None:
+        with self._lock:
+            self.now += seconds
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    query: dict[str, str]
+    body: Any
+    token: str | None
+    token_age: float | None
+    status: int = 0
+
+
+@dataclass
+class Fault:
+    method: str | None
+    path: re.Pattern[str]
+    status: int
+    headers: dict[str, str]
+    body: Any
+    times: int
+
+
+@dataclass
+class Doc:
+    library: str
+    number: int
+    version: int
+    profile: dict[str, Any]
+    content: bytes
+    filename: str | None
+    security: dict[str, Any]
+    denied: list[dict[str, Any]] = field(default_factory=list)  # Sync API denied trustees
+
+    @property
+    def id(self) -> str:
+        return f"{self.library}!{self.number}.{self.version}"
+
+
+def _parse(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+class FakeIManage:
+    def __init__(
+        self,
+        *,
+        clock: FakeClock | None = None,
+        token_ttl: int = 1800,
+        refresh_tokens: bool = True,
+        sync_api: bool = False,
+        advance_per_request: float = 0.0,
+        libraries: tuple[str, ...] = ("ACTIVE",),
+    ) -> None:
+        self.clock = clock or FakeClock()
+        self.token_ttl = token_ttl
+        self.refresh_tokens = refresh_tokens
+        self.sync_api = sync_api
+        self.advance_per_request = advance_per_request
+        self.username = "svc_ingest"
+        self.password = "pw-Secr3t-imanage"
+        self.client_id = "ewall-crawler"
+        self.client_secret = "cs-Secr3t-imanage"
+        self.libraries = list(libraries)
+        self.docs: dict[str, Doc] = {}
+        self.gone: dict[tuple[str, int], int] = {}  # trashed -> status (404 or 410)
+        self.revoked: set[tuple[str, int]] = set()
+        self.workspaces: dict[tuple[str, str], dict[str, Any]] = {}
+        self.groups: dict[str, dict[str, Any]] = {}
+        self.security_missing: set[tuple[str, int]] = set()  # /security 404 for these
+        self.ignore_offset = False
+        self.versions_in_search = False
+        self.cursor_generation = 0
+        self.cursor_expiry_status = 410
+        self.tokens: dict[str, float] = {}  # token -> issued at (fake clock)
+        self.refresh: dict[str, str] = {}
+        self.grants: list[str] = []
+        self.requests: list[Recorded] = []
+        self.faults: list[Fault] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.delay_s = 0.0
+        self._seq = 0
+        self._lock = threading.Lock()
+        self.app = self._build()
+
+    # --- configuration -----------------------------------------------------------------------
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "imanage_username": self.username,
+            "imanage_password": self.password,
+            "imanage_client_id": self.client_id,
+            "imanage_client_secret": self.client_secret,
+        }
+
+    def add_document(
+        self,
+        library: str,
+        number: int,
+        *,
+        version: int = 1,
+        content: bytes | None = None,
+        filename: str | None = None,
+        security: dict[str, Any] | None = None,
+        denied: list[dict[str, Any]] | None = None,
+        **profile: Any,
+    ) -> str:
+        base: dict[str, Any] = {
+            "database": library,
+            "document_number": number,
+            "version": version,
+            "name": f"Document {number}",
+            "extension": "txt",
+            "author": "JSMITH",
+            "operator": "JSMITH",
+            "default_security": "public",
+            "edit_date": "2025-01-08T16:40:12Z",
+            "create_date": "2024-11-02T09:14:00Z",
+            "wstype": "document",
+            "iwl": f"iwl:dms=fake&&lib={library}&&num={number}&&ver={version}",
+        }
+        base.update(profile)
+        doc = Doc(
+            library=library,
+            number=number,
+            version=version,
+            profile=base,
+            content=content if content is not None else f"Inhoud van document {number}".encode(),
+            filename=filename if filename is not None else f"doc{number}.txt",
+            security=security if security is not None else {
+                "default_security": base["default_security"], "acl": []},
+            denied=denied or [],
+        )
+        doc.profile["id"] = doc.id
+        self.docs[doc.id] = doc
+        return doc.id
+
+    def add_workspace(self, library: str, ws_id: str, **profile: Any) -> None:
+        self.workspaces[(library, ws_id)] = {"id": ws_id, "database": library, **profile}
+
+    def add_group(self, group_id: str, members: list[str], *, enabled: bool = True) -> None:
+        self.groups[group_id] = {"id": group_id, "enabled": enabled, "members": members}
+
+    def trash(self, doc_id: str, status: int = 404) -> None:
+        doc = self.docs[doc_id]
+        self.gone[(doc.library, doc.number)] = status
+
+    def revoke(self, doc_id: str) -> None:
+        doc = self.docs[doc_id]
+        self.revoked.add((doc.library, doc.number))
+
+    def inject(self, path: str, status: int, *, headers: dict[str, str] | None = None,
+               body: Any = None, times: int = 1, method: str | None = None) -> None:
+        """The next ``times`` requests whose path matches the regex ``path`` get ``status``."""
+        self.faults.append(Fault(method, re.compile(path), status, headers or {}, body, times))
+
+    def expire_cursors(self) -> None:
+        self.cursor_generation += 1
+
+    def revoke_tokens(self) -> None:
+        self.tokens.clear()
+
+    # --- what happened -----------------------------------------------------------------------
+
+    def calls(self, path_regex: str, method: str | None = None) -> list[Recorded]:
+        pattern = re.compile(path_regex)
+        return [r for r in self.requests
+                if pattern.search(r.path) and (method is None or r.method == method)]
+
+    def writes(self) -> list[Recorded]:
+        """Every request that is not a read, other than the token grant and Sync crawl/search
+        (documented read-only POSTs)."""
+        allowed = re.compile(r"^/auth/oauth2/token$|/sync/.*(crawl|search)$")
+        return [r for r in self.requests if r.method != "GET" and not allowed.search(r.path)]
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    def _latest(self, library: str, number: int) -> Doc | None:
+        versions = [d for d in self.docs.values() if d.library == library and d.number == number]
+        return max(versions, key=lambda d: d.version) if versions else None
+
+    def _resolve(self, library: str, doc_id: str) -> Doc | JSONResponse:
+        match = re.match(r"^([^!]+)!(\d+)(?:\.(\d+))?$", doc_id)
+        if not match or match.group(1) != library:
+            return JSONResponse({"error": "not found"}, status_code=404)
+        number = int(match.group(2))
+        if (library, number) in self.gone:
+            return JSONResponse({"error": "not found"}, status_code=self.gone[(library, number)])
+        if (library, number) in self.revoked:
+            return JSONResponse({"error": "forbidden"}, status_code=403)
+        doc = (self.docs.get(doc_id) if match.group(3) else self._latest(library, number))
+        if doc is None:
+            return JSONResponse({"error": "not found"}, status_code=404)
+        return doc
+
+    def _visible(self, library: str) -> list[Doc]:
+        out = [d for d in self.docs.values() if d.library == library
+               and (d.library, d.number) not in self.gone
+               and (d.library, d.number) not in self.revoked]
+        if not self.versions_in_search:
+            latest = {}
+            for d in out:
+                if d.number not in latest or d.version > latest[d.number].version:
+                    latest[d.number] = d
+            out = list(latest.values())
+        return sorted(out, key=lambda d: (d.number, d.version))
+
+    def _cursor(self, offset: int) -> str:
+        return f"c{self.cursor_generation}-{offset}"
+
+    def _offset(self, cursor: str | None) -> int | None:
+        if not cursor:
+            return 0
+        match = re.match(r"^c(\d+)-(\d+)$", cursor)
+        if not match or int(match.group(1)) != self.cursor_generation:
+            return None
+        return int(match.group(2))
+
+    # --- the app -----------------------------------------------------------------------------
+
+    def _build(self) -> FastAPI:
+        app = FastAPI()
+        fake = self
+        lib_prefix = f"/work/api/v2/customers/{CID}/libraries/{{lib}}"
+
+        @app.middleware("http")
+        async def record(request: Request, call_next: Any) -> Response:
+            body: Any = None
+            raw = await request.body()
+            if raw:
+                if request.headers.get("content-type", "").startswith("application/json"):
+                    import json
+
+                    body = json.loads(raw)
+                else:
+                    from urllib.parse import parse_qsl
+
+                    body = dict(parse_qsl(raw.decode()))
+            token = request.headers.get("x-auth-token")
+            auth = request.headers.get("authorization", "")
+            if not token and auth.lower().startswith("bearer "):
+                token = auth[7:]
+            with fake._lock:
+                fake.clock.now += fake.advance_per_request
+                issued = fake.tokens.get(token or "")
+                entry = Recorded(request.method, request.url.path, dict(request.query_params),
+                                 body, token, None if issued is None else fake.clock.now - issued)
+                fake.requests.append(entry)
+                fault = next((f for f in fake.faults if f.times > 0 and f.path.search(
+                    request.url.path) and (f.method in (None, request.method))), None)
+                if fault is not None:
+                    fault.times -= 1
+                fake.in_flight += 1
+                fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+            try:
+                if fake.delay_s:
+                    await asyncio.sleep(fake.delay_s)
+                if fault is not None:
+                    response: Response = JSONResponse(fault.body or {"error": "injected"},
+                                                      status_code=fault.status,
+                                                      headers=fault.headers)
+                elif request.url.path != "/auth/oauth2/token" and not fake._token_ok(token):
+                    response = JSONResponse({"error": "invalid_token"}, status_code=401)
+                else:
+                    response = await call_next(request)
+            finally:
+                with fake._lock:
+                    fake.in_flight -= 1
+            entry.status = response.status_code
+            return response
+
+        @app.post("/auth/oauth2/token")
+        async def token(request: Request) -> JSONResponse:
+            form = dict((await request.form()).items())
+            grant = form.get("grant_type")
+            ok_client = (form.get("client_id") == fake.client_id
+                         and form.get("client_secret") == fake.client_secret)
+            if grant == "password":
+                if not ok_client or form.get("username") != fake.username \
+                        or form.get("password") != fake.password:
+                    return JSONResponse({"error": "invalid_grant",
+                                         "error_description": "bad credentials"}, status_code=401)
+            elif grant == "refresh_token":
+                if not ok_client or str(form.get("refresh_token")) not in fake.refresh:
+                    return JSONResponse({"error": "invalid_grant"}, status_code=400)
+            else:
+                return JSONResponse({"error": "unsupported_grant_type"}, status_code=400)
+            with fake._lock:
+                fake._seq += 1
+                access = f"tok-{fake._seq}-imanage"
+                fake.tokens[access] = fake.clock.now
+                fake.grants.append(str(grant))
+                out: dict[str, Any] = {"access_token": access, "token_type": "Bearer",
+                                       "expires_in": fake.token_ttl}
+                if fake.refresh_tokens:
+                    ref = f"ref-{fake._seq}-imanage"
+                    fake.refresh[ref] = access
+                    out["refresh_token"] = ref
+            return JSONResponse(out)
+
+        @app.get("/api")
+        def api() -> dict[str, Any]:
+            return {"data": {"user": {"id": fake.username.upper(), "customer_id": CID,
+                                      "email": "svc@firm.example", "user_type": "system"},
+                             "work": {"preferred_library": fake.libraries[0]}}}
+
+        @app.get(f"/work/api/v2/customers/{CID}/libraries")
+        def libraries() -> dict[str, Any]:
+            return {"data": [{"id": lib, "display_name": lib, "type": "worksite",
+                              "is_hidden": False} for lib in fake.libraries]
+                    + [{"id": "HIDDEN", "is_hidden": True}]}
+
+        @app.get(f"/work/api/v2/customers/{CID}/features")
+        def features() -> dict[str, Any]:
+            return {"data": {"data_sync_import": fake.sync_api}}
+
+        @app.get(lib_prefix + "/documents")
+        def search(lib: str, request: Request) -> dict[str, Any]:
+            q = request.query_params
+            offset = 0 if fake.ignore_offset else int(q.get("offset", "0"))
+            limit = int(q.get("limit", "100"))
+            since = _parse(q.get("edit_date_from"))
+            docs = [d for d in fake._visible(lib)
+                    if since is None or (_parse(d.profile.get("edit_date")) or since) >= since]
+            page = [dict(d.profile) for d in docs[offset:offset + limit]]
+            out: dict[str, Any] = {"data": {"results": page}}
+            if q.get("total") == "true":
+                out["total_count"] = len(docs)
+            return out
+
+        @app.get(lib_prefix + "/documents/{doc_id}")
+        def profile(lib: str, doc_id: str) -> Any:
+            doc = fake._resolve(lib, doc_id)
+            return doc if isinstance(doc, JSONResponse) else {"data": doc.profile}
+
+        @app.get(lib_prefix + "/documents/{doc_id}/download")
+        def download(lib: str, doc_id: str) -> Response:
+            doc = fake._resolve(lib, doc_id)
+            if isinstance(doc, JSONResponse):
+                return doc
+            headers = {}
+            if doc.filename:
+                headers["Content-Disposition"] = f'attachment; filename="{doc.filename}"'
+            return Response(doc.content, media_type="application/octet-stream", headers=headers)
+
+        @app.get(lib_prefix + "/documents/{doc_id}/security")
+        def security(lib: str, doc_id: str) -> Any:
+            doc = fake._resolve(lib, doc_id)
+            if isinstance(doc, JSONResponse):
+                return doc
+            if (doc.library, doc.number) in fake.security_missing:
+                return JSONResponse({"error": "not found"}, status_code=404)
+            return {"data": doc.security}
+
+        @app.get(lib_prefix + "/workspaces/{ws_id}")
+        def workspace(lib: str, ws_id: str) -> Any:
+            found = fake.workspaces.get((lib, ws_id))
+            if found is None:
+                return JSONResponse({"error": "not found"}, status_code=404)
+            return {"data": found}
+
+        @app.get(lib_prefix + "/groups")
+        def groups(lib: str) -> dict[str, Any]:
+            return {"data": [{"id": g["id"], "enabled": g["enabled"]}
+                             for g in fake.groups.values()]}
+
+        @app.get(lib_prefix + "/groups/{group_id}/members")
+        def members(lib: str, group_id: str) -> Any:
+            group = fake.groups.get(group_id)
+            if group is None:
+                return JSONResponse({"error": "not found"}, status_code=404)
+            return {"data": [{"id": m} for m in group["members"]]}
+
+        def sync_rows(lib: str, kind: str) -> list[dict[str, Any]]:
+            docs = fake._visible(lib)
+            if kind == "documents":
+                rows = []
+                for d in docs:
+                    row = dict(d.profile)
+                    author = row.get("author")
+                    if isinstance(author, str):  # crawl rows carry author as an object (S4)
+                        row["author"] = {"id": author}
+                    rows.append(row)
+                return rows
+            if kind == "groups":
+                return [{"group_id": g["id"], "user_id": m}
+                        for g in fake.groups.values() if g["enabled"] for m in g["members"]]
+            rows = []
+            for d in docs:
+                for entry in d.security.get("acl", []):
+                    denied = entry.get("access_level") == "no_access"
+                    if denied == (kind == "denied"):
+                        rows.append({"document_id": d.id, "trustee_id": entry["id"],
+                                     "trustee_type": entry.get("type", "user"),
+                                     "access_level": entry.get("access_level"),
+                                     **({"has_restricted_member": True}
+                                        if entry.get("has_restricted_member") else {})})
+                if kind == "denied":
+                    rows.extend({"document_id": d.id, **x} for x in d.denied)
+            return rows
+
+        async def sync_page(lib: str, kind: str, request: Request) -> Any:
+            body = await request.json()
+            limit = int(body.get("limit", 1000))
+            offset = fake._offset(body.get("cursor"))
+            if offset is None:
+                return JSONResponse({"error": "cursor expired"},
+                                    status_code=fake.cursor_expiry_status)
+            rows = sync_rows(lib, kind)
+            page = rows[offset:offset + limit]
+            out: dict[str, Any] = {"data": page}
+            if offset + limit < len(rows):
+                out["cursor"] = fake._cursor(offset + limit)
+            return out
+
+        @app.post(lib_prefix + "/sync/documents/crawl")
+        async def crawl(lib: str, request: Request) -> Any:
+            return await sync_page(lib, "documents", request)
+
+        @app.post(lib_prefix + "/sync/documents/security/allowed-trustees/search")
+        async def allowed(lib: str, request: Request) -> Any:
+            return await sync_page(lib, "allowed", request)
+
+        @app.post(lib_prefix + "/sync/documents/security/denied-trustees/search")
+        async def denied(lib: str, request: Request) -> Any:
+            return await sync_page(lib, "denied", request)
+
+        @app.post(lib_prefix + "/sync/groups/members/search")
+        async def group_members(lib: str, request: Request) -> Any:
+            return await sync_page(lib, "groups", request)
+
+        # Writes that exist on a real tenant. The connector must never reach them; if it did,
+        # they "work" here so that only the request log can tell.
+        @app.api_route(lib_prefix + "/documents/{doc_id}", methods=["PUT", "PATCH", "DELETE"])
+        def write_document(lib: str, doc_id: str) -> dict[str, Any]:
+            return {"data": {"id": doc_id}}
+
+        @app.post(lib_prefix + "/documents/{doc_id}/security")
+        def write_security(lib: str, doc_id: str) -> dict[str, Any]:
+            return {"data": {}}
+
+        return app
+
+    def _token_ok(self, token: str | None) -> bool:
+        with self._lock:
+            issued = self.tokens.get(token or "")
+            return issued is not None and self.clock.now - issued < self.token_ttl
+
+    @contextmanager
+    def running(self) -> Iterator[str]:
+        with serve(self.app) as url:
+            self.url = url
+            yield url
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

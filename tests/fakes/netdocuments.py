@@ -1,0 +1,371 @@
+"""A local NetDocuments REST server speaking the shapes of docs/connectors.md §2.
+
+Real HTTP on 127.0.0.1. Records every request so tests can prove that neither a write nor the
+"get or create" workspace endpoint (N14) was ever called. Knobs: v2 search in shape A
+(``Results``/``TotalFound``/``DocId``/``Attributes``) or shape B (``standardList``/
+``standardAttributes``); paging by skiptoken (under any of its key names, or as a next link)
+or by skip only; a server that repeats the first page; ``top`` above 500 rejected with 400;
+``expires_in`` as a string or a number; documents deleted (404/410) or revoked (403);
+profile-based security rows on the matter lookup table; injected faults (429, 503, ...).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+
+from tests.fakes.imanage import Fault, FakeClock, Recorded
+from tests.fakes.server import serve
+
+CABINET = "NG-AB12CD34"
+REPOSITORY = "CA-XY98ZW76"
+
+
+@dataclass
+class NDoc:
+    id: str
+    cabinet: str
+    name: str
+    extension: str
+    modified: str
+    created: str = "2024-12-01T10:00:00Z"
+    created_by: str = "Jane Smith"
+    custom: dict[int, str] = field(default_factory=dict)
+    content: bytes = b""
+    filename: str | None = None
+    acl: list[dict[str, Any]] = field(default_factory=list)
+    official_version: int = 1
+
+
+class FakeNetDocuments:
+    def __init__(
+        self,
+        *,
+        clock: FakeClock | None = None,
+        token_ttl: int = 3600,
+        expires_as_string: bool = True,
+        shape: str = "A",
+        paging: str = "skiptoken",
+        token_key: str = "skiptoken",
+        advance_per_request: float = 0.0,
+    ) -> None:
+        self.clock = clock or FakeClock()
+        self.token_ttl = token_ttl
+        self.expires_as_string = expires_as_string
+        self.shape = shape  # "A" or "B"
+        self.paging = paging  # "skiptoken" | "link" | "skip"
+        self.token_key = token_key  # skiptoken | SkipToken | next (for paging="skiptoken")
+        self.advance_per_request = advance_per_request
+        self.client_id = "ewall-nd"
+        self.client_secret = "nd-Secr3t-value"
+        self.repository_id = REPOSITORY
+        self.cabinets: list[dict[str, Any]] = [
+            {"id": CABINET, "name": "Litigation", "repositoryId": REPOSITORY,
+             "repositoryName": "Firm Repository", "wsAttrNum": 2, "wsOrgAttrNum": 1,
+             "isCollaborationSpacesEnabled": "false"}]
+        self.docs: dict[str, NDoc] = {}
+        self.gone: dict[str, int] = {}
+        self.revoked: set[str] = set()
+        self.acl_missing: set[str] = set()
+        self.lookup: dict[int, list[dict[str, Any]]] = {}
+        self.groups: dict[str, list[dict[str, Any]]] = {}
+        self.members: dict[str, list[dict[str, Any]]] = {}
+        self.repeat_pages = False
+        self.honour_orderby = True
+        self.token_generation = 0
+        self.tokens: dict[str, float] = {}
+        self.grants = 0
+        self.requests: list[Recorded] = []
+        self.faults: list[Fault] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.delay_s = 0.0
+        self._seq = 0
+        self._lock = threading.Lock()
+        self.app = self._build()
+
+    # --- configuration -----------------------------------------------------------------------
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "netdocuments_client_id": self.client_id,
+            "netdocuments_client_secret": self.client_secret,
+            "netdocuments_repository_id": self.repository_id,
+        }
+
+    def add_document(self, doc_id: str, *, cabinet: str = CABINET, name: str | None = None,
+                     extension: str = "docx", modified: str = "2025-01-08T16:40:12Z",
+                     client: str | None = None, matter: str | None = None,
+                     custom: dict[int, str] | None = None, content: bytes | None = None,
+                     filename: str | None = None, acl: list[dict[str, Any]] | None = None,
+                     **extra: Any) -> NDoc:
+        attrs = dict(custom or {})
+        if client is not None:
+            attrs[1001] = client
+        if matter is not None:
+            attrs[1002] = matter
+        doc = NDoc(
+            id=doc_id, cabinet=cabinet, name=name or f"Document {doc_id}", extension=extension,
+            modified=modified, custom=attrs,
+            content=content if content is not None else f"Inhoud {doc_id}".encode(),
+            filename=filename if filename is not None else f"{doc_id}.{extension}",
+            acl=acl if acl is not None else [{"principal": "UG-LIT", "rights": "VES"}],
+            **extra,
+        )
+        self.docs[doc_id] = doc
+        return doc
+
+    def add_group(self, group_id: str, name: str, members: list[dict[str, Any]],
+                  cabinet: str = CABINET) -> None:
+        self.groups.setdefault(cabinet, []).append({"Id": group_id, "Name": name,
+                                                    "External": False, "Hidden": False})
+        self.members[group_id] = members
+
+    def inject(self, path: str, status: int, *, headers: dict[str, str] | None = None,
+               body: Any = None, times: int = 1, method: str | None = None) -> None:
+        self.faults.append(Fault(method, re.compile(path), status, headers or {}, body, times))
+
+    def expire_skiptokens(self) -> None:
+        self.token_generation += 1
+
+    def basic(self, secret: str | None = None) -> str:
+        pair = f"{self.client_id}|{self.repository_id}:{secret or self.client_secret}"
+        return base64.b64encode(pair.encode()).decode()
+
+    # --- what happened -----------------------------------------------------------------------
+
+    def calls(self, path_regex: str, method: str | None = None) -> list[Recorded]:
+        pattern = re.compile(path_regex)
+        return [r for r in self.requests
+                if pattern.search(r.path) and (method is None or r.method == method)]
+
+    def writes(self) -> list[Recorded]:
+        """Non-GET requests other than the token grant, and N14 (a GET that creates)."""
+        return [r for r in self.requests
+                if (r.method != "GET" and r.path != "/v1/OAuth")
+                or re.match(r"^/v1/Workspace/", r.path)]
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    def _search_row(self, doc: NDoc) -> dict[str, Any]:
+        if self.shape == "A":
+            return {
+                "DocId": doc.id,
+                "Attributes": {"Name": doc.name, "Ext": doc.extension, "Created": doc.created,
+                               "CreatedBy": doc.created_by, "Modified": doc.modified},
+                "Locations": {"Url": f"https://vault.example/neWeb2/goid.aspx?id={doc.id}",
+                              "Cabinets": [doc.cabinet]},
+                "CustomAttributes": [{"Id": k, "Value": v, "Description": f"d{v}"}
+                                     for k, v in doc.custom.items()],
+            }
+        return {
+            "standardAttributes": {"id": doc.id, "envId": f":Q12:{doc.id}.nev", "name": doc.name,
+                                   "extension": doc.extension, "modified": doc.modified,
+                                   "createdBy": doc.created_by, "created": doc.created},
+            "customAttributes": [{"id": k, "value": v} for k, v in doc.custom.items()],
+        }
+
+    def _status(self, doc_id: str) -> JSONResponse | NDoc:
+        if doc_id in self.gone:
+            return JSONResponse({"error": "not found"}, status_code=self.gone[doc_id])
+        if doc_id in self.revoked:
+            return JSONResponse({"error": "forbidden"}, status_code=403)
+        doc = self.docs.get(doc_id)
+        if doc is None:
+            return JSONResponse({"error": "not found"}, status_code=404)
+        return doc
+
+    def _token_ok(self, token: str | None) -> bool:
+        with self._lock:
+            issued = self.tokens.get(token or "")
+            return issued is not None and self.clock.now - issued < self.token_ttl
+
+    # --- the app -----------------------------------------------------------------------------
+
+    def _build(self) -> FastAPI:
+        app = FastAPI()
+        fake = self
+
+        @app.middleware("http")
+        async def record(request: Request, call_next: Any) -> Response:
+            raw = await request.body()
+            body: Any = dict(parse_qsl(raw.decode())) if raw else None
+            auth = request.headers.get("authorization", "")
+            token = auth[7:] if auth.lower().startswith("bearer ") else None
+            with fake._lock:
+                fake.clock.now += fake.advance_per_request
+                issued = fake.tokens.get(token or "")
+                entry = Recorded(request.method, request.url.path, dict(request.query_params),
+                                 body, token, None if issued is None else fake.clock.now - issued)
+                fake.requests.append(entry)
+                fault = next((f for f in fake.faults if f.times > 0 and f.path.search(
+                    request.url.path) and (f.method in (None, request.method))), None)
+                if fault is not None:
+                    fault.times -= 1
+                fake.in_flight += 1
+                fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+            try:
+                if fake.delay_s:
+                    await asyncio.sleep(fake.delay_s)
+                if fault is not None:
+                    response: Response = JSONResponse(fault.body or {"error": "injected"},
+                                                      status_code=fault.status,
+                                                      headers=fault.headers)
+                elif request.url.path != "/v1/OAuth" and not fake._token_ok(token):
+                    response = JSONResponse({"error": "invalid_token"}, status_code=401)
+                else:
+                    response = await call_next(request)
+            finally:
+                with fake._lock:
+                    fake.in_flight -= 1
+            entry.status = response.status_code
+            return response
+
+        @app.post("/v1/OAuth")
+        async def oauth(request: Request) -> JSONResponse:
+            form = dict((await request.form()).items())
+            if request.headers.get("authorization") != f"Basic {fake.basic()}":
+                return JSONResponse({"error": "invalid_grant",
+                                     "error_description": "client authentication failed"},
+                                    status_code=401)
+            if form.get("grant_type") != "client_credentials":
+                return JSONResponse({"error": "unsupported_grant_type"}, status_code=400)
+            with fake._lock:
+                fake._seq += 1
+                fake.grants += 1
+                access = f"nd-tok-{fake._seq}-value"
+                fake.tokens[access] = fake.clock.now
+            ttl: Any = str(fake.token_ttl) if fake.expires_as_string else fake.token_ttl
+            return JSONResponse({"access_token": access, "token_type": "bearer",
+                                 "expires_in": ttl})
+
+        @app.get("/v1/User/info")
+        def user_info() -> dict[str, Any]:
+            return {"id": "SVC", "displayName": "Ingest", "email": "svc@firm.example"}
+
+        @app.get("/v1/User/cabinets")
+        def cabinets() -> list[dict[str, Any]]:
+            return fake.cabinets
+
+        @app.get("/v2/Search")
+        def search(request: Request) -> Any:
+            q = request.query_params
+            top = int(q.get("top", "100"))
+            if top > 500:
+                return JSONResponse({"error": "top must be between 1 and 500"}, status_code=400)
+            cabinets = set((q.get("cabinets") or "").split(","))
+            docs = [d for d in fake.docs.values() if d.cabinet in cabinets
+                    and d.id not in fake.gone and d.id not in fake.revoked]
+            orderby = q.get("orderby") or ""
+            if fake.honour_orderby and (orderby.startswith("7|desc")
+                                        or orderby.lower().startswith("lastmod")):
+                docs.sort(key=lambda d: (d.modified, d.id), reverse=True)
+            else:
+                docs.sort(key=lambda d: d.id)
+            offset = int(q.get("skip", "0"))
+            token = q.get("skiptoken")
+            if token:
+                match = re.match(r"^t(\d+)-(\d+)$", token)
+                if not match or int(match.group(1)) != fake.token_generation:
+                    return JSONResponse({"error": "skiptoken expired"}, status_code=400)
+                offset = int(match.group(2))
+            if fake.repeat_pages:
+                offset = 0
+            page = docs[offset:offset + top]
+            rows = [fake._search_row(d) for d in page]
+            out: dict[str, Any] = ({"TotalFound": len(docs), "Results": rows}
+                                   if fake.shape == "A" else {"standardList": rows})
+            if offset + top < len(docs) and fake.paging != "skip":
+                next_token = f"t{fake.token_generation}-{offset + top}"
+                if fake.paging == "link":
+                    from urllib.parse import urlencode
+
+                    params = {k: v for k, v in q.items() if k not in ("skip", "skiptoken")}
+                    params["skiptoken"] = next_token
+                    out["@odata.nextLink"] = f"{fake.url}/v2/Search?{urlencode(params)}"
+                else:
+                    out[fake.token_key] = next_token
+            return out
+
+        @app.get("/v1/Document/{doc_id}/info")
+        def info(doc_id: str) -> Any:
+            doc = fake._status(doc_id)
+            if isinstance(doc, JSONResponse):
+                return doc
+            return {
+                "standardAttributes": {
+                    "id": doc.id, "envId": f":Q12:{doc.id}.nev", "name": doc.name,
+                    "extension": doc.extension, "size": len(doc.content),
+                    "created": doc.created, "createdBy": doc.created_by,
+                    "modified": doc.modified, "modifiedBy": "Amir Khan",
+                    "officialVer": doc.official_version,
+                    "latestVersionNumber": doc.official_version},
+                "customAttributes": [{"id": k, "value": v, "description": f"d{v}"}
+                                     for k, v in doc.custom.items()],
+            }
+
+        @app.get("/v1/Document/{doc_id}/acl")
+        def acl(doc_id: str) -> Any:
+            doc = fake._status(doc_id)
+            if isinstance(doc, JSONResponse):
+                return doc
+            if doc_id in fake.acl_missing:
+                return JSONResponse({"error": "not found"}, status_code=404)
+            return {"acl": doc.acl}
+
+        @app.get("/v1/Document/{doc_id}")
+        def download(doc_id: str) -> Response:
+            doc = fake._status(doc_id)
+            if isinstance(doc, JSONResponse):
+                return doc
+            headers = {"Content-Disposition": f'attachment; filename="{doc.filename}"'}
+            return Response(doc.content, media_type="application/octet-stream", headers=headers)
+
+        @app.get("/v1/attributes/{repo}/{attr}")
+        def lookup(repo: str, attr: int, request: Request) -> Any:
+            q = request.query_params
+            top = int(q.get("$top", "100"))
+            skip = int(q.get("$skip", "0"))
+            rows = fake.lookup.get(attr)
+            if rows is None:
+                return JSONResponse({"error": "not found"}, status_code=404)
+            return {"rows": rows[skip:skip + top]}
+
+        @app.get("/v2/cabinet/{cab}/groups")
+        def groups(cab: str) -> list[dict[str, Any]]:
+            return fake.groups.get(cab, [])
+
+        @app.get("/v1/Group/{group_id}/members")
+        def members(group_id: str) -> list[dict[str, Any]]:
+            return fake.members.get(group_id, [])
+
+        # Endpoints the crawler must never call. They "work", so only the log tells.
+        @app.get("/v1/Workspace/{cab}/{client}/{matter}/info")
+        def get_or_create(cab: str, client: str, matter: str) -> dict[str, Any]:
+            return {"standardAttributes": {"id": f"ws-{client}-{matter}", "created": True}}
+
+        @app.post("/v1/Search/{cab}")
+        def change_acl(cab: str) -> dict[str, Any]:
+            return {"ok": True}
+
+        @app.api_route("/v1/Document/{doc_id}", methods=["PUT", "DELETE"])
+        def write_document(doc_id: str) -> dict[str, Any]:
+            return {"ok": True}
+
+        return app
+
+    @contextmanager
+    def running(self) -> Iterator[str]:
+        with serve(self.app) as url:
+            self.url = url
+            yield url

@@ -1,0 +1,92 @@
+"""Production tokens: RS256/ES256 against a JWKS served over real HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from fastapi.testclient import TestClient
+
+from app.auth.service import issue_dev_token
+from tests.conftest import DbHandle, make_client, make_settings
+
+ISSUER = "https://login.example.test/tenant/v2.0"
+AUDIENCE = "api://ewall"
+
+
+@pytest.fixture(scope="module")
+def keys() -> dict[str, Any]:
+    return {
+        "rsa": rsa.generate_private_key(public_exponent=65537, key_size=2048),
+        "ec": ec.generate_private_key(ec.SECP256R1()),
+        "rogue": rsa.generate_private_key(public_exponent=65537, key_size=2048),
+    }
+
+
+@pytest.fixture(scope="module")
+def jwks_url(keys: dict[str, Any]) -> Iterator[str]:
+    rsa_jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(keys["rsa"].public_key()))
+    rsa_jwk.update({"kid": "rsa-1", "use": "sig", "alg": "RS256"})
+    ec_jwk = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(keys["ec"].public_key()))
+    ec_jwk.update({"kid": "ec-1", "use": "sig", "alg": "ES256"})
+    body = json.dumps({"keys": [rsa_jwk, ec_jwk]}).encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server API
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/keys"
+    server.shutdown()
+
+
+def _token(key: Any, alg: str, kid: str, **overrides: Any) -> str:
+    now = int(time.time())
+    claims = {"sub": "alice@firm.nl", "roles": ["compliance"], "iss": ISSUER, "aud": AUDIENCE,
+              "iat": now, "exp": now + 600}
+    claims.update(overrides)
+    return jwt.encode(claims, key, algorithm=alg, headers={"kid": kid})
+
+
+def test_oidc_tokens(db: DbHandle, embedder: Any, keys: dict[str, Any], jwks_url: str) -> None:
+    settings = make_settings(auth_mode="oidc", oidc_issuer=ISSUER, oidc_audience=AUDIENCE,
+                             oidc_jwks_url=jwks_url)
+    with make_client(db, settings, embedder) as client:
+        def status(token: str) -> int:
+            return client.get("/v1/audit/verify", headers={"Authorization": f"Bearer {token}"}).status_code
+
+        assert status(_token(keys["rsa"], "RS256", "rsa-1")) == 200
+        assert status(_token(keys["ec"], "ES256", "ec-1")) == 200
+        assert status(_token(keys["rsa"], "RS256", "rsa-1", iss="https://evil.test")) == 401
+        assert status(_token(keys["rsa"], "RS256", "rsa-1", aud="api://other")) == 401
+        assert status(_token(keys["rsa"], "RS256", "rsa-1", exp=int(time.time()) - 600)) == 401
+        assert status(_token(keys["rogue"], "RS256", "rsa-1")) == 401
+        assert status(_token(keys["rsa"], "RS256", "unknown-kid")) == 401
+        assert status(_token(keys["rsa"], "RS256", "rsa-1", roles=["lawyer"])) == 403
+        # a development token is worthless in production mode
+        dev = issue_dev_token(make_settings(), "alice@firm.nl", ["compliance"])
+        assert status(dev) == 401
+
+
+def test_token_cli_prints_a_usable_token(client: TestClient, settings: Any, capsys: Any) -> None:
+    from app.cli import main
+
+    assert main(["token", "--sub", "x@firm.nl", "--role", "compliance"]) == 0
+    token = capsys.readouterr().out.strip()
+    assert client.get("/v1/audit/verify", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+    assert main(["token", "--sub", " "]) == 2

@@ -1,0 +1,399 @@
+"""The citation gate against a real HTTP fake of data.rechtspraak.nl (127.0.0.1 only)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+import pytest
+
+from app.audit.chain import verify_chain
+from app.gates.citations import CitationChecker, CitationResult
+from tests.conftest import Tokens, make_settings
+from tests.fakes.rechtspraak import FakeRechtspraak, closed_port_url, manifest
+from tests.gates.conftest import GateClient
+
+if TYPE_CHECKING:
+    from tests.conftest import DbHandle
+
+TIMEOUT = 0.8  # the production default
+SLOW = 3.0
+
+
+def live_eclis(n: int) -> list[str]:
+    """Real records without relations or markers: live as published."""
+    rows = [
+        r["ecli"]
+        for r in manifest()
+        if not r["relations"] and not r["isReplacedBy"] and int(r["body_chars"]) > 0
+    ]
+    unique = list(dict.fromkeys(rows))
+    assert len(unique) >= n
+    return unique[:n]
+
+
+def checker(url: str, **overrides: Any) -> CitationChecker:
+    settings = make_settings(
+        rechtspraak_url=url, citation_timeout_s=overrides.pop("timeout", TIMEOUT), **overrides
+    )
+    return CitationChecker(settings)
+
+
+def check(fake_url: str, eclis: list[str], **overrides: Any) -> list[CitationResult]:
+    return checker(fake_url, **overrides).check_sync(eclis)
+
+
+# --- the checker on its own ---------------------------------------------------------------
+
+
+def test_live_record(rechtspraak: FakeRechtspraak) -> None:
+    [ecli] = live_eclis(1)
+    [result] = check(rechtspraak.url, [ecli])
+    assert result.live
+    assert result.reason == "live"
+    assert result.code == "live"
+    assert result.by is None
+    assert result.http_status == 200
+    assert not result.cached
+    assert rechtspraak.hits(ecli) == 1
+
+
+def test_real_status_records_from_the_corpus(rechtspraak: FakeRechtspraak) -> None:
+    results = check(
+        rechtspraak.url,
+        ["ECLI:NL:RBAMS:2012:BZ5426", "ECLI:NL:RBAMS:2007:YB0083", "ECLI:NL:CRVB:2012:BY5954"],
+    )
+    by_ecli = {r.ecli: r for r in results}
+    assert by_ecli["ECLI:NL:RBAMS:2012:BZ5426"].reason == "vernietigd door ECLI:NL:HR:2013:477"
+    assert by_ecli["ECLI:NL:RBAMS:2012:BZ5426"].by == "ECLI:NL:HR:2013:477"
+    assert by_ecli["ECLI:NL:RBAMS:2007:YB0083"].reason == "vervangen door ECLI:NL:TGDKG:2007:1"
+    assert by_ecli["ECLI:NL:CRVB:2012:BY5954"].code == "vervallen"
+    assert not any(r.live for r in results)
+
+
+@pytest.mark.parametrize(
+    ("knob", "code", "reason", "by"),
+    [
+        ({"replaced_by": "ECLI:NL:HR:2020:1"}, "replaced", "vervangen door ECLI:NL:HR:2020:1",
+         "ECLI:NL:HR:2020:1"),
+        ({"empty_replaced": True}, "unverifiable", "unverifiable: empty isReplacedBy marker",
+         None),
+        ({"set_aside_by": "ECLI:NL:HR:2020:2"}, "set_aside", "vernietigd door ECLI:NL:HR:2020:2",
+         "ECLI:NL:HR:2020:2"),
+        ({"vervallen_by": "ECLI:NL:HR:2020:3"}, "vervallen",
+         "vervallen verklaard door ECLI:NL:HR:2020:3", "ECLI:NL:HR:2020:3"),
+        ({"withdrawal": "ingetrokken"}, "withdrawn", "ingetrokken", None),
+        ({"withdrawal": ""}, "unverifiable", "unverifiable: empty withdrawal marker", None),
+        ({"status": 500}, "unverifiable", "unverifiable: the source answered HTTP 500", None),
+        ({"status": 404}, "unverifiable", "unverifiable: the source has no record of it", None),
+        ({"status": 429}, "unverifiable", "unverifiable: the source answered HTTP 429", None),
+        ({"garbage": True}, "unverifiable", "unverifiable: unreadable answer from the source",
+         None),
+        ({"delay_s": SLOW}, "unverifiable", "unverifiable: no answer from the source within 0.8 s",
+         None),
+        ({"other": "ECLI:NL:HR:1984:AC8252"}, "unverifiable",
+         "unverifiable: the source answered with a record for ECLI:NL:HR:1984:AC8252", None),
+    ],
+    ids=lambda v: str(v)[:40],
+)
+def test_variants(
+    rechtspraak: FakeRechtspraak, knob: dict[str, Any], code: str, reason: str, by: str | None
+) -> None:
+    ecli = "ECLI:NL:HR:2019:1278"  # not in the corpus: served from a real record
+    rechtspraak.alias(ecli, "ECLI:NL:HR:1995:AA1532")
+    rechtspraak.set(ecli, **knob)
+    started = time.monotonic()
+    [result] = check(rechtspraak.url, [ecli])
+    elapsed = time.monotonic() - started
+    assert result.ecli == ecli
+    assert result.live is False
+    assert result.code == code
+    assert result.reason.startswith(reason), result.reason
+    assert result.by == by
+    assert elapsed < 2 * TIMEOUT + 0.5  # never waits for the slow answer
+
+
+def test_unknown_ecli_is_unverifiable(rechtspraak: FakeRechtspraak) -> None:
+    [result] = check(rechtspraak.url, ["ECLI:NL:HR:2099:1"])
+    assert not result.live
+    assert result.http_status == 404
+    assert result.reason.startswith("unverifiable: the source has no record")
+
+
+def test_unreachable_source_fails_closed() -> None:
+    results = check(closed_port_url(), live_eclis(3))
+    assert [r.live for r in results] == [False, False, False]
+    for r in results:
+        assert r.code == "unverifiable"
+        assert r.reason.startswith("unverifiable: the source is unreachable"), r.reason
+
+
+def test_many_citations_are_checked_in_parallel(rechtspraak: FakeRechtspraak) -> None:
+    eclis = live_eclis(12)
+    slow = eclis[::3]  # 4 of them hang for longer than the timeout
+    for ecli in slow:
+        rechtspraak.slow(ecli, SLOW)
+    started = time.monotonic()
+    results = check(rechtspraak.url, eclis)
+    elapsed = time.monotonic() - started
+    assert [r.ecli for r in results] == eclis
+    assert elapsed < 3 * TIMEOUT, f"took {elapsed:.2f}s: checks are not parallel"
+    assert elapsed >= TIMEOUT * 0.9  # the slow ones did wait for their deadline
+    for r in results:
+        assert r.live is (r.ecli not in slow), r
+
+
+def test_parallelism_is_bounded(rechtspraak: FakeRechtspraak) -> None:
+    eclis = live_eclis(4)
+    for ecli in eclis:
+        rechtspraak.slow(ecli, 0.3)
+    started = time.monotonic()
+    results = check(rechtspraak.url, eclis, citation_max_parallel=2)
+    elapsed = time.monotonic() - started
+    assert all(r.live for r in results)  # queueing does not eat into the deadline
+    assert elapsed >= 0.55, "more than two requests ran at once"
+
+
+def test_hard_timeout_covers_a_trickling_body(rechtspraak: FakeRechtspraak) -> None:
+    # headers at once, then a piece every 0.1 s: no single read exceeds httpx's timeout,
+    # only the deadline around the whole request stops it
+    [ecli] = live_eclis(1)
+    rechtspraak.trickle(ecli, 2.0)
+    started = time.monotonic()
+    [result] = check(rechtspraak.url, [ecli], timeout=0.5)
+    elapsed = time.monotonic() - started
+    assert result.reason == "unverifiable: no answer from the source within 0.5 s"
+    assert elapsed < 1.2
+
+
+def test_trickling_body_within_the_deadline_is_fine(rechtspraak: FakeRechtspraak) -> None:
+    [ecli] = live_eclis(1)
+    rechtspraak.trickle(ecli, 0.2)
+    [result] = check(rechtspraak.url, [ecli], timeout=2.0)
+    assert result.live, result.reason
+
+
+def test_oversized_answer_is_unverifiable(rechtspraak: FakeRechtspraak) -> None:
+    [ecli] = live_eclis(1)
+    settings = make_settings(rechtspraak_url=rechtspraak.url)
+    [result] = CitationChecker(settings, max_body_bytes=100).check_sync([ecli])
+    assert result.reason == "unverifiable: the answer from the source is too large"
+
+
+def test_not_an_ecli_is_unverifiable_without_a_request(rechtspraak: FakeRechtspraak) -> None:
+    [result] = check(rechtspraak.url, ["ECLI:NL:HR:19:1"])
+    assert result.reason == "unverifiable: not a well-formed ECLI"
+    assert rechtspraak.hits("ECLI:NL:HR:19:1") == 0
+
+
+def test_duplicates_are_checked_once(rechtspraak: FakeRechtspraak) -> None:
+    [ecli] = live_eclis(1)
+    results = check(rechtspraak.url, [ecli, ecli, ecli])
+    assert len(results) == 1
+    assert rechtspraak.hits(ecli) == 1
+
+
+def test_no_cache_by_default(rechtspraak: FakeRechtspraak) -> None:
+    [ecli] = live_eclis(1)
+    gate = checker(rechtspraak.url)
+    gate.check_sync([ecli])
+    gate.check_sync([ecli])
+    assert rechtspraak.hits(ecli) == 2
+
+
+def test_cache_keeps_definitive_answers_only(rechtspraak: FakeRechtspraak) -> None:
+    live, failing, replaced = live_eclis(3)
+    rechtspraak.fail(failing, 500)
+    rechtspraak.replaced(replaced, "ECLI:NL:HR:2020:1")
+    gate = checker(rechtspraak.url, citation_cache_ttl_s=60)
+    first = gate.check_sync([live, failing, replaced])
+    second = gate.check_sync([live, failing, replaced])
+    assert [r.cached for r in first] == [False, False, False]
+    assert [r.cached for r in second] == [True, False, True]
+    assert [r.live for r in second] == [True, False, False]
+    assert rechtspraak.hits(live) == 1
+    assert rechtspraak.hits(replaced) == 1
+    assert rechtspraak.hits(failing) == 2  # unverifiable answers are asked again
+
+
+def test_cache_expires(rechtspraak: FakeRechtspraak) -> None:
+    [ecli] = live_eclis(1)
+    gate = checker(rechtspraak.url, citation_cache_ttl_s=0.2)
+    gate.check_sync([ecli])
+    time.sleep(0.3)
+    [again] = gate.check_sync([ecli])
+    assert not again.cached
+    assert rechtspraak.hits(ecli) == 2
+
+
+def test_sync_wrapper_in_worker_threads_and_async_use(rechtspraak: FakeRechtspraak) -> None:
+    eclis = live_eclis(2)
+    gate = checker(rechtspraak.url)
+    out: list[list[CitationResult]] = []
+    threads = [
+        threading.Thread(target=lambda: out.append(gate.check_sync(eclis))) for _ in range(3)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(out) == 3
+    assert all(all(r.live for r in results) for results in out)
+
+    async def inside_a_loop() -> None:
+        with pytest.raises(RuntimeError, match="await check"):
+            gate.check_sync(eclis)
+        results = await gate.check(eclis)
+        assert all(r.live for r in results)
+
+    asyncio.run(inside_a_loop())
+
+
+# --- through the API ------------------------------------------------------------------------
+
+
+def gate_events(db: DbHandle) -> list[dict[str, Any]]:
+    with psycopg.connect(db.superuser_url) as conn, conn.cursor() as cur:
+        cur.execute("SELECT person_id, gate, ok, request, outcome FROM gate_events ORDER BY seq")
+        names = [d.name for d in cur.description or []]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def test_api_reports_each_citation_and_fails_if_any_is_not_live(
+    rechtspraak: FakeRechtspraak, gate_client: GateClient, auth: Tokens, db: DbHandle
+) -> None:
+    live, replaced, slow = live_eclis(3)
+    rechtspraak.replaced(replaced, "ECLI:NL:HR:2020:1")
+    rechtspraak.slow(slow, SLOW)
+    client = gate_client(rechtspraak_url=rechtspraak.url)
+    draft = (
+        f"Zoals de Hoge Raad oordeelde ({live}), en eerder in ecli{replaced[4:]}; "
+        f"zie ook {slow}. Nogmaals {live}."
+    )
+    started = time.monotonic()
+    r = client.post("/v1/gates/citations", json={"text": draft}, headers=auth("alice@firm.nl"))
+    elapsed = time.monotonic() - started
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["ok"] is False
+    assert body["checked_at"]
+    assert [c["ecli"] for c in body["citations"]] == [live, replaced, slow]
+    got = {c["ecli"]: c for c in body["citations"]}
+    assert got[live]["live"] is True
+    assert got[live]["reason"] == "live"
+    assert {
+        "live": False, "reason": "vervangen door ECLI:NL:HR:2020:1", "by": "ECLI:NL:HR:2020:1",
+        "code": "replaced",
+    }.items() <= got[replaced].items()
+    assert got[slow]["live"] is False
+    assert got[slow]["reason"].startswith("unverifiable:")
+    assert elapsed < 3 * TIMEOUT + 1.0
+
+    [event] = gate_events(db)
+    assert event["person_id"] == "alice@firm.nl"
+    assert event["gate"] == "citations"
+    assert event["ok"] is False
+    assert event["request"]["eclis"] == [live, replaced, slow]
+    assert len(event["request"]["text_sha256"]) == 64
+    assert "Hoge Raad oordeelde" not in str(event)  # the draft itself is not stored
+    assert [c["live"] for c in event["outcome"]["citations"]] == [True, False, False]
+    with db.database.connect() as conn:
+        assert verify_chain(conn, "gates").ok
+
+
+def test_api_all_live_and_no_citations(
+    rechtspraak: FakeRechtspraak, gate_client: GateClient, auth: Tokens, db: DbHandle
+) -> None:
+    client = gate_client(rechtspraak_url=rechtspraak.url)
+    eclis = live_eclis(2)
+    h = auth("alice@firm.nl", "lawyer")
+    r = client.post("/v1/gates/citations", json={"text": " en ".join(eclis)}, headers=h)
+    assert r.status_code == 200
+    assert r.json()["ok"] is True
+    r = client.post("/v1/gates/citations", json={"text": "Geen uitspraken hier."}, headers=h)
+    assert r.status_code == 200, r.text
+    assert r.json()["ok"] is True
+    assert r.json()["citations"] == []
+    events = gate_events(db)
+    assert [e["ok"] for e in events] == [True, True]
+    assert events[1]["request"]["eclis"] == []
+
+
+def test_api_many_citations_in_parallel(
+    rechtspraak: FakeRechtspraak, gate_client: GateClient, auth: Tokens
+) -> None:
+    eclis = live_eclis(12)
+    slow = set(eclis[1::3])
+    for ecli in slow:
+        rechtspraak.slow(ecli, SLOW)
+    client = gate_client(rechtspraak_url=rechtspraak.url, citation_timeout_s=TIMEOUT)
+    draft = "\n".join(f"Punt {i}: zie {e}." for i, e in enumerate(eclis))
+    started = time.monotonic()
+    r = client.post("/v1/gates/citations", json={"text": draft}, headers=auth("alice@firm.nl"))
+    elapsed = time.monotonic() - started
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["ok"] is False
+    assert len(body["citations"]) == 12
+    assert {c["ecli"] for c in body["citations"] if not c["live"]} == slow
+    assert elapsed < 3 * TIMEOUT, f"took {elapsed:.2f}s"
+
+
+def test_api_unreachable_source_fails_closed(
+    gate_client: GateClient, auth: Tokens, db: DbHandle
+) -> None:
+    client = gate_client(rechtspraak_url=closed_port_url())
+    text = "Zie ECLI:NL:HR:2013:477 en ECLI:NL:RBAMS:2012:BZ5426."
+    r = client.post("/v1/gates/citations", json={"text": text}, headers=auth("bob@firm.nl"))
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["ok"] is False
+    assert all(c["reason"].startswith("unverifiable: the source is unreachable")
+               for c in body["citations"])
+    [event] = gate_events(db)
+    assert event["ok"] is False
+    assert event["person_id"] == "bob@firm.nl"
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"text": "x" * 200_001}, "text"),
+        ({}, "text"),
+        ({"text": 12}, "text"),
+        ({"text": "ECLI:NL:HR:2013:477", "extra": 1}, "extra"),
+    ],
+)
+def test_api_validation(
+    gate_client: GateClient, auth: Tokens, db: DbHandle, payload: dict[str, Any], field: str
+) -> None:
+    # nothing may be fetched for an invalid request: a closed port would show up as a result
+    client = gate_client(rechtspraak_url=closed_port_url())
+    r = client.post("/v1/gates/citations", json=payload, headers=auth("alice@firm.nl"))
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["code"] == "validation_error"
+    assert r.json()["error"]["details"]["field"] == field
+    assert gate_events(db) == []
+
+
+def test_api_not_json(rechtspraak: FakeRechtspraak, gate_client: GateClient, auth: Tokens) -> None:
+    client = gate_client(rechtspraak_url=rechtspraak.url)
+    r = client.post(
+        "/v1/gates/citations",
+        content=b"{not json",
+        headers={**auth("alice@firm.nl"), "Content-Type": "application/json"},
+    )
+    assert r.status_code == 422
+    assert "error" in r.json()
+
+
+def test_api_roles(rechtspraak: FakeRechtspraak, gate_client: GateClient, auth: Tokens) -> None:
+    client = gate_client(rechtspraak_url=rechtspraak.url)
+    body = {"text": "ECLI:NL:HR:2013:477"}
+    assert client.post("/v1/gates/citations", json=body).status_code == 401
+    r = client.post("/v1/gates/citations", json=body, headers=auth("c@firm.nl", "compliance"))
+    assert r.status_code == 403
+    assert r.json()["error"]["code"] == "forbidden"

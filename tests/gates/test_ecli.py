@@ -1,0 +1,77 @@
+"""ECLI extraction from drafts."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.gates.ecli import extract_eclis, is_ecli, normalise_ecli
+
+
+def test_finds_eclis_in_prose_with_trailing_punctuation() -> None:
+    text = (
+        "Zie HR 12 april 2013, ECLI:NL:HR:2013:477. Anders: ECLI:NL:RBAMS:2012:BZ5426, "
+        "(vgl. ECLI:NL:GHAMS:2013:2283); en [ECLI:NL:CRVB:2014:356] of ECLI:NL:PHR:2014:2;"
+    )
+    assert extract_eclis(text) == [
+        "ECLI:NL:HR:2013:477",
+        "ECLI:NL:RBAMS:2012:BZ5426",
+        "ECLI:NL:GHAMS:2013:2283",
+        "ECLI:NL:CRVB:2014:356",
+        "ECLI:NL:PHR:2014:2",
+    ]
+
+
+def test_not_only_dutch_and_ordinals_with_dots() -> None:
+    text = (
+        "HvJ EU ECLI:EU:C:2019:1099 en EHRM ECLI:CE:ECHR:2017:0110JUD002374711, "
+        "BE ECLI:BE:CASS:2004:AR.20040322.1."
+    )
+    assert extract_eclis(text) == [
+        "ECLI:EU:C:2019:1099",
+        "ECLI:CE:ECHR:2017:0110JUD002374711",
+        "ECLI:BE:CASS:2004:AR.20040322.1",
+    ]
+
+
+def test_prefix_is_case_insensitive_and_normalised() -> None:
+    assert extract_eclis("ecli:NL:HR:2019:1278 en Ecli:NL:HR:2019:1278") == ["ECLI:NL:HR:2019:1278"]
+
+
+def test_deduplicated_in_order_of_first_appearance() -> None:
+    text = "ECLI:NL:HR:2019:2 ECLI:NL:HR:2019:1 ECLI:NL:HR:2019:2. ECLI:NL:HR:2019:1,"
+    assert extract_eclis(text) == ["ECLI:NL:HR:2019:2", "ECLI:NL:HR:2019:1"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ECLI:NL:HR:19:1",  # two-digit year
+        "ECLI:NLD:HR:2019:1",  # three-letter country
+        "ECLI:nl:HR:2019:1",  # country in lower case
+        "ECLI:N:HR:2019:1",  # one-letter country
+        "ECLI:NL:ABCDEFGH:2019:1",  # court code of 8
+        "ECLI:NL::2019:1",  # no court
+        "ECLI:NL:HR:2019:",  # no ordinal
+        "ECLI:NL:HR:2019:.",  # only a dot
+        "ECLI:NL:HR:20190:1",  # five-digit year
+        "ECLI:NL:HR:2019:1:2",  # an extra part
+        "ECLI:NL:HR:2019:" + "A" * 26,  # ordinal too long
+        "XECLI:NL:HR:2019:1",  # part of a longer token
+        "ECLI NL HR 2019 1",
+        "ECLI:NL-HR:2019:1",
+    ],
+)
+def test_rejects_malformed(text: str) -> None:
+    assert extract_eclis(text) == []
+
+
+def test_longest_ordinal_is_accepted() -> None:
+    ecli = "ECLI:NL:HR:2019:" + "A" * 25
+    assert extract_eclis(f"zie {ecli}.") == [ecli]
+
+
+def test_helpers() -> None:
+    assert is_ecli("ECLI:NL:HR:2019:1278")
+    assert not is_ecli("ECLI:NL:HR:2019:1278.")
+    assert normalise_ecli(" ecli:NL:HR:2019:1278 ") == "ECLI:NL:HR:2019:1278"
+    assert normalise_ecli("BZ5426") is None

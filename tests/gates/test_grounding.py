@@ -1,0 +1,297 @@
+"""The grounding gate: real PostgreSQL (chunks, RLS, audit log) and the real embedding model.
+
+The search API is built elsewhere, so a retrieval is written here the way search writes
+it: chunks inserted directly (as the superuser: chunks has RLS for the app role) and an
+audit row through app.audit.chain.append_retrieval in a transaction of the app database.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+import pytest
+
+from app.audit.chain import append_retrieval, verify_chain
+from app.embeddings import vector_literal
+from tests.conftest import Tokens
+from tests.gates.conftest import GateClient
+
+if TYPE_CHECKING:
+    from tests.conftest import DbHandle
+
+ALICE = "alice@firm.nl"
+BOB = "bob@firm.nl"
+
+RETURNED = {
+    "c-aansprakelijk": (
+        "De werkgever is aansprakelijk voor de schade die de werknemer in de uitoefening "
+        "van zijn werkzaamheden lijdt, tenzij hij aantoont dat hij zijn zorgplicht is nagekomen."
+    ),
+    "c-termijn": (
+        "De termijn voor het instellen van hoger beroep bedraagt drie maanden na de dag van "
+        "de uitspraak van het vonnis."
+    ),
+}
+NOT_RETURNED = {
+    "c-octrooi": (
+        "Een octrooi wordt verleend voor uitvindingen die nieuw zijn, op uitvinderswerkzaamheid "
+        "berusten en toegepast kunnen worden op het gebied van de nijverheid."
+    ),
+}
+UNRELATED = "Het weer was zaterdag zonnig en de markt op het plein was druk bezocht."
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def insert_chunks(db: DbHandle, embedder: Any, chunks: dict[str, str]) -> None:
+    vectors = embedder.embed_passages(list(chunks.values()))
+    with psycopg.connect(db.superuser_url) as conn:
+        document_id = conn.execute(
+            "INSERT INTO documents (source, external_id, status, doc_type, title, source_acl_id,"
+            " matter_id, client_id) VALUES ('folder', %s, 'active', 'memo', 'Memo', 'public',"
+            " 'M-1', 'C-1') RETURNING document_id",
+            (f"memo-{uuid.uuid4().hex[:8]}",),
+        ).fetchone()[0]  # type: ignore[index]
+        for ordinal, ((chunk_id, body), vector) in enumerate(
+            zip(chunks.items(), vectors, strict=True)
+        ):
+            conn.execute(
+                "INSERT INTO chunks (chunk_id, document_id, source, external_id, client_id,"
+                " matter_id, wall_group_id, source_acl_id, doc_type, section_path, ordinal,"
+                " body, embedding, content_sha256, token_count)"
+                " SELECT %s, document_id, source, external_id, 'C-1', 'M-1', 'open', 'public',"
+                " 'memo', '', %s, %s, CAST(%s AS vector), %s, %s FROM documents"
+                " WHERE document_id = %s",
+                (chunk_id, ordinal, body, vector_literal(vector), sha(body), len(body.split()),
+                 document_id),
+            )
+
+
+def record_retrieval(
+    db: DbHandle, person_id: str, chunk_ids: list[str], hashes: dict[str, str] | None = None
+) -> str:
+    retrieval_id = uuid.uuid4()
+    bodies = {**RETURNED, **NOT_RETURNED}
+    row = {
+        "retrieval_id": retrieval_id,
+        "at": datetime.now(UTC),
+        "person_id": person_id,
+        "roles": ["lawyer"],
+        "purpose": "search",
+        "query": "aansprakelijkheid werkgever",
+        "mode": "hybrid",
+        "k": 10,
+        "filters": {},
+        "allowed_wall_groups": ["open"],
+        "source_principals": [],
+        "policy_version": 1,
+        "model": "gpt-x",
+        "prompt_version": "v1",
+        "strategy": "exact",
+        "took_ms": 1.0,
+        "result_count": len(chunk_ids),
+    }
+    results = [
+        {
+            "rank": rank,
+            "chunk_id": chunk_id,
+            "matter_id": "M-1",
+            "content_sha256": (hashes or {}).get(chunk_id, sha(bodies[chunk_id])),
+            "score": 1.0 / rank,
+        }
+        for rank, chunk_id in enumerate(chunk_ids, start=1)
+    ]
+    with db.database.transaction() as conn:
+        append_retrieval(conn, row, results)
+    return str(retrieval_id)
+
+
+@pytest.fixture
+def corpus(db: DbHandle, embedder: Any) -> DbHandle:
+    insert_chunks(db, embedder, {**RETURNED, **NOT_RETURNED})
+    return db
+
+
+def superuser(db: DbHandle, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    with psycopg.connect(db.superuser_url) as conn:
+        cur = conn.execute(sql, params)
+        return cur.fetchall() if cur.description else []
+
+
+def ground(client: Any, auth: Tokens, person: str, retrieval_id: str, answer: str) -> Any:
+    return client.post(
+        "/v1/gates/grounding",
+        json={"retrieval_id": retrieval_id, "answer": answer},
+        headers=auth(person, "lawyer"),
+    )
+
+
+def test_supported_and_unsupported_sentences(
+    corpus: DbHandle, gate_client: GateClient, auth: Tokens
+) -> None:
+    rid = record_retrieval(corpus, ALICE, list(RETURNED))
+    client = gate_client()
+    answer = (
+        "De werkgever is aansprakelijk voor schade die de werknemer lijdt bij zijn werk, tenzij "
+        "hij zijn zorgplicht is nagekomen. " + UNRELATED
+    )
+    r = ground(client, auth, ALICE, rid, answer)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["threshold"] == 0.78
+    assert body["ok"] is False
+    first, second = body["sentences"]
+    assert first["supported"] is True
+    assert first["best_chunk_id"] == "c-aansprakelijk"
+    assert first["similarity"] >= 0.78
+    assert first["similarity"] == round(first["similarity"], 4)
+    assert second["text"] == UNRELATED
+    assert second["supported"] is False
+    assert second["similarity"] < 0.78
+    assert second["best_chunk_id"] in RETURNED
+
+    supported_only = ground(client, auth, ALICE, rid, RETURNED["c-termijn"])
+    assert supported_only.status_code == 200
+    assert supported_only.json()["ok"] is True
+    [only] = supported_only.json()["sentences"]
+    assert only["best_chunk_id"] == "c-termijn"
+    assert only["similarity"] > 0.99
+
+
+def test_a_chunk_the_retrieval_did_not_return_never_counts(
+    corpus: DbHandle, gate_client: GateClient, auth: Tokens
+) -> None:
+    rid = record_retrieval(corpus, ALICE, list(RETURNED))
+    client = gate_client()
+    # word for word the text of a visible chunk that exists, but was not returned
+    r = ground(client, auth, ALICE, rid, NOT_RETURNED["c-octrooi"])
+    assert r.status_code == 200, r.text
+    [sentence] = r.json()["sentences"]
+    assert sentence["supported"] is False
+    assert sentence["best_chunk_id"] != "c-octrooi"
+    assert r.json()["ok"] is False
+
+
+def test_chunks_no_longer_visible_support_nothing(
+    corpus: DbHandle, gate_client: GateClient, auth: Tokens
+) -> None:
+    rid = record_retrieval(corpus, ALICE, ["c-termijn"])
+    client = gate_client()
+    assert ground(client, auth, ALICE, rid, RETURNED["c-termijn"]).json()["ok"] is True
+    # the matter went behind a wall since: the chunk moved out of the open group
+    superuser(corpus, "UPDATE chunks SET wall_group_id = 'quarantine' WHERE chunk_id = 'c-termijn'")
+    r = ground(client, auth, ALICE, rid, RETURNED["c-termijn"])
+    assert r.status_code == 200, r.text
+    assert r.json()["ok"] is False
+    assert r.json()["sentences"] == [
+        {"text": RETURNED["c-termijn"], "supported": False, "best_chunk_id": None,
+         "similarity": None}
+    ]
+
+
+def test_deleted_chunks_and_changed_content_support_nothing(
+    corpus: DbHandle, gate_client: GateClient, auth: Tokens
+) -> None:
+    rid = record_retrieval(
+        corpus, ALICE, ["c-aansprakelijk", "c-termijn"], hashes={"c-termijn": "0" * 64}
+    )
+    superuser(corpus, "DELETE FROM chunks WHERE chunk_id = 'c-aansprakelijk'")
+    client = gate_client()
+    answer = f"{RETURNED['c-aansprakelijk']} {RETURNED['c-termijn']}"
+    body = ground(client, auth, ALICE, rid, answer).json()
+    assert body["ok"] is False
+    assert [s["supported"] for s in body["sentences"]] == [False, False]
+    assert all(s["best_chunk_id"] is None for s in body["sentences"])
+
+
+def test_only_the_person_who_retrieved_may_check(
+    corpus: DbHandle, gate_client: GateClient, auth: Tokens
+) -> None:
+    rid = record_retrieval(corpus, ALICE, list(RETURNED))
+    client = gate_client()
+    r = ground(client, auth, BOB, rid, RETURNED["c-termijn"])
+    assert r.status_code == 403, r.text
+    assert r.json()["error"]["code"] == "forbidden"
+    assert "only the person who made the retrieval" in r.json()["error"]["message"].lower()
+    # the refusal is audited, without the answer
+    [(person, ok, request, outcome)] = superuser(
+        corpus, "SELECT person_id, ok, request, outcome FROM gate_events"
+    )
+    assert person == BOB
+    assert ok is False
+    assert request["retrieval_id"] == rid
+    assert request["sentences"] == 1
+    assert request["answer_sha256"] == sha(RETURNED["c-termijn"])
+    assert outcome == {"refused": {"status": 403, "code": "forbidden"}}
+
+
+def test_unknown_retrieval_is_404(
+    corpus: DbHandle, gate_client: GateClient, auth: Tokens
+) -> None:
+    client = gate_client()
+    r = ground(client, auth, ALICE, str(uuid.uuid4()), "Een zin.")
+    assert r.status_code == 404, r.text
+    assert r.json()["error"]["code"] == "not_found"
+
+
+def test_every_check_is_audited_in_the_chain(
+    corpus: DbHandle, gate_client: GateClient, auth: Tokens
+) -> None:
+    rid = record_retrieval(corpus, ALICE, list(RETURNED))
+    client = gate_client()
+    answer = f"{RETURNED['c-termijn']} {UNRELATED}"
+    assert ground(client, auth, ALICE, rid, answer).status_code == 200
+    [(gate, ok, request, outcome)] = superuser(
+        corpus, "SELECT gate, ok, request, outcome FROM gate_events"
+    )
+    assert gate == "grounding"
+    assert ok is False
+    assert request == {"retrieval_id": rid, "answer_sha256": sha(answer), "sentences": 2}
+    assert [s["supported"] for s in outcome["sentences"]] == [True, False]
+    assert outcome["sentences"][0]["best_chunk_id"] == "c-termijn"
+    assert "zonnig" not in str(outcome)  # answers are not stored, only hashes
+    with corpus.database.connect() as conn:
+        assert verify_chain(conn, "gates").ok
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"retrieval_id": "not-a-uuid", "answer": "Een zin."}, "retrieval_id"),
+        ({"retrieval_id": str(uuid.uuid4()), "answer": ""}, "answer"),
+        ({"retrieval_id": str(uuid.uuid4()), "answer": "   \n "}, "answer"),
+        ({"retrieval_id": str(uuid.uuid4())}, "answer"),
+        ({"answer": "Een zin."}, "retrieval_id"),
+        ({"retrieval_id": str(uuid.uuid4()), "answer": "x" * 200_001}, "answer"),
+    ],
+)
+def test_validation(
+    db: DbHandle, gate_client: GateClient, auth: Tokens, payload: dict[str, Any], field: str
+) -> None:
+    client = gate_client()
+    r = client.post("/v1/gates/grounding", json=payload, headers=auth(ALICE, "lawyer"))
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["details"]["field"] == field
+
+
+def test_too_many_sentences(db: DbHandle, gate_client: GateClient, auth: Tokens) -> None:
+    client = gate_client()
+    payload = {"retrieval_id": str(uuid.uuid4()), "answer": "Een zin. " * 2001}
+    r = client.post("/v1/gates/grounding", json=payload, headers=auth(ALICE, "lawyer"))
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["code"] == "too_many_sentences"
+    assert r.json()["error"]["details"]["field"] == "answer"
+
+
+def test_roles(db: DbHandle, gate_client: GateClient, auth: Tokens) -> None:
+    client = gate_client()
+    payload = {"retrieval_id": str(uuid.uuid4()), "answer": "Een zin."}
+    assert client.post("/v1/gates/grounding", json=payload).status_code == 401
+    r = client.post("/v1/gates/grounding", json=payload, headers=auth(ALICE, "admin"))
+    assert r.status_code == 403

@@ -1,0 +1,91 @@
+"""Sentence splitting for Dutch legal prose."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.gates.sentences import split_sentences
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "De rechtbank wijst de vordering af. Het hof bekrachtigt het vonnis.",
+            ["De rechtbank wijst de vordering af.", "Het hof bekrachtigt het vonnis."],
+        ),
+        (
+            "Op grond van art. 6:162 BW is gedaagde aansprakelijk. "
+            "Dat volgt uit r.o. 3.4 van het arrest.",
+            ["Op grond van art. 6:162 BW is gedaagde aansprakelijk.",
+             "Dat volgt uit r.o. 3.4 van het arrest."],
+        ),
+        (
+            "Zie o.a. HR 12 april 2013, ECLI:NL:HR:2013:477. De rechtbank volgt dat.",
+            ["Zie o.a. HR 12 april 2013, ECLI:NL:HR:2013:477.", "De rechtbank volgt dat."],
+        ),
+        (
+            "Eiser wordt bijgestaan door mr. J.A. de Vries. "
+            "Hij voert aan dat de termijn is verstreken.",
+            ["Eiser wordt bijgestaan door mr. J.A. de Vries.",
+             "Hij voert aan dat de termijn is verstreken."],
+        ),
+        (
+            "De schade is vergoed [1]. Rente is verschuldigd. [2, 3] De kosten zijn voor gedaagde.",
+            ["De schade is vergoed [1].", "Rente is verschuldigd. [2, 3]",
+             "De kosten zijn voor gedaagde."],
+        ),
+        (
+            "Rente is verschuldigd.[4] Zo oordeelde de rechtbank.",
+            ["Rente is verschuldigd.[4]", "Zo oordeelde de rechtbank."],
+        ),
+        (
+            "Art. 3 lid 1 jo. art. 4 Awb is van toepassing. Zie ook i.c. de conclusie.",
+            ["Art. 3 lid 1 jo. art. 4 Awb is van toepassing.", "Zie ook i.c. de conclusie."],
+        ),
+        (
+            "Vgl. EHRM 1 januari 2000, nr. 12345/99. Het EU-recht is niet van toepassing.",
+            ["Vgl. EHRM 1 januari 2000, nr. 12345/99.", "Het EU-recht is niet van toepassing."],
+        ),
+        (
+            "3.4. De rechtbank overweegt als volgt. Het beroep is gegrond.",
+            ["3.4. De rechtbank overweegt als volgt.", "Het beroep is gegrond."],
+        ),
+        (
+            "De zitting was op 12 jan. 2014. Partijen zijn gehoord.",
+            ["De zitting was op 12 jan. 2014.", "Partijen zijn gehoord."],
+        ),
+        (
+            "Zij stelt: “Dit is onjuist.” De rechtbank volgt haar niet.",
+            ["Zij stelt: “Dit is onjuist.”", "De rechtbank volgt haar niet."],
+        ),
+        (
+            "De raadsheren waren P.Th. Gründemann en M.i. Jansen e.a. Zij beslisten unaniem.",
+            ["De raadsheren waren P.Th. Gründemann en M.i. Jansen e.a. Zij beslisten unaniem."],
+        ),
+        (
+            "Acme B.V. heeft geleverd. Vgl. ook m.i. terecht HR 2019.",
+            ["Acme B.V. heeft geleverd.", "Vgl. ook m.i. terecht HR 2019."],
+        ),
+        ("(…) De rechtbank oordeelt.", ["(…) De rechtbank oordeelt."]),
+        ("Is dat juist? Nee. Dat is het niet!", ["Is dat juist?", "Nee.", "Dat is het niet!"]),
+        (
+            "De vordering is toewijsbaar in 2013. 4. Proceskosten worden gecompenseerd.",
+            ["De vordering is toewijsbaar in 2013.", "4. Proceskosten worden gecompenseerd."],
+        ),
+        (
+            "Eerste alinea zonder punt\n\nTweede alinea.",
+            ["Eerste alinea zonder punt", "Tweede alinea."],
+        ),
+        ("  \n\n ", []),
+    ],
+)
+def test_split(text: str, expected: list[str]) -> None:
+    assert split_sentences(text) == expected
+
+
+def test_whitespace_inside_a_paragraph_is_normalised() -> None:
+    assert split_sentences("Een  zin\nover twee regels. En nog\teen.") == [
+        "Een zin over twee regels.",
+        "En nog een.",
+    ]

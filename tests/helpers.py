@@ -1,0 +1,77 @@
+"""Small helpers that drive the service through its public API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from tests.conftest import Tokens
+
+ADMIN = ("admin@firm.nl", "admin", "conflicts")
+
+
+def ok(response: Any, status: int = 200) -> Any:
+    assert response.status_code == status, response.text
+    return response.json()
+
+
+class Firm:
+    """Builds a firm through the API (as a conflicts partner and admin)."""
+
+    def __init__(self, client: TestClient, auth: Tokens) -> None:
+        self.client = client
+        self.auth = auth
+        self.h = auth(*ADMIN)
+
+    def person(self, person_id: str, *, active: bool = True, aliases: list[str] | None = None) -> int:
+        body = {"name": person_id.split("@")[0].title(), "active": active, "aliases": aliases or []}
+        return int(ok(self.client.put(f"/v1/people/{person_id}", json=body, headers=self.h))["policy_version"])
+
+    def client_(self, client_id: str, name: str | None = None, parent: str | None = None) -> int:
+        body = {"name": name or client_id, "parent_id": parent}
+        return int(ok(self.client.put(f"/v1/clients/{client_id}", json=body, headers=self.h))["policy_version"])
+
+    def matter(self, matter_id: str, client_id: str, team: list[str] | None = None,
+               parties: list[dict[str, str]] | None = None, title: str = "") -> int:
+        body = {"client_id": client_id, "title": title or matter_id, "team": team or [],
+                "parties": parties or []}
+        return int(ok(self.client.put(f"/v1/matters/{matter_id}", json=body, headers=self.h))["policy_version"])
+
+    def wall(self, **body: Any) -> str:
+        body.setdefault("title", "wall")
+        body.setdefault("reason", "test")
+        return str(ok(self.client.post("/v1/walls", json=body, headers=self.h), 201)["wall_id"])
+
+    def lift(self, wall_id: str, reason: str = "no longer needed") -> int:
+        return int(ok(self.client.post(f"/v1/walls/{wall_id}/lift", json={"reason": reason},
+                                       headers=self.h))["policy_version"])
+
+    def document(self, external_id: str, text: str, *, client_id: str | None = None,
+                 matter_id: str | None = None, source: str = "api", **extra: Any) -> dict[str, Any]:
+        body: dict[str, Any] = {"source": source, "external_id": external_id, "text": text, **extra}
+        if client_id is not None:
+            body["client_id"] = client_id
+        if matter_id is not None:
+            body["matter_id"] = matter_id
+        return dict(ok(self.client.post("/v1/documents", json=body, headers=self.h)))
+
+    def access(self, person_id: str, matter_id: str) -> dict[str, Any]:
+        return dict(ok(self.client.get(f"/v1/people/{person_id}/access",
+                                       params={"matter_id": matter_id}, headers=self.h)))
+
+    def search(self, person_id: str, query: str, **body: Any) -> dict[str, Any]:
+        payload = {"query": query, **body}
+        return dict(ok(self.client.post("/v1/search", json=payload,
+                                         headers=self.auth(person_id, "lawyer"))))
+
+    def matters_seen(self, person_id: str, query: str, **body: Any) -> set[str | None]:
+        return {r["matter_id"] for r in self.search(person_id, query, **body)["results"]}
+
+
+def retag(client: TestClient) -> None:
+    """Drain the re-tag queue now (tests run the app without the background worker)."""
+    from app.walls.retag import run_once
+
+    resources = client.app.state.resources  # type: ignore[attr-defined]
+    run_once(resources.database, resources.settings.retag_batch_size)
