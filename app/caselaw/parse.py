@@ -675,6 +675,17 @@ def _find_body(root: etree._Element) -> tuple[BodyKind | None, etree._Element | 
 
 def parse_rechtspraak(data: bytes) -> RechtspraakRecord:
     """One open-data record. Raises ExtractionError when it cannot be read as one."""
+    try:
+        return _parse_record(data)
+    except ExtractionError:
+        raise
+    except (etree.LxmlError, ValueError, RecursionError, MemoryError) as exc:
+        # Whatever a hostile or broken file provokes deep in lxml must reach the ingest
+        # report (or the gate's "unverifiable") as a reason, never as a crash.
+        raise ExtractionError(f"unreadable record: {type(exc).__name__}: {exc}") from exc
+
+
+def _parse_record(data: bytes) -> RechtspraakRecord:
     root, warnings = parse_xml(data)
     descriptions = list(root.iter(f"{{{RDF}}}Description"))
     if not descriptions:

@@ -15,6 +15,7 @@ definitely not) are reused for that long, unverifiable ones never.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections.abc import Sequence
@@ -27,6 +28,8 @@ from app.caselaw.parse import assess, parse_rechtspraak
 from app.gates.ecli import normalise_ecli
 from app.ingest.types import ExtractionError
 from app.settings import Settings
+
+log = logging.getLogger("ewall.gates.citations")
 
 MAX_BODY_BYTES = 32 * 1024 * 1024  # the largest real records are a few MB
 USER_AGENT = "ewall-citation-gate/1"
@@ -209,6 +212,10 @@ class CitationChecker:
             return _unverifiable(
                 ecli, f"unreadable answer from the source ({exc.reason[:200]})", started, status
             )
+        except Exception:
+            # a parser bug must not turn into "live" or a 500: the gate fails closed
+            log.exception("citation check: parsing the answer failed", extra={"ecli": ecli})
+            return _unverifiable(ecli, "unreadable answer from the source", started, status)
         if record.ecli.upper() != ecli.upper():
             return _unverifiable(
                 ecli, f"the source answered with a record for {record.ecli}", started, status

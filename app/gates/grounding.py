@@ -26,6 +26,8 @@ from app.walls.access import access_for, visible_chunks
 
 Matrix = npt.NDArray[np.float32]
 
+MAX_SENTENCES = 2000
+
 
 @dataclass(frozen=True)
 class SentenceResult:
@@ -154,6 +156,14 @@ def check_grounding(
     if not sentences:
         raise Unprocessable(
             "empty_answer", "The answer has no sentence to check.", field="answer"
+        )
+    if len(sentences) > MAX_SENTENCES:
+        # each sentence is a model call's worth of work; bound one request's cost
+        raise Unprocessable(
+            "too_many_sentences",
+            f"The answer has {len(sentences)} sentences; at most {MAX_SENTENCES} are checked.",
+            field="answer",
+            limit=MAX_SENTENCES,
         )
     audited = returned_chunks(conn, rid, person_id)
     chunk_ids, chunk_vectors = _supporting_chunks(conn, resources, person_id, audited)

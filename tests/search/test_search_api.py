@@ -1,0 +1,331 @@
+"""Search through the API: no leaks, full top-k at every selectivity, narrowing filters,
+the plan-cache trap, and the audit row of every search."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import psycopg
+import pytest
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import text
+
+from tests.conftest import DbHandle, Tokens
+from tests.helpers import Firm, ok, retag
+
+WORDS = (
+    "octrooi inventiviteit uitvinding nieuwheid conclusie stand techniek huurovereenkomst "
+    "ontbinding tekortkoming schadevergoeding aansprakelijkheid werkgever arbeidsongeval "
+    "dwaling vernietiging bestuursorgaan besluit beroep bezwaar merkinbreuk verwarring"
+).split()
+
+
+def _text(rng: random.Random, n: int = 40) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n)) + "."
+
+
+@pytest.fixture
+def firm(client: TestClient, auth: Tokens) -> Firm:
+    f = Firm(client, auth)
+    for p in ("alice@firm.nl", "bob@firm.nl", "carol@firm.nl", "dave@firm.nl"):
+        f.person(p, aliases=[f"imanage:user:{p.split('@')[0]}"])
+    f.client_("C-1", "Acme B.V.")
+    f.client_("C-2", "Beta N.V.")
+    for i in range(1, 7):
+        f.matter(f"M-{i}", "C-1" if i % 2 else "C-2", team=["alice@firm.nl"] if i == 1 else [])
+    rng = random.Random(7)
+    for i in range(1, 7):
+        for j in range(4):
+            f.document(f"M{i}-d{j}", _text(rng), client_id="C-1" if i % 2 else "C-2",
+                       matter_id=f"M-{i}")
+    return f
+
+
+def _seen(firm: Firm, person: str, query: str, **kw: Any) -> list[dict[str, Any]]:
+    return list(firm.search(person, query, **kw)["results"])
+
+
+def test_walls_and_source_acls_both_apply(firm: Firm, client: TestClient) -> None:
+    firm.wall(kind="exclusionary", protects={"matters": ["M-1"]}, screened=["bob@firm.nl"])
+    firm.wall(kind="inclusionary", protects={"matters": ["M-2"]}, allowed=["carol@firm.nl"],
+              include_team=False)
+    firm.document("private-1", "vertrouwelijk octrooi memo over de uitvinding", client_id="C-1",
+                  matter_id="M-3",
+                  acl={"default": "private", "allow": ["imanage:user:dave"], "deny": []})
+    firm.document("denied-1", "octrooi memo met weigering", client_id="C-1", matter_id="M-3",
+                  acl={"default": "public", "allow": [], "deny": ["imanage:user:carol"]})
+    retag(client)
+    for mode in ("hybrid", "dense", "sparse"):
+        bob = {r["matter_id"] for r in _seen(firm, "bob@firm.nl", "octrooi uitvinding", k=100, mode=mode)}
+        carol = _seen(firm, "carol@firm.nl", "octrooi uitvinding memo", k=100, mode=mode)
+        dave = _seen(firm, "dave@firm.nl", "vertrouwelijk octrooi memo", k=100, mode=mode)
+        assert "M-1" not in bob and "M-2" not in bob, mode
+        assert "M-2" in {r["matter_id"] for r in carol}, mode
+        assert not any(r["document"]["external_id"] in ("private-1", "denied-1") for r in carol)
+        assert any(r["document"]["external_id"] == "private-1" for r in dave), mode
+        assert any(r["document"]["external_id"] == "denied-1" for r in dave), mode
+
+
+def test_quarantined_documents_are_visible_to_no_one(firm: Firm) -> None:
+    out = firm.document("q-1", "zeldzaamwoord quarantaine", client_id="C-1")  # no matter
+    assert out["quarantined"] is True
+    for person in ("alice@firm.nl", "bob@firm.nl", "unknown@firm.nl"):
+        assert _seen(firm, person, "zeldzaamwoord", mode="sparse") == []
+
+
+def test_unknown_and_inactive_people(firm: Firm, client: TestClient) -> None:
+    firm.wall(kind="exclusionary", protects={"matters": ["M-1"]}, screened=["bob@firm.nl"])
+    retag(client)
+    stranger = {r["matter_id"] for r in _seen(firm, "stranger@firm.nl", "octrooi", k=100)}
+    assert stranger and "M-1" not in stranger
+    firm.person("dave@firm.nl", active=False)
+    assert _seen(firm, "dave@firm.nl", "octrooi", k=100) == []
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "sparse"])
+def test_empty_result_is_audited_and_response_reveals_nothing(
+    firm: Firm, client: TestClient, auth: Tokens, mode: str
+) -> None:
+    firm.wall(kind="inclusionary", protects={"clients": ["C-1", "C-2"]}, allowed=["carol@firm.nl"],
+              include_team=False)
+    retag(client)
+    out = firm.search("bob@firm.nl", "octrooi", k=5, mode=mode)
+    assert out["results"] == []
+    assert set(out) == {"retrieval_id", "policy_version", "took_ms", "strategy", "results"}
+    audit = ok(client.get(f"/v1/audit/retrievals/{out['retrieval_id']}",
+                          headers=auth("co@firm.nl", "compliance")))
+    assert audit["result_count"] == 0 and audit["results"] == []
+
+
+def test_filters_only_narrow(firm: Firm) -> None:
+    base = {r["chunk_id"] for r in _seen(firm, "bob@firm.nl", "octrooi", k=100)}
+    for filters in (
+        {"matter_ids": ["M-3"]},
+        {"doc_types": ["other"]},
+        {"sources": ["api"]},
+        {"matter_ids": ["M-1", "M-404"]},
+        {"modified_from": "2000-01-01T00:00:00Z"},
+    ):
+        narrowed = _seen(firm, "bob@firm.nl", "octrooi", k=100, filters=filters)
+        assert {r["chunk_id"] for r in narrowed} <= base, filters
+        if "matter_ids" in filters:
+            assert {r["matter_id"] for r in narrowed} <= set(filters["matter_ids"])
+    assert _seen(firm, "bob@firm.nl", "octrooi", k=100, filters={"sources": ["netdocuments"]}) == []
+
+
+def test_audit_row_per_search_with_everything_named(
+    firm: Firm, client: TestClient, auth: Tokens
+) -> None:
+    comp = auth("co@firm.nl", "compliance")
+    before = len(ok(client.get("/v1/audit/retrievals", params={"limit": 500}, headers=comp))["items"])
+    outs = [
+        firm.search("alice@firm.nl", "octrooi inventiviteit", k=3, model="gpt-x",
+                    prompt_version="brief-v3", filters={"matter_ids": ["M-1"]}),
+        firm.search("bob@firm.nl", "huurovereenkomst", k=2, mode="sparse",
+                    filters={"matter_ids": ["M-2"]}),
+    ]
+    items = ok(client.get("/v1/audit/retrievals", params={"limit": 500}, headers=comp))["items"]
+    assert len(items) == before + 2
+    first = ok(client.get(f"/v1/audit/retrievals/{outs[0]['retrieval_id']}", headers=comp))
+    assert first["person_id"] == "alice@firm.nl" and first["model"] == "gpt-x"
+    assert first["prompt_version"] == "brief-v3" and first["k"] == 3
+    assert first["filters"] == {"matter_ids": ["M-1"]}
+    assert first["policy_version"] == outs[0]["policy_version"]
+    assert "open" in first["allowed_wall_groups"]
+    assert [r["chunk_id"] for r in first["results"]] == [r["chunk_id"] for r in outs[0]["results"]]
+    for audited, returned in zip(first["results"], outs[0]["results"], strict=True):
+        assert audited["content_sha256"] == returned["content_sha256"]
+        assert audited["rank"] == returned["rank"]
+    # who saw anything from matter M-1, and when
+    m1 = ok(client.get("/v1/audit/retrievals", params={"matter_id": "M-1"}, headers=comp))["items"]
+    assert {i["person_id"] for i in m1} == {"alice@firm.nl"}
+    # the person who searched may read their own retrieval; others may not
+    own = client.get(f"/v1/audit/retrievals/{outs[1]['retrieval_id']}",
+                     headers=auth("bob@firm.nl", "lawyer"))
+    assert own.status_code == 200
+    other = client.get(f"/v1/audit/retrievals/{outs[1]['retrieval_id']}",
+                       headers=auth("alice@firm.nl", "lawyer"))
+    assert other.status_code == 403
+    assert client.get("/v1/audit/retrievals", headers=auth("bob@firm.nl", "lawyer")).status_code == 403
+    # headers work as labels too
+    r = client.post("/v1/search", json={"query": "octrooi"},
+                    headers={**auth("bob@firm.nl", "lawyer"), "X-Model": "m2", "X-Prompt-Version": "p9"})
+    audited = ok(client.get(f"/v1/audit/retrievals/{r.json()['retrieval_id']}", headers=comp))
+    assert (audited["model"], audited["prompt_version"]) == ("m2", "p9")
+
+
+def test_cursor_paging_and_export(firm: Firm, client: TestClient, auth: Tokens) -> None:
+    for i in range(5):
+        firm.search("alice@firm.nl", f"octrooi {i}")
+    comp = auth("co@firm.nl", "compliance")
+    seen: list[int] = []
+    cursor = None
+    while True:
+        params: dict[str, Any] = {"limit": 2, "person_id": "alice@firm.nl"}
+        if cursor:
+            params["cursor"] = cursor
+        page = ok(client.get("/v1/audit/retrievals", params=params, headers=comp))
+        seen += [i["seq"] for i in page["items"]]
+        cursor = page["next_cursor"]
+        if not cursor:
+            break
+    assert seen == sorted(seen, reverse=True) and len(seen) == 5
+    assert client.get("/v1/audit/retrievals", params={"cursor": "garbage!"}, headers=comp).status_code == 422
+    lines = client.get("/v1/audit/export", headers=comp).text.strip().splitlines()
+    assert len(lines) == 5
+
+
+def test_plan_cache_trap_same_connection_alternating_strategies(
+    firm: Firm, client: TestClient
+) -> None:
+    """Force both strategies through one pooled connection many times: each must keep its
+    own plan (the HNSW form uses the index, the exact form never does)."""
+    from app.search.service import _statement
+
+    resources = client.app.state.resources  # type: ignore[attr-defined]
+    resources.settings.__dict__["exact_max_rows"] = 0
+    resources.settings.__dict__["exact_max_fraction"] = 0.0
+    try:
+        strategies = [firm.search("bob@firm.nl", "octrooi", k=5)["strategy"] for _ in range(8)]
+    finally:
+        resources.settings.__dict__["exact_max_rows"] = 50_000
+        resources.settings.__dict__["exact_max_fraction"] = 0.05
+    assert all(s.startswith("hnsw") for s in strategies)
+    exact = [firm.search("bob@firm.nl", "octrooi", k=5)["strategy"] for _ in range(8)]
+    assert set(exact) == {"exact"}
+    with resources.database.engine.connect() as conn:
+        conn.execute(text("SELECT set_config('ewall.writer', 'on', false)"))
+        for i in range(12):
+            strategy = "hnsw" if i % 2 else "exact"
+            conn.execute(text("SELECT set_config('enable_seqscan', :v, false)"),
+                         {"v": "off" if strategy == "hnsw" else "on"})
+            plan = "\n".join(
+                r[0] for r in conn.execute(
+                    text("EXPLAIN " + str(_statement(strategy))), _explain_params()
+                )
+            )
+            assert ("ix_chunks_embedding_hnsw" in plan) == (strategy == "hnsw"), (i, plan)
+        conn.rollback()
+
+
+def _explain_params() -> dict[str, Any]:
+    return {
+        "qvec": "[" + ",".join(["0.05"] * 384) + "]",
+        "match_tsq": "'octrooi'",
+        "headline_tsq": "'octrooi'",
+        "rank_lexemes": ["octrooi"],
+        "rank_idfs": [1.0],
+        "wall_groups": ["open"],
+        "source_acl_ids": ["public"],
+        "policy_version": 1,
+        "doc_types": None, "sources": None, "matter_ids": None,
+        "modified_from": None, "modified_to": None,
+        "use_dense": True, "use_sparse": True, "dense_weight": 0.5, "sparse_weight": 1.0,
+        "rrf_k": 60, "k": 5, "dense_candidates": 50, "sparse_candidates": 50,
+    }
+
+
+def test_killed_connection_returns_an_error_and_no_results(
+    firm: Firm, client: TestClient, db: DbHandle, auth: Tokens
+) -> None:
+    """Kill the search's backend in the middle of its transaction: a 503 envelope, no
+    results, and no audit row."""
+    import threading
+    import time
+
+    from app.search import service
+
+    comp = auth("co@firm.nl", "compliance")
+    before = len(ok(client.get("/v1/audit/retrievals", params={"limit": 500}, headers=comp))["items"])
+
+    def killer() -> None:
+        deadline = time.monotonic() + 10
+        with psycopg.connect(db.superuser_url, autocommit=True) as su:
+            while time.monotonic() < deadline:
+                row = su.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE usename = 'ewall_app' "
+                    "AND state = 'active' AND query LIKE 'SELECT pg_sleep%%'"
+                ).fetchone()
+                if row:
+                    su.execute("SELECT pg_terminate_backend(%s)", (row[0],))
+                    return
+                time.sleep(0.02)
+
+    original = service._audit
+
+    def slow_audit(conn: Any, *args: Any, **kwargs: Any) -> None:
+        # the retrieval has run; the backend dies before the audit row is written
+        conn.execute(text("SELECT pg_sleep(5)"))
+        original(conn, *args, **kwargs)
+
+    thread = threading.Thread(target=killer)
+    thread.start()
+    service._audit = slow_audit  # type: ignore[assignment]
+    try:
+        r = client.post("/v1/search", json={"query": "octrooi"},
+                        headers=auth("bob@firm.nl", "lawyer"))
+    finally:
+        service._audit = original  # type: ignore[assignment]
+        thread.join()
+    assert r.status_code == 503, r.text
+    assert r.json()["error"]["code"] == "database_unavailable"
+    assert "results" not in r.json()
+    after = len(ok(client.get("/v1/audit/retrievals", params={"limit": 500}, headers=comp))["items"])
+    assert after == before
+    assert firm.search("bob@firm.nl", "octrooi")["results"]  # the pool recovered
+
+
+def test_rls_backstop_sees_nothing_even_when_the_predicate_is_forgotten(
+    firm: Firm, client: TestClient
+) -> None:
+    """A query on chunks without any access predicate, inside a search transaction set up
+    for bob, still sees only what bob may see."""
+    from datetime import UTC, datetime
+
+    from app.walls.access import access_for, apply
+
+    firm.wall(kind="exclusionary", protects={"matters": ["M-1"]}, screened=["bob@firm.nl"])
+    retag(client)
+    resources = client.app.state.resources  # type: ignore[attr-defined]
+    with resources.database.transaction() as conn:
+        res = resources.require_resolver().resolve(resources.database, "bob@firm.nl",
+                                                   datetime.now(UTC))
+        apply(conn, access_for(conn, res))
+        matters = {r[0] for r in conn.execute(text("SELECT DISTINCT matter_id FROM chunks"))}
+    assert matters and "M-1" not in matters
+
+
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(
+    screened=st.sets(st.sampled_from(["alice@firm.nl", "bob@firm.nl", "carol@firm.nl"]), min_size=1),
+    protected=st.sets(st.sampled_from([f"M-{i}" for i in range(1, 7)]), min_size=1, max_size=3),
+    allowed=st.sets(st.sampled_from(["alice@firm.nl", "bob@firm.nl", "carol@firm.nl"])),
+    person=st.sampled_from(["alice@firm.nl", "bob@firm.nl", "carol@firm.nl", "dave@firm.nl"]),
+    mode=st.sampled_from(["hybrid", "dense", "sparse"]),
+)
+def test_no_leaks_for_random_walls(
+    firm: Firm, client: TestClient, screened: set[str], protected: set[str], allowed: set[str],
+    person: str, mode: str,
+) -> None:
+    """Invariant 1 against the access rule, for random walls, people and modes."""
+    excl = firm.wall(kind="exclusionary", protects={"matters": sorted(protected)},
+                     screened=sorted(screened))
+    incl_matter = sorted(protected)[0]
+    incl = firm.wall(kind="inclusionary", protects={"matters": [incl_matter]},
+                     allowed=sorted(allowed), include_team=False)
+    retag(client)
+    forbidden = set(protected) if person in screened else set()
+    if person not in allowed:
+        forbidden.add(incl_matter)
+    results = _seen(firm, person, "octrooi uitvinding huurovereenkomst", k=100, mode=mode)
+    assert not ({r["matter_id"] for r in results} & forbidden)
+    if mode != "sparse":
+        visible = 24 - 4 * len(forbidden)
+        assert len(results) == min(100, visible)
+    firm.lift(excl)
+    firm.lift(incl)
+    retag(client)
