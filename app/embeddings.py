@@ -66,7 +66,9 @@ class Embedder:
 
     # --- tokenizer -----------------------------------------------------------------------
     def token_ids(self, text: str) -> list[int]:
-        ids: list[int] = self._hf_tokenizer(text, add_special_tokens=False)["input_ids"]
+        ids: list[int] = self._hf_tokenizer(text, add_special_tokens=False, verbose=False)[
+            "input_ids"
+        ]
         return ids
 
     def count_tokens(self, text: str) -> int:

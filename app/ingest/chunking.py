@@ -328,7 +328,8 @@ def _split_word(src: _Source, start: int, end: int, budget: int) -> list[_Seg]:
     """Cut one token-heavy string (a URL, a hash, a run without spaces) by characters."""
     out: list[_Seg] = []
     while start < end:
-        lo, hi = start + 1, end
+        # Bounded so that a huge blob costs time linear in its length, not quadratic.
+        lo, hi = start + 1, min(end, start + budget * 64)
         while lo < hi:  # the longest prefix that fits, by bisection
             mid = (lo + hi + 1) // 2
             if src.count(start, mid) <= budget:
@@ -530,13 +531,26 @@ _NUM_HEADING_RE = re.compile(
     r"^(?P<num>[IVXLC]{1,6}[.)]|[A-Z][.)]|\d{1,2}[.)]|\d{1,2}(?:\.\d{1,2}){1,3}\.?)"
     r"[ \t]+(?P<title>\S.*)$"
 )
-_LEADING_NUMBER_RE = re.compile(r"^([IVXLC]{1,6}|[A-Z]|\d{1,2}(?:\.\d{1,2}){0,3})[.)]?[ \t]+\S")
+_LEADING_NUMBER_RE = re.compile(
+    r"^((?:[IVXLC]{1,6}|[A-Z])[.)]|\d{1,2}(?:\.\d{1,2}){0,3}[.)]?)[ \t]+\S"
+)
 _ROMAN_RE = re.compile(r"M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})")
 
 # Fixed ranks keep the hierarchy independent of which heading happens to come first:
 # explicit heading styles (Markdown from DOCX/HTML) above everything typed by hand, then
 # ALL-CAPS lines, Roman numerals, capital letters, and 1. > 1.1 > 1.1.1.
 _RANK_CAPS, _RANK_ROMAN, _RANK_LETTER, _RANK_NUMBER = 10, 11, 12, 13
+
+
+_ROMAN_DIGITS = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
+
+
+def _roman_value(numeral: str) -> int:
+    total = 0
+    for digit, following in zip(numeral, [*numeral[1:], ""], strict=True):
+        value = _ROMAN_DIGITS.get(digit, 0)
+        total += -value if following and _ROMAN_DIGITS.get(following, 0) > value else value
+    return total
 
 
 @dataclass(frozen=True)
@@ -558,7 +572,7 @@ def _heading_of(line: str) -> _Heading | None:
     if md:
         title = md.group(2).strip()
         numbered = _LEADING_NUMBER_RE.match(title)
-        label = numbered.group(1) if numbered else title
+        label = numbered.group(1).rstrip(".)") if numbered else title
         if len(label) > 80:
             label = label[:79].rstrip() + "…"
         return _Heading(len(md.group(1)), label)
@@ -569,7 +583,7 @@ def _heading_of(line: str) -> _Heading | None:
         title = num.group("title")
         if not (title[0].isupper() or title[0] in "\"'“‘("):
             return None
-        if title.endswith(".") and len(title.split()) > 3:
+        if title.endswith(".") and len(title.split()) > 2:
             return None  # a short numbered sentence, not a heading
         label = num.group("num").rstrip(".)")
         if label.isdigit() or "." in label:
@@ -596,22 +610,37 @@ def _brief(src: _Source) -> list[_Piece]:
     text = src.text
     budget = src.limits.cap(src.limits.brief_section)
     heads: list[tuple[int, _Heading]] = []
-    last_letter = ""
+    last_letter, last_roman = "", 0
     for ls, le in _lines(text):
         head = _heading_of(text[ls:le])
         if head is None:
             continue
-        # "I." after "H." continues a list of letters, not a Roman numeral.
-        if head.rank == _RANK_ROMAN and head.label == "I" and last_letter == "H":
-            head = _Heading(_RANK_LETTER, "I")
+        # A lone I, V, X, L or C is a Roman numeral or a letter depending on what came
+        # before: "I." after "H." is a letter, "V." after "IV." a numeral.
+        if len(head.label) == 1 and head.rank in (_RANK_ROMAN, _RANK_LETTER):
+            as_letter = bool(last_letter) and ord(head.label) == ord(last_letter) + 1
+            as_roman = _roman_value(head.label) == last_roman + 1
+            if as_letter:
+                head = _Heading(_RANK_LETTER, head.label)
+            elif as_roman:
+                head = _Heading(_RANK_ROMAN, head.label)
         if head.rank == _RANK_LETTER:
             last_letter = head.label
+        elif head.rank == _RANK_ROMAN:
+            last_roman = _roman_value(head.label)
         heads.append((ls, head))
+    # An unnumbered capitals line that keeps coming back is a running head of a PDF page
+    # ("VERTROUWELIJK", "PLEITNOTA MR. X"), not a section.
+    caps_seen: dict[str, int] = {}
+    for _, head in heads:
+        if head.rank == _RANK_CAPS:
+            caps_seen[head.label] = caps_seen.get(head.label, 0) + 1
+    heads = [(ls, h) for ls, h in heads if h.rank != _RANK_CAPS or caps_seen[h.label] < 3]
     if not heads:
         return _chunk_span(src, 0, len(text), "", budget)
     # Unnumbered ALL-CAPS lines ("CONCLUSIE", "PRODUCTIES", the title) sit at the level of
     # the top numbered headings, so they close a numbered section instead of nesting in it.
-    typed = [h.rank for _, h in heads if _RANK_CAPS < h.rank]
+    typed = [h.rank for _, h in heads if h.rank > _RANK_CAPS]
     if typed:
         top = min(typed)
         heads = [(ls, _Heading(top, h.label) if h.rank == _RANK_CAPS else h) for ls, h in heads]
@@ -785,6 +814,7 @@ _CLAIM_LINE_RE = re.compile(
     re.IGNORECASE,
 )
 _CELL_SPLIT_RE = re.compile(r"[ \t]*\|[ \t]*|\t")
+_ELEMENT_CELL_RE = re.compile(r"^[\[(]?([a-z]{1,2}|pre(?:amble)?)[\])]?$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -807,7 +837,13 @@ def _claim_row(line: str) -> _ClaimRow | None:
             m = _CLAIM_CELL_RE.match(cells[0].strip())
             if m:
                 element = (m.group("el") or m.group("el2") or "").lower()
-                return _ClaimRow(m.group("claim"), element, cells[0].strip(), " | ")
+                label = cells[0].strip()
+                # Some charts give the element its own column: "1 | [a] | ...".
+                own_column = _ELEMENT_CELL_RE.match(cells[1].strip())
+                if not element and own_column and len(cells) > 2:
+                    element = own_column.group(1).lower()
+                    label = f"{label} | {cells[1].strip()}"
+                return _ClaimRow(m.group("claim"), element, label, " | ")
         return None
     m = _CLAIM_LINE_RE.match(stripped)
     if not m:

@@ -2,15 +2,20 @@
 
 Every failure is an ``ExtractionError`` with a reason fit for the ingest report: a
 document that yields no text must be reported, never stored as zero chunks in silence.
+The one exception is a Rechtspraak record without a body (a voided ECLI): its metadata
+still matters, so it is returned and the caller decides.
 """
 
 from __future__ import annotations
 
 import codecs
+import functools
 import io
+import logging
 import re
 import unicodedata
 import warnings
+from collections.abc import Callable
 from email import policy
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
@@ -18,7 +23,11 @@ from typing import Any
 
 from app.ingest.types import ExtractedDocument, ExtractionError, PageSpan
 
+log = logging.getLogger("ewall.ingest.extract")
+
 MAX_CONTENT_BYTES = 50 * 1024 * 1024
+# A DOCX is a zip: its XML may unpack to far more than the 50 MB upload limit.
+MAX_DOCX_UNPACKED_BYTES = 400 * 1024 * 1024
 
 PDF = "application/pdf"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
@@ -95,7 +104,13 @@ def extract(
     mime_type: str | None,
     filename: str | None = None,
 ) -> ExtractedDocument:
-    """Extract text from ``text`` (taken as is) or from ``content`` of type ``mime_type``."""
+    """Extract text from ``text`` (plain text, preferred when given) or from ``content``.
+
+    ``mime_type`` may carry parameters (``; charset=...``); when it is missing or
+    ``application/octet-stream`` the type is sniffed from ``filename``, then the bytes.
+    Raises ``ExtractionError`` for unsupported, oversized, corrupt, encrypted or empty
+    content; no other exception escapes.
+    """
     if text is not None:
         if len(text) > MAX_CONTENT_BYTES:
             raise ExtractionError(f"content too large: {len(text)} characters (limit 50 MB)")
@@ -112,20 +127,34 @@ def extract(
     else:
         mime = _MIME_ALIASES.get(mime, mime)
 
+    reader: Callable[[bytes], ExtractedDocument]
     if mime == PDF:
-        doc = _extract_pdf(content)
+        reader = _extract_pdf
     elif mime == DOCX:
-        doc = _extract_docx(content)
+        reader = _extract_docx
     elif mime == HTML:
-        doc = _extract_html(content)
+        reader = _extract_html
     elif mime == EML:
-        doc = _extract_email(content)
+        reader = _extract_email
     elif mime == XML or (mime.endswith("+xml") and _xml_root(content) == "open-rechtspraak"):
-        doc = _extract_xml(content)
+        reader = _extract_xml
     elif mime == TEXT or mime.startswith("text/"):
-        doc = _extract_plain(content, params.get("charset"))
+        reader = functools.partial(_extract_plain, charset=params.get("charset"))
     else:
         raise ExtractionError(f"unsupported content type: {mime}")
+    try:
+        doc = reader(content)
+    except (ExtractionError, MemoryError):
+        raise
+    except Exception as exc:
+        # Malformed input must end up in the ingest report, never as a 500; the log keeps
+        # the traceback for whoever fixes the reader.
+        log.exception("extraction failed", extra={"mime_type": mime, "file_name": filename})
+        raise ExtractionError(f"unreadable {mime}: {type(exc).__name__}: {exc}") from exc
+    if reader is _extract_xml and _xml_root(content) == "open-rechtspraak":
+        # A Rechtspraak record without a body (a voided ECLI) still carries status markers
+        # that ingestion needs; whether that is an error is the caller's decision.
+        return doc
     return _require_text(doc)
 
 
@@ -152,7 +181,7 @@ def sniff_mime_type(content: bytes, filename: str | None) -> str:
         return EML
     if lower.startswith((b"<?xml", b"<open-rechtspraak")):
         return XML
-    if b"\x00" not in head or head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or _looks_like_text(head):
         return TEXT
     return "application/octet-stream"
 
@@ -160,6 +189,19 @@ def sniff_mime_type(content: bytes, filename: str | None) -> str:
 _EMAIL_START_RE = re.compile(
     rb"(?:from|received|return-path|delivered-to|message-id|mime-version)\s*:"
 )
+
+
+_BINARY_BYTES = frozenset([*range(0x09), *range(0x0E, 0x20), 0x7F])
+
+
+def _looks_like_text(head: bytes) -> bool:
+    """Text in any ASCII-compatible encoding has (almost) no C0 control bytes."""
+    if not head:
+        return True
+    if b"\x00" in head:
+        return False
+    binary = sum(1 for byte in head if byte in _BINARY_BYTES)
+    return binary <= len(head) // 50
 
 
 def _sniff_zip(content: bytes) -> str:
@@ -346,11 +388,24 @@ def _heading_level(style_name: str) -> int | None:
     return None
 
 
+def _check_docx_size(content: bytes) -> None:
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(content)) as archive:
+            unpacked = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise ExtractionError(f"corrupt docx: {exc}") from exc
+    if unpacked > MAX_DOCX_UNPACKED_BYTES:
+        raise ExtractionError(f"docx too large: unpacks to {unpacked} bytes")
+
+
 def _extract_docx(content: bytes) -> ExtractedDocument:
     import docx
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
+    _check_docx_size(content)
     try:
         document = docx.Document(io.BytesIO(content))
     except Exception as exc:  # zipfile, lxml and python-docx all raise their own errors
@@ -421,9 +476,10 @@ def html_to_text(markup: str | bytes) -> tuple[str, str | None]:
         Comment,
         Declaration,
         Doctype,
+        MarkupResemblesLocatorWarning,
         ProcessingInstruction,
+        XMLParsedAsHTMLWarning,
     )
-    from bs4 import MarkupResemblesLocatorWarning, XMLParsedAsHTMLWarning
     from bs4.element import NavigableString
 
     # Both are advice for interactive use; here the parser choice is deliberate and the

@@ -278,6 +278,27 @@ def test_brief_markdown_heading_paths(embedder: Any, limits: ChunkLimits) -> Non
     ]
 
 
+def test_brief_roman_numerals_and_letters(embedder: Any, limits: ChunkLimits) -> None:
+    romans = ["I", "II", "III", "IV", "V", "VI"]
+    text = "\n".join(
+        f"{r}. Onderdeel {r}\nTekst.\nA. Eerste punt\nTekst.\nB. Tweede punt\nTekst."
+        for r in romans
+    )
+    paths = _paths(chunk_document(_doc(text), "brief", embedder, limits))
+    assert paths == [p for r in romans for p in (r, f"{r} / A", f"{r} / B")]
+    letters = "\n".join(f"{chr(65 + i)}. Punt\nTekst {i}." for i in range(12))
+    paths = _paths(chunk_document(_doc(letters), "brief", embedder, limits))
+    assert paths == [chr(65 + i) for i in range(12)]  # "I." after "H." is a letter
+
+
+def test_brief_ignores_running_heads(embedder: Any, limits: ChunkLimits) -> None:
+    page = "VERTROUWELIJK\n{n}. Punt {n}\nDe gedaagde betwist de vordering."
+    text = "\n\n".join(page.format(n=n) for n in range(1, 5))
+    chunks = chunk_document(_doc(text), "brief", embedder, limits)
+    assert _paths(chunks) == ["", "1", "2", "3", "4"]
+    assert chunks[0].text == "VERTROUWELIJK"
+
+
 def _paragraph(n: int) -> str:
     return (
         f"Alinea {n}. Opposante stelt dat de vakman, uitgaande van D1, zonder inventieve "
@@ -453,6 +474,17 @@ def test_claim_chart_rows(embedder: Any, limits: ChunkLimits) -> None:
     assert chunks[0].text.endswith("Kenmerk | Conclusie | D1")
     assert chunks[3].text == "1[b] | en een afdichtring van EPDM | D1 noemt rubber, niet EPDM."
     assert chunks[-1].text.endswith("D1 zwijgt hierover.")
+
+
+def test_claim_chart_with_element_column(embedder: Any, limits: ChunkLimits) -> None:
+    text = (
+        "Conclusie | Kenmerk | Tekst | D1\n"
+        "1 | [a] | een behuizing | behuizing 2\n"
+        "1 | b | een afdichtring | ring 3\n"
+        "2 | | werkwijze | niet geopenbaard"
+    )
+    chunks = chunk_document(_doc(text), "claim chart", embedder, limits)
+    assert _paths(chunks) == ["", "Claim 1 / element [a]", "Claim 1 / element [b]", "Claim 2"]
 
 
 def test_long_claim_row_continuations_keep_the_label(embedder: Any, limits: ChunkLimits) -> None:
@@ -651,3 +683,7 @@ def test_chunking_is_deterministic_and_capped(
             assert {chunk.page_from, chunk.page_to} <= page_numbers
     if not doc.has_text:
         assert first == []
+    if not doc.sections and all(len(word) < 40 for word in doc.text.split()):
+        # nothing is lost: every word of the document is in some chunk
+        covered = {word for chunk in first for word in chunk.text.split()}
+        assert set(normalize_chunk_text(doc.text).split()) <= covered

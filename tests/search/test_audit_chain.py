@@ -1,0 +1,132 @@
+"""The audit chain detects what a database superuser could do around the guards."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import psycopg
+import pytest
+from fastapi.testclient import TestClient
+
+from app.audit.chain import verify_all
+from tests.conftest import DbHandle, Tokens
+from tests.helpers import Firm, ok
+
+
+@pytest.fixture
+def audited(client: TestClient, auth: Tokens, db: DbHandle) -> Firm:
+    firm = Firm(client, auth)
+    firm.person("alice@firm.nl")
+    firm.client_("C-1", "Acme")
+    firm.matter("M-1", "C-1", team=["alice@firm.nl"])
+    firm.document("d-1", "Het octrooi op de werkwijze is nietig wegens gebrek aan inventiviteit.",
+                  client_id="C-1", matter_id="M-1")
+    for i in range(6):
+        firm.search("alice@firm.nl", f"octrooi inventiviteit {i}", k=3)
+    return firm
+
+
+def _tamper(db: DbHandle, *statements: str) -> None:
+    """As superuser: the guard triggers are disabled first, as an attacker would."""
+    with psycopg.connect(db.superuser_url, autocommit=True) as su:
+        su.execute("ALTER TABLE audit_retrievals DISABLE TRIGGER ALL")
+        su.execute("ALTER TABLE audit_retrieval_results DISABLE TRIGGER ALL")
+        su.execute("ALTER TABLE audit_heads DISABLE TRIGGER ALL")
+        try:
+            for statement in statements:
+                su.execute(statement)
+        finally:
+            su.execute("ALTER TABLE audit_retrievals ENABLE TRIGGER ALL")
+            su.execute("ALTER TABLE audit_retrieval_results ENABLE TRIGGER ALL")
+            su.execute("ALTER TABLE audit_heads ENABLE TRIGGER ALL")
+
+
+def _verify(client: TestClient, auth: Tokens) -> dict[str, object]:
+    return dict(ok(client.get("/v1/audit/verify", headers=auth("co@firm.nl", "compliance"))))
+
+
+ATTACKS: dict[str, tuple[list[str], int]] = {
+    "edited query": (["UPDATE audit_retrievals SET query = 'nothing to see' WHERE seq = 3"], 3),
+    "edited result": (
+        ["UPDATE audit_retrieval_results SET chunk_id = 'x' WHERE retrieval_id = "
+         "(SELECT retrieval_id FROM audit_retrievals WHERE seq = 2) AND rank = 1"], 2),
+    "removed result": (
+        ["DELETE FROM audit_retrieval_results WHERE retrieval_id = "
+         "(SELECT retrieval_id FROM audit_retrievals WHERE seq = 4) AND rank = 1"], 4),
+    "deleted row": (["DELETE FROM audit_retrievals WHERE seq = 3"], 3),
+    "deleted last row": (["DELETE FROM audit_retrievals WHERE seq = 6"], 6),
+    "swapped rows": (
+        ["UPDATE audit_retrievals SET seq = -2 WHERE seq = 2",
+         "UPDATE audit_retrievals SET seq = 2 WHERE seq = 3",
+         "UPDATE audit_retrievals SET seq = 3 WHERE seq = -2"], 2),
+    "inserted row": (
+        ["INSERT INTO audit_retrievals SELECT gen_random_uuid(), 7, at, 'mallory@firm.nl', roles, "
+         "purpose, query, mode, k, filters, allowed_wall_groups, source_principals, "
+         "policy_version, model, prompt_version, strategy, took_ms, result_count, hash, "
+         "repeat('a', 64) FROM audit_retrievals WHERE seq = 6"], 7),
+    "renumbered tail": (
+        ["UPDATE audit_retrievals SET seq = -seq WHERE seq >= 5",
+         "UPDATE audit_retrievals SET seq = 1 - seq WHERE seq < 0"], 5),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_chain_detects_superuser_tampering(
+    audited: Firm, client: TestClient, auth: Tokens, db: DbHandle, attack: str
+) -> None:
+    assert _verify(client, auth)["ok"] is True
+    statements, bad_seq = ATTACKS[attack]
+    _tamper(db, *statements)
+    report = _verify(client, auth)
+    assert report["ok"] is False, attack
+    assert report["first_bad_seq"] == bad_seq, report
+    assert report["problem"]
+
+
+def test_cli_verify_exit_code(audited: Firm, db: DbHandle) -> None:
+    with db.database.transaction() as conn:
+        assert verify_all(conn)["ok"] is True
+    _tamper(db, "UPDATE audit_retrievals SET person_id = 'someone@firm.nl' WHERE seq = 1")
+    with db.database.transaction() as conn:
+        report = verify_all(conn)
+    assert report["ok"] is False and report["first_bad_seq"] == 1
+
+
+def test_audit_counts_match_searches_exactly(audited: Firm, client: TestClient, auth: Tokens) -> None:
+    comp = auth("co@firm.nl", "compliance")
+    before = _verify(client, auth)["chains"]["retrievals"]["checked"]  # type: ignore[index]
+    n = 7
+    for i in range(n):
+        audited.search("alice@firm.nl", f"vraag {i}", mode=["hybrid", "dense", "sparse"][i % 3])
+    after = _verify(client, auth)["chains"]["retrievals"]["checked"]  # type: ignore[index]
+    assert after == before + n
+    items = ok(client.get("/v1/audit/retrievals", params={"limit": 500}, headers=comp))["items"]
+    seqs = sorted(i["seq"] for i in items)
+    assert seqs == list(range(1, len(seqs) + 1))  # gapless
+
+
+def test_concurrent_searches_keep_the_chain_gapless(audited: Firm, client: TestClient,
+                                                     auth: Tokens) -> None:
+    import threading
+
+    errors: list[BaseException] = []
+
+    def worker(i: int) -> None:
+        try:
+            for j in range(3):
+                audited.search("alice@firm.nl", f"octrooi {i} {j}")
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    report = _verify(client, auth)
+    assert report["ok"] is True
+    assert report["chains"]["retrievals"]["checked"] == 6 + 18  # type: ignore[index]
+
+
+AttackFn = Callable[[DbHandle], None]
