@@ -75,7 +75,10 @@ def parse_acl(value: Any) -> SourceAcl | None:
 def _parse_time(value: str | None) -> datetime | None:
     if not value:
         return None
-    parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"modified_at {value!r} is not an RFC 3339 time") from None
     if parsed.tzinfo is None:
         raise ValueError(f"modified_at {value!r} has no time zone")
     return parsed
