@@ -28,16 +28,23 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
     from app.auth.service import issue_dev_token
     from app.db.runtime import open_database
-    from app.main import StartupError, create_app
+    from app.main import StartupError, check_dimensions, create_app
+
+    from app.embeddings import Embedder
 
     host = args.host or settings.host
     port = args.port or settings.port
     with open_database(settings) as database:
+        embedder = Embedder(settings)
+        try:
+            check_dimensions(settings, database, embedder.dimension)
+        except StartupError as exc:
+            return _fail(str(exc))
         if args.demo_if_empty:
             from app.demo.loader import load_demo_if_empty
 
-            load_demo_if_empty(database, settings)
-        app = create_app(settings, database)
+            load_demo_if_empty(database, settings, embedder=embedder)
+        app = create_app(settings, database, embedder=embedder)
         if settings.auth_mode == "dev":
             token = issue_dev_token(settings, "ldekker@firm.nl", ["lawyer"])
             print("\newall is starting on http://%s:%d  (docs: /docs)" % (host, port))

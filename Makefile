@@ -1,0 +1,67 @@
+# ewall: the two commands a newcomer needs are `make run` and `make test`.
+# `make help` lists the rest.
+
+PYTHON ?= python3.11
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.DEFAULT_GOAL := help
+.PHONY: help install run test lint typecheck pytest demo migrate bench bench-search bench-walls bench-ingest eval clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  make %-14s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# the CPU build of torch first (it lies on local disk); a bare `torch` pulls CUDA
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP) ## create .venv and install torch (CPU) and the project
+
+run: $(STAMP) ## serve the API on 127.0.0.1:8000 (embedded PostgreSQL, demo firm when empty)
+	$(BIN)/ewall serve --demo-if-empty
+
+test: $(STAMP) ## lint, type-check and run the whole test suite
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check app connectors bench migrations
+	$(BIN)/mypy
+	$(BIN)/pytest -q
+
+lint: $(STAMP) ## ruff only
+	$(BIN)/ruff check .
+
+typecheck: $(STAMP) ## mypy (strict) only
+	$(BIN)/mypy
+
+pytest: $(STAMP) ## the tests only
+	$(BIN)/pytest -q
+
+demo: $(STAMP) ## load the demo firm (idempotent)
+	$(BIN)/ewall demo
+
+migrate: $(STAMP) ## bring the schema to the latest revision
+	$(BIN)/ewall migrate
+
+bench: bench-walls bench-ingest bench-search ## all benchmarks (long)
+
+bench-search: $(STAMP) ## filtered hybrid search at 0.1/1/10/100% (1M chunks by default)
+	$(BIN)/python -m bench.search
+
+bench-walls: $(STAMP) ## wall resolution latency and re-tag time
+	$(BIN)/python -m bench.walls
+
+bench-ingest: $(STAMP) ## ingestion throughput and re-ingest speed-up
+	$(BIN)/python -m bench.ingest
+
+eval: $(STAMP) ## evaluate the starter relevance set on the demo firm
+	$(BIN)/ewall eval --set starter --mode all
+
+clean: ## remove the virtual environment and local data
+	rm -rf $(VENV) .ewall .pytest_cache .mypy_cache .ruff_cache
