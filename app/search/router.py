@@ -6,8 +6,11 @@ import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header
+from pydantic import BaseModel, ConfigDict, StringConstraints
+from sqlalchemy import text
 
-from app.deps import Lawyer, ResourcesDep
+from app.deps import Admin, ConnDep, Lawyer, ResourcesDep
+from app.errors import NotFound, Unprocessable
 from app.search.schemas import SearchIn, SearchOut
 from app.search.service import embed_query, run_search, to_response
 
@@ -34,3 +37,49 @@ def search(
     with resources.database.transaction() as conn:
         result = run_search(conn, resources, principal, body, qvec=qvec, started=started)
     return to_response(result)
+
+
+class SynonymIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    term: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+    synonym: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+
+
+@router.get("/search/synonyms")
+def list_synonyms(principal: Admin, conn: ConnDep) -> dict[str, Any]:
+    rows = conn.execute(
+        text("SELECT term, synonym, created_by, created_at FROM search_synonyms ORDER BY term, synonym")
+    ).mappings()
+    return {"items": [dict(r) for r in rows]}
+
+
+@router.put("/search/synonyms", status_code=200)
+def put_synonym(body: SynonymIn, principal: Admin, conn: ConnDep) -> dict[str, Any]:
+    """Takes effect for the next search: ts_rewrite reads the table at query time."""
+    lexemes = conn.execute(
+        text("SELECT cardinality(ewall_query_lexemes(:t)), cardinality(ewall_query_lexemes(:s))"),
+        {"t": body.term, "s": body.synonym},
+    ).one()
+    if not lexemes[0]:
+        raise Unprocessable("no_lexemes", "The term has no searchable words.", field="term")
+    if not lexemes[1]:
+        raise Unprocessable("no_lexemes", "The synonym has no searchable words.", field="synonym")
+    conn.execute(
+        text(
+            "INSERT INTO search_synonyms (term, synonym, created_by) VALUES (:t, :s, :by) "
+            "ON CONFLICT (term, synonym) DO NOTHING"
+        ),
+        {"t": body.term.lower(), "s": body.synonym.lower(), "by": principal.person_id},
+    )
+    return {"term": body.term.lower(), "synonym": body.synonym.lower()}
+
+
+@router.delete("/search/synonyms")
+def delete_synonym(body: SynonymIn, principal: Admin, conn: ConnDep) -> dict[str, Any]:
+    deleted = conn.execute(
+        text("DELETE FROM search_synonyms WHERE term = :t AND synonym = :s"),
+        {"t": body.term.lower(), "s": body.synonym.lower()},
+    ).rowcount
+    if not deleted:
+        raise NotFound("Synonym", f"{body.term} -> {body.synonym}")
+    return {"deleted": True}

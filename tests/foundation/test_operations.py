@@ -1,0 +1,60 @@
+"""/healthz, /readyz, /metrics, start-up checks and what the logs may contain."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.main import StartupError, check_dimensions
+from tests.conftest import DbHandle, Tokens, make_client, make_settings
+from tests.helpers import Firm
+
+
+def test_metrics_count_requests_by_route(client: TestClient, auth: Tokens) -> None:
+    client.get("/healthz")
+    client.post("/v1/search", json={"query": "x"})  # 401
+    text = client.get("/metrics").text
+    assert "ewall_http_requests_total" in text
+    assert 'route="/healthz"' in text and 'status="401"' in text
+    assert "ewall_http_request_duration_seconds_bucket" in text
+
+
+def test_dimension_mismatch_is_a_clear_startup_error(db: DbHandle, embedder: Any) -> None:
+    wrong = make_settings(embedding_dim=768)
+    with pytest.raises(StartupError, match="384-dimensional"):
+        check_dimensions(wrong, db.database, embedder.dimension)
+    with pytest.raises(StartupError), make_client(db, wrong, embedder):
+        pass
+
+
+def test_readyz_reports_what_is_wrong(client: TestClient, db: DbHandle) -> None:
+    import psycopg
+
+    assert client.get("/readyz").status_code == 200
+    with psycopg.connect(db.superuser_url, autocommit=True) as su:
+        su.execute("UPDATE alembic_version SET version_num = 'behind'")
+    r = client.get("/readyz")
+    assert r.status_code == 503
+    body = r.json()
+    assert body["error"]["code"] == "not_ready"
+    assert body["checks"]["migrations"]["ok"] is False
+
+
+def test_logs_never_contain_document_or_query_text(
+    client: TestClient, auth: Tokens, caplog: pytest.LogCaptureFixture
+) -> None:
+    secret_doc = "Vertrouwelijkzeldzaamwoord over de overname van Kraanvogel."
+    secret_query = "Kraanvogel overname geheim"
+    with caplog.at_level(logging.DEBUG):
+        firm = Firm(client, auth)
+        firm.person("alice@firm.nl")
+        firm.client_("C", "C")
+        firm.matter("M", "C", team=["alice@firm.nl"])
+        firm.document("secret", secret_doc, client_id="C", matter_id="M")
+        firm.search("alice@firm.nl", secret_query)
+    logged = "\n".join(r.getMessage() + " " + str(r.__dict__) for r in caplog.records)
+    assert "Vertrouwelijkzeldzaamwoord" not in logged
+    assert "Kraanvogel" not in logged

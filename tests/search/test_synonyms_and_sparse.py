@@ -1,0 +1,62 @@
+"""The sparse leg: OR semantics, legal citations, synonyms editable at run time, websearch."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+
+from tests.conftest import Tokens
+from tests.helpers import Firm, ok
+
+
+def _firm(client: TestClient, auth: Tokens) -> Firm:
+    firm = Firm(client, auth)
+    firm.person("alice@firm.nl")
+    firm.client_("C", "Client")
+    firm.matter("M", "C", team=["alice@firm.nl"])
+    firm.document("a", "De uitvinding mist inventiviteit gelet op art. 56 EOV.", client_id="C",
+                  matter_id="M")
+    firm.document("b", "Het patent werd in Duitsland verleend aan de houder.", client_id="C",
+                  matter_id="M")
+    firm.document("c", "De huurder heeft de huurovereenkomst ontbonden.", client_id="C",
+                  matter_id="M")
+    return firm
+
+
+def _ids(firm: Firm, query: str) -> list[str]:
+    return [r["document"]["external_id"]
+            for r in firm.search("alice@firm.nl", query, mode="sparse", k=10)["results"]]
+
+
+def test_natural_language_question_matches_on_any_lexeme(client: TestClient, auth: Tokens) -> None:
+    firm = _firm(client, auth)
+    assert set(_ids(firm, "inventiviteit huurovereenkomst")) == {"a", "c"}
+
+
+def test_citation_forms_meet(client: TestClient, auth: Tokens) -> None:
+    firm = _firm(client, auth)
+    for form in ("artikel 56 EOV", "EOV art. 56", "art. 56 van het EOV"):
+        assert _ids(firm, form)[0] == "a", form
+
+
+def test_synonyms_are_editable_at_run_time(client: TestClient, auth: Tokens) -> None:
+    firm = _firm(client, auth)
+    assert "b" not in _ids(firm, "octrooi")
+    admin = auth("admin@firm.nl", "admin")
+    ok(client.put("/v1/search/synonyms", json={"term": "octrooi", "synonym": "patent"}, headers=admin))
+    assert "b" in _ids(firm, "octrooi")
+    assert ok(client.get("/v1/search/synonyms", headers=admin))["items"][0]["synonym"] == "patent"
+    ok(client.request("DELETE", "/v1/search/synonyms", json={"term": "octrooi", "synonym": "patent"},
+                      headers=admin))
+    assert "b" not in _ids(firm, "octrooi")
+    r = client.put("/v1/search/synonyms", json={"term": "de", "synonym": "het"}, headers=admin)
+    assert r.status_code == 422
+    assert client.get("/v1/search/synonyms", headers=auth("l@firm.nl", "lawyer")).status_code == 403
+
+
+def test_websearch_operators_are_kept_when_typed(client: TestClient, auth: Tokens) -> None:
+    firm = _firm(client, auth)
+    assert set(_ids(firm, "inventiviteit OR huurovereenkomst")) == {"a", "c"}
+    assert _ids(firm, "huurovereenkomst -huurder") == []
+    assert _ids(firm, '"huurovereenkomst ontbonden"') == ["c"]
+    assert _ids(firm, '"ontbonden huurovereenkomst"') == []  # the phrase, not the words
+    assert _ids(firm, '"huurovereenkomst" huurder') == ["c"]
