@@ -28,9 +28,8 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
     from app.auth.service import issue_dev_token
     from app.db.runtime import open_database
-    from app.main import StartupError, check_dimensions, create_app
-
     from app.embeddings import Embedder
+    from app.main import StartupError, check_dimensions, create_app
 
     host = args.host or settings.host
     port = args.port or settings.port
@@ -47,12 +46,12 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         app = create_app(settings, database, embedder=embedder)
         if settings.auth_mode == "dev":
             token = issue_dev_token(settings, "ldekker@firm.nl", ["lawyer"])
-            print("\newall is starting on http://%s:%d  (docs: /docs)" % (host, port))
+            print(f"\newall is starting on http://{host}:{port}  (docs: /docs)")
             print("Try a search as a lawyer of the demo firm (development token, 8 h):\n")
             print(
                 f"curl -s -X POST http://{host}:{port}/v1/search "
                 f"-H 'Authorization: Bearer {token}' -H 'Content-Type: application/json' "
-                "-d '{\"query\": \"onrechtmatige daad schadevergoeding\", \"k\": 5}'\n",
+                '-d \'{"query": "onrechtmatige daad schadevergoeding", "k": 5}\'\n',
                 flush=True,
             )
         try:

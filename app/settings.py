@@ -131,7 +131,9 @@ class Settings(BaseSettings):
     )
 
     # --- connectors: iManage ---------------------------------------------------------------
-    imanage_url: str | None = Field(default=None, description="iManage host, e.g. https://cloudimanage.com")
+    imanage_url: str | None = Field(
+        default=None, description="iManage host, e.g. https://cloudimanage.com"
+    )
     imanage_username: str | None = Field(default=None, description="Service account.")
     imanage_password: SecretStr | None = Field(default=None, description="Its password.")
     imanage_client_id: str | None = Field(default=None, description="OAuth client id.")
@@ -144,7 +146,9 @@ class Settings(BaseSettings):
     )
 
     # --- connectors: NetDocuments ----------------------------------------------------------
-    netdocuments_url: str | None = Field(default=None, description="API host, e.g. https://api.vault.netvoyage.com")
+    netdocuments_url: str | None = Field(
+        default=None, description="API host, e.g. https://api.vault.netvoyage.com"
+    )
     netdocuments_client_id: str | None = Field(default=None, description="OAuth client id.")
     netdocuments_client_secret: SecretStr | None = Field(default=None, description="Secret.")
     netdocuments_repository_id: str | None = Field(default=None, description="Repository id.")

@@ -16,7 +16,9 @@ from app.settings import get_settings
 
 config = context.config
 settings = get_settings()
-url = config.attributes.get("url") or settings.migrations_database_url or settings.database_url
+url: str | None = (
+    config.attributes.get("url") or settings.migrations_database_url or settings.database_url
+)
 if not url:
     raise SystemExit(
         "No database URL: set EWALL_DATABASE_URL, or run `ewall migrate` (embedded server)."
@@ -25,12 +27,14 @@ config.attributes.setdefault("app_role", settings.app_role)
 config.attributes.setdefault("embedding_dim", settings.embedding_dim)
 
 
-def _include_object(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
+def _include_object(
+    obj: object, name: str | None, type_: str, reflected: bool, compare_to: object
+) -> bool:
     # alembic_version is Alembic's own table.
     return not (type_ == "table" and name == "alembic_version")
 
 
-def run_migrations_online() -> None:
+def run_migrations_online(url: str) -> None:
     engine = create_engine(sqlalchemy_url(url), poolclass=pool.NullPool)
     with engine.connect() as connection:
         context.configure(
@@ -47,4 +51,4 @@ def run_migrations_online() -> None:
 
 if context.is_offline_mode():
     raise SystemExit("Offline SQL generation is not supported; run against a database.")
-run_migrations_online()
+run_migrations_online(url)

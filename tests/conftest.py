@@ -113,7 +113,9 @@ def auth(settings: Settings) -> Tokens:
 def make_client(test_db: DbHandle, settings: Settings, embedder: Any, **kw: Any) -> TestClient:
     from app.main import create_app
 
-    app = create_app(settings, test_db.database, embedder=embedder, start_worker=kw.pop("start_worker", False))
+    app = create_app(
+        settings, test_db.database, embedder=embedder, start_worker=kw.pop("start_worker", False)
+    )
     return TestClient(app, raise_server_exceptions=False)
 
 

@@ -24,19 +24,47 @@ class Firm:
         self.auth = auth
         self.h = auth(*ADMIN)
 
-    def person(self, person_id: str, *, active: bool = True, aliases: list[str] | None = None) -> int:
-        body = {"name": person_id.split("@")[0].title(), "active": active, "aliases": aliases or []}
-        return int(ok(self.client.put(f"/v1/people/{person_id}", json=body, headers=self.h))["policy_version"])
+    def person(
+        self, person_id: str, *, active: bool = True, aliases: list[str] | None = None
+    ) -> int:
+        body = {
+            "name": person_id.split("@", maxsplit=1)[0].title(),
+            "active": active,
+            "aliases": aliases or [],
+        }
+        return int(
+            ok(self.client.put(f"/v1/people/{person_id}", json=body, headers=self.h))[
+                "policy_version"
+            ]
+        )
 
     def client_(self, client_id: str, name: str | None = None, parent: str | None = None) -> int:
         body = {"name": name or client_id, "parent_id": parent}
-        return int(ok(self.client.put(f"/v1/clients/{client_id}", json=body, headers=self.h))["policy_version"])
+        return int(
+            ok(self.client.put(f"/v1/clients/{client_id}", json=body, headers=self.h))[
+                "policy_version"
+            ]
+        )
 
-    def matter(self, matter_id: str, client_id: str, team: list[str] | None = None,
-               parties: list[dict[str, str]] | None = None, title: str = "") -> int:
-        body = {"client_id": client_id, "title": title or matter_id, "team": team or [],
-                "parties": parties or []}
-        return int(ok(self.client.put(f"/v1/matters/{matter_id}", json=body, headers=self.h))["policy_version"])
+    def matter(
+        self,
+        matter_id: str,
+        client_id: str,
+        team: list[str] | None = None,
+        parties: list[dict[str, str]] | None = None,
+        title: str = "",
+    ) -> int:
+        body = {
+            "client_id": client_id,
+            "title": title or matter_id,
+            "team": team or [],
+            "parties": parties or [],
+        }
+        return int(
+            ok(self.client.put(f"/v1/matters/{matter_id}", json=body, headers=self.h))[
+                "policy_version"
+            ]
+        )
 
     def wall(self, **body: Any) -> str:
         body.setdefault("title", "wall")
@@ -44,11 +72,24 @@ class Firm:
         return str(ok(self.client.post("/v1/walls", json=body, headers=self.h), 201)["wall_id"])
 
     def lift(self, wall_id: str, reason: str = "no longer needed") -> int:
-        return int(ok(self.client.post(f"/v1/walls/{wall_id}/lift", json={"reason": reason},
-                                       headers=self.h))["policy_version"])
+        return int(
+            ok(
+                self.client.post(
+                    f"/v1/walls/{wall_id}/lift", json={"reason": reason}, headers=self.h
+                )
+            )["policy_version"]
+        )
 
-    def document(self, external_id: str, text: str, *, client_id: str | None = None,
-                 matter_id: str | None = None, source: str = "api", **extra: Any) -> dict[str, Any]:
+    def document(
+        self,
+        external_id: str,
+        text: str,
+        *,
+        client_id: str | None = None,
+        matter_id: str | None = None,
+        source: str = "api",
+        **extra: Any,
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {"source": source, "external_id": external_id, "text": text, **extra}
         if client_id is not None:
             body["client_id"] = client_id
@@ -57,13 +98,21 @@ class Firm:
         return dict(ok(self.client.post("/v1/documents", json=body, headers=self.h)))
 
     def access(self, person_id: str, matter_id: str) -> dict[str, Any]:
-        return dict(ok(self.client.get(f"/v1/people/{person_id}/access",
-                                       params={"matter_id": matter_id}, headers=self.h)))
+        return dict(
+            ok(
+                self.client.get(
+                    f"/v1/people/{person_id}/access",
+                    params={"matter_id": matter_id},
+                    headers=self.h,
+                )
+            )
+        )
 
     def search(self, person_id: str, query: str, **body: Any) -> dict[str, Any]:
         payload = {"query": query, **body}
-        return dict(ok(self.client.post("/v1/search", json=payload,
-                                         headers=self.auth(person_id, "lawyer"))))
+        return dict(
+            ok(self.client.post("/v1/search", json=payload, headers=self.auth(person_id, "lawyer")))
+        )
 
     def matters_seen(self, person_id: str, query: str, **body: Any) -> set[str | None]:
         return {r["matter_id"] for r in self.search(person_id, query, **body)["results"]}

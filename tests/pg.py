@@ -63,12 +63,16 @@ def start_server() -> Iterator[Server]:
         from testcontainers.postgres import PostgresContainer
 
         with PostgresContainer("pgvector/pgvector:pg17", driver=None) as container:
-            yield Server(container.get_connection_url().replace("postgresql+psycopg2", "postgresql"), "docker")
+            yield Server(
+                container.get_connection_url().replace("postgresql+psycopg2", "postgresql"),
+                "docker",
+            )
         return
     from app.db.embedded import EmbeddedPostgres
 
     folder = Path(tempfile.mkdtemp(prefix="ewall-test-pg-"))
-    os.chmod(folder, 0o755)
+    # the server runs as its own system user when we are root; it must reach its folder
+    os.chmod(folder, 0o755)  # noqa: S103
     embedded = EmbeddedPostgres(folder)
     try:
         yield Server(embedded.superuser_url("postgres"), "embedded")
@@ -79,7 +83,10 @@ def start_server() -> Iterator[Server]:
 
 def prepare_template(server: Server, embedding_dim: int) -> None:
     with psycopg.connect(server.admin_url, autocommit=True) as conn:
-        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (APP_ROLE,)).fetchone() is None:
+        if (
+            conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (APP_ROLE,)).fetchone()
+            is None
+        ):
             conn.execute(
                 sql.SQL("CREATE ROLE {} LOGIN NOSUPERUSER NOBYPASSRLS PASSWORD {}").format(
                     sql.Identifier(APP_ROLE), sql.Literal(APP_PASSWORD)
@@ -90,7 +97,9 @@ def prepare_template(server: Server, embedding_dim: int) -> None:
                 sql.Identifier(APP_ROLE), sql.Literal(APP_PASSWORD)
             )
         )
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(TEMPLATE)))
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(TEMPLATE))
+        )
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(TEMPLATE)))
     migrate.upgrade(server.url_for(TEMPLATE), app_role=APP_ROLE, embedding_dim=embedding_dim)
 
@@ -108,4 +117,6 @@ def create_database(server: Server, name: str | None = None) -> str:
 
 def drop_database(server: Server, name: str) -> None:
     with psycopg.connect(server.admin_url, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )

@@ -231,8 +231,12 @@ def verify_rows(
             return ChainReport(chain, False, checked, prev, expected_seq, problem)
         if prev_hash != prev:
             return ChainReport(
-                chain, False, checked, prev, seq, "previous-hash link broken (row removed, "
-                "inserted or reordered)"
+                chain,
+                False,
+                checked,
+                prev,
+                seq,
+                "previous-hash link broken (row removed, inserted or reordered)",
             )
         if chain_hash(prev_hash, seq, canonical) != stored_hash:
             return ChainReport(chain, False, checked, prev, seq, "hash mismatch (row edited)")
@@ -241,7 +245,11 @@ def verify_rows(
         expected_seq += 1
     if head is not None and (head[0] != checked or head[1] != prev):
         return ChainReport(
-            chain, False, checked, prev, checked + 1 if head[0] > checked else head[0],
+            chain,
+            False,
+            checked,
+            prev,
+            checked + 1 if head[0] > checked else head[0],
             f"chain head says seq {head[0]} but the log ends at seq {checked} "
             "(rows removed from the end, or the head was altered)",
         )
@@ -284,7 +292,9 @@ def iter_retrieval_rows(conn: Connection) -> Iterator[tuple[int, str, str, str]]
         yield _retrieval_tuple(current, results)
 
 
-def _retrieval_tuple(row: dict[str, Any], results: list[dict[str, Any]]) -> tuple[int, str, str, str]:
+def _retrieval_tuple(
+    row: dict[str, Any], results: list[dict[str, Any]]
+) -> tuple[int, str, str, str]:
     return (int(row["seq"]), row["prev_hash"], row["hash"], retrieval_canonical(row, results))
 
 

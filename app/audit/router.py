@@ -33,8 +33,15 @@ def list_retrievals(
     cursor: str | None = None,
 ) -> dict[str, Any]:
     return service.list_retrievals(
-        conn, person_id=person_id, matter_id=matter_id, chunk_id=chunk_id, since=since,
-        until=until, limit=limit, cursor=cursor, purpose=purpose,
+        conn,
+        person_id=person_id,
+        matter_id=matter_id,
+        chunk_id=chunk_id,
+        since=since,
+        until=until,
+        limit=limit,
+        cursor=cursor,
+        purpose=purpose,
     )
 
 

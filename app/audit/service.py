@@ -23,15 +23,16 @@ def encode_cursor(seq: int) -> str:
 def decode_cursor(cursor: str | None) -> int | None:
     if not cursor:
         return None
+    invalid = Unprocessable("invalid_cursor", "The cursor is not valid.", field="cursor")
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         raw = base64.urlsafe_b64decode(padded.encode()).decode()
-        prefix, _, value = raw.partition(":")
-        if prefix != "seq":
-            raise ValueError(prefix)
-        return int(value)
     except (ValueError, UnicodeDecodeError):
-        raise Unprocessable("invalid_cursor", "The cursor is not valid.", field="cursor") from None
+        raise invalid from None
+    prefix, _, value = raw.partition(":")
+    if prefix != "seq" or not value.isdigit():
+        raise invalid
+    return int(value)
 
 
 def _retrieval_dict(row: Any, results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -64,7 +65,9 @@ def _results(conn: Connection, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[dic
     out: dict[uuid.UUID, list[dict[str, Any]]] = {i: [] for i in ids}
     if not ids:
         return out
-    for r in conn.execute(sqlfiles.query("audit_read.results_for"), {"retrieval_ids": ids}).mappings():
+    for r in conn.execute(
+        sqlfiles.query("audit_read.results_for"), {"retrieval_ids": ids}
+    ).mappings():
         out[r["retrieval_id"]].append(
             {
                 "rank": r["rank"],
@@ -119,9 +122,13 @@ def get_retrieval(conn: Connection, retrieval_id: str) -> dict[str, Any]:
         parsed = uuid.UUID(retrieval_id)
     except ValueError:
         raise NotFound("Retrieval", retrieval_id) from None
-    row = conn.execute(
-        text("SELECT * FROM audit_retrievals WHERE retrieval_id = :id"), {"id": parsed}
-    ).mappings().first()
+    row = (
+        conn.execute(
+            text("SELECT * FROM audit_retrievals WHERE retrieval_id = :id"), {"id": parsed}
+        )
+        .mappings()
+        .first()
+    )
     if row is None:
         raise NotFound("Retrieval", retrieval_id)
     return _retrieval_dict(row, _results(conn, [parsed])[parsed])
@@ -130,9 +137,11 @@ def get_retrieval(conn: Connection, retrieval_id: str) -> dict[str, Any]:
 def export_lines(
     conn: Connection, *, since: datetime | str | None, until: datetime | str | None
 ) -> Iterator[str]:
-    rows = conn.execution_options(stream_results=True, yield_per=1000).execute(
-        sqlfiles.query("audit_read.export_retrievals"), {"since": since, "until": until}
-    ).mappings()
+    rows = (
+        conn.execution_options(stream_results=True, yield_per=1000)
+        .execute(sqlfiles.query("audit_read.export_retrievals"), {"since": since, "until": until})
+        .mappings()
+    )
     batch: list[Any] = []
 
     def flush(batch: list[Any]) -> Iterator[str]:
@@ -188,7 +197,10 @@ def list_policy_events(
         }
         for r in rows
     ]
-    return {"items": items, "next_cursor": encode_cursor(rows[-1]["seq"]) if more and rows else None}
+    return {
+        "items": items,
+        "next_cursor": encode_cursor(rows[-1]["seq"]) if more and rows else None,
+    }
 
 
 __all__ = ["json"]

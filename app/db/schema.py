@@ -144,9 +144,7 @@ matters = Table(
 matter_parties = Table(
     "matter_parties",
     metadata,
-    Column(
-        "matter_id", Text, ForeignKey("matters.matter_id", ondelete="CASCADE"), nullable=False
-    ),
+    Column("matter_id", Text, ForeignKey("matters.matter_id", ondelete="CASCADE"), nullable=False),
     Column("position", Integer, nullable=False),
     Column("name", Text, nullable=False),
     Column("name_norm", Text, nullable=False, index=True),
@@ -158,9 +156,7 @@ matter_parties = Table(
 matter_team = Table(
     "matter_team",
     metadata,
-    Column(
-        "matter_id", Text, ForeignKey("matters.matter_id", ondelete="CASCADE"), nullable=False
-    ),
+    Column("matter_id", Text, ForeignKey("matters.matter_id", ondelete="CASCADE"), nullable=False),
     Column("person_id", Text, ForeignKey("people.person_id"), nullable=False, index=True),
     PrimaryKeyConstraint("matter_id", "person_id"),
 )
@@ -397,9 +393,7 @@ ingest_runs = Table(
     Column("counts", JSONB, nullable=False),
     Column("progress", JSONB, nullable=False),
     Column("error", Text, nullable=True),
-    CheckConstraint(
-        "status IN ('running', 'succeeded', 'failed', 'partial')", name="status"
-    ),
+    CheckConstraint("status IN ('running', 'succeeded', 'failed', 'partial')", name="status"),
 )
 
 ingest_run_events = Table(

@@ -26,9 +26,10 @@ router = APIRouter(prefix="/v1", tags=["documents and ingestion"])
 def pipeline_for(resources: Resources) -> IngestPipeline:
     pipeline = resources.extras.get("pipeline")
     if pipeline is None:
-        pipeline = IngestPipeline(resources.database, resources.require_embedder(), resources.settings)
+        pipeline = IngestPipeline(
+            resources.database, resources.require_embedder(), resources.settings
+        )
         resources.extras["pipeline"] = pipeline
-    assert isinstance(pipeline, IngestPipeline)
     return pipeline
 
 
@@ -37,7 +38,6 @@ def _runs(resources: Resources) -> BackgroundRuns:
     if runs is None:
         runs = BackgroundRuns()
         resources.extras["runs"] = runs
-    assert isinstance(runs, BackgroundRuns)
     return runs
 
 
@@ -92,8 +92,9 @@ def to_source_document(body: DocumentIn) -> SourceDocument:
 def push_document(body: DocumentIn, principal: Admin, resources: ResourcesDep) -> DocumentOut:
     doc = to_source_document(body)
     pipeline = pipeline_for(resources)
-    run = pipeline.start_run("api", {"source": doc.source, "external_id": doc.external_id},
-                             principal.person_id)
+    run = pipeline.start_run(
+        "api", {"source": doc.source, "external_id": doc.external_id}, principal.person_id
+    )
     outcome = pipeline.ingest(run, doc)
     report = pipeline.finish_run(run)
     if outcome.status == "error":
@@ -117,31 +118,41 @@ def delete_document(
     pipeline.finish_run(run)
     if not deleted:
         raise NotFound("Document", f"{source}/{external_id}")
-    return {"deleted": True, "source": source.lower(), "external_id": external_id,
-            "run_id": str(run.run_id)}
+    return {
+        "deleted": True,
+        "source": source.lower(),
+        "external_id": external_id,
+        "run_id": str(run.run_id),
+    }
 
 
 @router.get("/documents/{source}/{external_id:path}")
 def get_document(source: str, external_id: str, principal: Admin, conn: ConnDep) -> dict[str, Any]:
     mark_writer(conn)
-    row = conn.execute(
-        text(
-            "SELECT d.document_id, d.source, d.external_id, d.version, d.status, "
-            "d.quarantine_reason, d.client_id, d.matter_id, d.client_raw, d.matter_raw, "
-            "d.doc_type, d.title, d.author, d.modified_at, d.source_acl_id, d.search_state, "
-            "d.ingested_at, d.updated_at, (SELECT count(*) FROM chunks c "
-            "WHERE c.document_id = d.document_id) AS chunks "
-            "FROM documents d WHERE d.source = :s AND d.external_id = :e"
-        ),
-        {"s": source.lower(), "e": external_id},
-    ).mappings().first()
+    row = (
+        conn.execute(
+            text(
+                "SELECT d.document_id, d.source, d.external_id, d.version, d.status, "
+                "d.quarantine_reason, d.client_id, d.matter_id, d.client_raw, d.matter_raw, "
+                "d.doc_type, d.title, d.author, d.modified_at, d.source_acl_id, d.search_state, "
+                "d.ingested_at, d.updated_at, (SELECT count(*) FROM chunks c "
+                "WHERE c.document_id = d.document_id) AS chunks "
+                "FROM documents d WHERE d.source = :s AND d.external_id = :e"
+            ),
+            {"s": source.lower(), "e": external_id},
+        )
+        .mappings()
+        .first()
+    )
     if row is None:
         raise NotFound("Document", f"{source}/{external_id}")
     return dict(row)
 
 
 @router.post("/ingest/runs", response_model=RunStarted, status_code=202)
-def start_run(body: RunIn, principal: Admin, resources: ResourcesDep, response: Response) -> RunStarted:
+def start_run(
+    body: RunIn, principal: Admin, resources: ResourcesDep, response: Response
+) -> RunStarted:
     pipeline = pipeline_for(resources)
     settings = resources.settings
     if body.connector in ("folder", "rechtspraak"):
@@ -157,7 +168,11 @@ def start_run(body: RunIn, principal: Admin, resources: ResourcesDep, response: 
         work = lambda: ingest_rechtspraak(pipeline, path, started_by=principal.person_id, run=run)  # noqa: E731
     else:
         work = lambda: ingest_connector(  # noqa: E731
-            pipeline, settings, body.connector, mode=body.mode, started_by=principal.person_id,
+            pipeline,
+            settings,
+            body.connector,
+            mode=body.mode,
+            started_by=principal.person_id,
             run=run,
         )
     _runs(resources).start(run, work)

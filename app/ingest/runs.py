@@ -37,8 +37,9 @@ def ingest_folder(
     try:
         for item in connector.load_all():
             if isinstance(item, FolderEntryError):
-                pipeline.record_error(run, source, item.external_id, item.reason,
-                                      {"line": item.line})
+                pipeline.record_error(
+                    run, source, item.external_id, item.reason, {"line": item.line}
+                )
             else:
                 pipeline.ingest(run, item)
             done += 1
@@ -67,9 +68,15 @@ def ingest_connector(
 
     connector = registry.create(name, settings)
     store = state.SyncStateStore(pipeline.database)
-    return sync.run_sync(  # type: ignore[no-any-return]
-        name, connector, pipeline, store, mode=mode, started_by=started_by,
-        on_progress=on_progress, run=run,
+    return sync.run_sync(
+        name,
+        connector,
+        pipeline,
+        store,
+        mode=mode,
+        started_by=started_by,
+        on_progress=on_progress,
+        run=run,
     )
 
 

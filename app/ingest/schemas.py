@@ -9,7 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 from app.types import AwareDatetime, Principal, ShortText
 
 SourceName = Annotated[
-    str, StringConstraints(strip_whitespace=True, to_lower=True, pattern=r"^[a-z0-9][a-z0-9_.-]{0,39}$")
+    str,
+    StringConstraints(strip_whitespace=True, to_lower=True, pattern=r"^[a-z0-9][a-z0-9_.-]{0,39}$"),
 ]
 ExternalId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
 MAX_TEXT = 5_000_000

@@ -51,7 +51,10 @@ def existing_clients(conn: Connection, ids: Iterable[str]) -> dict[str, dict[str
 
 
 def client_parents(conn: Connection) -> dict[str, str | None]:
-    return {r.client_id: r.parent_id for r in conn.execute(select(clients.c.client_id, clients.c.parent_id))}
+    return {
+        r.client_id: r.parent_id
+        for r in conn.execute(select(clients.c.client_id, clients.c.parent_id))
+    }
 
 
 def existing_matters(conn: Connection, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -109,7 +112,11 @@ def upsert_people(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
     conn.execute(
         stmt.on_conflict_do_update(
             index_elements=[people.c.person_id],
-            set_={"name": stmt.excluded.name, "active": stmt.excluded.active, "updated_at": stmt.excluded.updated_at},
+            set_={
+                "name": stmt.excluded.name,
+                "active": stmt.excluded.active,
+                "updated_at": stmt.excluded.updated_at,
+            },
         )
     )
 
@@ -134,9 +141,7 @@ def upsert_groups(conn: Connection, groups: dict[tuple[str, str], set[str]]) -> 
         return
     for (source, group_id), members in sorted(groups.items()):
         conn.execute(
-            insert(source_groups)
-            .values(source=source, group_id=group_id)
-            .on_conflict_do_nothing()
+            insert(source_groups).values(source=source, group_id=group_id).on_conflict_do_nothing()
         )
         conn.execute(
             delete(source_group_members).where(
@@ -205,7 +210,9 @@ def replace_team(conn: Connection, teams: dict[str, set[str]]) -> None:
     if not teams:
         return
     conn.execute(delete(matter_team).where(matter_team.c.matter_id.in_(list(teams))))
-    values = [{"matter_id": m, "person_id": p} for m, ps in sorted(teams.items()) for p in sorted(ps)]
+    values = [
+        {"matter_id": m, "person_id": p} for m, ps in sorted(teams.items()) for p in sorted(ps)
+    ]
     if values:
         conn.execute(insert(matter_team), values)
 

@@ -42,8 +42,11 @@ def put_person(
         action="person.upsert",
     )
     return PersonOut(
-        person_id=person_id, name=body.name, active=body.active,
-        aliases=sorted(set(body.aliases)), policy_version=result.policy_version,
+        person_id=person_id,
+        name=body.name,
+        active=body.active,
+        aliases=sorted(set(body.aliases)),
+        policy_version=result.policy_version,
     )
 
 
@@ -52,13 +55,20 @@ def get_person(person_id: str, principal: ConflictsOrAdmin, conn: ConnDep) -> Pe
     found = repo.get_person(conn, person_id)
     if found is None:
         raise NotFound("Person", person_id)
-    return PersonOut(person_id=person_id, name=found["name"], active=found["active"],
-                     aliases=sorted(found["aliases"]))
+    return PersonOut(
+        person_id=person_id,
+        name=found["name"],
+        active=found["active"],
+        aliases=sorted(found["aliases"]),
+    )
 
 
 @router.put("/groups/{source}/{group_id}", response_model=GroupOut)
 def put_group(
-    source: Identifier, group_id: Identifier, body: GroupIn, principal: ConflictsOrAdmin,
+    source: Identifier,
+    group_id: Identifier,
+    body: GroupIn,
+    principal: ConflictsOrAdmin,
     conn: ConnDep,
 ) -> GroupOut:
     source = source.lower()
@@ -69,8 +79,12 @@ def put_group(
         source_groups=[GroupImport(source=source, group_id=group_id, members=body.members)],
         action="group.upsert",
     )
-    return GroupOut(source=source, group_id=group_id, members=sorted(set(body.members)),
-                    policy_version=result.policy_version)
+    return GroupOut(
+        source=source,
+        group_id=group_id,
+        members=sorted(set(body.members)),
+        policy_version=result.policy_version,
+    )
 
 
 @router.put("/clients/{client_id}", response_model=ClientOut)
@@ -83,8 +97,12 @@ def put_client(
         clients=[ClientImport(client_id=client_id, **body.model_dump())],
         action="client.upsert",
     )
-    return ClientOut(client_id=client_id, name=body.name, parent_id=body.parent_id,
-                     policy_version=result.policy_version)
+    return ClientOut(
+        client_id=client_id,
+        name=body.name,
+        parent_id=body.parent_id,
+        policy_version=result.policy_version,
+    )
 
 
 @router.get("/clients/{client_id}", response_model=ClientOut)
@@ -106,8 +124,13 @@ def put_matter(
         action="matter.upsert",
     )
     return MatterOut(
-        matter_id=matter_id, client_id=body.client_id, title=body.title, status=body.status,
-        parties=body.parties, team=sorted(set(body.team)), policy_version=result.policy_version,
+        matter_id=matter_id,
+        client_id=body.client_id,
+        title=body.title,
+        status=body.status,
+        parties=body.parties,
+        team=sorted(set(body.team)),
+        policy_version=result.policy_version,
     )
 
 
@@ -117,10 +140,13 @@ def get_matter(matter_id: str, principal: ConflictsOrAdmin, conn: ConnDep) -> Ma
     if found is None:
         raise NotFound("Matter", matter_id)
     return MatterOut(
-        matter_id=matter_id, client_id=found["client_id"], title=found["title"],
+        matter_id=matter_id,
+        client_id=found["client_id"],
+        title=found["title"],
         status=found["status"],
-        parties=[PartyIn(name=n, role=r) for n, r in found["parties"]],  # type: ignore[arg-type]
-        team=sorted(found["team"]), wall_group_id=repo.matter_group(conn, matter_id),
+        parties=[PartyIn(name=n, role=r) for n, r in found["parties"]],
+        team=sorted(found["team"]),
+        wall_group_id=repo.matter_group(conn, matter_id),
     )
 
 
@@ -138,8 +164,9 @@ def import_matrix(body: MatrixImport, principal: ConflictsOrAdmin, conn: ConnDep
         ],
         action="matrix.import",
     )
-    return ImportOut(policy_version=result.policy_version, changed=result.changed,
-                     counts=result.counts)
+    return ImportOut(
+        policy_version=result.policy_version, changed=result.changed, counts=result.counts
+    )
 
 
 __all__ = ["ChangeOut", "router"]

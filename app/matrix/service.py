@@ -34,8 +34,10 @@ def _duplicates(ids: Sequence[str], what: str, field_name: str) -> None:
     for ident in ids:
         if ident in seen:
             raise Unprocessable(
-                "duplicate_id", f"{what} {ident!r} appears twice in the request.",
-                field=field_name, id=ident,
+                "duplicate_id",
+                f"{what} {ident!r} appears twice in the request.",
+                field=field_name,
+                id=ident,
             )
         seen.add(ident)
 
@@ -52,7 +54,8 @@ def _order_parents_first(rows: list[ClientImport]) -> list[ClientImport]:
             raise Unprocessable(
                 "client_cycle",
                 f"Client {row.client_id!r} would be its own ancestor.",
-                field="clients.parent_id", id=row.client_id,
+                field="clients.parent_id",
+                id=row.client_id,
             )
         parent = by_id.get(row.parent_id) if row.parent_id else None
         if parent is not None:
@@ -79,9 +82,7 @@ def apply_matrix(
     _duplicates([p.person_id for p in people], "Person", "people.person_id")
     _duplicates([c.client_id for c in clients], "Client", "clients.client_id")
     _duplicates([m.matter_id for m in matters], "Matter", "matters.matter_id")
-    _duplicates(
-        [f"{g.source}/{g.group_id}" for g in source_groups], "Group", "groups.group_id"
-    )
+    _duplicates([f"{g.source}/{g.group_id}" for g in source_groups], "Group", "groups.group_id")
 
     # --- reference checks (nothing is written before all pass) ---------------------------
     team_ids = {pid for m in matters for pid in m.team}
@@ -93,30 +94,32 @@ def apply_matrix(
                 raise Unprocessable(
                     "unknown_person",
                     f"Team member {pid!r} of matter {matter.matter_id!r} is not a known person.",
-                    field="team", id=pid,
+                    field="team",
+                    id=pid,
                 )
     client_refs = {c.parent_id for c in clients if c.parent_id} | {m.client_id for m in matters}
-    known_clients = repo.existing_clients(
-        conn, client_refs | {c.client_id for c in clients}
-    )
+    known_clients = repo.existing_clients(conn, client_refs | {c.client_id for c in clients})
     payload_clients = {c.client_id for c in clients}
     for client in clients:
         if client.parent_id and client.parent_id not in payload_clients | set(known_clients):
             raise Unprocessable(
                 "unknown_client",
                 f"Parent client {client.parent_id!r} of {client.client_id!r} does not exist.",
-                field="parent_id", id=client.parent_id,
+                field="parent_id",
+                id=client.parent_id,
             )
     for matter in matters:
         if matter.client_id not in payload_clients and matter.client_id not in known_clients:
             raise Unprocessable(
                 "unknown_client",
                 f"Client {matter.client_id!r} of matter {matter.matter_id!r} does not exist.",
-                field="client_id", id=matter.client_id,
+                field="client_id",
+                id=matter.client_id,
             )
     ordered_clients = _order_parents_first(clients)
     parent_changes = [
-        c for c in clients
+        c
+        for c in clients
         if c.client_id in known_clients and known_clients[c.client_id]["parent_id"] != c.parent_id
     ]
     if parent_changes:
@@ -131,7 +134,8 @@ def apply_matrix(
                         "client_cycle",
                         f"Making {client.parent_id!r} the parent of {client.client_id!r} "
                         "creates a cycle.",
-                        field="parent_id", id=client.client_id,
+                        field="parent_id",
+                        id=client.client_id,
                     )
                 seen.add(current)
                 current = parents.get(current)
@@ -143,7 +147,8 @@ def apply_matrix(
         for alias in person.aliases:
             if alias in claimed and claimed[alias] != person.person_id:
                 raise Conflict(
-                    "alias_taken", f"Alias {alias!r} is given to two people.",
+                    "alias_taken",
+                    f"Alias {alias!r} is given to two people.",
                     {"alias": alias},
                 )
             claimed[alias] = person.person_id
@@ -166,28 +171,48 @@ def apply_matrix(
         before = known_people.get(person.person_id)
         aliases = set(person.aliases)
         if before is None:
-            people_rows.append({"person_id": person.person_id, "name": person.name,
-                                "active": person.active})
+            people_rows.append(
+                {"person_id": person.person_id, "name": person.name, "active": person.active}
+            )
             alias_changes[person.person_id] = aliases
             relevant = True
-            events.append({"type": "person", "id": person.person_id, "change": "created",
-                           "active": person.active, "aliases": sorted(aliases)})
+            events.append(
+                {
+                    "type": "person",
+                    "id": person.person_id,
+                    "change": "created",
+                    "active": person.active,
+                    "aliases": sorted(aliases),
+                }
+            )
             continue
         if before["name"] != person.name or before["active"] != person.active:
-            people_rows.append({"person_id": person.person_id, "name": person.name,
-                                "active": person.active})
+            people_rows.append(
+                {"person_id": person.person_id, "name": person.name, "active": person.active}
+            )
             if before["active"] != person.active:
                 relevant = True
-                events.append({"type": "person", "id": person.person_id,
-                               "change": "activated" if person.active else "deactivated"})
+                events.append(
+                    {
+                        "type": "person",
+                        "id": person.person_id,
+                        "change": "activated" if person.active else "deactivated",
+                    }
+                )
             else:
                 events.append({"type": "person", "id": person.person_id, "change": "renamed"})
         if before["aliases"] != aliases:
             alias_changes[person.person_id] = aliases
             relevant = True
-            events.append({"type": "person", "id": person.person_id, "change": "aliases",
-                           "added": sorted(aliases - before["aliases"]),
-                           "removed": sorted(before["aliases"] - aliases)})
+            events.append(
+                {
+                    "type": "person",
+                    "id": person.person_id,
+                    "change": "aliases",
+                    "added": sorted(aliases - before["aliases"]),
+                    "removed": sorted(before["aliases"] - aliases),
+                }
+            )
 
     group_changes: dict[tuple[str, str], set[str]] = {}
     if source_groups:
@@ -199,28 +224,51 @@ def apply_matrix(
                 group_changes[key] = members
                 relevant = True
                 old = before_groups.get(key, set())
-                events.append({"type": "group", "id": f"{group.source}:group:{group.group_id}",
-                               "change": "members", "added": sorted(members - old),
-                               "removed": sorted(old - members)})
+                events.append(
+                    {
+                        "type": "group",
+                        "id": f"{group.source}:group:{group.group_id}",
+                        "change": "members",
+                        "added": sorted(members - old),
+                        "removed": sorted(old - members),
+                    }
+                )
 
     client_rows: list[dict[str, Any]] = []
     reparented: list[str] = []
     for client in ordered_clients:
         before = known_clients.get(client.client_id)
-        row = {"client_id": client.client_id, "name": client.name,
-               "name_norm": normalize_name(client.name), "parent_id": client.parent_id}
+        row = {
+            "client_id": client.client_id,
+            "name": client.name,
+            "name_norm": normalize_name(client.name),
+            "parent_id": client.parent_id,
+        }
         if before is None:
             client_rows.append(row)
-            events.append({"type": "client", "id": client.client_id, "change": "created",
-                           "parent_id": client.parent_id})
+            events.append(
+                {
+                    "type": "client",
+                    "id": client.client_id,
+                    "change": "created",
+                    "parent_id": client.parent_id,
+                }
+            )
             continue
         if before["name"] != client.name or before["parent_id"] != client.parent_id:
             client_rows.append(row)
             if before["parent_id"] != client.parent_id:
                 relevant = True
                 reparented.append(client.client_id)
-                events.append({"type": "client", "id": client.client_id, "change": "parent",
-                               "from": before["parent_id"], "to": client.parent_id})
+                events.append(
+                    {
+                        "type": "client",
+                        "id": client.client_id,
+                        "change": "parent",
+                        "from": before["parent_id"],
+                        "to": client.parent_id,
+                    }
+                )
             else:
                 events.append({"type": "client", "id": client.client_id, "change": "renamed"})
 
@@ -230,29 +278,51 @@ def apply_matrix(
     team_changes: dict[str, set[str]] = {}
     for matter in matters:
         before = known_matters.get(matter.matter_id)
-        parties = [{"name": p.name, "name_norm": normalize_name(p.name), "role": p.role}
-                   for p in matter.parties]
+        parties = [
+            {"name": p.name, "name_norm": normalize_name(p.name), "role": p.role}
+            for p in matter.parties
+        ]
         team = set(matter.team)
-        row = {"matter_id": matter.matter_id, "client_id": matter.client_id,
-               "title": matter.title, "status": matter.status}
+        row = {
+            "matter_id": matter.matter_id,
+            "client_id": matter.client_id,
+            "title": matter.title,
+            "status": matter.status,
+        }
         if before is None:
             matter_rows.append(row)
             party_changes[matter.matter_id] = parties
             team_changes[matter.matter_id] = team
             relevant = True
             affected_matters.add(matter.matter_id)
-            events.append({"type": "matter", "id": matter.matter_id, "change": "created",
-                           "client_id": matter.client_id, "team": sorted(team)})
+            events.append(
+                {
+                    "type": "matter",
+                    "id": matter.matter_id,
+                    "change": "created",
+                    "client_id": matter.client_id,
+                    "team": sorted(team),
+                }
+            )
             continue
         if (before["client_id"], before["title"], before["status"]) != (
-            matter.client_id, matter.title, matter.status
+            matter.client_id,
+            matter.title,
+            matter.status,
         ):
             matter_rows.append(row)
             if before["client_id"] != matter.client_id:
                 relevant = True
                 affected_matters.add(matter.matter_id)
-                events.append({"type": "matter", "id": matter.matter_id, "change": "moved",
-                               "from": before["client_id"], "to": matter.client_id})
+                events.append(
+                    {
+                        "type": "matter",
+                        "id": matter.matter_id,
+                        "change": "moved",
+                        "from": before["client_id"],
+                        "to": matter.client_id,
+                    }
+                )
             else:
                 events.append({"type": "matter", "id": matter.matter_id, "change": "details"})
         if before["parties"] != [(p["name"], p["role"]) for p in parties]:
@@ -261,9 +331,15 @@ def apply_matrix(
         if before["team"] != team:
             team_changes[matter.matter_id] = team
             relevant = True
-            events.append({"type": "matter", "id": matter.matter_id, "change": "team",
-                           "added": sorted(team - before["team"]),
-                           "removed": sorted(before["team"] - team)})
+            events.append(
+                {
+                    "type": "matter",
+                    "id": matter.matter_id,
+                    "change": "team",
+                    "added": sorted(team - before["team"]),
+                    "removed": sorted(before["team"] - team),
+                }
+            )
 
     # --- write -------------------------------------------------------------------------------
     repo.upsert_people(conn, people_rows)
@@ -275,7 +351,8 @@ def apply_matrix(
     repo.replace_team(conn, team_changes)
 
     counts = {
-        "people": len(people_rows) + len(set(alias_changes) - {r["person_id"] for r in people_rows}),
+        "people": len(people_rows)
+        + len(set(alias_changes) - {r["person_id"] for r in people_rows}),
         "groups": len(group_changes),
         "clients": len(client_rows),
         "matters": len(
@@ -308,4 +385,3 @@ def _subject(action: str, events: list[dict[str, Any]]) -> tuple[str, str]:
     if len(ids) == 1:
         return next(iter(ids))
     return ("matrix", action)
-

@@ -48,7 +48,10 @@ class SynonymIn(BaseModel):
 @router.get("/search/synonyms")
 def list_synonyms(principal: Admin, conn: ConnDep) -> dict[str, Any]:
     rows = conn.execute(
-        text("SELECT term, synonym, created_by, created_at FROM search_synonyms ORDER BY term, synonym")
+        text(
+            "SELECT term, synonym, created_by, created_at FROM search_synonyms "
+            "ORDER BY term, synonym"
+        )
     ).mappings()
     return {"items": [dict(r) for r in rows]}
 

@@ -91,8 +91,9 @@ class SearchResult:
     access: Access | None = None
 
 
-def choose_plan(settings: Settings, allowed: int, total: int, dense_candidates: int,
-                filters: Filters | None) -> Plan:
+def choose_plan(
+    settings: Settings, allowed: int, total: int, dense_candidates: int, filters: Filters | None
+) -> Plan:
     total = max(total, 1)
     fraction = allowed / total
     narrow_filter = filters is not None and bool(filters.matter_ids)
@@ -162,17 +163,33 @@ def run_search(
         sizes = conn.execute(
             sqlfiles.query("search.group_sizes"), {"wall_groups": list(access.wall_groups)}
         ).one()
-        plan = choose_plan(settings, int(sizes.allowed or 0), int(sizes.total or 0),
-                           dense_candidates, request.filters)
-        analysis = analyze_query(conn, request.query, websearch, settings.sparse_common_df,
-                                 settings.sparse_max_matches) if use_sparse else EMPTY_ANALYSIS
+        plan = choose_plan(
+            settings,
+            int(sizes.allowed or 0),
+            int(sizes.total or 0),
+            dense_candidates,
+            request.filters,
+        )
+        analysis = (
+            analyze_query(
+                conn,
+                request.query,
+                websearch,
+                settings.sparse_common_df,
+                settings.sparse_max_matches,
+            )
+            if use_sparse
+            else EMPTY_ANALYSIS
+        )
         params: dict[str, Any] = {
             "qvec": qvec,
             **analysis,
             "wall_groups": list(access.wall_groups),
             "source_acl_ids": list(access.source_acl_ids),
             "policy_version": access.policy_version,
-            "doc_types": [d.strip().lower() for d in filters.doc_types] if filters.doc_types else None,
+            "doc_types": [d.strip().lower() for d in filters.doc_types]
+            if filters.doc_types
+            else None,
             "sources": [s.strip().lower() for s in filters.sources] if filters.sources else None,
             "matter_ids": list(filters.matter_ids) if filters.matter_ids else None,
             "modified_from": filters.modified_from,
@@ -200,8 +217,7 @@ def run_search(
         hits = [r for r in rows if r["chunk_id"] is not None]
         took_ms = round((time.perf_counter() - started) * 1000, 2)
         retrieval_id = uuid.uuid4()
-        _audit(conn, principal, request, access, hits, retrieval_id, at, strategy, took_ms,
-               purpose)
+        _audit(conn, principal, request, access, hits, retrieval_id, at, strategy, took_ms, purpose)
         metrics = resources.extras.get("metrics")
         if metrics is not None:
             metrics.searches.labels(request.mode, strategy).inc()
@@ -226,11 +242,19 @@ EMPTY_ANALYSIS: dict[str, Any] = {
 def analyze_query(
     conn: Connection, query: str, websearch: bool, common_df: float, match_budget: int
 ) -> dict[str, Any]:
-    row = conn.execute(
-        sqlfiles.query("search.analyze_query"),
-        {"query": query, "websearch": websearch, "common_df": common_df,
-         "match_budget": match_budget},
-    ).mappings().one()
+    row = (
+        conn.execute(
+            sqlfiles.query("search.analyze_query"),
+            {
+                "query": query,
+                "websearch": websearch,
+                "common_df": common_df,
+                "match_budget": match_budget,
+            },
+        )
+        .mappings()
+        .one()
+    )
     out = dict(row)
     out["rank_lexemes"] = list(out["rank_lexemes"] or [])
     out["rank_idfs"] = [float(x) for x in out["rank_idfs"] or []]
@@ -251,8 +275,9 @@ def _execute(
             sqlfiles.query("search.hnsw_settings"),
             {"ef_search": plan.ef_search, "max_scan_tuples": plan.max_scan_tuples},
         )
-    sql_params = {k: v for k, v in params.items()
-                  if k not in ("lexeme_count", "matched_lexeme_count")}
+    sql_params = {
+        k: v for k, v in params.items() if k not in ("lexeme_count", "matched_lexeme_count")
+    }
     rows = [dict(r) for r in conn.execute(_statement(strategy), sql_params).mappings()]
     first = rows[0]
     if first["policy_version_seen"] != params["policy_version"]:
@@ -314,7 +339,7 @@ def _audit(
     try:
         chain.append_retrieval(conn, row, results)
     except DBAPIError as exc:
-        log.error("audit append failed; the search returns nothing", exc_info=exc)
+        log.exception("audit append failed; the search returns nothing")
         raise AppError(
             "audit_unavailable",
             "The search could not be recorded in the audit log, so it returns no results.",

@@ -64,7 +64,9 @@ def apply(conn: Connection, access: Access) -> None:
     )
 
 
-def visible_chunks(conn: Connection, access: Access, chunk_ids: list[str]) -> list[dict[str, object]]:
+def visible_chunks(
+    conn: Connection, access: Access, chunk_ids: list[str]
+) -> list[dict[str, object]]:
     """The chunks among ``chunk_ids`` this person may read now (RLS applied too)."""
     if not chunk_ids or access.sees_nothing:
         return []

@@ -274,8 +274,9 @@ class MatrixSnapshot:
         for client in self.clients.values():
             g.add_node(("client", client.client_id), label=client.name)
             if client.parent_id is not None:
-                g.add_edge(("client", client.parent_id), ("client", client.client_id),
-                           rel="parent-of")
+                g.add_edge(
+                    ("client", client.parent_id), ("client", client.client_id), rel="parent-of"
+                )
         for matter in self.matters.values():
             node = ("matter", matter.matter_id)
             g.add_node(node, label=matter.title)
@@ -336,12 +337,16 @@ class MatrixSnapshot:
         for wall_id in sorted(self.walls_by_matter.get(matter_id, ())):
             wall = self.walls[wall_id]
             path = self.coverage_path(wall_id, matter_id)
-            via = " -> ".join(self.describe(n) for n in path) if path else self.describe(
-                ("wall", wall_id)
+            via = (
+                " -> ".join(self.describe(n) for n in path)
+                if path
+                else self.describe(("wall", wall_id))
             )
             active = wall.active_at(at)
-            denies = person is None or not person.active or (
-                active and self.wall_denies(wall, person_id)
+            denies = (
+                person is None
+                or not person.active
+                or (active and self.wall_denies(wall, person_id))
             )
             if person is None:
                 reason = f"{person_id} is not in the conflict matrix, so sees only unwalled matters"
@@ -359,15 +364,19 @@ class MatrixSnapshot:
                     reason = f"{person_id} is listed as allowed"
                 elif person_id in insiders:
                     teams = sorted(
-                        m for m in self.covered_matters[wall_id]
+                        m
+                        for m in self.covered_matters[wall_id]
                         if person_id in self.team.get(m, ())
                     )
                     reason = f"{person_id} is on the team of protected matter {', '.join(teams)}"
                 else:
                     reason = (
                         f"{person_id} is not an insider (not listed as allowed"
-                        + ("" if not wall.include_team else
-                           ", not on the team of any protected matter")
+                        + (
+                            ""
+                            if not wall.include_team
+                            else ", not on the team of any protected matter"
+                        )
                         + ")"
                     )
             if not active:
@@ -385,8 +394,14 @@ class MatrixSnapshot:
             )
         if person is not None and not person.active and not walls_out:
             walls_out.append(
-                {"wall_id": None, "kind": None, "active": True, "denies": True, "path": [],
-                 "why": f"{person_id} is inactive and may see nothing"}
+                {
+                    "wall_id": None,
+                    "kind": None,
+                    "active": True,
+                    "denies": True,
+                    "path": [],
+                    "why": f"{person_id} is inactive and may see nothing",
+                }
             )
         return {
             "person_id": person_id,
@@ -410,9 +425,11 @@ class MatrixSnapshot:
         for parties in self.parties.values():
             for party in parties:
                 if name_matches(name, party.name_norm):
-                    for client in self.clients.values():
-                        if normalize_name(client.name) == party.name_norm:
-                            matched_clients.append(client)
+                    matched_clients.extend(
+                        c
+                        for c in self.clients.values()
+                        if normalize_name(c.name) == party.name_norm
+                    )
         families: dict[str, str] = {}
         for client in matched_clients:
             root = self.family_root(client.client_id)
@@ -420,8 +437,10 @@ class MatrixSnapshot:
                 families.setdefault(member, client.client_id)
         for member, via in families.items():
             for matter_id in self.matters_by_client.get(member, ()):
-                relation = "matched client" if member == via else (
-                    f"corporate family of {via} ({self.clients[via].name})"
+                relation = (
+                    "matched client"
+                    if member == via
+                    else (f"corporate family of {via} ({self.clients[via].name})")
                 )
                 key = (matter_id, member, "client")
                 hits[key] = {

@@ -18,7 +18,7 @@ from sqlalchemy import Connection, text
 
 from app.db.engine import Database
 from app.settings import Settings
-from app.walls.graph import Client, Matter, MatrixSnapshot, Party, Person, Wall
+from app.walls.graph import Client, MatrixSnapshot, Matter, Party, Person, Wall
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,10 @@ def load_snapshot(conn: Connection) -> MatrixSnapshot:
         snap.matters[r.matter_id] = Matter(r.matter_id, r.client_id, r.title, r.status)
     parties: dict[str, list[Party]] = defaultdict(list)
     for r in conn.execute(
-        text("SELECT matter_id, name, name_norm, role FROM matter_parties ORDER BY matter_id, position")
+        text(
+            "SELECT matter_id, name, name_norm, role FROM matter_parties "
+            "ORDER BY matter_id, position"
+        )
     ):
         parties[r.matter_id].append(Party(r.name, r.name_norm, r.role))
     snap.parties = {k: tuple(v) for k, v in parties.items()}
@@ -99,9 +102,10 @@ def load_snapshot(conn: Connection) -> MatrixSnapshot:
 
 
 def read_snapshot(database: Database) -> MatrixSnapshot:
-    with database.engine.connect().execution_options(
-        isolation_level="REPEATABLE READ"
-    ) as conn, conn.begin():
+    with (
+        database.engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn,
+        conn.begin(),
+    ):
         conn.execute(text("SET TRANSACTION READ ONLY"))
         return load_snapshot(conn)
 
@@ -124,11 +128,7 @@ class AccessResolver:
         """The cached snapshot, reloaded when a newer policy_version is known to exist."""
         with self._lock:
             snap = self._snapshot
-        if (
-            snap is not None
-            and self.use_cache
-            and (at_least is None or snap.version >= at_least)
-        ):
+        if snap is not None and self.use_cache and (at_least is None or snap.version >= at_least):
             return snap
         fresh = read_snapshot(database)
         with self._lock:

@@ -88,7 +88,10 @@ def run_once(
                     if not keep_going():
                         return progress
                     moved, finished = retag_matter_batch(
-                        database, row.matter_id, row.target_wall_group_id, row.policy_version,
+                        database,
+                        row.matter_id,
+                        row.target_wall_group_id,
+                        row.policy_version,
                         batch_size,
                     )
                 progress.chunks_moved += moved

@@ -28,9 +28,7 @@ def issue_wall(body: WallIn, principal: Conflicts, conn: ConnDep) -> WallCreated
 
 
 @router.get("/walls", response_model=WallList)
-def list_walls(
-    principal: WallReader, conn: ConnDep, active: bool | None = None
-) -> WallList:
+def list_walls(principal: WallReader, conn: ConnDep, active: bool | None = None) -> WallList:
     return WallList(items=service.list_walls(conn, active))
 
 

@@ -35,7 +35,8 @@ def _missing(conn: Connection, table: Any, column: Any, ids: list[str]) -> list[
 def _check_wall(conn: Connection, body: WallIn) -> None:
     if not body.protects.matters and not body.protects.clients:
         raise Unprocessable(
-            "protects_nothing", "A wall must protect at least one matter or client.",
+            "protects_nothing",
+            "A wall must protect at least one matter or client.",
             field="protects",
         )
     if body.kind == "exclusionary":
@@ -45,7 +46,8 @@ def _check_wall(conn: Connection, body: WallIn) -> None:
             )
         if not body.screened:
             raise Unprocessable(
-                "invalid_wall", "An exclusionary wall must screen at least one person.",
+                "invalid_wall",
+                "An exclusionary wall must screen at least one person.",
                 field="screened",
             )
     elif body.screened:
@@ -58,7 +60,8 @@ def _check_wall(conn: Connection, body: WallIn) -> None:
         and body.effective_until <= body.effective_from
     ):
         raise Unprocessable(
-            "invalid_window", "effective_until must be later than effective_from.",
+            "invalid_window",
+            "effective_until must be later than effective_from.",
             field="effective_until",
         )
     for field_name, ids, table, column, what in (
@@ -72,7 +75,9 @@ def _check_wall(conn: Connection, body: WallIn) -> None:
             raise Unprocessable(
                 f"unknown_{what}",
                 f"Unknown {what}{'s' if len(missing) > 1 else ''}: {', '.join(missing)}.",
-                field=field_name, id=missing[0], ids=missing,
+                field=field_name,
+                id=missing[0],
+                ids=missing,
             )
 
 
@@ -160,7 +165,8 @@ def lift_wall(conn: Connection, wall_id: str, body: LiftIn, actor: str) -> tuple
         raise NotFound("Wall", wall_id)
     if row.lifted_at is not None:
         raise Conflict(
-            "already_lifted", f"Wall {wall_id!r} was already lifted at {row.lifted_at.isoformat()}.",
+            "already_lifted",
+            f"Wall {wall_id!r} was already lifted at {row.lifted_at.isoformat()}.",
             {"wall_id": wall_id},
         )
     lifted_at = now_utc()

@@ -57,14 +57,14 @@ def parse_acl(value: Any) -> SourceAcl | None:
         return None
     data = json.loads(value) if isinstance(value, str) else value
     if not isinstance(data, dict):
-        raise ValueError("acl must be a JSON object")
+        raise ValueError("acl must be a JSON object")  # noqa: TRY004 - reported as bad metadata
     default = str(data.get("default", "private")).lower()
     if default not in ("public", "view", "private"):
         raise ValueError(f"acl.default must be public, view or private, not {default!r}")
     allow = data.get("allow", []) or []
     deny = data.get("deny", []) or []
     if not isinstance(allow, list) or not isinstance(deny, list):
-        raise ValueError("acl.allow and acl.deny must be lists")
+        raise ValueError("acl.allow and acl.deny must be lists")  # noqa: TRY004
     return SourceAcl(
         default=default,  # type: ignore[arg-type]
         allow=frozenset(str(p).strip().lower() for p in allow if str(p).strip()),
@@ -101,7 +101,8 @@ class FolderConnector:
             )
 
     def _rows(self) -> Iterator[tuple[int, dict[str, Any] | FolderEntryError]]:
-        assert self.sidecar is not None
+        if self.sidecar is None:  # the constructor refuses folders without one
+            return
         raw = self.sidecar.read_bytes()
         try:
             content = raw.decode("utf-8-sig")
@@ -114,18 +115,27 @@ class FolderConnector:
                 try:
                     row = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    yield number, FolderEntryError(None, f"line {number}: not JSON ({exc.msg})", number)
+                    yield (
+                        number,
+                        FolderEntryError(None, f"line {number}: not JSON ({exc.msg})", number),
+                    )
                     continue
                 if not isinstance(row, dict):
-                    yield number, FolderEntryError(None, f"line {number}: not a JSON object", number)
+                    yield (
+                        number,
+                        FolderEntryError(None, f"line {number}: not a JSON object", number),
+                    )
                     continue
                 yield number, row
         else:
             reader = csv.DictReader(io.StringIO(content))
             for number, row in enumerate(reader, start=2):
                 if None in row:  # more cells than header columns
-                    yield number, FolderEntryError(
-                        row.get("external_id"), f"line {number}: too many cells", number
+                    yield (
+                        number,
+                        FolderEntryError(
+                            row.get("external_id"), f"line {number}: too many cells", number
+                        ),
                     )
                     continue
                 yield number, {k: v for k, v in row.items() if k is not None}

@@ -699,12 +699,37 @@ CREATE POLICY chunks_delete ON chunks FOR DELETE
 """
 
 CRUD_TABLES = (
-    "policy_state", "people", "person_aliases", "source_groups", "source_group_members",
-    "clients", "matters", "matter_parties", "matter_team", "walls", "wall_protected_matters",
-    "wall_protected_clients", "wall_people", "wall_groups", "matter_wall_groups",
-    "wall_group_sizes", "retag_pending", "source_acls", "documents", "chunks", "lexeme_stats",
-    "corpus_stats", "search_synonyms", "ingest_runs", "ingest_run_events", "sync_state",
-    "sync_seen", "case_law", "relevance_sets", "relevance_queries", "relevance_judgements",
+    "policy_state",
+    "people",
+    "person_aliases",
+    "source_groups",
+    "source_group_members",
+    "clients",
+    "matters",
+    "matter_parties",
+    "matter_team",
+    "walls",
+    "wall_protected_matters",
+    "wall_protected_clients",
+    "wall_people",
+    "wall_groups",
+    "matter_wall_groups",
+    "wall_group_sizes",
+    "retag_pending",
+    "source_acls",
+    "documents",
+    "chunks",
+    "lexeme_stats",
+    "corpus_stats",
+    "search_synonyms",
+    "ingest_runs",
+    "ingest_run_events",
+    "sync_state",
+    "sync_seen",
+    "case_law",
+    "relevance_sets",
+    "relevance_queries",
+    "relevance_judgements",
     "eval_runs",
 )
 
@@ -713,7 +738,8 @@ def _run(statement: str) -> None:
     # Straight to psycopg without parameters: the DDL holds regexes, ":" and "%" that
     # text() or a parameterised execute would take for placeholders.
     driver = op.get_bind().connection.driver_connection
-    assert driver is not None
+    if driver is None:
+        raise RuntimeError("no driver connection")
     with driver.cursor() as cur:
         cur.execute(statement)
 

@@ -13,8 +13,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_every_setting_is_in_the_readme() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    missing = [f"EWALL_{name.upper()}" for name in Settings.model_fields
-               if f"EWALL_{name.upper()}" not in readme]
+    missing = [
+        f"EWALL_{name.upper()}"
+        for name in Settings.model_fields
+        if f"EWALL_{name.upper()}" not in readme
+    ]
     assert not missing, f"undocumented settings: {missing}"
 
 
@@ -24,8 +27,11 @@ def test_nothing_else_reads_the_environment() -> None:
         text = path.read_text(encoding="utf-8")
         if re.search(r"os\.environ(\.get|\[)|os\.getenv", text) and path.name != "settings.py":
             # setdefault of library switches (offline model loading) is allowed
-            reads = [line for line in text.splitlines()
-                     if re.search(r"os\.environ(\.get|\[)|os\.getenv", line)]
+            reads = [
+                line
+                for line in text.splitlines()
+                if re.search(r"os\.environ(\.get|\[)|os\.getenv", line)
+            ]
             if reads:
                 offenders.append(f"{path.relative_to(ROOT)}: {reads}")
     assert not offenders, offenders

@@ -39,7 +39,7 @@ def jwks_url(keys: dict[str, Any]) -> Iterator[str]:
     body = json.dumps({"keys": [rsa_jwk, ec_jwk]}).encode()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server API
+        def do_GET(self) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
@@ -57,18 +57,28 @@ def jwks_url(keys: dict[str, Any]) -> Iterator[str]:
 
 def _token(key: Any, alg: str, kid: str, **overrides: Any) -> str:
     now = int(time.time())
-    claims = {"sub": "alice@firm.nl", "roles": ["compliance"], "iss": ISSUER, "aud": AUDIENCE,
-              "iat": now, "exp": now + 600}
+    claims = {
+        "sub": "alice@firm.nl",
+        "roles": ["compliance"],
+        "iss": ISSUER,
+        "aud": AUDIENCE,
+        "iat": now,
+        "exp": now + 600,
+    }
     claims.update(overrides)
     return jwt.encode(claims, key, algorithm=alg, headers={"kid": kid})
 
 
 def test_oidc_tokens(db: DbHandle, embedder: Any, keys: dict[str, Any], jwks_url: str) -> None:
-    settings = make_settings(auth_mode="oidc", oidc_issuer=ISSUER, oidc_audience=AUDIENCE,
-                             oidc_jwks_url=jwks_url)
+    settings = make_settings(
+        auth_mode="oidc", oidc_issuer=ISSUER, oidc_audience=AUDIENCE, oidc_jwks_url=jwks_url
+    )
     with make_client(db, settings, embedder) as client:
+
         def status(token: str) -> int:
-            return client.get("/v1/audit/verify", headers={"Authorization": f"Bearer {token}"}).status_code
+            return client.get(
+                "/v1/audit/verify", headers={"Authorization": f"Bearer {token}"}
+            ).status_code
 
         assert status(_token(keys["rsa"], "RS256", "rsa-1")) == 200
         assert status(_token(keys["ec"], "ES256", "ec-1")) == 200
@@ -88,5 +98,8 @@ def test_token_cli_prints_a_usable_token(client: TestClient, settings: Any, caps
 
     assert main(["token", "--sub", "x@firm.nl", "--role", "compliance"]) == 0
     token = capsys.readouterr().out.strip()
-    assert client.get("/v1/audit/verify", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+    assert (
+        client.get("/v1/audit/verify", headers={"Authorization": f"Bearer {token}"}).status_code
+        == 200
+    )
     assert main(["token", "--sub", " "]) == 2

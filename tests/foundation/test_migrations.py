@@ -117,9 +117,17 @@ def test_guard_triggers_stop_even_the_owner(db: DbHandle) -> None:
     with db.database.transaction() as conn:
         chain.append_policy_event(
             conn,
-            {"event_id": __import__("uuid").uuid4(), "at": chain.now_utc(), "actor": "t",
-             "action": "test", "object_type": "t", "object_id": "t", "reason": None,
-             "details": {}, "policy_version": 1},
+            {
+                "event_id": __import__("uuid").uuid4(),
+                "at": chain.now_utc(),
+                "actor": "t",
+                "action": "test",
+                "object_type": "t",
+                "object_id": "t",
+                "reason": None,
+                "details": {},
+                "policy_version": 1,
+            },
         )
     with psycopg.connect(db.superuser_url) as conn:
         conn.execute("SET session_replication_role = replica")
@@ -183,12 +191,22 @@ def test_stats_follow_the_chunks(db: DbHandle) -> None:
                 "FROM generate_series(1, 10) AS g"
             )
         )
-        sizes = dict(conn.execute(text("SELECT wall_group_id, n_chunks FROM wall_group_sizes")).all())
+        sizes = dict(
+            conn.execute(text("SELECT wall_group_id, n_chunks FROM wall_group_sizes")).all()
+        )
         assert sizes == {"open": 5, "wg_x": 5}
-        assert conn.execute(text("SELECT ndoc FROM lexeme_stats WHERE lexeme = 'octrooi'")).scalar() == 10
+        assert (
+            conn.execute(text("SELECT ndoc FROM lexeme_stats WHERE lexeme = 'octrooi'")).scalar()
+            == 10
+        )
         conn.execute(text("UPDATE chunks SET wall_group_id = 'open' WHERE wall_group_id = 'wg_x'"))
-        sizes = dict(conn.execute(text("SELECT wall_group_id, n_chunks FROM wall_group_sizes")).all())
+        sizes = dict(
+            conn.execute(text("SELECT wall_group_id, n_chunks FROM wall_group_sizes")).all()
+        )
         assert sizes["open"] == 10 and sizes["wg_x"] == 0
         conn.execute(text("DELETE FROM chunks WHERE ordinal <= 4"))
         assert conn.execute(text("SELECT n_chunks FROM corpus_stats")).scalar() == 6
-        assert conn.execute(text("SELECT ndoc FROM lexeme_stats WHERE lexeme = 'octrooi'")).scalar() == 6
+        assert (
+            conn.execute(text("SELECT ndoc FROM lexeme_stats WHERE lexeme = 'octrooi'")).scalar()
+            == 6
+        )

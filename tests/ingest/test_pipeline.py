@@ -48,7 +48,8 @@ def _chunks(db: DbHandle, external_id: str) -> dict[str, tuple[Any, ...]]:
     with psycopg.connect(db.superuser_url) as su:
         rows = su.execute(
             "SELECT chunk_id, xmin::text, ingested_at, wall_group_id, matter_id FROM chunks "
-            "WHERE external_id = %s", (external_id,)
+            "WHERE external_id = %s",
+            (external_id,),
         ).fetchall()
     return {r[0]: r[1:] for r in rows}
 
@@ -73,7 +74,9 @@ def test_same_document_twice_changes_nothing_and_embeds_nothing(
         assert prefix == "api:b-1" and len(digest) == 16
 
 
-def test_changed_document_touches_only_what_changed(firm: Firm, db: DbHandle, embedder: Any) -> None:
+def test_changed_document_touches_only_what_changed(
+    firm: Firm, db: DbHandle, embedder: Any
+) -> None:
     firm.document("b-2", BRIEF, client_id="C-1", matter_id="M-1", doc_type="brief")
     before = _chunks(db, "b-2")
     calls, texts = embedder.encode_calls, embedder.encoded_texts
@@ -92,8 +95,11 @@ def test_identical_text_twice_is_one_chunk(db: DbHandle, embedder: Any, settings
 
     pipeline = IngestPipeline(db.database, embedder, settings)
     doc = SourceDocument(source="api", external_id="dup")
-    drafts = [ChunkDraft("Dezelfde alinea.", "A"), ChunkDraft("Andere alinea.", "B"),
-              ChunkDraft("Dezelfde  alinea. ", "C")]
+    drafts = [
+        ChunkDraft("Dezelfde alinea.", "A"),
+        ChunkDraft("Andere alinea.", "B"),
+        ChunkDraft("Dezelfde  alinea. ", "C"),
+    ]
     prepared = pipeline._dedupe(doc, drafts)
     assert [c.section_path for c in prepared] == ["A", "B"]
     assert [c.ordinal for c in prepared] == [0, 1]
@@ -131,8 +137,13 @@ def test_empty_field_never_overwrites_a_known_value(
     firm: Firm, client: TestClient, auth: Tokens
 ) -> None:
     firm.document("keep", "Memo over het octrooi.", client_id="C-1", matter_id="M-1")
-    body = {"source": "api", "external_id": "keep", "text": "Memo over het octrooi.",
-            "client_id": "", "matter_id": "M-1"}
+    body = {
+        "source": "api",
+        "external_id": "keep",
+        "text": "Memo over het octrooi.",
+        "client_id": "",
+        "matter_id": "M-1",
+    }
     out = ok(client.post("/v1/documents", json=body, headers=firm.h))
     assert out["quarantined"] is False
     report = _run(client, auth, out["run_id"])
@@ -142,8 +153,11 @@ def test_empty_field_never_overwrites_a_known_value(
     assert doc["client_id"] == "C-1" and doc["status"] == "active"
     # absent keeps it silently; a real change is reported as a metadata change
     firm.document("keep", "Memo over het octrooi.", matter_id="M-1")
-    out = ok(client.post("/v1/documents", json={**body, "client_id": "C-2", "matter_id": "M-2"},
-                         headers=firm.h))
+    out = ok(
+        client.post(
+            "/v1/documents", json={**body, "client_id": "C-2", "matter_id": "M-2"}, headers=firm.h
+        )
+    )
     changes = _run(client, auth, out["run_id"])["metadata_changes"]
     assert {c["details"]["field"] for c in changes} == {"client", "matter"}
     assert "M-2" in firm.matters_seen("alice@firm.nl", "memo octrooi")
@@ -160,8 +174,11 @@ def test_atomic_replacement_under_a_concurrent_reader(firm: Firm, db: DbHandle) 
     def reader() -> None:
         with psycopg.connect(db.superuser_url, autocommit=True) as su:
             while not stop.is_set():
-                seen.add(su.execute(
-                    "SELECT count(*) FROM chunks WHERE external_id = 'atomic'").fetchone()[0])  # type: ignore[index]
+                seen.add(
+                    su.execute(
+                        "SELECT count(*) FROM chunks WHERE external_id = 'atomic'"
+                    ).fetchone()[0]
+                )  # type: ignore[index]
 
     thread = threading.Thread(target=reader)
     thread.start()
@@ -192,10 +209,20 @@ def test_delete_removes_the_chunks(firm: Firm, client: TestClient, db: DbHandle)
         ({}, "text"),
         ({"content_base64": "not base64!!", "mime_type": "text/plain"}, "content_base64"),
         ({"content_base64": "eA=="}, "mime_type"),
-        ({"content_base64": base64.b64encode(b"\x00\x01binary").decode(),
-          "mime_type": "application/x-msdownload"}, "content_base64"),
-        ({"content_base64": base64.b64encode(b"%PDF-1.4 broken").decode(),
-          "mime_type": "application/pdf"}, "content_base64"),
+        (
+            {
+                "content_base64": base64.b64encode(b"\x00\x01binary").decode(),
+                "mime_type": "application/x-msdownload",
+            },
+            "content_base64",
+        ),
+        (
+            {
+                "content_base64": base64.b64encode(b"%PDF-1.4 broken").decode(),
+                "mime_type": "application/pdf",
+            },
+            "content_base64",
+        ),
         ({"text": "x", "modified_at": "2024-01-01"}, "modified_at"),
         ({"text": "x", "acl": {"default": "secret"}}, "acl.default"),
         ({"text": "x", "acl": {"allow": ["jsmith"]}}, "acl.allow.0"),
@@ -205,7 +232,13 @@ def test_delete_removes_the_chunks(firm: Firm, client: TestClient, db: DbHandle)
 def test_bad_documents_get_a_clear_422(
     firm: Firm, client: TestClient, body: dict[str, Any], field: str
 ) -> None:
-    payload = {"source": "api", "external_id": "bad", "client_id": "C-1", "matter_id": "M-1", **body}
+    payload = {
+        "source": "api",
+        "external_id": "bad",
+        "client_id": "C-1",
+        "matter_id": "M-1",
+        **body,
+    }
     r = client.post("/v1/documents", json=payload, headers=firm.h)
     assert r.status_code == 422, r.text
     assert r.json()["error"]["details"].get("field") == field, r.json()
@@ -219,8 +252,14 @@ def test_scanned_pdf_is_reported_as_no_text(firm: Firm, client: TestClient, auth
     content = bytes(pdf.output())
     r = client.post(
         "/v1/documents",
-        json={"source": "api", "external_id": "scan", "client_id": "C-1", "matter_id": "M-1",
-              "content_base64": base64.b64encode(content).decode(), "mime_type": "application/pdf"},
+        json={
+            "source": "api",
+            "external_id": "scan",
+            "client_id": "C-1",
+            "matter_id": "M-1",
+            "content_base64": base64.b64encode(content).decode(),
+            "mime_type": "application/pdf",
+        },
         headers=firm.h,
     )
     assert r.status_code == 422 and r.json()["error"]["code"] == "no_text"
@@ -234,13 +273,27 @@ def test_pdf_pages_survive_to_search(firm: Firm, client: TestClient) -> None:
     for page in range(1, 4):
         pdf.add_page()
         pdf.set_font("helvetica", size=12)
-        pdf.multi_cell(0, 8, f"Pagina {page}. " + ("Het deskundigenbericht over de brug. " * 40
-                                                   if page == 3 else "Inleidende tekst. " * 30))
+        pdf.multi_cell(
+            0,
+            8,
+            f"Pagina {page}. "
+            + (
+                "Het deskundigenbericht over de brug. " * 40
+                if page == 3
+                else "Inleidende tekst. " * 30
+            ),
+        )
     r = client.post(
         "/v1/documents",
-        json={"source": "api", "external_id": "pdf", "client_id": "C-1", "matter_id": "M-1",
-              "content_base64": base64.b64encode(bytes(pdf.output())).decode(),
-              "mime_type": "application/pdf", "title": "Rapport"},
+        json={
+            "source": "api",
+            "external_id": "pdf",
+            "client_id": "C-1",
+            "matter_id": "M-1",
+            "content_base64": base64.b64encode(bytes(pdf.output())).decode(),
+            "mime_type": "application/pdf",
+            "title": "Rapport",
+        },
         headers=firm.h,
     )
     assert r.status_code == 200, r.text
@@ -250,11 +303,13 @@ def test_pdf_pages_survive_to_search(firm: Firm, client: TestClient) -> None:
 
 def _folder(tmp_path: Path, sidecar: str, rows: list[dict[str, Any]] | str) -> Path:
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "a.txt").write_text("Memo over de huurovereenkomst en ontbinding.",
-                                             encoding="utf-8")
+    (tmp_path / "docs" / "a.txt").write_text(
+        "Memo over de huurovereenkomst en ontbinding.", encoding="utf-8"
+    )
     (tmp_path / "docs" / "b.html").write_text(
         "<html><body><h1>Advies</h1><p>Het merk is verwarrend gelijk.</p></body></html>",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     (tmp_path / "docs" / "c.txt").write_bytes("Café-memo über déjà vu".encode("cp1252"))
     if isinstance(rows, str):
         (tmp_path / sidecar).write_text(rows, encoding="utf-8")
@@ -264,28 +319,64 @@ def _folder(tmp_path: Path, sidecar: str, rows: list[dict[str, Any]] | str) -> P
 
 
 def test_folder_export_with_jsonl_sidecar(
-    firm: Firm, client: TestClient, auth: Tokens, tmp_path: Path, db: DbHandle, embedder: Any,
+    firm: Firm,
+    client: TestClient,
+    auth: Tokens,
+    tmp_path: Path,
+    db: DbHandle,
+    embedder: Any,
     settings: Any,
 ) -> None:
     from app.ingest.runs import ingest_folder
 
-    folder = _folder(tmp_path, "metadata.jsonl", [
-        {"external_id": "F-1", "path": "docs/a.txt", "client_id": "C-2", "matter_id": "M-2",
-         "doc_type": "memo", "title": "Huur", "modified_at": "2024-03-01T10:00:00Z"},
-        {"external_id": "F-2", "path": "docs/b.html", "client_id": "C-1", "matter_id": "M-1",
-         "acl": {"default": "private", "allow": ["imanage:user:alice"]}},
-        {"external_id": "F-3", "path": "docs/c.txt", "client_id": "C-1", "matter_id": "M-1"},
-        {"external_id": "F-4", "path": "docs/missing.pdf", "client_id": "C-1", "matter_id": "M-1"},
-        {"external_id": "F-5", "path": "docs/a.txt", "client_id": "C-1", "matter_id": "M-1",
-         "modified_at": "yesterday"},
-        {"external_id": "F-6", "path": "docs/a.txt", "matter_id": "M-1"},
-    ])
+    folder = _folder(
+        tmp_path,
+        "metadata.jsonl",
+        [
+            {
+                "external_id": "F-1",
+                "path": "docs/a.txt",
+                "client_id": "C-2",
+                "matter_id": "M-2",
+                "doc_type": "memo",
+                "title": "Huur",
+                "modified_at": "2024-03-01T10:00:00Z",
+            },
+            {
+                "external_id": "F-2",
+                "path": "docs/b.html",
+                "client_id": "C-1",
+                "matter_id": "M-1",
+                "acl": {"default": "private", "allow": ["imanage:user:alice"]},
+            },
+            {"external_id": "F-3", "path": "docs/c.txt", "client_id": "C-1", "matter_id": "M-1"},
+            {
+                "external_id": "F-4",
+                "path": "docs/missing.pdf",
+                "client_id": "C-1",
+                "matter_id": "M-1",
+            },
+            {
+                "external_id": "F-5",
+                "path": "docs/a.txt",
+                "client_id": "C-1",
+                "matter_id": "M-1",
+                "modified_at": "yesterday",
+            },
+            {"external_id": "F-6", "path": "docs/a.txt", "matter_id": "M-1"},
+        ],
+    )
     (folder / "metadata.jsonl").write_text(
-        (folder / "metadata.jsonl").read_text() + "\n{broken json\n", encoding="utf-8")
+        (folder / "metadata.jsonl").read_text() + "\n{broken json\n", encoding="utf-8"
+    )
     pipeline = IngestPipeline(db.database, embedder, settings)
     progress: list[tuple[int, int | None]] = []
-    report = ingest_folder(pipeline, folder, started_by="admin@firm.nl",
-                           on_progress=lambda d, t: progress.append((d, t)))
+    report = ingest_folder(
+        pipeline,
+        folder,
+        started_by="admin@firm.nl",
+        on_progress=lambda d, t: progress.append((d, t)),
+    )
     counts = report["counts"]
     assert counts["added"] == 3 and counts["quarantined"] == 1 and counts["errors"] == 3
     reasons = " | ".join(e["reason"] for e in report["errors"])
@@ -323,12 +414,17 @@ def test_folder_export_with_csv_sidecar_tri_state(
 def test_ingest_run_through_the_api(
     firm: Firm, client: TestClient, auth: Tokens, tmp_path: Path
 ) -> None:
-    folder = _folder(tmp_path, "metadata.jsonl", [
-        {"external_id": "R-1", "path": "docs/a.txt", "client_id": "C-2", "matter_id": "M-2"},
-    ])
+    folder = _folder(
+        tmp_path,
+        "metadata.jsonl",
+        [
+            {"external_id": "R-1", "path": "docs/a.txt", "client_id": "C-2", "matter_id": "M-2"},
+        ],
+    )
     admin = auth("admin@firm.nl", "admin")
-    r = client.post("/v1/ingest/runs", json={"connector": "folder", "path": str(folder)},
-                    headers=admin)
+    r = client.post(
+        "/v1/ingest/runs", json={"connector": "folder", "path": str(folder)}, headers=admin
+    )
     assert r.status_code == 202, r.text
     run_id = r.json()["run_id"]
     deadline = time.monotonic() + 60
@@ -339,8 +435,9 @@ def test_ingest_run_through_the_api(
         assert time.monotonic() < deadline
         time.sleep(0.2)
     assert report["status"] == "succeeded" and report["counts"]["added"] == 1
-    r = client.post("/v1/ingest/runs", json={"connector": "folder", "path": "/no/such/folder"},
-                    headers=admin)
+    r = client.post(
+        "/v1/ingest/runs", json={"connector": "folder", "path": "/no/such/folder"}, headers=admin
+    )
     assert r.status_code == 422 and r.json()["error"]["details"]["field"] == "path"
     r = client.post("/v1/ingest/runs", json={"connector": "ftp"}, headers=admin)
     assert r.status_code == 422

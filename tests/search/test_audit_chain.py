@@ -19,8 +19,12 @@ def audited(client: TestClient, auth: Tokens, db: DbHandle) -> Firm:
     firm.person("alice@firm.nl")
     firm.client_("C-1", "Acme")
     firm.matter("M-1", "C-1", team=["alice@firm.nl"])
-    firm.document("d-1", "Het octrooi op de werkwijze is nietig wegens gebrek aan inventiviteit.",
-                  client_id="C-1", matter_id="M-1")
+    firm.document(
+        "d-1",
+        "Het octrooi op de werkwijze is nietig wegens gebrek aan inventiviteit.",
+        client_id="C-1",
+        matter_id="M-1",
+    )
     for i in range(6):
         firm.search("alice@firm.nl", f"octrooi inventiviteit {i}", k=3)
     return firm
@@ -48,25 +52,45 @@ def _verify(client: TestClient, auth: Tokens) -> dict[str, object]:
 ATTACKS: dict[str, tuple[list[str], int]] = {
     "edited query": (["UPDATE audit_retrievals SET query = 'nothing to see' WHERE seq = 3"], 3),
     "edited result": (
-        ["UPDATE audit_retrieval_results SET chunk_id = 'x' WHERE retrieval_id = "
-         "(SELECT retrieval_id FROM audit_retrievals WHERE seq = 2) AND rank = 1"], 2),
+        [
+            "UPDATE audit_retrieval_results SET chunk_id = 'x' WHERE retrieval_id = "
+            "(SELECT retrieval_id FROM audit_retrievals WHERE seq = 2) AND rank = 1"
+        ],
+        2,
+    ),
     "removed result": (
-        ["DELETE FROM audit_retrieval_results WHERE retrieval_id = "
-         "(SELECT retrieval_id FROM audit_retrievals WHERE seq = 4) AND rank = 1"], 4),
+        [
+            "DELETE FROM audit_retrieval_results WHERE retrieval_id = "
+            "(SELECT retrieval_id FROM audit_retrievals WHERE seq = 4) AND rank = 1"
+        ],
+        4,
+    ),
     "deleted row": (["DELETE FROM audit_retrievals WHERE seq = 3"], 3),
     "deleted last row": (["DELETE FROM audit_retrievals WHERE seq = 6"], 6),
     "swapped rows": (
-        ["UPDATE audit_retrievals SET seq = -2 WHERE seq = 2",
-         "UPDATE audit_retrievals SET seq = 2 WHERE seq = 3",
-         "UPDATE audit_retrievals SET seq = 3 WHERE seq = -2"], 2),
+        [
+            "UPDATE audit_retrievals SET seq = -2 WHERE seq = 2",
+            "UPDATE audit_retrievals SET seq = 2 WHERE seq = 3",
+            "UPDATE audit_retrievals SET seq = 3 WHERE seq = -2",
+        ],
+        2,
+    ),
     "inserted row": (
-        ["INSERT INTO audit_retrievals SELECT gen_random_uuid(), 7, at, 'mallory@firm.nl', roles, "
-         "purpose, query, mode, k, filters, allowed_wall_groups, source_principals, "
-         "policy_version, model, prompt_version, strategy, took_ms, result_count, hash, "
-         "repeat('a', 64) FROM audit_retrievals WHERE seq = 6"], 7),
+        [
+            "INSERT INTO audit_retrievals SELECT gen_random_uuid(), 7, at, 'mallory@firm.nl', roles, "
+            "purpose, query, mode, k, filters, allowed_wall_groups, source_principals, "
+            "policy_version, model, prompt_version, strategy, took_ms, result_count, hash, "
+            "repeat('a', 64) FROM audit_retrievals WHERE seq = 6"
+        ],
+        7,
+    ),
     "renumbered tail": (
-        ["UPDATE audit_retrievals SET seq = -seq WHERE seq >= 5",
-         "UPDATE audit_retrievals SET seq = 1 - seq WHERE seq < 0"], 5),
+        [
+            "UPDATE audit_retrievals SET seq = -seq WHERE seq >= 5",
+            "UPDATE audit_retrievals SET seq = 1 - seq WHERE seq < 0",
+        ],
+        5,
+    ),
 }
 
 
@@ -92,7 +116,9 @@ def test_cli_verify_exit_code(audited: Firm, db: DbHandle) -> None:
     assert report["ok"] is False and report["first_bad_seq"] == 1
 
 
-def test_audit_counts_match_searches_exactly(audited: Firm, client: TestClient, auth: Tokens) -> None:
+def test_audit_counts_match_searches_exactly(
+    audited: Firm, client: TestClient, auth: Tokens
+) -> None:
     comp = auth("co@firm.nl", "compliance")
     before = _verify(client, auth)["chains"]["retrievals"]["checked"]  # type: ignore[index]
     n = 7
@@ -105,8 +131,9 @@ def test_audit_counts_match_searches_exactly(audited: Firm, client: TestClient, 
     assert seqs == list(range(1, len(seqs) + 1))  # gapless
 
 
-def test_concurrent_searches_keep_the_chain_gapless(audited: Firm, client: TestClient,
-                                                     auth: Tokens) -> None:
+def test_concurrent_searches_keep_the_chain_gapless(
+    audited: Firm, client: TestClient, auth: Tokens
+) -> None:
     import threading
 
     errors: list[BaseException] = []

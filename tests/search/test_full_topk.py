@@ -15,7 +15,16 @@ from tests.conftest import DbHandle, Tokens, make_client
 from tests.helpers import Firm
 
 N = 10_000
-WORDS = "octrooi inventiviteit uitvinding nieuwheid stand techniek conclusie werkwijze".split()
+WORDS = [
+    "octrooi",
+    "inventiviteit",
+    "uitvinding",
+    "nieuwheid",
+    "stand",
+    "techniek",
+    "conclusie",
+    "werkwijze",
+]
 
 
 @pytest.fixture(scope="module")
@@ -30,14 +39,20 @@ def corpus(module_db: DbHandle, settings: Any, embedder: Any, auth: Tokens) -> I
         buckets = {"M-a": 10, "M-b": 90, "M-c": 900, "M-d": 9000}
         for matter in buckets:
             firm.matter(matter, "C")
-        firm.wall(kind="exclusionary", protects={"matters": ["M-b", "M-c", "M-d"]},
-                  screened=["p01@firm.nl"])
-        firm.wall(kind="exclusionary", protects={"matters": ["M-c", "M-d"]},
-                  screened=["p1@firm.nl"])
+        firm.wall(
+            kind="exclusionary",
+            protects={"matters": ["M-b", "M-c", "M-d"]},
+            screened=["p01@firm.nl"],
+        )
+        firm.wall(
+            kind="exclusionary", protects={"matters": ["M-c", "M-d"]}, screened=["p1@firm.nl"]
+        )
         firm.wall(kind="exclusionary", protects={"matters": ["M-d"]}, screened=["p10@firm.nl"])
         rng = np.random.default_rng(3)
         with psycopg.connect(module_db.superuser_url) as su:
-            groups = dict(su.execute("SELECT matter_id, wall_group_id FROM matter_wall_groups").fetchall())
+            groups = dict(
+                su.execute("SELECT matter_id, wall_group_id FROM matter_wall_groups").fetchall()
+            )
             su.execute("DELETE FROM retag_pending")
             rows = []
             ordinal = 0
@@ -52,9 +67,18 @@ def corpus(module_db: DbHandle, settings: Any, embedder: Any, auth: Tokens) -> I
                     vec = rng.normal(size=384)
                     vec /= np.linalg.norm(vec)
                     words = " ".join(rng.choice(WORDS, size=12))
-                    rows.append((f"bench:{matter}:{ordinal:016x}", doc_id, matter, groups[matter],
-                                 ordinal, f"{words} {ordinal}", vector_literal(vec),
-                                 f"{ordinal:064x}"))
+                    rows.append(
+                        (
+                            f"bench:{matter}:{ordinal:016x}",
+                            doc_id,
+                            matter,
+                            groups[matter],
+                            ordinal,
+                            f"{words} {ordinal}",
+                            vector_literal(vec),
+                            f"{ordinal:064x}",
+                        )
+                    )
                     ordinal += 1
             with su.cursor() as cur:
                 cur.executemany(
@@ -80,8 +104,11 @@ def test_full_top_k_at_every_selectivity(
     firm = Firm(corpus, auth)
     out = firm.search(person, "octrooi uitvinding werkwijze", k=k, mode=mode)
     assert len(out["results"]) == min(k, SELECTIVITY[person]), out["strategy"]
-    allowed = {"p01@firm.nl": {"M-a"}, "p1@firm.nl": {"M-a", "M-b"},
-               "p10@firm.nl": {"M-a", "M-b", "M-c"}}.get(person)
+    allowed = {
+        "p01@firm.nl": {"M-a"},
+        "p1@firm.nl": {"M-a", "M-b"},
+        "p10@firm.nl": {"M-a", "M-b", "M-c"},
+    }.get(person)
     if allowed is not None:
         assert {r["matter_id"] for r in out["results"]} <= allowed
 
@@ -104,15 +131,21 @@ def test_forced_hnsw_falls_back_to_exact_when_it_under_returns(
     assert len(out["results"]) == min(100, SELECTIVITY[person])
 
 
-def test_exact_results_are_the_true_nearest_neighbours(corpus: TestClient, auth: Tokens,
-                                                        module_db: DbHandle) -> None:
+def test_exact_results_are_the_true_nearest_neighbours(
+    corpus: TestClient, auth: Tokens, module_db: DbHandle
+) -> None:
     firm = Firm(corpus, auth)
     out = firm.search("p1@firm.nl", "octrooi", k=20, mode="dense")
     assert out["strategy"] == "exact"
     embedder = corpus.app.state.resources.embedder  # type: ignore[attr-defined]
     qvec = vector_literal(embedder.embed_query("octrooi"))
     with psycopg.connect(module_db.superuser_url) as su:
-        truth = [r[0] for r in su.execute(
-            "SELECT chunk_id FROM chunks WHERE matter_id IN ('M-a', 'M-b') "
-            "ORDER BY embedding <=> %s::vector, chunk_id LIMIT 20", (qvec,))]
+        truth = [
+            r[0]
+            for r in su.execute(
+                "SELECT chunk_id FROM chunks WHERE matter_id IN ('M-a', 'M-b') "
+                "ORDER BY embedding <=> %s::vector, chunk_id LIMIT 20",
+                (qvec,),
+            )
+        ]
     assert [r["chunk_id"] for r in out["results"]] == truth

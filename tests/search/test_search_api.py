@@ -16,11 +16,30 @@ from sqlalchemy import text
 from tests.conftest import DbHandle, Tokens
 from tests.helpers import Firm, ok, retag
 
-WORDS = (
-    "octrooi inventiviteit uitvinding nieuwheid conclusie stand techniek huurovereenkomst "
-    "ontbinding tekortkoming schadevergoeding aansprakelijkheid werkgever arbeidsongeval "
-    "dwaling vernietiging bestuursorgaan besluit beroep bezwaar merkinbreuk verwarring"
-).split()
+WORDS = [
+    "octrooi",
+    "inventiviteit",
+    "uitvinding",
+    "nieuwheid",
+    "conclusie",
+    "stand",
+    "techniek",
+    "huurovereenkomst",
+    "ontbinding",
+    "tekortkoming",
+    "schadevergoeding",
+    "aansprakelijkheid",
+    "werkgever",
+    "arbeidsongeval",
+    "dwaling",
+    "vernietiging",
+    "bestuursorgaan",
+    "besluit",
+    "beroep",
+    "bezwaar",
+    "merkinbreuk",
+    "verwarring",
+]
 
 
 def _text(rng: random.Random, n: int = 40) -> str:
@@ -39,8 +58,9 @@ def firm(client: TestClient, auth: Tokens) -> Firm:
     rng = random.Random(7)
     for i in range(1, 7):
         for j in range(4):
-            f.document(f"M{i}-d{j}", _text(rng), client_id="C-1" if i % 2 else "C-2",
-                       matter_id=f"M-{i}")
+            f.document(
+                f"M{i}-d{j}", _text(rng), client_id="C-1" if i % 2 else "C-2", matter_id=f"M-{i}"
+            )
     return f
 
 
@@ -50,16 +70,32 @@ def _seen(firm: Firm, person: str, query: str, **kw: Any) -> list[dict[str, Any]
 
 def test_walls_and_source_acls_both_apply(firm: Firm, client: TestClient) -> None:
     firm.wall(kind="exclusionary", protects={"matters": ["M-1"]}, screened=["bob@firm.nl"])
-    firm.wall(kind="inclusionary", protects={"matters": ["M-2"]}, allowed=["carol@firm.nl"],
-              include_team=False)
-    firm.document("private-1", "vertrouwelijk octrooi memo over de uitvinding", client_id="C-1",
-                  matter_id="M-3",
-                  acl={"default": "private", "allow": ["imanage:user:dave"], "deny": []})
-    firm.document("denied-1", "octrooi memo met weigering", client_id="C-1", matter_id="M-3",
-                  acl={"default": "public", "allow": [], "deny": ["imanage:user:carol"]})
+    firm.wall(
+        kind="inclusionary",
+        protects={"matters": ["M-2"]},
+        allowed=["carol@firm.nl"],
+        include_team=False,
+    )
+    firm.document(
+        "private-1",
+        "vertrouwelijk octrooi memo over de uitvinding",
+        client_id="C-1",
+        matter_id="M-3",
+        acl={"default": "private", "allow": ["imanage:user:dave"], "deny": []},
+    )
+    firm.document(
+        "denied-1",
+        "octrooi memo met weigering",
+        client_id="C-1",
+        matter_id="M-3",
+        acl={"default": "public", "allow": [], "deny": ["imanage:user:carol"]},
+    )
     retag(client)
     for mode in ("hybrid", "dense", "sparse"):
-        bob = {r["matter_id"] for r in _seen(firm, "bob@firm.nl", "octrooi uitvinding", k=100, mode=mode)}
+        bob = {
+            r["matter_id"]
+            for r in _seen(firm, "bob@firm.nl", "octrooi uitvinding", k=100, mode=mode)
+        }
         carol = _seen(firm, "carol@firm.nl", "octrooi uitvinding memo", k=100, mode=mode)
         dave = _seen(firm, "dave@firm.nl", "vertrouwelijk octrooi memo", k=100, mode=mode)
         assert "M-1" not in bob and "M-2" not in bob, mode
@@ -89,14 +125,21 @@ def test_unknown_and_inactive_people(firm: Firm, client: TestClient) -> None:
 def test_empty_result_is_audited_and_response_reveals_nothing(
     firm: Firm, client: TestClient, auth: Tokens, mode: str
 ) -> None:
-    firm.wall(kind="inclusionary", protects={"clients": ["C-1", "C-2"]}, allowed=["carol@firm.nl"],
-              include_team=False)
+    firm.wall(
+        kind="inclusionary",
+        protects={"clients": ["C-1", "C-2"]},
+        allowed=["carol@firm.nl"],
+        include_team=False,
+    )
     retag(client)
     out = firm.search("bob@firm.nl", "octrooi", k=5, mode=mode)
     assert out["results"] == []
     assert set(out) == {"retrieval_id", "policy_version", "took_ms", "strategy", "results"}
-    audit = ok(client.get(f"/v1/audit/retrievals/{out['retrieval_id']}",
-                          headers=auth("co@firm.nl", "compliance")))
+    audit = ok(
+        client.get(
+            f"/v1/audit/retrievals/{out['retrieval_id']}", headers=auth("co@firm.nl", "compliance")
+        )
+    )
     assert audit["result_count"] == 0 and audit["results"] == []
 
 
@@ -120,12 +163,21 @@ def test_audit_row_per_search_with_everything_named(
     firm: Firm, client: TestClient, auth: Tokens
 ) -> None:
     comp = auth("co@firm.nl", "compliance")
-    before = len(ok(client.get("/v1/audit/retrievals", params={"limit": 500}, headers=comp))["items"])
+    before = len(
+        ok(client.get("/v1/audit/retrievals", params={"limit": 500}, headers=comp))["items"]
+    )
     outs = [
-        firm.search("alice@firm.nl", "octrooi inventiviteit", k=3, model="gpt-x",
-                    prompt_version="brief-v3", filters={"matter_ids": ["M-1"]}),
-        firm.search("bob@firm.nl", "huurovereenkomst", k=2, mode="sparse",
-                    filters={"matter_ids": ["M-2"]}),
+        firm.search(
+            "alice@firm.nl",
+            "octrooi inventiviteit",
+            k=3,
+            model="gpt-x",
+            prompt_version="brief-v3",
+            filters={"matter_ids": ["M-1"]},
+        ),
+        firm.search(
+            "bob@firm.nl", "huurovereenkomst", k=2, mode="sparse", filters={"matter_ids": ["M-2"]}
+        ),
     ]
     items = ok(client.get("/v1/audit/retrievals", params={"limit": 500}, headers=comp))["items"]
     assert len(items) == before + 2
@@ -143,16 +195,23 @@ def test_audit_row_per_search_with_everything_named(
     m1 = ok(client.get("/v1/audit/retrievals", params={"matter_id": "M-1"}, headers=comp))["items"]
     assert {i["person_id"] for i in m1} == {"alice@firm.nl"}
     # the person who searched may read their own retrieval; others may not
-    own = client.get(f"/v1/audit/retrievals/{outs[1]['retrieval_id']}",
-                     headers=auth("bob@firm.nl", "lawyer"))
+    own = client.get(
+        f"/v1/audit/retrievals/{outs[1]['retrieval_id']}", headers=auth("bob@firm.nl", "lawyer")
+    )
     assert own.status_code == 200
-    other = client.get(f"/v1/audit/retrievals/{outs[1]['retrieval_id']}",
-                       headers=auth("alice@firm.nl", "lawyer"))
+    other = client.get(
+        f"/v1/audit/retrievals/{outs[1]['retrieval_id']}", headers=auth("alice@firm.nl", "lawyer")
+    )
     assert other.status_code == 403
-    assert client.get("/v1/audit/retrievals", headers=auth("bob@firm.nl", "lawyer")).status_code == 403
+    assert (
+        client.get("/v1/audit/retrievals", headers=auth("bob@firm.nl", "lawyer")).status_code == 403
+    )
     # headers work as labels too
-    r = client.post("/v1/search", json={"query": "octrooi"},
-                    headers={**auth("bob@firm.nl", "lawyer"), "X-Model": "m2", "X-Prompt-Version": "p9"})
+    r = client.post(
+        "/v1/search",
+        json={"query": "octrooi"},
+        headers={**auth("bob@firm.nl", "lawyer"), "X-Model": "m2", "X-Prompt-Version": "p9"},
+    )
     audited = ok(client.get(f"/v1/audit/retrievals/{r.json()['retrieval_id']}", headers=comp))
     assert (audited["model"], audited["prompt_version"]) == ("m2", "p9")
 
@@ -173,7 +232,10 @@ def test_cursor_paging_and_export(firm: Firm, client: TestClient, auth: Tokens) 
         if not cursor:
             break
     assert seen == sorted(seen, reverse=True) and len(seen) == 5
-    assert client.get("/v1/audit/retrievals", params={"cursor": "garbage!"}, headers=comp).status_code == 422
+    assert (
+        client.get("/v1/audit/retrievals", params={"cursor": "garbage!"}, headers=comp).status_code
+        == 422
+    )
     lines = client.get("/v1/audit/export", headers=comp).text.strip().splitlines()
     assert len(lines) == 5
 
@@ -200,10 +262,13 @@ def test_plan_cache_trap_same_connection_alternating_strategies(
         conn.execute(text("SELECT set_config('ewall.writer', 'on', false)"))
         for i in range(12):
             strategy = "hnsw" if i % 2 else "exact"
-            conn.execute(text("SELECT set_config('enable_seqscan', :v, false)"),
-                         {"v": "off" if strategy == "hnsw" else "on"})
+            conn.execute(
+                text("SELECT set_config('enable_seqscan', :v, false)"),
+                {"v": "off" if strategy == "hnsw" else "on"},
+            )
             plan = "\n".join(
-                r[0] for r in conn.execute(
+                r[0]
+                for r in conn.execute(
                     text("EXPLAIN " + str(_statement(strategy))), _explain_params()
                 )
             )
@@ -221,10 +286,19 @@ def _explain_params() -> dict[str, Any]:
         "wall_groups": ["open"],
         "source_acl_ids": ["public"],
         "policy_version": 1,
-        "doc_types": None, "sources": None, "matter_ids": None,
-        "modified_from": None, "modified_to": None,
-        "use_dense": True, "use_sparse": True, "dense_weight": 0.5, "sparse_weight": 1.0,
-        "rrf_k": 60, "k": 5, "dense_candidates": 50, "sparse_candidates": 50,
+        "doc_types": None,
+        "sources": None,
+        "matter_ids": None,
+        "modified_from": None,
+        "modified_to": None,
+        "use_dense": True,
+        "use_sparse": True,
+        "dense_weight": 0.5,
+        "sparse_weight": 1.0,
+        "rrf_k": 60,
+        "k": 5,
+        "dense_candidates": 50,
+        "sparse_candidates": 50,
     }
 
 
@@ -239,7 +313,9 @@ def test_killed_connection_returns_an_error_and_no_results(
     from app.search import service
 
     comp = auth("co@firm.nl", "compliance")
-    before = len(ok(client.get("/v1/audit/retrievals", params={"limit": 500}, headers=comp))["items"])
+    before = len(
+        ok(client.get("/v1/audit/retrievals", params={"limit": 500}, headers=comp))["items"]
+    )
 
     def killer() -> None:
         deadline = time.monotonic() + 10
@@ -265,15 +341,18 @@ def test_killed_connection_returns_an_error_and_no_results(
     thread.start()
     service._audit = slow_audit  # type: ignore[assignment]
     try:
-        r = client.post("/v1/search", json={"query": "octrooi"},
-                        headers=auth("bob@firm.nl", "lawyer"))
+        r = client.post(
+            "/v1/search", json={"query": "octrooi"}, headers=auth("bob@firm.nl", "lawyer")
+        )
     finally:
         service._audit = original  # type: ignore[assignment]
         thread.join()
     assert r.status_code == 503, r.text
     assert r.json()["error"]["code"] == "database_unavailable"
     assert "results" not in r.json()
-    after = len(ok(client.get("/v1/audit/retrievals", params={"limit": 500}, headers=comp))["items"])
+    after = len(
+        ok(client.get("/v1/audit/retrievals", params={"limit": 500}, headers=comp))["items"]
+    )
     assert after == before
     assert firm.search("bob@firm.nl", "octrooi")["results"]  # the pool recovered
 
@@ -291,32 +370,48 @@ def test_rls_backstop_sees_nothing_even_when_the_predicate_is_forgotten(
     retag(client)
     resources = client.app.state.resources  # type: ignore[attr-defined]
     with resources.database.transaction() as conn:
-        res = resources.require_resolver().resolve(resources.database, "bob@firm.nl",
-                                                   datetime.now(UTC))
+        res = resources.require_resolver().resolve(
+            resources.database, "bob@firm.nl", datetime.now(UTC)
+        )
         apply(conn, access_for(conn, res))
         matters = {r[0] for r in conn.execute(text("SELECT DISTINCT matter_id FROM chunks"))}
     assert matters and "M-1" not in matters
 
 
-@settings(max_examples=12, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(
-    screened=st.sets(st.sampled_from(["alice@firm.nl", "bob@firm.nl", "carol@firm.nl"]), min_size=1),
+    screened=st.sets(
+        st.sampled_from(["alice@firm.nl", "bob@firm.nl", "carol@firm.nl"]), min_size=1
+    ),
     protected=st.sets(st.sampled_from([f"M-{i}" for i in range(1, 7)]), min_size=1, max_size=3),
     allowed=st.sets(st.sampled_from(["alice@firm.nl", "bob@firm.nl", "carol@firm.nl"])),
     person=st.sampled_from(["alice@firm.nl", "bob@firm.nl", "carol@firm.nl", "dave@firm.nl"]),
     mode=st.sampled_from(["hybrid", "dense", "sparse"]),
 )
 def test_no_leaks_for_random_walls(
-    firm: Firm, client: TestClient, screened: set[str], protected: set[str], allowed: set[str],
-    person: str, mode: str,
+    firm: Firm,
+    client: TestClient,
+    screened: set[str],
+    protected: set[str],
+    allowed: set[str],
+    person: str,
+    mode: str,
 ) -> None:
     """Invariant 1 against the access rule, for random walls, people and modes."""
-    excl = firm.wall(kind="exclusionary", protects={"matters": sorted(protected)},
-                     screened=sorted(screened))
+    excl = firm.wall(
+        kind="exclusionary", protects={"matters": sorted(protected)}, screened=sorted(screened)
+    )
     incl_matter = sorted(protected)[0]
-    incl = firm.wall(kind="inclusionary", protects={"matters": [incl_matter]},
-                     allowed=sorted(allowed), include_team=False)
+    incl = firm.wall(
+        kind="inclusionary",
+        protects={"matters": [incl_matter]},
+        allowed=sorted(allowed),
+        include_team=False,
+    )
     retag(client)
     forbidden = set(protected) if person in screened else set()
     if person not in allowed:

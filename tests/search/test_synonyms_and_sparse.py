@@ -13,18 +13,23 @@ def _firm(client: TestClient, auth: Tokens) -> Firm:
     firm.person("alice@firm.nl")
     firm.client_("C", "Client")
     firm.matter("M", "C", team=["alice@firm.nl"])
-    firm.document("a", "De uitvinding mist inventiviteit gelet op art. 56 EOV.", client_id="C",
-                  matter_id="M")
-    firm.document("b", "Het patent werd in Duitsland verleend aan de houder.", client_id="C",
-                  matter_id="M")
-    firm.document("c", "De huurder heeft de huurovereenkomst ontbonden.", client_id="C",
-                  matter_id="M")
+    firm.document(
+        "a", "De uitvinding mist inventiviteit gelet op art. 56 EOV.", client_id="C", matter_id="M"
+    )
+    firm.document(
+        "b", "Het patent werd in Duitsland verleend aan de houder.", client_id="C", matter_id="M"
+    )
+    firm.document(
+        "c", "De huurder heeft de huurovereenkomst ontbonden.", client_id="C", matter_id="M"
+    )
     return firm
 
 
 def _ids(firm: Firm, query: str) -> list[str]:
-    return [r["document"]["external_id"]
-            for r in firm.search("alice@firm.nl", query, mode="sparse", k=10)["results"]]
+    return [
+        r["document"]["external_id"]
+        for r in firm.search("alice@firm.nl", query, mode="sparse", k=10)["results"]
+    ]
 
 
 def test_natural_language_question_matches_on_any_lexeme(client: TestClient, auth: Tokens) -> None:
@@ -42,11 +47,21 @@ def test_synonyms_are_editable_at_run_time(client: TestClient, auth: Tokens) -> 
     firm = _firm(client, auth)
     assert "b" not in _ids(firm, "octrooi")
     admin = auth("admin@firm.nl", "admin")
-    ok(client.put("/v1/search/synonyms", json={"term": "octrooi", "synonym": "patent"}, headers=admin))
+    ok(
+        client.put(
+            "/v1/search/synonyms", json={"term": "octrooi", "synonym": "patent"}, headers=admin
+        )
+    )
     assert "b" in _ids(firm, "octrooi")
     assert ok(client.get("/v1/search/synonyms", headers=admin))["items"][0]["synonym"] == "patent"
-    ok(client.request("DELETE", "/v1/search/synonyms", json={"term": "octrooi", "synonym": "patent"},
-                      headers=admin))
+    ok(
+        client.request(
+            "DELETE",
+            "/v1/search/synonyms",
+            json={"term": "octrooi", "synonym": "patent"},
+            headers=admin,
+        )
+    )
     assert "b" not in _ids(firm, "octrooi")
     r = client.put("/v1/search/synonyms", json={"term": "de", "synonym": "het"}, headers=admin)
     assert r.status_code == 422

@@ -92,8 +92,9 @@ def firms(draw: st.DrawFn) -> dict[str, Any]:
     n_people = draw(st.integers(2, 5))
     n_clients = draw(st.integers(1, 4))
     n_matters = draw(st.integers(1, 6))
-    parents = [draw(st.one_of(st.none(), st.integers(0, i - 1))) if i else None
-               for i in range(n_clients)]
+    parents = [
+        draw(st.one_of(st.none(), st.integers(0, i - 1))) if i else None for i in range(n_clients)
+    ]
     matters = [
         {
             "client": draw(st.integers(0, n_clients - 1)),
@@ -108,8 +109,13 @@ def firms(draw: st.DrawFn) -> dict[str, Any]:
         prot_c = draw(st.sets(st.integers(0, n_clients - 1), max_size=2))
         if not prot_m and not prot_c:
             prot_m = {0}
-        people = draw(st.sets(st.integers(0, n_people - 1), min_size=1 if kind == "exclusionary" else 0,
-                              max_size=n_people))
+        people = draw(
+            st.sets(
+                st.integers(0, n_people - 1),
+                min_size=1 if kind == "exclusionary" else 0,
+                max_size=n_people,
+            )
+        )
         start = draw(st.sampled_from(OFFSETS))
         end = draw(st.sampled_from(OFFSETS))
         if start is not None and end is not None and end <= start:
@@ -127,12 +133,20 @@ def firms(draw: st.DrawFn) -> dict[str, Any]:
             }
         )
     inactive = draw(st.sets(st.integers(0, n_people - 1), max_size=1))
-    return {"people": n_people, "parents": parents, "matters": matters, "walls": walls,
-            "inactive": inactive}
+    return {
+        "people": n_people,
+        "parents": parents,
+        "matters": matters,
+        "walls": walls,
+        "inactive": inactive,
+    }
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                 HealthCheck.too_slow])
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(spec=firms())
 def test_resolution_and_access_match_the_definition(
     spec: dict[str, Any], client: TestClient, auth: Tokens
@@ -144,20 +158,36 @@ def test_resolution_and_access_match_the_definition(
     clients = [f"C{i}-{tag}" for i in range(len(spec["parents"]))]
     matters = [f"M{i}-{tag}" for i in range(len(spec["matters"]))]
     body: dict[str, Any] = {
-        "people": [{"person_id": p, "name": p, "active": i not in spec["inactive"]}
-                   for i, p in enumerate(people)],
-        "clients": [{"client_id": c, "name": f"Client {c}",
-                     "parent_id": clients[spec["parents"][i]] if spec["parents"][i] is not None else None}
-                    for i, c in enumerate(clients)],
-        "matters": [{"matter_id": m, "client_id": clients[spec["matters"][i]["client"]],
-                     "team": [people[t] for t in sorted(spec["matters"][i]["team"])]}
-                    for i, m in enumerate(matters)],
+        "people": [
+            {"person_id": p, "name": p, "active": i not in spec["inactive"]}
+            for i, p in enumerate(people)
+        ],
+        "clients": [
+            {
+                "client_id": c,
+                "name": f"Client {c}",
+                "parent_id": clients[spec["parents"][i]]
+                if spec["parents"][i] is not None
+                else None,
+            }
+            for i, c in enumerate(clients)
+        ],
+        "matters": [
+            {
+                "matter_id": m,
+                "client_id": clients[spec["matters"][i]["client"]],
+                "team": [people[t] for t in sorted(spec["matters"][i]["team"])],
+            }
+            for i, m in enumerate(matters)
+        ],
     }
     ok(client.post("/v1/matrix/import", json=body, headers=firm.h))
     ref = RefFirm(
         people=people,
-        parents={c: (clients[spec["parents"][i]] if spec["parents"][i] is not None else None)
-                 for i, c in enumerate(clients)},
+        parents={
+            c: (clients[spec["parents"][i]] if spec["parents"][i] is not None else None)
+            for i, c in enumerate(clients)
+        },
         matter_client={m: clients[spec["matters"][i]["client"]] for i, m in enumerate(matters)},
         team={m: {people[t] for t in spec["matters"][i]["team"]} for i, m in enumerate(matters)},
         inactive={people[i] for i in spec["inactive"]},
@@ -168,8 +198,10 @@ def test_resolution_and_access_match_the_definition(
         listed = [people[i] for i in sorted(w["people"])]
         payload: dict[str, Any] = {
             "kind": w["kind"],
-            "protects": {"matters": [matters[i] for i in sorted(w["matters"])],
-                         "clients": [clients[i] for i in sorted(w["clients"])]},
+            "protects": {
+                "matters": [matters[i] for i in sorted(w["matters"])],
+                "clients": [clients[i] for i in sorted(w["clients"])],
+            },
             "effective_from": start.isoformat() if start else None,
             "effective_until": end.isoformat() if end else None,
         }
@@ -182,11 +214,17 @@ def test_resolution_and_access_match_the_definition(
         if w["lifted"]:
             firm.lift(wall_id)
         ref.walls.append(
-            RefWall(w["kind"], {matters[i] for i in w["matters"]}, {clients[i] for i in w["clients"]},
-                    set(listed) if w["kind"] == "exclusionary" else set(),
-                    set(listed) if w["kind"] == "inclusionary" else set(),
-                    w["include_team"] if w["kind"] == "inclusionary" else True,
-                    start, end, w["lifted"])
+            RefWall(
+                w["kind"],
+                {matters[i] for i in w["matters"]},
+                {clients[i] for i in w["clients"]},
+                set(listed) if w["kind"] == "exclusionary" else set(),
+                set(listed) if w["kind"] == "inclusionary" else set(),
+                w["include_team"] if w["kind"] == "inclusionary" else True,
+                start,
+                end,
+                w["lifted"],
+            )
         )
 
     resources = client.app.state.resources  # type: ignore[attr-defined]

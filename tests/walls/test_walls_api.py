@@ -25,8 +25,12 @@ def _firm(client: TestClient, auth: Tokens) -> Firm:
     firm.client_("C-ACME", "Acme Holding B.V.")
     firm.client_("C-ACME-NL", "Acme Nederland B.V.", parent="C-ACME")
     firm.client_("C-BETA", "Beta N.V.")
-    firm.matter("M-1", "C-ACME-NL", team=["alice@firm.nl"],
-                parties=[{"name": "Beta N.V.", "role": "adverse"}])
+    firm.matter(
+        "M-1",
+        "C-ACME-NL",
+        team=["alice@firm.nl"],
+        parties=[{"name": "Beta N.V.", "role": "adverse"}],
+    )
     firm.matter("M-2", "C-BETA", team=["carol@firm.nl"])
     firm.document("doc-1", TEXT, client_id="C-ACME-NL", matter_id="M-1")
     firm.document("doc-2", TEXT + " Tweede document.", client_id="C-BETA", matter_id="M-2")
@@ -36,20 +40,58 @@ def _firm(client: TestClient, auth: Tokens) -> Firm:
 @pytest.mark.parametrize(
     ("body", "field"),
     [
-        ({"kind": "exclusionary", "title": "t", "protects": {}, "screened": ["alice@firm.nl"]},
-         "protects"),
-        ({"kind": "exclusionary", "title": "t", "protects": {"matters": ["M-404"]},
-          "screened": ["alice@firm.nl"]}, "protects.matters"),
-        ({"kind": "exclusionary", "title": "t", "protects": {"clients": ["C-404"]},
-          "screened": ["alice@firm.nl"]}, "protects.clients"),
-        ({"kind": "exclusionary", "title": "t", "protects": {"matters": ["M-1"]},
-          "screened": ["nobody@firm.nl"]}, "screened"),
-        ({"kind": "inclusionary", "title": "t", "protects": {"matters": ["M-1"]},
-          "allowed": ["ghost@firm.nl"]}, "allowed"),
+        (
+            {"kind": "exclusionary", "title": "t", "protects": {}, "screened": ["alice@firm.nl"]},
+            "protects",
+        ),
+        (
+            {
+                "kind": "exclusionary",
+                "title": "t",
+                "protects": {"matters": ["M-404"]},
+                "screened": ["alice@firm.nl"],
+            },
+            "protects.matters",
+        ),
+        (
+            {
+                "kind": "exclusionary",
+                "title": "t",
+                "protects": {"clients": ["C-404"]},
+                "screened": ["alice@firm.nl"],
+            },
+            "protects.clients",
+        ),
+        (
+            {
+                "kind": "exclusionary",
+                "title": "t",
+                "protects": {"matters": ["M-1"]},
+                "screened": ["nobody@firm.nl"],
+            },
+            "screened",
+        ),
+        (
+            {
+                "kind": "inclusionary",
+                "title": "t",
+                "protects": {"matters": ["M-1"]},
+                "allowed": ["ghost@firm.nl"],
+            },
+            "allowed",
+        ),
         ({"kind": "exclusionary", "title": "t", "protects": {"matters": ["M-1"]}}, "screened"),
-        ({"kind": "exclusionary", "title": "t", "protects": {"matters": ["M-1"]},
-          "screened": ["alice@firm.nl"], "effective_from": "2030-01-02T00:00:00Z",
-          "effective_until": "2030-01-01T00:00:00Z"}, "effective_until"),
+        (
+            {
+                "kind": "exclusionary",
+                "title": "t",
+                "protects": {"matters": ["M-1"]},
+                "screened": ["alice@firm.nl"],
+                "effective_from": "2030-01-02T00:00:00Z",
+                "effective_until": "2030-01-01T00:00:00Z",
+            },
+            "effective_until",
+        ),
         ({"kind": "sideways", "title": "t", "protects": {"matters": ["M-1"]}}, "kind"),
     ],
 )
@@ -78,8 +120,9 @@ def test_matrix_bad_references_are_422_and_nothing_is_half_applied(
     assert r.json()["error"]["details"]["id"] == "erin@firm.nl"
     assert client.get("/v1/people/dave@firm.nl", headers=firm.h).status_code == 404
     assert client.get("/v1/clients/C-NEW", headers=firm.h).status_code == 404
-    r = client.put("/v1/clients/C-ACME", json={"name": "Acme", "parent_id": "C-ACME-NL"},
-                   headers=firm.h)
+    r = client.put(
+        "/v1/clients/C-ACME", json={"name": "Acme", "parent_id": "C-ACME-NL"}, headers=firm.h
+    )
     assert r.status_code == 422 and r.json()["error"]["code"] == "client_cycle"
     r = client.put("/v1/matters/M-9", json={"client_id": "C-404"}, headers=firm.h)
     assert r.status_code == 422 and r.json()["error"]["details"]["id"] == "C-404"
@@ -144,8 +187,12 @@ def test_retag_fails_closed_while_the_worker_is_paused(
     firm = _firm(worker_client, auth)
     worker = worker_client.app.state.resources.extras["retag_worker"]  # type: ignore[attr-defined]
     worker.pause()
-    firm.wall(kind="inclusionary", protects={"matters": ["M-1"]}, allowed=["bob@firm.nl"],
-              include_team=True)
+    firm.wall(
+        kind="inclusionary",
+        protects={"matters": ["M-1"]},
+        allowed=["bob@firm.nl"],
+        include_team=True,
+    )
     status = ok(worker_client.get("/v1/admin/retag", headers=firm.h))
     assert status["pending_matters"] == 1
     # narrower for everyone while pending, never wider: even insiders see nothing of M-1
@@ -168,8 +215,9 @@ def test_retag_resumes_after_a_crash(client: TestClient, auth: Tokens) -> None:
 
     firm = _firm(client, auth)
     for i in range(6):
-        firm.document(f"extra-{i}", f"{TEXT} Bijlage {i} over glas.", client_id="C-ACME-NL",
-                      matter_id="M-1")
+        firm.document(
+            f"extra-{i}", f"{TEXT} Bijlage {i} over glas.", client_id="C-ACME-NL", matter_id="M-1"
+        )
     firm.wall(kind="exclusionary", protects={"matters": ["M-1"]}, screened=["bob@firm.nl"])
     resources = client.app.state.resources  # type: ignore[attr-defined]
     first = run_once(resources.database, batch_size=2, max_batches=1)  # then "crash"
@@ -183,9 +231,13 @@ def test_retag_resumes_after_a_crash(client: TestClient, auth: Tokens) -> None:
 def test_effective_window_takes_effect_without_a_write(client: TestClient, auth: Tokens) -> None:
     firm = _firm(client, auth)
     start = datetime.now(UTC) + timedelta(seconds=3)
-    firm.wall(kind="exclusionary", protects={"matters": ["M-1"]}, screened=["bob@firm.nl"],
-              effective_from=start.isoformat(),
-              effective_until=(start + timedelta(seconds=3)).isoformat())
+    firm.wall(
+        kind="exclusionary",
+        protects={"matters": ["M-1"]},
+        screened=["bob@firm.nl"],
+        effective_from=start.isoformat(),
+        effective_until=(start + timedelta(seconds=3)).isoformat(),
+    )
     retag(client)
     assert "M-1" in firm.matters_seen("bob@firm.nl", "octrooiaanvraag")  # cached resolution
     while datetime.now(UTC) < start + timedelta(milliseconds=200):
@@ -200,8 +252,9 @@ def test_effective_window_takes_effect_without_a_write(client: TestClient, auth:
 
 def test_lifted_wall_restores_access_and_is_kept(client: TestClient, auth: Tokens) -> None:
     firm = _firm(client, auth)
-    wall = firm.wall(kind="exclusionary", protects={"clients": ["C-ACME"]},
-                     screened=["bob@firm.nl"])
+    wall = firm.wall(
+        kind="exclusionary", protects={"clients": ["C-ACME"]}, screened=["bob@firm.nl"]
+    )
     retag(client)
     assert "M-1" not in firm.matters_seen("bob@firm.nl", "octrooiaanvraag")
     firm.lift(wall, "conflict resolved")
@@ -210,8 +263,10 @@ def test_lifted_wall_restores_access_and_is_kept(client: TestClient, auth: Token
     kept = ok(client.get(f"/v1/walls/{wall}", headers=firm.h))
     assert kept["lifted_by"] == "admin@firm.nl" and kept["lift_reason"] == "conflict resolved"
     assert kept["active"] is False
-    assert [w["wall_id"] for w in ok(client.get("/v1/walls", params={"active": "true"},
-                                                headers=firm.h))["items"]] == []
+    assert [
+        w["wall_id"]
+        for w in ok(client.get("/v1/walls", params={"active": "true"}, headers=firm.h))["items"]
+    ] == []
 
 
 def test_client_wall_covers_subsidiaries_and_later_matters(
@@ -221,16 +276,23 @@ def test_client_wall_covers_subsidiaries_and_later_matters(
     firm.wall(kind="exclusionary", protects={"clients": ["C-ACME"]}, screened=["bob@firm.nl"])
     firm.client_("C-ACME-DE", "Acme Deutschland GmbH", parent="C-ACME-NL")
     firm.matter("M-3", "C-ACME-DE", team=["carol@firm.nl"])  # opened after the wall
-    firm.document("doc-3", "Een nieuwe zaak over octrooiaanvraag en glas.", client_id="C-ACME-DE",
-                  matter_id="M-3")
+    firm.document(
+        "doc-3",
+        "Een nieuwe zaak over octrooiaanvraag en glas.",
+        client_id="C-ACME-DE",
+        matter_id="M-3",
+    )
     retag(client)
     explanation = firm.access("bob@firm.nl", "M-3")
     assert explanation["allowed"] is False
     why = explanation["walls"][0]["why"]
     assert "C-ACME" in why and "C-ACME-NL" in why and "C-ACME-DE" in why and "M-3" in why
     assert explanation["walls"][0]["path"] == [
-        explanation["walls"][0]["path"][0], "client:C-ACME", "client:C-ACME-NL",
-        "client:C-ACME-DE", "matter:M-3",
+        explanation["walls"][0]["path"][0],
+        "client:C-ACME",
+        "client:C-ACME-NL",
+        "client:C-ACME-DE",
+        "matter:M-3",
     ]
     assert {"M-1", "M-3"}.isdisjoint(firm.matters_seen("bob@firm.nl", "octrooiaanvraag glas"))
     assert "M-3" in firm.matters_seen("carol@firm.nl", "octrooiaanvraag glas")
@@ -240,7 +302,9 @@ def test_client_wall_covers_subsidiaries_and_later_matters(
     assert firm.access("bob@firm.nl", "M-3")["allowed"] is True
 
 
-def test_team_change_applies_to_inclusionary_walls_at_once(client: TestClient, auth: Tokens) -> None:
+def test_team_change_applies_to_inclusionary_walls_at_once(
+    client: TestClient, auth: Tokens
+) -> None:
     firm = _firm(client, auth)
     firm.wall(kind="inclusionary", protects={"matters": ["M-1"]}, allowed=[], include_team=True)
     retag(client)
@@ -266,13 +330,19 @@ def test_conflict_check_finds_family_and_parties(client: TestClient, auth: Token
     assert {(h["matter_id"], h["role"]) for h in hits} == {("M-1", "client")}
     hits = ok(client.get("/v1/conflicts", params={"name": "beta"}, headers=firm.h))["matches"]
     assert {(h["matter_id"], h["role"]) for h in hits} == {("M-1", "adverse"), ("M-2", "client")}
-    assert ok(client.get("/v1/conflicts", params={"name": "Gamma"}, headers=firm.h))["matches"] == []
+    assert (
+        ok(client.get("/v1/conflicts", params={"name": "Gamma"}, headers=firm.h))["matches"] == []
+    )
 
 
 def test_policy_events_are_logged_and_chained(client: TestClient, auth: Tokens) -> None:
     firm = _firm(client, auth)
-    wall = firm.wall(kind="exclusionary", protects={"matters": ["M-1"]},
-                     screened=["bob@firm.nl"], reason="lateral hire")
+    wall = firm.wall(
+        kind="exclusionary",
+        protects={"matters": ["M-1"]},
+        screened=["bob@firm.nl"],
+        reason="lateral hire",
+    )
     firm.lift(wall, "left the firm")
     comp = auth("co@firm.nl", "compliance")
     events = ok(client.get("/v1/audit/policy-events", headers=comp))["items"]
@@ -281,4 +351,7 @@ def test_policy_events_are_logged_and_chained(client: TestClient, auth: Tokens) 
     assert events[1]["reason"] == "lateral hire" and events[0]["reason"] == "left the firm"
     assert events[0]["policy_version"] == events[1]["policy_version"] + 1
     assert ok(client.get("/v1/audit/verify", headers=comp))["ok"] is True
-    assert client.get("/v1/audit/policy-events", headers=auth("l@firm.nl", "lawyer")).status_code == 403
+    assert (
+        client.get("/v1/audit/policy-events", headers=auth("l@firm.nl", "lawyer")).status_code
+        == 403
+    )
