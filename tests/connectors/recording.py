@@ -16,7 +16,7 @@ from typing import Any
 from connectors.base import SourceDocument, SourceGroup
 
 
-class ConsumerCrash(Exception):
+class ConsumerCrashError(Exception):
     """Stands for a process that dies in the middle of a crawl."""
 
 
@@ -61,7 +61,7 @@ class RecordingPipeline:
 
     def ingest(self, run: Run, doc: SourceDocument) -> Outcome:
         if self.crash_after is not None and len(self.ingested) >= self.crash_after:
-            raise ConsumerCrash(f"crashed after {self.crash_after} documents")
+            raise ConsumerCrashError(f"crashed after {self.crash_after} documents")
         self.ingested.append(doc.external_id)
         fingerprint = _fingerprint(doc)
         previous = self.fingerprints.get(doc.external_id)

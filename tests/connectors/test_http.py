@@ -137,7 +137,7 @@ def test_gateway_errors_are_retried(imanage_fake: FakeIManage, sleeps: Sleeps,
     imanage_fake.inject(r"/libraries$", status, times=2, headers={"Retry-After": "1"})
     client = _client(imanage_fake, sleeps)
     try:
-        assert [lib["id"] for lib in client.libraries()][0] == "ACTIVE"
+        assert client.libraries()[0]["id"] == "ACTIVE"
     finally:
         client.close()
     assert sleeps == [1.0, 1.0]
@@ -208,8 +208,10 @@ def test_wrong_secret_is_a_clear_error_without_the_secret(imanage_fake: FakeIMan
     finally:
         client.close()
     text = str(info.value)
-    assert "invalid_grant" in text and "401" in text
-    assert "wrong-Passw0rd-x" not in text and imanage_fake.client_secret not in text
+    assert "invalid_grant" in text
+    assert "401" in text
+    assert "wrong-Passw0rd-x" not in text
+    assert imanage_fake.client_secret not in text
     assert [r.path for r in imanage_fake.requests] == ["/auth/oauth2/token"]  # no retry loop
 
 
@@ -263,7 +265,8 @@ def test_redactor_scrubs_registered_values_and_auth_headers() -> None:
     redact = Redactor()
     redact.add("tok-123-secret")
     text = redact("X-Auth-Token: tok-123-secret, Authorization: Bearer abc.def and tok-123-secret")
-    assert "tok-123-secret" not in text and "abc.def" not in text
+    assert "tok-123-secret" not in text
+    assert "abc.def" not in text
     assert redact("Authorization: Basic dXNlcjpwYXNz") == "Authorization: ***"
 
 
@@ -298,7 +301,8 @@ def test_rate_limit_waits_through_the_injected_sleep(imanage_fake: FakeIManage,
     finally:
         client.close()
     # 1 req/s with a burst of 1: the token grant and the first call are paced.
-    assert len(sleeps) >= 2 and all(0 < s <= 4 for s in sleeps)
+    assert len(sleeps) >= 2
+    assert all(0 < s <= 4 for s in sleeps)
 
 
 def test_concurrency_cap_holds_across_threads(imanage_fake: FakeIManage,
@@ -318,7 +322,7 @@ def test_concurrency_cap_holds_across_threads(imanage_fake: FakeIManage,
     assert imanage_fake.max_in_flight == 2
 
 
-# --- parsing helpers --------------------------------------------------------------------------------
+# --- parsing helpers ------------------------------------------------------------------------------
 
 
 def test_content_disposition_and_mime() -> None:

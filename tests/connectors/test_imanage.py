@@ -62,13 +62,15 @@ def test_full_crawl_pages_by_offset_and_yields_documents(imanage_fake: FakeIMana
                for r in imanage_fake.calls(r"/documents$"))
     assert connector.total_hint == 5
     final = json.loads(items[-1])
-    assert final["full"] is None and "ACTIVE" in final["since"]
+    assert final["full"] is None
+    assert "ACTIVE" in final["since"]
     doc = docs["ACTIVE!1"]
     assert doc.content == b"Inhoud van document 1"
     assert doc.mime_type == "text/plain"
     assert doc.version == "1"
     assert doc.metadata["imanage_id"] == "ACTIVE!1.1"
-    assert doc.source_url and doc.source_url.startswith("iwl:")
+    assert doc.source_url
+    assert doc.source_url.startswith("iwl:")
     # The hidden library is not part of "all libraries".
     assert not imanage_fake.calls(r"/libraries/HIDDEN/")
 
@@ -133,7 +135,7 @@ def test_author_as_string_and_as_object(imanage_fake: FakeIManage,
     ],
 )
 def test_client_and_matter_normalisation(imanage_fake: FakeIManage, imanage: ImanageFactory,
-                                         custom1: str | None, custom2: str | None,
+                                         *, custom1: str | None, custom2: str | None,
                                          client: str | None, matter: str | None) -> None:
     imanage_fake.add_document("ACTIVE", 1, custom1=custom1, custom2=custom2)
     doc = _docs(list(imanage().crawl_full(None)))[0]
@@ -207,14 +209,20 @@ def test_security_over_http(imanage_fake: FakeIManage, imanage: ImanageFactory) 
                  "has_restricted_member": True}]})
     docs = _by_id(list(imanage().crawl_full(None)))
     acl = docs["ACTIVE!1"].acl
-    assert acl is not None and acl.default == "private" and acl.resolvable
+    assert acl is not None
+    assert acl.default == "private"
+    assert acl.resolvable
     assert acl.allow == {"imanage:user:jsmith", "imanage:group:litigation", "imanage:user:ops1"}
     assert acl.deny == {"imanage:user:bkowal"}
-    assert docs["ACTIVE!2"].acl is not None and docs["ACTIVE!2"].acl.default == "view"
-    assert docs["ACTIVE!3"].acl is not None and docs["ACTIVE!3"].acl.default == "public"
+    assert docs["ACTIVE!2"].acl is not None
+    assert docs["ACTIVE!2"].acl.default == "view"
+    assert docs["ACTIVE!3"].acl is not None
+    assert docs["ACTIVE!3"].acl.default == "public"
     restricted = docs["ACTIVE!4"].acl
-    assert restricted is not None and restricted.resolvable is False
-    assert restricted.note and "falcon_team" in restricted.note
+    assert restricted is not None
+    assert restricted.resolvable is False
+    assert restricted.note
+    assert "falcon_team" in restricted.note
 
 
 def test_unreadable_security_fails_closed(imanage_fake: FakeIManage,
@@ -222,7 +230,8 @@ def test_unreadable_security_fails_closed(imanage_fake: FakeIManage,
     imanage_fake.add_document("ACTIVE", 1)
     imanage_fake.security_missing.add(("ACTIVE", 1))
     doc = _docs(list(imanage().crawl_full(None)))[0]
-    assert doc.acl is not None and doc.acl.resolvable is False
+    assert doc.acl is not None
+    assert doc.acl.resolvable is False
     assert doc.metadata["acl_note"].startswith("security could not be read")
 
 
@@ -303,7 +312,8 @@ def test_delta_keeps_the_watermark_when_a_document_failed(imanage_fake: FakeIMan
     cursor = json.dumps({"v": 1, "since": {"ACTIVE": "2025-01-08T12:00:00Z"}, "full": None})
     items = list(imanage().crawl_delta(cursor))
     failures = [i for i in items if isinstance(i, DocumentFailure)]
-    assert len(failures) == 1 and failures[0].status == 500
+    assert len(failures) == 1
+    assert failures[0].status == 500
     assert json.loads(items[-1])["since"] == {"ACTIVE": "2025-01-08T12:00:00Z"}
 
 
@@ -314,7 +324,8 @@ def test_paging_that_ignores_offset_ends_with_a_failure(imanage_fake: FakeIManag
         imanage_fake.add_document("ACTIVE", n)
     items = list(imanage().crawl_full(None))
     failures = [i for i in items if isinstance(i, DocumentFailure)]
-    assert len(failures) == 1 and "stalled" in failures[0].reason
+    assert len(failures) == 1
+    assert "stalled" in failures[0].reason
     assert len(imanage_fake.calls(r"/documents$")) == 2
     assert len(_docs(items)) == 2
 
@@ -351,7 +362,8 @@ def test_sync_api_crawl_with_cursors_and_trustees(sleeps: Sleeps) -> None:
     assert acl.allow == {"imanage:user:jsmith", "imanage:group:litigation"}
     assert acl.deny == {"imanage:user:bkowal"}
     two = docs["ACTIVE!2"].acl
-    assert two is not None and two.deny == {"imanage:user:bkowal", "imanage:user:spm_blocked"}
+    assert two is not None
+    assert two.deny == {"imanage:user:bkowal", "imanage:user:spm_blocked"}
     assert docs["ACTIVE!1"].author == "JSMITH"  # author arrived as {"id": "JSMITH"}
     assert fake.writes() == []
 
@@ -387,7 +399,8 @@ def test_resume_from_a_stored_sync_cursor_that_expired(sleeps: Sleeps) -> None:
                 checkpoint = item
                 break
         first.close()
-        assert checkpoint and json.loads(checkpoint)["full"]["sync"] == "c0-2"
+        assert checkpoint
+        assert json.loads(checkpoint)["full"]["sync"] == "c0-2"
         fake.expire_cursors()
         second = IManageConnector(imanage_settings(fake), sleep=sleeps, sync_page_size=2)
         try:
@@ -417,7 +430,8 @@ def test_tokens_are_renewed_before_they_expire(sleeps: Sleeps) -> None:
     api = [r for r in fake.requests if r.path != "/auth/oauth2/token"]
     assert all(r.status != 401 for r in api)
     assert all(r.token_age is not None and r.token_age < 1800 for r in api)
-    assert fake.grants[0] == "password" and fake.grants.count("refresh_token") >= 2
+    assert fake.grants[0] == "password"
+    assert fake.grants.count("refresh_token") >= 2
 
 
 def test_wrong_credentials_stop_the_crawl(sleeps: Sleeps) -> None:
@@ -457,19 +471,24 @@ def test_point_check(imanage_fake: FakeIManage, imanage: ImanageFactory, action:
     assert imanage().check("ACTIVE!1") == expected
 
 
-def test_document_trashed_between_listing_and_download(imanage_fake: FakeIManage,
-                                                       imanage: ImanageFactory) -> None:
+def test_document_trashed_between_listing_and_fetch(imanage_fake: FakeIManage,
+                                                    imanage: ImanageFactory) -> None:
     imanage_fake.add_document("ACTIVE", 1)
-    doc_id = imanage_fake.add_document("ACTIVE", 2)
-    imanage_fake.inject(r"ACTIVE!2\.1/download$", 404)
-    imanage_fake.inject(r"ACTIVE!2\.1/security$", 200)  # placeholder so order is stable
-    imanage_fake.trash(doc_id)  # the profile now answers 404 too
-    imanage_fake.gone.pop(("ACTIVE", 2))  # ...but the listing still had it
-    imanage_fake.inject(r"/documents/ACTIVE!2\.1$", 404)
+    imanage_fake.add_document("ACTIVE", 2)
+    imanage_fake.add_document("ACTIVE", 3)
+    # 2 goes to Trash after the listing: its security and its profile now answer 404.
+    imanage_fake.inject(r"ACTIVE!2\.1/security$", 404)
+    imanage_fake.inject(r"/documents/ACTIVE!2\.1$", 410)
+    # 3 is still there, but its download answers 404: that proves nothing, it is an error.
+    imanage_fake.inject(r"ACTIVE!3\.1/download$", 404)
     items = list(imanage().crawl_full(None))
-    failures = [i for i in items if isinstance(i, DocumentFailure)]
-    assert [(f.external_id, f.status) for f in failures] == [("ACTIVE!2", 404)]
-    assert failures[0].gone
+    failures = {f.external_id: f for f in items if isinstance(f, DocumentFailure)}
+    assert failures["ACTIVE!2"].status == 404
+    assert failures["ACTIVE!2"].gone
+    assert failures["ACTIVE!3"].status is None
+    assert not (failures["ACTIVE!3"].gone)
+    assert not (failures["ACTIVE!3"].revoked)
+    assert sorted(_by_id(items)) == ["ACTIVE!1"]
 
 
 def test_download_refused_for_a_readable_profile_removes_it(imanage_fake: FakeIManage,
@@ -487,8 +506,10 @@ def test_list_ids_and_owns(imanage_fake: FakeIManage, imanage: ImanageFactory) -
     connector = imanage()
     assert sorted(connector.list_ids()) == ["ACTIVE!1", "ACTIVE!2", "ACTIVE!3"]
     scoped = imanage({"imanage_libraries": "ACTIVE"})
-    assert scoped.owns("ACTIVE!5") and scoped.owns("active!5")
-    assert not scoped.owns("ARCH!5") and not scoped.owns("garbage")
+    assert scoped.owns("ACTIVE!5")
+    assert scoped.owns("active!5")
+    assert not scoped.owns("ARCH!5")
+    assert not scoped.owns("garbage")
     assert scoped.scope == "libraries=ACTIVE"
 
 
@@ -526,7 +547,8 @@ def test_429_and_503_during_a_crawl(imanage_fake: FakeIManage, imanage: ImanageF
     imanage_fake.inject(r"/security$", 429)
     docs = _docs(list(imanage().crawl_full(None)))
     assert len(docs) == 3
-    assert 2.0 in sleeps and 1.0 in sleeps
+    assert 2.0 in sleeps
+    assert 1.0 in sleeps
 
 
 def test_never_writes(imanage_fake: FakeIManage, imanage: ImanageFactory) -> None:

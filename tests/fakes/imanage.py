@@ -107,6 +107,7 @@ class FakeIManage:
         self.refresh_tokens = refresh_tokens
         self.sync_api = sync_api
         self.advance_per_request = advance_per_request
+        self.url = ""  # set while served
         self.username = "svc_ingest"
         self.password = "pw-Secr3t-imanage"
         self.client_id = "ewall-crawler"

@@ -24,7 +24,7 @@ from urllib.parse import parse_qsl
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
-from tests.fakes.imanage import Fault, FakeClock, Recorded
+from tests.fakes.imanage import FakeClock, Fault, Recorded
 from tests.fakes.server import serve
 
 CABINET = "NG-AB12CD34"
@@ -56,7 +56,7 @@ class FakeNetDocuments:
         expires_as_string: bool = True,
         shape: str = "A",
         paging: str = "skiptoken",
-        token_key: str = "skiptoken",
+        token_key: str = "skiptoken",  # noqa: S107 - a JSON key name, not a secret
         advance_per_request: float = 0.0,
     ) -> None:
         self.clock = clock or FakeClock()
@@ -66,6 +66,7 @@ class FakeNetDocuments:
         self.paging = paging  # "skiptoken" | "link" | "skip"
         self.token_key = token_key  # skiptoken | SkipToken | next (for paging="skiptoken")
         self.advance_per_request = advance_per_request
+        self.url = ""  # set while served
         self.client_id = "ewall-nd"
         self.client_secret = "nd-Secr3t-value"
         self.repository_id = REPOSITORY
