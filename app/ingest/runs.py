@@ -66,18 +66,19 @@ def ingest_connector(
 ) -> dict[str, Any]:
     from connectors import registry, state, sync
 
-    connector = registry.create(name, settings)
     store = state.SyncStateStore(pipeline.database)
-    return sync.run_sync(
-        name,
-        connector,
-        pipeline,
-        store,
-        mode=mode,
-        started_by=started_by,
-        on_progress=on_progress,
-        run=run,
-    )
+    # connectors hold an HTTP client and a worker pool: always close them
+    with registry.create(name, settings) as connector:
+        return sync.run_sync(
+            name,
+            connector,
+            pipeline,
+            store,
+            mode=mode,
+            started_by=started_by,
+            on_progress=on_progress,
+            run=run,
+        )
 
 
 def ingest_rechtspraak(

@@ -1,0 +1,331 @@
+"""iManage Work REST v2: the HTTP calls, nothing about documents or ACL semantics.
+
+Paths and envelopes follow docs/connectors.md §1 (sources S2-S4, S12). Confidence per call is
+noted where it matters; anything [O]/[U] is parsed tolerantly (see ``connectors.http.pick``).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from app.settings import Settings
+from connectors.http import (
+    AllowList,
+    Clock,
+    ConnectorError,
+    Sleep,
+    SourceAuthError,
+    SourceHttp,
+    SourceHTTPError,
+    TokenAuth,
+    TokenGrant,
+    as_list,
+    pick,
+    segment,
+)
+
+log = logging.getLogger("ewall.connectors.imanage")
+
+OAUTH_PATH = "/auth/oauth2/token"  # [V-code] S3, S4, S12
+_LIB = "/work/api/v2/customers/{cid}/libraries/{lib}"
+
+# Read-only by construction. The POSTs are the token grant and the Sync API's crawl/search
+# endpoints, which take their paging cursor in a JSON body (S4) and change nothing.
+ROUTES: tuple[tuple[str, str], ...] = (
+    ("POST", OAUTH_PATH),
+    ("GET", "/api"),
+    ("GET", "/work/api/v2/customers/{cid}/libraries"),
+    ("GET", "/work/api/v2/customers/{cid}/features"),
+    ("GET", _LIB + "/documents"),
+    ("GET", _LIB + "/documents/{doc}"),
+    ("GET", _LIB + "/documents/{doc}/download"),
+    ("GET", _LIB + "/documents/{doc}/security"),
+    ("GET", _LIB + "/workspaces/{ws}"),
+    ("GET", _LIB + "/groups"),
+    ("GET", _LIB + "/groups/{group}/members"),
+    ("POST", _LIB + "/sync/documents/crawl"),
+    ("POST", _LIB + "/sync/documents/security/allowed-trustees/search"),
+    ("POST", _LIB + "/sync/documents/security/denied-trustees/search"),
+    ("POST", _LIB + "/sync/groups/members/search"),
+)
+ALLOW = AllowList("imanage", ROUTES)
+
+SYNC_DOCUMENTS = "documents/crawl"
+SYNC_ALLOWED = "documents/security/allowed-trustees/search"
+SYNC_DENIED = "documents/security/denied-trustees/search"
+SYNC_GROUP_MEMBERS = "groups/members/search"
+
+
+class CursorExpiredError(ConnectorError):
+    """The Sync API refused a cursor (S4: they expire after about an hour)."""
+
+
+@dataclass(frozen=True)
+class Page:
+    rows: list[dict[str, Any]]
+    total: int | None
+
+
+@dataclass(frozen=True)
+class Download:
+    content: bytes
+    filename: str | None
+    content_type: str | None
+
+
+class IManageAuth(TokenAuth):
+    """Password grant for a service account; the token goes in ``X-Auth-Token`` (S3, S4).
+
+    Renewal: refresh_token when the server gave one, otherwise the password grant again; a
+    refused refresh_token falls back to the password grant rather than failing the crawl.
+    """
+
+    def __init__(
+        self, http: SourceHttp, settings: Settings, *, clock: Clock, scope: str | None
+    ) -> None:
+        super().__init__(http, clock=clock)
+        self._settings = settings
+        self._scope = scope
+
+    def _client_fields(self) -> dict[str, str]:
+        fields = {"client_id": self._settings.imanage_client_id or ""}
+        if self._settings.imanage_client_secret is not None:
+            fields["client_secret"] = self._settings.imanage_client_secret.get_secret_value()
+        return fields
+
+    def _grant(self, refresh_token: str | None) -> TokenGrant:
+        if refresh_token:
+            try:
+                return self.token_request(
+                    OAUTH_PATH,
+                    {"grant_type": "refresh_token", "refresh_token": refresh_token,
+                     **self._client_fields()},
+                )
+            except SourceAuthError:
+                log.info("imanage refresh_token refused; running the password grant again")
+        password = self._settings.imanage_password
+        form = {
+            "grant_type": "password",
+            "username": self._settings.imanage_username or "",
+            "password": password.get_secret_value() if password is not None else "",
+            **self._client_fields(),
+        }
+        if self._scope:
+            form["scope"] = self._scope
+        return self.token_request(OAUTH_PATH, form)
+
+    def _header(self, token: str) -> dict[str, str]:
+        return {"X-Auth-Token": token}
+
+
+def _required(settings: Settings) -> str:
+    missing = [
+        name
+        for name, value in (
+            ("EWALL_IMANAGE_URL", settings.imanage_url),
+            ("EWALL_IMANAGE_USERNAME", settings.imanage_username),
+            ("EWALL_IMANAGE_PASSWORD", settings.imanage_password),
+            ("EWALL_IMANAGE_CLIENT_ID", settings.imanage_client_id),
+        )
+        if not value
+    ]
+    if missing:
+        raise ConnectorError(f"imanage: not configured, missing {', '.join(missing)}")
+    return str(settings.imanage_url)
+
+
+def _results(body: Any) -> list[dict[str, Any]]:
+    """Document lists arrive as ``data.results`` (I1, [V-code]) or a flat ``data`` (I3, Sync)."""
+    data = pick(body, "data")
+    rows = pick(data, "results") if isinstance(data, dict) else data
+    if rows is None and isinstance(body, list):
+        rows = body
+    return [r for r in as_list(rows) if isinstance(r, dict)]
+
+
+def _total(body: Any) -> int | None:
+    # total_count at the top level or inside data: the location is [O] (§7 item 2).
+    for holder in (body, pick(body, "data")):
+        value = pick(holder, "total_count", "totalCount", "total")
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+class IManageClient:
+    """One authenticated session against one iManage tenant."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Sleep = time.sleep,
+        clock: Clock = time.monotonic,
+        rng: random.Random | None = None,
+        scope: str | None = "user",
+    ) -> None:
+        base_url = _required(settings)
+        self.http = SourceHttp(
+            source="imanage",
+            base_url=base_url,
+            allow=ALLOW,
+            tenant=f"imanage:{base_url}:{settings.imanage_client_id}",
+            concurrency=settings.connector_concurrency,
+            rate_per_s=settings.connector_rate_per_s,
+            max_attempts=settings.connector_max_attempts,
+            timeout_s=settings.connector_timeout_s,
+            sleep=sleep,
+            rng=rng,
+            transport=transport,
+        )
+        self.http.redactor.add(settings.imanage_password)
+        self.http.redactor.add(settings.imanage_client_secret)
+        self.auth = IManageAuth(self.http, settings, clock=clock, scope=scope)
+        self._customer_id: str | None = None
+        self.user: dict[str, Any] = {}
+
+    def close(self) -> None:
+        self.http.close()
+
+    # --- discovery --------------------------------------------------------------------------
+
+    @property
+    def customer_id(self) -> str:
+        if self._customer_id is None:
+            self.discover()
+        if self._customer_id is None:
+            raise ConnectorError("imanage: /api did not return data.user.customer_id")
+        return self._customer_id
+
+    def discover(self) -> dict[str, Any]:
+        body = self.http.get_json("/api", auth=self.auth)
+        user = pick(pick(body, "data"), "user")
+        if isinstance(user, dict):
+            self.user = user
+            cid = pick(user, "customer_id", "customerId")
+            if isinstance(cid, int | str) and not isinstance(cid, bool) and str(cid).strip():
+                self._customer_id = str(cid).strip()
+        return self.user
+
+    def _customer(self) -> str:
+        return "/work/api/v2/customers/" + segment(self.customer_id)
+
+    def _library(self, lib: str) -> str:
+        return f"{self._customer()}/libraries/{segment(lib)}"
+
+    def libraries(self) -> list[dict[str, Any]]:
+        body = self.http.get_json(self._customer() + "/libraries", auth=self.auth)
+        return _results(body)
+
+    def features(self) -> dict[str, Any]:
+        body = self.http.get_json(self._customer() + "/features", auth=self.auth)
+        data = pick(body, "data")
+        return data if isinstance(data, dict) else {}
+
+    # --- documents --------------------------------------------------------------------------
+
+    def search_documents(
+        self, lib: str, *, offset: int, limit: int, edit_date_from: str | None = None
+    ) -> Page:
+        params: dict[str, str | int | bool | None] = {
+            "offset": offset, "limit": limit, "total": True, "edit_date_from": edit_date_from,
+        }
+        body = self.http.get_json(self._library(lib) + "/documents", params=params,
+                                  auth=self.auth)
+        return Page(_results(body), _total(body))
+
+    def document(self, lib: str, doc_id: str) -> dict[str, Any]:
+        body = self.http.get_json(f"{self._library(lib)}/documents/{segment(doc_id)}",
+                                  auth=self.auth)
+        data = pick(body, "data")
+        return data if isinstance(data, dict) else {}
+
+    def security(self, lib: str, doc_id: str) -> dict[str, Any]:
+        # Path [U] (§7 item 1); body fields [V-vendor] S2 getPermissions.
+        body = self.http.get_json(f"{self._library(lib)}/documents/{segment(doc_id)}/security",
+                                  auth=self.auth)
+        data = pick(body, "data")
+        return data if isinstance(data, dict) else {}
+
+    def download(self, lib: str, doc_id: str) -> Download:
+        from connectors.http import disposition_filename
+
+        response = self.http.request(
+            "GET", f"{self._library(lib)}/documents/{segment(doc_id)}/download",
+            headers={"Accept": "*/*"}, auth=self.auth,
+        )
+        return Download(
+            content=response.content,
+            filename=disposition_filename(response.headers.get("content-disposition")),
+            content_type=response.headers.get("content-type"),
+        )
+
+    def workspace(self, lib: str, ws_id: str) -> dict[str, Any]:
+        body = self.http.get_json(f"{self._library(lib)}/workspaces/{segment(ws_id)}",
+                                  auth=self.auth)
+        data = pick(body, "data")
+        return data if isinstance(data, dict) else {}
+
+    # --- groups (permission sync; paths [U]) ---------------------------------------------------
+
+    def groups(self, lib: str) -> list[dict[str, Any]]:
+        return _results(self.http.get_json(self._library(lib) + "/groups", auth=self.auth))
+
+    def group_members(self, lib: str, group_id: str) -> list[dict[str, Any]]:
+        body = self.http.get_json(f"{self._library(lib)}/groups/{segment(group_id)}/members",
+                                  auth=self.auth)
+        return _results(body)
+
+    # --- Sync/crawl API ([O] S4) ---------------------------------------------------------------
+
+    def sync_page(
+        self, lib: str, endpoint: str, cursor: str | None, limit: int
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        body: dict[str, Any] = {"limit": limit}
+        if cursor:
+            body["cursor"] = cursor
+        try:
+            payload = self.http.post_json(f"{self._library(lib)}/sync/{endpoint}", body,
+                                          auth=self.auth)
+        except SourceHTTPError as exc:
+            if cursor and exc.status in (400, 410):
+                raise CursorExpiredError(f"imanage: sync cursor for {endpoint} rejected "
+                                         f"(HTTP {exc.status})") from None
+            raise
+        next_cursor = pick(payload, "cursor", "next_cursor", "nextCursor")
+        if not isinstance(next_cursor, str) or not next_cursor:
+            next_cursor = None
+        return _results(payload), next_cursor
+
+    def sync_all(
+        self, lib: str, endpoint: str, limit: int,
+        on_restart: Callable[[str], None] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Every row of one Sync endpoint; an expired cursor restarts that endpoint from the
+        beginning (rows are keyed, so a restart only re-reads, it cannot double-count)."""
+        rows: list[dict[str, Any]] = []
+        cursor: str | None = None
+        restarts = 0
+        while True:
+            try:
+                page, cursor_next = self.sync_page(lib, endpoint, cursor, limit)
+            except CursorExpiredError:
+                restarts += 1
+                if restarts > 3:
+                    raise
+                if on_restart is not None:
+                    on_restart(endpoint)
+                rows, cursor = [], None
+                continue
+            rows.extend(page)
+            if not cursor_next or len(page) < limit:
+                return rows
+            cursor = cursor_next

@@ -1,0 +1,488 @@
+"""One sync of one source: crawl, ingest, delete what is gone, sync groups, report.
+
+Written against the ingest pipeline's interface (``app.ingest.pipeline.IngestPipeline``),
+described below as the `Pipeline` protocol: exactly the calls made here, nothing else.
+
+Rules this module enforces:
+
+* Full crawl -> mark-and-sweep: documents the pipeline knows but the crawl did not see are
+  deleted ONLY after a complete crawl without a single error. Each sweep candidate is first
+  confirmed with a point check when the connector offers one (a crawl can miss a document
+  for harmless reasons: offsets that shifted, a cabinet out of scope), so only "deleted" and
+  "access revoked" answers delete.
+* Point checks: 404/410 -> delete; 401/403 -> remove from the index (fail closed).
+* A document the connector reports gone or revoked mid-crawl is removed the same way.
+* Crash safety: the connector's checkpoint is persisted only after the documents before it
+  are ingested, together with their "seen" marks (see `connectors.state`).
+* Source trouble (auth refused, retries exhausted, an unreadable cursor) ends the run as
+  "failed" with a report; anything else is a bug and propagates after the run is closed.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
+from typing import Any, Literal, Protocol, TypeVar
+
+from connectors.base import (
+    CursorError,
+    DocumentFailure,
+    FullLoad,
+    ListIds,
+    OwnsIds,
+    PermissionSync,
+    PointCheck,
+    PollSince,
+    ResumableCrawl,
+    SourceDocument,
+    SourceGroup,
+)
+from connectors.http import ConnectorError, CredentialsError
+from connectors.state import SyncBusyError, SyncState
+
+log = logging.getLogger("ewall.connectors.sync")
+
+SyncMode = Literal["full", "delta"]
+# (items handled so far, the source's estimate of the total or None): a progress bar. The
+# phase, deletions and errors go to ``Pipeline.progress`` at the same moments.
+ProgressCallback = Callable[[int, int | None], None]
+_LISTED_MAX = 1000  # ids listed per category in the report; counts are always complete
+
+
+# --- the pipeline interface ----------------------------------------------------------------
+
+
+class IngestRunLike(Protocol):
+    @property
+    def run_id(self) -> object: ...
+
+
+class OutcomeLike(Protocol):
+    @property
+    def status(self) -> str:
+        """added | updated | unchanged | quarantined | error"""
+        ...
+
+
+RunT = TypeVar("RunT", bound=IngestRunLike)
+
+
+class Pipeline(Protocol[RunT]):
+    """What run_sync calls on ``app.ingest.pipeline.IngestPipeline``."""
+
+    def start_run(self, connector: str, params: dict[str, Any], started_by: str) -> RunT: ...
+
+    def ingest(self, run: RunT, doc: SourceDocument) -> OutcomeLike:
+        """Never raises for bad input: quarantines or records the error itself."""
+        ...
+
+    def delete(self, run: RunT, source: str, external_id: str, reason: str) -> bool: ...
+
+    def record_error(self, run: RunT, source: str, external_id: str | None, reason: str,
+                     details: dict[str, Any] | None = None) -> None: ...
+
+    def progress(self, run: RunT, **fields: Any) -> None: ...
+
+    def finish_run(self, run: RunT, status: str | None = None,
+                   error: str | None = None) -> dict[str, Any]:
+        """Closes the run and returns its delta report."""
+        ...
+
+    def known_external_ids(self, source: str) -> set[str]: ...
+
+    def sync_groups(self, run: RunT, groups: list[SourceGroup], actor: str) -> None: ...
+
+
+class StateStore(Protocol):
+    """`connectors.state.SyncStateStore`, as run_sync uses it."""
+
+    def load(self, source: str, scope: str) -> SyncState: ...
+
+    def save(self, source: str, scope: str, state: SyncState) -> None: ...
+
+    def checkpoint(self, source: str, scope: str, state: SyncState,
+                   seen: Iterable[str] = ()) -> None: ...
+
+    def mark_seen(self, source: str, scope: str, crawl_id: str,
+                  external_ids: Iterable[str]) -> None: ...
+
+    def seen_ids(self, source: str, scope: str, crawl_id: str) -> set[str]: ...
+
+    def forget_crawls(self, source: str, scope: str, keep: str | None = None) -> None: ...
+
+    def lock(self, source: str, scope: str) -> Any:  # a context manager
+        ...
+
+
+# --- the run ---------------------------------------------------------------------------------
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class _SyncRun:
+    def __init__(self, source: str, scope: str, *, connector: object, pipeline: Pipeline[Any],
+                 state: StateStore, run: object, started_by: str,
+                 on_progress: ProgressCallback | None, seen_batch: int,
+                 progress_every: int) -> None:
+        self.source = source
+        self.scope = scope
+        self.connector = connector
+        self.pipeline = pipeline
+        self.state = state
+        self.run = run
+        self.started_by = started_by
+        self.on_progress = on_progress
+        self.seen_batch = seen_batch
+        self.progress_every = progress_every
+        self.outcomes: Counter[str] = Counter()
+        self.items = 0
+        self.errors = 0
+        self.deleted: list[dict[str, str]] = []
+        self.deleted_count = 0
+        self.kept_present: list[str] = []
+        self.checkpoints = 0
+        self.phase = "crawl"
+        self.summary: dict[str, Any] = {}
+
+    # --- reporting ----------------------------------------------------------------------------
+
+    def progress(self, force: bool = False) -> None:
+        if not force and self.items % self.progress_every:
+            return
+        fields: dict[str, Any] = {
+            "phase": self.phase, "seen": self.items, "deleted": self.deleted_count,
+            "errors": self.errors,
+        }
+        total = getattr(self.connector, "total_hint", None)
+        if isinstance(total, int):
+            fields["total"] = total
+        self.pipeline.progress(self.run, **fields)
+        if self.on_progress is not None:
+            self.on_progress(self.items, fields.get("total"))
+
+    def error(self, external_id: str | None, reason: str,
+              details: dict[str, Any] | None = None) -> None:
+        self.errors += 1
+        self.pipeline.record_error(self.run, self.source, external_id, reason, details)
+
+    def delete(self, external_id: str, reason: str) -> None:
+        if self.pipeline.delete(self.run, self.source, external_id, reason):
+            self.deleted_count += 1
+            if len(self.deleted) < _LISTED_MAX:
+                self.deleted.append({"external_id": external_id, "reason": reason})
+
+    # --- items ------------------------------------------------------------------------------------
+
+    def ingest(self, doc: SourceDocument) -> str:
+        outcome = self.pipeline.ingest(self.run, doc)
+        self.outcomes[outcome.status] += 1
+        return outcome.status
+
+    def failure(self, item: DocumentFailure) -> bool:
+        """Act on a connector failure; True when it counts as an error."""
+        if item.external_id and item.gone:
+            self.delete(item.external_id, f"deleted at source: {item.reason}")
+            return False
+        if item.external_id and item.revoked:
+            self.delete(item.external_id, f"access revoked at source (fail closed): "
+                                          f"{item.reason}")
+            return False
+        self.error(item.external_id, item.reason, {"status": item.status})
+        return True
+
+    def foreign(self, item: object) -> None:
+        """Items that are neither documents, failures nor checkpoints (e.g. the folder
+        connector's entry errors): reported, and they make a crawl incomplete."""
+        reason = getattr(item, "reason", None)
+        external_id = getattr(item, "external_id", None)
+        self.error(external_id if isinstance(external_id, str) else None,
+                   str(reason) if reason else f"unexpected item {type(item).__name__}")
+
+    # --- deletions ----------------------------------------------------------------------------
+
+    def confirm_and_delete(self, external_id: str, origin: str) -> None:
+        if isinstance(self.connector, PointCheck):
+            try:
+                verdict = self.connector.check(external_id)
+            except CredentialsError:
+                raise
+            except ConnectorError as exc:
+                self.error(external_id, f"{origin}: point check failed, kept: {exc}")
+                return
+            if verdict == "present":
+                if len(self.kept_present) < _LISTED_MAX:
+                    self.kept_present.append(external_id)
+                return
+            reason = ("deleted at source" if verdict == "deleted"
+                      else "access revoked at source (fail closed)")
+            self.delete(external_id, f"{origin}: {reason}")
+            return
+        if origin == "sweep":
+            self.delete(external_id, "sweep: not seen in a complete crawl")
+        # A suspect without a point check stays: the sweep of the next full crawl decides.
+
+    def sweep(self, crawl_id: str) -> dict[str, Any]:
+        self.phase = "sweep"
+        seen = self.state.seen_ids(self.source, self.scope, crawl_id)
+        candidates = sorted(self.pipeline.known_external_ids(self.source) - seen)
+        if isinstance(self.connector, OwnsIds):
+            candidates = [c for c in candidates if self.connector.owns(c)]
+        before = self.deleted_count
+        for external_id in candidates:
+            self.confirm_and_delete(external_id, "sweep")
+        self.progress(force=True)
+        return {"ran": True, "seen": len(seen), "candidates": len(candidates),
+                "deleted": self.deleted_count - before}
+
+    # --- modes ----------------------------------------------------------------------------------
+
+    def full(self, st: SyncState) -> None:
+        resumed = st.crawl_id is not None
+        if st.crawl_id is None:
+            st.crawl_id = uuid.uuid4().hex
+            st.crawl_cursor = None
+            st.crawl_started_at = _now()
+            st.crawl_errors = 0
+            st.crawl_error_reasons = []
+            self.state.forget_crawls(self.source, self.scope)  # leftovers of abandoned crawls
+            self.state.save(self.source, self.scope, st)
+        crawl_id = st.crawl_id
+        self.summary.update(crawl_id=crawl_id, resumed=resumed,
+                            resumed_from_checkpoint=bool(resumed and st.crawl_cursor))
+        connector = self.connector
+        items: Iterator[object]
+        if isinstance(connector, ResumableCrawl):
+            items = iter(connector.crawl_full(st.crawl_cursor))
+        elif isinstance(connector, FullLoad):
+            items = iter(connector.load_all())
+        else:
+            raise ConnectorError(f"{self.source}: connector cannot do a full load")
+        pending: list[str] = []
+        for item in items:
+            if isinstance(item, str):
+                st.crawl_cursor = item
+                self.state.checkpoint(self.source, self.scope, st, pending)
+                pending = []
+                self.checkpoints += 1
+                continue
+            self.items += 1
+            if isinstance(item, SourceDocument):
+                if self.ingest(item) == "error":
+                    self._crawl_error(st, f"{item.external_id}: ingest error")
+                pending.append(item.external_id)
+                if len(pending) >= self.seen_batch:
+                    self.state.mark_seen(self.source, self.scope, crawl_id, pending)
+                    pending = []
+            elif isinstance(item, DocumentFailure):
+                if self.failure(item):
+                    self._crawl_error(st, item.reason)
+            else:
+                self.foreign(item)
+                self._crawl_error(st, str(getattr(item, "reason", type(item).__name__)))
+            self.progress()
+        self.state.checkpoint(self.source, self.scope, st, pending)
+        self.summary["complete"] = True
+        if st.crawl_errors:
+            self.summary["sweep"] = {
+                "ran": False,
+                "skipped_reason": f"{st.crawl_errors} error(s) during the crawl; "
+                                  "deletions wait for a complete, error-free crawl",
+                "errors": list(st.crawl_error_reasons),
+            }
+        else:
+            self.summary["sweep"] = self.sweep(crawl_id)
+        if isinstance(connector, ResumableCrawl) and st.crawl_cursor:
+            st.cursor = st.crawl_cursor  # a finished crawl's last checkpoint starts the delta
+        st.watermark = st.crawl_started_at
+        st.last_complete_crawl_id = crawl_id
+        st.last_complete_crawl_at = _now()
+        st.crawl_id = st.crawl_cursor = st.crawl_started_at = None
+        st.crawl_errors = 0
+        st.crawl_error_reasons = []
+        self.state.save(self.source, self.scope, st)
+        self.state.forget_crawls(self.source, self.scope)
+
+    def _crawl_error(self, st: SyncState, reason: str) -> None:
+        # Persisted with the next checkpoint, so a crawl resumed after a crash still knows
+        # that it may not sweep.
+        st.crawl_errors += 1
+        if len(st.crawl_error_reasons) < 20:
+            st.crawl_error_reasons.append(reason[:300])
+
+    def delta(self, st: SyncState, suspects: Iterable[str], deletion_scan: bool) -> None:
+        started = _now()
+        connector = self.connector
+        items: Iterator[object]
+        if isinstance(connector, ResumableCrawl):
+            items = iter(connector.crawl_delta(st.cursor))
+        elif isinstance(connector, PollSince):
+            items = iter(connector.poll(st.cursor))
+        else:
+            raise ConnectorError(f"{self.source}: connector cannot poll for changes")
+        for item in items:
+            if isinstance(item, str):
+                st.cursor = item
+                self.state.save(self.source, self.scope, st)
+                self.checkpoints += 1
+                continue
+            self.items += 1
+            if isinstance(item, SourceDocument):
+                self.ingest(item)
+            elif isinstance(item, DocumentFailure):
+                self.failure(item)
+            else:
+                self.foreign(item)
+            self.progress()
+        self.summary["complete"] = True
+        self.point_checks(set(suspects), deletion_scan)
+        st.last_delta_at = _now()
+        st.watermark = started
+        self.state.save(self.source, self.scope, st)
+
+    def point_checks(self, suspects: set[str], deletion_scan: bool) -> None:
+        self.phase = "point_checks"
+        scanned: int | None = None
+        connector = self.connector
+        if deletion_scan and isinstance(connector, ListIds) and isinstance(connector, PointCheck):
+            try:
+                listed = set(connector.list_ids())
+            except CredentialsError:
+                raise
+            except ConnectorError as exc:
+                self.error(None, f"listing for deletion suspects failed, none checked: {exc}")
+            else:
+                known = self.pipeline.known_external_ids(self.source) - listed
+                if isinstance(connector, OwnsIds):
+                    known = {k for k in known if connector.owns(k)}
+                scanned = len(listed)
+                suspects |= known
+        before = self.deleted_count
+        for external_id in sorted(suspects):
+            self.confirm_and_delete(external_id, "point check")
+        self.summary["point_checks"] = {"suspects": len(suspects), "listed": scanned,
+                                        "deleted": self.deleted_count - before}
+        self.progress(force=True)
+
+    def permissions(self) -> None:
+        if not isinstance(self.connector, PermissionSync):
+            return
+        self.phase = "groups"
+        groups = list(self.connector.groups())
+        self.pipeline.sync_groups(self.run, groups, actor=self.started_by)
+        self.summary["groups"] = len(groups)
+
+
+def run_sync(
+    source: str,
+    connector: object,
+    pipeline: Pipeline[RunT],
+    state: StateStore,
+    *,
+    mode: str,
+    started_by: str,
+    on_progress: ProgressCallback | None = None,
+    run: RunT | None = None,
+    suspects: Iterable[str] = (),
+    deletion_scan: bool = False,
+    sync_permissions: bool = True,
+    seen_batch: int = 500,
+    progress_every: int = 50,
+) -> dict[str, Any]:
+    """Run one full or delta sync and return the pipeline's delta report plus a ``sync``
+    section (mode, crawl id, resume, sweep or why it was skipped, point checks, deletions,
+    groups, failure).
+
+    ``mode``: "full" or "delta". ``run``: a run the caller already started (the API starts
+    it to answer 202 at once); otherwise one is started here. ``suspects``: external ids to
+    point-check in a delta (e.g. documents of a workspace that changed). ``deletion_scan``:
+    in a delta, also list every id at the source and point-check the known ones that are
+    missing (costly on large tenants; full crawls sweep anyway). A full run resumes an
+    unfinished full crawl of the same (source, scope) if there is one. Raises
+    `SyncBusyError` when another sync of the same scope is running (a given ``run`` is then
+    closed as failed first).
+    """
+    if mode not in ("full", "delta"):
+        raise ValueError(f"mode must be 'full' or 'delta', not {mode!r}")
+    scope = str(getattr(connector, "scope", "") or "default")
+    try:
+        with state.lock(source, scope):
+            return _locked_sync(
+                source, scope, connector, pipeline, state, mode=mode, started_by=started_by,
+                on_progress=on_progress, run=run, suspects=suspects,
+                deletion_scan=deletion_scan, sync_permissions=sync_permissions,
+                seen_batch=seen_batch, progress_every=progress_every)
+    except SyncBusyError as exc:
+        if run is not None:
+            pipeline.finish_run(run, status="failed", error=str(exc))
+        raise
+
+
+def _locked_sync(
+    source: str,
+    scope: str,
+    connector: object,
+    pipeline: Pipeline[RunT],
+    state: StateStore,
+    *,
+    mode: str,
+    started_by: str,
+    on_progress: ProgressCallback | None,
+    run: RunT | None,
+    suspects: Iterable[str],
+    deletion_scan: bool,
+    sync_permissions: bool,
+    seen_batch: int,
+    progress_every: int,
+) -> dict[str, Any]:
+    st = state.load(source, scope)
+    if run is None:
+        params = {"mode": mode, "scope": scope,
+                  "resume": bool(mode == "full" and st.crawl_id is not None)}
+        run = pipeline.start_run(source, params, started_by)
+    sync = _SyncRun(source, scope, connector=connector, pipeline=pipeline, state=state,
+                    run=run, started_by=started_by, on_progress=on_progress,
+                    seen_batch=max(1, seen_batch), progress_every=max(1, progress_every))
+    sync.summary.update(mode=mode, scope=scope, complete=False)
+    failed: str | None = None
+    try:
+        if mode == "full":
+            sync.full(st)
+        else:
+            sync.delta(st, suspects, deletion_scan)
+        if sync_permissions:
+            sync.permissions()
+    except (ConnectorError, CursorError) as exc:
+        failed = f"{type(exc).__name__}: {exc}"
+        log.warning("sync failed", extra={"source": source, "scope": scope, "mode": mode,
+                                          "error": failed})
+        sync.error(None, failed)
+    except BaseException as exc:
+        # A bug or a crash of the consumer: close the run as failed, keep the state as it
+        # was at the last checkpoint, and let the exception through.
+        try:
+            pipeline.finish_run(run, status="failed", error=f"interrupted: {type(exc).__name__}")
+        except Exception:
+            log.exception("could not close the interrupted run")
+        raise
+    sync.phase = "done"
+    sync.progress(force=True)
+    sync.summary.update(
+        failed=failed,
+        items=sync.items,
+        outcomes=dict(sync.outcomes),
+        errors=sync.errors,
+        checkpoints=sync.checkpoints,
+        deleted=sync.deleted,
+        deleted_count=sync.deleted_count,
+        kept_present=sync.kept_present,
+    )
+    if mode == "full" and not sync.summary.get("complete"):
+        sync.summary["sweep"] = {"ran": False, "skipped_reason": "the crawl did not finish; "
+                                 "it resumes from its last checkpoint next time"}
+    report = pipeline.finish_run(run, status="failed" if failed else None, error=failed)
+    return {**report, "sync": sync.summary}

@@ -1,0 +1,94 @@
+"""Fake DMS -> run_sync -> the real ingest pipeline -> search through the API.
+
+A private document is found by a person its ACL admits (through a synced group) and not by
+one it does not admit; after it goes to Trash at the source, the next sync removes it and
+nobody finds it any more. A NetDocuments matter "no access" row hides a document from a
+person its access list would otherwise admit.
+"""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+
+from app.ingest.router import pipeline_for
+from connectors.state import SyncStateStore
+from connectors.sync import run_sync
+from tests.conftest import Tokens
+from tests.connectors.conftest import DbFixture, ImanageFactory, NetDocumentsFactory
+from tests.fakes.imanage import FakeIManage
+from tests.fakes.netdocuments import FakeNetDocuments
+from tests.helpers import Firm
+
+PRIVATE = {
+    "default_security": "private",
+    "acl": [{"id": "LITIGATION", "type": "group", "access_level": "read"}],
+}
+
+
+def _found(firm: Firm, person: str, query: str) -> set[str]:
+    results = firm.search(person, query, k=10, mode="sparse")["results"]
+    return {r["document"]["external_id"] for r in results}
+
+
+def test_crawl_search_delete_at_source_sync_again(
+    client: TestClient, auth: Tokens, db: DbFixture, imanage_fake: FakeIManage,
+    imanage: ImanageFactory,
+) -> None:
+    firm = Firm(client, auth)
+    firm.person("alice@firm.nl", aliases=["imanage:user:alice"])
+    firm.person("bob@firm.nl", aliases=["imanage:user:bob"])
+    firm.client_("C-1", "Acme B.V.")
+    firm.matter("M-1", "C-1")
+    imanage_fake.add_group("LITIGATION", ["ALICE"])
+    imanage_fake.add_document(
+        "ACTIVE", 1, custom1="c-1", custom2=" m-1 ", default_security="private",
+        author="JSMITH", security=PRIVATE, filename="memo.txt",
+        content=b"Vertrouwelijk memo over de octrooiaanvraag van Acme.")
+    imanage_fake.add_document(
+        "ACTIVE", 2, custom1="C-1", custom2="M-1", filename="notitie.txt",
+        content=b"Openbare notitie over de octrooiaanvraag.")
+
+    pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
+    store = SyncStateStore(db.database)
+    report = run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    assert report["sync"]["complete"] is True, report
+    assert report["sync"]["groups"] == 1
+
+    assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1", "ACTIVE!2"}
+    assert _found(firm, "bob@firm.nl", "octrooiaanvraag") == {"ACTIVE!2"}
+
+    imanage_fake.trash("ACTIVE!1.1")
+    report = run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    assert report["sync"]["deleted"] == [{"external_id": "ACTIVE!1",
+                                          "reason": "sweep: deleted at source"}]
+    assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!2"}
+    assert _found(firm, "bob@firm.nl", "octrooiaanvraag") == {"ACTIVE!2"}
+    assert imanage_fake.writes() == []
+
+
+def test_netdocuments_matter_no_access_row_hides_the_document(
+    client: TestClient, auth: Tokens, db: DbFixture, netdocuments_fake: FakeNetDocuments,
+    netdocuments: NetDocumentsFactory,
+) -> None:
+    firm = Firm(client, auth)
+    firm.person("john@firm.nl", aliases=["netdocuments:user:john.smith@firm.com"])
+    firm.person("amir@firm.nl", aliases=["netdocuments:user:amir@firm.com"])
+    firm.client_("10025", "Acme Holdings")
+    firm.matter("0008", "10025")
+    netdocuments_fake.add_group("UG-LIT", "Litigation",
+                                [{"id": "JS1", "email": "john.smith@firm.com"},
+                                 {"id": "AK2", "email": "amir@firm.com"}])
+    netdocuments_fake.add_document(
+        "4824-5093-9170", client="10025", matter="0008", extension="txt",
+        content=b"Processtuk over de dagvaarding in de zaak Falcon.",
+        acl=[{"principal": "UG-LIT", "rights": "VES"}])
+    # Profile-based security on the matter: John is walled off (S9 recipe).
+    netdocuments_fake.lookup[2] = [{"key": "0008", "parent": "10025",
+                                    "access": "Litigation|VES*U:john.smith@firm.com|N"}]
+    pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
+    report = run_sync("netdocuments", netdocuments(), pipeline, SyncStateStore(db.database),
+                      mode="full", started_by="svc")
+    assert report["sync"]["complete"] is True, report
+    assert _found(firm, "amir@firm.nl", "dagvaarding") == {"4824-5093-9170"}
+    assert _found(firm, "john@firm.nl", "dagvaarding") == set()
+    assert netdocuments_fake.writes() == []

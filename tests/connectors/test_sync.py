@@ -1,0 +1,327 @@
+"""run_sync against the fakes (real HTTP), a real PostgreSQL for the state, and an in-memory
+recording pipeline (tests/connectors/recording.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from connectors.base import SourceDocument
+from connectors.imanage.connector import IManageConnector
+from connectors.state import SyncBusyError, SyncStateStore
+from connectors.sync import run_sync
+from tests.connectors.conftest import (
+    DbFixture,
+    ImanageFactory,
+    NetDocumentsFactory,
+    Sleeps,
+    imanage_settings,
+)
+from tests.connectors.recording import ConsumerCrashError, RecordingPipeline
+from tests.fakes.imanage import FakeIManage, now_iso
+from tests.fakes.netdocuments import FakeNetDocuments
+
+SCOPE = "libraries=*"
+
+
+@pytest.fixture
+def store(db: DbFixture) -> SyncStateStore:
+    return SyncStateStore(db.database)
+
+
+def _seed(fake: FakeIManage, count: int) -> None:
+    for n in range(1, count + 1):
+        fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
+
+
+def _full(connector: Any, pipeline: RecordingPipeline, store: SyncStateStore,
+          **kw: Any) -> dict[str, Any]:
+    return run_sync(connector.source, connector, pipeline, store, mode="full",
+                    started_by="svc-test", **kw)
+
+
+def _delta(connector: Any, pipeline: RecordingPipeline, store: SyncStateStore,
+           **kw: Any) -> dict[str, Any]:
+    return run_sync(connector.source, connector, pipeline, store, mode="delta",
+                    started_by="svc-test", **kw)
+
+
+def test_full_crawl_then_sweep_after_deletions_at_source(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, store: SyncStateStore
+) -> None:
+    _seed(imanage_fake, 5)
+    pipeline = RecordingPipeline()
+    report = _full(imanage(), pipeline, store)
+    assert report["status"] == "succeeded"
+    assert report["sync"]["complete"] is True
+    assert report["sync"]["sweep"] == {"ran": True, "seen": 5, "candidates": 0, "deleted": 0}
+    assert sorted(pipeline.index) == [f"ACTIVE!{n}" for n in range(1, 6)]
+    state = store.load("imanage", SCOPE)
+    assert state.crawl_id is None
+    assert state.last_complete_crawl_id
+    assert state.cursor
+    assert "ACTIVE" in json.loads(state.cursor)["since"]
+    assert store.seen_ids("imanage", SCOPE, state.last_complete_crawl_id) == set()
+
+    imanage_fake.trash("ACTIVE!2.1")  # Trash: 404
+    imanage_fake.trash("ACTIVE!3.1", status=410)
+    imanage_fake.revoke("ACTIVE!4.1")  # our account lost access: 403
+    report = _full(imanage(), pipeline, store)
+    assert sorted(pipeline.index) == ["ACTIVE!1", "ACTIVE!5"]
+    reasons = dict(pipeline.deleted)
+    assert reasons["ACTIVE!2"] == "sweep: deleted at source"
+    assert reasons["ACTIVE!3"] == "sweep: deleted at source"
+    assert reasons["ACTIVE!4"] == "sweep: access revoked at source (fail closed)"
+    assert report["sync"]["sweep"]["candidates"] == 3
+    assert report["sync"]["deleted_count"] == 3
+    assert imanage_fake.writes() == []
+
+
+def test_no_sweep_after_a_crawl_with_an_error(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, store: SyncStateStore
+) -> None:
+    _seed(imanage_fake, 4)
+    pipeline = RecordingPipeline()
+    _full(imanage(), pipeline, store)
+    imanage_fake.trash("ACTIVE!2.1")
+    imanage_fake.inject(r"ACTIVE!3\.1/download$", 500)  # 500 is final: not retried
+    report = _full(imanage(), pipeline, store)
+    assert report["status"] == "partial"
+    sweep = report["sync"]["sweep"]
+    assert sweep["ran"] is False
+    assert "1 error(s) during the crawl" in sweep["skipped_reason"]
+    assert "ACTIVE!2" in pipeline.index  # kept until a clean crawl proves it gone
+    assert pipeline.errors
+    assert pipeline.errors[0][0] == "ACTIVE!3"
+
+    report = _full(imanage(), pipeline, store)  # the fault is gone
+    assert report["sync"]["sweep"]["ran"] is True
+    assert "ACTIVE!2" not in pipeline.index
+
+
+def test_a_crash_mid_crawl_resumes_without_loss_or_duplicates(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, store: SyncStateStore
+) -> None:
+    _seed(imanage_fake, 9)
+    pipeline = RecordingPipeline()
+    _full(imanage({"connector_concurrency": 1}), pipeline, store)
+    assert len(pipeline.index) == 9
+    imanage_fake.trash("ACTIVE!8.1")
+    pipeline.ingested.clear()
+    pipeline.crash_after = 5  # pages of 2: checkpoints after 2 and 4 documents
+
+    with pytest.raises(ConsumerCrashError):
+        _full(imanage(), pipeline, store)
+    assert pipeline.runs[-1].status == "failed"
+    state = store.load("imanage", SCOPE)
+    assert state.crawl_id is not None
+    assert state.crawl_cursor is not None
+    assert json.loads(state.crawl_cursor)["full"]["offset"] == 4
+    assert store.seen_ids("imanage", SCOPE, state.crawl_id) == {
+        "ACTIVE!1", "ACTIVE!2", "ACTIVE!3", "ACTIVE!4"}
+
+    pipeline.crash_after = None
+    report = _full(imanage(), pipeline, store)  # the same crawl, from its checkpoint
+    assert report["sync"]["resumed"] is True
+    assert report["sync"]["crawl_id"] == state.crawl_id
+    # Nothing lost: every live document is in the index; the trashed one was swept.
+    assert sorted(pipeline.index) == [f"ACTIVE!{n}" for n in (1, 2, 3, 4, 5, 6, 7, 9)]
+    assert dict(pipeline.deleted)["ACTIVE!8"] == "sweep: deleted at source"
+    # Nothing twice before the checkpoint: only the document ingested after the last
+    # checkpoint (5) came again, and ingestion is idempotent for it.
+    counts = {i: pipeline.ingested.count(i) for i in set(pipeline.ingested)}
+    assert counts == {"ACTIVE!1": 1, "ACTIVE!2": 1, "ACTIVE!3": 1, "ACTIVE!4": 1,
+                      "ACTIVE!5": 2, "ACTIVE!6": 1, "ACTIVE!7": 1, "ACTIVE!9": 1}
+    # The seen marks of the crashed part survived: only the trashed one was a candidate.
+    assert report["sync"]["sweep"]["candidates"] == 1
+    assert store.load("imanage", SCOPE).crawl_id is None
+
+
+def test_delta_persists_its_cursor_and_picks_up_changes(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, store: SyncStateStore
+) -> None:
+    _seed(imanage_fake, 3)
+    pipeline = RecordingPipeline()
+    _full(imanage(), pipeline, store)
+    start = json.loads(store.load("imanage", SCOPE).cursor or "{}")["since"]["ACTIVE"]
+
+    changed = imanage_fake.docs["ACTIVE!2.1"]
+    changed.content = b"nieuwe inhoud"
+    changed.profile.update(edit_date=now_iso(), checksum="SHA256:NEW")
+    imanage_fake.add_document("ACTIVE", 4, custom1="10025", custom2="0007", edit_date=now_iso())
+    report = _delta(imanage(), pipeline, store)
+    assert report["sync"]["outcomes"] == {"updated": 1, "added": 1}
+    searches = imanage_fake.calls(r"/documents$")
+    assert searches[-1].query["edit_date_from"] < start  # the overlap reaches back
+    cursor = store.load("imanage", SCOPE).cursor
+    assert cursor
+    assert json.loads(cursor)["since"]["ACTIVE"] >= start
+
+    report = _delta(imanage(), pipeline, store)
+    assert report["sync"]["outcomes"] == {"unchanged": 2}  # the overlap window only
+    assert store.load("imanage", SCOPE).last_delta_at
+
+
+def test_delta_point_checks(imanage_fake: FakeIManage, imanage: ImanageFactory,
+                            store: SyncStateStore) -> None:
+    _seed(imanage_fake, 4)
+    pipeline = RecordingPipeline()
+    _full(imanage(), pipeline, store)
+    imanage_fake.trash("ACTIVE!3.1")
+    report = _delta(imanage(), pipeline, store, suspects=["ACTIVE!3", "ACTIVE!1"])
+    assert dict(pipeline.deleted) == {"ACTIVE!3": "point check: deleted at source"}
+    assert report["sync"]["kept_present"] == ["ACTIVE!1"]
+    assert report["sync"]["point_checks"] == {"suspects": 2, "listed": None, "deleted": 1}
+
+    imanage_fake.revoke("ACTIVE!4.1")
+    report = _delta(imanage(), pipeline, store, deletion_scan=True)
+    assert dict(pipeline.deleted)["ACTIVE!4"] == (
+        "point check: access revoked at source (fail closed)")
+    assert report["sync"]["point_checks"]["listed"] == 2
+
+
+def test_source_permissions_reach_the_index(imanage_fake: FakeIManage, imanage: ImanageFactory,
+                                            store: SyncStateStore) -> None:
+    imanage_fake.add_document("ACTIVE", 1, custom1="10025", custom2="0007",
+                              default_security="private", author="JSMITH", security={
+                                  "default_security": "private",
+                                  "acl": [{"id": "LITIGATION", "type": "group",
+                                           "access_level": "read"},
+                                          {"id": "BKOWAL", "type": "user",
+                                           "access_level": "no_access"}]})
+    imanage_fake.add_document("ACTIVE", 2, custom1="10025", custom2="0007", security={
+        "default_security": "public",
+        "acl": [{"id": "FALCON", "type": "group", "access_level": "read",
+                 "has_restricted_member": True}]})
+    imanage_fake.add_document("ACTIVE", 3, custom1="10025", custom2="0007")
+    imanage_fake.add_group("LITIGATION", ["AKHAN", "BKOWAL"])
+    pipeline = RecordingPipeline()
+    report = _full(imanage(), pipeline, store)
+    assert report["sync"]["groups"] == 1
+    assert pipeline.groups == {"imanage:group:litigation": {"imanage:user:akhan",
+                                                            "imanage:user:bkowal"}}
+    assert pipeline.visible("ACTIVE!1", "imanage:user:akhan")  # through the group
+    assert pipeline.visible("ACTIVE!1", "imanage:user:jsmith")  # the author
+    assert not pipeline.visible("ACTIVE!1", "imanage:user:bkowal")  # deny beats the group
+    assert not pipeline.visible("ACTIVE!1", "imanage:user:someone")  # private
+    assert not pipeline.visible("ACTIVE!2", "imanage:user:someone")  # unresolvable: nobody
+    assert pipeline.visible("ACTIVE!3", "imanage:user:someone")  # public
+
+
+def test_profile_based_no_access_beats_the_group_grant(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory,
+    store: SyncStateStore
+) -> None:
+    fake = netdocuments_fake
+    fake.add_group("UG-LIT", "Litigation", [{"id": "JS1", "email": "john.smith@firm.com"},
+                                            {"id": "AK2", "email": "amir@firm.com"}])
+    fake.add_document("1000-0000-0001", client="10025", matter="0008")
+    fake.lookup[2] = [{"key": "0008", "parent": "10025", "access": "U:john.smith@firm.com|N"}]
+    pipeline = RecordingPipeline()
+    _full(netdocuments(), pipeline, store)
+    assert pipeline.visible("1000-0000-0001", "netdocuments:user:amir@firm.com")
+    assert not pipeline.visible("1000-0000-0001", "netdocuments:user:john.smith@firm.com")
+
+    fake.gone["1000-0000-0001"] = 410
+    report = _full(netdocuments(), pipeline, store)
+    assert pipeline.index == {}
+    assert report["sync"]["deleted"] == [{"external_id": "1000-0000-0001",
+                                          "reason": "sweep: deleted at source"}]
+    assert fake.writes() == []
+
+
+def test_progress_is_reported(imanage_fake: FakeIManage, imanage: ImanageFactory,
+                              store: SyncStateStore) -> None:
+    _seed(imanage_fake, 5)
+    bar: list[tuple[int, int | None]] = []
+    pipeline = RecordingPipeline()
+    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc",
+             on_progress=lambda done, total: bar.append((done, total)), progress_every=2)
+    assert bar[0] == (2, 5)
+    assert bar[-1] == (5, 5)
+    assert [p["phase"] for p in pipeline.progress_calls][-1] == "done"
+    assert pipeline.progress_calls[-1]["seen"] == 5
+    assert pipeline.progress_calls[-1]["total"] == 5
+    assert "sweep" in [p["phase"] for p in pipeline.progress_calls]
+
+
+def test_a_run_started_by_the_caller_is_used(imanage_fake: FakeIManage,
+                                             imanage: ImanageFactory,
+                                             store: SyncStateStore) -> None:
+    _seed(imanage_fake, 1)
+    pipeline = RecordingPipeline()
+    run = pipeline.start_run("imanage", {"mode": "delta"}, "api")
+    report = run_sync("imanage", imanage(), pipeline, store, mode="delta", started_by="api",
+                      run=run)
+    assert report["run_id"] == run.run_id
+    assert len(pipeline.runs) == 1
+
+
+def test_a_source_failure_ends_the_run_with_a_report(sleeps: Sleeps,
+                                                     store: SyncStateStore) -> None:
+    fake = FakeIManage()
+    _seed(fake, 2)
+    with fake.running():
+        connector = IManageConnector(imanage_settings(fake, imanage_password="wrong-pw-123"),
+                                     sleep=sleeps)
+        pipeline = RecordingPipeline()
+        try:
+            report = _full(connector, pipeline, store)
+        finally:
+            connector.close()
+    assert report["status"] == "failed"
+    assert report["sync"]["failed"].startswith("CredentialsError")
+    assert "wrong-pw-123" not in json.dumps(report)
+    assert report["sync"]["sweep"]["ran"] is False
+    assert pipeline.deleted == []
+
+
+def test_one_sync_per_scope_at_a_time(imanage_fake: FakeIManage, imanage: ImanageFactory,
+                                      store: SyncStateStore) -> None:
+    connector = imanage()
+    pipeline = RecordingPipeline()
+    with store.lock("imanage", connector.scope):
+        with pytest.raises(SyncBusyError):
+            _delta(connector, pipeline, store)
+        assert pipeline.runs == []  # nothing started
+        run = pipeline.start_run("imanage", {}, "api")
+        with pytest.raises(SyncBusyError):
+            _delta(connector, pipeline, store, run=run)
+        assert run.status == "failed"  # a run started by the caller is closed, not left open
+
+
+class _ListConnector:
+    """A connector with only FullLoad and an item that is neither document nor failure (the
+    export folder yields such entry errors)."""
+
+    source = "folder"
+    scope = "test"
+
+    def __init__(self, items: list[object]) -> None:
+        self.items = items
+
+    def load_all(self) -> Iterator[object]:
+        yield from self.items
+
+
+class _EntryError:
+    external_id = None
+    reason = "line 3: not JSON"
+
+
+def test_plain_full_load_connectors_and_foreign_items(store: SyncStateStore) -> None:
+    pipeline = RecordingPipeline()
+    doc = SourceDocument(source="folder", external_id="a", client_id="C", matter_id="M",
+                         text="x")
+    gone = SourceDocument(source="folder", external_id="b", client_id="C", matter_id="M",
+                          text="y")
+    _full(_ListConnector([doc, gone]), pipeline, store)
+    report = _full(_ListConnector([doc, _EntryError()]), pipeline, store)
+    assert report["sync"]["sweep"]["ran"] is False  # an entry error: no sweep
+    assert "b" in pipeline.index
+    report = _full(_ListConnector([doc]), pipeline, store)
+    assert report["sync"]["sweep"]["deleted"] == 1  # no point check: the sweep decides
+    assert dict(pipeline.deleted) == {"b": "sweep: not seen in a complete crawl"}
