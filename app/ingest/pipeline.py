@@ -191,6 +191,19 @@ class IngestPipeline:
             },
         )
 
+    def record_event(
+        self,
+        conn: Connection,
+        run: IngestRun,
+        kind: str,
+        source: str | None,
+        external_id: str | None,
+        reason: str | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        """Add an entry to the run's report inside the caller's transaction."""
+        self._event(conn, run, kind, source, external_id, reason, details)
+
     def record_error(
         self,
         run: IngestRun,
@@ -754,6 +767,21 @@ class IngestPipeline:
                 )
 
 
+_REPORTED_KINDS = frozenset(
+    {
+        "added",
+        "updated",
+        "deleted",
+        "quarantined",
+        "error",
+        "no_text",
+        "parse_error",
+        "metadata_change",
+        "warning",
+    }
+)
+
+
 def load_report(conn: Connection, run_id: uuid.UUID, max_events: int = 1000) -> dict[str, Any]:
     """The delta report of one run: counts and the listed entries."""
     run = (
@@ -814,6 +842,10 @@ def load_report(conn: Connection, run_id: uuid.UUID, max_events: int = 1000) -> 
         "parse_errors": by_kind.get("parse_error", []),
         "metadata_changes": by_kind.get("metadata_change", []),
         "warnings": by_kind.get("warning", []),
+        # kinds written by particular sources (case-law state changes, held decisions, ...)
+        "other_events": {
+            kind: entries for kind, entries in by_kind.items() if kind not in _REPORTED_KINDS
+        },
         "listed_events": dict(totals),
     }
 

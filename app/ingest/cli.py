@@ -1,0 +1,293 @@
+"""`ewall ingest ...`: export folders, Rechtspraak XML, iManage and NetDocuments syncs.
+
+Each command opens the database (migrating it to head), loads the embedding model, runs the
+matching function of ``app.ingest.runs`` with a progress bar on stderr, and prints the delta
+report (a counts table and the listed entries) on stdout.
+
+Exit status: 0 when the run finished (also with per-document errors: they are in the
+report), 1 when the run failed, 2 for bad arguments (a missing folder, an unconfigured
+source); those give one clear line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.settings import Settings
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from app.ingest.pipeline import IngestPipeline
+
+log = logging.getLogger("ewall.ingest.cli")
+
+Progress = Callable[[int, int | None], None]
+Work = Callable[["IngestPipeline", Progress], dict[str, Any]]
+
+MAX_LISTED = 25  # entries shown per section; the full list is in GET /v1/ingest/runs/{id}
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad input the user can fix (a path, a setting): one line, exit 2."""
+
+
+def _error(message: str, code: int) -> int:
+    # stderr directly (not rich): the line must survive redirection and stay one line
+    sys.stderr.write(f"ewall: {message}\n")
+    return code
+
+
+def _started_by() -> str:
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (OSError, KeyError):  # no user name in some containers
+        return "cli"
+
+
+def _folder(value: Path) -> Path:
+    path = value.expanduser()
+    if not path.exists():
+        raise UsageError(f"no such folder: {value}")
+    if not path.is_dir():
+        raise UsageError(f"not a folder: {value}")
+    return path.resolve()
+
+
+# --- progress and report ------------------------------------------------------------------
+
+
+@contextmanager
+def _progress_bar(label: str) -> Iterator[Progress]:
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.progress import Progress as RichProgress
+
+    bar = RichProgress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=False,
+    )
+    task = bar.add_task(label, total=None)
+
+    def on_progress(done: int, total: int | None) -> None:
+        bar.update(task, completed=done, total=total)
+
+    with bar:
+        yield on_progress
+
+
+def _entry_label(entry: dict[str, Any]) -> str:
+    details = entry.get("details") or {}
+    ident = entry.get("external_id") or entry.get("ecli") or details.get("file") or "-"
+    return str(ident)
+
+
+def _entry_reason(entry: dict[str, Any]) -> str:
+    reason = str(entry.get("reason") or "")
+    details = entry.get("details")
+    if not isinstance(details, dict):
+        return reason
+    if details.get("discrepancies"):
+        reason += ": " + "; ".join(str(d) for d in details["discrepancies"])
+    elif not reason and "chunks" in details:  # added / updated documents
+        reason = (f"{details['chunks']} chunks (+{details.get('added', 0)}"
+                  f" -{details.get('removed', 0)})")
+    return reason
+
+
+def _sections(report: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
+    caselaw = report.get("caselaw") or {}
+    return [
+        ("Errors", report.get("errors") or []),
+        ("Parse errors (previous value kept)", report.get("parse_errors") or []),
+        ("Held: not searchable until confirmed", caselaw.get("held") or []),
+        ("Case-law state changes", caselaw.get("state_changes") or []),
+        ("Cross-check discrepancies (not resolved)", caselaw.get("crosscheck") or []),
+        ("Cross-check not possible", caselaw.get("crosscheck_errors") or []),
+        ("Metadata-only records", caselaw.get("metadata_only") or []),
+        ("Duplicate records", caselaw.get("duplicates") or []),
+        ("Quarantined", report.get("quarantined") or []),
+        ("Metadata changes", report.get("metadata_changes") or []),
+        ("Deleted", report.get("deleted") or []),
+        ("Updated", report.get("updated") or []),
+        ("Added", report.get("added") or []),
+        ("Warnings", report.get("warnings") or []),
+    ]
+
+
+def print_report(console: Console, report: dict[str, Any]) -> None:
+    """The delta report: a counts table, then each non-empty list of entries."""
+    from rich.table import Table
+    from rich.text import Text
+
+    status = str(report.get("status", "unknown"))
+    style = {"succeeded": "green", "partial": "yellow", "failed": "red"}.get(status, "")
+    header = Text(f"Run {report.get('run_id', '?')} ({report.get('connector', '?')}): ")
+    header.append(status, style=style)
+    if report.get("error"):
+        header.append(f" ({report['error']})")
+    console.print(header)
+
+    counts = Table(title="Counts", show_header=True)
+    counts.add_column("what")
+    counts.add_column("n", justify="right")
+    for name, value in (report.get("counts") or {}).items():
+        counts.add_row(name, str(value))
+    caselaw_counts = (report.get("caselaw") or {}).get("counts") or {}
+    for name, value in caselaw_counts.items():
+        if value or name == "held_pending":  # zero rows would drown the useful ones
+            counts.add_row(f"case law: {name}", str(value))
+    console.print(counts)
+
+    for title, entries in _sections(report):
+        if not entries:
+            continue
+        table = Table(title=f"{title} ({len(entries)})", show_header=True, expand=False)
+        table.add_column("document")
+        table.add_column("reason")
+        for entry in entries[:MAX_LISTED]:
+            # Text(): reasons come from documents and must not be read as rich markup
+            table.add_row(Text(_entry_label(entry)), Text(_entry_reason(entry)))
+        if len(entries) > MAX_LISTED:
+            table.add_row(Text("…"), Text(f"and {len(entries) - MAX_LISTED} more"))
+        console.print(table)
+
+
+# --- running one command --------------------------------------------------------------------
+
+
+def _execute(settings: Settings, label: str, work: Work) -> int:
+    from rich.console import Console
+
+    from app.db.runtime import open_database
+    from app.embeddings import Embedder
+    from app.ingest.pipeline import IngestPipeline
+
+    try:
+        with open_database(settings) as database:
+            pipeline = IngestPipeline(database, Embedder(settings), settings)
+            with _progress_bar(label) as on_progress:
+                report = work(pipeline, on_progress)
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        return _error(str(exc), EXIT_USAGE)
+    except Exception as exc:
+        # The reason in one line; the traceback only for those who asked for debug logs.
+        log.debug("ingest command failed", exc_info=True)
+        return _error(f"{label} failed: {type(exc).__name__}: {exc}".splitlines()[0],
+                      EXIT_FAILED)
+    print_report(Console(), report)
+    return EXIT_FAILED if report.get("status") == "failed" else EXIT_OK
+
+
+def cmd_ingest_folder(args: argparse.Namespace, settings: Settings) -> int:
+    from app.ingest.runs import ingest_folder
+
+    try:
+        path = _folder(args.path)
+    except UsageError as exc:
+        return _error(str(exc), EXIT_USAGE)
+    source = (args.source or "folder").strip().lower()
+    if not source:
+        return _error("--source must not be empty", EXIT_USAGE)
+    try:
+        from connectors.folder.connector import FolderConnector
+
+        # checks the sidecar now: a usage error should not wait for the database and model
+        FolderConnector(path, source=source)
+    except FileNotFoundError as exc:
+        return _error(str(exc), EXIT_USAGE)
+    return _execute(
+        settings,
+        f"ingest folder {path.name}",
+        lambda pipeline, on_progress: ingest_folder(
+            pipeline, path, started_by=_started_by(), source=source, on_progress=on_progress
+        ),
+    )
+
+
+def cmd_ingest_rechtspraak(args: argparse.Namespace, settings: Settings) -> int:
+    from app.ingest.runs import ingest_rechtspraak
+
+    try:
+        path = _folder(args.path)
+    except UsageError as exc:
+        return _error(str(exc), EXIT_USAGE)
+    return _execute(
+        settings,
+        "ingest rechtspraak",
+        lambda pipeline, on_progress: ingest_rechtspraak(
+            pipeline, path, started_by=_started_by(), on_progress=on_progress
+        ),
+    )
+
+
+_CONNECTOR_URL_SETTING = {"imanage": "imanage_url", "netdocuments": "netdocuments_url"}
+
+
+def _cmd_connector(name: str) -> Callable[[argparse.Namespace, Settings], int]:
+    def handler(args: argparse.Namespace, settings: Settings) -> int:
+        from app.ingest.runs import ingest_connector
+
+        setting = _CONNECTOR_URL_SETTING[name]
+        if not getattr(settings, setting):
+            return _error(f"{name} is not configured: set EWALL_{setting.upper()}", EXIT_USAGE)
+        return _execute(
+            settings,
+            f"ingest {name} ({args.mode})",
+            lambda pipeline, on_progress: ingest_connector(
+                pipeline, settings, name, mode=args.mode, started_by=_started_by(),
+                on_progress=on_progress,
+            ),
+        )
+
+    handler.__name__ = f"cmd_ingest_{name}"
+    return handler
+
+
+cmd_ingest_imanage = _cmd_connector("imanage")
+cmd_ingest_netdocuments = _cmd_connector("netdocuments")
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `ingest` and its sub-commands to the `ewall` parser (see app/cli.py)."""
+    ingest = subparsers.add_parser(
+        "ingest", help="ingest documents (export folder, Rechtspraak XML, iManage, NetDocuments)"
+    )
+    sub = ingest.add_subparsers(dest="ingest_command", required=True)
+
+    p = sub.add_parser("folder", help="an export folder with a metadata sidecar")
+    p.add_argument("path", type=Path, help="the export folder")
+    p.add_argument("--source", default="folder", help="source name stored with the documents")
+    p.set_defaults(handler=cmd_ingest_folder)
+
+    p = sub.add_parser("rechtspraak", help="a folder of Rechtspraak open-data XML (public)")
+    p.add_argument("path", type=Path, help="folder of *.xml records (searched recursively)")
+    p.set_defaults(handler=cmd_ingest_rechtspraak)
+
+    for name, handler in (("imanage", cmd_ingest_imanage),
+                          ("netdocuments", cmd_ingest_netdocuments)):
+        p = sub.add_parser(name, help=f"sync from {name} (settings EWALL_{name.upper()}_*)")
+        p.add_argument("--mode", choices=["full", "delta"], default="delta",
+                       help="full crawl or changes since the last run (default: delta)")
+        p.set_defaults(handler=handler)
