@@ -100,7 +100,10 @@ class Settings(BaseSettings):
         default=200_000, ge=1000, description="Upper bound for hnsw.max_scan_tuples."
     )
     sparse_max_matches: int = Field(
-        default=20_000, ge=100, description="Budget of matching rows the sparse leg may rank."
+        default=10_000, ge=100, description="Match budget: rarest lexemes first up to this df."
+    )
+    sparse_rank_cap: int = Field(
+        default=10_000, ge=100, description="At most this many matches are ranked per query."
     )
     sparse_common_df: float = Field(
         default=0.25, gt=0, le=1, description="Lexemes in more than this fraction are dropped."

@@ -21,13 +21,20 @@ WITH head AS (
 )
 INSERT INTO audit_retrievals (
     retrieval_id, seq, at, person_id, roles, purpose, query, mode, k, filters,
-    allowed_wall_groups, source_principals, policy_version, model, prompt_version,
+    allowed_wall_groups_set, source_principals_set, policy_version, model, prompt_version,
     strategy, took_ms, result_count, prev_hash, hash)
 SELECT :retrieval_id, head.seq, :at, :person_id, :roles, :purpose, :query, :mode, :k,
-       CAST(:filters AS jsonb), :allowed_wall_groups, :source_principals, :policy_version,
+       CAST(:filters AS jsonb), :allowed_wall_groups_set, :source_principals_set, :policy_version,
        :model, :prompt_version, :strategy, :took_ms, :result_count, head.prev_hash, head.hash
 FROM head
 RETURNING seq, hash
+
+-- name: ensure_access_set
+INSERT INTO audit_access_sets (set_id, members) VALUES (:set_id, :members)
+ON CONFLICT (set_id) DO NOTHING
+
+-- name: access_sets
+SELECT set_id, members FROM audit_access_sets WHERE set_id = ANY(:set_ids)
 
 -- name: append_policy_event
 WITH head AS (

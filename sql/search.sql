@@ -26,7 +26,7 @@
 --                      the statement's own snapshot sees another version (caller retries)
 --   :doc_types, :sources, :matter_ids (text[] or NULL), :modified_from, :modified_to
 --   :use_dense, :use_sparse, :dense_weight, :sparse_weight, :rrf_k, :k
---   :dense_candidates, :sparse_candidates
+--   :dense_candidates, :sparse_candidates, :sparse_rank_cap
 --
 -- analyze_query (run first; it reads no chunks) turns the question into the sparse leg's
 -- inputs. It matches on the OR of the question's lexemes (AND semantics returns nothing for
@@ -81,8 +81,11 @@ SELECT CASE WHEN :websearch THEN CAST((SELECT tsq FROM rewritten) AS text)
                      '')
        END AS match_tsq,
        CAST((SELECT tsq FROM rewritten) AS text) AS headline_tsq,
-       ARRAY(SELECT lexeme FROM query_lexemes ORDER BY lexeme) AS rank_lexemes,
-       ARRAY(SELECT idf FROM query_lexemes ORDER BY lexeme) AS rank_idfs,
+       -- ranking weighs the most informative lexemes (at most :rank_lexeme_limit)
+       ARRAY(SELECT lexeme FROM query_lexemes ORDER BY idf DESC, lexeme
+             LIMIT :rank_lexeme_limit) AS rank_lexemes,
+       ARRAY(SELECT idf FROM query_lexemes ORDER BY idf DESC, lexeme
+             LIMIT :rank_lexeme_limit) AS rank_idfs,
        (SELECT count(*) FROM query_lexemes) AS lexeme_count,
        (SELECT count(*) FROM match_lexemes) AS matched_lexeme_count
 
@@ -110,13 +113,17 @@ WITH policy AS (
     ORDER BY (c.embedding <=> CAST(:qvec AS vector)) + 0, c.chunk_id
     LIMIT :dense_candidates
 ), sparse AS MATERIALIZED (
-    SELECT c.chunk_id,
-           (SELECT coalesce(sum(w.idf * ts_rank(c.body_tsv,
+    SELECT m.chunk_id,
+           (SELECT coalesce(sum(w.idf * ts_rank(m.body_tsv,
                                                 CAST(quote_literal(w.lexeme) AS tsquery))), 0)
             FROM unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_idfs AS float8[]))
                  AS w(lexeme, idf)) AS relevance
-    FROM chunks c
-    WHERE :use_sparse
+    FROM (
+      -- Ranking reads every matching tsvector, so it is bounded: at most :sparse_rank_cap
+      -- allowed matches are ranked (only a question made of very common words gets there).
+      SELECT c.chunk_id, c.body_tsv
+      FROM chunks c
+      WHERE :use_sparse
       AND (SELECT version FROM policy) = :policy_version
       AND c.body_tsv @@ CAST(:match_tsq AS tsquery)
       AND c.wall_group_id = ANY(CAST(:wall_groups AS text[]))
@@ -130,7 +137,9 @@ WITH policy AS (
            OR c.modified_at >= CAST(:modified_from AS timestamptz))
       AND (CAST(:modified_to AS timestamptz) IS NULL
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
-    ORDER BY relevance DESC, c.chunk_id
+      LIMIT :sparse_rank_cap
+    ) AS m
+    ORDER BY relevance DESC, m.chunk_id
     LIMIT :sparse_candidates
 ), dense_ranked AS (
     SELECT chunk_id, distance, row_number() OVER (ORDER BY distance, chunk_id) AS r FROM dense

@@ -68,8 +68,8 @@ def retrieval_canonical(row: Mapping[str, Any], results: Sequence[Mapping[str, A
             "mode": row["mode"],
             "k": row["k"],
             "filters": row["filters"],
-            "allowed_wall_groups": list(row["allowed_wall_groups"]),
-            "source_principals": list(row["source_principals"]),
+            "allowed_wall_groups_set": row["allowed_wall_groups_set"],
+            "source_principals_set": row["source_principals_set"],
             "policy_version": row["policy_version"],
             "model": row["model"],
             "prompt_version": row["prompt_version"],
@@ -129,14 +129,31 @@ class Appended:
     hash: str
 
 
+def access_set_id(members: Iterable[str]) -> str:
+    """Content address of a set of wall groups or principals."""
+    return hashlib.sha256(canonical_json(sorted(set(members))).encode()).hexdigest()
+
+
 def append_retrieval(
     conn: Connection, row: dict[str, Any], results: Sequence[Mapping[str, Any]]
 ) -> Appended:
-    """Write one retrieval and its results. Results go first (their FK is deferred); the
-    chain step, which locks the chain head until commit, comes last."""
+    """Write one retrieval and its results. ``row`` carries ``allowed_wall_groups`` and
+    ``source_principals`` as lists; they are stored once per distinct set. Results go first
+    (their FK is deferred); the chain step, which locks the chain head until commit, comes
+    last."""
     # round-trip the JSON so the hash covers exactly what jsonb will give back
     row = dict(row)
     row["filters"] = json.loads(canonical_json(row["filters"]))
+    for list_key, set_key in (
+        ("allowed_wall_groups", "allowed_wall_groups_set"),
+        ("source_principals", "source_principals_set"),
+    ):
+        members = sorted(set(row.pop(list_key)))
+        row[set_key] = access_set_id(members)
+        conn.execute(
+            sqlfiles.query("audit.ensure_access_set"),
+            {"set_id": row[set_key], "members": members},
+        )
     if results:
         conn.execute(
             text(
@@ -305,10 +322,40 @@ def _head(conn: Connection, chain: str) -> tuple[int, str] | None:
     return (int(row.seq), str(row.hash)) if row is not None else (0, GENESIS)
 
 
+def _verify_access_sets(conn: Connection) -> ChainReport | None:
+    """Each stored set must still hash to its id; report the first retrieval using a bad one."""
+    for row in _stream(conn, "SELECT set_id, members FROM audit_access_sets ORDER BY set_id"):
+        if access_set_id(row["members"]) != row["set_id"]:
+            seq = conn.execute(
+                text(
+                    "SELECT min(seq) FROM audit_retrievals WHERE allowed_wall_groups_set = :s "
+                    "OR source_principals_set = :s"
+                ),
+                {"s": row["set_id"]},
+            ).scalar()
+            return ChainReport(
+                "retrievals",
+                False,
+                0,
+                GENESIS,
+                int(seq) if seq is not None else None,
+                f"access set {row['set_id'][:12]}... was altered (its members no longer match)",
+            )
+    return None
+
+
 def verify_chain(conn: Connection, chain: str) -> ChainReport:
     head = _head(conn, chain)
     if chain == "retrievals":
-        return verify_rows(chain, iter_retrieval_rows(conn), head)
+        report = verify_rows(chain, iter_retrieval_rows(conn), head)
+        bad_set = _verify_access_sets(conn)
+        if bad_set is not None and (
+            report.ok or (bad_set.first_bad_seq or 0) < (report.first_bad_seq or 0)
+        ):
+            bad_set.checked = report.checked
+            bad_set.head = report.head
+            return bad_set
+        return report
     if chain == "policy":
         rows = (
             (int(r["seq"]), r["prev_hash"], r["hash"], policy_canonical(r))

@@ -35,7 +35,21 @@ def decode_cursor(cursor: str | None) -> int | None:
     return int(value)
 
 
-def _retrieval_dict(row: Any, results: list[dict[str, Any]]) -> dict[str, Any]:
+def _sets(conn: Connection, rows: list[Any]) -> dict[str, list[str]]:
+    ids = sorted(
+        {r["allowed_wall_groups_set"] for r in rows} | {r["source_principals_set"] for r in rows}
+    )
+    if not ids:
+        return {}
+    return {
+        r["set_id"]: list(r["members"])
+        for r in conn.execute(sqlfiles.query("audit.access_sets"), {"set_ids": ids}).mappings()
+    }
+
+
+def _retrieval_dict(
+    row: Any, results: list[dict[str, Any]], sets: dict[str, list[str]]
+) -> dict[str, Any]:
     return {
         "retrieval_id": str(row["retrieval_id"]),
         "seq": row["seq"],
@@ -47,8 +61,10 @@ def _retrieval_dict(row: Any, results: list[dict[str, Any]]) -> dict[str, Any]:
         "mode": row["mode"],
         "k": row["k"],
         "filters": row["filters"],
-        "allowed_wall_groups": list(row["allowed_wall_groups"]),
-        "source_principals": list(row["source_principals"]),
+        "allowed_wall_groups": sets.get(row["allowed_wall_groups_set"], []),
+        "source_principals": sets.get(row["source_principals_set"], []),
+        "allowed_wall_groups_set": row["allowed_wall_groups_set"],
+        "source_principals_set": row["source_principals_set"],
         "policy_version": row["policy_version"],
         "model": row["model"],
         "prompt_version": row["prompt_version"],
@@ -110,7 +126,8 @@ def list_retrievals(
     more = len(rows) > limit
     rows = rows[:limit]
     results = _results(conn, [r["retrieval_id"] for r in rows])
-    items = [_retrieval_dict(r, results[r["retrieval_id"]]) for r in rows]
+    sets = _sets(conn, rows)
+    items = [_retrieval_dict(r, results[r["retrieval_id"]], sets) for r in rows]
     return {
         "items": items,
         "next_cursor": encode_cursor(rows[-1]["seq"]) if more and rows else None,
@@ -131,7 +148,7 @@ def get_retrieval(conn: Connection, retrieval_id: str) -> dict[str, Any]:
     )
     if row is None:
         raise NotFound("Retrieval", retrieval_id)
-    return _retrieval_dict(row, _results(conn, [parsed])[parsed])
+    return _retrieval_dict(row, _results(conn, [parsed])[parsed], _sets(conn, [row]))
 
 
 def export_lines(
@@ -146,8 +163,9 @@ def export_lines(
 
     def flush(batch: list[Any]) -> Iterator[str]:
         results = _results(conn, [r["retrieval_id"] for r in batch])
+        sets = _sets(conn, batch)
         for r in batch:
-            yield canonical_json(_retrieval_dict(r, results[r["retrieval_id"]])) + "\n"
+            yield canonical_json(_retrieval_dict(r, results[r["retrieval_id"]], sets)) + "\n"
 
     for row in rows:
         batch.append(row)

@@ -529,6 +529,14 @@ audit_heads = Table(
     Column("hash", Text, nullable=False),
 )
 
+audit_access_sets = Table(
+    "audit_access_sets",
+    metadata,
+    Column("set_id", Text, primary_key=True),
+    Column("members", ARRAY(Text), nullable=False),
+    _ts("created_at"),
+)
+
 audit_retrievals = Table(
     "audit_retrievals",
     metadata,
@@ -542,8 +550,18 @@ audit_retrievals = Table(
     Column("mode", Text, nullable=False),
     Column("k", Integer, nullable=False),
     Column("filters", JSONB, nullable=False),
-    Column("allowed_wall_groups", ARRAY(Text), nullable=False),
-    Column("source_principals", ARRAY(Text), nullable=False),
+    Column(
+        "allowed_wall_groups_set",
+        Text,
+        ForeignKey("audit_access_sets.set_id"),
+        nullable=False,
+    ),
+    Column(
+        "source_principals_set",
+        Text,
+        ForeignKey("audit_access_sets.set_id"),
+        nullable=False,
+    ),
     Column("policy_version", BigInteger, nullable=False),
     Column("model", Text, nullable=True),
     Column("prompt_version", Text, nullable=True),
@@ -605,4 +623,10 @@ gate_events = Table(
     Column("hash", Text, nullable=False),
 )
 
-AUDIT_TABLES = ("audit_retrievals", "audit_retrieval_results", "policy_events", "gate_events")
+AUDIT_TABLES = (
+    "audit_access_sets",
+    "audit_retrievals",
+    "audit_retrieval_results",
+    "policy_events",
+    "gate_events",
+)

@@ -39,6 +39,7 @@ EXACT_ORDER = "ORDER BY (c.embedding <=> CAST(:qvec AS vector)) + 0, c.chunk_id"
 HNSW_ORDER = "ORDER BY c.embedding <=> CAST(:qvec AS vector)"
 _WEBSEARCH = re.compile(r'"|(^|\s)-\S|\sOR\s')
 MAX_POLICY_RETRIES = 5
+RANK_LEXEME_LIMIT = 8  # the sparse score sums idf x ts_rank over this many lexemes at most
 
 
 class StalePolicy(Exception):
@@ -202,6 +203,7 @@ def run_search(
             "k": request.k,
             "dense_candidates": dense_candidates,
             "sparse_candidates": sparse_candidates,
+            "sparse_rank_cap": settings.sparse_rank_cap,
         }
         try:
             rows, strategy = _execute(conn, plan, params, use_dense)
@@ -250,6 +252,7 @@ def analyze_query(
                 "websearch": websearch,
                 "common_df": common_df,
                 "match_budget": match_budget,
+                "rank_lexeme_limit": RANK_LEXEME_LIMIT,
             },
         )
         .mappings()

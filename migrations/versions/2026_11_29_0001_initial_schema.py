@@ -507,6 +507,17 @@ INSERT INTO audit_heads (chain, seq, prev_hash, hash) VALUES
     ('policy', 0, repeat('0', 64), repeat('0', 64)),
     ('gates', 0, repeat('0', 64), repeat('0', 64));
 
+-- The allowed wall groups and source principals of a retrieval are stored once per distinct
+-- set (content-addressed: set_id = sha256 of the sorted members) and referenced by id: a
+-- person with a thousand allowed groups does not add a thousand strings to every row, and the
+-- chain still covers them (the set id is in the hashed row, the members hash to the set id).
+CREATE TABLE audit_access_sets (
+    set_id text NOT NULL,
+    members text[] NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT pk_audit_access_sets PRIMARY KEY (set_id)
+);
+
 CREATE TABLE audit_retrievals (
     retrieval_id uuid NOT NULL,
     seq bigint NOT NULL,
@@ -518,8 +529,8 @@ CREATE TABLE audit_retrievals (
     mode text NOT NULL,
     k integer NOT NULL,
     filters jsonb NOT NULL,
-    allowed_wall_groups text[] NOT NULL,
-    source_principals text[] NOT NULL,
+    allowed_wall_groups_set text NOT NULL,
+    source_principals_set text NOT NULL,
     policy_version bigint NOT NULL,
     model text,
     prompt_version text,
@@ -529,7 +540,11 @@ CREATE TABLE audit_retrievals (
     prev_hash text NOT NULL,
     hash text NOT NULL,
     CONSTRAINT pk_audit_retrievals PRIMARY KEY (retrieval_id),
-    CONSTRAINT uq_audit_retrievals_seq UNIQUE (seq)
+    CONSTRAINT uq_audit_retrievals_seq UNIQUE (seq),
+    CONSTRAINT fk_audit_retrievals_allowed_wall_groups_set_audit_access_sets
+        FOREIGN KEY (allowed_wall_groups_set) REFERENCES audit_access_sets (set_id),
+    CONSTRAINT fk_audit_retrievals_source_principals_set_audit_access_sets
+        FOREIGN KEY (source_principals_set) REFERENCES audit_access_sets (set_id)
 );
 CREATE INDEX ix_audit_retrievals_person_id ON audit_retrievals (person_id);
 CREATE INDEX ix_audit_retrievals_at ON audit_retrievals (at);
@@ -591,7 +606,13 @@ END
 $fn$;
 """
 
-AUDIT_TABLES = ("audit_retrievals", "audit_retrieval_results", "policy_events", "gate_events")
+AUDIT_TABLES = (
+    "audit_access_sets",
+    "audit_retrievals",
+    "audit_retrieval_results",
+    "policy_events",
+    "gate_events",
+)
 
 STATS_TRIGGERS = r"""
 -- Per-group chunk counts (the search picks its dense strategy from them), the corpus size

@@ -102,6 +102,8 @@ def test_app_role_has_least_privilege(db: DbHandle) -> None:
         "TRUNCATE gate_events",
         "DELETE FROM audit_retrieval_results",
         "DELETE FROM audit_heads",
+        "DELETE FROM audit_access_sets",
+        "UPDATE audit_access_sets SET members = '{}'",
     ],
 )
 def test_app_role_cannot_change_audit_rows(db: DbHandle, statement: str) -> None:

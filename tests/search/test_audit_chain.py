@@ -36,6 +36,7 @@ def _tamper(db: DbHandle, *statements: str) -> None:
         su.execute("ALTER TABLE audit_retrievals DISABLE TRIGGER ALL")
         su.execute("ALTER TABLE audit_retrieval_results DISABLE TRIGGER ALL")
         su.execute("ALTER TABLE audit_heads DISABLE TRIGGER ALL")
+        su.execute("ALTER TABLE audit_access_sets DISABLE TRIGGER ALL")
         try:
             for statement in statements:
                 su.execute(statement)
@@ -43,6 +44,7 @@ def _tamper(db: DbHandle, *statements: str) -> None:
             su.execute("ALTER TABLE audit_retrievals ENABLE TRIGGER ALL")
             su.execute("ALTER TABLE audit_retrieval_results ENABLE TRIGGER ALL")
             su.execute("ALTER TABLE audit_heads ENABLE TRIGGER ALL")
+            su.execute("ALTER TABLE audit_access_sets ENABLE TRIGGER ALL")
 
 
 def _verify(client: TestClient, auth: Tokens) -> dict[str, object]:
@@ -78,11 +80,18 @@ ATTACKS: dict[str, tuple[list[str], int]] = {
     "inserted row": (
         [
             "INSERT INTO audit_retrievals SELECT gen_random_uuid(), 7, at, 'mallory@firm.nl', roles, "
-            "purpose, query, mode, k, filters, allowed_wall_groups, source_principals, "
+            "purpose, query, mode, k, filters, allowed_wall_groups_set, source_principals_set, "
             "policy_version, model, prompt_version, strategy, took_ms, result_count, hash, "
             "repeat('a', 64) FROM audit_retrievals WHERE seq = 6"
         ],
         7,
+    ),
+    "altered access set": (
+        [
+            "UPDATE audit_access_sets SET members = members || '{wg_extra}'::text[] WHERE set_id = "
+            "(SELECT allowed_wall_groups_set FROM audit_retrievals WHERE seq = 1)"
+        ],
+        1,
     ),
     "renumbered tail": (
         [

@@ -299,6 +299,7 @@ def _explain_params() -> dict[str, Any]:
         "k": 5,
         "dense_candidates": 50,
         "sparse_candidates": 50,
+        "sparse_rank_cap": 10000,
     }
 
 
