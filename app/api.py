@@ -8,6 +8,7 @@ from fastapi import FastAPI
 def include_routers(app: FastAPI) -> None:
     from app.audit.router import router as audit_router
     from app.caselaw.router import router as caselaw_router
+    from app.evaluation.router import router as eval_router
     from app.gates.router import router as gates_router
     from app.ingest.router import router as ingest_router
     from app.matrix.router import router as matrix_router
@@ -21,3 +22,4 @@ def include_routers(app: FastAPI) -> None:
     app.include_router(audit_router)
     app.include_router(gates_router)
     app.include_router(caselaw_router)
+    app.include_router(eval_router)

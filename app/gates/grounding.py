@@ -18,11 +18,10 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Connection, text
 
-from app.audit.chain import now_utc
 from app.errors import Forbidden, NotFound, Unprocessable
 from app.gates.sentences import split_sentences
 from app.resources import Resources
-from app.walls.access import access_for, visible_chunks
+from app.walls.access import current_access, visible_chunks
 
 Matrix = npt.NDArray[np.float32]
 
@@ -101,8 +100,7 @@ def _supporting_chunks(
 ) -> tuple[list[str], Matrix | None]:
     if not audited:
         return [], None
-    resolution = resources.require_resolver().resolve(resources.database, person_id, now_utc())
-    access = access_for(conn, resolution)
+    access = current_access(conn, resources.require_resolver(), resources.database, person_id)
     rows = visible_chunks(conn, access, list(audited))
     ids: list[str] = []
     vectors: list[npt.NDArray[np.float32]] = []
@@ -133,9 +131,7 @@ def score_sentences(
     for i, sentence in enumerate(sentences):
         best = int(np.argmax(similarities[i]))
         value = float(similarities[i, best])
-        out.append(
-            SentenceResult(sentence, value >= threshold, chunk_ids[best], round(value, 4))
-        )
+        out.append(SentenceResult(sentence, value >= threshold, chunk_ids[best], round(value, 4)))
     return out
 
 
@@ -154,9 +150,7 @@ def check_grounding(
         ) from exc
     sentences = split_sentences(answer)
     if not sentences:
-        raise Unprocessable(
-            "empty_answer", "The answer has no sentence to check.", field="answer"
-        )
+        raise Unprocessable("empty_answer", "The answer has no sentence to check.", field="answer")
     if len(sentences) > MAX_SENTENCES:
         # each sentence is a model call's worth of work; bound one request's cost
         raise Unprocessable(

@@ -9,12 +9,13 @@ query that forgot the predicate sees nothing else. Nothing else queries chunks f
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy import Connection, text
 
 from app.db import sqlfiles
-from app.walls.resolution import Resolution
+from app.db.engine import Database
+from app.walls.resolution import AccessResolver, Resolution
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,19 @@ class Access:
     @property
     def sees_nothing(self) -> bool:
         return not self.wall_groups or not self.source_acl_ids
+
+
+def current_access(
+    conn: Connection,
+    resolver: AccessResolver,
+    database: Database,
+    person_id: str,
+    at: datetime | None = None,
+) -> Access:
+    """Access as of the policy this transaction sees (never a stale cached snapshot)."""
+    version = int(conn.execute(text("SELECT version FROM policy_state WHERE id = 1")).scalar_one())
+    resolution = resolver.resolve(database, person_id, at or datetime.now(UTC), at_least=version)
+    return access_for(conn, resolution)
 
 
 def allowed_source_acls(conn: Connection, resolution: Resolution) -> tuple[str, ...]:

@@ -1,0 +1,1 @@
+"""Evaluation: relevance sets, metrics, runs over the real search path, the rating page."""
