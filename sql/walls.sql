@@ -113,3 +113,26 @@ WHERE c.chunk_id = ANY(:chunk_ids)
   AND c.wall_group_id = ANY(:wall_groups)
   AND c.source_acl_id = ANY(:source_acl_ids)
   AND NOT EXISTS (SELECT 1 FROM retag_pending p WHERE p.matter_id = c.matter_id)
+
+-- name: team_insiders
+-- Inclusionary walls with include_team: the current team of every matter they protect,
+-- directly or through a protected client and its descendants (wall expansion in SQL, for
+-- the resolution snapshot that every search after a policy change waits for).
+WITH RECURSIVE walls_with_team AS (
+    SELECT wall_id FROM walls
+    WHERE kind = 'inclusionary' AND include_team AND lifted_at IS NULL
+), subtree (wall_id, client_id, depth) AS (
+    SELECT p.wall_id, p.client_id, 0
+    FROM wall_protected_clients p JOIN walls_with_team w ON w.wall_id = p.wall_id
+    UNION ALL
+    SELECT s.wall_id, c.client_id, s.depth + 1
+    FROM subtree s JOIN clients c ON c.parent_id = s.client_id
+    WHERE s.depth < 64
+), covered AS (
+    SELECT p.wall_id, p.matter_id
+    FROM wall_protected_matters p JOIN walls_with_team w ON w.wall_id = p.wall_id
+    UNION
+    SELECT s.wall_id, m.matter_id FROM subtree s JOIN matters m ON m.client_id = s.client_id
+)
+SELECT DISTINCT c.wall_id, t.person_id
+FROM covered c JOIN matter_team t ON t.matter_id = c.matter_id

@@ -99,6 +99,16 @@ class MatrixSnapshot:
     walls: dict[str, Wall] = field(default_factory=dict)
     groups: dict[str, frozenset[str]] = field(default_factory=dict)
     matter_groups: dict[str, str] = field(default_factory=dict)
+    # a partial snapshot (resolution only) has no matters, parties or teams; its insiders
+    # were expanded in SQL
+    partial: bool = False
+
+    def preset_insiders(self, insiders: dict[str, frozenset[str]]) -> None:
+        self.__dict__["insiders"] = insiders
+
+    def _require_full(self) -> None:
+        if self.partial:
+            raise RuntimeError("this snapshot was read for resolution only")
 
     # --- structure ------------------------------------------------------------------------
 
@@ -150,6 +160,7 @@ class MatrixSnapshot:
     def covered_matters(self) -> dict[str, frozenset[str]]:
         """wall_id -> every matter it protects (directly, or through a protected client or
         any of its descendants, including matters opened after the wall)."""
+        self._require_full()
         out: dict[str, frozenset[str]] = {}
         for wall in self.walls.values():
             covered = set(wall.protected_matters)

@@ -13,9 +13,11 @@ import threading
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Connection, text
 
+from app.db import sqlfiles
 from app.db.engine import Database
 from app.settings import Settings
 from app.walls.graph import Client, MatrixSnapshot, Matter, Party, Person, Wall
@@ -33,81 +35,119 @@ class Resolution:
     active: bool
 
 
-def load_snapshot(conn: Connection) -> MatrixSnapshot:
-    """Read the whole matrix; the caller provides a repeatable-read transaction."""
-    version = int(conn.execute(text("SELECT version FROM policy_state WHERE id = 1")).scalar_one())
-    snap = MatrixSnapshot(version=version)
-    for r in conn.execute(text("SELECT person_id, name, active FROM people")):
-        snap.people[r.person_id] = Person(r.person_id, r.name, r.active)
-    aliases: dict[str, set[str]] = defaultdict(set)
-    for r in conn.execute(text("SELECT person_id, alias FROM person_aliases")):
-        aliases[r.person_id].add(r.alias)
-    snap.aliases = {k: frozenset(v) for k, v in aliases.items()}
-    members: dict[str, set[str]] = defaultdict(set)
-    for r in conn.execute(text("SELECT source, group_id, member FROM source_group_members")):
-        members[f"{r.source}:group:{r.group_id}"].add(r.member)
-    snap.group_members = {k: frozenset(v) for k, v in members.items()}
-    for r in conn.execute(text("SELECT client_id, name, parent_id FROM clients")):
-        snap.clients[r.client_id] = Client(r.client_id, r.name, r.parent_id)
-    for r in conn.execute(text("SELECT matter_id, client_id, title, status FROM matters")):
-        snap.matters[r.matter_id] = Matter(r.matter_id, r.client_id, r.title, r.status)
-    parties: dict[str, list[Party]] = defaultdict(list)
-    for r in conn.execute(
-        text(
-            "SELECT matter_id, name, name_norm, role FROM matter_parties "
-            "ORDER BY matter_id, position"
-        )
-    ):
-        parties[r.matter_id].append(Party(r.name, r.name_norm, r.role))
-    snap.parties = {k: tuple(v) for k, v in parties.items()}
-    team: dict[str, set[str]] = defaultdict(set)
-    for r in conn.execute(text("SELECT matter_id, person_id FROM matter_team")):
-        team[r.matter_id].add(r.person_id)
-    snap.team = {k: frozenset(v) for k, v in team.items()}
+def _rows(conn: Connection, sql: str) -> list[tuple[Any, ...]]:
+    """Plain tuples straight from the driver: a big firm has hundreds of thousands of rows
+    here, and per-row result objects would dominate the load time."""
+    driver = conn.connection.driver_connection
+    if driver is None:  # pragma: no cover - SQLAlchemy always has one here
+        raise RuntimeError("no driver connection")
+    with driver.cursor() as cur:
+        cur.execute(sql)
+        rows: list[tuple[Any, ...]] = cur.fetchall()
+    return rows
 
+
+def _walls(conn: Connection, snap: MatrixSnapshot, *, with_protects: bool) -> None:
     prot_m: dict[str, set[str]] = defaultdict(set)
-    for r in conn.execute(text("SELECT wall_id, matter_id FROM wall_protected_matters")):
-        prot_m[r.wall_id].add(r.matter_id)
     prot_c: dict[str, set[str]] = defaultdict(set)
-    for r in conn.execute(text("SELECT wall_id, client_id FROM wall_protected_clients")):
-        prot_c[r.wall_id].add(r.client_id)
+    if with_protects:
+        for wall_id, matter_id in _rows(
+            conn, "SELECT wall_id, matter_id FROM wall_protected_matters"
+        ):
+            prot_m[wall_id].add(matter_id)
+        for wall_id, client_id in _rows(
+            conn, "SELECT wall_id, client_id FROM wall_protected_clients"
+        ):
+            prot_c[wall_id].add(client_id)
     screened: dict[str, set[str]] = defaultdict(set)
     allowed: dict[str, set[str]] = defaultdict(set)
-    for r in conn.execute(text("SELECT wall_id, person_id, role FROM wall_people")):
-        (screened if r.role == "screened" else allowed)[r.wall_id].add(r.person_id)
-    for r in conn.execute(
-        text(
-            "SELECT wall_id, kind, title, include_team, effective_from, effective_until, "
-            "lifted_at FROM walls"
-        )
+    for wall_id, person_id, role in _rows(conn, "SELECT wall_id, person_id, role FROM wall_people"):
+        (screened if role == "screened" else allowed)[wall_id].add(person_id)
+    for wall_id, kind, title, include_team, start, until, lifted_at in _rows(
+        conn,
+        "SELECT wall_id, kind, title, include_team, effective_from, effective_until, lifted_at "
+        "FROM walls",
     ):
-        snap.walls[r.wall_id] = Wall(
-            wall_id=r.wall_id,
-            kind=r.kind,
-            title=r.title,
-            include_team=r.include_team,
-            effective_from=r.effective_from,
-            effective_until=r.effective_until,
-            lifted=r.lifted_at is not None,
-            protected_matters=frozenset(prot_m.get(r.wall_id, ())),
-            protected_clients=frozenset(prot_c.get(r.wall_id, ())),
-            screened=frozenset(screened.get(r.wall_id, ())),
-            allowed=frozenset(allowed.get(r.wall_id, ())),
+        snap.walls[wall_id] = Wall(
+            wall_id=wall_id,
+            kind=kind,
+            title=title,
+            include_team=include_team,
+            effective_from=start,
+            effective_until=until,
+            lifted=lifted_at is not None,
+            protected_matters=frozenset(prot_m.get(wall_id, ())),
+            protected_clients=frozenset(prot_c.get(wall_id, ())),
+            screened=frozenset(screened.get(wall_id, ())),
+            allowed=frozenset(allowed.get(wall_id, ())),
         )
-    for r in conn.execute(text("SELECT wall_group_id, wall_ids FROM wall_groups")):
-        snap.groups[r.wall_group_id] = frozenset(r.wall_ids)
-    for r in conn.execute(text("SELECT matter_id, wall_group_id FROM matter_wall_groups")):
-        snap.matter_groups[r.matter_id] = r.wall_group_id
+
+
+def load_snapshot(conn: Connection, *, full: bool = True) -> MatrixSnapshot:
+    """Read the matrix; the caller provides a repeatable-read transaction.
+
+    ``full=False`` reads only what per-query resolution needs (people, principals, walls,
+    wall groups and the insiders of inclusionary walls, expanded in SQL). It is what every
+    search after a policy change waits for, so it skips the matters, parties and teams that
+    only explanations and conflict checks use.
+    """
+    version = int(conn.execute(text("SELECT version FROM policy_state WHERE id = 1")).scalar_one())
+    snap = MatrixSnapshot(version=version, partial=not full)
+    for person_id, name, active in _rows(conn, "SELECT person_id, name, active FROM people"):
+        snap.people[person_id] = Person(person_id, name, active)
+    aliases: dict[str, set[str]] = defaultdict(set)
+    for person_id, alias in _rows(conn, "SELECT person_id, alias FROM person_aliases"):
+        aliases[person_id].add(alias)
+    snap.aliases = {k: frozenset(v) for k, v in aliases.items()}
+    members: dict[str, set[str]] = defaultdict(set)
+    for source, group_id, member in _rows(
+        conn, "SELECT source, group_id, member FROM source_group_members"
+    ):
+        members[f"{source}:group:{group_id}"].add(member)
+    snap.group_members = {k: frozenset(v) for k, v in members.items()}
+    _walls(conn, snap, with_protects=full)
+    for group_id, wall_ids in _rows(conn, "SELECT wall_group_id, wall_ids FROM wall_groups"):
+        snap.groups[group_id] = frozenset(wall_ids)
+    if not full:
+        insiders: dict[str, set[str]] = defaultdict(set)
+        for wall in snap.walls.values():
+            if wall.kind == "inclusionary":
+                insiders[wall.wall_id] |= wall.allowed
+        for wall_id, person_id in _rows(conn, sqlfiles.raw("walls.team_insiders")):
+            insiders[wall_id].add(person_id)
+        snap.preset_insiders({k: frozenset(v) for k, v in insiders.items()})
+        return snap
+
+    for client_id, name, parent_id in _rows(conn, "SELECT client_id, name, parent_id FROM clients"):
+        snap.clients[client_id] = Client(client_id, name, parent_id)
+    for matter_id, client_id, title, status in _rows(
+        conn, "SELECT matter_id, client_id, title, status FROM matters"
+    ):
+        snap.matters[matter_id] = Matter(matter_id, client_id, title, status)
+    parties: dict[str, list[Party]] = defaultdict(list)
+    for matter_id, name, name_norm, role in _rows(
+        conn,
+        "SELECT matter_id, name, name_norm, role FROM matter_parties ORDER BY matter_id, position",
+    ):
+        parties[matter_id].append(Party(name, name_norm, role))
+    snap.parties = {k: tuple(v) for k, v in parties.items()}
+    team: dict[str, set[str]] = defaultdict(set)
+    for matter_id, person_id in _rows(conn, "SELECT matter_id, person_id FROM matter_team"):
+        team[matter_id].add(person_id)
+    snap.team = {k: frozenset(v) for k, v in team.items()}
+    snap.matter_groups = dict(
+        _rows(conn, "SELECT matter_id, wall_group_id FROM matter_wall_groups")
+    )
     return snap
 
 
-def read_snapshot(database: Database) -> MatrixSnapshot:
+def read_snapshot(database: Database, *, full: bool = True) -> MatrixSnapshot:
     with (
         database.engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn,
         conn.begin(),
     ):
         conn.execute(text("SET TRANSACTION READ ONLY"))
-        return load_snapshot(conn)
+        return load_snapshot(conn, full=full)
 
 
 class AccessResolver:
@@ -130,7 +170,7 @@ class AccessResolver:
             snap = self._snapshot
         if snap is not None and self.use_cache and (at_least is None or snap.version >= at_least):
             return snap
-        fresh = read_snapshot(database)
+        fresh = read_snapshot(database, full=False)
         with self._lock:
             if self._snapshot is None or fresh.version >= self._snapshot.version:
                 if self._snapshot is None or fresh.version != self._snapshot.version:
