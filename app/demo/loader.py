@@ -1,0 +1,572 @@
+"""Load the demo firm into a database, idempotently.
+
+Order matters and is part of the demonstration:
+
+1. the conflict matrix (people, clients, matters, parties, teams), except one matter;
+2. the walls, matched by title so a second load issues none (and a lifted demo wall is
+   never re-issued behind the conflicts partner's back);
+3. the matter "opened later": a client-level wall must cover it although it did not exist
+   when the wall was issued;
+4. public case law (through the Rechtspraak ingestion when it is installed) and statutes;
+5. the firm's own documents, case law filed into matters as productions, a document with a
+   private source ACL and an unfiled scan that must end quarantined;
+6. re-tagging drained, so searches work as soon as this returns;
+7. the evaluation starter set, when that module is installed.
+
+Every step goes through the same code paths as production (``apply_matrix``,
+``issue_wall``, ``IngestPipeline``), so running it twice changes nothing: no matrix change
+(no policy bump), no new wall, every document ``unchanged``.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import logging
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+from app.db.engine import Database
+from app.demo import documents as demo_docs
+from app.demo import firm
+from app.embeddings import Embedder
+from app.ingest.pipeline import IngestPipeline, IngestRun
+from app.matrix.schemas import ClientImport, MatterImport, PartyIn, PersonImport
+from app.matrix.service import apply_matrix
+from app.settings import Settings
+from app.walls.retag import mark_writer, run_once
+from app.walls.schemas import Protects, WallIn
+from app.walls.service import issue_wall, list_walls
+from connectors.base import SourceAcl, SourceDocument
+
+log = logging.getLogger("ewall.demo")
+
+ACTOR = firm.CONFLICTS_PARTNER  # the conflicts partner sets up the matrix and issues walls
+DATA_DIR = Path(__file__).parent / "data"
+CASE_LAW_SOURCE = "rechtspraak"
+STATUTE_SOURCE = "wetten"
+# Without the evaluation starter set, this many decisions from the manifest are public
+# jurisprudence: enough for case-law searches to be interesting, few enough for the load
+# to stay at a few minutes on two CPU cores.
+FALLBACK_DECISIONS = 50
+FALLBACK_MAX_BODY_CHARS = 25_000
+FALLBACK_MIN_BODY_CHARS = 2_000
+# Decisions loaded whatever else is chosen, because they show the withdrawal states of
+# app.caselaw: one set aside by a higher court, one declared lapsed, one voided and
+# published as metadata only. None of them is searchable after the load.
+WITHDRAWAL_EXAMPLES = ("ECLI:NL:RBAMS:2012:BZ5426", "ECLI:NL:CRVB:2012:BY5954",
+                   "ECLI:NL:CBB:1997:ZG0125")
+
+# (phase, done, total): the CLI turns these into progress bars.
+Progress = Callable[[str, int, int | None], None]
+
+
+def _no_progress(phase: str, done: int, total: int | None) -> None:
+    return None
+
+
+# --- the conflict matrix ------------------------------------------------------------------
+
+
+def _people() -> list[PersonImport]:
+    return [
+        PersonImport(person_id=p.person_id, name=p.name, aliases=[p.alias])
+        for p in firm.PEOPLE
+    ]
+
+
+def _clients() -> list[ClientImport]:
+    return [
+        ClientImport(client_id=c.client_id, name=c.name, parent_id=c.parent_id)
+        for c in firm.CLIENTS
+    ]
+
+
+def _matters(*, opened_after_walls: bool) -> list[MatterImport]:
+    return [
+        MatterImport(
+            matter_id=m.matter_id,
+            client_id=m.client_id,
+            title=m.title,
+            status=m.status,
+            parties=[PartyIn(name=p.name, role=p.role) for p in m.parties],
+            team=list(m.team),
+        )
+        for m in firm.MATTERS
+        if m.opened_after_walls == opened_after_walls
+    ]
+
+
+def _wall_in(wall: firm.DemoWall) -> WallIn:
+    return WallIn(
+        kind=wall.kind,
+        title=wall.title,
+        reason=wall.reason,
+        protects=Protects(
+            matters=list(wall.protects_matters), clients=list(wall.protects_clients)
+        ),
+        screened=list(wall.screened),
+        allowed=list(wall.allowed),
+        include_team=wall.include_team,
+        effective_from=wall.effective_from,
+        effective_until=wall.effective_until,
+    )
+
+
+def _issue_walls(conn: Connection) -> tuple[list[str], list[str]]:
+    """Issue the demo walls that do not exist yet; (issued titles, existing titles)."""
+    existing = {w.title for w in list_walls(conn, None)}
+    issued: list[str] = []
+    for wall in firm.WALLS:
+        if wall.title in existing:
+            continue
+        issue_wall(conn, _wall_in(wall), ACTOR)
+        issued.append(wall.title)
+    return issued, [w.title for w in firm.WALLS if w.title in existing]
+
+
+# --- case law: which decisions, from where ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CaseLawSelection:
+    files: dict[str, Path]  # ECLI -> XML file
+    origin: str  # "corpus" (../shared/corpus) or "package" (app/demo/data)
+    starter_set: bool  # chosen by the evaluation starter set
+    missing: tuple[str, ...]  # wanted but not available
+
+
+def _read_manifest(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
+
+
+def _optional_module(name: str) -> ModuleType | None:
+    """A colleague's module that may not be installed yet; a bug inside it still raises."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name and name.startswith(exc.name):
+            return None
+        raise
+
+
+def _starter_eclis() -> list[str] | None:
+    starter = _optional_module("app.evaluation.starter")
+    if starter is None:
+        return None
+    return [str(ecli) for ecli in starter.STARTER_ECLIS]
+
+
+def _fallback_eclis(rows: list[dict[str, str]]) -> list[str]:
+    """A deterministic, varied subset: every court but the Hoge Raad first (they are
+    fewer), then Hoge Raad decisions and conclusions, by ECLI; mid-sized bodies only."""
+    seen: set[str] = set()
+    lower: list[str] = []
+    supreme: list[str] = []
+    for row in rows:
+        ecli = row["ecli"]
+        if ecli in seen:
+            continue
+        seen.add(ecli)
+        size = int(row.get("body_chars") or 0)
+        if not FALLBACK_MIN_BODY_CHARS <= size <= FALLBACK_MAX_BODY_CHARS:
+            continue
+        is_supreme = ecli.startswith(("ECLI:NL:HR:", "ECLI:NL:PHR:"))
+        (supreme if is_supreme else lower).append(ecli)
+    chosen: list[str] = []
+    for ecli in sorted(lower) + sorted(supreme):
+        if len(chosen) >= FALLBACK_DECISIONS:
+            break
+        if ecli not in chosen:
+            chosen.append(ecli)
+    return chosen
+
+
+def select_case_law(settings: Settings) -> CaseLawSelection:
+    """The decisions to load: the starter set (or a fallback subset) from the shared corpus
+    when it is there, else everything shipped in the package."""
+    exhibit_eclis = [ecli for _, ecli, _ in demo_docs.EXHIBITS]
+    corpus = Path(settings.corpus_dir).expanduser() / "rechtspraak"
+    manifest = corpus / "manifest.tsv"
+    starter = _starter_eclis()
+    if manifest.is_file():
+        rows = _read_manifest(manifest)
+        by_ecli: dict[str, Path] = {}
+        for row in rows:
+            by_ecli.setdefault(row["ecli"], corpus / row["file"])
+        wanted = list(starter) if starter is not None else _fallback_eclis(rows)
+        # The productions are public decisions too: the same text, stored twice, is
+        # embedded once (the pipeline reuses vectors by content hash).
+        wanted += [e for e in (*exhibit_eclis, *WITHDRAWAL_EXAMPLES) if e not in wanted]
+        files = {e: by_ecli[e] for e in wanted if e in by_ecli and by_ecli[e].is_file()}
+        missing = tuple(e for e in wanted if e not in files)
+        return CaseLawSelection(files, "corpus", starter is not None, missing)
+    shipped = DATA_DIR / "rechtspraak"
+    files = {
+        row["ecli"]: shipped / Path(row["file"]).name
+        for row in _read_manifest(shipped / "manifest.tsv")
+    }
+    return CaseLawSelection(files, "package", False, ())
+
+
+@contextmanager
+def _staged(files: dict[str, Path]) -> Iterator[Path]:
+    """The selected files in a folder of their own, for the folder ingestion."""
+    with tempfile.TemporaryDirectory(prefix="ewall-demo-caselaw-") as tmp:
+        folder = Path(tmp)
+        for path in sorted(set(files.values())):
+            shutil.copyfile(path, folder / path.name)
+        yield folder
+
+
+def _ingest_case_law(
+    pipeline: IngestPipeline, selection: CaseLawSelection, progress: Progress
+) -> dict[str, Any]:
+    total = len(selection.files)
+    progress("case law", 0, total)
+    caselaw = _optional_module("app.caselaw.ingest")
+    if caselaw is not None:
+        with _staged(selection.files) as folder:
+            result: dict[str, Any] = caselaw.ingest_rechtspraak_folder(
+                pipeline, folder, started_by=ACTOR,
+                on_progress=lambda done, _total: progress("case law", done, total),
+            )
+        return result
+    # Without the Rechtspraak module there is no withdrawal bookkeeping: the records go in
+    # as plain public case law (the pipeline's XML extractor still reads them).
+    run = pipeline.start_run(CASE_LAW_SOURCE, {"demo": True, "files": total}, ACTOR)
+    for done, (ecli, path) in enumerate(sorted(selection.files.items()), start=1):
+        pipeline.ingest(
+            run,
+            SourceDocument(source=CASE_LAW_SOURCE, external_id=ecli, doc_type="case_law",
+                           content=path.read_bytes(), mime_type="application/xml"),
+            public=True,
+        )
+        progress("case law", done, total)
+    return pipeline.finish_run(run)
+
+
+# --- statutes -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StatuteArticle:
+    bwb_id: str
+    law: str
+    cite: str
+    book: str
+    number: str
+    version: str
+    body: str
+
+    @property
+    def label(self) -> str:
+        number = f"{self.book}:{self.number}" if self.book else self.number
+        return f"artikel {number} {self.cite}"
+
+    @property
+    def external_id(self) -> str:
+        number = f"{self.book}:{self.number}" if self.book else self.number
+        return f"{self.bwb_id}:{number}"
+
+
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _front_matter(raw: str) -> tuple[dict[str, str], str]:
+    _, head, rest = raw.split("---\n", 2)
+    meta: dict[str, str] = {}
+    for line in head.splitlines():
+        key, _, value = line.partition(":")
+        meta[key.strip()] = value.strip()
+    return meta, rest
+
+
+def statute_articles(folder: Path = DATA_DIR / "wetgeving") -> list[StatuteArticle]:
+    """The shipped statute excerpts (cut from ../shared/corpus/wetgeving), one per article."""
+    out: list[StatuteArticle] = []
+    for path in sorted(folder.glob("*.md")):
+        meta, body = _front_matter(path.read_text(encoding="utf-8"))
+        for block in body.split("## Artikel ")[1:]:
+            number, _, article = block.partition("\n")
+            out.append(StatuteArticle(
+                bwb_id=meta["bwb_id"], law=meta["titel"], cite=meta["citeertitel"],
+                book=meta.get("boek", ""), number=number.strip(), version=meta["versie"],
+                body=article.strip(),
+            ))
+    return out
+
+
+def _statute_document(article: StatuteArticle) -> SourceDocument:
+    title = article.label[0].upper() + article.label[1:]
+    modified = None
+    if _ISO_DATE.fullmatch(article.version):
+        modified = datetime.fromisoformat(article.version).replace(tzinfo=UTC)
+    body = f"{title}\n{article.law} ({article.bwb_id}), versie {article.version}\n\n{article.body}"
+    return SourceDocument(
+        source=STATUTE_SOURCE,
+        external_id=article.external_id,
+        title=title,
+        doc_type="Wetgeving",
+        author=article.law,
+        modified_at=modified,
+        source_url=f"https://wetten.overheid.nl/{article.bwb_id}",
+        text=body,
+    )
+
+
+# --- firm documents -----------------------------------------------------------------------
+
+
+def _firm_source_document(doc: demo_docs.FirmDocument) -> SourceDocument:
+    acl = None
+    if doc.acl_allow is not None:
+        acl = SourceAcl(default="private", allow=frozenset(doc.acl_allow))
+    return SourceDocument(
+        source=demo_docs.SOURCE,
+        external_id=doc.external_id,
+        title=doc.title,
+        doc_type=doc.doc_type,
+        client_id=doc.client_id,
+        matter_id=doc.matter_id,
+        author=firm.person(doc.author).name,
+        modified_at=doc.modified_at,
+        acl=acl,
+        text=doc.text,
+        content=doc.content,
+        mime_type=doc.mime_type,
+    )
+
+
+def _exhibit_documents(selection: CaseLawSelection) -> tuple[list[SourceDocument], list[str]]:
+    docs: list[SourceDocument] = []
+    missing: list[str] = []
+    for matter_id, ecli, title in demo_docs.EXHIBITS:
+        path = selection.files.get(ecli)
+        if path is None:
+            missing.append(ecli)
+            continue
+        m = firm.matter(matter_id)
+        docs.append(SourceDocument(
+            source=demo_docs.SOURCE,
+            external_id=f"{demo_docs.LIBRARY}!{matter_id}.{ecli}",
+            title=title,
+            doc_type="Jurisprudentie",
+            client_id=m.client_id,
+            matter_id=matter_id,
+            author=firm.person(m.team[0]).name,
+            modified_at=datetime.combine(
+                demo_docs.DEMO_TODAY - timedelta(days=20), datetime.min.time(), tzinfo=UTC
+            ),
+            content=path.read_bytes(),
+            mime_type="application/xml",
+        ))
+    return docs, missing
+
+
+def _ingest_firm(
+    pipeline: IngestPipeline, selection: CaseLawSelection, progress: Progress
+) -> tuple[dict[str, Any], list[str]]:
+    statutes = [_statute_document(a) for a in statute_articles()]
+    exhibits, missing = _exhibit_documents(selection)
+    firm_docs = [_firm_source_document(d) for d in demo_docs.firm_documents()]
+    run: IngestRun = pipeline.start_run(
+        "demo", {"statutes": len(statutes), "exhibits": len(exhibits),
+                 "firm_documents": len(firm_docs)}, ACTOR,
+    )
+    total = len(statutes) + len(exhibits) + len(firm_docs)
+    done = 0
+    progress("statutes and firm documents", 0, total)
+    for doc in statutes:
+        pipeline.ingest(run, doc, public=True)
+        done += 1
+        progress("statutes and firm documents", done, total)
+    for doc in exhibits + firm_docs:
+        pipeline.ingest(run, doc)
+        done += 1
+        progress("statutes and firm documents", done, total)
+    return pipeline.finish_run(run), missing
+
+
+# --- the evaluation starter set -----------------------------------------------------------
+
+
+def _load_starter_set(database: Database) -> str | None:
+    starter = _optional_module("app.evaluation.starter")
+    if starter is None:
+        return None
+    return str(starter.load_starter_set(database, created_by=ACTOR))
+
+
+# --- summary ------------------------------------------------------------------------------
+
+
+def _counts(conn: Connection) -> dict[str, int]:
+    mark_writer(conn)  # counting chunks reads past the chunks RLS policy
+    out: dict[str, int] = {}
+    for key, sql in (
+        ("people", "SELECT count(*) FROM people"),
+        ("clients", "SELECT count(*) FROM clients"),
+        ("matters", "SELECT count(*) FROM matters"),
+        ("walls", "SELECT count(*) FROM walls"),
+        ("active_walls", "SELECT count(*) FROM walls WHERE lifted_at IS NULL"
+                         " AND (effective_from IS NULL OR effective_from <= now())"
+                         " AND (effective_until IS NULL OR now() < effective_until)"),
+        ("documents", "SELECT count(*) FROM documents"),
+        ("chunks", "SELECT count(*) FROM chunks"),
+        ("quarantined_documents", "SELECT count(*) FROM documents WHERE status = 'quarantined'"),
+        ("policy_version", "SELECT version FROM policy_state WHERE id = 1"),
+    ):
+        out[key] = int(conn.execute(text(sql)).scalar_one())  # constant SQL, no input
+    return out
+
+
+def _quarantined(conn: Connection) -> list[dict[str, str | None]]:
+    rows = conn.execute(text(
+        "SELECT source, external_id, title, quarantine_reason FROM documents"
+        " WHERE status = 'quarantined' ORDER BY source, external_id"
+    ))
+    return [
+        {"source": r.source, "external_id": r.external_id, "title": r.title,
+         "reason": r.quarantine_reason}
+        for r in rows
+    ]
+
+
+def is_empty(database: Database) -> bool:
+    """No matters and no documents: nothing a demo load could collide with."""
+    with database.transaction() as conn:
+        matters = conn.execute(text("SELECT count(*) FROM matters")).scalar_one()
+        docs = conn.execute(text("SELECT count(*) FROM documents")).scalar_one()
+    return int(matters) == 0 and int(docs) == 0
+
+
+def load_demo(
+    database: Database,
+    settings: Settings,
+    embedder: Embedder | None = None,
+    *,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Load (or re-load, changing nothing) the demo firm; returns a summary."""
+    report = progress or _no_progress
+    started = time.perf_counter()
+
+    report("conflict matrix", 0, 2)
+    with database.transaction() as conn:
+        before = apply_matrix(
+            conn, actor=ACTOR, people=_people(), clients=_clients(),
+            matters=_matters(opened_after_walls=False), action="demo.load",
+        )
+    report("conflict matrix", 1, 2)
+    report("walls", 0, len(firm.WALLS))
+    with database.transaction() as conn:
+        issued, existing = _issue_walls(conn)
+    report("walls", len(firm.WALLS), len(firm.WALLS))
+    with database.transaction() as conn:
+        later = apply_matrix(
+            conn, actor=ACTOR, matters=_matters(opened_after_walls=True),
+            action="demo.load",
+        )
+    report("conflict matrix", 2, 2)
+    timings = {"matrix_and_walls_s": time.perf_counter() - started}
+
+    if embedder is None:
+        embedder = Embedder(settings)
+    pipeline = IngestPipeline(database, embedder, settings)
+    selection = select_case_law(settings)
+    mark = time.perf_counter()
+    caselaw_report = _ingest_case_law(pipeline, selection, report)
+    timings["case_law_s"] = time.perf_counter() - mark
+    mark = time.perf_counter()
+    firm_report, missing_exhibits = _ingest_firm(pipeline, selection, report)
+    timings["statutes_and_firm_documents_s"] = time.perf_counter() - mark
+    # the encoder's share of both ingestion steps: on two CPU cores it is most of the load
+    timings["embedding_s"] = pipeline.timings["embed_s"]
+
+    report("re-tagging", 0, None)
+    mark = time.perf_counter()
+    retag = run_once(database, settings.retag_batch_size)
+    report("re-tagging", retag.matters_done, retag.matters_done)
+
+    report("starter set", 0, 1)
+    starter_set = _load_starter_set(database)
+    report("starter set", 1, 1)
+    timings["retag_and_starter_set_s"] = time.perf_counter() - mark
+
+    with database.transaction() as conn:
+        counts = _counts(conn)
+        quarantined = _quarantined(conn)
+    documents_changed = sum(
+        r.get("counts", {}).get(name, 0)
+        for r in (caselaw_report, firm_report)
+        for name in ("added", "updated", "deleted")
+    )
+    summary: dict[str, Any] = {
+        "firm": firm.FIRM_NAME,
+        **counts,
+        # False on a repeated load: nothing in the matrix, the walls or the documents moved
+        "changed": bool(before.changed or later.changed or issued or documents_changed),
+        "matrix_changed": before.changed or later.changed,
+        "walls_issued": issued,
+        "walls_existing": existing,
+        "case_law": {
+            "origin": selection.origin,
+            "selected_by": "starter set" if selection.starter_set else "demo subset",
+            "files": len(selection.files),
+            "missing": list(selection.missing),
+            "run_id": caselaw_report.get("run_id"),
+            "counts": caselaw_report.get("counts", {}),
+            "withdrawal_states": caselaw_report.get("caselaw", {}).get("counts", {}),
+        },
+        "firm_documents": {
+            "run_id": firm_report.get("run_id"),
+            "counts": firm_report.get("counts", {}),
+            "quarantined": firm_report.get("quarantined", []),
+            "missing_exhibits": missing_exhibits,
+        },
+        "quarantined": quarantined,
+        "retagged_chunks": retag.chunks_moved,
+        "starter_set": starter_set,
+        "example_searches": firm.EXAMPLE_SEARCHES,
+        "elapsed_s": round(time.perf_counter() - started, 1),
+        "timings": {name: round(value, 1) for name, value in timings.items()},
+    }
+    log.info("demo loaded", extra={"chunks": counts["chunks"], "documents": counts["documents"],
+                                   "elapsed_s": summary["elapsed_s"]})
+    return summary
+
+
+def load_demo_if_empty(
+    database: Database, settings: Settings, embedder: Embedder | None = None
+) -> dict[str, Any] | None:
+    """``ewall serve --demo-if-empty``: load the demo into an empty database only."""
+    if not is_empty(database):
+        log.info("database not empty; demo not loaded")
+        return None
+    return load_demo(database, settings, embedder)
+
+
+__all__ = [
+    "ACTOR",
+    "CaseLawSelection",
+    "Progress",
+    "StatuteArticle",
+    "is_empty",
+    "load_demo",
+    "load_demo_if_empty",
+    "select_case_law",
+    "statute_articles",
+]
