@@ -30,7 +30,6 @@ run: $(STAMP) ## serve the API on 127.0.0.1:8000 (embedded PostgreSQL, demo firm
 
 test: $(STAMP) ## lint, type-check and run the whole test suite
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check app connectors bench migrations
 	$(BIN)/mypy
 	$(BIN)/pytest -q
 

@@ -47,7 +47,7 @@ def _docker_available() -> bool:
     try:
         import docker
 
-        docker.from_env(timeout=3).ping()
+        docker.from_env(timeout=3).ping()  # type: ignore[attr-defined]
         return True
     except Exception:
         return False

@@ -39,9 +39,20 @@ SMALL_2 = "ECLI:NL:HR:1995:AA3071"
 DUPLICATED = "ECLI:NL:HR:1992:AA1835"
 
 SUBSET = [
-    VOIDED, SET_ASIDE, LAPSED, META_ONLY_ACTIVE, PARKING, SMALL, SMALL_2, DUPLICATED,
-    "ECLI:NL:HR:1997:AE3163", "ECLI:NL:HR:1996:AA2031", "ECLI:NL:CRVB:2014:3494",
-    "ECLI:NL:CRVB:2014:356", "ECLI:NL:HR:1994:AA3004", "ECLI:NL:HR:1996:AA1992",
+    VOIDED,
+    SET_ASIDE,
+    LAPSED,
+    META_ONLY_ACTIVE,
+    PARKING,
+    SMALL,
+    SMALL_2,
+    DUPLICATED,
+    "ECLI:NL:HR:1997:AE3163",
+    "ECLI:NL:HR:1996:AA2031",
+    "ECLI:NL:CRVB:2014:3494",
+    "ECLI:NL:CRVB:2014:356",
+    "ECLI:NL:HR:1994:AA3004",
+    "ECLI:NL:HR:1996:AA1992",
 ]
 ADMIN: tuple[str, ...] = ("admin@firm.nl", "admin")
 LAWYER = "lawyer@firm.nl"
@@ -91,16 +102,20 @@ def case_row(handle: DbHandle, ecli: str) -> dict[str, Any] | None:
 def document_row(handle: DbHandle, ecli: str) -> dict[str, Any] | None:
     with handle.database.transaction() as conn:
         conn.execute(text("SELECT set_config('ewall.writer', 'on', true)"))
-        row = conn.execute(
-            text(
-                "SELECT d.*, (SELECT count(*) FROM chunks c WHERE c.document_id = d.document_id)"
-                " AS n_chunks, (SELECT count(*) FROM chunks c WHERE c.document_id ="
-                " d.document_id AND c.suppressed) AS n_suppressed, (SELECT array_agg(DISTINCT"
-                " c.wall_group_id) FROM chunks c WHERE c.document_id = d.document_id) AS groups"
-                " FROM documents d WHERE source = 'rechtspraak' AND external_id = :e"
-            ),
-            {"e": ecli},
-        ).mappings().first()
+        row = (
+            conn.execute(
+                text(
+                    "SELECT d.*, (SELECT count(*) FROM chunks c WHERE c.document_id = d.document_id)"
+                    " AS n_chunks, (SELECT count(*) FROM chunks c WHERE c.document_id ="
+                    " d.document_id AND c.suppressed) AS n_suppressed, (SELECT array_agg(DISTINCT"
+                    " c.wall_group_id) FROM chunks c WHERE c.document_id = d.document_id) AS groups"
+                    " FROM documents d WHERE source = 'rechtspraak' AND external_id = :e"
+                ),
+                {"e": ecli},
+            )
+            .mappings()
+            .first()
+        )
         return dict(row) if row is not None else None
 
 
@@ -140,9 +155,15 @@ def api(db: DbHandle, settings: Settings, embedder: Any, auth: Tokens) -> Iterat
 
 
 class SubsetRun:
-    def __init__(self, folder: Path, first: dict[str, Any], second: dict[str, Any],
-                 encodes: tuple[int, int, int], before: dict[str, Any],
-                 after: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        first: dict[str, Any],
+        second: dict[str, Any],
+        encodes: tuple[int, int, int],
+        before: dict[str, Any],
+        after: dict[str, Any],
+    ) -> None:
         self.folder = folder
         self.first = first
         self.second = second
@@ -152,8 +173,9 @@ class SubsetRun:
 
 
 @pytest.fixture(scope="module")
-def subset(module_db: DbHandle, settings: Settings, embedder: Any,
-           tmp_path_factory: pytest.TempPathFactory) -> SubsetRun:
+def subset(
+    module_db: DbHandle, settings: Settings, embedder: Any, tmp_path_factory: pytest.TempPathFactory
+) -> SubsetRun:
     folder = copy_records(tmp_path_factory.mktemp("rechtspraak"), SUBSET)
     # the same record under a second name, in a sub-folder: a duplicate the report lists
     (folder / "copies").mkdir()
@@ -161,8 +183,9 @@ def subset(module_db: DbHandle, settings: Settings, embedder: Any,
     pipeline = IngestPipeline(module_db.database, embedder, settings)
     progress: list[tuple[int, int | None]] = []
     e0 = embedder.encode_calls
-    first = ingest_rechtspraak_folder(pipeline, folder, started_by="test",
-                                      on_progress=lambda d, t: progress.append((d, t)))
+    first = ingest_rechtspraak_folder(
+        pipeline, folder, started_by="test", on_progress=lambda d, t: progress.append((d, t))
+    )
     assert progress[-1] == (len(SUBSET) + 1, len(SUBSET) + 1)
     e1 = embedder.encode_calls
     with module_db.database.transaction() as conn:
@@ -196,13 +219,16 @@ def test_subset_report_counts_states_and_lists_entries(subset: SubsetRun) -> Non
     changes = {e["external_id"]: e["details"]["to"] for e in report["caselaw"]["state_changes"]}
     assert changes == {VOIDED: "voided", LAPSED: "voided", SET_ASIDE: "set_aside"}
     assert {e["external_id"] for e in report["caselaw"]["metadata_only"]} == {
-        VOIDED, META_ONLY_ACTIVE}
+        VOIDED,
+        META_ONLY_ACTIVE,
+    }
     dup = entries(report, "duplicates", DUPLICATED)
     assert len(dup) == 1 and dup[0]["details"]["file"] == "copies/AA1835-copy.xml"
 
 
-def test_metadata_only_voided_record_keeps_its_state(subset: SubsetRun,
-                                                     module_db: DbHandle) -> None:
+def test_metadata_only_voided_record_keeps_its_state(
+    subset: SubsetRun, module_db: DbHandle
+) -> None:
     row = case_row(module_db, VOIDED)
     assert row is not None
     assert row["state"] == "voided" and row["replaced_by"] == VOIDED_BY
@@ -260,8 +286,12 @@ def test_set_aside_decision_is_not_searchable_but_a_live_one_is(
     with module_db.database.transaction() as conn:
         conn.execute(text("SELECT set_config('ewall.writer', 'on', true)"))
         matching = conn.execute(
-            text("SELECT count(*) FROM chunks WHERE external_id = :e AND body ILIKE"
-                 " '%objectafbakening%'"), {"e": SET_ASIDE}).scalar_one()
+            text(
+                "SELECT count(*) FROM chunks WHERE external_id = :e AND body ILIKE"
+                " '%objectafbakening%'"
+            ),
+            {"e": SET_ASIDE},
+        ).scalar_one()
     assert matching > 0
     with make_client(module_db, settings, embedder) as client:
         firm = Firm(client, auth)
@@ -313,8 +343,12 @@ def test_withdrawn_then_active_is_held_until_confirmed(
     assert report["caselaw"]["counts"]["held_pending"] == 1
 
     # only an admin confirms; then it is searchable again
-    assert api.client.post(f"/v1/caselaw/{PARKING}/confirm",
-                           headers=auth(LAWYER, "lawyer")).status_code == 403
+    assert (
+        api.client.post(
+            f"/v1/caselaw/{PARKING}/confirm", headers=auth(LAWYER, "lawyer")
+        ).status_code
+        == 403
+    )
     confirmed = ok(api.client.post(f"/v1/caselaw/{PARKING}/confirm", headers=admin))
     assert confirmed["state"] == "active" and confirmed["searchable"] is True
     assert confirmed["document"]["searchable_chunks"] == confirmed["document"]["chunks"] > 0
@@ -367,8 +401,7 @@ def test_empty_marker_never_overwrites_a_known_state(
     assert doc is not None and doc["search_state"] == "active"
 
     # on first sight there is nothing to keep: held, not searchable
-    write_record(tmp_path, SMALL_2, with_marker(corpus_file(SMALL_2).read_bytes(),
-                                                EMPTY_REPLACED))
+    write_record(tmp_path, SMALL_2, with_marker(corpus_file(SMALL_2).read_bytes(), EMPTY_REPLACED))
     report = ingest_rechtspraak_folder(pipeline, tmp_path, started_by="test")
     assert entries(report, "parse_errors", SMALL_2) and entries(report, "held", SMALL_2)
     row = case_row(db, SMALL_2)
@@ -387,8 +420,10 @@ def test_a_later_metadata_only_void_hides_the_earlier_text(
     write_record(tmp_path, SMALL, small)
     ingest_rechtspraak_folder(pipeline, tmp_path, started_by="test")
     head, _, _ = small.partition(b"</rdf:RDF>")
-    voided = with_marker(head + b"</rdf:RDF>\n</open-rechtspraak>\n",
-                         b"<dcterms:isReplacedBy>ECLI:NL:HR:1997:AA9999</dcterms:isReplacedBy>")
+    voided = with_marker(
+        head + b"</rdf:RDF>\n</open-rechtspraak>\n",
+        b"<dcterms:isReplacedBy>ECLI:NL:HR:1997:AA9999</dcterms:isReplacedBy>",
+    )
     write_record(tmp_path, SMALL, voided)
     report = ingest_rechtspraak_folder(pipeline, tmp_path, started_by="test")
     assert entries(report, "metadata_only", SMALL)

@@ -31,8 +31,7 @@ def env(db: DbHandle, embedder: Any, monkeypatch: pytest.MonkeyPatch) -> Iterato
     monkeypatch.setenv("EWALL_MIGRATIONS_DATABASE_URL", db.superuser_url)
     monkeypatch.setenv("EWALL_LOG_JSON", "false")
     monkeypatch.setenv("EWALL_LOG_LEVEL", "WARNING")
-    for name in ("EWALL_IMANAGE_URL", "EWALL_NETDOCUMENTS_URL",
-                 "EWALL_RECHTSPRAAK_CROSSCHECK_URL"):
+    for name in ("EWALL_IMANAGE_URL", "EWALL_NETDOCUMENTS_URL", "EWALL_RECHTSPRAAK_CROSSCHECK_URL"):
         monkeypatch.delenv(name, raising=False)
     # The command builds Embedder(settings); hand it the session's already loaded model (the
     # same real encoder) instead of loading a second copy.
@@ -51,9 +50,18 @@ def test_ingest_rechtspraak_prints_the_delta_report(
     assert main(["ingest", "rechtspraak", str(folder)]) == 0  # partial: errors are listed
     out = capsys.readouterr().out
     assert "(rechtspraak): partial" in out
-    for expected in ("Counts", "case law: voided", "case law: held_pending", "Errors (1)",
-                     "garbage.xml", "Metadata-only records (1)", VOIDED,
-                     "Case-law state changes (1)", "Added (1)", PARKING):
+    for expected in (
+        "Counts",
+        "case law: voided",
+        "case law: held_pending",
+        "Errors (1)",
+        "garbage.xml",
+        "Metadata-only records (1)",
+        VOIDED,
+        "Case-law state changes (1)",
+        "Added (1)",
+        PARKING,
+    ):
         assert expected in out, expected
 
     row = case_row(env, VOIDED)
@@ -87,8 +95,10 @@ def test_bad_paths_give_one_line_and_exit_2(
 
 
 def test_an_unreachable_database_fails_with_exit_1(
-    env: DbHandle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str]
+    env: DbHandle,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     with socket.socket() as sock:  # a port where nothing listens
         sock.bind(("127.0.0.1", 0))

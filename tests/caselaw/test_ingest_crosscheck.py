@@ -113,4 +113,4 @@ def test_an_unreachable_second_source_is_given_up_after_a_few_failures() -> None
     assert all(r["status"] == "unavailable" for r in results)
     tried = results[:CROSSCHECK_MAX_CONSECUTIVE_FAILURES]
     assert all("ConnectError" in r["error"] for r in tried)
-    assert all(r["error"].startswith("skipped") for r in results[len(tried):])
+    assert all(r["error"].startswith("skipped") for r in results[len(tried) :])

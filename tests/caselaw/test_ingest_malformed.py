@@ -38,8 +38,10 @@ BROKEN: dict[str, tuple[bytes, str]] = {
     "empty.xml": (b"", "empty file"),
     "whitespace.xml": (b"  \n\t\n", "empty file"),
     "garbage.xml": (b"\x00\xff\xfe this is not xml at all", "not well-formed XML"),
-    "not-a-record.xml": (b"<?xml version='1.0'?><foo><bar/></foo>",
-                         "not a Rechtspraak open-data record"),
+    "not-a-record.xml": (
+        b"<?xml version='1.0'?><foo><bar/></foo>",
+        "not a Rechtspraak open-data record",
+    ),
     "no-ecli.xml": (
         b"<open-rechtspraak><rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'"
         b" xmlns:dcterms='http://purl.org/dc/terms/'><rdf:Description>"

@@ -343,15 +343,27 @@ def test_replaced_marker_value() -> None:
         ("<psi:withdrawn>true</psi:withdrawn>", "", True, "ingetrokken"),
         ('<psi:status rdfs:label="Ingetrokken">ingetrokken</psi:status>', "", True, "ingetrokken"),
         ("", ' status="ingetrokken"', True, "ingetrokken"),
-        ('<dcterms:identifier psi:ingetrokken="true">x</dcterms:identifier>', "", True,
-         "ingetrokken"),
+        (
+            '<dcterms:identifier psi:ingetrokken="true">x</dcterms:identifier>',
+            "",
+            True,
+            "ingetrokken",
+        ),
         ("<psi:ingetrokken>nee</psi:ingetrokken>", "", False, "live"),
         ("<psi:ingetrokken>false</psi:ingetrokken>", "", False, "live"),
         ("<psi:ingetrokken/>", "", None, "unverifiable: empty withdrawal marker"),
-        ('<psi:ingetrokken rdfs:label="x">   </psi:ingetrokken>', "", None,
-         "unverifiable: empty withdrawal marker"),
-        ("<psi:ingetrokken>misschien</psi:ingetrokken>", "", None,
-         "unverifiable: unreadable withdrawal marker"),
+        (
+            '<psi:ingetrokken rdfs:label="x">   </psi:ingetrokken>',
+            "",
+            None,
+            "unverifiable: empty withdrawal marker",
+        ),
+        (
+            "<psi:ingetrokken>misschien</psi:ingetrokken>",
+            "",
+            None,
+            "unverifiable: unreadable withdrawal marker",
+        ),
     ],
 )
 def test_withdrawal_markers_are_read_tolerantly(
@@ -369,8 +381,7 @@ def test_withdrawal_markers_are_read_tolerantly(
 def test_definite_reason_wins_over_an_unreadable_marker() -> None:
     rec = parse_rechtspraak(
         minimal(
-            "<psi:ingetrokken/>"
-            "<dcterms:isReplacedBy>ECLI:NL:HR:2019:2000</dcterms:isReplacedBy>"
+            "<psi:ingetrokken/><dcterms:isReplacedBy>ECLI:NL:HR:2019:2000</dcterms:isReplacedBy>"
         )
     )
     assert rec.marker_errors

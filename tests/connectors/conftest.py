@@ -104,8 +104,9 @@ def imanage(imanage_fake: FakeIManage, sleeps: Sleeps) -> Iterator[ImanageFactor
 
 
 @pytest.fixture
-def netdocuments(netdocuments_fake: FakeNetDocuments,
-                 sleeps: Sleeps) -> Iterator[NetDocumentsFactory]:
+def netdocuments(
+    netdocuments_fake: FakeNetDocuments, sleeps: Sleeps
+) -> Iterator[NetDocumentsFactory]:
     made: list[NetDocumentsConnector] = []
 
     def build(settings: dict[str, Any] | None = None, **kw: Any) -> NetDocumentsConnector:
@@ -113,7 +114,8 @@ def netdocuments(netdocuments_fake: FakeNetDocuments,
         kw.setdefault("clock", netdocuments_fake.clock)
         kw.setdefault("page_size", 2)
         connector = NetDocumentsConnector(
-            netdocuments_settings(netdocuments_fake, **(settings or {})), **kw)
+            netdocuments_settings(netdocuments_fake, **(settings or {})), **kw
+        )
         made.append(connector)
         return connector
 

@@ -36,8 +36,15 @@ class Outcome:
 
 
 def _fingerprint(doc: SourceDocument) -> tuple[Any, ...]:
-    return (doc.checksum, doc.version, doc.title, doc.client_id, doc.matter_id, doc.acl,
-            doc.content)
+    return (
+        doc.checksum,
+        doc.version,
+        doc.title,
+        doc.client_id,
+        doc.matter_id,
+        doc.acl,
+        doc.content,
+    )
 
 
 class RecordingPipeline:
@@ -87,8 +94,14 @@ class RecordingPipeline:
         run.counts["deleted"] += 1
         return True
 
-    def record_error(self, run: Run, source: str, external_id: str | None, reason: str,
-                     details: dict[str, Any] | None = None) -> None:
+    def record_error(
+        self,
+        run: Run,
+        source: str,
+        external_id: str | None,
+        reason: str,
+        details: dict[str, Any] | None = None,
+    ) -> None:
         self.errors.append((external_id, reason))
         run.counts["errors"] += 1
 
@@ -96,11 +109,16 @@ class RecordingPipeline:
         run.progress.update(fields)
         self.progress_calls.append(dict(fields))
 
-    def finish_run(self, run: Run, status: str | None = None,
-                   error: str | None = None) -> dict[str, Any]:
+    def finish_run(
+        self, run: Run, status: str | None = None, error: str | None = None
+    ) -> dict[str, Any]:
         run.status = status or ("partial" if run.counts.get("errors") else "succeeded")
-        return {"run_id": run.run_id, "status": run.status, "error": error,
-                "counts": dict(run.counts)}
+        return {
+            "run_id": run.run_id,
+            "status": run.status,
+            "error": error,
+            "counts": dict(run.counts),
+        }
 
     def known_external_ids(self, source: str) -> set[str]:
         return {k for k, d in self.index.items() if d.source == source}

@@ -31,7 +31,10 @@ def _found(firm: Firm, person: str, query: str) -> set[str]:
 
 
 def test_crawl_search_delete_at_source_sync_again(
-    client: TestClient, auth: Tokens, db: DbFixture, imanage_fake: FakeIManage,
+    client: TestClient,
+    auth: Tokens,
+    db: DbFixture,
+    imanage_fake: FakeIManage,
     imanage: ImanageFactory,
 ) -> None:
     firm = Firm(client, auth)
@@ -41,12 +44,24 @@ def test_crawl_search_delete_at_source_sync_again(
     firm.matter("M-1", "C-1")
     imanage_fake.add_group("LITIGATION", ["ALICE"])
     imanage_fake.add_document(
-        "ACTIVE", 1, custom1="c-1", custom2=" m-1 ", default_security="private",
-        author="JSMITH", security=PRIVATE, filename="memo.txt",
-        content=b"Vertrouwelijk memo over de octrooiaanvraag van Acme.")
+        "ACTIVE",
+        1,
+        custom1="c-1",
+        custom2=" m-1 ",
+        default_security="private",
+        author="JSMITH",
+        security=PRIVATE,
+        filename="memo.txt",
+        content=b"Vertrouwelijk memo over de octrooiaanvraag van Acme.",
+    )
     imanage_fake.add_document(
-        "ACTIVE", 2, custom1="C-1", custom2="M-1", filename="notitie.txt",
-        content=b"Openbare notitie over de octrooiaanvraag.")
+        "ACTIVE",
+        2,
+        custom1="C-1",
+        custom2="M-1",
+        filename="notitie.txt",
+        content=b"Openbare notitie over de octrooiaanvraag.",
+    )
 
     pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
     store = SyncStateStore(db.database)
@@ -59,15 +74,19 @@ def test_crawl_search_delete_at_source_sync_again(
 
     imanage_fake.trash("ACTIVE!1.1")
     report = run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
-    assert report["sync"]["deleted"] == [{"external_id": "ACTIVE!1",
-                                          "reason": "sweep: deleted at source"}]
+    assert report["sync"]["deleted"] == [
+        {"external_id": "ACTIVE!1", "reason": "sweep: deleted at source"}
+    ]
     assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!2"}
     assert _found(firm, "bob@firm.nl", "octrooiaanvraag") == {"ACTIVE!2"}
     assert imanage_fake.writes() == []
 
 
 def test_netdocuments_matter_no_access_row_hides_the_document(
-    client: TestClient, auth: Tokens, db: DbFixture, netdocuments_fake: FakeNetDocuments,
+    client: TestClient,
+    auth: Tokens,
+    db: DbFixture,
+    netdocuments_fake: FakeNetDocuments,
     netdocuments: NetDocumentsFactory,
 ) -> None:
     firm = Firm(client, auth)
@@ -75,19 +94,32 @@ def test_netdocuments_matter_no_access_row_hides_the_document(
     firm.person("amir@firm.nl", aliases=["netdocuments:user:amir@firm.com"])
     firm.client_("10025", "Acme Holdings")
     firm.matter("0008", "10025")
-    netdocuments_fake.add_group("UG-LIT", "Litigation",
-                                [{"id": "JS1", "email": "john.smith@firm.com"},
-                                 {"id": "AK2", "email": "amir@firm.com"}])
+    netdocuments_fake.add_group(
+        "UG-LIT",
+        "Litigation",
+        [{"id": "JS1", "email": "john.smith@firm.com"}, {"id": "AK2", "email": "amir@firm.com"}],
+    )
     netdocuments_fake.add_document(
-        "4824-5093-9170", client="10025", matter="0008", extension="txt",
+        "4824-5093-9170",
+        client="10025",
+        matter="0008",
+        extension="txt",
         content=b"Processtuk over de dagvaarding in de zaak Falcon.",
-        acl=[{"principal": "UG-LIT", "rights": "VES"}])
+        acl=[{"principal": "UG-LIT", "rights": "VES"}],
+    )
     # Profile-based security on the matter: John is walled off (S9 recipe).
-    netdocuments_fake.lookup[2] = [{"key": "0008", "parent": "10025",
-                                    "access": "Litigation|VES*U:john.smith@firm.com|N"}]
+    netdocuments_fake.lookup[2] = [
+        {"key": "0008", "parent": "10025", "access": "Litigation|VES*U:john.smith@firm.com|N"}
+    ]
     pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
-    report = run_sync("netdocuments", netdocuments(), pipeline, SyncStateStore(db.database),
-                      mode="full", started_by="svc")
+    report = run_sync(
+        "netdocuments",
+        netdocuments(),
+        pipeline,
+        SyncStateStore(db.database),
+        mode="full",
+        started_by="svc",
+    )
     assert report["sync"]["complete"] is True, report
     assert _found(firm, "amir@firm.nl", "dagvaarding") == {"4824-5093-9170"}
     assert _found(firm, "john@firm.nl", "dagvaarding") == set()

@@ -48,8 +48,7 @@ def test_request_outside_the_allow_list_is_refused_before_it_is_sent(
     try:
         with pytest.raises(RequestNotAllowedError, match="allow-list"):
             # N14: "get or create" a workspace. A read-only crawler must never reach it.
-            client.http.get_json("/v1/Workspace/NG-AB12CD34/10025/0007/info",
-                                 auth=client.auth)
+            client.http.get_json("/v1/Workspace/NG-AB12CD34/10025/0007/info", auth=client.auth)
         with pytest.raises(RequestNotAllowedError):
             client.http.request("DELETE", "/v1/Document/4824-5093-9170", auth=client.auth)
         with pytest.raises(RequestNotAllowedError):
@@ -91,8 +90,9 @@ def test_ids_cannot_walk_out_of_their_path_segment() -> None:
         ({"x-ratelimit-retryafter": "2", "Retry-After": "9"}, 2.0),  # iManage's own first
     ],
 )
-def test_429_honours_the_server_wait(imanage_fake: FakeIManage, sleeps: Sleeps,
-                                     headers: dict[str, str], expected: float) -> None:
+def test_429_honours_the_server_wait(
+    imanage_fake: FakeIManage, sleeps: Sleeps, headers: dict[str, str], expected: float
+) -> None:
     imanage_fake.inject(r"^/api$", 429, headers=headers)
     client = _client(imanage_fake, sleeps)
     try:
@@ -105,8 +105,9 @@ def test_429_honours_the_server_wait(imanage_fake: FakeIManage, sleeps: Sleeps,
 
 def test_429_with_an_http_date(imanage_fake: FakeIManage, sleeps: Sleeps) -> None:
     when = datetime.now(UTC) + timedelta(seconds=30)
-    imanage_fake.inject(r"^/api$", 429,
-                        headers={"Retry-After": email.utils.format_datetime(when, usegmt=True)})
+    imanage_fake.inject(
+        r"^/api$", 429, headers={"Retry-After": email.utils.format_datetime(when, usegmt=True)}
+    )
     client = _client(imanage_fake, sleeps)
     try:
         client.discover()
@@ -132,8 +133,7 @@ def test_429_without_a_hint_backs_off_exponentially_with_jitter(
 
 
 @pytest.mark.parametrize("status", [502, 503, 504])
-def test_gateway_errors_are_retried(imanage_fake: FakeIManage, sleeps: Sleeps,
-                                    status: int) -> None:
+def test_gateway_errors_are_retried(imanage_fake: FakeIManage, sleeps: Sleeps, status: int) -> None:
     imanage_fake.inject(r"/libraries$", status, times=2, headers={"Retry-After": "1"})
     client = _client(imanage_fake, sleeps)
     try:
@@ -156,8 +156,9 @@ def test_attempts_are_bounded(imanage_fake: FakeIManage, sleeps: Sleeps) -> None
     assert len(sleeps) == 2
 
 
-def test_a_wait_longer_than_the_limit_gives_up_at_once(imanage_fake: FakeIManage,
-                                                       sleeps: Sleeps) -> None:
+def test_a_wait_longer_than_the_limit_gives_up_at_once(
+    imanage_fake: FakeIManage, sleeps: Sleeps
+) -> None:
     imanage_fake.inject(r"^/api$", 429, headers={"Retry-After": "3600"})
     client = _client(imanage_fake, sleeps)
     try:
@@ -173,9 +174,14 @@ def test_transport_errors_are_retried_then_reported(sleeps: Sleeps) -> None:
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     sock.close()  # nothing listens there now
-    http = SourceHttp(source="t", base_url=f"http://127.0.0.1:{port}",
-                      allow=AllowList("t", [("GET", "/x")]), max_attempts=3, sleep=sleeps,
-                      timeout_s=2)
+    http = SourceHttp(
+        source="t",
+        base_url=f"http://127.0.0.1:{port}",
+        allow=AllowList("t", [("GET", "/x")]),
+        max_attempts=3,
+        sleep=sleeps,
+        timeout_s=2,
+    )
     try:
         with pytest.raises(SourceHTTPError, match="transport error") as info:
             http.get_json("/x")
@@ -199,8 +205,9 @@ def test_retry_after_header_parsing() -> None:
 # --- auth and secrets -----------------------------------------------------------------------------
 
 
-def test_wrong_secret_is_a_clear_error_without_the_secret(imanage_fake: FakeIManage,
-                                                          sleeps: Sleeps) -> None:
+def test_wrong_secret_is_a_clear_error_without_the_secret(
+    imanage_fake: FakeIManage, sleeps: Sleeps
+) -> None:
     client = _client(imanage_fake, sleeps, imanage_password="wrong-Passw0rd-x")
     try:
         with pytest.raises(CredentialsError) as info:
@@ -243,8 +250,9 @@ def test_without_a_refresh_token_the_password_grant_runs_again(sleeps: Sleeps) -
     assert fake.grants == ["password", "password"]
 
 
-def test_secrets_never_reach_logs(imanage_fake: FakeIManage, sleeps: Sleeps,
-                                  caplog: pytest.LogCaptureFixture) -> None:
+def test_secrets_never_reach_logs(
+    imanage_fake: FakeIManage, sleeps: Sleeps, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     imanage_fake.inject(r"^/api$", 429, headers={"Retry-After": "1"})
     client = _client(imanage_fake, sleeps)
@@ -292,8 +300,9 @@ def test_token_bucket_spaces_requests() -> None:
     assert bucket.reserve() == 0
 
 
-def test_rate_limit_waits_through_the_injected_sleep(imanage_fake: FakeIManage,
-                                                     sleeps: Sleeps) -> None:
+def test_rate_limit_waits_through_the_injected_sleep(
+    imanage_fake: FakeIManage, sleeps: Sleeps
+) -> None:
     client = _client(imanage_fake, sleeps, connector_rate_per_s=1.0)
     try:
         for _ in range(3):
@@ -305,8 +314,7 @@ def test_rate_limit_waits_through_the_injected_sleep(imanage_fake: FakeIManage,
     assert all(0 < s <= 4 for s in sleeps)
 
 
-def test_concurrency_cap_holds_across_threads(imanage_fake: FakeIManage,
-                                              sleeps: Sleeps) -> None:
+def test_concurrency_cap_holds_across_threads(imanage_fake: FakeIManage, sleeps: Sleeps) -> None:
     imanage_fake.delay_s = 0.15
     client = _client(imanage_fake, sleeps, connector_concurrency=2)
     try:
@@ -327,8 +335,10 @@ def test_concurrency_cap_holds_across_threads(imanage_fake: FakeIManage,
 
 def test_content_disposition_and_mime() -> None:
     assert disposition_filename('attachment; filename="SPA v3.docx"') == "SPA v3.docx"
-    assert disposition_filename("attachment; filename*=UTF-8''Pleitnota%20%C3%A9.pdf") \
+    assert (
+        disposition_filename("attachment; filename*=UTF-8''Pleitnota%20%C3%A9.pdf")
         == "Pleitnota é.pdf"
+    )
     assert disposition_filename("inline") is None
     assert guess_mime("a.pdf") == "application/pdf"
     assert guess_mime("mail.msg") == "application/vnd.ms-outlook"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -32,11 +32,16 @@ from tests.fakes.imanage import FakeClock
 from tests.fakes.netdocuments import CABINET, FakeNetDocuments
 
 
-def _docs(items: list[object]) -> list[SourceDocument]:
+def _text(item: object) -> str:
+    assert isinstance(item, str), item
+    return item
+
+
+def _docs(items: Sequence[object]) -> list[SourceDocument]:
     return [i for i in items if isinstance(i, SourceDocument)]
 
 
-def _by_id(items: list[object]) -> dict[str, SourceDocument]:
+def _by_id(items: Sequence[object]) -> dict[str, SourceDocument]:
     return {d.external_id: d for d in _docs(items)}
 
 
@@ -44,18 +49,21 @@ def _seed(fake: FakeNetDocuments, count: int = 5) -> list[str]:
     ids = []
     for n in range(count):
         doc_id = f"4824-5093-{9170 + n}"
-        fake.add_document(doc_id, client="10025", matter="0007",
-                          modified=f"2025-01-{n + 1:02d}T10:00:00Z")
+        fake.add_document(
+            doc_id, client="10025", matter="0007", modified=f"2025-01-{n + 1:02d}T10:00:00Z"
+        )
         ids.append(doc_id)
     return ids
 
 
 @contextmanager
-def _connector(fake: FakeNetDocuments, sleeps: Sleeps, settings: dict[str, Any] | None = None,
-               **kw: Any) -> Iterator[NetDocumentsConnector]:
+def _connector(
+    fake: FakeNetDocuments, sleeps: Sleeps, settings: dict[str, Any] | None = None, **kw: Any
+) -> Iterator[NetDocumentsConnector]:
     kw.setdefault("page_size", 2)
-    connector = NetDocumentsConnector(netdocuments_settings(fake, **(settings or {})),
-                                      sleep=sleeps, clock=fake.clock, **kw)
+    connector = NetDocumentsConnector(
+        netdocuments_settings(fake, **(settings or {})), sleep=sleeps, clock=fake.clock, **kw
+    )
     try:
         yield connector
     finally:
@@ -85,9 +93,11 @@ def test_client_credentials_with_the_documented_basic_header(
 
 def test_wrong_secret(sleeps: Sleeps) -> None:
     fake = FakeNetDocuments()
-    with (fake.running(),
-          _connector(fake, sleeps, {"netdocuments_client_secret": "bad-Secret-9"}) as nd,
-          pytest.raises(CredentialsError) as info):
+    with (
+        fake.running(),
+        _connector(fake, sleeps, {"netdocuments_client_secret": "bad-Secret-9"}) as nd,
+        pytest.raises(CredentialsError) as info,
+    ):
         nd.cabinets()
     assert "invalid_grant" in str(info.value)
     assert "bad-Secret-9" not in str(info.value)
@@ -100,8 +110,9 @@ def test_token_renewed_before_expiry_with_expires_in_as_string_or_number(
     sleeps: Sleeps, as_string: bool
 ) -> None:
     clock = FakeClock()
-    fake = FakeNetDocuments(clock=clock, token_ttl=1800, expires_as_string=as_string,
-                            advance_per_request=120)
+    fake = FakeNetDocuments(
+        clock=clock, token_ttl=1800, expires_as_string=as_string, advance_per_request=120
+    )
     _seed(fake, 8)
     with fake.running(), _connector(fake, sleeps, {"connector_concurrency": 1}) as nd:
         docs = _docs(list(nd.crawl_full(None)))
@@ -117,12 +128,19 @@ def test_token_renewed_before_expiry_with_expires_in_as_string_or_number(
 
 @pytest.mark.parametrize(
     ("shape", "paging", "token_key"),
-    [("A", "skiptoken", "skiptoken"), ("A", "skiptoken", "SkipToken"), ("B", "skiptoken", "next"),
-     ("A", "link", "skiptoken"), ("B", "link", "skiptoken"), ("A", "skip", "-"),
-     ("B", "skip", "-")],
+    [
+        ("A", "skiptoken", "skiptoken"),
+        ("A", "skiptoken", "SkipToken"),
+        ("B", "skiptoken", "next"),
+        ("A", "link", "skiptoken"),
+        ("B", "link", "skiptoken"),
+        ("A", "skip", "-"),
+        ("B", "skip", "-"),
+    ],
 )
-def test_both_search_shapes_and_every_paging_style(sleeps: Sleeps, shape: str, paging: str,
-                                                   token_key: str) -> None:
+def test_both_search_shapes_and_every_paging_style(
+    sleeps: Sleeps, shape: str, paging: str, token_key: str
+) -> None:
     fake = FakeNetDocuments(shape=shape, paging=paging, token_key=token_key)
     ids = _seed(fake, 5)
     fake.add_document("4811-2200-0042", extension="ndfld")  # a folder
@@ -133,7 +151,7 @@ def test_both_search_shapes_and_every_paging_style(sleeps: Sleeps, shape: str, p
     assert sorted(docs) == ids
     doc = docs[ids[0]]
     assert (doc.client_id, doc.matter_id) == ("10025", "0007")
-    assert doc.mime_type.endswith("wordprocessingml.document")
+    assert (doc.mime_type or "").endswith("wordprocessingml.document")
     assert doc.version == "1"
     assert doc.checksum
     assert doc.checksum.startswith("sha256:")
@@ -146,9 +164,12 @@ def test_both_search_shapes_and_every_paging_style(sleeps: Sleeps, shape: str, p
 
 
 def test_parse_search_accepts_aliases() -> None:
-    page = parse_search({"standardList": [{"standardAttributes": {"docId": "1-2-3",
-                                                                   "NAME": "x"}}],
-                         "@odata.nextLink": "/v2/Search?cabinets=NG-1&skiptoken=abc"})
+    page = parse_search(
+        {
+            "standardList": [{"standardAttributes": {"docId": "1-2-3", "NAME": "x"}}],
+            "@odata.nextLink": "/v2/Search?cabinets=NG-1&skiptoken=abc",
+        }
+    )
     assert [h.id for h in page.hits] == ["1-2-3"]
     assert page.hits[0].name == "x"
     assert page.next_token == "abc"
@@ -160,8 +181,9 @@ def test_parse_search_accepts_aliases() -> None:
 
 
 @pytest.mark.parametrize(("shape", "stalled"), [("A", True), ("B", False)])
-def test_a_server_that_repeats_pages_cannot_loop_us(sleeps: Sleeps, shape: str,
-                                                    stalled: bool) -> None:
+def test_a_server_that_repeats_pages_cannot_loop_us(
+    sleeps: Sleeps, shape: str, stalled: bool
+) -> None:
     fake = FakeNetDocuments(shape=shape, paging="skip")
     _seed(fake, 6)
     fake.repeat_pages = True
@@ -174,8 +196,9 @@ def test_a_server_that_repeats_pages_cannot_loop_us(sleeps: Sleeps, shape: str,
     assert bool(failures) is stalled
 
 
-def test_top_never_exceeds_500(netdocuments_fake: FakeNetDocuments,
-                               netdocuments: NetDocumentsFactory) -> None:
+def test_top_never_exceeds_500(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
+) -> None:
     _seed(netdocuments_fake, 3)
     connector = netdocuments(page_size=5000)
     assert len(_docs(list(connector.crawl_full(None)))) == 3
@@ -184,9 +207,11 @@ def test_top_never_exceeds_500(netdocuments_fake: FakeNetDocuments,
     from connectors.http import SourceHTTPError
 
     with pytest.raises(SourceHTTPError) as info:
-        connector.client.http.get_json("/v2/Search", params={"cabinets": CABINET, "q": "*",
-                                                             "top": 501},
-                                       auth=connector.client.auth)
+        connector.client.http.get_json(
+            "/v2/Search",
+            params={"cabinets": CABINET, "q": "*", "top": 501},
+            auth=connector.client.auth,
+        )
     assert info.value.status == 400
 
 
@@ -220,7 +245,7 @@ def test_delta_walks_lastmod_descending_down_to_the_watermark(
     assert {s.query["orderby"] for s in searches} == {"7|desc"}
     assert len(searches) == 3  # stopped on the page that reached older rows
     assert not netdocuments_fake.calls(rf"^/v1/Document/{ids[0]}")  # never fetched
-    assert json.loads(items[-1])["since"] == {CABINET: "2025-01-06T10:00:00Z"}
+    assert json.loads(_text(items[-1]))["since"] == {CABINET: "2025-01-06T10:00:00Z"}
 
 
 def test_delta_without_server_ordering_filters_every_row(
@@ -238,21 +263,29 @@ def test_delta_without_server_ordering_filters_every_row(
 
 
 def test_access_list_rights() -> None:
-    acl = build_acl([
-        {"principal": "UG-LIT", "name": "Litigation", "rights": "VES"},
-        {"principal": "U:jdoe@firm.example", "rights": "N"},
-        {"principal": "U:amir@firm.example", "rights": "V"},
-        {"principal": "UG-ADM", "rights": "A"},
-        {"principal": "U:both@firm.example", "rights": "VN"},  # N beats everything
-        {"principal": "UG-NONE", "rights": ""},  # no rights: no grant
-        {"principal": "NG-AB12CD34", "view": True, "edit": True},  # membership shape
-    ])
+    acl = build_acl(
+        [
+            {"principal": "UG-LIT", "name": "Litigation", "rights": "VES"},
+            {"principal": "U:jdoe@firm.example", "rights": "N"},
+            {"principal": "U:amir@firm.example", "rights": "V"},
+            {"principal": "UG-ADM", "rights": "A"},
+            {"principal": "U:both@firm.example", "rights": "VN"},  # N beats everything
+            {"principal": "UG-NONE", "rights": ""},  # no rights: no grant
+            {"principal": "NG-AB12CD34", "view": True, "edit": True},  # membership shape
+        ]
+    )
     assert acl.default == "private"
     assert acl.resolvable
-    assert acl.allow == {"netdocuments:group:ug-lit", "netdocuments:user:amir@firm.example",
-                         "netdocuments:group:ug-adm", "netdocuments:group:ng-ab12cd34"}
-    assert acl.deny == {"netdocuments:user:jdoe@firm.example",
-                        "netdocuments:user:both@firm.example"}
+    assert acl.allow == {
+        "netdocuments:group:ug-lit",
+        "netdocuments:user:amir@firm.example",
+        "netdocuments:group:ug-adm",
+        "netdocuments:group:ng-ab12cd34",
+    }
+    assert acl.deny == {
+        "netdocuments:user:jdoe@firm.example",
+        "netdocuments:user:both@firm.example",
+    }
 
 
 def test_access_list_fails_closed_on_what_it_cannot_place() -> None:
@@ -261,24 +294,31 @@ def test_access_list_fails_closed_on_what_it_cannot_place() -> None:
     skipped = build_acl([{"principal": "Mystery Group", "rights": "V"}])
     assert skipped.resolvable
     assert skipped.allow == frozenset()
-    named = build_acl([{"principal": "Mystery Group", "rights": "N"}],
-                      groups_by_name={"mystery group": "UG-M"})
+    named = build_acl(
+        [{"principal": "Mystery Group", "rights": "N"}], groups_by_name={"mystery group": "UG-M"}
+    )
     assert named.deny == {"netdocuments:group:ug-m"}
 
 
 def test_profile_access_string() -> None:
     assert parse_profile_access("Litigation|VES*Estate|V*U:john.smith@firm.com|N") == [
-        ("Litigation", "VES"), ("Estate", "V"), ("U:john.smith@firm.com", "N")]
-    acl = build_acl([{"principal": "UG-LIT", "rights": "VES"}],
-                    profile_access=["Litigation|VES*U:john.smith@firm.com|N*Estate|N"],
-                    groups_by_name={"litigation": "UG-LIT", "estate": "UG-EST"})
+        ("Litigation", "VES"),
+        ("Estate", "V"),
+        ("U:john.smith@firm.com", "N"),
+    ]
+    acl = build_acl(
+        [{"principal": "UG-LIT", "rights": "VES"}],
+        profile_access=["Litigation|VES*U:john.smith@firm.com|N*Estate|N"],
+        groups_by_name={"litigation": "UG-LIT", "estate": "UG-EST"},
+    )
     # Only the N rows are taken from profile-based security; its grants are not ours to add.
     assert acl.allow == {"netdocuments:group:ug-lit"}
     assert acl.deny == {"netdocuments:user:john.smith@firm.com", "netdocuments:group:ug-est"}
 
 
-def test_profile_based_denies_over_http(netdocuments_fake: FakeNetDocuments,
-                                        netdocuments: NetDocumentsFactory) -> None:
+def test_profile_based_denies_over_http(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
+) -> None:
     fake = netdocuments_fake
     fake.add_group("UG-LIT", "Litigation", [{"id": "JS1", "email": "john.smith@firm.com"}])
     fake.add_group("UG-TAX", "Tax", [])
@@ -286,8 +326,12 @@ def test_profile_based_denies_over_http(netdocuments_fake: FakeNetDocuments,
     fake.add_document("1000-0000-0002", client="20001", matter="0008")  # same number, other client
     fake.add_document("1000-0000-0003", client="10025", matter="0007")
     fake.lookup[2] = [
-        {"key": "0008", "parent": "10025", "description": "Falcon",
-         "access": "Litigation|VES*U:john.smith@firm.com|N*Tax|N"},
+        {
+            "key": "0008",
+            "parent": "10025",
+            "description": "Falcon",
+            "access": "Litigation|VES*U:john.smith@firm.com|N*Tax|N",
+        },
         {"key": "0007", "parent": "10025", "description": "Open", "access": ""},
     ]
     docs = _by_id(list(netdocuments().crawl_full(None)))
@@ -305,8 +349,9 @@ def test_profile_based_denies_over_http(netdocuments_fake: FakeNetDocuments,
     assert lookup[0].path == "/v1/attributes/CA-XY98ZW76/2"
 
 
-def test_unreadable_matter_table_fails_closed(netdocuments_fake: FakeNetDocuments,
-                                              netdocuments: NetDocumentsFactory) -> None:
+def test_unreadable_matter_table_fails_closed(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
+) -> None:
     netdocuments_fake.add_document("1000-0000-0001", client="10025", matter="0008")
     netdocuments_fake.add_document("1000-0000-0002", client="10025")  # no matter
     # fake.lookup has no table: 404
@@ -317,8 +362,9 @@ def test_unreadable_matter_table_fails_closed(netdocuments_fake: FakeNetDocument
     assert docs["1000-0000-0002"].acl.resolvable
 
 
-def test_unreadable_access_list_fails_closed(netdocuments_fake: FakeNetDocuments,
-                                             netdocuments: NetDocumentsFactory) -> None:
+def test_unreadable_access_list_fails_closed(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
+) -> None:
     netdocuments_fake.add_document("1000-0000-0001", client="10025", matter="0007")
     netdocuments_fake.acl_missing.add("1000-0000-0001")
     doc = _docs(list(netdocuments().crawl_full(None)))[0]
@@ -331,16 +377,25 @@ def test_unreadable_access_list_fails_closed(netdocuments_fake: FakeNetDocuments
 
 @pytest.mark.parametrize(
     ("client", "matter", "expected"),
-    [("10025", "0007", ("10025", "0007")), (" 10025 ", "  00  07", ("10025", "00 07")),
-     ("", "", ("", "")), ("   ", "\t", ("", "")), ("A/B?", "0007", ("A/B?", "0007")),
-     (None, None, (None, None))],
+    [
+        ("10025", "0007", ("10025", "0007")),
+        (" 10025 ", "  00  07", ("10025", "00 07")),
+        ("", "", ("", "")),
+        ("   ", "\t", ("", "")),
+        ("A/B?", "0007", ("A/B?", "0007")),
+        (None, None, (None, None)),
+    ],
 )
 def test_client_matter_from_workspace_attributes(
-    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory,
-    client: str | None, matter: str | None, expected: tuple[str | None, str | None]
+    netdocuments_fake: FakeNetDocuments,
+    netdocuments: NetDocumentsFactory,
+    client: str | None,
+    matter: str | None,
+    expected: tuple[str | None, str | None],
 ) -> None:
-    netdocuments_fake.add_document("1000-0000-0001", client=client, matter=matter,
-                                   custom={1003: "court"})
+    netdocuments_fake.add_document(
+        "1000-0000-0001", client=client, matter=matter, custom={1003: "court"}
+    )
     doc = _docs(list(netdocuments().crawl_full(None)))[0]
     assert (doc.client_id, doc.matter_id) == expected
     assert (doc.client_raw, doc.matter_raw) == (client, matter)
@@ -350,8 +405,7 @@ def test_workspace_attribute_numbers_come_from_the_cabinet(sleeps: Sleeps) -> No
     fake = FakeNetDocuments()
     fake.cabinets[0]["wsOrgAttrNum"] = 3
     fake.cabinets[0]["wsAttrNum"] = 4
-    fake.add_document("1000-0000-0001", custom={1001: "x", 1002: "y", 1003: "10025",
-                                                1004: "0007"})
+    fake.add_document("1000-0000-0001", custom={1001: "x", 1002: "y", 1003: "10025", 1004: "0007"})
     with fake.running(), _connector(fake, sleeps) as nd:
         doc = _docs(list(nd.crawl_full(None)))[0]
     assert (doc.client_id, doc.matter_id) == ("10025", "0007")
@@ -365,10 +419,16 @@ def test_unknown_cabinet_is_a_configuration_error(netdocuments: NetDocumentsFact
 # --- deletions ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("action", "expected"), [("404", "deleted"), ("410", "deleted"),
-                                                  ("403", "forbidden"), ("-", "present")])
-def test_point_check(netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory,
-                     action: str, expected: str) -> None:
+@pytest.mark.parametrize(
+    ("action", "expected"),
+    [("404", "deleted"), ("410", "deleted"), ("403", "forbidden"), ("-", "present")],
+)
+def test_point_check(
+    netdocuments_fake: FakeNetDocuments,
+    netdocuments: NetDocumentsFactory,
+    action: str,
+    expected: str,
+) -> None:
     netdocuments_fake.add_document("1000-0000-0001")
     if action in ("404", "410"):
         netdocuments_fake.gone["1000-0000-0001"] = int(action)
@@ -377,8 +437,9 @@ def test_point_check(netdocuments_fake: FakeNetDocuments, netdocuments: NetDocum
     assert netdocuments().check("1000-0000-0001") == expected
 
 
-def test_document_deleted_between_search_and_fetch(netdocuments_fake: FakeNetDocuments,
-                                                   netdocuments: NetDocumentsFactory) -> None:
+def test_document_deleted_between_search_and_fetch(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
+) -> None:
     ids = _seed(netdocuments_fake, 3)
     netdocuments_fake.inject(rf"^/v1/Document/{ids[1]}/info$", 410)
     netdocuments_fake.inject(rf"^/v1/Document/{ids[2]}/info$", 403)
@@ -389,10 +450,16 @@ def test_document_deleted_between_search_and_fetch(netdocuments_fake: FakeNetDoc
     assert sorted(_by_id(items)) == [ids[0]]
 
 
-def test_download_is_the_official_version(netdocuments_fake: FakeNetDocuments,
-                                          netdocuments: NetDocumentsFactory) -> None:
-    netdocuments_fake.add_document("1000-0000-0001", extension="pdf", content=b"%PDF-official",
-                                   filename="Motion to dismiss.pdf", official_version=3)
+def test_download_is_the_official_version(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
+) -> None:
+    netdocuments_fake.add_document(
+        "1000-0000-0001",
+        extension="pdf",
+        content=b"%PDF-official",
+        filename="Motion to dismiss.pdf",
+        official_version=3,
+    )
     doc = _docs(list(netdocuments().crawl_full(None)))[0]
     assert doc.content == b"%PDF-official"
     assert doc.mime_type == "application/pdf"
@@ -403,16 +470,22 @@ def test_download_is_the_official_version(netdocuments_fake: FakeNetDocuments,
 
 
 def test_groups(netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory) -> None:
-    netdocuments_fake.add_group("UG-LIT", "Litigation",
-                                [{"id": "JS1", "email": "John.Smith@firm.com"}, {"id": "AK2"}])
+    netdocuments_fake.add_group(
+        "UG-LIT", "Litigation", [{"id": "JS1", "email": "John.Smith@firm.com"}, {"id": "AK2"}]
+    )
     groups = {g.group_id: g.members for g in netdocuments().groups()}
-    assert groups == {"ug-lit": {"netdocuments:user:john.smith@firm.com",
-                                 "netdocuments:user:js1", "netdocuments:user:ak2"}}
+    assert groups == {
+        "ug-lit": {
+            "netdocuments:user:john.smith@firm.com",
+            "netdocuments:user:js1",
+            "netdocuments:user:ak2",
+        }
+    }
 
 
-def test_429_with_retry_after_during_search(netdocuments_fake: FakeNetDocuments,
-                                            netdocuments: NetDocumentsFactory,
-                                            sleeps: Sleeps) -> None:
+def test_429_with_retry_after_during_search(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory, sleeps: Sleeps
+) -> None:
     _seed(netdocuments_fake, 3)
     netdocuments_fake.inject(r"^/v2/Search$", 429, headers={"Retry-After": "4"})
     netdocuments_fake.inject(r"/info$", 503)
@@ -420,19 +493,21 @@ def test_429_with_retry_after_during_search(netdocuments_fake: FakeNetDocuments,
     assert 4.0 in sleeps
 
 
-def test_never_writes_nor_gets_or_creates(netdocuments_fake: FakeNetDocuments,
-                                          netdocuments: NetDocumentsFactory) -> None:
+def test_never_writes_nor_gets_or_creates(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
+) -> None:
     _seed(netdocuments_fake, 3)
     netdocuments_fake.add_group("UG-LIT", "Litigation", [{"id": "A"}])
     connector = netdocuments()
     items = list(connector.crawl_full(None))
-    list(connector.crawl_delta(items[-1]))
+    list(connector.crawl_delta(_text(items[-1])))
     list(connector.groups())
     list(connector.list_ids())
     connector.check("4824-5093-9170")
     with pytest.raises(RequestNotAllowedError):
-        connector.client.http.get_json(f"/v1/Workspace/{CABINET}/10025/0007/info",
-                                       auth=connector.client.auth)
+        connector.client.http.get_json(
+            f"/v1/Workspace/{CABINET}/10025/0007/info", auth=connector.client.auth
+        )
     assert netdocuments_fake.writes() == []
     assert not netdocuments_fake.calls(r"^/v1/Workspace/")
     assert {r.path for r in netdocuments_fake.requests if r.method != "GET"} == {"/v1/OAuth"}

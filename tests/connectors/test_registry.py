@@ -30,10 +30,15 @@ def test_the_expected_sources_are_registered() -> None:
 
 def test_create_from_settings() -> None:
     settings = make_settings(
-        imanage_url="http://127.0.0.1:9", imanage_username="u", imanage_password="p-secret",
-        imanage_client_id="c", netdocuments_url="http://127.0.0.1:9",
-        netdocuments_client_id="c", netdocuments_client_secret="s-secret",
-        netdocuments_repository_id="CA-1")
+        imanage_url="http://127.0.0.1:9",
+        imanage_username="u",
+        imanage_password="p-secret",
+        imanage_client_id="c",
+        netdocuments_url="http://127.0.0.1:9",
+        netdocuments_client_id="c",
+        netdocuments_client_secret="s-secret",
+        netdocuments_repository_id="CA-1",
+    )
     imanage = registry.create("imanage", settings, page_size=10)
     netdocs = registry.create("netdocuments", settings)
     try:

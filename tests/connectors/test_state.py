@@ -11,8 +11,13 @@ from tests.connectors.conftest import DbFixture
 def test_state_round_trip(db: DbFixture) -> None:
     store = SyncStateStore(db.database)
     assert store.load("imanage", "libraries=*") == SyncState()
-    state = SyncState(cursor='{"v": 1}', crawl_id="c1", crawl_errors=2,
-                      crawl_error_reasons=["x"], watermark="2025-01-08T12:00:00Z")
+    state = SyncState(
+        cursor='{"v": 1}',
+        crawl_id="c1",
+        crawl_errors=2,
+        crawl_error_reasons=["x"],
+        watermark="2025-01-08T12:00:00Z",
+    )
     store.save("imanage", "libraries=*", state)
     assert store.load("imanage", "libraries=*") == state
     state.crawl_id = None

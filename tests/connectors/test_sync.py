@@ -37,16 +37,20 @@ def _seed(fake: FakeIManage, count: int) -> None:
         fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
 
 
-def _full(connector: Any, pipeline: RecordingPipeline, store: SyncStateStore,
-          **kw: Any) -> dict[str, Any]:
-    return run_sync(connector.source, connector, pipeline, store, mode="full",
-                    started_by="svc-test", **kw)
+def _full(
+    connector: Any, pipeline: RecordingPipeline, store: SyncStateStore, **kw: Any
+) -> dict[str, Any]:
+    return run_sync(
+        connector.source, connector, pipeline, store, mode="full", started_by="svc-test", **kw
+    )
 
 
-def _delta(connector: Any, pipeline: RecordingPipeline, store: SyncStateStore,
-           **kw: Any) -> dict[str, Any]:
-    return run_sync(connector.source, connector, pipeline, store, mode="delta",
-                    started_by="svc-test", **kw)
+def _delta(
+    connector: Any, pipeline: RecordingPipeline, store: SyncStateStore, **kw: Any
+) -> dict[str, Any]:
+    return run_sync(
+        connector.source, connector, pipeline, store, mode="delta", started_by="svc-test", **kw
+    )
 
 
 def test_full_crawl_then_sweep_after_deletions_at_source(
@@ -121,7 +125,11 @@ def test_a_crash_mid_crawl_resumes_without_loss_or_duplicates(
     assert state.crawl_cursor is not None
     assert json.loads(state.crawl_cursor)["full"]["offset"] == 4
     assert store.seen_ids("imanage", SCOPE, state.crawl_id) == {
-        "ACTIVE!1", "ACTIVE!2", "ACTIVE!3", "ACTIVE!4"}
+        "ACTIVE!1",
+        "ACTIVE!2",
+        "ACTIVE!3",
+        "ACTIVE!4",
+    }
 
     pipeline.crash_after = None
     report = _full(imanage(), pipeline, store)  # the same crawl, from its checkpoint
@@ -133,8 +141,16 @@ def test_a_crash_mid_crawl_resumes_without_loss_or_duplicates(
     # Nothing twice before the checkpoint: only the document ingested after the last
     # checkpoint (5) came again, and ingestion is idempotent for it.
     counts = {i: pipeline.ingested.count(i) for i in set(pipeline.ingested)}
-    assert counts == {"ACTIVE!1": 1, "ACTIVE!2": 1, "ACTIVE!3": 1, "ACTIVE!4": 1,
-                      "ACTIVE!5": 2, "ACTIVE!6": 1, "ACTIVE!7": 1, "ACTIVE!9": 1}
+    assert counts == {
+        "ACTIVE!1": 1,
+        "ACTIVE!2": 1,
+        "ACTIVE!3": 1,
+        "ACTIVE!4": 1,
+        "ACTIVE!5": 2,
+        "ACTIVE!6": 1,
+        "ACTIVE!7": 1,
+        "ACTIVE!9": 1,
+    }
     # The seen marks of the crashed part survived: only the trashed one was a candidate.
     assert report["sync"]["sweep"]["candidates"] == 1
     assert store.load("imanage", SCOPE).crawl_id is None
@@ -165,8 +181,9 @@ def test_delta_persists_its_cursor_and_picks_up_changes(
     assert store.load("imanage", SCOPE).last_delta_at
 
 
-def test_delta_point_checks(imanage_fake: FakeIManage, imanage: ImanageFactory,
-                            store: SyncStateStore) -> None:
+def test_delta_point_checks(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, store: SyncStateStore
+) -> None:
     _seed(imanage_fake, 4)
     pipeline = RecordingPipeline()
     _full(imanage(), pipeline, store)
@@ -179,30 +196,54 @@ def test_delta_point_checks(imanage_fake: FakeIManage, imanage: ImanageFactory,
     imanage_fake.revoke("ACTIVE!4.1")
     report = _delta(imanage(), pipeline, store, deletion_scan=True)
     assert dict(pipeline.deleted)["ACTIVE!4"] == (
-        "point check: access revoked at source (fail closed)")
+        "point check: access revoked at source (fail closed)"
+    )
     assert report["sync"]["point_checks"]["listed"] == 2
 
 
-def test_source_permissions_reach_the_index(imanage_fake: FakeIManage, imanage: ImanageFactory,
-                                            store: SyncStateStore) -> None:
-    imanage_fake.add_document("ACTIVE", 1, custom1="10025", custom2="0007",
-                              default_security="private", author="JSMITH", security={
-                                  "default_security": "private",
-                                  "acl": [{"id": "LITIGATION", "type": "group",
-                                           "access_level": "read"},
-                                          {"id": "BKOWAL", "type": "user",
-                                           "access_level": "no_access"}]})
-    imanage_fake.add_document("ACTIVE", 2, custom1="10025", custom2="0007", security={
-        "default_security": "public",
-        "acl": [{"id": "FALCON", "type": "group", "access_level": "read",
-                 "has_restricted_member": True}]})
+def test_source_permissions_reach_the_index(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, store: SyncStateStore
+) -> None:
+    imanage_fake.add_document(
+        "ACTIVE",
+        1,
+        custom1="10025",
+        custom2="0007",
+        default_security="private",
+        author="JSMITH",
+        security={
+            "default_security": "private",
+            "acl": [
+                {"id": "LITIGATION", "type": "group", "access_level": "read"},
+                {"id": "BKOWAL", "type": "user", "access_level": "no_access"},
+            ],
+        },
+    )
+    imanage_fake.add_document(
+        "ACTIVE",
+        2,
+        custom1="10025",
+        custom2="0007",
+        security={
+            "default_security": "public",
+            "acl": [
+                {
+                    "id": "FALCON",
+                    "type": "group",
+                    "access_level": "read",
+                    "has_restricted_member": True,
+                }
+            ],
+        },
+    )
     imanage_fake.add_document("ACTIVE", 3, custom1="10025", custom2="0007")
     imanage_fake.add_group("LITIGATION", ["AKHAN", "BKOWAL"])
     pipeline = RecordingPipeline()
     report = _full(imanage(), pipeline, store)
     assert report["sync"]["groups"] == 1
-    assert pipeline.groups == {"imanage:group:litigation": {"imanage:user:akhan",
-                                                            "imanage:user:bkowal"}}
+    assert pipeline.groups == {
+        "imanage:group:litigation": {"imanage:user:akhan", "imanage:user:bkowal"}
+    }
     assert pipeline.visible("ACTIVE!1", "imanage:user:akhan")  # through the group
     assert pipeline.visible("ACTIVE!1", "imanage:user:jsmith")  # the author
     assert not pipeline.visible("ACTIVE!1", "imanage:user:bkowal")  # deny beats the group
@@ -212,12 +253,14 @@ def test_source_permissions_reach_the_index(imanage_fake: FakeIManage, imanage: 
 
 
 def test_profile_based_no_access_beats_the_group_grant(
-    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory,
-    store: SyncStateStore
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory, store: SyncStateStore
 ) -> None:
     fake = netdocuments_fake
-    fake.add_group("UG-LIT", "Litigation", [{"id": "JS1", "email": "john.smith@firm.com"},
-                                            {"id": "AK2", "email": "amir@firm.com"}])
+    fake.add_group(
+        "UG-LIT",
+        "Litigation",
+        [{"id": "JS1", "email": "john.smith@firm.com"}, {"id": "AK2", "email": "amir@firm.com"}],
+    )
     fake.add_document("1000-0000-0001", client="10025", matter="0008")
     fake.lookup[2] = [{"key": "0008", "parent": "10025", "access": "U:john.smith@firm.com|N"}]
     pipeline = RecordingPipeline()
@@ -228,18 +271,28 @@ def test_profile_based_no_access_beats_the_group_grant(
     fake.gone["1000-0000-0001"] = 410
     report = _full(netdocuments(), pipeline, store)
     assert pipeline.index == {}
-    assert report["sync"]["deleted"] == [{"external_id": "1000-0000-0001",
-                                          "reason": "sweep: deleted at source"}]
+    assert report["sync"]["deleted"] == [
+        {"external_id": "1000-0000-0001", "reason": "sweep: deleted at source"}
+    ]
     assert fake.writes() == []
 
 
-def test_progress_is_reported(imanage_fake: FakeIManage, imanage: ImanageFactory,
-                              store: SyncStateStore) -> None:
+def test_progress_is_reported(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, store: SyncStateStore
+) -> None:
     _seed(imanage_fake, 5)
     bar: list[tuple[int, int | None]] = []
     pipeline = RecordingPipeline()
-    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc",
-             on_progress=lambda done, total: bar.append((done, total)), progress_every=2)
+    run_sync(
+        "imanage",
+        imanage(),
+        pipeline,
+        store,
+        mode="full",
+        started_by="svc",
+        on_progress=lambda done, total: bar.append((done, total)),
+        progress_every=2,
+    )
     assert bar[0] == (2, 5)
     assert bar[-1] == (5, 5)
     assert [p["phase"] for p in pipeline.progress_calls][-1] == "done"
@@ -248,25 +301,26 @@ def test_progress_is_reported(imanage_fake: FakeIManage, imanage: ImanageFactory
     assert "sweep" in [p["phase"] for p in pipeline.progress_calls]
 
 
-def test_a_run_started_by_the_caller_is_used(imanage_fake: FakeIManage,
-                                             imanage: ImanageFactory,
-                                             store: SyncStateStore) -> None:
+def test_a_run_started_by_the_caller_is_used(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, store: SyncStateStore
+) -> None:
     _seed(imanage_fake, 1)
     pipeline = RecordingPipeline()
     run = pipeline.start_run("imanage", {"mode": "delta"}, "api")
-    report = run_sync("imanage", imanage(), pipeline, store, mode="delta", started_by="api",
-                      run=run)
+    report = run_sync(
+        "imanage", imanage(), pipeline, store, mode="delta", started_by="api", run=run
+    )
     assert report["run_id"] == run.run_id
     assert len(pipeline.runs) == 1
 
 
-def test_a_source_failure_ends_the_run_with_a_report(sleeps: Sleeps,
-                                                     store: SyncStateStore) -> None:
+def test_a_source_failure_ends_the_run_with_a_report(sleeps: Sleeps, store: SyncStateStore) -> None:
     fake = FakeIManage()
     _seed(fake, 2)
     with fake.running():
-        connector = IManageConnector(imanage_settings(fake, imanage_password="wrong-pw-123"),
-                                     sleep=sleeps)
+        connector = IManageConnector(
+            imanage_settings(fake, imanage_password="wrong-pw-123"), sleep=sleeps
+        )
         pipeline = RecordingPipeline()
         try:
             report = _full(connector, pipeline, store)
@@ -279,8 +333,9 @@ def test_a_source_failure_ends_the_run_with_a_report(sleeps: Sleeps,
     assert pipeline.deleted == []
 
 
-def test_one_sync_per_scope_at_a_time(imanage_fake: FakeIManage, imanage: ImanageFactory,
-                                      store: SyncStateStore) -> None:
+def test_one_sync_per_scope_at_a_time(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, store: SyncStateStore
+) -> None:
     connector = imanage()
     pipeline = RecordingPipeline()
     with store.lock("imanage", connector.scope):
@@ -314,10 +369,8 @@ class _EntryError:
 
 def test_plain_full_load_connectors_and_foreign_items(store: SyncStateStore) -> None:
     pipeline = RecordingPipeline()
-    doc = SourceDocument(source="folder", external_id="a", client_id="C", matter_id="M",
-                         text="x")
-    gone = SourceDocument(source="folder", external_id="b", client_id="C", matter_id="M",
-                          text="y")
+    doc = SourceDocument(source="folder", external_id="a", client_id="C", matter_id="M", text="x")
+    gone = SourceDocument(source="folder", external_id="b", client_id="C", matter_id="M", text="y")
     _full(_ListConnector([doc, gone]), pipeline, store)
     report = _full(_ListConnector([doc, _EntryError()]), pipeline, store)
     assert report["sync"]["sweep"]["ran"] is False  # an entry error: no sweep

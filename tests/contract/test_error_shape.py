@@ -42,7 +42,7 @@ def test_401_expired_and_wrongly_signed(client: TestClient, settings: Any) -> No
     forged = jwt.encode(
         {**claims, "exp": now + 3600}, "another-secret-of-enough-length-123456", algorithm="HS256"
     )
-    unsigned = jwt.encode({**claims, "exp": now + 3600}, None, algorithm="none")
+    unsigned = jwt.encode({**claims, "exp": now + 3600}, None, algorithm="none")  # type: ignore[arg-type]
     for token in (expired, forged, unsigned):
         r = client.post(
             "/v1/search", json={"query": "x"}, headers={"Authorization": f"Bearer {token}"}

@@ -53,16 +53,19 @@ def loaded(module_db: DbHandle, settings: Settings, embedder: Any) -> Loaded:
 
 
 @pytest.fixture(scope="module")
-def api(module_db: DbHandle, settings: Settings, embedder: Any, loaded: Loaded
-        ) -> Iterator[TestClient]:
+def api(
+    module_db: DbHandle, settings: Settings, embedder: Any, loaded: Loaded
+) -> Iterator[TestClient]:
     with make_client(module_db, settings, embedder) as client:
         yield client
 
 
-def search(api: TestClient, auth: Tokens, person_id: str, query: str, k: int = 10
-           ) -> list[dict[str, Any]]:
-    body = ok(api.post("/v1/search", json={"query": query, "k": k},
-                       headers=auth(person_id, "lawyer")))
+def search(
+    api: TestClient, auth: Tokens, person_id: str, query: str, k: int = 10
+) -> list[dict[str, Any]]:
+    body = ok(
+        api.post("/v1/search", json={"query": query, "k": k}, headers=auth(person_id, "lawyer"))
+    )
     return list(body["results"])
 
 
@@ -84,12 +87,29 @@ def test_documents_are_deterministic_and_typed() -> None:
         assert doc.modified_at.tzinfo is not None
         assert doc.modified_at.date() <= demo_docs.DEMO_TODAY
     kinds = {d.kind for d in docs}
-    assert {"memo", "brief", "claim_chart", "deposition", "expert_report", "email",
-            "contract"} <= kinds
+    assert {
+        "memo",
+        "brief",
+        "claim_chart",
+        "deposition",
+        "expert_report",
+        "email",
+        "contract",
+    } <= kinds
     # the chunkers' markers are really in the texts
     texts = "\n".join(d.text for d in docs if d.text)
-    for marker in ("\n1[a] | ", "\n1 | [a] | ", "\n# Pleitnota", "\n4.1 Tekortkoming",
-                   "\nV: ", "\nA: ", "\nVraag 1: ", "\n3.1 ", "art. 56 EOV", "artikel 6:162 BW"):
+    for marker in (
+        "\n1[a] | ",
+        "\n1 | [a] | ",
+        "\n# Pleitnota",
+        "\n4.1 Tekortkoming",
+        "\nV: ",
+        "\nA: ",
+        "\nVraag 1: ",
+        "\n3.1 ",
+        "art. 56 EOV",
+        "artikel 6:162 BW",
+    ):
         assert marker in texts, marker
 
 
@@ -112,8 +132,9 @@ def test_matrix_is_consistent() -> None:
         assert set(wall.screened) | set(wall.allowed) <= people
     # a client of one matter is an adverse party in another (for the conflicts API)
     client_names = {c.name for c in firm.CLIENTS}
-    assert any(p.name in client_names and p.role == "adverse"
-               for m in firm.MATTERS for p in m.parties)
+    assert any(
+        p.name in client_names and p.role == "adverse" for m in firm.MATTERS for p in m.parties
+    )
     for example in firm.EXAMPLE_SEARCHES:
         assert set(example["people"]) <= people and set(example["matters"]) <= matters
 
@@ -127,12 +148,18 @@ def test_shipped_data_is_small_and_complete() -> None:
     assert all(path.is_file() for path in shipped.files.values())
     assert {ecli for _, ecli, _ in demo_docs.EXHIBITS} <= set(shipped.files)
     articles = {a.label for a in statute_articles()}
-    assert {"artikel 6:162 BW", "artikel 6:74 BW", "artikel 54 EOV", "artikel 56 EOV",
-            "artikel 11 Auteurswet"} <= articles
+    assert {
+        "artikel 6:162 BW",
+        "artikel 6:74 BW",
+        "artikel 54 EOV",
+        "artikel 56 EOV",
+        "artikel 11 Auteurswet",
+    } <= articles
 
 
-@pytest.mark.skipif(not (CORPUS / "rechtspraak" / "manifest.tsv").is_file(),
-                    reason="../shared/corpus not present")
+@pytest.mark.skipif(
+    not (CORPUS / "rechtspraak" / "manifest.tsv").is_file(), reason="../shared/corpus not present"
+)
 def test_corpus_selection_covers_the_starter_set() -> None:
     selection = select_case_law(make_settings(corpus_dir=CORPUS))
     assert selection.origin == "corpus" and not selection.missing
@@ -216,7 +243,8 @@ def test_unfiled_scan_is_quarantined_listed_and_invisible(
         assert [q["external_id"] for q in summary["quarantined"]] == [unfiled]
         assert "empty" in str(summary["quarantined"][0]["reason"])
     groups = superuser_rows(
-        module_db, "SELECT DISTINCT wall_group_id, matter_id FROM chunks WHERE external_id = %s",
+        module_db,
+        "SELECT DISTINCT wall_group_id, matter_id FROM chunks WHERE external_id = %s",
         unfiled,
     )
     assert groups == [("quarantine", None)]
@@ -246,8 +274,11 @@ def test_walls_as_issued(loaded: Loaded, api: TestClient, auth: Tokens) -> None:
     headers = auth(firm.CONFLICTS_PARTNER, "conflicts")
 
     def allowed(person_id: str, matter_id: str) -> bool:
-        body = ok(api.get(f"/v1/people/{person_id}/access", params={"matter_id": matter_id},
-                          headers=headers))
+        body = ok(
+            api.get(
+                f"/v1/people/{person_id}/access", params={"matter_id": matter_id}, headers=headers
+            )
+        )
         return bool(body["allowed"])
 
     # the lateral hire: screened from Medivers/Genova, not from other Medivers matters
@@ -268,9 +299,7 @@ def test_walls_as_issued(loaded: Loaded, api: TestClient, auth: Tokens) -> None:
     assert blocked == ["NOORDZEE-001", "NOORDZEE-002"]
 
 
-def test_source_acl_keeps_the_selection_note_within_the_team(
-    api: TestClient, auth: Tokens
-) -> None:
+def test_source_acl_keeps_the_selection_note_within_the_team(api: TestClient, auth: Tokens) -> None:
     note = next(d for d in demo_docs.firm_documents() if d.acl_allow is not None)
     query = "selectie boventallige functies afspiegeling leeftijdscategorie"
     found = {h["document"]["external_id"] for h in search(api, auth, "nsmit@firm.nl", query)}
@@ -280,11 +309,14 @@ def test_source_acl_keeps_the_selection_note_within_the_team(
         assert note.external_id not in {h["document"]["external_id"] for h in hits}
 
 
-def test_conflict_check_finds_the_municipality_on_both_sides(
-    api: TestClient, auth: Tokens
-) -> None:
-    body = ok(api.get("/v1/conflicts", params={"name": "Gemeente Zuiderveen"},
-                      headers=auth(firm.CONFLICTS_PARTNER, "conflicts")))
+def test_conflict_check_finds_the_municipality_on_both_sides(api: TestClient, auth: Tokens) -> None:
+    body = ok(
+        api.get(
+            "/v1/conflicts",
+            params={"name": "Gemeente Zuiderveen"},
+            headers=auth(firm.CONFLICTS_PARTNER, "conflicts"),
+        )
+    )
     roles = {(m["matter_id"], m["role"]) for m in body["matches"]}
     assert ("ZUIDERVEEN-001", "client") in roles
     assert ("KLAASSEN-001", "adverse") in roles
@@ -312,8 +344,11 @@ def test_case_law_without_the_rechtspraak_module_still_lands_public(
     from app.walls.graph import OPEN_GROUP
 
     real = loader._optional_module
-    monkeypatch.setattr(loader, "_optional_module",
-                        lambda name: None if name == "app.caselaw.ingest" else real(name))
+    monkeypatch.setattr(
+        loader,
+        "_optional_module",
+        lambda name: None if name == "app.caselaw.ingest" else real(name),
+    )
     shipped = select_case_law(make_settings(corpus_dir=Path("/nonexistent/corpus")))
     two = {e: shipped.files[e] for e in ("ECLI:NL:CBB:2000:AA7087", "ECLI:NL:CRVB:2013:1886")}
     selection = loader.CaseLawSelection(two, "package", False, ())
@@ -326,8 +361,9 @@ def test_case_law_without_the_rechtspraak_module_still_lands_public(
     assert sorted(rows) == [(ecli, OPEN_GROUP) for ecli in sorted(two)]
 
 
-def test_if_empty_does_not_reload(loaded: Loaded, module_db: DbHandle, settings: Settings,
-                                  embedder: Any) -> None:
+def test_if_empty_does_not_reload(
+    loaded: Loaded, module_db: DbHandle, settings: Settings, embedder: Any
+) -> None:
     assert load_demo_if_empty(module_db.database, settings, embedder) is None
 
 

@@ -29,7 +29,8 @@ def test_cutoff_applies_to_gain_and_ideal() -> None:
     assert metrics.ndcg_at(ranking, grades, 1) == 0.0
     # @2: 2/log2(3) over the ideal 2/1 + 1/log2(3)
     assert metrics.ndcg_at(ranking, grades, 2) == pytest.approx(
-        (2 / math.log2(3)) / (2 + 1 / math.log2(3)))
+        (2 / math.log2(3)) / (2 + 1 / math.log2(3))
+    )
     assert metrics.reciprocal_rank(ranking, grades) == 0.5
     assert metrics.first_relevant_rank(ranking, grades) == 2
 
@@ -110,6 +111,7 @@ def test_judgements_become_grades_per_level() -> None:
     assert query_grades(js, "document") == {"api:doc-1": 3.0, "api:doc-2": 2.0}
     # ECLIs hold colons: only the last segment of a chunk id is the hash
     ecli_chunk = "rechtspraak:ECLI:NL:HR:1996:AA2015:0123456789abcdef"
-    assert query_grades([_j("document", "rechtspraak:ECLI:NL:HR:1996:AA2015", 0),
-                         _j("chunk", ecli_chunk, 2)], "document") == {
-        "rechtspraak:ECLI:NL:HR:1996:AA2015": 2.0}
+    assert query_grades(
+        [_j("document", "rechtspraak:ECLI:NL:HR:1996:AA2015", 0), _j("chunk", ecli_chunk, 2)],
+        "document",
+    ) == {"rechtspraak:ECLI:NL:HR:1996:AA2015": 2.0}

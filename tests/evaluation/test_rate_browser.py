@@ -34,9 +34,11 @@ WAIT_S = 60
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(),
-                       reason="/usr/bin/chromium is absent: apt-get install -y chromium "
-                              "chromium-driver to run the rating page's browser test"),
+    pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason="/usr/bin/chromium is absent: apt-get install -y chromium "
+        "chromium-driver to run the rating page's browser test",
+    ),
 ]
 
 
@@ -64,30 +66,47 @@ def firm_data(db: DbHandle, settings: Settings, embedder: Any, auth: Tokens) -> 
             "De opdrachtgever stelt de aannemer in gebreke wegens de lekkage.",
         ]
         for i, body in enumerate(bodies):
-            f.document(f"brief-{i}", body, client_id="C-7", matter_id="M-70",
-                       title=f"Brief {i} <i>over</i> lekkage")
-        f.document("geheim-1", "Geheim: lekkage kozijn schikking aannemer honderdduizend.",
-                   client_id="C-7", matter_id="M-71", title="Geheime schikking")
+            f.document(
+                f"brief-{i}",
+                body,
+                client_id="C-7",
+                matter_id="M-70",
+                title=f"Brief {i} <i>over</i> lekkage",
+            )
+        f.document(
+            "geheim-1",
+            "Geheim: lekkage kozijn schikking aannemer honderdduizend.",
+            client_id="C-7",
+            matter_id="M-71",
+            title="Geheime schikking",
+        )
         retag(client)
     with db.database.transaction() as conn:
-        sets.import_queries(conn, "browser-set", "Browsertest", "tester", [
-            QueryIn("b1", "lekkage kozijn aannemer"),
-            QueryIn("b2", "ingebrekestelling opdrachtgever"),
-        ])
+        sets.import_queries(
+            conn,
+            "browser-set",
+            "Browsertest",
+            "tester",
+            [
+                QueryIn("b1", "lekkage kozijn aannemer"),
+                QueryIn("b2", "ingebrekestelling opdrachtgever"),
+            ],
+        )
 
 
 @pytest.fixture
-def server_url(firm_data: None, db: DbHandle, settings: Settings,
-               embedder: Any) -> Iterator[str]:
+def server_url(firm_data: None, db: DbHandle, settings: Settings, embedder: Any) -> Iterator[str]:
     import uvicorn
 
     from app.main import create_app
 
-    app = with_eval_router(create_app(settings, db.database, embedder=embedder,
-                                      start_worker=False))
+    app = with_eval_router(create_app(settings, db.database, embedder=embedder, start_worker=False))
     port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None,
-                                          access_log=False, lifespan="on"))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app, host="127.0.0.1", port=port, log_config=None, access_log=False, lifespan="on"
+        )
+    )
     thread = threading.Thread(target=server.run, name="rate-page-server", daemon=True)
     thread.start()
     deadline = time.monotonic() + WAIT_S
@@ -113,11 +132,20 @@ def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
     profile = tmp_path / "chromium-profile"
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu",
-                "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-                "--disable-default-apps", "--disable-extensions", "--window-size=1280,1600",
-                f"--user-data-dir={profile}"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+        "--disable-default-apps",
+        "--disable-extensions",
+        "--window-size=1280,1600",
+        f"--user-data-dir={profile}",
+    ):
         options.add_argument(arg)
     # console errors (a blocked style or script under the page's CSP) become visible
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
@@ -131,15 +159,19 @@ def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
 def _judgements(db: DbHandle) -> list[tuple[str, int, str]]:
     with db.database.transaction() as conn:
-        rows = conn.execute(text(
-            "SELECT j.target_id, j.grade, j.judged_by FROM relevance_judgements j "
-            "JOIN relevance_queries q USING (query_id) WHERE q.query_key = 'b1' "
-            "ORDER BY j.target_id"))
+        rows = conn.execute(
+            text(
+                "SELECT j.target_id, j.grade, j.judged_by FROM relevance_judgements j "
+                "JOIN relevance_queries q USING (query_id) WHERE q.query_key = 'b1' "
+                "ORDER BY j.target_id"
+            )
+        )
         return [(r.target_id, int(r.grade), r.judged_by) for r in rows]
 
 
-def test_rate_three_results_with_the_keyboard(server_url: str, browser: Any, db: DbHandle,
-                                              auth: Tokens) -> None:
+def test_rate_three_results_with_the_keyboard(
+    server_url: str, browser: Any, db: DbHandle, auth: Tokens
+) -> None:
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -200,11 +232,15 @@ def test_rate_three_results_with_the_keyboard(server_url: str, browser: Any, db:
     wait.until(lambda d: d.find_element(By.ID, "help").get_attribute("open") is None)
     keys("p")
     status_contains("Vraag 1 geladen")
-    pressed = [li.find_element(By.CSS_SELECTOR, "button[aria-pressed='true']").text
-               for li in browser.find_elements(By.CSS_SELECTOR, "#results > li")[:3]]
+    pressed = [
+        li.find_element(By.CSS_SELECTOR, "button[aria-pressed='true']").text
+        for li in browser.find_elements(By.CSS_SELECTOR, "#results > li")[:3]
+    ]
     assert [p[0] for p in pressed] == ["3", "2", "1"]
-    labels = [b.get_attribute("aria-label")
-              for b in browser.find_elements(By.CSS_SELECTOR, "#result-0 button")]
+    labels = [
+        b.get_attribute("aria-label")
+        for b in browser.find_elements(By.CSS_SELECTOR, "#result-0 button")
+    ]
     assert labels[3] == "Cijfer 3, zeer relevant, voor resultaat 1"
     # the page's own style applied (allowed by its CSP hash), and nothing was refused
     title = browser.find_element(By.CSS_SELECTOR, "header h1")

@@ -28,21 +28,44 @@ def firm(client: TestClient, auth: Tokens, db: DbHandle) -> Firm:
     f.matter("M-1", "C-1")
     f.matter("M-2", "C-1")
     f.wall(kind="exclusionary", protects={"matters": ["M-2"]}, screened=[SCREENED])
-    f.document("open-1", "Het kozijn lekt; de aannemer moet de lekkage herstellen.",
-               client_id="C-1", matter_id="M-1", title="Brief aannemer")
-    f.document("secret-1", "Vertrouwelijk: de lekkage van het kozijn & <script>x</script>.",
-               client_id="C-1", matter_id="M-2", title="Memo <b>geheim</b>")
+    f.document(
+        "open-1",
+        "Het kozijn lekt; de aannemer moet de lekkage herstellen.",
+        client_id="C-1",
+        matter_id="M-1",
+        title="Brief aannemer",
+    )
+    f.document(
+        "secret-1",
+        "Vertrouwelijk: de lekkage van het kozijn & <script>x</script>.",
+        client_id="C-1",
+        matter_id="M-2",
+        title="Memo <b>geheim</b>",
+    )
     retag(client)
     with db.database.transaction() as conn:
-        sets.import_queries(conn, "walls", "test", "tester", [
-            QueryIn("k1", "lekkage kozijn"), QueryIn("k2", "aannemer herstel")])
+        sets.import_queries(
+            conn,
+            "walls",
+            "test",
+            "tester",
+            [QueryIn("k1", "lekkage kozijn"), QueryIn("k2", "aannemer herstel")],
+        )
     return f
 
 
-def _results(client: TestClient, auth: Tokens, person: str, n: int = 1,
-             **params: str) -> dict[str, Any]:
-    return dict(ok(client.get(f"/v1/eval/sets/walls/queries/{n}/results", params=params,
-                              headers=auth(person, "lawyer"))))
+def _results(
+    client: TestClient, auth: Tokens, person: str, n: int = 1, **params: str
+) -> dict[str, Any]:
+    return dict(
+        ok(
+            client.get(
+                f"/v1/eval/sets/walls/queries/{n}/results",
+                params=params,
+                headers=auth(person, "lawyer"),
+            )
+        )
+    )
 
 
 def _rate(client: TestClient, auth: Tokens, person: str, **body: Any) -> Any:
@@ -52,13 +75,15 @@ def _rate(client: TestClient, auth: Tokens, person: str, **body: Any) -> Any:
 
 def _judgements(db: DbHandle) -> set[tuple[str, str, int, str]]:
     with db.database.transaction() as conn:
-        rows = conn.execute(text(
-            "SELECT target_kind, target_id, grade, judged_by FROM relevance_judgements"))
+        rows = conn.execute(
+            text("SELECT target_kind, target_id, grade, judged_by FROM relevance_judgements")
+        )
         return {(r.target_kind, r.target_id, int(r.grade), r.judged_by) for r in rows}
 
 
-def test_raters_see_only_what_their_walls_allow(firm: Firm, client: TestClient,
-                                               auth: Tokens, db: DbHandle) -> None:
+def test_raters_see_only_what_their_walls_allow(
+    firm: Firm, client: TestClient, auth: Tokens, db: DbHandle
+) -> None:
     for mode in ("hybrid", "dense", "sparse"):
         seen = _results(client, auth, SCREENED, mode=mode)
         assert {r["external_id"] for r in seen["results"]} == {"open-1"}, mode
@@ -69,19 +94,27 @@ def test_raters_see_only_what_their_walls_allow(firm: Firm, client: TestClient,
     assert allowed["progress"] == {"rated": 0, "total": 2}
     # the search behind the page is audited as the rater's own, with purpose "rating"
     with db.database.transaction() as conn:
-        row = conn.execute(text(
-            "SELECT person_id, purpose, k, prompt_version FROM audit_retrievals "
-            "WHERE retrieval_id = :r"), {"r": allowed["retrieval_id"]}).one()
+        row = conn.execute(
+            text(
+                "SELECT person_id, purpose, k, prompt_version FROM audit_retrievals "
+                "WHERE retrieval_id = :r"
+            ),
+            {"r": allowed["retrieval_id"]},
+        ).one()
     assert tuple(row) == (RATER, "rating", 10, "rate:walls")
 
 
-def test_nobody_rates_a_chunk_they_may_not_see(firm: Firm, client: TestClient,
-                                              auth: Tokens, db: DbHandle) -> None:
+def test_nobody_rates_a_chunk_they_may_not_see(
+    firm: Firm, client: TestClient, auth: Tokens, db: DbHandle
+) -> None:
     by_doc = {r["external_id"]: r for r in _results(client, auth, RATER)["results"]}
     secret, public = by_doc["secret-1"], by_doc["open-1"]
     # the screened person learned the ids somehow: still 404, and nothing is stored
-    for kind, target in (("chunk", secret["chunk_id"]), ("document", "api:secret-1"),
-                         ("chunk", "api:nonexistent:0123456789abcdef")):
+    for kind, target in (
+        ("chunk", secret["chunk_id"]),
+        ("document", "api:secret-1"),
+        ("chunk", "api:nonexistent:0123456789abcdef"),
+    ):
         response = _rate(client, auth, SCREENED, target_kind=kind, target_id=target, grade=3)
         assert response.status_code == 404, response.text
         assert response.json()["error"]["code"] == "not_found"
@@ -106,10 +139,12 @@ def test_nobody_rates_a_chunk_they_may_not_see(firm: Firm, client: TestClient,
     assert (theirs["open-1"]["grade"], theirs["secret-1"]["grade"]) == (None, 2)
 
 
-def test_a_wall_raised_after_viewing_stops_the_rating(firm: Firm, client: TestClient,
-                                                      auth: Tokens, db: DbHandle) -> None:
-    secret = next(r for r in _results(client, auth, RATER)["results"]
-                  if r["external_id"] == "secret-1")
+def test_a_wall_raised_after_viewing_stops_the_rating(
+    firm: Firm, client: TestClient, auth: Tokens, db: DbHandle
+) -> None:
+    secret = next(
+        r for r in _results(client, auth, RATER)["results"] if r["external_id"] == "secret-1"
+    )
     firm.wall(kind="exclusionary", protects={"matters": ["M-2"]}, screened=[RATER])
     retag(client)
     response = _rate(client, auth, RATER, target_id=secret["chunk_id"], grade=3)
@@ -117,26 +152,38 @@ def test_a_wall_raised_after_viewing_stops_the_rating(firm: Firm, client: TestCl
     assert _judgements(db) == set()
 
 
-@pytest.mark.parametrize(("body", "status", "code"), [
-    ({"target_id": "api:open-1:0123456789abcdef", "grade": 4}, 422, "validation_error"),
-    ({"target_id": "api:open-1:0123456789abcdef", "grade": "2"}, 422, "validation_error"),
-    ({"target_id": "api:open-1:0123456789abcdef", "grade": 1.5}, 422, "validation_error"),
-    ({"target_id": "api:open-1:0123456789abcdef", "grade": True}, 422, "validation_error"),
-    ({"target_id": "api:open-1", "grade": 1}, 422, "invalid_target"),  # a chunk needs a hash
-    ({"target_kind": "document", "target_id": "no-colon", "grade": 1}, 422, "invalid_target"),
-    ({"target_kind": "page", "target_id": "api:open-1", "grade": 1}, 422, "validation_error"),
-    ({"target_id": "api:open-1:0123456789abcdef", "grade": 1, "extra": 1}, 422,
-     "validation_error"),
-    ({"query_key": "nope", "target_id": "api:open-1:0123456789abcdef", "grade": 1}, 404,
-     "not_found"),
-    ({"set": "nope", "target_id": "api:open-1:0123456789abcdef", "grade": 1}, 404,
-     "not_found"),
-    ({"set": "bad name", "target_id": "api:open-1:0123456789abcdef", "grade": 1}, 422,
-     "validation_error"),
-    ({"target_id": "api:open-1\u0000:0123456789abcdef", "grade": 1}, 422, "validation_error"),
-])
-def test_bad_judgements_are_4xx_envelopes(firm: Firm, client: TestClient, auth: Tokens,
-                                          body: dict[str, Any], status: int, code: str) -> None:
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        ({"target_id": "api:open-1:0123456789abcdef", "grade": 4}, 422, "validation_error"),
+        ({"target_id": "api:open-1:0123456789abcdef", "grade": "2"}, 422, "validation_error"),
+        ({"target_id": "api:open-1:0123456789abcdef", "grade": 1.5}, 422, "validation_error"),
+        ({"target_id": "api:open-1:0123456789abcdef", "grade": True}, 422, "validation_error"),
+        ({"target_id": "api:open-1", "grade": 1}, 422, "invalid_target"),  # a chunk needs a hash
+        ({"target_kind": "document", "target_id": "no-colon", "grade": 1}, 422, "invalid_target"),
+        ({"target_kind": "page", "target_id": "api:open-1", "grade": 1}, 422, "validation_error"),
+        (
+            {"target_id": "api:open-1:0123456789abcdef", "grade": 1, "extra": 1},
+            422,
+            "validation_error",
+        ),
+        (
+            {"query_key": "nope", "target_id": "api:open-1:0123456789abcdef", "grade": 1},
+            404,
+            "not_found",
+        ),
+        ({"set": "nope", "target_id": "api:open-1:0123456789abcdef", "grade": 1}, 404, "not_found"),
+        (
+            {"set": "bad name", "target_id": "api:open-1:0123456789abcdef", "grade": 1},
+            422,
+            "validation_error",
+        ),
+        ({"target_id": "api:open-1\u0000:0123456789abcdef", "grade": 1}, 422, "validation_error"),
+    ],
+)
+def test_bad_judgements_are_4xx_envelopes(
+    firm: Firm, client: TestClient, auth: Tokens, body: dict[str, Any], status: int, code: str
+) -> None:
     response = _rate(client, auth, RATER, **body)
     assert response.status_code == status, response.text
     assert response.json()["error"]["code"] == code
@@ -151,12 +198,14 @@ def test_roles_and_bad_paths(firm: Firm, client: TestClient, auth: Tokens) -> No
     detail = ok(client.get("/v1/eval/sets/walls", headers=auth(RATER, "lawyer")))
     assert [q["query_key"] for q in detail["queries"]] == ["k1", "k2"]
     h = auth(RATER, "lawyer")
-    for path, status in (("/v1/eval/sets/walls/queries/0/results", 422),
-                         ("/v1/eval/sets/walls/queries/3/results", 404),
-                         ("/v1/eval/sets/walls/queries/x/results", 422),
-                         ("/v1/eval/sets/walls/queries/1/results?mode=fuzzy", 422),
-                         ("/v1/eval/sets/nope/queries/1/results", 404),
-                         ("/v1/eval/sets/nope", 404)):
+    for path, status in (
+        ("/v1/eval/sets/walls/queries/0/results", 422),
+        ("/v1/eval/sets/walls/queries/3/results", 404),
+        ("/v1/eval/sets/walls/queries/x/results", 422),
+        ("/v1/eval/sets/walls/queries/1/results?mode=fuzzy", 422),
+        ("/v1/eval/sets/nope/queries/1/results", 404),
+        ("/v1/eval/sets/nope", 404),
+    ):
         response = client.get(path, headers=h)
         assert response.status_code == status, path
         assert "error" in response.json()
@@ -166,13 +215,23 @@ def test_roles_and_bad_paths(firm: Firm, client: TestClient, auth: Tokens) -> No
     assert client.get("/v1/eval/sets/walls/queries/1/results", headers=admin).status_code == 403
 
 
-def test_admins_put_sets_and_their_walls_apply_too(firm: Firm, client: TestClient,
-                                                   auth: Tokens, db: DbHandle) -> None:
+def test_admins_put_sets_and_their_walls_apply_too(
+    firm: Firm, client: TestClient, auth: Tokens, db: DbHandle
+) -> None:
     admin = auth("admin@firm.nl", "admin")
-    body: dict[str, Any] = {"description": "via de API", "queries": [
-        {"query_key": "a1", "text": "kozijn lekkage",
-         "judgements": [{"target_id": "api:secret-1", "grade": 3},
-                        {"target_id": "api:open-1", "grade": 1}]}]}
+    body: dict[str, Any] = {
+        "description": "via de API",
+        "queries": [
+            {
+                "query_key": "a1",
+                "text": "kozijn lekkage",
+                "judgements": [
+                    {"target_id": "api:secret-1", "grade": 3},
+                    {"target_id": "api:open-1", "grade": 1},
+                ],
+            }
+        ],
+    }
     # admin@firm.nl is not in the matrix: sees only the open group, not the walled M-2
     response = client.put("/v1/eval/sets/api-set", json=body, headers=admin)
     assert response.status_code == 422
@@ -191,14 +250,18 @@ def test_admins_put_sets_and_their_walls_apply_too(firm: Firm, client: TestClien
     detail = ok(client.get("/v1/eval/sets/api-set", headers=admin))
     assert [q["query_key"] for q in detail["queries"]] == ["a2"]
     bad_bodies: list[dict[str, Any]] = [
-        {"queries": []}, {"queries": [{"query_key": "x", "text": ""}]},
+        {"queries": []},
+        {"queries": [{"query_key": "x", "text": ""}]},
         {"queries": [{"query_key": "x", "text": "a"}, {"query_key": "x", "text": "b"}]},
-        {"queries": [{"query_key": "x", "text": "nul\u0000"}]}]
+        {"queries": [{"query_key": "x", "text": "nul\u0000"}]},
+    ]
     for bad in bad_bodies:
         response = client.put("/v1/eval/sets/api-set", json=bad, headers=admin)
         assert response.status_code == 422, bad
-    assert client.put("/v1/eval/sets/api-set", json=body,
-                      headers=auth(RATER, "lawyer")).status_code == 403
+    assert (
+        client.put("/v1/eval/sets/api-set", json=body, headers=auth(RATER, "lawyer")).status_code
+        == 403
+    )
 
 
 def test_the_page_is_served_safely(client: TestClient) -> None:

@@ -41,14 +41,30 @@ def firm(client: TestClient, auth: Tokens) -> Firm:
     f.matter("M-2", "C-1")
     f.wall(kind="exclusionary", protects={"matters": ["M-2"]}, screened=[OUTSIDER])
     # one chunk each; every query word below occurs in exactly one document
-    f.document("eval-a", "De zwaluwstaartverbinding van het houten kozijn is ondeugdelijk.",
-               client_id="C-1", matter_id="M-2")
-    f.document("eval-b", "Het kozijn lekt bij zware regen langs de aansluiting.",
-               client_id="C-1", matter_id="M-1")
-    f.document("eval-c", "De gemeente herziet de erfpachtcanon na tien jaar.",
-               client_id="C-1", matter_id="M-1")
-    f.document("eval-d", "De pachter vordert ontbinding van de pachtovereenkomst.",
-               client_id="C-1", matter_id="M-1")
+    f.document(
+        "eval-a",
+        "De zwaluwstaartverbinding van het houten kozijn is ondeugdelijk.",
+        client_id="C-1",
+        matter_id="M-2",
+    )
+    f.document(
+        "eval-b",
+        "Het kozijn lekt bij zware regen langs de aansluiting.",
+        client_id="C-1",
+        matter_id="M-1",
+    )
+    f.document(
+        "eval-c",
+        "De gemeente herziet de erfpachtcanon na tien jaar.",
+        client_id="C-1",
+        matter_id="M-1",
+    )
+    f.document(
+        "eval-d",
+        "De pachter vordert ontbinding van de pachtovereenkomst.",
+        client_id="C-1",
+        matter_id="M-1",
+    )
     for i, body in enumerate(FILLER):
         f.document(f"filler-{i}", body, client_id="C-1", matter_id="M-1")
     retag(client)
@@ -58,20 +74,33 @@ def firm(client: TestClient, auth: Tokens) -> Firm:
 def _chunk_of(db: DbHandle, external_id: str) -> str:
     with db.database.transaction() as conn:
         conn.execute(text("SELECT set_config('ewall.writer', 'on', true)"))
-        return str(conn.execute(text("SELECT chunk_id FROM chunks WHERE external_id = :e"),
-                                {"e": external_id}).scalar_one())
+        return str(
+            conn.execute(
+                text("SELECT chunk_id FROM chunks WHERE external_id = :e"), {"e": external_id}
+            ).scalar_one()
+        )
 
 
 def _make_set(db: DbHandle, name: str = "tiny") -> None:
     d_chunk = _chunk_of(db, "eval-d")
     queries = [
-        QueryIn("q1", "zwaluwstaartverbinding", None, [
-            Judgement("q1", "document", "api:eval-a", 3, "ann"),
-            Judgement("q1", "document", "api:eval-b", 2, "ann"),
-        ]),
-        QueryIn("q2", "pachtovereenkomst ontbinding", None, [
-            Judgement("q2", "document", "api:eval-c", 2, "ann"),
-        ]),
+        QueryIn(
+            "q1",
+            "zwaluwstaartverbinding",
+            None,
+            [
+                Judgement("q1", "document", "api:eval-a", 3, "ann"),
+                Judgement("q1", "document", "api:eval-b", 2, "ann"),
+            ],
+        ),
+        QueryIn(
+            "q2",
+            "pachtovereenkomst ontbinding",
+            None,
+            [
+                Judgement("q2", "document", "api:eval-c", 2, "ann"),
+            ],
+        ),
         QueryIn("q3", "pachter", None, [Judgement("q3", "chunk", d_chunk, 3, "ann")]),
         QueryIn("q4", "erfpachtcanon", None, [Judgement("q4", "document", "api:eval-c", 0, "ann")]),
     ]
@@ -92,8 +121,9 @@ def _resources(client: TestClient) -> Resources:
 Q1_NDCG = 3 / (3 + 2 / math.log2(3))
 
 
-def test_eval_numbers_are_exactly_the_formulas(firm: Firm, client: TestClient,
-                                               db: DbHandle) -> None:
+def test_eval_numbers_are_exactly_the_formulas(
+    firm: Firm, client: TestClient, db: DbHandle
+) -> None:
     _make_set(db)
     report = runner.run_eval(_resources(client), "tiny", modes=["sparse"], person=PERSON)
     per = {q.key: q for q in report.modes["sparse"].queries}
@@ -101,9 +131,15 @@ def test_eval_numbers_are_exactly_the_formulas(firm: Firm, client: TestClient,
     assert per["q1"].top == ["api:eval-a"]
     assert per["q1"].scores.ndcg_10 == pytest.approx(Q1_NDCG)
     assert (per["q1"].scores.recall_10, per["q1"].scores.recall_50, per["q1"].scores.mrr) == (
-        0.5, 0.5, 1.0)
+        0.5,
+        0.5,
+        1.0,
+    )
     assert (per["q2"].scores.ndcg_10, per["q2"].scores.recall_10, per["q2"].scores.mrr) == (
-        0.0, 0.0, 0.0)
+        0.0,
+        0.0,
+        0.0,
+    )
     assert per["q3"].scores.ndcg_10 == pytest.approx(1.0)
     assert (per["q3"].scores.recall_50, per["q3"].scores.mrr) == (1.0, 1.0)
     assert per["q4"].scores.ndcg_10 is None
@@ -116,16 +152,18 @@ def test_eval_numbers_are_exactly_the_formulas(firm: Firm, client: TestClient,
 
     # every evaluation search is an ordinary audited retrieval, labelled as such
     with db.database.transaction() as conn:
-        rows = conn.execute(text(
-            "SELECT person_id, purpose, mode, model, prompt_version FROM audit_retrievals "
-            "WHERE retrieval_id = ANY(CAST(:ids AS uuid[]))"),
-            {"ids": [q.retrieval_id for q in per.values()]}).all()
+        rows = conn.execute(
+            text(
+                "SELECT person_id, purpose, mode, model, prompt_version FROM audit_retrievals "
+                "WHERE retrieval_id = ANY(CAST(:ids AS uuid[]))"
+            ),
+            {"ids": [q.retrieval_id for q in per.values()]},
+        ).all()
     assert len(rows) == 4
     assert {tuple(r) for r in rows} == {(PERSON, "evaluation", "sparse", "ewall-eval", "set:tiny")}
 
 
-def test_walls_of_the_evaluated_person_apply(firm: Firm, client: TestClient,
-                                             db: DbHandle) -> None:
+def test_walls_of_the_evaluated_person_apply(firm: Firm, client: TestClient, db: DbHandle) -> None:
     _make_set(db)
     resources = _resources(client)
     report = runner.run_eval(resources, "tiny", modes=["sparse", "hybrid"], person=OUTSIDER)
@@ -136,8 +174,9 @@ def test_walls_of_the_evaluated_person_apply(firm: Firm, client: TestClient,
         assert per["q1"].unavailable == 1
         assert per["q1"].scores.relevant == 1  # only eval-b remains
     # keep_unavailable scores the walled document as a miss instead
-    kept = runner.run_eval(resources, "tiny", modes=["sparse"], person=OUTSIDER,
-                           keep_unavailable=True)
+    kept = runner.run_eval(
+        resources, "tiny", modes=["sparse"], person=OUTSIDER, keep_unavailable=True
+    )
     q1 = next(q for q in kept.modes["sparse"].queries if q.key == "q1")
     assert q1.unavailable == 0 and q1.scores.relevant == 2 and q1.scores.recall_50 == 0.0
     # the default person is unknown to the matrix and sees only the open group: matters
@@ -149,13 +188,12 @@ def test_walls_of_the_evaluated_person_apply(firm: Firm, client: TestClient,
     assert per["q3"].scores.mrr == 1.0
 
 
-def test_saved_runs_compare_and_calibration_changes_nothing(firm: Firm, client: TestClient,
-                                                            db: DbHandle,
-                                                            tmp_path: Path) -> None:
+def test_saved_runs_compare_and_calibration_changes_nothing(
+    firm: Firm, client: TestClient, db: DbHandle, tmp_path: Path
+) -> None:
     _make_set(db)
     resources = _resources(client)
-    sparse = runner.run_eval(resources, "tiny", modes=["sparse", "dense"], person=PERSON,
-                             save=True)
+    sparse = runner.run_eval(resources, "tiny", modes=["sparse", "dense"], person=PERSON, save=True)
     assert sparse.run_id is not None
     saved = runner.load_run(resources.database, sparse.run_id)
     assert saved["metrics"]["sparse"]["ndcg_10"] == pytest.approx((Q1_NDCG + 1) / 3)
@@ -169,7 +207,10 @@ def test_saved_runs_compare_and_calibration_changes_nothing(firm: Firm, client: 
     by_mode = {c.mode: c.as_dict() for c in comp}
     assert set(by_mode) == {"dense", "sparse"}
     assert (by_mode["sparse"]["wins"], by_mode["sparse"]["losses"], by_mode["sparse"]["ties"]) == (
-        1, 0, 2)
+        1,
+        0,
+        2,
+    )
     assert by_mode["sparse"]["queries"][0]["key"] == "q2"
     with pytest.raises(ValueError, match="not in both runs"):
         runner.compare_runs(saved, saved, modes=["hybrid"])
@@ -177,8 +218,7 @@ def test_saved_runs_compare_and_calibration_changes_nothing(firm: Firm, client: 
         runner.load_run(resources.database, "nonsense")
 
     before = resources.settings.model_dump()
-    cal = runner.calibrate(resources, "tiny", person=PERSON, dense_weights=(0.0, 1.0),
-                           depths=(50,))
+    cal = runner.calibrate(resources, "tiny", person=PERSON, dense_weights=(0.0, 1.0), depths=(50,))
     assert resources.settings.model_dump() == before
     data = cal.as_dict()
     assert len(data["grid"]) == 2 and set(data["single_legs"]) == {"dense", "sparse"}
@@ -190,9 +230,16 @@ def test_saved_runs_compare_and_calibration_changes_nothing(firm: Firm, client: 
     if all(p["metrics"] == data["current"]["metrics"] for p in data["grid"]):
         assert data["best_is_current"]
     tie = runner.CalibrationReport(
-        "t", [], runner.GridPoint(0.0, 1.0, 100, 100, {"ndcg_10": 0.5}, current=True), {},
-        [runner.GridPoint(0.0, 1.0, 50, 50, {"ndcg_10": 0.5}),
-         runner.GridPoint(0.3, 1.0, 200, 200, {"ndcg_10": 0.5})], 0.0)
+        "t",
+        [],
+        runner.GridPoint(0.0, 1.0, 100, 100, {"ndcg_10": 0.5}, current=True),
+        {},
+        [
+            runner.GridPoint(0.0, 1.0, 50, 50, {"ndcg_10": 0.5}),
+            runner.GridPoint(0.3, 1.0, 200, 200, {"ndcg_10": 0.5}),
+        ],
+        0.0,
+    )
     assert tie.best.current
     tie.grid.append(runner.GridPoint(0.1, 1.0, 200, 200, {"ndcg_10": 0.6}))
     tie.grid.append(runner.GridPoint(0.2, 1.0, 50, 50, {"ndcg_10": 0.6}))
@@ -206,24 +253,46 @@ def _cli(argv: list[str], db: DbHandle) -> int:
     return result
 
 
-def test_cli_imports_exports_and_evaluates(firm: Firm, db: DbHandle, tmp_path: Path,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_imports_exports_and_evaluates(
+    firm: Firm, db: DbHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     queries = tmp_path / "queries.tsv"
     qrels = tmp_path / "qrels.txt"
-    queries.write_text("q1\tzwaluwstaartverbinding\nq2\tpachtovereenkomst ontbinding\n",
-                       encoding="utf-8")
-    qrels.write_text("q1 0 api:eval-a 3\nq1 0 api:eval-b 2\nq2 0 api:eval-c 2\n",
-                     encoding="utf-8")
+    queries.write_text(
+        "q1\tzwaluwstaartverbinding\nq2\tpachtovereenkomst ontbinding\n", encoding="utf-8"
+    )
+    qrels.write_text("q1 0 api:eval-a 3\nq1 0 api:eval-b 2\nq2 0 api:eval-c 2\n", encoding="utf-8")
     # a temporary set: imported, evaluated, removed again
-    assert _cli(["eval", "--queries", str(queries), "--qrels", str(qrels), "--as", PERSON,
-                 "--mode", "sparse", "--json"], db) == 0
+    assert (
+        _cli(
+            [
+                "eval",
+                "--queries",
+                str(queries),
+                "--qrels",
+                str(qrels),
+                "--as",
+                PERSON,
+                "--mode",
+                "sparse",
+                "--json",
+            ],
+            db,
+        )
+        == 0
+    )
     out: dict[str, Any] = json.loads(capsys.readouterr().out)
     assert out["metrics"]["sparse"]["ndcg_10"] == pytest.approx(Q1_NDCG / 2)
     with db.database.transaction() as conn:
         assert [s.name for s in sets.list_sets(conn)] == []
 
-    assert _cli(["eval", "import", "--set", "named", "--queries", str(queries), "--qrels",
-                 str(qrels)], db) == 0
+    assert (
+        _cli(
+            ["eval", "import", "--set", "named", "--queries", str(queries), "--qrels", str(qrels)],
+            db,
+        )
+        == 0
+    )
     exported = tmp_path / "named.jsonl"
     assert _cli(["eval", "export", "--set", "named", "--jsonl", str(exported)], db) == 0
     header, back = sets.parse_jsonl(exported.read_text(encoding="utf-8"), "x")

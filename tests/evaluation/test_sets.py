@@ -26,25 +26,50 @@ AT = datetime(2026, 11, 30, 9, 30, tzinfo=UTC)
 
 def _queries() -> list[QueryIn]:
     return [
-        QueryIn("q1", "Wanneer is een beroep op dwaling gegrond?", None, [
-            Judgement("q1", "document", "rechtspraak:ECLI:NL:HR:1996:AA2015", 3, "ann", AT),
-            Judgement("q1", "document", "rechtspraak:ECLI:NL:HR:1996:AA2015", 2, "bob", AT),
-            Judgement("q1", "chunk", CHUNK, 1, "ann", AT),
-        ]),
+        QueryIn(
+            "q1",
+            "Wanneer is een beroep op dwaling gegrond?",
+            None,
+            [
+                Judgement("q1", "document", "rechtspraak:ECLI:NL:HR:1996:AA2015", 3, "ann", AT),
+                Judgement("q1", "document", "rechtspraak:ECLI:NL:HR:1996:AA2015", 2, "bob", AT),
+                Judgement("q1", "chunk", CHUNK, 1, "ann", AT),
+            ],
+        ),
         # whitespace inside an external id must survive the whitespace-separated qrels
-        QueryIn("q2", "Huur en onderhuur", "alice@firm.nl", [
-            Judgement("q2", "document", "folder:dossiers/brief 12%.pdf", 0, "ann", AT),
-        ]),
+        QueryIn(
+            "q2",
+            "Huur en onderhuur",
+            "alice@firm.nl",
+            [
+                Judgement("q2", "document", "folder:dossiers/brief 12%.pdf", 0, "ann", AT),
+            ],
+        ),
         QueryIn("q3", "Een vraag zonder oordelen", None, []),
     ]
 
 
 def _canon(queries: list[QueryIn]) -> list[tuple[object, ...]]:
-    return sorted((q.key, q.text, q.as_person,
-                   tuple(sorted((j.target_kind, j.target_id, j.grade, j.judged_by,
-                                 j.judged_at.isoformat() if j.judged_at else "")
-                                for j in q.judgements)))
-                  for q in queries)
+    return sorted(
+        (
+            q.key,
+            q.text,
+            q.as_person,
+            tuple(
+                sorted(
+                    (
+                        j.target_kind,
+                        j.target_id,
+                        j.grade,
+                        j.judged_by,
+                        j.judged_at.isoformat() if j.judged_at else "",
+                    )
+                    for j in q.judgements
+                )
+            ),
+        )
+        for q in queries
+    )
 
 
 def test_trec_round_trip_keeps_one_consensus_grade_per_target() -> None:
@@ -76,32 +101,46 @@ def test_jsonl_round_trip_keeps_every_judgement() -> None:
     assert back == queries
 
 
-@pytest.mark.parametrize(("data", "message"), [
-    ("q1 0 rechtspraak:X 4\n", "grade must be an integer 0-3"),
-    ("q1 0 rechtspraak:X two\n", "grade must be an integer 0-3"),
-    ("q1 0 rechtspraak:X\n", "expected 'qid 0 docid grade'"),
-    ("q1 0 no-colon 1\n", "must look like <source>:<external_id>"),
-    ("q1 0 chunk:api:doc:nothex 1\n", "must look like <source>:<external_id>:<16 hex>"),
-    ("q/1 0 rechtspraak:X 1\n", "query key"),
-])
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ("q1 0 rechtspraak:X 4\n", "grade must be an integer 0-3"),
+        ("q1 0 rechtspraak:X two\n", "grade must be an integer 0-3"),
+        ("q1 0 rechtspraak:X\n", "expected 'qid 0 docid grade'"),
+        ("q1 0 no-colon 1\n", "must look like <source>:<external_id>"),
+        ("q1 0 chunk:api:doc:nothex 1\n", "must look like <source>:<external_id>:<16 hex>"),
+        ("q/1 0 rechtspraak:X 1\n", "query key"),
+    ],
+)
 def test_bad_qrels_name_the_line(data: str, message: str) -> None:
     with pytest.raises(FormatError, match=message) as info:
         sets.parse_qrels("# comment\n\n" + data, "x")
     assert info.value.line == 3
 
 
-@pytest.mark.parametrize(("line", "message"), [
-    ("not json", "not JSON"),
-    ("[1, 2]", "must be a JSON object"),
-    ('{"text": "x"}', "'query_key' must be a non-empty string"),
-    ('{"query_key": "q", "text": "x", "judgements": [{"target_id": "a:b", "grade": true}]}',
-     "grade must be an integer"),
-    ('{"query_key": "q", "text": "x", "judgements": [{"target_kind": "page", '
-     '"target_id": "a:b", "grade": 1}]}', "target_kind must be"),
-    ('{"query_key": "q", "text": "x", "judgements": [{"target_id": "a:b", "grade": 1, '
-     '"judged_at": "2026-01-01T10:00:00"}]}', "time zone"),
-    ('{"query_key": "q", "text": "nul\\u0000byte"}', "control characters"),
-])
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("not json", "not JSON"),
+        ("[1, 2]", "must be a JSON object"),
+        ('{"text": "x"}', "'query_key' must be a non-empty string"),
+        (
+            '{"query_key": "q", "text": "x", "judgements": [{"target_id": "a:b", "grade": true}]}',
+            "grade must be an integer",
+        ),
+        (
+            '{"query_key": "q", "text": "x", "judgements": [{"target_kind": "page", '
+            '"target_id": "a:b", "grade": 1}]}',
+            "target_kind must be",
+        ),
+        (
+            '{"query_key": "q", "text": "x", "judgements": [{"target_id": "a:b", "grade": 1, '
+            '"judged_at": "2026-01-01T10:00:00"}]}',
+            "time zone",
+        ),
+        ('{"query_key": "q", "text": "nul\\u0000byte"}', "control characters"),
+    ],
+)
 def test_bad_jsonl_is_refused(line: str, message: str) -> None:
     with pytest.raises(FormatError, match=message):
         sets.parse_jsonl(line, "x")
@@ -126,8 +165,14 @@ def test_database_round_trip_and_replace(db: DbHandle) -> None:
     assert _canon(exported) == _canon(queries)
 
     # importing the export again changes nothing; a changed grade replaces the old one
-    regraded = [QueryIn("q1", "Wanneer is een beroep op dwaling gegrond?", None, [
-        Judgement("q1", "chunk", CHUNK, 2, "ann", AT)])]
+    regraded = [
+        QueryIn(
+            "q1",
+            "Wanneer is een beroep op dwaling gegrond?",
+            None,
+            [Judgement("q1", "chunk", CHUNK, 2, "ann", AT)],
+        )
+    ]
     with db.database.transaction() as conn:
         sets.import_queries(conn, "roundtrip", "", "tester", exported)
         sets.import_queries(conn, "roundtrip", "", "tester", regraded, replace=True)
@@ -166,8 +211,11 @@ def test_starter_file_is_consistent() -> None:
     assert answers == {f"rechtspraak:{e}" for e in ANSWER_ECLIS}
     assert all(sum(j.grade == 3 for j in q.judgements) == 1 for q in queries)
     assert len(STARTER_ECLIS) == len(set(STARTER_ECLIS)) <= 65
-    assert all(j.target_kind == "document" and j.judged_by == STARTER_JUDGE
-               for q in queries for j in q.judgements)
+    assert all(
+        j.target_kind == "document" and j.judged_by == STARTER_JUDGE
+        for q in queries
+        for j in q.judgements
+    )
 
 
 def test_starter_loader_is_idempotent_and_keeps_ratings(db: DbHandle) -> None:
@@ -179,16 +227,21 @@ def test_starter_loader_is_idempotent_and_keeps_ratings(db: DbHandle) -> None:
         # a lawyer's rating made later must survive a reload
         qid = conn.exec_driver_sql(
             "SELECT query_id FROM relevance_queries WHERE set_id = %s AND query_key = 'own-01'",
-            (info.set_id,)).scalar_one()
+            (info.set_id,),
+        ).scalar_one()
         ids = {"own-01": int(qid)}
-        sets.upsert_judgements(conn, ids, [Judgement("own-01", "document", "api:x", 1,
-                                                     "lawyer@firm.nl")])
+        sets.upsert_judgements(
+            conn, ids, [Judgement("own-01", "document", "api:x", 1, "lawyer@firm.nl")]
+        )
     assert load_starter_set(db.database, created_by="demo") == STARTER_SET_NAME
     with db.database.transaction() as conn:
         again = sets.export_queries(conn, info.set_id)
-    starter_only = [QueryIn(q.key, q.text, q.as_person,
-                            [j for j in q.judgements if j.judged_by == STARTER_JUDGE])
-                    for q in again]
+    starter_only = [
+        QueryIn(
+            q.key, q.text, q.as_person, [j for j in q.judgements if j.judged_by == STARTER_JUDGE]
+        )
+        for q in again
+    ]
     assert _canon(starter_only) == first
     assert any(j.judged_by == "lawyer@firm.nl" for q in again for j in q.judgements)
     shipped = json.loads(sets.format_jsonl(again).splitlines()[0])

@@ -37,16 +37,17 @@ CORPUS = Path(os.environ.get("EWALL_CORPUS_DIR", "../shared/corpus"))
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(len(starter_files(CORPUS)) < len(STARTER_ECLIS),
-                       reason=f"the starter decisions are not all under {CORPUS}/rechtspraak"),
+    pytest.mark.skipif(
+        len(starter_files(CORPUS)) < len(STARTER_ECLIS),
+        reason=f"the starter decisions are not all under {CORPUS}/rechtspraak",
+    ),
 ]
 
 
 def _ingest(resources: Resources) -> dict[str, Any]:
     from app.ingest.pipeline import IngestPipeline
 
-    pipeline = IngestPipeline(resources.database, resources.require_embedder(),
-                              resources.settings)
+    pipeline = IngestPipeline(resources.database, resources.require_embedder(), resources.settings)
     try:
         from app.caselaw.ingest import ingest_rechtspraak_folder
     except ImportError:  # the case-law importer is optional: the plain pipeline will do
@@ -61,9 +62,13 @@ def _ingest(resources: Resources) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def starter(module_db: DbHandle, settings: Settings, embedder: Any) -> Resources:
-    resources = Resources(settings=settings, database=module_db.database,
-                          verifier=TokenVerifier(settings), embedder=embedder,
-                          resolver=AccessResolver(settings))
+    resources = Resources(
+        settings=settings,
+        database=module_db.database,
+        verifier=TokenVerifier(settings),
+        embedder=embedder,
+        resolver=AccessResolver(settings),
+    )
     report = _ingest(resources)
     assert report["counts"]["added"] == len(STARTER_ECLIS), report
     load_starter_set(module_db.database, created_by="test")
@@ -74,8 +79,7 @@ def _write(name: str, data: dict[str, Any]) -> None:
     folder = os.environ.get("EWALL_EVAL_REPORT_DIR")
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
-        (Path(folder) / name).write_text(json.dumps(data, indent=1, default=str),
-                                         encoding="utf-8")
+        (Path(folder) / name).write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
 
 
 def test_starter_set_evaluates_on_the_real_corpus(starter: Resources) -> None:
@@ -85,8 +89,9 @@ def test_starter_set_evaluates_on_the_real_corpus(starter: Resources) -> None:
     metrics = data["metrics"]
     assert all(m["queries"] == 47 for m in metrics.values())
     assert all(q["unavailable"] == 0 for q in data["per_query"]["hybrid"])
-    own = [q["scores"]["ndcg_10"] for q in data["per_query"]["sparse"]
-           if q["key"].startswith("own-")]
+    own = [
+        q["scores"]["ndcg_10"] for q in data["per_query"]["sparse"] if q["key"].startswith("own-")
+    ]
     assert sum(own) / len(own) >= 0.9  # the decision's own words: the sparse leg finds it
     assert metrics["sparse"]["ndcg_10"] >= 0.7
     best_leg = max(metrics["dense"]["ndcg_10"], metrics["sparse"]["ndcg_10"])
@@ -106,11 +111,21 @@ def test_calibration_reports_and_changes_nothing(starter: Resources) -> None:
 
     # where the best setting wins and loses against the current one, query by query
     b = report.best
-    tried = runner.run_eval(starter, STARTER_SET_NAME, modes=["hybrid"], overrides=SearchOverrides(
-        dense_weight=b.dense_weight, sparse_weight=b.sparse_weight,
-        dense_candidates=b.dense_depth, sparse_candidates=b.sparse_depth)).as_dict()
+    tried = runner.run_eval(
+        starter,
+        STARTER_SET_NAME,
+        modes=["hybrid"],
+        overrides=SearchOverrides(
+            dense_weight=b.dense_weight,
+            sparse_weight=b.sparse_weight,
+            dense_candidates=b.dense_depth,
+            sparse_candidates=b.sparse_depth,
+        ),
+    ).as_dict()
     current = runner.run_eval(starter, STARTER_SET_NAME, modes=["hybrid"]).as_dict()
     comparison = runner.compare_runs(current, tried)[0].as_dict()
-    _write("starter_best_vs_current.json", {"best": data["best"], "comparison": comparison,
-                                            "best_run": tried})
+    _write(
+        "starter_best_vs_current.json",
+        {"best": data["best"], "comparison": comparison, "best_run": tried},
+    )
     assert comparison["mean_b"] == pytest.approx(best)

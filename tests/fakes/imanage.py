@@ -179,8 +179,9 @@ class FakeIManage:
             profile=base,
             content=content if content is not None else f"Inhoud van document {number}".encode(),
             filename=filename if filename is not None else f"doc{number}.txt",
-            security=security if security is not None else {
-                "default_security": base["default_security"], "acl": []},
+            security=security
+            if security is not None
+            else {"default_security": base["default_security"], "acl": []},
             denied=denied or [],
         )
         doc.profile["id"] = doc.id
@@ -201,8 +202,16 @@ class FakeIManage:
         doc = self.docs[doc_id]
         self.revoked.add((doc.library, doc.number))
 
-    def inject(self, path: str, status: int, *, headers: dict[str, str] | None = None,
-               body: Any = None, times: int = 1, method: str | None = None) -> None:
+    def inject(
+        self,
+        path: str,
+        status: int,
+        *,
+        headers: dict[str, str] | None = None,
+        body: Any = None,
+        times: int = 1,
+        method: str | None = None,
+    ) -> None:
         """The next ``times`` requests whose path matches the regex ``path`` get ``status``."""
         self.faults.append(Fault(method, re.compile(path), status, headers or {}, body, times))
 
@@ -216,8 +225,11 @@ class FakeIManage:
 
     def calls(self, path_regex: str, method: str | None = None) -> list[Recorded]:
         pattern = re.compile(path_regex)
-        return [r for r in self.requests
-                if pattern.search(r.path) and (method is None or r.method == method)]
+        return [
+            r
+            for r in self.requests
+            if pattern.search(r.path) and (method is None or r.method == method)
+        ]
 
     def writes(self) -> list[Recorded]:
         """Every request that is not a read, other than the token grant and Sync crawl/search
@@ -240,17 +252,21 @@ class FakeIManage:
             return JSONResponse({"error": "not found"}, status_code=self.gone[(library, number)])
         if (library, number) in self.revoked:
             return JSONResponse({"error": "forbidden"}, status_code=403)
-        doc = (self.docs.get(doc_id) if match.group(3) else self._latest(library, number))
+        doc = self.docs.get(doc_id) if match.group(3) else self._latest(library, number)
         if doc is None:
             return JSONResponse({"error": "not found"}, status_code=404)
         return doc
 
     def _visible(self, library: str) -> list[Doc]:
-        out = [d for d in self.docs.values() if d.library == library
-               and (d.library, d.number) not in self.gone
-               and (d.library, d.number) not in self.revoked]
+        out = [
+            d
+            for d in self.docs.values()
+            if d.library == library
+            and (d.library, d.number) not in self.gone
+            and (d.library, d.number) not in self.revoked
+        ]
         if not self.versions_in_search:
-            latest = {}
+            latest: dict[Any, Any] = {}
             for d in out:
                 if d.number not in latest or d.version > latest[d.number].version:
                     latest[d.number] = d
@@ -295,11 +311,25 @@ class FakeIManage:
             with fake._lock:
                 fake.clock.now += fake.advance_per_request
                 issued = fake.tokens.get(token or "")
-                entry = Recorded(request.method, request.url.path, dict(request.query_params),
-                                 body, token, None if issued is None else fake.clock.now - issued)
+                entry = Recorded(
+                    request.method,
+                    request.url.path,
+                    dict(request.query_params),
+                    body,
+                    token,
+                    None if issued is None else fake.clock.now - issued,
+                )
                 fake.requests.append(entry)
-                fault = next((f for f in fake.faults if f.times > 0 and f.path.search(
-                    request.url.path) and (f.method in (None, request.method))), None)
+                fault = next(
+                    (
+                        f
+                        for f in fake.faults
+                        if f.times > 0
+                        and f.path.search(request.url.path)
+                        and (f.method in (None, request.method))
+                    ),
+                    None,
+                )
                 if fault is not None:
                     fault.times -= 1
                 fake.in_flight += 1
@@ -308,9 +338,11 @@ class FakeIManage:
                 if fake.delay_s:
                     await asyncio.sleep(fake.delay_s)
                 if fault is not None:
-                    response: Response = JSONResponse(fault.body or {"error": "injected"},
-                                                      status_code=fault.status,
-                                                      headers=fault.headers)
+                    response: Response = JSONResponse(
+                        fault.body or {"error": "injected"},
+                        status_code=fault.status,
+                        headers=fault.headers,
+                    )
                 elif request.url.path != "/auth/oauth2/token" and not fake._token_ok(token):
                     response = JSONResponse({"error": "invalid_token"}, status_code=401)
                 else:
@@ -325,13 +357,20 @@ class FakeIManage:
         async def token(request: Request) -> JSONResponse:
             form = dict((await request.form()).items())
             grant = form.get("grant_type")
-            ok_client = (form.get("client_id") == fake.client_id
-                         and form.get("client_secret") == fake.client_secret)
+            ok_client = (
+                form.get("client_id") == fake.client_id
+                and form.get("client_secret") == fake.client_secret
+            )
             if grant == "password":
-                if not ok_client or form.get("username") != fake.username \
-                        or form.get("password") != fake.password:
-                    return JSONResponse({"error": "invalid_grant",
-                                         "error_description": "bad credentials"}, status_code=401)
+                if (
+                    not ok_client
+                    or form.get("username") != fake.username
+                    or form.get("password") != fake.password
+                ):
+                    return JSONResponse(
+                        {"error": "invalid_grant", "error_description": "bad credentials"},
+                        status_code=401,
+                    )
             elif grant == "refresh_token":
                 if not ok_client or str(form.get("refresh_token")) not in fake.refresh:
                     return JSONResponse({"error": "invalid_grant"}, status_code=400)
@@ -342,8 +381,11 @@ class FakeIManage:
                 access = f"tok-{fake._seq}-imanage"
                 fake.tokens[access] = fake.clock.now
                 fake.grants.append(str(grant))
-                out: dict[str, Any] = {"access_token": access, "token_type": "Bearer",
-                                       "expires_in": fake.token_ttl}
+                out: dict[str, Any] = {
+                    "access_token": access,
+                    "token_type": "Bearer",
+                    "expires_in": fake.token_ttl,
+                }
                 if fake.refresh_tokens:
                     ref = f"ref-{fake._seq}-imanage"
                     fake.refresh[ref] = access
@@ -352,15 +394,27 @@ class FakeIManage:
 
         @app.get("/api")
         def api() -> dict[str, Any]:
-            return {"data": {"user": {"id": fake.username.upper(), "customer_id": CID,
-                                      "email": "svc@firm.example", "user_type": "system"},
-                             "work": {"preferred_library": fake.libraries[0]}}}
+            return {
+                "data": {
+                    "user": {
+                        "id": fake.username.upper(),
+                        "customer_id": CID,
+                        "email": "svc@firm.example",
+                        "user_type": "system",
+                    },
+                    "work": {"preferred_library": fake.libraries[0]},
+                }
+            }
 
         @app.get(f"/work/api/v2/customers/{CID}/libraries")
         def libraries() -> dict[str, Any]:
-            return {"data": [{"id": lib, "display_name": lib, "type": "worksite",
-                              "is_hidden": False} for lib in fake.libraries]
-                    + [{"id": "HIDDEN", "is_hidden": True}]}
+            return {
+                "data": [
+                    {"id": lib, "display_name": lib, "type": "worksite", "is_hidden": False}
+                    for lib in fake.libraries
+                ]
+                + [{"id": "HIDDEN", "is_hidden": True}]
+            }
 
         @app.get(f"/work/api/v2/customers/{CID}/features")
         def features() -> dict[str, Any]:
@@ -372,9 +426,12 @@ class FakeIManage:
             offset = 0 if fake.ignore_offset else int(q.get("offset", "0"))
             limit = int(q.get("limit", "100"))
             since = _parse(q.get("edit_date_from"))
-            docs = [d for d in fake._visible(lib)
-                    if since is None or (_parse(d.profile.get("edit_date")) or since) >= since]
-            page = [dict(d.profile) for d in docs[offset:offset + limit]]
+            docs = [
+                d
+                for d in fake._visible(lib)
+                if since is None or (_parse(d.profile.get("edit_date")) or since) >= since
+            ]
+            page = [dict(d.profile) for d in docs[offset : offset + limit]]
             out: dict[str, Any] = {"data": {"results": page}}
             if q.get("total") == "true":
                 out["total_count"] = len(docs)
@@ -413,8 +470,9 @@ class FakeIManage:
 
         @app.get(lib_prefix + "/groups")
         def groups(lib: str) -> dict[str, Any]:
-            return {"data": [{"id": g["id"], "enabled": g["enabled"]}
-                             for g in fake.groups.values()]}
+            return {
+                "data": [{"id": g["id"], "enabled": g["enabled"]} for g in fake.groups.values()]
+            }
 
         @app.get(lib_prefix + "/groups/{group_id}/members")
         def members(lib: str, group_id: str) -> Any:
@@ -435,18 +493,30 @@ class FakeIManage:
                     rows.append(row)
                 return rows
             if kind == "groups":
-                return [{"group_id": g["id"], "user_id": m}
-                        for g in fake.groups.values() if g["enabled"] for m in g["members"]]
+                return [
+                    {"group_id": g["id"], "user_id": m}
+                    for g in fake.groups.values()
+                    if g["enabled"]
+                    for m in g["members"]
+                ]
             rows = []
             for d in docs:
                 for entry in d.security.get("acl", []):
                     denied = entry.get("access_level") == "no_access"
                     if denied == (kind == "denied"):
-                        rows.append({"document_id": d.id, "trustee_id": entry["id"],
-                                     "trustee_type": entry.get("type", "user"),
-                                     "access_level": entry.get("access_level"),
-                                     **({"has_restricted_member": True}
-                                        if entry.get("has_restricted_member") else {})})
+                        rows.append(
+                            {
+                                "document_id": d.id,
+                                "trustee_id": entry["id"],
+                                "trustee_type": entry.get("type", "user"),
+                                "access_level": entry.get("access_level"),
+                                **(
+                                    {"has_restricted_member": True}
+                                    if entry.get("has_restricted_member")
+                                    else {}
+                                ),
+                            }
+                        )
                 if kind == "denied":
                     rows.extend({"document_id": d.id, **x} for x in d.denied)
             return rows
@@ -456,10 +526,11 @@ class FakeIManage:
             limit = int(body.get("limit", 1000))
             offset = fake._offset(body.get("cursor"))
             if offset is None:
-                return JSONResponse({"error": "cursor expired"},
-                                    status_code=fake.cursor_expiry_status)
+                return JSONResponse(
+                    {"error": "cursor expired"}, status_code=fake.cursor_expiry_status
+                )
             rows = sync_rows(lib, kind)
-            page = rows[offset:offset + limit]
+            page = rows[offset : offset + limit]
             out: dict[str, Any] = {"data": page}
             if offset + limit < len(rows):
                 out["cursor"] = fake._cursor(offset + limit)

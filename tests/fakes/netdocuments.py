@@ -71,9 +71,16 @@ class FakeNetDocuments:
         self.client_secret = "nd-Secr3t-value"
         self.repository_id = REPOSITORY
         self.cabinets: list[dict[str, Any]] = [
-            {"id": CABINET, "name": "Litigation", "repositoryId": REPOSITORY,
-             "repositoryName": "Firm Repository", "wsAttrNum": 2, "wsOrgAttrNum": 1,
-             "isCollaborationSpacesEnabled": "false"}]
+            {
+                "id": CABINET,
+                "name": "Litigation",
+                "repositoryId": REPOSITORY,
+                "repositoryName": "Firm Repository",
+                "wsAttrNum": 2,
+                "wsOrgAttrNum": 1,
+                "isCollaborationSpacesEnabled": "false",
+            }
+        ]
         self.docs: dict[str, NDoc] = {}
         self.gone: dict[str, int] = {}
         self.revoked: set[str] = set()
@@ -104,20 +111,34 @@ class FakeNetDocuments:
             "netdocuments_repository_id": self.repository_id,
         }
 
-    def add_document(self, doc_id: str, *, cabinet: str = CABINET, name: str | None = None,
-                     extension: str = "docx", modified: str = "2025-01-08T16:40:12Z",
-                     client: str | None = None, matter: str | None = None,
-                     custom: dict[int, str] | None = None, content: bytes | None = None,
-                     filename: str | None = None, acl: list[dict[str, Any]] | None = None,
-                     **extra: Any) -> NDoc:
+    def add_document(
+        self,
+        doc_id: str,
+        *,
+        cabinet: str = CABINET,
+        name: str | None = None,
+        extension: str = "docx",
+        modified: str = "2025-01-08T16:40:12Z",
+        client: str | None = None,
+        matter: str | None = None,
+        custom: dict[int, str] | None = None,
+        content: bytes | None = None,
+        filename: str | None = None,
+        acl: list[dict[str, Any]] | None = None,
+        **extra: Any,
+    ) -> NDoc:
         attrs = dict(custom or {})
         if client is not None:
             attrs[1001] = client
         if matter is not None:
             attrs[1002] = matter
         doc = NDoc(
-            id=doc_id, cabinet=cabinet, name=name or f"Document {doc_id}", extension=extension,
-            modified=modified, custom=attrs,
+            id=doc_id,
+            cabinet=cabinet,
+            name=name or f"Document {doc_id}",
+            extension=extension,
+            modified=modified,
+            custom=attrs,
             content=content if content is not None else f"Inhoud {doc_id}".encode(),
             filename=filename if filename is not None else f"{doc_id}.{extension}",
             acl=acl if acl is not None else [{"principal": "UG-LIT", "rights": "VES"}],
@@ -126,14 +147,24 @@ class FakeNetDocuments:
         self.docs[doc_id] = doc
         return doc
 
-    def add_group(self, group_id: str, name: str, members: list[dict[str, Any]],
-                  cabinet: str = CABINET) -> None:
-        self.groups.setdefault(cabinet, []).append({"Id": group_id, "Name": name,
-                                                    "External": False, "Hidden": False})
+    def add_group(
+        self, group_id: str, name: str, members: list[dict[str, Any]], cabinet: str = CABINET
+    ) -> None:
+        self.groups.setdefault(cabinet, []).append(
+            {"Id": group_id, "Name": name, "External": False, "Hidden": False}
+        )
         self.members[group_id] = members
 
-    def inject(self, path: str, status: int, *, headers: dict[str, str] | None = None,
-               body: Any = None, times: int = 1, method: str | None = None) -> None:
+    def inject(
+        self,
+        path: str,
+        status: int,
+        *,
+        headers: dict[str, str] | None = None,
+        body: Any = None,
+        times: int = 1,
+        method: str | None = None,
+    ) -> None:
         self.faults.append(Fault(method, re.compile(path), status, headers or {}, body, times))
 
     def expire_skiptokens(self) -> None:
@@ -147,14 +178,19 @@ class FakeNetDocuments:
 
     def calls(self, path_regex: str, method: str | None = None) -> list[Recorded]:
         pattern = re.compile(path_regex)
-        return [r for r in self.requests
-                if pattern.search(r.path) and (method is None or r.method == method)]
+        return [
+            r
+            for r in self.requests
+            if pattern.search(r.path) and (method is None or r.method == method)
+        ]
 
     def writes(self) -> list[Recorded]:
         """Non-GET requests other than the token grant, and N14 (a GET that creates)."""
-        return [r for r in self.requests
-                if (r.method != "GET" and r.path != "/v1/OAuth")
-                or re.match(r"^/v1/Workspace/", r.path)]
+        return [
+            r
+            for r in self.requests
+            if (r.method != "GET" and r.path != "/v1/OAuth") or re.match(r"^/v1/Workspace/", r.path)
+        ]
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -162,17 +198,31 @@ class FakeNetDocuments:
         if self.shape == "A":
             return {
                 "DocId": doc.id,
-                "Attributes": {"Name": doc.name, "Ext": doc.extension, "Created": doc.created,
-                               "CreatedBy": doc.created_by, "Modified": doc.modified},
-                "Locations": {"Url": f"https://vault.example/neWeb2/goid.aspx?id={doc.id}",
-                              "Cabinets": [doc.cabinet]},
-                "CustomAttributes": [{"Id": k, "Value": v, "Description": f"d{v}"}
-                                     for k, v in doc.custom.items()],
+                "Attributes": {
+                    "Name": doc.name,
+                    "Ext": doc.extension,
+                    "Created": doc.created,
+                    "CreatedBy": doc.created_by,
+                    "Modified": doc.modified,
+                },
+                "Locations": {
+                    "Url": f"https://vault.example/neWeb2/goid.aspx?id={doc.id}",
+                    "Cabinets": [doc.cabinet],
+                },
+                "CustomAttributes": [
+                    {"Id": k, "Value": v, "Description": f"d{v}"} for k, v in doc.custom.items()
+                ],
             }
         return {
-            "standardAttributes": {"id": doc.id, "envId": f":Q12:{doc.id}.nev", "name": doc.name,
-                                   "extension": doc.extension, "modified": doc.modified,
-                                   "createdBy": doc.created_by, "created": doc.created},
+            "standardAttributes": {
+                "id": doc.id,
+                "envId": f":Q12:{doc.id}.nev",
+                "name": doc.name,
+                "extension": doc.extension,
+                "modified": doc.modified,
+                "createdBy": doc.created_by,
+                "created": doc.created,
+            },
             "customAttributes": [{"id": k, "value": v} for k, v in doc.custom.items()],
         }
 
@@ -206,11 +256,25 @@ class FakeNetDocuments:
             with fake._lock:
                 fake.clock.now += fake.advance_per_request
                 issued = fake.tokens.get(token or "")
-                entry = Recorded(request.method, request.url.path, dict(request.query_params),
-                                 body, token, None if issued is None else fake.clock.now - issued)
+                entry = Recorded(
+                    request.method,
+                    request.url.path,
+                    dict(request.query_params),
+                    body,
+                    token,
+                    None if issued is None else fake.clock.now - issued,
+                )
                 fake.requests.append(entry)
-                fault = next((f for f in fake.faults if f.times > 0 and f.path.search(
-                    request.url.path) and (f.method in (None, request.method))), None)
+                fault = next(
+                    (
+                        f
+                        for f in fake.faults
+                        if f.times > 0
+                        and f.path.search(request.url.path)
+                        and (f.method in (None, request.method))
+                    ),
+                    None,
+                )
                 if fault is not None:
                     fault.times -= 1
                 fake.in_flight += 1
@@ -219,9 +283,11 @@ class FakeNetDocuments:
                 if fake.delay_s:
                     await asyncio.sleep(fake.delay_s)
                 if fault is not None:
-                    response: Response = JSONResponse(fault.body or {"error": "injected"},
-                                                      status_code=fault.status,
-                                                      headers=fault.headers)
+                    response: Response = JSONResponse(
+                        fault.body or {"error": "injected"},
+                        status_code=fault.status,
+                        headers=fault.headers,
+                    )
                 elif request.url.path != "/v1/OAuth" and not fake._token_ok(token):
                     response = JSONResponse({"error": "invalid_token"}, status_code=401)
                 else:
@@ -236,9 +302,10 @@ class FakeNetDocuments:
         async def oauth(request: Request) -> JSONResponse:
             form = dict((await request.form()).items())
             if request.headers.get("authorization") != f"Basic {fake.basic()}":
-                return JSONResponse({"error": "invalid_grant",
-                                     "error_description": "client authentication failed"},
-                                    status_code=401)
+                return JSONResponse(
+                    {"error": "invalid_grant", "error_description": "client authentication failed"},
+                    status_code=401,
+                )
             if form.get("grant_type") != "client_credentials":
                 return JSONResponse({"error": "unsupported_grant_type"}, status_code=400)
             with fake._lock:
@@ -247,8 +314,7 @@ class FakeNetDocuments:
                 access = f"nd-tok-{fake._seq}-value"
                 fake.tokens[access] = fake.clock.now
             ttl: Any = str(fake.token_ttl) if fake.expires_as_string else fake.token_ttl
-            return JSONResponse({"access_token": access, "token_type": "bearer",
-                                 "expires_in": ttl})
+            return JSONResponse({"access_token": access, "token_type": "bearer", "expires_in": ttl})
 
         @app.get("/v1/User/info")
         def user_info() -> dict[str, Any]:
@@ -265,11 +331,15 @@ class FakeNetDocuments:
             if top > 500:
                 return JSONResponse({"error": "top must be between 1 and 500"}, status_code=400)
             cabinets = set((q.get("cabinets") or "").split(","))
-            docs = [d for d in fake.docs.values() if d.cabinet in cabinets
-                    and d.id not in fake.gone and d.id not in fake.revoked]
+            docs = [
+                d
+                for d in fake.docs.values()
+                if d.cabinet in cabinets and d.id not in fake.gone and d.id not in fake.revoked
+            ]
             orderby = q.get("orderby") or ""
-            if fake.honour_orderby and (orderby.startswith("7|desc")
-                                        or orderby.lower().startswith("lastmod")):
+            if fake.honour_orderby and (
+                orderby.startswith("7|desc") or orderby.lower().startswith("lastmod")
+            ):
                 docs.sort(key=lambda d: (d.modified, d.id), reverse=True)
             else:
                 docs.sort(key=lambda d: d.id)
@@ -282,10 +352,13 @@ class FakeNetDocuments:
                 offset = int(match.group(2))
             if fake.repeat_pages:
                 offset = 0
-            page = docs[offset:offset + top]
+            page = docs[offset : offset + top]
             rows = [fake._search_row(d) for d in page]
-            out: dict[str, Any] = ({"TotalFound": len(docs), "Results": rows}
-                                   if fake.shape == "A" else {"standardList": rows})
+            out: dict[str, Any] = (
+                {"TotalFound": len(docs), "Results": rows}
+                if fake.shape == "A"
+                else {"standardList": rows}
+            )
             if offset + top < len(docs) and fake.paging != "skip":
                 next_token = f"t{fake.token_generation}-{offset + top}"
                 if fake.paging == "link":
@@ -305,14 +378,21 @@ class FakeNetDocuments:
                 return doc
             return {
                 "standardAttributes": {
-                    "id": doc.id, "envId": f":Q12:{doc.id}.nev", "name": doc.name,
-                    "extension": doc.extension, "size": len(doc.content),
-                    "created": doc.created, "createdBy": doc.created_by,
-                    "modified": doc.modified, "modifiedBy": "Amir Khan",
+                    "id": doc.id,
+                    "envId": f":Q12:{doc.id}.nev",
+                    "name": doc.name,
+                    "extension": doc.extension,
+                    "size": len(doc.content),
+                    "created": doc.created,
+                    "createdBy": doc.created_by,
+                    "modified": doc.modified,
+                    "modifiedBy": "Amir Khan",
                     "officialVer": doc.official_version,
-                    "latestVersionNumber": doc.official_version},
-                "customAttributes": [{"id": k, "value": v, "description": f"d{v}"}
-                                     for k, v in doc.custom.items()],
+                    "latestVersionNumber": doc.official_version,
+                },
+                "customAttributes": [
+                    {"id": k, "value": v, "description": f"d{v}"} for k, v in doc.custom.items()
+                ],
             }
 
         @app.get("/v1/Document/{doc_id}/acl")
@@ -340,7 +420,7 @@ class FakeNetDocuments:
             rows = fake.lookup.get(attr)
             if rows is None:
                 return JSONResponse({"error": "not found"}, status_code=404)
-            return {"rows": rows[skip:skip + top]}
+            return {"rows": rows[skip : skip + top]}
 
         @app.get("/v2/cabinet/{cab}/groups")
         def groups(cab: str) -> list[dict[str, Any]]:

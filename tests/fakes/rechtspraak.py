@@ -113,8 +113,12 @@ def render(ecli: str, knob: Knob, files: dict[str, Path]) -> bytes | None:
         return None
     data = source.read_bytes()
     changes = (
-        knob.base, knob.empty_replaced, knob.replaced_by, knob.set_aside_by,
-        knob.vervallen_by, knob.withdrawal,
+        knob.base,
+        knob.empty_replaced,
+        knob.replaced_by,
+        knob.set_aside_by,
+        knob.vervallen_by,
+        knob.withdrawal,
     )
     if all(c in (None, False) for c in changes):
         return data
@@ -131,7 +135,9 @@ def render(ecli: str, knob: Knob, files: dict[str, Path]) -> bytes | None:
         etree.SubElement(description, _q(DCTERMS, "isReplacedBy")).text = knob.replaced_by
     if knob.set_aside_by is not None:
         _add_relation(
-            description, knob.set_aside_by, "cassatie",
+            description,
+            knob.set_aside_by,
+            "cassatie",
             "(Gedeeltelijke) vernietiging en zelf afgedaan",
         )
     if knob.vervallen_by is not None:
@@ -211,7 +217,9 @@ class FakeRechtspraak:
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [sock]}, daemon=True,
+            target=self._server.run,
+            kwargs={"sockets": [sock]},
+            daemon=True,
             name="fake-rechtspraak",
         )
         self._thread.start()

@@ -193,7 +193,7 @@ def test_stats_follow_the_chunks(db: DbHandle) -> None:
                 "FROM generate_series(1, 10) AS g"
             )
         )
-        sizes = dict(
+        sizes: dict[str, int] = dict(
             conn.execute(text("SELECT wall_group_id, n_chunks FROM wall_group_sizes")).all()
         )
         assert sizes == {"open": 5, "wg_x": 5}

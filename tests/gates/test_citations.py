@@ -77,25 +77,48 @@ def test_real_status_records_from_the_corpus(rechtspraak: FakeRechtspraak) -> No
 @pytest.mark.parametrize(
     ("knob", "code", "reason", "by"),
     [
-        ({"replaced_by": "ECLI:NL:HR:2020:1"}, "replaced", "vervangen door ECLI:NL:HR:2020:1",
-         "ECLI:NL:HR:2020:1"),
-        ({"empty_replaced": True}, "unverifiable", "unverifiable: empty isReplacedBy marker",
-         None),
-        ({"set_aside_by": "ECLI:NL:HR:2020:2"}, "set_aside", "vernietigd door ECLI:NL:HR:2020:2",
-         "ECLI:NL:HR:2020:2"),
-        ({"vervallen_by": "ECLI:NL:HR:2020:3"}, "vervallen",
-         "vervallen verklaard door ECLI:NL:HR:2020:3", "ECLI:NL:HR:2020:3"),
+        (
+            {"replaced_by": "ECLI:NL:HR:2020:1"},
+            "replaced",
+            "vervangen door ECLI:NL:HR:2020:1",
+            "ECLI:NL:HR:2020:1",
+        ),
+        ({"empty_replaced": True}, "unverifiable", "unverifiable: empty isReplacedBy marker", None),
+        (
+            {"set_aside_by": "ECLI:NL:HR:2020:2"},
+            "set_aside",
+            "vernietigd door ECLI:NL:HR:2020:2",
+            "ECLI:NL:HR:2020:2",
+        ),
+        (
+            {"vervallen_by": "ECLI:NL:HR:2020:3"},
+            "vervallen",
+            "vervallen verklaard door ECLI:NL:HR:2020:3",
+            "ECLI:NL:HR:2020:3",
+        ),
         ({"withdrawal": "ingetrokken"}, "withdrawn", "ingetrokken", None),
         ({"withdrawal": ""}, "unverifiable", "unverifiable: empty withdrawal marker", None),
         ({"status": 500}, "unverifiable", "unverifiable: the source answered HTTP 500", None),
         ({"status": 404}, "unverifiable", "unverifiable: the source has no record of it", None),
         ({"status": 429}, "unverifiable", "unverifiable: the source answered HTTP 429", None),
-        ({"garbage": True}, "unverifiable", "unverifiable: unreadable answer from the source",
-         None),
-        ({"delay_s": SLOW}, "unverifiable", "unverifiable: no answer from the source within 0.8 s",
-         None),
-        ({"other": "ECLI:NL:HR:1984:AC8252"}, "unverifiable",
-         "unverifiable: the source answered with a record for ECLI:NL:HR:1984:AC8252", None),
+        (
+            {"garbage": True},
+            "unverifiable",
+            "unverifiable: unreadable answer from the source",
+            None,
+        ),
+        (
+            {"delay_s": SLOW},
+            "unverifiable",
+            "unverifiable: no answer from the source within 0.8 s",
+            None,
+        ),
+        (
+            {"other": "ECLI:NL:HR:1984:AC8252"},
+            "unverifiable",
+            "unverifiable: the source answered with a record for ECLI:NL:HR:1984:AC8252",
+            None,
+        ),
     ],
     ids=lambda v: str(v)[:40],
 )
@@ -285,7 +308,9 @@ def test_api_reports_each_citation_and_fails_if_any_is_not_live(
     assert got[live]["live"] is True
     assert got[live]["reason"] == "live"
     assert {
-        "live": False, "reason": "vervangen door ECLI:NL:HR:2020:1", "by": "ECLI:NL:HR:2020:1",
+        "live": False,
+        "reason": "vervangen door ECLI:NL:HR:2020:1",
+        "by": "ECLI:NL:HR:2020:1",
         "code": "replaced",
     }.items() <= got[replaced].items()
     assert got[slow]["live"] is False
@@ -351,8 +376,9 @@ def test_api_unreachable_source_fails_closed(
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["ok"] is False
-    assert all(c["reason"].startswith("unverifiable: the source is unreachable")
-               for c in body["citations"])
+    assert all(
+        c["reason"].startswith("unverifiable: the source is unreachable") for c in body["citations"]
+    )
     [event] = gate_events(db)
     assert event["ok"] is False
     assert event["person_id"] == "bob@firm.nl"

@@ -68,8 +68,15 @@ def insert_chunks(db: DbHandle, embedder: Any, chunks: dict[str, str]) -> None:
                 " SELECT %s, document_id, source, external_id, 'C-1', 'M-1', 'open', 'public',"
                 " 'memo', '', %s, %s, CAST(%s AS vector), %s, %s FROM documents"
                 " WHERE document_id = %s",
-                (chunk_id, ordinal, body, vector_literal(vector), sha(body), len(body.split()),
-                 document_id),
+                (
+                    chunk_id,
+                    ordinal,
+                    body,
+                    vector_literal(vector),
+                    sha(body),
+                    len(body.split()),
+                    document_id,
+                ),
             )
 
 
@@ -190,8 +197,12 @@ def test_chunks_no_longer_visible_support_nothing(
     assert r.status_code == 200, r.text
     assert r.json()["ok"] is False
     assert r.json()["sentences"] == [
-        {"text": RETURNED["c-termijn"], "supported": False, "best_chunk_id": None,
-         "similarity": None}
+        {
+            "text": RETURNED["c-termijn"],
+            "supported": False,
+            "best_chunk_id": None,
+            "similarity": None,
+        }
     ]
 
 
@@ -231,9 +242,7 @@ def test_only_the_person_who_retrieved_may_check(
     assert outcome == {"refused": {"status": 403, "code": "forbidden"}}
 
 
-def test_unknown_retrieval_is_404(
-    corpus: DbHandle, gate_client: GateClient, auth: Tokens
-) -> None:
+def test_unknown_retrieval_is_404(corpus: DbHandle, gate_client: GateClient, auth: Tokens) -> None:
     client = gate_client()
     r = ground(client, auth, ALICE, str(uuid.uuid4()), "Een zin.")
     assert r.status_code == 404, r.text

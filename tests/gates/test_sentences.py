@@ -17,8 +17,10 @@ from app.gates.sentences import split_sentences
         (
             "Op grond van art. 6:162 BW is gedaagde aansprakelijk. "
             "Dat volgt uit r.o. 3.4 van het arrest.",
-            ["Op grond van art. 6:162 BW is gedaagde aansprakelijk.",
-             "Dat volgt uit r.o. 3.4 van het arrest."],
+            [
+                "Op grond van art. 6:162 BW is gedaagde aansprakelijk.",
+                "Dat volgt uit r.o. 3.4 van het arrest.",
+            ],
         ),
         (
             "Zie o.a. HR 12 april 2013, ECLI:NL:HR:2013:477. De rechtbank volgt dat.",
@@ -27,13 +29,18 @@ from app.gates.sentences import split_sentences
         (
             "Eiser wordt bijgestaan door mr. J.A. de Vries. "
             "Hij voert aan dat de termijn is verstreken.",
-            ["Eiser wordt bijgestaan door mr. J.A. de Vries.",
-             "Hij voert aan dat de termijn is verstreken."],
+            [
+                "Eiser wordt bijgestaan door mr. J.A. de Vries.",
+                "Hij voert aan dat de termijn is verstreken.",
+            ],
         ),
         (
             "De schade is vergoed [1]. Rente is verschuldigd. [2, 3] De kosten zijn voor gedaagde.",
-            ["De schade is vergoed [1].", "Rente is verschuldigd. [2, 3]",
-             "De kosten zijn voor gedaagde."],
+            [
+                "De schade is vergoed [1].",
+                "Rente is verschuldigd. [2, 3]",
+                "De kosten zijn voor gedaagde.",
+            ],
         ),
         (
             "Rente is verschuldigd.[4] Zo oordeelde de rechtbank.",

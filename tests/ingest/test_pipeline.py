@@ -174,11 +174,11 @@ def test_atomic_replacement_under_a_concurrent_reader(firm: Firm, db: DbHandle) 
     def reader() -> None:
         with psycopg.connect(db.superuser_url, autocommit=True) as su:
             while not stop.is_set():
-                seen.add(
-                    su.execute(
-                        "SELECT count(*) FROM chunks WHERE external_id = 'atomic'"
-                    ).fetchone()[0]
-                )  # type: ignore[index]
+                row = su.execute(
+                    "SELECT count(*) FROM chunks WHERE external_id = 'atomic'"
+                ).fetchone()
+                assert row is not None
+                seen.add(row[0])
 
     thread = threading.Thread(target=reader)
     thread.start()

@@ -50,7 +50,7 @@ def corpus(module_db: DbHandle, settings: Any, embedder: Any, auth: Tokens) -> I
         firm.wall(kind="exclusionary", protects={"matters": ["M-d"]}, screened=["p10@firm.nl"])
         rng = np.random.default_rng(3)
         with psycopg.connect(module_db.superuser_url) as su:
-            groups = dict(
+            groups: dict[str, str] = dict(
                 su.execute("SELECT matter_id, wall_group_id FROM matter_wall_groups").fetchall()
             )
             su.execute("DELETE FROM retag_pending")
@@ -75,7 +75,7 @@ def corpus(module_db: DbHandle, settings: Any, embedder: Any, auth: Tokens) -> I
                             groups[matter],
                             ordinal,
                             f"{words} {ordinal}",
-                            vector_literal(vec),
+                            vector_literal(vec.astype(np.float32)),
                             f"{ordinal:064x}",
                         )
                     )

@@ -340,13 +340,13 @@ def test_killed_connection_returns_an_error_and_no_results(
 
     thread = threading.Thread(target=killer)
     thread.start()
-    service._audit = slow_audit  # type: ignore[assignment]
+    service._audit = slow_audit
     try:
         r = client.post(
             "/v1/search", json={"query": "octrooi"}, headers=auth("bob@firm.nl", "lawyer")
         )
     finally:
-        service._audit = original  # type: ignore[assignment]
+        service._audit = original
         thread.join()
     assert r.status_code == 503, r.text
     assert r.json()["error"]["code"] == "database_unavailable"
