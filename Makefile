@@ -60,7 +60,7 @@ bench-ingest: $(STAMP) ## ingestion throughput and re-ingest speed-up
 	$(BIN)/python -m bench.ingest
 
 eval: $(STAMP) ## evaluate the starter relevance set on the demo firm
-	$(BIN)/ewall eval --set starter --mode all
+	$(BIN)/ewall eval --set starter-rechtspraak --mode all
 
 clean: ## remove the virtual environment and local data
 	rm -rf $(VENV) .ewall .pytest_cache .mypy_cache .ruff_cache

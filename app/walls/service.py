@@ -110,15 +110,11 @@ def issue_wall(conn: Connection, body: WallIn, actor: str) -> tuple[str, int]:
     members += [{"wall_id": wall_id, "person_id": p, "role": "allowed"} for p in set(body.allowed)]
     if members:
         conn.execute(insert(wall_people), sorted(members, key=lambda m: m["person_id"]))
-    version = policy.bump(conn)
-    covered = _covered(conn, wall_id)
-    changed = groups.recompute(conn, covered, version)
-    policy.record_change(
+    version = _regroup_and_record(
         conn,
+        wall_id,
         actor=actor,
         action="wall.issued",
-        object_type="wall",
-        object_id=wall_id,
         reason=body.reason,
         details={
             "kind": body.kind,
@@ -128,11 +124,8 @@ def issue_wall(conn: Connection, body: WallIn, actor: str) -> tuple[str, int]:
             "allowed": sorted(set(body.allowed)),
             "include_team": body.include_team,
             "effective_from": body.effective_from.isoformat() if body.effective_from else None,
-            "effective_until": body.effective_until.isoformat() if body.effective_until else None,
-            "covered_matters": len(covered),
-            "regrouped_matters": len(changed),
+            "effective_until": (body.effective_until.isoformat() if body.effective_until else None),
         },
-        version=version,
     )
     return wall_id, version
 
@@ -157,6 +150,33 @@ def _covered(conn: Connection, wall_id: str) -> list[str]:
     return sorted(set(direct) | set(groups.matters_under_clients(conn, client_ids)))
 
 
+def _regroup_and_record(
+    conn: Connection,
+    wall_id: str,
+    *,
+    actor: str,
+    action: str,
+    reason: str,
+    details: dict[str, Any],
+) -> int:
+    """A wall was issued or lifted: bump the policy, move the matters it covers to their new
+    groups (queuing re-tags) and log the change, all in the caller's transaction."""
+    version = policy.bump(conn)
+    covered = _covered(conn, wall_id)
+    changed = groups.recompute(conn, covered, version)
+    policy.record_change(
+        conn,
+        actor=actor,
+        action=action,
+        object_type="wall",
+        object_id=wall_id,
+        reason=reason,
+        details={**details, "covered_matters": len(covered), "regrouped_matters": len(changed)},
+        version=version,
+    )
+    return version
+
+
 def lift_wall(conn: Connection, wall_id: str, body: LiftIn, actor: str) -> tuple[int, datetime]:
     row = conn.execute(
         select(walls.c.lifted_at).where(walls.c.wall_id == wall_id).with_for_update()
@@ -175,18 +195,8 @@ def lift_wall(conn: Connection, wall_id: str, body: LiftIn, actor: str) -> tuple
         .where(walls.c.wall_id == wall_id)
         .values(lifted_at=lifted_at, lifted_by=actor, lift_reason=body.reason)
     )
-    version = policy.bump(conn)
-    covered = _covered(conn, wall_id)
-    changed = groups.recompute(conn, covered, version)
-    policy.record_change(
-        conn,
-        actor=actor,
-        action="wall.lifted",
-        object_type="wall",
-        object_id=wall_id,
-        reason=body.reason,
-        details={"covered_matters": len(covered), "regrouped_matters": len(changed)},
-        version=version,
+    version = _regroup_and_record(
+        conn, wall_id, actor=actor, action="wall.lifted", reason=body.reason, details={}
     )
     return version, lifted_at
 
