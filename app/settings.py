@@ -103,7 +103,10 @@ class Settings(BaseSettings):
         default=10_000, ge=100, description="Match budget: rarest lexemes first up to this df."
     )
     sparse_rank_cap: int = Field(
-        default=10_000, ge=100, description="At most this many matches are ranked per query."
+        default=3_000, ge=100, description="At most this many matches are scored per query."
+    )
+    sparse_rerank: int = Field(
+        default=400, ge=10, description="Best plain-scored matches re-ranked with IDF weights."
     )
     sparse_common_df: float = Field(
         default=0.25, gt=0, le=1, description="Lexemes in more than this fraction are dropped."

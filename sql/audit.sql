@@ -10,7 +10,25 @@
 -- a deleted tail is detected too.
 
 -- name: append_retrieval
-WITH head AS (
+-- One round trip for the whole entry: its access sets (stored once per distinct set), its
+-- results and the chain step.
+WITH access_sets AS (
+    INSERT INTO audit_access_sets (set_id, members)
+    SELECT DISTINCT ON (s.set_id) s.set_id, s.members
+    FROM (VALUES (CAST(:allowed_wall_groups_set AS text), CAST(:wall_group_members AS text[])),
+                 (CAST(:source_principals_set AS text), CAST(:principal_members AS text[])))
+         AS s (set_id, members)
+    WHERE s.members IS NOT NULL  -- NULL: the caller knows the set is stored already
+    ON CONFLICT (set_id) DO NOTHING
+), results AS (
+    INSERT INTO audit_retrieval_results (retrieval_id, rank, chunk_id, matter_id,
+                                         content_sha256, score)
+    SELECT :retrieval_id, r.rank, r.chunk_id, r.matter_id, r.content_sha256, r.score
+    FROM unnest(CAST(:result_ranks AS integer[]), CAST(:result_chunk_ids AS text[]),
+                CAST(:result_matter_ids AS text[]), CAST(:result_hashes AS text[]),
+                CAST(:result_scores AS float8[]))
+         AS r (rank, chunk_id, matter_id, content_sha256, score)
+), head AS (
     UPDATE audit_heads
     SET seq = seq + 1,
         hash = encode(sha256(convert_to(hash || '|' || (seq + 1)::text || '|' || :canonical,
@@ -28,10 +46,6 @@ SELECT :retrieval_id, head.seq, :at, :person_id, :roles, :purpose, :query, :mode
        :model, :prompt_version, :strategy, :took_ms, :result_count, head.prev_hash, head.hash
 FROM head
 RETURNING seq, hash
-
--- name: ensure_access_set
-INSERT INTO audit_access_sets (set_id, members) VALUES (:set_id, :members)
-ON CONFLICT (set_id) DO NOTHING
 
 -- name: access_sets
 SELECT set_id, members FROM audit_access_sets WHERE set_id = ANY(:set_ids)

@@ -26,7 +26,7 @@
 --                      the statement's own snapshot sees another version (caller retries)
 --   :doc_types, :sources, :matter_ids (text[] or NULL), :modified_from, :modified_to
 --   :use_dense, :use_sparse, :dense_weight, :sparse_weight, :rrf_k, :k
---   :dense_candidates, :sparse_candidates, :sparse_rank_cap
+--   :dense_candidates, :sparse_candidates, :sparse_rank_cap, :sparse_rerank
 --
 -- analyze_query (run first; it reads no chunks) turns the question into the sparse leg's
 -- inputs. It matches on the OR of the question's lexemes (AND semantics returns nothing for
@@ -112,18 +112,14 @@ WITH policy AS (
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
     ORDER BY (c.embedding <=> CAST(:qvec AS vector)) + 0, c.chunk_id
     LIMIT :dense_candidates
-), sparse AS MATERIALIZED (
-    SELECT m.chunk_id,
-           (SELECT coalesce(sum(w.idf * ts_rank(m.body_tsv,
-                                                CAST(quote_literal(w.lexeme) AS tsquery))), 0)
-            FROM unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_idfs AS float8[]))
-                 AS w(lexeme, idf)) AS relevance
-    FROM (
-      -- Ranking reads every matching tsvector, so it is bounded: at most :sparse_rank_cap
-      -- allowed matches are ranked (only a question made of very common words gets there).
-      SELECT c.chunk_id, c.body_tsv
-      FROM chunks c
-      WHERE :use_sparse
+), sparse_pool AS MATERIALIZED (
+    -- Ranking reads every matching tsvector, so it is bounded: at most :sparse_rank_cap
+    -- allowed matches (only a question of very common words gets there), each scored once
+    -- by plain ts_rank on the match query; the best :sparse_rerank of them are re-ranked
+    -- with IDF below.
+    SELECT c.chunk_id, c.body_tsv, ts_rank(c.body_tsv, CAST(:match_tsq AS tsquery)) AS pre
+    FROM chunks c
+    WHERE :use_sparse
       AND (SELECT version FROM policy) = :policy_version
       AND c.body_tsv @@ CAST(:match_tsq AS tsquery)
       AND c.wall_group_id = ANY(CAST(:wall_groups AS text[]))
@@ -137,9 +133,16 @@ WITH policy AS (
            OR c.modified_at >= CAST(:modified_from AS timestamptz))
       AND (CAST(:modified_to AS timestamptz) IS NULL
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
-      LIMIT :sparse_rank_cap
-    ) AS m
-    ORDER BY relevance DESC, m.chunk_id
+    LIMIT :sparse_rank_cap
+), sparse AS MATERIALIZED (
+    SELECT p.chunk_id,
+           (SELECT coalesce(sum(w.idf * ts_rank(p.body_tsv,
+                                                CAST(quote_literal(w.lexeme) AS tsquery))), 0)
+            FROM unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_idfs AS float8[]))
+                 AS w(lexeme, idf)) AS relevance
+    FROM (SELECT chunk_id, body_tsv FROM sparse_pool
+          ORDER BY pre DESC, chunk_id LIMIT :sparse_rerank) AS p
+    ORDER BY relevance DESC, p.chunk_id
     LIMIT :sparse_candidates
 ), dense_ranked AS (
     SELECT chunk_id, distance, row_number() OVER (ORDER BY distance, chunk_id) AS r FROM dense

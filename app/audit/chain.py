@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, event, text
 
 from app.db import sqlfiles
 
@@ -134,6 +136,28 @@ def access_set_id(members: Iterable[str]) -> str:
     return hashlib.sha256(canonical_json(sorted(set(members))).encode()).hexdigest()
 
 
+_STORED_SETS: dict[str, set[str]] = {}
+_STORED_LOCK = threading.Lock()
+
+
+def _stored_sets(conn: Connection) -> set[str]:
+    """Access-set ids known to be committed in this database (filled after commits only)."""
+    key = conn.engine.url.render_as_string(hide_password=True)
+    with _STORED_LOCK:
+        known = _STORED_SETS.setdefault(key, set())
+        if len(known) > 100_000:
+            known.clear()
+        return known
+
+
+@lru_cache(maxsize=4096)
+def _access_set(members: tuple[str, ...]) -> tuple[list[str], str]:
+    """(sorted members, set id); searches of one person under one policy pass the same
+    tuple, so the hashing of a thousand group ids happens once."""
+    ordered = sorted(set(members))
+    return ordered, access_set_id(ordered)
+
+
 def append_retrieval(
     conn: Connection, row: dict[str, Any], results: Sequence[Mapping[str, Any]]
 ) -> Appended:
@@ -144,29 +168,34 @@ def append_retrieval(
     # round-trip the JSON so the hash covers exactly what jsonb will give back
     row = dict(row)
     row["filters"] = json.loads(canonical_json(row["filters"]))
+    members: dict[str, list[str] | None] = {}
+    known = _stored_sets(conn)
+    new_ids: list[str] = []
     for list_key, set_key in (
         ("allowed_wall_groups", "allowed_wall_groups_set"),
         ("source_principals", "source_principals_set"),
     ):
-        members = sorted(set(row.pop(list_key)))
-        row[set_key] = access_set_id(members)
-        conn.execute(
-            sqlfiles.query("audit.ensure_access_set"),
-            {"set_id": row[set_key], "members": members},
-        )
-    if results:
-        conn.execute(
-            text(
-                "INSERT INTO audit_retrieval_results "
-                "(retrieval_id, rank, chunk_id, matter_id, content_sha256, score) "
-                "VALUES (:retrieval_id, :rank, :chunk_id, :matter_id, :content_sha256, :score)"
-            ),
-            [{"retrieval_id": row["retrieval_id"], **dict(r)} for r in results],
-        )
-    canonical = retrieval_canonical(row, results)
+        set_members, row[set_key] = _access_set(tuple(row.pop(list_key)))
+        # a set already committed need not travel again (a thousand group ids per search)
+        members[set_key] = None if row[set_key] in known else set_members
+        if row[set_key] not in known:
+            new_ids.append(row[set_key])
+    if new_ids:
+        event.listen(conn, "commit", lambda _c: known.update(new_ids), once=True)
+    ordered = sorted(results, key=lambda r: int(r["rank"]))
+    canonical = retrieval_canonical(row, ordered)
     params = dict(row)
-    params["filters"] = canonical_json(row["filters"])
-    params["canonical"] = canonical
+    params.update(
+        filters=canonical_json(row["filters"]),
+        canonical=canonical,
+        wall_group_members=members["allowed_wall_groups_set"],
+        principal_members=members["source_principals_set"],
+        result_ranks=[int(r["rank"]) for r in ordered],
+        result_chunk_ids=[r["chunk_id"] for r in ordered],
+        result_matter_ids=[r["matter_id"] for r in ordered],
+        result_hashes=[r["content_sha256"] for r in ordered],
+        result_scores=[float(r["score"]) for r in ordered],
+    )
     out = conn.execute(sqlfiles.query("audit.append_retrieval"), params).one()
     return Appended(int(out.seq), str(out.hash))
 

@@ -204,6 +204,7 @@ def run_search(
             "dense_candidates": dense_candidates,
             "sparse_candidates": sparse_candidates,
             "sparse_rank_cap": settings.sparse_rank_cap,
+            "sparse_rerank": max(settings.sparse_rerank, 2 * sparse_candidates),
         }
         try:
             rows, strategy = _execute(conn, plan, params, use_dense)

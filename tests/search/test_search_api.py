@@ -300,6 +300,7 @@ def _explain_params() -> dict[str, Any]:
         "dense_candidates": 50,
         "sparse_candidates": 50,
         "sparse_rank_cap": 10000,
+        "sparse_rerank": 400,
     }
 
 
