@@ -90,7 +90,7 @@ class Settings(BaseSettings):
     dense_candidates: int = Field(default=100, ge=1, le=1000, description="Dense leg depth.")
     sparse_candidates: int = Field(default=100, ge=1, le=1000, description="Sparse leg depth.")
     exact_max_rows: int = Field(
-        default=50_000, ge=0, description="Allowed rows at or below which dense search is exact."
+        default=10_000, ge=0, description="Allowed rows at or below which dense search is exact."
     )
     exact_max_fraction: float = Field(
         default=0.05, ge=0, le=1, description="Allowed fraction at or below which it is exact."
