@@ -64,7 +64,7 @@ def _hnsw_statement() -> TextClause:
         if exact.count(EXACT_ORDER) != 1:
             raise RuntimeError("search.hybrid_exact no longer has the dense ORDER BY marker")
         dense_start = exact.index("dense AS MATERIALIZED")
-        dense_end = exact.index("sparse AS MATERIALIZED")
+        dense_end = exact.index("sparse_pool AS MATERIALIZED")
         dense = exact[dense_start:dense_end]
         dense = dense.replace(EXACT_ORDER, HNSW_ORDER).replace(
             "AND c.wall_group_id = ANY(", "AND (c.wall_group_id || '') = ANY("

@@ -427,3 +427,17 @@ def test_no_leaks_for_random_walls(
     firm.lift(excl)
     firm.lift(incl)
     retag(client)
+
+
+def test_hnsw_form_changes_only_the_dense_leg() -> None:
+    """The HNSW text differs from the exact one in the dense CTE only: the sparse leg keeps
+    its index-usable group predicate (hiding it there cost 5x at 10% allowed)."""
+    from app.db import sqlfiles
+    from app.search.service import _statement
+
+    exact = sqlfiles.raw("search.hybrid_exact")
+    hnsw = str(_statement("hnsw"))
+    cut = exact.index("sparse_pool AS MATERIALIZED")
+    assert hnsw.endswith(exact[cut:])
+    assert "(c.wall_group_id || '') = ANY(" in hnsw[: hnsw.index("sparse_pool AS MATERIALIZED")]
+    assert exact.count("c.wall_group_id = ANY(") == hnsw.count("c.wall_group_id = ANY(") + 1
