@@ -40,9 +40,17 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         except StartupError as exc:
             return _fail(str(exc))
         if args.demo_if_empty:
-            from app.demo.loader import load_demo_if_empty
+            from app.demo.cli import progress_bars
+            from app.demo.loader import is_empty, load_demo
 
-            load_demo_if_empty(database, settings, embedder=embedder)
+            if is_empty(database):
+                print(
+                    "The database is empty: loading the demo firm (a few minutes the first "
+                    "time; it embeds real case law).",
+                    flush=True,
+                )
+                with progress_bars() as on_progress:
+                    load_demo(database, settings, embedder, progress=on_progress)
         app = create_app(settings, database, embedder=embedder)
         if settings.auth_mode == "dev":
             token = issue_dev_token(settings, "ldekker@firm.nl", ["lawyer"])

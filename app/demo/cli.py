@@ -41,7 +41,7 @@ def register(subparsers: Any) -> None:
 
 
 @contextmanager
-def _progress_bars() -> Iterator[Progress]:
+def progress_bars() -> Iterator[Progress]:
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -83,7 +83,7 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
         with open_database(settings) as database:
             embedder = Embedder(settings)
             check_dimensions(settings, database, embedder.dimension)
-            with _progress_bars() as on_progress:
+            with progress_bars() as on_progress:
                 summary = load_demo(database, settings, embedder, progress=on_progress)
     except StartupError as exc:
         sys.stderr.write(f"ewall: {exc}\n")
@@ -106,18 +106,28 @@ def print_summary(console: Console, summary: dict[str, Any], settings: Settings)
 
     from app.demo import firm
 
-    console.print(Text(
-        f"{summary['firm']}: demo "
-        f"{'loaded' if summary['changed'] else 'already loaded, nothing changed'}"
-        f" in {summary['elapsed_s']} s (policy version {summary['policy_version']})",
-        style="bold",
-    ))
+    console.print(
+        Text(
+            f"{summary['firm']}: demo "
+            f"{'loaded' if summary['changed'] else 'already loaded, nothing changed'}"
+            f" in {summary['elapsed_s']} s (policy version {summary['policy_version']})",
+            style="bold",
+        )
+    )
 
     shape = Table(title="In the database", show_header=True)
     shape.add_column("what")
     shape.add_column("n", justify="right")
-    for key in ("people", "clients", "matters", "walls", "active_walls", "documents", "chunks",
-                "quarantined_documents"):
+    for key in (
+        "people",
+        "clients",
+        "matters",
+        "walls",
+        "active_walls",
+        "documents",
+        "chunks",
+        "quarantined_documents",
+    ):
         shape.add_row(key.replace("_", " "), str(summary[key]))
     console.print(shape)
 
@@ -127,12 +137,20 @@ def print_summary(console: Console, summary: dict[str, Any], settings: Settings)
         runs.add_column(name, justify="right")
     case_law = summary["case_law"]
     for label, counts in (
-        (f"case law ({case_law['files']} decisions, {case_law['selected_by']}, "
-         f"from {case_law['origin']})", case_law["counts"]),
+        (
+            f"case law ({case_law['files']} decisions, {case_law['selected_by']}, "
+            f"from {case_law['origin']})",
+            case_law["counts"],
+        ),
         ("statutes and firm documents", summary["firm_documents"]["counts"]),
     ):
-        runs.add_row(Text(label), *(str(counts.get(n, 0)) for n in
-                                     ("added", "updated", "unchanged", "quarantined", "errors")))
+        runs.add_row(
+            Text(label),
+            *(
+                str(counts.get(n, 0))
+                for n in ("added", "updated", "unchanged", "quarantined", "errors")
+            ),
+        )
     console.print(runs)
 
     walls = Table(title="Walls", show_header=True)
@@ -140,8 +158,11 @@ def print_summary(console: Console, summary: dict[str, Any], settings: Settings)
     walls.add_column("kind")
     walls.add_column("this load")
     for wall in firm.WALLS:
-        walls.add_row(Text(wall.title), wall.kind,
-                      "issued" if wall.title in summary["walls_issued"] else "existed")
+        walls.add_row(
+            Text(wall.title),
+            wall.kind,
+            "issued" if wall.title in summary["walls_issued"] else "existed",
+        )
     console.print(walls)
 
     if summary["quarantined"]:
@@ -152,19 +173,29 @@ def print_summary(console: Console, summary: dict[str, Any], settings: Settings)
             quarantine.add_row(Text(str(entry["external_id"])), Text(str(entry["reason"])))
         console.print(quarantine)
     if case_law["missing"]:
-        console.print(Text(f"Decisions not found in the corpus: {', '.join(case_law['missing'])}",
-                           style="yellow"))
+        console.print(
+            Text(
+                f"Decisions not found in the corpus: {', '.join(case_law['missing'])}",
+                style="yellow",
+            )
+        )
     if summary["starter_set"]:
         console.print(Text(f"Evaluation set loaded: {summary['starter_set']}"))
 
-    console.print(Text("\nExample searches: the same query, different people, different "
-                       "results because of the walls", style="bold"))
+    console.print(
+        Text(
+            "\nExample searches: the same query, different people, different "
+            "results because of the walls",
+            style="bold",
+        )
+    )
     for number, example in enumerate(summary["example_searches"], start=1):
         allowed, blocked = example["people"]
         console.print(Text(f"\n{number}. {example['title']}", style="bold"))
         console.print(Text(f"   query: {example['query']!r}"))
-        console.print(Text(f"   {allowed} finds {', '.join(example['matters'])}; "
-                           f"{blocked} does not"))
+        console.print(
+            Text(f"   {allowed} finds {', '.join(example['matters'])}; {blocked} does not")
+        )
         console.print(Text(f"   {example['explanation']}", style="dim"))
 
     if settings.auth_mode == "dev":
@@ -173,13 +204,22 @@ def print_summary(console: Console, summary: dict[str, Any], settings: Settings)
         first = summary["example_searches"][0]
         token = issue_dev_token(settings, firm.DEMO_LAWYER, ["lawyer"])
         body = json.dumps({"query": first["query"], "k": 5}, ensure_ascii=False)
-        console.print(Text(f"\nTry it as {firm.DEMO_LAWYER} (development token, 8 h), with "
-                           "`ewall serve` running:", style="bold"))
+        console.print(
+            Text(
+                f"\nTry it as {firm.DEMO_LAWYER} (development token, 8 h), with "
+                "`ewall serve` running:",
+                style="bold",
+            )
+        )
         # Text(): the command must print verbatim, not as rich markup
-        console.print(Text(
-            f"curl -s -X POST http://{settings.host}:{settings.port}/v1/search "
-            f"-H 'Authorization: Bearer {token}' -H 'Content-Type: application/json' "
-            f"-d '{body}'"
-        ), soft_wrap=True)
-        console.print(Text(f"Then the same as {first['people'][1]}: "
-                           f"ewall token --sub {first['people'][1]}"))
+        console.print(
+            Text(
+                f"curl -s -X POST http://{settings.host}:{settings.port}/v1/search "
+                f"-H 'Authorization: Bearer {token}' -H 'Content-Type: application/json' "
+                f"-d '{body}'"
+            ),
+            soft_wrap=True,
+        )
+        console.print(
+            Text(f"Then the same as {first['people'][1]}: ewall token --sub {first['people'][1]}")
+        )
