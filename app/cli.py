@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,12 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
     host = args.host or settings.host
     port = args.port or settings.port
-    with open_database(settings) as database:
+    # uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown, so code after
+    # uvicorn.run may never run: the database (and the embedded server) is released from the
+    # app's shutdown hook as well as on the way out; closing twice is harmless.
+    resources = ExitStack()
+    try:
+        database = resources.enter_context(open_database(settings))
         embedder = Embedder(settings)
         try:
             check_dimensions(settings, database, embedder.dimension)
@@ -51,7 +57,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
                 )
                 with progress_bars() as on_progress:
                     load_demo(database, settings, embedder, progress=on_progress)
-        app = create_app(settings, database, embedder=embedder)
+        app = create_app(settings, database, embedder=embedder, on_shutdown=resources.close)
         if settings.auth_mode == "dev":
             token = issue_dev_token(settings, "ldekker@firm.nl", ["lawyer"])
             print(f"\newall is starting on http://{host}:{port}  (docs: /docs)")
@@ -66,6 +72,8 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
             uvicorn.run(app, host=host, port=port, log_config=None, access_log=False)
         except StartupError as exc:
             return _fail(str(exc))
+    finally:
+        resources.close()
     return 0
 
 

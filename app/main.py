@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -61,6 +61,7 @@ def create_app(
     *,
     embedder: Any = None,
     start_worker: bool | None = None,
+    on_shutdown: Callable[[], object] | None = None,
 ) -> FastAPI:
     from app.walls.resolution import AccessResolver
     from app.walls.retag import RetagWorker
@@ -91,6 +92,11 @@ def create_app(
         finally:
             if worker is not None:
                 worker.stop()
+            runs = resources.extras.get("runs")
+            if runs is not None:
+                runs.join_all(timeout=5)
+            if on_shutdown is not None:
+                on_shutdown()
 
     app = FastAPI(
         title="ewall",

