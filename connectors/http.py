@@ -31,6 +31,8 @@ from urllib.parse import parse_qsl, quote, urlsplit
 import httpx
 from pydantic import SecretStr
 
+from app.settings import Settings
+
 log = logging.getLogger("ewall.connectors.http")
 
 Sleep = Callable[[float], None]
@@ -448,6 +450,34 @@ class SourceHttp:
         )
         self.requests_sent = 0
 
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        *,
+        source: str,
+        base_url: str,
+        allow: AllowList,
+        tenant: str,
+        sleep: Sleep = time.sleep,
+        rng: random.Random | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> SourceHttp:
+        """The shared throttling and retry limits come from the connector settings."""
+        return cls(
+            source=source,
+            base_url=base_url,
+            allow=allow,
+            tenant=tenant,
+            concurrency=settings.connector_concurrency,
+            rate_per_s=settings.connector_rate_per_s,
+            max_attempts=settings.connector_max_attempts,
+            timeout_s=settings.connector_timeout_s,
+            sleep=sleep,
+            rng=rng,
+            transport=transport,
+        )
     def close(self) -> None:
         self._client.close()
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import json
 import uuid
 from collections.abc import Iterator
 from datetime import datetime
@@ -219,6 +218,3 @@ def list_policy_events(
         "items": items,
         "next_cursor": encode_cursor(rows[-1]["seq"]) if more and rows else None,
     }
-
-
-__all__ = ["json"]

@@ -30,7 +30,6 @@ class EmbeddedPostgres:
 
         data_dir = data_dir.expanduser().resolve()
         data_dir.mkdir(parents=True, exist_ok=True)
-        os.environ.setdefault("XDG_RUNTIME_DIR", str(data_dir))
         self.data_dir = data_dir
         self._server = get_server(data_dir / "pg", cleanup_mode="stop")
         self.socket_dir = self._socket_dir(self._server.get_uri())

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from psycopg import sql
 from sqlalchemy import Connection, Engine, create_engine, event, text
 
 log = logging.getLogger("ewall.db")
@@ -70,7 +71,7 @@ class Database:
             cur.execute("SELECT current_user")
             current = cur.fetchone()[0]
             if current != role:
-                cur.execute(f'SET ROLE "{role}"')  # role name validated in settings
+                cur.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
             cur.close()
             dbapi_conn.commit()
 

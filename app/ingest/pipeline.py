@@ -24,7 +24,6 @@ import threading
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -165,7 +164,7 @@ class IngestPipeline:
             )
         return run
 
-    def _event(
+    def record_event(
         self,
         conn: Connection,
         run: IngestRun,
@@ -175,6 +174,7 @@ class IngestPipeline:
         reason: str | None = None,
         details: dict[str, Any] | None = None,
     ) -> None:
+        """Add an entry to the run's report inside the caller's transaction."""
         conn.execute(
             text(
                 "INSERT INTO ingest_run_events (run_id, seq, kind, source, external_id, reason,"
@@ -192,19 +192,6 @@ class IngestPipeline:
             },
         )
 
-    def record_event(
-        self,
-        conn: Connection,
-        run: IngestRun,
-        kind: str,
-        source: str | None,
-        external_id: str | None,
-        reason: str | None = None,
-        details: dict[str, Any] | None = None,
-    ) -> None:
-        """Add an entry to the run's report inside the caller's transaction."""
-        self._event(conn, run, kind, source, external_id, reason, details)
-
     def record_error(
         self,
         run: IngestRun,
@@ -218,7 +205,7 @@ class IngestPipeline:
             run.counts["errors"] += 1
             run.counts["seen"] += 1 if kind != "sweep_error" else 0
         with self.database.transaction() as conn:
-            self._event(conn, run, kind, source, external_id, reason, details)
+            self.record_event(conn, run, kind, source, external_id, reason, details)
 
     def progress(self, run: IngestRun, **fields: Any) -> None:
         run.progress.update(fields)
@@ -371,7 +358,7 @@ class IngestPipeline:
             with run.lock:
                 run.counts["errors"] += 1
             with self.database.transaction() as conn:
-                self._event(conn, run, kind, source, external_id, exc.reason)
+                self.record_event(conn, run, kind, source, external_id, exc.reason)
             return DocumentOutcome(
                 "error", source, external_id, reason=exc.reason, run_id=run.run_id
             )
@@ -385,7 +372,7 @@ class IngestPipeline:
             with run.lock:
                 run.counts["errors"] += 1
             with self.database.transaction() as conn:
-                self._event(
+                self.record_event(
                     conn,
                     run,
                     "error",
@@ -726,11 +713,11 @@ class IngestPipeline:
             else:
                 outcome_status = "quarantined" if quarantine else "unchanged"
             for kind, reason, details in entries:
-                self._event(conn, run, kind, source, external_id, reason, details)
+                self.record_event(conn, run, kind, source, external_id, reason, details)
                 with run.lock:
                     run.counts["parse_errors"] += 1
             for change in changes:
-                self._event(
+                self.record_event(
                     conn,
                     run,
                     "metadata_change",
@@ -742,7 +729,7 @@ class IngestPipeline:
                 with run.lock:
                     run.counts["metadata_changes"] += 1
             if outcome_status in ("added", "updated", "quarantined"):
-                self._event(
+                self.record_event(
                     conn,
                     run,
                     outcome_status,
@@ -752,7 +739,7 @@ class IngestPipeline:
                     {"chunks": len(chunks), "added": len(to_add), "removed": len(vanished)},
                 )
             for warning in extracted.warnings:
-                self._event(conn, run, "warning", source, external_id, warning)
+                self.record_event(conn, run, "warning", source, external_id, warning)
         return DocumentOutcome(
             status=outcome_status,
             source=source,
@@ -796,7 +783,7 @@ class IngestPipeline:
             ).first()
             if row is None:
                 return False
-            self._event(conn, run, "deleted", source, external_id, reason)
+            self.record_event(conn, run, "deleted", source, external_id, reason)
         with run.lock:
             run.counts["deleted"] += 1
         return True
@@ -831,7 +818,7 @@ class IngestPipeline:
                 action="groups.sync",
             )
             if result.changed:
-                self._event(
+                self.record_event(
                     conn,
                     run,
                     "groups_synced",
@@ -923,27 +910,3 @@ def load_report(conn: Connection, run_id: uuid.UUID, max_events: int = 1000) -> 
         },
         "listed_events": dict(totals),
     }
-
-
-def document_from_fields(fields: dict[str, Any]) -> SourceDocument:
-    """Build a SourceDocument from an API body / sidecar row (already validated)."""
-    acl = fields.get("acl")
-    return SourceDocument(
-        source=fields["source"],
-        external_id=fields["external_id"],
-        version=fields.get("version"),
-        client_id=fields.get("client_id"),
-        matter_id=fields.get("matter_id"),
-        doc_type=fields.get("doc_type"),
-        title=fields.get("title"),
-        author=fields.get("author"),
-        modified_at=fields.get("modified_at"),
-        text=fields.get("text"),
-        content=fields.get("content"),
-        mime_type=fields.get("mime_type"),
-        acl=acl,
-        metadata=fields.get("metadata") or {},
-    )
-
-
-__all__ = ["DocumentOutcome", "IngestPipeline", "IngestRun", "datetime", "load_report"]

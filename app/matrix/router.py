@@ -8,7 +8,6 @@ from app.deps import ConflictsOrAdmin, ConnDep
 from app.errors import NotFound
 from app.matrix import repository as repo
 from app.matrix.schemas import (
-    ChangeOut,
     ClientImport,
     ClientIn,
     ClientOut,
@@ -167,6 +166,3 @@ def import_matrix(body: MatrixImport, principal: ConflictsOrAdmin, conn: ConnDep
     return ImportOut(
         policy_version=result.policy_version, changed=result.changed, counts=result.counts
     )
-
-
-__all__ = ["ChangeOut", "router"]

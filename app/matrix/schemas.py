@@ -82,11 +82,6 @@ class GroupImport(GroupIn):
 MatrixImport.model_rebuild()
 
 
-class ChangeOut(BaseModel):
-    policy_version: int
-    changed: bool
-
-
 class PersonOut(BaseModel):
     person_id: str
     name: str

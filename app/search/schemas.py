@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from app.types import AwareDatetime, ShortText
+from app.types import AwareDatetime
 
 Query = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
 Label = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
@@ -63,6 +63,3 @@ class SearchOut(BaseModel):
     took_ms: float
     strategy: str
     results: list[Hit]
-
-
-__all__ = ["ShortText"]

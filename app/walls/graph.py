@@ -19,7 +19,6 @@ person is not screened (exclusionary) and is an insider (inclusionary).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -479,10 +478,3 @@ class MatrixSnapshot:
                     "match": "matched party" if direct else "party in a matched corporate family",
                 }
         return sorted(hits.values(), key=lambda h: (h["matter_id"], h["role"], h["name"]))
-
-
-def merge(items: Iterable[frozenset[str]]) -> frozenset[str]:
-    out: set[str] = set()
-    for item in items:
-        out.update(item)
-    return frozenset(out)

@@ -173,15 +173,12 @@ class IManageClient:
         scope: str | None = "user",
     ) -> None:
         base_url = _required(settings)
-        self.http = SourceHttp(
+        self.http = SourceHttp.from_settings(
+            settings,
             source="imanage",
             base_url=base_url,
             allow=ALLOW,
             tenant=f"imanage:{base_url}:{settings.imanage_client_id}",
-            concurrency=settings.connector_concurrency,
-            rate_per_s=settings.connector_rate_per_s,
-            max_attempts=settings.connector_max_attempts,
-            timeout_s=settings.connector_timeout_s,
             sleep=sleep,
             rng=rng,
             transport=transport,

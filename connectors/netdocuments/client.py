@@ -247,15 +247,12 @@ class NetDocumentsClient:
         scope: str = "read",
     ) -> None:
         base_url = _required(settings)
-        self.http = SourceHttp(
+        self.http = SourceHttp.from_settings(
+            settings,
             source="netdocuments",
             base_url=base_url,
             allow=ALLOW,
             tenant=f"netdocuments:{base_url}:{settings.netdocuments_repository_id}",
-            concurrency=settings.connector_concurrency,
-            rate_per_s=settings.connector_rate_per_s,
-            max_attempts=settings.connector_max_attempts,
-            timeout_s=settings.connector_timeout_s,
             sleep=sleep,
             rng=rng,
             transport=transport,

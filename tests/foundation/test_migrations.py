@@ -212,3 +212,24 @@ def test_stats_follow_the_chunks(db: DbHandle) -> None:
             conn.execute(text("SELECT ndoc FROM lexeme_stats WHERE lexeme = 'octrooi'")).scalar()
             == 6
         )
+
+
+def test_a_login_that_is_not_the_app_role_switches_to_it(db: DbHandle) -> None:
+    """One URL for owner and service (docker-compose without a separate login): every pooled
+    connection runs as the least-privilege role, so RLS and the audit grants still bind."""
+    from app.db.engine import Database, DatabaseUrls
+
+    shared = Database(
+        DatabaseUrls(app=db.superuser_url, migrations=db.superuser_url), app_role=pg.APP_ROLE
+    )
+    try:
+        with shared.transaction() as conn:
+            assert conn.execute(text("SELECT current_user")).scalar() == pg.APP_ROLE
+            assert conn.execute(text("SELECT count(*) FROM chunks")).scalar() == 0
+        with (
+            pytest.raises(Exception, match=r"append-only|permission denied"),
+            shared.transaction() as conn,
+        ):
+            conn.execute(text("DELETE FROM policy_events"))
+    finally:
+        shared.dispose()

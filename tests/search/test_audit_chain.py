@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import psycopg
 import pytest
 from fastapi.testclient import TestClient
@@ -163,6 +161,3 @@ def test_concurrent_searches_keep_the_chain_gapless(
     report = _verify(client, auth)
     assert report["ok"] is True
     assert report["chains"]["retrievals"]["checked"] == 6 + 18  # type: ignore[index]
-
-
-AttackFn = Callable[[DbHandle], None]
