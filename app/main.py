@@ -15,6 +15,7 @@ from app import __version__
 from app.auth.service import TokenVerifier
 from app.db import migrate
 from app.db.engine import Database
+from app.db.replicas import ReplicaSet
 from app.errors import envelope, install_error_handlers
 from app.metrics import Metrics, install_request_middleware
 from app.resources import Resources
@@ -69,6 +70,10 @@ def create_app(
     metrics = Metrics()
     resources = Resources(settings=settings, database=database, verifier=TokenVerifier(settings))
     resources.extras["metrics"] = metrics
+    replicas = ReplicaSet(settings, database)  # empty unless EWALL_REPLICA_URLS is set
+    if replicas:
+        resources.extras["replicas"] = replicas
+        metrics.watch_replicas(replicas)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -87,9 +92,11 @@ def create_app(
             worker.start()
         resources.extras["retag_worker"] = worker
         app.state.resources = resources
+        replicas.start()
         try:
             yield
         finally:
+            replicas.stop()
             if worker is not None:
                 worker.stop()
             runs = resources.extras.get("runs")
@@ -136,6 +143,10 @@ def create_app(
             except Exception:
                 log.warning("could not read the vector dimension", exc_info=True)
         checks["dimension_matches"] = dim_ok
+        if replicas:
+            # informational: a replica that is down or lagging only sends searches to the
+            # primary, so it never makes the service unready
+            checks["replicas"] = [s.as_dict() for s in replicas.states()]
         ready = bool(
             checks["database"] and checks["migrations"]["ok"] and model is not None and dim_ok
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 
 from fastapi import FastAPI, Request, Response
 from prometheus_client import (
@@ -15,8 +15,36 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from app.db.replicas import OK, ReplicaSet
 
 log = logging.getLogger("ewall.http")
+
+
+class _ReplicaCollector(Collector):
+    def __init__(self, replicas: ReplicaSet) -> None:
+        self.replicas = replicas
+
+    def collect(self) -> Iterator[Metric]:
+        lag = GaugeMetricFamily(
+            "ewall_replica_lag_seconds",
+            "Replay lag of each read replica behind the primary (NaN while unmeasured).",
+            labels=["replica"],
+        )
+        up = GaugeMetricFamily(
+            "ewall_replica_up",
+            "1 when the replica gets searches (state ok), else 0.",
+            labels=["replica", "state"],
+        )
+        for state in self.replicas.states():
+            lag.add_metric(
+                [state.name], float("nan") if state.lag_ms is None else state.lag_ms / 1000
+            )
+            up.add_metric([state.name, state.state], 1.0 if state.state == OK else 0.0)
+        yield lag
+        yield up
 
 
 class Metrics:
@@ -41,6 +69,19 @@ class Metrics:
             ["mode", "strategy"],
             registry=self.registry,
         )
+
+        self.replica_searches = Counter(
+            "ewall_replica_searches_total",
+            "Searches by where they ran (a replica's name or primary) and outcome: served, "
+            "fenced (the primary moved past the replica; rerun on the primary), behind (the "
+            "replica had not replayed a policy version already served) or failed.",
+            ["replica", "outcome"],
+            registry=self.registry,
+        )
+
+    def watch_replicas(self, replicas: ReplicaSet) -> None:
+        """Per replica: ewall_replica_lag_seconds and ewall_replica_up, read at scrape time."""
+        self.registry.register(_ReplicaCollector(replicas))
 
     def render(self) -> Response:
         return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)

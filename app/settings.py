@@ -167,6 +167,18 @@ class Settings(BaseSettings):
     connector_overlap_s: int = Field(default=300, ge=0, description="Delta overlap window.")
     connector_timeout_s: float = Field(default=30.0, gt=0, description="HTTP timeout.")
 
+    # --- read replicas (docs/scale-out.md) --------------------------------------------------
+    replica_urls: str = Field(
+        default="",
+        description="Comma list of streaming-replica URLs (form of database_url); empty: none.",
+    )
+    replica_max_lag_ms: int = Field(
+        default=1000, ge=0, description="A replica lagging more than this gets no searches."
+    )
+    replica_check_interval_s: float = Field(
+        default=0.5, gt=0, le=60, description="How often replica health and lag are measured."
+    )
+
     @field_validator("log_level")
     @classmethod
     def _upper(cls, value: str) -> str:

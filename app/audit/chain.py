@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Connection, event, text
+from sqlalchemy import Connection, TextClause, event, text
 
 from app.db import sqlfiles
 
@@ -159,12 +159,18 @@ def _access_set(members: tuple[str, ...]) -> tuple[list[str], str]:
 
 
 def append_retrieval(
-    conn: Connection, row: dict[str, Any], results: Sequence[Mapping[str, Any]]
+    conn: Connection,
+    row: dict[str, Any],
+    results: Sequence[Mapping[str, Any]],
+    *,
+    statement: TextClause | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> Appended:
     """Write one retrieval and its results. ``row`` carries ``allowed_wall_groups`` and
     ``source_principals`` as lists; they are stored once per distinct set. Results go first
     (their FK is deferred); the chain step, which locks the chain head until commit, comes
-    last."""
+    last. ``statement``/``extra``: a gated form of the append (the replica fence), which
+    raises NoResultFound when its gate holds the chain step back."""
     # round-trip the JSON so the hash covers exactly what jsonb will give back
     row = dict(row)
     row["filters"] = json.loads(canonical_json(row["filters"]))
@@ -196,7 +202,8 @@ def append_retrieval(
         result_hashes=[r["content_sha256"] for r in ordered],
         result_scores=[float(r["score"]) for r in ordered],
     )
-    out = conn.execute(sqlfiles.query("audit.append_retrieval"), params).one()
+    params.update(extra or {})
+    out = conn.execute(statement or sqlfiles.query("audit.append_retrieval"), params).one()
     return Appended(int(out.seq), str(out.hash))
 
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header
+from fastapi import APIRouter, Header, Response
 from pydantic import BaseModel, ConfigDict, StringConstraints
 from sqlalchemy import text
 
 from app.deps import Admin, ConnDep, Lawyer, ResourcesDep
 from app.errors import NotFound, Unprocessable
+from app.search.replica import PRIMARY, routed_search
 from app.search.schemas import SearchIn, SearchOut
-from app.search.service import embed_query, run_search, to_response
+from app.search.service import embed_query, to_response
 
 router = APIRouter(prefix="/v1", tags=["search"])
 
@@ -22,6 +23,7 @@ def search(
     body: SearchIn,
     principal: Lawyer,
     resources: ResourcesDep,
+    response: Response,
     x_model: Annotated[str | None, Header(max_length=200)] = None,
     x_prompt_version: Annotated[str | None, Header(max_length=200)] = None,
 ) -> dict[str, Any]:
@@ -34,8 +36,10 @@ def search(
     qvec = embed_query(resources.require_embedder(), body.query)
     # The search, its access resolution and its audit row share ONE transaction, committed
     # before the response leaves: no audit row, no results.
-    with resources.database.transaction() as conn:
-        result = run_search(conn, resources, principal, body, qvec=qvec, started=started)
+    # On a healthy replica the search reads there and its audit row is appended on the
+    # primary behind the fence (app/search/replica.py); with none it is the same transaction.
+    result, served_by = routed_search(resources, principal, body, qvec=qvec, started=started)
+    response.headers["X-Ewall-Read-From"] = "primary" if served_by == PRIMARY else "replica"
     return to_response(result)
 
 

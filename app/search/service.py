@@ -16,9 +16,10 @@ import math
 import re
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, TextClause, text
 from sqlalchemy.exc import DBAPIError
@@ -32,6 +33,9 @@ from app.resources import Resources
 from app.search.schemas import Filters, SearchIn
 from app.settings import Settings
 from app.walls.access import Access, access_for, apply
+
+if TYPE_CHECKING:
+    from app.walls.graph import MatrixSnapshot
 
 log = logging.getLogger("ewall.search")
 
@@ -130,6 +134,16 @@ class SearchOverrides:
     sparse_candidates: int | None = None
 
 
+@dataclass(frozen=True)
+class ReadRoute:
+    """A search whose ``conn`` is a read-only replica transaction (app/search/replica.py):
+    resolve with ``snapshot`` (read in that same replica snapshot) and hand the audit row to
+    ``append`` (the fenced append on the primary) instead of writing it on ``conn``."""
+
+    snapshot: MatrixSnapshot
+    append: Callable[[dict[str, Any], list[dict[str, Any]], Access], None]
+
+
 def run_search(
     conn: Connection,
     resources: Resources,
@@ -140,6 +154,7 @@ def run_search(
     purpose: str = "search",
     overrides: SearchOverrides | None = None,
     started: float | None = None,
+    read: ReadRoute | None = None,
 ) -> SearchResult:
     settings = resources.settings
     database = resources.database
@@ -158,7 +173,11 @@ def run_search(
 
     at_least: int | None = None
     for _attempt in range(MAX_POLICY_RETRIES):
-        resolution = resolver.resolve(database, principal.person_id, at, at_least)
+        resolution = (
+            resolver.resolve(database, principal.person_id, at, at_least)
+            if read is None
+            else resolver.resolve_with(read.snapshot, principal.person_id, at)
+        )
         access = access_for(conn, resolution)
         apply(conn, access)
         sizes = conn.execute(
@@ -220,7 +239,19 @@ def run_search(
         hits = [r for r in rows if r["chunk_id"] is not None]
         took_ms = round((time.perf_counter() - started) * 1000, 2)
         retrieval_id = uuid.uuid4()
-        _audit(conn, principal, request, access, hits, retrieval_id, at, strategy, took_ms, purpose)
+        _audit(
+            conn,
+            principal,
+            request,
+            access,
+            hits,
+            retrieval_id,
+            at,
+            strategy,
+            took_ms,
+            purpose,
+            read.append if read is not None else None,
+        )
         metrics = resources.extras.get("metrics")
         if metrics is not None:
             metrics.searches.labels(request.mode, strategy).inc()
@@ -309,6 +340,7 @@ def _audit(
     strategy: str,
     took_ms: float,
     purpose: str,
+    append: Callable[[dict[str, Any], list[dict[str, Any]], Access], None] | None = None,
 ) -> None:
     results = [
         {
@@ -341,7 +373,10 @@ def _audit(
         "result_count": len(results),
     }
     try:
-        chain.append_retrieval(conn, row, results)
+        if append is None:
+            chain.append_retrieval(conn, row, results)
+        else:
+            append(row, results, access)
     except DBAPIError as exc:
         log.exception("audit append failed; the search returns nothing")
         raise AppError(

@@ -1,0 +1,254 @@
+"""Read replicas: PostgreSQL physical streaming standbys that serve searches.
+
+Each URL in ``EWALL_REPLICA_URLS`` gets its own pool (a `Database`, so a superuser login
+switches to the application role there as on the primary). A monitor thread measures every
+replica each ``EWALL_REPLICA_CHECK_INTERVAL_S``:
+
+- down:        no connection, or the probe failed;
+- not_standby: the server is not in recovery (a promoted or misconfigured "replica" would
+               never see the primary's walls again; it gets no searches);
+- lagging:     its replay is more than ``EWALL_REPLICA_MAX_LAG_MS`` behind the primary;
+- ok:          everything else (only these get searches).
+
+Lag is measured in time, from WAL positions, without comparing clocks: the monitor samples
+the primary's ``pg_current_wal_lsn()`` with a monotonic time stamp, and a replica whose
+``pg_last_wal_replay_lsn()`` is behind the sample taken at time t has not replayed what the
+primary had at t: its lag is at least now - t. A replica that has replayed past the latest
+sample lags 0 (an idle primary does not make a replica look stale).
+
+The lag only decides where searches go (freshness of content, and how often the fence in
+``app/search/replica.py`` has to send a search back to the primary); correctness under lag
+does not depend on it: that is the fence's job.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+from sqlalchemy import text
+
+from app.db.engine import Database, DatabaseUrls
+from app.settings import Settings
+
+log = logging.getLogger("ewall.db.replicas")
+
+OK = "ok"
+DOWN = "down"
+LAGGING = "lagging"
+NOT_STANDBY = "not_standby"
+UNKNOWN = "unknown"
+
+_PROBE = text(
+    "SELECT pg_is_in_recovery() AS standby, "
+    "pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0') AS replay, "
+    "pg_wal_lsn_diff(pg_last_wal_receive_lsn(), '0/0') AS receive"
+)
+_PRIMARY_LSN = text("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')")
+
+
+def parse_urls(value: str) -> list[str]:
+    return [u.strip() for u in value.split(",") if u.strip()]
+
+
+def replica_name(url: str) -> str:
+    """host:port/database of a URL, never its credentials (names in /readyz and metrics)."""
+    parsed = urlparse(url)
+    host = parsed.hostname or ""
+    if not host:
+        host = (parse_qs(parsed.query).get("host") or ["local"])[0]
+    port = parsed.port or 5432
+    database = parsed.path.lstrip("/") or "postgres"
+    return f"{host}:{port}/{database}"
+
+
+@dataclass(frozen=True)
+class ReplicaState:
+    name: str
+    state: str
+    lag_ms: float | None
+    replay_lsn: int | None
+    error: str | None
+    checked_at: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "state": self.state,
+            "lag_ms": None if self.lag_ms is None else round(self.lag_ms, 1),
+            "error": self.error,
+        }
+
+
+class Replica:
+    def __init__(self, name: str, database: Database) -> None:
+        self.name = name
+        self.database = database
+        self._lock = threading.Lock()
+        self._state = ReplicaState(name, UNKNOWN, None, None, None, None)
+
+    @property
+    def state(self) -> ReplicaState:
+        with self._lock:
+            return self._state
+
+    def set_state(self, state: ReplicaState) -> None:
+        with self._lock:
+            previous = self._state.state
+            self._state = state
+        if previous != state.state:
+            log.info(
+                "replica state",
+                extra={"replica": self.name, "state": state.state, "was": previous},
+            )
+
+    def mark_down(self, error: str) -> None:
+        """A search saw this replica fail: no more searches until the monitor sees it well."""
+        old = self.state
+        self.set_state(ReplicaState(self.name, DOWN, None, old.replay_lsn, error, time.time()))
+
+
+class ReplicaSet:
+    """The replicas of one primary, their measured state and the routing choice."""
+
+    def __init__(self, settings: Settings, primary: Database) -> None:
+        self.primary = primary
+        self.max_lag_ms = settings.replica_max_lag_ms
+        self.interval_s = settings.replica_check_interval_s
+        self.replicas: list[Replica] = []
+        names: set[str] = set()
+        for i, url in enumerate(parse_urls(settings.replica_urls), start=1):
+            name = replica_name(url)
+            if name in names:
+                name = f"{name}#{i}"
+            names.add(name)
+            # a replica that stops answering must not hold a search (or the monitor) for
+            # the operating system's TCP timeout
+            if "connect_timeout=" not in url:
+                url += ("&" if "?" in url else "?") + "connect_timeout=5"
+            database = Database(
+                DatabaseUrls(app=url, migrations=url),
+                app_role=settings.app_role,
+                pool_size=settings.pool_size,
+                max_overflow=settings.pool_max_overflow,
+                statement_timeout_ms=settings.statement_timeout_ms,
+            )
+            self.replicas.append(Replica(name, database))
+        # (monotonic time, primary WAL position) samples, oldest first
+        self._samples: deque[tuple[float, int]] = deque()
+        self._window_s = max(60.0, 10 * self.max_lag_ms / 1000)
+        self._turn = itertools.count()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.replicas)
+
+    def __iter__(self) -> Iterator[Replica]:
+        return iter(self.replicas)
+
+    # --- routing ----------------------------------------------------------------------------
+
+    def choose(self) -> Replica | None:
+        """A healthy replica (round robin), or None: the primary serves."""
+        healthy = [r for r in self.replicas if r.state.state == OK]
+        if not healthy:
+            return None
+        return healthy[next(self._turn) % len(healthy)]
+
+    # --- measurement ------------------------------------------------------------------------
+
+    def _sample_primary(self) -> None:
+        try:
+            with self.primary.connect() as conn:
+                lsn = int(conn.execute(_PRIMARY_LSN).scalar_one())
+        except Exception:  # the primary's own health is /readyz's business
+            log.debug("primary WAL position unavailable", exc_info=True)
+            return
+        now = time.monotonic()
+        self._samples.append((now, lsn))
+        while len(self._samples) > 1 and self._samples[0][0] < now - self._window_s:
+            self._samples.popleft()
+
+    def _lag_ms(self, replay: int, now: float) -> float:
+        for at, lsn in self._samples:
+            if lsn > replay:
+                return max(0.0, (now - at) * 1000)
+        return 0.0
+
+    def check(self, replica: Replica) -> ReplicaState:
+        try:
+            with replica.database.connect() as conn:
+                row = conn.execute(_PROBE).one()
+        except Exception as exc:  # any failure: the replica is down for routing
+            state = ReplicaState(
+                replica.name,
+                DOWN,
+                None,
+                None,
+                type(exc).__name__ + ": " + str(exc)[:200],
+                time.time(),
+            )
+            replica.set_state(state)
+            return state
+        if not row.standby:
+            state = ReplicaState(
+                replica.name,
+                NOT_STANDBY,
+                None,
+                None,
+                "the server is not in recovery (not a streaming replica)",
+                time.time(),
+            )
+        else:
+            replay = int(row.replay if row.replay is not None else row.receive or 0)
+            lag = self._lag_ms(replay, time.monotonic())
+            state = ReplicaState(
+                replica.name,
+                LAGGING if lag > self.max_lag_ms else OK,
+                lag,
+                replay,
+                None,
+                time.time(),
+            )
+        replica.set_state(state)
+        return state
+
+    def check_all(self) -> list[ReplicaState]:
+        self._sample_primary()
+        return [self.check(r) for r in self.replicas]
+
+    def states(self) -> list[ReplicaState]:
+        return [r.state for r in self.replicas]
+
+    # --- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if not self.replicas or self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="ewall-replicas", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.check_all()
+            except Exception:  # the monitor never dies; a failed round marks nothing
+                log.exception("replica check failed")
+            self._stop.wait(self.interval_s)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
+        for replica in self.replicas:
+            replica.database.dispose()
