@@ -203,7 +203,8 @@ def append_retrieval(
         result_scores=[float(r["score"]) for r in ordered],
     )
     params.update(extra or {})
-    out = conn.execute(statement or sqlfiles.query("audit.append_retrieval"), params).one()
+    stmt = statement if statement is not None else sqlfiles.query("audit.append_retrieval")
+    out = conn.execute(stmt, params).one()
     return Appended(int(out.seq), str(out.hash))
 
 

@@ -1,0 +1,414 @@
+"""Searches on a real streaming replica (invariant 8): the fence under replication lag, a
+replica killed mid-search, a replica far behind, and the audit chain after a mixed run.
+
+The primary and the replica are real PostgreSQL servers (tests/replication.py): the replica
+is a ``pg_basebackup -R`` copy streaming from the primary, and replication lag is made real
+by pausing WAL replay on the replica (``pg_wal_replay_pause()``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import event, text
+
+from app.audit.chain import verify_chain
+from app.db.engine import Database, DatabaseUrls
+from app.settings import Settings
+from tests import pg
+from tests.conftest import Tokens, make_settings
+from tests.helpers import Firm, ok, retag
+from tests.replication import Pair, start_pair, wait_for
+
+SCREENED = "bdevries@firm.nl"
+LAWYER = "ldekker@firm.nl"
+QUERY = "octrooi inbreuk retard-tablet medivastine"
+WALLED = "MED-1"
+
+
+@pytest.fixture(scope="module")
+def pair(settings: Settings) -> Iterator[Pair]:
+    with start_pair(settings.embedding_dim) as p:
+        yield p
+
+
+@pytest.fixture
+def dbname(pair: Pair) -> Iterator[str]:
+    name = pg.create_database(pair.server)
+    pair.wait_replayed()  # CREATE DATABASE reached the replica
+    try:
+        yield name
+    finally:
+        pg.drop_database(pair.server, name)
+
+
+AppFactory = Callable[..., Any]
+
+
+@pytest.fixture
+def replica_app(pair: Pair, dbname: str, embedder: Any) -> Iterator[AppFactory]:
+    """Start the service on the primary with the replica configured (a superuser login: the
+    service must switch to the application role there)."""
+    opened: list[tuple[TestClient, Database]] = []
+
+    def start(**overrides: Any) -> TestClient:
+        from app.main import create_app
+
+        settings = make_settings(
+            replica_urls=pair.replica_url(dbname),
+            replica_check_interval_s=0.05,
+            replica_max_lag_ms=overrides.pop("max_lag_ms", 600_000),
+            **overrides,
+        )
+        database = Database(
+            DatabaseUrls(
+                app=pair.primary_url(dbname, pg.APP_ROLE),
+                migrations=pair.primary_url(dbname),
+                superuser=pair.primary_url(dbname),
+            ),
+            app_role=pg.APP_ROLE,
+            pool_size=4,
+            max_overflow=8,
+        )
+        client = TestClient(
+            create_app(settings, database, embedder=embedder, start_worker=False),
+            raise_server_exceptions=False,
+        )
+        client.__enter__()
+        opened.append((client, database))
+        return client
+
+    try:
+        yield start
+    finally:
+        for client, database in opened:
+            client.__exit__(None, None, None)
+            database.dispose()
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def replica_state(client: TestClient) -> str:
+    body = ok(client.get("/readyz"))
+    (replica,) = body["checks"]["replicas"]
+    return str(replica["state"])
+
+
+def wait_state(client: TestClient, state: str) -> None:
+    wait_for(lambda: replica_state(client) == state, f"replica state {state}")
+
+
+def search(client: TestClient, auth: Tokens, person: str, query: str = QUERY) -> tuple[Any, str]:
+    response = client.post(
+        "/v1/search", json={"query": query, "k": 10}, headers=auth(person, "lawyer")
+    )
+    assert response.status_code == 200, response.text
+    return response.json(), response.headers["X-Ewall-Read-From"]
+
+
+def matters(body: Any) -> set[str]:
+    return {r["matter_id"] for r in body["results"]}
+
+
+def counter(client: TestClient, outcome: str, replica: str | None = None) -> float:
+    """ewall_replica_searches_total for an outcome (any replica but the primary, or one)."""
+    text_ = client.get("/metrics").text
+    total = 0.0
+    for m in re.finditer(
+        r'^ewall_replica_searches_total\{outcome="([^"]+)",replica="([^"]+)"\} (\S+)$',
+        text_,
+        re.MULTILINE,
+    ):
+        name = m.group(2)
+        if m.group(1) == outcome and (
+            (replica is None and name != "primary") or (replica == name)
+        ):
+            total += float(m.group(3))
+    return total
+
+
+@contextmanager
+def primary(pair: Pair, dbname: str) -> Iterator[psycopg.Connection[Any]]:
+    with psycopg.connect(pair.primary_url(dbname), autocommit=True) as conn:
+        yield conn
+
+
+def audit_rows(pair: Pair, dbname: str) -> list[tuple[Any, ...]]:
+    with primary(pair, dbname) as conn:
+        return conn.execute(
+            "SELECT retrieval_id::text, person_id, policy_version FROM audit_retrievals "
+            "ORDER BY seq"
+        ).fetchall()
+
+
+def walled_results(pair: Pair, dbname: str, retrieval_id: str) -> int:
+    with primary(pair, dbname) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM audit_retrieval_results "
+            "WHERE retrieval_id = %s AND matter_id = %s",
+            (retrieval_id, WALLED),
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def policy_version(pair: Pair, dbname: str) -> int:
+    with primary(pair, dbname) as conn:
+        row = conn.execute("SELECT version FROM policy_state WHERE id = 1").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def chain_ok(pair: Pair, dbname: str) -> None:
+    db = Database(
+        DatabaseUrls(app=pair.primary_url(dbname), migrations=pair.primary_url(dbname)),
+        app_role=pg.APP_ROLE,
+    )
+    try:
+        with db.connect() as conn:
+            for name in ("retrievals", "policy"):
+                report = verify_chain(conn, name)
+                assert report.ok, report.as_dict()
+    finally:
+        db.dispose()
+
+
+def build_firm(client: TestClient, auth: Tokens) -> Firm:
+    firm = Firm(client, auth)
+    for person in (SCREENED, LAWYER, "tvisser@firm.nl"):
+        firm.person(person)
+    firm.client_("MEDIVERS", "Medivers B.V.")
+    firm.client_("HELDER", "Helderglas N.V.")
+    firm.matter(WALLED, "MEDIVERS", team=[LAWYER])
+    firm.matter("HELDER-1", "HELDER", team=[LAWYER])
+    for i in range(3):
+        firm.document(
+            f"med-{i}",
+            f"Pleitnota {i}: octrooi inbreuk door het retard-tablet medivastine van Genova; "
+            "de conclusies van het octrooi worden letterlijk nagevolgd.",
+            client_id="MEDIVERS",
+            matter_id=WALLED,
+        )
+        firm.document(
+            f"helder-{i}",
+            f"Memo {i}: octrooi op glascoating, inbreuk door import van tabletverpakking.",
+            client_id="HELDER",
+            matter_id="HELDER-1",
+        )
+    return firm
+
+
+def screen(firm: Firm) -> None:
+    firm.wall(
+        kind="exclusionary",
+        protects={"matters": [WALLED]},
+        screened=[SCREENED],
+        title="lateral hire screen",
+    )
+
+
+# --- tests -----------------------------------------------------------------------------------
+
+
+def test_fence_under_paused_replay(
+    pair: Pair, dbname: str, replica_app: AppFactory, auth: Tokens
+) -> None:
+    client = replica_app()
+    firm = build_firm(client, auth)
+    pair.wait_replayed()
+    wait_state(client, "ok")
+
+    # the replica serves, as the application role although its URL logs in as a superuser
+    body, served = search(client, auth, SCREENED)
+    assert served == "replica"
+    assert WALLED in matters(body)
+    replica = client.app.state.resources.extras["replicas"].replicas[0]  # type: ignore[attr-defined]
+    with replica.database.connect() as conn:
+        assert conn.execute(text("SELECT current_user")).scalar_one() == pg.APP_ROLE
+        assert conn.execute(text("SELECT pg_is_in_recovery()")).scalar_one() is True
+
+    # the replica stops replaying; the primary commits a wall; search at once
+    pair.pause()
+    screen(firm)
+    enforced = policy_version(pair, dbname)
+    before = audit_rows(pair, dbname)
+    fenced_before = counter(client, "fenced")
+    with replica.database.connect() as conn:  # the replica really is behind the wall
+        assert conn.execute(text("SELECT version FROM policy_state")).scalar_one() < enforced
+
+    body, served = search(client, auth, SCREENED)
+
+    assert WALLED not in matters(body)
+    assert body["results"], "the screened person still sees the other matter"
+    assert body["policy_version"] == enforced
+    assert counter(client, "fenced") == fenced_before + 1  # it ran on the replica, was fenced
+    assert served == "primary"
+    after = audit_rows(pair, dbname)
+    assert len(after) == len(before) + 1  # the retried search left exactly one audit row
+    retrieval_id, person, version = after[-1]
+    assert (retrieval_id, person, version) == (body["retrieval_id"], SCREENED, enforced)
+    assert walled_results(pair, dbname, retrieval_id) == 0
+
+    # replay resumes: the replica serves again, under the wall
+    retag(client)  # the walled matter's chunks get their new group (the team sees them again)
+    pair.resume()
+    pair.wait_replayed()
+    body, served = search(client, auth, SCREENED)
+    assert served == "replica"
+    assert WALLED not in matters(body) and body["policy_version"] == enforced
+    body, served = search(client, auth, LAWYER)
+    assert served == "replica" and WALLED in matters(body)
+    chain_ok(pair, dbname)
+
+
+def test_fence_catches_a_narrowed_document_permission(
+    pair: Pair, dbname: str, replica_app: AppFactory, auth: Tokens
+) -> None:
+    """A source permission change does not bump policy_version; the fence's per-result check
+    on the primary still keeps the replica's stale view of it from being released."""
+    client = replica_app()
+    firm = build_firm(client, auth)
+    pair.wait_replayed()
+    wait_state(client, "ok")
+    body, served = search(client, auth, LAWYER)
+    assert served == "replica" and "med-0" in {r["document"]["external_id"] for r in body["results"]}
+
+    pair.pause()
+    version = policy_version(pair, dbname)
+    firm.document(  # now private to nobody in the firm
+        "med-0",
+        "Pleitnota 0: octrooi inbreuk door het retard-tablet medivastine van Genova; "
+        "de conclusies van het octrooi worden letterlijk nagevolgd.",
+        client_id="MEDIVERS",
+        matter_id=WALLED,
+        acl={"default": "private", "allow": [], "deny": []},
+    )
+    assert policy_version(pair, dbname) == version
+    fenced_before = counter(client, "fenced")
+    before = len(audit_rows(pair, dbname))
+
+    body, served = search(client, auth, LAWYER)
+
+    assert "med-0" not in {r["document"]["external_id"] for r in body["results"]}
+    assert counter(client, "fenced") == fenced_before + 1
+    assert served == "primary"
+    assert len(audit_rows(pair, dbname)) == before + 1
+    pair.resume()
+    pair.wait_replayed()
+
+
+def test_replica_killed_mid_search(
+    pair: Pair, dbname: str, replica_app: AppFactory, auth: Tokens
+) -> None:
+    client = replica_app()
+    build_firm(client, auth)
+    pair.wait_replayed()
+    wait_state(client, "ok")
+    replica = client.app.state.resources.extras["replicas"].replicas[0]  # type: ignore[attr-defined]
+    killed: list[bool] = []
+
+    def kill_before_the_hybrid_statement(
+        _conn: Any, _cursor: Any, statement: str, *_args: Any
+    ) -> None:
+        if "policy_version_seen" in statement and not killed:
+            killed.append(True)
+            pair.kill_replica()  # the search already resolved and planned on this replica
+
+    event.listen(replica.database.engine, "before_cursor_execute", kill_before_the_hybrid_statement)
+    before = len(audit_rows(pair, dbname))
+    try:
+        body, served = search(client, auth, LAWYER)
+    finally:
+        event.remove(
+            replica.database.engine, "before_cursor_execute", kill_before_the_hybrid_statement
+        )
+    try:
+        assert killed, "the search never reached the replica"
+        assert served == "primary"
+        assert WALLED in matters(body)
+        assert counter(client, "failed") == 1
+        assert len(audit_rows(pair, dbname)) == before + 1
+        # the service stays ready with only its replica down, and says so
+        ready = client.get("/readyz")
+        assert ready.status_code == 200
+        assert ready.json()["checks"]["replicas"][0]["state"] == "down"
+        body, served = search(client, auth, SCREENED)
+        assert served == "primary"
+    finally:
+        pair.start_replica()
+    pair.wait_replayed()
+    wait_state(client, "ok")  # back to the replica once it is up again
+    body, served = search(client, auth, LAWYER)
+    assert served == "replica"
+    chain_ok(pair, dbname)
+
+
+def test_replica_far_behind_is_routed_away_and_back(
+    pair: Pair, dbname: str, replica_app: AppFactory, auth: Tokens
+) -> None:
+    client = replica_app(max_lag_ms=300)
+    firm = build_firm(client, auth)
+    pair.wait_replayed()
+    wait_state(client, "ok")
+    _, served = search(client, auth, LAWYER)
+    assert served == "replica"
+
+    pair.pause()
+    try:
+        firm.person("newhire@firm.nl")  # WAL the replica does not replay
+        wait_state(client, "lagging")
+        metrics = client.get("/metrics").text
+        lag = re.search(r'^ewall_replica_lag_seconds\{replica="[^"]+"\} (\S+)$', metrics, re.M)
+        assert lag is not None and float(lag.group(1)) > 0.3
+        assert client.get("/readyz").status_code == 200
+        fenced = counter(client, "fenced")
+        body, served = search(client, auth, SCREENED)
+        assert served == "primary"
+        assert counter(client, "fenced") == fenced  # routed away, not fenced
+        assert WALLED in matters(body)
+    finally:
+        pair.resume()
+    pair.wait_replayed()
+    wait_state(client, "ok")
+    _, served = search(client, auth, SCREENED)
+    assert served == "replica"
+
+
+def test_audit_chain_intact_after_a_mixed_run(
+    pair: Pair, dbname: str, replica_app: AppFactory, auth: Tokens
+) -> None:
+    client = replica_app()
+    firm = build_firm(client, auth)
+    pair.wait_replayed()
+    wait_state(client, "ok")
+    served: list[str] = []
+    ids: list[str] = []
+
+    def run(person: str) -> Any:
+        body, where = search(client, auth, person)
+        served.append(where)
+        ids.append(body["retrieval_id"])
+        return body
+
+    for person in (SCREENED, LAWYER, SCREENED):
+        run(person)
+    pair.pause()
+    screen(firm)  # fenced searches, then the replica is known to be behind
+    for person in (SCREENED, LAWYER, SCREENED, LAWYER):
+        assert (person == SCREENED) <= (WALLED not in matters(run(person)))
+    pair.resume()
+    pair.wait_replayed()
+    for person in (SCREENED, LAWYER):
+        assert (person == SCREENED) <= (WALLED not in matters(run(person)))
+
+    rows = audit_rows(pair, dbname)
+    assert sorted(r[0] for r in rows) == sorted(ids)  # one row per answered search
+    assert {"replica", "primary"} <= set(served)
+    chain_ok(pair, dbname)
