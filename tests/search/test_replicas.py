@@ -40,6 +40,7 @@ def pair(settings: Settings) -> Iterator[Pair]:
 
 @pytest.fixture
 def dbname(pair: Pair) -> Iterator[str]:
+    pair.resume()  # a failed test may have left replay paused
     name = pg.create_database(pair.server)
     pair.wait_replayed()  # CREATE DATABASE reached the replica
     try:
