@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,13 +67,13 @@ class Pair:
     # --- the replica's server ----------------------------------------------------------------
 
     def _run(self, args: list[str]) -> None:
-        done = subprocess.run(args, capture_output=True, user=self.system_user, timeout=120)
+        done = subprocess.run(  # noqa: S603 - the wheel's own binaries, our arguments
+            args, check=False, capture_output=True, user=self.system_user, timeout=120
+        )
         if done.returncode != 0:
             log = self.replica_dir / "log"
             tail = log.read_text(errors="replace")[-3000:] if log.is_file() else ""
-            raise RuntimeError(
-                f"{args[0]} failed: {done.stderr.decode(errors='replace')}\n{tail}"
-            )
+            raise RuntimeError(f"{args[0]} failed: {done.stderr.decode(errors='replace')}\n{tail}")
 
     def start_replica(self) -> None:
         self._run(
@@ -142,7 +142,7 @@ def start_pair(embedding_dim: int) -> Iterator[Pair]:
     folder = Path(tempfile.mkdtemp(prefix="ewall-repl-"))
     os.chmod(folder, 0o755)  # noqa: S103 - the server runs as its own system user under root
     primary = EmbeddedPostgres(folder / "primary")
-    system_user = primary._server.system_user  # noqa: SLF001 - the wheel's own user (root runs)
+    system_user = primary._server.system_user  # the wheel's own user (root runs)
     replica_dir = folder / "replica"
     pair = Pair(primary, replica_dir, system_user)
     try:
@@ -184,10 +184,8 @@ def start_pair(embedding_dim: int) -> Iterator[Pair]:
         pair.wait_replayed()
         yield pair
     finally:
-        try:
+        with suppress(RuntimeError):  # already stopped (a test killed it)
             pair.stop_replica()
-        except Exception:  # already stopped (a test killed it)
-            pass
         primary.stop()
         if not os.environ.get("EWALL_KEEP_REPLICATION_DIR"):
             shutil.rmtree(folder, ignore_errors=True)

@@ -131,10 +131,11 @@ class ReplicaSet:
             names.add(name)
             # a replica that stops answering must not hold a search (or the monitor) for
             # the operating system's TCP timeout
-            if "connect_timeout=" not in url:
-                url += ("&" if "?" in url else "?") + "connect_timeout=5"
+            dsn = url
+            if "connect_timeout=" not in dsn:
+                dsn += ("&" if "?" in dsn else "?") + "connect_timeout=5"
             database = Database(
-                DatabaseUrls(app=url, migrations=url),
+                DatabaseUrls(app=dsn, migrations=dsn),
                 app_role=settings.app_role,
                 pool_size=settings.pool_size,
                 max_overflow=settings.pool_max_overflow,

@@ -128,9 +128,7 @@ def counter(client: TestClient, outcome: str, replica: str | None = None) -> flo
         re.MULTILINE,
     ):
         name = m.group(2)
-        if m.group(1) == outcome and (
-            (replica is None and name != "primary") or (replica == name)
-        ):
+        if m.group(1) == outcome and ((replica is None and name != "primary") or (replica == name)):
             total += float(m.group(3))
     return total
 
@@ -279,7 +277,9 @@ def test_fence_catches_a_narrowed_document_permission(
     pair.wait_replayed()
     wait_state(client, "ok")
     body, served = search(client, auth, LAWYER)
-    assert served == "replica" and "med-0" in {r["document"]["external_id"] for r in body["results"]}
+    assert served == "replica" and "med-0" in {
+        r["document"]["external_id"] for r in body["results"]
+    }
 
     pair.pause()
     version = policy_version(pair, dbname)
