@@ -245,12 +245,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             DatabaseUrls(app=primary_url, migrations=primary_url), app_role=APP_ROLE
         )
         embedder = Embedder(settings)
-        client = TestClient(create_app(settings, database, embedder=embedder, start_worker=False))
+        app = create_app(settings, database, embedder=embedder, start_worker=False)
+        client = TestClient(app)
         with client:
             console.print(f"[cyan]>[/] loading {args.docs} documents")
             load_firm(client, settings, args.docs, args.seed)
             wait_replayed(primary_url, replica_url)
-            resources = client.app.state.resources
+            resources = app.state.resources
             replicas = resources.extras["replicas"]
             deadline = time.monotonic() + 60
             while replicas.choose() is None and time.monotonic() < deadline:
@@ -282,7 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 finally:
                     primary_share.append(time.perf_counter() - started)
 
-            replica_search.fenced_append = timed_append  # type: ignore[assignment]
+            replica_search.fenced_append = timed_append
             for q in queries[:5]:  # warm both paths (plans, caches, the snapshot per version)
                 search(q, use_replica=False)
                 search(q, use_replica=True)
@@ -300,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     )
                     served[where] = served.get(where, 0) + 1
                     sample = result
-            replica_search.fenced_append = original_append  # type: ignore[assignment]
+            replica_search.fenced_append = original_append
 
             # the audit append alone: plain vs fenced, same rows, each its own transaction
             plain: list[float] = []
@@ -323,16 +324,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             retried: list[float] = []
             paused = True
             try:
-                with psycopg.connect(replica_url, autocommit=True) as conn:
-                    conn.execute("SELECT pg_wal_replay_pause()")
+                with psycopg.connect(replica_url, autocommit=True) as admin:
+                    admin.execute("SELECT pg_wal_replay_pause()")
             except psycopg.Error as exc:
                 paused = False
                 console.print(f"  [yellow]replay cannot be paused here ({exc}); skipped[/]")
             if paused:
                 snapshots = resources.extras["replica_snapshots"]
                 for q in queries:
-                    with psycopg.connect(primary_url, autocommit=True) as conn:
-                        conn.execute("UPDATE policy_state SET version = version + 1 WHERE id = 1")
+                    with psycopg.connect(primary_url, autocommit=True) as admin:
+                        admin.execute("UPDATE policy_state SET version = version + 1 WHERE id = 1")
                     resources.require_resolver().invalidate()
                     snapshots.newest_served = 0  # measure the fence, not the early routing
                     started = time.perf_counter()
@@ -340,8 +341,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     retried.append(time.perf_counter() - started)
                     if where != "primary":
                         raise SystemExit(f"a fenced search was served by {where}")
-                with psycopg.connect(replica_url, autocommit=True) as conn:
-                    conn.execute("SELECT pg_wal_replay_resume()")
+                with psycopg.connect(replica_url, autocommit=True) as admin:
+                    admin.execute("SELECT pg_wal_replay_resume()")
 
         console.print(f"\n[bold]Replica fence[/] ({args.queries} queries, served: {served})")
         base = summary("search on the primary alone (baseline)", on_primary, None)

@@ -369,11 +369,11 @@ class AuditClock:
         original = chain.append_retrieval
 
         def timed(
-            conn: Connection, row: dict[str, Any], results: Sequence[Mapping[str, Any]]
+            conn: Connection, row: dict[str, Any], results: Sequence[Mapping[str, Any]], **kw: Any
         ) -> chain.Appended:
             watch = Stopwatch()
             try:
-                return original(conn, row, results)
+                return original(conn, row, results, **kw)
             finally:
                 self.last = watch.elapsed()
 

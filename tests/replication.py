@@ -147,7 +147,7 @@ def start_pair(embedding_dim: int) -> Iterator[Pair]:
     pair = Pair(primary, replica_dir, system_user)
     try:
         with psycopg.connect(pair.primary_admin, autocommit=True) as conn:
-            settings = dict(
+            settings: dict[str, str] = dict(
                 conn.execute(
                     "SELECT name, setting FROM pg_settings WHERE name IN "
                     "('wal_level', 'max_wal_senders', 'hot_standby')"

@@ -228,7 +228,7 @@ def test_fence_under_paused_replay(
     body, served = search(client, auth, SCREENED)
     assert served == "replica"
     assert WALLED in matters(body)
-    replica = client.app.state.resources.extras["replicas"].replicas[0]  # type: ignore[attr-defined]
+    replica = client.app.state.resources.extras["replicas"].replicas[0]
     with replica.database.connect() as conn:
         assert conn.execute(text("SELECT current_user")).scalar_one() == pg.APP_ROLE
         assert conn.execute(text("SELECT pg_is_in_recovery()")).scalar_one() is True
@@ -312,7 +312,7 @@ def test_replica_killed_mid_search(
     build_firm(client, auth)
     pair.wait_replayed()
     wait_state(client, "ok")
-    replica = client.app.state.resources.extras["replicas"].replicas[0]  # type: ignore[attr-defined]
+    replica = client.app.state.resources.extras["replicas"].replicas[0]
     killed: list[bool] = []
 
     def kill_before_the_hybrid_statement(
