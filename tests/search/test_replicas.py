@@ -354,7 +354,7 @@ def test_replica_killed_mid_search(
 def test_replica_far_behind_is_routed_away_and_back(
     pair: Pair, dbname: str, replica_app: AppFactory, auth: Tokens
 ) -> None:
-    client = replica_app(max_lag_ms=300)
+    client = replica_app(max_lag_ms=1000)
     firm = build_firm(client, auth)
     pair.wait_replayed()
     wait_state(client, "ok")
@@ -367,7 +367,7 @@ def test_replica_far_behind_is_routed_away_and_back(
         wait_state(client, "lagging")
         metrics = client.get("/metrics").text
         lag = re.search(r'^ewall_replica_lag_seconds\{replica="[^"]+"\} (\S+)$', metrics, re.M)
-        assert lag is not None and float(lag.group(1)) > 0.3
+        assert lag is not None and float(lag.group(1)) > 1.0
         assert client.get("/readyz").status_code == 200
         fenced = counter(client, "fenced")
         body, served = search(client, auth, SCREENED)
