@@ -26,7 +26,6 @@ from fastapi.routing import APIRoute, iter_route_contexts
 from starlette.concurrency import run_in_threadpool
 from starlette.convertors import Convertor
 from starlette.responses import JSONResponse
-from starlette.routing import get_route_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.auth.service import Principal, TokenVerifier, bearer_principal
@@ -147,7 +146,7 @@ class RequestGuard:
         return self._routes[1]
 
     def _match(self, scope: Scope) -> tuple[_Route | None, dict[str, Any]]:
-        path = get_route_path(scope)
+        path = _route_path(scope)
         method = scope["method"]
         for route in self._table(scope):
             found = route.regex.match(path)
@@ -224,6 +223,15 @@ class RequestGuard:
             return bearer_principal(header, self.verifier)
         # OIDC may fetch the key set over the network: not on the event loop
         return await run_in_threadpool(bearer_principal, header, self.verifier)
+
+
+def _route_path(scope: Scope) -> str:
+    """The path the router matches: without the root path the app is mounted under."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root) and path != root:
+        return path[len(root) :]
+    return path
 
 
 def _content_length(scope: Scope) -> int | None:
