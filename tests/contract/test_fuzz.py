@@ -28,7 +28,7 @@ from tests.contract.test_error_shape import assert_envelope
 from tests.helpers import Firm
 
 # examples per route and mode; EWALL_FUZZ_EXAMPLES=200 EWALL_FUZZ_SEED=<n> for a longer hunt
-EXAMPLES = int(os.environ.get("EWALL_FUZZ_EXAMPLES", "12"))
+EXAMPLES = int(os.environ.get("EWALL_FUZZ_EXAMPLES", "20"))
 SEED = os.environ.get("EWALL_FUZZ_SEED")
 # POST /v1/ingest/runs starts a background ingestion of a server folder the caller names:
 # fuzzing it would walk whatever path the generator picks ("/" included). Its validation is
@@ -119,8 +119,8 @@ def test_no_5xx_and_the_envelope_on_every_4xx(
             fuzz = seed(int(SEED))(fuzz)
         try:
             fuzz()
-        except AssertionError as exc:
-            failures.append(f"{operation.method.upper()} {operation.path}: {exc}")
+        except Exception as exc:  # a 500 comes back as the server exception, re-raised
+            failures.append(f"{operation.method.upper()} {operation.path}: {exc!r}"[:2000])
     assert operations > 40
     assert not failures, "\n".join(failures)
     # the requests reached the routes: admitted, refused and rejected ones all came back
