@@ -8,8 +8,8 @@ from typing import Annotated
 from fastapi import Depends, Request
 from sqlalchemy import Connection
 
-from app.auth.service import Principal
-from app.errors import Forbidden, Unauthenticated
+from app.auth.service import Principal, bearer_principal
+from app.errors import Forbidden
 from app.resources import Resources
 
 
@@ -22,11 +22,11 @@ ResourcesDep = Annotated[Resources, Depends(get_resources)]
 
 
 def get_principal(request: Request, resources: ResourcesDep) -> Principal:
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise Unauthenticated()
-    principal = resources.verifier.verify(token.strip())
+    # The request guard (app/guard.py) authenticated the request before its body was read.
+    checked = getattr(request.state, "principal", None)
+    if isinstance(checked, Principal):
+        return checked
+    principal = bearer_principal(request.headers.get("authorization", ""), resources.verifier)
     request.state.person_id = principal.person_id
     return principal
 

@@ -14,6 +14,8 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.logging import redacted_traceback
+
 log = logging.getLogger("ewall.errors")
 
 
@@ -149,10 +151,16 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         request_id = getattr(request.state, "request_id", "-")
+        # no exc_info: whatever formatter a handler uses, the message (which may quote query
+        # text or statement parameters) must not reach the log
         log.error(
             "unhandled exception",
-            exc_info=exc,
-            extra={"request_id": request_id, "path": request.url.path},
+            extra={
+                "request_id": request_id,
+                "path": request.url.path,
+                "error": f"{type(exc).__module__}.{type(exc).__qualname__}",
+                "traceback": redacted_traceback(exc),
+            },
         )
         return JSONResponse(
             envelope(

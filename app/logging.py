@@ -1,7 +1,10 @@
 """Structured logs on the standard library: one JSON object per line.
 
 Never pass document text to a logger. Query text is kept out of logs too: the audit log is
-the place that records it.
+the place that records it. Exception messages are not logged either: a database error
+carries its statement's parameters (query text, wall groups, ACL ids) and a psycopg message
+quotes the offending value, so a logged exception keeps its types and frames only
+(``redacted_traceback``).
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import traceback
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,7 +22,40 @@ _RESERVED = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__.keys())
 }
 
 
-class JsonFormatter(logging.Formatter):
+def redacted_traceback(exc: BaseException) -> str:
+    """The traceback of ``exc`` and its causes with every exception message left out."""
+    parts: list[str] = []
+    seen: set[int] = set()
+
+    def walk(current: BaseException) -> None:
+        seen.add(id(current))
+        cause = current.__cause__
+        context = current.__context__
+        if cause is not None and id(cause) not in seen:
+            walk(cause)
+            parts.append("\nThe above exception was the direct cause of the following:\n\n")
+        elif context is not None and not current.__suppress_context__ and id(context) not in seen:
+            walk(context)
+            parts.append("\nDuring handling of the above exception, another occurred:\n\n")
+        if current.__traceback__ is not None:
+            parts.append("Traceback (most recent call last):\n")
+            parts.extend(traceback.format_tb(current.__traceback__))
+        kind = type(current)
+        parts.append(f"{kind.__module__}.{kind.__qualname__}: [message redacted]\n")
+
+    walk(exc)
+    return "".join(parts).rstrip("\n")
+
+
+class RedactingFormatter(logging.Formatter):
+    """Plain-text lines whose exceptions carry no message (see the module docstring)."""
+
+    def formatException(self, ei: Any) -> str:  # noqa: N802 (the stdlib's name)
+        exc = ei[1] if isinstance(ei, tuple) else None
+        return redacted_traceback(exc) if isinstance(exc, BaseException) else ""
+
+
+class JsonFormatter(RedactingFormatter):
     def format(self, record: logging.LogRecord) -> str:
         payload: dict[str, Any] = {
             "at": datetime.fromtimestamp(record.created, UTC).isoformat(),
@@ -53,7 +90,7 @@ class _StderrHandler(logging.StreamHandler[Any]):
 def configure_logging(level: str = "INFO", as_json: bool = True) -> None:
     handler = _StderrHandler()
     handler.setFormatter(
-        JsonFormatter() if as_json else logging.Formatter("%(levelname)s %(name)s: %(message)s")
+        JsonFormatter() if as_json else RedactingFormatter("%(levelname)s %(name)s: %(message)s")
     )
     root = logging.getLogger()
     root.handlers[:] = [handler]

@@ -17,6 +17,7 @@ from app.db import migrate
 from app.db.engine import Database
 from app.db.replicas import ReplicaSet
 from app.errors import envelope, install_error_handlers
+from app.guard import RequestGuard
 from app.metrics import Metrics, install_request_middleware
 from app.resources import Resources
 from app.settings import Settings
@@ -113,6 +114,8 @@ def create_app(
     )
     app.state.resources = resources
     install_error_handlers(app)
+    # added first, so it runs inside the request-id/metrics middleware (its answers are logged)
+    app.add_middleware(RequestGuard, settings=settings, verifier=resources.verifier)
     install_request_middleware(app, metrics)
 
     @app.get("/healthz", tags=["operations"])

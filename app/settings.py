@@ -179,6 +179,20 @@ class Settings(BaseSettings):
         default=0.5, gt=0, le=60, description="How often replica health and lag are measured."
     )
 
+    # --- request hardening (docs/hardening.md) ---------------------------------------------
+    max_body_bytes: int = Field(
+        default=1_048_576, ge=1024, description="Largest request body on ordinary routes."
+    )
+    max_bulk_body_bytes: int = Field(
+        default=45 * 1024 * 1024,
+        ge=1024,
+        description="Largest request body on POST /v1/documents and POST /v1/matrix/import.",
+    )
+    cursor_secret: SecretStr | None = Field(
+        default=None,
+        description="HMAC key that signs audit paging cursors; unset: derived from dev_secret.",
+    )
+
     @field_validator("log_level")
     @classmethod
     def _upper(cls, value: str) -> str:

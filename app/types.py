@@ -6,7 +6,7 @@ import re
 from datetime import UTC, datetime
 from typing import Annotated
 
-from pydantic import AfterValidator, StringConstraints
+from pydantic import AfterValidator, BeforeValidator, StringConstraints
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _IDENT = re.compile(r"^[^\s/\\?#%]+(?: [^\s/\\?#%]+)*$")
@@ -32,6 +32,24 @@ def _principal(value: str) -> str:
     return value
 
 
+_RFC3339 = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$"
+)
+
+
+def _rfc3339(value: object) -> object:
+    """Only RFC 3339 strings with a zone (or datetimes built in code) become datetimes.
+
+    Pydantic alone would take a number as seconds since 1970 and a bare date as midnight:
+    ``"modified_to": 0`` must be an error, not 1970-01-01.
+    """
+    if isinstance(value, datetime):
+        return value
+    if isinstance(value, str) and _RFC3339.match(value.strip()):
+        return value.strip()
+    raise ValueError("must be an RFC 3339 date-time string with a zone, e.g. 2026-01-31T09:00:00Z")
+
+
 def _aware(value: datetime) -> datetime:
     if value.tzinfo is None:
         raise ValueError("must carry a time zone (RFC 3339)")
@@ -49,4 +67,4 @@ Identifier = Annotated[
     AfterValidator(_identifier),
 ]
 Principal = Annotated[str, StringConstraints(max_length=400), AfterValidator(_principal)]
-AwareDatetime = Annotated[datetime, AfterValidator(_aware)]
+AwareDatetime = Annotated[datetime, BeforeValidator(_rfc3339), AfterValidator(_aware)]

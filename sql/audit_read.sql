@@ -39,3 +39,15 @@ WHERE (CAST(:since AS timestamptz) IS NULL OR at >= CAST(:since AS timestamptz))
   AND (CAST(:before_seq AS bigint) IS NULL OR seq < CAST(:before_seq AS bigint))
 ORDER BY seq DESC
 LIMIT :limit
+
+-- name: list_gate_events
+-- Newest first, like list_retrievals; :before_seq is the cursor.
+SELECT * FROM gate_events
+WHERE (CAST(:person_id AS text) IS NULL OR person_id = CAST(:person_id AS text))
+  AND (CAST(:gate AS text) IS NULL OR gate = CAST(:gate AS text))
+  AND (CAST(:ok AS boolean) IS NULL OR ok = CAST(:ok AS boolean))
+  AND (CAST(:since AS timestamptz) IS NULL OR at >= CAST(:since AS timestamptz))
+  AND (CAST(:until AS timestamptz) IS NULL OR at < CAST(:until AS timestamptz))
+  AND (CAST(:before_seq AS bigint) IS NULL OR seq < CAST(:before_seq AS bigint))
+ORDER BY seq DESC
+LIMIT :limit

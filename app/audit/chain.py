@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy import Connection, TextClause, event, text
 
 from app.db import sqlfiles
+from app.errors import AppError
 
 GENESIS = "0" * 64
 
@@ -244,6 +245,29 @@ def append_gate_event(
     params["canonical"] = canonical
     out = conn.execute(sqlfiles.query("audit.append_gate_event"), params).one()
     return Appended(int(out.seq), str(out.hash))
+
+
+def record_refusal(
+    conn: Connection,
+    *,
+    person_id: str,
+    gate: str,
+    request: Mapping[str, Any],
+    error: AppError,
+) -> Appended:
+    """A refused attempt (403, 404 on a probe, 429) as a gate event, without content.
+
+    ``request`` must hold ids, counts and hashes only: never query, draft or document text.
+    The caller answers the error rather than raising it, so that the event commits.
+    """
+    return append_gate_event(
+        conn,
+        person_id=person_id,
+        gate=gate,
+        ok=False,
+        request=request,
+        outcome={"refused": {"status": error.status, "code": error.code}},
+    )
 
 
 # --- verification -------------------------------------------------------------------------

@@ -6,12 +6,12 @@ from collections.abc import Iterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from fastapi.responses import StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 
 from app.audit import service
-from app.audit.chain import verify_all
+from app.audit.chain import record_refusal, verify_all
 from app.deps import Compliance, ConnDep, PrincipalDep, ResourcesDep
-from app.errors import Forbidden
+from app.errors import Forbidden, envelope
 from app.types import AwareDatetime
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
@@ -23,6 +23,7 @@ Limit = Annotated[int, Query(ge=1, le=500)]
 def list_retrievals(
     principal: Compliance,
     conn: ConnDep,
+    resources: ResourcesDep,
     person_id: str | None = None,
     matter_id: str | None = None,
     chunk_id: str | None = None,
@@ -42,15 +43,32 @@ def list_retrievals(
         limit=limit,
         cursor=cursor,
         purpose=purpose,
+        cursor_secret=service.cursor_key(resources.settings),
     )
 
 
-@router.get("/retrievals/{retrieval_id}")
-def get_retrieval(retrieval_id: str, principal: PrincipalDep, conn: ConnDep) -> dict[str, Any]:
-    """Compliance sees every retrieval; anyone else only their own."""
+@router.get("/retrievals/{retrieval_id}", response_model=None)
+def get_retrieval(
+    retrieval_id: str, principal: PrincipalDep, conn: ConnDep
+) -> dict[str, Any] | JSONResponse:
+    """Compliance sees every retrieval; anyone else only their own.
+
+    A refused read is written to the gates chain (no content, only who asked for which id)
+    and answered, not raised, so that the event commits with the request's transaction.
+    """
     item = service.get_retrieval(conn, retrieval_id)
     if not principal.has_any("compliance") and item["person_id"] != principal.person_id:
-        raise Forbidden("Only compliance and the person who made a retrieval may read it.")
+        refused = Forbidden("Only compliance and the person who made a retrieval may read it.")
+        record_refusal(
+            conn,
+            person_id=principal.person_id,
+            gate="retrieval_read",
+            request={"retrieval_id": item["retrieval_id"]},
+            error=refused,
+        )
+        return JSONResponse(
+            envelope(refused.code, refused.message, refused.details), status_code=refused.status
+        )
     return item
 
 
@@ -78,6 +96,7 @@ def export(
 def policy_events(
     principal: Compliance,
     conn: ConnDep,
+    resources: ResourcesDep,
     since: AwareDatetime | None = None,
     until: AwareDatetime | None = None,
     object_id: str | None = None,
@@ -85,5 +104,41 @@ def policy_events(
     cursor: str | None = None,
 ) -> dict[str, Any]:
     return service.list_policy_events(
-        conn, since=since, until=until, object_id=object_id, limit=limit, cursor=cursor
+        conn,
+        since=since,
+        until=until,
+        object_id=object_id,
+        limit=limit,
+        cursor=cursor,
+        cursor_secret=service.cursor_key(resources.settings),
+    )
+
+
+@router.get("/gate-events")
+def gate_events(
+    principal: Compliance,
+    conn: ConnDep,
+    resources: ResourcesDep,
+    person_id: str | None = None,
+    gate: str | None = None,
+    ok: bool | None = None,
+    since: AwareDatetime | None = None,
+    until: AwareDatetime | None = None,
+    limit: Limit = 50,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    """The gates chain: citation and grounding checks and refused attempts, newest first.
+
+    Each event holds hashes and counts, never the draft or the answer.
+    """
+    return service.list_gate_events(
+        conn,
+        person_id=person_id,
+        gate=gate,
+        ok=ok,
+        since=since,
+        until=until,
+        limit=limit,
+        cursor=cursor,
+        cursor_secret=service.cursor_key(resources.settings),
     )

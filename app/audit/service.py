@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
+import re
 import uuid
 from collections.abc import Iterator
 from datetime import datetime
@@ -13,25 +16,44 @@ from sqlalchemy import Connection, text
 from app.audit.chain import canonical_json, iso
 from app.db import sqlfiles
 from app.errors import NotFound, Unprocessable
+from app.settings import Settings
+
+_MAX_SEQ = 2**63 - 1
+_CURSOR = re.compile(r"^[A-Za-z0-9_-]{27}$")  # 20 bytes, unpadded base64url
+_MAC_BYTES = 12
 
 
-def encode_cursor(seq: int) -> str:
-    return base64.urlsafe_b64encode(f"seq:{seq}".encode()).decode().rstrip("=")
+def cursor_key(settings: Settings) -> bytes:
+    """The paging cursors' HMAC key: EWALL_CURSOR_SECRET, else derived from the dev secret."""
+    if settings.cursor_secret is not None:
+        return settings.cursor_secret.get_secret_value().encode()
+    return hmac.new(
+        settings.dev_secret.get_secret_value().encode(), b"ewall audit cursor", hashlib.sha256
+    ).digest()
 
 
-def decode_cursor(cursor: str | None) -> int | None:
+def _mac(key: bytes, kind: str, seq: int) -> bytes:
+    return hmac.new(key, f"{kind}:{seq}".encode(), hashlib.sha256).digest()[:_MAC_BYTES]
+
+
+def encode_cursor(seq: int, *, key: bytes, kind: str) -> str:
+    """An opaque cursor: the last seq of a page and an HMAC binding it to its list."""
+    raw = seq.to_bytes(8, "big") + _mac(key, kind, seq)
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str | None, *, key: bytes, kind: str) -> int | None:
+    """The seq of a cursor this service signed for this list; 422 invalid_cursor otherwise."""
     if not cursor:
         return None
     invalid = Unprocessable("invalid_cursor", "The cursor is not valid.", field="cursor")
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        raw = base64.urlsafe_b64decode(padded.encode()).decode()
-    except (ValueError, UnicodeDecodeError):
-        raise invalid from None
-    prefix, _, value = raw.partition(":")
-    if prefix != "seq" or not value.isdigit():
+    if not _CURSOR.match(cursor):
         raise invalid
-    return int(value)
+    raw = base64.urlsafe_b64decode(cursor + "=")
+    seq = int.from_bytes(raw[:8], "big")
+    if not 0 < seq <= _MAX_SEQ or not hmac.compare_digest(raw[8:], _mac(key, kind, seq)):
+        raise invalid
+    return seq
 
 
 def _sets(conn: Connection, rows: list[Any]) -> dict[str, list[str]]:
@@ -106,6 +128,7 @@ def list_retrievals(
     limit: int,
     cursor: str | None,
     purpose: str | None = None,
+    cursor_secret: bytes,
 ) -> dict[str, Any]:
     rows = list(
         conn.execute(
@@ -116,7 +139,7 @@ def list_retrievals(
                 "chunk_id": chunk_id,
                 "since": since,
                 "until": until,
-                "before_seq": decode_cursor(cursor),
+                "before_seq": decode_cursor(cursor, key=cursor_secret, kind="retrievals"),
                 "limit": limit + 1,
                 "purpose": purpose,
             },
@@ -129,7 +152,9 @@ def list_retrievals(
     items = [_retrieval_dict(r, results[r["retrieval_id"]], sets) for r in rows]
     return {
         "items": items,
-        "next_cursor": encode_cursor(rows[-1]["seq"]) if more and rows else None,
+        "next_cursor": encode_cursor(rows[-1]["seq"], key=cursor_secret, kind="retrievals")
+        if more and rows
+        else None,
     }
 
 
@@ -183,6 +208,7 @@ def list_policy_events(
     object_id: str | None,
     limit: int,
     cursor: str | None,
+    cursor_secret: bytes,
 ) -> dict[str, Any]:
     rows = list(
         conn.execute(
@@ -191,7 +217,7 @@ def list_policy_events(
                 "since": since,
                 "until": until,
                 "object_id": object_id,
-                "before_seq": decode_cursor(cursor),
+                "before_seq": decode_cursor(cursor, key=cursor_secret, kind="policy-events"),
                 "limit": limit + 1,
             },
         ).mappings()
@@ -216,5 +242,59 @@ def list_policy_events(
     ]
     return {
         "items": items,
-        "next_cursor": encode_cursor(rows[-1]["seq"]) if more and rows else None,
+        "next_cursor": encode_cursor(rows[-1]["seq"], key=cursor_secret, kind="policy-events")
+        if more and rows
+        else None,
+    }
+
+
+def list_gate_events(
+    conn: Connection,
+    *,
+    person_id: str | None,
+    gate: str | None,
+    ok: bool | None,
+    since: datetime | None,
+    until: datetime | None,
+    limit: int,
+    cursor: str | None,
+    cursor_secret: bytes,
+) -> dict[str, Any]:
+    """The gates chain, newest first: checks, refusals and probes, hashes instead of text."""
+    rows = list(
+        conn.execute(
+            sqlfiles.query("audit_read.list_gate_events"),
+            {
+                "person_id": person_id,
+                "gate": gate,
+                "ok": ok,
+                "since": since,
+                "until": until,
+                "before_seq": decode_cursor(cursor, key=cursor_secret, kind="gate-events"),
+                "limit": limit + 1,
+            },
+        ).mappings()
+    )
+    more = len(rows) > limit
+    rows = rows[:limit]
+    items = [
+        {
+            "event_id": str(r["event_id"]),
+            "seq": r["seq"],
+            "at": iso(r["at"]),
+            "person_id": r["person_id"],
+            "gate": r["gate"],
+            "ok": r["ok"],
+            "request": r["request"],
+            "outcome": r["outcome"],
+            "hash": r["hash"],
+            "prev_hash": r["prev_hash"],
+        }
+        for r in rows
+    ]
+    return {
+        "items": items,
+        "next_cursor": encode_cursor(rows[-1]["seq"], key=cursor_secret, kind="gate-events")
+        if more and rows
+        else None,
     }

@@ -104,3 +104,11 @@ class TokenVerifier:
             leeway=s.token_leeway_s,
             options=options,
         )
+
+
+def bearer_principal(header: str, verifier: TokenVerifier) -> Principal:
+    """The principal of an ``Authorization: Bearer <token>`` header; 401 otherwise."""
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthenticated()
+    return verifier.verify(token.strip())

@@ -29,6 +29,7 @@ from app.auth.service import Principal
 from app.db import sqlfiles
 from app.embeddings import Embedder, vector_literal
 from app.errors import AppError
+from app.logging import redacted_traceback
 from app.resources import Resources
 from app.search.schemas import Filters, SearchIn
 from app.settings import Settings
@@ -378,7 +379,11 @@ def _audit(
         else:
             append(row, results, access)
     except DBAPIError as exc:
-        log.exception("audit append failed; the search returns nothing")
+        # the error's parameters hold the query and the access sets: types and frames only
+        log.error(  # noqa: TRY400 (log.exception would log the message and its parameters)
+            "audit append failed; the search returns nothing",
+            extra={"error": type(exc.orig).__name__, "traceback": redacted_traceback(exc)},
+        )
         raise AppError(
             "audit_unavailable",
             "The search could not be recorded in the audit log, so it returns no results.",

@@ -1,0 +1,294 @@
+"""The request guard: what every request must pass before a route reads or parses its body.
+
+A pure ASGI middleware, in this order:
+
+1. a declared ``Content-Length`` above the route's limit: 413, nothing read;
+2. a route that needs a bearer token and none (or a bad one) came: 401, nothing read;
+3. a NUL (U+0000) in a path or query parameter: 422 naming it;
+4. the body is read in chunks and counted (chunked bodies too): 413 as soon as it passes the
+   limit, the rest is never read;
+5. a NUL in any string of a JSON body: 422 naming its place (``filters.doc_types.0``).
+
+PostgreSQL text cannot hold NUL, so without step 3/5 such a value reached psycopg and came
+back as a 500 (or as a misleading 503 from the audit writer). One check here covers every
+route, present and future, whatever types its models use.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl
+
+from fastapi.routing import APIRoute, iter_route_contexts
+from starlette.concurrency import run_in_threadpool
+from starlette.convertors import Convertor
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.auth.service import Principal, TokenVerifier, bearer_principal
+from app.errors import AppError, envelope
+from app.settings import Settings
+
+NUL_MESSAGE = "must not contain NUL (U+0000) characters"
+# Routes that take bulk bodies get max_bulk_body_bytes, every other route max_body_bytes.
+BULK_ROUTES = frozenset({("POST", "/v1/documents"), ("POST", "/v1/matrix/import")})
+
+
+@dataclass(frozen=True)
+class _Route:
+    template: str
+    regex: re.Pattern[str]
+    convertors: dict[str, Convertor[Any]]
+    methods: frozenset[str]
+    needs_token: bool
+
+
+def _needs_token(dependant: Any) -> bool:
+    from app.deps import get_principal
+
+    pending = list(dependant.dependencies)
+    while pending:
+        dep = pending.pop()
+        if dep.call is get_principal:
+            return True
+        pending.extend(dep.dependencies)
+    return False
+
+
+def _flatten(routes: list[Any]) -> list[_Route]:
+    """Every FastAPI route of the app with its full path, also those of included routers."""
+    out = []
+    for context in iter_route_contexts(routes):
+        if not isinstance(context.original_route, APIRoute):
+            continue
+        out.append(
+            _Route(
+                template=str(context.path_format),
+                regex=context.path_regex,
+                convertors=dict(context.param_convertors),
+                methods=frozenset(context.methods or ()),
+                needs_token=_needs_token(context.dependant),
+            )
+        )
+    return out
+
+
+def nul_path(value: Any, prefix: tuple[str, ...] = ()) -> tuple[str, ...] | None:
+    """The place of the first string holding a NUL in parsed JSON, or None."""
+    if isinstance(value, str):
+        return prefix if "\x00" in value else None
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            found = nul_path(item, (*prefix, str(i)))
+            if found is not None:
+                return found
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if "\x00" in key:
+                return (*prefix, key.replace("\x00", "\\u0000"))
+            found = nul_path(item, (*prefix, key))
+            if found is not None:
+                return found
+    return None
+
+
+def _nul_response(field: str) -> JSONResponse:
+    return JSONResponse(
+        envelope(
+            "validation_error",
+            f"Invalid request: {field}: {NUL_MESSAGE}",
+            {
+                "field": field,
+                "errors": [{"field": field, "message": NUL_MESSAGE, "type": "nul_character"}],
+            },
+        ),
+        status_code=422,
+    )
+
+
+def _too_large(limit: int) -> JSONResponse:
+    return JSONResponse(
+        envelope(
+            "payload_too_large",
+            f"The request body is larger than {limit} bytes, the limit of this route.",
+            {"limit_bytes": limit},
+        ),
+        status_code=413,
+        headers={"Connection": "close"},
+    )
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class RequestGuard:
+    def __init__(self, app: ASGIApp, *, settings: Settings, verifier: TokenVerifier) -> None:
+        self.app = app
+        self.settings = settings
+        self.verifier = verifier
+        self._routes: tuple[tuple[int, int], list[_Route]] | None = None
+
+    def limit_for(self, method: str, template: str | None) -> int:
+        if (method, template) in BULK_ROUTES:
+            return self.settings.max_bulk_body_bytes
+        return self.settings.max_body_bytes
+
+    def _table(self, scope: Scope) -> list[_Route]:
+        router = getattr(scope.get("app"), "router", None)
+        routes = list(getattr(router, "routes", ()))
+        key = (id(router), len(routes))
+        if self._routes is None or self._routes[0] != key:
+            self._routes = (key, _flatten(routes))
+        return self._routes[1]
+
+    def _match(self, scope: Scope) -> tuple[_Route | None, dict[str, Any]]:
+        path = _route_path(scope)
+        method = scope["method"]
+        for route in self._table(scope):
+            found = route.regex.match(path)
+            if found is None:
+                continue
+            if method in route.methods or (method == "HEAD" and "GET" in route.methods):
+                params = {
+                    name: route.convertors[name].convert(value)
+                    if name in route.convertors
+                    else value
+                    for name, value in found.groupdict().items()
+                }
+                return route, params
+        return None, {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        route, path_params = self._match(scope)
+        method = scope["method"]
+        limit = self.limit_for(method, route.template if route is not None else None)
+        declared = _content_length(scope)
+        if declared is not None and declared > limit:
+            await _too_large(limit)(scope, receive, send)
+            return
+        if route is None:  # unknown route or method: the router answers 404/405, body unread
+            await self.app(scope, receive, send)
+            return
+        if route.needs_token:
+            try:
+                principal = await self._authenticate(scope)
+            except AppError as exc:
+                response = JSONResponse(
+                    envelope(exc.code, exc.message, exc.details),
+                    status_code=exc.status,
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+                await response(scope, receive, send)
+                return
+            state = scope.setdefault("state", {})
+            state["principal"] = principal
+            state["person_id"] = principal.person_id
+        for name, value in path_params.items():
+            if isinstance(value, str) and "\x00" in value:
+                await _nul_response(name)(scope, receive, send)
+                return
+        query = scope.get("query_string", b"").decode("latin-1")
+        for name, value in parse_qsl(query, keep_blank_values=True):
+            if "\x00" in name or "\x00" in value:
+                await _nul_response(name.replace("\x00", "\\u0000"))(scope, receive, send)
+                return
+        try:
+            body = await _read_body(receive, limit)
+        except _TooLarge:
+            await _too_large(limit)(scope, receive, send)
+            return
+        if body is None:
+            return  # the client went away before its body ended: nothing to answer
+        if body and (b"\\u0000" in body or b"\x00" in body) and _is_json(scope):
+            field = _body_nul_field(body)
+            if field is not None:
+                await _nul_response(field)(scope, receive, send)
+                return
+        await self.app(scope, _replay(body, receive), send)
+
+    async def _authenticate(self, scope: Scope) -> Principal:
+        header = ""
+        for name, value in scope.get("headers", ()):
+            if name == b"authorization":
+                header = value.decode("latin-1")
+                break
+        if self.settings.auth_mode == "dev":
+            return bearer_principal(header, self.verifier)
+        # OIDC may fetch the key set over the network: not on the event loop
+        return await run_in_threadpool(bearer_principal, header, self.verifier)
+
+
+def _route_path(scope: Scope) -> str:
+    """The path the router matches: without the root path the app is mounted under."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root) and path != root:
+        return path[len(root) :]
+    return path
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+def _is_json(scope: Scope) -> bool:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-type":
+            return b"json" in value.lower()
+    return True  # FastAPI parses a body without a content type as JSON too
+
+
+def _body_nul_field(body: bytes) -> str | None:
+    if b"\x00" in body:
+        return "body"  # a raw NUL is never valid JSON; say where it is without parsing
+    try:
+        parsed = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None  # the route's own parser answers 422 for broken JSON
+    found = nul_path(parsed)
+    if found is None:
+        return None  # an escaped backslash followed by "u0000": text, not a NUL
+    return ".".join(found) if found else "body"
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise _TooLarge
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
