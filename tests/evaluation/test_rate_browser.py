@@ -23,7 +23,6 @@ from app.evaluation import sets
 from app.evaluation.sets import QueryIn
 from app.settings import Settings
 from tests.conftest import DbHandle, Tokens, make_client
-from tests.evaluation.conftest import with_eval_router
 from tests.helpers import Firm, retag
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -100,7 +99,7 @@ def server_url(firm_data: None, db: DbHandle, settings: Settings, embedder: Any)
 
     from app.main import create_app
 
-    app = with_eval_router(create_app(settings, db.database, embedder=embedder, start_worker=False))
+    app = create_app(settings, db.database, embedder=embedder, start_worker=False)
     port = _free_port()
     server = uvicorn.Server(
         uvicorn.Config(
