@@ -22,11 +22,16 @@ from app.settings import Settings
 from tests.conftest import DbHandle, Tokens, make_client
 from tests.fakes.rechtspraak import manifest, rechtspraak_dir
 from tests.helpers import Firm, ok
+from tests.shared_data import require
 
 CORPUS = rechtspraak_dir()
 MANIFEST = {row["ecli"]: row for row in manifest()} if (CORPUS / "manifest.tsv").exists() else {}
 
-pytestmark = pytest.mark.skipif(not MANIFEST, reason="shared corpus not present")
+
+@pytest.fixture(autouse=True)
+def _shared_corpus() -> None:
+    require(bool(MANIFEST), "../shared/corpus (Rechtspraak manifest)")
+
 
 VOIDED = "ECLI:NL:RBAMS:2007:YB0083"  # isReplacedBy, metadata only
 VOIDED_BY = "ECLI:NL:TGDKG:2007:1"

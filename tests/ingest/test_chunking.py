@@ -21,6 +21,7 @@ from app.ingest.types import (
     PageSpan,
     Section,
 )
+from tests.shared_data import require
 
 CASES_CSV = (
     Path(__file__).resolve().parents[3]
@@ -170,8 +171,7 @@ def test_sentences_are_not_broken_on_legal_abbreviations(embedder: Any) -> None:
 
 
 def _case_texts(count: int) -> list[str]:
-    if not CASES_CSV.exists():
-        pytest.skip("shared corpus not present")
+    require(CASES_CSV.exists(), "../shared/corpus/rechtspraak_csv")
     with CASES_CSV.open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))[:count]
     return ["\n\n".join(p.strip() for p in row["description"].split("|")) for row in rows]
