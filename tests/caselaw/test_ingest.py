@@ -22,15 +22,12 @@ from app.settings import Settings
 from tests.conftest import DbHandle, Tokens, make_client
 from tests.fakes.rechtspraak import manifest, rechtspraak_dir
 from tests.helpers import Firm, ok
-from tests.shared_data import require
 
 CORPUS = rechtspraak_dir()
 MANIFEST = {row["ecli"]: row for row in manifest()} if (CORPUS / "manifest.tsv").exists() else {}
 
 
-@pytest.fixture(autouse=True)
-def _shared_corpus() -> None:
-    require(bool(MANIFEST), "../shared/corpus (Rechtspraak manifest)")
+pytestmark = pytest.mark.usefixtures("shared_corpus")
 
 
 VOIDED = "ECLI:NL:RBAMS:2007:YB0083"  # isReplacedBy, metadata only

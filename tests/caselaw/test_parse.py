@@ -16,16 +16,13 @@ from app.caselaw.parse import (
 )
 from app.ingest.types import ExtractionError
 from tests.fakes.rechtspraak import manifest, rechtspraak_dir
-from tests.shared_data import require
 
 CORPUS = rechtspraak_dir()
 MANIFEST = manifest() if (CORPUS / "manifest.tsv").exists() else []
 MALFORMED = sorted((CORPUS / "malformed").glob("*.xml")) if CORPUS.exists() else []
 
 
-@pytest.fixture(autouse=True)
-def _shared_corpus() -> None:
-    require(bool(MANIFEST), "../shared/corpus (Rechtspraak manifest)")
+pytestmark = pytest.mark.usefixtures("shared_corpus")
 
 
 def read(name: str) -> bytes:
