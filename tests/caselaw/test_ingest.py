@@ -26,7 +26,9 @@ from tests.helpers import Firm, ok
 CORPUS = rechtspraak_dir()
 MANIFEST = {row["ecli"]: row for row in manifest()} if (CORPUS / "manifest.tsv").exists() else {}
 
-pytestmark = pytest.mark.skipif(not MANIFEST, reason="shared corpus not present")
+
+pytestmark = pytest.mark.usefixtures("shared_corpus")
+
 
 VOIDED = "ECLI:NL:RBAMS:2007:YB0083"  # isReplacedBy, metadata only
 VOIDED_BY = "ECLI:NL:TGDKG:2007:1"

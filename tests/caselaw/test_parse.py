@@ -21,7 +21,8 @@ CORPUS = rechtspraak_dir()
 MANIFEST = manifest() if (CORPUS / "manifest.tsv").exists() else []
 MALFORMED = sorted((CORPUS / "malformed").glob("*.xml")) if CORPUS.exists() else []
 
-pytestmark = pytest.mark.skipif(not MANIFEST, reason="shared corpus not present")
+
+pytestmark = pytest.mark.usefixtures("shared_corpus")
 
 
 def read(name: str) -> bytes:

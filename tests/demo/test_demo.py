@@ -31,6 +31,7 @@ from app.ingest.chunking import normalize_doc_type
 from app.settings import Settings
 from tests.conftest import DbHandle, Tokens, make_client, make_settings
 from tests.helpers import ok
+from tests.shared_data import require
 
 DATA = Path(firm.__file__).parent / "data"
 CORPUS = Path("../shared/corpus")
@@ -157,10 +158,8 @@ def test_shipped_data_is_small_and_complete() -> None:
     } <= articles
 
 
-@pytest.mark.skipif(
-    not (CORPUS / "rechtspraak" / "manifest.tsv").is_file(), reason="../shared/corpus not present"
-)
 def test_corpus_selection_covers_the_starter_set() -> None:
+    require((CORPUS / "rechtspraak" / "manifest.tsv").is_file(), "../shared/corpus")
     selection = select_case_law(make_settings(corpus_dir=CORPUS))
     assert selection.origin == "corpus" and not selection.missing
     assert {ecli for _, ecli, _ in demo_docs.EXHIBITS} <= set(selection.files)
@@ -325,8 +324,7 @@ def test_conflict_check_finds_the_municipality_on_both_sides(api: TestClient, au
 
 def test_withdrawn_decisions_are_not_searchable(loaded: Loaded, module_db: DbHandle) -> None:
     states = loaded.first["case_law"]["withdrawal_states"]
-    if not states:  # the Rechtspraak module is not installed: plain public case law
-        pytest.skip("app.caselaw.ingest not installed")
+    assert states, "the demo load reported no withdrawal states"
     assert states["set_aside"] >= 1 and states["voided"] >= 1
     rows = superuser_rows(
         module_db,

@@ -23,8 +23,8 @@ from app.evaluation import sets
 from app.evaluation.sets import QueryIn
 from app.settings import Settings
 from tests.conftest import DbHandle, Tokens, make_client
-from tests.evaluation.conftest import with_eval_router
 from tests.helpers import Firm, retag
+from tests.shared_data import require
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -32,14 +32,15 @@ RATER = "lisa@firm.nl"
 SCREENED = "bram@firm.nl"
 WAIT_S = 60
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(),
-        reason="/usr/bin/chromium is absent: apt-get install -y chromium "
-        "chromium-driver to run the rating page's browser test",
-    ),
-]
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(autouse=True)
+def _chromium() -> None:
+    require(
+        CHROMIUM.exists(),
+        "/usr/bin/chromium (apt-get install -y chromium chromium-driver)",
+    )
 
 
 def _free_port() -> int:
@@ -100,7 +101,7 @@ def server_url(firm_data: None, db: DbHandle, settings: Settings, embedder: Any)
 
     from app.main import create_app
 
-    app = with_eval_router(create_app(settings, db.database, embedder=embedder, start_worker=False))
+    app = create_app(settings, db.database, embedder=embedder, start_worker=False)
     port = _free_port()
     server = uvicorn.Server(
         uvicorn.Config(

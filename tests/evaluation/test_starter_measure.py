@@ -32,16 +32,19 @@ from app.search.service import SearchOverrides
 from app.settings import Settings
 from app.walls.resolution import AccessResolver
 from tests.conftest import DbHandle
+from tests.shared_data import require
 
 CORPUS = Path(os.environ.get("EWALL_CORPUS_DIR", "../shared/corpus"))
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        len(starter_files(CORPUS)) < len(STARTER_ECLIS),
-        reason=f"the starter decisions are not all under {CORPUS}/rechtspraak",
-    ),
-]
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def _starter_decisions() -> None:
+    require(
+        len(starter_files(CORPUS)) >= len(STARTER_ECLIS),
+        f"the starter decisions under {CORPUS}/rechtspraak",
+    )
 
 
 def _ingest(resources: Resources) -> dict[str, Any]:

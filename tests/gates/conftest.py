@@ -6,7 +6,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from tests.conftest import DbHandle, make_client, make_settings
@@ -27,25 +26,17 @@ def rechtspraak(fake_server: FakeRechtspraak) -> Iterator[FakeRechtspraak]:
     fake_server.reset()
 
 
-def include_gates(app: FastAPI) -> None:
-    """Until app/api.py includes the gate router, tests include it themselves."""
-    if not any(getattr(r, "path", "").startswith("/v1/gates") for r in app.routes):
-        from app.gates.router import router
-
-        app.include_router(router)
-
-
 GateClient = Callable[..., TestClient]
 
 
 @pytest.fixture
 def gate_client(db: DbHandle, embedder: Any) -> Iterator[GateClient]:
-    """Factory: a started TestClient whose settings take the given overrides."""
+    """Factory: a started TestClient whose settings take the given overrides (the app as
+    create_app builds it: no router is added here)."""
     opened: list[TestClient] = []
 
     def build(**overrides: Any) -> TestClient:
         client = make_client(db, make_settings(**overrides), embedder)
-        include_gates(client.app)  # type: ignore[arg-type]
         client.__enter__()
         opened.append(client)
         return client

@@ -21,6 +21,7 @@ from app.ingest.types import (
     PageSpan,
     Section,
 )
+from tests.shared_data import require
 
 CASES_CSV = (
     Path(__file__).resolve().parents[3]
@@ -50,6 +51,18 @@ def _assert_valid(chunks: list[ChunkDraft], embedder: Any, cap: int) -> None:
         assert chunk.text == normalize_chunk_text(chunk.text)
         assert chunk.token_count == embedder.count_tokens(chunk.text)
         assert chunk.token_count <= cap
+
+
+def _assert_encoder_sees_all(chunks: list[ChunkDraft], embedder: Any) -> None:
+    """The reference is the model itself, not the chunker's own arithmetic: what the encoder
+    is given (the passage prompt, the chunk, its special tokens) must fit the model's
+    max_seq_length, or the encoder silently truncates the chunk's tail."""
+    model = embedder._model  # the SentenceTransformer that embeds the chunks
+    limit = int(model.max_seq_length)
+    for chunk in chunks:
+        given = embedder.passage_prompt + chunk.text
+        full = len(model.tokenizer(given, add_special_tokens=True, verbose=False)["input_ids"])
+        assert full <= limit, (full, limit, chunk.text[:80])
 
 
 def _words(text: str) -> list[str]:
@@ -170,8 +183,7 @@ def test_sentences_are_not_broken_on_legal_abbreviations(embedder: Any) -> None:
 
 
 def _case_texts(count: int) -> list[str]:
-    if not CASES_CSV.exists():
-        pytest.skip("shared corpus not present")
+    require(CASES_CSV.exists(), "../shared/corpus/rechtspraak_csv")
     with CASES_CSV.open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))[:count]
     return ["\n\n".join(p.strip() for p in row["description"].split("|")) for row in rows]
@@ -606,6 +618,7 @@ def test_3000_word_paragraph_is_capped_and_complete(
     text = " ".join(words)
     chunks = chunk_document(_doc(text), doc_type, embedder, limits)
     _assert_valid(chunks, embedder, limits.model_max)
+    _assert_encoder_sees_all(chunks, embedder)
     assert len(chunks) >= embedder.count_tokens(text) // limits.model_max
     if doc_type not in {"other", "memo", "email", "statute", "contract"}:
         assert _words(" ".join(c.text for c in chunks)) == words  # nothing lost or repeated
@@ -617,6 +630,7 @@ def test_unbreakable_token_runs_are_capped(embedder: Any, limits: ChunkLimits) -
     for doc_type in DOC_TYPES:
         chunks = chunk_document(_doc(text), doc_type, embedder, limits)
         _assert_valid(chunks, embedder, limits.model_max)
+        _assert_encoder_sees_all(chunks, embedder)
         assert "".join(c.text for c in chunks).count("x9Qz") >= 2400
 
 
@@ -687,3 +701,20 @@ def test_chunking_is_deterministic_and_capped(
         # nothing is lost: every word of the document is in some chunk
         covered = {word for chunk in first for word in chunk.text.split()}
         assert set(normalize_chunk_text(doc.text).split()) <= covered
+
+
+@settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    doc=documents(),
+    doc_type=st.sampled_from([*DOC_TYPES, "pleitnota", "getuigenverklaring", "onbekend"]),
+)
+def test_no_chunk_is_truncated_by_the_encoder(
+    embedder: Any, limits: ChunkLimits, doc: ExtractedDocument, doc_type: str
+) -> None:
+    """With the limits production uses for this model, every chunk reaches the encoder whole
+    (checked against the model's own tokenizer and max_seq_length)."""
+    _assert_encoder_sees_all(chunk_document(doc, doc_type, embedder, limits), embedder)

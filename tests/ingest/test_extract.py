@@ -20,6 +20,7 @@ from app.ingest import extract as extract_module
 from app.ingest.chunking import chunk_document
 from app.ingest.extract import DOCX, EML, HTML, PDF, TEXT, XML, extract, sniff_mime_type
 from app.ingest.types import ChunkLimits, ExtractedDocument, ExtractionError
+from tests.shared_data import require
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "rechtspraak"
 
@@ -36,7 +37,8 @@ PAGE_TWO = (
 
 def _pdf(*pages: str, image_only: bool = False, **encryption: Any) -> bytes:
     # fpdf2 (test-only dependency) writes real PDFs with a text layer; pypdf cannot.
-    fpdf = pytest.importorskip("fpdf")
+    import fpdf  # fpdf2, a declared test dependency
+
     doc = fpdf.FPDF()
     doc.set_font("Helvetica", size=11)
     for text in pages:
@@ -401,10 +403,8 @@ def test_rechtspraak_parser_missing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_real_rechtspraak_record() -> None:
-    pytest.importorskip("app.caselaw.parse")
     files = sorted((CORPUS / "xml").glob("*.xml"))
-    if not files:
-        pytest.skip("shared corpus not present")
+    require(bool(files), "../shared/corpus/rechtspraak/xml")
     doc = extract(text=None, content=files[0].read_bytes(), mime_type=None,
                   filename=files[0].name)  # fmt: skip
     assert doc.has_text
@@ -515,10 +515,8 @@ def test_no_content_and_empty_text() -> None:
 
 
 def test_malformed_rechtspraak_records_are_reported_or_recovered() -> None:
-    pytest.importorskip("app.caselaw.parse")
     files = sorted((CORPUS / "malformed").glob("*.xml"))
-    if not files:
-        pytest.skip("shared corpus not present")
+    require(bool(files), "../shared/corpus/rechtspraak/malformed")
     for path in files:
         outcome = _extract_or_reason(
             text=None, content=path.read_bytes(), mime_type="application/xml"

@@ -169,24 +169,48 @@ def test_atomic_replacement_under_a_concurrent_reader(firm: Firm, db: DbHandle) 
     firm.document("atomic", old, client_id="C-1", matter_id="M-1", doc_type="brief")
     old_n = len(_chunks(db, "atomic"))
     seen: set[int] = set()
+    reads = [0]
+    errors: list[BaseException] = []
     stop = threading.Event()
+    progress = threading.Condition()
 
     def reader() -> None:
-        with psycopg.connect(db.superuser_url, autocommit=True) as su:
-            while not stop.is_set():
-                row = su.execute(
-                    "SELECT count(*) FROM chunks WHERE external_id = 'atomic'"
-                ).fetchone()
-                assert row is not None
-                seen.add(row[0])
+        try:
+            with psycopg.connect(db.superuser_url, autocommit=True) as su:
+                while not stop.is_set():
+                    row = su.execute(
+                        "SELECT count(*) FROM chunks WHERE external_id = 'atomic'"
+                    ).fetchone()
+                    assert row is not None
+                    with progress:
+                        seen.add(row[0])
+                        reads[0] += 1
+                        progress.notify_all()
+        except BaseException as exc:  # surfaced in the test's thread below
+            errors.append(exc)
+            with progress:
+                progress.notify_all()
+
+    def read_again() -> None:
+        """Wait until the reader has looked again (or died): a condition, not a clock."""
+        with progress:
+            target = reads[0] + 1
+            assert progress.wait_for(lambda: reads[0] >= target or bool(errors), timeout=120)
 
     thread = threading.Thread(target=reader)
     thread.start()
-    for _ in range(3):
-        firm.document("atomic", new, client_id="C-1", matter_id="M-1", doc_type="brief")
-        firm.document("atomic", old, client_id="C-1", matter_id="M-1", doc_type="brief")
-    stop.set()
-    thread.join()
+    try:
+        read_again()
+        for _ in range(3):
+            firm.document("atomic", new, client_id="C-1", matter_id="M-1", doc_type="brief")
+            read_again()
+            firm.document("atomic", old, client_id="C-1", matter_id="M-1", doc_type="brief")
+            read_again()
+    finally:
+        stop.set()
+        thread.join()
+    assert not errors, errors
+    assert reads[0] >= 7 and seen, "the reader observed nothing"
     new_n = 9
     assert seen <= {old_n, new_n}, seen
 
@@ -245,7 +269,8 @@ def test_bad_documents_get_a_clear_422(
 
 
 def test_scanned_pdf_is_reported_as_no_text(firm: Firm, client: TestClient, auth: Tokens) -> None:
-    fpdf = pytest.importorskip("fpdf")
+    import fpdf  # fpdf2, a declared test dependency
+
     pdf = fpdf.FPDF()
     pdf.add_page()
     pdf.rect(20, 20, 100, 100, style="F")  # a page with no text layer
@@ -268,7 +293,8 @@ def test_scanned_pdf_is_reported_as_no_text(firm: Firm, client: TestClient, auth
 
 
 def test_pdf_pages_survive_to_search(firm: Firm, client: TestClient) -> None:
-    fpdf = pytest.importorskip("fpdf")
+    import fpdf  # fpdf2, a declared test dependency
+
     pdf = fpdf.FPDF()
     for page in range(1, 4):
         pdf.add_page()

@@ -1,8 +1,16 @@
-"""Invariant 3: a full top-k from what the person may see, at 0.1%, 1%, 10% and 100%."""
+"""Invariant 3: a full top-k from what the person may see, at 0.1%, 1%, 10% and 100%, and
+invariant 1 under every dense strategy (exact, hnsw, hnsw->exact) in every mode.
+
+The corpus is built with exact_max_rows = 2,000, so the 100% person runs HNSW without any
+forcing while the others run exact; the forced cases pin the strategy they mean to test.
+Every result set is checked against the allowed chunk ids computed here, from the walls
+and the source ACL as the fixture defines them (not by the service).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -11,10 +19,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.embeddings import vector_literal
-from tests.conftest import DbHandle, Tokens, make_client
-from tests.helpers import Firm
+from tests.conftest import DbHandle, Tokens, make_client, make_settings
+from tests.helpers import Firm, ok
 
 N = 10_000
+DENIED = 1_000  # chunks of M-d in a document whose source ACL denies p100
 WORDS = [
     "octrooi",
     "inventiviteit",
@@ -25,15 +34,24 @@ WORDS = [
     "conclusie",
     "werkwijze",
 ]
+# who may see which matters, straight from the walls below
+ALLOWED_MATTERS = {
+    "p01@firm.nl": {"M-a"},
+    "p1@firm.nl": {"M-a", "M-b"},
+    "p10@firm.nl": {"M-a", "M-b", "M-c"},
+    "p100@firm.nl": {"M-a", "M-b", "M-c", "M-d"},
+}
+DENY_ACL = "acl-deny-p100"
 
 
 @pytest.fixture(scope="module")
 def corpus(module_db: DbHandle, settings: Any, embedder: Any, auth: Tokens) -> Iterator[TestClient]:
     """10,000 chunks: bob may see 10, 100, 1,000 or all of them, depending on the walls."""
-    with make_client(module_db, settings, embedder) as client:
+    corpus_settings = make_settings(exact_max_rows=2_000)
+    with make_client(module_db, corpus_settings, embedder) as client:
         firm = Firm(client, auth)
         for p in ("p100@firm.nl", "p10@firm.nl", "p1@firm.nl", "p01@firm.nl"):
-            firm.person(p)
+            firm.person(p, aliases=[f"imanage:user:{p.split('@')[0]}"])
         firm.client_("C", "Client")
         # matter sizes in chunks; a person at selectivity s may see only the first buckets
         buckets = {"M-a": 10, "M-b": 90, "M-c": 900, "M-d": 9000}
@@ -54,14 +72,22 @@ def corpus(module_db: DbHandle, settings: Any, embedder: Any, auth: Tokens) -> I
                 su.execute("SELECT matter_id, wall_group_id FROM matter_wall_groups").fetchall()
             )
             su.execute("DELETE FROM retag_pending")
+            su.execute(
+                "INSERT INTO source_acls (source_acl_id, default_access, deny) "
+                "VALUES (%s, 'public', ARRAY['imanage:user:p100'])",
+                (DENY_ACL,),
+            )
             rows = []
             ordinal = 0
-            for matter, count in buckets.items():
+            parts = [(m, n, "public") for m, n in buckets.items()]
+            parts[-1] = ("M-d", buckets["M-d"] - DENIED, "public")
+            parts.append(("M-d", DENIED, DENY_ACL))
+            for matter, count, acl in parts:
                 doc_id = su.execute(
                     "INSERT INTO documents (source, external_id, status, client_id, matter_id, "
                     "doc_type, title, source_acl_id) VALUES ('bench', %s, 'active', 'C', %s, "
-                    "'other', %s, 'public') RETURNING document_id",
-                    (matter, matter, matter),
+                    "'other', %s, %s) RETURNING document_id",
+                    (f"{matter}-{acl}", matter, matter, acl),
                 ).fetchone()[0]  # type: ignore[index]
                 for _ in range(count):
                     vec = rng.normal(size=384)
@@ -77,58 +103,130 @@ def corpus(module_db: DbHandle, settings: Any, embedder: Any, auth: Tokens) -> I
                             f"{words} {ordinal}",
                             vector_literal(vec.astype(np.float32)),
                             f"{ordinal:064x}",
+                            acl,
                         )
                     )
                     ordinal += 1
             with su.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO chunks (chunk_id, document_id, source, external_id, client_id, "
-                    "matter_id, wall_group_id, source_acl_id, doc_type, ordinal, body, embedding, "
-                    "content_sha256, token_count) VALUES (%s, %s, 'bench', 'x', 'C', %s, %s, "
-                    "'public', 'other', %s, %s, %s::vector, %s, 20)",
+                    "matter_id, wall_group_id, doc_type, ordinal, body, embedding, content_sha256, "
+                    "source_acl_id, token_count) VALUES (%s, %s, 'bench', 'x', 'C', %s, %s, "
+                    "'other', %s, %s, %s::vector, %s, %s, 20)",
                     rows,
                 )
             su.execute("ANALYZE chunks")
         yield client
 
 
-SELECTIVITY = {"p01@firm.nl": 10, "p1@firm.nl": 100, "p10@firm.nl": 1000, "p100@firm.nl": N}
+@pytest.fixture(scope="module")
+def allowed(corpus: TestClient, module_db: DbHandle) -> dict[str, set[str]]:
+    """Each person's visible chunk ids, from the definitions above (superuser, no RLS)."""
+    out: dict[str, set[str]] = {}
+    with psycopg.connect(module_db.superuser_url) as su:
+        for person, matters in ALLOWED_MATTERS.items():
+            denied = DENY_ACL if person == "p100@firm.nl" else ""
+            out[person] = {
+                r[0]
+                for r in su.execute(
+                    "SELECT chunk_id FROM chunks WHERE matter_id = ANY(%s) AND source_acl_id <> %s",
+                    (sorted(matters), denied),
+                )
+            }
+    assert {p: len(ids) for p, ids in out.items()} == {
+        "p01@firm.nl": 10,
+        "p1@firm.nl": 100,
+        "p10@firm.nl": 1000,
+        "p100@firm.nl": N - DENIED,
+    }
+    return out
 
 
-@pytest.mark.parametrize("person", sorted(SELECTIVITY))
+@contextmanager
+def overridden(client: TestClient, **values: Any) -> Iterator[None]:
+    """Temporarily change the running app's settings (strategy thresholds)."""
+    settings = client.app.state.resources.settings  # type: ignore[attr-defined]
+    saved = {name: getattr(settings, name) for name in values}
+    settings.__dict__.update(values)
+    try:
+        yield
+    finally:
+        settings.__dict__.update(saved)
+
+
+def _dense_strategy(out: dict[str, Any]) -> str:
+    """The dense strategy that ran ("none" when the mode has no dense leg)."""
+    return str(out["strategy"]).removesuffix("+full-sparse")
+
+
+def _check(out: dict[str, Any], allowed_ids: set[str], k: int) -> None:
+    ids = [r["chunk_id"] for r in out["results"]]
+    assert len(ids) == len(set(ids))
+    assert set(ids) <= allowed_ids, (out["strategy"], sorted(set(ids) - allowed_ids)[:5])
+    assert len(ids) == min(k, len(allowed_ids)), out["strategy"]
+
+
+@pytest.mark.parametrize("person", sorted(ALLOWED_MATTERS))
 @pytest.mark.parametrize("mode", ["hybrid", "dense", "sparse"])
 @pytest.mark.parametrize("k", [10, 100])
 def test_full_top_k_at_every_selectivity(
-    corpus: TestClient, auth: Tokens, person: str, mode: str, k: int
+    corpus: TestClient,
+    auth: Tokens,
+    allowed: dict[str, set[str]],
+    person: str,
+    mode: str,
+    k: int,
 ) -> None:
-    firm = Firm(corpus, auth)
-    out = firm.search(person, "octrooi uitvinding werkwijze", k=k, mode=mode)
-    assert len(out["results"]) == min(k, SELECTIVITY[person]), out["strategy"]
-    allowed = {
-        "p01@firm.nl": {"M-a"},
-        "p1@firm.nl": {"M-a", "M-b"},
-        "p10@firm.nl": {"M-a", "M-b", "M-c"},
-    }.get(person)
-    if allowed is not None:
-        assert {r["matter_id"] for r in out["results"]} <= allowed
+    out = Firm(corpus, auth).search(person, "octrooi uitvinding werkwijze", k=k, mode=mode)
+    _check(out, allowed[person], k)
+    expected = "none" if mode == "sparse" else "hnsw" if person == "p100@firm.nl" else "exact"
+    assert _dense_strategy(out) == expected
 
 
-@pytest.mark.parametrize("person", sorted(SELECTIVITY))
-def test_forced_hnsw_falls_back_to_exact_when_it_under_returns(
-    corpus: TestClient, auth: Tokens, person: str
+FORCE_HNSW = {"exact_max_rows": 0, "exact_max_fraction": 0.0}
+# (person, settings, the strategy that must run): HNSW that completes on its own, and HNSW
+# whose scan budget is too small for 0.1% selectivity, so it under-returns and falls back
+STRATEGIES = [
+    ("p1@firm.nl", {}, "exact"),
+    ("p10@firm.nl", {}, "exact"),
+    ("p100@firm.nl", {}, "hnsw"),
+    ("p10@firm.nl", FORCE_HNSW, "hnsw"),
+    ("p100@firm.nl", FORCE_HNSW, "hnsw"),
+    ("p01@firm.nl", {**FORCE_HNSW, "hnsw_max_scan_tuples_cap": 1000}, "hnsw->exact"),
+    ("p1@firm.nl", {**FORCE_HNSW, "hnsw_max_scan_tuples_cap": 1000}, "hnsw->exact"),
+]
+
+
+@pytest.mark.parametrize("mode", ["dense", "hybrid", "sparse"])
+@pytest.mark.parametrize(("person", "values", "strategy"), STRATEGIES)
+def test_every_strategy_returns_only_allowed_chunks(
+    corpus: TestClient,
+    auth: Tokens,
+    allowed: dict[str, set[str]],
+    person: str,
+    values: dict[str, Any],
+    strategy: str,
+    mode: str,
 ) -> None:
-    """Plain filtered HNSW cannot be trusted at low selectivity: with the HNSW form forced,
-    the result is still complete, through the exact fallback where needed."""
-    settings = corpus.app.state.resources.settings  # type: ignore[attr-defined]
-    saved = (settings.exact_max_rows, settings.exact_max_fraction)
-    settings.__dict__["exact_max_rows"] = 0
-    settings.__dict__["exact_max_fraction"] = 0.0
-    try:
-        out = Firm(corpus, auth).search(person, "octrooi", k=100, mode="dense")
-    finally:
-        settings.__dict__["exact_max_rows"], settings.__dict__["exact_max_fraction"] = saved
-    assert out["strategy"] in ("hnsw", "hnsw->exact")
-    assert len(out["results"]) == min(100, SELECTIVITY[person])
+    """Forced or natural, each dense strategy returns a subset of the allowed set, a full
+    top-k, and the strategy the case is meant to exercise (sparse has no dense leg)."""
+    with overridden(corpus, **values):
+        out = Firm(corpus, auth).search(person, "octrooi uitvinding werkwijze", k=100, mode=mode)
+    _check(out, allowed[person], 100)
+    assert _dense_strategy(out) == ("none" if mode == "sparse" else strategy)
+    if strategy == "hnsw->exact" and mode != "sparse":
+        # the audit row names exactly the results of the fallback, not the short HNSW run
+        audited = ok(
+            corpus.get(
+                f"/v1/audit/retrievals/{out['retrieval_id']}",
+                headers=auth("co@firm.nl", "compliance"),
+            )
+        )
+        assert audited["strategy"] == "hnsw->exact"
+        assert audited["result_count"] == len(out["results"])
+        assert [(r["rank"], r["chunk_id"], r["content_sha256"]) for r in audited["results"]] == [
+            (r["rank"], r["chunk_id"], r["content_sha256"]) for r in out["results"]
+        ]
 
 
 def test_exact_results_are_the_true_nearest_neighbours(
