@@ -62,6 +62,7 @@ ROLES: dict[tuple[str, str], str | frozenset[str]] = {
     ("GET", "/v1/audit/verify"): frozenset({"compliance"}),
     ("GET", "/v1/audit/export"): frozenset({"compliance"}),
     ("GET", "/v1/audit/policy-events"): frozenset({"compliance"}),
+    ("GET", "/v1/audit/gate-events"): frozenset({"compliance"}),
     ("POST", "/v1/gates/citations"): frozenset({"lawyer"}),
     ("POST", "/v1/gates/grounding"): frozenset({"lawyer"}),
     ("GET", "/v1/caselaw"): frozenset({"admin"}),
