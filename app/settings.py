@@ -167,6 +167,11 @@ class Settings(BaseSettings):
     connector_overlap_s: int = Field(default=300, ge=0, description="Delta overlap window.")
     connector_timeout_s: float = Field(default=30.0, gt=0, description="HTTP timeout.")
 
+    # --- sessions and wall exposure ----------------------------------------------------------
+    exposure_lookback_days: int = Field(
+        default=180, ge=1, le=3650, description="Default lookback of a wall's exposure (days)."
+    )
+
     @field_validator("log_level")
     @classmethod
     def _upper(cls, value: str) -> str:

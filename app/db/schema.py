@@ -570,7 +570,12 @@ audit_retrievals = Table(
     Column("result_count", Integer, nullable=False),
     Column("prev_hash", Text, nullable=False),
     Column("hash", Text, nullable=False),
+    Column("session_id", Text, nullable=True),
+    Column("session_matter_id", Text, nullable=True),
+    Column("session_scope", Text, nullable=True),
     Index("ix_audit_retrievals_at", "at"),
+    Index("ix_audit_retrievals_session_id_seq", "session_id", "seq"),
+    CheckConstraint("session_scope IN ('bound', 'widened')", name="session_scope"),
 )
 
 audit_retrieval_results = Table(
@@ -583,6 +588,12 @@ audit_retrieval_results = Table(
     Column("content_sha256", Text, nullable=False),
     Column("score", Double, nullable=False),
     PrimaryKeyConstraint("retrieval_id", "rank"),
+    Index(
+        "ix_audit_retrieval_results_matter_id_retrieval_id_chunk_id",
+        "matter_id",
+        "retrieval_id",
+        "chunk_id",
+    ),
     ForeignKeyConstraint(
         ["retrieval_id"],
         ["audit_retrievals.retrieval_id"],

@@ -30,6 +30,7 @@ from app.embeddings import Embedder, vector_literal
 from app.errors import AppError
 from app.resources import Resources
 from app.search.schemas import Filters, SearchIn
+from app.search.session import SessionBinding, resolve_binding
 from app.settings import Settings
 from app.walls.access import Access, access_for, apply
 
@@ -90,6 +91,7 @@ class SearchResult:
     strategy: str
     rows: list[dict[str, Any]] = field(default_factory=list)
     access: Access | None = None
+    session: SessionBinding = field(default_factory=SessionBinding)
 
 
 def choose_plan(
@@ -155,6 +157,7 @@ def run_search(
     sparse_candidates = max(o.sparse_candidates or settings.sparse_candidates, request.k)
     filters = request.filters or Filters()
     websearch = bool(_WEBSEARCH.search(request.query))
+    session = resolve_binding(conn, principal.person_id, request)
 
     at_least: int | None = None
     for _attempt in range(MAX_POLICY_RETRIES):
@@ -193,6 +196,7 @@ def run_search(
             else None,
             "sources": [s.strip().lower() for s in filters.sources] if filters.sources else None,
             "matter_ids": list(filters.matter_ids) if filters.matter_ids else None,
+            "session_matter_id": session.narrow_to,
             "modified_from": filters.modified_from,
             "modified_to": filters.modified_to,
             "use_dense": use_dense,
@@ -220,11 +224,25 @@ def run_search(
         hits = [r for r in rows if r["chunk_id"] is not None]
         took_ms = round((time.perf_counter() - started) * 1000, 2)
         retrieval_id = uuid.uuid4()
-        _audit(conn, principal, request, access, hits, retrieval_id, at, strategy, took_ms, purpose)
+        _audit(
+            conn,
+            principal,
+            request,
+            access,
+            hits,
+            retrieval_id,
+            at,
+            strategy,
+            took_ms,
+            purpose,
+            session,
+        )
         metrics = resources.extras.get("metrics")
         if metrics is not None:
             metrics.searches.labels(request.mode, strategy).inc()
-        return SearchResult(retrieval_id, access.policy_version, took_ms, strategy, hits, access)
+        return SearchResult(
+            retrieval_id, access.policy_version, took_ms, strategy, hits, access, session
+        )
     raise AppError(
         "policy_changing",
         "The access policy changed during every attempt of this search; try again.",
@@ -309,6 +327,7 @@ def _audit(
     strategy: str,
     took_ms: float,
     purpose: str,
+    session: SessionBinding,
 ) -> None:
     results = [
         {
@@ -339,6 +358,9 @@ def _audit(
         "strategy": strategy,
         "took_ms": took_ms,
         "result_count": len(results),
+        "session_id": session.session_id,
+        "session_matter_id": session.matter_id,
+        "session_scope": session.scope,
     }
     try:
         chain.append_retrieval(conn, row, results)
@@ -387,4 +409,7 @@ def to_response(result: SearchResult) -> dict[str, Any]:
         "took_ms": result.took_ms,
         "strategy": result.strategy,
         "results": results,
+        "session_id": result.session.session_id,
+        "session_matter_id": result.session.matter_id,
+        "session_scope": result.session.scope,
     }
