@@ -64,6 +64,13 @@ def assess(
     by_person = session_matters(conn, session_id, person_id)
     if not by_person:
         raise NotFound("Session", session_id)
+    return findings(snap, session_id, by_person, at)
+
+
+def findings(
+    snap: MatrixSnapshot, session_id: str, by_person: dict[str, list[str]], at: datetime
+) -> SessionFinding:
+    """What the conflict graph says of these reads (person -> matters) at ``at``."""
     finding = SessionFinding(session_id, sorted(by_person), by_person)
     for owner, matters in sorted(by_person.items()):
         denying = snap.denying_walls(owner, at)

@@ -14,7 +14,7 @@ matters are left out and the answer says ``partial``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -62,11 +62,19 @@ def exposure(
         return {"items": [], "partial": False}
     snap = snapshot()
     wall = snap.walls[wall_id]
+    return aggregate(rows, lambda person_id: snap.wall_denies(wall, person_id), may_see)
+
+
+def aggregate(
+    rows: Iterable[Mapping[str, Any]], denied: Callable[[str], bool], may_see: MaySee | None
+) -> dict[str, Any]:
+    """Rows per (person, session, matter) -> one item per (person, session) whom the wall
+    denies, over the matters the reader may see."""
     items: dict[tuple[str, str | None], dict[str, Any]] = {}
     partial = False
     for row in rows:
         person_id = row["person_id"]
-        if not snap.wall_denies(wall, person_id):
+        if not denied(person_id):
             continue
         if may_see is not None and not may_see(row["matter_id"]):
             partial = True
