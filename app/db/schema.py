@@ -575,6 +575,7 @@ audit_retrievals = Table(
     Column("session_scope", Text, nullable=True),
     Index("ix_audit_retrievals_at", "at"),
     Index("ix_audit_retrievals_session_id_seq", "session_id", "seq"),
+    Index("ix_audit_retrievals_person_id_at", "person_id", "at"),
     CheckConstraint("session_scope IN ('bound', 'widened')", name="session_scope"),
 )
 
@@ -588,12 +589,6 @@ audit_retrieval_results = Table(
     Column("content_sha256", Text, nullable=False),
     Column("score", Double, nullable=False),
     PrimaryKeyConstraint("retrieval_id", "rank"),
-    Index(
-        "ix_audit_retrieval_results_matter_id_retrieval_id_chunk_id",
-        "matter_id",
-        "retrieval_id",
-        "chunk_id",
-    ),
     ForeignKeyConstraint(
         ["retrieval_id"],
         ["audit_retrievals.retrieval_id"],

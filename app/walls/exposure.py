@@ -49,20 +49,30 @@ def exposure(
     ``snapshot`` (with the wall in it) is read only when someone retrieved those matters;
     ``may_see`` None: the audit's own view (every matter), for the policy event's summary."""
     matter_ids = sorted(set(covered))
-    rows = (
-        list(
-            conn.execute(
-                sqlfiles.query("sessions.exposure"), {"matter_ids": matter_ids, "since": since}
-            ).mappings()
-        )
-        if matter_ids
-        else []
-    )
-    if not rows:
+    params: dict[str, Any] = {"matter_ids": matter_ids, "since": since}
+    if not matter_ids or not conn.execute(sqlfiles.query("sessions.exposure_any"), params).scalar():
         return {"items": [], "partial": False}
     snap = snapshot()
     wall = snap.walls[wall_id]
-    return aggregate(rows, lambda person_id: snap.wall_denies(wall, person_id), may_see)
+
+    def denied(person_id: str) -> bool:
+        return snap.wall_denies(wall, person_id)
+
+    # The statement groups only the denied people's rows. Who they are is the graph's answer
+    # for every person in the matrix, and for a stranger to it (an id it does not know).
+    known = sorted(snap.people)
+    strangers_denied = denied(_stranger(snap))
+    params["denied"] = None if strangers_denied else [p for p in known if denied(p)]
+    params["admitted"] = [p for p in known if not denied(p)] if strangers_denied else None
+    rows = conn.execute(sqlfiles.query("sessions.exposure"), params).mappings()
+    return aggregate(rows, denied, may_see)
+
+
+def _stranger(snap: MatrixSnapshot) -> str:
+    candidate = "stranger"
+    while candidate in snap.people:
+        candidate += "_"
+    return candidate
 
 
 def aggregate(

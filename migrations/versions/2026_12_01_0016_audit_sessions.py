@@ -32,15 +32,13 @@ def upgrade() -> None:
     op.execute(
         "CREATE INDEX ix_audit_retrievals_session_id_seq ON audit_retrievals (session_id, seq)"
     )
-    # exposure: the retrievals that returned chunks of given matters, read from the index alone
-    op.execute(
-        "CREATE INDEX ix_audit_retrieval_results_matter_id_retrieval_id_chunk_id "
-        "ON audit_retrieval_results (matter_id, retrieval_id, chunk_id)"
-    )
+    # exposure: the retrievals of the people a wall denies within the lookback (their
+    # results then come by primary key); also serves ?person_id=&since= listings
+    op.execute("CREATE INDEX ix_audit_retrievals_person_id_at ON audit_retrievals (person_id, at)")
 
 
 def downgrade() -> None:
-    op.execute("DROP INDEX ix_audit_retrieval_results_matter_id_retrieval_id_chunk_id")
+    op.execute("DROP INDEX ix_audit_retrievals_person_id_at")
     op.execute("DROP INDEX ix_audit_retrievals_session_id_seq")
     op.execute(
         "ALTER TABLE audit_retrievals DROP CONSTRAINT ck_audit_retrievals_session_scope, "
