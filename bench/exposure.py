@@ -111,7 +111,7 @@ def load_audit(bdb: BenchDatabase, args: argparse.Namespace, rng: np.random.Gene
         su.execute("UPDATE audit_heads SET seq = %s WHERE chain = 'retrievals'", (args.rows,))
         su.execute("ANALYZE audit_retrievals")
         su.execute("ANALYZE audit_retrieval_results")
-    return args.rows * args.results
+    return int(args.rows * args.results)
 
 
 def issue(bdb: BenchDatabase, matters: list[str], screened: list[str]) -> str:

@@ -76,7 +76,7 @@ def _stranger(snap: MatrixSnapshot) -> str:
 
 
 def aggregate(
-    rows: Iterable[Mapping[str, Any]], denied: Callable[[str], bool], may_see: MaySee | None
+    rows: Iterable[Mapping[Any, Any]], denied: Callable[[str], bool], may_see: MaySee | None
 ) -> dict[str, Any]:
     """Rows per (person, session, matter) -> one item per (person, session) whom the wall
     denies, over the matters the reader may see."""
