@@ -409,7 +409,14 @@ def to_response(result: SearchResult) -> dict[str, Any]:
         "took_ms": result.took_ms,
         "strategy": result.strategy,
         "results": results,
-        "session_id": result.session.session_id,
-        "session_matter_id": result.session.matter_id,
-        "session_scope": result.session.scope,
+        # only in the answer to a search made in a session
+        **(
+            {
+                "session_id": result.session.session_id,
+                "session_matter_id": result.session.matter_id,
+                "session_scope": result.session.scope,
+            }
+            if result.session.session_id is not None
+            else {}
+        ),
     }
