@@ -10,7 +10,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test lint typecheck pytest demo migrate bench bench-search bench-walls bench-ingest eval clean
+.PHONY: help install run test lint typecheck pytest demo migrate bench bench-search bench-walls bench-ingest bench-exposure eval clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  make %-14s %s\n", $$1, $$2}'
@@ -48,7 +48,7 @@ demo: $(STAMP) ## load the demo firm (idempotent)
 migrate: $(STAMP) ## bring the schema to the latest revision
 	$(BIN)/ewall migrate
 
-bench: bench-walls bench-ingest bench-search ## all benchmarks (long)
+bench: bench-walls bench-ingest bench-search bench-exposure ## all benchmarks (long)
 
 bench-search: $(STAMP) ## filtered hybrid search at 0.1/1/10/100% (1M chunks by default)
 	$(BIN)/python -m bench.search
@@ -58,6 +58,9 @@ bench-walls: $(STAMP) ## wall resolution latency and re-tag time
 
 bench-ingest: $(STAMP) ## ingestion throughput and re-ingest speed-up
 	$(BIN)/python -m bench.ingest
+
+bench-exposure: $(STAMP) ## a wall's exposure over 100,000 audited retrievals
+	$(BIN)/python -m bench.exposure
 
 eval: $(STAMP) ## evaluate the starter relevance set on the demo firm
 	$(BIN)/ewall eval --set starter-rechtspraak --mode all

@@ -193,6 +193,11 @@ class Settings(BaseSettings):
         description="HMAC key that signs audit paging cursors; unset: derived from dev_secret.",
     )
 
+    # --- sessions and wall exposure ----------------------------------------------------------
+    exposure_lookback_days: int = Field(
+        default=180, ge=1, le=3650, description="Default lookback of a wall's exposure (days)."
+    )
+
     @field_validator("log_level")
     @classmethod
     def _upper(cls, value: str) -> str:

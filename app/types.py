@@ -68,3 +68,9 @@ Identifier = Annotated[
 ]
 Principal = Annotated[str, StringConstraints(max_length=400), AfterValidator(_principal)]
 AwareDatetime = Annotated[datetime, BeforeValidator(_rfc3339), AfterValidator(_aware)]
+# A caller-chosen session id (a chat thread, an agent run): opaque, printable, bounded.
+SessionId = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
+    AfterValidator(_no_control),
+]

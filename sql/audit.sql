@@ -40,10 +40,13 @@ WITH access_sets AS (
 INSERT INTO audit_retrievals (
     retrieval_id, seq, at, person_id, roles, purpose, query, mode, k, filters,
     allowed_wall_groups_set, source_principals_set, policy_version, model, prompt_version,
-    strategy, took_ms, result_count, prev_hash, hash)
+    strategy, took_ms, result_count, session_id, session_matter_id, session_scope, prev_hash,
+    hash)
 SELECT :retrieval_id, head.seq, :at, :person_id, :roles, :purpose, :query, :mode, :k,
        CAST(:filters AS jsonb), :allowed_wall_groups_set, :source_principals_set, :policy_version,
-       :model, :prompt_version, :strategy, :took_ms, :result_count, head.prev_hash, head.hash
+       :model, :prompt_version, :strategy, :took_ms, :result_count,
+       CAST(:session_id AS text), CAST(:session_matter_id AS text),
+       CAST(:session_scope AS text), head.prev_hash, head.hash
 FROM head
 RETURNING seq, hash
 

@@ -15,6 +15,7 @@ WHERE (CAST(:person_id AS text) IS NULL OR r.person_id = CAST(:person_id AS text
         SELECT 1 FROM audit_retrieval_results x
         WHERE x.retrieval_id = r.retrieval_id AND x.chunk_id = CAST(:chunk_id AS text)))
   AND (CAST(:purpose AS text) IS NULL OR r.purpose = CAST(:purpose AS text))
+  AND (CAST(:session_id AS text) IS NULL OR r.session_id = CAST(:session_id AS text))
 ORDER BY r.seq DESC
 LIMIT :limit
 

@@ -25,6 +25,8 @@
 --   :policy_version    the version the sets were resolved at; a leg returns nothing when
 --                      the statement's own snapshot sees another version (caller retries)
 --   :doc_types, :sources, :matter_ids (text[] or NULL), :modified_from, :modified_to
+--   :session_matter_id the matter a bound session is narrowed to (NULL: not bound); public
+--                      sources (case law, legislation: no matter) stay in. It only narrows.
 --   :use_dense, :use_sparse, :dense_weight, :sparse_weight, :rrf_k, :k
 --   :dense_candidates, :sparse_candidates, :sparse_rank_cap, :sparse_rerank
 --
@@ -106,6 +108,8 @@ WITH policy AS (
       AND (CAST(:doc_types AS text[]) IS NULL OR c.doc_type = ANY(CAST(:doc_types AS text[])))
       AND (CAST(:sources AS text[]) IS NULL OR c.source = ANY(CAST(:sources AS text[])))
       AND (CAST(:matter_ids AS text[]) IS NULL OR c.matter_id = ANY(CAST(:matter_ids AS text[])))
+      AND (CAST(:session_matter_id AS text) IS NULL
+           OR c.matter_id = CAST(:session_matter_id AS text) OR c.matter_id IS NULL)
       AND (CAST(:modified_from AS timestamptz) IS NULL
            OR c.modified_at >= CAST(:modified_from AS timestamptz))
       AND (CAST(:modified_to AS timestamptz) IS NULL
@@ -129,6 +133,8 @@ WITH policy AS (
       AND (CAST(:doc_types AS text[]) IS NULL OR c.doc_type = ANY(CAST(:doc_types AS text[])))
       AND (CAST(:sources AS text[]) IS NULL OR c.source = ANY(CAST(:sources AS text[])))
       AND (CAST(:matter_ids AS text[]) IS NULL OR c.matter_id = ANY(CAST(:matter_ids AS text[])))
+      AND (CAST(:session_matter_id AS text) IS NULL
+           OR c.matter_id = CAST(:session_matter_id AS text) OR c.matter_id IS NULL)
       AND (CAST(:modified_from AS timestamptz) IS NULL
            OR c.modified_at >= CAST(:modified_from AS timestamptz))
       AND (CAST(:modified_to AS timestamptz) IS NULL

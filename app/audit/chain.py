@@ -59,9 +59,16 @@ def now_utc() -> datetime:
 # --- canonical forms, one per chain (they define what the hash covers) ---------------------
 
 
+SESSION_FIELDS = ("session_id", "session_matter_id", "session_scope")
+
+
 def retrieval_canonical(row: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> str:
+    # The session fields are covered only when set: rows written before sessions existed
+    # (all three NULL) hash exactly as they did then.
+    session = {k: row[k] for k in SESSION_FIELDS if row.get(k) is not None}
     return canonical_json(
         {
+            **session,
             "retrieval_id": str(row["retrieval_id"]),
             "at": iso(row["at"]),
             "person_id": row["person_id"],
@@ -175,6 +182,8 @@ def append_retrieval(
     # round-trip the JSON so the hash covers exactly what jsonb will give back
     row = dict(row)
     row["filters"] = json.loads(canonical_json(row["filters"]))
+    for key in SESSION_FIELDS:
+        row.setdefault(key, None)
     members: dict[str, list[str] | None] = {}
     known = _stored_sets(conn)
     new_ids: list[str] = []

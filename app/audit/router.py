@@ -9,10 +9,11 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from app.audit import service
-from app.audit.chain import record_refusal, verify_all
+from app.audit.chain import now_utc, record_refusal, verify_all
 from app.deps import Compliance, ConnDep, PrincipalDep, ResourcesDep
 from app.errors import Forbidden, envelope
-from app.types import AwareDatetime
+from app.types import AwareDatetime, SessionId
+from app.walls.resolution import read_snapshot
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
 
@@ -21,7 +22,7 @@ Limit = Annotated[int, Query(ge=1, le=500)]
 
 @router.get("/retrievals")
 def list_retrievals(
-    principal: Compliance,
+    principal: PrincipalDep,
     conn: ConnDep,
     resources: ResourcesDep,
     person_id: str | None = None,
@@ -32,8 +33,16 @@ def list_retrievals(
     until: AwareDatetime | None = None,
     limit: Limit = 50,
     cursor: str | None = None,
+    session_id: Annotated[SessionId | None, Query()] = None,
 ) -> dict[str, Any]:
-    return service.list_retrievals(
+    """Compliance reads every retrieval. Anyone else may list only their own sessions, and
+    sees no matter that they may not see now (e.g. one a wall has since screened off)."""
+    own_sessions = not principal.has_any("compliance")
+    if own_sessions:
+        if session_id is None or person_id not in (None, principal.person_id):
+            raise Forbidden("This needs the compliance role (or: list one of your own sessions).")
+        person_id = principal.person_id
+    page = service.list_retrievals(
         conn,
         person_id=person_id,
         matter_id=matter_id,
@@ -44,7 +53,15 @@ def list_retrievals(
         cursor=cursor,
         purpose=purpose,
         cursor_secret=service.cursor_key(resources.settings),
+        session_id=session_id,
     )
+    if own_sessions:
+        snap = read_snapshot(resources.database)
+        now = now_utc()
+        service.withhold_matters(
+            page["items"], lambda m: snap.may_access(principal.person_id, m, now)
+        )
+    return page
 
 
 @router.get("/retrievals/{retrieval_id}", response_model=None)

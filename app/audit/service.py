@@ -7,7 +7,7 @@ import hashlib
 import hmac
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -92,6 +92,9 @@ def _retrieval_dict(
         "strategy": row["strategy"],
         "took_ms": row["took_ms"],
         "result_count": row["result_count"],
+        "session_id": row["session_id"],
+        "session_matter_id": row["session_matter_id"],
+        "session_scope": row["session_scope"],
         "hash": row["hash"],
         "prev_hash": row["prev_hash"],
         "results": results,
@@ -129,6 +132,7 @@ def list_retrievals(
     cursor: str | None,
     purpose: str | None = None,
     cursor_secret: bytes,
+    session_id: str | None = None,
 ) -> dict[str, Any]:
     rows = list(
         conn.execute(
@@ -142,6 +146,7 @@ def list_retrievals(
                 "before_seq": decode_cursor(cursor, key=cursor_secret, kind="retrievals"),
                 "limit": limit + 1,
                 "purpose": purpose,
+                "session_id": session_id,
             },
         ).mappings()
     )
@@ -156,6 +161,22 @@ def list_retrievals(
         if more and rows
         else None,
     }
+
+
+def withhold_matters(items: list[dict[str, Any]], may_see: Callable[[str], bool]) -> None:
+    """Blank the results (and the session binding) that name a matter the reader may not see
+    now: the rank stays, so the reader knows something was returned, but not from where."""
+    for item in items:
+        filters = item.get("filters") or {}
+        if filters.get("matter_ids"):
+            filters["matter_ids"] = [m for m in filters["matter_ids"] if may_see(m)]
+        bound = item.get("session_matter_id")
+        if bound is not None and not may_see(bound):
+            item["session_matter_id"] = None
+        for result in item["results"]:
+            matter = result["matter_id"]
+            if matter is not None and not may_see(matter):
+                result.update(chunk_id=None, matter_id=None, content_sha256=None, withheld=True)
 
 
 def get_retrieval(conn: Connection, retrieval_id: str) -> dict[str, Any]:

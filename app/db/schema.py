@@ -570,7 +570,13 @@ audit_retrievals = Table(
     Column("result_count", Integer, nullable=False),
     Column("prev_hash", Text, nullable=False),
     Column("hash", Text, nullable=False),
+    Column("session_id", Text, nullable=True),
+    Column("session_matter_id", Text, nullable=True),
+    Column("session_scope", Text, nullable=True),
     Index("ix_audit_retrievals_at", "at"),
+    Index("ix_audit_retrievals_session_id_seq", "session_id", "seq"),
+    Index("ix_audit_retrievals_person_id_at", "person_id", "at"),
+    CheckConstraint("session_scope IN ('bound', 'widened')", name="session_scope"),
 )
 
 audit_retrieval_results = Table(

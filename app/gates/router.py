@@ -10,13 +10,14 @@ the audit row commit.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from app.audit.chain import append_gate_event, now_utc
-from app.deps import ConnDep, Lawyer, ResourcesDep
+from app.auth.service import Principal
+from app.deps import ConnDep, Lawyer, ResourcesDep, require_roles
 from app.errors import AppError, Unprocessable, envelope
 from app.gates.citations import CitationChecker
 from app.gates.ecli import extract_eclis
@@ -28,9 +29,13 @@ from app.gates.schemas import (
     GroundingIn,
     GroundingOut,
     SentenceOut,
+    SessionGateIn,
+    SessionGateOut,
 )
 from app.gates.sentences import split_sentences
+from app.gates.session import answer_for, assess
 from app.resources import Resources
+from app.walls.resolution import read_snapshot
 
 router = APIRouter(prefix="/v1/gates", tags=["gates"])
 
@@ -40,6 +45,10 @@ _CHECKER_KEY = "citation_checker"
 
 def _sha256(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8")).hexdigest()
+
+
+def _with_session(request: dict[str, Any], session_id: str | None) -> dict[str, Any]:
+    return {**request, "session_id": session_id} if session_id is not None else request
 
 
 def citation_checker(resources: Resources) -> CitationChecker:
@@ -75,7 +84,9 @@ def check_citations(
             person_id=principal.person_id,
             gate="citations",
             ok=ok,
-            request={"text_sha256": _sha256(body.text), "eclis": eclis},
+            request=_with_session(
+                {"text_sha256": _sha256(body.text), "eclis": eclis}, body.session_id
+            ),
             outcome={
                 "citations": [
                     {"ecli": r.ecli, "live": r.live, "code": r.code, "reason": r.reason,
@@ -101,11 +112,14 @@ def check_citations(
 def check_answer_grounding(
     body: GroundingIn, principal: Lawyer, conn: ConnDep, resources: ResourcesDep
 ) -> Any:
-    request = {
-        "retrieval_id": str(body.retrieval_id),
-        "answer_sha256": _sha256(body.answer),
-        "sentences": len(split_sentences(body.answer)),
-    }
+    request = _with_session(
+        {
+            "retrieval_id": str(body.retrieval_id),
+            "answer_sha256": _sha256(body.answer),
+            "sentences": len(split_sentences(body.answer)),
+        },
+        body.session_id,
+    )
     try:
         result = check_grounding(
             conn, resources, principal.person_id, body.retrieval_id, body.answer
@@ -144,3 +158,58 @@ def check_answer_grounding(
         retrieval_id=result.retrieval_id,
         checked_at=now_utc(),
     )
+
+
+SessionAsker = Annotated[Principal, Depends(require_roles("lawyer", "compliance"))]
+
+
+@router.post(
+    "/session",
+    response_model=SessionGateOut,
+    responses={404: {"description": "No retrieval of yours (or anyone's, for compliance)"}},
+)
+def check_session(
+    body: SessionGateIn, principal: SessionAsker, conn: ConnDep, resources: ResourcesDep
+) -> Any:
+    """Fail closed: ``ok`` only when every matter the session read is still visible to its
+    person and no two of them are directly adverse. A lawyer asks about their own session
+    (someone else's is unknown to them); compliance about anyone's."""
+    everyone = principal.has_any("compliance")
+    request = {"session_id": body.session_id, "scope": "all" if everyone else "own"}
+    snap = read_snapshot(resources.database)
+    at = now_utc()
+    try:
+        finding = assess(
+            conn,
+            snap,
+            body.session_id,
+            person_id=None if everyone else principal.person_id,
+            at=at,
+        )
+    except AppError as exc:
+        if exc.status != 404:
+            raise
+        append_gate_event(
+            conn,
+            person_id=principal.person_id,
+            gate="session",
+            ok=False,
+            request=request,
+            outcome={"refused": {"status": exc.status, "code": exc.code}},
+        )
+        return JSONResponse(envelope(exc.code, exc.message, exc.details), status_code=exc.status)
+    answer = answer_for(finding, snap, principal.person_id, at)
+    append_gate_event(
+        conn,
+        person_id=principal.person_id,
+        gate="session",
+        ok=finding.status == "ok",
+        request=request,
+        outcome={
+            "status": finding.status,
+            "reasons": finding.reasons,
+            "people": finding.people,
+            "policy_version": snap.version,
+        },
+    )
+    return answer

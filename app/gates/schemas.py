@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from app.types import SessionId
 
 MAX_TEXT_CHARS = 200_000
 
@@ -13,6 +16,7 @@ MAX_TEXT_CHARS = 200_000
 class CitationsIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     text: str = Field(max_length=MAX_TEXT_CHARS, description="The draft; ECLIs are found in it.")
+    session_id: SessionId | None = None
 
 
 class CitationOut(BaseModel):
@@ -41,6 +45,7 @@ class GroundingIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     retrieval_id: uuid.UUID
     answer: str = Field(max_length=MAX_TEXT_CHARS)
+    session_id: SessionId | None = None
 
     @field_validator("answer")
     @classmethod
@@ -63,3 +68,27 @@ class GroundingOut(BaseModel):
     threshold: float
     retrieval_id: str
     checked_at: datetime
+
+
+class SessionGateIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    session_id: SessionId
+
+
+class SessionReason(BaseModel):
+    kind: Literal["wall", "adverse"]
+    matters: list[str] = Field(description="Only matters the caller may see now.")
+    walls: list[str]
+    person_id: str
+    party: str | None = Field(
+        default=None, description="The party that makes two matters adverse, when both show."
+    )
+
+
+class SessionGateOut(BaseModel):
+    session_id: str
+    status: Literal["ok", "tainted"]
+    reasons: list[SessionReason]
+    people: list[str]
+    checked_at: datetime
+    policy_version: int

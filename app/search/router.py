@@ -18,7 +18,7 @@ from app.search.service import embed_query, to_response
 router = APIRouter(prefix="/v1", tags=["search"])
 
 
-@router.post("/search", response_model=SearchOut)
+@router.post("/search", response_model=SearchOut, response_model_exclude_unset=True)
 def search(
     body: SearchIn,
     principal: Lawyer,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from app.types import AwareDatetime
+from app.types import AwareDatetime, Identifier, SessionId
 
 Query = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
 Label = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
@@ -31,6 +31,17 @@ class SearchIn(BaseModel):
     filters: Filters | None = None
     model: Label | None = None
     prompt_version: Label | None = None
+    session_id: SessionId | None = None
+    # binds the session to a matter: its searches narrow to it plus public sources
+    session_matter_id: Identifier | None = None
+    # one search of a bound session searches everything the person may see (audited as such)
+    session_widen: bool = False
+
+    @model_validator(mode="after")
+    def _session_binding_needs_a_session(self) -> SearchIn:
+        if self.session_matter_id is not None and self.session_id is None:
+            raise ValueError("session_matter_id binds a session: give session_id too")
+        return self
 
 
 class DocumentRef(BaseModel):
@@ -63,3 +74,6 @@ class SearchOut(BaseModel):
     took_ms: float
     strategy: str
     results: list[Hit]
+    session_id: str | None = None
+    session_matter_id: str | None = None
+    session_scope: str | None = None

@@ -32,6 +32,7 @@ from app.errors import AppError
 from app.logging import redacted_traceback
 from app.resources import Resources
 from app.search.schemas import Filters, SearchIn
+from app.search.session import SessionBinding, resolve_binding
 from app.settings import Settings
 from app.walls.access import Access, access_for, apply
 
@@ -95,6 +96,7 @@ class SearchResult:
     strategy: str
     rows: list[dict[str, Any]] = field(default_factory=list)
     access: Access | None = None
+    session: SessionBinding = field(default_factory=SessionBinding)
 
 
 def choose_plan(
@@ -171,6 +173,7 @@ def run_search(
     sparse_candidates = max(o.sparse_candidates or settings.sparse_candidates, request.k)
     filters = request.filters or Filters()
     websearch = bool(_WEBSEARCH.search(request.query))
+    session = resolve_binding(conn, principal.person_id, request)
 
     at_least: int | None = None
     for _attempt in range(MAX_POLICY_RETRIES):
@@ -213,6 +216,7 @@ def run_search(
             else None,
             "sources": [s.strip().lower() for s in filters.sources] if filters.sources else None,
             "matter_ids": list(filters.matter_ids) if filters.matter_ids else None,
+            "session_matter_id": session.narrow_to,
             "modified_from": filters.modified_from,
             "modified_to": filters.modified_to,
             "use_dense": use_dense,
@@ -251,12 +255,15 @@ def run_search(
             strategy,
             took_ms,
             purpose,
+            session,
             read.append if read is not None else None,
         )
         metrics = resources.extras.get("metrics")
         if metrics is not None:
             metrics.searches.labels(request.mode, strategy).inc()
-        return SearchResult(retrieval_id, access.policy_version, took_ms, strategy, hits, access)
+        return SearchResult(
+            retrieval_id, access.policy_version, took_ms, strategy, hits, access, session
+        )
     raise AppError(
         "policy_changing",
         "The access policy changed during every attempt of this search; try again.",
@@ -341,6 +348,7 @@ def _audit(
     strategy: str,
     took_ms: float,
     purpose: str,
+    session: SessionBinding,
     append: Callable[[dict[str, Any], list[dict[str, Any]], Access], None] | None = None,
 ) -> None:
     results = [
@@ -372,6 +380,9 @@ def _audit(
         "strategy": strategy,
         "took_ms": took_ms,
         "result_count": len(results),
+        "session_id": session.session_id,
+        "session_matter_id": session.matter_id,
+        "session_scope": session.scope,
     }
     try:
         if append is None:
@@ -427,4 +438,14 @@ def to_response(result: SearchResult) -> dict[str, Any]:
         "took_ms": result.took_ms,
         "strategy": result.strategy,
         "results": results,
+        # only in the answer to a search made in a session
+        **(
+            {
+                "session_id": result.session.session_id,
+                "session_matter_id": result.session.matter_id,
+                "session_scope": result.session.scope,
+            }
+            if result.session.session_id is not None
+            else {}
+        ),
     }

@@ -478,3 +478,46 @@ class MatrixSnapshot:
                     "match": "matched party" if direct else "party in a matched corporate family",
                 }
         return sorted(hits.values(), key=lambda h: (h["matter_id"], h["role"], h["name"]))
+
+    @cached_property
+    def _conflicts_by_name(self) -> dict[str, list[dict[str, Any]]]:
+        return {}
+
+    def _conflicts_cached(self, name: str) -> list[dict[str, Any]]:
+        cache = self._conflicts_by_name
+        if name not in cache:
+            cache[name] = self.conflicts(name)
+        return cache[name]
+
+    def adverse_matters(self, matter_id: str) -> list[dict[str, str]]:
+        """Matters directly adverse to ``matter_id``: its client (or anyone in the client's
+        corporate family) is an adverse party there, or one of its adverse parties (or that
+        party's family) is the client there. Names are matched as `conflicts` matches them
+        (normalised, legal forms dropped, corporate family expanded)."""
+        self._require_full()
+        matter = self.matters.get(matter_id)
+        if matter is None:
+            return []
+        found: dict[tuple[str, str, str], dict[str, str]] = {}
+        client = self.clients.get(matter.client_id)
+        if client is not None:
+            for hit in self._conflicts_cached(client.name):
+                if hit["role"] == "adverse" and hit["matter_id"] != matter_id:
+                    key = (matter_id, hit["matter_id"], hit["name"])
+                    found[key] = {
+                        "client_in": matter_id,
+                        "adverse_in": hit["matter_id"],
+                        "party": hit["name"],
+                    }
+        for party in self.parties.get(matter_id, ()):
+            if party.role != "adverse":
+                continue
+            for hit in self._conflicts_cached(party.name):
+                if hit["role"] == "client" and hit["matter_id"] != matter_id:
+                    key = (hit["matter_id"], matter_id, party.name)
+                    found[key] = {
+                        "client_in": hit["matter_id"],
+                        "adverse_in": matter_id,
+                        "party": party.name,
+                    }
+        return [found[k] for k in sorted(found)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
@@ -10,8 +11,9 @@ from sqlalchemy import text
 from app.audit.chain import now_utc
 from app.auth.service import Principal
 from app.deps import Conflicts, ConnDep, ResourcesDep, WallReader, require_roles
+from app.errors import NotFound
 from app.types import Identifier, ShortText
-from app.walls import service
+from app.walls import exposure, service
 from app.walls.resolution import read_snapshot
 from app.walls.schemas import LiftIn, LiftOut, WallCreated, WallIn, WallList, WallOut
 
@@ -22,9 +24,57 @@ RetagReader = Annotated[Principal, Depends(require_roles("conflicts", "admin", "
 
 
 @router.post("/walls", response_model=WallCreated, status_code=201)
-def issue_wall(body: WallIn, principal: Conflicts, conn: ConnDep) -> WallCreated:
-    wall_id, version = service.issue_wall(conn, body, principal.person_id)
+def issue_wall(
+    body: WallIn, principal: Conflicts, conn: ConnDep, resources: ResourcesDep
+) -> WallCreated:
+    wall_id, version = service.issue_wall(
+        conn, body, principal.person_id, lookback_days=resources.settings.exposure_lookback_days
+    )
     return WallCreated(wall_id=wall_id, policy_version=version)
+
+
+@router.post("/walls/preview")
+def preview_wall(
+    body: WallIn, principal: Conflicts, conn: ConnDep, resources: ResourcesDep
+) -> dict[str, Any]:
+    """What issuing this wall would do: who loses access to which matters, chunks to re-tag,
+    conflicts found, and its exposure. Nothing is written."""
+    service.check_wall(conn, body)
+    return exposure.preview(
+        conn,
+        resources.database,
+        read_snapshot(resources.database),
+        body,
+        caller_id=principal.person_id,
+        now=now_utc(),
+        lookback_days=resources.settings.exposure_lookback_days,
+    )
+
+
+@router.get("/walls/{wall_id}/exposure")
+def wall_exposure(
+    wall_id: str,
+    principal: WallReader,
+    conn: ConnDep,
+    resources: ResourcesDep,
+    lookback_days: Annotated[int | None, Query(ge=1, le=3650)] = None,
+) -> dict[str, Any]:
+    """Who retrieved chunks of the matters this wall protects within the lookback and is
+    screened (or no longer admitted) by it."""
+    snap = read_snapshot(resources.database)
+    if wall_id not in snap.walls:
+        raise NotFound("Wall", wall_id)
+    now = now_utc()
+    days = lookback_days or resources.settings.exposure_lookback_days
+    report = exposure.exposure(
+        conn,
+        wall_id,
+        snap.covered_matters[wall_id],
+        since=now - timedelta(days=days),
+        snapshot=lambda: snap,
+        may_see=exposure.caller_may_see(snap, principal.person_id, now),
+    )
+    return {"wall_id": wall_id, "lookback_days": days, "policy_version": snap.version, **report}
 
 
 @router.get("/walls", response_model=WallList)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, select
@@ -20,8 +20,9 @@ from app.db.schema import (
     walls,
 )
 from app.errors import Conflict, NotFound, Unprocessable
-from app.walls import groups, policy
+from app.walls import exposure, groups, policy
 from app.walls.graph import MatrixSnapshot
+from app.walls.resolution import load_snapshot
 from app.walls.schemas import LiftIn, Protects, WallIn, WallOut
 
 
@@ -32,7 +33,7 @@ def _missing(conn: Connection, table: Any, column: Any, ids: list[str]) -> list[
     return sorted(set(ids) - found)
 
 
-def _check_wall(conn: Connection, body: WallIn) -> None:
+def check_wall(conn: Connection, body: WallIn) -> None:
     if not body.protects.matters and not body.protects.clients:
         raise Unprocessable(
             "protects_nothing",
@@ -81,8 +82,10 @@ def _check_wall(conn: Connection, body: WallIn) -> None:
             )
 
 
-def issue_wall(conn: Connection, body: WallIn, actor: str) -> tuple[str, int]:
-    _check_wall(conn, body)
+def issue_wall(
+    conn: Connection, body: WallIn, actor: str, *, lookback_days: int = 180
+) -> tuple[str, int]:
+    check_wall(conn, body)
     wall_id = f"W-{uuid.uuid4().hex[:12]}"
     conn.execute(
         insert(walls).values(
@@ -110,6 +113,16 @@ def issue_wall(conn: Connection, body: WallIn, actor: str) -> tuple[str, int]:
     members += [{"wall_id": wall_id, "person_id": p, "role": "allowed"} for p in set(body.allowed)]
     if members:
         conn.execute(insert(wall_people), sorted(members, key=lambda m: m["person_id"]))
+    # who already read what the wall now protects: the matrix as this transaction sees it,
+    # the new wall included
+    # (the resolution snapshot suffices: it decides who the wall denies, insiders included)
+    report = exposure.exposure(
+        conn,
+        wall_id,
+        _covered(conn, wall_id),
+        since=now_utc() - timedelta(days=lookback_days),
+        snapshot=lambda: load_snapshot(conn, full=False),
+    )
     version = _regroup_and_record(
         conn,
         wall_id,
@@ -125,6 +138,7 @@ def issue_wall(conn: Connection, body: WallIn, actor: str) -> tuple[str, int]:
             "include_team": body.include_team,
             "effective_from": body.effective_from.isoformat() if body.effective_from else None,
             "effective_until": (body.effective_until.isoformat() if body.effective_until else None),
+            "exposure": exposure.summary(report, lookback_days),
         },
     )
     return wall_id, version

@@ -290,6 +290,7 @@ def _explain_params() -> dict[str, Any]:
         "doc_types": None,
         "sources": None,
         "matter_ids": None,
+        "session_matter_id": None,
         "modified_from": None,
         "modified_to": None,
         "use_dense": True,

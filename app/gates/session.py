@@ -1,0 +1,137 @@
+"""The session gate: may an agent that remembers this session still emit what it knows?
+
+A session is tainted (architecture.md, invariant 11) when anything it retrieved is no longer
+visible to its person (a wall issued since, a team change, a deactivation), or when it read
+two directly adverse matters: a party, after name normalisation and corporate-family
+expansion, is the client in one and an adverse party in the other. The session's matters come
+from the retrieval audit; every access and adversity decision is the conflict graph's own
+(`MatrixSnapshot.may_access`, `denying_walls`, `adverse_matters`). Matter ids in the answer are
+only those the caller may see now; the audit row keeps the whole finding.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection
+
+from app.db import sqlfiles
+from app.errors import NotFound
+from app.walls.graph import MatrixSnapshot
+
+
+@dataclass
+class SessionFinding:
+    session_id: str
+    people: list[str]
+    retrievals_matters: dict[str, list[str]]
+    reasons: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return "tainted" if self.reasons else "ok"
+
+
+def session_matters(
+    conn: Connection, session_id: str, person_id: str | None
+) -> dict[str, list[str]]:
+    """person -> the matters the session's retrievals returned chunks of (public sources have
+    no matter and are left out). A person with a retrieval but no matter maps to []."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for row in conn.execute(
+        sqlfiles.query("sessions.session_matters"),
+        {"session_id": session_id, "person_id": person_id},
+    ).mappings():
+        matters = out[row["person_id"]]
+        if row["matter_id"] is not None:
+            matters.append(row["matter_id"])
+    return dict(out)
+
+
+def assess(
+    conn: Connection,
+    snap: MatrixSnapshot,
+    session_id: str,
+    *,
+    person_id: str | None,
+    at: datetime,
+) -> SessionFinding:
+    """The full finding (for the audit). ``person_id`` None reads every person's part of the
+    session (compliance); otherwise only that person's."""
+    by_person = session_matters(conn, session_id, person_id)
+    if not by_person:
+        raise NotFound("Session", session_id)
+    return findings(snap, session_id, by_person, at)
+
+
+def findings(
+    snap: MatrixSnapshot, session_id: str, by_person: dict[str, list[str]], at: datetime
+) -> SessionFinding:
+    """What the conflict graph says of these reads (person -> matters) at ``at``."""
+    finding = SessionFinding(session_id, sorted(by_person), by_person)
+    for owner, matters in sorted(by_person.items()):
+        denying = snap.denying_walls(owner, at)
+        for matter_id in sorted(set(matters)):
+            if snap.may_access(owner, matter_id, at):
+                continue
+            walls = sorted(denying & snap.walls_by_matter.get(matter_id, frozenset()))
+            finding.reasons.append(
+                {"kind": "wall", "person_id": owner, "matters": [matter_id], "walls": walls}
+            )
+        read = set(matters)
+        for matter_id in sorted(read):
+            for hit in snap.adverse_matters(matter_id):
+                if hit["client_in"] == matter_id and hit["adverse_in"] in read:
+                    finding.reasons.append(
+                        {
+                            "kind": "adverse",
+                            "person_id": owner,
+                            "matters": [hit["client_in"], hit["adverse_in"]],
+                            "walls": [],
+                            "party": hit["party"],
+                        }
+                    )
+    finding.reasons = _unique(finding.reasons)
+    return finding
+
+
+def _unique(reasons: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: set[str] = set()
+    out = []
+    for reason in reasons:
+        key = repr(sorted(reason.items()))
+        if key not in seen:
+            seen.add(key)
+            out.append(reason)
+    return out
+
+
+def answer_for(
+    finding: SessionFinding, snap: MatrixSnapshot, caller_id: str, at: datetime
+) -> dict[str, Any]:
+    """The finding as the caller may read it: matters they may not see now are left out of
+    every reason (and so is the party that would point at them); the reason itself stays,
+    so the status never depends on who asks."""
+    reasons: list[dict[str, Any]] = []
+    for reason in finding.reasons:
+        visible = [m for m in reason["matters"] if snap.may_access(caller_id, m, at)]
+        shown = {
+            "kind": reason["kind"],
+            "person_id": reason["person_id"],
+            "matters": visible,
+            "walls": reason["walls"],
+        }
+        if "party" in reason and len(visible) == len(reason["matters"]):
+            shown["party"] = reason["party"]
+        reasons.append(shown)
+    return {
+        "session_id": finding.session_id,
+        "status": finding.status,
+        "reasons": _unique(reasons),
+        "people": finding.people,
+        "checked_at": at.isoformat(),
+        "policy_version": snap.version,
+    }

@@ -1,0 +1,68 @@
+-- Sessions and wall exposure, read from the retrieval audit.
+--
+-- A session is a caller-chosen id (a chat thread, an agent run) that searches carry; it
+-- is scoped by person: two people who pick the same id have two sessions. A session bound
+-- to a matter keeps the binding of its latest bound search.
+
+-- name: session_binding
+-- The matter the person's session is bound to, if any (ix_audit_retrievals_session_id_seq).
+SELECT session_matter_id
+FROM audit_retrievals
+WHERE session_id = :session_id AND person_id = :person_id AND session_matter_id IS NOT NULL
+ORDER BY seq DESC
+LIMIT 1
+
+-- name: session_matters
+-- Every matter a session's retrievals returned chunks of, per person (NULL matter: public
+-- sources); :person_id NULL reads every person's part of the session (compliance).
+SELECT r.person_id, x.matter_id, count(x.chunk_id) AS chunks
+FROM audit_retrievals r
+LEFT JOIN audit_retrieval_results x ON x.retrieval_id = r.retrieval_id
+WHERE r.session_id = :session_id
+  AND (CAST(:person_id AS text) IS NULL OR r.person_id = CAST(:person_id AS text))
+GROUP BY r.person_id, x.matter_id
+ORDER BY r.person_id, x.matter_id
+
+-- name: exposure
+-- Who retrieved chunks of :matter_ids since :since, per person, session and matter, with the
+-- documents (the chunk id without its ":<16 hex>" content hash: "<source>:<external_id>";
+-- a string test, not a regular expression, as it runs once per row).
+-- Only the rows of the people the wall denies are read and grouped. The conflict graph
+-- decides who they are and passes them in one of two forms: :denied (an exclusionary wall:
+-- a few people), or :admitted when the wall also denies people unknown to the matrix (an
+-- inclusionary wall: everyone but its insiders). The retrievals come first, materialised:
+-- for a few denied people that is their retrievals within the lookback
+-- (ix_audit_retrievals_person_id_at), whose results then come by primary key, instead of
+-- every result of a much-read matter joined back to its retrieval.
+WITH candidates AS MATERIALIZED (
+    SELECT r.retrieval_id, r.person_id, r.session_id, r.at
+    FROM audit_retrievals r
+    WHERE r.at >= CAST(:since AS timestamptz)
+      AND (CAST(:denied AS text[]) IS NULL OR r.person_id = ANY(CAST(:denied AS text[])))
+      AND (CAST(:admitted AS text[]) IS NULL OR r.person_id <> ALL(CAST(:admitted AS text[])))
+)
+SELECT r.person_id, r.session_id, x.matter_id,
+       min(r.at) AS first_at, max(r.at) AS last_at,
+       count(DISTINCT x.chunk_id) AS chunks,
+       array_agg(DISTINCT CASE WHEN substr(x.chunk_id, length(x.chunk_id) - 16, 1) = ':'
+                               THEN left(x.chunk_id, -17) ELSE x.chunk_id END) AS documents
+FROM candidates r
+JOIN audit_retrieval_results x ON x.retrieval_id = r.retrieval_id
+WHERE x.matter_id = ANY(CAST(:matter_ids AS text[]))
+  -- the candidates' results by primary key, not every result of the matters
+  AND x.retrieval_id = ANY(ARRAY(SELECT retrieval_id FROM candidates))
+GROUP BY r.person_id, r.session_id, x.matter_id
+
+-- name: exposure_any
+-- Whether anyone retrieved chunks of :matter_ids since :since (stops at the first row).
+SELECT EXISTS (
+    SELECT 1
+    FROM audit_retrieval_results x
+    JOIN audit_retrievals r ON r.retrieval_id = x.retrieval_id
+    WHERE x.matter_id = ANY(CAST(:matter_ids AS text[]))
+      AND r.at >= CAST(:since AS timestamptz)
+)
+
+-- name: chunks_in_matters
+-- Chunks a wall over :matter_ids would re-tag (run as a writer: a count, never rows).
+SELECT count(*) FROM chunks WHERE matter_id = ANY(CAST(:matter_ids AS text[]))
