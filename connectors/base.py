@@ -110,7 +110,11 @@ class PermissionSync(Protocol):
 # Added, not changed: everything above keeps its meaning. The richer protocols below let the
 # sync orchestration resume a crash mid-crawl and tell a vanished document from a failed one.
 
-Presence = Literal["present", "deleted", "forbidden"]
+# "out_of_scope": the document exists but no longer in the configured scope (e.g. moved to a
+# NetDocuments cabinet that is not crawled): to the index that is the same as a deletion.
+# "unplaced": it exists, but the source cannot say where; only a caller that has just listed
+# the whole scope completely (a sweep) may read that as "left the scope".
+Presence = Literal["present", "deleted", "forbidden", "out_of_scope", "unplaced"]
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,7 @@ class DocumentFailure:
     external_id: str | None
     reason: str
     status: int | None = None
+    container: str | None = None  # the library or cabinet, for the per-container report
 
     @property
     def gone(self) -> bool:
