@@ -199,6 +199,36 @@ def normalise_code(raw: object) -> str | None:
     return " ".join(raw.split()).upper()
 
 
+def check_matter_format(template: str, setting: str) -> str:
+    """A matter-id template may use ``{matter}`` (required) and ``{client}``, nothing else."""
+    import string
+
+    try:
+        names = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError:
+        names = {"?"}
+    if "matter" not in names or names - {"matter", "client"}:
+        raise ValueError(f"{setting} must contain {{matter}} and may contain {{client}}, "
+                         f"not {template!r}")
+    return template
+
+
+def qualify_matter(template: str, client: str | None, matter: str | None) -> str | None:
+    """The matter id for the conflict matrix, from the source's (normalised) values.
+
+    Where matter numbers repeat per client (both iManage and NetDocuments model matter as a
+    child of client, connectors.md §3.3) the template qualifies it, e.g. "{client}-{matter}".
+    Tri-state is kept: absent stays None, empty stays "". A qualified matter without a client
+    is "" (present but unresolvable: the pipeline quarantines it), never a bare number that
+    could name another client's matter.
+    """
+    if not matter:
+        return matter
+    if "{client}" in template and not client:
+        return ""
+    return template.format(client=client or "", matter=matter)
+
+
 class CursorError(ValueError):
     """A stored cursor this connector cannot read; the remedy is a full crawl."""
 

@@ -38,7 +38,9 @@ from connectors.base import (
     SourceAcl,
     SourceDocument,
     SourceGroup,
+    check_matter_format,
     normalise_code,
+    qualify_matter,
 )
 from connectors.http import (
     Clock,
@@ -310,6 +312,11 @@ class IManageConnector:
         self._now = now
         self.overlap = timedelta(seconds=settings.connector_overlap_s)
         self.field_map = parse_field_map(settings.imanage_field_map)
+        try:
+            self.matter_format = check_matter_format(settings.imanage_matter_id_format,
+                                                     "EWALL_IMANAGE_MATTER_ID_FORMAT")
+        except ValueError as exc:
+            raise ConnectorError(f"imanage: {exc}") from None
         self.default_fields = (settings.imanage_client_field.strip().lower(),
                                settings.imanage_matter_field.strip().lower())
         self.configured_libraries = [
@@ -855,7 +862,7 @@ class IManageConnector:
             doc_type=as_text(pick(row, "class_description")) or as_text(pick(row, "class"))
             or as_text(pick(row, "type")),
             client_id=fields.client,
-            matter_id=fields.matter,
+            matter_id=qualify_matter(self.matter_format, fields.client, fields.matter),
             client_raw=fields.client_raw,
             matter_raw=fields.matter_raw,
             author=as_text(pick(row, "author_description")) or author_name or author_id,

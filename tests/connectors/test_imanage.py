@@ -225,6 +225,20 @@ def test_field_map_per_library(sleeps: Sleeps) -> None:
     assert (docs["ARCH!1"].client_id, docs["ARCH!1"].matter_id) == ("30001", "0001")
 
 
+def test_matter_numbers_qualified_by_client(
+    imanage_fake: FakeIManage, imanage: ImanageFactory
+) -> None:
+    imanage_fake.add_document("ACTIVE", 1, custom1="10025", custom2="0007")
+    imanage_fake.add_document("ACTIVE", 2, custom1="20001", custom2="0007")
+    docs = _by_id(list(imanage({"imanage_matter_id_format": "{client}/{matter}"})
+                       .crawl_full(None)))
+    assert docs["ACTIVE!1"].matter_id == "10025/0007"
+    assert docs["ACTIVE!2"].matter_id == "20001/0007"
+    assert docs["ACTIVE!2"].matter_raw == "0007"
+    with pytest.raises(ConnectorError, match="MATTER_ID_FORMAT"):
+        imanage({"imanage_matter_id_format": "{matter}{nope}"})
+
+
 def test_field_map_must_be_well_formed() -> None:
     assert parse_field_map(" ACTIVE=custom1:custom2 ; arch=Custom29:custom30;") == {
         "ACTIVE": ("custom1", "custom2"),
