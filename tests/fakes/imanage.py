@@ -497,7 +497,17 @@ class FakeIManage:
                 return doc
             if not fake.security_endpoint or (doc.library, doc.number) in fake.security_missing:
                 return JSONResponse({"error": "not found"}, status_code=404)
-            return {"data": doc.security}
+            # Security Policy Manager denials are not in the ACL; the only REST hint is
+            # has_restricted_member on a group that holds a denied user (§1.6, §3.1).
+            restricted = {str(d.get("trustee_id", "")).upper() for d in doc.denied}
+            acl = [
+                {**e, "has_restricted_member": True}
+                if e.get("type") == "group"
+                and restricted & set(fake.groups.get(e["id"], {}).get("members", []))
+                else e
+                for e in doc.security.get("acl", [])
+            ]
+            return {"data": {**doc.security, "acl": acl}}
 
         @app.get(lib_prefix + "/workspaces/{ws_id}")
         def workspace(lib: str, ws_id: str) -> Any:
