@@ -145,8 +145,7 @@ class Listing(Generic[T]):
             if not fresh and self._replay > 0:
                 # After a restart the pages already read come again; pass over them.
                 self._replay = max(0, self._replay - len(page.rows))
-                self.position = Position(self.position.offset + len(page.rows),
-                                         page.next_token)
+                self.position = Position(self.position.offset + len(page.rows), page.next_token)
                 if by_cursor and not page.next_token:
                     self.finished = True
                     return
@@ -159,7 +158,8 @@ class Listing(Generic[T]):
                     return
                 raise ListingIncompleteError(
                     f"{self.what}: paging stalled after {len(self.seen)} ids (a page repeated "
-                    "earlier ids); the listing cannot be completed")
+                    "earlier ids); the listing cannot be completed"
+                )
             offset = self.position.offset + len(page.rows)
             self.position = Position(offset, page.next_token)
             yield fresh

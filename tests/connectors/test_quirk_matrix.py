@@ -56,12 +56,18 @@ class Tenant:
     def existing(self) -> set[str]:
         if self.kind == "imanage":
             fake: FakeIManage = self.fake
-            return {f"{d.library}!{d.number}" for d in fake.docs.values()
-                    if (d.library, d.number) not in fake.gone
-                    and (d.library, d.number) not in fake.revoked}
+            return {
+                f"{d.library}!{d.number}"
+                for d in fake.docs.values()
+                if (d.library, d.number) not in fake.gone
+                and (d.library, d.number) not in fake.revoked
+            }
         nd: FakeNetDocuments = self.fake
-        return {d.id for d in nd.docs.values()
-                if d.id not in nd.gone and d.id not in nd.revoked and d.cabinet == CABINET}
+        return {
+            d.id
+            for d in nd.docs.values()
+            if d.id not in nd.gone and d.id not in nd.revoked and d.cabinet == CABINET
+        }
 
     def principal(self, user: str) -> str:
         if self.kind == "imanage":
@@ -72,13 +78,16 @@ class Tenant:
         if external_id not in self.existing():
             return False
         return (self._imanage_allows if self.kind == "imanage" else self._nd_allows)(
-            external_id, user)
+            external_id, user
+        )
 
     def _imanage_allows(self, external_id: str, user: str) -> bool:
         fake: FakeIManage = self.fake
         lib, number = external_id.split("!")
-        doc = max((d for d in fake.docs.values()
-                   if d.library == lib and d.number == int(number)), key=lambda d: d.version)
+        doc = max(
+            (d for d in fake.docs.values() if d.library == lib and d.number == int(number)),
+            key=lambda d: d.version,
+        )
         me = user.upper()
         groups = {g["id"] for g in fake.groups.values() if g["enabled"] and me in g["members"]}
         if not fake.groups_endpoint:
@@ -89,8 +98,12 @@ class Tenant:
         for entry in acl:
             if entry.get("has_restricted_member"):
                 return False
-        mine = [e for e in acl if (e.get("type") == "group" and e["id"] in groups)
-                or (e.get("type", "user") == "user" and e["id"] == me)]
+        mine = [
+            e
+            for e in acl
+            if (e.get("type") == "group" and e["id"] in groups)
+            or (e.get("type", "user") == "user" and e["id"] == me)
+        ]
         if any(e.get("access_level") == "no_access" for e in mine):
             return False
         if any(d.get("trustee_id") == me for d in doc.denied):
@@ -100,8 +113,7 @@ class Tenant:
             return True
         if me in (doc.profile.get("author"), doc.profile.get("operator")):
             return True
-        return any(e.get("access_level") in ("read", "read_write", "full_access")
-                   for e in mine)
+        return any(e.get("access_level") in ("read", "read_write", "full_access") for e in mine)
 
     def _nd_allows(self, external_id: str, user: str) -> bool:
         fake: FakeNetDocuments = self.fake
@@ -109,8 +121,11 @@ class Tenant:
         email = f"{user}@firm.example"
         if external_id in fake.acl_missing:
             return False
-        groups = {gid for gid, members in fake.members.items()
-                  if any(m.get("email") == email for m in members)}
+        groups = {
+            gid
+            for gid, members in fake.members.items()
+            if any(m.get("email") == email for m in members)
+        }
         names = {g["Name"].lower(): g["Id"] for gs in fake.groups.values() for g in gs}
         rights: list[str] = []
         for entry in doc.acl:
@@ -136,41 +151,72 @@ def _imanage_tenant(fake: FakeIManage, build: ImanageFactory) -> Tenant:
         shape = n % 4
         security: dict[str, Any]
         if shape == 0:
-            security = {"default_security": "private",
-                        "acl": [{"id": "LIT", "type": "group", "access_level": "read"}]}
+            security = {
+                "default_security": "private",
+                "acl": [{"id": "LIT", "type": "group", "access_level": "read"}],
+            }
         elif shape == 1:
             security = {"default_security": "public", "acl": []}
         elif shape == 2:
-            security = {"default_security": "private", "acl": [
-                {"id": "CAROL", "type": "user", "access_level": "read"},
-                {"id": "LIT", "type": "group", "access_level": "read_write"},
-                {"id": "BOB", "type": "user", "access_level": "no_access"}]}
+            security = {
+                "default_security": "private",
+                "acl": [
+                    {"id": "CAROL", "type": "user", "access_level": "read"},
+                    {"id": "LIT", "type": "group", "access_level": "read_write"},
+                    {"id": "BOB", "type": "user", "access_level": "no_access"},
+                ],
+            }
         else:
-            security = {"default_security": "view", "acl": [
-                {"id": "DAVE", "type": "user", "access_level": "no_access"}]}
-        fake.add_document("ACTIVE", n, custom1="10025", custom2="0009" if n % 3 == 0 else "0007",
-                          default_security=security["default_security"], security=security,
-                          edit_date=f"2025-01-{n:02d}T10:00:00Z")
+            security = {
+                "default_security": "view",
+                "acl": [{"id": "DAVE", "type": "user", "access_level": "no_access"}],
+            }
+        fake.add_document(
+            "ACTIVE",
+            n,
+            custom1="10025",
+            custom2="0009" if n % 3 == 0 else "0007",
+            default_security=security["default_security"],
+            security=security,
+            edit_date=f"2025-01-{n:02d}T10:00:00Z",
+        )
     return Tenant("imanage", fake, build, connector_kw={"page_size": 5})
 
 
 def _nd_tenant(fake: FakeNetDocuments, build: NetDocumentsFactory) -> Tenant:
-    fake.add_group("UG-LIT", "Litigation", [
-        {"id": f"ID-{u}", "email": f"{u}@firm.example"} for u in ("alice", "bob", "dave")])
+    fake.add_group(
+        "UG-LIT",
+        "Litigation",
+        [{"id": f"ID-{u}", "email": f"{u}@firm.example"} for u in ("alice", "bob", "dave")],
+    )
     fake.lookup[2] = [
         {"key": "0009", "parent": "10025", "access": "Litigation|VES*U:dave@firm.example|N"},
         {"key": "0007", "parent": "10025", "access": ""},
     ]
     for n in range(1, 13):
-        acl = ([{"principal": "UG-LIT", "rights": "VES"}] if n % 2 == 0 else
-               [{"principal": "UG-LIT", "rights": "V"},
+        acl = (
+            [{"principal": "UG-LIT", "rights": "VES"}]
+            if n % 2 == 0
+            else [
+                {"principal": "UG-LIT", "rights": "V"},
                 {"principal": "U:carol@firm.example", "rights": "V"},
-                {"principal": "U:bob@firm.example", "rights": "N"}])
-        fake.add_document(f"4824-0000-{n:04d}", client="10025",
-                          matter="0009" if n % 3 == 0 else "0007", acl=acl,
-                          modified=f"2025-01-{n:02d}T10:00:00Z")
-    return Tenant("netdocuments", fake, build,
-                  settings={"netdocuments_cabinets": CABINET}, connector_kw={"page_size": 5})
+                {"principal": "U:bob@firm.example", "rights": "N"},
+            ]
+        )
+        fake.add_document(
+            f"4824-0000-{n:04d}",
+            client="10025",
+            matter="0009" if n % 3 == 0 else "0007",
+            acl=acl,
+            modified=f"2025-01-{n:02d}T10:00:00Z",
+        )
+    return Tenant(
+        "netdocuments",
+        fake,
+        build,
+        settings={"netdocuments_cabinets": CABINET},
+        connector_kw={"page_size": 5},
+    )
 
 
 # --- the quirks ----------------------------------------------------------------------------------
@@ -209,11 +255,16 @@ def q_total_wrong(t: Tenant) -> None:
 def q_offset_shift(t: Tenant) -> None:
     def add(fake: Any) -> None:
         if t.kind == "imanage":
-            fake.add_document("ACTIVE", 0, custom1="10025", custom2="0007",
-                              default_security="public")
+            fake.add_document(
+                "ACTIVE", 0, custom1="10025", custom2="0007", default_security="public"
+            )
         else:
-            fake.add_document("4824-0000-0000", client="10025", matter="0007",
-                              acl=[{"principal": "UG-LIT", "rights": "V"}])
+            fake.add_document(
+                "4824-0000-0000",
+                client="10025",
+                matter="0007",
+                acl=[{"principal": "UG-LIT", "rights": "V"}],
+            )
 
     t.fake.on_search_page = _once(add)
     if t.kind == "netdocuments":
@@ -246,8 +297,9 @@ def _q_429(header: dict[str, str]) -> Callable[[Tenant], None]:
     def quirk(t: Tenant) -> None:
         path = r"/documents$" if t.kind == "imanage" else r"^/v2/Search$"
         t.fake.inject(path, 429, headers=header, times=2)
-        t.fake.inject(r"/download$" if t.kind == "imanage" else r"^/v1/Document/[^/]+$",
-                      429, headers=header)
+        t.fake.inject(
+            r"/download$" if t.kind == "imanage" else r"^/v1/Document/[^/]+$", 429, headers=header
+        )
 
     return quirk
 
@@ -258,14 +310,24 @@ def q_503_one_download(t: Tenant) -> None:
 
 
 def q_unknown_fields(t: Tenant) -> None:
-    t.fake.extra_fields = {"x_future_field": {"nested": [1, 2]}, "Cabinets": 7,
-                           "total_count": "many"}
+    t.fake.extra_fields = {
+        "x_future_field": {"nested": [1, 2]},
+        "Cabinets": 7,
+        "total_count": "many",
+    }
 
 
 def q_missing_optional(t: Tenant) -> None:
     if t.kind == "imanage":
-        t.fake.drop_fields = {"iwl", "create_date", "author", "operator", "extension",
-                              "wstype", "edit_profile_date"}
+        t.fake.drop_fields = {
+            "iwl",
+            "create_date",
+            "author",
+            "operator",
+            "extension",
+            "wstype",
+            "edit_profile_date",
+        }
     else:
         t.fake.shape = "B"  # no TotalFound, no Locations, lower-case keys
 
@@ -306,16 +368,18 @@ def q_trashed_and_deleted(t: Tenant) -> None:
 def q_acl_and_group_changes(t: Tenant) -> None:
     if t.kind == "imanage":
         t.fake.groups["LIT"]["members"] = ["ALICE"]  # bob and dave leave the group
-        t.fake.docs["ACTIVE!1.1"].security = {"default_security": "private", "acl": [
-            {"id": "CAROL", "type": "user", "access_level": "read"}]}
+        t.fake.docs["ACTIVE!1.1"].security = {
+            "default_security": "private",
+            "acl": [{"id": "CAROL", "type": "user", "access_level": "read"}],
+        }
         t.fake.docs["ACTIVE!3.1"].security["acl"].append(
-            {"id": "ALICE", "type": "user", "access_level": "no_access"})
+            {"id": "ALICE", "type": "user", "access_level": "no_access"}
+        )
         # Security Policy Manager walls dave off a document his group may read.
         t.fake.docs["ACTIVE!4.1"].denied.append({"trustee_id": "DAVE", "trustee_type": "user"})
     else:
         t.fake.members["UG-LIT"] = [{"id": "ID-alice", "email": "alice@firm.example"}]
-        t.fake.docs["4824-0000-0002"].acl = [{"principal": "U:carol@firm.example",
-                                               "rights": "V"}]
+        t.fake.docs["4824-0000-0002"].acl = [{"principal": "U:carol@firm.example", "rights": "V"}]
         t.fake.lookup[2][1]["access"] = "U:alice@firm.example|N"  # a new wall on 0007
 
 
@@ -345,41 +409,51 @@ QUIRKS: dict[str, Callable[[Tenant], None]] = {
 # --- the invariants ---------------------------------------------------------------------------
 
 
-def _check(t: Tenant, pipeline: RecordingPipeline, report: dict[str, Any],
-           deleted_before: int) -> None:
+def _check(
+    t: Tenant, pipeline: RecordingPipeline, report: dict[str, Any], deleted_before: int
+) -> None:
     existing = t.existing()
     indexed = set(pipeline.index)
     reported = {ident for ident, _ in pipeline.errors if ident}
     sync = report["sync"]
     listing_incomplete = any(ident is None for ident, _ in pipeline.errors) or not sync.get(
-        "complete", True)
+        "complete", True
+    )
     missing = existing - indexed - reported
     assert not missing or listing_incomplete, f"neither ingested nor reported: {missing}"
     wrongly = {ident for ident, _ in pipeline.deleted[deleted_before:]} & existing
     assert not wrongly, f"deleted though they exist: {wrongly}"
-    leaks = [(doc, user) for doc in indexed for user in USERS
-             if pipeline.visible(doc, t.principal(user)) and not t.allows(doc, user)]
+    leaks = [
+        (doc, user)
+        for doc in indexed
+        for user in USERS
+        if pipeline.visible(doc, t.principal(user)) and not t.allows(doc, user)
+    ]
     assert not leaks, f"access the source does not give: {leaks}"
 
 
 @pytest.mark.parametrize("quirk", sorted(QUIRKS))
 @pytest.mark.parametrize("kind", ["imanage", "netdocuments"])
-def test_quirk(kind: str, quirk: str, db: DbFixture, sleeps: Sleeps,
-               request: pytest.FixtureRequest) -> None:
+def test_quirk(
+    kind: str, quirk: str, db: DbFixture, sleeps: Sleeps, request: pytest.FixtureRequest
+) -> None:
     if kind == "imanage":
-        tenant = _imanage_tenant(request.getfixturevalue("imanage_fake"),
-                                 request.getfixturevalue("imanage"))
+        tenant = _imanage_tenant(
+            request.getfixturevalue("imanage_fake"), request.getfixturevalue("imanage")
+        )
     else:
-        tenant = _nd_tenant(request.getfixturevalue("netdocuments_fake"),
-                            request.getfixturevalue("netdocuments"))
+        tenant = _nd_tenant(
+            request.getfixturevalue("netdocuments_fake"), request.getfixturevalue("netdocuments")
+        )
     store = SyncStateStore(db.database)
     pipeline = RecordingPipeline()
 
     def sync(mode: str = "full") -> dict[str, Any]:
         before = len(pipeline.deleted)
         connector = tenant.connector()
-        report = run_sync(kind, connector, pipeline, store, mode=mode, started_by="matrix",
-                          sweep_max_fraction=1.0)
+        report = run_sync(
+            kind, connector, pipeline, store, mode=mode, started_by="matrix", sweep_max_fraction=1.0
+        )
         _check(tenant, pipeline, report, before)
         return report
 
@@ -412,7 +486,12 @@ def test_the_fakes_do_not_borrow_from_the_code_they_test() -> None:
     for name in ("imanage.py", "netdocuments.py"):
         tree = ast.parse((root / name).read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            modules = ([a.name for a in node.names] if isinstance(node, ast.Import) else
-                       [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            modules = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             for module in modules:
                 assert not module.startswith(("app", "connectors")), (name, module)
