@@ -157,6 +157,8 @@ class _SyncRun:
         self.sweep_max_fraction = 0.05
         self.containers: dict[str, Counter[str]] = {}
         self.warnings: list[str] = []
+        self._relisted: set[str] | None = None
+        self._relist_failed = False
 
     # --- reporting ----------------------------------------------------------------------------
 
@@ -303,12 +305,30 @@ class _SyncRun:
             return "access revoked at source (fail closed)"
         if presence == "out_of_scope":
             return "moved out of the configured scope"
-        if presence == "unplaced" and listed:
-            return ("present at source but not in a complete listing of the configured scope "
-                    "(moved out of it)")
+        if presence == "unplaced" and listed and not self.listed_again(external_id):
+            return ("present at source but in no complete listing of the configured scope, "
+                    "twice (moved out of it)")
         if len(self.kept_present) < _LISTED_MAX:
             self.kept_present.append(external_id)
         return None
+
+    def listed_again(self, external_id: str) -> bool:
+        """Whether a second, fresh listing of the scope holds the document. A document the
+        source cannot place is removed only when two complete listings missed it: one
+        listing can skip a row when an offset shifts under it and no total tells. True (keep)
+        when the listing cannot be made."""
+        if self._relisted is None:
+            if not isinstance(self.connector, ListIds):
+                return True
+            try:
+                self._relisted = set(self.connector.list_ids())
+            except CredentialsError:
+                raise
+            except ConnectorError as exc:
+                self.error(None, f"second listing for unplaced documents failed, kept: {exc}")
+                self._relisted = set()
+                self._relist_failed = True
+        return self._relist_failed or external_id in self._relisted
 
     def confirm_and_delete(self, external_id: str, origin: str, *, listed: bool) -> None:
         reason = self.verdict(external_id, origin, listed=listed)

@@ -219,8 +219,12 @@ class IManageClient:
         return f"{self._customer()}/libraries/{segment(lib)}"
 
     def libraries(self) -> list[dict[str, Any]]:
-        body = self.http.get_json(self._customer() + "/libraries", auth=self.auth)
-        return _results(body)
+        # No documented paging: one request, through the paging helper like every list.
+        return Listing(
+            "imanage libraries",
+            lambda _: Page(_results(self.http.get_json(self._customer() + "/libraries",
+                                                       auth=self.auth))),
+            _row_id, mode="single").all()
 
     def features(self) -> dict[str, Any]:
         body = self.http.get_json(self._customer() + "/features", auth=self.auth)

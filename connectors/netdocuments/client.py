@@ -278,9 +278,9 @@ class NetDocumentsClient:
         self.http.close()
 
     def cabinets(self) -> list[Cabinet]:
-        body = self.http.get_json("/v1/User/cabinets", auth=self.auth)
         out = []
-        for row in _rows(body, "cabinets", "Cabinets", "list"):
+        for row in self._single("netdocuments cabinets", "/v1/User/cabinets",
+                                "cabinets", "Cabinets", "list"):
             ident = as_text(pick(row, "id", "Id", "cabinetId"))
             if not ident or not ident.strip():
                 continue

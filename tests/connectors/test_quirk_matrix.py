@@ -271,6 +271,22 @@ def q_offset_shift(t: Tenant) -> None:
         t.fake.paging = "skip"
 
 
+def q_deleted_mid_crawl(t: Tenant) -> None:
+    """A listed document is deleted after the first page: every later offset shifts by one
+    and one existing document is skipped, while the ids still add up to the new total."""
+
+    def trash(fake: Any) -> None:
+        if t.kind == "imanage":
+            fake.trash("ACTIVE!1.1")
+        else:
+            fake.gone["4824-0000-0001"] = 404
+
+    t.fake.on_search_page = _once(trash)
+    if t.kind == "netdocuments":
+        t.fake.paging = "skip"
+        t.fake.shape = "B"  # no TotalFound either
+
+
 def q_cursor_expiry(t: Tenant) -> None:
     if t.kind == "imanage":
         t.fake.sync_api = True
@@ -389,6 +405,7 @@ QUIRKS: dict[str, Callable[[Tenant], None]] = {
     "total_wrong": q_total_wrong,
     "offset_shift": q_offset_shift,
     "cursor_expiry": q_cursor_expiry,
+    "deleted_mid_crawl": q_deleted_mid_crawl,
     "token_revoked": q_token_revoked,
     "429_x-ratelimit-retryafter": _q_429({"x-ratelimit-retryafter": "2"}),
     "429_x-ratelimit-reset": _q_429({"x-ratelimit-reset": "3"}),

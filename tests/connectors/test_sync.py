@@ -491,6 +491,7 @@ def test_a_document_moved_out_of_the_configured_cabinet_is_removed(
     full()
     assert "1000-0000-0001" not in pipeline.index
     assert "moved out of" in dict(pipeline.deleted)["1000-0000-0001"]
+    assert "twice" in dict(pipeline.deleted)["1000-0000-0001"]
     fake.info_locations = True  # a tenant whose /info names the cabinet
     fake.move("1000-0000-0002", "NG-ARCHIVE1")
     full()
