@@ -15,7 +15,12 @@ from app.ingest.router import pipeline_for
 from connectors.state import SyncStateStore
 from connectors.sync import SweepNotHeldError, confirm_sweep, run_sync
 from tests.conftest import Tokens
-from tests.connectors.conftest import DbFixture, ImanageFactory, NetDocumentsFactory
+from tests.connectors.conftest import (
+    DbFixture,
+    ImanageFactory,
+    NetDocumentsFactory,
+    imanage_settings,
+)
 from tests.fakes.imanage import FakeIManage
 from tests.fakes.netdocuments import FakeNetDocuments
 from tests.helpers import Firm
@@ -87,23 +92,34 @@ def test_crawl_search_delete_at_source_sync_again(
     assert any("confirm-sweep" in w["reason"] for w in report["warnings"])
     assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1", "ACTIVE!2"}
 
-    confirmed = confirm_sweep("imanage", imanage(), pipeline, store,
-                              held_run_id=report["run_id"], started_by="partner")
-    assert confirmed["sync"]["deleted"] == [
-        {"external_id": "ACTIVE!1", "reason": "confirmed sweep: deleted at source"}
-    ]
-    assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!2"}
-    with pytest.raises(SweepNotHeldError):  # applied once; nothing is held any more
+    # An admin confirms through the API (the service's settings point at this tenant).
+    resources = client.app.state.resources  # type: ignore[attr-defined]
+    service_settings = resources.settings
+    resources.settings = imanage_settings(imanage_fake)
+    try:
+        response = client.post(f"/v1/ingest/runs/{report['run_id']}/confirm-sweep",
+                               headers=firm.h)
+        assert response.status_code == 200, response.text
+        confirmed = response.json()
+        assert confirmed["sync"]["deleted"] == [
+            {"external_id": "ACTIVE!1", "reason": "confirmed sweep: deleted at source"}
+        ]
+        assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!2"}
+        again = client.post(f"/v1/ingest/runs/{report['run_id']}/confirm-sweep",
+                            headers=firm.h)
+        assert again.status_code == 409  # applied once; nothing is held any more
+        assert again.json()["error"]["code"] == "sweep_not_held"
+    finally:
+        resources.settings = service_settings
+    with pytest.raises(SweepNotHeldError):
         confirm_sweep("imanage", imanage(), pipeline, store, held_run_id=report["run_id"],
                       started_by="partner")
-    # The admin route answers for runs that hold nothing, and for unknown runs.
-    other = client.post(f"/v1/ingest/runs/{confirmed['run_id']}/confirm-sweep",
-                        headers=firm.h)
-    assert other.status_code in (409, 422), other.text
     missing = client.post("/v1/ingest/runs/00000000-0000-0000-0000-000000000000/confirm-sweep",
                           headers=firm.h)
     assert missing.status_code == 404
-    assert _found(firm, "bob@firm.nl", "octrooiaanvraag") == {"ACTIVE!2"}
+    lawyer = client.post(f"/v1/ingest/runs/{report['run_id']}/confirm-sweep",
+                         headers=auth("alice@firm.nl", "lawyer"))
+    assert lawyer.status_code == 403
     assert imanage_fake.writes() == []
 
 
