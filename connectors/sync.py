@@ -162,12 +162,12 @@ class _SyncRun:
 
     # --- reporting ----------------------------------------------------------------------------
 
-    def progress(self, force: bool = False) -> None:
+    def progress(self, force: bool = False, **extra: Any) -> None:
         if not force and self.items % self.progress_every:
             return
         fields: dict[str, Any] = {
             "phase": self.phase, "seen": self.items, "deleted": self.deleted_count,
-            "errors": self.errors,
+            "errors": self.errors, **extra,
         }
         total = getattr(self.connector, "total_hint", None)
         if isinstance(total, int):
@@ -669,7 +669,6 @@ def _locked_sync(
         raise
     sync.phase = "done"
     sync.collect_warnings()
-    sync.progress(force=True)
     sync.summary.update(
         containers=sync.container_report(),
         warnings=sync.warnings,
@@ -685,6 +684,8 @@ def _locked_sync(
     if mode == "full" and not sync.summary.get("finished"):
         sync.summary["sweep"] = {"ran": False, "skipped_reason": "the crawl did not finish; "
                                  "it resumes from its last checkpoint next time"}
+    # Kept with the run, so GET /v1/ingest/runs/{id} shows it too (progress.sync).
+    sync.progress(force=True, sync=sync.summary)
     report = pipeline.finish_run(run, status="failed" if failed else None, error=failed)
     return {**report, "sync": sync.summary}
 

@@ -161,6 +161,19 @@ def print_report(console: Console, report: dict[str, Any]) -> None:
             counts.add_row(f"case law: {name}", str(value))
     console.print(counts)
 
+    containers = (report.get("sync") or {}).get("containers") or {}
+    if containers:
+        columns = ("server_total", "seen", "ingested", "unchanged", "quarantined", "failed",
+                   "deleted", "held")
+        per = Table(title="Per library / cabinet", show_header=True)
+        per.add_column("container")
+        for column in (*columns, "complete"):
+            per.add_column(column.replace("_", " "), justify="right")
+        for name, row in containers.items():
+            per.add_row(Text(str(name)), *(str(row.get(c, "")) for c in columns),
+                        str(row.get("complete", "")))
+        console.print(per)
+
     for title, entries in _sections(report):
         if not entries:
             continue

@@ -90,6 +90,9 @@ def test_crawl_search_delete_at_source_sync_again(
     assert report["sync"]["containers"]["ACTIVE"]["held"] == 1
     assert report["sync"]["containers"]["ACTIVE"]["server_total"] == 1
     assert any("confirm-sweep" in w["reason"] for w in report["warnings"])
+    stored = client.get(f"/v1/ingest/runs/{report['run_id']}", headers=firm.h).json()
+    assert stored["progress"]["sync"]["containers"] == report["sync"]["containers"]
+    assert stored["held"][0]["external_id"] == "ACTIVE!1"
     assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1", "ACTIVE!2"}
 
     # An admin confirms through the API (the service's settings point at this tenant).
