@@ -158,6 +158,7 @@ class _SyncRun:
         self.containers: dict[str, Counter[str]] = {}
         self.warnings: list[str] = []
         self._relisted: set[str] | None = None
+        self._known_containers: dict[str, str | None] | None = None
         self._relist_failed = False
 
     # --- reporting ----------------------------------------------------------------------------
@@ -189,11 +190,18 @@ class _SyncRun:
                 self.deleted.append({"external_id": external_id, "reason": reason})
 
     def container_of(self, external_id: str) -> str | None:
+        """The library/cabinet of a document: the connector's word, else what the index
+        recorded when it was ingested."""
         finder = getattr(self.connector, "container_of", None)
         if callable(finder):
             found = finder(external_id)
-            return found if isinstance(found, str) else None
-        return None
+            if isinstance(found, str):
+                return found
+        if self._known_containers is None:
+            known = getattr(self.pipeline, "known_containers", None)
+            self._known_containers = known(self.source) if callable(known) else {}
+        found = self._known_containers.get(external_id)
+        return found if isinstance(found, str) else None
 
     def count(self, container: str | None, what: str, n: int = 1) -> None:
         self.containers.setdefault(container or "?", Counter())[what] += n

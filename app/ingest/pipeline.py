@@ -809,6 +809,21 @@ class IngestPipeline:
                 )
             }
 
+    def known_containers(self, source: str) -> dict[str, str | None]:
+        """external id -> the library or cabinet it was ingested from (``metadata.container``),
+        so a sweep can weigh its removals per container."""
+        with self.database.transaction() as conn:
+            return {
+                r[0]: r[1]
+                for r in conn.execute(
+                    text(
+                        "SELECT external_id, metadata->>'container' FROM documents "
+                        "WHERE source = :s"
+                    ),
+                    {"s": source},
+                )
+            }
+
     def record_warning(self, run: IngestRun, source: str | None, reason: str) -> None:
         """A degraded feature or a held action: listed under ``warnings``, not an error."""
         with self.database.transaction() as conn:

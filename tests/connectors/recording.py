@@ -128,6 +128,14 @@ class RecordingPipeline:
     def known_versions(self, source: str) -> dict[str, str | None]:
         return {k: d.version for k, d in self.index.items() if d.source == source}
 
+    def known_containers(self, source: str) -> dict[str, str | None]:
+        out: dict[str, str | None] = {}
+        for k, d in self.index.items():
+            if d.source == source:
+                container = d.metadata.get("container")
+                out[k] = container if isinstance(container, str) else None
+        return out
+
     def record_warning(self, run: Run, source: str | None, reason: str) -> None:
         self.warnings.append(reason)
 

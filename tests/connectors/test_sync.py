@@ -541,3 +541,28 @@ def test_a_delta_becomes_a_full_crawl_when_one_is_due(
     assert report["sync"]["mode"] == "full"
     assert "EWALL_FULL_CRAWL_EVERY" in report["sync"]["promoted_to_full"]
     assert "ACTIVE!3" not in pipeline.index
+
+
+def test_netdocuments_sweeps_are_weighed_per_cabinet(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory,
+    store: SyncStateStore
+) -> None:
+    """2 of 64 documents is under 5 % of the scope, but half of the small cabinet: held."""
+    fake = netdocuments_fake
+    fake.cabinets.append({**fake.cabinets[0], "id": "NG-SMALL001", "name": "Small"})
+    for n in range(60):
+        fake.add_document(f"1000-0000-{n:04d}", client="10025", matter="0007")
+    for n in range(4):
+        fake.add_document(f"2000-0000-{n:04d}", cabinet="NG-SMALL001", client="10025",
+                          matter="0007")
+    pipeline = RecordingPipeline()
+    _full(netdocuments(page_size=50), pipeline, store, sweep_max_fraction=0.05)
+    fake.gone["2000-0000-0000"] = 404
+    fake.gone["2000-0000-0001"] = 404
+    fake.gone["1000-0000-0000"] = 404  # 1 of 60 in the big cabinet: applied
+    report = _full(netdocuments(page_size=50), pipeline, store, sweep_max_fraction=0.05)
+    held = report["sync"]["sweep"]["held"]
+    assert held["containers"] == {"NG-SMALL001": {"would_remove": 2, "of": 4, "share": 0.5}}
+    assert dict(pipeline.deleted) == {"1000-0000-0000": "sweep: deleted at source"}
+    assert report["sync"]["containers"]["NG-SMALL001"]["held"] == 2
+    assert report["sync"]["containers"]["NG-AB12CD34"]["deleted"] == 1
