@@ -1,14 +1,17 @@
 """NetDocuments connector: documents with client/matter, access lists and deletions.
 
 Identity: ``external_id`` is the document id (``4824-5093-9170``); content is the official
-version (N16). Full crawl: v2 search per cabinet with a broad query, paged by skiptoken when the
-server gives one, else by skip, with a guard against pages that repeat ids. Delta: the same
+version (N16). Full crawl: v2 search per cabinet with a broad query, paged through
+``connectors.paging`` by skiptoken when the server gives one, else by skip (a page shorter than
+``top`` never ends it; the ids must reconcile with ``TotalFound``). Delta: the same
 search sorted by modification date descending, walked down to the watermark minus
 ``connector_overlap_s`` (this avoids the unverified date-range query syntax, §2.5).
 
 Permissions: the document's access list (V/E/S/A grant read, N denies and beats everything),
-plus profile-based security: an ``N`` row on the document's matter in the matter lookup table
-is a deny as well (§3.2). Cabinet admins' implicit rights are not modelled (narrower).
+plus profile-based security: an ``N`` row on the document's value of each attribute in
+``EWALL_NETDOCUMENTS_PROFILE_SECURITY`` (matter by default) is a deny as well (§3.2).
+Cabinet admins' implicit rights are not modelled (narrower). A document moved to a cabinet
+outside the configured scope looks like a delete (§2.6) and leaves the index.
 """
 
 from __future__ import annotations
