@@ -166,6 +166,31 @@ class Settings(BaseSettings):
     connector_max_attempts: int = Field(default=5, ge=1, le=20, description="Retry attempts.")
     connector_overlap_s: int = Field(default=300, ge=0, description="Delta overlap window.")
     connector_timeout_s: float = Field(default=30.0, gt=0, description="HTTP timeout.")
+    sweep_max_fraction: float = Field(
+        default=0.05, ge=0, le=1,
+        description="A sweep removing more than this share of a library/cabinet is held "
+        "until `ewall ingest confirm-sweep RUN`.",
+    )
+    full_crawl_every: int = Field(
+        default=86400, ge=0,
+        description="Seconds; a delta sync runs as a full crawl (which catches deletions "
+        "and moves) when the last complete one is older. 0: never.",
+    )
+    imanage_matter_id_format: str = Field(
+        default="{matter}",
+        description='Matter id from the profile, e.g. "{client}-{matter}" where matter '
+        "numbers repeat per client.",
+    )
+    netdocuments_matter_id_format: str = Field(
+        default="{matter}",
+        description='Matter id from the attributes, e.g. "{client}-{matter}" where matter '
+        "numbers repeat per client.",
+    )
+    netdocuments_profile_security: str = Field(
+        default="matter",
+        description='Attributes whose lookup rows carry profile-based security: "matter", '
+        '"client" or attribute numbers, comma-separated.',
+    )
 
     # --- read replicas (docs/scale-out.md) --------------------------------------------------
     replica_urls: str = Field(

@@ -110,7 +110,11 @@ class PermissionSync(Protocol):
 # Added, not changed: everything above keeps its meaning. The richer protocols below let the
 # sync orchestration resume a crash mid-crawl and tell a vanished document from a failed one.
 
-Presence = Literal["present", "deleted", "forbidden"]
+# "out_of_scope": the document exists but no longer in the configured scope (e.g. moved to a
+# NetDocuments cabinet that is not crawled): to the index that is the same as a deletion.
+# "unplaced": it exists, but the source cannot say where; only a caller that has just listed
+# the whole scope completely (a sweep) may read that as "left the scope".
+Presence = Literal["present", "deleted", "forbidden", "out_of_scope", "unplaced"]
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,7 @@ class DocumentFailure:
     external_id: str | None
     reason: str
     status: int | None = None
+    container: str | None = None  # the library or cabinet, for the per-container report
 
     @property
     def gone(self) -> bool:
@@ -192,6 +197,36 @@ def normalise_code(raw: object) -> str | None:
     if not isinstance(raw, str):
         return None
     return " ".join(raw.split()).upper()
+
+
+def check_matter_format(template: str, setting: str) -> str:
+    """A matter-id template may use ``{matter}`` (required) and ``{client}``, nothing else."""
+    import string
+
+    try:
+        names = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError:
+        names = {"?"}
+    if "matter" not in names or names - {"matter", "client"}:
+        raise ValueError(f"{setting} must contain {{matter}} and may contain {{client}}, "
+                         f"not {template!r}")
+    return template
+
+
+def qualify_matter(template: str, client: str | None, matter: str | None) -> str | None:
+    """The matter id for the conflict matrix, from the source's (normalised) values.
+
+    Where matter numbers repeat per client (both iManage and NetDocuments model matter as a
+    child of client, connectors.md §3.3) the template qualifies it, e.g. "{client}-{matter}".
+    Tri-state is kept: absent stays None, empty stays "". A qualified matter without a client
+    is "" (present but unresolvable: the pipeline quarantines it), never a bare number that
+    could name another client's matter.
+    """
+    if not matter:
+        return matter
+    if "{client}" in template and not client:
+        return ""
+    return template.format(client=client or "", matter=matter)
 
 
 class CursorError(ValueError):

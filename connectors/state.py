@@ -43,6 +43,9 @@ class SyncState:
     last_complete_crawl_id: str | None = None
     last_complete_crawl_at: str | None = None
     last_delta_at: str | None = None
+    # A sweep held because it would remove too much: {"run_id", "crawl_id", "at", "ids":
+    # [[external_id, reason], ...]}; applied only by `connectors.sync.confirm_sweep`.
+    held_sweep: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

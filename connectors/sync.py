@@ -10,7 +10,13 @@ Rules this module enforces:
   confirmed with a point check when the connector offers one (a crawl can miss a document
   for harmless reasons: offsets that shifted, a cabinet out of scope), so only "deleted" and
   "access revoked" answers delete.
-* Point checks: 404/410 -> delete; 401/403 -> remove from the index (fail closed).
+* A full crawl is complete only when no page failed and, where the server reported a total,
+  the ids listed reconcile with it (the connectors report both per library/cabinet).
+* A sweep that would remove more than ``sweep_max_fraction`` of a library or cabinet is held:
+  listed in the report and kept in the sync state, applied only by `confirm_sweep` (``ewall
+  ingest confirm-sweep RUN`` or its admin route), which point-checks every id again.
+* Point checks: 404/410 -> delete; 401/403 -> remove from the index (fail closed); a document
+  that left the configured scope (moved to a cabinet not crawled) -> remove.
 * A document the connector reports gone or revoked mid-crawl is removed the same way.
 * Crash safety: the connector's checkpoint is persisted only after the documents before it
   are ingested, together with their "seen" marks (see `connectors.state`).
@@ -148,15 +154,21 @@ class _SyncRun:
         self.checkpoints = 0
         self.phase = "crawl"
         self.summary: dict[str, Any] = {}
+        self.sweep_max_fraction = 0.05
+        self.containers: dict[str, Counter[str]] = {}
+        self.warnings: list[str] = []
+        self._relisted: set[str] | None = None
+        self._known_containers: dict[str, str | None] | None = None
+        self._relist_failed = False
 
     # --- reporting ----------------------------------------------------------------------------
 
-    def progress(self, force: bool = False) -> None:
+    def progress(self, force: bool = False, **extra: Any) -> None:
         if not force and self.items % self.progress_every:
             return
         fields: dict[str, Any] = {
             "phase": self.phase, "seen": self.items, "deleted": self.deleted_count,
-            "errors": self.errors,
+            "errors": self.errors, **extra,
         }
         total = getattr(self.connector, "total_hint", None)
         if isinstance(total, int):
@@ -170,29 +182,94 @@ class _SyncRun:
         self.errors += 1
         self.pipeline.record_error(self.run, self.source, external_id, reason, details)
 
-    def delete(self, external_id: str, reason: str) -> None:
+    def delete(self, external_id: str, reason: str, container: str | None = None) -> None:
         if self.pipeline.delete(self.run, self.source, external_id, reason):
             self.deleted_count += 1
+            self.count(container or self.container_of(external_id), "deleted")
             if len(self.deleted) < _LISTED_MAX:
                 self.deleted.append({"external_id": external_id, "reason": reason})
+
+    def container_of(self, external_id: str) -> str | None:
+        """The library/cabinet of a document: the connector's word, else what the index
+        recorded when it was ingested."""
+        finder = getattr(self.connector, "container_of", None)
+        if callable(finder):
+            found = finder(external_id)
+            if isinstance(found, str):
+                return found
+        if self._known_containers is None:
+            known = getattr(self.pipeline, "known_containers", None)
+            self._known_containers = known(self.source) if callable(known) else {}
+        found = self._known_containers.get(external_id)
+        return found if isinstance(found, str) else None
+
+    def count(self, container: str | None, what: str, n: int = 1) -> None:
+        self.containers.setdefault(container or "?", Counter())[what] += n
+
+    def warn(self, message: str) -> None:
+        if message in self.warnings:
+            return
+        self.warnings.append(message)
+        record = getattr(self.pipeline, "record_warning", None)
+        if callable(record):
+            record(self.run, self.source, message)
+
+    def collect_warnings(self) -> None:
+        for message in list(getattr(self.connector, "warnings", None) or []):
+            self.warn(str(message))
+
+    def container_report(self) -> dict[str, dict[str, Any]]:
+        """Per library/cabinet: server total, seen, ingested, unchanged, quarantined, failed,
+        deleted, held (and whether its listing was complete)."""
+        listings = getattr(self.connector, "listings", None)
+        listings = listings if isinstance(listings, dict) else {}
+        out: dict[str, dict[str, Any]] = {}
+        for name in sorted(set(self.containers) | set(listings)):
+            counts = self.containers.get(name, Counter())
+            listing = listings.get(name) or {}
+            out[name] = {
+                "server_total": listing.get("server_total"),
+                "listed": listing.get("listed"),
+                "complete": listing.get("complete"),
+                "seen": counts["seen"],
+                "ingested": counts["ingested"],
+                "unchanged": counts["unchanged"],
+                "quarantined": counts["quarantined"],
+                "failed": counts["failed"],
+                "deleted": counts["deleted"],
+                "held": counts["held"],
+            }
+            if listing.get("reason"):
+                out[name]["reason"] = listing["reason"]
+        return out
 
     # --- items ------------------------------------------------------------------------------------
 
     def ingest(self, doc: SourceDocument) -> str:
         outcome = self.pipeline.ingest(self.run, doc)
         self.outcomes[outcome.status] += 1
+        container = doc.metadata.get("container")
+        container = container if isinstance(container, str) else None
+        self.count(container, "seen")
+        self.count(container, {"added": "ingested", "updated": "ingested",
+                               "unchanged": "unchanged", "quarantined": "quarantined"}
+                   .get(outcome.status, "failed"))
         return outcome.status
 
     def failure(self, item: DocumentFailure) -> bool:
         """Act on a connector failure; True when it counts as an error."""
+        if item.external_id:
+            self.count(item.container, "seen")
         if item.external_id and item.gone:
-            self.delete(item.external_id, f"deleted at source: {item.reason}")
+            self.delete(item.external_id, f"deleted at source: {item.reason}", item.container)
             return False
         if item.external_id and item.revoked:
             self.delete(item.external_id, f"access revoked at source (fail closed): "
-                                          f"{item.reason}")
+                                          f"{item.reason}", item.container)
             return False
-        self.error(item.external_id, item.reason, {"status": item.status})
+        self.count(item.container, "failed")
+        self.error(item.external_id, item.reason, {"status": item.status,
+                                                   "container": item.container})
         return True
 
     def foreign(self, item: object) -> None:
@@ -205,39 +282,121 @@ class _SyncRun:
 
     # --- deletions ----------------------------------------------------------------------------
 
-    def confirm_and_delete(self, external_id: str, origin: str) -> None:
-        if isinstance(self.connector, PointCheck):
+    def give_version_hints(self) -> None:
+        """Let a connector address documents the way its API documents them (iManage:
+        ``LIB!number.version``) with the version the index holds."""
+        known = getattr(self.pipeline, "known_versions", None)
+        if callable(known) and hasattr(self.connector, "version_hints"):
+            self.connector.version_hints = known(self.source)
+
+    def verdict(self, external_id: str, origin: str, *, listed: bool) -> str | None:
+        """Why the document should leave the index, or None to keep it.
+
+        ``listed``: the caller has just listed the whole configured scope completely and the
+        document was not in it; only then is "present somewhere, place unknown" read as
+        "left the scope".
+        """
+        if not isinstance(self.connector, PointCheck):
+            if origin in ("sweep", "confirmed sweep"):
+                return "not seen in a complete crawl"
+            return None  # a suspect without a point check stays: the next sweep decides
+        try:
+            presence = self.connector.check(external_id)
+        except CredentialsError:
+            raise
+        except ConnectorError as exc:
+            self.error(external_id, f"{origin}: point check failed, kept: {exc}")
+            return None
+        if presence == "deleted":
+            return "deleted at source"
+        if presence == "forbidden":
+            return "access revoked at source (fail closed)"
+        if presence == "out_of_scope":
+            return "moved out of the configured scope"
+        if presence == "unplaced" and listed and not self.listed_again(external_id):
+            return ("present at source but in no complete listing of the configured scope, "
+                    "twice (moved out of it)")
+        if len(self.kept_present) < _LISTED_MAX:
+            self.kept_present.append(external_id)
+        return None
+
+    def listed_again(self, external_id: str) -> bool:
+        """Whether a second, fresh listing of the scope holds the document. A document the
+        source cannot place is removed only when two complete listings missed it: one
+        listing can skip a row when an offset shifts under it and no total tells. True (keep)
+        when the listing cannot be made."""
+        if self._relisted is None:
+            if not isinstance(self.connector, ListIds):
+                return True
             try:
-                verdict = self.connector.check(external_id)
+                self._relisted = set(self.connector.list_ids())
             except CredentialsError:
                 raise
             except ConnectorError as exc:
-                self.error(external_id, f"{origin}: point check failed, kept: {exc}")
-                return
-            if verdict == "present":
-                if len(self.kept_present) < _LISTED_MAX:
-                    self.kept_present.append(external_id)
-                return
-            reason = ("deleted at source" if verdict == "deleted"
-                      else "access revoked at source (fail closed)")
-            self.delete(external_id, f"{origin}: {reason}")
-            return
-        if origin == "sweep":
-            self.delete(external_id, "sweep: not seen in a complete crawl")
-        # A suspect without a point check stays: the sweep of the next full crawl decides.
+                self.error(None, f"second listing for unplaced documents failed, kept: {exc}")
+                self._relisted = set()
+                self._relist_failed = True
+        return self._relist_failed or external_id in self._relisted
 
-    def sweep(self, crawl_id: str) -> dict[str, Any]:
+    def confirm_and_delete(self, external_id: str, origin: str, *, listed: bool) -> None:
+        reason = self.verdict(external_id, origin, listed=listed)
+        if reason is not None:
+            self.delete(external_id, f"{origin}: {reason}")
+
+    def sweep(self, crawl_id: str, st: SyncState) -> dict[str, Any]:
         self.phase = "sweep"
         seen = self.state.seen_ids(self.source, self.scope, crawl_id)
         candidates = sorted(self.pipeline.known_external_ids(self.source) - seen)
         if isinstance(self.connector, OwnsIds):
             candidates = [c for c in candidates if self.connector.owns(c)]
-        before = self.deleted_count
+        self.give_version_hints()
+        removals: dict[str, list[tuple[str, str]]] = {}
         for external_id in candidates:
-            self.confirm_and_delete(external_id, "sweep")
+            reason = self.verdict(external_id, "sweep", listed=True)
+            if reason is not None:
+                container = self.container_of(external_id) or "?"
+                removals.setdefault(container, []).append((external_id, reason))
+        # How big each library/cabinet is: what the index knew of it before the sweep.
+        seen_by: Counter[str] = Counter()
+        for name, counts in self.containers.items():
+            seen_by[name] += counts["seen"]
+        total_known = len(seen) + len(candidates)
+        held: list[tuple[str, str]] = []
+        held_containers: dict[str, dict[str, Any]] = {}
+        before = self.deleted_count
+        for container, items in sorted(removals.items()):
+            size = total_known if container == "?" else seen_by[container] + len(items)
+            share = len(items) / size if size else 1.0
+            if share > self.sweep_max_fraction:
+                held.extend(items)
+                held_containers[container] = {"would_remove": len(items), "of": size,
+                                              "share": round(share, 4)}
+                self.count(container, "held", len(items))
+                continue
+            for external_id, reason in items:
+                self.delete(external_id, f"sweep: {reason}",
+                            None if container == "?" else container)
+        run_id = str(getattr(self.run, "run_id", ""))
+        if held:
+            st.held_sweep = {"run_id": run_id, "crawl_id": crawl_id, "at": _now(),
+                             "ids": [list(x) for x in held]}
+            hold = getattr(self.pipeline, "record_held", None)
+            for external_id, reason in held:
+                if callable(hold):
+                    hold(self.run, self.source, external_id, f"sweep held: {reason}")
+            self.warn(f"sweep held: {len(held)} removal(s) exceed EWALL_SWEEP_MAX_FRACTION="
+                      f"{self.sweep_max_fraction} of {', '.join(sorted(held_containers))}; "
+                      f"apply with `ewall ingest confirm-sweep {run_id}`")
+        else:
+            st.held_sweep = None
         self.progress(force=True)
-        return {"ran": True, "seen": len(seen), "candidates": len(candidates),
-                "deleted": self.deleted_count - before}
+        out: dict[str, Any] = {"ran": True, "seen": len(seen), "candidates": len(candidates),
+                               "deleted": self.deleted_count - before}
+        if held:
+            out["held"] = {"count": len(held), "containers": held_containers,
+                           "ids": [x[0] for x in held[:_LISTED_MAX]],
+                           "confirm": f"ewall ingest confirm-sweep {run_id}"}
+        return out
 
     # --- modes ----------------------------------------------------------------------------------
 
@@ -286,7 +445,9 @@ class _SyncRun:
                 self._crawl_error(st, str(getattr(item, "reason", type(item).__name__)))
             self.progress()
         self.state.checkpoint(self.source, self.scope, st, pending)
-        self.summary["complete"] = True
+        self.summary["finished"] = True
+        # Complete: finished, no page or document failed, every listing reconciled.
+        self.summary["complete"] = not st.crawl_errors
         if st.crawl_errors:
             self.summary["sweep"] = {
                 "ran": False,
@@ -295,7 +456,7 @@ class _SyncRun:
                 "errors": list(st.crawl_error_reasons),
             }
         else:
-            self.summary["sweep"] = self.sweep(crawl_id)
+            self.summary["sweep"] = self.sweep(crawl_id, st)
         if isinstance(connector, ResumableCrawl) and st.crawl_cursor:
             st.cursor = st.crawl_cursor  # a finished crawl's last checkpoint starts the delta
         st.watermark = st.crawl_started_at
@@ -347,6 +508,7 @@ class _SyncRun:
     def point_checks(self, suspects: set[str], deletion_scan: bool) -> None:
         self.phase = "point_checks"
         scanned: int | None = None
+        known_missing: set[str] = set()
         connector = self.connector
         if deletion_scan and isinstance(connector, ListIds) and isinstance(connector, PointCheck):
             try:
@@ -356,15 +518,17 @@ class _SyncRun:
             except ConnectorError as exc:
                 self.error(None, f"listing for deletion suspects failed, none checked: {exc}")
             else:
-                known = self.pipeline.known_external_ids(self.source) - listed
+                known_missing = self.pipeline.known_external_ids(self.source) - listed
                 if isinstance(connector, OwnsIds):
-                    known = {k for k in known if connector.owns(k)}
+                    known_missing = {k for k in known_missing if connector.owns(k)}
                 scanned = len(listed)
-                suspects |= known
         before = self.deleted_count
-        for external_id in sorted(suspects):
-            self.confirm_and_delete(external_id, "point check")
-        self.summary["point_checks"] = {"suspects": len(suspects), "listed": scanned,
+        self.give_version_hints()
+        for external_id in sorted(suspects | known_missing):
+            self.confirm_and_delete(external_id, "point check",
+                                    listed=external_id in known_missing)
+        self.summary["point_checks"] = {"suspects": len(suspects | known_missing),
+                                        "listed": scanned,
                                         "deleted": self.deleted_count - before}
         self.progress(force=True)
 
@@ -372,7 +536,20 @@ class _SyncRun:
         if not isinstance(self.connector, PermissionSync):
             return
         self.phase = "groups"
-        groups = list(self.connector.groups())
+        try:
+            groups = list(self.connector.groups())
+        except CredentialsError:
+            raise
+        except ConnectorError as exc:
+            # Membership could not be read: the documents are synced all the same; the
+            # membership stays as last synced and the report says why.
+            self.error(None, f"group membership not synced: {exc}")
+            self.summary["groups"] = None
+            return
+        self.collect_warnings()
+        if not groups and getattr(self.connector, "warnings", None):
+            self.summary["groups"] = None  # the feature is off on this tenant
+            return
         self.pipeline.sync_groups(self.run, groups, actor=self.started_by)
         self.summary["groups"] = len(groups)
 
@@ -392,6 +569,8 @@ def run_sync(
     sync_permissions: bool = True,
     seen_batch: int = 500,
     progress_every: int = 50,
+    sweep_max_fraction: float = 0.05,
+    full_crawl_every_s: float | None = None,
 ) -> dict[str, Any]:
     """Run one full or delta sync and return the pipeline's delta report plus a ``sync``
     section (mode, crawl id, resume, sweep or why it was skipped, point checks, deletions,
@@ -402,7 +581,10 @@ def run_sync(
     point-check in a delta (e.g. documents of a workspace that changed). ``deletion_scan``:
     in a delta, also list every id at the source and point-check the known ones that are
     missing (costly on large tenants; full crawls sweep anyway). A full run resumes an
-    unfinished full crawl of the same (source, scope) if there is one. Raises
+    unfinished full crawl of the same (source, scope) if there is one. ``sweep_max_fraction``:
+    see the module docstring. ``full_crawl_every_s``: a delta runs as a full crawl when the
+    last complete one is older than this (or there was none), because only a full crawl sees
+    deletions and moves out of scope (no documented change feed reports them). Raises
     `SyncBusyError` when another sync of the same scope is running (a given ``run`` is then
     closed as failed first).
     """
@@ -415,11 +597,27 @@ def run_sync(
                 source, scope, connector, pipeline, state, mode=mode, started_by=started_by,
                 on_progress=on_progress, run=run, suspects=suspects,
                 deletion_scan=deletion_scan, sync_permissions=sync_permissions,
-                seen_batch=seen_batch, progress_every=progress_every)
+                seen_batch=seen_batch, progress_every=progress_every,
+                sweep_max_fraction=sweep_max_fraction, full_crawl_every_s=full_crawl_every_s)
     except SyncBusyError as exc:
         if run is not None:
             pipeline.finish_run(run, status="failed", error=str(exc))
         raise
+
+
+def _full_crawl_due(st: SyncState, every_s: float | None) -> str | None:
+    """Why a delta should run as a full crawl now, or None."""
+    if not every_s:
+        return None
+    if st.crawl_id is not None:
+        return "a full crawl is unfinished; it resumes"
+    if not st.last_complete_crawl_at:
+        return "no complete full crawl yet"
+    last = datetime.strptime(st.last_complete_crawl_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    age = (datetime.now(UTC) - last).total_seconds()
+    if age >= every_s:
+        return f"the last complete full crawl is {int(age)} s old (EWALL_FULL_CRAWL_EVERY)"
+    return None
 
 
 def _locked_sync(
@@ -438,8 +636,13 @@ def _locked_sync(
     sync_permissions: bool,
     seen_batch: int,
     progress_every: int,
+    sweep_max_fraction: float = 0.05,
+    full_crawl_every_s: float | None = None,
 ) -> dict[str, Any]:
     st = state.load(source, scope)
+    promoted = _full_crawl_due(st, full_crawl_every_s) if mode == "delta" else None
+    if promoted:
+        mode = "full"
     if run is None:
         params = {"mode": mode, "scope": scope,
                   "resume": bool(mode == "full" and st.crawl_id is not None)}
@@ -447,7 +650,10 @@ def _locked_sync(
     sync = _SyncRun(source, scope, connector=connector, pipeline=pipeline, state=state,
                     run=run, started_by=started_by, on_progress=on_progress,
                     seen_batch=max(1, seen_batch), progress_every=max(1, progress_every))
+    sync.sweep_max_fraction = sweep_max_fraction
     sync.summary.update(mode=mode, scope=scope, complete=False)
+    if promoted:
+        sync.summary["promoted_to_full"] = promoted
     failed: str | None = None
     try:
         if mode == "full":
@@ -470,8 +676,10 @@ def _locked_sync(
             log.exception("could not close the interrupted run")
         raise
     sync.phase = "done"
-    sync.progress(force=True)
+    sync.collect_warnings()
     sync.summary.update(
+        containers=sync.container_report(),
+        warnings=sync.warnings,
         failed=failed,
         items=sync.items,
         outcomes=dict(sync.outcomes),
@@ -481,8 +689,62 @@ def _locked_sync(
         deleted_count=sync.deleted_count,
         kept_present=sync.kept_present,
     )
-    if mode == "full" and not sync.summary.get("complete"):
+    if mode == "full" and not sync.summary.get("finished"):
         sync.summary["sweep"] = {"ran": False, "skipped_reason": "the crawl did not finish; "
                                  "it resumes from its last checkpoint next time"}
+    # Kept with the run, so GET /v1/ingest/runs/{id} shows it too (progress.sync).
+    sync.progress(force=True, sync=sync.summary)
     report = pipeline.finish_run(run, status="failed" if failed else None, error=failed)
     return {**report, "sync": sync.summary}
+
+
+class SweepNotHeldError(ValueError):
+    """confirm_sweep for a run whose sweep is not (or no longer) the one held."""
+
+
+def confirm_sweep(
+    source: str,
+    connector: object,
+    pipeline: Pipeline[RunT],
+    state: StateStore,
+    *,
+    held_run_id: str,
+    started_by: str,
+) -> dict[str, Any]:
+    """Apply a held sweep: a person confirmed that the removals are expected.
+
+    Every held id is point-checked again first (a document restored since the crawl stays);
+    the removals are recorded in a new run whose report is returned. Raises
+    `SweepNotHeldError` when ``held_run_id`` is not the sweep held for this source and scope
+    (never held, already confirmed, or superseded by a later complete crawl).
+    """
+    scope = str(getattr(connector, "scope", "") or "default")
+    with state.lock(source, scope):
+        st = state.load(source, scope)
+        held = st.held_sweep
+        if not held or str(held.get("run_id")) != str(held_run_id):
+            raise SweepNotHeldError(f"no sweep of run {held_run_id} is held for {source} "
+                                    f"({scope})")
+        run = pipeline.start_run(source, {"confirm_sweep": str(held_run_id), "scope": scope},
+                                 started_by)
+        sync = _SyncRun(source, scope, connector=connector, pipeline=pipeline, state=state,
+                        run=run, started_by=started_by, on_progress=None, seen_batch=500,
+                        progress_every=50)
+        sync.phase = "confirmed sweep"
+        ids = [str(x[0]) for x in held.get("ids") or [] if isinstance(x, list) and x]
+        failed: str | None = None
+        try:
+            sync.give_version_hints()
+            for external_id in ids:
+                sync.confirm_and_delete(external_id, "confirmed sweep", listed=True)
+        except (ConnectorError, CursorError) as exc:
+            failed = f"{type(exc).__name__}: {exc}"
+            sync.error(None, failed)
+        if failed is None:
+            st.held_sweep = None
+            state.save(source, scope, st)
+        report = pipeline.finish_run(run, status="failed" if failed else None, error=failed)
+        return {**report, "sync": {"mode": "confirm-sweep", "scope": scope,
+                                   "held_run_id": str(held_run_id), "held": len(ids),
+                                   "deleted": sync.deleted, "deleted_count": sync.deleted_count,
+                                   "kept_present": sync.kept_present, "failed": failed}}

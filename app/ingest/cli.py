@@ -130,6 +130,7 @@ def _sections(report: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
         ("Quarantined", report.get("quarantined") or []),
         ("Metadata changes", report.get("metadata_changes") or []),
         ("Deleted", report.get("deleted") or []),
+        ("Held deletions (apply with ewall ingest confirm-sweep RUN)", report.get("held") or []),
         ("Updated", report.get("updated") or []),
         ("Added", report.get("added") or []),
         ("Warnings", report.get("warnings") or []),
@@ -159,6 +160,19 @@ def print_report(console: Console, report: dict[str, Any]) -> None:
         if value or name == "held_pending":  # zero rows would drown the useful ones
             counts.add_row(f"case law: {name}", str(value))
     console.print(counts)
+
+    containers = (report.get("sync") or {}).get("containers") or {}
+    if containers:
+        columns = ("server_total", "seen", "ingested", "unchanged", "quarantined", "failed",
+                   "deleted", "held")
+        per = Table(title="Per library / cabinet", show_header=True)
+        per.add_column("container")
+        for column in (*columns, "complete"):
+            per.add_column(column.replace("_", " "), justify="right")
+        for name, row in containers.items():
+            per.add_row(Text(str(name)), *(str(row.get(c, "")) for c in columns),
+                        str(row.get("complete", "")))
+        console.print(per)
 
     for title, entries in _sections(report):
         if not entries:
@@ -265,6 +279,31 @@ def _cmd_connector(name: str) -> Callable[[argparse.Namespace, Settings], int]:
     return handler
 
 
+def cmd_ingest_confirm_sweep(args: argparse.Namespace, settings: Settings) -> int:
+    import uuid
+
+    from app.ingest.runs import confirm_sweep
+    from connectors.sync import SweepNotHeldError
+
+    try:
+        run_id = uuid.UUID(str(args.run))
+    except ValueError:
+        return _error(f"not a run id: {args.run}", EXIT_USAGE)
+    outcome: dict[str, str] = {}
+
+    def work(pipeline: IngestPipeline, on_progress: Progress) -> dict[str, Any]:
+        try:
+            return confirm_sweep(pipeline, settings, run_id, started_by=_started_by())
+        except (LookupError, SweepNotHeldError) as exc:
+            outcome["usage"] = str(exc).strip("'\"")
+            return {"status": "failed", "error": outcome["usage"]}
+
+    code = _execute(settings, f"confirm sweep of run {run_id}", work)
+    if "usage" in outcome:
+        return _error(outcome["usage"], EXIT_USAGE)
+    return code
+
+
 cmd_ingest_imanage = _cmd_connector("imanage")
 cmd_ingest_netdocuments = _cmd_connector("netdocuments")
 
@@ -291,3 +330,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         p.add_argument("--mode", choices=["full", "delta"], default="delta",
                        help="full crawl or changes since the last run (default: delta)")
         p.set_defaults(handler=handler)
+
+    p = sub.add_parser(
+        "confirm-sweep",
+        help="apply the deletions a sync held (more than EWALL_SWEEP_MAX_FRACTION of a "
+        "library or cabinet at once); each is point-checked again",
+    )
+    p.add_argument("run", help="the run id whose report lists the held sweep")
+    p.set_defaults(handler=cmd_ingest_confirm_sweep)

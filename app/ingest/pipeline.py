@@ -797,6 +797,45 @@ class IngestPipeline:
                 )
             }
 
+    def known_versions(self, source: str) -> dict[str, str | None]:
+        """external id -> the version the index holds (connectors address some documents
+        by a versioned id, e.g. iManage ``LIB!number.version``)."""
+        with self.database.transaction() as conn:
+            return {
+                r[0]: r[1]
+                for r in conn.execute(
+                    text("SELECT external_id, version FROM documents WHERE source = :s"),
+                    {"s": source},
+                )
+            }
+
+    def known_containers(self, source: str) -> dict[str, str | None]:
+        """external id -> the library or cabinet it was ingested from (``metadata.container``),
+        so a sweep can weigh its removals per container."""
+        with self.database.transaction() as conn:
+            return {
+                r[0]: r[1]
+                for r in conn.execute(
+                    text(
+                        "SELECT external_id, metadata->>'container' FROM documents "
+                        "WHERE source = :s"
+                    ),
+                    {"s": source},
+                )
+            }
+
+    def record_warning(self, run: IngestRun, source: str | None, reason: str) -> None:
+        """A degraded feature or a held action: listed under ``warnings``, not an error."""
+        with self.database.transaction() as conn:
+            self.record_event(conn, run, "warning", source, None, reason)
+
+    def record_held(self, run: IngestRun, source: str, external_id: str, reason: str) -> None:
+        """A deletion held until a person confirms it (``ewall ingest confirm-sweep``)."""
+        with run.lock:
+            run.counts["held"] += 1
+        with self.database.transaction() as conn:
+            self.record_event(conn, run, "sweep_held", source, external_id, reason)
+
     def sync_groups(self, run: IngestRun, groups: list[SourceGroup], actor: str) -> None:
         from app.matrix.schemas import GroupImport
         from app.matrix.service import apply_matrix
@@ -840,6 +879,7 @@ _REPORTED_KINDS = frozenset(
         "parse_error",
         "metadata_change",
         "warning",
+        "sweep_held",
     }
 )
 
@@ -895,6 +935,7 @@ def load_report(conn: Connection, run_id: uuid.UUID, max_events: int = 1000) -> 
             "errors": counts.get("errors", 0),
             "parse_errors": counts.get("parse_errors", 0),
             "metadata_changes": counts.get("metadata_changes", 0),
+            "held": counts.get("held", 0),
         },
         "added": by_kind.get("added", []),
         "updated": by_kind.get("updated", []),
@@ -904,6 +945,7 @@ def load_report(conn: Connection, run_id: uuid.UUID, max_events: int = 1000) -> 
         "parse_errors": by_kind.get("parse_error", []),
         "metadata_changes": by_kind.get("metadata_change", []),
         "warnings": by_kind.get("warning", []),
+        "held": by_kind.get("sweep_held", []),
         # kinds written by particular sources (case-law state changes, held decisions, ...)
         "other_events": {
             kind: entries for kind, entries in by_kind.items() if kind not in _REPORTED_KINDS

@@ -190,3 +190,29 @@ def get_run(run_id: str, principal: Admin, conn: ConnDep) -> dict[str, Any]:
     if not report:
         raise NotFound("Ingest run", run_id)
     return report
+
+
+@router.post("/ingest/runs/{run_id}/confirm-sweep")
+def confirm_held_sweep(run_id: str, principal: Admin, resources: ResourcesDep) -> dict[str, Any]:
+    """Apply the deletions a sync held (more than EWALL_SWEEP_MAX_FRACTION of a library or
+    cabinet at once). Each held id is point-checked again; the report of the new run is
+    returned. 404: no such run; 409: its sweep is not (or no longer) the one held."""
+    from app.errors import Conflict
+    from app.ingest.runs import confirm_sweep
+    from connectors.http import ConnectorError
+    from connectors.sync import SweepNotHeldError
+
+    try:
+        parsed = uuid.UUID(run_id)
+    except ValueError:
+        raise NotFound("Ingest run", run_id) from None
+    try:
+        return confirm_sweep(
+            pipeline_for(resources), resources.settings, parsed, started_by=principal.person_id
+        )
+    except LookupError:
+        raise NotFound("Ingest run", run_id) from None
+    except SweepNotHeldError as exc:
+        raise Conflict("sweep_not_held", str(exc)) from None
+    except ConnectorError as exc:
+        raise Unprocessable("connector_unavailable", str(exc)) from None

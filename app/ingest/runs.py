@@ -78,6 +78,36 @@ def ingest_connector(
             started_by=started_by,
             on_progress=on_progress,
             run=run,
+            sweep_max_fraction=settings.sweep_max_fraction,
+            full_crawl_every_s=settings.full_crawl_every or None,
+        )
+
+
+def confirm_sweep(
+    pipeline: IngestPipeline, settings: Settings, run_id: uuid.UUID, *, started_by: str
+) -> dict[str, Any]:
+    """Apply the sweep that run ``run_id`` held (too many removals at once, see
+    EWALL_SWEEP_MAX_FRACTION): every held id is point-checked again, then removed.
+
+    Raises LookupError when there is no such run, `connectors.sync.SweepNotHeldError` when
+    its sweep is not the one held (never held, already confirmed, or superseded).
+    """
+    from sqlalchemy import text
+
+    from connectors import registry, state, sync
+
+    with pipeline.database.transaction() as conn:
+        name = conn.execute(
+            text("SELECT connector FROM ingest_runs WHERE run_id = :r"), {"r": run_id}
+        ).scalar_one_or_none()
+    if name is None:
+        raise LookupError(f"no ingest run {run_id}")
+    if name not in ("imanage", "netdocuments"):
+        raise sync.SweepNotHeldError(f"run {run_id} is a {name} run; it holds no sweep")
+    store = state.SyncStateStore(pipeline.database)
+    with registry.create(name, settings) as connector:
+        return sync.confirm_sweep(
+            name, connector, pipeline, store, held_run_id=str(run_id), started_by=started_by
         )
 
 

@@ -27,9 +27,11 @@ from connectors.http import (
     TokenAuth,
     TokenGrant,
     as_list,
+    as_text,
     pick,
     segment,
 )
+from connectors.paging import Listing, Page, Position, PositionExpiredError
 
 log = logging.getLogger("ewall.connectors.imanage")
 
@@ -63,14 +65,12 @@ SYNC_DENIED = "documents/security/denied-trustees/search"
 SYNC_GROUP_MEMBERS = "groups/members/search"
 
 
-class CursorExpiredError(ConnectorError):
+class CursorExpiredError(PositionExpiredError):
     """The Sync API refused a cursor (S4: they expire after about an hour)."""
 
 
-@dataclass(frozen=True)
-class Page:
-    rows: list[dict[str, Any]]
-    total: int | None
+def _row_id(row: dict[str, Any]) -> str | None:
+    return as_text(pick(row, "id", "document_id"))
 
 
 @dataclass(frozen=True)
@@ -219,8 +219,12 @@ class IManageClient:
         return f"{self._customer()}/libraries/{segment(lib)}"
 
     def libraries(self) -> list[dict[str, Any]]:
-        body = self.http.get_json(self._customer() + "/libraries", auth=self.auth)
-        return _results(body)
+        # No documented paging: one request, through the paging helper like every list.
+        return Listing(
+            "imanage libraries",
+            lambda _: Page(_results(self.http.get_json(self._customer() + "/libraries",
+                                                       auth=self.auth))),
+            _row_id, mode="single").all()
 
     def features(self) -> dict[str, Any]:
         body = self.http.get_json(self._customer() + "/features", auth=self.auth)
@@ -230,14 +234,27 @@ class IManageClient:
     # --- documents --------------------------------------------------------------------------
 
     def search_documents(
-        self, lib: str, *, offset: int, limit: int, edit_date_from: str | None = None
-    ) -> Page:
+        self, lib: str, *, offset: int, limit: int, edit_date_from: str | None = None,
+        document_number: int | None = None,
+    ) -> Page[dict[str, Any]]:
         params: dict[str, str | int | bool | None] = {
             "offset": offset, "limit": limit, "total": True, "edit_date_from": edit_date_from,
+            "document_number": document_number,
         }
         body = self.http.get_json(self._library(lib) + "/documents", params=params,
                                   auth=self.auth)
         return Page(_results(body), _total(body))
+
+    def search_listing(
+        self, lib: str, *, limit: int, edit_date_from: str | None = None,
+        start: Position | None = None,
+    ) -> Listing[dict[str, Any]]:
+        """I1 by offset, through the one paging helper (never ends on a short page)."""
+        return Listing(
+            f"imanage library {lib} documents",
+            lambda at: self.search_documents(lib, offset=at.offset, limit=limit,
+                                             edit_date_from=edit_date_from),
+            _row_id, start=start or Position())
 
     def document(self, lib: str, doc_id: str) -> dict[str, Any]:
         body = self.http.get_json(f"{self._library(lib)}/documents/{segment(doc_id)}",
@@ -274,12 +291,20 @@ class IManageClient:
     # --- groups (permission sync; paths [U]) ---------------------------------------------------
 
     def groups(self, lib: str) -> list[dict[str, Any]]:
-        return _results(self.http.get_json(self._library(lib) + "/groups", auth=self.auth))
+        # Not in connectors.md's endpoint table at all: callers treat a 404 as "feature off".
+        return Listing(
+            f"imanage library {lib} groups",
+            lambda _: Page(_results(self.http.get_json(self._library(lib) + "/groups",
+                                                       auth=self.auth))),
+            _row_id, mode="single").all()
 
     def group_members(self, lib: str, group_id: str) -> list[dict[str, Any]]:
-        body = self.http.get_json(f"{self._library(lib)}/groups/{segment(group_id)}/members",
-                                  auth=self.auth)
-        return _results(body)
+        # I16 [U]: no documented paging, so exactly one request.
+        path = f"{self._library(lib)}/groups/{segment(group_id)}/members"
+        return Listing(
+            f"imanage group {group_id} members",
+            lambda _: Page(_results(self.http.get_json(path, auth=self.auth))),
+            lambda row: as_text(pick(row, "id", "user_id")), mode="single").all()
 
     # --- Sync/crawl API ([O] S4) ---------------------------------------------------------------
 
@@ -302,27 +327,35 @@ class IManageClient:
             next_cursor = None
         return _results(payload), next_cursor
 
+    def sync_listing(
+        self, lib: str, endpoint: str, limit: int, start: Position | None = None
+    ) -> Listing[dict[str, Any]]:
+        """One Sync endpoint through the paging helper: it ends when the cursor does (or on
+        an empty page), never because a page was shorter than ``limit``; an expired cursor
+        restarts the endpoint from the top without yielding a row twice."""
+
+        def fetch(at: Position) -> Page[dict[str, Any]]:
+            rows, cursor = self.sync_page(lib, endpoint, at.token, limit)
+            return Page(rows, None, cursor)
+
+        def key(row: dict[str, Any]) -> str | None:
+            ident = _row_id(row)
+            if ident is None or endpoint != "documents/crawl":
+                # trustee and member rows have no id of their own: the whole row is the key
+                return repr(sorted((k, repr(v)) for k, v in row.items()))
+            return ident
+
+        return Listing(f"imanage library {lib} sync {endpoint}", fetch, key,
+                       start=start or Position(), mode="cursor")
+
     def sync_all(
         self, lib: str, endpoint: str, limit: int,
         on_restart: Callable[[str], None] | None = None,
     ) -> list[dict[str, Any]]:
-        """Every row of one Sync endpoint; an expired cursor restarts that endpoint from the
-        beginning (rows are keyed, so a restart only re-reads, it cannot double-count)."""
-        rows: list[dict[str, Any]] = []
-        cursor: str | None = None
-        restarts = 0
-        while True:
-            try:
-                page, cursor_next = self.sync_page(lib, endpoint, cursor, limit)
-            except CursorExpiredError:
-                restarts += 1
-                if restarts > 3:
-                    raise
-                if on_restart is not None:
-                    on_restart(endpoint)
-                rows, cursor = [], None
-                continue
-            rows.extend(page)
-            if not cursor_next or len(page) < limit:
-                return rows
-            cursor = cursor_next
+        """Every row of one Sync endpoint (see `sync_listing`)."""
+        listing = self.sync_listing(lib, endpoint, limit)
+        rows = listing.all()
+        if on_restart is not None:
+            for _ in range(listing.restarts):
+                on_restart(endpoint)
+        return rows

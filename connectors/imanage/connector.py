@@ -7,12 +7,15 @@ identity: a new version replaces the old one in place, and a sweep never sees th
 version as "deleted". The versioned id is kept in ``metadata["imanage_id"]``.
 
 Crawl: the Sync API (cursor pages, S4) when the tenant has ``data_sync_import``, else the
-document search (I1) paged by offset. Delta: I1 with ``edit_date_from`` = watermark minus
-``connector_overlap_s``. Cursors are JSON strings owned by this module.
+document search (I1) paged by offset, both through ``connectors.paging`` (a short page never
+ends a listing; a full listing must reconcile with ``total_count``). Delta: I1 with
+``edit_date_from`` = watermark minus ``connector_overlap_s``. Point checks address documents
+as ``LIB!number.version``. Cursors are JSON strings owned by this module.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import random
@@ -37,7 +40,9 @@ from connectors.base import (
     SourceAcl,
     SourceDocument,
     SourceGroup,
+    check_matter_format,
     normalise_code,
+    qualify_matter,
 )
 from connectors.http import (
     Clock,
@@ -57,9 +62,9 @@ from connectors.imanage.client import (
     SYNC_DENIED,
     SYNC_DOCUMENTS,
     SYNC_GROUP_MEMBERS,
-    CursorExpiredError,
     IManageClient,
 )
+from connectors.paging import Listing, ListingIncompleteError, Position
 
 log = logging.getLogger("ewall.connectors.imanage")
 
@@ -309,6 +314,11 @@ class IManageConnector:
         self._now = now
         self.overlap = timedelta(seconds=settings.connector_overlap_s)
         self.field_map = parse_field_map(settings.imanage_field_map)
+        try:
+            self.matter_format = check_matter_format(settings.imanage_matter_id_format,
+                                                     "EWALL_IMANAGE_MATTER_ID_FORMAT")
+        except ValueError as exc:
+            raise ConnectorError(f"imanage: {exc}") from None
         self.default_fields = (settings.imanage_client_field.strip().lower(),
                                settings.imanage_matter_field.strip().lower())
         self.configured_libraries = [
@@ -327,6 +337,13 @@ class IManageConnector:
         self._workspace_locks: dict[tuple[str, str], threading.Lock] = {}
         self._versions: dict[tuple[str, int], int] = {}
         self._totals: dict[str, int] = {}
+        # Set by the sync before point checks: external id -> the version the index holds,
+        # so a check can address the document as LIB!number.version (§1.4, §1.5).
+        self.version_hints: dict[str, str | None] = {}
+        # Per library: how the last full listing ended (server total, ids seen, complete).
+        self.listings: dict[str, dict[str, Any]] = {}
+        # Optional features that were off for this tenant ([U]/[O] endpoints that 404).
+        self.warnings: list[str] = []
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -426,13 +443,63 @@ class IManageConnector:
                             emitted.add(ident)
                             yield ident
 
+    def container_of(self, external_id: str) -> str | None:
+        key = _doc_key(external_id)
+        return key[0] if key else None
+
+    def _versioned_id(self, lib: str, number: int, external_id: str) -> str | None:
+        """The documented document id ``LIB!number.version`` for a point check (§1.4: a bare
+        ``LIB!number`` is a container id). The version comes from the id itself, from what
+        the index holds, from this crawl, or from a document_number search ([O] filter)."""
+        match = _DOC_ID.match(external_id.strip())
+        if match and match.group("ver"):
+            return external_id.strip()
+        hint = self.version_hints.get(external_id)
+        if hint is not None and str(hint).strip().isdigit():
+            return f"{lib}!{number}.{int(str(hint).strip())}"
+        seen = self._versions.get((lib.upper(), number))
+        if seen is not None and seen > 0:
+            return f"{lib}!{number}.{seen}"
+        page = self.client.search_documents(lib, offset=0, limit=self.page_size,
+                                            document_number=number)
+        versions = [_version(r) for r in page.rows
+                    if (_doc_key(pick(r, "id", "document_id"), lib)
+                        or _doc_key(pick(r, "document_number"), lib)) == (lib.upper(), number)]
+        versions = [v for v in versions if v > 0]
+        return f"{lib}!{number}.{max(versions)}" if versions else None
+
     def check(self, external_id: str) -> Presence:
         key = _doc_key(external_id)
         if key is None:
             raise ConnectorError(f"imanage: {external_id!r} is not LIB!number")
-        return self._presence(key[0], external_id)
+        lib = next((x for x in self.libraries() if x.upper() == key[0]), key[0])
+        doc_id = self._versioned_id(lib, key[1], external_id)
+        if doc_id is None:
+            # Not a verdict: without the version the documented id cannot be formed, and a
+            # guess must never delete. The sync keeps the document and reports it.
+            raise ConnectorError(f"imanage: no version known for {external_id}; "
+                                 "cannot point-check it as LIB!number.version")
+        return self._presence(lib, doc_id)
 
     def groups(self) -> Iterator[SourceGroup]:
+        """Group members for permission sync. No groups endpoint is documented for REST v2
+        (connectors.md I16 is [U], the Sync API [O]): a 404/405/501 there turns the feature
+        off with a warning in the run report instead of failing the crawl. Without synced
+        members a group grant admits nobody (narrower, never wider)."""
+        try:
+            members = self._group_members()
+        except SourceHTTPError as exc:
+            if isinstance(exc, CredentialsError) or exc.status not in (400, 404, 405, 501):
+                raise
+            self.warnings.append(f"imanage: group membership not available on this tenant "
+                                 f"(HTTP {exc.status} from {exc.path}); group grants admit "
+                                 "nobody until it is")
+            log.warning("imanage groups endpoint unavailable", extra={"status": exc.status})
+            return
+        for gid, users in sorted(members.items()):
+            yield SourceGroup(source=SOURCE, group_id=gid, members=frozenset(users))
+
+    def _group_members(self) -> dict[str, set[str]]:
         members: dict[str, set[str]] = {}
         for lib in self.libraries():
             if self.sync_api_available():
@@ -457,8 +524,7 @@ class IManageConnector:
                     uid = as_text(pick(member, "id", "user_id"))
                     if uid and uid.strip():
                         bucket.add(principal("user", uid))
-        for gid, users in sorted(members.items()):
-            yield SourceGroup(source=SOURCE, group_id=gid, members=frozenset(users))
+        return members
 
     # --- full crawl ------------------------------------------------------------------------------
 
@@ -470,19 +536,20 @@ class IManageConnector:
         if full is None:
             return  # that crawl already finished; only its bookkeeping was left
         self._versions = {}
+        self.listings = {}
         libraries = self.libraries()
         use_sync = self.sync_api_available()
         for lib in libraries:
             if lib in full["done"]:
                 continue
             if full.get("lib") != lib:
-                full.update(lib=lib, offset=0, sync=None)
+                full.update(lib=lib, offset=0, sync=None, sync_offset=0)
             if use_sync:
                 yield from self._full_library_sync(lib, cursor)
             else:
                 yield from self._full_library_search(lib, cursor)
             full["done"].append(lib)
-            full.update(lib=None, offset=0, sync=None)
+            full.update(lib=None, offset=0, sync=None, sync_offset=0)
             yield cursor.dump()
         # Changes made while the crawl ran are caught by the next delta because the watermark
         # is the crawl's start (minus the overlap at query time), not the newest edit seen.
@@ -492,28 +559,42 @@ class IManageConnector:
 
     def _search_pages(self, lib: str, *, edit_date_from: str | None, start: int
                       ) -> Iterator[tuple[list[dict[str, Any]], int] | DocumentFailure]:
-        """I1 pages from ``start`` as (new rows, offset after the page). A page that brings
-        no id not already seen ends the walk with a failure: a server that ignores
-        ``offset`` would otherwise loop forever, and the crawl is then not complete."""
-        offset = start
-        seen: set[str] = set()
-        while True:
-            page = self.client.search_documents(lib, offset=offset, limit=self.page_size,
-                                                edit_date_from=edit_date_from)
-            if page.total is not None:
-                self._totals[lib] = page.total
-                self.total_hint = sum(self._totals.values())
-            fresh = [r for r in page.rows if (as_text(pick(r, "id")) or "") not in seen]
-            if page.rows and not fresh:
-                yield DocumentFailure(SOURCE, None, f"library {lib}: paging stalled at offset "
-                                      f"{offset} (the page repeats earlier ids)")
-                return
-            seen.update(as_text(pick(r, "id")) or "" for r in fresh)
-            offset += len(page.rows)
-            yield fresh, offset
-            if len(page.rows) < self.page_size or (page.total is not None
-                                                   and offset >= page.total):
-                return
+        """I1 pages from ``start`` as (new rows, offset after the page), through the paging
+        helper: a page shorter than asked does not end the walk (servers cap ``limit``); only
+        an empty page does. A listing that cannot be completed, or (for a full listing) whose
+        ids do not reconcile with ``total_count``, ends with a failure: the crawl is then not
+        complete and nothing is swept."""
+        listing = self.client.search_listing(lib, limit=self.page_size,
+                                             edit_date_from=edit_date_from,
+                                             start=Position(start))
+        try:
+            for rows in listing.pages():
+                if listing.total is not None:
+                    self._totals[lib] = listing.total
+                    self.total_hint = sum(self._totals.values())
+                yield rows, listing.position.offset
+        except ListingIncompleteError as exc:
+            if edit_date_from is None:
+                self._note_listing(lib, listing, str(exc))
+            yield DocumentFailure(SOURCE, None, str(exc), container=lib)
+            return
+        if edit_date_from is None:
+            self._note_listing(lib, listing, None)
+            if listing.reconciled is False:
+                yield DocumentFailure(
+                    SOURCE, None, f"library {lib}: the server reported {listing.total} "
+                    f"documents, the listing gave {listing.counted}; not complete",
+                    container=lib)
+
+    def _note_listing(self, lib: str, listing: Listing[Any], error: str | None) -> None:
+        reconciled = listing.reconciled
+        self.listings[lib] = {
+            "server_total": listing.total,
+            "listed": listing.counted,
+            "complete": error is None and reconciled is not False,
+            "reason": error or (None if reconciled is not False else
+                                f"server total {listing.total} != {listing.counted} listed"),
+        }
 
     def _full_library_search(self, lib: str, cursor: CrawlCursor) -> Iterator[CrawlItem]:
         full = cursor.full if cursor.full is not None else {}
@@ -531,31 +612,30 @@ class IManageConnector:
         full = cursor.full if cursor.full is not None else {}
         allowed = self._trustees(lib, SYNC_ALLOWED)
         denied = self._trustees(lib, SYNC_DENIED)
-        position: str | None = full.get("sync")
+        start = Position(int(full.get("sync_offset") or 0), full.get("sync"))
+        listing = self.client.sync_listing(lib, SYNC_DOCUMENTS, self.sync_page_size, start)
         restarts = 0
-        while True:
-            try:
-                rows, next_position = self.client.sync_page(lib, SYNC_DOCUMENTS, position,
-                                                            self.sync_page_size)
-            except CursorExpiredError:
-                if position is None or restarts >= 3:
-                    raise
-                # Restart this endpoint from the top. Documents already ingested come again
-                # and are "unchanged"; nothing is skipped, so nothing is lost.
-                restarts += 1
-                self.sync_restarts.append(SYNC_DOCUMENTS)
-                log.warning("imanage sync cursor expired; restarting the library crawl",
-                            extra={"library": lib})
-                position = None
-                full["sync"] = None
-                self._versions = {k: v for k, v in self._versions.items() if k[0] != lib.upper()}
-                continue
-            yield from self._documents(lib, rows, trustees=(allowed, denied))
-            if not next_position or len(rows) < self.sync_page_size:
-                return
-            position = next_position
-            full["sync"] = position
-            yield cursor.dump()
+        try:
+            for rows in listing.pages():
+                if listing.restarts != restarts:
+                    # The cursor expired and the endpoint restarted from the top: documents
+                    # already ingested come again as "unchanged"; nothing is skipped.
+                    restarts = listing.restarts
+                    self.sync_restarts.append(SYNC_DOCUMENTS)
+                    log.warning("imanage sync cursor expired; restarted the library crawl",
+                                extra={"library": lib})
+                yield from self._documents(lib, rows, trustees=(allowed, denied))
+                if listing.position.token:
+                    full["sync"] = listing.position.token
+                    full["sync_offset"] = listing.position.offset
+                    yield cursor.dump()
+        except ListingIncompleteError as exc:
+            self._note_listing(lib, listing, str(exc))
+            yield DocumentFailure(SOURCE, None, str(exc), container=lib)
+            return
+        if listing.restarts != restarts:
+            self.sync_restarts.append(SYNC_DOCUMENTS)
+        self._note_listing(lib, listing, None)
 
     def _trustees(self, lib: str, endpoint: str) -> dict[tuple[str, int], list[dict[str, Any]]]:
         grouped: dict[tuple[str, int], list[dict[str, Any]]] = {}
@@ -635,7 +715,11 @@ class IManageConnector:
                         dict[tuple[str, int], list[dict[str, Any]]]] | None,
     ) -> Iterator[CrawlItem]:
         keep = self._latest_only(lib, rows)
-        yield from self._map(lambda row: self._document(lib, row, trustees), keep)
+        for item in self._map(lambda row: self._document(lib, row, trustees), keep):
+            if isinstance(item, DocumentFailure) and item.container is None:
+                yield dataclasses.replace(item, container=lib)
+            else:
+                yield item
 
     def _presence(self, lib: str, doc_id: str) -> Presence:
         try:
@@ -752,6 +836,7 @@ class IManageConnector:
         metadata: dict[str, Any] = {
             "imanage_id": doc_id,
             "library": key[0],
+            "container": lib,
             "document_number": key[1],
             "workspace_id": as_text(pick(row, "workspace_id")),
             "workspace_name": as_text(pick(row, "workspace_name")),
@@ -779,7 +864,7 @@ class IManageConnector:
             doc_type=as_text(pick(row, "class_description")) or as_text(pick(row, "class"))
             or as_text(pick(row, "type")),
             client_id=fields.client,
-            matter_id=fields.matter,
+            matter_id=qualify_matter(self.matter_format, fields.client, fields.matter),
             client_raw=fields.client_raw,
             matter_raw=fields.matter_raw,
             author=as_text(pick(row, "author_description")) or author_name or author_id,

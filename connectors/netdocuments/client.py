@@ -34,6 +34,7 @@ from connectors.http import (
     pick,
     segment,
 )
+from connectors.paging import Listing, Page, Position
 
 log = logging.getLogger("ewall.connectors.netdocuments")
 
@@ -103,6 +104,7 @@ class Hit:
     # attribute id (1000 + n) -> (value, description); a missing id means "absent"
     custom: dict[int, tuple[str | None, str | None]] = field(default_factory=dict)
     has_custom: bool = False
+    cabinets: list[str] = field(default_factory=list)  # where the document is filed, if said
 
 
 @dataclass
@@ -171,6 +173,16 @@ def parse_hit(row: object) -> Hit | None:
     locations = pick(row, "Locations", "locations")
     url = as_text(pick(locations, "Url", "url")) or as_text(pick(std, "url", "Url"))
     deleted = pick(std, "deleted", "isDeleted", "Deleted")
+    # S3's search rows carry Locations.Cabinets [O]; accept a few other spellings too.
+    raw_cabinets = pick(locations, "Cabinets", "cabinets") if isinstance(locations, dict) \
+        else None
+    if raw_cabinets is None:
+        raw_cabinets = pick(row, "cabinets", "Cabinets", "cabinet", "cabinetId") or pick(
+            std, "cabinets", "Cabinets", "cabinet", "cabinetId")
+    if isinstance(raw_cabinets, str):
+        raw_cabinets = [raw_cabinets]
+    cabinets = [c.strip() for c in (as_text(x) for x in as_list(raw_cabinets)
+                                    if not isinstance(x, dict | list)) if c and c.strip()]
     return Hit(
         id=ident.strip(),
         name=as_text(pick(std, "Name", "name")),
@@ -187,6 +199,7 @@ def parse_hit(row: object) -> Hit | None:
         deleted=deleted is True or (isinstance(deleted, str) and deleted.lower() == "true"),
         custom=custom,
         has_custom=has_custom,
+        cabinets=cabinets,
     )
 
 
@@ -265,9 +278,9 @@ class NetDocumentsClient:
         self.http.close()
 
     def cabinets(self) -> list[Cabinet]:
-        body = self.http.get_json("/v1/User/cabinets", auth=self.auth)
         out = []
-        for row in _rows(body, "cabinets", "Cabinets", "list"):
+        for row in self._single("netdocuments cabinets", "/v1/User/cabinets",
+                                "cabinets", "Cabinets", "list"):
             ident = as_text(pick(row, "id", "Id", "cabinetId"))
             if not ident or not ident.strip():
                 continue
@@ -310,8 +323,9 @@ class NetDocumentsClient:
         return parse_hit(body)
 
     def acl(self, doc_id: str) -> list[dict[str, Any]]:
-        body = self.http.get_json(f"/v1/Document/{segment(doc_id)}/acl", auth=self.auth)
-        return _rows(body, "acl", "ACL", "accessList", "AccessList", "list")
+        return self._single(f"netdocuments document {doc_id} access list",
+                            f"/v1/Document/{segment(doc_id)}/acl",
+                            "acl", "ACL", "accessList", "AccessList", "list")
 
     def download(self, doc_id: str) -> Download:
         # The official version (N16); Accept octet-stream, no base64.
@@ -327,31 +341,36 @@ class NetDocumentsClient:
 
     def lookup_rows(self, repository: str, attribute: int, *, top: int = MAX_TOP
                     ) -> list[dict[str, Any]]:
-        """Every row of a lookup table (N5), paged by $skip with a stall guard."""
-        rows: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        skip = 0
-        while True:
+        """Every row of a lookup table (N5), paged by ``$skip``/``$top`` through the paging
+        helper: a page shorter than ``$top`` does not end it (servers cap ``$top``), only an
+        empty page does. Raises `ListingIncompleteError` when it cannot be read to the end:
+        a table missing its later rows would drop their ``|N`` denies (fail open)."""
+        path = f"/v1/attributes/{segment(repository)}/{segment(attribute)}"
+
+        def fetch(at: Position) -> Page[dict[str, Any]]:
             body = self.http.get_json(
-                f"/v1/attributes/{segment(repository)}/{segment(attribute)}",
+                path,
                 params={"$select": "key,description,parent,access", "$top": top,
-                        "$skip": skip or None, "$orderby": "key"},
+                        "$skip": at.offset or None, "$orderby": "key"},
                 auth=self.auth,
             )
-            page = _rows(body, "rows", "Rows", "list", "lookups")
-            fresh = [r for r in page if repr(sorted(r.items())) not in seen]
-            if page and not fresh:
-                return rows
-            seen.update(repr(sorted(r.items())) for r in fresh)
-            rows.extend(fresh)
-            if len(page) < top:
-                return rows
-            skip += len(page)
+            return Page(_rows(body, "rows", "Rows", "list", "lookups"))
+
+        return Listing(f"netdocuments lookup table {attribute}", fetch,
+                       lambda row: repr(sorted((k, repr(v)) for k, v in row.items()))).all()
+
+    def _single(self, what: str, path: str, *names: str) -> list[dict[str, Any]]:
+        """An endpoint with no documented paging: one request, through the paging helper."""
+        return Listing(what, lambda _: Page(_rows(self.http.get_json(path, auth=self.auth),
+                                                  *names)),
+                       lambda row: None, mode="single").all()
 
     def cabinet_groups(self, cabinet: str) -> list[dict[str, Any]]:
-        body = self.http.get_json(f"/v2/cabinet/{segment(cabinet)}/groups", auth=self.auth)
-        return _rows(body, "groups", "Groups", "list", "Results")
+        return self._single(f"netdocuments cabinet {cabinet} groups",
+                            f"/v2/cabinet/{segment(cabinet)}/groups",
+                            "groups", "Groups", "list", "Results")
 
     def group_members(self, group: str) -> list[dict[str, Any]]:
-        body = self.http.get_json(f"/v1/Group/{segment(group)}/members", auth=self.auth)
-        return _rows(body, "members", "Members", "list", "users")
+        return self._single(f"netdocuments group {group} members",
+                            f"/v1/Group/{segment(group)}/members",
+                            "members", "Members", "list", "users")

@@ -1,18 +1,22 @@
 """NetDocuments connector: documents with client/matter, access lists and deletions.
 
 Identity: ``external_id`` is the document id (``4824-5093-9170``); content is the official
-version (N16). Full crawl: v2 search per cabinet with a broad query, paged by skiptoken when the
-server gives one, else by skip, with a guard against pages that repeat ids. Delta: the same
+version (N16). Full crawl: v2 search per cabinet with a broad query, paged through
+``connectors.paging`` by skiptoken when the server gives one, else by skip (a page shorter than
+``top`` never ends it; the ids must reconcile with ``TotalFound``). Delta: the same
 search sorted by modification date descending, walked down to the watermark minus
 ``connector_overlap_s`` (this avoids the unverified date-range query syntax, §2.5).
 
 Permissions: the document's access list (V/E/S/A grant read, N denies and beats everything),
-plus profile-based security: an ``N`` row on the document's matter in the matter lookup table
-is a deny as well (§3.2). Cabinet admins' implicit rights are not modelled (narrower).
+plus profile-based security: an ``N`` row on the document's value of each attribute in
+``EWALL_NETDOCUMENTS_PROFILE_SECURITY`` (matter by default) is a deny as well (§3.2).
+Cabinet admins' implicit rights are not modelled (narrower). A document moved to a cabinet
+outside the configured scope looks like a delete (§2.6) and leaves the index.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import logging
@@ -36,7 +40,9 @@ from connectors.base import (
     SourceAcl,
     SourceDocument,
     SourceGroup,
+    check_matter_format,
     normalise_code,
+    qualify_matter,
 )
 from connectors.http import (
     Clock,
@@ -56,6 +62,13 @@ from connectors.netdocuments.client import (
     Hit,
     NetDocumentsClient,
     SearchPage,
+)
+from connectors.paging import (
+    Listing,
+    ListingIncompleteError,
+    Page,
+    Position,
+    PositionExpiredError,
 )
 
 log = logging.getLogger("ewall.connectors.netdocuments")
@@ -174,18 +187,41 @@ def _utcnow() -> datetime:
 
 
 @dataclass
-class _MatterTable:
-    """Profile-based security rows of one cabinet's matter attribute."""
+class _LookupTable:
+    """Profile-based security rows of one lookup attribute (N5) of one cabinet.
 
+    ``readable`` is False when the table could not be read completely: then a document
+    profiled with a value of this attribute is visible to nobody (a missing ``|N`` row would
+    otherwise fail open)."""
+
+    attribute: int
     readable: bool
     rows: list[tuple[str | None, str | None, str]]  # (parent, key, access) normalised
+    reason: str | None = None
 
-    def access_for(self, client: str | None, matter: str | None) -> list[str]:
-        if not matter:
+    def access_for(self, value: str | None, parent: str | None) -> list[str]:
+        if not value:
             return []
         # Matter numbers repeat across clients: a row with a parent must match the client.
-        return [access for parent, key, access in self.rows
-                if key == matter and (parent is None or parent == client)]
+        return [access for row_parent, key, access in self.rows
+                if key == value and (row_parent is None or row_parent == parent)]
+
+
+def parse_profile_security(text: str) -> list[str | int]:
+    """``"matter"``, ``"client"``, attribute numbers (1001 or 1), comma-separated."""
+    out: list[str | int] = []
+    for part in (p.strip().lower() for p in text.split(",")):
+        if not part:
+            continue
+        if part in ("matter", "client"):
+            out.append(part)
+        elif part.isdigit():
+            number = int(part)
+            out.append(number - 1000 if number > 1000 else number)
+        else:
+            raise ConnectorError(f"netdocuments: EWALL_NETDOCUMENTS_PROFILE_SECURITY entry "
+                                 f"{part!r} is not matter, client or an attribute number")
+    return out
 
 
 class NetDocumentsConnector:
@@ -223,10 +259,20 @@ class NetDocumentsConnector:
         self._workers = settings.connector_concurrency
         self._pool: ThreadPoolExecutor | None = None
         self._cabinets: list[Cabinet] | None = None
-        self._matters: dict[str, _MatterTable] = {}
+        self._tables: dict[tuple[str, int], _LookupTable] = {}
         self._group_names: dict[str, dict[str, str]] = {}
         self._tables_lock = threading.Lock()
         self._totals: dict[str, int] = {}
+        self.profile_security = parse_profile_security(settings.netdocuments_profile_security)
+        try:
+            self.matter_format = check_matter_format(settings.netdocuments_matter_id_format,
+                                                     "EWALL_NETDOCUMENTS_MATTER_ID_FORMAT")
+        except ValueError as exc:
+            raise ConnectorError(f"netdocuments: {exc}") from None
+        # Per cabinet: how the last full listing ended (server total, ids seen, complete).
+        self.listings: dict[str, dict[str, Any]] = {}
+        self.warnings: list[str] = []
+        self._cabinet_of: dict[str, str] = {}
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -312,7 +358,16 @@ class NetDocumentsConnector:
             raise
         if hit is not None and hit.deleted:
             return "deleted"
-        return "present"
+        # A document moved to a cabinet outside the configured scope looks like a delete
+        # (§2.6): moving it to a restricted or archive cabinet is how firms take it away.
+        filed = {c.upper() for c in (hit.cabinets if hit is not None else [])}
+        if not filed:
+            return "unplaced"  # present, but where is not said; a sweep decides
+        in_scope = {c.id.upper() for c in self.cabinets()}
+        return "present" if filed & in_scope else "out_of_scope"
+
+    def container_of(self, external_id: str) -> str | None:
+        return self._cabinet_of.get(external_id)
 
     def groups(self) -> Iterator[SourceGroup]:
         members: dict[str, set[str]] = {}
@@ -335,53 +390,62 @@ class NetDocumentsConnector:
     # --- paging --------------------------------------------------------------------------------
 
     def _pages(self, cabinet: Cabinet, *, orderby: str | None, skip: int, token: str | None,
-               select: str = SELECT
+               select: str = SELECT, full: bool = False
                ) -> Iterator[tuple[list[Hit], int, str | None] | DocumentFailure]:
-        """Search pages as (new hits, skip after the page, skiptoken for the next page).
+        """Search pages as (new hits, skip after the page, skiptoken for the next page),
+        through the paging helper: the walk follows the skiptoken (or next link) while the
+        server gives one, else ``skip`` until an empty page; a page shorter than ``top`` ends
+        nothing (servers cap ``top``). A stored skiptoken that expired restarts the cabinet.
+        For a ``full`` listing the ids seen must reconcile with ``TotalFound`` when the server
+        gave one; a listing that cannot be completed ends with a failure."""
 
-        Stall guard: a page that adds no new id ends the walk (servers answer a skip past the
-        end with the last page again). When the server said how many there are and we have
-        fewer, that end is reported as a failure: the crawl is then not complete.
-        """
-        seen: set[str] = set()
-        link: str | None = None
-        resumed_token = token
-        while True:
+        def fetch(at: Position) -> Page[Hit]:
+            cursor = at.token
+            link = cursor if cursor and cursor.startswith(("http://", "https://", "/")) \
+                else None
             try:
                 page: SearchPage = self.client.search(
                     cabinet.id, q=self.search_query, select=select, top=self.top,
-                    orderby=orderby, skip=skip, skiptoken=token, link=link)
+                    orderby=orderby, skip=at.offset, skiptoken=None if link else cursor,
+                    link=link)
             except SourceHTTPError as exc:
-                if token is not None and token == resumed_token and exc.status in (400, 410):
-                    # A stored skiptoken that expired: start the cabinet over.
+                if cursor is not None and exc.status in (400, 410):
                     log.warning("netdocuments skiptoken rejected; restarting the cabinet",
                                 extra={"cabinet": cabinet.id})
-                    token = resumed_token = None
-                    skip = 0
-                    continue
+                    raise PositionExpiredError(str(exc)) from None
                 raise
-            resumed_token = None
-            if page.total is not None:
-                self._totals[cabinet.id] = page.total
-                self.total_hint = sum(self._totals.values())
-            if not page.hits:
-                return
-            fresh = [h for h in page.hits if h.id not in seen]
-            if not fresh:
-                if page.total is not None and len(seen) < page.total:
-                    yield DocumentFailure(SOURCE, None,
-                                          f"cabinet {cabinet.id}: paging stalled after "
-                                          f"{len(seen)} of {page.total} documents")
-                return
-            seen.update(h.id for h in fresh)
-            skip += len(page.hits)
-            yield fresh, skip, page.next_token
-            if page.next_token or page.next_link:
-                token, link = page.next_token, page.next_link
-                continue
-            if token is not None or link is not None or len(page.hits) < self.top:
-                return  # a server that pages by token ends by giving none
-            token = link = None
+            return Page(page.hits, page.total, page.next_token or page.next_link)
+
+        listing = Listing(f"netdocuments cabinet {cabinet.id} search", fetch,
+                          lambda hit: hit.id, start=Position(skip, token))
+        try:
+            for hits in listing.pages():
+                if listing.total is not None:
+                    self._totals[cabinet.id] = listing.total
+                    self.total_hint = sum(self._totals.values())
+                yield hits, listing.position.offset, listing.position.token
+        except ListingIncompleteError as exc:
+            if full:
+                self._note_listing(cabinet.id, listing, str(exc))
+            yield DocumentFailure(SOURCE, None, str(exc), container=cabinet.id)
+            return
+        if full:
+            self._note_listing(cabinet.id, listing, None)
+            if listing.reconciled is False:
+                yield DocumentFailure(
+                    SOURCE, None, f"cabinet {cabinet.id}: the server reported "
+                    f"{listing.total} documents, the listing gave {listing.counted}; "
+                    "not complete", container=cabinet.id)
+
+    def _note_listing(self, cabinet: str, listing: Listing[Any], error: str | None) -> None:
+        reconciled = listing.reconciled
+        self.listings[cabinet] = {
+            "server_total": listing.total,
+            "listed": listing.counted,
+            "complete": error is None and reconciled is not False,
+            "reason": error or (None if reconciled is not False else
+                                f"server total {listing.total} != {listing.counted} listed"),
+        }
 
     # --- full crawl ------------------------------------------------------------------------------
 
@@ -393,13 +457,14 @@ class NetDocumentsConnector:
         if full is None:
             return  # that crawl already finished; only its bookkeeping was left
         cabinets = self.cabinets()
+        self.listings = {}
         for cabinet in cabinets:
             if cabinet.id in full["done"]:
                 continue
             if full.get("cab") != cabinet.id:
                 full.update(cab=cabinet.id, skip=0, token=None)
             for page in self._pages(cabinet, orderby=None, skip=int(full.get("skip") or 0),
-                                    token=full.get("token")):
+                                    token=full.get("token"), full=True):
                 if isinstance(page, DocumentFailure):
                     yield page
                     break
@@ -469,31 +534,51 @@ class NetDocumentsConnector:
 
     def _documents(self, cabinet: Cabinet, hits: list[Hit]) -> Iterator[CrawlItem]:
         keep = [h for h in hits if self._is_document(h)]
-        yield from self._map(lambda hit: self._document(cabinet, hit), keep)
+        for hit in keep:
+            self._cabinet_of[hit.id] = cabinet.id
+        for item in self._map(lambda hit: self._document(cabinet, hit), keep):
+            if isinstance(item, DocumentFailure) and item.container is None:
+                yield dataclasses.replace(item, container=cabinet.id)
+            else:
+                yield item
 
-    def _matter_table(self, cabinet: Cabinet) -> _MatterTable:
+    def _profile_attributes(self, cabinet: Cabinet) -> list[int]:
+        out = []
+        for entry in self.profile_security:
+            number = cabinet.matter_attr if entry == "matter" else \
+                cabinet.client_attr if entry == "client" else entry
+            if isinstance(number, int) and number not in out:
+                out.append(number)
+        return out
+
+    def _lookup_table(self, cabinet: Cabinet, attribute: int) -> _LookupTable:
         # Held while fetching: the page's parallel workers wait for one fetch, not race.
         with self._tables_lock:
-            cached = self._matters.get(cabinet.id)
+            cached = self._tables.get((cabinet.id, attribute))
             if cached is None:
-                cached = self._matters[cabinet.id] = self._fetch_matter_table(cabinet)
+                cached = self._tables[(cabinet.id, attribute)] = self._fetch_lookup_table(
+                    cabinet, attribute)
             return cached
 
-    def _fetch_matter_table(self, cabinet: Cabinet) -> _MatterTable:
-        table = _MatterTable(readable=True, rows=[])
+    def _fetch_lookup_table(self, cabinet: Cabinet, attribute: int) -> _LookupTable:
         repository = self.client.repository_id or cabinet.repository_id
-        if cabinet.matter_attr is None or not repository:
-            return table
+        if not repository:
+            return _LookupTable(attribute, False, [], "no repository id to read it from")
         try:
-            rows = self.client.lookup_rows(repository, cabinet.matter_attr)
+            rows = self.client.lookup_rows(repository, attribute)
         except CredentialsError:
             raise
-        except SourceHTTPError as exc:
-            if exc.status not in (401, 403, 404):
-                raise
-            log.warning("netdocuments matter lookup table unreadable",
-                        extra={"cabinet": cabinet.id, "status": exc.status})
-            return _MatterTable(readable=False, rows=[])
+        except (SourceHTTPError, ListingIncompleteError) as exc:
+            # Whatever the cause (404, 5xx after retries, a stalled listing): documents
+            # profiled with this attribute become invisible, the crawl goes on.
+            reason = (f"lookup table {attribute} of cabinet {cabinet.id} could not be read "
+                      f"completely ({exc}); documents profiled with it are visible to nobody")
+            log.warning("netdocuments lookup table unreadable",
+                        extra={"cabinet": cabinet.id, "attribute": attribute})
+            if reason not in self.warnings:
+                self.warnings.append(reason)
+            return _LookupTable(attribute, False, [], reason)
+        table = _LookupTable(attribute, True, [])
         for row in rows:
             access = as_text(pick(row, "access", "Access"))
             if access and access.strip():
@@ -521,6 +606,31 @@ class NetDocumentsConnector:
             if exc.status not in (401, 403, 404):
                 raise
         return names
+
+    def _profile_acl(self, cabinet: Cabinet, hit: Hit, entries: list[dict[str, Any]],
+                     client: str | None, matter: str | None) -> SourceAcl:
+        """The access list plus the ``|N`` rows of every attribute the tenant bases security
+        on (EWALL_NETDOCUMENTS_PROFILE_SECURITY); deny beats allow. An attribute whose table
+        could not be read completely makes a document profiled with it unresolvable."""
+        profile_access: list[str] = []
+        unreadable: list[str] = []
+        for attribute in self._profile_attributes(cabinet):
+            value = normalise_code(hit.custom.get(1000 + attribute, (None, None))[0])
+            if not value:
+                continue
+            table = self._lookup_table(cabinet, attribute)
+            if not table.readable:
+                unreadable.append(table.reason or f"lookup table {attribute} unreadable")
+                continue
+            parent = client if attribute == cabinet.matter_attr else None
+            profile_access.extend(table.access_for(value, parent))
+        acl = build_acl(entries, profile_access=profile_access,
+                        groups_by_name=self._groups_by_name(cabinet))
+        if unreadable:
+            acl = SourceAcl(default=acl.default, allow=acl.allow, deny=acl.deny,
+                            resolvable=False,
+                            note="profile-based denies unknown: " + "; ".join(unreadable))
+        return acl
 
     @staticmethod
     def _attribute(hit: Hit, number: int | None) -> tuple[str | None, str | None, str | None]:
@@ -560,14 +670,7 @@ class NetDocumentsConnector:
             acl = SourceAcl(default="private", resolvable=False,
                             note="access list could not be read")
         else:
-            table = self._matter_table(cabinet)
-            acl = build_acl(entries, profile_access=table.access_for(client, matter),
-                            groups_by_name=self._groups_by_name(cabinet))
-            if not table.readable and matter:
-                acl = SourceAcl(default=acl.default, allow=acl.allow, deny=acl.deny,
-                                resolvable=False,
-                                note="matter lookup table unreadable: profile-based denies "
-                                "unknown")
+            acl = self._profile_acl(cabinet, merged, entries, client, matter)
         try:
             download = self.client.download(doc_id)
         except CredentialsError:
@@ -588,6 +691,7 @@ class NetDocumentsConnector:
                                    None if exc.status in (404, 410) else exc.status)
         metadata: dict[str, Any] = {
             "cabinet": cabinet.id,
+            "container": cabinet.id,
             "env_id": merged.env_id,
             "extension": merged.extension,
             "size": merged.size,
@@ -605,7 +709,7 @@ class NetDocumentsConnector:
             title=merged.name,
             doc_type=None,
             client_id=client,
-            matter_id=matter,
+            matter_id=qualify_matter(self.matter_format, client, matter),
             client_raw=client_raw,
             matter_raw=matter_raw,
             author=merged.created_by,

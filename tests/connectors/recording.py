@@ -59,6 +59,8 @@ class RecordingPipeline:
         self.groups: dict[str, frozenset[str]] = {}
         self.progress_calls: list[dict[str, Any]] = []
         self.runs: list[Run] = []
+        self.warnings: list[str] = []
+        self.held: list[tuple[str, str]] = []
         self.crash_after = crash_after
 
     def start_run(self, connector: str, params: dict[str, Any], started_by: str) -> Run:
@@ -122,6 +124,24 @@ class RecordingPipeline:
 
     def known_external_ids(self, source: str) -> set[str]:
         return {k for k, d in self.index.items() if d.source == source}
+
+    def known_versions(self, source: str) -> dict[str, str | None]:
+        return {k: d.version for k, d in self.index.items() if d.source == source}
+
+    def known_containers(self, source: str) -> dict[str, str | None]:
+        out: dict[str, str | None] = {}
+        for k, d in self.index.items():
+            if d.source == source:
+                container = d.metadata.get("container")
+                out[k] = container if isinstance(container, str) else None
+        return out
+
+    def record_warning(self, run: Run, source: str | None, reason: str) -> None:
+        self.warnings.append(reason)
+
+    def record_held(self, run: Run, source: str, external_id: str, reason: str) -> None:
+        self.held.append((external_id, reason))
+        run.counts["held"] += 1
 
     def sync_groups(self, run: Run, groups: list[SourceGroup], actor: str) -> None:
         for group in groups:

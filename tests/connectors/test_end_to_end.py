@@ -8,13 +8,19 @@ person its access list would otherwise admit.
 
 from __future__ import annotations
 
+import pytest
 from fastapi.testclient import TestClient
 
 from app.ingest.router import pipeline_for
 from connectors.state import SyncStateStore
-from connectors.sync import run_sync
+from connectors.sync import SweepNotHeldError, confirm_sweep, run_sync
 from tests.conftest import Tokens
-from tests.connectors.conftest import DbFixture, ImanageFactory, NetDocumentsFactory
+from tests.connectors.conftest import (
+    DbFixture,
+    ImanageFactory,
+    NetDocumentsFactory,
+    imanage_settings,
+)
 from tests.fakes.imanage import FakeIManage
 from tests.fakes.netdocuments import FakeNetDocuments
 from tests.helpers import Firm
@@ -74,11 +80,49 @@ def test_crawl_search_delete_at_source_sync_again(
 
     imanage_fake.trash("ACTIVE!1.1")
     report = run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
-    assert report["sync"]["deleted"] == [
-        {"external_id": "ACTIVE!1", "reason": "sweep: deleted at source"}
-    ]
-    assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!2"}
-    assert _found(firm, "bob@firm.nl", "octrooiaanvraag") == {"ACTIVE!2"}
+    # Half the library at once is more than EWALL_SWEEP_MAX_FRACTION: held, not applied.
+    held = report["sync"]["sweep"]["held"]
+    assert held["ids"] == ["ACTIVE!1"]
+    assert held["containers"] == {"ACTIVE": {"would_remove": 1, "of": 2, "share": 0.5}}
+    assert report["sync"]["deleted"] == []
+    assert [e["external_id"] for e in report["held"]] == ["ACTIVE!1"]
+    assert report["counts"]["held"] == 1
+    assert report["sync"]["containers"]["ACTIVE"]["held"] == 1
+    assert report["sync"]["containers"]["ACTIVE"]["server_total"] == 1
+    assert any("confirm-sweep" in w["reason"] for w in report["warnings"])
+    stored = client.get(f"/v1/ingest/runs/{report['run_id']}", headers=firm.h).json()
+    assert stored["progress"]["sync"]["containers"] == report["sync"]["containers"]
+    assert stored["held"][0]["external_id"] == "ACTIVE!1"
+    assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1", "ACTIVE!2"}
+
+    # An admin confirms through the API (the service's settings point at this tenant).
+    resources = client.app.state.resources  # type: ignore[attr-defined]
+    service_settings = resources.settings
+    resources.settings = imanage_settings(imanage_fake)
+    try:
+        response = client.post(f"/v1/ingest/runs/{report['run_id']}/confirm-sweep",
+                               headers=firm.h)
+        assert response.status_code == 200, response.text
+        confirmed = response.json()
+        assert confirmed["sync"]["deleted"] == [
+            {"external_id": "ACTIVE!1", "reason": "confirmed sweep: deleted at source"}
+        ]
+        assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!2"}
+        again = client.post(f"/v1/ingest/runs/{report['run_id']}/confirm-sweep",
+                            headers=firm.h)
+        assert again.status_code == 409  # applied once; nothing is held any more
+        assert again.json()["error"]["code"] == "sweep_not_held"
+    finally:
+        resources.settings = service_settings
+    with pytest.raises(SweepNotHeldError):
+        confirm_sweep("imanage", imanage(), pipeline, store, held_run_id=report["run_id"],
+                      started_by="partner")
+    missing = client.post("/v1/ingest/runs/00000000-0000-0000-0000-000000000000/confirm-sweep",
+                          headers=firm.h)
+    assert missing.status_code == 404
+    lawyer = client.post(f"/v1/ingest/runs/{report['run_id']}/confirm-sweep",
+                         headers=auth("alice@firm.nl", "lawyer"))
+    assert lawyer.status_code == 403
     assert imanage_fake.writes() == []
 
 

@@ -71,7 +71,8 @@ def test_full_crawl_pages_by_offset_and_yields_documents(
     docs = _by_id(items)
     assert sorted(docs) == [f"ACTIVE!{n}" for n in range(1, 6)]
     offsets = [r.query["offset"] for r in imanage_fake.calls(r"/documents$")]
-    assert offsets == ["0", "2", "4"]
+    # one more page after the last row: only an empty page ends an offset listing
+    assert offsets == ["0", "2", "4", "5"]
     assert all(
         r.query["limit"] == "2" and r.query["total"] == "true"
         for r in imanage_fake.calls(r"/documents$")
@@ -222,6 +223,20 @@ def test_field_map_per_library(sleeps: Sleeps) -> None:
             connector.close()
     assert (docs["ACTIVE!1"].client_id, docs["ACTIVE!1"].matter_id) == ("10025", "0007")
     assert (docs["ARCH!1"].client_id, docs["ARCH!1"].matter_id) == ("30001", "0001")
+
+
+def test_matter_numbers_qualified_by_client(
+    imanage_fake: FakeIManage, imanage: ImanageFactory
+) -> None:
+    imanage_fake.add_document("ACTIVE", 1, custom1="10025", custom2="0007")
+    imanage_fake.add_document("ACTIVE", 2, custom1="20001", custom2="0007")
+    docs = _by_id(list(imanage({"imanage_matter_id_format": "{client}/{matter}"})
+                       .crawl_full(None)))
+    assert docs["ACTIVE!1"].matter_id == "10025/0007"
+    assert docs["ACTIVE!2"].matter_id == "20001/0007"
+    assert docs["ACTIVE!2"].matter_raw == "0007"
+    with pytest.raises(ConnectorError, match="MATTER_ID_FORMAT"):
+        imanage({"imanage_matter_id_format": "{matter}{nope}"})
 
 
 def test_field_map_must_be_well_formed() -> None:
@@ -397,9 +412,9 @@ def test_delta_asks_from_the_watermark_minus_the_overlap(
     cursor = json.dumps({"v": 1, "since": {"ACTIVE": "2025-01-08T12:00:00Z"}, "full": None})
     items = list(imanage().crawl_delta(cursor))
     assert sorted(_by_id(items)) == ["ACTIVE!2", "ACTIVE!3"]
-    assert [r.query.get("edit_date_from") for r in imanage_fake.calls(r"/documents$")] == [
+    assert {r.query.get("edit_date_from") for r in imanage_fake.calls(r"/documents$")} == {
         "2025-01-08T11:55:00Z"
-    ]
+    }
     assert json.loads(_text(items[-1]))["since"] == {"ACTIVE": "2025-01-09T10:02:00Z"}
 
 
@@ -428,6 +443,46 @@ def test_paging_that_ignores_offset_ends_with_a_failure(
     assert "stalled" in failures[0].reason
     assert len(imanage_fake.calls(r"/documents$")) == 2
     assert len(_docs(items)) == 2
+
+
+@pytest.mark.parametrize("sync_api", [False, True])
+def test_a_capped_page_size_does_not_end_the_crawl(sleeps: Sleeps, sync_api: bool) -> None:
+    """Issue 12: with ``limit`` capped at 25 below the 100 asked, the crawl stopped after the
+    first page (15 of 39 documents never ingested) and still called itself complete."""
+    fake = FakeIManage(sync_api=sync_api)
+    fake.page_cap = 25
+    for n in range(1, 40):
+        fake.add_document("ACTIVE", n)
+    with fake.running():
+        connector = IManageConnector(imanage_settings(fake), sleep=sleeps, page_size=100,
+                                     sync_page_size=100)
+        try:
+            items = list(connector.crawl_full(None))
+            listed = set(connector.list_ids()) if not sync_api else set()
+        finally:
+            connector.close()
+    assert sorted(_by_id(items)) == sorted(f"ACTIVE!{n}" for n in range(1, 40))
+    assert not [i for i in items if isinstance(i, DocumentFailure)]
+    assert connector.listings["ACTIVE"]["complete"] is True
+    if not sync_api:
+        assert connector.listings["ACTIVE"]["server_total"] == 39
+        assert len(listed) == 39  # list_ids (used by deletion scans) shares the helper
+
+
+@pytest.mark.parametrize(("mode", "complete"), [("absent", True), ("low", False),
+                                                ("high", False)])
+def test_a_wrong_or_absent_total_never_shortens_the_listing(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, mode: str, complete: bool
+) -> None:
+    imanage_fake.total_mode = mode
+    for n in range(1, 8):
+        imanage_fake.add_document("ACTIVE", n)
+    connector = imanage()
+    items = list(connector.crawl_full(None))
+    assert len(_docs(items)) == 7  # every document, whatever the total said
+    failures = [i for i in items if isinstance(i, DocumentFailure)]
+    assert connector.listings["ACTIVE"]["complete"] is complete
+    assert bool(failures) is (not complete)  # a mismatch makes the crawl incomplete
 
 
 # --- Sync API ----------------------------------------------------------------------------------
@@ -582,7 +637,27 @@ def test_point_check(
         imanage_fake.trash(doc_id, status=int(action[-3:]))
     elif action == "revoke":
         imanage_fake.revoke(doc_id)
-    assert imanage().check("ACTIVE!1") == expected
+    connector = imanage()
+    connector.version_hints = {"ACTIVE!1": "2"}  # what the index holds
+    assert connector.check("ACTIVE!1") == expected
+    assert imanage_fake.calls(r"/documents/ACTIVE!1\.2$")  # the documented id form
+
+
+def test_point_check_addresses_documents_as_lib_number_version(
+    imanage_fake: FakeIManage, imanage: ImanageFactory
+) -> None:
+    """Issue 12: the check fetched ``LIB!number`` (a container id); a server that speaks
+    connectors.md answers 404 to that, and an existing document was reported deleted."""
+    imanage_fake.add_document("ACTIVE", 1, version=3)
+    imanage_fake.add_document("ACTIVE", 2, version=1)
+    # No version known: found with a document_number search, then fetched as ACTIVE!1.3.
+    assert imanage().check("ACTIVE!1") == "present"
+    assert imanage_fake.calls(r"/documents/ACTIVE!1\.3$")
+    assert not imanage_fake.calls(r"/documents/ACTIVE!1$")
+    # Gone and no version known anywhere: no verdict at all (kept and reported), never a guess.
+    imanage_fake.trash("ACTIVE!2.1")
+    with pytest.raises(ConnectorError, match="no version known"):
+        imanage().check("ACTIVE!2")
 
 
 def test_document_trashed_between_listing_and_fetch(
@@ -640,6 +715,18 @@ def test_groups_for_permission_sync(imanage_fake: FakeIManage, imanage: ImanageF
         "litigation": {"imanage:user:jsmith", "imanage:user:akhan"},
         "old_team": frozenset(),
     }
+
+
+def test_an_undocumented_groups_endpoint_that_404s_degrades(
+    imanage_fake: FakeIManage, imanage: ImanageFactory
+) -> None:
+    """Issue 12: the groups listing is not in connectors.md; its 404 failed the whole run."""
+    imanage_fake.groups_endpoint = False
+    imanage_fake.add_group("LITIGATION", ["JSMITH"])
+    connector = imanage()
+    assert list(connector.groups()) == []
+    assert connector.warnings
+    assert "group membership not available" in connector.warnings[0]
 
 
 def test_groups_from_the_sync_api(sleeps: Sleeps) -> None:

@@ -180,7 +180,7 @@ def test_parse_search_accepts_aliases() -> None:
     assert parse_search([{"id": "7"}]).hits[0].id == "7"
 
 
-@pytest.mark.parametrize(("shape", "stalled"), [("A", True), ("B", False)])
+@pytest.mark.parametrize(("shape", "stalled"), [("A", True), ("B", True)])
 def test_a_server_that_repeats_pages_cannot_loop_us(
     sleeps: Sleeps, shape: str, stalled: bool
 ) -> None:
@@ -192,7 +192,7 @@ def test_a_server_that_repeats_pages_cannot_loop_us(
     assert len(fake.calls(r"^/v2/Search$")) == 2  # the second page added nothing new
     assert len(_docs(items)) == 2
     failures = [i for i in items if isinstance(i, DocumentFailure)]
-    # With TotalFound (shape A) we know the crawl is short: that is a failure (no sweep).
+    # A listing that cannot be completed is a failure (no sweep), with or without TotalFound.
     assert bool(failures) is stalled
 
 
@@ -345,8 +345,8 @@ def test_profile_based_denies_over_http(
     assert docs["1000-0000-0003"].acl is not None
     assert not docs["1000-0000-0003"].acl.deny
     lookup = fake.calls(r"^/v1/attributes/")
-    assert len(lookup) == 1
-    assert lookup[0].path == "/v1/attributes/CA-XY98ZW76/2"
+    assert len(lookup) == 2  # read once per crawl: the rows, then the empty page that ends it
+    assert {c.path for c in lookup} == {"/v1/attributes/CA-XY98ZW76/2"}
 
 
 def test_unreadable_matter_table_fails_closed(
@@ -421,7 +421,8 @@ def test_unknown_cabinet_is_a_configuration_error(netdocuments: NetDocumentsFact
 
 @pytest.mark.parametrize(
     ("action", "expected"),
-    [("404", "deleted"), ("410", "deleted"), ("403", "forbidden"), ("-", "present")],
+    [("404", "deleted"), ("410", "deleted"), ("403", "forbidden"), ("-", "unplaced"),
+     ("filed", "present"), ("moved", "out_of_scope")],
 )
 def test_point_check(
     netdocuments_fake: FakeNetDocuments,
@@ -434,7 +435,12 @@ def test_point_check(
         netdocuments_fake.gone["1000-0000-0001"] = int(action)
     elif action == "403":
         netdocuments_fake.revoked.add("1000-0000-0001")
-    assert netdocuments().check("1000-0000-0001") == expected
+    elif action in ("filed", "moved"):
+        netdocuments_fake.info_locations = True  # /info says where the document is filed
+        if action == "moved":
+            netdocuments_fake.move("1000-0000-0001", "NG-ARCHIVE1")
+    scoped = netdocuments({"netdocuments_cabinets": "NG-AB12CD34"})
+    assert scoped.check("1000-0000-0001") == expected
 
 
 def test_document_deleted_between_search_and_fetch(
@@ -511,3 +517,119 @@ def test_never_writes_nor_gets_or_creates(
     assert netdocuments_fake.writes() == []
     assert not netdocuments_fake.calls(r"^/v1/Workspace/")
     assert {r.path for r in netdocuments_fake.requests if r.method != "GET"} == {"/v1/OAuth"}
+
+
+# --- issue 12: paging caps, profile-based security, per-client matter numbers -------------------
+
+
+@pytest.mark.parametrize(("shape", "paging"), [("A", "skip"), ("B", "skip"), ("A", "skiptoken")])
+def test_search_capped_below_top_reads_every_page(
+    sleeps: Sleeps, shape: str, paging: str
+) -> None:
+    """Issue 12: search stopped on a page shorter than ``top`` without a skiptoken."""
+    fake = FakeNetDocuments(shape=shape, paging=paging)
+    ids = _seed(fake, 9)
+    fake.top_cap = 4
+    with fake.running(), _connector(fake, sleeps, page_size=500) as nd:
+        items = list(nd.crawl_full(None))
+        listed = set(nd.list_ids())
+    assert sorted(_by_id(items)) == sorted(ids)
+    assert listed == set(ids)
+    assert not [i for i in items if isinstance(i, DocumentFailure)]
+    assert nd.listings["NG-AB12CD34"]["complete"] is True
+
+
+@pytest.mark.parametrize("mode", ["low", "high"])
+def test_search_total_that_does_not_reconcile_makes_the_crawl_incomplete(
+    sleeps: Sleeps, mode: str
+) -> None:
+    fake = FakeNetDocuments(shape="A", paging="skip")
+    ids = _seed(fake, 5)
+    fake.total_mode = mode
+    with fake.running(), _connector(fake, sleeps) as nd:
+        items = list(nd.crawl_full(None))
+    assert sorted(_by_id(items)) == sorted(ids)  # a low total hides nothing
+    failures = [i for i in items if isinstance(i, DocumentFailure)]
+    assert failures and "not complete" in failures[0].reason
+    assert nd.listings["NG-AB12CD34"]["complete"] is False
+
+
+def test_lookup_table_capped_below_500_keeps_every_deny(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
+) -> None:
+    """Issue 12: the matter table stopped on a page shorter than 500, so the ``|N`` rows on
+    later pages were dropped and a screened person saw the matter (fail open)."""
+    fake = netdocuments_fake
+    fake.lookup_top_cap = 3
+    fake.lookup[2] = [{"key": f"{n:04d}", "parent": "10025", "access": ""} for n in range(1, 8)]
+    fake.lookup[2].append(
+        {"key": "0099", "parent": "10025", "access": "U:screened@firm.example|N"})
+    fake.add_document("1000-0000-0001", client="10025", matter="0099")
+    doc = _docs(list(netdocuments().crawl_full(None)))[0]
+    assert doc.acl is not None
+    assert doc.acl.resolvable
+    assert "netdocuments:user:screened@firm.example" in doc.acl.deny
+
+
+def test_lookup_table_that_cannot_be_read_completely_fails_closed(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
+) -> None:
+    fake = netdocuments_fake
+    fake.lookup[2] = [{"key": "0001", "parent": "10025", "access": ""},
+                      {"key": "0099", "parent": "10025", "access": "U:x@firm.example|N"}]
+    fake.inject(r"^/v1/attributes/", 500, times=1000)  # the table never comes
+    fake.add_document("1000-0000-0001", client="10025", matter="0099")
+    fake.add_document("1000-0000-0002", client="10025")  # no matter: no profile security
+    connector = netdocuments({"connector_max_attempts": 1})
+    docs = _by_id(list(connector.crawl_full(None)))
+    assert docs["1000-0000-0001"].acl is not None
+    assert docs["1000-0000-0001"].acl.resolvable is False
+    assert docs["1000-0000-0002"].acl is not None
+    assert docs["1000-0000-0002"].acl.resolvable
+
+
+def test_profile_security_on_the_client_attribute(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
+) -> None:
+    """Issue 12: a tenant that bases security on the client attribute had its denies ignored."""
+    fake = netdocuments_fake
+    fake.lookup[1] = [{"key": "10025", "access": "Litigation|VES*U:jan@firm.example|N"}]
+    fake.lookup[2] = [{"key": "0007", "parent": "10025", "access": "U:piet@firm.example|N"}]
+    fake.add_document("1000-0000-0001", client="10025", matter="0007")
+    only_matter = _docs(list(netdocuments().crawl_full(None)))[0].acl
+    assert only_matter is not None
+    assert only_matter.deny == {"netdocuments:user:piet@firm.example"}
+    both = netdocuments({"netdocuments_profile_security": "client,matter"})
+    acl = _docs(list(both.crawl_full(None)))[0].acl
+    assert acl is not None
+    # deny beats allow: the client row's grant to Litigation is never taken as a grant
+    assert acl.deny == {"netdocuments:user:jan@firm.example",
+                        "netdocuments:user:piet@firm.example"}
+    assert "netdocuments:group:litigation" not in acl.allow
+    client_only = netdocuments({"netdocuments_profile_security": "1001"})
+    acl = _docs(list(client_only.crawl_full(None)))[0].acl
+    assert acl is not None
+    assert acl.deny == {"netdocuments:user:jan@firm.example"}
+    with pytest.raises(ConnectorError, match="PROFILE_SECURITY"):
+        netdocuments({"netdocuments_profile_security": "court"})
+
+
+def test_matter_numbers_qualified_by_client(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
+) -> None:
+    """Issue 12: matter numbers repeat across clients; used as global ids, the second
+    client's documents were quarantined."""
+    fake = netdocuments_fake
+    fake.add_document("1000-0000-0001", client="10025", matter="0007")
+    fake.add_document("1000-0000-0002", client="20001", matter="0007")
+    fake.add_document("1000-0000-0003", matter="0007")  # no client: not resolvable
+    plain = _by_id(list(netdocuments().crawl_full(None)))
+    assert plain["1000-0000-0001"].matter_id == plain["1000-0000-0002"].matter_id == "0007"
+    qualified = _by_id(list(netdocuments(
+        {"netdocuments_matter_id_format": "{client}-{matter}"}).crawl_full(None)))
+    assert qualified["1000-0000-0001"].matter_id == "10025-0007"
+    assert qualified["1000-0000-0002"].matter_id == "20001-0007"
+    assert qualified["1000-0000-0003"].matter_id == ""
+    assert qualified["1000-0000-0002"].matter_raw == "0007"
+    with pytest.raises(ConnectorError, match="MATTER_ID_FORMAT"):
+        netdocuments({"netdocuments_matter_id_format": "{client}"})

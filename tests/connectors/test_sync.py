@@ -40,6 +40,8 @@ def _seed(fake: FakeIManage, count: int) -> None:
 def _full(
     connector: Any, pipeline: RecordingPipeline, store: SyncStateStore, **kw: Any
 ) -> dict[str, Any]:
+    # These small tenants lose a large share at once; the hold is tested on its own.
+    kw.setdefault("sweep_max_fraction", 1.0)
     return run_sync(
         connector.source, connector, pipeline, store, mode="full", started_by="svc-test", **kw
     )
@@ -378,3 +380,189 @@ def test_plain_full_load_connectors_and_foreign_items(store: SyncStateStore) -> 
     report = _full(_ListConnector([doc]), pipeline, store)
     assert report["sync"]["sweep"]["deleted"] == 1  # no point check: the sweep decides
     assert dict(pipeline.deleted) == {"b": "sweep: not seen in a complete crawl"}
+
+
+# --- issue 12: held sweeps, scope, groups that 404, scheduled full crawls -----------------------
+
+
+def test_a_sweep_over_the_fraction_is_held_per_library(
+    sleeps: Sleeps, store: SyncStateStore
+) -> None:
+    fake = FakeIManage(libraries=("ACTIVE", "ARCH"))
+    for n in range(1, 41):
+        fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
+    for n in range(1, 11):
+        fake.add_document("ARCH", n, custom1="10025", custom2="0007")
+    pipeline = RecordingPipeline()
+    with fake.running():
+        def full() -> dict[str, Any]:
+            connector = IManageConnector(imanage_settings(fake), sleep=sleeps, page_size=7)
+            try:
+                return run_sync("imanage", connector, pipeline, store, mode="full",
+                                started_by="t", sweep_max_fraction=0.05)
+            finally:
+                connector.close()
+
+        full()
+        fake.trash("ACTIVE!1.1")  # 1 of 40 = 2.5 %: applied
+        for n in (1, 2):
+            fake.trash(f"ARCH!{n}.1")  # 2 of 10 = 20 %: held
+        report = full()
+        sweep = report["sync"]["sweep"]
+        assert dict(pipeline.deleted) == {"ACTIVE!1": "sweep: deleted at source"}
+        assert sweep["held"]["ids"] == ["ARCH!1", "ARCH!2"]
+        assert sweep["held"]["containers"] == {
+            "ARCH": {"would_remove": 2, "of": 10, "share": 0.2}}
+        assert {x[0] for x in pipeline.held} == {"ARCH!1", "ARCH!2"}
+        containers = report["sync"]["containers"]
+        assert containers["ACTIVE"] | {"reason": None} == {
+            "server_total": 39, "listed": 39, "complete": True, "seen": 39, "ingested": 0,
+            "unchanged": 39, "quarantined": 0, "failed": 0, "deleted": 1, "held": 0,
+            "reason": None}
+        assert containers["ARCH"]["held"] == 2
+        assert containers["ARCH"]["deleted"] == 0
+        state = store.load("imanage", SCOPE)
+        assert state.held_sweep is not None
+        assert state.held_sweep["run_id"] == str(report["run_id"])
+
+        # ARCH!2 comes back before anyone confirms: the confirmation checks again.
+        fake.gone.pop(("ARCH", 2))
+        from connectors.sync import SweepNotHeldError, confirm_sweep
+
+        connector = IManageConnector(imanage_settings(fake), sleep=sleeps)
+        try:
+            with pytest.raises(SweepNotHeldError):
+                confirm_sweep("imanage", connector, pipeline, store, held_run_id="nope",
+                              started_by="p")
+            done = confirm_sweep("imanage", connector, pipeline, store,
+                                 held_run_id=str(report["run_id"]), started_by="p")
+        finally:
+            connector.close()
+        assert done["sync"]["deleted_count"] == 1
+        assert "ARCH!1" not in pipeline.index
+        assert "ARCH!2" in pipeline.index
+        assert store.load("imanage", SCOPE).held_sweep is None
+
+
+def test_an_offset_shift_mid_crawl_makes_the_crawl_incomplete_not_shorter(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, store: SyncStateStore
+) -> None:
+    for n in range(10, 20):
+        imanage_fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
+    pipeline = RecordingPipeline()
+    _full(imanage(), pipeline, store)
+    added: list[int] = []
+
+    def add_one(fake: FakeIManage) -> None:
+        if not added:  # a document filed mid-crawl ahead of every other: offsets shift
+            added.append(1)
+            fake.add_document("ACTIVE", 1, custom1="10025", custom2="0007")
+
+    imanage_fake.on_search_page = add_one
+    imanage_fake.trash("ACTIVE!19.1")
+    report = _full(imanage(), pipeline, store)
+    assert report["sync"]["complete"] is False
+    assert report["sync"]["sweep"]["ran"] is False
+    assert "ACTIVE!19" in pipeline.index  # not deleted on an incomplete crawl
+    assert {f"ACTIVE!{n}" for n in range(10, 19)} <= set(pipeline.index)
+    imanage_fake.on_search_page = None
+    report = _full(imanage(), pipeline, store)  # the next complete crawl settles it
+    assert report["sync"]["complete"] is True
+    assert "ACTIVE!1" in pipeline.index
+    assert "ACTIVE!19" not in pipeline.index
+
+
+def test_a_document_moved_out_of_the_configured_cabinet_is_removed(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory,
+    store: SyncStateStore
+) -> None:
+    """Issue 12: a document moved to a cabinet outside the scope stayed searchable forever
+    (the point check said "present", so the sweep kept it)."""
+    fake = netdocuments_fake
+    for n in range(1, 5):
+        fake.add_document(f"1000-0000-000{n}", client="10025", matter="0007")
+    pipeline = RecordingPipeline()
+
+    def full() -> dict[str, Any]:
+        return _full(netdocuments({"netdocuments_cabinets": "NG-AB12CD34"}), pipeline, store)
+
+    full()
+    fake.move("1000-0000-0001", "NG-ARCHIVE1")  # /info does not say where it is filed
+    full()
+    assert "1000-0000-0001" not in pipeline.index
+    assert "moved out of" in dict(pipeline.deleted)["1000-0000-0001"]
+    assert "twice" in dict(pipeline.deleted)["1000-0000-0001"]
+    fake.info_locations = True  # a tenant whose /info names the cabinet
+    fake.move("1000-0000-0002", "NG-ARCHIVE1")
+    full()
+    assert dict(pipeline.deleted)["1000-0000-0002"] == (
+        "sweep: moved out of the configured scope")
+    assert sorted(pipeline.index) == ["1000-0000-0003", "1000-0000-0004"]
+    # A point-check suspect whose place is unknown is kept: only a complete listing decides.
+    fake.info_locations = False
+    fake.move("1000-0000-0003", "NG-ARCHIVE1")
+    _delta(netdocuments({"netdocuments_cabinets": "NG-AB12CD34"}), pipeline, store,
+           suspects=["1000-0000-0003"])
+    assert "1000-0000-0003" in pipeline.index
+
+
+def test_groups_endpoint_404_is_a_warning_not_a_failed_run(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, store: SyncStateStore
+) -> None:
+    _seed(imanage_fake, 2)
+    imanage_fake.groups_endpoint = False
+    pipeline = RecordingPipeline()
+    report = _full(imanage(), pipeline, store)
+    assert report["status"] == "succeeded"
+    assert report["sync"]["failed"] is None
+    assert report["sync"]["groups"] is None
+    assert any("group membership not available" in w for w in report["sync"]["warnings"])
+    assert pipeline.warnings
+    assert sorted(pipeline.index) == ["ACTIVE!1", "ACTIVE!2"]
+
+
+def test_a_delta_becomes_a_full_crawl_when_one_is_due(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, store: SyncStateStore
+) -> None:
+    _seed(imanage_fake, 3)
+    pipeline = RecordingPipeline()
+    report = _delta(imanage(), pipeline, store, full_crawl_every_s=3600)
+    assert report["sync"]["mode"] == "full"
+    assert report["sync"]["promoted_to_full"] == "no complete full crawl yet"
+    imanage_fake.trash("ACTIVE!3.1")
+    report = _delta(imanage(), pipeline, store, full_crawl_every_s=3600)
+    assert report["sync"]["mode"] == "delta"  # the full crawl is recent
+    assert "ACTIVE!3" in pipeline.index  # a delta does not see deletions
+    state = store.load("imanage", SCOPE)
+    state.last_complete_crawl_at = "2020-01-01T00:00:00Z"
+    store.save("imanage", SCOPE, state)
+    report = _delta(imanage(), pipeline, store, full_crawl_every_s=3600,
+                    sweep_max_fraction=1.0)
+    assert report["sync"]["mode"] == "full"
+    assert "EWALL_FULL_CRAWL_EVERY" in report["sync"]["promoted_to_full"]
+    assert "ACTIVE!3" not in pipeline.index
+
+
+def test_netdocuments_sweeps_are_weighed_per_cabinet(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory,
+    store: SyncStateStore
+) -> None:
+    """2 of 64 documents is under 5 % of the scope, but half of the small cabinet: held."""
+    fake = netdocuments_fake
+    fake.cabinets.append({**fake.cabinets[0], "id": "NG-SMALL001", "name": "Small"})
+    for n in range(60):
+        fake.add_document(f"1000-0000-{n:04d}", client="10025", matter="0007")
+    for n in range(4):
+        fake.add_document(f"2000-0000-{n:04d}", cabinet="NG-SMALL001", client="10025",
+                          matter="0007")
+    pipeline = RecordingPipeline()
+    _full(netdocuments(page_size=50), pipeline, store, sweep_max_fraction=0.05)
+    fake.gone["2000-0000-0000"] = 404
+    fake.gone["2000-0000-0001"] = 404
+    fake.gone["1000-0000-0000"] = 404  # 1 of 60 in the big cabinet: applied
+    report = _full(netdocuments(page_size=50), pipeline, store, sweep_max_fraction=0.05)
+    held = report["sync"]["sweep"]["held"]
+    assert held["containers"] == {"NG-SMALL001": {"would_remove": 2, "of": 4, "share": 0.5}}
+    assert dict(pipeline.deleted) == {"1000-0000-0000": "sweep: deleted at source"}
+    assert report["sync"]["containers"]["NG-SMALL001"]["held"] == 2
+    assert report["sync"]["containers"]["NG-AB12CD34"]["deleted"] == 1

@@ -59,6 +59,7 @@ ROLES: dict[tuple[str, str], str | frozenset[str]] = {
     ("GET", "/v1/documents/{source}/{external_id:path}"): frozenset({"admin"}),
     ("POST", "/v1/ingest/runs"): frozenset({"admin"}),
     ("GET", "/v1/ingest/runs/{run_id}"): frozenset({"admin"}),
+    ("POST", "/v1/ingest/runs/{run_id}/confirm-sweep"): frozenset({"admin"}),
     ("GET", "/v1/audit/retrievals"): frozenset({"compliance"}),
     ("GET", "/v1/audit/retrievals/{retrieval_id}"): ANY,
     ("GET", "/v1/audit/verify"): frozenset({"compliance"}),

@@ -7,6 +7,23 @@ injected statuses with any headers (429 with each Retry-After variant, 503, ...)
 expiry on a shared fake clock, wrong credentials, Sync API cursors that expire, documents that
 go to Trash (404/410) or lose access (403), a server that ignores ``offset``.
 
+Tenant quirks, each one something docs/connectors.md allows (section in brackets):
+
+* ``page_cap``: the server serves at most this many rows whatever ``limit`` asked (§1.4 I1
+  gives a default limit of 100 and no maximum; servers cap).
+* ``total_mode``: ``total_count`` "exact", "absent" (its location is [O], §7 item 2), "low" or
+  "high" (a wrong total).
+* ``on_search_page``: called after each I1 page is served, e.g. to add a document mid-crawl
+  (documents are listed by number, so a low number shifts every later offset).
+* ``strict_ids`` (default on): documents are addressed only as ``LIB!number.version``
+  (§1.4 ``{docId}``, §1.5 ``id``); ``LIB!number`` is a container id form and answers 404.
+* ``groups_endpoint``: GET .../groups is in no table of connectors.md, and
+  .../groups/{id}/members is [U]; False makes both answer 404.
+* ``security_endpoint``: I7's path is [U]; False makes it answer 404.
+* ``extra_fields``: unknown fields added to every profile; ``drop_fields``: optional profile
+  fields left out.
+* ``document_number`` filter on I1 ([O] filter name, §1.4).
+
     fake = FakeIManage()
     fake.add_document("ACTIVE", 1042, custom1="10025", custom2="0007", ...)
     with fake.running() as url:
@@ -120,6 +137,14 @@ class FakeIManage:
         self.groups: dict[str, dict[str, Any]] = {}
         self.security_missing: set[tuple[str, int]] = set()  # /security 404 for these
         self.ignore_offset = False
+        self.page_cap: int | None = None
+        self.total_mode = "exact"
+        self.on_search_page: Any = None
+        self.strict_ids = True
+        self.groups_endpoint = True
+        self.security_endpoint = True
+        self.extra_fields: dict[str, Any] = {}
+        self.drop_fields: set[str] = set()
         self.versions_in_search = False
         self.cursor_generation = 0
         self.cursor_expiry_status = 410
@@ -248,6 +273,8 @@ class FakeIManage:
         if not match or match.group(1) != library:
             return JSONResponse({"error": "not found"}, status_code=404)
         number = int(match.group(2))
+        if self.strict_ids and not match.group(3):
+            return JSONResponse({"error": "not found"}, status_code=404)  # a container id
         if (library, number) in self.gone:
             return JSONResponse({"error": "not found"}, status_code=self.gone[(library, number)])
         if (library, number) in self.revoked:
@@ -256,6 +283,11 @@ class FakeIManage:
         if doc is None:
             return JSONResponse({"error": "not found"}, status_code=404)
         return doc
+
+    def _shown(self, profile: dict[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in profile.items() if k not in self.drop_fields}
+        out.update(self.extra_fields)
+        return out
 
     def _visible(self, library: str) -> list[Doc]:
         out = [
@@ -425,22 +457,28 @@ class FakeIManage:
             q = request.query_params
             offset = 0 if fake.ignore_offset else int(q.get("offset", "0"))
             limit = int(q.get("limit", "100"))
+            if fake.page_cap is not None:
+                limit = min(limit, fake.page_cap)
             since = _parse(q.get("edit_date_from"))
+            number = q.get("document_number")
             docs = [
                 d
                 for d in fake._visible(lib)
-                if since is None or (_parse(d.profile.get("edit_date")) or since) >= since
+                if (since is None or (_parse(d.profile.get("edit_date")) or since) >= since)
+                and (number is None or str(d.number) == number)
             ]
-            page = [dict(d.profile) for d in docs[offset : offset + limit]]
+            page = [fake._shown(d.profile) for d in docs[offset : offset + limit]]
             out: dict[str, Any] = {"data": {"results": page}}
-            if q.get("total") == "true":
-                out["total_count"] = len(docs)
+            if q.get("total") == "true" and fake.total_mode != "absent":
+                out["total_count"] = len(docs) + {"low": -3, "high": 3}.get(fake.total_mode, 0)
+            if fake.on_search_page is not None:
+                fake.on_search_page(fake)
             return out
 
         @app.get(lib_prefix + "/documents/{doc_id}")
         def profile(lib: str, doc_id: str) -> Any:
             doc = fake._resolve(lib, doc_id)
-            return doc if isinstance(doc, JSONResponse) else {"data": doc.profile}
+            return doc if isinstance(doc, JSONResponse) else {"data": fake._shown(doc.profile)}
 
         @app.get(lib_prefix + "/documents/{doc_id}/download")
         def download(lib: str, doc_id: str) -> Response:
@@ -457,9 +495,19 @@ class FakeIManage:
             doc = fake._resolve(lib, doc_id)
             if isinstance(doc, JSONResponse):
                 return doc
-            if (doc.library, doc.number) in fake.security_missing:
+            if not fake.security_endpoint or (doc.library, doc.number) in fake.security_missing:
                 return JSONResponse({"error": "not found"}, status_code=404)
-            return {"data": doc.security}
+            # Security Policy Manager denials are not in the ACL; the only REST hint is
+            # has_restricted_member on a group that holds a denied user (§1.6, §3.1).
+            restricted = {str(d.get("trustee_id", "")).upper() for d in doc.denied}
+            acl = [
+                {**e, "has_restricted_member": True}
+                if e.get("type") == "group"
+                and restricted & set(fake.groups.get(e["id"], {}).get("members", []))
+                else e
+                for e in doc.security.get("acl", [])
+            ]
+            return {"data": {**doc.security, "acl": acl}}
 
         @app.get(lib_prefix + "/workspaces/{ws_id}")
         def workspace(lib: str, ws_id: str) -> Any:
@@ -469,7 +517,9 @@ class FakeIManage:
             return {"data": found}
 
         @app.get(lib_prefix + "/groups")
-        def groups(lib: str) -> dict[str, Any]:
+        def groups(lib: str) -> Any:
+            if not fake.groups_endpoint:
+                return JSONResponse({"error": "not found"}, status_code=404)
             return {
                 "data": [{"id": g["id"], "enabled": g["enabled"]} for g in fake.groups.values()]
             }
@@ -477,7 +527,7 @@ class FakeIManage:
         @app.get(lib_prefix + "/groups/{group_id}/members")
         def members(lib: str, group_id: str) -> Any:
             group = fake.groups.get(group_id)
-            if group is None:
+            if group is None or not fake.groups_endpoint:
                 return JSONResponse({"error": "not found"}, status_code=404)
             return {"data": [{"id": m} for m in group["members"]]}
 
@@ -486,7 +536,7 @@ class FakeIManage:
             if kind == "documents":
                 rows = []
                 for d in docs:
-                    row = dict(d.profile)
+                    row = fake._shown(d.profile)
                     author = row.get("author")
                     if isinstance(author, str):  # crawl rows carry author as an object (S4)
                         row["author"] = {"id": author}
@@ -524,6 +574,8 @@ class FakeIManage:
         async def sync_page(lib: str, kind: str, request: Request) -> Any:
             body = await request.json()
             limit = int(body.get("limit", 1000))
+            if fake.page_cap is not None:
+                limit = min(limit, fake.page_cap)
             offset = fake._offset(body.get("cursor"))
             if offset is None:
                 return JSONResponse(

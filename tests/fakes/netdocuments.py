@@ -7,6 +7,18 @@ Real HTTP on 127.0.0.1. Records every request so tests can prove that neither a 
 or by skip only; a server that repeats the first page; ``top`` above 500 rejected with 400;
 ``expires_in`` as a string or a number; documents deleted (404/410) or revoked (403);
 profile-based security rows on the matter lookup table; injected faults (429, 503, ...).
+
+Tenant quirks, each one something docs/connectors.md allows (section in brackets):
+
+* ``top_cap`` / ``lookup_top_cap``: the server serves fewer rows than ``top``/``$top`` asked
+  (§2.7: 500 is the documented maximum, not a promise; a third party claims other sizes).
+* ``total_mode``: ``TotalFound`` "exact", "absent" (shape B never has it), "low" or "high".
+* ``on_search_page``: called after each search page, e.g. to add a document mid-crawl.
+* ``move(doc, cabinet)``: a document moved to another cabinet (§2.6: outside the crawl scope
+  it looks like a delete); ``info_locations`` makes /info say where a document is filed
+  (not documented for N15, so off by default).
+* ``extra_fields``: unknown fields on every search row.
+* ``acl`` read endpoint (N25) is [U]: ``acl_missing`` makes it 404 per document.
 """
 
 from __future__ import annotations
@@ -89,6 +101,13 @@ class FakeNetDocuments:
         self.groups: dict[str, list[dict[str, Any]]] = {}
         self.members: dict[str, list[dict[str, Any]]] = {}
         self.repeat_pages = False
+        # Quirks, each one docs/connectors.md allows (see the module docstring).
+        self.top_cap: int | None = None
+        self.lookup_top_cap: int | None = None
+        self.total_mode = "exact"  # exact | absent | low | high
+        self.info_locations = False
+        self.on_search_page: Any = None
+        self.extra_fields: dict[str, Any] = {}
         self.honour_orderby = True
         self.token_generation = 0
         self.tokens: dict[str, float] = {}
@@ -166,6 +185,12 @@ class FakeNetDocuments:
         method: str | None = None,
     ) -> None:
         self.faults.append(Fault(method, re.compile(path), status, headers or {}, body, times))
+
+    def move(self, doc_id: str, cabinet: str) -> None:
+        """Move a document to another cabinet (e.g. a restricted archive)."""
+        if not any(c["id"] == cabinet for c in self.cabinets):
+            self.cabinets.append({**self.cabinets[0], "id": cabinet, "name": cabinet})
+        self.docs[doc_id].cabinet = cabinet
 
     def expire_skiptokens(self) -> None:
         self.token_generation += 1
@@ -330,6 +355,8 @@ class FakeNetDocuments:
             top = int(q.get("top", "100"))
             if top > 500:
                 return JSONResponse({"error": "top must be between 1 and 500"}, status_code=400)
+            if fake.top_cap is not None:
+                top = min(top, fake.top_cap)
             cabinets = set((q.get("cabinets") or "").split(","))
             docs = [
                 d
@@ -353,12 +380,17 @@ class FakeNetDocuments:
             if fake.repeat_pages:
                 offset = 0
             page = docs[offset : offset + top]
-            rows = [fake._search_row(d) for d in page]
+            rows = [{**fake._search_row(d), **fake.extra_fields} for d in page]
             out: dict[str, Any] = (
-                {"TotalFound": len(docs), "Results": rows}
+                {"TotalFound": len(docs) + {"low": -3, "high": 3}.get(fake.total_mode, 0),
+                 "Results": rows}
                 if fake.shape == "A"
                 else {"standardList": rows}
             )
+            if fake.total_mode == "absent":
+                out.pop("TotalFound", None)
+            if fake.on_search_page is not None:
+                fake.on_search_page(fake)
             if offset + top < len(docs) and fake.paging != "skip":
                 next_token = f"t{fake.token_generation}-{offset + top}"
                 if fake.paging == "link":
@@ -393,6 +425,9 @@ class FakeNetDocuments:
                 "customAttributes": [
                     {"id": k, "value": v, "description": f"d{v}"} for k, v in doc.custom.items()
                 ],
+                # Where it is filed: not documented for /info (N15 lists no cabinet); S3's
+                # search rows carry Locations.Cabinets, so a tenant may answer it here too.
+                **({"Locations": {"Cabinets": [doc.cabinet]}} if fake.info_locations else {}),
             }
 
         @app.get("/v1/Document/{doc_id}/acl")
@@ -420,6 +455,8 @@ class FakeNetDocuments:
             rows = fake.lookup.get(attr)
             if rows is None:
                 return JSONResponse({"error": "not found"}, status_code=404)
+            if fake.lookup_top_cap is not None:
+                top = min(top, fake.lookup_top_cap)
             return {"rows": rows[skip : skip + top]}
 
         @app.get("/v2/cabinet/{cab}/groups")
