@@ -339,13 +339,13 @@ def folder_load(api: Api, folder: Path) -> Background:
     return Background("connector run", [run])
 
 
-def export_folder(root: Path, paragraphs: list[str], docs: int) -> Path:
+def export_folder(root: Path, paragraphs: list[str], docs: int, per_doc: int = 6) -> Path:
+    """An export folder of ``docs`` memo-sized documents (``per_doc`` paragraphs each)."""
     (root / "docs").mkdir(parents=True)
     rows = []
-    per_doc = max(1, len(paragraphs) // docs)
     for i in range(docs):
-        body = "\n\n".join(paragraphs[i * per_doc : (i + 1) * per_doc])
-        (root / "docs" / f"d{i:04d}.txt").write_text(body, encoding="utf-8")
+        body = "\n\n".join(paragraphs[(i * per_doc + j) % len(paragraphs)] for j in range(per_doc))
+        (root / "docs" / f"d{i:04d}.txt").write_text(f"Memo {i}.\n\n{body}", encoding="utf-8")
         rows.append(
             {
                 "external_id": f"EXP-{i:04d}",
@@ -416,13 +416,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                     pipeline.ingest(run, doc, public=True)
                 pipeline.finish_run(run)
             vocab = build_vocabulary(corpus, 20_000, 1.0, args.seed)
-            paragraphs = sentences_of(vocab, max(args.run_docs * 6, 2000), 90, args.seed)
+            paragraphs = sentences_of(vocab, 2000, 90, args.seed)
             big = "\n\n".join(paragraphs)
             while len(big) < args.doc_mb * 1_000_000:
                 big += "\n\n" + big
             big = big[: int(args.doc_mb * 1_000_000)]
             sentences = " ".join(sentences_of(vocab, args.sentences, 8, args.seed + 1))
-            folder = export_folder(Path(tmp) / "export", paragraphs, args.run_docs)
+            # other text than the pushed document: nothing is reused, everything is encoded
+            memo_text = sentences_of(vocab, args.run_docs * 6, 90, args.seed + 2)
+            folder = export_folder(Path(tmp) / "export", memo_text, args.run_docs)
             with phases("warm up"), api.client() as http:
                 for q in QUERIES:
                     search_once(http, api, LAWYERS[3], q)
