@@ -9,6 +9,11 @@ INSERT INTO jobs (kind, person_id, run_id, payload, max_attempts)
 VALUES (:kind, :person_id, :run_id, CAST(:payload AS jsonb), :max_attempts)
 RETURNING job_id
 
+-- name: lock_person_queue
+-- Serialises one person's enqueues until the transaction ends, so that two concurrent
+-- requests cannot both pass the per-person bound.
+SELECT pg_advisory_xact_lock(:namespace, hashtext(:person_id))
+
 -- name: pending_for_person
 SELECT count(*) FROM jobs WHERE person_id = :person_id AND status IN ('queued', 'running')
 

@@ -71,6 +71,12 @@ def enqueue(
 
 
 def pending_for_person(conn: Connection, person_id: str) -> int:
+    """Queued or running jobs of the person; holds the person's enqueue lock until the
+    caller's transaction ends (check, then enqueue, without a race)."""
+    conn.execute(
+        sqlfiles.query("jobs.lock_person_queue"),
+        {"namespace": LOCK_NAMESPACE + 1, "person_id": person_id},
+    )
     return int(
         conn.execute(
             sqlfiles.query("jobs.pending_for_person"), {"person_id": person_id}
