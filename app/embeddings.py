@@ -19,6 +19,7 @@ import heapq
 import itertools
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -97,6 +98,15 @@ class Embedder:
         self.encoded_texts = 0
         self.forward_passes = 0
         self.served: deque[tuple[Priority, int]] = deque(maxlen=10_000)
+        # While people search, bulk passes leave the other cores to them (the search's own
+        # SQL, the API threads); with nobody searching, bulk work gets every core.
+        self.bulk_yield_s = settings.embedding_bulk_yield_s
+        import torch
+
+        self._torch = torch
+        self._all_threads = max(1, int(torch.get_num_threads()))
+        self._threads = self._all_threads
+        self._last_query = -float("inf")
         self._hf_tokenizer: Any = self._model.tokenizer
         # special tokens ([CLS], [SEP]) count against max_seq_length
         self.special_tokens = len(self._hf_tokenizer("")["input_ids"])
@@ -184,6 +194,7 @@ class Embedder:
                     return
                 taken = self._take()
             texts = [t for batch in taken for t in batch.texts]
+            self._set_threads(taken[0].priority)
             try:
                 out = np.asarray(
                     self._model.encode(
@@ -207,6 +218,20 @@ class Embedder:
                 batch.result = out[start : start + len(batch.texts)] if error is None else None
                 start += len(batch.texts)
                 batch.done.set()
+
+    def _set_threads(self, priority: Priority) -> None:
+        """On the encoder thread, the only one that runs the model."""
+        now = time.monotonic()
+        if priority == "query":
+            self._last_query = now
+            wanted = self._all_threads
+        elif now - self._last_query < self.bulk_yield_s:
+            wanted = max(1, self._all_threads // 2)
+        else:
+            wanted = self._all_threads
+        if wanted != self._threads:
+            self._torch.set_num_threads(wanted)
+            self._threads = wanted
 
     # --- encoding ------------------------------------------------------------------------
     def _estimate_tokens(self, text: str) -> int:

@@ -173,6 +173,11 @@ class Settings(BaseSettings):
         ge=16,
         description="Padded word pieces per bulk encoder batch; a query waits at most one.",
     )
+    embedding_bulk_yield_s: float = Field(
+        default=2.0,
+        ge=0,
+        description="For this long after a query, bulk encoding uses half the cores (0: never).",
+    )
     embedding_query_batch_max: int = Field(
         default=32, ge=1, le=1024, description="Queued queries encoded together in one pass."
     )
