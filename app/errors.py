@@ -64,6 +64,14 @@ class Forbidden(AppError):
         super().__init__("forbidden", message, 403)
 
 
+class RateLimited(AppError):
+    """429 ``rate_limited``; the handler adds the Retry-After header."""
+
+    def __init__(self, message: str, retry_after_s: int, **details: Any) -> None:
+        super().__init__("rate_limited", message, 429, {"retry_after_s": retry_after_s, **details})
+        self.retry_after_s = retry_after_s
+
+
 def envelope(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, "details": details or {}}}
 
@@ -95,6 +103,8 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(AppError)
     async def _app_error(request: Request, exc: AppError) -> JSONResponse:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        if isinstance(exc, RateLimited):
+            headers = {"Retry-After": str(exc.retry_after_s)}
         return JSONResponse(
             envelope(exc.code, exc.message, exc.details), status_code=exc.status, headers=headers
         )

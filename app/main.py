@@ -65,6 +65,8 @@ def create_app(
     start_worker: bool | None = None,
     on_shutdown: Callable[[], object] | None = None,
 ) -> FastAPI:
+    from app.ingest.jobs import ingest_handlers, mark_run_failed
+    from app.jobs.queue import JobWorkers
     from app.walls.resolution import AccessResolver
     from app.walls.retag import RetagWorker
 
@@ -92,6 +94,18 @@ def create_app(
             worker = RetagWorker(database, settings)
             worker.start()
         resources.extras["retag_worker"] = worker
+        jobs: JobWorkers | None = None
+        if settings.job_workers > 0:
+            jobs = JobWorkers(
+                database,
+                ingest_handlers(resources),
+                count=settings.job_workers,
+                poll_s=settings.job_poll_s,
+                retry_base_s=settings.job_retry_base_s,
+                on_failed=mark_run_failed(resources),
+            )
+            jobs.start()
+        resources.extras["jobs"] = jobs
         app.state.resources = resources
         replicas.start()
         try:
@@ -100,9 +114,8 @@ def create_app(
             replicas.stop()
             if worker is not None:
                 worker.stop()
-            runs = resources.extras.get("runs")
-            if runs is not None:
-                runs.join_all(timeout=5)
+            if jobs is not None:
+                jobs.stop()
             if on_shutdown is not None:
                 on_shutdown()
 

@@ -223,6 +223,59 @@ class Settings(BaseSettings):
         default=180, ge=1, le=3650, description="Default lookback of a wall's exposure (days)."
     )
 
+    # --- workload isolation (docs/isolation.md) ---------------------------------------------
+    embedding_bulk_batch_tokens: int = Field(
+        default=512,
+        ge=16,
+        description="Padded word pieces per bulk encoder batch; a query waits at most one.",
+    )
+    embedding_bulk_yield_s: float = Field(
+        default=2.0,
+        ge=0,
+        description="For this long after a query, bulk encoding uses half the cores (0: never).",
+    )
+    embedding_query_batch_max: int = Field(
+        default=32, ge=1, le=1024, description="Queued queries encoded together in one pass."
+    )
+    document_async_chars: int = Field(
+        default=200_000,
+        ge=1,
+        description="POST /v1/documents at or above this size (characters or bytes) answers "
+        "202 and ingests in the background.",
+    )
+    job_workers: int = Field(
+        default=1, ge=0, le=16, description="In-process background job workers (0: none)."
+    )
+    job_max_attempts: int = Field(default=3, ge=1, le=20, description="Tries per job.")
+    job_retry_base_s: float = Field(
+        default=5.0, ge=0, description="First retry delay; doubles with every attempt."
+    )
+    job_poll_s: float = Field(default=1.0, gt=0, description="Idle job worker poll interval.")
+    job_max_pending_per_person: int = Field(
+        default=10, ge=1, description="Queued or running jobs one person may have (429 beyond)."
+    )
+    gate_max_concurrent_per_person: int = Field(
+        default=2, ge=1, description="Gate calls one person may have in flight (429 beyond)."
+    )
+    grounding_max_sentences: int = Field(
+        default=2000, ge=1, description="Sentences checked per grounding call (422 beyond)."
+    )
+    grounding_max_chars: int = Field(
+        default=200_000, ge=1, description="Characters per grounding answer (422 beyond)."
+    )
+    grounding_sentences_per_minute: int = Field(
+        default=6000, ge=1, description="Grounding sentences per person per minute (429 beyond)."
+    )
+    grounding_chars_per_minute: int = Field(
+        default=600_000, ge=1, description="Grounding characters per person per minute."
+    )
+    citation_max_distinct: int = Field(
+        default=100, ge=1, description="Distinct ECLIs checked per citation call (422 beyond)."
+    )
+    citations_per_minute: int = Field(
+        default=600, ge=1, description="Distinct ECLIs checked per person per minute (429)."
+    )
+
     @field_validator("log_level")
     @classmethod
     def _upper(cls, value: str) -> str:

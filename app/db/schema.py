@@ -415,6 +415,35 @@ ingest_run_events = Table(
     PrimaryKeyConstraint("run_id", "seq"),
 )
 
+jobs = Table(
+    "jobs",
+    metadata,
+    Column("job_id", BigInteger, Identity(), primary_key=True),
+    Column("kind", Text, nullable=False),
+    Column("person_id", Text, nullable=False),
+    Column(
+        "run_id",
+        UUID(as_uuid=True),
+        ForeignKey("ingest_runs.run_id", ondelete="CASCADE"),
+        nullable=True,
+    ),
+    Column("payload", JSONB, nullable=False),
+    Column("status", Text, nullable=False, server_default=text("'queued'")),
+    Column("attempts", Integer, nullable=False, server_default=text("0")),
+    Column("max_attempts", Integer, nullable=False),
+    _ts("run_after"),
+    Column("locked_by", Text, nullable=True),
+    Column("started_at", DateTime(timezone=True), nullable=True),
+    Column("finished_at", DateTime(timezone=True), nullable=True),
+    Column("last_error", Text, nullable=True),
+    _ts("created_at"),
+    CheckConstraint("status IN ('queued', 'running', 'succeeded', 'failed')", name="status"),
+    CheckConstraint("attempts >= 0 AND max_attempts >= 1", name="attempts"),
+    Index("ix_jobs_status_run_after", "status", "run_after"),
+    Index("ix_jobs_person_id_status", "person_id", "status"),
+    Index("ix_jobs_run_id", "run_id"),
+)
+
 sync_state = Table(
     "sync_state",
     metadata,

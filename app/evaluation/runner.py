@@ -126,7 +126,9 @@ def prepare(resources: Resources, set_name: str, *, person: str | None = None,
                 access = access_now(conn, resolver, database, who)
                 visible[who] = visible_targets(conn, access, wanted)
     texts = [q.text for q in rows]
-    vectors = list(resources.require_embedder().embed_queries(texts)) if texts else []
+    # a whole evaluation set is batch work: it queues behind people's searches
+    embedder = resources.require_embedder()
+    vectors = list(embedder.embed_queries(texts, priority="bulk")) if texts else []
     prepared = []
     for q, vec in zip(rows, vectors, strict=True):
         judged = judgements.get(q.key, [])

@@ -25,8 +25,6 @@ from app.walls.access import current_access, visible_chunks
 
 Matrix = npt.NDArray[np.float32]
 
-MAX_SENTENCES = 2000
-
 
 @dataclass(frozen=True)
 class SentenceResult:
@@ -151,13 +149,14 @@ def check_grounding(
     sentences = split_sentences(answer)
     if not sentences:
         raise Unprocessable("empty_answer", "The answer has no sentence to check.", field="answer")
-    if len(sentences) > MAX_SENTENCES:
+    limit = resources.settings.grounding_max_sentences
+    if len(sentences) > limit:
         # each sentence is a model call's worth of work; bound one request's cost
         raise Unprocessable(
             "too_many_sentences",
-            f"The answer has {len(sentences)} sentences; at most {MAX_SENTENCES} are checked.",
+            f"The answer has {len(sentences)} sentences; at most {limit} are checked.",
             field="answer",
-            limit=MAX_SENTENCES,
+            limit=limit,
         )
     audited = returned_chunks(conn, rid, person_id)
     chunk_ids, chunk_vectors = _supporting_chunks(conn, resources, person_id, audited)
@@ -165,7 +164,8 @@ def check_grounding(
     if chunk_vectors is None:
         results = score_sentences(sentences, np.zeros((0, 0), np.float32), [], None, threshold)
     else:
-        vectors = resources.require_embedder().embed_queries(sentences)
+        # many sentences nobody waits on interactively: bulk, behind every search's query
+        vectors = resources.require_embedder().embed_queries(sentences, priority="bulk")
         results = score_sentences(sentences, vectors, chunk_ids, chunk_vectors, threshold)
     return GroundingResult(
         retrieval_id=str(rid),

@@ -10,6 +10,7 @@ the audit row commit.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
@@ -34,13 +35,37 @@ from app.gates.schemas import (
 )
 from app.gates.sentences import split_sentences
 from app.gates.session import answer_for, assess
+from app.limits import PersonLimiter
 from app.resources import Resources
 from app.walls.resolution import read_snapshot
 
 router = APIRouter(prefix="/v1/gates", tags=["gates"])
 
-MAX_CITATIONS = 500
 _CHECKER_KEY = "citation_checker"
+_LIMITER_KEY = "limiter"
+_RATE_LIMITED: dict[int | str, dict[str, Any]] = {
+    429: {"description": "A per-person limit was reached (see Retry-After)."}
+}
+
+
+def person_limiter(resources: Resources) -> PersonLimiter:
+    """The app's per-person limiter (one per app: the counts must be shared)."""
+    limiter = resources.extras.get(_LIMITER_KEY)
+    if isinstance(limiter, PersonLimiter):
+        return limiter
+    kept = resources.extras.setdefault(_LIMITER_KEY, PersonLimiter())
+    return kept if isinstance(kept, PersonLimiter) else PersonLimiter()
+
+
+def _gate_slot(principal: Lawyer, resources: ResourcesDep) -> Iterator[Principal]:
+    """One of the person's in-flight gate slots, held until the route returns (before any
+    transaction opens: a refused call costs no connection)."""
+    limit = resources.settings.gate_max_concurrent_per_person
+    with person_limiter(resources).slot("gate", principal.person_id, limit):
+        yield principal
+
+
+GateCaller = Annotated[Principal, Depends(_gate_slot, scope="function")]
 
 
 def _sha256(value: str) -> str:
@@ -61,17 +86,23 @@ def citation_checker(resources: Resources) -> CitationChecker:
     return kept if isinstance(kept, CitationChecker) else CitationChecker(resources.settings)
 
 
-@router.post("/citations", response_model=CitationsOut)
+@router.post("/citations", response_model=CitationsOut, responses=_RATE_LIMITED)
 def check_citations(
-    body: CitationsIn, principal: Lawyer, resources: ResourcesDep
+    principal: GateCaller, body: CitationsIn, resources: ResourcesDep
 ) -> CitationsOut:
-    eclis = extract_eclis(body.text)
-    if len(eclis) > MAX_CITATIONS:
+    settings = resources.settings
+    eclis = extract_eclis(body.text)  # distinct, first appearance first
+    if len(eclis) > settings.citation_max_distinct:
         raise Unprocessable(
             "too_many_citations",
-            f"The text cites {len(eclis)} ECLIs; at most {MAX_CITATIONS} are checked per call.",
+            f"The text cites {len(eclis)} distinct ECLIs; at most "
+            f"{settings.citation_max_distinct} are checked per call.",
             field="text",
-            limit=MAX_CITATIONS,
+            limit=settings.citation_max_distinct,
+        )
+    if eclis:
+        person_limiter(resources).spend(
+            "citations", principal.person_id, len(eclis), settings.citations_per_minute
         )
     # The network checks run before the transaction opens: a pooled connection should not
     # sit idle while the source answers.
@@ -89,8 +120,7 @@ def check_citations(
             ),
             outcome={
                 "citations": [
-                    {"ecli": r.ecli, "live": r.live, "code": r.code, "reason": r.reason,
-                     "by": r.by}
+                    {"ecli": r.ecli, "live": r.live, "code": r.code, "reason": r.reason, "by": r.by}
                     for r in results
                 ],
                 "source": resources.settings.rechtspraak_url,
@@ -107,16 +137,46 @@ def check_citations(
 @router.post(
     "/grounding",
     response_model=GroundingOut,
-    responses={403: {"description": "Not your retrieval"}, 404: {"description": "Unknown"}},
+    responses={
+        403: {"description": "Not your retrieval"},
+        404: {"description": "Unknown"},
+        **_RATE_LIMITED,
+    },
 )
 def check_answer_grounding(
-    body: GroundingIn, principal: Lawyer, conn: ConnDep, resources: ResourcesDep
+    principal: GateCaller, body: GroundingIn, resources: ResourcesDep, conn: ConnDep
 ) -> Any:
+    settings = resources.settings
+    sentences = split_sentences(body.answer)
+    if len(body.answer) > settings.grounding_max_chars:
+        raise Unprocessable(
+            "answer_too_long",
+            f"The answer has {len(body.answer)} characters; at most "
+            f"{settings.grounding_max_chars} are checked per call.",
+            field="answer",
+            limit=settings.grounding_max_chars,
+        )
+    if len(sentences) > settings.grounding_max_sentences:
+        # each sentence is a model call's worth of work; bound one request's cost
+        raise Unprocessable(
+            "too_many_sentences",
+            f"The answer has {len(sentences)} sentences; at most "
+            f"{settings.grounding_max_sentences} are checked per call.",
+            field="answer",
+            limit=settings.grounding_max_sentences,
+        )
+    person_limiter(resources).spend_all(
+        principal.person_id,
+        [
+            ("grounding_sentences", len(sentences), settings.grounding_sentences_per_minute),
+            ("grounding_characters", len(body.answer), settings.grounding_chars_per_minute),
+        ],
+    )
     request = _with_session(
         {
             "retrieval_id": str(body.retrieval_id),
             "answer_sha256": _sha256(body.answer),
-            "sentences": len(split_sentences(body.answer)),
+            "sentences": len(sentences),
         },
         body.session_id,
     )
@@ -145,8 +205,13 @@ def check_answer_grounding(
         outcome={
             "threshold": result.threshold,
             "sentences": [
-                {"index": i, "supported": s.supported, "best_chunk_id": s.best_chunk_id,
-                 "similarity": s.similarity, "text_sha256": _sha256(s.text)}
+                {
+                    "index": i,
+                    "supported": s.supported,
+                    "best_chunk_id": s.best_chunk_id,
+                    "similarity": s.similarity,
+                    "text_sha256": _sha256(s.text),
+                }
                 for i, s in enumerate(result.sentences)
             ],
         },

@@ -147,22 +147,77 @@ class IngestPipeline:
 
     # --- runs ---------------------------------------------------------------------------
 
-    def start_run(self, connector: str, params: dict[str, Any], started_by: str) -> IngestRun:
-        run = IngestRun(run_id=uuid.uuid4(), connector=connector, started_by=started_by)
+    def start_run(
+        self,
+        connector: str,
+        params: dict[str, Any],
+        started_by: str,
+        *,
+        conn: Connection | None = None,
+        progress: dict[str, Any] | None = None,
+    ) -> IngestRun:
+        """A new run, in ``conn``'s transaction when given (so that a queued job and its run
+        commit together), else in its own."""
+        run = IngestRun(
+            run_id=uuid.uuid4(),
+            connector=connector,
+            started_by=started_by,
+            progress=dict(progress or {}),
+        )
+        statement = text(
+            "INSERT INTO ingest_runs (run_id, connector, status, started_by, params, progress) "
+            "VALUES (:run_id, :connector, 'running', :started_by, CAST(:params AS jsonb), "
+            "CAST(:progress AS jsonb))"
+        )
+        values = {
+            "run_id": run.run_id,
+            "connector": connector,
+            "started_by": started_by,
+            "params": canonical_json(params),
+            "progress": canonical_json(run.progress),
+        }
+        if conn is not None:
+            conn.execute(statement, values)
+        else:
+            with self.database.transaction() as own:
+                own.execute(statement, values)
+        return run
+
+    def resume_run(self, run_id: uuid.UUID) -> IngestRun:
+        """A run started earlier (a background job picking it up, perhaps after a crash):
+        counts and progress as last written, events continuing after the last one."""
         with self.database.transaction() as conn:
+            row = (
+                conn.execute(
+                    text(
+                        "SELECT connector, started_by, counts, progress FROM ingest_runs "
+                        "WHERE run_id = :run_id"
+                    ),
+                    {"run_id": run_id},
+                )
+                .mappings()
+                .one()
+            )
+            # an earlier attempt may have ended it: it runs again until this one ends
             conn.execute(
                 text(
-                    "INSERT INTO ingest_runs (run_id, connector, status, started_by, params) "
-                    "VALUES (:run_id, :connector, 'running', :started_by, CAST(:params AS jsonb))"
+                    "UPDATE ingest_runs SET status = 'running', finished_at = NULL "
+                    "WHERE run_id = :run_id AND status <> 'running'"
                 ),
-                {
-                    "run_id": run.run_id,
-                    "connector": connector,
-                    "started_by": started_by,
-                    "params": canonical_json(params),
-                },
+                {"run_id": run_id},
             )
-        return run
+            seq = conn.execute(
+                text("SELECT coalesce(max(seq), 0) FROM ingest_run_events WHERE run_id = :run_id"),
+                {"run_id": run_id},
+            ).scalar_one()
+        return IngestRun(
+            run_id=run_id,
+            connector=str(row["connector"]),
+            started_by=str(row["started_by"]),
+            counts=Counter({str(k): int(v) for k, v in dict(row["counts"]).items()}),
+            seq=int(seq),
+            progress=dict(row["progress"]),
+        )
 
     def record_event(
         self,

@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Response
-from sqlalchemy import text
+from fastapi.responses import JSONResponse
+from sqlalchemy import Connection, text
 
 from app.deps import Admin, ConnDep, ResourcesDep
-from app.errors import NotFound, Unprocessable
+from app.errors import NotFound, RateLimited, Unprocessable
 from app.ingest.pipeline import IngestPipeline, load_report
-from app.ingest.runs import BackgroundRuns, ingest_connector, ingest_folder, ingest_rechtspraak
-from app.ingest.schemas import DocumentIn, DocumentOut, RunIn, RunStarted
+from app.ingest.schemas import DocumentIn, DocumentOut, DocumentQueued, RunIn, RunStarted
+from app.jobs.queue import enqueue, job_of_run, pending_for_person
 from app.resources import Resources
 from app.walls.retag import mark_writer
 from connectors.base import SourceAcl, SourceDocument
@@ -33,12 +34,59 @@ def pipeline_for(resources: Resources) -> IngestPipeline:
     return pipeline
 
 
-def _runs(resources: Resources) -> BackgroundRuns:
-    runs = resources.extras.get("runs")
-    if runs is None:
-        runs = BackgroundRuns()
-        resources.extras["runs"] = runs
-    return runs
+DOCUMENT_JOB = "ingest.document"
+RUN_JOB = "ingest.run"
+_RATE_LIMITED: dict[int | str, dict[str, Any]] = {
+    429: {"description": "Too many of your jobs are queued (see Retry-After)."}
+}
+
+
+def _queue_job(
+    resources: Resources,
+    *,
+    kind: str,
+    person_id: str,
+    connector: str,
+    params: dict[str, Any],
+    payload: dict[str, Any],
+) -> tuple[uuid.UUID, int]:
+    """A run and its job, committed together; the person's queue is bounded."""
+    settings = resources.settings
+    pipeline = pipeline_for(resources)
+    with resources.database.transaction() as conn:
+        _check_pending(conn, person_id, settings.job_max_pending_per_person)
+        run = pipeline.start_run(
+            connector, params, person_id, conn=conn, progress={"state": "queued"}
+        )
+        job_id = enqueue(
+            conn,
+            kind=kind,
+            person_id=person_id,
+            payload=payload,
+            max_attempts=settings.job_max_attempts,
+            run_id=run.run_id,
+        )
+    workers = resources.extras.get("jobs")
+    if workers is not None:
+        workers.wake()
+    return run.run_id, job_id
+
+
+def _check_pending(conn: Connection, person_id: str, limit: int) -> None:
+    if pending_for_person(conn, person_id) >= limit:
+        raise RateLimited(
+            f"You have {limit} ingestion jobs queued or running; wait for one to finish.",
+            retry_after_s=30,
+            limit=limit,
+            scope="jobs_pending",
+        )
+
+
+def document_size(body: DocumentIn) -> int:
+    """Characters of text, or bytes of decoded content (estimated from the base64)."""
+    if body.text is not None:
+        return len(body.text)
+    return len(body.content_base64 or "") * 3 // 4
 
 
 def _tri_state(body: DocumentIn, name: str) -> str | None:
@@ -88,9 +136,42 @@ def to_source_document(body: DocumentIn) -> SourceDocument:
     )
 
 
-@router.post("/documents", response_model=DocumentOut)
-def push_document(body: DocumentIn, principal: Admin, resources: ResourcesDep) -> DocumentOut:
+@router.post(
+    "/documents",
+    response_model=DocumentOut,
+    responses={
+        202: {
+            "model": DocumentQueued,
+            "description": "Large document: ingested in the background.",
+        },
+        **_RATE_LIMITED,
+    },
+)
+def push_document(body: DocumentIn, principal: Admin, resources: ResourcesDep) -> Any:
     doc = to_source_document(body)
+    if document_size(body) >= resources.settings.document_async_chars:
+        # A large document would hold this request (and the encoder) for minutes: it
+        # becomes a background job whose run the caller follows.
+        run_id, job_id = _queue_job(
+            resources,
+            kind=DOCUMENT_JOB,
+            person_id=principal.person_id,
+            connector="api",
+            params={"source": doc.source, "external_id": doc.external_id, "queued": True},
+            payload={"document": body.model_dump(mode="json", exclude_unset=True)},
+        )
+        queued = DocumentQueued(
+            run_id=str(run_id),
+            job_id=job_id,
+            status="queued",
+            source=doc.source,
+            external_id=doc.external_id,
+        )
+        return JSONResponse(
+            queued.model_dump(),
+            status_code=202,
+            headers={"Location": f"/v1/ingest/runs/{run_id}"},
+        )
     pipeline = pipeline_for(resources)
     run = pipeline.start_run(
         "api", {"source": doc.source, "external_id": doc.external_id}, principal.person_id
@@ -149,35 +230,28 @@ def get_document(source: str, external_id: str, principal: Admin, conn: ConnDep)
     return dict(row)
 
 
-@router.post("/ingest/runs", response_model=RunStarted, status_code=202)
+@router.post("/ingest/runs", response_model=RunStarted, status_code=202, responses=_RATE_LIMITED)
 def start_run(
     body: RunIn, principal: Admin, resources: ResourcesDep, response: Response
 ) -> RunStarted:
-    pipeline = pipeline_for(resources)
-    settings = resources.settings
+    payload: dict[str, Any] = {"connector": body.connector, "mode": body.mode}
     if body.connector in ("folder", "rechtspraak"):
         if not body.path:
             raise Unprocessable("path_required", "This connector needs a path.", field="path")
         path = Path(body.path).expanduser()
         if not path.is_dir():
             raise Unprocessable("path_not_found", f"No folder at {body.path}.", field="path")
-    run = pipeline.start_run(body.connector, body.model_dump(), principal.person_id)
-    if body.connector == "folder":
-        work: Any = lambda: ingest_folder(pipeline, path, started_by=principal.person_id, run=run)  # noqa: E731
-    elif body.connector == "rechtspraak":
-        work = lambda: ingest_rechtspraak(pipeline, path, started_by=principal.person_id, run=run)  # noqa: E731
-    else:
-        work = lambda: ingest_connector(  # noqa: E731
-            pipeline,
-            settings,
-            body.connector,
-            mode=body.mode,
-            started_by=principal.person_id,
-            run=run,
-        )
-    _runs(resources).start(run, work)
-    response.headers["Location"] = f"/v1/ingest/runs/{run.run_id}"
-    return RunStarted(run_id=str(run.run_id), status="running", connector=body.connector)
+        payload["path"] = str(path)
+    run_id, job_id = _queue_job(
+        resources,
+        kind=RUN_JOB,
+        person_id=principal.person_id,
+        connector=body.connector,
+        params=body.model_dump(),
+        payload=payload,
+    )
+    response.headers["Location"] = f"/v1/ingest/runs/{run_id}"
+    return RunStarted(run_id=str(run_id), status="queued", connector=body.connector, job_id=job_id)
 
 
 @router.get("/ingest/runs/{run_id}")
@@ -189,6 +263,8 @@ def get_run(run_id: str, principal: Admin, conn: ConnDep) -> dict[str, Any]:
     report = load_report(conn, parsed)
     if not report:
         raise NotFound("Ingest run", run_id)
+    # background runs: the job's state, attempts and last error
+    report["job"] = job_of_run(conn, parsed)
     return report
 
 

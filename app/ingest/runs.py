@@ -1,11 +1,9 @@
 """Long ingest work: export folders, DMS syncs, case law. Runs in the CLI (with a progress
-bar) or in a background thread started by POST /v1/ingest/runs."""
+bar) or as a background job queued by POST /v1/ingest/runs (app/ingest/jobs.py)."""
 
 from __future__ import annotations
 
 import logging
-import threading
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -124,29 +122,3 @@ def ingest_rechtspraak(
     return ingest_rechtspraak_folder(
         pipeline, path, started_by=started_by, on_progress=on_progress, run=run
     )
-
-
-class BackgroundRuns:
-    """Threads started by the API; their progress and report live in the database."""
-
-    def __init__(self) -> None:
-        self._threads: dict[uuid.UUID, threading.Thread] = {}
-        self._lock = threading.Lock()
-
-    def start(self, run: IngestRun, work: Callable[[], object]) -> None:
-        def target() -> None:
-            try:
-                work()
-            except Exception:
-                log.exception("background ingest run failed", extra={"run_id": str(run.run_id)})
-
-        thread = threading.Thread(target=target, name=f"ingest-{run.run_id}", daemon=True)
-        with self._lock:
-            self._threads[run.run_id] = thread
-        thread.start()
-
-    def join_all(self, timeout: float = 30) -> None:
-        with self._lock:
-            threads = list(self._threads.values())
-        for thread in threads:
-            thread.join(timeout)

@@ -70,3 +70,14 @@ class RunStarted(BaseModel):
     run_id: str
     status: str
     connector: str
+    job_id: int | None = None
+
+
+class DocumentQueued(BaseModel):
+    """202 for a document at or above EWALL_DOCUMENT_ASYNC_CHARS: follow the run."""
+
+    run_id: str
+    job_id: int
+    status: str
+    source: str
+    external_id: str

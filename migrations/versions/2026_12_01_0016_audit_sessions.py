@@ -1,7 +1,7 @@
 """Sessions in the retrieval audit; indexes for wall exposure and session reads.
 
 Revision ID: 20261201_0016
-Revises: 20261129_0001
+Revises: 20261201_0010
 Create Date: 2026-12-01
 
 A retrieval may belong to a caller-chosen session (a chat thread, an agent run) and may be
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "20261201_0016"
-down_revision: str | None = "20261129_0001"
+down_revision: str | None = "20261201_0010"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

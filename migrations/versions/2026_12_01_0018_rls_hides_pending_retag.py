@@ -1,7 +1,7 @@
 """The chunks RLS backstop also hides matters pending re-tag.
 
 Revision ID: 20261201_0018
-Revises: 20261129_0001
+Revises: 20261201_0016
 Create Date: 2026-12-01
 
 A matter whose wall group changed keeps its chunks in the old group until the re-tag worker
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "20261201_0018"
-down_revision: str | None = "20261129_0001"
+down_revision: str | None = "20261201_0016"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

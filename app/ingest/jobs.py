@@ -1,0 +1,74 @@
+"""Ingestion as background jobs: a large pushed document and connector syncs.
+
+Both handlers continue the ingest run that the route created (same run id, counts and
+events so far), so ``GET /v1/ingest/runs/{id}`` shows one run however many attempts it
+took. Re-running is safe: chunks are content-addressed, an unchanged document is skipped
+without re-embedding, and a connector resumes from its saved cursors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.ingest.router import DOCUMENT_JOB, RUN_JOB, pipeline_for, to_source_document
+from app.ingest.runs import ingest_connector, ingest_folder, ingest_rechtspraak
+from app.ingest.schemas import DocumentIn
+from app.jobs.queue import Handler, Job, OnFailed
+from app.resources import Resources
+
+__all__ = ["DOCUMENT_JOB", "RUN_JOB", "ingest_handlers", "mark_run_failed"]
+
+
+def ingest_handlers(resources: Resources) -> dict[str, Handler]:
+    def document(job: Job) -> None:
+        pipeline = pipeline_for(resources)
+        if job.run_id is None:
+            raise ValueError("an ingest job without its run")
+        run = pipeline.resume_run(job.run_id)
+        pipeline.progress(run, state="running", attempt=job.attempt)
+        doc = to_source_document(DocumentIn.model_validate(job.payload["document"]))
+        outcome = pipeline.ingest(run, doc)
+        pipeline.progress(run, state="done", document=outcome.as_dict())
+        pipeline.finish_run(run)
+
+    def connector_run(job: Job) -> None:
+        pipeline = pipeline_for(resources)
+        if job.run_id is None:
+            raise ValueError("an ingest job without its run")
+        run = pipeline.resume_run(job.run_id)
+        pipeline.progress(run, state="running", attempt=job.attempt)
+        name = str(job.payload["connector"])
+        started_by = job.person_id
+        if name == "folder":
+            path = Path(str(job.payload["path"]))
+            report = ingest_folder(pipeline, path, started_by=started_by, run=run)
+        elif name == "rechtspraak":
+            path = Path(str(job.payload["path"]))
+            report = ingest_rechtspraak(pipeline, path, started_by=started_by, run=run)
+        else:
+            report = ingest_connector(
+                pipeline,
+                resources.settings,
+                name,
+                mode=str(job.payload.get("mode", "delta")),
+                started_by=started_by,
+                run=run,
+            )
+        if report.get("status") == "failed":
+            # a failed crawl is worth another attempt (the source may be back)
+            raise RuntimeError(f"the {name} run failed: {report.get('error') or 'see the run'}")
+
+    return {DOCUMENT_JOB: document, RUN_JOB: connector_run}
+
+
+def mark_run_failed(resources: Resources) -> OnFailed:
+    """on_failed for the workers: the run ends ``failed`` with the job's last error."""
+
+    def on_failed(job: Job, error: str) -> None:
+        if job.run_id is None:
+            return
+        pipeline = pipeline_for(resources)
+        run = pipeline.resume_run(job.run_id)
+        pipeline.finish_run(run, status="failed", error=error[:500])
+
+    return on_failed

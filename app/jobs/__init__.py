@@ -1,0 +1,1 @@
+"""Background jobs in a PostgreSQL table queue (docs/isolation.md)."""

@@ -1,0 +1,275 @@
+"""A small PostgreSQL table queue with crash-safe claims, bounded retries and workers.
+
+- ``enqueue`` writes a job row in the caller's transaction (the job exists exactly when the
+  transaction that asked for it commits).
+- A ``JobWorker`` claims one job at a time on its own connection: ``FOR UPDATE SKIP LOCKED``
+  picks a row no other worker is claiming, and a session advisory lock on the job id marks
+  it as owned for as long as the worker's session lives. A ``running`` row whose lock can be
+  taken belongs to a worker that died (its session ended): it is claimed again, counting as
+  an attempt, so a job that kills its worker every time ends ``failed`` instead of looping.
+- A handler that raises is retried after ``retry_base_s * 2**(attempt-1)`` seconds until
+  ``max_attempts``; then the job is ``failed`` with the last error.
+- Handlers must be idempotent: a job may run again after a crash. Ingestion is (chunks are
+  content-addressed, unchanged documents are skipped, sync cursors resume).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection
+
+from app.audit.chain import canonical_json
+from app.db import sqlfiles
+from app.db.engine import Database
+
+log = logging.getLogger("ewall.jobs")
+
+LOCK_NAMESPACE = 0x6577  # "ew": keeps our advisory locks apart from anyone else's
+
+
+@dataclass(frozen=True)
+class Job:
+    job_id: int
+    kind: str
+    person_id: str
+    run_id: uuid.UUID | None
+    payload: Mapping[str, Any]
+    attempt: int
+    max_attempts: int
+
+
+Handler = Callable[[Job], None]
+OnFailed = Callable[[Job, str], None]
+
+
+def enqueue(
+    conn: Connection,
+    *,
+    kind: str,
+    person_id: str,
+    payload: Mapping[str, Any],
+    max_attempts: int,
+    run_id: uuid.UUID | None = None,
+) -> int:
+    job_id = conn.execute(
+        sqlfiles.query("jobs.enqueue"),
+        {
+            "kind": kind,
+            "person_id": person_id,
+            "run_id": run_id,
+            "payload": canonical_json(dict(payload)),
+            "max_attempts": max_attempts,
+        },
+    ).scalar_one()
+    return int(job_id)
+
+
+def pending_for_person(conn: Connection, person_id: str) -> int:
+    """Queued or running jobs of the person; holds the person's enqueue lock until the
+    caller's transaction ends (check, then enqueue, without a race)."""
+    conn.execute(
+        sqlfiles.query("jobs.lock_person_queue"),
+        {"namespace": LOCK_NAMESPACE + 1, "person_id": person_id},
+    )
+    return int(
+        conn.execute(
+            sqlfiles.query("jobs.pending_for_person"), {"person_id": person_id}
+        ).scalar_one()
+    )
+
+
+def job_of_run(conn: Connection, run_id: uuid.UUID) -> dict[str, Any] | None:
+    row = conn.execute(sqlfiles.query("jobs.job_of_run"), {"run_id": run_id}).mappings().first()
+    if row is None:
+        return None
+    out = dict(row)
+    for name in ("created_at", "started_at", "finished_at", "run_after"):
+        if out.get(name) is not None:
+            out[name] = out[name].isoformat()
+    return out
+
+
+def get_job(conn: Connection, job_id: int) -> dict[str, Any] | None:
+    row = conn.execute(sqlfiles.query("jobs.get_job"), {"job_id": job_id}).mappings().first()
+    return dict(row) if row is not None else None
+
+
+def _unknown_kind(job: Job) -> None:
+    raise LookupError(f"no handler for jobs of kind {job.kind!r}")
+
+
+class JobWorker:
+    """Claims and runs jobs; ``run_once`` is the unit the threads (and the tests) drive."""
+
+    def __init__(
+        self,
+        database: Database,
+        handlers: Mapping[str, Handler],
+        *,
+        retry_base_s: float,
+        on_failed: OnFailed | None = None,
+        name: str | None = None,
+    ) -> None:
+        self.database = database
+        self.handlers = dict(handlers)
+        self.retry_base_s = retry_base_s
+        self.on_failed = on_failed
+        self.name = name or f"worker-{uuid.uuid4().hex[:8]}"
+        self._lease: Connection | None = None
+
+    # --- the lease connection -------------------------------------------------------------
+    def _connection(self) -> Connection:
+        if self._lease is None or self._lease.closed or self._lease.invalidated:
+            self._lease = self.database.engine.connect()
+        return self._lease
+
+    def close(self) -> None:
+        """Give the connection back without any advisory lock left on its session."""
+        lease, self._lease = self._lease, None
+        if lease is None or lease.closed or lease.invalidated:
+            return
+        try:
+            lease.rollback()
+            lease.exec_driver_sql("SELECT pg_advisory_unlock_all()")
+            lease.commit()
+            lease.close()
+        except Exception:  # a broken session: close it for good, which frees its locks
+            lease.invalidate()
+
+    def die(self) -> None:
+        """End this worker's session as a crash would (tests; nothing is released politely)."""
+        if self._lease is not None:
+            self._lease.invalidate()
+            self._lease = None
+
+    # --- claiming -------------------------------------------------------------------------
+    def claim(self) -> Job | None:
+        """Take the next job (an orphan first), holding its advisory lock on success."""
+        conn = self._connection()
+        with conn.begin():
+            candidates = conn.execute(sqlfiles.query("jobs.claim_candidates"), {"limit": 20}).all()
+            for cand in candidates:
+                key = {"namespace": LOCK_NAMESPACE, "job_id": cand.job_id}
+                if not conn.execute(sqlfiles.query("jobs.try_lock"), key).scalar_one():
+                    continue  # its worker is alive and at it
+                if cand.status == "running" and cand.attempts >= cand.max_attempts:
+                    # its worker died on the last allowed attempt
+                    conn.execute(
+                        sqlfiles.query("jobs.fail"),
+                        {
+                            "job_id": cand.job_id,
+                            "error": "the worker stopped during the last allowed attempt",
+                        },
+                    )
+                    conn.execute(sqlfiles.query("jobs.unlock"), key)
+                    continue
+                row = conn.execute(
+                    sqlfiles.query("jobs.claim"), {"job_id": cand.job_id, "worker": self.name}
+                ).one()
+                return Job(
+                    job_id=int(row.job_id),
+                    kind=str(row.kind),
+                    person_id=str(row.person_id),
+                    run_id=row.run_id,
+                    payload=dict(row.payload),
+                    attempt=int(row.attempts),
+                    max_attempts=int(row.max_attempts),
+                )
+        return None
+
+    def _release(self, job: Job, statement: str, **params: Any) -> None:
+        conn = self._connection()
+        key = {"namespace": LOCK_NAMESPACE, "job_id": job.job_id}
+        with conn.begin():
+            conn.execute(sqlfiles.query(statement), {"job_id": job.job_id, **params})
+        conn.execute(sqlfiles.query("jobs.unlock"), key)
+        conn.commit()
+
+    def run_once(self) -> bool:
+        """Claim and run one job; False when there was none."""
+        job = self.claim()
+        if job is None:
+            return False
+        handler = self.handlers.get(job.kind, _unknown_kind)
+        try:
+            handler(job)
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {str(exc)[:500]}"
+            log.warning(
+                "job failed",
+                extra={
+                    "job_id": job.job_id,
+                    "kind": job.kind,
+                    "attempt": job.attempt,
+                    "error": type(exc).__name__,
+                },
+            )
+            if job.attempt < job.max_attempts and handler is not _unknown_kind:
+                delay = self.retry_base_s * 2 ** (job.attempt - 1)
+                self._release(job, "jobs.retry_later", error=error, delay_s=delay)
+            else:
+                self._release(job, "jobs.fail", error=error)
+                if self.on_failed is not None:
+                    self.on_failed(job, error)
+            return True
+        self._release(job, "jobs.succeed")
+        return True
+
+
+class JobWorkers:
+    """``count`` worker threads in this process; ``wake`` cuts a poll short after enqueue."""
+
+    def __init__(
+        self,
+        database: Database,
+        handlers: Mapping[str, Handler],
+        *,
+        count: int,
+        poll_s: float,
+        retry_base_s: float,
+        on_failed: OnFailed | None = None,
+    ) -> None:
+        self._workers = [
+            JobWorker(database, handlers, retry_base_s=retry_base_s, on_failed=on_failed)
+            for _ in range(count)
+        ]
+        self._poll_s = poll_s
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        for worker in self._workers:
+            thread = threading.Thread(
+                target=self._loop, args=(worker,), name=f"ewall-job-{worker.name}", daemon=True
+            )
+            thread.start()
+            self._threads.append(thread)
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def _loop(self, worker: JobWorker) -> None:
+        while not self._stop.is_set():
+            try:
+                busy = worker.run_once()
+            except Exception:  # the database went away: back off, then try again
+                log.warning("job worker could not claim", exc_info=True)
+                worker.die()
+                busy = False
+            if not busy:
+                self._wake.wait(self._poll_s)
+                self._wake.clear()
+        worker.close()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        for thread in self._threads:
+            thread.join(timeout)

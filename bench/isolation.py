@@ -1,0 +1,560 @@
+"""Workload isolation (architecture.md, invariant 10): does one caller's work stall another's
+search?
+
+The service runs in this process on a real HTTP port (uvicorn in a thread, the in-process
+job worker and encoder thread as in `ewall serve`), against the embedded PostgreSQL with a
+small firm and public case law. Measured, each against the idle baseline of the same run:
+
+1. search p50/p95 idle (one client, sequential);
+2. search p50/p95 while (a) three concurrent 2,000-sentence grounding calls, (b) a 1 MB
+   document push (answered 202, ingested by the job worker) and (c) a connector-sized
+   folder ingestion run are in progress; goal: p95 at most 2x idle;
+3. sustained searches per second at 1, 8 and 32 concurrent clients, as a ratio to one
+   client, and the audit chain verified intact afterwards.
+
+    python -m bench.isolation [--decisions 20] [--sentences 2000] [--doc-mb 1.0]
+                              [--run-docs 40] [--idle 60] [--window-s 40] [--rate-s 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import uvicorn
+from rich.table import Table
+
+from app.auth.service import issue_dev_token
+from app.embeddings import Embedder
+from app.ingest.pipeline import IngestPipeline
+from app.main import create_app
+from app.settings import Settings
+from bench.common import (
+    DEFAULT_CORPUS,
+    Latency,
+    Phases,
+    Vocabulary,
+    bench_database,
+    bench_server,
+    build_vocabulary,
+    console,
+    fmt_ms,
+    fmt_ratio,
+    quiet_logging,
+    server_config,
+    verdict,
+    write_json,
+)
+from bench.ingest import rechtspraak_documents
+
+DB_NAME = "ewall_bench_isolation"
+LAWYERS = [f"lawyer{i}@firm.nl" for i in range(1, 5)]
+ADMIN = "admin@firm.nl"
+COMPLIANCE = "compliance@firm.nl"
+QUERIES = [
+    "onrechtmatige daad schadevergoeding",
+    "huurachterstand ontruiming bedrijfsruimte",
+    "ontslag op staande voet dringende reden",
+    "inventiviteit octrooi stand van de techniek",
+    "aansprakelijkheid werkgever zorgplicht",
+    "hoger beroep termijn niet-ontvankelijk",
+    "wanprestatie ingebrekestelling verzuim",
+    "bestuursrecht besluit bezwaar belanghebbende",
+]
+GOAL = 2.0
+
+
+# --- the service ----------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Service:
+    """uvicorn in a thread, stopped on exit."""
+
+    def __init__(self, app: Any) -> None:
+        self.port = free_port()
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, log_level="warning", access_log=False
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, name="bench-uvicorn", daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> Service:
+        self.thread.start()
+        deadline = time.monotonic() + 300
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the service did not start")
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+
+
+class Api:
+    def __init__(self, url: str, settings: Settings) -> None:
+        self.url = url
+        self.settings = settings
+        self._tokens: dict[tuple[str, str], str] = {}
+
+    def headers(self, person: str, role: str = "lawyer") -> dict[str, str]:
+        key = (person, role)
+        if key not in self._tokens:
+            self._tokens[key] = issue_dev_token(self.settings, person, [role], ttl_s=6 * 3600)
+        return {"Authorization": f"Bearer {self._tokens[key]}"}
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=600)
+
+
+def ok(response: httpx.Response, *status: int) -> Any:
+    if response.status_code not in (status or (200,)):
+        raise RuntimeError(f"{response.request.url}: {response.status_code} {response.text[:300]}")
+    return response.json()
+
+
+# --- data -----------------------------------------------------------------------------------
+
+
+def make_firm(api: Api) -> None:
+    admin = api.headers(ADMIN, "admin")
+    with api.client() as http:
+        for person in [*LAWYERS, ADMIN]:
+            body = {"name": person.split("@")[0], "active": True, "aliases": []}
+            ok(http.put(f"/v1/people/{person}", json=body, headers=admin))
+        ok(
+            http.put(
+                "/v1/clients/C-1", json={"name": "Acme B.V.", "parent_id": None}, headers=admin
+            )
+        )
+        matter = {"client_id": "C-1", "title": "Acme huur", "team": LAWYERS, "parties": []}
+        ok(http.put("/v1/matters/M-1", json=matter, headers=admin))
+
+
+def sentences_of(vocab: Vocabulary, n: int, words: int, seed: int) -> list[str]:
+    """Dutch-looking sentences of ``words`` words drawn from the corpus vocabulary."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        text = " ".join(str(vocab.words[int(i)]) for i in vocab.sample_ids(rng, words))
+        out.append(text[:1].upper() + text[1:] + ".")
+    return out
+
+
+# --- measuring searches -----------------------------------------------------------------------
+
+
+@dataclass
+class Sample:
+    seconds: list[float]
+    errors: int
+
+    @property
+    def latency(self) -> Latency:
+        return Latency.of(self.seconds)
+
+
+def search_once(http: httpx.Client, api: Api, person: str, query: str) -> float:
+    started = time.perf_counter()
+    response = http.post("/v1/search", json={"query": query, "k": 10}, headers=api.headers(person))
+    elapsed = time.perf_counter() - started
+    ok(response)
+    return elapsed
+
+
+def searches_while(
+    api: Api, busy: Callable[[], bool], *, minimum: int, window_s: float, label: str
+) -> Sample:
+    """Sequential searches of one person (not one of the loaders) while ``busy()``."""
+    seconds: list[float] = []
+    errors = 0
+    started = time.monotonic()
+    with api.client() as http:
+        i = 0
+        while (busy() or len(seconds) < minimum) and time.monotonic() - started < window_s:
+            try:
+                seconds.append(search_once(http, api, LAWYERS[3], QUERIES[i % len(QUERIES)]))
+            except Exception:
+                errors += 1
+            i += 1
+            if i % 10 == 0:
+                console.print(f"  [dim]{label}: {len(seconds)} searches[/]")
+    return Sample(seconds, errors)
+
+
+def sustained_rate(api: Api, clients: int, seconds: float) -> tuple[float, int, int]:
+    """Searches per second of ``clients`` closed-loop clients over ``seconds``."""
+    stop = time.monotonic() + seconds
+    counts = [0] * clients
+    errors = [0] * clients
+
+    def client(n: int) -> None:
+        with api.client() as http:
+            i = n
+            while time.monotonic() < stop:
+                person = LAWYERS[n % 3]
+                try:
+                    search_once(http, api, person, QUERIES[i % len(QUERIES)])
+                    counts[n] += 1
+                except Exception:
+                    errors[n] += 1
+                i += 1
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.monotonic() - started
+    return sum(counts) / elapsed, sum(counts), sum(errors)
+
+
+# --- the loads ------------------------------------------------------------------------------
+
+
+class Background:
+    """A load running in threads; ``busy`` while any of them runs."""
+
+    def __init__(self, name: str, work: Sequence[Callable[[], Any]]) -> None:
+        self.name = name
+        self.results: list[Any] = []
+        self.errors: list[str] = []
+        self.threads = [threading.Thread(target=self._wrap(w)) for w in work]
+
+    def _wrap(self, work: Callable[[], Any]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                self.results.append(work())
+            except Exception as exc:
+                self.errors.append(f"{type(exc).__name__}: {exc}")
+
+        return run
+
+    def start(self) -> Background:
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def busy(self) -> bool:
+        return any(t.is_alive() for t in self.threads)
+
+    def join(self) -> None:
+        for thread in self.threads:
+            thread.join()
+
+
+def grounding_load(api: Api, sentences: str) -> Background:
+    retrievals = []
+    with api.client() as http:
+        for person in LAWYERS[:3]:
+            body = ok(
+                http.post(
+                    "/v1/search", json={"query": QUERIES[0], "k": 10}, headers=api.headers(person)
+                )
+            )
+            retrievals.append((person, body["retrieval_id"]))
+
+    def call(person: str, rid: str) -> Callable[[], Any]:
+        def run() -> Any:
+            with api.client() as http:
+                return ok(
+                    http.post(
+                        "/v1/gates/grounding",
+                        json={"retrieval_id": rid, "answer": sentences},
+                        headers=api.headers(person),
+                    )
+                )
+
+        return run
+
+    return Background("grounding", [call(p, r) for p, r in retrievals])
+
+
+def wait_for_run(api: Api, run_id: str) -> dict[str, Any]:
+    with api.client() as http:
+        while True:
+            report = ok(http.get(f"/v1/ingest/runs/{run_id}", headers=api.headers(ADMIN, "admin")))
+            if report["status"] != "running":
+                return dict(report)
+            time.sleep(0.5)
+
+
+def document_load(api: Api, text: str) -> Background:
+    def run() -> Any:
+        body = {
+            "source": "api",
+            "external_id": "BIG-1",
+            "client_id": "C-1",
+            "matter_id": "M-1",
+            "doc_type": "memo",
+            "title": "Groot memo",
+            "text": text,
+        }
+        with api.client() as http:
+            queued = ok(
+                http.post("/v1/documents", json=body, headers=api.headers(ADMIN, "admin")), 200, 202
+            )
+        if "run_id" not in queued or "chunks" in queued:
+            return queued
+        return wait_for_run(api, queued["run_id"])
+
+    return Background("document", [run])
+
+
+def folder_load(api: Api, folder: Path) -> Background:
+    def run() -> Any:
+        with api.client() as http:
+            started = ok(
+                http.post(
+                    "/v1/ingest/runs",
+                    json={"connector": "folder", "path": str(folder)},
+                    headers=api.headers(ADMIN, "admin"),
+                ),
+                202,
+            )
+        return wait_for_run(api, started["run_id"])
+
+    return Background("connector run", [run])
+
+
+def export_folder(root: Path, paragraphs: list[str], docs: int, per_doc: int = 6) -> Path:
+    """An export folder of ``docs`` memo-sized documents (``per_doc`` paragraphs each)."""
+    (root / "docs").mkdir(parents=True)
+    rows = []
+    for i in range(docs):
+        body = "\n\n".join(paragraphs[(i * per_doc + j) % len(paragraphs)] for j in range(per_doc))
+        (root / "docs" / f"d{i:04d}.txt").write_text(f"Memo {i}.\n\n{body}", encoding="utf-8")
+        rows.append(
+            {
+                "external_id": f"EXP-{i:04d}",
+                "path": f"docs/d{i:04d}.txt",
+                "client_id": "C-1",
+                "matter_id": "M-1",
+                "doc_type": "memo",
+            }
+        )
+    (root / "metadata.jsonl").write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    return root
+
+
+# --- main ------------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.isolation",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--decisions", type=int, default=20, help="public decisions loaded")
+    parser.add_argument("--sentences", type=int, default=2000, help="per grounding call")
+    parser.add_argument("--doc-mb", type=float, default=1.0, help="size of the pushed document")
+    parser.add_argument("--run-docs", type=int, default=40, help="documents in the folder run")
+    parser.add_argument("--idle", type=int, default=60, help="idle searches (baseline)")
+    parser.add_argument("--min", type=int, default=30, help="searches at least per load")
+    parser.add_argument(
+        "--window-s",
+        type=float,
+        default=45.0,
+        help="at most this long measured per load (the load then finishes unmeasured)",
+    )
+    parser.add_argument("--rate-s", type=float, default=8.0, help="seconds per client count")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--json", dest="json_path", type=Path, default=None)
+    args = parser.parse_args(argv)
+    quiet_logging()
+    phases = Phases()
+    corpus = args.corpus if args.corpus.is_dir() else None
+    settings = Settings(
+        database_url=None,
+        log_json=False,
+        retag_worker=False,
+        job_workers=1,
+        pool_size=16,
+        pool_max_overflow=24,
+    )
+    results: dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()}}
+    with phases("load the embedding model"):
+        embedder = Embedder(settings)
+    with (
+        bench_server(data_dir=None, keep=False, config=server_config("256MB")) as server,
+        bench_database(server, settings, DB_NAME, signature=None, keep=False, pool_size=16) as bdb,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        app = create_app(settings, bdb.database, embedder=embedder, start_worker=False)
+        with Service(app) as service:
+            api = Api(service.url, settings)
+            with phases(f"firm and {args.decisions} public decisions"):
+                make_firm(api)
+                pipeline = IngestPipeline(bdb.database, embedder, settings)
+                run = pipeline.start_run("bench", {}, "bench")
+                docs = rechtspraak_documents(corpus, args.decisions) if corpus else []
+                for doc in docs:
+                    pipeline.ingest(run, doc, public=True)
+                pipeline.finish_run(run)
+            vocab = build_vocabulary(corpus, 20_000, 1.0, args.seed)
+            paragraphs = sentences_of(vocab, 2000, 90, args.seed)
+            big = "\n\n".join(paragraphs)
+            while len(big) < args.doc_mb * 1_000_000:
+                big += "\n\n" + big
+            big = big[: int(args.doc_mb * 1_000_000)]
+            sentences = " ".join(sentences_of(vocab, args.sentences, 8, args.seed + 1))
+            # other text than the pushed document: nothing is reused, everything is encoded
+            memo_text = sentences_of(vocab, args.run_docs * 6, 90, args.seed + 2)
+            folder = export_folder(Path(tmp) / "export", memo_text, args.run_docs)
+            with phases("warm up"), api.client() as http:
+                for q in QUERIES:
+                    search_once(http, api, LAWYERS[3], q)
+            with phases(f"idle: {args.idle} searches"):
+                idle = searches_while(
+                    api, lambda: False, minimum=args.idle, window_s=600, label="idle"
+                )
+            loads: dict[str, Sample] = {}
+            outcomes: dict[str, Any] = {}
+            scenarios: list[tuple[str, Callable[[], Background]]] = [
+                (
+                    f"(a) 3 x {args.sentences}-sentence grounding",
+                    lambda: grounding_load(api, sentences),
+                ),
+                (f"(b) {args.doc_mb:g} MB document push", lambda: document_load(api, big)),
+                (f"(c) folder run, {args.run_docs} documents", lambda: folder_load(api, folder)),
+            ]
+            for label, make in scenarios:
+                with phases(label):
+                    load = make().start()
+                    time.sleep(0.5)  # let it reach the encoder
+                    loads[label] = searches_while(
+                        api, load.busy, minimum=args.min, window_s=args.window_s, label=label
+                    )
+                    still = load.busy()
+                    load.join()
+                    outcomes[label] = {
+                        "errors": load.errors,
+                        "finished_while_measured": not still,
+                        "results": [_summary(r) for r in load.results],
+                    }
+            rates: dict[int, tuple[float, int, int]] = {}
+            for clients in (1, 8, 32):
+                with phases(f"sustained searches, {clients} clients"):
+                    rates[clients] = sustained_rate(api, clients, args.rate_s)
+            with api.client() as http:
+                audit = ok(
+                    http.get("/v1/audit/verify", headers=api.headers(COMPLIANCE, "compliance"))
+                )
+    results.update(report(idle, loads, outcomes, rates, audit))
+    results["phases_s"] = {k: round(v, 2) for k, v in phases.seconds.items()}
+    write_json(args.json_path, results)
+    return 0
+
+
+def _summary(result: Any) -> Any:
+    if not isinstance(result, dict):
+        return result
+    if "sentences" in result:
+        return {"sentences": len(result["sentences"]), "ok": result["ok"]}
+    if "counts" in result:
+        return {"status": result["status"], "counts": result["counts"], "job": result.get("job")}
+    return result
+
+
+def report(
+    idle: Sample,
+    loads: dict[str, Sample],
+    outcomes: dict[str, Any],
+    rates: dict[int, tuple[float, int, int]],
+    audit: dict[str, Any],
+) -> dict[str, Any]:
+    base = idle.latency
+    table = Table(title="search latency under load (one client, sequential)")
+    for column in (
+        "load",
+        "n",
+        "p50 ms",
+        "p95 ms",
+        "p95 / idle p95",
+        f"goal <= {GOAL:g}x",
+        "errors",
+        "load finished in window",
+    ):
+        table.add_column(column)
+    table.add_row(
+        "idle",
+        str(base.n),
+        fmt_ms(base.p50_ms),
+        fmt_ms(base.p95_ms),
+        "1.00x",
+        "",
+        str(idle.errors),
+        "",
+    )
+    out: dict[str, Any] = {"idle": base.as_dict(), "loads": {}}
+    for label, sample in loads.items():
+        lat = sample.latency
+        ratio = lat.p95_ms / base.p95_ms if base.p95_ms else float("nan")
+        table.add_row(
+            label,
+            str(lat.n),
+            fmt_ms(lat.p50_ms),
+            fmt_ms(lat.p95_ms),
+            fmt_ratio(lat.p95_ms, base.p95_ms),
+            verdict(ratio <= GOAL),
+            str(sample.errors),
+            str(outcomes[label]["finished_while_measured"]),
+        )
+        out["loads"][label] = {
+            **lat.as_dict(),
+            "p95_ratio": round(ratio, 2),
+            "errors": sample.errors,
+            **outcomes[label],
+        }
+    console.print(table)
+    for label, outcome in outcomes.items():
+        console.print(f"  {label}: {outcome['results']} {outcome['errors'] or ''}")
+    rate_table = Table(title="sustained searches per second")
+    for column in ("clients", "searches", "per second", "ratio to 1 client", "errors"):
+        rate_table.add_column(column)
+    single = rates[1][0]
+    for clients, (rate, count, errors) in rates.items():
+        rate_table.add_row(
+            str(clients), str(count), f"{rate:.1f}", fmt_ratio(rate, single), str(errors)
+        )
+    console.print(rate_table)
+    console.print(f"audit chain after the run: {audit}")
+    out["rates"] = {
+        str(c): {
+            "per_s": round(r, 2),
+            "searches": n,
+            "errors": e,
+            "ratio": round(r / single, 2) if single else None,
+        }
+        for c, (r, n, e) in rates.items()
+    }
+    out["audit"] = audit
+    return out
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

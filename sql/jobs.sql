@@ -1,0 +1,69 @@
+-- Background jobs (docs/isolation.md): a table queue. A worker claims a row with
+-- FOR UPDATE SKIP LOCKED (two workers never take the same row) and, while it runs the job,
+-- holds a session advisory lock keyed by the job id on its own connection. A worker that
+-- dies loses its session and so its lock: a 'running' row whose lock can be taken has no
+-- living owner and is claimed again. No clock decides that a worker is dead.
+
+-- name: enqueue
+INSERT INTO jobs (kind, person_id, run_id, payload, max_attempts)
+VALUES (:kind, :person_id, :run_id, CAST(:payload AS jsonb), :max_attempts)
+RETURNING job_id
+
+-- name: lock_person_queue
+-- Serialises one person's enqueues until the transaction ends, so that two concurrent
+-- requests cannot both pass the per-person bound.
+SELECT pg_advisory_xact_lock(:namespace, hashtext(:person_id))
+
+-- name: pending_for_person
+SELECT count(*) FROM jobs WHERE person_id = :person_id AND status IN ('queued', 'running')
+
+-- name: claim_candidates
+-- Orphans first (they started earliest), then due queued jobs in order.
+SELECT job_id, status, attempts, max_attempts
+FROM jobs
+WHERE status = 'running' OR (status = 'queued' AND run_after <= now())
+ORDER BY status = 'running' DESC, job_id
+LIMIT :limit
+FOR UPDATE SKIP LOCKED
+
+-- name: try_lock
+SELECT pg_try_advisory_lock(:namespace, CAST(:job_id % 2147483647 AS integer))
+
+-- name: unlock
+SELECT pg_advisory_unlock(:namespace, CAST(:job_id % 2147483647 AS integer))
+
+-- name: claim
+UPDATE jobs
+SET status = 'running', attempts = attempts + 1, locked_by = :worker, started_at = now(),
+    last_error = CASE WHEN status = 'running' THEN 'the previous worker stopped during the job'
+                      ELSE last_error END
+WHERE job_id = :job_id
+RETURNING job_id, kind, person_id, run_id, payload, attempts, max_attempts
+
+-- name: succeed
+-- The document body is dropped once done: the chunks hold it now.
+UPDATE jobs
+SET status = 'succeeded', finished_at = now(), locked_by = NULL, payload = payload - 'document'
+WHERE job_id = :job_id
+
+-- name: retry_later
+UPDATE jobs
+SET status = 'queued', locked_by = NULL, last_error = :error,
+    run_after = now() + make_interval(secs => :delay_s)
+WHERE job_id = :job_id
+
+-- name: fail
+UPDATE jobs
+SET status = 'failed', finished_at = now(), locked_by = NULL, last_error = :error,
+    payload = payload - 'document'
+WHERE job_id = :job_id
+
+-- name: job_of_run
+SELECT job_id, kind, status, attempts, max_attempts, last_error, created_at, started_at,
+       finished_at, run_after
+FROM jobs WHERE run_id = :run_id ORDER BY job_id DESC LIMIT 1
+
+-- name: get_job
+SELECT job_id, kind, person_id, run_id, status, attempts, max_attempts, last_error, locked_by,
+       started_at, finished_at
+FROM jobs WHERE job_id = :job_id

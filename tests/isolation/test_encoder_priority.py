@@ -1,0 +1,104 @@
+"""The encoder thread serves queries before queued bulk batches, micro-batches concurrent
+queries into one forward pass, and gives every caller the vectors of its own texts.
+
+Ordering is made visible, not timed: the encoder is held while requests queue, then let
+go, and the order it served them in is read back.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+PASSAGES = [
+    f"Passage {i}: de verhuurder vordert ontbinding van de huurovereenkomst en ontruiming "
+    f"van het gehuurde wegens een huurachterstand van {i + 3} maanden, en de huurder voert "
+    "aan dat het gehuurde gebreken vertoont die het huurgenot ernstig beperken. " * 4
+    for i in range(12)
+]
+QUERIES = ["huurachterstand ontruiming", "octrooi inventiviteit", "onrechtmatige daad schade"]
+
+
+def wait_for(condition: Callable[[], bool], what: str) -> None:
+    """Wait on a condition (the deadline only turns a hang into a failure)."""
+    deadline = time.monotonic() + 120
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.01)
+
+
+def test_queries_are_served_before_queued_bulk_batches(embedder: Any) -> None:
+    reference_bulk = embedder.embed_passages(PASSAGES)
+    reference_queries = [embedder.embed_query(q) for q in QUERIES]
+    batches = len(embedder._bulk_batches(PASSAGES))
+    assert batches >= 3, "the passages must need several bulk batches"
+    results: dict[str, Any] = {}
+
+    def bulk() -> None:
+        results["bulk"] = embedder.embed_passages(PASSAGES)
+
+    def query(i: int) -> None:
+        results[f"q{i}"] = embedder.embed_query(QUERIES[i])
+
+    embedder.served.clear()
+    passes = embedder.forward_passes
+    with embedder.held():
+        bulk_thread = threading.Thread(target=bulk)
+        bulk_thread.start()
+        wait_for(lambda: embedder.pending()["bulk"] == batches, "the bulk batches to queue")
+        query_threads = [threading.Thread(target=query, args=(i,)) for i in range(len(QUERIES))]
+        for thread in query_threads:
+            thread.start()
+        wait_for(lambda: embedder.pending()["query"] == len(QUERIES), "the queries to queue")
+    for thread in [bulk_thread, *query_threads]:
+        thread.join(timeout=300)
+    served = [priority for priority, _ in embedder.served]
+    # every query first, although the bulk batches were queued before them
+    assert served == ["query"] * len(QUERIES) + ["bulk"] * batches, served
+    # the three queries went through the model together
+    assert embedder.forward_passes - passes == 1 + batches
+    np.testing.assert_allclose(results["bulk"], reference_bulk, atol=1e-4)
+    for i, reference in enumerate(reference_queries):
+        np.testing.assert_allclose(results[f"q{i}"], reference, atol=1e-4)
+
+
+def test_bulk_callers_share_the_encoder_round_robin(embedder: Any) -> None:
+    """A second bulk job is not stuck behind the whole of the first one."""
+    first = PASSAGES
+    second = [p.replace("verhuurder", "werkgever") for p in PASSAGES[:4]]
+    batches_first = len(embedder._bulk_batches(first))
+    batches_second = len(embedder._bulk_batches(second))
+    calls: dict[str, int] = {}
+    done: dict[str, Any] = {}
+
+    def run(name: str, texts: list[str]) -> None:
+        done[name] = embedder.embed_passages(texts)
+
+    embedder.served.clear()
+    with embedder.held():
+        a = threading.Thread(target=run, args=("first", first))
+        a.start()
+        wait_for(lambda: embedder.pending()["bulk"] == batches_first, "the first job")
+        calls["first"] = embedder.encode_calls
+        b = threading.Thread(target=run, args=("second", second))
+        b.start()
+        wait_for(
+            lambda: embedder.pending()["bulk"] == batches_first + batches_second, "the second job"
+        )
+        calls["second"] = embedder.encode_calls
+    a.join(timeout=300)
+    b.join(timeout=300)
+    served = [call for _, call in embedder.served]
+    assert batches_second < batches_first
+    # batch i of each job before batch i + 1 of either: first, second, first, second, ...
+    expected: list[int] = []
+    for round_no in range(batches_first):
+        expected.append(calls["first"])
+        if round_no < batches_second:
+            expected.append(calls["second"])
+    assert served == expected, served
+    np.testing.assert_allclose(done["second"], embedder.embed_passages(second), atol=1e-4)
