@@ -4,6 +4,7 @@ bar) or as a background job queued by POST /v1/ingest/runs (app/ingest/jobs.py).
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
