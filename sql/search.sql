@@ -27,6 +27,8 @@
 --   :doc_types, :sources, :matter_ids (text[] or NULL), :modified_from, :modified_to
 --   :use_dense, :use_sparse, :dense_weight, :sparse_weight, :rrf_k, :k
 --   :dense_candidates, :sparse_candidates, :sparse_rank_cap, :sparse_rerank
+--   :sparse_context_weight, :sparse_doc_weight, :sparse_bm25_k1, :sparse_bm25_b
+--   :collapse          one hit per document (its best chunk, the other matching ones listed)
 --
 -- analyze_query (run first; it reads no chunks) turns the question into the sparse leg's
 -- inputs. It matches on the OR of the question's lexemes (AND semantics returns nothing for
@@ -63,6 +65,29 @@ WITH corpus AS (
                regexp_matches(CAST(r.tsq AS text), '(?:^|[^!])''((?:[^'']|'''')+)''', 'g')
                AS x) AS m
     LEFT JOIN lexeme_stats AS s ON s.lexeme = m.lexeme
+), compounds AS (
+    -- Dutch writes compounds as one word ("huurachterstand", "ijsgroothandel"); a
+    -- paraphrase uses a part, or the other way round. Corpus lexemes (in at least two
+    -- chunks) whose head or tail is a query lexeme, or that are the head or tail of one,
+    -- join the question at :compound_weight x their idf; the most common first.
+    SELECT e.lexeme, e.df, e.idf
+    FROM (SELECT DISTINCT ON (s.lexeme) s.lexeme, s.ndoc AS df,
+                 ln(1 + ((SELECT n FROM corpus) - s.ndoc + 0.5) / (s.ndoc + 0.5)) AS idf
+          FROM query_lexemes AS q
+          JOIN lexeme_stats AS s
+            ON s.ndoc >= 2
+           AND ((length(q.lexeme) >= 5 AND length(s.lexeme) >= length(q.lexeme) + 3
+                 AND (left(s.lexeme, length(q.lexeme)) = q.lexeme
+                      OR right(s.lexeme, length(q.lexeme)) = q.lexeme))
+             OR (length(s.lexeme) >= 5 AND length(q.lexeme) >= length(s.lexeme) + 3
+                 AND (left(q.lexeme, length(s.lexeme)) = s.lexeme
+                      OR right(q.lexeme, length(s.lexeme)) = s.lexeme)))
+          WHERE CAST(:compound_weight AS float8) > 0
+            AND NOT :websearch
+            AND s.lexeme NOT IN (SELECT lexeme FROM query_lexemes)) AS e
+    WHERE e.df <= :common_df * (SELECT n FROM corpus) OR e.df <= 1000
+    ORDER BY e.df DESC, e.lexeme
+    LIMIT :compound_limit
 ), budgeted AS (
     -- rarest first: drop very common lexemes, stop when the match budget is spent
     SELECT lexeme, idf, df,
@@ -74,6 +99,16 @@ WITH corpus AS (
     WHERE pos = 1
        OR ((df <= :common_df * (SELECT n FROM corpus) OR df <= 1000)
            AND df_before < :match_budget)
+    UNION
+    SELECT lexeme FROM compounds
+), ranked AS (
+    -- ranking weighs the most informative lexemes (at most :rank_lexeme_limit), then the
+    -- compound parts at their lower weight
+    SELECT lexeme, idf, 0 AS part, row_number() OVER (ORDER BY idf DESC, lexeme) AS pos
+    FROM query_lexemes
+    UNION ALL
+    SELECT lexeme, :compound_weight * idf, 1, row_number() OVER (ORDER BY df DESC, lexeme)
+    FROM compounds
 )
 SELECT CASE WHEN :websearch THEN CAST((SELECT tsq FROM rewritten) AS text)
             ELSE coalesce(array_to_string(ARRAY(
@@ -81,13 +116,13 @@ SELECT CASE WHEN :websearch THEN CAST((SELECT tsq FROM rewritten) AS text)
                      '')
        END AS match_tsq,
        CAST((SELECT tsq FROM rewritten) AS text) AS headline_tsq,
-       -- ranking weighs the most informative lexemes (at most :rank_lexeme_limit)
-       ARRAY(SELECT lexeme FROM query_lexemes ORDER BY idf DESC, lexeme
-             LIMIT :rank_lexeme_limit) AS rank_lexemes,
-       ARRAY(SELECT idf FROM query_lexemes ORDER BY idf DESC, lexeme
-             LIMIT :rank_lexeme_limit) AS rank_idfs,
+       ARRAY(SELECT lexeme FROM ranked WHERE part = 1 OR pos <= :rank_lexeme_limit
+             ORDER BY part, pos) AS rank_lexemes,
+       ARRAY(SELECT idf FROM ranked WHERE part = 1 OR pos <= :rank_lexeme_limit
+             ORDER BY part, pos) AS rank_idfs,
        (SELECT count(*) FROM query_lexemes) AS lexeme_count,
-       (SELECT count(*) FROM match_lexemes) AS matched_lexeme_count
+       (SELECT count(*) FROM match_lexemes
+        WHERE lexeme IN (SELECT lexeme FROM query_lexemes)) AS matched_lexeme_count
 
 -- name: hybrid_exact
 WITH policy AS (
@@ -116,12 +151,15 @@ WITH policy AS (
     -- Ranking reads every matching tsvector, so it is bounded: at most :sparse_rank_cap
     -- allowed matches (only a question of very common words gets there), each scored once
     -- by plain ts_rank on the match query; the best :sparse_rerank of them are re-ranked
-    -- with IDF below.
-    SELECT c.chunk_id, c.body_tsv, ts_rank(c.body_tsv, CAST(:match_tsq AS tsquery)) AS pre
+    -- with IDF below. The sparse text is the chunk (weight A) with its neighbours (weight
+    -- B, counted :sparse_context_weight): wider than what the encoder can embed.
+    SELECT c.chunk_id, c.document_id, c.sparse_tsv, c.token_count,
+           ts_rank(CAST(ARRAY[0, 0, :sparse_context_weight, 1] AS float4[]), c.sparse_tsv,
+                   CAST(:match_tsq AS tsquery)) AS pre
     FROM chunks c
     WHERE :use_sparse
       AND (SELECT version FROM policy) = :policy_version
-      AND c.body_tsv @@ CAST(:match_tsq AS tsquery)
+      AND c.sparse_tsv @@ CAST(:match_tsq AS tsquery)
       AND c.wall_group_id = ANY(CAST(:wall_groups AS text[]))
       AND c.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
       AND coalesce(c.matter_id, '') <> ALL (CAST((SELECT matter_ids FROM pending) AS text[]))
@@ -134,15 +172,53 @@ WITH policy AS (
       AND (CAST(:modified_to AS timestamptz) IS NULL
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
     LIMIT :sparse_rank_cap
+), sparse_rerank AS MATERIALIZED (
+    SELECT chunk_id, document_id, sparse_tsv, token_count,
+           avg(token_count) OVER () AS avg_tokens
+    FROM sparse_pool ORDER BY pre DESC, chunk_id LIMIT :sparse_rerank
+), sparse_scored AS MATERIALIZED (
+    -- sum over the query's most informative lexemes of idf x a saturating term score:
+    -- BM25 (k1 > 0; term frequency counts the neighbours at their weight, length is the
+    -- chunk's token count against the re-ranked candidates' mean) or ts_rank (k1 = 0)
+    SELECT p.chunk_id, p.document_id,
+           CASE WHEN CAST(:sparse_bm25_k1 AS float8) > 0 THEN
+               (SELECT coalesce(sum(w.idf * t.tf * (:sparse_bm25_k1 + 1)
+                                    / (t.tf + :sparse_bm25_k1
+                                       * (1 - :sparse_bm25_b + :sparse_bm25_b
+                                          * p.token_count / greatest(p.avg_tokens, 1)))), 0)
+                FROM (SELECT u.lexeme,
+                             sum(CASE WHEN x = 'A' THEN 1.0
+                                      ELSE CAST(:sparse_context_weight AS float8) END) AS tf
+                      FROM unnest(p.sparse_tsv) AS u, unnest(u.weights) AS x
+                      WHERE u.lexeme = ANY(CAST(:rank_lexemes AS text[]))
+                      GROUP BY u.lexeme) AS t
+                JOIN unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_idfs AS float8[]))
+                     AS w(lexeme, idf) ON w.lexeme = t.lexeme)
+           ELSE
+               (SELECT coalesce(sum(w.idf * ts_rank(
+                           CAST(ARRAY[0, 0, :sparse_context_weight, 1] AS float4[]),
+                           p.sparse_tsv, CAST(quote_literal(w.lexeme) AS tsquery))), 0)
+                FROM unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_idfs AS float8[]))
+                     AS w(lexeme, idf))
+           END AS own
+    FROM sparse_rerank AS p
+), sparse_coverage AS (
+    -- per document: the summed idf of the query's lexemes found in any of its matching
+    -- chunks (a decision that uses the question's words across several paragraphs)
+    SELECT d.document_id, sum(d.idf) AS coverage
+    FROM (SELECT DISTINCT p.document_id, w.lexeme, w.idf
+          FROM sparse_pool AS p,
+               unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_idfs AS float8[]))
+               AS w(lexeme, idf)
+          WHERE CAST(:sparse_doc_weight AS float8) > 0
+            AND p.sparse_tsv @@ CAST(quote_literal(w.lexeme) AS tsquery)) AS d
+    GROUP BY d.document_id
 ), sparse AS MATERIALIZED (
-    SELECT p.chunk_id,
-           (SELECT coalesce(sum(w.idf * ts_rank(p.body_tsv,
-                                                CAST(quote_literal(w.lexeme) AS tsquery))), 0)
-            FROM unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_idfs AS float8[]))
-                 AS w(lexeme, idf)) AS relevance
-    FROM (SELECT chunk_id, body_tsv FROM sparse_pool
-          ORDER BY pre DESC, chunk_id LIMIT :sparse_rerank) AS p
-    ORDER BY relevance DESC, p.chunk_id
+    -- a chunk's score plus :sparse_doc_weight x its document's coverage of the question
+    SELECT s.chunk_id, s.own + :sparse_doc_weight * coalesce(v.coverage, 0) AS relevance
+    FROM sparse_scored AS s
+    LEFT JOIN sparse_coverage AS v ON v.document_id = s.document_id
+    ORDER BY relevance DESC, s.chunk_id
     LIMIT :sparse_candidates
 ), dense_ranked AS (
     SELECT chunk_id, distance, row_number() OVER (ORDER BY distance, chunk_id) AS r FROM dense
@@ -165,8 +241,19 @@ WITH policy AS (
         FROM sparse_ranked
     ) AS legs
     GROUP BY chunk_id
+), fused_doc AS (
+    -- with :collapse, one hit per document: its best chunk (the others are listed with it)
+    SELECT f.*, c.document_id,
+           row_number() OVER (PARTITION BY c.document_id
+                              ORDER BY f.score DESC,
+                                       least(coalesce(f.sparse_rank, 1000000),
+                                             coalesce(f.dense_rank, 1000000)),
+                                       f.chunk_id) AS in_document
+    FROM fused f
+    JOIN chunks c ON c.chunk_id = f.chunk_id
 ), top AS (
-    SELECT * FROM fused
+    SELECT * FROM fused_doc
+    WHERE NOT :collapse OR in_document = 1
     ORDER BY score DESC, least(coalesce(sparse_rank, 1000000), coalesce(dense_rank, 1000000)),
              chunk_id
     LIMIT :k
@@ -184,7 +271,15 @@ LEFT JOIN LATERAL (
                        replace(replace(replace(c.body, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
                        CAST(:headline_tsq AS tsquery),
                        'StartSel=<b>, StopSel=</b>, MaxWords=35, MinWords=12, MaxFragments=2, '
-                       || 'FragmentDelimiter=" … "') AS snippet
+                       || 'FragmentDelimiter=" … "') AS snippet,
+           CASE WHEN :collapse THEN
+               (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                           'chunk_id', o.chunk_id, 'section_path', oc.section_path,
+                           'page_from', oc.page_from, 'page_to', oc.page_to,
+                           'score', o.score) ORDER BY o.in_document), '[]'::jsonb)
+                FROM fused_doc o JOIN chunks oc ON oc.chunk_id = o.chunk_id
+                WHERE o.document_id = t.document_id AND o.in_document > 1)
+           END AS other_sections
     FROM top t
     JOIN chunks c ON c.chunk_id = t.chunk_id
     JOIN documents d ON d.document_id = c.document_id

@@ -43,7 +43,7 @@ from connectors.base import SourceAcl, SourceDocument, SourceGroup
 
 log = logging.getLogger("ewall.ingest")
 
-CHUNKER_VERSION = 1  # bump when extraction or chunking changes what a document yields
+CHUNKER_VERSION = 2  # bump when extraction or chunking changes what a document yields
 PUBLIC_ACL = "public"
 NOBODY_ACL = "nobody"
 MAX_FIELD = 2000
@@ -700,6 +700,11 @@ class IngestPipeline:
                         }
                         for c in to_add
                     ],
+                )
+            if to_add or vanished:
+                # the sparse text of a chunk includes its neighbours (migration 20261201_0019)
+                conn.execute(
+                    sqlfiles.query("ingest.refresh_sparse_text"), {"document_id": document_id}
                 )
 
             # --- the delta report -------------------------------------------------------

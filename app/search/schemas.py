@@ -31,6 +31,7 @@ class SearchIn(BaseModel):
     filters: Filters | None = None
     model: Label | None = None
     prompt_version: Label | None = None
+    collapse: Literal["document"] | None = None
 
 
 class DocumentRef(BaseModel):
@@ -39,6 +40,16 @@ class DocumentRef(BaseModel):
     title: str
     doc_type: str
     modified_at: datetime | None
+
+
+class OtherSection(BaseModel):
+    """Another matching chunk of a collapsed hit's document (fused rank order)."""
+
+    chunk_id: str
+    section_path: str
+    page_from: int | None
+    page_to: int | None
+    score: float
 
 
 class Hit(BaseModel):
@@ -55,6 +66,7 @@ class Hit(BaseModel):
     text: str
     snippet: str
     content_sha256: str
+    other_sections: list[OtherSection] | None = None
 
 
 class SearchOut(BaseModel):

@@ -39,6 +39,7 @@ EXACT_ORDER = "ORDER BY (c.embedding <=> CAST(:qvec AS vector)) + 0, c.chunk_id"
 HNSW_ORDER = "ORDER BY c.embedding <=> CAST(:qvec AS vector)"
 _WEBSEARCH = re.compile(r'"|(^|\s)-\S|\sOR\s')
 MAX_POLICY_RETRIES = 5
+COLLAPSE_DEPTH_FACTOR = 5  # candidates per leg per requested document when collapsing
 RANK_LEXEME_LIMIT = 8  # the sparse score sums idf x ts_rank over this many lexemes at most
 
 
@@ -153,6 +154,9 @@ def run_search(
         w_sparse = o.sparse_weight if o.sparse_weight is not None else w_sparse
     dense_candidates = max(o.dense_candidates or settings.dense_candidates, request.k)
     sparse_candidates = max(o.sparse_candidates or settings.sparse_candidates, request.k)
+    if request.collapse == "document":  # k documents need more chunks than k
+        dense_candidates = max(dense_candidates, COLLAPSE_DEPTH_FACTOR * request.k)
+        sparse_candidates = max(sparse_candidates, COLLAPSE_DEPTH_FACTOR * request.k)
     filters = request.filters or Filters()
     websearch = bool(_WEBSEARCH.search(request.query))
 
@@ -178,6 +182,8 @@ def run_search(
                 websearch,
                 settings.sparse_common_df,
                 settings.sparse_max_matches,
+                compound_weight=settings.sparse_compound_weight,
+                compound_limit=settings.sparse_compound_limit,
             )
             if use_sparse
             else EMPTY_ANALYSIS
@@ -205,13 +211,28 @@ def run_search(
             "sparse_candidates": sparse_candidates,
             "sparse_rank_cap": settings.sparse_rank_cap,
             "sparse_rerank": max(settings.sparse_rerank, 2 * sparse_candidates),
+            "sparse_context_weight": settings.sparse_context_weight,
+            "sparse_doc_weight": settings.sparse_doc_weight,
+            "sparse_bm25_k1": settings.sparse_bm25_k1,
+            "sparse_bm25_b": settings.sparse_bm25_b,
+            "collapse": request.collapse == "document",
         }
         try:
             rows, strategy = _execute(conn, plan, params, use_dense)
             if request.mode == "sparse" and _sparse_short(rows, request.k, analysis):
                 # The match budget or the common-lexeme guard may have cut matches the
                 # person may see: a full top-k wins over speed here.
-                params.update(analyze_query(conn, request.query, websearch, 1.0, 1 << 62))
+                params.update(
+                    analyze_query(
+                        conn,
+                        request.query,
+                        websearch,
+                        1.0,
+                        1 << 62,
+                        compound_weight=settings.sparse_compound_weight,
+                        compound_limit=settings.sparse_compound_limit,
+                    )
+                )
                 rows, strategy = _execute(conn, plan, params, use_dense)
                 strategy += "+full-sparse"
         except StalePolicy as stale:
@@ -243,7 +264,14 @@ EMPTY_ANALYSIS: dict[str, Any] = {
 
 
 def analyze_query(
-    conn: Connection, query: str, websearch: bool, common_df: float, match_budget: int
+    conn: Connection,
+    query: str,
+    websearch: bool,
+    common_df: float,
+    match_budget: int,
+    *,
+    compound_weight: float = 0.0,
+    compound_limit: int = 0,
 ) -> dict[str, Any]:
     row = (
         conn.execute(
@@ -254,6 +282,8 @@ def analyze_query(
                 "common_df": common_df,
                 "match_budget": match_budget,
                 "rank_lexeme_limit": RANK_LEXEME_LIMIT,
+                "compound_weight": compound_weight,
+                "compound_limit": compound_limit,
             },
         )
         .mappings()
@@ -379,6 +409,11 @@ def to_response(result: SearchResult) -> dict[str, Any]:
                 "text": h["body"],
                 "snippet": h["snippet"],
                 "content_sha256": h["content_sha256"],
+                **(
+                    {"other_sections": h["other_sections"]}
+                    if h.get("other_sections") is not None
+                    else {}
+                ),
             }
         )
     return {
