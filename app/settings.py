@@ -167,32 +167,15 @@ class Settings(BaseSettings):
     connector_overlap_s: int = Field(default=300, ge=0, description="Delta overlap window.")
     connector_timeout_s: float = Field(default=30.0, gt=0, description="HTTP timeout.")
 
-    # --- sparse leg ranking (docs/quality.md: each measured with ewall eval) ---------------
-    sparse_context_weight: float = Field(
-        default=0.4, ge=0, le=1,
-        description="Weight of a chunk's neighbours in its sparse text (own text: 1).",
-    )
-    sparse_doc_weight: float = Field(
-        default=0.0, ge=0, le=10,
-        description="Sparse score adds this times the other matching chunks of its document.",
-    )
-    sparse_bm25_k1: float = Field(
-        default=0.0, ge=0, le=10,
-        description="BM25 term saturation k1; 0 ranks with ts_rank instead.",
-    )
-    sparse_bm25_b: float = Field(
-        default=0.75, ge=0, le=1, description="BM25 length normalisation b."
-    )
+    # --- sparse leg (docs/quality.md: measured with ewall eval) ---------------------------
     sparse_compound_weight: float = Field(
-        default=0.0, ge=0, le=1,
+        default=0.5,
+        ge=0,
+        le=1,
         description="Weight of corpus compounds sharing a head or tail with a query word.",
     )
     sparse_compound_limit: int = Field(
         default=10, ge=0, le=100, description="At most this many compound lexemes per query."
-    )
-    sparse_prf_terms: int = Field(
-        default=0, ge=0, le=50,
-        description="Pseudo-relevance feedback: lexemes added from the first pass; 0: off.",
     )
 
     @field_validator("log_level")

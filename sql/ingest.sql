@@ -50,11 +50,6 @@ VALUES (:chunk_id, :document_id, :source, :external_id, :client_id, :matter_id,
         :ordinal, :body, CAST(:embedding AS vector), :content_sha256, :token_count,
         :suppressed, :modified_at)
 
--- name: refresh_sparse_text
--- A chunk's sparse text is its own lexemes (weight A) and its neighbours' (weight B); run
--- after a document's chunks changed, in the same transaction.
-SELECT ewall_refresh_sparse_text(CAST(:document_id AS bigint)) AS changed
-
 -- name: delete_chunks
 DELETE FROM chunks WHERE chunk_id = ANY(:chunk_ids)
 

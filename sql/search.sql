@@ -27,7 +27,6 @@
 --   :doc_types, :sources, :matter_ids (text[] or NULL), :modified_from, :modified_to
 --   :use_dense, :use_sparse, :dense_weight, :sparse_weight, :rrf_k, :k
 --   :dense_candidates, :sparse_candidates, :sparse_rank_cap, :sparse_rerank
---   :sparse_context_weight, :sparse_doc_weight, :sparse_bm25_k1, :sparse_bm25_b
 --   :collapse          one hit per document (its best chunk, the other matching ones listed)
 --
 -- analyze_query (run first; it reads no chunks) turns the question into the sparse leg's
@@ -151,15 +150,12 @@ WITH policy AS (
     -- Ranking reads every matching tsvector, so it is bounded: at most :sparse_rank_cap
     -- allowed matches (only a question of very common words gets there), each scored once
     -- by plain ts_rank on the match query; the best :sparse_rerank of them are re-ranked
-    -- with IDF below. The sparse text is the chunk (weight A) with its neighbours (weight
-    -- B, counted :sparse_context_weight): wider than what the encoder can embed.
-    SELECT c.chunk_id, c.document_id, c.sparse_tsv, c.token_count,
-           ts_rank(CAST(ARRAY[0, 0, :sparse_context_weight, 1] AS float4[]), c.sparse_tsv,
-                   CAST(:match_tsq AS tsquery)) AS pre
+    -- with IDF below.
+    SELECT c.chunk_id, c.body_tsv, ts_rank(c.body_tsv, CAST(:match_tsq AS tsquery)) AS pre
     FROM chunks c
     WHERE :use_sparse
       AND (SELECT version FROM policy) = :policy_version
-      AND c.sparse_tsv @@ CAST(:match_tsq AS tsquery)
+      AND c.body_tsv @@ CAST(:match_tsq AS tsquery)
       AND c.wall_group_id = ANY(CAST(:wall_groups AS text[]))
       AND c.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
       AND coalesce(c.matter_id, '') <> ALL (CAST((SELECT matter_ids FROM pending) AS text[]))
@@ -172,53 +168,15 @@ WITH policy AS (
       AND (CAST(:modified_to AS timestamptz) IS NULL
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
     LIMIT :sparse_rank_cap
-), sparse_rerank AS MATERIALIZED (
-    SELECT chunk_id, document_id, sparse_tsv, token_count,
-           avg(token_count) OVER () AS avg_tokens
-    FROM sparse_pool ORDER BY pre DESC, chunk_id LIMIT :sparse_rerank
-), sparse_scored AS MATERIALIZED (
-    -- sum over the query's most informative lexemes of idf x a saturating term score:
-    -- BM25 (k1 > 0; term frequency counts the neighbours at their weight, length is the
-    -- chunk's token count against the re-ranked candidates' mean) or ts_rank (k1 = 0)
-    SELECT p.chunk_id, p.document_id,
-           CASE WHEN CAST(:sparse_bm25_k1 AS float8) > 0 THEN
-               (SELECT coalesce(sum(w.idf * t.tf * (:sparse_bm25_k1 + 1)
-                                    / (t.tf + :sparse_bm25_k1
-                                       * (1 - :sparse_bm25_b + :sparse_bm25_b
-                                          * p.token_count / greatest(p.avg_tokens, 1)))), 0)
-                FROM (SELECT u.lexeme,
-                             sum(CASE WHEN x = 'A' THEN 1.0
-                                      ELSE CAST(:sparse_context_weight AS float8) END) AS tf
-                      FROM unnest(p.sparse_tsv) AS u, unnest(u.weights) AS x
-                      WHERE u.lexeme = ANY(CAST(:rank_lexemes AS text[]))
-                      GROUP BY u.lexeme) AS t
-                JOIN unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_idfs AS float8[]))
-                     AS w(lexeme, idf) ON w.lexeme = t.lexeme)
-           ELSE
-               (SELECT coalesce(sum(w.idf * ts_rank(
-                           CAST(ARRAY[0, 0, :sparse_context_weight, 1] AS float4[]),
-                           p.sparse_tsv, CAST(quote_literal(w.lexeme) AS tsquery))), 0)
-                FROM unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_idfs AS float8[]))
-                     AS w(lexeme, idf))
-           END AS own
-    FROM sparse_rerank AS p
-), sparse_coverage AS (
-    -- per document: the summed idf of the query's lexemes found in any of its matching
-    -- chunks (a decision that uses the question's words across several paragraphs)
-    SELECT d.document_id, sum(d.idf) AS coverage
-    FROM (SELECT DISTINCT p.document_id, w.lexeme, w.idf
-          FROM sparse_pool AS p,
-               unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_idfs AS float8[]))
-               AS w(lexeme, idf)
-          WHERE CAST(:sparse_doc_weight AS float8) > 0
-            AND p.sparse_tsv @@ CAST(quote_literal(w.lexeme) AS tsquery)) AS d
-    GROUP BY d.document_id
 ), sparse AS MATERIALIZED (
-    -- a chunk's score plus :sparse_doc_weight x its document's coverage of the question
-    SELECT s.chunk_id, s.own + :sparse_doc_weight * coalesce(v.coverage, 0) AS relevance
-    FROM sparse_scored AS s
-    LEFT JOIN sparse_coverage AS v ON v.document_id = s.document_id
-    ORDER BY relevance DESC, s.chunk_id
+    SELECT p.chunk_id,
+           (SELECT coalesce(sum(w.idf * ts_rank(p.body_tsv,
+                                                CAST(quote_literal(w.lexeme) AS tsquery))), 0)
+            FROM unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_idfs AS float8[]))
+                 AS w(lexeme, idf)) AS relevance
+    FROM (SELECT chunk_id, body_tsv FROM sparse_pool
+          ORDER BY pre DESC, chunk_id LIMIT :sparse_rerank) AS p
+    ORDER BY relevance DESC, p.chunk_id
     LIMIT :sparse_candidates
 ), dense_ranked AS (
     SELECT chunk_id, distance, row_number() OVER (ORDER BY distance, chunk_id) AS r FROM dense

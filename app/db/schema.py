@@ -343,10 +343,7 @@ chunks = Table(
     Column("suppressed", Boolean, nullable=False),
     Column("modified_at", DateTime(timezone=True), nullable=True),
     _ts("ingested_at"),
-    # own text at weight A, neighbours at weight B (a trigger and the ingestion fill it)
-    Column("sparse_tsv", TSVECTOR, nullable=False),
     Index("ix_chunks_body_tsv", "body_tsv", postgresql_using="gin"),
-    Index("ix_chunks_sparse_tsv", "sparse_tsv", postgresql_using="gin"),
     Index(
         "ix_chunks_embedding_hnsw",
         "embedding",

@@ -944,11 +944,18 @@ def _joined(
     n = tokens.count_tokens(text)
     if n > cap:
         return None
-    pages = [p for p in (first.page_from, second.page_from, first.page_to, second.page_to)
-             if p is not None]
-    return ChunkDraft(text=text, section_path=path_of.section_path,
-                      page_from=min(pages) if pages else None,
-                      page_to=max(pages) if pages else None, token_count=n)
+    pages = [
+        p
+        for p in (first.page_from, second.page_from, first.page_to, second.page_to)
+        if p is not None
+    ]
+    return ChunkDraft(
+        text=text,
+        section_path=path_of.section_path,
+        page_from=min(pages) if pages else None,
+        page_to=max(pages) if pages else None,
+        token_count=n,
+    )
 
 
 def _case_law(src: _Source) -> list[_Piece]:

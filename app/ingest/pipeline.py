@@ -701,11 +701,6 @@ class IngestPipeline:
                         for c in to_add
                     ],
                 )
-            if to_add or vanished:
-                # the sparse text of a chunk includes its neighbours (migration 20261201_0019)
-                conn.execute(
-                    sqlfiles.query("ingest.refresh_sparse_text"), {"document_id": document_id}
-                )
 
             # --- the delta report -------------------------------------------------------
             changes = self._metadata_changes(before, row)

@@ -211,10 +211,6 @@ def run_search(
             "sparse_candidates": sparse_candidates,
             "sparse_rank_cap": settings.sparse_rank_cap,
             "sparse_rerank": max(settings.sparse_rerank, 2 * sparse_candidates),
-            "sparse_context_weight": settings.sparse_context_weight,
-            "sparse_doc_weight": settings.sparse_doc_weight,
-            "sparse_bm25_k1": settings.sparse_bm25_k1,
-            "sparse_bm25_b": settings.sparse_bm25_b,
             "collapse": request.collapse == "document",
         }
         try:

@@ -7,14 +7,17 @@ from typing import Any
 from app.ingest.chunking import MIN_CHUNK_WORDS, chunk_document, merge_fragments
 from app.ingest.types import ChunkDraft, ChunkLimits, ExtractedDocument, Section
 
-BODY = ("De Hoge Raad overweegt dat het middel faalt omdat het Hof de feiten juist heeft "
-        "vastgesteld en daaraan de juiste gevolgen heeft verbonden. ")
+BODY = (
+    "De Hoge Raad overweegt dat het middel faalt omdat het Hof de feiten juist heeft "
+    "vastgesteld en daaraan de juiste gevolgen heeft verbonden. "
+)
 
 
 def _decision(*sections: tuple[str, str]) -> ExtractedDocument:
     secs = [Section(title=t, text=x, path=t) for t, x in sections]
-    return ExtractedDocument(text="\n\n".join(x for _, x in sections), mime_type="application/xml",
-                             sections=secs)
+    return ExtractedDocument(
+        text="\n\n".join(x for _, x in sections), mime_type="application/xml", sections=secs
+    )
 
 
 def test_a_paragraph_number_joins_the_paragraph_after_it(embedder: Any) -> None:

@@ -1,4 +1,4 @@
-"""The sparse leg's wider text, the starter synonyms, and results collapsed per document."""
+"""The starter synonyms, and results collapsed per document."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from tests.conftest import Tokens
 from tests.helpers import Firm, ok
 
 # Long enough that the generic chunker cuts it into several chunks (the model reads 256
-# word pieces at most); only the second paragraph names the "dwangsom".
+# word pieces at most).
 FILLER = (
     "De rechtbank overweegt dat partijen uitvoerig hebben gecorrespondeerd over de levering "
     "van de goederen, de facturen en de betalingstermijnen die in de overeenkomst staan. "
@@ -37,29 +37,28 @@ def _hits(firm: Firm, person: str, query: str, **body: Any) -> list[dict[str, An
     return list(firm.search(person, query, k=10, **body)["results"])
 
 
-def test_a_chunk_matches_through_its_neighbours_but_ranks_below_the_chunk_itself(
-    client: TestClient, auth: Tokens
-) -> None:
-    firm = _firm(client, auth)
-    middle = "Tweede deel. De kantonrechter legt een dwangsom op van 500 euro per dag. " * 3
-    firm.document("long", _long_text(middle), client_id="C", matter_id="M")
-    hits = _hits(firm, "alice@firm.nl", "dwangsom", mode="sparse")
-    own = [i for i, h in enumerate(hits) if "dwangsom" in h["text"]]
-    near = [i for i, h in enumerate(hits) if "dwangsom" not in h["text"]]
-    assert own and near, hits  # a neighbour of a matching chunk matches as well
-    assert max(own) < min(near)  # ... but ranks below every chunk that has the word itself
-
-
 def test_starter_synonyms_are_rows_of_the_editable_table(client: TestClient, auth: Tokens) -> None:
     firm = _firm(client, auth)
-    firm.document("bw", "Artikel 6:162 van het Burgerlijk Wetboek regelt de onrechtmatige daad.",
-                  client_id="C", matter_id="M")
-    firm.document("opz", "De werkgever deed de opzegging van de arbeidsovereenkomst per brief.",
-                  client_id="C", matter_id="M")
-    firm.document("btw", "Over de levering is omzetbelasting verschuldigd.", client_id="C",
-                  matter_id="M")
-    ids = lambda q: [h["document"]["external_id"] for h in _hits(firm, "alice@firm.nl", q,  # noqa: E731
-                                                                   mode="sparse")]
+    firm.document(
+        "bw",
+        "Artikel 6:162 van het Burgerlijk Wetboek regelt de onrechtmatige daad.",
+        client_id="C",
+        matter_id="M",
+    )
+    firm.document(
+        "opz",
+        "De werkgever deed de opzegging van de arbeidsovereenkomst per brief.",
+        client_id="C",
+        matter_id="M",
+    )
+    firm.document(
+        "btw", "Over de levering is omzetbelasting verschuldigd.", client_id="C", matter_id="M"
+    )
+
+    def ids(query: str) -> list[str]:
+        hits = _hits(firm, "alice@firm.nl", query, mode="sparse")
+        return [h["document"]["external_id"] for h in hits]
+
     assert ids("burgerlijk wetboek")[:1] == ["bw"]
     assert "bw" in ids("BW")
     assert "opz" in ids("ontslag")
@@ -67,12 +66,22 @@ def test_starter_synonyms_are_rows_of_the_editable_table(client: TestClient, aut
     admin = auth("admin@firm.nl", "admin")
     items = ok(client.get("/v1/search/synonyms", headers=admin))["items"]
     starter = {(i["term"], i["synonym"]) for i in items if i["created_by"] == "ewall-starter"}
-    assert {("bw", "burgerlijk wetboek"), ("rv", "wetboek van burgerlijke rechtsvordering"),
-            ("awb", "algemene wet bestuursrecht"), ("ww", "werkloosheidswet"),
-            ("ontslag", "opzegging")} <= starter
+    assert {
+        ("bw", "burgerlijk wetboek"),
+        ("rv", "wetboek van burgerlijke rechtsvordering"),
+        ("awb", "algemene wet bestuursrecht"),
+        ("ww", "werkloosheidswet"),
+        ("ontslag", "opzegging"),
+    } <= starter
     # data, not code: deleting the row turns the synonym off
-    ok(client.request("DELETE", "/v1/search/synonyms",
-                      json={"term": "ontslag", "synonym": "opzegging"}, headers=admin))
+    ok(
+        client.request(
+            "DELETE",
+            "/v1/search/synonyms",
+            json={"term": "ontslag", "synonym": "opzegging"},
+            headers=admin,
+        )
+    )
     assert "opz" not in ids("ontslag")
 
 
@@ -83,8 +92,7 @@ def test_collapse_gives_one_hit_per_document_and_lists_its_other_sections(
     dwangsom = "De rechter legt een dwangsom op wegens niet nakomen van het vonnis. " * 3
     firm.document("a", _long_text(dwangsom) + "\n\n" + dwangsom * 2, client_id="C", matter_id="M")
     firm.document("b", "Een dwangsom kan worden gematigd.", client_id="C", matter_id="M")
-    firm.document("c", "Ook hier een dwangsom, in een ander dossier.", client_id="C",
-                  matter_id="S")
+    firm.document("c", "Ook hier een dwangsom, in een ander dossier.", client_id="C", matter_id="S")
     plain = _hits(firm, "alice@firm.nl", "dwangsom", mode="sparse")
     per_doc = [h["document"]["external_id"] for h in plain]
     assert per_doc.count("a") >= 2  # several chunks of "a" match
@@ -97,7 +105,8 @@ def test_collapse_gives_one_hit_per_document_and_lists_its_other_sections(
     assert a["chunk_id"] == best_a["chunk_id"]  # the document's best chunk
     others = {o["chunk_id"] for o in a["other_sections"]}
     assert others == {h["chunk_id"] for h in plain if h["document"]["external_id"] == "a"} - {
-        a["chunk_id"]}
+        a["chunk_id"]
+    }
     assert collapsed[docs.index("b")]["other_sections"] == []
     assert all(h.get("other_sections") is None for h in plain)
 
@@ -111,11 +120,17 @@ def test_collapse_never_lists_sections_the_person_may_not_see(
 ) -> None:
     firm = _firm(client, auth)
     dwangsom = "De rechter legt een dwangsom op wegens niet nakomen van het vonnis. " * 3
-    firm.document("open", _long_text(dwangsom) + "\n\n" + dwangsom * 2, client_id="C",
-                  matter_id="M")
+    firm.document(
+        "open", _long_text(dwangsom) + "\n\n" + dwangsom * 2, client_id="C", matter_id="M"
+    )
     firm.document("secret", "Geheime dwangsom in de zaak S.", client_id="C", matter_id="S")
-    firm.wall(kind="exclusionary", title="screen bob", reason="lateral hire",
-              protects={"matters": ["S"]}, screened=["bob@firm.nl"])
+    firm.wall(
+        kind="exclusionary",
+        title="screen bob",
+        reason="lateral hire",
+        protects={"matters": ["S"]},
+        screened=["bob@firm.nl"],
+    )
     hits = _hits(firm, "bob@firm.nl", "dwangsom", collapse="document")
     assert {h["document"]["external_id"] for h in hits} == {"open"}
     assert all(h["matter_id"] != "S" for h in hits)
@@ -123,8 +138,9 @@ def test_collapse_never_lists_sections_the_person_may_not_see(
 
 def test_collapse_rejects_unknown_values(client: TestClient, auth: Tokens) -> None:
     firm = _firm(client, auth)
-    r = client.post("/v1/search", json={"query": "x", "collapse": "matter"},
-                    headers=auth("alice@firm.nl"))
+    r = client.post(
+        "/v1/search", json={"query": "x", "collapse": "matter"}, headers=auth("alice@firm.nl")
+    )
     assert r.status_code == 422
     assert r.json()["error"]["code"]
     del firm
