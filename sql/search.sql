@@ -16,7 +16,9 @@
 --                 group predicate is written so the btree cannot serve it, leaving HNSW as
 --                 the planner's only sensible path.
 -- The caller picks the form from the allowed row count and re-runs exact when the HNSW
--- form returns fewer than min(candidates, allowed) rows.
+-- form returns fewer than min(candidates, allowed) rows. Either form comes collapsed (one
+-- hit per document, its best chunk, the other matching chunks listed): the caller turns
+-- the two /*collapse*/false markers into true, again a distinct SQL text.
 --
 -- Parameters
 --   :qvec              query embedding (pgvector text)
@@ -27,7 +29,6 @@
 --   :doc_types, :sources, :matter_ids (text[] or NULL), :modified_from, :modified_to
 --   :use_dense, :use_sparse, :dense_weight, :sparse_weight, :rrf_k, :k
 --   :dense_candidates, :sparse_candidates, :sparse_rank_cap, :sparse_rerank
---   :collapse          one hit per document (its best chunk, the other matching ones listed)
 --
 -- analyze_query (run first; it reads no chunks) turns the question into the sparse leg's
 -- inputs. It matches on the OR of the question's lexemes (AND semantics returns nothing for
@@ -200,7 +201,7 @@ WITH policy AS (
     ) AS legs
     GROUP BY chunk_id
 ), fused_doc AS (
-    -- with :collapse, one hit per document: its best chunk (the others are listed with it)
+    -- collapsed, one hit per document: its best chunk (the others are listed with it)
     SELECT f.*, c.document_id,
            row_number() OVER (PARTITION BY c.document_id
                               ORDER BY f.score DESC,
@@ -211,7 +212,7 @@ WITH policy AS (
     JOIN chunks c ON c.chunk_id = f.chunk_id
 ), top AS (
     SELECT * FROM fused_doc
-    WHERE NOT :collapse OR in_document = 1
+    WHERE NOT /*collapse*/false OR in_document = 1
     ORDER BY score DESC, least(coalesce(sparse_rank, 1000000), coalesce(dense_rank, 1000000)),
              chunk_id
     LIMIT :k
@@ -230,7 +231,7 @@ LEFT JOIN LATERAL (
                        CAST(:headline_tsq AS tsquery),
                        'StartSel=<b>, StopSel=</b>, MaxWords=35, MinWords=12, MaxFragments=2, '
                        || 'FragmentDelimiter=" … "') AS snippet,
-           CASE WHEN :collapse THEN
+           CASE WHEN /*collapse*/false THEN
                (SELECT coalesce(jsonb_agg(jsonb_build_object(
                            'chunk_id', o.chunk_id, 'section_path', oc.section_path,
                            'page_from', oc.page_from, 'page_to', oc.page_to,

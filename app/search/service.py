@@ -49,8 +49,23 @@ class StalePolicy(Exception):
         self.seen = seen
 
 
-def _statement(strategy: str) -> TextClause:
-    return _hnsw_statement() if strategy == "hnsw" else sqlfiles.query("search.hybrid_exact")
+def _statement(strategy: str, collapse: bool = False) -> TextClause:
+    statement = _hnsw_statement() if strategy == "hnsw" else sqlfiles.query("search.hybrid_exact")
+    return _collapsed(statement) if collapse else statement
+
+
+_COLLAPSED: dict[str, TextClause] = {}
+COLLAPSE_MARKER = "/*collapse*/false"
+
+
+def _collapsed(statement: TextClause) -> TextClause:
+    """The same statement with one hit per document (its own SQL text)."""
+    raw = statement.text
+    if raw not in _COLLAPSED:
+        if raw.count("NOT " + COLLAPSE_MARKER) != 1 or raw.count("WHEN " + COLLAPSE_MARKER) != 1:
+            raise RuntimeError("search.hybrid_exact no longer has the two collapse markers")
+        _COLLAPSED[raw] = text(raw.replace(COLLAPSE_MARKER, "/*collapse*/true"))
+    return _COLLAPSED[raw]
 
 
 _HNSW: TextClause | None = None
@@ -211,7 +226,7 @@ def run_search(
             "sparse_candidates": sparse_candidates,
             "sparse_rank_cap": settings.sparse_rank_cap,
             "sparse_rerank": max(settings.sparse_rerank, 2 * sparse_candidates),
-            "collapse": request.collapse == "document",
+            "collapse": request.collapse == "document",  # picks the SQL text, not a bind
         }
         try:
             rows, strategy = _execute(conn, plan, params, use_dense)
@@ -306,9 +321,12 @@ def _execute(
             {"ef_search": plan.ef_search, "max_scan_tuples": plan.max_scan_tuples},
         )
     sql_params = {
-        k: v for k, v in params.items() if k not in ("lexeme_count", "matched_lexeme_count")
+        k: v
+        for k, v in params.items()
+        if k not in ("lexeme_count", "matched_lexeme_count", "collapse")
     }
-    rows = [dict(r) for r in conn.execute(_statement(strategy), sql_params).mappings()]
+    collapse = bool(params.get("collapse"))
+    rows = [dict(r) for r in conn.execute(_statement(strategy, collapse), sql_params).mappings()]
     first = rows[0]
     if first["policy_version_seen"] != params["policy_version"]:
         raise StalePolicy(int(first["policy_version_seen"]))
@@ -319,7 +337,9 @@ def _execute(
                 "hnsw under-returned; exact fallback",
                 extra={"got": first["dense_count"], "expected": expected},
             )
-            rows = [dict(r) for r in conn.execute(_statement("exact"), sql_params).mappings()]
+            rows = [
+                dict(r) for r in conn.execute(_statement("exact", collapse), sql_params).mappings()
+            ]
             strategy = "hnsw->exact"
     return rows, strategy
 
