@@ -94,3 +94,28 @@ def test_question_type_comes_from_the_key() -> None:
     assert question_type("para-h03") == "para"
     assert question_type("OWN-7") == "own"
     assert question_type("rated-12") == "other"
+
+
+def test_eval_reports_means_per_question_type() -> None:
+    from app.evaluation import metrics, runner
+
+    def outcome(key: str, ranking: list[str]) -> runner.QueryOutcome:
+        scores = metrics.score_query(ranking, {"d1": 3.0})
+        return runner.QueryOutcome(key, key, "p", "document", 0, scores, ranking, "r", "x", 1.0)
+
+    mode = runner.ModeOutcome(
+        "sparse",
+        {},
+        [
+            outcome("para-01", ["d1"]),
+            outcome("para-h02", ["d2", "d3"]),
+            outcome("own-01", ["d1"]),
+            outcome("stat-01", ["d2", "d1"]),
+        ],
+    )
+    by_type = mode.by_type()
+    assert set(by_type) == {"para", "own", "stat"}
+    assert by_type["para"]["queries"] == 2
+    assert by_type["para"]["ndcg_10"] == pytest.approx(0.5)
+    assert by_type["own"]["ndcg_10"] == pytest.approx(1.0)
+    assert 0 < float(by_type["stat"]["ndcg_10"] or 0) < 1
