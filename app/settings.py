@@ -85,7 +85,7 @@ class Settings(BaseSettings):
 
     # --- search ---------------------------------------------------------------------------
     rrf_k: int = Field(default=60, ge=1, description="Reciprocal rank fusion constant.")
-    dense_weight: float = Field(default=0.1, ge=0, description="RRF weight of the dense leg.")
+    dense_weight: float = Field(default=0.05, ge=0, description="RRF weight of the dense leg.")
     sparse_weight: float = Field(default=1.0, ge=0, description="RRF weight of the sparse leg.")
     dense_candidates: int = Field(default=100, ge=1, le=1000, description="Dense leg depth.")
     sparse_candidates: int = Field(default=100, ge=1, le=1000, description="Sparse leg depth.")
@@ -274,6 +274,17 @@ class Settings(BaseSettings):
     )
     citations_per_minute: int = Field(
         default=600, ge=1, description="Distinct ECLIs checked per person per minute (429)."
+    )
+
+    # --- sparse leg (docs/quality.md: measured with ewall eval) ---------------------------
+    sparse_compound_weight: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="Weight of corpus compounds sharing a head or tail with a query word; 0: off.",
+    )
+    sparse_compound_limit: int = Field(
+        default=10, ge=0, le=100, description="At most this many compound lexemes per query."
     )
 
     @field_validator("log_level")

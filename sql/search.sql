@@ -16,7 +16,9 @@
 --                 group predicate is written so the btree cannot serve it, leaving HNSW as
 --                 the planner's only sensible path.
 -- The caller picks the form from the allowed row count and re-runs exact when the HNSW
--- form returns fewer than min(candidates, allowed) rows.
+-- form returns fewer than min(candidates, allowed) rows. Either form comes collapsed (one
+-- hit per document, its best chunk, the other matching chunks listed): the caller turns
+-- the two /*collapse*/false markers into true, again a distinct SQL text.
 --
 -- Parameters
 --   :qvec              query embedding (pgvector text)
@@ -65,6 +67,29 @@ WITH corpus AS (
                regexp_matches(CAST(r.tsq AS text), '(?:^|[^!])''((?:[^'']|'''')+)''', 'g')
                AS x) AS m
     LEFT JOIN lexeme_stats AS s ON s.lexeme = m.lexeme
+), compounds AS (
+    -- Dutch writes compounds as one word ("huurachterstand", "ijsgroothandel"); a
+    -- paraphrase uses a part, or the other way round. Corpus lexemes (in at least two
+    -- chunks) whose head or tail is a query lexeme, or that are the head or tail of one,
+    -- join the question at :compound_weight x their idf; the most common first.
+    SELECT e.lexeme, e.df, e.idf
+    FROM (SELECT DISTINCT ON (s.lexeme) s.lexeme, s.ndoc AS df,
+                 ln(1 + ((SELECT n FROM corpus) - s.ndoc + 0.5) / (s.ndoc + 0.5)) AS idf
+          FROM query_lexemes AS q
+          JOIN lexeme_stats AS s
+            ON s.ndoc >= 2
+           AND ((length(q.lexeme) >= 5 AND length(s.lexeme) >= length(q.lexeme) + 3
+                 AND (left(s.lexeme, length(q.lexeme)) = q.lexeme
+                      OR right(s.lexeme, length(q.lexeme)) = q.lexeme))
+             OR (length(s.lexeme) >= 5 AND length(q.lexeme) >= length(s.lexeme) + 3
+                 AND (left(q.lexeme, length(s.lexeme)) = s.lexeme
+                      OR right(q.lexeme, length(s.lexeme)) = s.lexeme)))
+          WHERE CAST(:compound_weight AS float8) > 0
+            AND NOT :websearch
+            AND s.lexeme NOT IN (SELECT lexeme FROM query_lexemes)) AS e
+    WHERE e.df <= :common_df * (SELECT n FROM corpus) OR e.df <= 1000
+    ORDER BY e.df DESC, e.lexeme
+    LIMIT :compound_limit
 ), budgeted AS (
     -- rarest first: drop very common lexemes, stop when the match budget is spent
     SELECT lexeme, idf, df,
@@ -76,6 +101,16 @@ WITH corpus AS (
     WHERE pos = 1
        OR ((df <= :common_df * (SELECT n FROM corpus) OR df <= 1000)
            AND df_before < :match_budget)
+    UNION
+    SELECT lexeme FROM compounds
+), ranked AS (
+    -- ranking weighs the most informative lexemes (at most :rank_lexeme_limit), then the
+    -- compound parts at their lower weight
+    SELECT lexeme, idf, 0 AS part, row_number() OVER (ORDER BY idf DESC, lexeme) AS pos
+    FROM query_lexemes
+    UNION ALL
+    SELECT lexeme, :compound_weight * idf, 1, row_number() OVER (ORDER BY df DESC, lexeme)
+    FROM compounds
 )
 SELECT CASE WHEN :websearch THEN CAST((SELECT tsq FROM rewritten) AS text)
             ELSE coalesce(array_to_string(ARRAY(
@@ -83,13 +118,13 @@ SELECT CASE WHEN :websearch THEN CAST((SELECT tsq FROM rewritten) AS text)
                      '')
        END AS match_tsq,
        CAST((SELECT tsq FROM rewritten) AS text) AS headline_tsq,
-       -- ranking weighs the most informative lexemes (at most :rank_lexeme_limit)
-       ARRAY(SELECT lexeme FROM query_lexemes ORDER BY idf DESC, lexeme
-             LIMIT :rank_lexeme_limit) AS rank_lexemes,
-       ARRAY(SELECT idf FROM query_lexemes ORDER BY idf DESC, lexeme
-             LIMIT :rank_lexeme_limit) AS rank_idfs,
+       ARRAY(SELECT lexeme FROM ranked WHERE part = 1 OR pos <= :rank_lexeme_limit
+             ORDER BY part, pos) AS rank_lexemes,
+       ARRAY(SELECT idf FROM ranked WHERE part = 1 OR pos <= :rank_lexeme_limit
+             ORDER BY part, pos) AS rank_idfs,
        (SELECT count(*) FROM query_lexemes) AS lexeme_count,
-       (SELECT count(*) FROM match_lexemes) AS matched_lexeme_count
+       (SELECT count(*) FROM match_lexemes
+        WHERE lexeme IN (SELECT lexeme FROM query_lexemes)) AS matched_lexeme_count
 
 -- name: hybrid_exact
 WITH policy AS (
@@ -171,8 +206,19 @@ WITH policy AS (
         FROM sparse_ranked
     ) AS legs
     GROUP BY chunk_id
+), fused_doc AS (
+    -- collapsed, one hit per document: its best chunk (the others are listed with it)
+    SELECT f.*, c.document_id,
+           row_number() OVER (PARTITION BY c.document_id
+                              ORDER BY f.score DESC,
+                                       least(coalesce(f.sparse_rank, 1000000),
+                                             coalesce(f.dense_rank, 1000000)),
+                                       f.chunk_id) AS in_document
+    FROM fused f
+    JOIN chunks c ON c.chunk_id = f.chunk_id
 ), top AS (
-    SELECT * FROM fused
+    SELECT * FROM fused_doc
+    WHERE NOT /*collapse*/false OR in_document = 1
     ORDER BY score DESC, least(coalesce(sparse_rank, 1000000), coalesce(dense_rank, 1000000)),
              chunk_id
     LIMIT :k
@@ -190,7 +236,15 @@ LEFT JOIN LATERAL (
                        replace(replace(replace(c.body, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
                        CAST(:headline_tsq AS tsquery),
                        'StartSel=<b>, StopSel=</b>, MaxWords=35, MinWords=12, MaxFragments=2, '
-                       || 'FragmentDelimiter=" … "') AS snippet
+                       || 'FragmentDelimiter=" … "') AS snippet,
+           CASE WHEN /*collapse*/false THEN
+               (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                           'chunk_id', o.chunk_id, 'section_path', oc.section_path,
+                           'page_from', oc.page_from, 'page_to', oc.page_to,
+                           'score', o.score) ORDER BY o.in_document), '[]'::jsonb)
+                FROM fused_doc o JOIN chunks oc ON oc.chunk_id = o.chunk_id
+                WHERE o.document_id = t.document_id AND o.in_document > 1)
+           END AS other_sections
     FROM top t
     JOIN chunks c ON c.chunk_id = t.chunk_id
     JOIN documents d ON d.document_id = c.document_id

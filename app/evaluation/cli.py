@@ -9,6 +9,7 @@
     ewall eval export --set NAME (--jsonl FILE | --queries FILE --qrels FILE)
     ewall eval sets
     ewall eval starter          (loads the shipped starter set)
+    ewall eval corpus           (loads the shipped sets corpus-nl and corpus-nl-heldout)
 
 ``--queries/--qrels`` with ``--set NAME`` import into that set, replacing its queries;
 without ``--set`` into a temporary set that is removed after the run (kept when ``--save``
@@ -95,6 +96,11 @@ def register(subparsers: Any) -> None:
     t = sub.add_parser("starter", help="load the shipped starter set (idempotent)")
     t.add_argument("--by", default=None)
     t.set_defaults(handler=cmd_starter)
+
+    o = sub.add_parser("corpus", help="load the shipped corpus sets corpus-nl and "
+                                      "corpus-nl-heldout (idempotent)")
+    o.add_argument("--by", default=None)
+    o.set_defaults(handler=cmd_corpus)
 
 
 def _run_options(p: argparse.ArgumentParser) -> None:
@@ -286,6 +292,18 @@ def _render_report(data: dict[str, Any]) -> None:
         summary.add_row(mode, _fmt(m["ndcg_10"]), _fmt(m["recall_10"]), _fmt(m["recall_50"]),
                         _fmt(m["mrr"]), _fmt(m["queries"]))
     console.print(summary)
+    by_type = data.get("metrics_by_type") or {}
+    types = sorted({t for per_mode in by_type.values() for t in per_mode})
+    if len(types) > 1:
+        table = Table(title="nDCG@10 per question type (queries)")
+        table.add_column("mode")
+        for t in types:
+            table.add_column(t, justify="right")
+        for mode, per_type in by_type.items():
+            table.add_row(mode, *[
+                f"{_fmt(per_type[t]['ndcg_10'])} ({per_type[t]['queries']})"
+                if t in per_type else "–" for t in types])
+        console.print(table)
     modes = list(data["per_query"])
     detail = Table(title="Per query: nDCG@10 (first relevant rank)")
     detail.add_column("query")
@@ -472,4 +490,16 @@ def cmd_starter(args: argparse.Namespace, settings: Settings) -> int:
         name = load_starter_set(database, created_by=args.by or _operator())
     print(f"set {name} loaded; it needs these {len(STARTER_ECLIS)} decisions ingested "
           "(ewall demo does that)")
+    return 0
+
+
+def cmd_corpus(args: argparse.Namespace, settings: Settings) -> int:
+    from app.evaluation.corpus import load_corpus_sets
+
+    with _database(settings) as database:
+        loaded = load_corpus_sets(database, created_by=args.by or _operator())
+    for name, n in loaded.items():
+        print(f"set {name}: {n} queries loaded")
+    print("they need the demo (statutes, starter decisions) and every decision of "
+          "../shared/corpus/rechtspraak/xml ingested (ewall ingest rechtspraak ...)")
     return 0

@@ -41,6 +41,7 @@ from app.db.schema import eval_runs
 from app.embeddings import vector_literal
 from app.errors import NotFound
 from app.evaluation import metrics
+from app.evaluation.corpus import question_type
 from app.evaluation.sets import (
     Judgement,
     QueryRow,
@@ -182,6 +183,13 @@ class ModeOutcome:
     metrics: dict[str, float | int | None]
     queries: list[QueryOutcome]
 
+    def by_type(self) -> dict[str, dict[str, float | int | None]]:
+        """Means per question type (the key's prefix, see ``corpus.question_type``)."""
+        groups: dict[str, list[metrics.QueryScores]] = defaultdict(list)
+        for q in self.queries:
+            groups[question_type(q.key)].append(q.scores)
+        return {t: metrics.mean_scores(s) for t, s in sorted(groups.items())}
+
 
 def ranking_for(level: str, rows: Iterable[dict[str, Any]]) -> list[str]:
     if level == "chunk":
@@ -251,6 +259,7 @@ class EvalReport:
             "took_s": self.took_s,
             "config": self.config,
             "metrics": {m: o.metrics for m, o in self.modes.items()},
+            "metrics_by_type": {m: o.by_type() for m, o in self.modes.items()},
             "per_query": {m: [q.as_dict() for q in o.queries] for m, o in self.modes.items()},
         }
 

@@ -43,7 +43,7 @@ from connectors.base import SourceAcl, SourceDocument, SourceGroup
 
 log = logging.getLogger("ewall.ingest")
 
-CHUNKER_VERSION = 1  # bump when extraction or chunking changes what a document yields
+CHUNKER_VERSION = 2  # bump when extraction or chunking changes what a document yields
 PUBLIC_ACL = "public"
 NOBODY_ACL = "nobody"
 MAX_FIELD = 2000

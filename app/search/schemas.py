@@ -36,6 +36,7 @@ class SearchIn(BaseModel):
     session_matter_id: Identifier | None = None
     # one search of a bound session searches everything the person may see (audited as such)
     session_widen: bool = False
+    collapse: Literal["document"] | None = None
 
     @model_validator(mode="after")
     def _session_binding_needs_a_session(self) -> SearchIn:
@@ -52,6 +53,16 @@ class DocumentRef(BaseModel):
     modified_at: datetime | None
 
 
+class OtherSection(BaseModel):
+    """Another matching chunk of a collapsed hit's document (fused rank order)."""
+
+    chunk_id: str
+    section_path: str
+    page_from: int | None
+    page_to: int | None
+    score: float
+
+
 class Hit(BaseModel):
     chunk_id: str
     rank: int
@@ -66,6 +77,7 @@ class Hit(BaseModel):
     text: str
     snippet: str
     content_sha256: str
+    other_sections: list[OtherSection] | None = None
 
 
 class SearchOut(BaseModel):

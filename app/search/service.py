@@ -45,6 +45,7 @@ EXACT_ORDER = "ORDER BY (c.embedding <=> CAST(:qvec AS vector)) + 0, c.chunk_id"
 HNSW_ORDER = "ORDER BY c.embedding <=> CAST(:qvec AS vector)"
 _WEBSEARCH = re.compile(r'"|(^|\s)-\S|\sOR\s')
 MAX_POLICY_RETRIES = 5
+COLLAPSE_DEPTH_FACTOR = 5  # candidates per leg per requested document when collapsing
 RANK_LEXEME_LIMIT = 8  # the sparse score sums idf x ts_rank over this many lexemes at most
 
 
@@ -54,8 +55,23 @@ class StalePolicy(Exception):
         self.seen = seen
 
 
-def _statement(strategy: str) -> TextClause:
-    return _hnsw_statement() if strategy == "hnsw" else sqlfiles.query("search.hybrid_exact")
+def _statement(strategy: str, collapse: bool = False) -> TextClause:
+    statement = _hnsw_statement() if strategy == "hnsw" else sqlfiles.query("search.hybrid_exact")
+    return _collapsed(statement) if collapse else statement
+
+
+_COLLAPSED: dict[str, TextClause] = {}
+COLLAPSE_MARKER = "/*collapse*/false"
+
+
+def _collapsed(statement: TextClause) -> TextClause:
+    """The same statement with one hit per document (its own SQL text)."""
+    raw = statement.text
+    if raw not in _COLLAPSED:
+        if raw.count("NOT " + COLLAPSE_MARKER) != 1 or raw.count("WHEN " + COLLAPSE_MARKER) != 1:
+            raise RuntimeError("search.hybrid_exact no longer has the two collapse markers")
+        _COLLAPSED[raw] = text(raw.replace(COLLAPSE_MARKER, "/*collapse*/true"))
+    return _COLLAPSED[raw]
 
 
 _HNSW: TextClause | None = None
@@ -171,6 +187,9 @@ def run_search(
         w_sparse = o.sparse_weight if o.sparse_weight is not None else w_sparse
     dense_candidates = max(o.dense_candidates or settings.dense_candidates, request.k)
     sparse_candidates = max(o.sparse_candidates or settings.sparse_candidates, request.k)
+    if request.collapse == "document":  # k documents need more chunks than k
+        dense_candidates = max(dense_candidates, COLLAPSE_DEPTH_FACTOR * request.k)
+        sparse_candidates = max(sparse_candidates, COLLAPSE_DEPTH_FACTOR * request.k)
     filters = request.filters or Filters()
     websearch = bool(_WEBSEARCH.search(request.query))
     session = resolve_binding(conn, principal.person_id, request)
@@ -201,6 +220,8 @@ def run_search(
                 websearch,
                 settings.sparse_common_df,
                 settings.sparse_max_matches,
+                compound_weight=settings.sparse_compound_weight,
+                compound_limit=settings.sparse_compound_limit,
             )
             if use_sparse
             else EMPTY_ANALYSIS
@@ -229,13 +250,24 @@ def run_search(
             "sparse_candidates": sparse_candidates,
             "sparse_rank_cap": settings.sparse_rank_cap,
             "sparse_rerank": max(settings.sparse_rerank, 2 * sparse_candidates),
+            "collapse": request.collapse == "document",  # picks the SQL text, not a bind
         }
         try:
             rows, strategy = _execute(conn, plan, params, use_dense)
             if request.mode == "sparse" and _sparse_short(rows, request.k, analysis):
                 # The match budget or the common-lexeme guard may have cut matches the
                 # person may see: a full top-k wins over speed here.
-                params.update(analyze_query(conn, request.query, websearch, 1.0, 1 << 62))
+                params.update(
+                    analyze_query(
+                        conn,
+                        request.query,
+                        websearch,
+                        1.0,
+                        1 << 62,
+                        compound_weight=settings.sparse_compound_weight,
+                        compound_limit=settings.sparse_compound_limit,
+                    )
+                )
                 rows, strategy = _execute(conn, plan, params, use_dense)
                 strategy += "+full-sparse"
         except StalePolicy as stale:
@@ -282,7 +314,14 @@ EMPTY_ANALYSIS: dict[str, Any] = {
 
 
 def analyze_query(
-    conn: Connection, query: str, websearch: bool, common_df: float, match_budget: int
+    conn: Connection,
+    query: str,
+    websearch: bool,
+    common_df: float,
+    match_budget: int,
+    *,
+    compound_weight: float = 0.0,
+    compound_limit: int = 0,
 ) -> dict[str, Any]:
     row = (
         conn.execute(
@@ -293,6 +332,8 @@ def analyze_query(
                 "common_df": common_df,
                 "match_budget": match_budget,
                 "rank_lexeme_limit": RANK_LEXEME_LIMIT,
+                "compound_weight": compound_weight,
+                "compound_limit": compound_limit,
             },
         )
         .mappings()
@@ -319,9 +360,12 @@ def _execute(
             {"ef_search": plan.ef_search, "max_scan_tuples": plan.max_scan_tuples},
         )
     sql_params = {
-        k: v for k, v in params.items() if k not in ("lexeme_count", "matched_lexeme_count")
+        k: v
+        for k, v in params.items()
+        if k not in ("lexeme_count", "matched_lexeme_count", "collapse")
     }
-    rows = [dict(r) for r in conn.execute(_statement(strategy), sql_params).mappings()]
+    collapse = bool(params.get("collapse"))
+    rows = [dict(r) for r in conn.execute(_statement(strategy, collapse), sql_params).mappings()]
     first = rows[0]
     if first["policy_version_seen"] != params["policy_version"]:
         raise StalePolicy(int(first["policy_version_seen"]))
@@ -332,7 +376,9 @@ def _execute(
                 "hnsw under-returned; exact fallback",
                 extra={"got": first["dense_count"], "expected": expected},
             )
-            rows = [dict(r) for r in conn.execute(_statement("exact"), sql_params).mappings()]
+            rows = [
+                dict(r) for r in conn.execute(_statement("exact", collapse), sql_params).mappings()
+            ]
             strategy = "hnsw->exact"
     return rows, strategy
 
@@ -430,6 +476,11 @@ def to_response(result: SearchResult) -> dict[str, Any]:
                 "text": h["body"],
                 "snippet": h["snippet"],
                 "content_sha256": h["content_sha256"],
+                **(
+                    {"other_sections": h["other_sections"]}
+                    if h.get("other_sections") is not None
+                    else {}
+                ),
             }
         )
     return {
