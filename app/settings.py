@@ -167,6 +167,14 @@ class Settings(BaseSettings):
     connector_overlap_s: int = Field(default=300, ge=0, description="Delta overlap window.")
     connector_timeout_s: float = Field(default=30.0, gt=0, description="HTTP timeout.")
 
+    # --- console ----------------------------------------------------------------------------
+    console_idle_timeout_s: int = Field(
+        default=900, ge=30, le=86_400, description="Console sign-out after this much idle time."
+    )
+    console_session_max_s: int = Field(
+        default=8 * 3600, ge=60, le=7 * 86_400, description="Console session lifetime, at most."
+    )
+
     @field_validator("log_level")
     @classmethod
     def _upper(cls, value: str) -> str:
