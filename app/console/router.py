@@ -61,7 +61,7 @@ MATTER_SCAN_LIMIT = 5000
 EXPORT_PAGE = 500
 
 CSP = (
-    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
     "base-uri 'none'; frame-ancestors 'none'"
 )
 PAGE_HEADERS = {
@@ -754,7 +754,7 @@ def lift(
 # --- access and conflicts ----------------------------------------------------------------------
 
 
-BOX_W, BOX_H, GAP, ROW_H = 170, 44, 46, 70
+BOX_W, BOX_H, GAP, ROW_H = 170, 44, 96, 70
 REL_LABEL = {
     ("wall", "client"): "protects",
     ("wall", "matter"): "protects",
