@@ -80,7 +80,14 @@ def server_url(db: DbHandle, settings: Settings, embedder: Any, auth: Tokens) ->
 
 
 @pytest.fixture
-def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+def downloads(tmp_path: Path) -> Path:
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def browser(tmp_path: Path, downloads: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -90,8 +97,6 @@ def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
     profile = tmp_path / "chromium-profile"
-    downloads = tmp_path / "downloads"
-    downloads.mkdir()
     for arg in (
         "--headless=new",
         "--no-sandbox",
@@ -116,7 +121,6 @@ def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     driver.execute_cdp_cmd(
         "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
     )
-    driver.downloads = downloads
     try:
         yield driver
     finally:
@@ -137,7 +141,7 @@ def _api_search(url: str, auth: Tokens, person: str) -> dict[str, Any]:
 
 
 def test_partner_issues_a_wall_and_compliance_finds_the_searches(
-    server_url: str, browser: Any, auth: Tokens
+    server_url: str, browser: Any, downloads: Path, auth: Tokens
 ) -> None:
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
@@ -254,8 +258,8 @@ def test_partner_issues_a_wall_and_compliance_finds_the_searches(
     deadline = time.monotonic() + WAIT_S
     files: list[Path] = []
     while time.monotonic() < deadline:
-        files = list(browser.downloads.glob("*.jsonl"))
-        if files and not list(browser.downloads.glob("*.crdownload")):
+        files = list(downloads.glob("*.jsonl"))
+        if files and not list(downloads.glob("*.crdownload")):
             break
         time.sleep(0.1)
     assert len(files) == 1
