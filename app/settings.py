@@ -174,6 +174,18 @@ class Settings(BaseSettings):
     console_session_max_s: int = Field(
         default=8 * 3600, ge=60, le=7 * 86_400, description="Console session lifetime, at most."
     )
+    console_oidc_client_id: str | None = Field(
+        default=None, description="OAuth client id of the console at the issuer (oidc mode)."
+    )
+    console_oidc_client_secret: SecretStr | None = Field(
+        default=None, description="Its secret, if the console is a confidential client."
+    )
+    console_oidc_redirect_url: str | None = Field(
+        default=None, description="Registered callback; default: <this host>/console/oidc/callback."
+    )
+    console_oidc_scopes: str = Field(
+        default="openid profile", description="Scopes the console asks the issuer for."
+    )
 
     @field_validator("log_level")
     @classmethod

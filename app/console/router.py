@@ -35,11 +35,14 @@ from pydantic import ValidationError
 
 from app.audit import service as audit_service
 from app.audit.chain import canonical_json, now_utc, verify_all
+from app.auth.service import Principal
 from app.console import repository
+from app.console.oidc import OidcClient
 from app.console.preview import WallPreview, preview_wall
 from app.console.sessions import (
     COOKIE,
     COOKIE_PATH,
+    OIDC_COOKIE,
     SIGNIN_COOKIE,
     ConsoleSession,
     SessionStore,
@@ -300,18 +303,39 @@ def signin(
         principal = resources.verifier.verify(token.strip())
     except AppError as exc:
         return _signin_page(request, status=401, error=exc.message, next_url=next)
-    if not principal.has_any(*CONSOLE_ROLES):
-        return _signin_page(
-            request,
-            status=403,
-            error=(
-                f"{principal.person_id} has no console pages: the console is for the "
-                "conflicts and compliance roles."
-            ),
-            next_url=next,
-        )
-    session = _store(resources).create(principal)
+    session = _start_session(request, principal)
+    if session is None:
+        return _signin_page(request, status=403, error=_no_console_pages(principal), next_url=next)
     response = RedirectResponse(_safe_next(next), status_code=303)
+    _set_session_cookie(request, response, session)
+    response.delete_cookie(SIGNIN_COOKIE, path=COOKIE_PATH)
+    return response
+
+
+def _oidc(resources: Resources) -> OidcClient:
+    client = resources.extras.get("console_oidc")
+    if isinstance(client, OidcClient):
+        return client
+    fresh = OidcClient(resources.settings)
+    kept = resources.extras.setdefault("console_oidc", fresh)
+    return kept if isinstance(kept, OidcClient) else fresh
+
+
+def _start_session(request: Request, principal: Principal) -> ConsoleSession | None:
+    """A session for a principal with a console role; None for anyone else."""
+    if not principal.has_any(*CONSOLE_ROLES):
+        return None
+    return _store(get_resources(request)).create(principal)
+
+
+def _no_console_pages(principal: Principal) -> str:
+    return (
+        f"{principal.person_id} has no console pages: the console is for the "
+        "conflicts and compliance roles."
+    )
+
+
+def _set_session_cookie(request: Request, response: Response, session: ConsoleSession) -> None:
     response.set_cookie(
         COOKIE,
         session.sid,
@@ -320,7 +344,63 @@ def signin(
         secure=_secure(request),
         samesite="strict",
     )
-    response.delete_cookie(SIGNIN_COOKIE, path=COOKIE_PATH)
+
+
+@router.get("/oidc/start")
+def oidc_start(request: Request, next: str | None = None) -> Response:
+    resources = get_resources(request)
+    if resources.settings.auth_mode != "oidc":
+        raise PageRefused(404, "Not available", "The console signs in with tokens here.", None)
+    redirect_uri = resources.settings.console_oidc_redirect_url or str(
+        request.url_for("oidc_callback")
+    )
+    try:
+        url, state = _oidc(resources).begin(redirect_uri, _safe_next(next))
+    except AppError as exc:
+        return _signin_page(request, status=exc.status, error=exc.message, next_url=next or "")
+    response = RedirectResponse(url, status_code=303, headers={"Cache-Control": "no-store"})
+    # Lax, not Strict: the issuer's redirect back is a cross-site navigation, and this cookie
+    # must come with it to bind the answer to the browser that started the sign-in
+    response.set_cookie(
+        OIDC_COOKIE,
+        state,
+        max_age=600,
+        path=f"{COOKIE_PATH}/oidc",
+        httponly=True,
+        secure=_secure(request),
+        samesite="lax",
+    )
+    return response
+
+
+@router.get("/oidc/callback", name="oidc_callback")
+def oidc_callback(request: Request, code: str = "", state: str = "", error: str = "") -> Response:
+    resources = get_resources(request)
+    if resources.settings.auth_mode != "oidc":
+        raise PageRefused(404, "Not available", "The console signs in with tokens here.", None)
+    if error:
+        return _signin_page(
+            request, status=401, error=f"The identity provider refused: {error[:200]}"
+        )
+    if not state or not same_token(request.cookies.get(OIDC_COOKIE), state):
+        return _signin_page(
+            request, status=403, error="This sign-in was not started in this browser; start again."
+        )
+    client = _oidc(resources)
+    try:
+        login = client.take(state)
+        access_token = client.finish(login, code[:4096])
+        principal = resources.verifier.verify(access_token)
+    except AppError as exc:
+        return _signin_page(request, status=exc.status, error=exc.message)
+    session = _start_session(request, principal)
+    if session is None:
+        return _signin_page(request, status=403, error=_no_console_pages(principal))
+    # A page, not a redirect: the SameSite=Strict session cookie is not sent on the rest of a
+    # navigation that began at the issuer; the refresh starts a new one from this site.
+    response = render(request, "signed_in.html", session, next_url=_safe_next(login.next_url))
+    _set_session_cookie(request, response, session)
+    response.delete_cookie(OIDC_COOKIE, path=f"{COOKIE_PATH}/oidc")
     return response
 
 

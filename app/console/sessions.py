@@ -21,6 +21,7 @@ from app.auth.service import Principal
 
 COOKIE = "ewall_console"
 SIGNIN_COOKIE = "ewall_console_signin"  # double-submit CSRF token of the sign-in form
+OIDC_COOKIE = "ewall_console_oidc"  # the state of an OIDC sign-in in progress
 COOKIE_PATH = "/console"
 MAX_SESSIONS = 10_000
 
