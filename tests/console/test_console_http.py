@@ -474,6 +474,27 @@ def test_audit_filter_paging_retrieval_and_exports(
     assert client.get("/console/audit", params={"cursor": "!!"}).status_code == 422
 
 
+def test_retrieval_page_lists_the_gate_calls_on_it(firm: Firm) -> None:
+    mine = firm.search(LAWYER, "lekkage magazijn")
+    other = firm.search(LAWYER, "royalty licentie")
+    checked = firm.client.post(
+        "/v1/gates/grounding",
+        json={"retrieval_id": mine["retrieval_id"], "answer": "Het magazijn lekt."},
+        headers=firm.auth(LAWYER, "lawyer"),
+    )
+    assert checked.status_code == 200, checked.text
+    client = signed_in(firm, COMPLIANCE, "compliance")
+    page = client.get(f"/console/audit/retrievals/{mine['retrieval_id']}").text
+    gates = page[page.index('id="gates"') : page.index("</table>", page.index('id="gates"'))]
+    assert "grounding" in gates and LAWYER in gates
+    assert (
+        "No gate was called"
+        in client.get(f"/console/audit/retrievals/{other['retrieval_id']}").text
+    )
+    banner = page[page.index('id="chain-banner"') : page.index("</section>")]
+    assert "gates: verified up to sequence 1" in " ".join(re.sub("<[^>]+>", "", banner).split())
+
+
 def test_who_saw_a_matter_table_and_timeline(firm: Firm) -> None:
     firm.search(LAWYER, "lekkage magazijn Acme")
     firm.search(LAWYER, "schadevergoeding lekkage")
