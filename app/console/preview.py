@@ -27,6 +27,7 @@ PREVIEW_WALL_ID = "W-preview"
 # cores); only used to say roughly how long the matters stay invisible.
 RETAG_CHUNKS_PER_S = 940.0
 MAX_CONFLICT_HITS = 50
+MAX_LISTED_CHANGES = 500
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,11 @@ class WallPreview:
     at: datetime
     active_at_all: bool
     covered_matters: tuple[tuple[str, str], ...]  # (matter_id, title)
-    changes: tuple[AccessChange, ...]
+    changes: tuple[AccessChange, ...]  # the first MAX_LISTED_CHANGES
+    losses: int  # all of them, counted
+    gains: int
+    people_losing: int
+    people_gaining: int
     chunks_by_matter: dict[str, int]
     retag_batches: int
     hold_estimate_s: float
@@ -55,12 +60,8 @@ class WallPreview:
         return sum(self.chunks_by_matter.values())
 
     @property
-    def losing(self) -> tuple[AccessChange, ...]:
-        return tuple(c for c in self.changes if c.change == "loses")
-
-    @property
-    def gaining(self) -> tuple[AccessChange, ...]:
-        return tuple(c for c in self.changes if c.change == "gains")
+    def listed_all(self) -> bool:
+        return len(self.changes) == self.losses + self.gains
 
 
 def _candidate(body: WallIn) -> Wall:
@@ -122,21 +123,30 @@ def preview_wall(database: Database, body: WallIn, *, batch_size: int) -> WallPr
     at = _comparison_instant(body, now)
     in_force = candidate.active_at(at)
     changes: list[AccessChange] = []
+    tally = {"loses": 0, "gains": 0}
+    people: dict[str, set[str]] = {"loses": set(), "gains": set()}
     if in_force:
         for person in sorted(snap.people.values(), key=lambda p: p.person_id):
-            if not person.active:
+            # access is a conjunction over the covering walls: only someone the new wall
+            # denies can change, which keeps this at (denied people x covered matters)
+            if not person.active or not after.wall_denies(candidate, person.person_id):
                 continue
             for matter_id in covered:
                 before_ok = snap.may_access(person.person_id, matter_id, at)
                 after_ok = after.may_access(person.person_id, matter_id, at)
-                if before_ok != after_ok:
+                if before_ok == after_ok:
+                    continue
+                change = "gains" if after_ok else "loses"
+                tally[change] += 1
+                people[change].add(person.person_id)
+                if len(changes) < MAX_LISTED_CHANGES:
                     changes.append(
                         AccessChange(
                             person.person_id,
                             person.name,
                             matter_id,
                             snap.matters[matter_id].title,
-                            "gains" if after_ok else "loses",
+                            change,
                         )
                     )
     # a new non-lifted wall changes the wall set, hence the group, of every covered matter
@@ -149,6 +159,10 @@ def preview_wall(database: Database, body: WallIn, *, batch_size: int) -> WallPr
         active_at_all=in_force,
         covered_matters=tuple((m, snap.matters[m].title) for m in covered),
         changes=tuple(changes),
+        losses=tally["loses"],
+        gains=tally["gains"],
+        people_losing=len(people["loses"]),
+        people_gaining=len(people["gains"]),
         chunks_by_matter=counts,
         retag_batches=-(-total // batch_size) if total else 0,
         hold_estimate_s=total / RETAG_CHUNKS_PER_S,

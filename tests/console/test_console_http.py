@@ -351,6 +351,7 @@ def test_inclusionary_preview_and_client_wall(firm: Firm) -> None:
     # the partner and compliance lose M-1 and M-2 (family); the team and the allowed keep them
     assert changes.count(PARTNER) == 2 and changes.count(COMPLIANCE) == 2
     assert LAWYER not in changes and OTHER not in changes
+    assert "4 access(es) lost by 2 person(s), 0 gained by 0" in preview.text
     assert "<strong>2</strong> chunk(s)" in preview.text
     # Beta Pharma is adverse in M-1 and the client of M-3: the graph finds it
     assert "Beta Pharma" in preview.text and "M-3" in preview.text
