@@ -195,6 +195,30 @@ def test_pages_follow_the_api_roles(firm: Firm, person: str, role: str) -> None:
     assert ('href="/console/walls/new"' in nav) == (role == "conflicts")
 
 
+def test_compliance_reads_walls_but_cannot_change_them(firm: Firm) -> None:
+    wall_id = firm.wall(kind="exclusionary", protects={"matters": ["M-3"]}, screened=[LAWYER])
+    retrieval = firm.search(LAWYER, "lekkage")
+    compliance = signed_in(firm, COMPLIANCE, "compliance")
+    page = compliance.get(f"/console/walls/{wall_id}")
+    assert page.status_code == 200
+    assert 'id="lift-form"' not in page.text
+    token = csrf_of(page.text)  # the sign-out form's: a valid token of this session
+    for url, data in (
+        (f"/console/walls/{wall_id}/lift", {"reason": "not mine to lift"}),
+        ("/console/walls/preview", wall_form()),
+        ("/console/walls", wall_form()),
+    ):
+        response = compliance.post(url, data={**data, "csrf": token})
+        assert response.status_code == 403, url
+        assert "Your role does not allow this page" in response.text
+    assert ok(firm.client.get(f"/v1/walls/{wall_id}", headers=firm.h))["lifted_at"] is None
+    assert len(ok(firm.client.get("/v1/walls", headers=firm.h))["items"]) == 1
+    partner = signed_in(firm, PARTNER, "conflicts")
+    refused = partner.get(f"/console/audit/retrievals/{retrieval['retrieval_id']}")
+    assert refused.status_code == 403
+    assert retrieval["retrieval_id"] not in refused.text
+
+
 # --- CSRF ----------------------------------------------------------------------------------------
 
 
