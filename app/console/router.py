@@ -291,7 +291,8 @@ def signin(
     csrf: Annotated[str, Form()] = "",
     next: Annotated[str, Form()] = "/console",
 ) -> Response:
-    if not same_token(csrf, request.cookies.get(SIGNIN_COOKIE) or "\x00"):
+    expected = request.cookies.get(SIGNIN_COOKIE) or ""
+    if len(expected) < 32 or not same_token(csrf, expected):
         return _signin_page(
             request,
             status=403,

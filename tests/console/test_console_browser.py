@@ -143,13 +143,15 @@ def _api_search(url: str, auth: Tokens, person: str) -> dict[str, Any]:
 def test_partner_issues_a_wall_and_compliance_finds_the_searches(
     server_url: str, browser: Any, downloads: Path, auth: Tokens
 ) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
-    wait = WebDriverWait(browser, WAIT_S)
+    # a page that is replaced while a condition reads it is simply read again
+    wait = WebDriverWait(browser, WAIT_S, ignored_exceptions=(StaleElementReferenceException,))
     SHOTS.mkdir(parents=True, exist_ok=True)
 
     def keys(*values: str) -> None:

@@ -119,6 +119,12 @@ def test_bad_token_and_missing_sign_in_token_are_refused(firm: Firm) -> None:
     no_csrf = console_client(firm).post("/console/signin", data={"token": token})
     assert no_csrf.status_code == 403
     assert not any(c.startswith(f"{COOKIE}=") for c in no_csrf.headers.get_list("set-cookie"))
+    # no sign-in cookie at all, or a short one the attacker chose: refused either way
+    nul = console_client(firm).post("/console/signin", data={"token": token, "csrf": "\x00"})
+    assert nul.status_code == 403
+    short = console_client(firm)
+    short.cookies.set("ewall_console_signin", "a", path="/console")
+    assert short.post("/console/signin", data={"token": token, "csrf": "a"}).status_code == 403
 
 
 def test_next_only_leads_inside_the_console(firm: Firm) -> None:
