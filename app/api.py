@@ -8,6 +8,7 @@ from fastapi import FastAPI
 def include_routers(app: FastAPI) -> None:
     from app.audit.router import router as audit_router
     from app.caselaw.router import router as caselaw_router
+    from app.console.router import install as install_console
     from app.evaluation.router import router as eval_router
     from app.gates.router import router as gates_router
     from app.ingest.router import router as ingest_router
@@ -23,3 +24,4 @@ def include_routers(app: FastAPI) -> None:
     app.include_router(gates_router)
     app.include_router(caselaw_router)
     app.include_router(eval_router)
+    install_console(app)

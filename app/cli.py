@@ -67,6 +67,12 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
                 '-d \'{"query": "onrechtmatige daad schadevergoeding", "k": 5}\'\n',
                 flush=True,
             )
+            print(
+                f"The console for conflicts and compliance: http://{host}:{port}/console\n"
+                "sign in with the token of `ewall token --sub hmeijer@firm.nl --role conflicts`"
+                " (the conflicts partner) or `--sub rbos@firm.nl --role compliance`.\n",
+                flush=True,
+            )
         try:
             uvicorn.run(app, host=host, port=port, log_config=None, access_log=False)
         except StartupError as exc:

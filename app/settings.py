@@ -287,6 +287,26 @@ class Settings(BaseSettings):
         default=10, ge=0, le=100, description="At most this many compound lexemes per query."
     )
 
+    # --- console ----------------------------------------------------------------------------
+    console_idle_timeout_s: int = Field(
+        default=900, ge=30, le=86_400, description="Console sign-out after this much idle time."
+    )
+    console_session_max_s: int = Field(
+        default=8 * 3600, ge=60, le=7 * 86_400, description="Console session lifetime, at most."
+    )
+    console_oidc_client_id: str | None = Field(
+        default=None, description="OAuth client id of the console at the issuer (oidc mode)."
+    )
+    console_oidc_client_secret: SecretStr | None = Field(
+        default=None, description="Its secret, if the console is a confidential client."
+    )
+    console_oidc_redirect_url: str | None = Field(
+        default=None, description="Registered callback; default: <this host>/console/oidc/callback."
+    )
+    console_oidc_scopes: str = Field(
+        default="openid profile", description="Scopes the console asks the issuer for."
+    )
+
     @field_validator("log_level")
     @classmethod
     def _upper(cls, value: str) -> str:

@@ -1,0 +1,1 @@
+"""The console: server-rendered pages for the conflicts partner and compliance."""
