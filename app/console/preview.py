@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from app.audit.chain import now_utc
 from app.console import repository
 from app.db.engine import Database
-from app.walls import service
+from app.walls import exposure, service
 from app.walls.graph import MatrixSnapshot, Wall
 from app.walls.resolution import read_snapshot
 from app.walls.schemas import WallIn
@@ -54,6 +54,9 @@ class WallPreview:
     retag_batches: int
     hold_estimate_s: float
     conflicts: tuple[dict[str, Any], ...]
+    # who already retrieved what the wall would protect, and would be screened by it
+    # (app.walls.exposure, the same report as GET /v1/walls/{id}/exposure)
+    exposure: dict[str, Any]
 
     @property
     def chunks_to_retag(self) -> int:
@@ -110,11 +113,18 @@ def _conflicts(snap: MatrixSnapshot, covered: list[str]) -> list[dict[str, Any]]
     return hits
 
 
-def preview_wall(database: Database, body: WallIn, *, batch_size: int) -> WallPreview:
+def preview_wall(
+    database: Database,
+    body: WallIn,
+    *,
+    batch_size: int,
+    caller_id: str,
+    lookback_days: int,
+) -> WallPreview:
     """The impact of issuing ``body`` now. Raises the same AppErrors as issuing it would
     (unknown people, matters or clients; a wall that protects nothing; a bad window)."""
     with database.transaction() as conn:
-        service._check_wall(conn, body)  # the issuing rules themselves, not a copy
+        service.check_wall(conn, body)  # the issuing rules themselves, not a copy
     snap = read_snapshot(database)
     candidate = _candidate(body)
     after = dataclasses.replace(snap, walls={**snap.walls, PREVIEW_WALL_ID: candidate})
@@ -152,6 +162,14 @@ def preview_wall(database: Database, body: WallIn, *, batch_size: int) -> WallPr
     # a new non-lifted wall changes the wall set, hence the group, of every covered matter
     with database.transaction() as conn:
         counts = repository.chunks_per_matter(conn, covered)
+        report = exposure.exposure(
+            conn,
+            PREVIEW_WALL_ID,
+            covered,
+            since=now - timedelta(days=lookback_days),
+            snapshot=lambda: after,
+            may_see=exposure.caller_may_see(snap, caller_id, now),
+        )
     total = sum(counts.values())
     return WallPreview(
         policy_version=snap.version,
@@ -167,4 +185,5 @@ def preview_wall(database: Database, body: WallIn, *, batch_size: int) -> WallPr
         retag_batches=-(-total // batch_size) if total else 0,
         hold_estimate_s=total / RETAG_CHUNKS_PER_S,
         conflicts=tuple(_conflicts(snap, covered)),
+        exposure={"lookback_days": lookback_days, **report},
     )

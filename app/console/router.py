@@ -655,7 +655,11 @@ def preview(
     resources = get_resources(request)
     try:
         impact: WallPreview = preview_wall(
-            resources.database, body, batch_size=resources.settings.retag_batch_size
+            resources.database,
+            body,
+            batch_size=resources.settings.retag_batch_size,
+            caller_id=session.person_id,
+            lookback_days=resources.settings.exposure_lookback_days,
         )
     except AppError as exc:
         form.errors.append(exc.message)
@@ -757,7 +761,13 @@ def _wall_page(
         except AppError as exc:
             raise PageRefused(exc.status, "No such wall", exc.message, session) from None
         history = audit_service.list_policy_events(
-            conn, since=None, until=None, object_id=wall_id, limit=200, cursor=None
+            conn,
+            since=None,
+            until=None,
+            object_id=wall_id,
+            limit=200,
+            cursor=None,
+            cursor_secret=audit_service.cursor_key(resources.settings),
         )["items"]
         covered = wall.covered_matters or []
         pending = repository.retag_progress(conn, covered)
@@ -997,7 +1007,11 @@ def audit_page(
         if not errors:
             try:
                 page = audit_service.list_retrievals(
-                    conn, limit=PAGE_SIZE, cursor=cursor[:200] or None, **args
+                    conn,
+                    limit=PAGE_SIZE,
+                    cursor=cursor[:200] or None,
+                    cursor_secret=audit_service.cursor_key(resources.settings),
+                    **args,
                 )
             except AppError as exc:
                 errors.append(exc.message)
@@ -1022,7 +1036,13 @@ def _filtered(resources: Resources, args: dict[str, Any]) -> Iterator[dict[str, 
     with resources.database.transaction() as conn:
         cursor: str | None = None
         while True:
-            page = audit_service.list_retrievals(conn, limit=EXPORT_PAGE, cursor=cursor, **args)
+            page = audit_service.list_retrievals(
+                conn,
+                limit=EXPORT_PAGE,
+                cursor=cursor,
+                cursor_secret=audit_service.cursor_key(resources.settings),
+                **args,
+            )
             yield from page["items"]
             cursor = page["next_cursor"]
             if cursor is None:

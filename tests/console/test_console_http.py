@@ -285,11 +285,16 @@ def test_another_persons_csrf_token_does_not_pass(firm: Firm) -> None:
 
 
 def test_preview_issue_retag_and_lift(firm: Firm) -> None:
+    # the lawyer reads M-2 before the wall: the preview names them as already exposed
+    assert "M-2" in firm.matters_seen(LAWYER, "lekkage magazijn")
     client = signed_in(firm, PARTNER, "conflicts")
     token = csrf_of(client.get("/console/walls/new").text)
     walls_before = wall_count(firm)
     preview = client.post("/console/walls/preview", data={**wall_form(), "csrf": token})
     assert preview.status_code == 200, preview.text
+    exposed = preview.text[preview.text.index('id="exposure"') :]
+    exposed = exposed[: exposed.index("</table>")]
+    assert LAWYER in exposed and PARTNER not in exposed
     changes = preview.text[preview.text.index('id="access-changes"') :]
     changes = changes[: changes.index("</table>")]
     assert LAWYER in changes and "M-2" in changes and "loses access" in changes

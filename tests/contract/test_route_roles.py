@@ -132,8 +132,58 @@ def _call(client: TestClient, method: str, path: str, headers: dict[str, str]) -
     return client.request(method, url, headers=headers)
 
 
+# The console (/console) signs in with a cookie session, never a bearer token; its pages x
+# roles are tested in tests/console/test_console_http.py. Here: every console route is known,
+# and each one outside CONSOLE_OPEN refuses a caller without a console session, whatever
+# bearer token it brings (a bearer token must not open a console page).
+CONSOLE_OPEN = {
+    ("GET", "/console/static/console.css"),
+    ("GET", "/console/signin"),
+    ("POST", "/console/signin"),
+    ("GET", "/console/oidc/start"),
+    ("GET", "/console/oidc/callback"),
+    ("POST", "/console/signout"),
+}
+CONSOLE_SESSION = {
+    ("GET", "/console"),
+    ("GET", "/console/"),
+    ("GET", "/console/walls"),
+    ("GET", "/console/walls/new"),
+    ("POST", "/console/walls/preview"),
+    ("POST", "/console/walls/edit"),
+    ("POST", "/console/walls"),
+    ("GET", "/console/walls/{wall_id}"),
+    ("POST", "/console/walls/{wall_id}/lift"),
+    ("GET", "/console/access"),
+    ("GET", "/console/conflicts"),
+    ("GET", "/console/audit"),
+    ("GET", "/console/audit/export.{fmt}"),
+    ("GET", "/console/audit/retrievals/{retrieval_id}"),
+    ("GET", "/console/audit/matter"),
+}
+
+
+@pytest.mark.parametrize("route", sorted(CONSOLE_SESSION))
+def test_console_routes_refuse_callers_without_a_console_session(
+    client: TestClient, auth: Tokens, route: tuple[str, str]
+) -> None:
+    method, path = route
+    callers: list[dict[str, str]] = [{}, *(auth("someone@firm.nl", r) for r in ALL_ROLES)]
+    for headers in callers:
+        client.cookies.clear()
+        url = _url(path)
+        response = client.request(method, url, headers=headers, follow_redirects=False)
+        assert response.status_code in (303, 403), (route, headers, response.status_code)
+        if response.status_code == 303:
+            assert response.headers["location"].startswith("/console/signin"), route
+
+
 def test_every_route_is_in_the_matrix(client: TestClient) -> None:
     served = app_routes(client)
+    console = {r for r in served if r[1] == "/console" or r[1].startswith("/console/")}
+    unknown = sorted(console - CONSOLE_OPEN - CONSOLE_SESSION)
+    assert not unknown, f"console routes in neither CONSOLE_OPEN nor CONSOLE_SESSION: {unknown}"
+    served -= console
     missing = sorted(served - set(ROLES))
     assert not missing, f"routes without an entry in the role matrix: {missing}"
     gone = sorted(set(ROLES) - served)
