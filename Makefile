@@ -10,7 +10,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test lint typecheck pytest demo migrate bench bench-search bench-walls bench-ingest bench-exposure eval clean
+.PHONY: help install run test lint typecheck pytest screenshots demo migrate bench bench-search bench-walls bench-ingest bench-exposure eval clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  make %-14s %s\n", $$1, $$2}'
@@ -41,6 +41,9 @@ typecheck: $(STAMP) ## mypy (strict) only
 
 pytest: $(STAMP) ## the tests only
 	$(BIN)/pytest -q
+
+screenshots: $(STAMP) ## regenerate the console screenshots in docs/console (browser test)
+	EWALL_UPDATE_SCREENSHOTS=1 $(BIN)/pytest -q tests/console/test_console_browser.py
 
 demo: $(STAMP) ## load the demo firm (idempotent)
 	$(BIN)/ewall demo

@@ -14,6 +14,7 @@ Debian's ``chromium`` and ``chromium-driver`` and selenium; nothing is downloade
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import threading
@@ -31,7 +32,10 @@ from tests.console.conftest import COMPLIANCE, LAWYER, PARTNER, build_firm
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
+# The README's screenshots: rewritten only when asked (`make screenshots`), so that a test run
+# leaves the working tree clean; otherwise they go to a temporary folder.
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "console"
+UPDATE_SHOTS = os.environ.get("EWALL_UPDATE_SCREENSHOTS") == "1"
 WAIT_S = 60
 QUERY = "lekkage magazijn huurovereenkomst dak"
 
@@ -141,7 +145,7 @@ def _api_search(url: str, auth: Tokens, person: str) -> dict[str, Any]:
 
 
 def test_partner_issues_a_wall_and_compliance_finds_the_searches(
-    server_url: str, browser: Any, downloads: Path, auth: Tokens
+    server_url: str, browser: Any, downloads: Path, auth: Tokens, tmp_path: Path
 ) -> None:
     from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.action_chains import ActionChains
@@ -152,7 +156,8 @@ def test_partner_issues_a_wall_and_compliance_finds_the_searches(
 
     # a page that is replaced while a condition reads it is simply read again
     wait = WebDriverWait(browser, WAIT_S, ignored_exceptions=(StaleElementReferenceException,))
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    shots = SHOTS if UPDATE_SHOTS else tmp_path / "shots"
+    shots.mkdir(parents=True, exist_ok=True)
 
     def keys(*values: str) -> None:
         ActionChains(browser).send_keys(*values).perform()
@@ -168,9 +173,12 @@ def test_partner_issues_a_wall_and_compliance_finds_the_searches(
         field = wait.until(ec.visibility_of_element_located((By.ID, "token")))
         assert browser.switch_to.active_element == field
         keys(auth(person, role)["Authorization"].removeprefix("Bearer "), Keys.ENTER)
+        # the form's navigation must finish before the test navigates on its own (else the
+        # sign-in's redirect can land after, and replace, the next page the test opens)
+        wait.until(ec.staleness_of(field))
 
     def shot(name: str) -> None:
-        browser.save_screenshot(str(SHOTS / f"{name}.png"))
+        assert browser.save_screenshot(str(shots / f"{name}.png")), name
 
     earlier = _api_search(server_url, auth, LAWYER)
     assert "M-2" in {r["matter_id"] for r in earlier["results"]}
