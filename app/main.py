@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse, Response
 from sqlalchemy import text
 
 from app import __version__
+from app.audit.refusals import install_throttle_audit
 from app.auth.service import TokenVerifier
 from app.db import migrate
 from app.db.engine import Database
@@ -127,6 +128,7 @@ def create_app(
     )
     app.state.resources = resources
     install_error_handlers(app)
+    install_throttle_audit(app)
     # added first, so it runs inside the request-id/metrics middleware (its answers are logged)
     app.add_middleware(RequestGuard, settings=settings, verifier=resources.verifier)
     install_request_middleware(app, metrics)

@@ -111,6 +111,18 @@ def test_grounding_sentence_budget_per_person(
     assert refused.headers["Retry-After"] == "36" and error["details"]["limit"] == 5
     bob_rid = record_retrieval(corpus, BOB, list(RETURNED))
     assert ground(client, auth, BOB, bob_rid, ANSWER).status_code == 200
+    # the refusal is in the gates chain for compliance: who, which route, which limit; no text
+    events = ok(
+        client.get(
+            "/v1/audit/gate-events",
+            params={"gate": "throttle"},
+            headers=auth("cora@firm.nl", "compliance"),
+        )
+    )["items"]
+    assert len(events) == 1, events
+    assert events[0]["person_id"] == ALICE and events[0]["ok"] is False
+    assert "De werkgever" not in str(events[0])
+    assert "grounding_sentences" in str(events[0])
 
 
 def test_grounding_character_budget_per_person(
