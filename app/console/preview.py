@@ -9,7 +9,6 @@ hash. Nothing is written.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -18,7 +17,7 @@ from app.audit.chain import now_utc
 from app.console import repository
 from app.db.engine import Database
 from app.walls import exposure, service
-from app.walls.graph import MatrixSnapshot, Wall
+from app.walls.graph import MatrixSnapshot
 from app.walls.resolution import read_snapshot
 from app.walls.schemas import WallIn
 
@@ -67,22 +66,6 @@ class WallPreview:
         return len(self.changes) == self.losses + self.gains
 
 
-def _candidate(body: WallIn) -> Wall:
-    return Wall(
-        wall_id=PREVIEW_WALL_ID,
-        kind=body.kind,
-        title=body.title,
-        include_team=body.include_team if body.kind == "inclusionary" else True,
-        effective_from=body.effective_from,
-        effective_until=body.effective_until,
-        lifted=False,
-        protected_matters=frozenset(body.protects.matters),
-        protected_clients=frozenset(body.protects.clients),
-        screened=frozenset(body.screened),
-        allowed=frozenset(body.allowed),
-    )
-
-
 def _comparison_instant(body: WallIn, now: datetime) -> datetime:
     """The first instant at which the wall is in force (now, or its start if later)."""
     if body.effective_from is not None and body.effective_from > now:
@@ -126,8 +109,8 @@ def preview_wall(
     with database.transaction() as conn:
         service.check_wall(conn, body)  # the issuing rules themselves, not a copy
     snap = read_snapshot(database)
-    candidate = _candidate(body)
-    after = dataclasses.replace(snap, walls={**snap.walls, PREVIEW_WALL_ID: candidate})
+    candidate = exposure.proposed_wall(body, PREVIEW_WALL_ID)  # the API preview's wall
+    after = exposure.with_wall(snap, candidate)
     covered = sorted(after.covered_matters[PREVIEW_WALL_ID])
     now = now_utc()
     at = _comparison_instant(body, now)
