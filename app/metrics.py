@@ -78,6 +78,14 @@ class Metrics:
             ["replica", "outcome"],
             registry=self.registry,
         )
+        self.replica_grounding = Counter(
+            "ewall_replica_grounding_total",
+            "Grounding checks by where their reads ran (a replica's name or primary) and "
+            "outcome: served, behind (the replica had not replayed the primary's position at "
+            "request start), fenced (the primary's policy moved past the replica's) or failed.",
+            ["replica", "outcome"],
+            registry=self.registry,
+        )
 
     def watch_replicas(self, replicas: ReplicaSet) -> None:
         """Per replica: ewall_replica_lag_seconds and ewall_replica_up, read at scrape time."""

@@ -194,14 +194,13 @@ class CitationChecker:
         try:
             status, body = await asyncio.wait_for(self._fetch(client, ecli), self.timeout_s)
         except (TimeoutError, httpx.TimeoutException):
-            return _unverifiable(ecli, f"no answer from the source within {self.timeout_s:g} s",
-                                 started)
+            return _unverifiable(
+                ecli, f"no answer from the source within {self.timeout_s:g} s", started
+            )
         except _TooLargeError:
             return _unverifiable(ecli, "the answer from the source is too large", started, 200)
         except httpx.HTTPError as exc:
-            return _unverifiable(
-                ecli, f"the source is unreachable ({type(exc).__name__})", started
-            )
+            return _unverifiable(ecli, f"the source is unreachable ({type(exc).__name__})", started)
         if status == httpx.codes.NOT_FOUND:
             return _unverifiable(ecli, "the source has no record of it (HTTP 404)", started, status)
         if status != httpx.codes.OK:

@@ -10,8 +10,9 @@ model was never shown it, or the person may no longer read it.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,9 @@ from sqlalchemy import Connection, text
 from app.errors import Forbidden, NotFound, Unprocessable
 from app.gates.sentences import split_sentences
 from app.resources import Resources
-from app.walls.access import current_access, visible_chunks
+from app.walls import policy
+from app.walls.access import access_for, current_access, visible_chunks
+from app.walls.graph import MatrixSnapshot
 
 Matrix = npt.NDArray[np.float32]
 
@@ -48,6 +51,7 @@ class GroundingResult:
     ok: bool
     threshold: float
     sentences: list[SentenceResult] = field(default_factory=list)
+    policy_version: int | None = None  # the policy the access check enforced
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -93,12 +97,38 @@ def returned_chunks(conn: Connection, retrieval_id: uuid.UUID, person_id: str) -
     return {str(r.chunk_id): str(r.content_sha256) for r in rows}
 
 
-def _supporting_chunks(
-    conn: Connection, resources: Resources, person_id: str, audited: Mapping[str, str]
-) -> tuple[list[str], Matrix | None]:
+@dataclass(frozen=True)
+class Support:
+    """What may ground an answer: the audited, still visible chunks and their vectors, read
+    under one policy version (all the grounding gate reads from the database)."""
+
+    chunk_ids: list[str]
+    vectors: Matrix | None
+    policy_version: int
+
+
+def read_support(
+    conn: Connection,
+    resources: Resources,
+    person_id: str,
+    retrieval_id: uuid.UUID,
+    snapshot: MatrixSnapshot | None = None,
+) -> Support:
+    """The audit row and results of the retrieval, the person's access now, and the chunks
+    among the results that access still shows. With ``snapshot`` (read in this very
+    transaction, as on a replica) the person is resolved with it; otherwise with the
+    resolver's snapshot at least as new as the policy this transaction sees."""
+    audited = returned_chunks(conn, retrieval_id, person_id)
     if not audited:
-        return [], None
-    access = current_access(conn, resources.require_resolver(), resources.database, person_id)
+        version = snapshot.version if snapshot is not None else policy.current_version(conn)
+        return Support([], None, version)
+    if snapshot is None:
+        access = current_access(conn, resources.require_resolver(), resources.database, person_id)
+    else:
+        resolution = resources.require_resolver().resolve_with(
+            snapshot, person_id, datetime.now(UTC)
+        )
+        access = access_for(conn, resolution)
     rows = visible_chunks(conn, access, list(audited))
     ids: list[str] = []
     vectors: list[npt.NDArray[np.float32]] = []
@@ -110,8 +140,8 @@ def _supporting_chunks(
         ids.append(chunk_id)
         vectors.append(_vector(row["embedding"]))
     if not ids:
-        return [], None
-    return ids, _normalised(np.vstack(vectors))
+        return Support([], None, access.policy_version)
+    return Support(ids, _normalised(np.vstack(vectors)), access.policy_version)
 
 
 def score_sentences(
@@ -139,7 +169,12 @@ def check_grounding(
     person_id: str,
     retrieval_id: str | uuid.UUID,
     answer: str,
+    *,
+    read: Callable[[uuid.UUID], Support] | None = None,
 ) -> GroundingResult:
+    """Check ``answer`` against retrieval ``retrieval_id``. The database reads run on
+    ``conn`` unless ``read`` is given (app/gates/replica.py: on a replica, whose transaction
+    ends before the sentences are embedded)."""
     try:
         rid = retrieval_id if isinstance(retrieval_id, uuid.UUID) else uuid.UUID(retrieval_id)
     except ValueError as exc:
@@ -158,8 +193,8 @@ def check_grounding(
             field="answer",
             limit=limit,
         )
-    audited = returned_chunks(conn, rid, person_id)
-    chunk_ids, chunk_vectors = _supporting_chunks(conn, resources, person_id, audited)
+    support = read(rid) if read is not None else read_support(conn, resources, person_id, rid)
+    chunk_ids, chunk_vectors = support.chunk_ids, support.vectors
     threshold = float(resources.settings.grounding_threshold)
     if chunk_vectors is None:
         results = score_sentences(sentences, np.zeros((0, 0), np.float32), [], None, threshold)
@@ -172,4 +207,5 @@ def check_grounding(
         ok=bool(results) and all(r.supported for r in results),
         threshold=threshold,
         sentences=results,
+        policy_version=support.policy_version,
     )

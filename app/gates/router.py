@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Iterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Response
 from fastapi.responses import JSONResponse
 
 from app.audit.chain import append_gate_event, now_utc
@@ -22,7 +22,7 @@ from app.deps import ConnDep, Lawyer, ResourcesDep, require_roles
 from app.errors import AppError, Unprocessable, envelope
 from app.gates.citations import CitationChecker
 from app.gates.ecli import extract_eclis
-from app.gates.grounding import check_grounding
+from app.gates.replica import routed_grounding
 from app.gates.schemas import (
     CitationOut,
     CitationsIn,
@@ -37,6 +37,7 @@ from app.gates.sentences import split_sentences
 from app.gates.session import answer_for, assess
 from app.limits import PersonLimiter
 from app.resources import Resources
+from app.search.replica import PRIMARY
 from app.walls.resolution import read_snapshot
 
 router = APIRouter(prefix="/v1/gates", tags=["gates"])
@@ -144,7 +145,11 @@ def check_citations(
     },
 )
 def check_answer_grounding(
-    principal: GateCaller, body: GroundingIn, resources: ResourcesDep, conn: ConnDep
+    principal: GateCaller,
+    body: GroundingIn,
+    resources: ResourcesDep,
+    conn: ConnDep,
+    response: Response,
 ) -> Any:
     settings = resources.settings
     sentences = split_sentences(body.answer)
@@ -181,7 +186,9 @@ def check_answer_grounding(
         body.session_id,
     )
     try:
-        result = check_grounding(
+        # reads on a healthy, caught-up replica when there is one (app/gates/replica.py);
+        # the gate event below is written on the primary either way
+        result, served_by = routed_grounding(
             conn, resources, principal.person_id, body.retrieval_id, body.answer
         )
     except AppError as exc:
@@ -204,6 +211,8 @@ def check_answer_grounding(
         request=request,
         outcome={
             "threshold": result.threshold,
+            "policy_version": result.policy_version,
+            "read_from": "primary" if served_by == PRIMARY else "replica",
             "sentences": [
                 {
                     "index": i,
@@ -216,6 +225,7 @@ def check_answer_grounding(
             ],
         },
     )
+    response.headers["X-Ewall-Read-From"] = "primary" if served_by == PRIMARY else "replica"
     return GroundingOut(
         ok=result.ok,
         sentences=[SentenceOut(**s.as_dict()) for s in result.sentences],

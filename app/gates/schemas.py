@@ -23,9 +23,7 @@ class CitationOut(BaseModel):
     ecli: str
     live: bool
     reason: str
-    code: str = Field(
-        description="live, withdrawn, replaced, vervallen, set_aside or unverifiable"
-    )
+    code: str = Field(description="live, withdrawn, replaced, vervallen, set_aside or unverifiable")
     by: str | None = Field(
         default=None, description="The ECLI that replaced, voided or set it aside, when known."
     )

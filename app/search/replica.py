@@ -127,6 +127,12 @@ def _snapshots(resources: Resources) -> _Snapshots:
     return found
 
 
+def replica_snapshot(resources: Resources, conn: Connection, version: int) -> MatrixSnapshot:
+    """The matrix snapshot of ``version`` as this replica transaction sees it (shared cache
+    with the searches; the grounding gate resolves with it on a replica too)."""
+    return _snapshots(resources).get(conn, version)
+
+
 def _on_replica(
     replica: Replica,
     snapshots: _Snapshots,

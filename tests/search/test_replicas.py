@@ -413,3 +413,151 @@ def test_audit_chain_intact_after_a_mixed_run(
     assert sorted(r[0] for r in rows) == sorted(ids)  # one row per answered search
     assert {"replica", "primary"} <= set(served)
     chain_ok(pair, dbname)
+
+
+# --- the grounding gate's reads on the replica ------------------------------------------------
+
+WALLED_SENTENCE = (
+    "Pleitnota 0: octrooi inbreuk door het retard-tablet medivastine van Genova; "
+    "de conclusies van het octrooi worden letterlijk nagevolgd."
+)
+
+
+def ground(client: TestClient, auth: Tokens, person: str, rid: str) -> tuple[Any, str]:
+    response = client.post(
+        "/v1/gates/grounding",
+        json={"retrieval_id": rid, "answer": WALLED_SENTENCE},
+        headers=auth(person, "lawyer"),
+    )
+    assert response.status_code == 200, response.text
+    return response.json(), response.headers["X-Ewall-Read-From"]
+
+
+def grounding_counter(client: TestClient, outcome: str) -> float:
+    """ewall_replica_grounding_total for an outcome, over the replicas (not the primary)."""
+    total = 0.0
+    for m in re.finditer(
+        r'^ewall_replica_grounding_total\{outcome="([^"]+)",replica="([^"]+)"\} (\S+)$',
+        client.get("/metrics").text,
+        re.MULTILINE,
+    ):
+        if m.group(1) == outcome and m.group(2) != "primary":
+            total += float(m.group(3))
+    return total
+
+
+def last_gate_event(pair: Pair, dbname: str) -> dict[str, Any]:
+    with primary(pair, dbname) as conn:
+        row = conn.execute(
+            "SELECT gate, outcome FROM gate_events ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+    assert row is not None and row[0] == "grounding"
+    return dict(row[1])
+
+
+def test_grounding_reads_on_the_replica(
+    pair: Pair, dbname: str, replica_app: AppFactory, auth: Tokens
+) -> None:
+    client = replica_app()
+    build_firm(client, auth)
+    pair.wait_replayed()
+    wait_state(client, "ok")
+    body, served = search(client, auth, SCREENED)
+    assert served == "replica" and WALLED in matters(body)
+    pair.wait_replayed()  # the audit row of that search is on the replica now
+
+    result, served = ground(client, auth, SCREENED, body["retrieval_id"])
+
+    assert served == "replica"
+    assert grounding_counter(client, "served") == 1
+    assert result["ok"] is True and result["sentences"][0]["supported"] is True
+    event = last_gate_event(pair, dbname)  # written on the primary
+    assert event["read_from"] == "replica"
+    assert event["policy_version"] == policy_version(pair, dbname)
+
+
+def test_grounding_right_after_a_search_with_replay_paused(
+    pair: Pair, dbname: str, replica_app: AppFactory, auth: Tokens
+) -> None:
+    """The search's audit row is committed on the primary but not replayed: the replica
+    must not answer (it would not find the retrieval); the primary does."""
+    client = replica_app()
+    build_firm(client, auth)
+    pair.wait_replayed()
+    wait_state(client, "ok")
+    pair.pause()
+    try:
+        body, served = search(client, auth, SCREENED)
+        assert served == "replica"  # same policy: not fenced, audit row only on the primary
+
+        result, served = ground(client, auth, SCREENED, body["retrieval_id"])
+
+        assert served == "primary"
+        assert grounding_counter(client, "behind") == 1
+        assert result["ok"] is True and result["retrieval_id"] == body["retrieval_id"]
+        assert last_gate_event(pair, dbname)["read_from"] == "primary"
+    finally:
+        pair.resume()
+    pair.wait_replayed()
+
+
+def test_grounding_under_a_wall_the_replica_has_not_replayed(
+    pair: Pair, dbname: str, replica_app: AppFactory, auth: Tokens
+) -> None:
+    client = replica_app()
+    firm = build_firm(client, auth)
+    pair.wait_replayed()
+    wait_state(client, "ok")
+    body, _ = search(client, auth, SCREENED)
+    assert WALLED in matters(body)
+    pair.wait_replayed()
+    pair.pause()
+    try:
+        screen(firm)
+        enforced = policy_version(pair, dbname)
+
+        result, served = ground(client, auth, SCREENED, body["retrieval_id"])
+
+        assert served == "primary"
+        assert result["ok"] is False and result["sentences"][0]["supported"] is False
+        event = last_gate_event(pair, dbname)
+        assert event["policy_version"] == enforced and event["read_from"] == "primary"
+    finally:
+        pair.resume()
+    pair.wait_replayed()
+
+
+def test_grounding_fenced_by_a_wall_during_the_replica_reads(
+    pair: Pair, dbname: str, replica_app: AppFactory, auth: Tokens
+) -> None:
+    """The replica is caught up when the request starts; the wall commits on the primary
+    while the replica's read transaction is open: the gate redoes its reads on the primary."""
+    client = replica_app()
+    firm = build_firm(client, auth)
+    pair.wait_replayed()
+    wait_state(client, "ok")
+    body, _ = search(client, auth, SCREENED)
+    assert WALLED in matters(body)
+    pair.wait_replayed()
+    replica = client.app.state.resources.extras["replicas"].replicas[0]
+    walled: list[bool] = []
+
+    def wall_during_the_reads(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if "audit_retrieval_results" in statement and not walled:
+            walled.append(True)
+            pair.pause()  # the replica's snapshot predates the wall either way
+            screen(firm)
+
+    event.listen(replica.database.engine, "before_cursor_execute", wall_during_the_reads)
+    try:
+        result, served = ground(client, auth, SCREENED, body["retrieval_id"])
+    finally:
+        event.remove(replica.database.engine, "before_cursor_execute", wall_during_the_reads)
+        pair.resume()
+    assert walled, "the grounding reads never reached the replica"
+    assert served == "primary"
+    assert grounding_counter(client, "fenced") == 1
+    assert result["ok"] is False and result["sentences"][0]["supported"] is False
+    assert last_gate_event(pair, dbname)["policy_version"] == policy_version(pair, dbname)
+    pair.wait_replayed()
+    chain_ok(pair, dbname)

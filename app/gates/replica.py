@@ -1,0 +1,127 @@
+"""The grounding gate's reads on a read replica, with zero staleness (docs/scale-out.md).
+
+The gate reads a retrieval's audit row, which may have been committed a moment ago, and the
+chunks the person may see now. A replica may serve those reads only when it already holds
+everything the primary had committed when the request started:
+
+1. the primary's ``pg_current_wal_lsn()`` is taken on the request's primary transaction;
+2. on the replica, a statement run BEFORE the read transaction checks that
+   ``pg_last_wal_replay_lsn()`` is at or past it (a snapshot taken later holds all of it);
+3. the reads run in ONE read-only repeatable-read transaction there, resolving the person
+   with the replica's own policy version (the matrix snapshot read in that transaction);
+4. fence: on the primary, in the transaction that writes the gate event, the policy version
+   is read ``FOR SHARE`` (no wall can commit until the event has) and must still be the
+   one the replica read; otherwise the reads are redone on the primary.
+
+A replica that is behind, fails, or is fenced costs a redo on the primary, never a wrong or
+missing answer. The gate event is always written on the primary, with the policy version
+that was enforced.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from psycopg import OperationalError
+from sqlalchemy import Connection, text
+from sqlalchemy.exc import DBAPIError
+
+from app.db.replicas import Replica, ReplicaSet
+from app.gates.grounding import GroundingResult, Support, check_grounding, read_support
+from app.resources import Resources
+from app.search.replica import PRIMARY, replica_snapshot
+from app.walls import policy
+
+log = logging.getLogger("ewall.gates.replica")
+
+_PRIMARY_LSN = text("SELECT CAST(pg_current_wal_lsn() AS text)")
+_REPLAYED = text(
+    "SELECT pg_is_in_recovery() "
+    "AND coalesce(pg_last_wal_replay_lsn() >= CAST(:lsn AS pg_lsn), false)"
+)
+_PRIMARY_VERSION = text("SELECT version FROM policy_state WHERE id = 1 FOR SHARE")
+
+
+class _Behind(Exception):
+    """The replica has not replayed up to the primary's position at request start."""
+
+
+def _count(resources: Resources, replica: str, outcome: str) -> None:
+    metrics = resources.extras.get("metrics")
+    if metrics is not None:
+        metrics.replica_grounding.labels(replica, outcome).inc()
+
+
+def _read_on_replica(
+    replica: Replica, resources: Resources, person_id: str, rid: uuid.UUID, lsn: str
+) -> Support:
+    conn = replica.database.engine.connect()
+    try:
+        replayed = bool(conn.execute(_REPLAYED, {"lsn": lsn}).scalar_one())
+        conn.commit()  # that check's snapshot ends here; the read snapshot starts after it
+        if not replayed:
+            raise _Behind
+        conn.execution_options(isolation_level="REPEATABLE READ")
+        conn.begin()
+        conn.execute(text("SET TRANSACTION READ ONLY"))
+        version = policy.current_version(conn)  # the transaction's snapshot starts here
+        snap = replica_snapshot(resources, conn, version)
+        return read_support(conn, resources, person_id, rid, snapshot=snap)
+    finally:
+        try:
+            conn.close()  # ends the read-only transaction
+        except Exception:
+            log.debug("closing a replica connection failed", exc_info=True)
+
+
+def routed_grounding(
+    conn: Connection,
+    resources: Resources,
+    person_id: str,
+    retrieval_id: str | uuid.UUID,
+    answer: str,
+) -> tuple[GroundingResult, str]:
+    """Check grounding with the reads on a healthy, caught-up replica when there is one;
+    ``conn`` is the request's primary transaction (the gate event is written on it after
+    this returns; the fence's share lock on policy_state holds until then). Returns the
+    result and who served the reads (a replica's name or "primary")."""
+    replicas: ReplicaSet | None = resources.extras.get("replicas")
+    replica = replicas.choose() if replicas else None
+    if replica is not None:
+        lsn = str(conn.execute(_PRIMARY_LSN).scalar_one())  # before anything is read
+        outcome = "served"
+        try:
+            result = check_grounding(
+                conn,
+                resources,
+                person_id,
+                retrieval_id,
+                answer,
+                read=lambda rid: _read_on_replica(replica, resources, person_id, rid, lsn),
+            )
+        except _Behind:
+            outcome = "behind"
+        except DBAPIError as exc:
+            outcome = "failed"
+            if exc.connection_invalidated or isinstance(exc.orig, OperationalError):
+                replica.mark_down(type(exc.orig).__name__)
+            log.warning(
+                "replica grounding reads failed; reading on the primary",
+                extra={"replica": replica.name, "error": type(exc.orig).__name__},
+            )
+        else:
+            current = int(conn.execute(_PRIMARY_VERSION).scalar_one())
+            if current == result.policy_version:
+                _count(resources, replica.name, outcome)
+                return result, replica.name
+            outcome = "fenced"
+            log.info(
+                "replica grounding fenced; reading on the primary",
+                extra={"replica": replica.name, "seen": result.policy_version, "now": current},
+            )
+        _count(resources, replica.name, outcome)
+    result = check_grounding(conn, resources, person_id, retrieval_id, answer)
+    if replicas:
+        _count(resources, PRIMARY, "served")
+    return result, PRIMARY
