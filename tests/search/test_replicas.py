@@ -465,15 +465,29 @@ def test_grounding_reads_on_the_replica(
     body, served = search(client, auth, SCREENED)
     assert served == "replica" and WALLED in matters(body)
     pair.wait_replayed()  # the audit row of that search is on the replica now
+    replica = client.app.state.resources.extras["replicas"].replicas[0]
+    seen: list[tuple[str, str]] = []
 
-    result, served = ground(client, auth, SCREENED, body["retrieval_id"])
+    def transaction_mode(conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if "audit_retrieval_results" in statement and not seen:
+            seen.append(("", ""))  # before the reads below, so they do not recurse here
+            isolation = conn.exec_driver_sql("SHOW transaction_isolation").scalar_one()
+            read_only = conn.exec_driver_sql("SHOW transaction_read_only").scalar_one()
+            seen[0] = (isolation, read_only)
+
+    event.listen(replica.database.engine, "before_cursor_execute", transaction_mode)
+    try:
+        result, served = ground(client, auth, SCREENED, body["retrieval_id"])
+    finally:
+        event.remove(replica.database.engine, "before_cursor_execute", transaction_mode)
 
     assert served == "replica"
+    assert seen == [("repeatable read", "on")]  # one read-only snapshot for all the reads
     assert grounding_counter(client, "served") == 1
     assert result["ok"] is True and result["sentences"][0]["supported"] is True
-    event = last_gate_event(pair, dbname)  # written on the primary
-    assert event["read_from"] == "replica"
-    assert event["policy_version"] == policy_version(pair, dbname)
+    gate_event = last_gate_event(pair, dbname)  # written on the primary
+    assert gate_event["read_from"] == "replica"
+    assert gate_event["policy_version"] == policy_version(pair, dbname)
 
 
 def test_grounding_right_after_a_search_with_replay_paused(
