@@ -225,7 +225,7 @@ class Settings(BaseSettings):
 
     # --- workload isolation (docs/isolation.md) ---------------------------------------------
     embedding_bulk_batch_tokens: int = Field(
-        default=512,
+        default=128,
         ge=16,
         description="Padded word pieces per bulk encoder batch; a query waits at most one.",
     )
