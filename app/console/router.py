@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, FastAPI, Form, Request
+from fastapi import APIRouter, Depends, FastAPI, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from pydantic import ValidationError
@@ -570,32 +570,6 @@ def _wall_body(form: WallForm) -> WallIn | None:
         return None
 
 
-def _wall_form(
-    kind: str,
-    title: str,
-    reason: str,
-    matters: str,
-    clients: str,
-    screened: str,
-    allowed: str,
-    include_team: str,
-    effective_from: str,
-    effective_until: str,
-) -> WallForm:
-    return WallForm(
-        kind=kind if kind in ("exclusionary", "inclusionary") else "exclusionary",
-        title=title,
-        reason=reason,
-        matters=matters,
-        clients=clients,
-        screened=screened,
-        allowed=allowed,
-        include_team=include_team == "on",
-        effective_from=effective_from,
-        effective_until=effective_until,
-    )
-
-
 def _form_choices(request: Request) -> dict[str, Any]:
     snap = read_snapshot(get_resources(request).database)
     return {
@@ -620,9 +594,15 @@ def new_wall(request: Request) -> HTMLResponse:
 WallField = Annotated[str, Form()]
 
 
-@router.post("/walls/preview")
-def preview(
-    request: Request,
+@dataclass
+class PostedWall:
+    """The issue-wall form as posted (preview, edit and issue all take it)."""
+
+    csrf: str
+    form: WallForm
+
+
+def _posted_wall(
     csrf: WallField = "",
     kind: WallField = "exclusionary",
     title: WallField = "",
@@ -634,21 +614,33 @@ def preview(
     include_team: WallField = "",
     effective_from: WallField = "",
     effective_until: WallField = "",
+) -> PostedWall:
+    form = WallForm(
+        kind=kind if kind in ("exclusionary", "inclusionary") else "exclusionary",
+        title=title,
+        reason=reason,
+        matters=matters,
+        clients=clients,
+        screened=screened,
+        allowed=allowed,
+        include_team=include_team == "on",
+        effective_from=effective_from,
+        effective_until=effective_until,
+    )
+    return PostedWall(csrf, form)
+
+
+PostedWallDep = Annotated[PostedWall, Depends(_posted_wall)]
+
+
+@router.post("/walls/preview")
+def preview(
+    request: Request,
+    posted: PostedWallDep,
 ) -> HTMLResponse:
     session = _require(request, "conflicts")
-    _check_csrf(session, csrf)
-    form = _wall_form(
-        kind,
-        title,
-        reason,
-        matters,
-        clients,
-        screened,
-        allowed,
-        include_team,
-        effective_from,
-        effective_until,
-    )
+    _check_csrf(session, posted.csrf)
+    form = posted.form
     body = _wall_body(form)
     if body is None:
         return _new_wall_page(request, session, form, 422)
@@ -670,72 +662,35 @@ def preview(
 @router.post("/walls/edit")
 def edit_wall(
     request: Request,
-    csrf: WallField = "",
-    kind: WallField = "exclusionary",
-    title: WallField = "",
-    reason: WallField = "",
-    matters: WallField = "",
-    clients: WallField = "",
-    screened: WallField = "",
-    allowed: WallField = "",
-    include_team: WallField = "",
-    effective_from: WallField = "",
-    effective_until: WallField = "",
+    posted: PostedWallDep,
 ) -> HTMLResponse:
     """Back from the preview to the form, filled in."""
     session = _require(request, "conflicts")
-    _check_csrf(session, csrf)
-    form = _wall_form(
-        kind,
-        title,
-        reason,
-        matters,
-        clients,
-        screened,
-        allowed,
-        include_team,
-        effective_from,
-        effective_until,
-    )
+    _check_csrf(session, posted.csrf)
+    form = posted.form
     return _new_wall_page(request, session, form)
 
 
 @router.post("/walls")
 def issue(
     request: Request,
-    csrf: WallField = "",
-    kind: WallField = "exclusionary",
-    title: WallField = "",
-    reason: WallField = "",
-    matters: WallField = "",
-    clients: WallField = "",
-    screened: WallField = "",
-    allowed: WallField = "",
-    include_team: WallField = "",
-    effective_from: WallField = "",
-    effective_until: WallField = "",
+    posted: PostedWallDep,
 ) -> Response:
     session = _require(request, "conflicts")
-    _check_csrf(session, csrf)
-    form = _wall_form(
-        kind,
-        title,
-        reason,
-        matters,
-        clients,
-        screened,
-        allowed,
-        include_team,
-        effective_from,
-        effective_until,
-    )
+    _check_csrf(session, posted.csrf)
+    form = posted.form
     body = _wall_body(form)
     if body is None:
         return _new_wall_page(request, session, form, 422)
     resources = get_resources(request)
     try:
         with resources.database.transaction() as conn:
-            wall_id, _ = wall_service.issue_wall(conn, body, session.person_id)
+            wall_id, _ = wall_service.issue_wall(
+                conn,
+                body,
+                session.person_id,
+                lookback_days=resources.settings.exposure_lookback_days,
+            )
     except AppError as exc:
         form.errors.append(exc.message)
         return _new_wall_page(request, session, form, exc.status)
