@@ -49,6 +49,18 @@ def _chromium() -> None:
     require(CHROMIUM.exists(), "/usr/bin/chromium (apt-get install -y chromium chromium-driver)")
 
 
+def _detached(element: Any) -> bool:
+    """True once ``element``'s page has been replaced. Chromium reports a detached node
+    either as a stale element or as an inspector error, both WebDriverExceptions."""
+    from selenium.common.exceptions import WebDriverException
+
+    try:
+        element.is_enabled()
+    except WebDriverException:
+        return True
+    return False
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -176,7 +188,7 @@ def test_partner_issues_a_wall_and_compliance_finds_the_searches(
         keys(auth(person, role)["Authorization"].removeprefix("Bearer "), Keys.ENTER)
         # the form's navigation must finish before the test navigates on its own (else the
         # sign-in's redirect can land after, and replace, the next page the test opens)
-        wait.until(ec.staleness_of(field))
+        wait.until(lambda _driver: _detached(field))
 
     def shot(name: str) -> None:
         assert browser.save_screenshot(str(shots / f"{name}.png")), name
