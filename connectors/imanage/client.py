@@ -1,7 +1,7 @@
 """iManage Work REST v2: the HTTP calls, nothing about documents or ACL semantics.
 
 Paths and envelopes follow docs/connectors.md §1 (sources S2-S4, S12). Confidence per call is
-noted where it matters; anything [O]/[U] is parsed tolerantly (see ``connectors.http.pick``).
+noted where it matters; anything [O]/[U] is parsed tolerantly (``connectors.http.lenient``).
 """
 
 from __future__ import annotations
@@ -10,27 +10,26 @@ import logging
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from app.settings import Settings
-from connectors.http import (
-    AllowList,
-    Clock,
-    ConnectorError,
-    Sleep,
-    SourceAuthError,
-    SourceHttp,
-    SourceHTTPError,
-    TokenAuth,
-    TokenGrant,
-    as_list,
-    as_text,
-    pick,
-    segment,
+from connectors.dms.client import (
+    DmsClient,
+    Download,
+    one_request,
+    read_download,
+    required_url,
+    whole_row_key,
 )
+from connectors.http.allowlist import AllowList, segment
+from connectors.http.auth import TokenAuth, TokenGrant
+from connectors.http.client import SourceHttp
+from connectors.http.errors import ConnectorError, SourceAuthError, SourceHTTPError
+from connectors.http.lenient import as_list, as_text, pick
+from connectors.http.ratelimit import Clock
+from connectors.http.retry import Sleep
 from connectors.paging import Listing, Page, Position, PositionExpiredError
 
 log = logging.getLogger("ewall.connectors.imanage")
@@ -73,13 +72,6 @@ def _row_id(row: dict[str, Any]) -> str | None:
     return as_text(pick(row, "id", "document_id"))
 
 
-@dataclass(frozen=True)
-class Download:
-    content: bytes
-    filename: str | None
-    content_type: str | None
-
-
 class IManageAuth(TokenAuth):
     """Password grant for a service account; the token goes in ``X-Auth-Token`` (S3, S4).
 
@@ -105,8 +97,11 @@ class IManageAuth(TokenAuth):
             try:
                 return self.token_request(
                     OAUTH_PATH,
-                    {"grant_type": "refresh_token", "refresh_token": refresh_token,
-                     **self._client_fields()},
+                    {
+                        "grant_type": "refresh_token",
+                        "refresh_token": refresh_token,
+                        **self._client_fields(),
+                    },
                 )
             except SourceAuthError:
                 log.info("imanage refresh_token refused; running the password grant again")
@@ -126,19 +121,17 @@ class IManageAuth(TokenAuth):
 
 
 def _required(settings: Settings) -> str:
-    missing = [
-        name
-        for name, value in (
-            ("EWALL_IMANAGE_URL", settings.imanage_url),
-            ("EWALL_IMANAGE_USERNAME", settings.imanage_username),
-            ("EWALL_IMANAGE_PASSWORD", settings.imanage_password),
-            ("EWALL_IMANAGE_CLIENT_ID", settings.imanage_client_id),
-        )
-        if not value
-    ]
-    if missing:
-        raise ConnectorError(f"imanage: not configured, missing {', '.join(missing)}")
-    return str(settings.imanage_url)
+    return required_url(
+        settings,
+        "imanage",
+        ("imanage_url", "imanage_username", "imanage_password", "imanage_client_id"),
+    )
+
+
+def _data_object(body: Any) -> dict[str, Any]:
+    """The ``data`` object of a single-item answer (profile, security, workspace)."""
+    data = pick(body, "data")
+    return data if isinstance(data, dict) else {}
 
 
 def _results(body: Any) -> list[dict[str, Any]]:
@@ -159,8 +152,11 @@ def _total(body: Any) -> int | None:
     return None
 
 
-class IManageClient:
+class IManageClient(DmsClient):
     """One authenticated session against one iManage tenant."""
+
+    source = "imanage"
+    allow = ALLOW
 
     def __init__(
         self,
@@ -172,25 +168,16 @@ class IManageClient:
         rng: random.Random | None = None,
         scope: str | None = "user",
     ) -> None:
-        base_url = _required(settings)
-        self.http = SourceHttp.from_settings(
+        super().__init__(
             settings,
-            source="imanage",
-            base_url=base_url,
-            allow=ALLOW,
-            tenant=f"imanage:{base_url}:{settings.imanage_client_id}",
-            sleep=sleep,
-            rng=rng,
-            transport=transport,
+            _required(settings),
+            settings.imanage_client_id,
+            (settings.imanage_password, settings.imanage_client_secret),
+            (transport, sleep, rng),
         )
-        self.http.redactor.add(settings.imanage_password)
-        self.http.redactor.add(settings.imanage_client_secret)
         self.auth = IManageAuth(self.http, settings, clock=clock, scope=scope)
         self._customer_id: str | None = None
         self.user: dict[str, Any] = {}
-
-    def close(self) -> None:
-        self.http.close()
 
     # --- discovery --------------------------------------------------------------------------
 
@@ -220,91 +207,101 @@ class IManageClient:
 
     def libraries(self) -> list[dict[str, Any]]:
         # No documented paging: one request, through the paging helper like every list.
-        return Listing(
+        return one_request(
             "imanage libraries",
-            lambda _: Page(_results(self.http.get_json(self._customer() + "/libraries",
-                                                       auth=self.auth))),
-            _row_id, mode="single").all()
+            lambda: _results(self.http.get_json(self._customer() + "/libraries", auth=self.auth)),
+            _row_id,
+        )
 
     def features(self) -> dict[str, Any]:
         body = self.http.get_json(self._customer() + "/features", auth=self.auth)
-        data = pick(body, "data")
-        return data if isinstance(data, dict) else {}
+        return _data_object(body)
 
     # --- documents --------------------------------------------------------------------------
 
     def search_documents(
-        self, lib: str, *, offset: int, limit: int, edit_date_from: str | None = None,
+        self,
+        lib: str,
+        *,
+        offset: int,
+        limit: int,
+        edit_date_from: str | None = None,
         document_number: int | None = None,
     ) -> Page[dict[str, Any]]:
         params: dict[str, str | int | bool | None] = {
-            "offset": offset, "limit": limit, "total": True, "edit_date_from": edit_date_from,
+            "offset": offset,
+            "limit": limit,
+            "total": True,
+            "edit_date_from": edit_date_from,
             "document_number": document_number,
         }
-        body = self.http.get_json(self._library(lib) + "/documents", params=params,
-                                  auth=self.auth)
+        body = self.http.get_json(self._library(lib) + "/documents", params=params, auth=self.auth)
         return Page(_results(body), _total(body))
 
     def search_listing(
-        self, lib: str, *, limit: int, edit_date_from: str | None = None,
+        self,
+        lib: str,
+        *,
+        limit: int,
+        edit_date_from: str | None = None,
         start: Position | None = None,
     ) -> Listing[dict[str, Any]]:
         """I1 by offset, through the one paging helper (never ends on a short page)."""
         return Listing(
             f"imanage library {lib} documents",
-            lambda at: self.search_documents(lib, offset=at.offset, limit=limit,
-                                             edit_date_from=edit_date_from),
-            _row_id, start=start or Position())
+            lambda at: self.search_documents(
+                lib, offset=at.offset, limit=limit, edit_date_from=edit_date_from
+            ),
+            _row_id,
+            start=start or Position(),
+        )
 
     def document(self, lib: str, doc_id: str) -> dict[str, Any]:
-        body = self.http.get_json(f"{self._library(lib)}/documents/{segment(doc_id)}",
-                                  auth=self.auth)
-        data = pick(body, "data")
-        return data if isinstance(data, dict) else {}
+        body = self.http.get_json(
+            f"{self._library(lib)}/documents/{segment(doc_id)}", auth=self.auth
+        )
+        return _data_object(body)
 
     def security(self, lib: str, doc_id: str) -> dict[str, Any]:
         # Path [U] (§7 item 1); body fields [V-vendor] S2 getPermissions.
-        body = self.http.get_json(f"{self._library(lib)}/documents/{segment(doc_id)}/security",
-                                  auth=self.auth)
-        data = pick(body, "data")
-        return data if isinstance(data, dict) else {}
+        body = self.http.get_json(
+            f"{self._library(lib)}/documents/{segment(doc_id)}/security", auth=self.auth
+        )
+        return _data_object(body)
 
     def download(self, lib: str, doc_id: str) -> Download:
-        from connectors.http import disposition_filename
-
         response = self.http.request(
-            "GET", f"{self._library(lib)}/documents/{segment(doc_id)}/download",
-            headers={"Accept": "*/*"}, auth=self.auth,
+            "GET",
+            f"{self._library(lib)}/documents/{segment(doc_id)}/download",
+            headers={"Accept": "*/*"},
+            auth=self.auth,
         )
-        return Download(
-            content=response.content,
-            filename=disposition_filename(response.headers.get("content-disposition")),
-            content_type=response.headers.get("content-type"),
-        )
+        return read_download(response)
 
     def workspace(self, lib: str, ws_id: str) -> dict[str, Any]:
-        body = self.http.get_json(f"{self._library(lib)}/workspaces/{segment(ws_id)}",
-                                  auth=self.auth)
-        data = pick(body, "data")
-        return data if isinstance(data, dict) else {}
+        body = self.http.get_json(
+            f"{self._library(lib)}/workspaces/{segment(ws_id)}", auth=self.auth
+        )
+        return _data_object(body)
 
     # --- groups (permission sync; paths [U]) ---------------------------------------------------
 
     def groups(self, lib: str) -> list[dict[str, Any]]:
         # Not in connectors.md's endpoint table at all: callers treat a 404 as "feature off".
-        return Listing(
+        return one_request(
             f"imanage library {lib} groups",
-            lambda _: Page(_results(self.http.get_json(self._library(lib) + "/groups",
-                                                       auth=self.auth))),
-            _row_id, mode="single").all()
+            lambda: _results(self.http.get_json(self._library(lib) + "/groups", auth=self.auth)),
+            _row_id,
+        )
 
     def group_members(self, lib: str, group_id: str) -> list[dict[str, Any]]:
         # I16 [U]: no documented paging, so exactly one request.
         path = f"{self._library(lib)}/groups/{segment(group_id)}/members"
-        return Listing(
+        return one_request(
             f"imanage group {group_id} members",
-            lambda _: Page(_results(self.http.get_json(path, auth=self.auth))),
-            lambda row: as_text(pick(row, "id", "user_id")), mode="single").all()
+            lambda: _results(self.http.get_json(path, auth=self.auth)),
+            lambda row: as_text(pick(row, "id", "user_id")),
+        )
 
     # --- Sync/crawl API ([O] S4) ---------------------------------------------------------------
 
@@ -315,12 +312,14 @@ class IManageClient:
         if cursor:
             body["cursor"] = cursor
         try:
-            payload = self.http.post_json(f"{self._library(lib)}/sync/{endpoint}", body,
-                                          auth=self.auth)
+            payload = self.http.post_json(
+                f"{self._library(lib)}/sync/{endpoint}", body, auth=self.auth
+            )
         except SourceHTTPError as exc:
             if cursor and exc.status in (400, 410):
-                raise CursorExpiredError(f"imanage: sync cursor for {endpoint} rejected "
-                                         f"(HTTP {exc.status})") from None
+                raise CursorExpiredError(
+                    f"imanage: sync cursor for {endpoint} rejected (HTTP {exc.status})"
+                ) from None
             raise
         next_cursor = pick(payload, "cursor", "next_cursor", "nextCursor")
         if not isinstance(next_cursor, str) or not next_cursor:
@@ -342,14 +341,22 @@ class IManageClient:
             ident = _row_id(row)
             if ident is None or endpoint != "documents/crawl":
                 # trustee and member rows have no id of their own: the whole row is the key
-                return repr(sorted((k, repr(v)) for k, v in row.items()))
+                return whole_row_key(row)
             return ident
 
-        return Listing(f"imanage library {lib} sync {endpoint}", fetch, key,
-                       start=start or Position(), mode="cursor")
+        return Listing(
+            f"imanage library {lib} sync {endpoint}",
+            fetch,
+            key,
+            start=start or Position(),
+            mode="cursor",
+        )
 
     def sync_all(
-        self, lib: str, endpoint: str, limit: int,
+        self,
+        lib: str,
+        endpoint: str,
+        limit: int,
         on_restart: Callable[[str], None] | None = None,
     ) -> list[dict[str, Any]]:
         """Every row of one Sync endpoint (see `sync_listing`)."""

@@ -15,18 +15,15 @@ as ``LIB!number.version``. Cursors are JSON strings owned by this module.
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import logging
 import random
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from datetime import datetime
+from typing import Any, ClassVar
 
 import httpx
 
@@ -34,28 +31,37 @@ from app.settings import Settings
 from connectors.base import (
     CrawlCursor,
     CrawlItem,
-    DefaultAccess,
     DocumentFailure,
     Presence,
     SourceAcl,
     SourceDocument,
     SourceGroup,
-    check_matter_format,
     normalise_code,
     qualify_matter,
 )
-from connectors.http import (
-    Clock,
-    ConnectorError,
-    CredentialsError,
-    Sleep,
-    SourceHTTPError,
-    as_text,
-    guess_mime,
-    has_key,
-    iso_utc,
-    parse_datetime,
-    pick,
+from connectors.dms.acl import unresolvable_acl
+from connectors.dms.connector import (
+    GONE_STATUSES,
+    REFUSED_STATUSES,
+    DeltaWatermark,
+    DmsConnector,
+    compact,
+    configured_list,
+    content_checksum,
+    presence_for,
+    utcnow,
+)
+from connectors.http.errors import ConnectorError, CredentialsError, SourceHTTPError
+from connectors.http.lenient import as_text, is_true, iso_utc, parse_datetime, pick
+from connectors.http.mime import guess_mime
+from connectors.http.ratelimit import Clock
+from connectors.http.retry import Sleep
+from connectors.imanage.acl import (
+    SOURCE,
+    RestrictedMemberResolver,
+    acl_entries,
+    build_acl,
+    principal,
 )
 from connectors.imanage.client import (
     SYNC_ALLOWED,
@@ -64,29 +70,18 @@ from connectors.imanage.client import (
     SYNC_GROUP_MEMBERS,
     IManageClient,
 )
-from connectors.paging import Listing, ListingIncompleteError, Position
+from connectors.paging import Position
 
 log = logging.getLogger("ewall.connectors.imanage")
 
-SOURCE = "imanage"
-
-# (library, versioned document id, group id) -> the group's members that Security Policy
-# Manager restricts on this document, as principals; None when that cannot be known.
-RestrictedMemberResolver = Callable[[str, str, str], frozenset[str] | None]
-
-_GRANTS = frozenset({"read", "read_write", "full_access", "change_security"})
-_LEVEL_BY_NUMBER = {0: "no_access", 1: "read", 2: "read_write", 3: "full_access"}
-_DEFAULTS: dict[str, DefaultAccess] = {"public": "public", "view": "view", "private": "private"}
 _DOCUMENT_TYPES = frozenset({"document", "email"})
 _FIELD = re.compile(r"^[a-z][a-z0-9_]*$")
 _DOC_ID = re.compile(r"^(?P<lib>[^!]+)!(?P<num>\d+)(?:\.(?P<ver>\d+))?$")
 
-
-def principal(kind: str, ident: str) -> str:
-    return f"{SOURCE}:{kind}:{ident.strip().lower()}"
-
-
-# --- settings ------------------------------------------------------------------------------
+# Both trustee maps of a library from the Sync API: (allowed, denied) by document key.
+Trustees = tuple[
+    dict[tuple[str, int], list[dict[str, Any]]], dict[tuple[str, int], list[dict[str, Any]]]
+]
 
 
 def parse_field_map(text: str) -> dict[str, tuple[str, str]]:
@@ -102,144 +97,18 @@ def parse_field_map(text: str) -> dict[str, tuple[str, str]]:
         lib, sep, fields = part.partition("=")
         client_field, sep2, matter_field = fields.partition(":")
         client_field, matter_field = client_field.strip().lower(), matter_field.strip().lower()
-        if not sep or not sep2 or not lib.strip() or not _FIELD.match(client_field) \
-                or not _FIELD.match(matter_field):
+        if (
+            not sep
+            or not sep2
+            or not lib.strip()
+            or not _FIELD.match(client_field)
+            or not _FIELD.match(matter_field)
+        ):
             raise ConnectorError(
                 f"imanage: EWALL_IMANAGE_FIELD_MAP entry {part!r} is not LIB=field:field"
             )
         out[lib.strip().upper()] = (client_field, matter_field)
     return out
-
-
-# --- permissions ---------------------------------------------------------------------------
-
-
-def _trustee(entry: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    ident = as_text(pick(entry, "trustee_id", "user_id", "group_id", "id"))
-    kind = (as_text(pick(entry, "type", "trustee_type", "member_type")) or "").strip().lower()
-    if kind not in ("user", "group"):
-        kind = "group" if has_key(entry, "group_id") else "user" if has_key(entry, "user_id") \
-            else ""
-    if not ident or not ident.strip():
-        return (kind or None), None
-    return (kind or None), ident.strip()
-
-
-def _level(entry: Mapping[str, Any]) -> str | None:
-    raw = pick(entry, "access_level", "access", "role", "rights")
-    if isinstance(raw, bool):
-        return None
-    if isinstance(raw, int):
-        return _LEVEL_BY_NUMBER.get(raw)
-    if isinstance(raw, str):
-        text = raw.strip().lower()
-        if text.isdigit():
-            return _LEVEL_BY_NUMBER.get(int(text))
-        return text or None
-    return None
-
-
-def _truthy(value: object) -> bool:
-    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
-
-
-def resolve_default(default_security: object, inherited: object = None) -> tuple[DefaultAccess,
-                                                                                  str | None]:
-    raw = (as_text(default_security) or "").strip().lower()
-    if raw == "inherit":
-        raw = (as_text(inherited) or "").strip().lower()
-    if raw in _DEFAULTS:
-        return _DEFAULTS[raw], None
-    # Unknown or unresolved inheritance: "private" still honours every explicit grant and
-    # admits nobody else, the narrowest reading that is not "nobody at all".
-    return "private", f"default_security {default_security!r} unresolved; treated as private"
-
-
-def build_acl(
-    *,
-    library: str,
-    document_id: str,
-    default_security: object,
-    inherited_default: object = None,
-    entries: Iterable[Mapping[str, Any]] = (),
-    denied: Iterable[Mapping[str, Any]] = (),
-    implicit_users: Iterable[str] = (),
-    resolver: RestrictedMemberResolver | None = None,
-) -> SourceAcl:
-    """Normalise iManage security (docs/connectors.md §1.6, §3.1) into a SourceAcl.
-
-    * ``no_access`` entries and Sync API denied trustees are denies; deny wins at query time.
-    * ``read`` and stronger grant read. An access level we do not know makes the document
-      unresolvable: reading an unknown level as a grant could leak, reading it as nothing
-      could drop a deny.
-    * A group grant with ``has_restricted_member`` (Security Policy Manager restricts some
-      members, who are not named): the restricted members come from ``resolver``; when they
-      cannot be resolved the whole document is unresolvable (visible to nobody). Dropping only
-      the group's grant would NOT fail closed: SPM denies a restricted user regardless of any
-      other route (another group, an individual grant, public/view default security), and we
-      cannot tell which users to deny.
-    * Author and operator always reach their private documents (§1.5).
-    """
-    default, default_note = resolve_default(default_security, inherited_default)
-    allow: set[str] = set()
-    deny: set[str] = set()
-    notes: list[str] = [default_note] if default_note else []
-    resolvable = True
-    for entry in entries:
-        kind, ident = _trustee(entry)
-        level = _level(entry)
-        if kind is None or ident is None:
-            if level in _GRANTS:
-                notes.append("grant without a usable trustee skipped")
-                continue
-            resolvable = False
-            notes.append("deny or unknown entry without a usable trustee")
-            continue
-        name = principal(kind, ident)
-        if level == "no_access":
-            deny.add(name)
-        elif level in _GRANTS:
-            if kind == "group" and _truthy(pick(entry, "has_restricted_member")):
-                restricted = resolver(library, document_id, ident) if resolver else None
-                if restricted is None:
-                    resolvable = False
-                    notes.append(f"group {ident.lower()} has members restricted by Security "
-                                 "Policy Manager that cannot be resolved")
-                    continue
-                deny.update(p.lower() for p in restricted)
-            allow.add(name)
-        else:
-            resolvable = False
-            notes.append(f"unknown access level {level!r} for {name}")
-    for entry in denied:
-        kind, ident = _trustee(entry)
-        if kind is None or ident is None:
-            resolvable = False
-            notes.append("denied trustee without a usable id")
-            continue
-        deny.add(principal(kind, ident))
-    for user in implicit_users:
-        if user and user.strip():
-            allow.add(principal("user", user))
-    return SourceAcl(
-        default=default,
-        allow=frozenset(allow),
-        deny=frozenset(deny),
-        resolvable=resolvable,
-        note="; ".join(notes) or None,
-    )
-
-
-def _acl_entries(security: Mapping[str, Any]) -> list[dict[str, Any]]:
-    rows = pick(security, "acl", "access_list", "permissions")
-    return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
-
-
-# --- the connector -------------------------------------------------------------------------
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 def _doc_key(value: object, library: str | None = None) -> tuple[str, int] | None:
@@ -284,10 +153,13 @@ class _Fields:
     origin: dict[str, str]
 
 
-class IManageConnector:
+class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
     """FullLoad, PollSince, ListIds, PermissionSync, ResumableCrawl, PointCheck, OwnsIds."""
 
     source = SOURCE
+    container_key = "lib"
+    start_position: ClassVar[Mapping[str, Any]] = {"offset": 0, "sync": None}
+    reset_position: ClassVar[Mapping[str, Any]] = {"offset": 0, "sync": None, "sync_offset": 0}
 
     def __init__(
         self,
@@ -297,83 +169,45 @@ class IManageConnector:
         sleep: Sleep = time.sleep,
         clock: Clock = time.monotonic,
         rng: random.Random | None = None,
-        now: Callable[[], datetime] = _utcnow,
+        now: Callable[[], datetime] = utcnow,
         page_size: int = 100,
         sync_page_size: int = 1000,
         use_sync_api: bool | None = None,
         restricted_member_resolver: RestrictedMemberResolver | None = None,
         oauth_scope: str | None = "user",
     ) -> None:
-        self.settings = settings
-        self.client = IManageClient(settings, transport=transport, sleep=sleep, clock=clock,
-                                    rng=rng, scope=oauth_scope)
+        self.client = IManageClient(
+            settings, transport=transport, sleep=sleep, clock=clock, rng=rng, scope=oauth_scope
+        )
         self.page_size = max(1, page_size)
         self.sync_page_size = max(1, sync_page_size)
         self.use_sync_api = use_sync_api
         self.resolver = restricted_member_resolver
-        self._now = now
-        self.overlap = timedelta(seconds=settings.connector_overlap_s)
         self.field_map = parse_field_map(settings.imanage_field_map)
-        try:
-            self.matter_format = check_matter_format(settings.imanage_matter_id_format,
-                                                     "EWALL_IMANAGE_MATTER_ID_FORMAT")
-        except ValueError as exc:
-            raise ConnectorError(f"imanage: {exc}") from None
-        self.default_fields = (settings.imanage_client_field.strip().lower(),
-                               settings.imanage_matter_field.strip().lower())
-        self.configured_libraries = [
-            lib.strip() for lib in settings.imanage_libraries.split(",") if lib.strip()
-        ]
-        self.scope = "libraries=" + (",".join(sorted(x.upper() for x in
-                                                      self.configured_libraries)) or "*")
-        self.total_hint: int | None = None
+        super().__init__(
+            settings,
+            now=now,
+            matter_id_template=settings.imanage_matter_id_format,
+            matter_id_setting="EWALL_IMANAGE_MATTER_ID_FORMAT",
+        )
+        self.default_fields = (
+            settings.imanage_client_field.strip().lower(),
+            settings.imanage_matter_field.strip().lower(),
+        )
+        self.configured_libraries = configured_list(settings.imanage_libraries)
+        self.scope = "libraries=" + (
+            ",".join(sorted(x.upper() for x in self.configured_libraries)) or "*"
+        )
         self.sync_restarts: list[str] = []
-        self._workers = settings.connector_concurrency
-        self._pool: ThreadPoolExecutor | None = None
         self._sync_available: bool | None = None
         self._libraries_cache: list[str] | None = None
         self._workspaces: dict[tuple[str, str], dict[str, Any] | None] = {}
         self._workspaces_lock = threading.Lock()
         self._workspace_locks: dict[tuple[str, str], threading.Lock] = {}
         self._versions: dict[tuple[str, int], int] = {}
-        self._totals: dict[str, int] = {}
         # Set by the sync before point checks: external id -> the version the index holds,
         # so a check can address the document as LIB!number.version (§1.4, §1.5).
         self.version_hints: dict[str, str | None] = {}
-        # Per library: how the last full listing ended (server total, ids seen, complete).
-        self.listings: dict[str, dict[str, Any]] = {}
-        # Optional features that were off for this tenant ([U]/[O] endpoints that 404).
-        self.warnings: list[str] = []
-
-    # --- lifecycle ----------------------------------------------------------------------------
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
-        self.client.close()
-
-    def __enter__(self) -> IManageConnector:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _map(self, fn: Callable[[dict[str, Any]], CrawlItem],
-             rows: list[dict[str, Any]]) -> Iterator[CrawlItem]:
-        """Fetch a page's documents in parallel (bounded by the tenant's semaphore anyway),
-        yielding in page order so checkpoints stay meaningful."""
-        if self._workers <= 1 or len(rows) <= 1:
-            yield from (fn(r) for r in rows)
-            return
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=self._workers,
-                                            thread_name_prefix="imanage")
-        # In windows: pool.map submits everything at once, and a 1000-row page of
-        # downloaded content waiting for its turn would all sit in memory.
-        window = self._workers * 2
-        for start in range(0, len(rows), window):
-            yield from self._pool.map(fn, rows[start:start + window])
 
     # --- scope --------------------------------------------------------------------------------
 
@@ -385,7 +219,7 @@ class IManageConnector:
             for row in self.client.libraries():
                 ident = as_text(pick(row, "id", "library_id", "database"))
                 # Hidden libraries are excluded from "all"; name them explicitly to crawl them.
-                if ident and ident.strip() and not _truthy(pick(row, "is_hidden")):
+                if ident and ident.strip() and not is_true(pick(row, "is_hidden")):
                     ids.append(ident.strip())
             self._libraries_cache = ids
         return list(self._libraries_cache)
@@ -408,40 +242,26 @@ class IManageConnector:
                 if exc.status not in (400, 403, 404):
                     raise
                 features = {}
-            self._sync_available = _truthy(pick(features, "data_sync_import"))
+            self._sync_available = is_true(pick(features, "data_sync_import"))
         return self._sync_available
 
     def _fields_for(self, library: str) -> tuple[str, str]:
         return self.field_map.get(library.upper(), self.default_fields)
 
-    # --- capability protocols -------------------------------------------------------------------
+    # --- listings -------------------------------------------------------------------------------
 
-    def load_all(self) -> Iterator[SourceDocument]:
-        """Documents only; failures and checkpoints are in ``crawl_full`` (what run_sync
-        uses), so a plain consumer of this cannot sweep or resume."""
-        for item in self.crawl_full(None):
-            if isinstance(item, SourceDocument):
-                yield item
+    def _container_ids(self) -> list[str]:
+        return self.libraries()
 
-    def poll(self, cursor: str | None) -> Iterator[SourceDocument | str]:
-        for item in self.crawl_delta(cursor):
-            if isinstance(item, SourceDocument | str):
-                yield item
+    def _id_pages(self, container: str) -> Iterator[list[dict[str, Any]] | DocumentFailure]:
+        for page in self._search_pages(container, edit_date_from=None, start=0):
+            yield page if isinstance(page, DocumentFailure) else page[0]
 
-    def list_ids(self) -> Iterator[str]:
-        emitted: set[str] = set()
-        for lib in self.libraries():
-            for page in self._search_pages(lib, edit_date_from=None, start=0):
-                if isinstance(page, DocumentFailure):
-                    raise ConnectorError(page.reason)  # a partial list would fake deletions
-                for row in page[0]:
-                    key = _doc_key(pick(row, "id"), lib) or _doc_key(
-                        pick(row, "document_number"), lib)
-                    if key and self._is_document(row):
-                        ident = f"{key[0]}!{key[1]}"
-                        if ident not in emitted:
-                            emitted.add(ident)
-                            yield ident
+    def _listed_id(self, container: str, row: dict[str, Any]) -> str | None:
+        key = _doc_key(pick(row, "id"), container) or _doc_key(
+            pick(row, "document_number"), container
+        )
+        return f"{key[0]}!{key[1]}" if key and self._is_document(row) else None
 
     def container_of(self, external_id: str) -> str | None:
         key = _doc_key(external_id)
@@ -460,11 +280,18 @@ class IManageConnector:
         seen = self._versions.get((lib.upper(), number))
         if seen is not None and seen > 0:
             return f"{lib}!{number}.{seen}"
-        page = self.client.search_documents(lib, offset=0, limit=self.page_size,
-                                            document_number=number)
-        versions = [_version(r) for r in page.rows
-                    if (_doc_key(pick(r, "id", "document_id"), lib)
-                        or _doc_key(pick(r, "document_number"), lib)) == (lib.upper(), number)]
+        page = self.client.search_documents(
+            lib, offset=0, limit=self.page_size, document_number=number
+        )
+        versions = [
+            _version(r)
+            for r in page.rows
+            if (
+                _doc_key(pick(r, "id", "document_id"), lib)
+                or _doc_key(pick(r, "document_number"), lib)
+            )
+            == (lib.upper(), number)
+        ]
         versions = [v for v in versions if v > 0]
         return f"{lib}!{number}.{max(versions)}" if versions else None
 
@@ -477,8 +304,10 @@ class IManageConnector:
         if doc_id is None:
             # Not a verdict: without the version the documented id cannot be formed, and a
             # guess must never delete. The sync keeps the document and reports it.
-            raise ConnectorError(f"imanage: no version known for {external_id}; "
-                                 "cannot point-check it as LIB!number.version")
+            raise ConnectorError(
+                f"imanage: no version known for {external_id}; "
+                "cannot point-check it as LIB!number.version"
+            )
         return self._presence(lib, doc_id)
 
     def groups(self) -> Iterator[SourceGroup]:
@@ -491,9 +320,11 @@ class IManageConnector:
         except SourceHTTPError as exc:
             if isinstance(exc, CredentialsError) or exc.status not in (400, 404, 405, 501):
                 raise
-            self.warnings.append(f"imanage: group membership not available on this tenant "
-                                 f"(HTTP {exc.status} from {exc.path}); group grants admit "
-                                 "nobody until it is")
+            self.warnings.append(
+                f"imanage: group membership not available on this tenant "
+                f"(HTTP {exc.status} from {exc.path}); group grants admit "
+                "nobody until it is"
+            )
             log.warning("imanage groups endpoint unavailable", extra={"status": exc.status})
             return
         for gid, users in sorted(members.items()):
@@ -503,8 +334,12 @@ class IManageConnector:
         members: dict[str, set[str]] = {}
         for lib in self.libraries():
             if self.sync_api_available():
-                rows = self.client.sync_all(lib, SYNC_GROUP_MEMBERS, self.sync_page_size,
-                                            on_restart=self.sync_restarts.append)
+                rows = self.client.sync_all(
+                    lib,
+                    SYNC_GROUP_MEMBERS,
+                    self.sync_page_size,
+                    on_restart=self.sync_restarts.append,
+                )
                 for row in rows:
                     gid = as_text(pick(row, "group_id", "groupId"))
                     uid = as_text(pick(row, "user_id", "member_id", "userId", "id"))
@@ -528,78 +363,39 @@ class IManageConnector:
 
     # --- full crawl ------------------------------------------------------------------------------
 
-    def crawl_full(self, resume: str | None) -> Iterator[CrawlItem]:
-        cursor = CrawlCursor.load(resume) if resume else CrawlCursor(
-            full={"started": iso_utc(self._now()), "done": [], "lib": None, "offset": 0,
-                  "sync": None})
-        full = cursor.full
-        if full is None:
-            return  # that crawl already finished; only its bookkeeping was left
+    # --- full crawl ------------------------------------------------------------------------------
+
+    def _prepare_full(self) -> None:
         self._versions = {}
-        self.listings = {}
-        libraries = self.libraries()
-        use_sync = self.sync_api_available()
-        for lib in libraries:
-            if lib in full["done"]:
-                continue
-            if full.get("lib") != lib:
-                full.update(lib=lib, offset=0, sync=None, sync_offset=0)
-            if use_sync:
-                yield from self._full_library_sync(lib, cursor)
-            else:
-                yield from self._full_library_search(lib, cursor)
-            full["done"].append(lib)
-            full.update(lib=None, offset=0, sync=None, sync_offset=0)
-            yield cursor.dump()
-        # Changes made while the crawl ran are caught by the next delta because the watermark
-        # is the crawl's start (minus the overlap at query time), not the newest edit seen.
-        cursor.since = {lib: str(full["started"]) for lib in libraries}
-        cursor.full = None
-        yield cursor.dump()
+        self.sync_api_available()  # decided once per crawl, before the first library
 
-    def _search_pages(self, lib: str, *, edit_date_from: str | None, start: int
-                      ) -> Iterator[tuple[list[dict[str, Any]], int] | DocumentFailure]:
+    def _crawl_container(self, container: str, cursor: CrawlCursor) -> Iterator[CrawlItem]:
+        if self.sync_api_available():
+            yield from self._full_library_sync(container, cursor)
+        else:
+            yield from self._full_library_search(container, cursor)
+
+    def _search_pages(
+        self, lib: str, *, edit_date_from: str | None, start: int
+    ) -> Iterator[tuple[list[dict[str, Any]], int] | DocumentFailure]:
         """I1 pages from ``start`` as (new rows, offset after the page), through the paging
-        helper: a page shorter than asked does not end the walk (servers cap ``limit``); only
-        an empty page does. A listing that cannot be completed, or (for a full listing) whose
-        ids do not reconcile with ``total_count``, ends with a failure: the crawl is then not
-        complete and nothing is swept."""
-        listing = self.client.search_listing(lib, limit=self.page_size,
-                                             edit_date_from=edit_date_from,
-                                             start=Position(start))
-        try:
-            for rows in listing.pages():
-                if listing.total is not None:
-                    self._totals[lib] = listing.total
-                    self.total_hint = sum(self._totals.values())
-                yield rows, listing.position.offset
-        except ListingIncompleteError as exc:
-            if edit_date_from is None:
-                self._note_listing(lib, listing, str(exc))
-            yield DocumentFailure(SOURCE, None, str(exc), container=lib)
-            return
-        if edit_date_from is None:
-            self._note_listing(lib, listing, None)
-            if listing.reconciled is False:
-                yield DocumentFailure(
-                    SOURCE, None, f"library {lib}: the server reported {listing.total} "
-                    f"documents, the listing gave {listing.counted}; not complete",
-                    container=lib)
-
-    def _note_listing(self, lib: str, listing: Listing[Any], error: str | None) -> None:
-        reconciled = listing.reconciled
-        self.listings[lib] = {
-            "server_total": listing.total,
-            "listed": listing.counted,
-            "complete": error is None and reconciled is not False,
-            "reason": error or (None if reconciled is not False else
-                                f"server total {listing.total} != {listing.counted} listed"),
-        }
+        drive (`DmsConnector._walk`): a page shorter than asked does not end the walk
+        (servers cap ``limit``); only an empty page does. A full listing (no
+        ``edit_date_from``) must reconcile with ``total_count``."""
+        listing = self.client.search_listing(
+            lib, limit=self.page_size, edit_date_from=edit_date_from, start=Position(start)
+        )
+        for page in self._walk(lib, f"library {lib}", listing, full=edit_date_from is None):
+            if isinstance(page, DocumentFailure):
+                yield page
+            else:
+                yield page, listing.position.offset
 
     def _full_library_search(self, lib: str, cursor: CrawlCursor) -> Iterator[CrawlItem]:
         full = cursor.full if cursor.full is not None else {}
-        for page in self._search_pages(lib, edit_date_from=None,
-                                       start=int(full.get("offset") or 0)):
+        for page in self._search_pages(
+            lib, edit_date_from=None, start=int(full.get("offset") or 0)
+        ):
             if isinstance(page, DocumentFailure):
                 yield page
                 return
@@ -615,32 +411,32 @@ class IManageConnector:
         start = Position(int(full.get("sync_offset") or 0), full.get("sync"))
         listing = self.client.sync_listing(lib, SYNC_DOCUMENTS, self.sync_page_size, start)
         restarts = 0
-        try:
-            for rows in listing.pages():
-                if listing.restarts != restarts:
-                    # The cursor expired and the endpoint restarted from the top: documents
-                    # already ingested come again as "unchanged"; nothing is skipped.
-                    restarts = listing.restarts
-                    self.sync_restarts.append(SYNC_DOCUMENTS)
-                    log.warning("imanage sync cursor expired; restarted the library crawl",
-                                extra={"library": lib})
-                yield from self._documents(lib, rows, trustees=(allowed, denied))
-                if listing.position.token:
-                    full["sync"] = listing.position.token
-                    full["sync_offset"] = listing.position.offset
-                    yield cursor.dump()
-        except ListingIncompleteError as exc:
-            self._note_listing(lib, listing, str(exc))
-            yield DocumentFailure(SOURCE, None, str(exc), container=lib)
-            return
+        for rows in self._walk(lib, f"library {lib}", listing, full=True):
+            if isinstance(rows, DocumentFailure):
+                yield rows
+                return
+            if listing.restarts != restarts:
+                # The cursor expired and the endpoint restarted from the top: documents
+                # already ingested come again as "unchanged"; nothing is skipped.
+                restarts = listing.restarts
+                self.sync_restarts.append(SYNC_DOCUMENTS)
+                log.warning(
+                    "imanage sync cursor expired; restarted the library crawl",
+                    extra={"library": lib},
+                )
+            yield from self._documents(lib, rows, trustees=(allowed, denied))
+            if listing.position.token:
+                full["sync"] = listing.position.token
+                full["sync_offset"] = listing.position.offset
+                yield cursor.dump()
         if listing.restarts != restarts:
             self.sync_restarts.append(SYNC_DOCUMENTS)
-        self._note_listing(lib, listing, None)
 
     def _trustees(self, lib: str, endpoint: str) -> dict[tuple[str, int], list[dict[str, Any]]]:
         grouped: dict[tuple[str, int], list[dict[str, Any]]] = {}
-        for row in self.client.sync_all(lib, endpoint, self.sync_page_size,
-                                        on_restart=self.sync_restarts.append):
+        for row in self.client.sync_all(
+            lib, endpoint, self.sync_page_size, on_restart=self.sync_restarts.append
+        ):
             key = _doc_key(pick(row, "document_id", "documentId", "doc_id"), lib)
             if key is not None:
                 grouped.setdefault(key, []).append(row)
@@ -648,33 +444,20 @@ class IManageConnector:
 
     # --- delta -----------------------------------------------------------------------------------
 
-    def crawl_delta(self, cursor: str | None) -> Iterator[CrawlItem]:
-        state = CrawlCursor.load(cursor)
+    def _prepare_delta(self) -> None:
         self._versions = {}
-        for lib in self.libraries():
-            since = parse_datetime(state.since.get(lib))
-            edit_from = iso_utc(since - self.overlap) if since else None
-            newest = since
-            failed = False
-            for page in self._search_pages(lib, edit_date_from=edit_from, start=0):
-                if isinstance(page, DocumentFailure):
-                    failed = True
-                    yield page
-                    break
-                rows = page[0]
-                for row in rows:
-                    edited = parse_datetime(pick(row, "edit_date"))
-                    if edited and (newest is None or edited > newest):
-                        newest = edited
-                for item in self._documents(lib, rows, trustees=None):
-                    if isinstance(item, DocumentFailure) and not (item.gone or item.revoked):
-                        failed = True
-                    yield item
-            # A document that failed to fetch keeps the old watermark, so the next delta
-            # tries it again instead of stepping over it.
-            if newest is not None and not failed:
-                state.since[lib] = iso_utc(newest)
-            yield state.dump()
+
+    def _delta_container(self, container: str, mark: DeltaWatermark) -> Iterator[CrawlItem]:
+        edit_from = iso_utc(mark.since - self.overlap) if mark.since else None
+        for page in self._search_pages(container, edit_date_from=edit_from, start=0):
+            if isinstance(page, DocumentFailure):
+                mark.failed = True
+                yield page
+                return
+            rows = page[0]
+            for row in rows:
+                mark.see(parse_datetime(pick(row, "edit_date")))
+            yield from mark.track(self._documents(container, rows, trustees=None))
 
     # --- documents -------------------------------------------------------------------------------
 
@@ -691,7 +474,8 @@ class IManageConnector:
             if pick(row, "is_latest") is False or pick(row, "latest") is False:
                 continue
             key = _doc_key(pick(row, "id", "document_id"), lib) or _doc_key(
-                pick(row, "document_number"), lib)
+                pick(row, "document_number"), lib
+            )
             if key is None:
                 continue
             if key not in best or _version(row) > _version(best[key]):
@@ -711,15 +495,10 @@ class IManageConnector:
         lib: str,
         rows: list[dict[str, Any]],
         *,
-        trustees: tuple[dict[tuple[str, int], list[dict[str, Any]]],
-                        dict[tuple[str, int], list[dict[str, Any]]]] | None,
+        trustees: Trustees | None,
     ) -> Iterator[CrawlItem]:
         keep = self._latest_only(lib, rows)
-        for item in self._map(lambda row: self._document(lib, row, trustees), keep):
-            if isinstance(item, DocumentFailure) and item.container is None:
-                yield dataclasses.replace(item, container=lib)
-            else:
-                yield item
+        yield from self._fetch_documents(lib, keep, lambda row: self._document(lib, row, trustees))
 
     def _presence(self, lib: str, doc_id: str) -> Presence:
         try:
@@ -727,34 +506,15 @@ class IManageConnector:
         except CredentialsError:
             raise  # our credentials, not this document
         except SourceHTTPError as exc:
-            if exc.status in (404, 410):
-                return "deleted"
-            if exc.status in (401, 403):
-                return "forbidden"
-            raise
+            return presence_for(exc)
         return "present"
 
-    def _verdict(self, lib: str, doc_id: str, external_id: str, what: str,
-                 exc: SourceHTTPError) -> DocumentFailure | None:
-        """What a refused sub-resource (security, download) says about the document.
-
-        A 404 or 403 on a sub-resource is not proof about the document itself, so the profile
-        decides: gone -> a 404 failure (delete), no access -> 403 (remove, fail closed).
-        None means the document is there and only the sub-resource failed.
-        """
-        if exc.status not in (401, 403, 404, 410):
-            return DocumentFailure(SOURCE, external_id, f"{what}: {exc}", exc.status)
-        try:
-            presence = self._presence(lib, doc_id)
-        except CredentialsError:
-            raise
-        except SourceHTTPError as probe:
-            return DocumentFailure(SOURCE, external_id, f"{what}: {exc}; profile: {probe}")
-        if presence == "deleted":
-            return DocumentFailure(SOURCE, external_id, f"{what}: document is gone", 404)
-        if presence == "forbidden":
-            return DocumentFailure(SOURCE, external_id, f"{what}: access revoked", 403)
-        return None
+    def _verdict(
+        self, lib: str, doc_id: str, external_id: str, what: str, exc: SourceHTTPError
+    ) -> DocumentFailure | None:
+        """What a refused sub-resource says about the document; the profile decides (see
+        `DmsConnector._refusal`). None: the document is there."""
+        return self._refusal(external_id, what, exc, lambda: self._presence(lib, doc_id), "profile")
 
     def _acl(
         self,
@@ -764,19 +524,22 @@ class IManageConnector:
         key: tuple[str, int],
         doc_id: str,
         external_id: str,
-        trustees: tuple[dict[tuple[str, int], list[dict[str, Any]]],
-                        dict[tuple[str, int], list[dict[str, Any]]]] | None,
+        trustees: Trustees | None,
     ) -> SourceAcl | DocumentFailure:
-        implicit = [u for u in (_person(pick(row, "author"))[0],
-                                _person(pick(row, "operator"))[0]) if u]
+        implicit = [
+            u for u in (_person(pick(row, "author"))[0], _person(pick(row, "operator"))[0]) if u
+        ]
         if trustees is not None:
             allowed, denied = trustees
             return build_acl(
-                library=lib, document_id=doc_id,
+                library=lib,
+                document_id=doc_id,
                 default_security=pick(row, "default_security"),
                 inherited_default=pick(row, "inherited_default_security"),
-                entries=allowed.get(key, []), denied=denied.get(key, []),
-                implicit_users=implicit, resolver=self.resolver,
+                entries=allowed.get(key, []),
+                denied=denied.get(key, []),
+                implicit_users=implicit,
+                resolver=self.resolver,
             )
         try:
             security = self.client.security(lib, doc_id)
@@ -787,30 +550,33 @@ class IManageConnector:
             if failure is not None:
                 return failure
             # The document is there but its permissions cannot be read: visible to nobody.
-            return SourceAcl(default="private", resolvable=False,
-                             note=f"security could not be read (HTTP {exc.status})")
+            return unresolvable_acl(f"security could not be read (HTTP {exc.status})")
         return build_acl(
-            library=lib, document_id=doc_id,
+            library=lib,
+            document_id=doc_id,
             default_security=pick(security, "default_security") or pick(row, "default_security"),
             inherited_default=pick(security, "inherited_default_security"),
-            entries=_acl_entries(security), implicit_users=implicit, resolver=self.resolver,
+            entries=acl_entries(security),
+            implicit_users=implicit,
+            resolver=self.resolver,
         )
 
     def _document(
         self,
         lib: str,
         row: dict[str, Any],
-        trustees: tuple[dict[tuple[str, int], list[dict[str, Any]]],
-                        dict[tuple[str, int], list[dict[str, Any]]]] | None,
+        trustees: Trustees | None,
     ) -> CrawlItem:
         key = _doc_key(pick(row, "id", "document_id"), lib) or _doc_key(
-            pick(row, "document_number"), lib)
+            pick(row, "document_number"), lib
+        )
         if key is None:  # _latest_only filtered these; kept for type narrowing
             return DocumentFailure(SOURCE, None, "row without a document number")
         external_id = f"{key[0]}!{key[1]}"
         doc_id = as_text(pick(row, "id", "document_id")) or external_id
-        acl = self._acl(lib, row, key=key, doc_id=doc_id, external_id=external_id,
-                        trustees=trustees)
+        acl = self._acl(
+            lib, row, key=key, doc_id=doc_id, external_id=external_id, trustees=trustees
+        )
         if isinstance(acl, DocumentFailure):
             return acl
         try:
@@ -821,13 +587,15 @@ class IManageConnector:
             failure = self._verdict(lib, doc_id, external_id, "download", exc)
             if failure is not None:
                 return failure
-            if exc.status in (401, 403):
+            if exc.status in REFUSED_STATUSES:
                 # Readable profile, refused content (e.g. an encrypted HIPAA document): it
                 # cannot be indexed, and keeping an old copy would outlive the refusal.
-                return DocumentFailure(SOURCE, external_id,
-                                       "download refused though the profile is readable", 403)
-            return DocumentFailure(SOURCE, external_id,
-                                   f"download returned HTTP {exc.status} for an existing document")
+                return DocumentFailure(
+                    SOURCE, external_id, "download refused though the profile is readable", 403
+                )
+            return DocumentFailure(
+                SOURCE, external_id, f"download returned HTTP {exc.status} for an existing document"
+            )
         author_id, author_name = _person(pick(row, "author"))
         fields = self._client_matter(lib, row)
         extension = as_text(pick(row, "extension"))
@@ -861,7 +629,8 @@ class IManageConnector:
             source=SOURCE,
             external_id=external_id,
             title=as_text(pick(row, "name")),
-            doc_type=as_text(pick(row, "class_description")) or as_text(pick(row, "class"))
+            doc_type=as_text(pick(row, "class_description"))
+            or as_text(pick(row, "class"))
             or as_text(pick(row, "type")),
             client_id=fields.client,
             matter_id=qualify_matter(self.matter_format, fields.client, fields.matter),
@@ -871,12 +640,12 @@ class IManageConnector:
             created_at=parse_datetime(pick(row, "create_date")),
             modified_at=parse_datetime(pick(row, "edit_date")),
             version=str(_version(row)),
-            checksum=checksum or "sha256:" + hashlib.sha256(download.content).hexdigest(),
+            checksum=checksum or content_checksum(download.content),
             source_url=as_text(pick(row, "document_url")) or as_text(pick(row, "iwl")),
             acl=acl,
             content=download.content,
             mime_type=guess_mime(download.filename, extension, download.content_type),
-            metadata={k: v for k, v in metadata.items() if v is not None},
+            metadata=compact(metadata),
         )
 
     # --- client / matter --------------------------------------------------------------------
@@ -897,7 +666,7 @@ class IManageConnector:
             except CredentialsError:
                 raise
             except SourceHTTPError as exc:
-                if exc.status not in (401, 403, 404, 410):
+                if exc.status not in GONE_STATUSES | REFUSED_STATUSES:
                     raise
                 profile = None
             with self._workspaces_lock:
@@ -925,8 +694,10 @@ class IManageConnector:
         if (not client or not matter) and ws_id and ws_id.strip():
             workspace = self._workspace(lib, ws_id.strip())
             if workspace is not None:
-                ws_client_raw, ws_matter_raw = raw(workspace, client_field), raw(workspace,
-                                                                                 matter_field)
+                ws_client_raw, ws_matter_raw = (
+                    raw(workspace, client_field),
+                    raw(workspace, matter_field),
+                )
                 ws_client, ws_matter = normalise_code(ws_client_raw), normalise_code(ws_matter_raw)
                 take_client = not client and bool(ws_client) and (not matter or ws_matter == matter)
                 take_matter = not matter and bool(ws_matter) and (not client or ws_client == client)

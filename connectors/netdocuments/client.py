@@ -19,21 +19,20 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 
 from app.settings import Settings
-from connectors.http import (
-    AllowList,
-    Clock,
-    ConnectorError,
-    Sleep,
-    SourceHttp,
-    TokenAuth,
-    TokenGrant,
-    as_list,
-    as_text,
-    disposition_filename,
-    parse_datetime,
-    pick,
-    segment,
+from connectors.dms.client import (
+    DmsClient,
+    Download,
+    one_request,
+    read_download,
+    required_url,
+    whole_row_key,
 )
+from connectors.http.allowlist import AllowList, segment
+from connectors.http.auth import TokenAuth, TokenGrant
+from connectors.http.client import SourceHttp
+from connectors.http.lenient import as_int, as_list, as_text, is_true, parse_datetime, pick
+from connectors.http.ratelimit import Clock
+from connectors.http.retry import Sleep
 from connectors.paging import Listing, Page, Position
 
 log = logging.getLogger("ewall.connectors.netdocuments")
@@ -67,8 +66,10 @@ class NetDocumentsAuth(TokenAuth):
     def __init__(self, http: SourceHttp, settings: Settings, *, clock: Clock, scope: str) -> None:
         super().__init__(http, clock=clock)
         secret = settings.netdocuments_client_secret
-        pair = (f"{settings.netdocuments_client_id}|{settings.netdocuments_repository_id}:"
-                f"{secret.get_secret_value() if secret is not None else ''}")
+        pair = (
+            f"{settings.netdocuments_client_id}|{settings.netdocuments_repository_id}:"
+            f"{secret.get_secret_value() if secret is not None else ''}"
+        )
         self._basic = base64.b64encode(pair.encode()).decode()
         http.redactor.add(self._basic)
         self._scope = scope
@@ -124,29 +125,12 @@ class Cabinet:
     matter_attr: int | None  # wsAttrNum: the workspace attribute, usually Matter
 
 
-@dataclass
-class Download:
-    content: bytes
-    filename: str | None
-    content_type: str | None
-
-
-def _int(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value.strip())
-    return None
-
-
 def _custom(rows: object) -> tuple[dict[int, tuple[str | None, str | None]], bool]:
     out: dict[int, tuple[str | None, str | None]] = {}
     if not isinstance(rows, list):
         return out, False
     for row in rows:
-        ident = _int(pick(row, "Id", "id", "attrNum", "AttributeId"))
+        ident = as_int(pick(row, "Id", "id", "attrNum", "AttributeId"))
         if ident is None:
             continue
         if ident < 1000:  # some answers number custom attributes 1..n instead of 1001..
@@ -163,7 +147,8 @@ def parse_hit(row: object) -> Hit | None:
     std = pick(row, "Attributes", "standardAttributes", "StandardAttributes")
     std = std if isinstance(std, dict) else row
     ident = as_text(pick(row, "DocId", "docId", "documentId")) or as_text(
-        pick(std, "id", "docId", "DocId", "documentId"))
+        pick(std, "id", "docId", "DocId", "documentId")
+    )
     if not ident or not ident.strip():
         return None
     custom_rows = pick(row, "CustomAttributes", "customAttributes")
@@ -174,15 +159,18 @@ def parse_hit(row: object) -> Hit | None:
     url = as_text(pick(locations, "Url", "url")) or as_text(pick(std, "url", "Url"))
     deleted = pick(std, "deleted", "isDeleted", "Deleted")
     # S3's search rows carry Locations.Cabinets [O]; accept a few other spellings too.
-    raw_cabinets = pick(locations, "Cabinets", "cabinets") if isinstance(locations, dict) \
-        else None
+    raw_cabinets = pick(locations, "Cabinets", "cabinets") if isinstance(locations, dict) else None
     if raw_cabinets is None:
         raw_cabinets = pick(row, "cabinets", "Cabinets", "cabinet", "cabinetId") or pick(
-            std, "cabinets", "Cabinets", "cabinet", "cabinetId")
+            std, "cabinets", "Cabinets", "cabinet", "cabinetId"
+        )
     if isinstance(raw_cabinets, str):
         raw_cabinets = [raw_cabinets]
-    cabinets = [c.strip() for c in (as_text(x) for x in as_list(raw_cabinets)
-                                    if not isinstance(x, dict | list)) if c and c.strip()]
+    cabinets = [
+        c.strip()
+        for c in (as_text(x) for x in as_list(raw_cabinets) if not isinstance(x, dict | list))
+        if c and c.strip()
+    ]
     return Hit(
         id=ident.strip(),
         name=as_text(pick(std, "Name", "name")),
@@ -193,10 +181,10 @@ def parse_hit(row: object) -> Hit | None:
         modified_by=as_text(pick(std, "ModifiedBy", "modifiedBy")),
         url=url,
         env_id=as_text(pick(std, "envId", "EnvId")) or as_text(pick(row, "envId")),
-        size=_int(pick(std, "size", "Size")),
+        size=as_int(pick(std, "size", "Size")),
         official_version=as_text(pick(std, "officialVer", "OfficialVer", "officialVersion")),
         latest_version=as_text(pick(std, "latestVersionNumber", "LatestVersionNumber")),
-        deleted=deleted is True or (isinstance(deleted, str) and deleted.lower() == "true"),
+        deleted=is_true(deleted),
         custom=custom,
         has_custom=has_custom,
         cabinets=cabinets,
@@ -208,9 +196,10 @@ def parse_search(body: object) -> SearchPage:
     if rows is None and isinstance(body, list):
         rows = body
     hits = [h for h in (parse_hit(r) for r in as_list(rows)) if h is not None]
-    total = _int(pick(body, "TotalFound", "totalFound", "total", "TotalCount"))
-    raw_next = as_text(pick(body, "skiptoken", "SkipToken", "skipToken", "next",
-                            "@odata.nextLink", "nextLink"))
+    total = as_int(pick(body, "TotalFound", "totalFound", "total", "TotalCount"))
+    raw_next = as_text(
+        pick(body, "skiptoken", "SkipToken", "skipToken", "next", "@odata.nextLink", "nextLink")
+    )
     token: str | None = None
     link: str | None = None
     if raw_next and raw_next.strip():
@@ -231,23 +220,23 @@ def _rows(body: object, *names: str) -> list[dict[str, Any]]:
 
 
 def _required(settings: Settings) -> str:
-    missing = [
-        name
-        for name, value in (
-            ("EWALL_NETDOCUMENTS_URL", settings.netdocuments_url),
-            ("EWALL_NETDOCUMENTS_CLIENT_ID", settings.netdocuments_client_id),
-            ("EWALL_NETDOCUMENTS_CLIENT_SECRET", settings.netdocuments_client_secret),
-            ("EWALL_NETDOCUMENTS_REPOSITORY_ID", settings.netdocuments_repository_id),
-        )
-        if not value
-    ]
-    if missing:
-        raise ConnectorError(f"netdocuments: not configured, missing {', '.join(missing)}")
-    return str(settings.netdocuments_url)
+    return required_url(
+        settings,
+        "netdocuments",
+        (
+            "netdocuments_url",
+            "netdocuments_client_id",
+            "netdocuments_client_secret",
+            "netdocuments_repository_id",
+        ),
+    )
 
 
-class NetDocumentsClient:
+class NetDocumentsClient(DmsClient):
     """One authenticated session against one NetDocuments repository, in its region's host."""
+
+    source = "netdocuments"
+    allow = ALLOW
 
     def __init__(
         self,
@@ -259,38 +248,33 @@ class NetDocumentsClient:
         rng: random.Random | None = None,
         scope: str = "read",
     ) -> None:
-        base_url = _required(settings)
-        self.http = SourceHttp.from_settings(
+        super().__init__(
             settings,
-            source="netdocuments",
-            base_url=base_url,
-            allow=ALLOW,
-            tenant=f"netdocuments:{base_url}:{settings.netdocuments_repository_id}",
-            sleep=sleep,
-            rng=rng,
-            transport=transport,
+            _required(settings),
+            settings.netdocuments_repository_id,
+            (settings.netdocuments_client_secret,),
+            (transport, sleep, rng),
         )
-        self.http.redactor.add(settings.netdocuments_client_secret)
         self.auth = NetDocumentsAuth(self.http, settings, clock=clock, scope=scope)
         self.repository_id = settings.netdocuments_repository_id
 
-    def close(self) -> None:
-        self.http.close()
-
     def cabinets(self) -> list[Cabinet]:
         out = []
-        for row in self._single("netdocuments cabinets", "/v1/User/cabinets",
-                                "cabinets", "Cabinets", "list"):
+        for row in self._single(
+            "netdocuments cabinets", "/v1/User/cabinets", "cabinets", "Cabinets", "list"
+        ):
             ident = as_text(pick(row, "id", "Id", "cabinetId"))
             if not ident or not ident.strip():
                 continue
-            out.append(Cabinet(
-                id=ident.strip(),
-                name=as_text(pick(row, "name", "Name")),
-                repository_id=as_text(pick(row, "repositoryId", "RepositoryId")),
-                client_attr=_int(pick(row, "wsOrgAttrNum", "WsOrgAttrNum")),
-                matter_attr=_int(pick(row, "wsAttrNum", "WsAttrNum")),
-            ))
+            out.append(
+                Cabinet(
+                    id=ident.strip(),
+                    name=as_text(pick(row, "name", "Name")),
+                    repository_id=as_text(pick(row, "repositoryId", "RepositoryId")),
+                    client_attr=as_int(pick(row, "wsOrgAttrNum", "WsOrgAttrNum")),
+                    matter_attr=as_int(pick(row, "wsAttrNum", "WsAttrNum")),
+                )
+            )
         return out
 
     def search(
@@ -309,7 +293,10 @@ class NetDocumentsClient:
             body = self.http.get_json(link, auth=self.auth)
             return parse_search(body)
         params: dict[str, str | int | None] = {
-            "cabinets": cabinet, "q": q, "select": select, "top": min(top, MAX_TOP),
+            "cabinets": cabinet,
+            "q": q,
+            "select": select,
+            "top": min(top, MAX_TOP),
             "orderby": orderby,
         }
         if skiptoken:
@@ -323,24 +310,29 @@ class NetDocumentsClient:
         return parse_hit(body)
 
     def acl(self, doc_id: str) -> list[dict[str, Any]]:
-        return self._single(f"netdocuments document {doc_id} access list",
-                            f"/v1/Document/{segment(doc_id)}/acl",
-                            "acl", "ACL", "accessList", "AccessList", "list")
+        return self._single(
+            f"netdocuments document {doc_id} access list",
+            f"/v1/Document/{segment(doc_id)}/acl",
+            "acl",
+            "ACL",
+            "accessList",
+            "AccessList",
+            "list",
+        )
 
     def download(self, doc_id: str) -> Download:
         # The official version (N16); Accept octet-stream, no base64.
         response = self.http.request(
-            "GET", f"/v1/Document/{segment(doc_id)}",
-            headers={"Accept": "application/octet-stream"}, auth=self.auth,
+            "GET",
+            f"/v1/Document/{segment(doc_id)}",
+            headers={"Accept": "application/octet-stream"},
+            auth=self.auth,
         )
-        return Download(
-            content=response.content,
-            filename=disposition_filename(response.headers.get("content-disposition")),
-            content_type=response.headers.get("content-type"),
-        )
+        return read_download(response)
 
-    def lookup_rows(self, repository: str, attribute: int, *, top: int = MAX_TOP
-                    ) -> list[dict[str, Any]]:
+    def lookup_rows(
+        self, repository: str, attribute: int, *, top: int = MAX_TOP
+    ) -> list[dict[str, Any]]:
         """Every row of a lookup table (N5), paged by ``$skip``/``$top`` through the paging
         helper: a page shorter than ``$top`` does not end it (servers cap ``$top``), only an
         empty page does. Raises `ListingIncompleteError` when it cannot be read to the end:
@@ -350,27 +342,38 @@ class NetDocumentsClient:
         def fetch(at: Position) -> Page[dict[str, Any]]:
             body = self.http.get_json(
                 path,
-                params={"$select": "key,description,parent,access", "$top": top,
-                        "$skip": at.offset or None, "$orderby": "key"},
+                params={
+                    "$select": "key,description,parent,access",
+                    "$top": top,
+                    "$skip": at.offset or None,
+                    "$orderby": "key",
+                },
                 auth=self.auth,
             )
             return Page(_rows(body, "rows", "Rows", "list", "lookups"))
 
-        return Listing(f"netdocuments lookup table {attribute}", fetch,
-                       lambda row: repr(sorted((k, repr(v)) for k, v in row.items()))).all()
+        return Listing(f"netdocuments lookup table {attribute}", fetch, whole_row_key).all()
 
     def _single(self, what: str, path: str, *names: str) -> list[dict[str, Any]]:
         """An endpoint with no documented paging: one request, through the paging helper."""
-        return Listing(what, lambda _: Page(_rows(self.http.get_json(path, auth=self.auth),
-                                                  *names)),
-                       lambda row: None, mode="single").all()
+        return one_request(what, lambda: _rows(self.http.get_json(path, auth=self.auth), *names))
 
     def cabinet_groups(self, cabinet: str) -> list[dict[str, Any]]:
-        return self._single(f"netdocuments cabinet {cabinet} groups",
-                            f"/v2/cabinet/{segment(cabinet)}/groups",
-                            "groups", "Groups", "list", "Results")
+        return self._single(
+            f"netdocuments cabinet {cabinet} groups",
+            f"/v2/cabinet/{segment(cabinet)}/groups",
+            "groups",
+            "Groups",
+            "list",
+            "Results",
+        )
 
     def group_members(self, group: str) -> list[dict[str, Any]]:
-        return self._single(f"netdocuments group {group} members",
-                            f"/v1/Group/{segment(group)}/members",
-                            "members", "Members", "list", "users")
+        return self._single(
+            f"netdocuments group {group} members",
+            f"/v1/Group/{segment(group)}/members",
+            "members",
+            "Members",
+            "list",
+            "users",
+        )

@@ -11,22 +11,20 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from connectors.http import (
-    AllowList,
+from connectors.http.allowlist import AllowList, segment
+from connectors.http.auth import parse_expires_in
+from connectors.http.client import SourceHttp
+from connectors.http.errors import (
     ConnectorError,
     CredentialsError,
-    Redactor,
     RequestNotAllowedError,
     SourceAuthError,
-    SourceHttp,
     SourceHTTPError,
-    TokenBucket,
-    disposition_filename,
-    guess_mime,
-    parse_expires_in,
-    retry_after_seconds,
-    segment,
 )
+from connectors.http.mime import disposition_filename, guess_mime
+from connectors.http.ratelimit import TokenBucket
+from connectors.http.redaction import Redactor
+from connectors.http.retry import retry_after_seconds
 from connectors.imanage.client import IManageClient
 from connectors.netdocuments.client import NetDocumentsClient
 from tests.connectors.conftest import Sleeps, imanage_settings, netdocuments_settings

@@ -19,8 +19,9 @@ from connectors.base import (
     ResumableCrawl,
     SourceDocument,
 )
-from connectors.http import ConnectorError, CredentialsError
-from connectors.imanage.connector import IManageConnector, build_acl, parse_field_map
+from connectors.http.errors import ConnectorError, CredentialsError
+from connectors.imanage.acl import build_acl
+from connectors.imanage.connector import IManageConnector, parse_field_map
 from tests.connectors.conftest import ImanageFactory, Sleeps, imanage_settings
 from tests.fakes.imanage import FakeClock, FakeIManage
 
@@ -161,7 +162,7 @@ def test_author_as_string_and_as_object(imanage_fake: FakeIManage, imanage: Iman
         (None, None, None, None),  # JSON null: treated as absent
     ],
 )
-def test_client_and_matter_normalisation(
+def test_client_and_matter_normalization(
     imanage_fake: FakeIManage,
     imanage: ImanageFactory,
     *,

@@ -20,13 +20,15 @@ from connectors.base import (
     ResumableCrawl,
     SourceDocument,
 )
-from connectors.http import ConnectorError, CredentialsError, RequestNotAllowedError
-from connectors.netdocuments.client import parse_search
-from connectors.netdocuments.connector import (
-    NetDocumentsConnector,
-    build_acl,
-    parse_profile_access,
+from connectors.http.errors import (
+    ConnectorError,
+    CredentialsError,
+    RequestNotAllowedError,
+    SourceHTTPError,
 )
+from connectors.netdocuments.acl import build_acl, parse_profile_access
+from connectors.netdocuments.client import parse_search
+from connectors.netdocuments.connector import NetDocumentsConnector
 from tests.connectors.conftest import NetDocumentsFactory, Sleeps, netdocuments_settings
 from tests.fakes.imanage import FakeClock
 from tests.fakes.netdocuments import CABINET, FakeNetDocuments
@@ -204,7 +206,6 @@ def test_top_never_exceeds_500(
     assert len(_docs(list(connector.crawl_full(None)))) == 3
     assert {r.query["top"] for r in netdocuments_fake.calls(r"^/v2/Search$")} == {"500"}
     # The fake enforces the limit like the service does.
-    from connectors.http import SourceHTTPError
 
     with pytest.raises(SourceHTTPError) as info:
         connector.client.http.get_json(

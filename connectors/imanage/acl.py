@@ -1,0 +1,138 @@
+"""iManage security (docs/connectors.md §1.6, §3.1) as a SourceAcl.
+
+Default security (public/view/private, or inherit), explicit ACL entries with an access level,
+the Sync API's denied trustees, and Security Policy Manager restrictions that the ACL only
+hints at (``has_restricted_member`` on a group).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from connectors.base import DefaultAccess, SourceAcl
+from connectors.dms.acl import AclDraft, principal_name
+from connectors.http.lenient import as_text, has_key, is_true, pick
+
+SOURCE = "imanage"
+
+# (library, versioned document id, group id) -> the group's members that Security Policy
+# Manager restricts on this document, as principals; None when that cannot be known.
+RestrictedMemberResolver = Callable[[str, str, str], frozenset[str] | None]
+
+_GRANTS = frozenset({"read", "read_write", "full_access", "change_security"})
+_LEVEL_BY_NUMBER = {0: "no_access", 1: "read", 2: "read_write", 3: "full_access"}
+_DEFAULTS: dict[str, DefaultAccess] = {"public": "public", "view": "view", "private": "private"}
+
+
+def principal(kind: str, ident: str) -> str:
+    return principal_name(SOURCE, kind, ident)
+
+
+def _trustee(entry: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    ident = as_text(pick(entry, "trustee_id", "user_id", "group_id", "id"))
+    kind = (as_text(pick(entry, "type", "trustee_type", "member_type")) or "").strip().lower()
+    if kind not in ("user", "group"):
+        kind = (
+            "group" if has_key(entry, "group_id") else "user" if has_key(entry, "user_id") else ""
+        )
+    if not ident or not ident.strip():
+        return (kind or None), None
+    return (kind or None), ident.strip()
+
+
+def _level(entry: Mapping[str, Any]) -> str | None:
+    raw = pick(entry, "access_level", "access", "role", "rights")
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        return _LEVEL_BY_NUMBER.get(raw)
+    if isinstance(raw, str):
+        text = raw.strip().lower()
+        if text.isdigit():
+            return _LEVEL_BY_NUMBER.get(int(text))
+        return text or None
+    return None
+
+
+def resolve_default(
+    default_security: object, inherited: object = None
+) -> tuple[DefaultAccess, str | None]:
+    raw = (as_text(default_security) or "").strip().lower()
+    if raw == "inherit":
+        raw = (as_text(inherited) or "").strip().lower()
+    if raw in _DEFAULTS:
+        return _DEFAULTS[raw], None
+    # Unknown or unresolved inheritance: "private" still honours every explicit grant and
+    # admits nobody else, the narrowest reading that is not "nobody at all".
+    return "private", f"default_security {default_security!r} unresolved; treated as private"
+
+
+def build_acl(
+    *,
+    library: str,
+    document_id: str,
+    default_security: object,
+    inherited_default: object = None,
+    entries: Iterable[Mapping[str, Any]] = (),
+    denied: Iterable[Mapping[str, Any]] = (),
+    implicit_users: Iterable[str] = (),
+    resolver: RestrictedMemberResolver | None = None,
+) -> SourceAcl:
+    """Normalize iManage security (docs/connectors.md §1.6, §3.1) into a SourceAcl.
+
+    * ``no_access`` entries and Sync API denied trustees are denies; deny wins at query time.
+    * ``read`` and stronger grant read. An access level we do not know makes the document
+      unresolvable: reading an unknown level as a grant could leak, reading it as nothing
+      could drop a deny.
+    * A group grant with ``has_restricted_member`` (Security Policy Manager restricts some
+      members, who are not named): the restricted members come from ``resolver``; when they
+      cannot be resolved the whole document is unresolvable (visible to nobody). Dropping only
+      the group's grant would NOT fail closed: SPM denies a restricted user regardless of any
+      other route (another group, an individual grant, public/view default security), and we
+      cannot tell which users to deny.
+    * Author and operator always reach their private documents (§1.5).
+    """
+    default, default_note = resolve_default(default_security, inherited_default)
+    draft = AclDraft(notes=[default_note] if default_note else [])
+    for entry in entries:
+        kind, ident = _trustee(entry)
+        level = _level(entry)
+        if kind is None or ident is None:
+            if level in _GRANTS:
+                draft.notes.append("grant without a usable trustee skipped")
+            else:
+                draft.unresolvable("deny or unknown entry without a usable trustee")
+            continue
+        name = principal(kind, ident)
+        if level == "no_access":
+            draft.deny.add(name)
+        elif level in _GRANTS:
+            if kind == "group" and is_true(pick(entry, "has_restricted_member")):
+                restricted = resolver(library, document_id, ident) if resolver else None
+                if restricted is None:
+                    draft.unresolvable(
+                        f"group {ident.lower()} has members restricted by Security "
+                        "Policy Manager that cannot be resolved"
+                    )
+                    continue
+                draft.deny.update(p.lower() for p in restricted)
+            draft.allow.add(name)
+        else:
+            draft.unresolvable(f"unknown access level {level!r} for {name}")
+    for entry in denied:
+        kind, ident = _trustee(entry)
+        if kind is None or ident is None:
+            draft.unresolvable("denied trustee without a usable id")
+            continue
+        draft.deny.add(principal(kind, ident))
+    for user in implicit_users:
+        if user and user.strip():
+            draft.allow.add(principal("user", user))
+    return draft.build(default)
+
+
+def acl_entries(security: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The explicit entries of a /security answer, under any of their key names."""
+    rows = pick(security, "acl", "access_list", "permissions")
+    return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []

@@ -1,0 +1,153 @@
+"""NetDocuments permissions (docs/connectors.md §3.2) as a SourceAcl.
+
+The document's access list (V/E/S/A grant read, N denies and beats everything), plus
+profile-based security: ``N`` rows of a lookup table (usually Matter) whose key is the
+document's value of that attribute. Principals are ``U:email`` users, ``UG-`` groups, ``NG-``
+cabinets used as principals, or group names (profile-based security writes names, S9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from connectors.base import SourceAcl
+from connectors.dms.acl import AclDraft, principal_name
+from connectors.http.errors import ConnectorError
+from connectors.http.lenient import as_text, pick
+
+SOURCE = "netdocuments"
+_GRANT_LETTERS = frozenset("VESA")
+_KNOWN_LETTERS = frozenset("VESAN")
+
+
+def principal(kind: str, ident: str) -> str:
+    return principal_name(SOURCE, kind, ident)
+
+
+def _principal_of(who: str, kind: str | None, groups_by_name: Mapping[str, str]) -> str | None:
+    """``U:email`` and ids with an ``@`` are users; ``UG-`` ids are groups; ``NG-`` (a
+    cabinet used as a principal) is kept as a group; anything else is tried as a group name
+    (profile-based security writes group names, S9). None when it cannot be placed."""
+    text = who.strip()
+    if not text:
+        return None
+    if text[:2].upper() == "U:":
+        return principal("user", text[2:]) if text[2:].strip() else None
+    if kind in ("user", "group"):
+        return principal(kind, text)
+    if text[:3].upper() in ("UG-", "NG-"):
+        return principal("group", text)
+    if "@" in text:
+        return principal("user", text)
+    group_id = groups_by_name.get(text.lower())
+    return principal("group", group_id) if group_id else None
+
+
+def _rights(entry: Mapping[str, Any]) -> str:
+    letters = as_text(pick(entry, "rights", "Rights", "access", "Access", "level", "accessLevel"))
+    if letters is not None:
+        return letters.strip().upper()
+    # The membership shape (N20): one boolean per right.
+    flags = (("view", "V"), ("edit", "E"), ("share", "S"), ("administer", "A"), ("noAccess", "N"))
+    return "".join(letter for name, letter in flags if pick(entry, name) is True)
+
+
+def parse_profile_access(text: str) -> list[tuple[str, str]]:
+    """``Litigation|VES*Estate|V*U:john.smith@firm.com|N`` -> [(who, LEVELS), ...]."""
+    out = []
+    for part in text.split("*"):
+        who, sep, levels = part.rpartition("|")
+        if sep and who.strip():
+            out.append((who.strip(), levels.strip().upper()))
+    return out
+
+
+def build_acl(
+    entries: Iterable[Mapping[str, Any]],
+    *,
+    profile_access: Iterable[str] = (),
+    groups_by_name: Mapping[str, str] | None = None,
+) -> SourceAcl:
+    """Document access list plus profile-based denies -> SourceAcl (default private).
+
+    Any of V/E/S/A grants read; N denies and, being a deny, beats every grant at query time.
+    A deny we cannot attribute to a principal makes the document unresolvable (visible to
+    nobody): dropping it would widen access. An unplaceable grant is only skipped.
+    From profile-based security only the N rows are taken: its grants are applied to the
+    document's own access list when it is profiled, and a matter is a filter, never a grant.
+    """
+    names = groups_by_name or {}
+    draft = AclDraft()
+    for entry in entries:
+        who = as_text(pick(entry, "principal", "Principal", "principalId", "id", "guid")) or ""
+        kind = (as_text(pick(entry, "type", "principalType")) or "").strip().lower() or None
+        letters = set(_rights(entry))
+        name = _principal_of(who, kind, names)
+        if letters - _KNOWN_LETTERS:
+            draft.unresolvable(f"unknown rights {''.join(sorted(letters))!r} for {who!r}")
+            continue
+        if "N" in letters:
+            if name is None:
+                draft.unresolvable(f"no-access entry for unknown principal {who!r}")
+            else:
+                draft.deny.add(name)
+        elif letters & _GRANT_LETTERS:
+            if name is None:
+                draft.notes.append(f"grant to unknown principal {who!r} skipped")
+            else:
+                draft.allow.add(name)
+    for access in profile_access:
+        for who, levels in parse_profile_access(access):
+            if "N" not in levels:
+                continue
+            name = _principal_of(who, None, names)
+            if name is None:
+                draft.unresolvable(f"matter no-access row for unknown principal {who!r}")
+            else:
+                draft.deny.add(name)
+    return draft.build("private")
+
+
+@dataclass
+class LookupTable:
+    """Profile-based security rows of one lookup attribute (N5) of one cabinet.
+
+    ``readable`` is False when the table could not be read completely: then a document
+    profiled with a value of this attribute is visible to nobody (a missing ``|N`` row would
+    otherwise fail open)."""
+
+    attribute: int
+    readable: bool
+    rows: list[tuple[str | None, str | None, str]]  # (parent, key, access) normalized
+    reason: str | None = None
+
+    def access_for(self, value: str | None, parent: str | None) -> list[str]:
+        if not value:
+            return []
+        # Matter numbers repeat across clients: a row with a parent must match the client.
+        return [
+            access
+            for row_parent, key, access in self.rows
+            if key == value and (row_parent is None or row_parent == parent)
+        ]
+
+
+def parse_profile_security(text: str) -> list[str | int]:
+    """``"matter"``, ``"client"``, attribute numbers (1001 or 1), comma-separated."""
+    out: list[str | int] = []
+    for part in (p.strip().lower() for p in text.split(",")):
+        if not part:
+            continue
+        if part in ("matter", "client"):
+            out.append(part)
+        elif part.isdigit():
+            number = int(part)
+            out.append(number - 1000 if number > 1000 else number)
+        else:
+            raise ConnectorError(
+                f"netdocuments: EWALL_NETDOCUMENTS_PROFILE_SECURITY entry "
+                f"{part!r} is not matter, client or an attribute number"
+            )
+    return out
