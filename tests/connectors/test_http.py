@@ -28,7 +28,8 @@ from connectors.http.retry import retry_after_seconds
 from connectors.imanage.client import IManageClient
 from connectors.netdocuments.client import NetDocumentsClient
 from tests.connectors.conftest import Sleeps, imanage_settings, netdocuments_settings
-from tests.fakes.imanage import FakeClock, FakeIManage
+from tests.fakes.dms import FakeClock
+from tests.fakes.imanage import FakeIManage
 from tests.fakes.netdocuments import FakeNetDocuments
 
 

@@ -23,7 +23,8 @@ from connectors.http.errors import ConnectorError, CredentialsError
 from connectors.imanage.acl import build_acl
 from connectors.imanage.connector import IManageConnector, parse_field_map
 from tests.connectors.conftest import ImanageFactory, Sleeps, imanage_settings
-from tests.fakes.imanage import FakeClock, FakeIManage
+from tests.fakes.dms import FakeClock
+from tests.fakes.imanage import FakeIManage
 
 PRIVATE_SECURITY = {
     "default_security": "private",

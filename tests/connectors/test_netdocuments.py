@@ -30,7 +30,7 @@ from connectors.netdocuments.acl import build_acl, parse_profile_access
 from connectors.netdocuments.client import parse_search
 from connectors.netdocuments.connector import NetDocumentsConnector
 from tests.connectors.conftest import NetDocumentsFactory, Sleeps, netdocuments_settings
-from tests.fakes.imanage import FakeClock
+from tests.fakes.dms import FakeClock
 from tests.fakes.netdocuments import CABINET, FakeNetDocuments
 
 

@@ -1,6 +1,6 @@
 """A local iManage Work REST v2 server speaking the shapes of docs/connectors.md §1.
 
-Real HTTP on 127.0.0.1 (see ``tests.fakes.server.serve``). It records every request (method,
+Real HTTP on 127.0.0.1 (the shared plumbing is ``tests.fakes.dms``). It records every request (method,
 path, query, body, the token presented and that token's age) so tests can prove that no write
 endpoint was called and that tokens were renewed before they expired. Knobs for faults:
 injected statuses with any headers (429 with each Retry-After variant, 503, ...), token
@@ -32,58 +32,29 @@ Tenant quirks, each one something docs/connectors.md allows (section in brackets
 
 from __future__ import annotations
 
-import asyncio
+import json
 import re
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import parse_qsl
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
-from tests.fakes.server import serve
+from tests.fakes.dms import (
+    FakeClock,
+    FakeDms,
+    Recorded,
+    capped,
+    error,
+    file_response,
+    position_offset,
+    position_token,
+    reported_total,
+)
 
 CID = 1234
-
-
-class FakeClock:
-    """Monotonic seconds shared by the fake and the connector under test."""
-
-    def __init__(self, start: float = 10_000.0) -> None:
-        self.now = start
-        self._lock = threading.Lock()
-
-    def __call__(self) -> float:
-        with self._lock:
-            return self.now
-
-    def advance(self, seconds: float) -> None:
-        with self._lock:
-            self.now += seconds
-
-
-@dataclass
-class Recorded:
-    method: str
-    path: str
-    query: dict[str, str]
-    body: Any
-    token: str | None
-    token_age: float | None
-    status: int = 0
-
-
-@dataclass
-class Fault:
-    method: str | None
-    path: re.Pattern[str]
-    status: int
-    headers: dict[str, str]
-    body: Any
-    times: int
 
 
 @dataclass
@@ -108,7 +79,9 @@ def _parse(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
-class FakeIManage:
+class FakeIManage(FakeDms):
+    token_path = "/auth/oauth2/token"
+
     def __init__(
         self,
         *,
@@ -119,12 +92,9 @@ class FakeIManage:
         advance_per_request: float = 0.0,
         libraries: tuple[str, ...] = ("ACTIVE",),
     ) -> None:
-        self.clock = clock or FakeClock()
-        self.token_ttl = token_ttl
+        super().__init__(clock=clock, token_ttl=token_ttl, advance_per_request=advance_per_request)
         self.refresh_tokens = refresh_tokens
         self.sync_api = sync_api
-        self.advance_per_request = advance_per_request
-        self.url = ""  # set while served
         self.username = "svc_ingest"
         self.password = "pw-Secr3t-imanage"
         self.client_id = "ewall-crawler"
@@ -148,16 +118,8 @@ class FakeIManage:
         self.versions_in_search = False
         self.cursor_generation = 0
         self.cursor_expiry_status = 410
-        self.tokens: dict[str, float] = {}  # token -> issued at (fake clock)
         self.refresh: dict[str, str] = {}
         self.grants: list[str] = []
-        self.requests: list[Recorded] = []
-        self.faults: list[Fault] = []
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self.delay_s = 0.0
-        self._seq = 0
-        self._lock = threading.Lock()
         self.app = self._build()
 
     # --- configuration -----------------------------------------------------------------------
@@ -227,34 +189,10 @@ class FakeIManage:
         doc = self.docs[doc_id]
         self.revoked.add((doc.library, doc.number))
 
-    def inject(
-        self,
-        path: str,
-        status: int,
-        *,
-        headers: dict[str, str] | None = None,
-        body: Any = None,
-        times: int = 1,
-        method: str | None = None,
-    ) -> None:
-        """The next ``times`` requests whose path matches the regex ``path`` get ``status``."""
-        self.faults.append(Fault(method, re.compile(path), status, headers or {}, body, times))
-
     def expire_cursors(self) -> None:
         self.cursor_generation += 1
 
-    def revoke_tokens(self) -> None:
-        self.tokens.clear()
-
     # --- what happened -----------------------------------------------------------------------
-
-    def calls(self, path_regex: str, method: str | None = None) -> list[Recorded]:
-        pattern = re.compile(path_regex)
-        return [
-            r
-            for r in self.requests
-            if pattern.search(r.path) and (method is None or r.method == method)
-        ]
 
     def writes(self) -> list[Recorded]:
         """Every request that is not a read, other than the token grant and Sync crawl/search
@@ -271,17 +209,17 @@ class FakeIManage:
     def _resolve(self, library: str, doc_id: str) -> Doc | JSONResponse:
         match = re.match(r"^([^!]+)!(\d+)(?:\.(\d+))?$", doc_id)
         if not match or match.group(1) != library:
-            return JSONResponse({"error": "not found"}, status_code=404)
+            return error(404)
         number = int(match.group(2))
         if self.strict_ids and not match.group(3):
-            return JSONResponse({"error": "not found"}, status_code=404)  # a container id
+            return error(404)  # a container id
         if (library, number) in self.gone:
-            return JSONResponse({"error": "not found"}, status_code=self.gone[(library, number)])
+            return error(self.gone[(library, number)])
         if (library, number) in self.revoked:
-            return JSONResponse({"error": "forbidden"}, status_code=403)
+            return error(403, "forbidden")
         doc = self.docs.get(doc_id) if match.group(3) else self._latest(library, number)
         if doc is None:
-            return JSONResponse({"error": "not found"}, status_code=404)
+            return error(404)
         return doc
 
     def _shown(self, profile: dict[str, Any]) -> dict[str, Any]:
@@ -306,84 +244,29 @@ class FakeIManage:
         return sorted(out, key=lambda d: (d.number, d.version))
 
     def _cursor(self, offset: int) -> str:
-        return f"c{self.cursor_generation}-{offset}"
+        return position_token("c", self.cursor_generation, offset)
 
     def _offset(self, cursor: str | None) -> int | None:
-        if not cursor:
-            return 0
-        match = re.match(r"^c(\d+)-(\d+)$", cursor)
-        if not match or int(match.group(1)) != self.cursor_generation:
-            return None
-        return int(match.group(2))
+        return position_offset("c", self.cursor_generation, cursor) if cursor else 0
+
+    def _request_token(self, request: Request) -> str | None:
+        token = request.headers.get("x-auth-token")
+        auth = request.headers.get("authorization", "")
+        if not token and auth.lower().startswith("bearer "):
+            token = auth[7:]
+        return token
+
+    def _request_body(self, raw: bytes, request: Request) -> Any:
+        if request.headers.get("content-type", "").startswith("application/json"):
+            return json.loads(raw)
+        return dict(parse_qsl(raw.decode()))
 
     # --- the app -----------------------------------------------------------------------------
 
     def _build(self) -> FastAPI:
-        app = FastAPI()
+        app = self._app()
         fake = self
         lib_prefix = f"/work/api/v2/customers/{CID}/libraries/{{lib}}"
-
-        @app.middleware("http")
-        async def record(request: Request, call_next: Any) -> Response:
-            body: Any = None
-            raw = await request.body()
-            if raw:
-                if request.headers.get("content-type", "").startswith("application/json"):
-                    import json
-
-                    body = json.loads(raw)
-                else:
-                    from urllib.parse import parse_qsl
-
-                    body = dict(parse_qsl(raw.decode()))
-            token = request.headers.get("x-auth-token")
-            auth = request.headers.get("authorization", "")
-            if not token and auth.lower().startswith("bearer "):
-                token = auth[7:]
-            with fake._lock:
-                fake.clock.now += fake.advance_per_request
-                issued = fake.tokens.get(token or "")
-                entry = Recorded(
-                    request.method,
-                    request.url.path,
-                    dict(request.query_params),
-                    body,
-                    token,
-                    None if issued is None else fake.clock.now - issued,
-                )
-                fake.requests.append(entry)
-                fault = next(
-                    (
-                        f
-                        for f in fake.faults
-                        if f.times > 0
-                        and f.path.search(request.url.path)
-                        and (f.method in (None, request.method))
-                    ),
-                    None,
-                )
-                if fault is not None:
-                    fault.times -= 1
-                fake.in_flight += 1
-                fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
-            try:
-                if fake.delay_s:
-                    await asyncio.sleep(fake.delay_s)
-                if fault is not None:
-                    response: Response = JSONResponse(
-                        fault.body or {"error": "injected"},
-                        status_code=fault.status,
-                        headers=fault.headers,
-                    )
-                elif request.url.path != "/auth/oauth2/token" and not fake._token_ok(token):
-                    response = JSONResponse({"error": "invalid_token"}, status_code=401)
-                else:
-                    response = await call_next(request)
-            finally:
-                with fake._lock:
-                    fake.in_flight -= 1
-            entry.status = response.status_code
-            return response
 
         @app.post("/auth/oauth2/token")
         async def token(request: Request) -> JSONResponse:
@@ -408,20 +291,17 @@ class FakeIManage:
                     return JSONResponse({"error": "invalid_grant"}, status_code=400)
             else:
                 return JSONResponse({"error": "unsupported_grant_type"}, status_code=400)
-            with fake._lock:
-                fake._seq += 1
-                access = f"tok-{fake._seq}-imanage"
-                fake.tokens[access] = fake.clock.now
-                fake.grants.append(str(grant))
-                out: dict[str, Any] = {
-                    "access_token": access,
-                    "token_type": "Bearer",
-                    "expires_in": fake.token_ttl,
-                }
-                if fake.refresh_tokens:
-                    ref = f"ref-{fake._seq}-imanage"
-                    fake.refresh[ref] = access
-                    out["refresh_token"] = ref
+            access, seq = fake._mint("tok-{}-imanage")
+            fake.grants.append(str(grant))
+            out: dict[str, Any] = {
+                "access_token": access,
+                "token_type": "Bearer",
+                "expires_in": fake.token_ttl,
+            }
+            if fake.refresh_tokens:
+                ref = f"ref-{seq}-imanage"
+                fake.refresh[ref] = access
+                out["refresh_token"] = ref
             return JSONResponse(out)
 
         @app.get("/api")
@@ -456,9 +336,7 @@ class FakeIManage:
         def search(lib: str, request: Request) -> dict[str, Any]:
             q = request.query_params
             offset = 0 if fake.ignore_offset else int(q.get("offset", "0"))
-            limit = int(q.get("limit", "100"))
-            if fake.page_cap is not None:
-                limit = min(limit, fake.page_cap)
+            limit = capped(int(q.get("limit", "100")), fake.page_cap)
             since = _parse(q.get("edit_date_from"))
             number = q.get("document_number")
             docs = [
@@ -470,7 +348,7 @@ class FakeIManage:
             page = [fake._shown(d.profile) for d in docs[offset : offset + limit]]
             out: dict[str, Any] = {"data": {"results": page}}
             if q.get("total") == "true" and fake.total_mode != "absent":
-                out["total_count"] = len(docs) + {"low": -3, "high": 3}.get(fake.total_mode, 0)
+                out["total_count"] = reported_total(len(docs), fake.total_mode)
             if fake.on_search_page is not None:
                 fake.on_search_page(fake)
             return out
@@ -485,10 +363,7 @@ class FakeIManage:
             doc = fake._resolve(lib, doc_id)
             if isinstance(doc, JSONResponse):
                 return doc
-            headers = {}
-            if doc.filename:
-                headers["Content-Disposition"] = f'attachment; filename="{doc.filename}"'
-            return Response(doc.content, media_type="application/octet-stream", headers=headers)
+            return file_response(doc.content, doc.filename)
 
         @app.get(lib_prefix + "/documents/{doc_id}/security")
         def security(lib: str, doc_id: str) -> Any:
@@ -496,7 +371,7 @@ class FakeIManage:
             if isinstance(doc, JSONResponse):
                 return doc
             if not fake.security_endpoint or (doc.library, doc.number) in fake.security_missing:
-                return JSONResponse({"error": "not found"}, status_code=404)
+                return error(404)
             # Security Policy Manager denials are not in the ACL; the only REST hint is
             # has_restricted_member on a group that holds a denied user (§1.6, §3.1).
             restricted = {str(d.get("trustee_id", "")).upper() for d in doc.denied}
@@ -513,13 +388,13 @@ class FakeIManage:
         def workspace(lib: str, ws_id: str) -> Any:
             found = fake.workspaces.get((lib, ws_id))
             if found is None:
-                return JSONResponse({"error": "not found"}, status_code=404)
+                return error(404)
             return {"data": found}
 
         @app.get(lib_prefix + "/groups")
         def groups(lib: str) -> Any:
             if not fake.groups_endpoint:
-                return JSONResponse({"error": "not found"}, status_code=404)
+                return error(404)
             return {
                 "data": [{"id": g["id"], "enabled": g["enabled"]} for g in fake.groups.values()]
             }
@@ -528,7 +403,7 @@ class FakeIManage:
         def members(lib: str, group_id: str) -> Any:
             group = fake.groups.get(group_id)
             if group is None or not fake.groups_endpoint:
-                return JSONResponse({"error": "not found"}, status_code=404)
+                return error(404)
             return {"data": [{"id": m} for m in group["members"]]}
 
         def sync_rows(lib: str, kind: str) -> list[dict[str, Any]]:
@@ -573,14 +448,10 @@ class FakeIManage:
 
         async def sync_page(lib: str, kind: str, request: Request) -> Any:
             body = await request.json()
-            limit = int(body.get("limit", 1000))
-            if fake.page_cap is not None:
-                limit = min(limit, fake.page_cap)
+            limit = capped(int(body.get("limit", 1000)), fake.page_cap)
             offset = fake._offset(body.get("cursor"))
             if offset is None:
-                return JSONResponse(
-                    {"error": "cursor expired"}, status_code=fake.cursor_expiry_status
-                )
+                return error(fake.cursor_expiry_status, "cursor expired")
             rows = sync_rows(lib, kind)
             page = rows[offset : offset + limit]
             out: dict[str, Any] = {"data": page}
@@ -588,21 +459,19 @@ class FakeIManage:
                 out["cursor"] = fake._cursor(offset + limit)
             return out
 
-        @app.post(lib_prefix + "/sync/documents/crawl")
-        async def crawl(lib: str, request: Request) -> Any:
-            return await sync_page(lib, "documents", request)
+        def sync_route(kind: str) -> Any:
+            async def route(lib: str, request: Request) -> Any:
+                return await sync_page(lib, kind, request)
 
-        @app.post(lib_prefix + "/sync/documents/security/allowed-trustees/search")
-        async def allowed(lib: str, request: Request) -> Any:
-            return await sync_page(lib, "allowed", request)
+            return route
 
-        @app.post(lib_prefix + "/sync/documents/security/denied-trustees/search")
-        async def denied(lib: str, request: Request) -> Any:
-            return await sync_page(lib, "denied", request)
-
-        @app.post(lib_prefix + "/sync/groups/members/search")
-        async def group_members(lib: str, request: Request) -> Any:
-            return await sync_page(lib, "groups", request)
+        for path, kind in (
+            ("documents/crawl", "documents"),
+            ("documents/security/allowed-trustees/search", "allowed"),
+            ("documents/security/denied-trustees/search", "denied"),
+            ("groups/members/search", "groups"),
+        ):
+            app.add_api_route(f"{lib_prefix}/sync/{path}", sync_route(kind), methods=["POST"])
 
         # Writes that exist on a real tenant. The connector must never reach them; if it did,
         # they "work" here so that only the request log can tell.
@@ -615,17 +484,6 @@ class FakeIManage:
             return {"data": {}}
 
         return app
-
-    def _token_ok(self, token: str | None) -> bool:
-        with self._lock:
-            issued = self.tokens.get(token or "")
-            return issued is not None and self.clock.now - issued < self.token_ttl
-
-    @contextmanager
-    def running(self) -> Iterator[str]:
-        with serve(self.app) as url:
-            self.url = url
-            yield url
 
 
 def now_iso() -> str:

@@ -23,21 +23,26 @@ Tenant quirks, each one something docs/connectors.md allows (section in brackets
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import re
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
-from tests.fakes.imanage import FakeClock, Fault, Recorded
-from tests.fakes.server import serve
+from tests.fakes.dms import (
+    FakeClock,
+    FakeDms,
+    Recorded,
+    capped,
+    error,
+    file_response,
+    position_offset,
+    position_token,
+    reported_total,
+)
 
 CABINET = "NG-AB12CD34"
 REPOSITORY = "CA-XY98ZW76"
@@ -59,7 +64,9 @@ class NDoc:
     official_version: int = 1
 
 
-class FakeNetDocuments:
+class FakeNetDocuments(FakeDms):
+    token_path = "/v1/OAuth"
+
     def __init__(
         self,
         *,
@@ -71,14 +78,11 @@ class FakeNetDocuments:
         token_key: str = "skiptoken",  # noqa: S107 - a JSON key name, not a secret
         advance_per_request: float = 0.0,
     ) -> None:
-        self.clock = clock or FakeClock()
-        self.token_ttl = token_ttl
+        super().__init__(clock=clock, token_ttl=token_ttl, advance_per_request=advance_per_request)
         self.expires_as_string = expires_as_string
         self.shape = shape  # "A" or "B"
         self.paging = paging  # "skiptoken" | "link" | "skip"
         self.token_key = token_key  # skiptoken | SkipToken | next (for paging="skiptoken")
-        self.advance_per_request = advance_per_request
-        self.url = ""  # set while served
         self.client_id = "ewall-nd"
         self.client_secret = "nd-Secr3t-value"
         self.repository_id = REPOSITORY
@@ -110,15 +114,7 @@ class FakeNetDocuments:
         self.extra_fields: dict[str, Any] = {}
         self.honour_orderby = True
         self.token_generation = 0
-        self.tokens: dict[str, float] = {}
         self.grants = 0
-        self.requests: list[Recorded] = []
-        self.faults: list[Fault] = []
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self.delay_s = 0.0
-        self._seq = 0
-        self._lock = threading.Lock()
         self.app = self._build()
 
     # --- configuration -----------------------------------------------------------------------
@@ -174,18 +170,6 @@ class FakeNetDocuments:
         )
         self.members[group_id] = members
 
-    def inject(
-        self,
-        path: str,
-        status: int,
-        *,
-        headers: dict[str, str] | None = None,
-        body: Any = None,
-        times: int = 1,
-        method: str | None = None,
-    ) -> None:
-        self.faults.append(Fault(method, re.compile(path), status, headers or {}, body, times))
-
     def move(self, doc_id: str, cabinet: str) -> None:
         """Move a document to another cabinet (e.g. a restricted archive)."""
         if not any(c["id"] == cabinet for c in self.cabinets):
@@ -200,14 +184,6 @@ class FakeNetDocuments:
         return base64.b64encode(pair.encode()).decode()
 
     # --- what happened -----------------------------------------------------------------------
-
-    def calls(self, path_regex: str, method: str | None = None) -> list[Recorded]:
-        pattern = re.compile(path_regex)
-        return [
-            r
-            for r in self.requests
-            if pattern.search(r.path) and (method is None or r.method == method)
-        ]
 
     def writes(self) -> list[Recorded]:
         """Non-GET requests other than the token grant, and N14 (a GET that creates)."""
@@ -239,89 +215,45 @@ class FakeNetDocuments:
                 ],
             }
         return {
-            "standardAttributes": {
-                "id": doc.id,
-                "envId": f":Q12:{doc.id}.nev",
-                "name": doc.name,
-                "extension": doc.extension,
-                "modified": doc.modified,
-                "createdBy": doc.created_by,
-                "created": doc.created,
-            },
+            "standardAttributes": self._standard(doc),
             "customAttributes": [{"id": k, "value": v} for k, v in doc.custom.items()],
+        }
+
+    @staticmethod
+    def _standard(doc: NDoc) -> dict[str, Any]:
+        """The standard attributes shape B (and /info) names in camelCase."""
+        return {
+            "id": doc.id,
+            "envId": f":Q12:{doc.id}.nev",
+            "name": doc.name,
+            "extension": doc.extension,
+            "created": doc.created,
+            "createdBy": doc.created_by,
+            "modified": doc.modified,
         }
 
     def _status(self, doc_id: str) -> JSONResponse | NDoc:
         if doc_id in self.gone:
-            return JSONResponse({"error": "not found"}, status_code=self.gone[doc_id])
+            return error(self.gone[doc_id])
         if doc_id in self.revoked:
-            return JSONResponse({"error": "forbidden"}, status_code=403)
+            return error(403, "forbidden")
         doc = self.docs.get(doc_id)
         if doc is None:
-            return JSONResponse({"error": "not found"}, status_code=404)
+            return error(404)
         return doc
 
-    def _token_ok(self, token: str | None) -> bool:
-        with self._lock:
-            issued = self.tokens.get(token or "")
-            return issued is not None and self.clock.now - issued < self.token_ttl
+    def _request_token(self, request: Request) -> str | None:
+        auth = request.headers.get("authorization", "")
+        return auth[7:] if auth.lower().startswith("bearer ") else None
+
+    def _request_body(self, raw: bytes, request: Request) -> Any:
+        return dict(parse_qsl(raw.decode()))
 
     # --- the app -----------------------------------------------------------------------------
 
     def _build(self) -> FastAPI:
-        app = FastAPI()
+        app = self._app()
         fake = self
-
-        @app.middleware("http")
-        async def record(request: Request, call_next: Any) -> Response:
-            raw = await request.body()
-            body: Any = dict(parse_qsl(raw.decode())) if raw else None
-            auth = request.headers.get("authorization", "")
-            token = auth[7:] if auth.lower().startswith("bearer ") else None
-            with fake._lock:
-                fake.clock.now += fake.advance_per_request
-                issued = fake.tokens.get(token or "")
-                entry = Recorded(
-                    request.method,
-                    request.url.path,
-                    dict(request.query_params),
-                    body,
-                    token,
-                    None if issued is None else fake.clock.now - issued,
-                )
-                fake.requests.append(entry)
-                fault = next(
-                    (
-                        f
-                        for f in fake.faults
-                        if f.times > 0
-                        and f.path.search(request.url.path)
-                        and (f.method in (None, request.method))
-                    ),
-                    None,
-                )
-                if fault is not None:
-                    fault.times -= 1
-                fake.in_flight += 1
-                fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
-            try:
-                if fake.delay_s:
-                    await asyncio.sleep(fake.delay_s)
-                if fault is not None:
-                    response: Response = JSONResponse(
-                        fault.body or {"error": "injected"},
-                        status_code=fault.status,
-                        headers=fault.headers,
-                    )
-                elif request.url.path != "/v1/OAuth" and not fake._token_ok(token):
-                    response = JSONResponse({"error": "invalid_token"}, status_code=401)
-                else:
-                    response = await call_next(request)
-            finally:
-                with fake._lock:
-                    fake.in_flight -= 1
-            entry.status = response.status_code
-            return response
 
         @app.post("/v1/OAuth")
         async def oauth(request: Request) -> JSONResponse:
@@ -333,11 +265,8 @@ class FakeNetDocuments:
                 )
             if form.get("grant_type") != "client_credentials":
                 return JSONResponse({"error": "unsupported_grant_type"}, status_code=400)
-            with fake._lock:
-                fake._seq += 1
-                fake.grants += 1
-                access = f"nd-tok-{fake._seq}-value"
-                fake.tokens[access] = fake.clock.now
+            access, _ = fake._mint("nd-tok-{}-value")
+            fake.grants += 1
             ttl: Any = str(fake.token_ttl) if fake.expires_as_string else fake.token_ttl
             return JSONResponse({"access_token": access, "token_type": "bearer", "expires_in": ttl})
 
@@ -354,9 +283,8 @@ class FakeNetDocuments:
             q = request.query_params
             top = int(q.get("top", "100"))
             if top > 500:
-                return JSONResponse({"error": "top must be between 1 and 500"}, status_code=400)
-            if fake.top_cap is not None:
-                top = min(top, fake.top_cap)
+                return error(400, "top must be between 1 and 500")
+            top = capped(top, fake.top_cap)
             cabinets = set((q.get("cabinets") or "").split(","))
             docs = [
                 d
@@ -373,17 +301,16 @@ class FakeNetDocuments:
             offset = int(q.get("skip", "0"))
             token = q.get("skiptoken")
             if token:
-                match = re.match(r"^t(\d+)-(\d+)$", token)
-                if not match or int(match.group(1)) != fake.token_generation:
-                    return JSONResponse({"error": "skiptoken expired"}, status_code=400)
-                offset = int(match.group(2))
+                position = position_offset("t", fake.token_generation, token)
+                if position is None:
+                    return error(400, "skiptoken expired")
+                offset = position
             if fake.repeat_pages:
                 offset = 0
             page = docs[offset : offset + top]
             rows = [{**fake._search_row(d), **fake.extra_fields} for d in page]
             out: dict[str, Any] = (
-                {"TotalFound": len(docs) + {"low": -3, "high": 3}.get(fake.total_mode, 0),
-                 "Results": rows}
+                {"TotalFound": reported_total(len(docs), fake.total_mode), "Results": rows}
                 if fake.shape == "A"
                 else {"standardList": rows}
             )
@@ -392,10 +319,8 @@ class FakeNetDocuments:
             if fake.on_search_page is not None:
                 fake.on_search_page(fake)
             if offset + top < len(docs) and fake.paging != "skip":
-                next_token = f"t{fake.token_generation}-{offset + top}"
+                next_token = position_token("t", fake.token_generation, offset + top)
                 if fake.paging == "link":
-                    from urllib.parse import urlencode
-
                     params = {k: v for k, v in q.items() if k not in ("skip", "skiptoken")}
                     params["skiptoken"] = next_token
                     out["@odata.nextLink"] = f"{fake.url}/v2/Search?{urlencode(params)}"
@@ -410,14 +335,8 @@ class FakeNetDocuments:
                 return doc
             return {
                 "standardAttributes": {
-                    "id": doc.id,
-                    "envId": f":Q12:{doc.id}.nev",
-                    "name": doc.name,
-                    "extension": doc.extension,
+                    **fake._standard(doc),
                     "size": len(doc.content),
-                    "created": doc.created,
-                    "createdBy": doc.created_by,
-                    "modified": doc.modified,
                     "modifiedBy": "Amir Khan",
                     "officialVer": doc.official_version,
                     "latestVersionNumber": doc.official_version,
@@ -436,7 +355,7 @@ class FakeNetDocuments:
             if isinstance(doc, JSONResponse):
                 return doc
             if doc_id in fake.acl_missing:
-                return JSONResponse({"error": "not found"}, status_code=404)
+                return error(404)
             return {"acl": doc.acl}
 
         @app.get("/v1/Document/{doc_id}")
@@ -444,8 +363,7 @@ class FakeNetDocuments:
             doc = fake._status(doc_id)
             if isinstance(doc, JSONResponse):
                 return doc
-            headers = {"Content-Disposition": f'attachment; filename="{doc.filename}"'}
-            return Response(doc.content, media_type="application/octet-stream", headers=headers)
+            return file_response(doc.content, doc.filename)
 
         @app.get("/v1/attributes/{repo}/{attr}")
         def lookup(repo: str, attr: int, request: Request) -> Any:
@@ -454,9 +372,8 @@ class FakeNetDocuments:
             skip = int(q.get("$skip", "0"))
             rows = fake.lookup.get(attr)
             if rows is None:
-                return JSONResponse({"error": "not found"}, status_code=404)
-            if fake.lookup_top_cap is not None:
-                top = min(top, fake.lookup_top_cap)
+                return error(404)
+            top = capped(top, fake.lookup_top_cap)
             return {"rows": rows[skip : skip + top]}
 
         @app.get("/v2/cabinet/{cab}/groups")
@@ -481,9 +398,3 @@ class FakeNetDocuments:
             return {"ok": True}
 
         return app
-
-    @contextmanager
-    def running(self) -> Iterator[str]:
-        with serve(self.app) as url:
-            self.url = url
-            yield url
