@@ -363,8 +363,6 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
 
     # --- full crawl ------------------------------------------------------------------------------
 
-    # --- full crawl ------------------------------------------------------------------------------
-
     def _prepare_full(self) -> None:
         self._versions = {}
         self.sync_api_available()  # decided once per crawl, before the first library

@@ -149,7 +149,7 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
     def _cabinet(self, cabinet_id: str) -> Cabinet:
         return next(c for c in self.cabinets() if c.id == cabinet_id)
 
-    # --- capability protocols -------------------------------------------------------------------
+    # --- listings and capability protocols ------------------------------------------------------
 
     def _container_ids(self) -> list[str]:
         return [cabinet.id for cabinet in self.cabinets()]
@@ -201,8 +201,6 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
                             bucket.add(principal("user", text))
         for gid, users in sorted(members.items()):
             yield SourceGroup(source=SOURCE, group_id=gid, members=frozenset(users))
-
-    # --- paging --------------------------------------------------------------------------------
 
     # --- paging --------------------------------------------------------------------------------
 
