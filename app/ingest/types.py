@@ -71,6 +71,20 @@ class ChunkDraft:
     token_count: int = 0
 
 
+@dataclass(frozen=True)
+class PreparedChunk:
+    """A chunk ready to store: normalised text, its content-addressed id and its position."""
+
+    chunk_id: str
+    body: str
+    content_sha256: str
+    section_path: str
+    page_from: int | None
+    page_to: int | None
+    ordinal: int
+    token_count: int
+
+
 class TokenCounter(Protocol):
     """The embedding model's tokenizer (app.embeddings.Embedder satisfies this)."""
 
