@@ -4,7 +4,7 @@ Every source (API push, export folder, iManage, NetDocuments, Rechtspraak) feeds
 `IngestPipeline`. Bad input never raises out of `ingest`: it becomes a quarantine entry or
 an error in the run's report.
 
-Rules (architecture.md, invariants 6 and 7):
+Invariants:
 - chunk id = ``<source>:<external_id>:<first 16 hex of sha256(normalised text)>``; identical
   text twice in a document is one chunk; re-ingesting inserts only new chunks, deletes
   vanished ones and leaves unchanged ones alone (no re-embedding);

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 # Canonical document types. Sources and sidecars use many spellings; `normalize_doc_type`
-# maps them here. Each has a chunker (chunking.py); anything else is "other".
+# maps them here. Each has a chunker (app/ingest/chunking/); anything else is "other".
 DOC_TYPES = (
     "claim_chart",
     "brief",          # briefs, EPO/EOV oppositions, pleitnota's, dagvaardingen, conclusies
