@@ -29,9 +29,8 @@ from app.audit.chain import canonical_json
 from app.db.engine import Database
 from app.embeddings import Embedder, vector_literal
 from app.ingest import document_write, preparation, repository
-from app.ingest.report import load_report
+from app.ingest.report import load_report  # app.ingest.router imports it from here
 from app.ingest.types import (
-    ChunkDraft,
     ChunkLimits,
     ExtractedDocument,
     ExtractionError,
@@ -43,7 +42,7 @@ from app.settings import Settings
 from app.walls.retag import mark_writer
 from connectors.base import SourceDocument, SourceGroup
 
-__all__ = ["DocumentOutcome", "IngestPipeline", "IngestRun", "PreparedChunk", "load_report"]
+__all__ = ["DocumentOutcome", "IngestPipeline", "IngestRun", "load_report"]
 
 log = logging.getLogger("ewall.ingest")
 
@@ -223,9 +222,6 @@ class IngestPipeline:
     def prepare(self, doc: SourceDocument) -> tuple[ExtractedDocument, list[PreparedChunk], str]:
         """Extract and chunk (no database). Raises ExtractionError for bad content."""
         return preparation.prepare_document(doc, self.embedder, self.limits)
-
-    def _dedupe(self, doc: SourceDocument, drafts: list[ChunkDraft]) -> list[PreparedChunk]:
-        return preparation.dedupe_chunks(doc, drafts, self.embedder)
 
     def _embeddings(
         self, conn: Connection, chunks: list[PreparedChunk], known_ids: set[str]
