@@ -74,3 +74,8 @@ SessionId = Annotated[
     StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
     AfterValidator(_no_control),
 ]
+
+
+# The source ACL of a document whose source permissions cannot be resolved (e.g. a group
+# whose members the source will not list): no person passes it, so the document fails closed.
+NOBODY_ACL = "nobody"

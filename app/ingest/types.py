@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 # Canonical document types. Sources and sidecars use many spellings; `normalize_doc_type`
-# maps them here. Each has a chunker (chunking.py); anything else is "other".
+# maps them here. Each has a chunker (app/ingest/chunking/); anything else is "other".
 DOC_TYPES = (
     "claim_chart",
     "brief",          # briefs, EPO/EOV oppositions, pleitnota's, dagvaardingen, conclusies
@@ -69,6 +69,20 @@ class ChunkDraft:
     page_from: int | None = None
     page_to: int | None = None
     token_count: int = 0
+
+
+@dataclass(frozen=True)
+class PreparedChunk:
+    """A chunk ready to store: normalised text, its content-addressed id and its position."""
+
+    chunk_id: str
+    body: str
+    content_sha256: str
+    section_path: str
+    page_from: int | None
+    page_to: int | None
+    ordinal: int
+    token_count: int
 
 
 class TokenCounter(Protocol):

@@ -16,6 +16,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.ingest.pipeline import IngestPipeline
+from app.ingest.preparation import dedupe_chunks
 from tests.conftest import DbHandle, Tokens
 from tests.helpers import Firm, ok
 
@@ -93,14 +94,13 @@ def test_identical_text_twice_is_one_chunk(db: DbHandle, embedder: Any, settings
     from app.ingest.types import ChunkDraft
     from connectors.base import SourceDocument
 
-    pipeline = IngestPipeline(db.database, embedder, settings)
     doc = SourceDocument(source="api", external_id="dup")
     drafts = [
         ChunkDraft("Dezelfde alinea.", "A"),
         ChunkDraft("Andere alinea.", "B"),
         ChunkDraft("Dezelfde  alinea. ", "C"),
     ]
-    prepared = pipeline._dedupe(doc, drafts)
+    prepared = dedupe_chunks(doc, drafts, embedder)
     assert [c.section_path for c in prepared] == ["A", "B"]
     assert [c.ordinal for c in prepared] == [0, 1]
 

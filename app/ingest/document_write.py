@@ -1,0 +1,311 @@
+"""The steps of storing one prepared document, in the order ``IngestPipeline`` runs them
+inside one write transaction (a reader sees the old version or the new one, never half):
+
+1. ``place_document``: client, matter and wall group, or quarantine;
+2. ``store_source_acl``: the document's source permissions as a shared ACL row;
+3. ``document_record`` and ``save_document``: the document row;
+4. ``replace_chunks``: insert new chunks, delete vanished ones, let unchanged ones follow the
+   document's placement without re-embedding;
+5. ``metadata_changes`` and ``outcome_status``: what the run's report says about it.
+
+Metadata is tri-state (absent None, present-but-empty "", value). A new document whose
+client or matter is absent, empty or unknown is quarantined (stored in the quarantine group,
+visible to no one). An empty field never overwrites a known value (a parse error in the
+report, the previous value kept).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection
+
+from app.audit.chain import canonical_json
+from app.ingest import repository
+from app.ingest.repository import ChunkPlacement, DocumentRecord, StoredDocument
+from app.ingest.types import ExtractedDocument, PreparedChunk
+from app.types import NOBODY_ACL
+from app.walls.graph import OPEN_GROUP, QUARANTINE_GROUP
+from connectors.base import SourceAcl, SourceDocument
+
+PUBLIC_ACL = "public"
+MAX_FIELD = 2000
+
+# A report entry: (kind, reason, details)
+ReportEntry = tuple[str, str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a document belongs. A quarantined document carries no client or matter."""
+
+    client_id: str | None
+    matter_id: str | None
+    wall_group_id: str
+    quarantine: str | None
+    parse_errors: list[ReportEntry] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return "quarantined" if self.quarantine else "active"
+
+
+@dataclass(frozen=True)
+class ChunkDelta:
+    added: int
+    removed: int
+    placement_changed: int  # stored chunks whose placement followed the document's
+
+
+def clean_field(value: str | None) -> str | None:
+    """Tri-state: None stays None (absent); whitespace-only becomes "" (present, empty)."""
+    if value is None:
+        return None
+    return " ".join(value.split())[:MAX_FIELD]
+
+
+def acl_id_for(acl: SourceAcl) -> str:
+    """Documents with the same source rules share one ACL row, named by the rules' hash."""
+    rules = {
+        "default": acl.default,
+        "allow": sorted({p.lower() for p in acl.allow}),
+        "deny": sorted({p.lower() for p in acl.deny}),
+    }
+    if acl.default == "public" and not rules["allow"] and not rules["deny"]:
+        return PUBLIC_ACL
+    return "acl_" + hashlib.sha256(canonical_json(rules).encode()).hexdigest()[:24]
+
+
+# --- 1. placement --------------------------------------------------------------------------
+
+
+def place_document(
+    conn: Connection, doc: SourceDocument, before: StoredDocument | None, public: bool
+) -> Placement:
+    """``public`` documents (case law, statutes) go to the open group without a client or
+    matter; every other document to its matter's wall group, or to quarantine."""
+    if public:
+        return Placement(None, None, OPEN_GROUP, None)
+    client_id, matter_id, reasons, parse_errors = _resolve_client_and_matter(doc, before)
+    if not reasons and matter_id is not None and client_id is not None:
+        reasons += _conflict_matrix_problems(conn, client_id, matter_id)
+    quarantine = "; ".join(reasons) or None
+    if quarantine is None and matter_id is not None:
+        wall_group = repository.share_matter_wall_group(conn, matter_id)
+        if wall_group is not None:
+            return Placement(client_id, matter_id, wall_group, None, parse_errors)
+        quarantine = f"matter {matter_id!r} has no wall group"  # it vanished between checks
+    # Quarantined chunks carry no client or matter: nothing (not a later wall change, not a
+    # re-tag) can move them into a visible group by accident.
+    return Placement(None, None, QUARANTINE_GROUP, quarantine, parse_errors)
+
+
+def _resolve_client_and_matter(
+    doc: SourceDocument, before: StoredDocument | None
+) -> tuple[str | None, str | None, list[str], list[ReportEntry]]:
+    """(client_id, matter_id, quarantine reasons, parse errors) from the incoming values and
+    the stored ones."""
+    incoming = {"client_id": clean_field(doc.client_id), "matter_id": clean_field(doc.matter_id)}
+    resolved: dict[str, str | None] = {}
+    reasons: list[str] = []
+    parse_errors: list[ReportEntry] = []
+    for name, value in incoming.items():
+        previous = getattr(before, name) if before is not None else None
+        if value is None:
+            resolved[name] = previous or None
+            if not previous:
+                reasons.append(f"{name} absent")
+        elif value == "":
+            resolved[name] = previous or None
+            if previous:
+                parse_errors.append(
+                    (
+                        "parse_error",
+                        f"{name} arrived empty; kept the known value {previous!r}",
+                        {"field": name, "kept": previous},
+                    )
+                )
+            else:
+                reasons.append(f"{name} present but empty")
+        else:
+            resolved[name] = value
+    return resolved["client_id"], resolved["matter_id"], reasons, parse_errors
+
+
+def _conflict_matrix_problems(conn: Connection, client_id: str, matter_id: str) -> list[str]:
+    matter = repository.find_matter_client(conn, matter_id)
+    if matter is None:
+        return [f"matter {matter_id!r} unknown to the conflict matrix"]
+    if matter.client_id == client_id:
+        return []
+    if not repository.client_exists(conn, client_id):
+        return [f"client {client_id!r} unknown to the conflict matrix"]
+    return [f"matter {matter_id!r} belongs to client {matter.client_id!r}, not {client_id!r}"]
+
+
+# --- 2. source permissions -----------------------------------------------------------------
+
+
+def store_source_acl(conn: Connection, acl: SourceAcl | None) -> str:
+    """The ACL id the document's chunks carry. No source rules: public within the firm;
+    rules that cannot be resolved: nobody passes (fail closed)."""
+    if acl is None:
+        return PUBLIC_ACL
+    if not acl.resolvable:
+        return NOBODY_ACL
+    acl_id = acl_id_for(acl)
+    repository.upsert_source_acl(
+        conn,
+        acl_id,
+        acl.default,
+        sorted({p.lower() for p in acl.allow}),
+        sorted({p.lower() for p in acl.deny}),
+    )
+    return acl_id
+
+
+# --- 3. the document row -------------------------------------------------------------------
+
+
+def document_record(
+    doc: SourceDocument,
+    extracted: ExtractedDocument,
+    chunks: list[PreparedChunk],
+    doc_type: str,
+    before: StoredDocument | None,
+    placement: Placement,
+    acl_id: str,
+    search_state: str | None,
+    run_id: uuid.UUID,
+) -> DocumentRecord:
+    """Incoming values win; a value the source left out keeps the stored one."""
+    content_sha = hashlib.sha256("\n".join(c.content_sha256 for c in chunks).encode()).hexdigest()
+    title = (
+        clean_field(doc.title)
+        or (before.title if before is not None else None)
+        or (extracted.title or doc.external_id)
+    )
+    metadata = dict(doc.metadata)
+    metadata.update({k: v for k, v in extracted.metadata.items() if k not in metadata})
+    if extracted.warnings:
+        metadata["extraction_warnings"] = list(extracted.warnings)
+    return DocumentRecord(
+        source=doc.source,
+        external_id=doc.external_id,
+        version=clean_field(doc.version),
+        status=placement.status,
+        quarantine_reason=placement.quarantine,
+        client_id=placement.client_id,
+        matter_id=placement.matter_id,
+        client_raw=doc.client_raw if doc.client_raw is not None else doc.client_id,
+        matter_raw=doc.matter_raw if doc.matter_raw is not None else doc.matter_id,
+        doc_type=doc_type,
+        title=title[:MAX_FIELD],
+        author=clean_field(doc.author) or (before.author if before is not None else None),
+        modified_at=doc.modified_at or (before.modified_at if before is not None else None),
+        mime_type=extracted.mime_type,
+        content_sha256=content_sha,
+        source_acl_id=acl_id,
+        source_url=doc.source_url,
+        search_state=search_state or (before.search_state if before is not None else "active"),
+        metadata_json=canonical_json(metadata),
+        last_run_id=run_id,
+    )
+
+
+def save_document(conn: Connection, before: StoredDocument | None, record: DocumentRecord) -> int:
+    """Insert or update the document row; its id."""
+    if before is None:
+        document_id = repository.insert_document(conn, record)
+        if document_id is None:
+            raise RuntimeError("concurrent insert of the same document")
+        return document_id
+    repository.update_document(conn, before.document_id, record)
+    return before.document_id
+
+
+def chunk_placement(document_id: int, record: DocumentRecord, wall_group_id: str) -> ChunkPlacement:
+    return ChunkPlacement(
+        document_id=document_id,
+        source=record.source,
+        external_id=record.external_id,
+        client_id=record.client_id,
+        matter_id=record.matter_id,
+        wall_group_id=wall_group_id,
+        source_acl_id=record.source_acl_id,
+        doc_type=record.doc_type,
+        suppressed=record.search_state != "active",
+        modified_at=record.modified_at,
+    )
+
+
+# --- 4. the chunks -------------------------------------------------------------------------
+
+
+def replace_chunks(
+    conn: Connection,
+    placement: ChunkPlacement,
+    chunks: list[PreparedChunk],
+    vectors: dict[str, str],
+    embed: Callable[[Connection, list[PreparedChunk]], dict[str, str]],
+    *,
+    existing_document: bool,
+) -> ChunkDelta:
+    """Make the stored chunks of the document exactly ``chunks``. ``vectors`` holds the
+    embeddings computed before the transaction; ``embed`` computes the few that are missing
+    because stored chunks vanished in between."""
+    stored = repository.document_chunk_ids(conn, placement.document_id)
+    vanished = sorted(stored - {c.chunk_id for c in chunks})
+    to_add = [c for c in chunks if c.chunk_id not in stored]
+    late = [c for c in to_add if c.chunk_id not in vectors]
+    if late:
+        vectors.update(embed(conn, late))
+    if vanished:
+        repository.delete_chunks(conn, vanished)
+    placement_changed = 0
+    if existing_document:
+        placement_changed = repository.update_chunk_placement(conn, placement)
+        repository.update_chunk_positions(conn, [c for c in chunks if c.chunk_id in stored])
+    repository.insert_chunks(conn, placement, to_add, vectors)
+    return ChunkDelta(added=len(to_add), removed=len(vanished), placement_changed=placement_changed)
+
+
+# --- 5. the report -------------------------------------------------------------------------
+
+
+def metadata_changes(before: StoredDocument | None, record: DocumentRecord) -> list[dict[str, Any]]:
+    """Changes of the fields that decide who sees a document, for the report."""
+    if before is None:
+        return []
+    out = []
+    for name, label in (
+        ("matter_id", "matter"),
+        ("client_id", "client"),
+        ("source_acl_id", "acl"),
+        ("doc_type", "doc_type"),
+        ("status", "status"),
+    ):
+        old, new = getattr(before, name), getattr(record, name)
+        if old != new:
+            out.append({"field": label, "from": old, "to": new})
+    return out
+
+
+def outcome_status(
+    before: StoredDocument | None,
+    quarantine: str | None,
+    delta: ChunkDelta,
+    changes: list[dict[str, Any]],
+) -> str:
+    """added | updated | unchanged | quarantined."""
+    if before is None:
+        return "quarantined" if quarantine else "added"
+    if quarantine and before.status != "quarantined":
+        return "quarantined"
+    if delta.added or delta.removed or changes or delta.placement_changed:
+        return "quarantined" if quarantine else "updated"
+    return "quarantined" if quarantine else "unchanged"

@@ -1,0 +1,104 @@
+"""Word (DOCX): paragraphs with Markdown headings from the heading styles, and tables."""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any
+
+from app.ingest.extract.mime import DOCX
+from app.ingest.extract.text import clean_text, tidy_lines
+from app.ingest.types import ExtractedDocument, ExtractionError
+
+# A DOCX is a zip: its XML may unpack to far more than the 50 MB upload limit.
+MAX_DOCX_UNPACKED_BYTES = 400 * 1024 * 1024
+
+_HEADING_STYLE_RE = re.compile(r"^(?:heading|kop)\s*(\d)$", re.IGNORECASE)
+_TITLE_STYLES = {"title", "titel"}
+
+
+def _heading_level(style_name: str) -> int | None:
+    if style_name.strip().lower() in _TITLE_STYLES:
+        return 1
+    match = _HEADING_STYLE_RE.match(style_name.strip())
+    if match:
+        return max(1, min(6, int(match.group(1))))
+    return None
+
+
+def _check_docx_size(content: bytes) -> None:
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(content)) as archive:
+            unpacked = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise ExtractionError(f"corrupt docx: {exc}") from exc
+    if unpacked > MAX_DOCX_UNPACKED_BYTES:
+        raise ExtractionError(f"docx too large: unpacks to {unpacked} bytes")
+
+
+def extract_docx(content: bytes) -> ExtractedDocument:
+    import docx
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    _check_docx_size(content)
+    try:
+        document = docx.Document(io.BytesIO(content))
+    except Exception as exc:  # zipfile, lxml and python-docx all raise their own errors
+        raise ExtractionError(f"corrupt docx: {type(exc).__name__}: {exc}") from exc
+
+    blocks: list[str] = []
+    title: str | None = None
+    try:
+        for item in document.iter_inner_content():
+            if isinstance(item, Paragraph):
+                para = clean_text(item.text).strip()
+                if not para:
+                    continue
+                style_name = item.style.name if item.style is not None else ""
+                level = _heading_level(style_name or "")
+                if level is not None:
+                    para = " ".join(para.split())
+                    if title is None and (style_name or "").lower() in _TITLE_STYLES:
+                        title = para
+                    blocks.append("#" * level + " " + para)
+                else:
+                    blocks.append(tidy_lines(para))
+            elif isinstance(item, Table):
+                rows = _docx_table_rows(item)
+                if rows:
+                    blocks.append("\n".join(rows))
+    except ExtractionError:
+        raise
+    except Exception as exc:
+        raise ExtractionError(f"corrupt docx: {type(exc).__name__}: {exc}") from exc
+
+    metadata: dict[str, Any] = {}
+    props = document.core_properties
+    if props.author:
+        metadata["author"] = props.author
+    if props.created:
+        metadata["created"] = props.created.isoformat()
+    if title is None and props.title:
+        title = props.title.strip() or None
+    return ExtractedDocument(
+        text="\n\n".join(blocks), mime_type=DOCX, title=title, metadata=metadata
+    )
+
+
+def _docx_table_rows(table: Any) -> list[str]:
+    rows: list[str] = []
+    for row in table.rows:
+        cells: list[str] = []
+        previous: Any = None
+        for cell in row.cells:
+            # A merged cell is repeated once per grid column it spans.
+            if previous is not None and cell._tc is previous:
+                continue
+            previous = cell._tc
+            cells.append(" ".join(clean_text(cell.text).split()))
+        if any(cells):
+            rows.append(" | ".join(cells))
+    return rows

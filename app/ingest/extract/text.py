@@ -1,0 +1,64 @@
+"""Text clean-up shared by every reader, and the plain-text reader."""
+
+from __future__ import annotations
+
+import codecs
+import re
+import unicodedata
+
+from app.ingest.extract.mime import TEXT
+from app.ingest.types import ExtractedDocument, ExtractionError
+
+
+def clean_text(value: str) -> str:
+    """Newlines to ``\\n``, control characters out (except ``\\n`` and ``\\t``), NFC."""
+    value = value.replace("\r\n", "\n").replace("\r", "\n")
+    # Separator-like controls end a line in the source; dropping them would glue words.
+    value = value.translate(_NEWLINE_LIKE)
+    value = _CONTROL_RE.sub("", value)
+    return unicodedata.normalize("NFC", value)
+
+
+_NEWLINE_LIKE = str.maketrans(
+    {"\x0b": "\n", "\x0c": "\n", "\x85": "\n", "\u2028": "\n", "\u2029": "\n\n"}
+)
+# C0/C1 controls except \t and \n, plus invisible characters that break word matching
+# (BOM, soft hyphen, zero-width space) in PDF and Word output.
+_CONTROL_RE = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\ufeff\u00ad\u200b]")
+
+
+def require_text(doc: ExtractedDocument) -> ExtractedDocument:
+    if not doc.has_text:
+        raise ExtractionError(f"no text: the {doc.mime_type} document contains no text")
+    return doc
+
+
+def tidy_lines(text: str) -> str:
+    """Strip each line and keep at most one blank line between blocks."""
+    lines = [line.strip() for line in text.split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def decode_text(content: bytes, charset: str | None, warnings: list[str]) -> str:
+    if content.startswith(codecs.BOM_UTF8):
+        return content[len(codecs.BOM_UTF8) :].decode("utf-8", errors="replace")
+    if content.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return content.decode("utf-16", errors="replace")
+    if charset:
+        try:
+            return content.decode(charset)
+        except (LookupError, UnicodeDecodeError):
+            warnings.append(f"declared charset {charset!r} did not decode")
+    try:
+        return content.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    # cp1252 leaves five bytes undefined; replacing them beats refusing the document.
+    warnings.append("decoded as cp1252")
+    return content.decode("cp1252", errors="replace")
+
+
+def extract_plain(content: bytes, charset: str | None) -> ExtractedDocument:
+    warnings: list[str] = []
+    decoded = decode_text(content, charset, warnings)
+    return ExtractedDocument(text=clean_text(decoded), mime_type=TEXT, warnings=warnings)

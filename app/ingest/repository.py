@@ -1,0 +1,451 @@
+"""The SQL of the ingest pipeline: runs and their reports (sql/pipeline.sql) and the rows of
+one document and its chunks (sql/ingest.sql).
+
+Every function runs in the caller's transaction. Functions that touch ``chunks`` need the
+caller to have switched the transaction to writer mode (``mark_writer``): the chunks RLS
+policy hides every row from anyone else.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection
+
+from app.db import sqlfiles
+from app.ingest.types import PreparedChunk
+
+# --- runs ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunState:
+    """What a resumed run continues from."""
+
+    connector: str
+    started_by: str
+    counts: dict[str, int]
+    progress: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    run_id: uuid.UUID
+    connector: str
+    status: str
+    started_by: str
+    started_at: datetime
+    finished_at: datetime | None
+    params: dict[str, Any]
+    counts: dict[str, Any]
+    progress: dict[str, Any]
+    error: str | None
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    seq: int
+    kind: str
+    source: str | None
+    external_id: str | None
+    reason: str | None
+    details: dict[str, Any]
+    at: datetime
+
+
+def insert_run(
+    conn: Connection,
+    run_id: uuid.UUID,
+    connector: str,
+    started_by: str,
+    params_json: str,
+    progress_json: str,
+) -> None:
+    conn.execute(
+        sqlfiles.query("pipeline.insert_run"),
+        {
+            "run_id": run_id,
+            "connector": connector,
+            "started_by": started_by,
+            "params": params_json,
+            "progress": progress_json,
+        },
+    )
+
+
+def load_run_state(conn: Connection, run_id: uuid.UUID) -> RunState:
+    """Raises ``sqlalchemy.exc.NoResultFound`` for an unknown run."""
+    row = conn.execute(sqlfiles.query("pipeline.run_state"), {"run_id": run_id}).mappings().one()
+    return RunState(
+        connector=str(row["connector"]),
+        started_by=str(row["started_by"]),
+        counts={str(k): int(v) for k, v in dict(row["counts"]).items()},
+        progress=dict(row["progress"]),
+    )
+
+
+def reopen_run(conn: Connection, run_id: uuid.UUID) -> None:
+    conn.execute(sqlfiles.query("pipeline.reopen_run"), {"run_id": run_id})
+
+
+def last_event_seq(conn: Connection, run_id: uuid.UUID) -> int:
+    return int(
+        conn.execute(sqlfiles.query("pipeline.last_event_seq"), {"run_id": run_id}).scalar_one()
+    )
+
+
+def insert_run_event(
+    conn: Connection,
+    run_id: uuid.UUID,
+    seq: int,
+    kind: str,
+    source: str | None,
+    external_id: str | None,
+    reason: str | None,
+    details_json: str,
+) -> None:
+    conn.execute(
+        sqlfiles.query("pipeline.insert_run_event"),
+        {
+            "run_id": run_id,
+            "seq": seq,
+            "kind": kind,
+            "source": source,
+            "external_id": external_id,
+            "reason": reason,
+            "details": details_json,
+        },
+    )
+
+
+def save_run_progress(
+    conn: Connection, run_id: uuid.UUID, progress_json: str, counts_json: str
+) -> None:
+    conn.execute(
+        sqlfiles.query("pipeline.save_run_progress"),
+        {"run_id": run_id, "progress": progress_json, "counts": counts_json},
+    )
+
+
+def finish_run(
+    conn: Connection,
+    run_id: uuid.UUID,
+    status: str,
+    error: str | None,
+    counts_json: str,
+    progress_json: str,
+) -> None:
+    conn.execute(
+        sqlfiles.query("pipeline.finish_run"),
+        {
+            "run_id": run_id,
+            "status": status,
+            "error": error,
+            "counts": counts_json,
+            "progress": progress_json,
+        },
+    )
+
+
+def load_run(conn: Connection, run_id: uuid.UUID) -> RunRecord | None:
+    row = conn.execute(sqlfiles.query("pipeline.run_record"), {"run_id": run_id}).mappings().first()
+    if row is None:
+        return None
+    return RunRecord(
+        run_id=row["run_id"],
+        connector=row["connector"],
+        status=row["status"],
+        started_by=row["started_by"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        params=dict(row["params"]),
+        counts=dict(row["counts"]),
+        progress=dict(row["progress"]),
+        error=row["error"],
+    )
+
+
+def load_run_events(conn: Connection, run_id: uuid.UUID) -> list[RunEvent]:
+    """The run's report entries in the order they were written."""
+    rows = conn.execute(sqlfiles.query("pipeline.run_events"), {"run_id": run_id}).mappings()
+    return [
+        RunEvent(
+            seq=int(r["seq"]),
+            kind=r["kind"],
+            source=r["source"],
+            external_id=r["external_id"],
+            reason=r["reason"],
+            details=r["details"],
+            at=r["at"],
+        )
+        for r in rows
+    ]
+
+
+# --- documents -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoredFingerprint:
+    document_id: int
+    status: str
+    input_sha: str | None
+    chunks: int
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    """A document row as stored, locked for the transaction that replaces it."""
+
+    document_id: int
+    status: str
+    client_id: str | None
+    matter_id: str | None
+    client_raw: str | None
+    matter_raw: str | None
+    doc_type: str
+    title: str | None
+    author: str | None
+    modified_at: datetime | None
+    source_acl_id: str
+    version: str | None
+    search_state: str
+    content_sha256: str | None
+    mime_type: str | None
+    source_url: str | None
+    metadata: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    """The values a document row is written with."""
+
+    source: str
+    external_id: str
+    version: str | None
+    status: str
+    quarantine_reason: str | None
+    client_id: str | None
+    matter_id: str | None
+    client_raw: str | None
+    matter_raw: str | None
+    doc_type: str
+    title: str
+    author: str | None
+    modified_at: datetime | None
+    mime_type: str
+    content_sha256: str
+    source_acl_id: str
+    source_url: str | None
+    search_state: str
+    metadata_json: str
+    last_run_id: uuid.UUID
+
+
+@dataclass(frozen=True)
+class ChunkPlacement:
+    """What every chunk of one document carries from its document: who may see it and how
+    it is filtered."""
+
+    document_id: int
+    source: str
+    external_id: str
+    client_id: str | None
+    matter_id: str | None
+    wall_group_id: str
+    source_acl_id: str
+    doc_type: str
+    suppressed: bool
+    modified_at: datetime | None
+
+
+@dataclass(frozen=True)
+class MatterClient:
+    matter_id: str
+    client_id: str | None
+
+
+@dataclass(frozen=True)
+class SourceDocumentRef:
+    external_id: str
+    version: str | None
+    container: str | None
+
+
+def find_fingerprint(conn: Connection, source: str, external_id: str) -> StoredFingerprint | None:
+    row = conn.execute(
+        sqlfiles.query("pipeline.document_fingerprint"),
+        {"source": source, "external_id": external_id},
+    ).first()
+    if row is None:
+        return None
+    return StoredFingerprint(
+        document_id=int(row.document_id),
+        status=str(row.status),
+        input_sha=row.input_sha,
+        chunks=int(row.n),
+    )
+
+
+def find_document_id(conn: Connection, source: str, external_id: str) -> int | None:
+    row = conn.execute(
+        sqlfiles.query("pipeline.document_id"), {"source": source, "external_id": external_id}
+    ).first()
+    return None if row is None else int(row.document_id)
+
+
+def lock_document(conn: Connection, source: str, external_id: str) -> StoredDocument | None:
+    """The stored row of a document, locked until the transaction ends (FOR UPDATE)."""
+    row = (
+        conn.execute(
+            sqlfiles.query("ingest.lock_document"), {"source": source, "external_id": external_id}
+        )
+        .mappings()
+        .first()
+    )
+    if row is None:
+        return None
+    values = dict(row)
+    values["metadata"] = dict(values["metadata"] or {})
+    return StoredDocument(**values)
+
+
+def document_chunk_ids(conn: Connection, document_id: int) -> set[str]:
+    return {
+        str(r.chunk_id)
+        for r in conn.execute(
+            sqlfiles.query("ingest.document_chunk_ids"), {"document_id": document_id}
+        )
+    }
+
+
+def embeddings_by_content(conn: Connection, hashes: Sequence[str]) -> dict[str, str]:
+    """content sha256 -> pgvector literal of a stored chunk with that text."""
+    rows = conn.execute(sqlfiles.query("ingest.embeddings_by_content"), {"hashes": list(hashes)})
+    return {str(r.content_sha256): str(r.embedding) for r in rows}
+
+
+def find_matter_client(conn: Connection, matter_id: str) -> MatterClient | None:
+    row = conn.execute(sqlfiles.query("ingest.matter_client"), {"matter_id": matter_id}).first()
+    return None if row is None else MatterClient(str(row.matter_id), row.client_id)
+
+
+def client_exists(conn: Connection, client_id: str) -> bool:
+    return (
+        conn.execute(sqlfiles.query("ingest.client_exists"), {"client_id": client_id}).first()
+        is not None
+    )
+
+
+def share_matter_wall_group(conn: Connection, matter_id: str) -> str | None:
+    """The wall group new chunks of the matter get, or None when the matter has none.
+    Holds a share lock on the matter's group row until the transaction ends, so that a
+    concurrent wall change waits for this ingestion (or it for the change)."""
+    row = conn.execute(
+        sqlfiles.query("walls.matter_group_for_ingest"), {"matter_id": matter_id}
+    ).first()
+    return None if row is None else str(row.wall_group_id)
+
+
+def upsert_source_acl(
+    conn: Connection, source_acl_id: str, default_access: str, allow: list[str], deny: list[str]
+) -> None:
+    conn.execute(
+        sqlfiles.query("ingest.upsert_source_acl"),
+        {
+            "source_acl_id": source_acl_id,
+            "default_access": default_access,
+            "allow": allow,
+            "deny": deny,
+            "resolvable": True,
+        },
+    )
+
+
+def _document_values(record: DocumentRecord) -> dict[str, Any]:
+    values = asdict(record)
+    values["metadata"] = values.pop("metadata_json")
+    return values
+
+
+def insert_document(conn: Connection, record: DocumentRecord) -> int | None:
+    """The new document's id; None when a concurrent transaction inserted it first."""
+    row = conn.execute(sqlfiles.query("ingest.insert_document"), _document_values(record)).first()
+    return None if row is None else int(row.document_id)
+
+
+def update_document(conn: Connection, document_id: int, record: DocumentRecord) -> None:
+    conn.execute(
+        sqlfiles.query("ingest.update_document"),
+        {**_document_values(record), "document_id": document_id},
+    )
+
+
+def delete_chunks(conn: Connection, chunk_ids: Sequence[str]) -> None:
+    conn.execute(sqlfiles.query("ingest.delete_chunks"), {"chunk_ids": list(chunk_ids)})
+
+
+def update_chunk_placement(conn: Connection, placement: ChunkPlacement) -> int:
+    """Stored chunks of the document follow its placement; the number of chunks changed."""
+    return conn.execute(sqlfiles.query("ingest.update_chunk_metadata"), asdict(placement)).rowcount
+
+
+def update_chunk_positions(conn: Connection, chunks: Iterable[PreparedChunk]) -> None:
+    params = [
+        {
+            "chunk_id": c.chunk_id,
+            "ordinal": c.ordinal,
+            "section_path": c.section_path,
+            "page_from": c.page_from,
+            "page_to": c.page_to,
+        }
+        for c in chunks
+    ]
+    if params:
+        conn.execute(sqlfiles.query("ingest.update_chunk_positions"), params)
+
+
+def insert_chunks(
+    conn: Connection,
+    placement: ChunkPlacement,
+    chunks: Iterable[PreparedChunk],
+    vectors: Mapping[str, str],
+) -> None:
+    """Insert new chunks with their embeddings (pgvector literals by chunk id)."""
+    common = asdict(placement)
+    params = [
+        {
+            **common,
+            "chunk_id": c.chunk_id,
+            "section_path": c.section_path,
+            "page_from": c.page_from,
+            "page_to": c.page_to,
+            "ordinal": c.ordinal,
+            "body": c.body,
+            "embedding": vectors[c.chunk_id],
+            "content_sha256": c.content_sha256,
+            "token_count": c.token_count,
+        }
+        for c in chunks
+    ]
+    if params:
+        conn.execute(sqlfiles.query("ingest.insert_chunk"), params)
+
+
+def delete_document(conn: Connection, source: str, external_id: str) -> bool:
+    """Delete a document (its chunks go with it); False when there was none."""
+    row = conn.execute(
+        sqlfiles.query("pipeline.delete_document"), {"source": source, "external_id": external_id}
+    ).first()
+    return row is not None
+
+
+def source_documents(conn: Connection, source: str) -> list[SourceDocumentRef]:
+    return [
+        SourceDocumentRef(str(r.external_id), r.version, r.container)
+        for r in conn.execute(sqlfiles.query("pipeline.source_documents"), {"source": source})
+    ]

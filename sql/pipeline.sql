@@ -1,0 +1,60 @@
+-- Ingest runs, their reports, and the document look-ups of the ingest pipeline
+-- (app/ingest/repository.py). Writing a document's rows is in sql/ingest.sql.
+
+-- name: insert_run
+INSERT INTO ingest_runs (run_id, connector, status, started_by, params, progress)
+VALUES (:run_id, :connector, 'running', :started_by, CAST(:params AS jsonb),
+        CAST(:progress AS jsonb))
+
+-- name: run_state
+SELECT connector, started_by, counts, progress FROM ingest_runs WHERE run_id = :run_id
+
+-- name: reopen_run
+-- A run that an earlier attempt ended runs again until this attempt ends it.
+UPDATE ingest_runs SET status = 'running', finished_at = NULL
+WHERE run_id = :run_id AND status <> 'running'
+
+-- name: last_event_seq
+SELECT coalesce(max(seq), 0) FROM ingest_run_events WHERE run_id = :run_id
+
+-- name: insert_run_event
+INSERT INTO ingest_run_events (run_id, seq, kind, source, external_id, reason, details)
+VALUES (:run_id, :seq, :kind, :source, :external_id, :reason, CAST(:details AS jsonb))
+
+-- name: save_run_progress
+UPDATE ingest_runs SET progress = CAST(:progress AS jsonb), counts = CAST(:counts AS jsonb)
+WHERE run_id = :run_id
+
+-- name: finish_run
+UPDATE ingest_runs
+SET status = :status, finished_at = now(), error = :error, counts = CAST(:counts AS jsonb),
+    progress = CAST(:progress AS jsonb)
+WHERE run_id = :run_id
+
+-- name: run_record
+SELECT run_id, connector, status, started_by, started_at, finished_at, params, counts,
+       progress, error
+FROM ingest_runs WHERE run_id = :run_id
+
+-- name: run_events
+SELECT seq, kind, source, external_id, reason, details, at
+FROM ingest_run_events WHERE run_id = :run_id ORDER BY seq
+
+-- name: document_fingerprint
+-- What decides whether a document may be skipped: its status, the fingerprint of the input
+-- it was built from, and how many chunks it has.
+SELECT d.document_id, d.status, d.metadata->>'input_sha256' AS input_sha,
+       (SELECT count(*) FROM chunks c WHERE c.document_id = d.document_id) AS n
+FROM documents d WHERE d.source = :source AND d.external_id = :external_id
+
+-- name: document_id
+SELECT document_id FROM documents WHERE source = :source AND external_id = :external_id
+
+-- name: delete_document
+DELETE FROM documents WHERE source = :source AND external_id = :external_id
+RETURNING document_id
+
+-- name: source_documents
+-- Every document of one source: its version and the library or cabinet it came from.
+SELECT external_id, version, metadata->>'container' AS container
+FROM documents WHERE source = :source
