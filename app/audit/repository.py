@@ -142,28 +142,22 @@ def retrieval(conn: Connection, retrieval_id: uuid.UUID) -> dict[str, Any] | Non
     return None if row is None else dict(row)
 
 
-def list_retrievals(
-    conn: Connection, where: RetrievalFilter, *, before_seq: int | None, limit: int
+AuditFilter = RetrievalFilter | PolicyEventFilter | GateEventFilter
+
+_LIST_BLOCKS: dict[type[AuditFilter], str] = {
+    RetrievalFilter: "audit_read.list_retrievals",
+    PolicyEventFilter: "audit_read.list_policy_events",
+    GateEventFilter: "audit_read.list_gate_events",
+}
+
+
+def list_newest_first(
+    conn: Connection, where: AuditFilter, *, before_seq: int | None, limit: int
 ) -> list[dict[str, Any]]:
-    """Newest first, at most ``limit``, below ``before_seq`` when given."""
+    """Rows of the log that ``where`` filters (retrievals, policy events or gate events),
+    newest first, at most ``limit``, below ``before_seq`` when given."""
     params = {**where.__dict__, "before_seq": before_seq, "limit": limit}
-    rows = conn.execute(sqlfiles.query("audit_read.list_retrievals"), params).mappings()
-    return [dict(r) for r in rows]
-
-
-def list_policy_events(
-    conn: Connection, where: PolicyEventFilter, *, before_seq: int | None, limit: int
-) -> list[dict[str, Any]]:
-    params = {**where.__dict__, "before_seq": before_seq, "limit": limit}
-    rows = conn.execute(sqlfiles.query("audit_read.list_policy_events"), params).mappings()
-    return [dict(r) for r in rows]
-
-
-def list_gate_events(
-    conn: Connection, where: GateEventFilter, *, before_seq: int | None, limit: int
-) -> list[dict[str, Any]]:
-    params = {**where.__dict__, "before_seq": before_seq, "limit": limit}
-    rows = conn.execute(sqlfiles.query("audit_read.list_gate_events"), params).mappings()
+    rows = conn.execute(sqlfiles.query(_LIST_BLOCKS[type(where)]), params).mappings()
     return [dict(r) for r in rows]
 
 

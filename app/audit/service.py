@@ -15,7 +15,12 @@ from sqlalchemy import Connection
 
 from app.audit import repository
 from app.audit.chain import canonical_json, iso
-from app.audit.repository import GateEventFilter, PolicyEventFilter, RetrievalFilter
+from app.audit.repository import (
+    AuditFilter,
+    GateEventFilter,
+    PolicyEventFilter,
+    RetrievalFilter,
+)
 from app.errors import NotFound, Unprocessable
 from app.settings import Settings
 
@@ -155,24 +160,24 @@ def _gate_event_items(_conn: Connection, rows: list[dict[str, Any]]) -> list[dic
     ]
 
 
-Fetch = Callable[[Connection, int | None, int], list[dict[str, Any]]]
 Items = Callable[[Connection, list[dict[str, Any]]], list[dict[str, Any]]]
+
+# per list: the cursor's kind (a cursor of one list is invalid for another) and its items
+_LISTS: dict[type[AuditFilter], tuple[str, Items]] = {
+    RetrievalFilter: ("retrievals", _retrieval_items),
+    PolicyEventFilter: ("policy-events", _policy_event_items),
+    GateEventFilter: ("gate-events", _gate_event_items),
+}
 
 
 def _page(
-    conn: Connection,
-    *,
-    kind: str,
-    fetch: Fetch,
-    items: Items,
-    limit: int,
-    cursor: str | None,
-    cursor_secret: bytes,
+    conn: Connection, where: AuditFilter, *, limit: int, cursor: str | None, cursor_secret: bytes
 ) -> dict[str, Any]:
-    """One page of a list, newest first: the cursor (signed for ``kind``) is the last seq of
+    """One page of a list, newest first: the cursor (signed for its list) is the last seq of
     the previous page; one row more than ``limit`` is read to know whether a next page is."""
+    kind, items = _LISTS[type(where)]
     before_seq = decode_cursor(cursor, key=cursor_secret, kind=kind)
-    rows = fetch(conn, before_seq, limit + 1)
+    rows = repository.list_newest_first(conn, where, before_seq=before_seq, limit=limit + 1)
     more = len(rows) > limit
     rows = rows[:limit]
     return {
@@ -198,15 +203,7 @@ def list_retrievals(
     session_id: str | None = None,
 ) -> dict[str, Any]:
     where = RetrievalFilter(person_id, matter_id, chunk_id, since, until, purpose, session_id)
-    return _page(
-        conn,
-        kind="retrievals",
-        fetch=lambda c, before, n: repository.list_retrievals(c, where, before_seq=before, limit=n),
-        items=_retrieval_items,
-        limit=limit,
-        cursor=cursor,
-        cursor_secret=cursor_secret,
-    )
+    return _page(conn, where, limit=limit, cursor=cursor, cursor_secret=cursor_secret)
 
 
 def withhold_matters(items: list[dict[str, Any]], may_see: Callable[[str], bool]) -> None:
@@ -260,17 +257,7 @@ def list_policy_events(
     cursor_secret: bytes,
 ) -> dict[str, Any]:
     where = PolicyEventFilter(since, until, object_id)
-    return _page(
-        conn,
-        kind="policy-events",
-        fetch=lambda c, before, n: repository.list_policy_events(
-            c, where, before_seq=before, limit=n
-        ),
-        items=_policy_event_items,
-        limit=limit,
-        cursor=cursor,
-        cursor_secret=cursor_secret,
-    )
+    return _page(conn, where, limit=limit, cursor=cursor, cursor_secret=cursor_secret)
 
 
 def list_gate_events(
@@ -287,14 +274,4 @@ def list_gate_events(
 ) -> dict[str, Any]:
     """The gates chain, newest first: checks, refusals and probes, hashes instead of text."""
     where = GateEventFilter(person_id, gate, ok, since, until)
-    return _page(
-        conn,
-        kind="gate-events",
-        fetch=lambda c, before, n: repository.list_gate_events(
-            c, where, before_seq=before, limit=n
-        ),
-        items=_gate_event_items,
-        limit=limit,
-        cursor=cursor,
-        cursor_secret=cursor_secret,
-    )
+    return _page(conn, where, limit=limit, cursor=cursor, cursor_secret=cursor_secret)

@@ -24,22 +24,6 @@ class PendingRetag:
 
 
 @dataclass(frozen=True)
-class WallRow:
-    wall_id: str
-    kind: str
-    title: str
-    reason: str
-    include_team: bool
-    effective_from: datetime | None
-    effective_until: datetime | None
-    created_by: str
-    created_at: datetime
-    lifted_at: datetime | None
-    lifted_by: str | None
-    lift_reason: str | None
-
-
-@dataclass(frozen=True)
 class NewWall:
     wall_id: str
     kind: str
@@ -49,6 +33,14 @@ class NewWall:
     effective_from: datetime | None
     effective_until: datetime | None
     created_by: str
+
+
+@dataclass(frozen=True)
+class WallRow(NewWall):
+    created_at: datetime
+    lifted_at: datetime | None
+    lifted_by: str | None
+    lift_reason: str | None
 
 
 # --- policy version and the RLS settings ---------------------------------------------------
