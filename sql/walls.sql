@@ -176,10 +176,9 @@ SELECT matter_id, target_wall_group_id, policy_version, queued_at, retagged_chun
 FROM retag_pending
 ORDER BY queued_at, matter_id
 
--- The matrix snapshot (app/walls/resolution.py): plain reads of whole tables, fetched as
--- tuples straight from the driver.
-
 -- name: snapshot_people
+-- The snapshot_* blocks read the matrix snapshot (app/walls/resolution.py): plain reads of
+-- whole tables, fetched as tuples straight from the driver.
 SELECT person_id, name, active FROM people
 
 -- name: snapshot_aliases
@@ -219,9 +218,8 @@ SELECT matter_id, person_id FROM matter_team
 -- name: snapshot_matter_groups
 SELECT matter_id, wall_group_id FROM matter_wall_groups
 
--- Walls: issue, lift, read (app/walls/service.py).
-
 -- name: known_matters
+-- known_*: which of the ids a wall names exist (app/walls/service.py, check_wall).
 SELECT matter_id FROM matters WHERE matter_id = ANY(CAST(:ids AS text[]))
 
 -- name: known_clients

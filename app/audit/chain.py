@@ -60,6 +60,7 @@ def now_utc() -> datetime:
 
 
 SESSION_FIELDS = ("session_id", "session_matter_id", "session_scope")
+RESULT_FIELDS = ("rank", "chunk_id", "matter_id", "content_sha256", "score")
 
 
 def retrieval_canonical(row: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> str:

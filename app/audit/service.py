@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from app.audit import repository
-from app.audit.chain import canonical_json, iso
+from app.audit.chain import RESULT_FIELDS, canonical_json, iso
 from app.audit.repository import (
     AuditFilter,
     GateEventFilter,
@@ -62,6 +62,9 @@ def decode_cursor(cursor: str | None, *, key: bytes, kind: str) -> int | None:
     return seq
 
 
+Items = Callable[[Connection, list[dict[str, Any]]], list[dict[str, Any]]]
+
+
 def _sets(conn: Connection, rows: list[dict[str, Any]]) -> dict[str, list[str]]:
     ids = sorted(
         {r["allowed_wall_groups_set"] for r in rows} | {r["source_principals_set"] for r in rows}
@@ -105,15 +108,7 @@ def _retrieval_dict(
 def _results(conn: Connection, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[dict[str, Any]]]:
     out: dict[uuid.UUID, list[dict[str, Any]]] = {i: [] for i in ids}
     for r in repository.results_for(conn, ids):
-        out[r["retrieval_id"]].append(
-            {
-                "rank": r["rank"],
-                "chunk_id": r["chunk_id"],
-                "matter_id": r["matter_id"],
-                "content_sha256": r["content_sha256"],
-                "score": r["score"],
-            }
-        )
+        out[r["retrieval_id"]].append({f: r[f] for f in RESULT_FIELDS})
     return out
 
 
@@ -123,50 +118,40 @@ def _retrieval_items(conn: Connection, rows: list[dict[str, Any]]) -> list[dict[
     return [_retrieval_dict(r, results[r["retrieval_id"]], sets) for r in rows]
 
 
-def _policy_event_items(_conn: Connection, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [
-        {
-            "event_id": str(r["event_id"]),
-            "seq": r["seq"],
-            "at": iso(r["at"]),
-            "actor": r["actor"],
-            "action": r["action"],
-            "object_type": r["object_type"],
-            "object_id": r["object_id"],
-            "reason": r["reason"],
-            "details": r["details"],
-            "policy_version": r["policy_version"],
-            "hash": r["hash"],
-        }
-        for r in rows
-    ]
+# the columns an event item shows as stored, after event_id, seq and at
+_POLICY_EVENT_FIELDS = (
+    "actor",
+    "action",
+    "object_type",
+    "object_id",
+    "reason",
+    "details",
+    "policy_version",
+    "hash",
+)
+_GATE_EVENT_FIELDS = ("person_id", "gate", "ok", "request", "outcome", "hash", "prev_hash")
 
 
-def _gate_event_items(_conn: Connection, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [
-        {
-            "event_id": str(r["event_id"]),
-            "seq": r["seq"],
-            "at": iso(r["at"]),
-            "person_id": r["person_id"],
-            "gate": r["gate"],
-            "ok": r["ok"],
-            "request": r["request"],
-            "outcome": r["outcome"],
-            "hash": r["hash"],
-            "prev_hash": r["prev_hash"],
-        }
-        for r in rows
-    ]
+def _event_items(fields: tuple[str, ...]) -> Items:
+    def items(_conn: Connection, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            {
+                "event_id": str(r["event_id"]),
+                "seq": r["seq"],
+                "at": iso(r["at"]),
+                **{f: r[f] for f in fields},
+            }
+            for r in rows
+        ]
 
+    return items
 
-Items = Callable[[Connection, list[dict[str, Any]]], list[dict[str, Any]]]
 
 # per list: the cursor's kind (a cursor of one list is invalid for another) and its items
 _LISTS: dict[type[AuditFilter], tuple[str, Items]] = {
     RetrievalFilter: ("retrievals", _retrieval_items),
-    PolicyEventFilter: ("policy-events", _policy_event_items),
-    GateEventFilter: ("gate-events", _gate_event_items),
+    PolicyEventFilter: ("policy-events", _event_items(_POLICY_EVENT_FIELDS)),
+    GateEventFilter: ("gate-events", _event_items(_GATE_EVENT_FIELDS)),
 }
 
 
