@@ -187,7 +187,15 @@ def list_retrievals(
     cursor_secret: bytes,
     session_id: str | None = None,
 ) -> dict[str, Any]:
-    where = RetrievalFilter(person_id, matter_id, chunk_id, since, until, purpose, session_id)
+    where = RetrievalFilter(
+        person_id=person_id,
+        matter_id=matter_id,
+        chunk_id=chunk_id,
+        since=since,
+        until=until,
+        purpose=purpose,
+        session_id=session_id,
+    )
     return _page(conn, where, limit=limit, cursor=cursor, cursor_secret=cursor_secret)
 
 
@@ -241,7 +249,7 @@ def list_policy_events(
     cursor: str | None,
     cursor_secret: bytes,
 ) -> dict[str, Any]:
-    where = PolicyEventFilter(since, until, object_id)
+    where = PolicyEventFilter(since=since, until=until, object_id=object_id)
     return _page(conn, where, limit=limit, cursor=cursor, cursor_secret=cursor_secret)
 
 
@@ -258,5 +266,5 @@ def list_gate_events(
     cursor_secret: bytes,
 ) -> dict[str, Any]:
     """The gates chain, newest first: checks, refusals and probes, hashes instead of text."""
-    where = GateEventFilter(person_id, gate, ok, since, until)
+    where = GateEventFilter(person_id=person_id, gate=gate, ok=ok, since=since, until=until)
     return _page(conn, where, limit=limit, cursor=cursor, cursor_secret=cursor_secret)
