@@ -25,9 +25,7 @@ def test_the_step_hashes_as_the_verifier_does_and_runs_with_the_callers_rights(
             (canonical,),
         ).fetchall()
         assert first == [(1, GENESIS, chain_hash(GENESIS, 1, canonical))]
-        held = conn.execute(
-            "SELECT * FROM ewall_audit_advance('policy', 'x', false)"
-        ).fetchall()
+        held = conn.execute("SELECT * FROM ewall_audit_advance('policy', 'x', false)").fetchall()
         assert held == []
         second = conn.execute(
             "SELECT seq, prev_hash, hash FROM ewall_audit_advance('policy', 'x', true)"
