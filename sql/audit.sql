@@ -1,7 +1,8 @@
 -- Audit log: append-only tables, each a hash chain with a gapless sequence.
 --
 -- audit_heads holds one row per chain (last seq and hash). Each append advances the head
--- and inserts the entry in ONE statement. The head's row lock is held until commit, so
+-- (the function ewall_audit_advance, migration 20261201_0021: the one definition of the
+-- chain step) and inserts the entry in ONE statement. The head's row lock is held until commit, so
 -- appends are serialised only for this step and the sequence follows commit order; a rolled
 -- back search leaves no gap. Run it as the last statement before commit.
 --
@@ -11,8 +12,25 @@
 
 -- name: append_retrieval
 -- One round trip for the whole entry: its access sets (stored once per distinct set), its
--- results and the chain step.
-WITH access_sets AS (
+-- results and the chain step. With :fenced true (a search that ran on a read replica) the
+-- chain step is gated on the replica fence (sql/replica.sql explains it): when the fence
+-- fails the head is not advanced and the statement returns no row. With :fenced false the
+-- fence parameters are NULL and the fence always holds.
+WITH fence AS MATERIALIZED (
+    SELECT NOT CAST(:fenced AS boolean)
+           OR ((SELECT version FROM policy_state WHERE id = 1) = :policy_version
+               AND (SELECT count(*)
+                    FROM unnest(CAST(:result_chunk_ids AS text[]),
+                                CAST(:result_hashes AS text[])) AS r (chunk_id, content_sha256)
+                    JOIN chunks c
+                      ON c.chunk_id = r.chunk_id AND c.content_sha256 = r.content_sha256
+                    WHERE c.wall_group_id = ANY(CAST(:fence_wall_groups AS text[]))
+                      AND c.source_acl_id = ANY(CAST(:fence_source_acl_ids AS text[]))
+                      AND NOT c.suppressed
+                      AND NOT EXISTS (SELECT 1 FROM retag_pending p
+                                      WHERE p.matter_id = c.matter_id))
+                   = cardinality(CAST(:result_chunk_ids AS text[]))) AS ok
+), access_sets AS (
     INSERT INTO audit_access_sets (set_id, members)
     SELECT DISTINCT ON (s.set_id) s.set_id, s.members
     FROM (VALUES (CAST(:allowed_wall_groups_set AS text), CAST(:wall_group_members AS text[])),
@@ -28,14 +46,9 @@ WITH access_sets AS (
                 CAST(:result_matter_ids AS text[]), CAST(:result_hashes AS text[]),
                 CAST(:result_scores AS float8[]))
          AS r (rank, chunk_id, matter_id, content_sha256, score)
-), head AS (
-    UPDATE audit_heads
-    SET seq = seq + 1,
-        hash = encode(sha256(convert_to(hash || '|' || (seq + 1)::text || '|' || :canonical,
-                                        'UTF8')), 'hex'),
-        prev_hash = hash
-    WHERE chain = 'retrievals'
-    RETURNING seq, prev_hash, hash
+), head AS MATERIALIZED (
+    SELECT seq, prev_hash, hash
+    FROM ewall_audit_advance('retrievals', :canonical, (SELECT ok FROM fence))
 )
 INSERT INTO audit_retrievals (
     retrieval_id, seq, at, person_id, roles, purpose, query, mode, k, filters,
@@ -54,14 +67,8 @@ RETURNING seq, hash
 SELECT set_id, members FROM audit_access_sets WHERE set_id = ANY(:set_ids)
 
 -- name: append_policy_event
-WITH head AS (
-    UPDATE audit_heads
-    SET seq = seq + 1,
-        hash = encode(sha256(convert_to(hash || '|' || (seq + 1)::text || '|' || :canonical,
-                                        'UTF8')), 'hex'),
-        prev_hash = hash
-    WHERE chain = 'policy'
-    RETURNING seq, prev_hash, hash
+WITH head AS MATERIALIZED (
+    SELECT seq, prev_hash, hash FROM ewall_audit_advance('policy', :canonical, true)
 )
 INSERT INTO policy_events (
     event_id, seq, at, actor, action, object_type, object_id, reason, details,
@@ -72,14 +79,8 @@ FROM head
 RETURNING seq, hash
 
 -- name: append_gate_event
-WITH head AS (
-    UPDATE audit_heads
-    SET seq = seq + 1,
-        hash = encode(sha256(convert_to(hash || '|' || (seq + 1)::text || '|' || :canonical,
-                                        'UTF8')), 'hex'),
-        prev_hash = hash
-    WHERE chain = 'gates'
-    RETURNING seq, prev_hash, hash
+WITH head AS MATERIALIZED (
+    SELECT seq, prev_hash, hash FROM ewall_audit_advance('gates', :canonical, true)
 )
 INSERT INTO gate_events (
     event_id, seq, at, person_id, gate, ok, request, outcome, prev_hash, hash)
@@ -90,3 +91,28 @@ RETURNING seq, hash
 
 -- name: heads
 SELECT chain, seq, hash FROM audit_heads ORDER BY chain
+
+-- name: head
+SELECT seq, hash FROM audit_heads WHERE chain = :chain
+
+-- name: retrieval_rows_with_results
+-- Every retrieval with its results (one row per result, NULL x_ columns when none), in
+-- chain order: what verification recomputes the hashes from.
+SELECT r.*, x.rank AS x_rank, x.chunk_id AS x_chunk_id, x.matter_id AS x_matter_id,
+       x.content_sha256 AS x_content_sha256, x.score AS x_score
+FROM audit_retrievals r
+LEFT JOIN audit_retrieval_results x USING (retrieval_id)
+ORDER BY r.seq, x.rank
+
+-- name: policy_event_rows
+SELECT * FROM policy_events ORDER BY seq
+
+-- name: gate_event_rows
+SELECT * FROM gate_events ORDER BY seq
+
+-- name: all_access_sets
+SELECT set_id, members FROM audit_access_sets ORDER BY set_id
+
+-- name: first_retrieval_using_set
+SELECT min(seq) FROM audit_retrievals
+WHERE allowed_wall_groups_set = :set_id OR source_principals_set = :set_id

@@ -52,3 +52,6 @@ WHERE (CAST(:person_id AS text) IS NULL OR person_id = CAST(:person_id AS text))
   AND (CAST(:before_seq AS bigint) IS NULL OR seq < CAST(:before_seq AS bigint))
 ORDER BY seq DESC
 LIMIT :limit
+
+-- name: retrieval
+SELECT * FROM audit_retrievals WHERE retrieval_id = :retrieval_id

@@ -4,8 +4,8 @@
 -- A replica may lag behind a wall the primary has already committed. A search that ran on
 -- a replica carries the policy_version its statement saw (the resolution and the hybrid
 -- statement read it in one repeatable-read snapshot on the replica). Its audit row is
--- appended on the primary by audit.append_retrieval with this CTE in front and the chain
--- step gated on it, so the check and the append are ONE statement in one snapshot:
+-- appended on the primary by audit.append_retrieval with :fenced true: its fence CTE gates
+-- the chain step, so the check and the append are ONE statement in one snapshot:
 --   1. the primary's policy_version is still the version the replica saw, and
 --   2. every returned chunk is, on the primary, still there with the same content, not
 --      suppressed, not pending re-tagging, and inside the allowed wall groups and source
@@ -16,18 +16,30 @@
 -- the caller rolls back (nothing of this search is left on the primary) and runs the
 -- search again on the primary.
 --
--- Parameters (besides those of audit.append_retrieval: :policy_version,
--- :result_chunk_ids, :result_hashes)
---   :fence_wall_groups, :fence_source_acl_ids   the allowed sets the replica search used
+-- The fence's own parameters are :fence_wall_groups and :fence_source_acl_ids, the allowed
+-- sets the replica search used (app/audit/chain.py, append_fenced_retrieval).
+--
+-- The statements below are the replicas' connection plumbing (app/db/replicas.py).
 
--- name: fence
-SELECT (SELECT version FROM policy_state WHERE id = 1) = :policy_version
-       AND (SELECT count(*)
-            FROM unnest(CAST(:result_chunk_ids AS text[]), CAST(:result_hashes AS text[]))
-                 AS r (chunk_id, content_sha256)
-            JOIN chunks c ON c.chunk_id = r.chunk_id AND c.content_sha256 = r.content_sha256
-            WHERE c.wall_group_id = ANY(CAST(:fence_wall_groups AS text[]))
-              AND c.source_acl_id = ANY(CAST(:fence_source_acl_ids AS text[]))
-              AND NOT c.suppressed
-              AND NOT EXISTS (SELECT 1 FROM retag_pending p WHERE p.matter_id = c.matter_id))
-           = cardinality(CAST(:result_chunk_ids AS text[])) AS ok
+-- name: probe
+-- The monitor's look at a replica: standby or not, and how far it has replayed.
+SELECT pg_is_in_recovery() AS standby,
+       pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0') AS replay,
+       pg_wal_lsn_diff(pg_last_wal_receive_lsn(), '0/0') AS receive
+
+-- name: primary_lsn_bytes
+-- The primary's WAL position as a byte count (the monitor's lag samples).
+SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')
+
+-- name: primary_lsn
+-- The primary's WAL position as text (the grounding gate's zero-staleness check).
+SELECT CAST(pg_current_wal_lsn() AS text)
+
+-- name: replayed_past
+-- Whether this server is a standby that has replayed at least up to :lsn.
+SELECT pg_is_in_recovery()
+       AND coalesce(pg_last_wal_replay_lsn() >= CAST(:lsn AS pg_lsn), false)
+
+-- name: read_only
+-- The transaction reads only (first statement of a read snapshot).
+SET TRANSACTION READ ONLY

@@ -7,8 +7,9 @@
 -- The forbidden rows are filtered before ranking in both legs: they never leave PostgreSQL.
 -- Row-level security on chunks applies the same sets again as a backstop.
 --
--- The dense leg comes in two forms with distinct SQL text (so no cached plan of one is
--- ever reused for the other):
+-- The dense leg comes in two forms, two named blocks with distinct SQL text (so no cached
+-- plan of one is ever reused for the other). Everything but the dense CTE is the same text
+-- in both; tests/search/test_search_sql.py fails when they drift apart:
 --   hybrid_exact: ORDER BY an expression, which HNSW cannot serve -> exact top-N over the
 --                 allowed rows (btree on wall_group_id, then top-N heapsort);
 --   hybrid_hnsw:  ORDER BY the distance operator -> HNSW index scan with the iterative
@@ -16,9 +17,8 @@
 --                 group predicate is written so the btree cannot serve it, leaving HNSW as
 --                 the planner's only sensible path.
 -- The caller picks the form from the allowed row count and re-runs exact when the HNSW
--- form returns fewer than min(candidates, allowed) rows. Either form comes collapsed (one
--- hit per document, its best chunk, the other matching chunks listed): the caller turns
--- the two /*collapse*/false markers into true, again a distinct SQL text.
+-- form returns fewer than min(candidates, allowed) rows. With :collapse true either form
+-- returns one hit per document (its best chunk, the other matching chunks listed).
 --
 -- Parameters
 --   :qvec              query embedding (pgvector text)
@@ -31,6 +31,7 @@
 --                      sources (case law, legislation: no matter) stay in. It only narrows.
 --   :use_dense, :use_sparse, :dense_weight, :sparse_weight, :rrf_k, :k
 --   :dense_candidates, :sparse_candidates, :sparse_rank_cap, :sparse_rerank
+--   :collapse          true: one hit per document (collapse "document")
 --
 -- analyze_query (run first; it reads no chunks) turns the question into the sparse leg's
 -- inputs. It matches on the OR of the question's lexemes (AND semantics returns nothing for
@@ -218,7 +219,7 @@ WITH policy AS (
     JOIN chunks c ON c.chunk_id = f.chunk_id
 ), top AS (
     SELECT * FROM fused_doc
-    WHERE NOT /*collapse*/false OR in_document = 1
+    WHERE NOT CAST(:collapse AS boolean) OR in_document = 1
     ORDER BY score DESC, least(coalesce(sparse_rank, 1000000), coalesce(dense_rank, 1000000)),
              chunk_id
     LIMIT :k
@@ -237,7 +238,136 @@ LEFT JOIN LATERAL (
                        CAST(:headline_tsq AS tsquery),
                        'StartSel=<b>, StopSel=</b>, MaxWords=35, MinWords=12, MaxFragments=2, '
                        || 'FragmentDelimiter=" … "') AS snippet,
-           CASE WHEN /*collapse*/false THEN
+           CASE WHEN CAST(:collapse AS boolean) THEN
+               (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                           'chunk_id', o.chunk_id, 'section_path', oc.section_path,
+                           'page_from', oc.page_from, 'page_to', oc.page_to,
+                           'score', o.score) ORDER BY o.in_document), '[]'::jsonb)
+                FROM fused_doc o JOIN chunks oc ON oc.chunk_id = o.chunk_id
+                WHERE o.document_id = t.document_id AND o.in_document > 1)
+           END AS other_sections
+    FROM top t
+    JOIN chunks c ON c.chunk_id = t.chunk_id
+    JOIN documents d ON d.document_id = c.document_id
+) AS hit ON true
+ORDER BY hit.score DESC NULLS LAST,
+         least(coalesce(hit.sparse_rank, 1000000), coalesce(hit.dense_rank, 1000000)),
+         hit.chunk_id
+
+-- name: hybrid_hnsw
+-- The HNSW form of hybrid_exact: only the dense CTE differs (tests/search/test_search_sql.py
+-- checks that everything else is the same text).
+WITH policy AS (
+    SELECT version FROM policy_state WHERE id = 1
+), pending AS (
+    SELECT coalesce(array_agg(matter_id), '{}') AS matter_ids FROM retag_pending
+), dense AS MATERIALIZED (
+    SELECT c.chunk_id, c.embedding <=> CAST(:qvec AS vector) AS distance
+    FROM chunks c
+    WHERE :use_dense
+      AND (SELECT version FROM policy) = :policy_version
+      AND (c.wall_group_id || '') = ANY(CAST(:wall_groups AS text[]))
+      AND c.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
+      AND coalesce(c.matter_id, '') <> ALL (CAST((SELECT matter_ids FROM pending) AS text[]))
+      AND NOT c.suppressed
+      AND (CAST(:doc_types AS text[]) IS NULL OR c.doc_type = ANY(CAST(:doc_types AS text[])))
+      AND (CAST(:sources AS text[]) IS NULL OR c.source = ANY(CAST(:sources AS text[])))
+      AND (CAST(:matter_ids AS text[]) IS NULL OR c.matter_id = ANY(CAST(:matter_ids AS text[])))
+      AND (CAST(:session_matter_id AS text) IS NULL
+           OR c.matter_id = CAST(:session_matter_id AS text) OR c.matter_id IS NULL)
+      AND (CAST(:modified_from AS timestamptz) IS NULL
+           OR c.modified_at >= CAST(:modified_from AS timestamptz))
+      AND (CAST(:modified_to AS timestamptz) IS NULL
+           OR c.modified_at <= CAST(:modified_to AS timestamptz))
+    ORDER BY c.embedding <=> CAST(:qvec AS vector)
+    LIMIT :dense_candidates
+), sparse_pool AS MATERIALIZED (
+    -- Ranking reads every matching tsvector, so it is bounded: at most :sparse_rank_cap
+    -- allowed matches (only a question of very common words gets there), each scored once
+    -- by plain ts_rank on the match query; the best :sparse_rerank of them are re-ranked
+    -- with IDF below.
+    SELECT c.chunk_id, c.body_tsv, ts_rank(c.body_tsv, CAST(:match_tsq AS tsquery)) AS pre
+    FROM chunks c
+    WHERE :use_sparse
+      AND (SELECT version FROM policy) = :policy_version
+      AND c.body_tsv @@ CAST(:match_tsq AS tsquery)
+      AND c.wall_group_id = ANY(CAST(:wall_groups AS text[]))
+      AND c.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
+      AND coalesce(c.matter_id, '') <> ALL (CAST((SELECT matter_ids FROM pending) AS text[]))
+      AND NOT c.suppressed
+      AND (CAST(:doc_types AS text[]) IS NULL OR c.doc_type = ANY(CAST(:doc_types AS text[])))
+      AND (CAST(:sources AS text[]) IS NULL OR c.source = ANY(CAST(:sources AS text[])))
+      AND (CAST(:matter_ids AS text[]) IS NULL OR c.matter_id = ANY(CAST(:matter_ids AS text[])))
+      AND (CAST(:session_matter_id AS text) IS NULL
+           OR c.matter_id = CAST(:session_matter_id AS text) OR c.matter_id IS NULL)
+      AND (CAST(:modified_from AS timestamptz) IS NULL
+           OR c.modified_at >= CAST(:modified_from AS timestamptz))
+      AND (CAST(:modified_to AS timestamptz) IS NULL
+           OR c.modified_at <= CAST(:modified_to AS timestamptz))
+    LIMIT :sparse_rank_cap
+), sparse AS MATERIALIZED (
+    SELECT p.chunk_id,
+           (SELECT coalesce(sum(w.idf * ts_rank(p.body_tsv,
+                                                CAST(quote_literal(w.lexeme) AS tsquery))), 0)
+            FROM unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_idfs AS float8[]))
+                 AS w(lexeme, idf)) AS relevance
+    FROM (SELECT chunk_id, body_tsv FROM sparse_pool
+          ORDER BY pre DESC, chunk_id LIMIT :sparse_rerank) AS p
+    ORDER BY relevance DESC, p.chunk_id
+    LIMIT :sparse_candidates
+), dense_ranked AS (
+    SELECT chunk_id, distance, row_number() OVER (ORDER BY distance, chunk_id) AS r FROM dense
+), sparse_ranked AS (
+    SELECT chunk_id, relevance, row_number() OVER (ORDER BY relevance DESC, chunk_id) AS r
+    FROM sparse
+), fused AS (
+    SELECT chunk_id,
+           sum(weight / (:rrf_k + r)) AS score,
+           min(dense_rank) AS dense_rank,
+           min(sparse_rank) AS sparse_rank,
+           min(distance) AS distance,
+           max(relevance) AS relevance
+    FROM (
+        SELECT chunk_id, r, CAST(:dense_weight AS float8) AS weight, r AS dense_rank,
+               CAST(NULL AS bigint) AS sparse_rank, distance, CAST(NULL AS float8) AS relevance
+        FROM dense_ranked
+        UNION ALL
+        SELECT chunk_id, r, CAST(:sparse_weight AS float8), NULL, r, NULL, relevance
+        FROM sparse_ranked
+    ) AS legs
+    GROUP BY chunk_id
+), fused_doc AS (
+    -- collapsed, one hit per document: its best chunk (the others are listed with it)
+    SELECT f.*, c.document_id,
+           row_number() OVER (PARTITION BY c.document_id
+                              ORDER BY f.score DESC,
+                                       least(coalesce(f.sparse_rank, 1000000),
+                                             coalesce(f.dense_rank, 1000000)),
+                                       f.chunk_id) AS in_document
+    FROM fused f
+    JOIN chunks c ON c.chunk_id = f.chunk_id
+), top AS (
+    SELECT * FROM fused_doc
+    WHERE NOT CAST(:collapse AS boolean) OR in_document = 1
+    ORDER BY score DESC, least(coalesce(sparse_rank, 1000000), coalesce(dense_rank, 1000000)),
+             chunk_id
+    LIMIT :k
+)
+SELECT (SELECT version FROM policy) AS policy_version_seen,
+       (SELECT count(*) FROM dense) AS dense_count,
+       (SELECT count(*) FROM sparse) AS sparse_count,
+       hit.*
+FROM (SELECT 1) AS one
+LEFT JOIN LATERAL (
+    SELECT t.chunk_id, t.score, t.dense_rank, t.sparse_rank, t.distance, t.relevance,
+           c.body, c.content_sha256, c.client_id, c.matter_id, c.section_path, c.page_from,
+           c.page_to, c.doc_type, d.source, d.external_id, d.title, d.modified_at,
+           ts_headline('ewall_nl',
+                       replace(replace(replace(c.body, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
+                       CAST(:headline_tsq AS tsquery),
+                       'StartSel=<b>, StopSel=</b>, MaxWords=35, MinWords=12, MaxFragments=2, '
+                       || 'FragmentDelimiter=" … "') AS snippet,
+           CASE WHEN CAST(:collapse AS boolean) THEN
                (SELECT coalesce(jsonb_agg(jsonb_build_object(
                            'chunk_id', o.chunk_id, 'section_path', oc.section_path,
                            'page_from', oc.page_from, 'page_to', oc.page_to,
@@ -268,3 +398,18 @@ SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
        set_config('hnsw.ef_search', CAST(:ef_search AS text), true),
        set_config('hnsw.max_scan_tuples', CAST(:max_scan_tuples AS text), true),
        set_config('hnsw.scan_mem_multiplier', '4', true)
+
+-- name: list_synonyms
+SELECT term, synonym, created_by, created_at FROM search_synonyms ORDER BY term, synonym
+
+-- name: lexeme_counts
+-- How many searchable lexemes a synonym's term and its synonym have (0: nothing to match).
+SELECT cardinality(ewall_query_lexemes(:term)) AS term_lexemes,
+       cardinality(ewall_query_lexemes(:synonym)) AS synonym_lexemes
+
+-- name: insert_synonym
+INSERT INTO search_synonyms (term, synonym, created_by) VALUES (:term, :synonym, :created_by)
+ON CONFLICT (term, synonym) DO NOTHING
+
+-- name: delete_synonym
+DELETE FROM search_synonyms WHERE term = :term AND synonym = :synonym

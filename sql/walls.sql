@@ -136,3 +136,139 @@ WITH RECURSIVE walls_with_team AS (
 )
 SELECT DISTINCT c.wall_id, t.person_id
 FROM covered c JOIN matter_team t ON t.matter_id = c.matter_id
+
+-- name: policy_version
+SELECT version FROM policy_state WHERE id = 1
+
+-- name: policy_version_for_share
+-- The version, locked FOR SHARE until commit: no policy change can commit before this
+-- transaction does (the grounding gate's replica fence).
+SELECT version FROM policy_state WHERE id = 1 FOR SHARE
+
+-- name: bump_policy_version
+-- The UPDATE of the single row also serialises concurrent policy changes.
+UPDATE policy_state SET version = version + 1, updated_at = now() WHERE id = 1
+RETURNING version
+
+-- name: set_allowed_sets
+-- The person's allowed sets as transaction-local settings (SET LOCAL semantics, safe under
+-- poolers) that the chunks RLS policy reads.
+SELECT set_config('ewall.allowed_wall_groups', CAST(:groups AS text[])::text, true),
+       set_config('ewall.allowed_source_acls', CAST(:acls AS text[])::text, true)
+
+-- name: writer_mode
+-- Writer mode for this transaction: the chunks RLS policy lets it pass (see
+-- app/walls/access.py, mark_writer, for when that is allowed).
+SELECT set_config('ewall.writer', 'on', true)
+
+-- name: add_retagged_chunks
+UPDATE retag_pending SET retagged_chunks = retagged_chunks + :n
+WHERE matter_id = :matter_id AND target_wall_group_id = :target
+
+-- name: next_retags
+-- The oldest pending re-tags, for the worker.
+SELECT matter_id, target_wall_group_id, policy_version FROM retag_pending
+ORDER BY queued_at, matter_id
+LIMIT 100
+
+-- name: retag_queue
+SELECT matter_id, target_wall_group_id, policy_version, queued_at, retagged_chunks
+FROM retag_pending
+ORDER BY queued_at, matter_id
+
+-- name: snapshot_people
+-- The snapshot_* blocks read the matrix snapshot (app/walls/resolution.py): plain reads of
+-- whole tables, fetched as tuples straight from the driver.
+SELECT person_id, name, active FROM people
+
+-- name: snapshot_aliases
+SELECT person_id, alias FROM person_aliases
+
+-- name: snapshot_group_members
+SELECT source, group_id, member FROM source_group_members
+
+-- name: snapshot_protected_matters
+SELECT wall_id, matter_id FROM wall_protected_matters
+
+-- name: snapshot_protected_clients
+SELECT wall_id, client_id FROM wall_protected_clients
+
+-- name: snapshot_wall_people
+SELECT wall_id, person_id, role FROM wall_people
+
+-- name: snapshot_walls
+SELECT wall_id, kind, title, include_team, effective_from, effective_until, lifted_at
+FROM walls
+
+-- name: snapshot_wall_groups
+SELECT wall_group_id, wall_ids FROM wall_groups
+
+-- name: snapshot_clients
+SELECT client_id, name, parent_id FROM clients
+
+-- name: snapshot_matters
+SELECT matter_id, client_id, title, status FROM matters
+
+-- name: snapshot_parties
+SELECT matter_id, name, name_norm, role FROM matter_parties ORDER BY matter_id, position
+
+-- name: snapshot_team
+SELECT matter_id, person_id FROM matter_team
+
+-- name: snapshot_matter_groups
+SELECT matter_id, wall_group_id FROM matter_wall_groups
+
+-- name: known_matters
+-- known_*: which of the ids a wall names exist (app/walls/service.py, check_wall).
+SELECT matter_id FROM matters WHERE matter_id = ANY(CAST(:ids AS text[]))
+
+-- name: known_clients
+SELECT client_id FROM clients WHERE client_id = ANY(CAST(:ids AS text[]))
+
+-- name: known_people
+SELECT person_id FROM people WHERE person_id = ANY(CAST(:ids AS text[]))
+
+-- name: insert_wall
+INSERT INTO walls (wall_id, kind, title, reason, include_team, effective_from,
+                   effective_until, created_by)
+VALUES (:wall_id, :kind, :title, :reason, :include_team, :effective_from, :effective_until,
+        :created_by)
+
+-- name: insert_protected_matters
+INSERT INTO wall_protected_matters (wall_id, matter_id)
+SELECT :wall_id, m FROM unnest(CAST(:matter_ids AS text[])) AS m
+
+-- name: insert_protected_clients
+INSERT INTO wall_protected_clients (wall_id, client_id)
+SELECT :wall_id, c FROM unnest(CAST(:client_ids AS text[])) AS c
+
+-- name: insert_wall_people
+INSERT INTO wall_people (wall_id, person_id, role)
+SELECT :wall_id, p, r FROM unnest(CAST(:person_ids AS text[]), CAST(:roles AS text[])) AS t(p, r)
+
+-- name: protected_matters_of
+SELECT wall_id, matter_id FROM wall_protected_matters WHERE wall_id = ANY(CAST(:wall_ids AS text[]))
+
+-- name: protected_clients_of
+SELECT wall_id, client_id FROM wall_protected_clients WHERE wall_id = ANY(CAST(:wall_ids AS text[]))
+
+-- name: wall_people_of
+SELECT wall_id, person_id, role FROM wall_people WHERE wall_id = ANY(CAST(:wall_ids AS text[]))
+
+-- name: lock_wall
+-- The wall's lifted_at, its row locked until commit (a concurrent lift waits).
+SELECT lifted_at FROM walls WHERE wall_id = :wall_id FOR UPDATE
+
+-- name: lift_wall
+UPDATE walls SET lifted_at = :lifted_at, lifted_by = :lifted_by, lift_reason = :lift_reason
+WHERE wall_id = :wall_id
+
+-- name: wall
+SELECT wall_id, kind, title, reason, include_team, effective_from, effective_until,
+       created_by, created_at, lifted_at, lifted_by, lift_reason
+FROM walls WHERE wall_id = :wall_id
+
+-- name: all_walls
+SELECT wall_id, kind, title, reason, include_team, effective_from, effective_until,
+       created_by, created_at, lifted_at, lifted_by, lift_reason
+FROM walls ORDER BY created_at, wall_id

@@ -18,9 +18,9 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Connection, TextClause, event, text
+from sqlalchemy import Connection, event
 
-from app.db import sqlfiles
+from app.audit import repository
 from app.errors import AppError
 
 GENESIS = "0" * 64
@@ -60,6 +60,7 @@ def now_utc() -> datetime:
 
 
 SESSION_FIELDS = ("session_id", "session_matter_id", "session_scope")
+RESULT_FIELDS = ("rank", "chunk_id", "matter_id", "content_sha256", "score")
 
 
 def retrieval_canonical(row: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> str:
@@ -133,10 +134,7 @@ def gate_canonical(row: Mapping[str, Any]) -> str:
 # --- appends ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Appended:
-    seq: int
-    hash: str
+Appended = repository.Appended
 
 
 def access_set_id(members: Iterable[str]) -> str:
@@ -166,19 +164,42 @@ def _access_set(members: tuple[str, ...]) -> tuple[list[str], str]:
     return ordered, access_set_id(ordered)
 
 
+@dataclass(frozen=True)
+class Fence:
+    """The allowed sets a replica search used: the primary appends its audit row only if
+    every returned chunk is still visible under them at the same policy version."""
+
+    wall_groups: tuple[str, ...]
+    source_acl_ids: tuple[str, ...]
+
+
 def append_retrieval(
-    conn: Connection,
-    row: dict[str, Any],
-    results: Sequence[Mapping[str, Any]],
-    *,
-    statement: TextClause | None = None,
-    extra: Mapping[str, Any] | None = None,
+    conn: Connection, row: dict[str, Any], results: Sequence[Mapping[str, Any]]
 ) -> Appended:
     """Write one retrieval and its results. ``row`` carries ``allowed_wall_groups`` and
     ``source_principals`` as lists; they are stored once per distinct set. Results go first
     (their FK is deferred); the chain step, which locks the chain head until commit, comes
-    last. ``statement``/``extra``: a gated form of the append (the replica fence), which
-    raises NoResultFound when its gate holds the chain step back."""
+    last."""
+    out = repository.insert_retrieval(conn, _retrieval_params(conn, row, results, None))
+    if out is None:  # pragma: no cover - only a fenced append can be held back
+        raise RuntimeError("the unfenced retrieval append returned no row")
+    return out
+
+
+def append_fenced_retrieval(
+    conn: Connection, row: dict[str, Any], results: Sequence[Mapping[str, Any]], fence: Fence
+) -> Appended | None:
+    """``append_retrieval`` gated on the replica fence in the same statement (sql/audit.sql);
+    None when the fence failed: the chain head did not move and the caller must roll back."""
+    return repository.insert_retrieval(conn, _retrieval_params(conn, row, results, fence))
+
+
+def _retrieval_params(
+    conn: Connection,
+    row: dict[str, Any],
+    results: Sequence[Mapping[str, Any]],
+    fence: Fence | None,
+) -> dict[str, Any]:
     # round-trip the JSON so the hash covers exactly what jsonb will give back
     row = dict(row)
     row["filters"] = json.loads(canonical_json(row["filters"]))
@@ -211,11 +232,11 @@ def append_retrieval(
         result_matter_ids=[r["matter_id"] for r in ordered],
         result_hashes=[r["content_sha256"] for r in ordered],
         result_scores=[float(r["score"]) for r in ordered],
+        fenced=fence is not None,
+        fence_wall_groups=list(fence.wall_groups) if fence is not None else None,
+        fence_source_acl_ids=list(fence.source_acl_ids) if fence is not None else None,
     )
-    params.update(extra or {})
-    stmt = statement if statement is not None else sqlfiles.query("audit.append_retrieval")
-    out = conn.execute(stmt, params).one()
-    return Appended(int(out.seq), str(out.hash))
+    return params
 
 
 def append_policy_event(conn: Connection, row: dict[str, Any]) -> Appended:
@@ -225,8 +246,7 @@ def append_policy_event(conn: Connection, row: dict[str, Any]) -> Appended:
     params = dict(row)
     params["details"] = canonical_json(row["details"])
     params["canonical"] = canonical
-    out = conn.execute(sqlfiles.query("audit.append_policy_event"), params).one()
-    return Appended(int(out.seq), str(out.hash))
+    return repository.insert_policy_event(conn, params)
 
 
 def append_gate_event(
@@ -252,8 +272,7 @@ def append_gate_event(
     params["request"] = canonical_json(row["request"])
     params["outcome"] = canonical_json(row["outcome"])
     params["canonical"] = canonical
-    out = conn.execute(sqlfiles.query("audit.append_gate_event"), params).one()
-    return Appended(int(out.seq), str(out.hash))
+    return repository.insert_gate_event(conn, params)
 
 
 def record_refusal(
@@ -343,27 +362,14 @@ def verify_rows(
     return ChainReport(chain, True, checked, prev)
 
 
-def _stream(conn: Connection, sql: str, params: dict[str, Any] | None = None) -> Iterator[Any]:
-    result = conn.execution_options(stream_results=True, yield_per=2000).execute(
-        text(sql), params or {}
-    )
-    yield from result.mappings()
-
-
 def iter_retrieval_rows(conn: Connection) -> Iterator[tuple[int, str, str, str]]:
     current: dict[str, Any] | None = None
     results: list[dict[str, Any]] = []
-    sql = (
-        "SELECT r.*, x.rank AS x_rank, x.chunk_id AS x_chunk_id, x.matter_id AS x_matter_id, "
-        "x.content_sha256 AS x_content_sha256, x.score AS x_score "
-        "FROM audit_retrievals r LEFT JOIN audit_retrieval_results x USING (retrieval_id) "
-        "ORDER BY r.seq, x.rank"
-    )
-    for row in _stream(conn, sql):
+    for row in repository.stream_retrieval_rows(conn):
         if current is None or row["retrieval_id"] != current["retrieval_id"]:
             if current is not None:
                 yield _retrieval_tuple(current, results)
-            current = dict(row)
+            current = row
             results = []
         if row["x_rank"] is not None:
             results.append(
@@ -386,30 +392,21 @@ def _retrieval_tuple(
 
 
 def _head(conn: Connection, chain: str) -> tuple[int, str] | None:
-    row = conn.execute(
-        text("SELECT seq, hash FROM audit_heads WHERE chain = :chain"), {"chain": chain}
-    ).first()
-    return (int(row.seq), str(row.hash)) if row is not None else (0, GENESIS)
+    head = repository.chain_head(conn, chain)
+    return head if head is not None else (0, GENESIS)
 
 
 def _verify_access_sets(conn: Connection) -> ChainReport | None:
     """Each stored set must still hash to its id; report the first retrieval using a bad one."""
-    for row in _stream(conn, "SELECT set_id, members FROM audit_access_sets ORDER BY set_id"):
-        if access_set_id(row["members"]) != row["set_id"]:
-            seq = conn.execute(
-                text(
-                    "SELECT min(seq) FROM audit_retrievals WHERE allowed_wall_groups_set = :s "
-                    "OR source_principals_set = :s"
-                ),
-                {"s": row["set_id"]},
-            ).scalar()
+    for set_id, members in repository.stream_access_sets(conn):
+        if access_set_id(members) != set_id:
             return ChainReport(
                 "retrievals",
                 False,
                 0,
                 GENESIS,
-                int(seq) if seq is not None else None,
-                f"access set {row['set_id'][:12]}... was altered (its members no longer match)",
+                repository.first_retrieval_using_set(conn, set_id),
+                f"access set {set_id[:12]}... was altered (its members no longer match)",
             )
     return None
 
@@ -429,13 +426,13 @@ def verify_chain(conn: Connection, chain: str) -> ChainReport:
     if chain == "policy":
         rows = (
             (int(r["seq"]), r["prev_hash"], r["hash"], policy_canonical(r))
-            for r in _stream(conn, "SELECT * FROM policy_events ORDER BY seq")
+            for r in repository.stream_policy_events(conn)
         )
         return verify_rows(chain, rows, head)
     if chain == "gates":
         rows = (
             (int(r["seq"]), r["prev_hash"], r["hash"], gate_canonical(r))
-            for r in _stream(conn, "SELECT * FROM gate_events ORDER BY seq")
+            for r in repository.stream_gate_events(conn)
         )
         return verify_rows(chain, rows, head)
     raise ValueError(f"unknown chain {chain!r}")

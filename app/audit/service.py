@@ -7,14 +7,20 @@ import hashlib
 import hmac
 import re
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
-from app.audit.chain import canonical_json, iso
-from app.db import sqlfiles
+from app.audit import repository
+from app.audit.chain import RESULT_FIELDS, canonical_json, iso
+from app.audit.repository import (
+    AuditFilter,
+    GateEventFilter,
+    PolicyEventFilter,
+    RetrievalFilter,
+)
 from app.errors import NotFound, Unprocessable
 from app.settings import Settings
 
@@ -56,20 +62,18 @@ def decode_cursor(cursor: str | None, *, key: bytes, kind: str) -> int | None:
     return seq
 
 
-def _sets(conn: Connection, rows: list[Any]) -> dict[str, list[str]]:
+Items = Callable[[Connection, list[dict[str, Any]]], list[dict[str, Any]]]
+
+
+def _sets(conn: Connection, rows: list[dict[str, Any]]) -> dict[str, list[str]]:
     ids = sorted(
         {r["allowed_wall_groups_set"] for r in rows} | {r["source_principals_set"] for r in rows}
     )
-    if not ids:
-        return {}
-    return {
-        r["set_id"]: list(r["members"])
-        for r in conn.execute(sqlfiles.query("audit.access_sets"), {"set_ids": ids}).mappings()
-    }
+    return repository.access_sets(conn, ids)
 
 
 def _retrieval_dict(
-    row: Any, results: list[dict[str, Any]], sets: dict[str, list[str]]
+    row: Mapping[str, Any], results: list[dict[str, Any]], sets: dict[str, list[str]]
 ) -> dict[str, Any]:
     return {
         "retrieval_id": str(row["retrieval_id"]),
@@ -103,21 +107,70 @@ def _retrieval_dict(
 
 def _results(conn: Connection, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[dict[str, Any]]]:
     out: dict[uuid.UUID, list[dict[str, Any]]] = {i: [] for i in ids}
-    if not ids:
-        return out
-    for r in conn.execute(
-        sqlfiles.query("audit_read.results_for"), {"retrieval_ids": ids}
-    ).mappings():
-        out[r["retrieval_id"]].append(
-            {
-                "rank": r["rank"],
-                "chunk_id": r["chunk_id"],
-                "matter_id": r["matter_id"],
-                "content_sha256": r["content_sha256"],
-                "score": r["score"],
-            }
-        )
+    for r in repository.results_for(conn, ids):
+        out[r["retrieval_id"]].append({f: r[f] for f in RESULT_FIELDS})
     return out
+
+
+def _retrieval_items(conn: Connection, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    results = _results(conn, [r["retrieval_id"] for r in rows])
+    sets = _sets(conn, rows)
+    return [_retrieval_dict(r, results[r["retrieval_id"]], sets) for r in rows]
+
+
+# the columns an event item shows as stored, after event_id, seq and at
+_POLICY_EVENT_FIELDS = (
+    "actor",
+    "action",
+    "object_type",
+    "object_id",
+    "reason",
+    "details",
+    "policy_version",
+    "hash",
+)
+_GATE_EVENT_FIELDS = ("person_id", "gate", "ok", "request", "outcome", "hash", "prev_hash")
+
+
+def _event_items(fields: tuple[str, ...]) -> Items:
+    def items(_conn: Connection, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            {
+                "event_id": str(r["event_id"]),
+                "seq": r["seq"],
+                "at": iso(r["at"]),
+                **{f: r[f] for f in fields},
+            }
+            for r in rows
+        ]
+
+    return items
+
+
+# per list: the cursor's kind (a cursor of one list is invalid for another) and its items
+_LISTS: dict[type[AuditFilter], tuple[str, Items]] = {
+    RetrievalFilter: ("retrievals", _retrieval_items),
+    PolicyEventFilter: ("policy-events", _event_items(_POLICY_EVENT_FIELDS)),
+    GateEventFilter: ("gate-events", _event_items(_GATE_EVENT_FIELDS)),
+}
+
+
+def _page(
+    conn: Connection, where: AuditFilter, *, limit: int, cursor: str | None, cursor_secret: bytes
+) -> dict[str, Any]:
+    """One page of a list, newest first: the cursor (signed for its list) is the last seq of
+    the previous page; one row more than ``limit`` is read to know whether a next page is."""
+    kind, items = _LISTS[type(where)]
+    before_seq = decode_cursor(cursor, key=cursor_secret, kind=kind)
+    rows = repository.list_newest_first(conn, where, before_seq=before_seq, limit=limit + 1)
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return {
+        "items": items(conn, rows),
+        "next_cursor": encode_cursor(rows[-1]["seq"], key=cursor_secret, kind=kind)
+        if more and rows
+        else None,
+    }
 
 
 def list_retrievals(
@@ -134,33 +187,16 @@ def list_retrievals(
     cursor_secret: bytes,
     session_id: str | None = None,
 ) -> dict[str, Any]:
-    rows = list(
-        conn.execute(
-            sqlfiles.query("audit_read.list_retrievals"),
-            {
-                "person_id": person_id,
-                "matter_id": matter_id,
-                "chunk_id": chunk_id,
-                "since": since,
-                "until": until,
-                "before_seq": decode_cursor(cursor, key=cursor_secret, kind="retrievals"),
-                "limit": limit + 1,
-                "purpose": purpose,
-                "session_id": session_id,
-            },
-        ).mappings()
+    where = RetrievalFilter(
+        person_id=person_id,
+        matter_id=matter_id,
+        chunk_id=chunk_id,
+        since=since,
+        until=until,
+        purpose=purpose,
+        session_id=session_id,
     )
-    more = len(rows) > limit
-    rows = rows[:limit]
-    results = _results(conn, [r["retrieval_id"] for r in rows])
-    sets = _sets(conn, rows)
-    items = [_retrieval_dict(r, results[r["retrieval_id"]], sets) for r in rows]
-    return {
-        "items": items,
-        "next_cursor": encode_cursor(rows[-1]["seq"], key=cursor_secret, kind="retrievals")
-        if more and rows
-        else None,
-    }
+    return _page(conn, where, limit=limit, cursor=cursor, cursor_secret=cursor_secret)
 
 
 def withhold_matters(items: list[dict[str, Any]], may_see: Callable[[str], bool]) -> None:
@@ -184,41 +220,23 @@ def get_retrieval(conn: Connection, retrieval_id: str) -> dict[str, Any]:
         parsed = uuid.UUID(retrieval_id)
     except ValueError:
         raise NotFound("Retrieval", retrieval_id) from None
-    row = (
-        conn.execute(
-            text("SELECT * FROM audit_retrievals WHERE retrieval_id = :id"), {"id": parsed}
-        )
-        .mappings()
-        .first()
-    )
+    row = repository.retrieval(conn, parsed)
     if row is None:
         raise NotFound("Retrieval", retrieval_id)
-    return _retrieval_dict(row, _results(conn, [parsed])[parsed], _sets(conn, [row]))
+    return _retrieval_items(conn, [row])[0]
 
 
 def export_lines(
     conn: Connection, *, since: datetime | str | None, until: datetime | str | None
 ) -> Iterator[str]:
-    rows = (
-        conn.execution_options(stream_results=True, yield_per=1000)
-        .execute(sqlfiles.query("audit_read.export_retrievals"), {"since": since, "until": until})
-        .mappings()
-    )
-    batch: list[Any] = []
-
-    def flush(batch: list[Any]) -> Iterator[str]:
-        results = _results(conn, [r["retrieval_id"] for r in batch])
-        sets = _sets(conn, batch)
-        for r in batch:
-            yield canonical_json(_retrieval_dict(r, results[r["retrieval_id"]], sets)) + "\n"
-
-    for row in rows:
+    batch: list[dict[str, Any]] = []
+    for row in repository.stream_retrievals(conn, since=since, until=until):
         batch.append(row)
         if len(batch) >= 500:
-            yield from flush(batch)
+            yield from (canonical_json(i) + "\n" for i in _retrieval_items(conn, batch))
             batch = []
     if batch:
-        yield from flush(batch)
+        yield from (canonical_json(i) + "\n" for i in _retrieval_items(conn, batch))
 
 
 def list_policy_events(
@@ -231,42 +249,8 @@ def list_policy_events(
     cursor: str | None,
     cursor_secret: bytes,
 ) -> dict[str, Any]:
-    rows = list(
-        conn.execute(
-            sqlfiles.query("audit_read.list_policy_events"),
-            {
-                "since": since,
-                "until": until,
-                "object_id": object_id,
-                "before_seq": decode_cursor(cursor, key=cursor_secret, kind="policy-events"),
-                "limit": limit + 1,
-            },
-        ).mappings()
-    )
-    more = len(rows) > limit
-    rows = rows[:limit]
-    items = [
-        {
-            "event_id": str(r["event_id"]),
-            "seq": r["seq"],
-            "at": iso(r["at"]),
-            "actor": r["actor"],
-            "action": r["action"],
-            "object_type": r["object_type"],
-            "object_id": r["object_id"],
-            "reason": r["reason"],
-            "details": r["details"],
-            "policy_version": r["policy_version"],
-            "hash": r["hash"],
-        }
-        for r in rows
-    ]
-    return {
-        "items": items,
-        "next_cursor": encode_cursor(rows[-1]["seq"], key=cursor_secret, kind="policy-events")
-        if more and rows
-        else None,
-    }
+    where = PolicyEventFilter(since=since, until=until, object_id=object_id)
+    return _page(conn, where, limit=limit, cursor=cursor, cursor_secret=cursor_secret)
 
 
 def list_gate_events(
@@ -282,40 +266,5 @@ def list_gate_events(
     cursor_secret: bytes,
 ) -> dict[str, Any]:
     """The gates chain, newest first: checks, refusals and probes, hashes instead of text."""
-    rows = list(
-        conn.execute(
-            sqlfiles.query("audit_read.list_gate_events"),
-            {
-                "person_id": person_id,
-                "gate": gate,
-                "ok": ok,
-                "since": since,
-                "until": until,
-                "before_seq": decode_cursor(cursor, key=cursor_secret, kind="gate-events"),
-                "limit": limit + 1,
-            },
-        ).mappings()
-    )
-    more = len(rows) > limit
-    rows = rows[:limit]
-    items = [
-        {
-            "event_id": str(r["event_id"]),
-            "seq": r["seq"],
-            "at": iso(r["at"]),
-            "person_id": r["person_id"],
-            "gate": r["gate"],
-            "ok": r["ok"],
-            "request": r["request"],
-            "outcome": r["outcome"],
-            "hash": r["hash"],
-            "prev_hash": r["prev_hash"],
-        }
-        for r in rows
-    ]
-    return {
-        "items": items,
-        "next_cursor": encode_cursor(rows[-1]["seq"], key=cursor_secret, kind="gate-events")
-        if more and rows
-        else None,
-    }
+    where = GateEventFilter(person_id=person_id, gate=gate, ok=ok, since=since, until=until)
+    return _page(conn, where, limit=limit, cursor=cursor, cursor_secret=cursor_secret)

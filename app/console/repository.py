@@ -9,12 +9,13 @@ from typing import Any
 from sqlalchemy import Connection
 
 from app.db import sqlfiles
-from app.walls.retag import mark_writer
+from app.walls.access import mark_writer
 
 
 def chunks_per_matter(conn: Connection, matter_ids: Sequence[str]) -> dict[str, int]:
-    """Chunk counts per matter. Marks the transaction as a writer to pass RLS: use a
-    transaction of its own that reads nothing else."""
+    """Chunk counts per matter, over every chunk (documents private to others included), for
+    the conflicts partner's issue page: writer mode under mark_writer's rule (counts only),
+    so use a transaction of its own that reads nothing else."""
     if not matter_ids:
         return {}
     mark_writer(conn)

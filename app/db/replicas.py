@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from sqlalchemy import text
+from sqlalchemy import Connection
 
+from app.db import sqlfiles
 from app.db.engine import Database, DatabaseUrls
 from app.settings import Settings
 
@@ -46,12 +47,20 @@ LAGGING = "lagging"
 NOT_STANDBY = "not_standby"
 UNKNOWN = "unknown"
 
-_PROBE = text(
-    "SELECT pg_is_in_recovery() AS standby, "
-    "pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0') AS replay, "
-    "pg_wal_lsn_diff(pg_last_wal_receive_lsn(), '0/0') AS receive"
-)
-_PRIMARY_LSN = text("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')")
+
+def begin_read_only(conn: Connection) -> None:
+    """Make the transaction just begun read-only (its first statement)."""
+    conn.execute(sqlfiles.query("replica.read_only"))
+
+
+def primary_lsn(conn: Connection) -> str:
+    """The primary's current WAL position (text form)."""
+    return str(conn.execute(sqlfiles.query("replica.primary_lsn")).scalar_one())
+
+
+def replayed_past(conn: Connection, lsn: str) -> bool:
+    """Whether this server is a standby that has replayed at least up to ``lsn``."""
+    return bool(conn.execute(sqlfiles.query("replica.replayed_past"), {"lsn": lsn}).scalar_one())
 
 
 def parse_urls(value: str) -> list[str]:
@@ -169,7 +178,7 @@ class ReplicaSet:
     def _sample_primary(self) -> None:
         try:
             with self.primary.connect() as conn:
-                lsn = int(conn.execute(_PRIMARY_LSN).scalar_one())
+                lsn = int(conn.execute(sqlfiles.query("replica.primary_lsn_bytes")).scalar_one())
         except Exception:  # the primary's own health is /readyz's business
             log.debug("primary WAL position unavailable", exc_info=True)
             return
@@ -187,7 +196,7 @@ class ReplicaSet:
     def check(self, replica: Replica) -> ReplicaState:
         try:
             with replica.database.connect() as conn:
-                row = conn.execute(_PROBE).one()
+                row = conn.execute(sqlfiles.query("replica.probe")).one()
         except Exception as exc:  # any failure: the replica is down for routing
             state = ReplicaState(
                 replica.name,

@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
 from app.errors import Forbidden, NotFound, Unprocessable
+from app.gates import repository
 from app.gates.sentences import split_sentences
 from app.resources import Resources
 from app.walls import policy
@@ -79,22 +80,12 @@ def _normalised(rows: Matrix) -> Matrix:
 
 def returned_chunks(conn: Connection, retrieval_id: uuid.UUID, person_id: str) -> dict[str, str]:
     """chunk_id -> content hash as audited, for a retrieval made by ``person_id``."""
-    owner = conn.execute(
-        text("SELECT person_id FROM audit_retrievals WHERE retrieval_id = :id"),
-        {"id": retrieval_id},
-    ).scalar_one_or_none()
+    owner = repository.retrieval_owner(conn, retrieval_id)
     if owner is None:
         raise NotFound("retrieval", str(retrieval_id))
     if owner != person_id:
         raise Forbidden("Only the person who made the retrieval may check it.")
-    rows = conn.execute(
-        text(
-            "SELECT chunk_id, content_sha256 FROM audit_retrieval_results "
-            "WHERE retrieval_id = :id ORDER BY rank"
-        ),
-        {"id": retrieval_id},
-    )
-    return {str(r.chunk_id): str(r.content_sha256) for r in rows}
+    return repository.retrieval_results(conn, retrieval_id)
 
 
 @dataclass(frozen=True)

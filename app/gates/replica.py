@@ -24,23 +24,16 @@ import logging
 import uuid
 
 from psycopg import OperationalError
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError
 
-from app.db.replicas import Replica, ReplicaSet
+from app.db.replicas import Replica, ReplicaSet, begin_read_only, primary_lsn, replayed_past
 from app.gates.grounding import GroundingResult, Support, check_grounding, read_support
 from app.resources import Resources
 from app.search.replica import PRIMARY, replica_snapshot
 from app.walls import policy
 
 log = logging.getLogger("ewall.gates.replica")
-
-_PRIMARY_LSN = text("SELECT CAST(pg_current_wal_lsn() AS text)")
-_REPLAYED = text(
-    "SELECT pg_is_in_recovery() "
-    "AND coalesce(pg_last_wal_replay_lsn() >= CAST(:lsn AS pg_lsn), false)"
-)
-_PRIMARY_VERSION = text("SELECT version FROM policy_state WHERE id = 1 FOR SHARE")
 
 
 class _Behind(Exception):
@@ -58,13 +51,13 @@ def _read_on_replica(
 ) -> Support:
     conn = replica.database.engine.connect()
     try:
-        replayed = bool(conn.execute(_REPLAYED, {"lsn": lsn}).scalar_one())
+        replayed = replayed_past(conn, lsn)
         conn.commit()  # that check's snapshot ends here; the read snapshot starts after it
         if not replayed:
             raise _Behind
         conn.execution_options(isolation_level="REPEATABLE READ")
         conn.begin()
-        conn.execute(text("SET TRANSACTION READ ONLY"))
+        begin_read_only(conn)
         version = policy.current_version(conn)  # the transaction's snapshot starts here
         snap = replica_snapshot(resources, conn, version)
         return read_support(conn, resources, person_id, rid, snapshot=snap)
@@ -89,7 +82,7 @@ def routed_grounding(
     replicas: ReplicaSet | None = resources.extras.get("replicas")
     replica = replicas.choose() if replicas else None
     if replica is not None:
-        lsn = str(conn.execute(_PRIMARY_LSN).scalar_one())  # before anything is read
+        lsn = primary_lsn(conn)  # before anything is read
         outcome = "served"
         try:
             result = check_grounding(
@@ -111,7 +104,7 @@ def routed_grounding(
                 extra={"replica": replica.name, "error": type(exc.orig).__name__},
             )
         else:
-            current = int(conn.execute(_PRIMARY_VERSION).scalar_one())
+            current = policy.lock_current_version(conn)
             if current == result.policy_version:
                 _count(resources, replica.name, outcome)
                 return result, replica.name

@@ -18,8 +18,8 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from app.db import sqlfiles
 from app.errors import NotFound
+from app.gates import repository
 from app.walls.graph import MatrixSnapshot
 
 
@@ -41,13 +41,10 @@ def session_matters(
     """person -> the matters the session's retrievals returned chunks of (public sources have
     no matter and are left out). A person with a retrieval but no matter maps to []."""
     out: dict[str, list[str]] = defaultdict(list)
-    for row in conn.execute(
-        sqlfiles.query("sessions.session_matters"),
-        {"session_id": session_id, "person_id": person_id},
-    ).mappings():
-        matters = out[row["person_id"]]
-        if row["matter_id"] is not None:
-            matters.append(row["matter_id"])
+    for row in repository.session_matters(conn, session_id, person_id):
+        matters = out[row.person_id]
+        if row.matter_id is not None:
+            matters.append(row.matter_id)
     return dict(out)
 
 

@@ -19,20 +19,18 @@ replica error is ignored (the result stands, its audit row exists exactly once).
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from typing import Any
 
 from psycopg import OperationalError
-from sqlalchemy import Connection, TextClause, text
-from sqlalchemy.exc import DBAPIError, NoResultFound
+from sqlalchemy import Connection
+from sqlalchemy.exc import DBAPIError
 
 from app.audit import chain
 from app.auth.service import Principal
-from app.db import sqlfiles
 from app.db.engine import Database
-from app.db.replicas import Replica, ReplicaSet
+from app.db.replicas import Replica, ReplicaSet, begin_read_only
 from app.resources import Resources
 from app.search.schemas import SearchIn
 from app.search.service import ReadRoute, SearchResult, run_search
@@ -44,8 +42,6 @@ from app.walls.resolution import load_snapshot
 log = logging.getLogger("ewall.search.replica")
 
 PRIMARY = "primary"
-_GATE = "WHERE chain = 'retrievals'"
-_GATED = "WHERE chain = 'retrievals' AND (SELECT ok FROM fence)"
 
 
 class Fenced(Exception):
@@ -56,45 +52,19 @@ class ReplicaBehind(Exception):
     """The replica has not replayed a policy version this process already served."""
 
 
-_FENCED: TextClause | None = None
-
-
-def fenced_append_statement() -> TextClause:
-    """audit.append_retrieval with the fence CTE in front and the chain step gated on it
-    (built from the named blocks, so the append itself has one source)."""
-    global _FENCED  # noqa: PLW0603 - built once from the named blocks
-    if _FENCED is None:
-        base = sqlfiles.raw("audit.append_retrieval")
-        starts = [m.start() for m in re.finditer(r"^WITH ", base, re.MULTILINE)]
-        if len(starts) != 1 or base.count(_GATE) != 1:
-            raise RuntimeError("audit.append_retrieval no longer has the shape the fence gates")
-        body = base[starts[0] + len("WITH ") :].replace(_GATE, _GATED)
-        _FENCED = text(
-            "-- replica.fenced_append_retrieval\nWITH fence AS (\n"
-            + sqlfiles.raw("replica.fence")
-            + "\n), "
-            + body
-        )
-    return _FENCED
-
-
 def fenced_append(
     primary: Database, row: dict[str, Any], results: list[dict[str, Any]], access: Access
 ) -> chain.Appended:
     """Append the audit row on the primary if the fence holds; raise Fenced otherwise.
     Returns after the primary committed."""
-    extra = {
-        "fence_wall_groups": list(access.wall_groups),
-        "fence_source_acl_ids": list(access.source_acl_ids),
-    }
-    try:
-        with primary.transaction() as conn:
-            apply(conn, access)  # row-level security reads the same sets as the fence
-            return chain.append_retrieval(
-                conn, row, results, statement=fenced_append_statement(), extra=extra
-            )
-    except NoResultFound:
-        raise Fenced from None
+    fence = chain.Fence(access.wall_groups, access.source_acl_ids)
+    with primary.transaction() as conn:
+        apply(conn, access)  # row-level security reads the same sets as the fence
+        appended = chain.append_fenced_retrieval(conn, row, results, fence)
+        if appended is None:
+            # leaving the block with an exception rolls back (no audit row, no results)
+            raise Fenced
+        return appended
 
 
 class _Snapshots:
@@ -146,7 +116,7 @@ def _on_replica(
     conn = replica.database.engine.connect().execution_options(isolation_level="REPEATABLE READ")
     try:
         conn.begin()
-        conn.execute(text("SET TRANSACTION READ ONLY"))
+        begin_read_only(conn)
         version = policy.current_version(conn)  # the transaction's snapshot starts here
         if version < snapshots.newest_served:
             raise ReplicaBehind

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Response
 from pydantic import BaseModel, ConfigDict, StringConstraints
-from sqlalchemy import text
 
 from app.deps import Admin, ConnDep, Lawyer, ResourcesDep
 from app.errors import NotFound, Unprocessable
+from app.search import repository
 from app.search.replica import PRIMARY, routed_search
 from app.search.schemas import SearchIn, SearchOut
 from app.search.service import embed_query, to_response
@@ -51,42 +52,23 @@ class SynonymIn(BaseModel):
 
 @router.get("/search/synonyms")
 def list_synonyms(principal: Admin, conn: ConnDep) -> dict[str, Any]:
-    rows = conn.execute(
-        text(
-            "SELECT term, synonym, created_by, created_at FROM search_synonyms "
-            "ORDER BY term, synonym"
-        )
-    ).mappings()
-    return {"items": [dict(r) for r in rows]}
+    return {"items": [asdict(r) for r in repository.list_synonyms(conn)]}
 
 
 @router.put("/search/synonyms", status_code=200)
 def put_synonym(body: SynonymIn, principal: Admin, conn: ConnDep) -> dict[str, Any]:
     """Takes effect for the next search: ts_rewrite reads the table at query time."""
-    lexemes = conn.execute(
-        text("SELECT cardinality(ewall_query_lexemes(:t)), cardinality(ewall_query_lexemes(:s))"),
-        {"t": body.term, "s": body.synonym},
-    ).one()
-    if not lexemes[0]:
+    term_lexemes, synonym_lexemes = repository.lexeme_counts(conn, body.term, body.synonym)
+    if not term_lexemes:
         raise Unprocessable("no_lexemes", "The term has no searchable words.", field="term")
-    if not lexemes[1]:
+    if not synonym_lexemes:
         raise Unprocessable("no_lexemes", "The synonym has no searchable words.", field="synonym")
-    conn.execute(
-        text(
-            "INSERT INTO search_synonyms (term, synonym, created_by) VALUES (:t, :s, :by) "
-            "ON CONFLICT (term, synonym) DO NOTHING"
-        ),
-        {"t": body.term.lower(), "s": body.synonym.lower(), "by": principal.person_id},
-    )
+    repository.insert_synonym(conn, body.term.lower(), body.synonym.lower(), principal.person_id)
     return {"term": body.term.lower(), "synonym": body.synonym.lower()}
 
 
 @router.delete("/search/synonyms")
 def delete_synonym(body: SynonymIn, principal: Admin, conn: ConnDep) -> dict[str, Any]:
-    deleted = conn.execute(
-        text("DELETE FROM search_synonyms WHERE term = :t AND synonym = :s"),
-        {"t": body.term.lower(), "s": body.synonym.lower()},
-    ).rowcount
-    if not deleted:
+    if not repository.delete_synonym(conn, body.term.lower(), body.synonym.lower()):
         raise NotFound("Synonym", f"{body.term} -> {body.synonym}")
     return {"deleted": True}

@@ -5,8 +5,8 @@ per-group counts. Exact top-N over the allowed rows when P is small (P <= exact_
 P/N <= exact_max_fraction, or a matter filter narrows it); otherwise HNSW with a relaxed
 iterative scan whose ef_search / max_scan_tuples are sized to the candidate depth and the
 selectivity; when HNSW returns fewer than min(candidates, P) rows the statement is re-run in
-the exact form. Each form has its own SQL text and connections never auto-prepare, so a
-cached plan of one form is never reused for the other.
+the exact form. Each form is its own named block (sql/search.sql) and connections never
+auto-prepare, so a cached plan of one form is never reused for the other.
 """
 
 from __future__ import annotations
@@ -21,16 +21,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, TextClause, text
+from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError
 
 from app.audit import chain
 from app.auth.service import Principal
-from app.db import sqlfiles
 from app.embeddings import Embedder, vector_literal
 from app.errors import AppError
 from app.logging import redacted_traceback
 from app.resources import Resources
+from app.search import repository
 from app.search.schemas import Filters, SearchIn
 from app.search.session import SessionBinding, resolve_binding
 from app.settings import Settings
@@ -41,8 +41,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("ewall.search")
 
-EXACT_ORDER = "ORDER BY (c.embedding <=> CAST(:qvec AS vector)) + 0, c.chunk_id"
-HNSW_ORDER = "ORDER BY c.embedding <=> CAST(:qvec AS vector)"
 _WEBSEARCH = re.compile(r'"|(^|\s)-\S|\sOR\s')
 MAX_POLICY_RETRIES = 5
 COLLAPSE_DEPTH_FACTOR = 5  # candidates per leg per requested document when collapsing
@@ -53,46 +51,6 @@ class StalePolicy(Exception):
     def __init__(self, seen: int) -> None:
         super().__init__(seen)
         self.seen = seen
-
-
-def _statement(strategy: str, collapse: bool = False) -> TextClause:
-    statement = _hnsw_statement() if strategy == "hnsw" else sqlfiles.query("search.hybrid_exact")
-    return _collapsed(statement) if collapse else statement
-
-
-_COLLAPSED: dict[str, TextClause] = {}
-COLLAPSE_MARKER = "/*collapse*/false"
-
-
-def _collapsed(statement: TextClause) -> TextClause:
-    """The same statement with one hit per document (its own SQL text)."""
-    raw = statement.text
-    if raw not in _COLLAPSED:
-        if raw.count("NOT " + COLLAPSE_MARKER) != 1 or raw.count("WHEN " + COLLAPSE_MARKER) != 1:
-            raise RuntimeError("search.hybrid_exact no longer has the two collapse markers")
-        _COLLAPSED[raw] = text(raw.replace(COLLAPSE_MARKER, "/*collapse*/true"))
-    return _COLLAPSED[raw]
-
-
-_HNSW: TextClause | None = None
-
-
-def _hnsw_statement() -> TextClause:
-    """The HNSW form: the same statement with the dense leg ordered by the bare distance
-    operator (index-usable) and its group predicate hidden from the btree."""
-    global _HNSW  # noqa: PLW0603 - built once from the named block
-    if _HNSW is None:
-        exact = sqlfiles.raw("search.hybrid_exact")
-        if exact.count(EXACT_ORDER) != 1:
-            raise RuntimeError("search.hybrid_exact no longer has the dense ORDER BY marker")
-        dense_start = exact.index("dense AS MATERIALIZED")
-        dense_end = exact.index("sparse_pool AS MATERIALIZED")
-        dense = exact[dense_start:dense_end]
-        dense = dense.replace(EXACT_ORDER, HNSW_ORDER).replace(
-            "AND c.wall_group_id = ANY(", "AND (c.wall_group_id || '') = ANY("
-        )
-        _HNSW = text("-- search.hybrid_hnsw\n" + exact[:dense_start] + dense + exact[dense_end:])
-    return _HNSW
 
 
 @dataclass
@@ -203,13 +161,11 @@ def run_search(
         )
         access = access_for(conn, resolution)
         apply(conn, access)
-        sizes = conn.execute(
-            sqlfiles.query("search.group_sizes"), {"wall_groups": list(access.wall_groups)}
-        ).one()
+        sizes = repository.group_sizes(conn, list(access.wall_groups))
         plan = choose_plan(
             settings,
-            int(sizes.allowed or 0),
-            int(sizes.total or 0),
+            sizes.allowed,
+            sizes.total,
             dense_candidates,
             request.filters,
         )
@@ -250,7 +206,7 @@ def run_search(
             "sparse_candidates": sparse_candidates,
             "sparse_rank_cap": settings.sparse_rank_cap,
             "sparse_rerank": max(settings.sparse_rerank, 2 * sparse_candidates),
-            "collapse": request.collapse == "document",  # picks the SQL text, not a bind
+            "collapse": request.collapse == "document",
         }
         try:
             rows, strategy = _execute(conn, plan, params, use_dense)
@@ -323,23 +279,18 @@ def analyze_query(
     compound_weight: float = 0.0,
     compound_limit: int = 0,
 ) -> dict[str, Any]:
-    row = (
-        conn.execute(
-            sqlfiles.query("search.analyze_query"),
-            {
-                "query": query,
-                "websearch": websearch,
-                "common_df": common_df,
-                "match_budget": match_budget,
-                "rank_lexeme_limit": RANK_LEXEME_LIMIT,
-                "compound_weight": compound_weight,
-                "compound_limit": compound_limit,
-            },
-        )
-        .mappings()
-        .one()
+    out = repository.analyze_query(
+        conn,
+        {
+            "query": query,
+            "websearch": websearch,
+            "common_df": common_df,
+            "match_budget": match_budget,
+            "rank_lexeme_limit": RANK_LEXEME_LIMIT,
+            "compound_weight": compound_weight,
+            "compound_limit": compound_limit,
+        },
     )
-    out = dict(row)
     out["rank_lexemes"] = list(out["rank_lexemes"] or [])
     out["rank_idfs"] = [float(x) for x in out["rank_idfs"] or []]
     return out
@@ -354,31 +305,26 @@ def _execute(
     conn: Connection, plan: Plan, params: dict[str, Any], use_dense: bool
 ) -> tuple[list[dict[str, Any]], str]:
     strategy = plan.strategy if use_dense else "none"
-    if use_dense and plan.strategy == "hnsw":
-        conn.execute(
-            sqlfiles.query("search.hnsw_settings"),
-            {"ef_search": plan.ef_search, "max_scan_tuples": plan.max_scan_tuples},
+    hnsw = use_dense and plan.strategy == "hnsw"
+    if hnsw:
+        repository.set_hnsw_scan(
+            conn, ef_search=plan.ef_search, max_scan_tuples=plan.max_scan_tuples
         )
     sql_params = {
-        k: v
-        for k, v in params.items()
-        if k not in ("lexeme_count", "matched_lexeme_count", "collapse")
+        k: v for k, v in params.items() if k not in ("lexeme_count", "matched_lexeme_count")
     }
-    collapse = bool(params.get("collapse"))
-    rows = [dict(r) for r in conn.execute(_statement(strategy, collapse), sql_params).mappings()]
+    rows = repository.run_hybrid(conn, "hnsw" if hnsw else "exact", sql_params)
     first = rows[0]
     if first["policy_version_seen"] != params["policy_version"]:
         raise StalePolicy(int(first["policy_version_seen"]))
-    if use_dense and plan.strategy == "hnsw":
+    if hnsw:
         expected = min(params["dense_candidates"], plan.allowed_rows)
         if first["dense_count"] < expected:
             log.info(
                 "hnsw under-returned; exact fallback",
                 extra={"got": first["dense_count"], "expected": expected},
             )
-            rows = [
-                dict(r) for r in conn.execute(_statement("exact", collapse), sql_params).mappings()
-            ]
+            rows = repository.run_hybrid(conn, "exact", sql_params)
             strategy = "hnsw->exact"
     return rows, strategy
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection
 
-from app.db import sqlfiles
 from app.errors import Conflict
+from app.search import repository
 from app.search.schemas import SearchIn
 
 
@@ -32,10 +32,7 @@ class SessionBinding:
 def resolve_binding(conn: Connection, person_id: str, request: SearchIn) -> SessionBinding:
     if request.session_id is None:
         return SessionBinding()
-    bound = conn.execute(
-        sqlfiles.query("sessions.session_binding"),
-        {"session_id": request.session_id, "person_id": person_id},
-    ).scalar_one_or_none()
+    bound = repository.session_binding(conn, request.session_id, person_id)
     asked = request.session_matter_id
     if asked is not None and bound is not None and asked != bound:
         # rebinding would let one session mix two matters, which binding exists to prevent

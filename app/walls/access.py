@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
-from app.db import sqlfiles
 from app.db.engine import Database
+from app.walls import repository
 from app.walls.resolution import AccessResolver, Resolution
 
 
@@ -41,7 +41,7 @@ def current_access(
     at: datetime | None = None,
 ) -> Access:
     """Access as of the policy this transaction sees (never a stale cached snapshot)."""
-    version = int(conn.execute(text("SELECT version FROM policy_state WHERE id = 1")).scalar_one())
+    version = repository.policy_version(conn)
     resolution = resolver.resolve(database, person_id, at or datetime.now(UTC), at_least=version)
     return access_for(conn, resolution)
 
@@ -49,10 +49,7 @@ def current_access(
 def allowed_source_acls(conn: Connection, resolution: Resolution) -> tuple[str, ...]:
     if resolution.known and not resolution.active:
         return ()
-    ids = conn.execute(
-        sqlfiles.query("walls.allowed_source_acls"), {"principals": list(resolution.principals)}
-    ).scalar_one()
-    return tuple(ids)
+    return repository.allowed_source_acls(conn, resolution.principals)
 
 
 def access_for(conn: Connection, resolution: Resolution) -> Access:
@@ -69,13 +66,7 @@ def access_for(conn: Connection, resolution: Resolution) -> Access:
 
 def apply(conn: Connection, access: Access) -> None:
     """Transaction-local RLS settings (SET LOCAL semantics, safe under poolers)."""
-    conn.execute(
-        text(
-            "SELECT set_config('ewall.allowed_wall_groups', CAST(:groups AS text[])::text, true),"
-            " set_config('ewall.allowed_source_acls', CAST(:acls AS text[])::text, true)"
-        ),
-        {"groups": list(access.wall_groups), "acls": list(access.source_acl_ids)},
-    )
+    repository.set_allowed_sets(conn, access.wall_groups, access.source_acl_ids)
 
 
 def visible_chunks(
@@ -85,12 +76,23 @@ def visible_chunks(
     if not chunk_ids or access.sees_nothing:
         return []
     apply(conn, access)
-    rows = conn.execute(
-        sqlfiles.query("walls.visible_chunks"),
-        {
-            "chunk_ids": chunk_ids,
-            "wall_groups": list(access.wall_groups),
-            "source_acl_ids": list(access.source_acl_ids),
-        },
-    ).mappings()
-    return [dict(r) for r in rows]
+    return repository.visible_chunks(conn, chunk_ids, access.wall_groups, access.source_acl_ids)
+
+
+def mark_writer(conn: Connection) -> None:
+    """Writer mode: this transaction passes the chunks RLS policy (it sees every chunk).
+
+    The rule: mark a transaction a writer only when it WRITES chunks (ingestion, re-tagging,
+    the demo loader), or when it COUNTS chunks whatever the reader's own access, for a report
+    that must cover every chunk (what a wall would move, in the conflicts partner's wall
+    preview and console issue page; an administrator's document or case-law view; the
+    loader's summary). Such a count includes documents private to others in the source
+    system, so the reader's RLS sets would give a wrong number; it returns numbers only,
+    never a chunk's id, text or metadata, and runs in a transaction that returns nothing
+    else from chunks. A search, the grounding gate, an audit read, or any read that returns
+    chunks never uses it: those set the person's allowed sets with ``apply``.
+
+    Only the modules listed in tests/walls/test_writer_mode_allowlist.py may import or call
+    it; the test reads the source tree and fails on any other.
+    """
+    repository.set_writer_mode(conn)

@@ -21,10 +21,10 @@ from typing import Any
 from sqlalchemy import Connection
 
 from app.audit.chain import iso
-from app.db import sqlfiles
 from app.db.engine import Database
+from app.walls import repository
+from app.walls.access import mark_writer
 from app.walls.graph import MatrixSnapshot, Wall
-from app.walls.retag import mark_writer
 from app.walls.schemas import WallIn
 
 MaySee = Callable[[str], bool]
@@ -49,8 +49,7 @@ def exposure(
     ``snapshot`` (with the wall in it) is read only when someone retrieved those matters;
     ``may_see`` None: the audit's own view (every matter), for the policy event's summary."""
     matter_ids = sorted(set(covered))
-    params: dict[str, Any] = {"matter_ids": matter_ids, "since": since}
-    if not matter_ids or not conn.execute(sqlfiles.query("sessions.exposure_any"), params).scalar():
+    if not matter_ids or not repository.anyone_retrieved(conn, matter_ids, since):
         return {"items": [], "partial": False}
     snap = snapshot()
     wall = snap.walls[wall_id]
@@ -62,9 +61,13 @@ def exposure(
     # for every person in the matrix, and for a stranger to it (an id it does not know).
     known = sorted(snap.people)
     strangers_denied = denied(_stranger(snap))
-    params["denied"] = None if strangers_denied else [p for p in known if denied(p)]
-    params["admitted"] = [p for p in known if not denied(p)] if strangers_denied else None
-    rows = conn.execute(sqlfiles.query("sessions.exposure"), params).mappings()
+    rows = repository.exposure_rows(
+        conn,
+        matter_ids,
+        since,
+        denied=None if strangers_denied else [p for p in known if denied(p)],
+        admitted=[p for p in known if not denied(p)] if strangers_denied else None,
+    )
     return aggregate(rows, denied, may_see)
 
 
@@ -160,15 +163,12 @@ def with_wall(snap: MatrixSnapshot, wall: Wall) -> MatrixSnapshot:
 def _chunks_in(database: Database, matter_ids: list[str]) -> int:
     if not matter_ids:
         return 0
-    # A count across the walls (the caller may see each of these matters): it passes the
-    # chunks RLS policy as the re-tag worker does, in its own read-only transaction.
+    # A count over every chunk of these matters, including documents private to others in
+    # the source system: writer mode (mark_writer's rule), in a transaction of its own that
+    # returns one number.
     with database.transaction() as conn:
         mark_writer(conn)
-        return int(
-            conn.execute(
-                sqlfiles.query("sessions.chunks_in_matters"), {"matter_ids": matter_ids}
-            ).scalar_one()
-        )
+        return repository.count_chunks_in_matters(conn, matter_ids)
 
 
 def preview(

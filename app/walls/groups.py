@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 
 from sqlalchemy import Connection
 
-from app.db import sqlfiles
+from app.walls import repository
 from app.walls.graph import OPEN_GROUP
 
 
@@ -28,10 +28,7 @@ def wall_group_id(wall_ids: Iterable[str]) -> str:
 def matters_under_clients(conn: Connection, client_ids: Sequence[str]) -> list[str]:
     if not client_ids:
         return []
-    rows = conn.execute(
-        sqlfiles.query("walls.matters_under_clients"), {"client_ids": list(client_ids)}
-    )
-    return [r[0] for r in rows]
+    return repository.matters_under_clients(conn, client_ids)
 
 
 def recompute(conn: Connection, matter_ids: Iterable[str], policy_version: int) -> dict[str, str]:
@@ -40,14 +37,8 @@ def recompute(conn: Connection, matter_ids: Iterable[str], policy_version: int) 
     ids = sorted(set(matter_ids))
     if not ids:
         return {}
-    wall_sets = {
-        r.matter_id: list(r.wall_ids)
-        for r in conn.execute(sqlfiles.query("walls.matter_wall_sets"), {"matter_ids": ids})
-    }
-    current = {
-        r.matter_id: r.wall_group_id
-        for r in conn.execute(sqlfiles.query("walls.current_groups"), {"matter_ids": ids})
-    }
+    wall_sets = repository.matter_wall_sets(conn, ids)
+    current = repository.current_groups(conn, ids)
     changed: dict[str, str] = {}
     new_groups: dict[str, list[str]] = {}
     for matter_id, walls in wall_sets.items():
@@ -57,23 +48,10 @@ def recompute(conn: Connection, matter_ids: Iterable[str], policy_version: int) 
             changed[matter_id] = group
     if not changed:
         return {}
-    conn.execute(
-        sqlfiles.query("walls.ensure_group"),
-        [{"wall_group_id": g, "wall_ids": w} for g, w in sorted(new_groups.items())],
-    )
+    repository.ensure_groups(conn, sorted(new_groups.items()))
     matters = sorted(changed)
-    groups = [changed[m] for m in matters]
-    conn.execute(
-        sqlfiles.query("walls.set_matter_groups"), {"matter_ids": matters, "group_ids": groups}
-    )
+    repository.set_matter_groups(conn, matters, [changed[m] for m in matters])
     existing = [m for m in matters if m in current]
     if existing:
-        conn.execute(
-            sqlfiles.query("walls.queue_retag"),
-            {
-                "matter_ids": existing,
-                "group_ids": [changed[m] for m in existing],
-                "policy_version": policy_version,
-            },
-        )
+        repository.queue_retag(conn, existing, [changed[m] for m in existing], policy_version)
     return changed

@@ -10,24 +10,24 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
 from app.audit import chain
+from app.walls import repository
 
 
 def current_version(conn: Connection) -> int:
-    return int(conn.execute(text("SELECT version FROM policy_state WHERE id = 1")).scalar_one())
+    """The policy version this transaction sees."""
+    return repository.policy_version(conn)
+
+
+def lock_current_version(conn: Connection) -> int:
+    """The policy version, share-locked until commit: no policy change can commit first."""
+    return repository.policy_version_for_share(conn)
 
 
 def bump(conn: Connection) -> int:
-    return int(
-        conn.execute(
-            text(
-                "UPDATE policy_state SET version = version + 1, updated_at = now() "
-                "WHERE id = 1 RETURNING version"
-            )
-        ).scalar_one()
-    )
+    return repository.bump_policy_version(conn)
 
 
 def record_change(

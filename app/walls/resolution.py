@@ -13,13 +13,13 @@ import threading
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
-from app.db import sqlfiles
 from app.db.engine import Database
+from app.db.replicas import begin_read_only
 from app.settings import Settings
+from app.walls import repository
 from app.walls.graph import Client, MatrixSnapshot, Matter, Party, Person, Wall
 
 
@@ -35,38 +35,20 @@ class Resolution:
     active: bool
 
 
-def _rows(conn: Connection, sql: str) -> list[tuple[Any, ...]]:
-    """Plain tuples straight from the driver: a big firm has hundreds of thousands of rows
-    here, and per-row result objects would dominate the load time."""
-    driver = conn.connection.driver_connection
-    if driver is None:  # pragma: no cover - SQLAlchemy always has one here
-        raise RuntimeError("no driver connection")
-    with driver.cursor() as cur:
-        cur.execute(sql)
-        rows: list[tuple[Any, ...]] = cur.fetchall()
-    return rows
-
-
 def _walls(conn: Connection, snap: MatrixSnapshot, *, with_protects: bool) -> None:
     prot_m: dict[str, set[str]] = defaultdict(set)
     prot_c: dict[str, set[str]] = defaultdict(set)
     if with_protects:
-        for wall_id, matter_id in _rows(
-            conn, "SELECT wall_id, matter_id FROM wall_protected_matters"
-        ):
+        for wall_id, matter_id in repository.snapshot_rows(conn, "protected_matters"):
             prot_m[wall_id].add(matter_id)
-        for wall_id, client_id in _rows(
-            conn, "SELECT wall_id, client_id FROM wall_protected_clients"
-        ):
+        for wall_id, client_id in repository.snapshot_rows(conn, "protected_clients"):
             prot_c[wall_id].add(client_id)
     screened: dict[str, set[str]] = defaultdict(set)
     allowed: dict[str, set[str]] = defaultdict(set)
-    for wall_id, person_id, role in _rows(conn, "SELECT wall_id, person_id, role FROM wall_people"):
+    for wall_id, person_id, role in repository.snapshot_rows(conn, "wall_people"):
         (screened if role == "screened" else allowed)[wall_id].add(person_id)
-    for wall_id, kind, title, include_team, start, until, lifted_at in _rows(
-        conn,
-        "SELECT wall_id, kind, title, include_team, effective_from, effective_until, lifted_at "
-        "FROM walls",
+    for wall_id, kind, title, include_team, start, until, lifted_at in repository.snapshot_rows(
+        conn, "walls"
     ):
         snap.walls[wall_id] = Wall(
             wall_id=wall_id,
@@ -91,53 +73,47 @@ def load_snapshot(conn: Connection, *, full: bool = True) -> MatrixSnapshot:
     search after a policy change waits for, so it skips the matters, parties and teams that
     only explanations and conflict checks use.
     """
-    version = int(conn.execute(text("SELECT version FROM policy_state WHERE id = 1")).scalar_one())
+    version = repository.policy_version(conn)
     snap = MatrixSnapshot(version=version, partial=not full)
-    for person_id, name, active in _rows(conn, "SELECT person_id, name, active FROM people"):
+    for person_id, name, active in repository.snapshot_rows(conn, "people"):
         snap.people[person_id] = Person(person_id, name, active)
     aliases: dict[str, set[str]] = defaultdict(set)
-    for person_id, alias in _rows(conn, "SELECT person_id, alias FROM person_aliases"):
+    for person_id, alias in repository.snapshot_rows(conn, "aliases"):
         aliases[person_id].add(alias)
     snap.aliases = {k: frozenset(v) for k, v in aliases.items()}
     members: dict[str, set[str]] = defaultdict(set)
-    for source, group_id, member in _rows(
-        conn, "SELECT source, group_id, member FROM source_group_members"
-    ):
+    for source, group_id, member in repository.snapshot_rows(conn, "group_members"):
         members[f"{source}:group:{group_id}"].add(member)
     snap.group_members = {k: frozenset(v) for k, v in members.items()}
     _walls(conn, snap, with_protects=full)
-    for group_id, wall_ids in _rows(conn, "SELECT wall_group_id, wall_ids FROM wall_groups"):
+    for group_id, wall_ids in repository.snapshot_rows(conn, "wall_groups"):
         snap.groups[group_id] = frozenset(wall_ids)
     if not full:
         insiders: dict[str, set[str]] = defaultdict(set)
         for wall in snap.walls.values():
             if wall.kind == "inclusionary":
                 insiders[wall.wall_id] |= wall.allowed
-        for wall_id, person_id in _rows(conn, sqlfiles.raw("walls.team_insiders")):
+        for wall_id, person_id in repository.snapshot_rows(conn, "team_insiders"):
             insiders[wall_id].add(person_id)
         snap.preset_insiders({k: frozenset(v) for k, v in insiders.items()})
         return snap
 
-    for client_id, name, parent_id in _rows(conn, "SELECT client_id, name, parent_id FROM clients"):
+    for client_id, name, parent_id in repository.snapshot_rows(conn, "clients"):
         snap.clients[client_id] = Client(client_id, name, parent_id)
-    for matter_id, client_id, title, status in _rows(
-        conn, "SELECT matter_id, client_id, title, status FROM matters"
-    ):
+    for matter_id, client_id, title, status in repository.snapshot_rows(conn, "matters"):
         snap.matters[matter_id] = Matter(matter_id, client_id, title, status)
     parties: dict[str, list[Party]] = defaultdict(list)
-    for matter_id, name, name_norm, role in _rows(
+    for matter_id, name, name_norm, role in repository.snapshot_rows(
         conn,
-        "SELECT matter_id, name, name_norm, role FROM matter_parties ORDER BY matter_id, position",
+        "parties",
     ):
         parties[matter_id].append(Party(name, name_norm, role))
     snap.parties = {k: tuple(v) for k, v in parties.items()}
     team: dict[str, set[str]] = defaultdict(set)
-    for matter_id, person_id in _rows(conn, "SELECT matter_id, person_id FROM matter_team"):
+    for matter_id, person_id in repository.snapshot_rows(conn, "team"):
         team[matter_id].add(person_id)
     snap.team = {k: frozenset(v) for k, v in team.items()}
-    snap.matter_groups = dict(
-        _rows(conn, "SELECT matter_id, wall_group_id FROM matter_wall_groups")
-    )
+    snap.matter_groups = dict(repository.snapshot_rows(conn, "matter_groups"))
     return snap
 
 
@@ -146,7 +122,7 @@ def read_snapshot(database: Database, *, full: bool = True) -> MatrixSnapshot:
         database.engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn,
         conn.begin(),
     ):
-        conn.execute(text("SET TRANSACTION READ ONLY"))
+        begin_read_only(conn)
         return load_snapshot(conn, full=full)
 
 

@@ -12,18 +12,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, text
-
-from app.db import sqlfiles
 from app.db.engine import Database
 from app.settings import Settings
+from app.walls import repository
+from app.walls.access import mark_writer as mark_writer  # noqa: PLC0414 - moved to app.walls.access
 
 log = logging.getLogger("ewall.retag")
-
-
-def mark_writer(conn: Connection) -> None:
-    """Writers (ingestion, re-tagging) pass the chunks RLS policy; readers never do."""
-    conn.execute(text("SELECT set_config('ewall.writer', 'on', true)"))
 
 
 @dataclass
@@ -39,24 +33,11 @@ def retag_matter_batch(
     Returns (chunks moved, finished)."""
     with database.transaction() as conn:
         mark_writer(conn)
-        moved = conn.execute(
-            sqlfiles.query("walls.retag_batch"),
-            {"matter_id": matter_id, "target": target, "batch_size": batch_size},
-        ).rowcount
+        moved = repository.retag_batch(conn, matter_id, target, batch_size)
         if moved:
-            conn.execute(
-                text(
-                    "UPDATE retag_pending SET retagged_chunks = retagged_chunks + :n "
-                    "WHERE matter_id = :m AND target_wall_group_id = :t"
-                ),
-                {"n": moved, "m": matter_id, "t": target},
-            )
+            repository.add_retagged_chunks(conn, matter_id, target, moved)
             return moved, False
-        done = conn.execute(
-            sqlfiles.query("walls.retag_done"),
-            {"matter_id": matter_id, "target": target, "policy_version": policy_version},
-        ).first()
-        return 0, done is not None
+        return 0, repository.clear_retag_if_done(conn, matter_id, target, policy_version)
 
 
 def run_once(
@@ -74,12 +55,7 @@ def run_once(
         if not keep_going():
             return progress
         with database.transaction() as conn:
-            rows = conn.execute(
-                text(
-                    "SELECT matter_id, target_wall_group_id, policy_version FROM retag_pending "
-                    "ORDER BY queued_at, matter_id LIMIT 100"
-                )
-            ).all()
+            rows = repository.next_retags(conn)
         if not rows:
             return progress
         for row in rows:

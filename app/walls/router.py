@@ -6,14 +6,13 @@ from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
-from sqlalchemy import text
 
 from app.audit.chain import now_utc
 from app.auth.service import Principal
 from app.deps import Conflicts, ConnDep, ResourcesDep, WallReader, require_roles
 from app.errors import NotFound
 from app.types import Identifier, ShortText
-from app.walls import exposure, service
+from app.walls import exposure, repository, service
 from app.walls.resolution import read_snapshot
 from app.walls.schemas import LiftIn, LiftOut, WallCreated, WallIn, WallList, WallOut
 
@@ -115,11 +114,5 @@ def conflict_check(
 
 @router.get("/admin/retag")
 def retag_status(principal: RetagReader, conn: ConnDep) -> dict[str, Any]:
-    rows = conn.execute(
-        text(
-            "SELECT matter_id, target_wall_group_id, policy_version, queued_at, retagged_chunks "
-            "FROM retag_pending ORDER BY queued_at, matter_id"
-        )
-    ).mappings()
-    pending = [dict(r) for r in rows]
+    pending = repository.retag_queue(conn)
     return {"pending_matters": len(pending), "items": pending}

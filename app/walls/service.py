@@ -6,31 +6,21 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, select
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import Connection
 
 from app.audit.chain import now_utc
-from app.db.schema import (
-    clients,
-    matters,
-    people,
-    wall_people,
-    wall_protected_clients,
-    wall_protected_matters,
-    walls,
-)
 from app.errors import Conflict, NotFound, Unprocessable
-from app.walls import exposure, groups, policy
+from app.walls import exposure, groups, policy, repository
 from app.walls.graph import MatrixSnapshot
+from app.walls.repository import NewWall, WallRow
 from app.walls.resolution import load_snapshot
 from app.walls.schemas import LiftIn, Protects, WallIn, WallOut
 
 
-def _missing(conn: Connection, table: Any, column: Any, ids: list[str]) -> list[str]:
+def _missing(conn: Connection, what: str, ids: list[str]) -> list[str]:
     if not ids:
         return []
-    found = {r[0] for r in conn.execute(select(column).where(column.in_(ids)))}
-    return sorted(set(ids) - found)
+    return sorted(set(ids) - repository.known_ids(conn, what, ids))
 
 
 def check_wall(conn: Connection, body: WallIn) -> None:
@@ -65,13 +55,13 @@ def check_wall(conn: Connection, body: WallIn) -> None:
             "effective_until must be later than effective_from.",
             field="effective_until",
         )
-    for field_name, ids, table, column, what in (
-        ("protects.matters", body.protects.matters, matters, matters.c.matter_id, "matter"),
-        ("protects.clients", body.protects.clients, clients, clients.c.client_id, "client"),
-        ("screened", body.screened, people, people.c.person_id, "person"),
-        ("allowed", body.allowed, people, people.c.person_id, "person"),
+    for field_name, ids, what in (
+        ("protects.matters", body.protects.matters, "matter"),
+        ("protects.clients", body.protects.clients, "client"),
+        ("screened", body.screened, "person"),
+        ("allowed", body.allowed, "person"),
     ):
-        missing = _missing(conn, table, column, list(ids))
+        missing = _missing(conn, what, list(ids))
         if missing:
             raise Unprocessable(
                 f"unknown_{what}",
@@ -87,8 +77,9 @@ def issue_wall(
 ) -> tuple[str, int]:
     check_wall(conn, body)
     wall_id = f"W-{uuid.uuid4().hex[:12]}"
-    conn.execute(
-        insert(walls).values(
+    repository.insert_wall(
+        conn,
+        NewWall(
             wall_id=wall_id,
             kind=body.kind,
             title=body.title,
@@ -97,22 +88,14 @@ def issue_wall(
             effective_from=body.effective_from,
             effective_until=body.effective_until,
             created_by=actor,
-        )
+        ),
     )
-    if body.protects.matters:
-        conn.execute(
-            insert(wall_protected_matters),
-            [{"wall_id": wall_id, "matter_id": m} for m in sorted(set(body.protects.matters))],
-        )
-    if body.protects.clients:
-        conn.execute(
-            insert(wall_protected_clients),
-            [{"wall_id": wall_id, "client_id": c} for c in sorted(set(body.protects.clients))],
-        )
-    members = [{"wall_id": wall_id, "person_id": p, "role": "screened"} for p in set(body.screened)]
-    members += [{"wall_id": wall_id, "person_id": p, "role": "allowed"} for p in set(body.allowed)]
-    if members:
-        conn.execute(insert(wall_people), sorted(members, key=lambda m: m["person_id"]))
+    repository.insert_protected(
+        conn, wall_id, sorted(set(body.protects.matters)), sorted(set(body.protects.clients))
+    )
+    members = [(p, "screened") for p in set(body.screened)]
+    members += [(p, "allowed") for p in set(body.allowed)]
+    repository.insert_wall_people(conn, wall_id, sorted(members, key=lambda m: m[0]))
     # who already read what the wall now protects: the matrix as this transaction sees it,
     # the new wall included
     # (the resolution snapshot suffices: it decides who the wall denies, insiders included)
@@ -145,22 +128,8 @@ def issue_wall(
 
 
 def _covered(conn: Connection, wall_id: str) -> list[str]:
-    direct = [
-        r[0]
-        for r in conn.execute(
-            select(wall_protected_matters.c.matter_id).where(
-                wall_protected_matters.c.wall_id == wall_id
-            )
-        )
-    ]
-    client_ids = [
-        r[0]
-        for r in conn.execute(
-            select(wall_protected_clients.c.client_id).where(
-                wall_protected_clients.c.wall_id == wall_id
-            )
-        )
-    ]
+    direct = [m for _, m in repository.protected_matters(conn, [wall_id])]
+    client_ids = [c for _, c in repository.protected_clients(conn, [wall_id])]
     return sorted(set(direct) | set(groups.matters_under_clients(conn, client_ids)))
 
 
@@ -192,9 +161,7 @@ def _regroup_and_record(
 
 
 def lift_wall(conn: Connection, wall_id: str, body: LiftIn, actor: str) -> tuple[int, datetime]:
-    row = conn.execute(
-        select(walls.c.lifted_at).where(walls.c.wall_id == wall_id).with_for_update()
-    ).first()
+    row = repository.lock_wall(conn, wall_id)
     if row is None:
         raise NotFound("Wall", wall_id)
     if row.lifted_at is not None:
@@ -204,18 +171,16 @@ def lift_wall(conn: Connection, wall_id: str, body: LiftIn, actor: str) -> tuple
             {"wall_id": wall_id},
         )
     lifted_at = now_utc()
-    conn.execute(
-        walls.update()
-        .where(walls.c.wall_id == wall_id)
-        .values(lifted_at=lifted_at, lifted_by=actor, lift_reason=body.reason)
-    )
+    repository.lift_wall(conn, wall_id, lifted_at=lifted_at, lifted_by=actor, reason=body.reason)
     version = _regroup_and_record(
         conn, wall_id, actor=actor, action="wall.lifted", reason=body.reason, details={}
     )
     return version, lifted_at
 
 
-def _wall_out(conn: Connection, rows: list[Any], *, with_coverage: bool = False) -> list[WallOut]:
+def _wall_out(
+    conn: Connection, rows: list[WallRow], *, with_coverage: bool = False
+) -> list[WallOut]:
     if not rows:
         return []
     ids = [r.wall_id for r in rows]
@@ -223,16 +188,12 @@ def _wall_out(conn: Connection, rows: list[Any], *, with_coverage: bool = False)
     pc: dict[str, list[str]] = {i: [] for i in ids}
     scr: dict[str, list[str]] = {i: [] for i in ids}
     alw: dict[str, list[str]] = {i: [] for i in ids}
-    for r in conn.execute(
-        select(wall_protected_matters).where(wall_protected_matters.c.wall_id.in_(ids))
-    ):
-        pm[r.wall_id].append(r.matter_id)
-    for r in conn.execute(
-        select(wall_protected_clients).where(wall_protected_clients.c.wall_id.in_(ids))
-    ):
-        pc[r.wall_id].append(r.client_id)
-    for r in conn.execute(select(wall_people).where(wall_people.c.wall_id.in_(ids))):
-        (scr if r.role == "screened" else alw)[r.wall_id].append(r.person_id)
+    for wall_id, matter_id in repository.protected_matters(conn, ids):
+        pm[wall_id].append(matter_id)
+    for wall_id, client_id in repository.protected_clients(conn, ids):
+        pc[wall_id].append(client_id)
+    for wall_id, person_id, role in repository.wall_people(conn, ids):
+        (scr if role == "screened" else alw)[wall_id].append(person_id)
     now = now_utc()
     out = []
     for r in rows:
@@ -266,15 +227,14 @@ def _wall_out(conn: Connection, rows: list[Any], *, with_coverage: bool = False)
 
 
 def get_wall(conn: Connection, wall_id: str) -> WallOut:
-    rows = list(conn.execute(select(walls).where(walls.c.wall_id == wall_id)))
-    if not rows:
+    row = repository.wall(conn, wall_id)
+    if row is None:
         raise NotFound("Wall", wall_id)
-    return _wall_out(conn, rows, with_coverage=True)[0]
+    return _wall_out(conn, [row], with_coverage=True)[0]
 
 
 def list_walls(conn: Connection, active: bool | None) -> list[WallOut]:
-    rows = list(conn.execute(select(walls).order_by(walls.c.created_at, walls.c.wall_id)))
-    items = _wall_out(conn, rows)
+    items = _wall_out(conn, repository.all_walls(conn))
     if active is not None:
         items = [w for w in items if w.active == active]
     return items

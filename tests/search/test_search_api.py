@@ -245,7 +245,8 @@ def test_plan_cache_trap_same_connection_alternating_strategies(
 ) -> None:
     """Force both strategies through one pooled connection many times: each must keep its
     own plan (the HNSW form uses the index, the exact form never does)."""
-    from app.search.service import _statement
+    from app.db import sqlfiles
+    from app.search.repository import HYBRID_BLOCKS, DenseForm
 
     resources = client.app.state.resources  # type: ignore[attr-defined]
     saved = (resources.settings.exact_max_rows, resources.settings.exact_max_fraction)
@@ -262,7 +263,7 @@ def test_plan_cache_trap_same_connection_alternating_strategies(
     with resources.database.engine.connect() as conn:
         conn.execute(text("SELECT set_config('ewall.writer', 'on', false)"))
         for i in range(12):
-            strategy = "hnsw" if i % 2 else "exact"
+            strategy: DenseForm = "hnsw" if i % 2 else "exact"
             conn.execute(
                 text("SELECT set_config('enable_seqscan', :v, false)"),
                 {"v": "off" if strategy == "hnsw" else "on"},
@@ -270,7 +271,7 @@ def test_plan_cache_trap_same_connection_alternating_strategies(
             plan = "\n".join(
                 r[0]
                 for r in conn.execute(
-                    text("EXPLAIN " + str(_statement(strategy))), _explain_params()
+                    text("EXPLAIN " + sqlfiles.raw(HYBRID_BLOCKS[strategy])), _explain_params()
                 )
             )
             assert ("ix_chunks_embedding_hnsw" in plan) == (strategy == "hnsw"), (i, plan)
@@ -303,6 +304,7 @@ def _explain_params() -> dict[str, Any]:
         "sparse_candidates": 50,
         "sparse_rank_cap": 10000,
         "sparse_rerank": 400,
+        "collapse": False,
     }
 
 
@@ -428,17 +430,3 @@ def test_no_leaks_for_random_walls(
     firm.lift(excl)
     firm.lift(incl)
     retag(client)
-
-
-def test_hnsw_form_changes_only_the_dense_leg() -> None:
-    """The HNSW text differs from the exact one in the dense CTE only: the sparse leg keeps
-    its index-usable group predicate (hiding it there cost 5x at 10% allowed)."""
-    from app.db import sqlfiles
-    from app.search.service import _statement
-
-    exact = sqlfiles.raw("search.hybrid_exact")
-    hnsw = str(_statement("hnsw"))
-    cut = exact.index("sparse_pool AS MATERIALIZED")
-    assert hnsw.endswith(exact[cut:])
-    assert "(c.wall_group_id || '') = ANY(" in hnsw[: hnsw.index("sparse_pool AS MATERIALIZED")]
-    assert exact.count("c.wall_group_id = ANY(") == hnsw.count("c.wall_group_id = ANY(") + 1

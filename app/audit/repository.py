@@ -1,0 +1,172 @@
+"""The audit domain's SQL (sql/audit.sql, sql/audit_read.sql): the only module of app/audit
+that runs statements. Appends advance a chain head through ewall_audit_advance, the one
+definition of the chain step (migration 20261201_0021)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection
+
+from app.db import sqlfiles
+
+
+@dataclass(frozen=True)
+class Appended:
+    seq: int
+    hash: str
+
+
+@dataclass(frozen=True)
+class RetrievalFilter:
+    """Narrowing of the retrieval list; every field None means "any"."""
+
+    person_id: str | None = None
+    matter_id: str | None = None
+    chunk_id: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    purpose: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(frozen=True)
+class GateEventFilter:
+    person_id: str | None = None
+    gate: str | None = None
+    ok: bool | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+@dataclass(frozen=True)
+class PolicyEventFilter:
+    since: datetime | None = None
+    until: datetime | None = None
+    object_id: str | None = None
+
+
+# --- appends (the chain step is in the same statement) ----------------------------------
+
+
+def insert_retrieval(conn: Connection, params: Mapping[str, Any]) -> Appended | None:
+    """audit.append_retrieval: the retrieval, its results and access sets, and the chain
+    step. None when ``params["fenced"]`` and the replica fence held the chain step back."""
+    out = conn.execute(sqlfiles.query("audit.append_retrieval"), dict(params)).first()
+    return None if out is None else Appended(int(out.seq), str(out.hash))
+
+
+def insert_policy_event(conn: Connection, params: Mapping[str, Any]) -> Appended:
+    out = conn.execute(sqlfiles.query("audit.append_policy_event"), dict(params)).one()
+    return Appended(int(out.seq), str(out.hash))
+
+
+def insert_gate_event(conn: Connection, params: Mapping[str, Any]) -> Appended:
+    out = conn.execute(sqlfiles.query("audit.append_gate_event"), dict(params)).one()
+    return Appended(int(out.seq), str(out.hash))
+
+
+# --- verification reads --------------------------------------------------------------
+
+
+def chain_head(conn: Connection, chain: str) -> tuple[int, str] | None:
+    """(seq, hash) of a chain's head row; None when the row is missing."""
+    row = conn.execute(sqlfiles.query("audit.head"), {"chain": chain}).first()
+    return None if row is None else (int(row.seq), str(row.hash))
+
+
+def _stream(conn: Connection, block: str) -> Iterator[dict[str, Any]]:
+    result = conn.execution_options(stream_results=True, yield_per=2000).execute(
+        sqlfiles.query(block)
+    )
+    for row in result.mappings():
+        yield dict(row)
+
+
+def stream_retrieval_rows(conn: Connection) -> Iterator[dict[str, Any]]:
+    """Every retrieval joined with its results (x_ columns), in chain order."""
+    return _stream(conn, "audit.retrieval_rows_with_results")
+
+
+def stream_policy_events(conn: Connection) -> Iterator[dict[str, Any]]:
+    return _stream(conn, "audit.policy_event_rows")
+
+
+def stream_gate_events(conn: Connection) -> Iterator[dict[str, Any]]:
+    return _stream(conn, "audit.gate_event_rows")
+
+
+def stream_access_sets(conn: Connection) -> Iterator[tuple[str, list[str]]]:
+    for row in _stream(conn, "audit.all_access_sets"):
+        yield str(row["set_id"]), list(row["members"])
+
+
+def first_retrieval_using_set(conn: Connection, set_id: str) -> int | None:
+    seq = conn.execute(
+        sqlfiles.query("audit.first_retrieval_using_set"), {"set_id": set_id}
+    ).scalar()
+    return None if seq is None else int(seq)
+
+
+# --- compliance reads ------------------------------------------------------------------
+
+
+def access_sets(conn: Connection, set_ids: Sequence[str]) -> dict[str, list[str]]:
+    """The members of the stored access sets among ``set_ids``."""
+    if not set_ids:
+        return {}
+    rows = conn.execute(sqlfiles.query("audit.access_sets"), {"set_ids": list(set_ids)})
+    return {str(r.set_id): list(r.members) for r in rows}
+
+
+def results_for(conn: Connection, retrieval_ids: Sequence[uuid.UUID]) -> list[dict[str, Any]]:
+    """The result rows of these retrievals, by retrieval and rank."""
+    if not retrieval_ids:
+        return []
+    rows = conn.execute(
+        sqlfiles.query("audit_read.results_for"), {"retrieval_ids": list(retrieval_ids)}
+    ).mappings()
+    return [dict(r) for r in rows]
+
+
+def retrieval(conn: Connection, retrieval_id: uuid.UUID) -> dict[str, Any] | None:
+    row = (
+        conn.execute(sqlfiles.query("audit_read.retrieval"), {"retrieval_id": retrieval_id})
+        .mappings()
+        .first()
+    )
+    return None if row is None else dict(row)
+
+
+AuditFilter = RetrievalFilter | PolicyEventFilter | GateEventFilter
+
+_LIST_BLOCKS: dict[type[AuditFilter], str] = {
+    RetrievalFilter: "audit_read.list_retrievals",
+    PolicyEventFilter: "audit_read.list_policy_events",
+    GateEventFilter: "audit_read.list_gate_events",
+}
+
+
+def list_newest_first(
+    conn: Connection, where: AuditFilter, *, before_seq: int | None, limit: int
+) -> list[dict[str, Any]]:
+    """Rows of the log that ``where`` filters (retrievals, policy events or gate events),
+    newest first, at most ``limit``, below ``before_seq`` when given."""
+    params = {**where.__dict__, "before_seq": before_seq, "limit": limit}
+    rows = conn.execute(sqlfiles.query(_LIST_BLOCKS[type(where)]), params).mappings()
+    return [dict(r) for r in rows]
+
+
+def stream_retrievals(
+    conn: Connection, *, since: datetime | str | None, until: datetime | str | None
+) -> Iterator[dict[str, Any]]:
+    """Every retrieval in the window, oldest first, streamed."""
+    result = conn.execution_options(stream_results=True, yield_per=1000).execute(
+        sqlfiles.query("audit_read.export_retrievals"), {"since": since, "until": until}
+    )
+    for row in result.mappings():
+        yield dict(row)

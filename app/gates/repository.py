@@ -1,0 +1,49 @@
+"""The gates' SQL (sql/gates.sql, the session blocks of sql/sessions.sql): the only module of
+app/gates that runs statements. The gates' audit events are written by app.audit.chain, and
+the replica plumbing lives in app.db.replicas."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import Connection
+
+from app.db import sqlfiles
+
+
+@dataclass(frozen=True)
+class SessionMatter:
+    person_id: str
+    matter_id: str | None  # None: public sources (no matter)
+    chunks: int
+
+
+def retrieval_owner(conn: Connection, retrieval_id: uuid.UUID) -> str | None:
+    """The person who made the retrieval; None when there is no such retrieval."""
+    owner = conn.execute(
+        sqlfiles.query("gates.retrieval_owner"), {"retrieval_id": retrieval_id}
+    ).scalar_one_or_none()
+    return None if owner is None else str(owner)
+
+
+def retrieval_results(conn: Connection, retrieval_id: uuid.UUID) -> dict[str, str]:
+    """chunk_id -> content hash as audited, in rank order."""
+    rows = conn.execute(sqlfiles.query("gates.retrieval_results"), {"retrieval_id": retrieval_id})
+    return {str(r.chunk_id): str(r.content_sha256) for r in rows}
+
+
+def session_matters(
+    conn: Connection, session_id: str, person_id: str | None
+) -> list[SessionMatter]:
+    """Per person, every matter a session's retrievals returned chunks of."""
+    rows = conn.execute(
+        sqlfiles.query("sessions.session_matters"),
+        {"session_id": session_id, "person_id": person_id},
+    )
+    return [
+        SessionMatter(
+            str(r.person_id), None if r.matter_id is None else str(r.matter_id), int(r.chunks)
+        )
+        for r in rows
+    ]
