@@ -1,7 +1,12 @@
-"""Run Alembic from code: `ewall migrate`, `ewall serve` and the tests use this."""
+"""Run Alembic from code: `ewall migrate`, `ewall serve` and the tests use this.
+
+The migrations and their ``alembic.ini`` are the ``migrations`` package, found with
+``importlib.resources``: the same in a checkout, an editable install and an installed wheel.
+"""
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 from alembic import command
@@ -12,12 +17,21 @@ from sqlalchemy import create_engine, pool
 
 from app.db.engine import sqlalchemy_url
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+MIGRATIONS_PACKAGE = "migrations"
+
+
+def migrations_dir() -> Path:
+    """The folder of env.py and versions/; Alembic needs real files, so never a zip."""
+    root = resources.files(MIGRATIONS_PACKAGE)
+    if not isinstance(root, Path):
+        raise TypeError(
+            f"the {MIGRATIONS_PACKAGE!r} package must be installed as files, found {root!r}"
+        )
+    return root
 
 
 def alembic_config(url: str, *, app_role: str, embedding_dim: int) -> Config:
-    cfg = Config()
-    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg = Config(str(migrations_dir() / "alembic.ini"))
     cfg.attributes["url"] = url
     cfg.attributes["app_role"] = app_role
     cfg.attributes["embedding_dim"] = embedding_dim
@@ -34,7 +48,7 @@ def downgrade(url: str, *, app_role: str, embedding_dim: int, revision: str) -> 
 
 
 def head_revision() -> str | None:
-    script = ScriptDirectory(str(MIGRATIONS_DIR))
+    script = ScriptDirectory(str(migrations_dir()))
     return script.get_current_head()
 
 
