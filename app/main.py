@@ -66,18 +66,25 @@ def create_app(
     start_worker: bool | None = None,
     on_shutdown: Callable[[], object] | None = None,
 ) -> FastAPI:
+    from app.console.oidc import OidcClient
     from app.ingest.jobs import ingest_handlers, mark_run_failed
+    from app.ingest.pipeline import IngestPipeline
     from app.jobs.queue import JobWorkers
+    from app.search.replica import ReplicaSnapshots
     from app.walls.resolution import AccessResolver
     from app.walls.retag import RetagWorker
 
     metrics = Metrics()
-    resources = Resources(settings=settings, database=database, verifier=TokenVerifier(settings))
-    resources.extras["metrics"] = metrics
+    resources = Resources(
+        settings=settings, database=database, verifier=TokenVerifier(settings), metrics=metrics
+    )
     replicas = ReplicaSet(settings, database)  # empty unless EWALL_REPLICA_URLS is set
     if replicas:
-        resources.extras["replicas"] = replicas
+        resources.replicas = replicas
+        resources.replica_snapshots = ReplicaSnapshots()
         metrics.watch_replicas(replicas)
+    if settings.oidc_issuer and settings.console_oidc_client_id:
+        resources.console_oidc = OidcClient(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -89,12 +96,13 @@ def create_app(
             resources.embedder = embedder
         check_dimensions(settings, database, resources.require_embedder().dimension)
         resources.resolver = AccessResolver(settings)
+        resources.pipeline = IngestPipeline(database, resources.require_embedder(), settings)
         worker: RetagWorker | None = None
         run_worker = settings.retag_worker if start_worker is None else start_worker
         if run_worker:
             worker = RetagWorker(database, settings)
             worker.start()
-        resources.extras["retag_worker"] = worker
+        resources.retag_worker = worker
         jobs: JobWorkers | None = None
         if settings.job_workers > 0:
             jobs = JobWorkers(
@@ -106,7 +114,7 @@ def create_app(
                 on_failed=mark_run_failed(resources),
             )
             jobs.start()
-        resources.extras["jobs"] = jobs
+        resources.jobs = jobs
         app.state.resources = resources
         replicas.start()
         try:

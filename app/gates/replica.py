@@ -27,7 +27,7 @@ from psycopg import OperationalError
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import DBAPIError
 
-from app.db.replicas import Replica, ReplicaSet
+from app.db.replicas import Replica
 from app.gates.grounding import GroundingResult, Support, check_grounding, read_support
 from app.resources import Resources
 from app.search.replica import PRIMARY, replica_snapshot
@@ -48,7 +48,7 @@ class _Behind(Exception):
 
 
 def _count(resources: Resources, replica: str, outcome: str) -> None:
-    metrics = resources.extras.get("metrics")
+    metrics = resources.metrics
     if metrics is not None:
         metrics.replica_grounding.labels(replica, outcome).inc()
 
@@ -86,7 +86,7 @@ def routed_grounding(
     ``conn`` is the request's primary transaction (the gate event is written on it after
     this returns; the fence's share lock on policy_state holds until then). Returns the
     result and who served the reads (a replica's name or "primary")."""
-    replicas: ReplicaSet | None = resources.extras.get("replicas")
+    replicas = resources.replicas
     replica = replicas.choose() if replicas else None
     if replica is not None:
         lsn = str(conn.execute(_PRIMARY_LSN).scalar_one())  # before anything is read
