@@ -9,7 +9,6 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse, Response
-from sqlalchemy import text
 
 from app import __version__
 from app.audit.refusals import install_throttle_audit
@@ -30,19 +29,8 @@ class StartupError(RuntimeError):
     """A configuration problem that must stop the service with a clear message."""
 
 
-def column_dimension(database: Database) -> int | None:
-    with database.connect() as conn:
-        row = conn.execute(
-            text(
-                "SELECT atttypmod FROM pg_attribute "
-                "WHERE attrelid = to_regclass('public.chunks') AND attname = 'embedding'"
-            )
-        ).first()
-    return int(row[0]) if row is not None else None
-
-
 def check_dimensions(settings: Settings, database: Database, model_dim: int) -> None:
-    column = column_dimension(database)
+    column = migrate.embedding_dimension(database)
     if model_dim != settings.embedding_dim:
         raise StartupError(
             f"The embedding model {settings.embedding_model!r} produces {model_dim}-dimensional "
@@ -165,7 +153,8 @@ def create_app(
         dim_ok = False
         if model is not None and checks["database"]:
             try:
-                dim_ok = column_dimension(database) == model.dimension == settings.embedding_dim
+                column = migrate.embedding_dimension(database)
+                dim_ok = column == model.dimension == settings.embedding_dim
             except Exception:
                 log.warning("could not read the vector dimension", exc_info=True)
         checks["dimension_matches"] = dim_ok

@@ -15,7 +15,8 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, pool
 
-from app.db.engine import sqlalchemy_url
+from app.db import sqlfiles
+from app.db.engine import Database, sqlalchemy_url
 
 MIGRATIONS_PACKAGE = "migrations"
 
@@ -50,6 +51,13 @@ def downgrade(url: str, *, app_role: str, embedding_dim: int, revision: str) -> 
 def head_revision() -> str | None:
     script = ScriptDirectory(str(migrations_dir()))
     return script.get_current_head()
+
+
+def embedding_dimension(database: Database) -> int | None:
+    """The dimension of chunks.embedding as migrated (None before the migrations ran)."""
+    with database.connect() as conn:
+        found = conn.execute(sqlfiles.query("db.embedding_dimension")).scalar_one_or_none()
+    return int(found) if found is not None else None
 
 
 def current_revision(url: str) -> str | None:

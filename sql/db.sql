@@ -1,0 +1,7 @@
+-- Infrastructure statements of app/db (schema state, not domain data).
+
+-- name: embedding_dimension
+-- The n of chunks.embedding vector(n); no row before the migrations ran.
+SELECT atttypmod AS dimension
+FROM pg_attribute
+WHERE attrelid = to_regclass('public.chunks') AND attname = 'embedding'
