@@ -1,19 +1,28 @@
-# The ewall API for docker-compose. PostgreSQL (with pgvector) runs in its own container.
-FROM python:3.11-slim
+# The ewall API for docker-compose, installed from the wheel: the image holds no source tree,
+# so it runs exactly what `pip install ewall` runs. PostgreSQL (with pgvector) runs in its
+# own container.
 
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
-    HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false \
-    PIP_NO_CACHE_DIR=1
-
-WORKDIR /srv/ewall
-# CPU build of torch first; a bare `torch` requirement would pull a multi-GB CUDA build.
-RUN pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
-COPY pyproject.toml README.md alembic.ini ./
+# --- 1. build the wheel (the SQL, alembic.ini and the revisions are package data) ----------
+FROM python:3.11-slim AS wheel
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+WORKDIR /src
+COPY pyproject.toml README.md ./
 COPY app ./app
 COPY connectors ./connectors
 COPY migrations ./migrations
 COPY sql ./sql
-RUN pip install -e . && useradd --system --uid 10001 ewall
+RUN pip wheel --no-deps --wheel-dir /dist .
+
+# --- 2. the runtime: torch (CPU), then the wheel and its dependencies ---------------------
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
+    HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false \
+    PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+# CPU build of torch first; a bare `torch` requirement would pull a multi-GB CUDA build.
+RUN pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
+COPY --from=wheel /dist /dist
+RUN pip install /dist/ewall-*.whl && rm -rf /dist && useradd --system --uid 10001 ewall
+WORKDIR /srv/ewall
 USER ewall
 EXPOSE 8000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=5 \

@@ -10,14 +10,14 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test lint typecheck pytest screenshots demo migrate bench bench-search bench-walls bench-ingest bench-exposure eval clean
+.PHONY: help install run test lint typecheck pytest screenshots demo migrate schema-snapshot bench bench-search bench-walls bench-ingest bench-exposure eval clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  make %-14s %s\n", $$1, $$2}'
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet --upgrade pip "setuptools>=77"
 	# the CPU build of torch first (it lies on local disk); a bare `torch` pulls CUDA
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
@@ -50,6 +50,9 @@ demo: $(STAMP) ## load the demo firm (idempotent)
 
 migrate: $(STAMP) ## bring the schema to the latest revision
 	$(BIN)/ewall migrate
+
+schema-snapshot: $(STAMP) ## rewrite migrations/schema.sql (run after adding a migration)
+	$(BIN)/ewall schema snapshot
 
 bench: bench-walls bench-ingest bench-search bench-exposure ## all benchmarks (long)
 

@@ -106,6 +106,25 @@ def cmd_token(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_schema_snapshot(args: argparse.Namespace, settings: Settings) -> int:
+    from pathlib import Path
+
+    from app.db import snapshot
+
+    current = snapshot.scratch_snapshot()
+    if args.check:
+        expected = snapshot.committed()
+        if current != expected:
+            print(snapshot.diff(expected, current))
+            return _fail(f"the migrations and the snapshot differ; run {snapshot.REGENERATE}")
+        print("the schema snapshot matches the migrations")
+        return 0
+    path = Path(args.output) if args.output else snapshot.snapshot_path()
+    path.write_text(current, encoding="utf-8")
+    print(f"wrote {path}")
+    return 0
+
+
 # --- audit --------------------------------------------------------------------------------
 
 
@@ -148,6 +167,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("migrate", help="bring the schema to the latest revision")
     p.set_defaults(handler=cmd_migrate)
+
+    schema = sub.add_parser("schema", help="schema tools").add_subparsers(
+        dest="schema_command", required=True
+    )
+    p = schema.add_parser(
+        "snapshot",
+        help="migrate a scratch embedded PostgreSQL to head and write its catalog "
+        "(migrations/schema.sql)",
+    )
+    p.add_argument("--output", default=None, help="write here instead of migrations/schema.sql")
+    p.add_argument("--check", action="store_true", help="compare only; exit 1 on a difference")
+    p.set_defaults(handler=cmd_schema_snapshot)
 
     p = sub.add_parser("token", help="print a development token (EWALL_AUTH_MODE=dev)")
     p.add_argument("--sub", required=True, help="person id, e.g. alice@firm.nl")

@@ -9,7 +9,6 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse, Response
-from sqlalchemy import text
 
 from app import __version__
 from app.audit.refusals import install_throttle_audit
@@ -30,19 +29,8 @@ class StartupError(RuntimeError):
     """A configuration problem that must stop the service with a clear message."""
 
 
-def column_dimension(database: Database) -> int | None:
-    with database.connect() as conn:
-        row = conn.execute(
-            text(
-                "SELECT atttypmod FROM pg_attribute "
-                "WHERE attrelid = to_regclass('public.chunks') AND attname = 'embedding'"
-            )
-        ).first()
-    return int(row[0]) if row is not None else None
-
-
 def check_dimensions(settings: Settings, database: Database, model_dim: int) -> None:
-    column = column_dimension(database)
+    column = migrate.embedding_dimension(database)
     if model_dim != settings.embedding_dim:
         raise StartupError(
             f"The embedding model {settings.embedding_model!r} produces {model_dim}-dimensional "
@@ -66,18 +54,25 @@ def create_app(
     start_worker: bool | None = None,
     on_shutdown: Callable[[], object] | None = None,
 ) -> FastAPI:
+    from app.console.oidc import OidcClient
     from app.ingest.jobs import ingest_handlers, mark_run_failed
+    from app.ingest.pipeline import IngestPipeline
     from app.jobs.queue import JobWorkers
+    from app.search.replica import ReplicaSnapshots
     from app.walls.resolution import AccessResolver
     from app.walls.retag import RetagWorker
 
     metrics = Metrics()
-    resources = Resources(settings=settings, database=database, verifier=TokenVerifier(settings))
-    resources.extras["metrics"] = metrics
+    resources = Resources(
+        settings=settings, database=database, verifier=TokenVerifier(settings), metrics=metrics
+    )
     replicas = ReplicaSet(settings, database)  # empty unless EWALL_REPLICA_URLS is set
     if replicas:
-        resources.extras["replicas"] = replicas
+        resources.replicas = replicas
+        resources.replica_snapshots = ReplicaSnapshots()
         metrics.watch_replicas(replicas)
+    if settings.oidc_issuer and settings.console_oidc_client_id:
+        resources.console_oidc = OidcClient(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -89,12 +84,13 @@ def create_app(
             resources.embedder = embedder
         check_dimensions(settings, database, resources.require_embedder().dimension)
         resources.resolver = AccessResolver(settings)
+        resources.pipeline = IngestPipeline(database, resources.require_embedder(), settings)
         worker: RetagWorker | None = None
         run_worker = settings.retag_worker if start_worker is None else start_worker
         if run_worker:
             worker = RetagWorker(database, settings)
             worker.start()
-        resources.extras["retag_worker"] = worker
+        resources.retag_worker = worker
         jobs: JobWorkers | None = None
         if settings.job_workers > 0:
             jobs = JobWorkers(
@@ -106,7 +102,7 @@ def create_app(
                 on_failed=mark_run_failed(resources),
             )
             jobs.start()
-        resources.extras["jobs"] = jobs
+        resources.jobs = jobs
         app.state.resources = resources
         replicas.start()
         try:
@@ -157,7 +153,8 @@ def create_app(
         dim_ok = False
         if model is not None and checks["database"]:
             try:
-                dim_ok = column_dimension(database) == model.dimension == settings.embedding_dim
+                column = migrate.embedding_dimension(database)
+                dim_ok = column == model.dimension == settings.embedding_dim
             except Exception:
                 log.warning("could not read the vector dimension", exc_info=True)
         checks["dimension_matches"] = dim_ok

@@ -1,17 +1,33 @@
-"""What the lifespan builds once and routes borrow: settings, database, encoder, caches."""
+"""What the app builds once and routes borrow: settings, database, encoder, workers, caches.
+
+``create_app`` and its lifespan (app/main.py) fill the optional fields; code that runs
+outside the app (the CLI's evaluation, benchmarks) builds a Resources with what it needs and
+leaves the rest unset. The per-app caches that every route shares (limiter, citation cache,
+console sessions) are built with the Resources itself, so there is exactly one per app.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.auth.service import TokenVerifier
+from app.console.sessions import SessionStore
 from app.db.engine import Database
+from app.gates.citations import CitationChecker
+from app.limits import PersonLimiter
 from app.settings import Settings
 
 if TYPE_CHECKING:
+    from app.console.oidc import OidcClient
+    from app.db.replicas import ReplicaSet
     from app.embeddings import Embedder
+    from app.ingest.pipeline import IngestPipeline
+    from app.jobs.queue import JobWorkers
+    from app.metrics import Metrics
+    from app.search.replica import ReplicaSnapshots
     from app.walls.resolution import AccessResolver
+    from app.walls.retag import RetagWorker
 
 
 @dataclass
@@ -19,9 +35,24 @@ class Resources:
     settings: Settings
     database: Database
     verifier: TokenVerifier
-    embedder: Embedder | None = None
-    resolver: AccessResolver | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
+    embedder: Embedder | None = None  # loaded in the lifespan
+    resolver: AccessResolver | None = None  # built in the lifespan
+    metrics: Metrics | None = None  # Prometheus counters (create_app)
+    replicas: ReplicaSet | None = None  # only when EWALL_REPLICA_URLS names replicas
+    replica_snapshots: ReplicaSnapshots | None = None  # with the replicas
+    retag_worker: RetagWorker | None = None  # running when EWALL_RETAG_WORKER is on
+    jobs: JobWorkers | None = None  # running when EWALL_JOB_WORKERS > 0
+    pipeline: IngestPipeline | None = None  # built in the lifespan (needs the encoder)
+    console_oidc: OidcClient | None = None  # only when the console's OIDC is configured
+    limiter: PersonLimiter = field(default_factory=PersonLimiter)
+    citation_checker: CitationChecker = field(init=False)
+    console_sessions: SessionStore = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.citation_checker = CitationChecker(self.settings)
+        self.console_sessions = SessionStore(
+            self.settings.console_idle_timeout_s, self.settings.console_session_max_s
+        )
 
     def require_embedder(self) -> Embedder:
         if self.embedder is None:
@@ -32,3 +63,8 @@ class Resources:
         if self.resolver is None:
             raise RuntimeError("access resolver not initialised")
         return self.resolver
+
+    def require_pipeline(self) -> IngestPipeline:
+        if self.pipeline is None:
+            raise RuntimeError("ingestion pipeline not built (it needs the lifespan)")
+        return self.pipeline

@@ -1,4 +1,5 @@
-"""Shared request field types: trimmed, bounded, printable strings."""
+"""Shared types and values: request field types (trimmed, bounded, printable strings) and
+the sentinel wall groups and source ACLs that the walls, ingestion and the SQL agree on."""
 
 from __future__ import annotations
 
@@ -7,6 +8,13 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 from pydantic import AfterValidator, BeforeValidator, StringConstraints
+
+# Values of chunks.wall_group_id and source_acl_id that no wall or access list derives: the
+# ingestion pipeline writes them, the walls' resolution admits (or never admits) them.
+OPEN_GROUP = "open"  # the wall group of matters that no wall covers, and of public sources
+QUARANTINE_GROUP = "quarantine"  # documents without a usable client or matter: nobody sees them
+PUBLIC_ACL = "public"  # the source ACL of a document without access list (e.g. case law)
+NOBODY_ACL = "nobody"  # the source ACL of a document whose access list cannot be resolved
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _IDENT = re.compile(r"^[^\s/\\?#%]+(?: [^\s/\\?#%]+)*$")

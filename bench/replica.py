@@ -252,7 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             load_firm(client, settings, args.docs, args.seed)
             wait_replayed(primary_url, replica_url)
             resources = app.state.resources
-            replicas = resources.extras["replicas"]
+            replicas = resources.replicas
             deadline = time.monotonic() + 60
             while replicas.choose() is None and time.monotonic() < deadline:
                 time.sleep(0.05)
@@ -262,15 +262,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             principal = Principal("screened@firm.nl", frozenset({"lawyer"}))
 
             def search(query: str, *, use_replica: bool) -> tuple[Any, str]:
-                saved = resources.extras.pop("replicas")
-                if use_replica:
-                    resources.extras["replicas"] = saved
+                resources.replicas = replicas if use_replica else None
                 try:
                     return replica_search.routed_search(
                         resources, principal, SearchIn(query=query, k=10), qvec=vectors[query]
                     )
                 finally:
-                    resources.extras["replicas"] = saved
+                    resources.replicas = replicas
 
             # the primary's share of a replica search: its fenced append transaction
             primary_share: list[float] = []
@@ -330,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 paused = False
                 console.print(f"  [yellow]replay cannot be paused here ({exc}); skipped[/]")
             if paused:
-                snapshots = resources.extras["replica_snapshots"]
+                snapshots = resources.replica_snapshots
                 for q in queries:
                     with psycopg.connect(primary_url, autocommit=True) as admin:
                         admin.execute("UPDATE policy_state SET version = version + 1 WHERE id = 1")

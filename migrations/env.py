@@ -3,6 +3,9 @@
 The URL, the app role that receives grants and the embedding dimension come from
 ``config.attributes`` when called from ``app.db.migrate`` (tests, `ewall migrate`), else from
 the settings (plain `alembic` CLI with EWALL_* set).
+
+There is no declared metadata to compare against: drift is guarded by the catalog snapshot
+``migrations/schema.sql`` (``app/db/snapshot.py``, ``make schema-snapshot``).
 """
 
 from __future__ import annotations
@@ -11,7 +14,6 @@ from alembic import context
 from sqlalchemy import create_engine, pool
 
 from app.db.engine import sqlalchemy_url
-from app.db.schema import metadata
 from app.settings import get_settings
 
 config = context.config
@@ -27,22 +29,11 @@ config.attributes.setdefault("app_role", settings.app_role)
 config.attributes.setdefault("embedding_dim", settings.embedding_dim)
 
 
-def _include_object(
-    obj: object, name: str | None, type_: str, reflected: bool, compare_to: object
-) -> bool:
-    # alembic_version is Alembic's own table.
-    return not (type_ == "table" and name == "alembic_version")
-
-
 def run_migrations_online(url: str) -> None:
     engine = create_engine(sqlalchemy_url(url), poolclass=pool.NullPool)
     with engine.connect() as connection:
         context.configure(
-            connection=connection,
-            target_metadata=metadata,
-            include_object=_include_object,
-            compare_type=True,
-            transaction_per_migration=True,
+            connection=connection, target_metadata=None, transaction_per_migration=True
         )
         with context.begin_transaction():
             context.run_migrations()

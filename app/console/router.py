@@ -140,14 +140,7 @@ class PageRefused(Exception):
 
 
 def _store(resources: Resources) -> SessionStore:
-    store = resources.extras.get("console_sessions")
-    if isinstance(store, SessionStore):
-        return store
-    fresh = SessionStore(
-        resources.settings.console_idle_timeout_s, resources.settings.console_session_max_s
-    )
-    kept = resources.extras.setdefault("console_sessions", fresh)
-    return kept if isinstance(kept, SessionStore) else fresh
+    return resources.console_sessions
 
 
 def _current(request: Request) -> ConsoleSession | None:
@@ -314,12 +307,9 @@ def signin(
 
 
 def _oidc(resources: Resources) -> OidcClient:
-    client = resources.extras.get("console_oidc")
-    if isinstance(client, OidcClient):
-        return client
-    fresh = OidcClient(resources.settings)
-    kept = resources.extras.setdefault("console_oidc", fresh)
-    return kept if isinstance(kept, OidcClient) else fresh
+    if resources.console_oidc is None:
+        return OidcClient(resources.settings)  # raises SignInFailed: not configured
+    return resources.console_oidc
 
 
 def _start_session(request: Request, principal: Principal) -> ConsoleSession | None:
@@ -694,7 +684,7 @@ def issue(
     except AppError as exc:
         form.errors.append(exc.message)
         return _new_wall_page(request, session, form, exc.status)
-    worker = resources.extras.get("retag_worker")
+    worker = resources.retag_worker
     if worker is not None:
         worker.wake()
     return RedirectResponse(f"/console/walls/{wall_id}?issued=1", status_code=303)
@@ -791,7 +781,7 @@ def lift(
             lift_error=exc.message,
             lift_reason=reason,
         )
-    worker = resources.extras.get("retag_worker")
+    worker = resources.retag_worker
     if worker is not None:
         worker.wake()
     return RedirectResponse(f"/console/walls/{wall_id}", status_code=303)

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from psycopg import sql
-from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event
+
+from app.db import sqlfiles
 
 log = logging.getLogger("ewall.db")
 
@@ -68,9 +70,10 @@ class Database:
             # A login that is not the app role (one URL for owner and service, as in
             # docker-compose without a separate login) switches to it for the whole session.
             cur = dbapi_conn.cursor()
-            cur.execute("SELECT current_user")
+            cur.execute(sqlfiles.raw("db.current_login"))
             current = cur.fetchone()[0]
             if current != role:
+                # a role is an identifier, which cannot be a bound parameter: psycopg quotes it
                 cur.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
             cur.close()
             dbapi_conn.commit()
@@ -89,7 +92,7 @@ class Database:
     def ping(self) -> bool:
         try:
             with self.engine.connect() as conn:
-                conn.execute(text("SELECT 1"))
+                conn.execute(sqlfiles.query("db.ping"))
             return True
         except Exception:  # any failure means "not reachable" for /readyz
             log.warning("database ping failed", exc_info=True)

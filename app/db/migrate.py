@@ -1,7 +1,12 @@
-"""Run Alembic from code: `ewall migrate`, `ewall serve` and the tests use this."""
+"""Run Alembic from code: `ewall migrate`, `ewall serve` and the tests use this.
+
+The migrations and their ``alembic.ini`` are the ``migrations`` package, found with
+``importlib.resources``: the same in a checkout, an editable install and an installed wheel.
+"""
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 from alembic import command
@@ -10,14 +15,24 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, pool
 
-from app.db.engine import sqlalchemy_url
+from app.db import sqlfiles
+from app.db.engine import Database, sqlalchemy_url
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+MIGRATIONS_PACKAGE = "migrations"
+
+
+def migrations_dir() -> Path:
+    """The folder of env.py and versions/; Alembic needs real files, so never a zip."""
+    root = resources.files(MIGRATIONS_PACKAGE)
+    if not isinstance(root, Path):
+        raise TypeError(
+            f"the {MIGRATIONS_PACKAGE!r} package must be installed as files, found {root!r}"
+        )
+    return root
 
 
 def alembic_config(url: str, *, app_role: str, embedding_dim: int) -> Config:
-    cfg = Config()
-    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg = Config(str(migrations_dir() / "alembic.ini"))
     cfg.attributes["url"] = url
     cfg.attributes["app_role"] = app_role
     cfg.attributes["embedding_dim"] = embedding_dim
@@ -34,8 +49,15 @@ def downgrade(url: str, *, app_role: str, embedding_dim: int, revision: str) -> 
 
 
 def head_revision() -> str | None:
-    script = ScriptDirectory(str(MIGRATIONS_DIR))
+    script = ScriptDirectory(str(migrations_dir()))
     return script.get_current_head()
+
+
+def embedding_dimension(database: Database) -> int | None:
+    """The dimension of chunks.embedding as migrated (None before the migrations ran)."""
+    with database.connect() as conn:
+        found = conn.execute(sqlfiles.query("db.embedding_dimension")).scalar_one_or_none()
+    return int(found) if found is not None else None
 
 
 def current_revision(url: str) -> str | None:

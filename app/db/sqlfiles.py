@@ -2,25 +2,26 @@
 
 A block starts with a line ``-- name: <block_name>`` and runs to the next such line.
 Blocks are addressed as ``"<file stem>.<block_name>"``, e.g. ``"search.hybrid_exact"``.
+The ``sql`` folder is a package, so the files are found with ``importlib.resources`` in a
+checkout, an editable install and an installed wheel alike.
 """
 
 from __future__ import annotations
 
 import re
 from functools import cache
-from pathlib import Path
+from importlib import resources
+from importlib.resources.abc import Traversable
 
 from sqlalchemy import TextClause, text
 
 _NAME = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
+SQL_PACKAGE = "sql"
 
 
-def sql_dir() -> Path:
-    here = Path(__file__).resolve()
-    for candidate in (here.parents[2] / "sql", here.parents[1] / "sql"):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError("sql/ folder not found next to the app package")
+def sql_dir() -> Traversable:
+    """The folder of ``*.sql`` files, wherever the ``sql`` package was installed."""
+    return resources.files(SQL_PACKAGE)
 
 
 def parse_blocks(source: str) -> dict[str, str]:
@@ -39,9 +40,13 @@ def parse_blocks(source: str) -> dict[str, str]:
 @cache
 def load_all() -> dict[str, str]:
     out: dict[str, str] = {}
-    for path in sorted(sql_dir().glob("*.sql")):
-        for name, body in parse_blocks(path.read_text(encoding="utf-8")).items():
-            out[f"{path.stem}.{name}"] = body
+    files = [f for f in sql_dir().iterdir() if f.is_file() and f.name.endswith(".sql")]
+    if not files:
+        raise FileNotFoundError(f"no SQL files in the {SQL_PACKAGE!r} package")
+    for file in sorted(files, key=lambda f: f.name):
+        stem = file.name.removesuffix(".sql")
+        for name, body in parse_blocks(file.read_text(encoding="utf-8")).items():
+            out[f"{stem}.{name}"] = body
     return out
 
 

@@ -27,7 +27,7 @@ from psycopg import OperationalError
 from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError
 
-from app.db.replicas import Replica, ReplicaSet, begin_read_only, primary_lsn, replayed_past
+from app.db.replicas import Replica, begin_read_only, primary_lsn, replayed_past
 from app.gates.grounding import GroundingResult, Support, check_grounding, read_support
 from app.resources import Resources
 from app.search.replica import PRIMARY, replica_snapshot
@@ -41,7 +41,7 @@ class _Behind(Exception):
 
 
 def _count(resources: Resources, replica: str, outcome: str) -> None:
-    metrics = resources.extras.get("metrics")
+    metrics = resources.metrics
     if metrics is not None:
         metrics.replica_grounding.labels(replica, outcome).inc()
 
@@ -79,7 +79,7 @@ def routed_grounding(
     ``conn`` is the request's primary transaction (the gate event is written on it after
     this returns; the fence's share lock on policy_state holds until then). Returns the
     result and who served the reads (a replica's name or "primary")."""
-    replicas: ReplicaSet | None = resources.extras.get("replicas")
+    replicas = resources.replicas
     replica = replicas.choose() if replicas else None
     if replica is not None:
         lsn = primary_lsn(conn)  # before anything is read

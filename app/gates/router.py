@@ -42,8 +42,6 @@ from app.walls.resolution import read_snapshot
 
 router = APIRouter(prefix="/v1/gates", tags=["gates"])
 
-_CHECKER_KEY = "citation_checker"
-_LIMITER_KEY = "limiter"
 _RATE_LIMITED: dict[int | str, dict[str, Any]] = {
     429: {"description": "A per-person limit was reached (see Retry-After)."}
 }
@@ -51,11 +49,7 @@ _RATE_LIMITED: dict[int | str, dict[str, Any]] = {
 
 def person_limiter(resources: Resources) -> PersonLimiter:
     """The app's per-person limiter (one per app: the counts must be shared)."""
-    limiter = resources.extras.get(_LIMITER_KEY)
-    if isinstance(limiter, PersonLimiter):
-        return limiter
-    kept = resources.extras.setdefault(_LIMITER_KEY, PersonLimiter())
-    return kept if isinstance(kept, PersonLimiter) else PersonLimiter()
+    return resources.limiter
 
 
 def _gate_slot(principal: Lawyer, resources: ResourcesDep) -> Iterator[Principal]:
@@ -79,12 +73,7 @@ def _with_session(request: dict[str, Any], session_id: str | None) -> dict[str, 
 
 def citation_checker(resources: Resources) -> CitationChecker:
     """The app's checker (one per app so that the optional cache is shared)."""
-    checker = resources.extras.get(_CHECKER_KEY)
-    if isinstance(checker, CitationChecker):
-        return checker
-    # setdefault: two first requests racing both build one, only one is kept
-    kept = resources.extras.setdefault(_CHECKER_KEY, CitationChecker(resources.settings))
-    return kept if isinstance(kept, CitationChecker) else CitationChecker(resources.settings)
+    return resources.citation_checker
 
 
 @router.post("/citations", response_model=CitationsOut, responses=_RATE_LIMITED)

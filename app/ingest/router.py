@@ -25,13 +25,7 @@ router = APIRouter(prefix="/v1", tags=["documents and ingestion"])
 
 
 def pipeline_for(resources: Resources) -> IngestPipeline:
-    pipeline = resources.extras.get("pipeline")
-    if pipeline is None:
-        pipeline = IngestPipeline(
-            resources.database, resources.require_embedder(), resources.settings
-        )
-        resources.extras["pipeline"] = pipeline
-    return pipeline
+    return resources.require_pipeline()  # built in the lifespan
 
 
 DOCUMENT_JOB = "ingest.document"
@@ -66,7 +60,7 @@ def _queue_job(
             max_attempts=settings.job_max_attempts,
             run_id=run.run_id,
         )
-    workers = resources.extras.get("jobs")
+    workers = resources.jobs
     if workers is not None:
         workers.wake()
     return run.run_id, job_id

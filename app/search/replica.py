@@ -30,7 +30,7 @@ from sqlalchemy.exc import DBAPIError
 from app.audit import chain
 from app.auth.service import Principal
 from app.db.engine import Database
-from app.db.replicas import Replica, ReplicaSet, begin_read_only
+from app.db.replicas import Replica, begin_read_only
 from app.resources import Resources
 from app.search.schemas import SearchIn
 from app.search.service import ReadRoute, SearchResult, run_search
@@ -67,7 +67,7 @@ def fenced_append(
         return appended
 
 
-class _Snapshots:
+class ReplicaSnapshots:
     """The matrix snapshot per policy version, as replayed on the replicas (read once per
     version in a replica's own transaction, so it matches that transaction exactly)."""
 
@@ -92,9 +92,10 @@ class _Snapshots:
             self.newest_served = max(self.newest_served, version)
 
 
-def _snapshots(resources: Resources) -> _Snapshots:
-    found: _Snapshots = resources.extras.setdefault("replica_snapshots", _Snapshots())
-    return found
+def _snapshots(resources: Resources) -> ReplicaSnapshots:
+    if resources.replica_snapshots is None:  # create_app builds it with the replica set
+        raise RuntimeError("replica snapshots are built with the replicas")
+    return resources.replica_snapshots
 
 
 def replica_snapshot(resources: Resources, conn: Connection, version: int) -> MatrixSnapshot:
@@ -105,7 +106,7 @@ def replica_snapshot(resources: Resources, conn: Connection, version: int) -> Ma
 
 def _on_replica(
     replica: Replica,
-    snapshots: _Snapshots,
+    snapshots: ReplicaSnapshots,
     resources: Resources,
     principal: Principal,
     request: SearchIn,
@@ -143,7 +144,7 @@ def _on_replica(
 
 
 def _count(resources: Resources, replica: str, outcome: str) -> None:
-    metrics = resources.extras.get("metrics")
+    metrics = resources.metrics
     if metrics is not None:
         metrics.replica_searches.labels(replica, outcome).inc()
 
@@ -160,7 +161,7 @@ def routed_search(
     """Run one search where it should run; returns the result and who served it (a replica's
     name or "primary"). With no replica configured this is exactly the primary search."""
     started = started if started is not None else time.perf_counter()
-    replicas: ReplicaSet | None = resources.extras.get("replicas")
+    replicas = resources.replicas
     replica = replicas.choose() if replicas else None
     if replicas is not None and replica is not None:
         snapshots = _snapshots(resources)

@@ -246,7 +246,7 @@ def run_search(
             session,
             read.append if read is not None else None,
         )
-        metrics = resources.extras.get("metrics")
+        metrics = resources.metrics
         if metrics is not None:
             metrics.searches.labels(request.mode, strategy).inc()
         return SearchResult(

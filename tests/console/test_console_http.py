@@ -157,7 +157,7 @@ def test_next_only_leads_inside_the_console(firm: Firm) -> None:
 def test_idle_session_ends(firm: Firm) -> None:
     client = signed_in(firm, PARTNER, "conflicts")
     assert client.get("/console/walls").status_code == 200
-    store = firm.client.app.state.resources.extras["console_sessions"]  # type: ignore[attr-defined]
+    store = firm.client.app.state.resources.console_sessions  # type: ignore[attr-defined]
     session = store.get(client.cookies.get(COOKIE))
     session.last_seen -= store.idle_s + 1
     expired = client.get("/console/walls", follow_redirects=False)

@@ -55,7 +55,7 @@ def assert_rate_limited(response: Any, scope: str) -> dict[str, Any]:
 def _frozen_limiter(client: TestClient) -> PersonLimiter:
     """Budgets refill with time; a stopped clock keeps the test free of timing."""
     limiter = PersonLimiter(clock=lambda: 1000.0)
-    client.app.state.resources.extras["limiter"] = limiter  # type: ignore[attr-defined]
+    client.app.state.resources.limiter = limiter  # type: ignore[attr-defined]
     return limiter
 
 

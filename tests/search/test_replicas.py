@@ -228,7 +228,7 @@ def test_fence_under_paused_replay(
     body, served = search(client, auth, SCREENED)
     assert served == "replica"
     assert WALLED in matters(body)
-    replica = client.app.state.resources.extras["replicas"].replicas[0]
+    replica = client.app.state.resources.replicas.replicas[0]
     with replica.database.connect() as conn:
         assert conn.execute(text("SELECT current_user")).scalar_one() == pg.APP_ROLE
         assert conn.execute(text("SELECT pg_is_in_recovery()")).scalar_one() is True
@@ -312,7 +312,7 @@ def test_replica_killed_mid_search(
     build_firm(client, auth)
     pair.wait_replayed()
     wait_state(client, "ok")
-    replica = client.app.state.resources.extras["replicas"].replicas[0]
+    replica = client.app.state.resources.replicas.replicas[0]
     killed: list[bool] = []
 
     def kill_before_the_hybrid_statement(
@@ -465,7 +465,7 @@ def test_grounding_reads_on_the_replica(
     body, served = search(client, auth, SCREENED)
     assert served == "replica" and WALLED in matters(body)
     pair.wait_replayed()  # the audit row of that search is on the replica now
-    replica = client.app.state.resources.extras["replicas"].replicas[0]
+    replica = client.app.state.resources.replicas.replicas[0]
     seen: list[tuple[str, str]] = []
 
     def transaction_mode(conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
@@ -553,7 +553,7 @@ def test_grounding_fenced_by_a_wall_during_the_replica_reads(
     body, _ = search(client, auth, SCREENED)
     assert WALLED in matters(body)
     pair.wait_replayed()
-    replica = client.app.state.resources.extras["replicas"].replicas[0]
+    replica = client.app.state.resources.replicas.replicas[0]
     walled: list[bool] = []
 
     def wall_during_the_reads(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:

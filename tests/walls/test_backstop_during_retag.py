@@ -84,7 +84,7 @@ def test_backstop_alone_hides_pending_matters_and_source_denies(
 ) -> None:
     firm = Firm(worker_client, auth)
     _build(firm)
-    worker = worker_client.app.state.resources.extras["retag_worker"]  # type: ignore[attr-defined]
+    worker = worker_client.app.state.resources.retag_worker  # type: ignore[attr-defined]
     # before any wall: the backstop admits what it should (the checks below are not vacuous)
     assert {"M-1", "M-2", "M-3"} <= matters(backstop_view(worker_client, "bob@firm.nl"))
     assert "M-3-private" in docs(backstop_view(worker_client, "dave@firm.nl"))

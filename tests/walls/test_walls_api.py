@@ -209,7 +209,7 @@ def test_retag_fails_closed_while_the_worker_is_paused(
     worker_client: TestClient, auth: Tokens
 ) -> None:
     firm = _firm(worker_client, auth)
-    worker = worker_client.app.state.resources.extras["retag_worker"]  # type: ignore[attr-defined]
+    worker = worker_client.app.state.resources.retag_worker  # type: ignore[attr-defined]
     worker.pause()
     firm.wall(
         kind="inclusionary",

@@ -1,0 +1,1498 @@
+-- The catalog that the migrations build (normalised pg_dump --schema-only).
+-- Generated; do not edit. Regenerate after a migration with: make schema-snapshot  (or: ewall schema snapshot)
+
+-- EXTENSION unaccent
+
+CREATE EXTENSION IF NOT EXISTS unaccent WITH SCHEMA public;
+
+-- COMMENT EXTENSION unaccent
+
+COMMENT ON EXTENSION unaccent IS 'text search dictionary that removes accents';
+
+-- EXTENSION vector
+
+CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public;
+
+-- COMMENT EXTENSION vector
+
+COMMENT ON EXTENSION vector IS 'vector data type and ivfflat and hnsw access methods';
+
+-- FUNCTION public ewall_audit_refuse_change()
+
+CREATE FUNCTION public.ewall_audit_refuse_change() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    RAISE EXCEPTION 'audit table % is append-only (% refused)', TG_TABLE_NAME, TG_OP
+        USING ERRCODE = 'insufficient_privilege';
+END
+$$;
+
+-- FUNCTION public ewall_chunks_after_delete()
+
+CREATE FUNCTION public.ewall_chunks_after_delete() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    UPDATE wall_group_sizes AS s SET n_chunks = s.n_chunks - d.n
+    FROM (SELECT wall_group_id, count(*) AS n FROM old_rows GROUP BY wall_group_id
+          ORDER BY wall_group_id) AS d
+    WHERE s.wall_group_id = d.wall_group_id;
+
+    UPDATE lexeme_stats AS l SET ndoc = l.ndoc - d.n
+    FROM (SELECT lex, count(*) AS n FROM old_rows, unnest(tsvector_to_array(body_tsv)) AS lex
+          GROUP BY lex ORDER BY lex) AS d
+    WHERE l.lexeme = d.lex;
+
+    UPDATE corpus_stats SET n_chunks = n_chunks - (SELECT count(*) FROM old_rows) WHERE id = 1;
+    RETURN NULL;
+END
+$$;
+
+-- FUNCTION public ewall_chunks_after_insert()
+
+CREATE FUNCTION public.ewall_chunks_after_insert() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO wall_group_sizes AS s (wall_group_id, n_chunks)
+    SELECT wall_group_id, count(*) FROM new_rows GROUP BY wall_group_id ORDER BY wall_group_id
+    ON CONFLICT (wall_group_id) DO UPDATE SET n_chunks = s.n_chunks + excluded.n_chunks;
+
+    INSERT INTO lexeme_stats AS l (lexeme, ndoc)
+    SELECT lex, count(*) FROM new_rows, unnest(tsvector_to_array(body_tsv)) AS lex
+    GROUP BY lex ORDER BY lex
+    ON CONFLICT (lexeme) DO UPDATE SET ndoc = l.ndoc + excluded.ndoc;
+
+    UPDATE corpus_stats SET n_chunks = n_chunks + (SELECT count(*) FROM new_rows) WHERE id = 1;
+    RETURN NULL;
+END
+$$;
+
+-- FUNCTION public ewall_chunks_after_update()
+
+CREATE FUNCTION public.ewall_chunks_after_update() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO wall_group_sizes AS s (wall_group_id, n_chunks)
+    SELECT wall_group_id, sum(n) FROM (
+        SELECT wall_group_id, count(*) AS n FROM new_rows GROUP BY wall_group_id
+        UNION ALL
+        SELECT wall_group_id, -count(*) FROM old_rows GROUP BY wall_group_id
+    ) AS d GROUP BY wall_group_id HAVING sum(n) <> 0 ORDER BY wall_group_id
+    ON CONFLICT (wall_group_id) DO UPDATE SET n_chunks = s.n_chunks + excluded.n_chunks;
+    RETURN NULL;
+END
+$$;
+
+-- FUNCTION public ewall_legal_normalize(text)
+
+CREATE FUNCTION public.ewall_legal_normalize(input text) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+DECLARE
+    codes  constant text := '(eov|epc|evrm|ehrm|bw|rv|sr|sv|awb|gw|aw|hnw|row|wvw|fw|avg|rijksoctrooiwet|auteurswet|handelsnaamwet|grondwet)';
+    artkw  constant text := '(?:artikel(?:en)?|artt?\.?)\s*';
+    qual   constant text :=
+        '(?:\s*,?\s*(?:lid|leden)\s+\d+(?:\s*(?:en|,)\s*\d+)*)?'
+        '(?:\s*,?\s*(?:sub|onder)\s+[a-z0-9]{1,3}\M)?';
+    van    constant text := '\s*,?\s*(?:van\s+(?:het|de)\s+)?';
+    result text := input;
+BEGIN
+    -- book:article forms first ("6:162"), so the plain article form cannot eat them
+    result := regexp_replace(result,
+        '\m' || artkw || '(\d+):(\d+[a-z]?)' || qual || van || codes || '\M',
+        ' art\1x\2\3 \3 ', 'gi');
+    result := regexp_replace(result,
+        '\m' || codes || '\s*,?\s*' || artkw || '(\d+):(\d+[a-z]?)\M' || qual,
+        ' art\2x\3\1 \1 ', 'gi');
+    result := regexp_replace(result,
+        '(?:^|(?<=[\s(]))(\d+):(\d+[a-z]?)\s+(bw)\M',
+        ' art\1x\2\3 \3 ', 'gi');
+    result := regexp_replace(result,
+        '\m' || artkw || '(\d+[a-z]?)\M' || qual || van || codes || '\M',
+        ' art\1\2 \2 ', 'gi');
+    result := regexp_replace(result,
+        '\m' || codes || '\s*,?\s*' || artkw || '(\d+[a-z]?)\M' || qual,
+        ' art\2\1 \1 ', 'gi');
+    result := regexp_replace(result,
+        '\m(ECLI):([A-Z]{2}):([A-Z0-9]{1,7}):(\d{4}):([A-Z0-9.]{1,25}[A-Z0-9])',
+        '\1:\2:\3:\4:\5 \1\2\3\4\5 ', 'gi');
+    RETURN result;
+END
+$$;
+
+-- FUNCTION public ewall_query_lexemes(text)
+
+CREATE FUNCTION public.ewall_query_lexemes(query text) RETURNS text[]
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT coalesce(tsvector_to_array(
+        to_tsvector('ewall_nl'::regconfig, ewall_legal_normalize(query))), '{}')
+$$;
+
+-- TEXT SEARCH CONFIGURATION public ewall_nl
+
+CREATE TEXT SEARCH CONFIGURATION public.ewall_nl (
+    PARSER = pg_catalog."default" );
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl
+    ADD MAPPING FOR asciiword WITH public.unaccent, dutch_stem;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl
+    ADD MAPPING FOR word WITH public.unaccent, dutch_stem;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl
+    ADD MAPPING FOR numword WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl
+    ADD MAPPING FOR email WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl
+    ADD MAPPING FOR url WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl
+    ADD MAPPING FOR host WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl
+    ADD MAPPING FOR sfloat WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl
+    ADD MAPPING FOR version WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl
+    ADD MAPPING FOR hword_numpart WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl
+    ADD MAPPING FOR hword_part WITH public.unaccent, dutch_stem;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl
+    ADD MAPPING FOR hword_asciipart WITH public.unaccent, dutch_stem;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl
+    ADD MAPPING FOR numhword WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl
+    ADD MAPPING FOR asciihword WITH public.unaccent, dutch_stem;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl
+    ADD MAPPING FOR hword WITH public.unaccent, dutch_stem;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl
+    ADD MAPPING FOR url_path WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl
+    ADD MAPPING FOR file WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl
+    ADD MAPPING FOR "float" WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl
+    ADD MAPPING FOR "int" WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl
+    ADD MAPPING FOR uint WITH simple;
+
+-- TABLE public alembic_version
+
+CREATE TABLE public.alembic_version (
+    version_num character varying(32) NOT NULL
+);
+
+-- TABLE public audit_access_sets
+
+CREATE TABLE public.audit_access_sets (
+    set_id text NOT NULL,
+    members text[] NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- TABLE public audit_heads
+
+CREATE TABLE public.audit_heads (
+    chain text NOT NULL,
+    seq bigint NOT NULL,
+    prev_hash text NOT NULL,
+    hash text NOT NULL
+);
+
+-- TABLE public audit_retrieval_results
+
+CREATE TABLE public.audit_retrieval_results (
+    retrieval_id uuid NOT NULL,
+    rank integer NOT NULL,
+    chunk_id text NOT NULL,
+    matter_id text,
+    content_sha256 text NOT NULL,
+    score double precision NOT NULL
+);
+
+-- TABLE public audit_retrievals
+
+CREATE TABLE public.audit_retrievals (
+    retrieval_id uuid NOT NULL,
+    seq bigint NOT NULL,
+    at timestamp with time zone NOT NULL,
+    person_id text NOT NULL,
+    roles text[] NOT NULL,
+    purpose text NOT NULL,
+    query text NOT NULL,
+    mode text NOT NULL,
+    k integer NOT NULL,
+    filters jsonb NOT NULL,
+    allowed_wall_groups_set text NOT NULL,
+    source_principals_set text NOT NULL,
+    policy_version bigint NOT NULL,
+    model text,
+    prompt_version text,
+    strategy text NOT NULL,
+    took_ms double precision NOT NULL,
+    result_count integer NOT NULL,
+    prev_hash text NOT NULL,
+    hash text NOT NULL,
+    session_id text,
+    session_matter_id text,
+    session_scope text,
+    CONSTRAINT ck_audit_retrievals_session_scope CHECK ((session_scope = ANY (ARRAY['bound'::text, 'widened'::text])))
+);
+
+-- TABLE public case_law
+
+CREATE TABLE public.case_law (
+    ecli text NOT NULL,
+    court text,
+    decision_date timestamp with time zone,
+    area_of_law text,
+    procedure text,
+    relations jsonb DEFAULT '[]'::jsonb NOT NULL,
+    withdrawn boolean,
+    replaced_by text,
+    set_aside_by text,
+    state text DEFAULT 'active'::text NOT NULL,
+    held_reason text,
+    crosscheck jsonb,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT ck_case_law_state CHECK ((state = ANY (ARRAY['active'::text, 'withdrawn'::text, 'voided'::text, 'set_aside'::text, 'held'::text])))
+);
+
+-- TABLE public chunks
+
+CREATE TABLE public.chunks (
+    chunk_id text NOT NULL,
+    document_id bigint NOT NULL,
+    source text NOT NULL,
+    external_id text NOT NULL,
+    client_id text,
+    matter_id text,
+    wall_group_id text NOT NULL,
+    source_acl_id text NOT NULL,
+    doc_type text NOT NULL,
+    section_path text DEFAULT ''::text NOT NULL,
+    page_from integer,
+    page_to integer,
+    ordinal integer NOT NULL,
+    body text NOT NULL,
+    body_tsv tsvector GENERATED ALWAYS AS (to_tsvector('public.ewall_nl'::regconfig, public.ewall_legal_normalize(body))) STORED,
+    embedding public.vector(384) NOT NULL,
+    content_sha256 text NOT NULL,
+    token_count integer NOT NULL,
+    suppressed boolean DEFAULT false NOT NULL,
+    modified_at timestamp with time zone,
+    ingested_at timestamp with time zone DEFAULT now() NOT NULL
+);
+ALTER TABLE ONLY public.chunks ALTER COLUMN wall_group_id SET STATISTICS 5000;
+ALTER TABLE ONLY public.chunks ALTER COLUMN embedding SET STORAGE PLAIN;
+
+ALTER TABLE ONLY public.chunks FORCE ROW LEVEL SECURITY;
+
+-- TABLE public clients
+
+CREATE TABLE public.clients (
+    client_id text NOT NULL,
+    name text NOT NULL,
+    name_norm text NOT NULL,
+    parent_id text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT ck_clients_not_own_parent CHECK (((parent_id IS NULL) OR (parent_id <> client_id)))
+);
+
+-- TABLE public corpus_stats
+
+CREATE TABLE public.corpus_stats (
+    id smallint NOT NULL,
+    n_chunks bigint NOT NULL,
+    CONSTRAINT ck_corpus_stats_single_row CHECK ((id = 1))
+);
+
+-- TABLE public documents
+
+CREATE TABLE public.documents (
+    document_id bigint NOT NULL,
+    source text NOT NULL,
+    external_id text NOT NULL,
+    version text,
+    status text NOT NULL,
+    quarantine_reason text,
+    client_id text,
+    matter_id text,
+    client_raw text,
+    matter_raw text,
+    doc_type text NOT NULL,
+    title text NOT NULL,
+    author text,
+    modified_at timestamp with time zone,
+    mime_type text,
+    content_sha256 text,
+    source_acl_id text NOT NULL,
+    source_url text,
+    search_state text DEFAULT 'active'::text NOT NULL,
+    metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
+    last_run_id uuid,
+    ingested_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT ck_documents_search_state CHECK ((search_state = ANY (ARRAY['active'::text, 'withdrawn'::text, 'held'::text]))),
+    CONSTRAINT ck_documents_status CHECK ((status = ANY (ARRAY['active'::text, 'quarantined'::text])))
+);
+
+-- SEQUENCE public documents_document_id_seq
+
+ALTER TABLE public.documents ALTER COLUMN document_id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.documents_document_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+-- TABLE public eval_runs
+
+CREATE TABLE public.eval_runs (
+    run_id uuid NOT NULL,
+    set_id bigint NOT NULL,
+    person_id text NOT NULL,
+    config jsonb NOT NULL,
+    metrics jsonb NOT NULL,
+    per_query jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- TABLE public gate_events
+
+CREATE TABLE public.gate_events (
+    event_id uuid NOT NULL,
+    seq bigint NOT NULL,
+    at timestamp with time zone NOT NULL,
+    person_id text NOT NULL,
+    gate text NOT NULL,
+    ok boolean NOT NULL,
+    request jsonb NOT NULL,
+    outcome jsonb NOT NULL,
+    prev_hash text NOT NULL,
+    hash text NOT NULL
+);
+
+-- TABLE public ingest_run_events
+
+CREATE TABLE public.ingest_run_events (
+    run_id uuid NOT NULL,
+    seq integer NOT NULL,
+    kind text NOT NULL,
+    source text,
+    external_id text,
+    reason text,
+    details jsonb DEFAULT '{}'::jsonb NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- TABLE public ingest_runs
+
+CREATE TABLE public.ingest_runs (
+    run_id uuid NOT NULL,
+    connector text NOT NULL,
+    status text NOT NULL,
+    started_by text NOT NULL,
+    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    finished_at timestamp with time zone,
+    params jsonb DEFAULT '{}'::jsonb NOT NULL,
+    counts jsonb DEFAULT '{}'::jsonb NOT NULL,
+    progress jsonb DEFAULT '{}'::jsonb NOT NULL,
+    error text,
+    CONSTRAINT ck_ingest_runs_status CHECK ((status = ANY (ARRAY['running'::text, 'succeeded'::text, 'failed'::text, 'partial'::text])))
+);
+
+-- TABLE public jobs
+
+CREATE TABLE public.jobs (
+    job_id bigint NOT NULL,
+    kind text NOT NULL,
+    person_id text NOT NULL,
+    run_id uuid,
+    payload jsonb NOT NULL,
+    status text DEFAULT 'queued'::text NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    max_attempts integer NOT NULL,
+    run_after timestamp with time zone DEFAULT now() NOT NULL,
+    locked_by text,
+    started_at timestamp with time zone,
+    finished_at timestamp with time zone,
+    last_error text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT ck_jobs_attempts CHECK (((attempts >= 0) AND (max_attempts >= 1))),
+    CONSTRAINT ck_jobs_status CHECK ((status = ANY (ARRAY['queued'::text, 'running'::text, 'succeeded'::text, 'failed'::text])))
+);
+
+-- SEQUENCE public jobs_job_id_seq
+
+ALTER TABLE public.jobs ALTER COLUMN job_id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.jobs_job_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+-- TABLE public lexeme_stats
+
+CREATE TABLE public.lexeme_stats (
+    lexeme text NOT NULL,
+    ndoc bigint NOT NULL
+);
+
+-- TABLE public matter_parties
+
+CREATE TABLE public.matter_parties (
+    matter_id text NOT NULL,
+    "position" integer NOT NULL,
+    name text NOT NULL,
+    name_norm text NOT NULL,
+    role text NOT NULL,
+    CONSTRAINT ck_matter_parties_role CHECK ((role = ANY (ARRAY['adverse'::text, 'related'::text])))
+);
+
+-- TABLE public matter_team
+
+CREATE TABLE public.matter_team (
+    matter_id text NOT NULL,
+    person_id text NOT NULL
+);
+
+-- TABLE public matter_wall_groups
+
+CREATE TABLE public.matter_wall_groups (
+    matter_id text NOT NULL,
+    wall_group_id text NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- TABLE public matters
+
+CREATE TABLE public.matters (
+    matter_id text NOT NULL,
+    client_id text NOT NULL,
+    title text NOT NULL,
+    status text DEFAULT 'open'::text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- TABLE public people
+
+CREATE TABLE public.people (
+    person_id text NOT NULL,
+    name text DEFAULT ''::text NOT NULL,
+    active boolean DEFAULT true NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- TABLE public person_aliases
+
+CREATE TABLE public.person_aliases (
+    alias text NOT NULL,
+    person_id text NOT NULL
+);
+
+-- TABLE public policy_events
+
+CREATE TABLE public.policy_events (
+    event_id uuid NOT NULL,
+    seq bigint NOT NULL,
+    at timestamp with time zone NOT NULL,
+    actor text NOT NULL,
+    action text NOT NULL,
+    object_type text NOT NULL,
+    object_id text NOT NULL,
+    reason text,
+    details jsonb NOT NULL,
+    policy_version bigint NOT NULL,
+    prev_hash text NOT NULL,
+    hash text NOT NULL
+);
+
+-- TABLE public policy_state
+
+CREATE TABLE public.policy_state (
+    id smallint NOT NULL,
+    version bigint NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT ck_policy_state_single_row CHECK ((id = 1))
+);
+
+-- TABLE public relevance_judgements
+
+CREATE TABLE public.relevance_judgements (
+    query_id bigint NOT NULL,
+    target_kind text NOT NULL,
+    target_id text NOT NULL,
+    grade smallint NOT NULL,
+    judged_by text NOT NULL,
+    judged_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT ck_relevance_judgements_grade CHECK (((grade >= 0) AND (grade <= 3))),
+    CONSTRAINT ck_relevance_judgements_target_kind CHECK ((target_kind = ANY (ARRAY['document'::text, 'chunk'::text])))
+);
+
+-- TABLE public relevance_queries
+
+CREATE TABLE public.relevance_queries (
+    query_id bigint NOT NULL,
+    set_id bigint NOT NULL,
+    query_key text NOT NULL,
+    text text NOT NULL,
+    as_person text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- SEQUENCE public relevance_queries_query_id_seq
+
+ALTER TABLE public.relevance_queries ALTER COLUMN query_id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.relevance_queries_query_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+-- TABLE public relevance_sets
+
+CREATE TABLE public.relevance_sets (
+    set_id bigint NOT NULL,
+    name text NOT NULL,
+    description text DEFAULT ''::text NOT NULL,
+    created_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- SEQUENCE public relevance_sets_set_id_seq
+
+ALTER TABLE public.relevance_sets ALTER COLUMN set_id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.relevance_sets_set_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+-- TABLE public retag_pending
+
+CREATE TABLE public.retag_pending (
+    matter_id text NOT NULL,
+    target_wall_group_id text NOT NULL,
+    policy_version bigint NOT NULL,
+    queued_at timestamp with time zone DEFAULT now() NOT NULL,
+    retagged_chunks bigint DEFAULT 0 NOT NULL
+);
+
+-- TABLE public search_synonyms
+
+CREATE TABLE public.search_synonyms (
+    term text NOT NULL,
+    synonym text NOT NULL,
+    created_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- VIEW public search_synonym_rules
+
+CREATE VIEW public.search_synonym_rules AS
+ SELECT
+        CASE
+            WHEN (cardinality(public.ewall_query_lexemes(term)) = 1) THEN (quote_literal((public.ewall_query_lexemes(term))[1]))::tsquery
+            ELSE phraseto_tsquery('public.ewall_nl'::regconfig, public.ewall_legal_normalize(term))
+        END AS target,
+    (
+        CASE
+            WHEN (cardinality(public.ewall_query_lexemes(term)) = 1) THEN (quote_literal((public.ewall_query_lexemes(term))[1]))::tsquery
+            ELSE phraseto_tsquery('public.ewall_nl'::regconfig, public.ewall_legal_normalize(term))
+        END || phraseto_tsquery('public.ewall_nl'::regconfig, public.ewall_legal_normalize(synonym))) AS substitute
+   FROM public.search_synonyms s
+  WHERE ((cardinality(public.ewall_query_lexemes(term)) > 0) AND (cardinality(public.ewall_query_lexemes(synonym)) > 0));
+
+-- TABLE public source_acls
+
+CREATE TABLE public.source_acls (
+    source_acl_id text NOT NULL,
+    default_access text NOT NULL,
+    allow text[] DEFAULT '{}'::text[] NOT NULL,
+    deny text[] DEFAULT '{}'::text[] NOT NULL,
+    resolvable boolean DEFAULT true NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT ck_source_acls_default_access CHECK ((default_access = ANY (ARRAY['public'::text, 'view'::text, 'private'::text, 'none'::text])))
+);
+
+-- TABLE public source_group_members
+
+CREATE TABLE public.source_group_members (
+    source text NOT NULL,
+    group_id text NOT NULL,
+    member text NOT NULL
+);
+
+-- TABLE public source_groups
+
+CREATE TABLE public.source_groups (
+    source text NOT NULL,
+    group_id text NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- TABLE public sync_seen
+
+CREATE TABLE public.sync_seen (
+    source text NOT NULL,
+    scope text NOT NULL,
+    crawl_id text NOT NULL,
+    external_id text NOT NULL
+);
+
+-- TABLE public sync_state
+
+CREATE TABLE public.sync_state (
+    source text NOT NULL,
+    scope text NOT NULL,
+    state jsonb DEFAULT '{}'::jsonb NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- TABLE public wall_group_sizes
+
+CREATE TABLE public.wall_group_sizes (
+    wall_group_id text NOT NULL,
+    n_chunks bigint DEFAULT 0 NOT NULL
+);
+
+-- TABLE public wall_groups
+
+CREATE TABLE public.wall_groups (
+    wall_group_id text NOT NULL,
+    wall_ids text[] NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- TABLE public wall_people
+
+CREATE TABLE public.wall_people (
+    wall_id text NOT NULL,
+    person_id text NOT NULL,
+    role text NOT NULL,
+    CONSTRAINT ck_wall_people_role CHECK ((role = ANY (ARRAY['screened'::text, 'allowed'::text])))
+);
+
+-- TABLE public wall_protected_clients
+
+CREATE TABLE public.wall_protected_clients (
+    wall_id text NOT NULL,
+    client_id text NOT NULL
+);
+
+-- TABLE public wall_protected_matters
+
+CREATE TABLE public.wall_protected_matters (
+    wall_id text NOT NULL,
+    matter_id text NOT NULL
+);
+
+-- TABLE public walls
+
+CREATE TABLE public.walls (
+    wall_id text NOT NULL,
+    kind text NOT NULL,
+    title text NOT NULL,
+    reason text NOT NULL,
+    include_team boolean DEFAULT true NOT NULL,
+    effective_from timestamp with time zone,
+    effective_until timestamp with time zone,
+    created_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    lifted_at timestamp with time zone,
+    lifted_by text,
+    lift_reason text,
+    CONSTRAINT ck_walls_kind CHECK ((kind = ANY (ARRAY['exclusionary'::text, 'inclusionary'::text]))),
+    CONSTRAINT ck_walls_lift_complete CHECK (((lifted_at IS NULL) = (lifted_by IS NULL))),
+    CONSTRAINT ck_walls_window CHECK (((effective_until IS NULL) OR (effective_from IS NULL) OR (effective_until > effective_from)))
+);
+
+-- CONSTRAINT public alembic_version alembic_version_pkc
+
+ALTER TABLE ONLY public.alembic_version
+    ADD CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num);
+
+-- CONSTRAINT public audit_access_sets pk_audit_access_sets
+
+ALTER TABLE ONLY public.audit_access_sets
+    ADD CONSTRAINT pk_audit_access_sets PRIMARY KEY (set_id);
+
+-- CONSTRAINT public audit_heads pk_audit_heads
+
+ALTER TABLE ONLY public.audit_heads
+    ADD CONSTRAINT pk_audit_heads PRIMARY KEY (chain);
+
+-- CONSTRAINT public audit_retrieval_results pk_audit_retrieval_results
+
+ALTER TABLE ONLY public.audit_retrieval_results
+    ADD CONSTRAINT pk_audit_retrieval_results PRIMARY KEY (retrieval_id, rank);
+
+-- CONSTRAINT public audit_retrievals pk_audit_retrievals
+
+ALTER TABLE ONLY public.audit_retrievals
+    ADD CONSTRAINT pk_audit_retrievals PRIMARY KEY (retrieval_id);
+
+-- CONSTRAINT public case_law pk_case_law
+
+ALTER TABLE ONLY public.case_law
+    ADD CONSTRAINT pk_case_law PRIMARY KEY (ecli);
+
+-- CONSTRAINT public chunks pk_chunks
+
+ALTER TABLE ONLY public.chunks
+    ADD CONSTRAINT pk_chunks PRIMARY KEY (chunk_id);
+
+-- CONSTRAINT public clients pk_clients
+
+ALTER TABLE ONLY public.clients
+    ADD CONSTRAINT pk_clients PRIMARY KEY (client_id);
+
+-- CONSTRAINT public corpus_stats pk_corpus_stats
+
+ALTER TABLE ONLY public.corpus_stats
+    ADD CONSTRAINT pk_corpus_stats PRIMARY KEY (id);
+
+-- CONSTRAINT public documents pk_documents
+
+ALTER TABLE ONLY public.documents
+    ADD CONSTRAINT pk_documents PRIMARY KEY (document_id);
+
+-- CONSTRAINT public eval_runs pk_eval_runs
+
+ALTER TABLE ONLY public.eval_runs
+    ADD CONSTRAINT pk_eval_runs PRIMARY KEY (run_id);
+
+-- CONSTRAINT public gate_events pk_gate_events
+
+ALTER TABLE ONLY public.gate_events
+    ADD CONSTRAINT pk_gate_events PRIMARY KEY (event_id);
+
+-- CONSTRAINT public ingest_run_events pk_ingest_run_events
+
+ALTER TABLE ONLY public.ingest_run_events
+    ADD CONSTRAINT pk_ingest_run_events PRIMARY KEY (run_id, seq);
+
+-- CONSTRAINT public ingest_runs pk_ingest_runs
+
+ALTER TABLE ONLY public.ingest_runs
+    ADD CONSTRAINT pk_ingest_runs PRIMARY KEY (run_id);
+
+-- CONSTRAINT public jobs pk_jobs
+
+ALTER TABLE ONLY public.jobs
+    ADD CONSTRAINT pk_jobs PRIMARY KEY (job_id);
+
+-- CONSTRAINT public lexeme_stats pk_lexeme_stats
+
+ALTER TABLE ONLY public.lexeme_stats
+    ADD CONSTRAINT pk_lexeme_stats PRIMARY KEY (lexeme);
+
+-- CONSTRAINT public matter_parties pk_matter_parties
+
+ALTER TABLE ONLY public.matter_parties
+    ADD CONSTRAINT pk_matter_parties PRIMARY KEY (matter_id, "position");
+
+-- CONSTRAINT public matter_team pk_matter_team
+
+ALTER TABLE ONLY public.matter_team
+    ADD CONSTRAINT pk_matter_team PRIMARY KEY (matter_id, person_id);
+
+-- CONSTRAINT public matter_wall_groups pk_matter_wall_groups
+
+ALTER TABLE ONLY public.matter_wall_groups
+    ADD CONSTRAINT pk_matter_wall_groups PRIMARY KEY (matter_id);
+
+-- CONSTRAINT public matters pk_matters
+
+ALTER TABLE ONLY public.matters
+    ADD CONSTRAINT pk_matters PRIMARY KEY (matter_id);
+
+-- CONSTRAINT public people pk_people
+
+ALTER TABLE ONLY public.people
+    ADD CONSTRAINT pk_people PRIMARY KEY (person_id);
+
+-- CONSTRAINT public person_aliases pk_person_aliases
+
+ALTER TABLE ONLY public.person_aliases
+    ADD CONSTRAINT pk_person_aliases PRIMARY KEY (alias);
+
+-- CONSTRAINT public policy_events pk_policy_events
+
+ALTER TABLE ONLY public.policy_events
+    ADD CONSTRAINT pk_policy_events PRIMARY KEY (event_id);
+
+-- CONSTRAINT public policy_state pk_policy_state
+
+ALTER TABLE ONLY public.policy_state
+    ADD CONSTRAINT pk_policy_state PRIMARY KEY (id);
+
+-- CONSTRAINT public relevance_judgements pk_relevance_judgements
+
+ALTER TABLE ONLY public.relevance_judgements
+    ADD CONSTRAINT pk_relevance_judgements PRIMARY KEY (query_id, target_kind, target_id, judged_by);
+
+-- CONSTRAINT public relevance_queries pk_relevance_queries
+
+ALTER TABLE ONLY public.relevance_queries
+    ADD CONSTRAINT pk_relevance_queries PRIMARY KEY (query_id);
+
+-- CONSTRAINT public relevance_sets pk_relevance_sets
+
+ALTER TABLE ONLY public.relevance_sets
+    ADD CONSTRAINT pk_relevance_sets PRIMARY KEY (set_id);
+
+-- CONSTRAINT public retag_pending pk_retag_pending
+
+ALTER TABLE ONLY public.retag_pending
+    ADD CONSTRAINT pk_retag_pending PRIMARY KEY (matter_id);
+
+-- CONSTRAINT public search_synonyms pk_search_synonyms
+
+ALTER TABLE ONLY public.search_synonyms
+    ADD CONSTRAINT pk_search_synonyms PRIMARY KEY (term, synonym);
+
+-- CONSTRAINT public source_acls pk_source_acls
+
+ALTER TABLE ONLY public.source_acls
+    ADD CONSTRAINT pk_source_acls PRIMARY KEY (source_acl_id);
+
+-- CONSTRAINT public source_group_members pk_source_group_members
+
+ALTER TABLE ONLY public.source_group_members
+    ADD CONSTRAINT pk_source_group_members PRIMARY KEY (source, group_id, member);
+
+-- CONSTRAINT public source_groups pk_source_groups
+
+ALTER TABLE ONLY public.source_groups
+    ADD CONSTRAINT pk_source_groups PRIMARY KEY (source, group_id);
+
+-- CONSTRAINT public sync_seen pk_sync_seen
+
+ALTER TABLE ONLY public.sync_seen
+    ADD CONSTRAINT pk_sync_seen PRIMARY KEY (source, scope, crawl_id, external_id);
+
+-- CONSTRAINT public sync_state pk_sync_state
+
+ALTER TABLE ONLY public.sync_state
+    ADD CONSTRAINT pk_sync_state PRIMARY KEY (source, scope);
+
+-- CONSTRAINT public wall_group_sizes pk_wall_group_sizes
+
+ALTER TABLE ONLY public.wall_group_sizes
+    ADD CONSTRAINT pk_wall_group_sizes PRIMARY KEY (wall_group_id);
+
+-- CONSTRAINT public wall_groups pk_wall_groups
+
+ALTER TABLE ONLY public.wall_groups
+    ADD CONSTRAINT pk_wall_groups PRIMARY KEY (wall_group_id);
+
+-- CONSTRAINT public wall_people pk_wall_people
+
+ALTER TABLE ONLY public.wall_people
+    ADD CONSTRAINT pk_wall_people PRIMARY KEY (wall_id, person_id, role);
+
+-- CONSTRAINT public wall_protected_clients pk_wall_protected_clients
+
+ALTER TABLE ONLY public.wall_protected_clients
+    ADD CONSTRAINT pk_wall_protected_clients PRIMARY KEY (wall_id, client_id);
+
+-- CONSTRAINT public wall_protected_matters pk_wall_protected_matters
+
+ALTER TABLE ONLY public.wall_protected_matters
+    ADD CONSTRAINT pk_wall_protected_matters PRIMARY KEY (wall_id, matter_id);
+
+-- CONSTRAINT public walls pk_walls
+
+ALTER TABLE ONLY public.walls
+    ADD CONSTRAINT pk_walls PRIMARY KEY (wall_id);
+
+-- CONSTRAINT public audit_retrievals uq_audit_retrievals_seq
+
+ALTER TABLE ONLY public.audit_retrievals
+    ADD CONSTRAINT uq_audit_retrievals_seq UNIQUE (seq);
+
+-- CONSTRAINT public documents uq_documents_source_external_id
+
+ALTER TABLE ONLY public.documents
+    ADD CONSTRAINT uq_documents_source_external_id UNIQUE (source, external_id);
+
+-- CONSTRAINT public gate_events uq_gate_events_seq
+
+ALTER TABLE ONLY public.gate_events
+    ADD CONSTRAINT uq_gate_events_seq UNIQUE (seq);
+
+-- CONSTRAINT public policy_events uq_policy_events_seq
+
+ALTER TABLE ONLY public.policy_events
+    ADD CONSTRAINT uq_policy_events_seq UNIQUE (seq);
+
+-- CONSTRAINT public relevance_queries uq_relevance_queries_set_id_query_key
+
+ALTER TABLE ONLY public.relevance_queries
+    ADD CONSTRAINT uq_relevance_queries_set_id_query_key UNIQUE (set_id, query_key);
+
+-- CONSTRAINT public relevance_sets uq_relevance_sets_name
+
+ALTER TABLE ONLY public.relevance_sets
+    ADD CONSTRAINT uq_relevance_sets_name UNIQUE (name);
+
+-- INDEX public ix_audit_retrieval_results_chunk_id
+
+CREATE INDEX ix_audit_retrieval_results_chunk_id ON public.audit_retrieval_results USING btree (chunk_id);
+
+-- INDEX public ix_audit_retrieval_results_matter_id
+
+CREATE INDEX ix_audit_retrieval_results_matter_id ON public.audit_retrieval_results USING btree (matter_id);
+
+-- INDEX public ix_audit_retrievals_at
+
+CREATE INDEX ix_audit_retrievals_at ON public.audit_retrievals USING btree (at);
+
+-- INDEX public ix_audit_retrievals_person_id
+
+CREATE INDEX ix_audit_retrievals_person_id ON public.audit_retrievals USING btree (person_id);
+
+-- INDEX public ix_audit_retrievals_person_id_at
+
+CREATE INDEX ix_audit_retrievals_person_id_at ON public.audit_retrievals USING btree (person_id, at);
+
+-- INDEX public ix_audit_retrievals_session_id_seq
+
+CREATE INDEX ix_audit_retrievals_session_id_seq ON public.audit_retrievals USING btree (session_id, seq);
+
+-- INDEX public ix_chunks_body_tsv
+
+CREATE INDEX ix_chunks_body_tsv ON public.chunks USING gin (body_tsv);
+
+-- INDEX public ix_chunks_content_sha256
+
+CREATE INDEX ix_chunks_content_sha256 ON public.chunks USING btree (content_sha256);
+
+-- INDEX public ix_chunks_document_id
+
+CREATE INDEX ix_chunks_document_id ON public.chunks USING btree (document_id);
+
+-- INDEX public ix_chunks_embedding_hnsw
+
+CREATE INDEX ix_chunks_embedding_hnsw ON public.chunks USING hnsw (embedding public.vector_cosine_ops) WITH (m='16', ef_construction='64');
+
+-- INDEX public ix_chunks_matter_id
+
+CREATE INDEX ix_chunks_matter_id ON public.chunks USING btree (matter_id);
+
+-- INDEX public ix_chunks_wall_group_id
+
+CREATE INDEX ix_chunks_wall_group_id ON public.chunks USING btree (wall_group_id);
+
+-- INDEX public ix_clients_name_norm
+
+CREATE INDEX ix_clients_name_norm ON public.clients USING btree (name_norm);
+
+-- INDEX public ix_clients_parent_id
+
+CREATE INDEX ix_clients_parent_id ON public.clients USING btree (parent_id);
+
+-- INDEX public ix_documents_matter_id
+
+CREATE INDEX ix_documents_matter_id ON public.documents USING btree (matter_id);
+
+-- INDEX public ix_jobs_person_id_status
+
+CREATE INDEX ix_jobs_person_id_status ON public.jobs USING btree (person_id, status);
+
+-- INDEX public ix_jobs_run_id
+
+CREATE INDEX ix_jobs_run_id ON public.jobs USING btree (run_id);
+
+-- INDEX public ix_jobs_status_run_after
+
+CREATE INDEX ix_jobs_status_run_after ON public.jobs USING btree (status, run_after);
+
+-- INDEX public ix_matter_parties_name_norm
+
+CREATE INDEX ix_matter_parties_name_norm ON public.matter_parties USING btree (name_norm);
+
+-- INDEX public ix_matter_team_person_id
+
+CREATE INDEX ix_matter_team_person_id ON public.matter_team USING btree (person_id);
+
+-- INDEX public ix_matter_wall_groups_wall_group_id
+
+CREATE INDEX ix_matter_wall_groups_wall_group_id ON public.matter_wall_groups USING btree (wall_group_id);
+
+-- INDEX public ix_matters_client_id
+
+CREATE INDEX ix_matters_client_id ON public.matters USING btree (client_id);
+
+-- INDEX public ix_person_aliases_person_id
+
+CREATE INDEX ix_person_aliases_person_id ON public.person_aliases USING btree (person_id);
+
+-- INDEX public ix_source_acls_allow
+
+CREATE INDEX ix_source_acls_allow ON public.source_acls USING gin (allow);
+
+-- INDEX public ix_source_acls_deny
+
+CREATE INDEX ix_source_acls_deny ON public.source_acls USING gin (deny);
+
+-- INDEX public ix_source_group_members_member
+
+CREATE INDEX ix_source_group_members_member ON public.source_group_members USING btree (member);
+
+-- INDEX public ix_wall_people_person_id
+
+CREATE INDEX ix_wall_people_person_id ON public.wall_people USING btree (person_id);
+
+-- INDEX public ix_wall_protected_clients_client_id
+
+CREATE INDEX ix_wall_protected_clients_client_id ON public.wall_protected_clients USING btree (client_id);
+
+-- INDEX public ix_wall_protected_matters_matter_id
+
+CREATE INDEX ix_wall_protected_matters_matter_id ON public.wall_protected_matters USING btree (matter_id);
+
+-- TRIGGER public audit_access_sets audit_access_sets_append_only
+
+CREATE TRIGGER audit_access_sets_append_only BEFORE DELETE OR UPDATE ON public.audit_access_sets FOR EACH ROW EXECUTE FUNCTION public.ewall_audit_refuse_change();
+
+ALTER TABLE public.audit_access_sets ENABLE ALWAYS TRIGGER audit_access_sets_append_only;
+
+-- TRIGGER public audit_access_sets audit_access_sets_no_truncate
+
+CREATE TRIGGER audit_access_sets_no_truncate BEFORE TRUNCATE ON public.audit_access_sets FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_audit_refuse_change();
+
+ALTER TABLE public.audit_access_sets ENABLE ALWAYS TRIGGER audit_access_sets_no_truncate;
+
+-- TRIGGER public audit_heads audit_heads_no_delete
+
+CREATE TRIGGER audit_heads_no_delete BEFORE DELETE ON public.audit_heads FOR EACH ROW EXECUTE FUNCTION public.ewall_audit_refuse_change();
+
+ALTER TABLE public.audit_heads ENABLE ALWAYS TRIGGER audit_heads_no_delete;
+
+-- TRIGGER public audit_heads audit_heads_no_truncate
+
+CREATE TRIGGER audit_heads_no_truncate BEFORE TRUNCATE ON public.audit_heads FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_audit_refuse_change();
+
+ALTER TABLE public.audit_heads ENABLE ALWAYS TRIGGER audit_heads_no_truncate;
+
+-- TRIGGER public audit_retrieval_results audit_retrieval_results_append_only
+
+CREATE TRIGGER audit_retrieval_results_append_only BEFORE DELETE OR UPDATE ON public.audit_retrieval_results FOR EACH ROW EXECUTE FUNCTION public.ewall_audit_refuse_change();
+
+ALTER TABLE public.audit_retrieval_results ENABLE ALWAYS TRIGGER audit_retrieval_results_append_only;
+
+-- TRIGGER public audit_retrieval_results audit_retrieval_results_no_truncate
+
+CREATE TRIGGER audit_retrieval_results_no_truncate BEFORE TRUNCATE ON public.audit_retrieval_results FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_audit_refuse_change();
+
+ALTER TABLE public.audit_retrieval_results ENABLE ALWAYS TRIGGER audit_retrieval_results_no_truncate;
+
+-- TRIGGER public audit_retrievals audit_retrievals_append_only
+
+CREATE TRIGGER audit_retrievals_append_only BEFORE DELETE OR UPDATE ON public.audit_retrievals FOR EACH ROW EXECUTE FUNCTION public.ewall_audit_refuse_change();
+
+ALTER TABLE public.audit_retrievals ENABLE ALWAYS TRIGGER audit_retrievals_append_only;
+
+-- TRIGGER public audit_retrievals audit_retrievals_no_truncate
+
+CREATE TRIGGER audit_retrievals_no_truncate BEFORE TRUNCATE ON public.audit_retrievals FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_audit_refuse_change();
+
+ALTER TABLE public.audit_retrievals ENABLE ALWAYS TRIGGER audit_retrievals_no_truncate;
+
+-- TRIGGER public chunks chunks_stats_delete
+
+CREATE TRIGGER chunks_stats_delete AFTER DELETE ON public.chunks REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_chunks_after_delete();
+
+-- TRIGGER public chunks chunks_stats_insert
+
+CREATE TRIGGER chunks_stats_insert AFTER INSERT ON public.chunks REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_chunks_after_insert();
+
+-- TRIGGER public chunks chunks_stats_update
+
+CREATE TRIGGER chunks_stats_update AFTER UPDATE ON public.chunks REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_chunks_after_update();
+
+-- TRIGGER public gate_events gate_events_append_only
+
+CREATE TRIGGER gate_events_append_only BEFORE DELETE OR UPDATE ON public.gate_events FOR EACH ROW EXECUTE FUNCTION public.ewall_audit_refuse_change();
+
+ALTER TABLE public.gate_events ENABLE ALWAYS TRIGGER gate_events_append_only;
+
+-- TRIGGER public gate_events gate_events_no_truncate
+
+CREATE TRIGGER gate_events_no_truncate BEFORE TRUNCATE ON public.gate_events FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_audit_refuse_change();
+
+ALTER TABLE public.gate_events ENABLE ALWAYS TRIGGER gate_events_no_truncate;
+
+-- TRIGGER public policy_events policy_events_append_only
+
+CREATE TRIGGER policy_events_append_only BEFORE DELETE OR UPDATE ON public.policy_events FOR EACH ROW EXECUTE FUNCTION public.ewall_audit_refuse_change();
+
+ALTER TABLE public.policy_events ENABLE ALWAYS TRIGGER policy_events_append_only;
+
+-- TRIGGER public policy_events policy_events_no_truncate
+
+CREATE TRIGGER policy_events_no_truncate BEFORE TRUNCATE ON public.policy_events FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_audit_refuse_change();
+
+ALTER TABLE public.policy_events ENABLE ALWAYS TRIGGER policy_events_no_truncate;
+
+-- FK CONSTRAINT public audit_retrieval_results fk_audit_retrieval_results_retrieval_id_audit_retrievals
+
+ALTER TABLE ONLY public.audit_retrieval_results
+    ADD CONSTRAINT fk_audit_retrieval_results_retrieval_id_audit_retrievals FOREIGN KEY (retrieval_id) REFERENCES public.audit_retrievals(retrieval_id) DEFERRABLE INITIALLY DEFERRED;
+
+-- FK CONSTRAINT public audit_retrievals fk_audit_retrievals_allowed_wall_groups_set_audit_access_sets
+
+ALTER TABLE ONLY public.audit_retrievals
+    ADD CONSTRAINT fk_audit_retrievals_allowed_wall_groups_set_audit_access_sets FOREIGN KEY (allowed_wall_groups_set) REFERENCES public.audit_access_sets(set_id);
+
+-- FK CONSTRAINT public audit_retrievals fk_audit_retrievals_source_principals_set_audit_access_sets
+
+ALTER TABLE ONLY public.audit_retrievals
+    ADD CONSTRAINT fk_audit_retrievals_source_principals_set_audit_access_sets FOREIGN KEY (source_principals_set) REFERENCES public.audit_access_sets(set_id);
+
+-- FK CONSTRAINT public chunks fk_chunks_document_id_documents
+
+ALTER TABLE ONLY public.chunks
+    ADD CONSTRAINT fk_chunks_document_id_documents FOREIGN KEY (document_id) REFERENCES public.documents(document_id) ON DELETE CASCADE;
+
+-- FK CONSTRAINT public clients fk_clients_parent_id_clients
+
+ALTER TABLE ONLY public.clients
+    ADD CONSTRAINT fk_clients_parent_id_clients FOREIGN KEY (parent_id) REFERENCES public.clients(client_id);
+
+-- FK CONSTRAINT public documents fk_documents_source_acl_id_source_acls
+
+ALTER TABLE ONLY public.documents
+    ADD CONSTRAINT fk_documents_source_acl_id_source_acls FOREIGN KEY (source_acl_id) REFERENCES public.source_acls(source_acl_id);
+
+-- FK CONSTRAINT public eval_runs fk_eval_runs_set_id_relevance_sets
+
+ALTER TABLE ONLY public.eval_runs
+    ADD CONSTRAINT fk_eval_runs_set_id_relevance_sets FOREIGN KEY (set_id) REFERENCES public.relevance_sets(set_id);
+
+-- FK CONSTRAINT public ingest_run_events fk_ingest_run_events_run_id_ingest_runs
+
+ALTER TABLE ONLY public.ingest_run_events
+    ADD CONSTRAINT fk_ingest_run_events_run_id_ingest_runs FOREIGN KEY (run_id) REFERENCES public.ingest_runs(run_id) ON DELETE CASCADE;
+
+-- FK CONSTRAINT public jobs fk_jobs_run_id_ingest_runs
+
+ALTER TABLE ONLY public.jobs
+    ADD CONSTRAINT fk_jobs_run_id_ingest_runs FOREIGN KEY (run_id) REFERENCES public.ingest_runs(run_id) ON DELETE CASCADE;
+
+-- FK CONSTRAINT public matter_parties fk_matter_parties_matter_id_matters
+
+ALTER TABLE ONLY public.matter_parties
+    ADD CONSTRAINT fk_matter_parties_matter_id_matters FOREIGN KEY (matter_id) REFERENCES public.matters(matter_id) ON DELETE CASCADE;
+
+-- FK CONSTRAINT public matter_team fk_matter_team_matter_id_matters
+
+ALTER TABLE ONLY public.matter_team
+    ADD CONSTRAINT fk_matter_team_matter_id_matters FOREIGN KEY (matter_id) REFERENCES public.matters(matter_id) ON DELETE CASCADE;
+
+-- FK CONSTRAINT public matter_team fk_matter_team_person_id_people
+
+ALTER TABLE ONLY public.matter_team
+    ADD CONSTRAINT fk_matter_team_person_id_people FOREIGN KEY (person_id) REFERENCES public.people(person_id);
+
+-- FK CONSTRAINT public matter_wall_groups fk_matter_wall_groups_matter_id_matters
+
+ALTER TABLE ONLY public.matter_wall_groups
+    ADD CONSTRAINT fk_matter_wall_groups_matter_id_matters FOREIGN KEY (matter_id) REFERENCES public.matters(matter_id) ON DELETE CASCADE;
+
+-- FK CONSTRAINT public matter_wall_groups fk_matter_wall_groups_wall_group_id_wall_groups
+
+ALTER TABLE ONLY public.matter_wall_groups
+    ADD CONSTRAINT fk_matter_wall_groups_wall_group_id_wall_groups FOREIGN KEY (wall_group_id) REFERENCES public.wall_groups(wall_group_id);
+
+-- FK CONSTRAINT public matters fk_matters_client_id_clients
+
+ALTER TABLE ONLY public.matters
+    ADD CONSTRAINT fk_matters_client_id_clients FOREIGN KEY (client_id) REFERENCES public.clients(client_id);
+
+-- FK CONSTRAINT public person_aliases fk_person_aliases_person_id_people
+
+ALTER TABLE ONLY public.person_aliases
+    ADD CONSTRAINT fk_person_aliases_person_id_people FOREIGN KEY (person_id) REFERENCES public.people(person_id) ON DELETE CASCADE;
+
+-- FK CONSTRAINT public relevance_judgements fk_relevance_judgements_query_id_relevance_queries
+
+ALTER TABLE ONLY public.relevance_judgements
+    ADD CONSTRAINT fk_relevance_judgements_query_id_relevance_queries FOREIGN KEY (query_id) REFERENCES public.relevance_queries(query_id) ON DELETE CASCADE;
+
+-- FK CONSTRAINT public relevance_queries fk_relevance_queries_set_id_relevance_sets
+
+ALTER TABLE ONLY public.relevance_queries
+    ADD CONSTRAINT fk_relevance_queries_set_id_relevance_sets FOREIGN KEY (set_id) REFERENCES public.relevance_sets(set_id) ON DELETE CASCADE;
+
+-- FK CONSTRAINT public source_group_members fk_source_group_members_source_source_groups
+
+ALTER TABLE ONLY public.source_group_members
+    ADD CONSTRAINT fk_source_group_members_source_source_groups FOREIGN KEY (source, group_id) REFERENCES public.source_groups(source, group_id) ON DELETE CASCADE;
+
+-- FK CONSTRAINT public wall_people fk_wall_people_person_id_people
+
+ALTER TABLE ONLY public.wall_people
+    ADD CONSTRAINT fk_wall_people_person_id_people FOREIGN KEY (person_id) REFERENCES public.people(person_id);
+
+-- FK CONSTRAINT public wall_people fk_wall_people_wall_id_walls
+
+ALTER TABLE ONLY public.wall_people
+    ADD CONSTRAINT fk_wall_people_wall_id_walls FOREIGN KEY (wall_id) REFERENCES public.walls(wall_id);
+
+-- FK CONSTRAINT public wall_protected_clients fk_wall_protected_clients_client_id_clients
+
+ALTER TABLE ONLY public.wall_protected_clients
+    ADD CONSTRAINT fk_wall_protected_clients_client_id_clients FOREIGN KEY (client_id) REFERENCES public.clients(client_id);
+
+-- FK CONSTRAINT public wall_protected_clients fk_wall_protected_clients_wall_id_walls
+
+ALTER TABLE ONLY public.wall_protected_clients
+    ADD CONSTRAINT fk_wall_protected_clients_wall_id_walls FOREIGN KEY (wall_id) REFERENCES public.walls(wall_id);
+
+-- FK CONSTRAINT public wall_protected_matters fk_wall_protected_matters_matter_id_matters
+
+ALTER TABLE ONLY public.wall_protected_matters
+    ADD CONSTRAINT fk_wall_protected_matters_matter_id_matters FOREIGN KEY (matter_id) REFERENCES public.matters(matter_id);
+
+-- FK CONSTRAINT public wall_protected_matters fk_wall_protected_matters_wall_id_walls
+
+ALTER TABLE ONLY public.wall_protected_matters
+    ADD CONSTRAINT fk_wall_protected_matters_wall_id_walls FOREIGN KEY (wall_id) REFERENCES public.walls(wall_id);
+
+-- ROW SECURITY public chunks
+
+ALTER TABLE public.chunks ENABLE ROW LEVEL SECURITY;
+
+-- POLICY public chunks chunks_delete
+
+CREATE POLICY chunks_delete ON public.chunks FOR DELETE USING ((( SELECT current_setting('ewall.writer'::text, true) AS current_setting) = 'on'::text));
+
+-- POLICY public chunks chunks_insert
+
+CREATE POLICY chunks_insert ON public.chunks FOR INSERT WITH CHECK ((( SELECT current_setting('ewall.writer'::text, true) AS current_setting) = 'on'::text));
+
+-- POLICY public chunks chunks_read
+
+CREATE POLICY chunks_read ON public.chunks FOR SELECT USING (((( SELECT current_setting('ewall.writer'::text, true) AS current_setting) = 'on'::text) OR ((wall_group_id IN ( SELECT unnest((NULLIF(( SELECT current_setting('ewall.allowed_wall_groups'::text, true) AS current_setting), ''::text))::text[]) AS unnest)) AND (source_acl_id IN ( SELECT unnest((NULLIF(( SELECT current_setting('ewall.allowed_source_acls'::text, true) AS current_setting), ''::text))::text[]) AS unnest)) AND (COALESCE(matter_id, ''::text) <> ALL (( SELECT COALESCE(array_agg(p.matter_id), '{}'::text[]) AS "coalesce"
+   FROM public.retag_pending p)::text[])))));
+
+-- POLICY public chunks chunks_update
+
+CREATE POLICY chunks_update ON public.chunks FOR UPDATE USING ((( SELECT current_setting('ewall.writer'::text, true) AS current_setting) = 'on'::text)) WITH CHECK ((( SELECT current_setting('ewall.writer'::text, true) AS current_setting) = 'on'::text));
+
+-- ACL SCHEMA public
+
+GRANT USAGE ON SCHEMA public TO ewall_app;
+
+-- ACL public TABLE alembic_version
+
+GRANT SELECT ON TABLE public.alembic_version TO ewall_app;
+
+-- ACL public TABLE audit_access_sets
+
+GRANT SELECT,INSERT ON TABLE public.audit_access_sets TO ewall_app;
+
+-- ACL public TABLE audit_heads
+
+GRANT SELECT,UPDATE ON TABLE public.audit_heads TO ewall_app;
+
+-- ACL public TABLE audit_retrieval_results
+
+GRANT SELECT,INSERT ON TABLE public.audit_retrieval_results TO ewall_app;
+
+-- ACL public TABLE audit_retrievals
+
+GRANT SELECT,INSERT ON TABLE public.audit_retrievals TO ewall_app;
+
+-- ACL public TABLE case_law
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.case_law TO ewall_app;
+
+-- ACL public TABLE chunks
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.chunks TO ewall_app;
+
+-- ACL public TABLE clients
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.clients TO ewall_app;
+
+-- ACL public TABLE corpus_stats
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.corpus_stats TO ewall_app;
+
+-- ACL public TABLE documents
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.documents TO ewall_app;
+
+-- ACL public SEQUENCE documents_document_id_seq
+
+GRANT SELECT,USAGE ON SEQUENCE public.documents_document_id_seq TO ewall_app;
+
+-- ACL public TABLE eval_runs
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.eval_runs TO ewall_app;
+
+-- ACL public TABLE gate_events
+
+GRANT SELECT,INSERT ON TABLE public.gate_events TO ewall_app;
+
+-- ACL public TABLE ingest_run_events
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.ingest_run_events TO ewall_app;
+
+-- ACL public TABLE ingest_runs
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.ingest_runs TO ewall_app;
+
+-- ACL public TABLE jobs
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.jobs TO ewall_app;
+
+-- ACL public SEQUENCE jobs_job_id_seq
+
+GRANT SELECT,USAGE ON SEQUENCE public.jobs_job_id_seq TO ewall_app;
+
+-- ACL public TABLE lexeme_stats
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.lexeme_stats TO ewall_app;
+
+-- ACL public TABLE matter_parties
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.matter_parties TO ewall_app;
+
+-- ACL public TABLE matter_team
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.matter_team TO ewall_app;
+
+-- ACL public TABLE matter_wall_groups
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.matter_wall_groups TO ewall_app;
+
+-- ACL public TABLE matters
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.matters TO ewall_app;
+
+-- ACL public TABLE people
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.people TO ewall_app;
+
+-- ACL public TABLE person_aliases
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.person_aliases TO ewall_app;
+
+-- ACL public TABLE policy_events
+
+GRANT SELECT,INSERT ON TABLE public.policy_events TO ewall_app;
+
+-- ACL public TABLE policy_state
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.policy_state TO ewall_app;
+
+-- ACL public TABLE relevance_judgements
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.relevance_judgements TO ewall_app;
+
+-- ACL public TABLE relevance_queries
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.relevance_queries TO ewall_app;
+
+-- ACL public SEQUENCE relevance_queries_query_id_seq
+
+GRANT SELECT,USAGE ON SEQUENCE public.relevance_queries_query_id_seq TO ewall_app;
+
+-- ACL public TABLE relevance_sets
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.relevance_sets TO ewall_app;
+
+-- ACL public SEQUENCE relevance_sets_set_id_seq
+
+GRANT SELECT,USAGE ON SEQUENCE public.relevance_sets_set_id_seq TO ewall_app;
+
+-- ACL public TABLE retag_pending
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.retag_pending TO ewall_app;
+
+-- ACL public TABLE search_synonyms
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.search_synonyms TO ewall_app;
+
+-- ACL public TABLE search_synonym_rules
+
+GRANT SELECT ON TABLE public.search_synonym_rules TO ewall_app;
+
+-- ACL public TABLE source_acls
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.source_acls TO ewall_app;
+
+-- ACL public TABLE source_group_members
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.source_group_members TO ewall_app;
+
+-- ACL public TABLE source_groups
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.source_groups TO ewall_app;
+
+-- ACL public TABLE sync_seen
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.sync_seen TO ewall_app;
+
+-- ACL public TABLE sync_state
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.sync_state TO ewall_app;
+
+-- ACL public TABLE wall_group_sizes
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.wall_group_sizes TO ewall_app;
+
+-- ACL public TABLE wall_groups
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.wall_groups TO ewall_app;
+
+-- ACL public TABLE wall_people
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.wall_people TO ewall_app;
+
+-- ACL public TABLE wall_protected_clients
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.wall_protected_clients TO ewall_app;
+
+-- ACL public TABLE wall_protected_matters
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.wall_protected_matters TO ewall_app;
+
+-- ACL public TABLE walls
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.walls TO ewall_app;

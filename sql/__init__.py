@@ -1,0 +1,5 @@
+"""The hand-written SQL as named blocks (``*.sql``), shipped as package data.
+
+Only ``app.db.sqlfiles`` reads these files, through ``importlib.resources``, so the same code
+works from a checkout, an editable install and an installed wheel.
+"""
