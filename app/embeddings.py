@@ -245,10 +245,11 @@ class BulkProcess:
                 log.warning("bulk encoder process %s did not stop", process.pid)
 
     def close(self) -> None:
-        if self._conn is not None and self.alive():
+        process = self._process
+        if self._conn is not None and process is not None and process.poll() is None:
             try:
                 self._conn.send(None)
-                self._process.wait(timeout=10)
+                process.wait(timeout=10)
             except (OSError, subprocess.TimeoutExpired):
                 pass
         self._discard()
