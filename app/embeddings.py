@@ -120,9 +120,13 @@ def bulk_child_main(fd: int) -> None:
         if message == "crash":  # tests: die the way a killed process does, mid-request
             os._exit(70)
         try:
-            conn.send(("ok", _forward(model, list(message))))
-        except BaseException as exc:
-            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+            reply: tuple[str, Any] = ("ok", _forward(model, list(message)))
+        except Exception as exc:
+            reply = ("error", f"{type(exc).__name__}: {exc}")
+        try:
+            conn.send(reply)
+        except OSError:  # the parent went away
+            return
 
 
 class _Lost(BulkEncoderError):

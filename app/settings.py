@@ -323,7 +323,7 @@ class Settings(BaseSettings):
         default=1, ge=0, le=256, description="torch threads of the bulk encoder process (0: all)."
     )
     embedding_bulk_timeout_s: float = Field(
-        default=120.0,
+        default=300.0,
         gt=0,
         description="A bulk batch taking longer stops the bulk process; the batch fails.",
     )

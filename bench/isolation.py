@@ -522,6 +522,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             embedder.embed_passages(["warm up"])
             embedders[variant] = embedder
     rounds: list[Round] = []
+    reports: list[dict[str, Any]] = []
     with (
         bench_server(data_dir=None, keep=False, config=server_config("256MB")) as server,
         bench_database(server, base, DB_NAME, signature=None, keep=False, pool_size=16) as bdb,
@@ -548,18 +549,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
                 with Service(app) as service:
                     api = Api(service.url, settings)
-                    rounds.append(
-                        measure_round(
-                            args,
-                            api,
-                            vocab,
-                            Path(tmp),
-                            variant,
-                            round_no,
-                            phases,
-                            with_rates=repeat == 0,
-                        )
+                    done = measure_round(
+                        args,
+                        api,
+                        vocab,
+                        Path(tmp),
+                        variant,
+                        round_no,
+                        phases,
+                        with_rates=repeat == 0,
                     )
+                rounds.append(done)
+                # printed as each round ends: a long run shows its figures as it goes
+                reports.append(
+                    {
+                        "variant": variant,
+                        **report(done.idle, done.loads, done.outcomes, done.rates, variant),
+                    }
+                )
                 round_no += 1
         app = create_app(base, bdb.database, embedder=first, start_worker=False)
         with Service(app) as service:
@@ -570,10 +577,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
     for embedder in embedders.values():
         embedder.close()
-    results["rounds"] = [
-        {"variant": r.variant, **report(r.idle, r.loads, r.outcomes, r.rates, r.variant)}
-        for r in rounds
-    ]
+    results["rounds"] = reports
     results["summary"] = summary(rounds)
     console.print(f"audit chain after the run: {audit}")
     results["audit"] = audit
