@@ -589,7 +589,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def summary(rounds: list[Round]) -> dict[str, Any]:
     """p95 / idle p95 of every load, per round: the spread between rounds and variants."""
     labels = list(dict.fromkeys(label for r in rounds for label in r.loads))
-    table = Table(title="p95 / idle p95 per round (each round against its own idle baseline)")
+    table = Table(title="p95 / idle p95 (p50 / idle p50) per round, against its own idle")
     table.add_column("round")
     table.add_column("variant")
     table.add_column("idle p95 ms")
@@ -603,12 +603,19 @@ def summary(rounds: list[Round]) -> dict[str, Any]:
             for label in labels
             if label in r.loads
         }
+        medians = {
+            label: (r.loads[label].latency.p50_ms / base.p50_ms if base.p50_ms else math.nan)
+            for label in labels
+            if label in r.loads
+        }
         table.add_row(
             str(n),
             r.variant,
             fmt_ms(base.p95_ms),
             *[
-                f"{ratios[label]:.2f}x {verdict(ratios[label] <= GOAL)}" if label in ratios else "-"
+                f"{ratios[label]:.2f}x {verdict(ratios[label] <= GOAL)} (p50 {medians[label]:.2f}x)"
+                if label in ratios
+                else "-"
                 for label in labels
             ],
         )
@@ -616,7 +623,8 @@ def summary(rounds: list[Round]) -> dict[str, Any]:
             {
                 "variant": r.variant,
                 "idle_p95_ms": round(base.p95_ms, 1),
-                **{k: round(v, 2) for k, v in ratios.items()},
+                "p95_ratio": {k: round(v, 2) for k, v in ratios.items()},
+                "p50_ratio": {k: round(v, 2) for k, v in medians.items()},
             }
         )
     console.print(table)
