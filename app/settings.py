@@ -235,7 +235,7 @@ class Settings(BaseSettings):
     embedding_bulk_yield_s: float = Field(
         default=2.0,
         ge=0,
-        description="For this long after a query, bulk encoding uses half the cores (0: never).",
+        description="For this long after a query, in-process bulk encoding uses half the cores.",
     )
     embedding_query_batch_max: int = Field(
         default=32, ge=1, le=1024, description="Queued queries encoded together in one pass."
