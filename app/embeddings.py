@@ -34,7 +34,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any, Literal, Protocol
@@ -156,23 +156,37 @@ class BulkProcess:
     def alive(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
+    def _read(self, wait_s: float) -> tuple[str, Any] | None:
+        """The child's next message, or None when none came (or its end is closed)."""
+        if self._conn is None:
+            return None
+        try:
+            if self._conn.poll(wait_s):
+                kind, value = self._conn.recv()
+                return str(kind), value
+        except (EOFError, OSError):  # the child closed its end: let it be reaped
+            if self._process is not None:
+                with suppress(subprocess.TimeoutExpired):
+                    self._process.wait(timeout=5)
+        return None
+
     def _receive(self, what: str, timeout_s: float) -> Any:
         if self._conn is None or self._process is None:
             raise _Lost(f"the bulk encoder process is not running {what}")
         deadline = time.monotonic() + timeout_s
         while True:
-            try:
-                if self._conn.poll(0.2):
-                    kind, value = self._conn.recv()
-                    if kind == "error":
-                        raise BulkEncoderError(f"the bulk encoder failed {what}: {value}")
-                    return value
-            except (EOFError, OSError):
-                pass  # the child closed its end: it is gone
-            if self._process.poll() is not None:
-                code = self._process.returncode
-                self._discard()
-                raise _Lost(f"the bulk encoder process stopped (exit code {code}) {what}")
+            message = self._read(0.2)
+            if message is None and self._process.poll() is not None:
+                message = self._read(0)  # it may have answered just before it ended
+                if message is None:
+                    code = self._process.returncode
+                    self._discard()
+                    raise _Lost(f"the bulk encoder process stopped (exit code {code}) {what}")
+            if message is not None:
+                kind, value = message
+                if kind == "error":
+                    raise BulkEncoderError(f"the bulk encoder failed {what}: {value}")
+                return value
             if time.monotonic() > deadline:
                 self._discard()
                 raise _Lost(
