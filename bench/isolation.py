@@ -13,13 +13,19 @@ small firm and public case law. Measured, each against the idle baseline of the 
    client, and the audit chain verified intact afterwards.
 
     python -m bench.isolation [--decisions 20] [--sentences 2000] [--doc-mb 1.0]
-                              [--run-docs 40] [--idle 60] [--window-s 40] [--rate-s 8]
+                              [--run-docs 40] [--idle 60] [--window-s 45] [--rate-s 8]
+                              [--loads a,b,c] [--variants process,thread] [--repeat 1]
+
+``--variants`` measures several encoder configurations in one process, each round against its
+own idle baseline (on a shared machine compare ratios of one run, not absolute latencies);
+``--repeat`` interleaves rounds of all variants to show the spread.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import socket
 import tempfile
 import threading
@@ -301,11 +307,61 @@ def wait_for_run(api: Api, run_id: str) -> dict[str, Any]:
             time.sleep(0.5)
 
 
-def document_load(api: Api, text: str) -> Background:
+def folder_load(api: Api, folder: Path) -> Background:
+    def run() -> Any:
+        with api.client() as http:
+            started = ok(
+                http.post(
+                    "/v1/ingest/runs",
+                    json={"connector": "folder", "path": str(folder)},
+                    headers=api.headers(ADMIN, "admin"),
+                ),
+                202,
+            )
+        return wait_for_run(api, started["run_id"])
+
+    return Background("connector run", [run])
+
+
+def export_folder(
+    root: Path, paragraphs: list[str], docs: int, per_doc: int = 6, prefix: str = "EXP"
+) -> Path:
+    """An export folder of ``docs`` memo-sized documents (``per_doc`` paragraphs each)."""
+    (root / "docs").mkdir(parents=True)
+    rows = []
+    for i in range(docs):
+        body = "\n\n".join(paragraphs[(i * per_doc + j) % len(paragraphs)] for j in range(per_doc))
+        (root / "docs" / f"d{i:04d}.txt").write_text(f"Memo {i}.\n\n{body}", encoding="utf-8")
+        rows.append(
+            {
+                "external_id": f"{prefix}-{i:04d}",
+                "path": f"docs/d{i:04d}.txt",
+                "client_id": "C-1",
+                "matter_id": "M-1",
+                "doc_type": "memo",
+            }
+        )
+    (root / "metadata.jsonl").write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    return root
+
+
+# --- variants -------------------------------------------------------------------------------
+
+# Encoder configurations one run can compare (each against its own idle baseline, measured in
+# the same process right before its loads). "process" is the default configuration.
+VARIANTS: dict[str, dict[str, Any]] = {
+    "process": {},
+    "thread": {"embedding_bulk_process": False},
+    "process-2threads": {"embedding_bulk_threads": 0},
+    "process-nice0": {"embedding_bulk_nice": 0},
+}
+
+
+def document_load(api: Api, text: str, external_id: str) -> Background:
     def run() -> Any:
         body = {
             "source": "api",
-            "external_id": "BIG-1",
+            "external_id": external_id,
             "client_id": "C-1",
             "matter_id": "M-1",
             "doc_type": "memo",
@@ -323,40 +379,79 @@ def document_load(api: Api, text: str) -> Background:
     return Background("document", [run])
 
 
-def folder_load(api: Api, folder: Path) -> Background:
-    def run() -> Any:
-        with api.client() as http:
-            started = ok(
-                http.post(
-                    "/v1/ingest/runs",
-                    json={"connector": "folder", "path": str(folder)},
-                    headers=api.headers(ADMIN, "admin"),
-                ),
-                202,
+@dataclass
+class Round:
+    variant: str
+    idle: Sample
+    loads: dict[str, Sample]
+    outcomes: dict[str, Any]
+    rates: dict[int, tuple[float, int, int]]
+
+
+def measure_round(
+    args: argparse.Namespace,
+    api: Api,
+    vocab: Vocabulary,
+    folder_root: Path,
+    variant: str,
+    round_no: int,
+    phases: Phases,
+    *,
+    with_rates: bool,
+) -> Round:
+    """Idle searches, then each load, on fresh text (nothing is reused between rounds, so
+    every document is encoded and written again)."""
+    seed = args.seed + 100 * round_no
+    paragraphs = sentences_of(vocab, 2000, 90, seed)
+    big = "\n\n".join(paragraphs)
+    while len(big) < args.doc_mb * 1_000_000:
+        big += "\n\n" + big
+    big = big[: int(args.doc_mb * 1_000_000)]
+    sentences = " ".join(sentences_of(vocab, args.sentences, 8, seed + 1))
+    memo_text = sentences_of(vocab, args.run_docs * 6, 90, seed + 2)
+    folder = export_folder(
+        folder_root / f"export-{round_no}", memo_text, args.run_docs, prefix=f"EXP{round_no}"
+    )
+    tag = f"[{variant} #{round_no}]"
+    with phases(f"{tag} warm up"), api.client() as http:
+        for q in QUERIES:
+            search_once(http, api, LAWYERS[3], q)
+    with phases(f"{tag} idle: {args.idle} searches"):
+        idle = searches_while(api, lambda: False, minimum=args.idle, window_s=600, label="idle")
+    loads: dict[str, Sample] = {}
+    outcomes: dict[str, Any] = {}
+    scenarios: dict[str, tuple[str, Callable[[], Background]]] = {
+        "a": (
+            f"(a) 3 x {args.sentences}-sentence grounding",
+            lambda: grounding_load(api, sentences),
+        ),
+        "b": (
+            f"(b) {args.doc_mb:g} MB document push",
+            lambda: document_load(api, big, f"BIG-{round_no}"),
+        ),
+        "c": (f"(c) folder run, {args.run_docs} documents", lambda: folder_load(api, folder)),
+    }
+    for key in args.loads:
+        label, make = scenarios[key]
+        with phases(f"{tag} {label}"):
+            load = make().start()
+            time.sleep(0.5)  # let it reach the encoder
+            loads[label] = searches_while(
+                api, load.busy, minimum=args.min, window_s=args.window_s, label=label
             )
-        return wait_for_run(api, started["run_id"])
-
-    return Background("connector run", [run])
-
-
-def export_folder(root: Path, paragraphs: list[str], docs: int, per_doc: int = 6) -> Path:
-    """An export folder of ``docs`` memo-sized documents (``per_doc`` paragraphs each)."""
-    (root / "docs").mkdir(parents=True)
-    rows = []
-    for i in range(docs):
-        body = "\n\n".join(paragraphs[(i * per_doc + j) % len(paragraphs)] for j in range(per_doc))
-        (root / "docs" / f"d{i:04d}.txt").write_text(f"Memo {i}.\n\n{body}", encoding="utf-8")
-        rows.append(
-            {
-                "external_id": f"EXP-{i:04d}",
-                "path": f"docs/d{i:04d}.txt",
-                "client_id": "C-1",
-                "matter_id": "M-1",
-                "doc_type": "memo",
+            still = load.busy()
+            load.join()
+            outcomes[label] = {
+                "errors": load.errors,
+                "finished_while_measured": not still,
+                "results": [_summary(r) for r in load.results],
             }
-        )
-    (root / "metadata.jsonl").write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
-    return root
+    rates: dict[int, tuple[float, int, int]] = {}
+    if with_rates and args.rate_s > 0:
+        for clients in (1, 8, 32):
+            with phases(f"{tag} sustained searches, {clients} clients"):
+                rates[clients] = sustained_rate(api, clients, args.rate_s)
+    return Round(variant, idle, loads, outcomes, rates)
 
 
 # --- main ------------------------------------------------------------------------------------
@@ -380,15 +475,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=45.0,
         help="at most this long measured per load (the load then finishes unmeasured)",
     )
-    parser.add_argument("--rate-s", type=float, default=8.0, help="seconds per client count")
+    parser.add_argument(
+        "--rate-s", type=float, default=8.0, help="seconds per client count (0: skip)"
+    )
+    parser.add_argument(
+        "--loads",
+        type=lambda v: [x for x in v.split(",") if x],
+        default=["a", "b", "c"],
+        help="which loads, of a (grounding), b (document push), c (folder run)",
+    )
+    parser.add_argument(
+        "--variants",
+        type=lambda v: [x for x in v.split(",") if x],
+        default=["process"],
+        help=f"encoder configurations, measured in turn in this process: {', '.join(VARIANTS)}",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="rounds of all variants (interleaved)"
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--json", dest="json_path", type=Path, default=None)
     args = parser.parse_args(argv)
+    unknown = [v for v in args.variants if v not in VARIANTS] + [
+        x for x in args.loads if x not in ("a", "b", "c")
+    ]
+    if unknown:
+        parser.error(f"unknown variants or loads: {unknown}")
     quiet_logging()
     phases = Phases()
     corpus = args.corpus if args.corpus.is_dir() else None
-    settings = Settings(
+    base = Settings(
         database_url=None,
         log_json=False,
         retag_worker=False,
@@ -397,77 +514,121 @@ def main(argv: Sequence[str] | None = None) -> int:
         pool_max_overflow=24,
     )
     results: dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()}}
-    with phases("load the embedding model"):
-        embedder = Embedder(settings)
+    embedders: dict[str, Embedder] = {}
+    for variant in args.variants:
+        with phases(f"load the embedding model ({variant})"):
+            embedder = Embedder(base.model_copy(update=VARIANTS[variant]))
+            # start the bulk process now, as a serving process would have long before
+            embedder.embed_passages(["warm up"])
+            embedders[variant] = embedder
+    rounds: list[Round] = []
+    reports: list[dict[str, Any]] = []
     with (
         bench_server(data_dir=None, keep=False, config=server_config("256MB")) as server,
-        bench_database(server, settings, DB_NAME, signature=None, keep=False, pool_size=16) as bdb,
+        bench_database(server, base, DB_NAME, signature=None, keep=False, pool_size=16) as bdb,
         tempfile.TemporaryDirectory() as tmp,
     ):
-        app = create_app(settings, bdb.database, embedder=embedder, start_worker=False)
-        with Service(app) as service:
-            api = Api(service.url, settings)
-            with phases(f"firm and {args.decisions} public decisions"):
-                make_firm(api)
-                pipeline = IngestPipeline(bdb.database, embedder, settings)
-                run = pipeline.start_run("bench", {}, "bench")
-                docs = rechtspraak_documents(corpus, args.decisions) if corpus else []
-                for doc in docs:
-                    pipeline.ingest(run, doc, public=True)
-                pipeline.finish_run(run)
-            vocab = build_vocabulary(corpus, 20_000, 1.0, args.seed)
-            paragraphs = sentences_of(vocab, 2000, 90, args.seed)
-            big = "\n\n".join(paragraphs)
-            while len(big) < args.doc_mb * 1_000_000:
-                big += "\n\n" + big
-            big = big[: int(args.doc_mb * 1_000_000)]
-            sentences = " ".join(sentences_of(vocab, args.sentences, 8, args.seed + 1))
-            # other text than the pushed document: nothing is reused, everything is encoded
-            memo_text = sentences_of(vocab, args.run_docs * 6, 90, args.seed + 2)
-            folder = export_folder(Path(tmp) / "export", memo_text, args.run_docs)
-            with phases("warm up"), api.client() as http:
-                for q in QUERIES:
-                    search_once(http, api, LAWYERS[3], q)
-            with phases(f"idle: {args.idle} searches"):
-                idle = searches_while(
-                    api, lambda: False, minimum=args.idle, window_s=600, label="idle"
+        vocab = build_vocabulary(corpus, 20_000, 1.0, args.seed)
+        first = embedders[args.variants[0]]
+        with phases(f"firm and {args.decisions} public decisions"):
+            app = create_app(base, bdb.database, embedder=first, start_worker=False)
+            with Service(app) as service:
+                make_firm(Api(service.url, base))
+            pipeline = IngestPipeline(bdb.database, first, base)
+            run = pipeline.start_run("bench", {}, "bench")
+            docs = rechtspraak_documents(corpus, args.decisions) if corpus else []
+            for doc in docs:
+                pipeline.ingest(run, doc, public=True)
+            pipeline.finish_run(run)
+        round_no = 0
+        for repeat in range(args.repeat):
+            for variant in args.variants:
+                settings = base.model_copy(update=VARIANTS[variant])
+                app = create_app(
+                    settings, bdb.database, embedder=embedders[variant], start_worker=False
                 )
-            loads: dict[str, Sample] = {}
-            outcomes: dict[str, Any] = {}
-            scenarios: list[tuple[str, Callable[[], Background]]] = [
-                (
-                    f"(a) 3 x {args.sentences}-sentence grounding",
-                    lambda: grounding_load(api, sentences),
-                ),
-                (f"(b) {args.doc_mb:g} MB document push", lambda: document_load(api, big)),
-                (f"(c) folder run, {args.run_docs} documents", lambda: folder_load(api, folder)),
-            ]
-            for label, make in scenarios:
-                with phases(label):
-                    load = make().start()
-                    time.sleep(0.5)  # let it reach the encoder
-                    loads[label] = searches_while(
-                        api, load.busy, minimum=args.min, window_s=args.window_s, label=label
+                with Service(app) as service:
+                    api = Api(service.url, settings)
+                    done = measure_round(
+                        args,
+                        api,
+                        vocab,
+                        Path(tmp),
+                        variant,
+                        round_no,
+                        phases,
+                        with_rates=repeat == 0,
                     )
-                    still = load.busy()
-                    load.join()
-                    outcomes[label] = {
-                        "errors": load.errors,
-                        "finished_while_measured": not still,
-                        "results": [_summary(r) for r in load.results],
+                rounds.append(done)
+                # printed as each round ends: a long run shows its figures as it goes
+                reports.append(
+                    {
+                        "variant": variant,
+                        **report(done.idle, done.loads, done.outcomes, done.rates, variant),
                     }
-            rates: dict[int, tuple[float, int, int]] = {}
-            for clients in (1, 8, 32):
-                with phases(f"sustained searches, {clients} clients"):
-                    rates[clients] = sustained_rate(api, clients, args.rate_s)
+                )
+                round_no += 1
+        app = create_app(base, bdb.database, embedder=first, start_worker=False)
+        with Service(app) as service:
+            api = Api(service.url, base)
             with api.client() as http:
                 audit = ok(
                     http.get("/v1/audit/verify", headers=api.headers(COMPLIANCE, "compliance"))
                 )
-    results.update(report(idle, loads, outcomes, rates, audit))
+    for embedder in embedders.values():
+        embedder.close()
+    results["rounds"] = reports
+    results["summary"] = summary(rounds)
+    console.print(f"audit chain after the run: {audit}")
+    results["audit"] = audit
     results["phases_s"] = {k: round(v, 2) for k, v in phases.seconds.items()}
     write_json(args.json_path, results)
     return 0
+
+
+def summary(rounds: list[Round]) -> dict[str, Any]:
+    """p95 / idle p95 of every load, per round: the spread between rounds and variants."""
+    labels = list(dict.fromkeys(label for r in rounds for label in r.loads))
+    table = Table(title="p95 / idle p95 (p50 / idle p50) per round, against its own idle")
+    table.add_column("round")
+    table.add_column("variant")
+    table.add_column("idle p95 ms")
+    for label in labels:
+        table.add_column(label)
+    out: list[dict[str, Any]] = []
+    for n, r in enumerate(rounds):
+        base = r.idle.latency
+        ratios = {
+            label: (r.loads[label].latency.p95_ms / base.p95_ms if base.p95_ms else math.nan)
+            for label in labels
+            if label in r.loads
+        }
+        medians = {
+            label: (r.loads[label].latency.p50_ms / base.p50_ms if base.p50_ms else math.nan)
+            for label in labels
+            if label in r.loads
+        }
+        table.add_row(
+            str(n),
+            r.variant,
+            fmt_ms(base.p95_ms),
+            *[
+                f"{ratios[label]:.2f}x {verdict(ratios[label] <= GOAL)} (p50 {medians[label]:.2f}x)"
+                if label in ratios
+                else "-"
+                for label in labels
+            ],
+        )
+        out.append(
+            {
+                "variant": r.variant,
+                "idle_p95_ms": round(base.p95_ms, 1),
+                "p95_ratio": {k: round(v, 2) for k, v in ratios.items()},
+                "p50_ratio": {k: round(v, 2) for k, v in medians.items()},
+            }
+        )
+    console.print(table)
+    return {"rounds": out}
 
 
 def _summary(result: Any) -> Any:
@@ -485,10 +646,10 @@ def report(
     loads: dict[str, Sample],
     outcomes: dict[str, Any],
     rates: dict[int, tuple[float, int, int]],
-    audit: dict[str, Any],
+    variant: str,
 ) -> dict[str, Any]:
     base = idle.latency
-    table = Table(title="search latency under load (one client, sequential)")
+    table = Table(title=f"search latency under load, {variant} (one client, sequential)")
     for column in (
         "load",
         "n",
@@ -533,7 +694,9 @@ def report(
     console.print(table)
     for label, outcome in outcomes.items():
         console.print(f"  {label}: {outcome['results']} {outcome['errors'] or ''}")
-    rate_table = Table(title="sustained searches per second")
+    if not rates:
+        return out
+    rate_table = Table(title=f"sustained searches per second, {variant}")
     for column in ("clients", "searches", "per second", "ratio to 1 client", "errors"):
         rate_table.add_column(column)
     single = rates[1][0]
@@ -542,7 +705,6 @@ def report(
             str(clients), str(count), f"{rate:.1f}", fmt_ratio(rate, single), str(errors)
         )
     console.print(rate_table)
-    console.print(f"audit chain after the run: {audit}")
     out["rates"] = {
         str(c): {
             "per_s": round(r, 2),
@@ -552,7 +714,6 @@ def report(
         }
         for c, (r, n, e) in rates.items()
     }
-    out["audit"] = audit
     return out
 
 

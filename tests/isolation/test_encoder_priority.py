@@ -2,7 +2,9 @@
 queries into one forward pass, and gives every caller the vectors of its own texts.
 
 Ordering is made visible, not timed: the encoder is held while requests queue, then let
-go, and the order it served them in is read back.
+go, and the order it served them in is read back. Query-before-bulk order is a property of
+the in-process encoder (EWALL_EMBEDDING_BULK_PROCESS=false); with the bulk process (the
+default) queries do not queue behind bulk batches at all (test_bulk_process.py).
 """
 
 from __future__ import annotations
@@ -13,6 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pytest
+
+from app.embeddings import Embedder
+from app.settings import Settings
 
 PASSAGES = [
     f"Passage {i}: de verhuurder vordert ontbinding van de huurovereenkomst en ontruiming "
@@ -31,7 +37,16 @@ def wait_for(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.01)
 
 
-def test_queries_are_served_before_queued_bulk_batches(embedder: Any) -> None:
+@pytest.fixture(scope="module")
+def thread_embedder(settings: Settings) -> Any:
+    """The in-process encoder: one thread serves queries and bulk batches in order."""
+    embedder = Embedder(settings.model_copy(update={"embedding_bulk_process": False}))
+    assert embedder.bulk_process is None
+    return embedder
+
+
+def test_queries_are_served_before_queued_bulk_batches(thread_embedder: Any) -> None:
+    embedder = thread_embedder
     reference_bulk = embedder.embed_passages(PASSAGES)
     reference_queries = [embedder.embed_query(q) for q in QUERIES]
     batches = len(embedder._bulk_batches(PASSAGES))
