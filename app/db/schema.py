@@ -368,6 +368,16 @@ corpus_stats = Table(
     CheckConstraint("id = 1", name="single_row"),
 )
 
+# per-document length for the sparse leg's document ranking (migration 20261201_0027; kept
+# current by triggers on chunks)
+search_document_stats = Table(
+    "search_document_stats",
+    metadata,
+    Column("document_id", BigInteger, primary_key=True),
+    Column("n_chunks", Integer, nullable=False),
+    Column("n_tokens", BigInteger, nullable=False),
+)
+
 search_synonyms = Table(
     "search_synonyms",
     metadata,

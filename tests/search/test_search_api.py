@@ -284,6 +284,7 @@ def _explain_params() -> dict[str, Any]:
         "headline_tsq": "'octrooi'",
         "rank_lexemes": ["octrooi"],
         "rank_idfs": [1.0],
+        "rank_weights": [1.0],
         "wall_groups": ["open"],
         "source_acl_ids": ["public"],
         "policy_version": 1,
@@ -303,6 +304,8 @@ def _explain_params() -> dict[str, Any]:
         "sparse_candidates": 50,
         "sparse_rank_cap": 10000,
         "sparse_rerank": 400,
+        "sparse_doc_k1": 3.0,
+        "sparse_doc_b": 0.9,
     }
 
 
