@@ -85,7 +85,7 @@ class Settings(BaseSettings):
 
     # --- search ---------------------------------------------------------------------------
     rrf_k: int = Field(default=60, ge=1, description="Reciprocal rank fusion constant.")
-    dense_weight: float = Field(default=0.02, ge=0, description="RRF weight of the dense leg.")
+    dense_weight: float = Field(default=0.0, ge=0, description="RRF weight of the dense leg.")
     sparse_weight: float = Field(default=1.0, ge=0, description="RRF weight of the sparse leg.")
     dense_candidates: int = Field(default=100, ge=1, le=1000, description="Dense leg depth.")
     sparse_candidates: int = Field(default=100, ge=1, le=1000, description="Sparse leg depth.")

@@ -189,7 +189,10 @@ WITH policy AS (
     FROM ewall_sparse_document_rank(
              ARRAY(SELECT chunk_id FROM sparse_pool ORDER BY chunk_id),
              ARRAY(SELECT document_id FROM sparse_pool ORDER BY chunk_id),
-             ARRAY(SELECT body_tsv FROM sparse_pool ORDER BY chunk_id),
+             -- the query's lexemes only (what the ranking reads): small arrays
+             ARRAY(SELECT ts_filter(setweight(setweight(body_tsv, 'D'), 'A',
+                                              CAST(:rank_lexemes AS text[])), '{a}')
+                   FROM sparse_pool ORDER BY chunk_id),
              CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[]),
              CAST(:sparse_doc_k1 AS float8), CAST(:sparse_doc_b AS float8),
              CAST(:sparse_candidates AS integer)) AS r
