@@ -98,3 +98,36 @@ def test_document_lengths_follow_ingestion_replacement_and_deletion(
     admin = auth("admin@firm.nl", "admin")
     ok(client.delete("/v1/documents/api/a", headers=admin))
     assert len(_stats_match_chunks(db)) == 1
+
+
+def test_hybrid_default_is_the_sparse_ranking_and_dense_hits_fill_in_after_it(
+    client: Any, auth: Tokens
+) -> None:
+    """Dense weight 0 (docs/quality.md): hybrid keeps the sparse leg's order, and a question
+    with no word in common with the corpus is still answered by the dense leg."""
+    firm = Firm(client, auth)
+    firm.person("alice@firm.nl")
+    firm.client_("C", "Client")
+    firm.matter("M", "C", team=["alice@firm.nl"])
+    firm.document("one", "De dwangsom en de huurachterstand.", client_id="C", matter_id="M")
+    firm.document("two", "Alleen de dwangsom.", client_id="C", matter_id="M")
+    firm.document("three", "Een brief over de levering van goederen.", client_id="C", matter_id="M")
+
+    def ranked(query: str, mode: str) -> list[tuple[str, int | None, int | None]]:
+        hits = firm.search("alice@firm.nl", query, mode=mode, k=10)["results"]
+        return [
+            (h["document"]["external_id"], h["ranks"]["sparse"], h["ranks"]["dense"]) for h in hits
+        ]
+
+    sparse = [d for d, _, _ in ranked("dwangsom huurachterstand", "sparse")]
+    hybrid = ranked("dwangsom huurachterstand", "hybrid")
+    assert [d for d, _, _ in hybrid][: len(sparse)] == sparse == ["one", "two"]
+    assert {d for d, s, _ in hybrid if s is None} == {"three"}  # the dense leg fills in
+
+    # weight 0: a hit only the dense leg found adds nothing to the fused score
+    fill = firm.search("alice@firm.nl", "dwangsom huurachterstand", mode="hybrid", k=10)
+    assert [h["score"] for h in fill["results"] if h["ranks"]["sparse"] is None] == [0.0]
+
+    no_words = ranked("landlord complaint", "hybrid")
+    assert no_words
+    assert all(s is None and d is not None for _, s, d in no_words)
