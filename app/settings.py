@@ -85,7 +85,7 @@ class Settings(BaseSettings):
 
     # --- search ---------------------------------------------------------------------------
     rrf_k: int = Field(default=60, ge=1, description="Reciprocal rank fusion constant.")
-    dense_weight: float = Field(default=0.05, ge=0, description="RRF weight of the dense leg.")
+    dense_weight: float = Field(default=0.0, ge=0, description="RRF weight of the dense leg.")
     sparse_weight: float = Field(default=1.0, ge=0, description="RRF weight of the sparse leg.")
     dense_candidates: int = Field(default=100, ge=1, le=1000, description="Dense leg depth.")
     sparse_candidates: int = Field(default=100, ge=1, le=1000, description="Sparse leg depth.")
@@ -326,6 +326,20 @@ class Settings(BaseSettings):
         default=300.0,
         gt=0,
         description="A bulk batch taking longer stops the bulk process; the batch fails.",
+    )
+
+    # --- sparse leg ranking unit (docs/quality.md: measured with ewall eval) ---------------
+    sparse_doc_k1: float = Field(
+        default=3.0,
+        ge=0,
+        le=100,
+        description="BM25 k1 of the sparse leg's document ranking; 0: rank chunks as before.",
+    )
+    sparse_doc_b: float = Field(
+        default=0.9, ge=0, le=1, description="BM25 length normalisation of that ranking."
+    )
+    sparse_doc_rank_lexemes: int = Field(
+        default=16, ge=1, le=64, description="Query lexemes (most informative first) it weighs."
     )
 
     @field_validator("log_level")

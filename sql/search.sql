@@ -32,6 +32,7 @@
 --   :use_dense, :use_sparse, :dense_weight, :sparse_weight, :rrf_k, :k
 --   :dense_candidates, :sparse_candidates, :sparse_rank_cap, :sparse_rerank
 --   :collapse          true: one hit per document (collapse "document")
+--   :rank_weights, :sparse_doc_k1, :sparse_doc_b   the document ranking (0: by chunk)
 --
 -- analyze_query (run first; it reads no chunks) turns the question into the sparse leg's
 -- inputs. It matches on the OR of the question's lexemes (AND semantics returns nothing for
@@ -123,6 +124,10 @@ SELECT CASE WHEN :websearch THEN CAST((SELECT tsq FROM rewritten) AS text)
              ORDER BY part, pos) AS rank_lexemes,
        ARRAY(SELECT idf FROM ranked WHERE part = 1 OR pos <= :rank_lexeme_limit
              ORDER BY part, pos) AS rank_idfs,
+       -- the weight of each ranking lexeme in the document ranking (1, or a compound part's)
+       ARRAY(SELECT CASE WHEN part = 1 THEN CAST(:compound_weight AS float8) ELSE 1.0 END
+             FROM ranked WHERE part = 1 OR pos <= :rank_lexeme_limit
+             ORDER BY part, pos) AS rank_weights,
        (SELECT count(*) FROM query_lexemes) AS lexeme_count,
        (SELECT count(*) FROM match_lexemes
         WHERE lexeme IN (SELECT lexeme FROM query_lexemes)) AS matched_lexeme_count
@@ -157,7 +162,9 @@ WITH policy AS (
     -- allowed matches (only a question of very common words gets there), each scored once
     -- by plain ts_rank on the match query; the best :sparse_rerank of them are re-ranked
     -- with IDF below.
-    SELECT c.chunk_id, c.body_tsv, ts_rank(c.body_tsv, CAST(:match_tsq AS tsquery)) AS pre
+    SELECT c.chunk_id, c.document_id, c.body_tsv,
+           CASE WHEN CAST(:sparse_doc_k1 AS float8) > 0 THEN 0
+                ELSE ts_rank(c.body_tsv, CAST(:match_tsq AS tsquery)) END AS pre
     FROM chunks c
     WHERE :use_sparse
       AND (SELECT version FROM policy) = :policy_version
@@ -177,15 +184,31 @@ WITH policy AS (
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
     LIMIT :sparse_rank_cap
 ), sparse AS MATERIALIZED (
-    SELECT p.chunk_id,
+    -- sparse ranking: by document (:sparse_doc_k1 > 0, BM25 over a document's candidate
+    -- chunks, ewall_sparse_document_rank, migration 20261201_0027) or by chunk (0)
+    SELECT r.chunk_id, r.relevance
+    FROM ewall_sparse_document_rank(
+             ARRAY(SELECT chunk_id FROM sparse_pool ORDER BY chunk_id),
+             ARRAY(SELECT document_id FROM sparse_pool ORDER BY chunk_id),
+             -- the query's lexemes only (what the ranking reads): small arrays
+             ARRAY(SELECT ts_filter(setweight(setweight(body_tsv, 'D'), 'A',
+                                              CAST(:rank_lexemes AS text[])), '{a}')
+                   FROM sparse_pool ORDER BY chunk_id),
+             CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[]),
+             CAST(:sparse_doc_k1 AS float8), CAST(:sparse_doc_b AS float8),
+             CAST(:sparse_candidates AS integer)) AS r
+    WHERE CAST(:sparse_doc_k1 AS float8) > 0
+    UNION ALL
+    (SELECT p.chunk_id,
            (SELECT coalesce(sum(w.idf * ts_rank(p.body_tsv,
                                                 CAST(quote_literal(w.lexeme) AS tsquery))), 0)
             FROM unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_idfs AS float8[]))
                  AS w(lexeme, idf)) AS relevance
     FROM (SELECT chunk_id, body_tsv FROM sparse_pool
           ORDER BY pre DESC, chunk_id LIMIT :sparse_rerank) AS p
+    WHERE CAST(:sparse_doc_k1 AS float8) <= 0
     ORDER BY relevance DESC, p.chunk_id
-    LIMIT :sparse_candidates
+    LIMIT :sparse_candidates)
 ), dense_ranked AS (
     SELECT chunk_id, distance, row_number() OVER (ORDER BY distance, chunk_id) AS r FROM dense
 ), sparse_ranked AS (
@@ -286,7 +309,9 @@ WITH policy AS (
     -- allowed matches (only a question of very common words gets there), each scored once
     -- by plain ts_rank on the match query; the best :sparse_rerank of them are re-ranked
     -- with IDF below.
-    SELECT c.chunk_id, c.body_tsv, ts_rank(c.body_tsv, CAST(:match_tsq AS tsquery)) AS pre
+    SELECT c.chunk_id, c.document_id, c.body_tsv,
+           CASE WHEN CAST(:sparse_doc_k1 AS float8) > 0 THEN 0
+                ELSE ts_rank(c.body_tsv, CAST(:match_tsq AS tsquery)) END AS pre
     FROM chunks c
     WHERE :use_sparse
       AND (SELECT version FROM policy) = :policy_version
@@ -306,15 +331,31 @@ WITH policy AS (
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
     LIMIT :sparse_rank_cap
 ), sparse AS MATERIALIZED (
-    SELECT p.chunk_id,
+    -- sparse ranking: by document (:sparse_doc_k1 > 0, BM25 over a document's candidate
+    -- chunks, ewall_sparse_document_rank, migration 20261201_0027) or by chunk (0)
+    SELECT r.chunk_id, r.relevance
+    FROM ewall_sparse_document_rank(
+             ARRAY(SELECT chunk_id FROM sparse_pool ORDER BY chunk_id),
+             ARRAY(SELECT document_id FROM sparse_pool ORDER BY chunk_id),
+             -- the query's lexemes only (what the ranking reads): small arrays
+             ARRAY(SELECT ts_filter(setweight(setweight(body_tsv, 'D'), 'A',
+                                              CAST(:rank_lexemes AS text[])), '{a}')
+                   FROM sparse_pool ORDER BY chunk_id),
+             CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[]),
+             CAST(:sparse_doc_k1 AS float8), CAST(:sparse_doc_b AS float8),
+             CAST(:sparse_candidates AS integer)) AS r
+    WHERE CAST(:sparse_doc_k1 AS float8) > 0
+    UNION ALL
+    (SELECT p.chunk_id,
            (SELECT coalesce(sum(w.idf * ts_rank(p.body_tsv,
                                                 CAST(quote_literal(w.lexeme) AS tsquery))), 0)
             FROM unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_idfs AS float8[]))
                  AS w(lexeme, idf)) AS relevance
     FROM (SELECT chunk_id, body_tsv FROM sparse_pool
           ORDER BY pre DESC, chunk_id LIMIT :sparse_rerank) AS p
+    WHERE CAST(:sparse_doc_k1 AS float8) <= 0
     ORDER BY relevance DESC, p.chunk_id
-    LIMIT :sparse_candidates
+    LIMIT :sparse_candidates)
 ), dense_ranked AS (
     SELECT chunk_id, distance, row_number() OVER (ORDER BY distance, chunk_id) AS r FROM dense
 ), sparse_ranked AS (

@@ -178,6 +178,7 @@ def run_search(
                 settings.sparse_max_matches,
                 compound_weight=settings.sparse_compound_weight,
                 compound_limit=settings.sparse_compound_limit,
+                rank_lexeme_limit=_rank_lexeme_limit(settings),
             )
             if use_sparse
             else EMPTY_ANALYSIS
@@ -206,6 +207,8 @@ def run_search(
             "sparse_candidates": sparse_candidates,
             "sparse_rank_cap": settings.sparse_rank_cap,
             "sparse_rerank": max(settings.sparse_rerank, 2 * sparse_candidates),
+            "sparse_doc_k1": settings.sparse_doc_k1,
+            "sparse_doc_b": settings.sparse_doc_b,
             "collapse": request.collapse == "document",
         }
         try:
@@ -222,6 +225,7 @@ def run_search(
                         1 << 62,
                         compound_weight=settings.sparse_compound_weight,
                         compound_limit=settings.sparse_compound_limit,
+                        rank_lexeme_limit=_rank_lexeme_limit(settings),
                     )
                 )
                 rows, strategy = _execute(conn, plan, params, use_dense)
@@ -264,6 +268,7 @@ EMPTY_ANALYSIS: dict[str, Any] = {
     "headline_tsq": "",
     "rank_lexemes": [],
     "rank_idfs": [],
+    "rank_weights": [],
     "lexeme_count": 0,
     "matched_lexeme_count": 0,
 }
@@ -278,6 +283,7 @@ def analyze_query(
     *,
     compound_weight: float = 0.0,
     compound_limit: int = 0,
+    rank_lexeme_limit: int = RANK_LEXEME_LIMIT,
 ) -> dict[str, Any]:
     out = repository.analyze_query(
         conn,
@@ -286,14 +292,20 @@ def analyze_query(
             "websearch": websearch,
             "common_df": common_df,
             "match_budget": match_budget,
-            "rank_lexeme_limit": RANK_LEXEME_LIMIT,
+            "rank_lexeme_limit": rank_lexeme_limit,
             "compound_weight": compound_weight,
             "compound_limit": compound_limit,
         },
     )
     out["rank_lexemes"] = list(out["rank_lexemes"] or [])
     out["rank_idfs"] = [float(x) for x in out["rank_idfs"] or []]
+    out["rank_weights"] = [float(x) for x in out["rank_weights"] or []]
     return out
+
+
+def _rank_lexeme_limit(settings: Settings) -> int:
+    """The document ranking weighs more of the question than the chunk ranking's eight."""
+    return settings.sparse_doc_rank_lexemes if settings.sparse_doc_k1 > 0 else RANK_LEXEME_LIMIT
 
 
 def _sparse_short(rows: list[dict[str, Any]], k: int, analysis: dict[str, Any]) -> bool:

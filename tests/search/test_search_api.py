@@ -285,6 +285,7 @@ def _explain_params() -> dict[str, Any]:
         "headline_tsq": "'octrooi'",
         "rank_lexemes": ["octrooi"],
         "rank_idfs": [1.0],
+        "rank_weights": [1.0],
         "wall_groups": ["open"],
         "source_acl_ids": ["public"],
         "policy_version": 1,
@@ -305,6 +306,8 @@ def _explain_params() -> dict[str, Any]:
         "sparse_rank_cap": 10000,
         "sparse_rerank": 400,
         "collapse": False,
+        "sparse_doc_k1": 3.0,
+        "sparse_doc_b": 0.9,
     }
 
 

@@ -1,0 +1,133 @@
+"""The sparse leg ranks documents (BM25 over a document's matching chunks), and the
+per-document lengths it normalises by follow every change to the chunks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from app.settings import Settings
+from tests.conftest import DbHandle, Tokens, make_client
+from tests.helpers import Firm, ok
+
+FILLER = (
+    "De rechtbank overweegt dat partijen uitvoerig hebben gecorrespondeerd over de levering "
+    "van de goederen, de facturen en de betalingstermijnen die in de overeenkomst staan. "
+)
+QUERY = "dwangsom huurachterstand ontbinding woonruimte"
+
+
+def _parts(*sentences: str) -> str:
+    """One paragraph per sentence, each long enough to be a chunk of its own."""
+    return "\n\n".join(f"Deel {n}. {s} " + FILLER * 6 for n, s in enumerate(sentences, 1))
+
+
+def _stats_match_chunks(db: DbHandle) -> list[tuple[int, int, int]]:
+    with psycopg.connect(db.superuser_url) as conn:
+        stats = conn.execute(
+            "SELECT document_id, n_chunks, n_tokens FROM search_document_stats ORDER BY 1"
+        ).fetchall()
+        chunks = conn.execute(
+            "SELECT document_id, count(*), sum(token_count) FROM chunks GROUP BY 1 ORDER BY 1"
+        ).fetchall()
+    assert [tuple(int(v) for v in r) for r in stats] == [tuple(int(v) for v in r) for r in chunks]
+    return [tuple(int(v) for v in r) for r in stats]  # type: ignore[misc]
+
+
+def test_a_document_whose_chunks_cover_the_question_outranks_one_dense_chunk(
+    db: DbHandle, settings: Settings, embedder: Any, auth: Tokens
+) -> None:
+    """ "spread" holds each of the four query words in a chunk of its own; "dense" holds two
+    of them in one chunk. Ranked by chunk, dense's chunk wins (two words against one); ranked
+    by document, spread answers more of the question and comes first."""
+
+    def first(k1: float) -> tuple[str, int]:
+        custom = settings.model_copy(update={"sparse_doc_k1": k1})
+        with make_client(db, custom, embedder) as client:
+            firm = Firm(client, auth)
+            if k1 > 0:  # first call: set up the firm once
+                firm.person("alice@firm.nl")
+                firm.client_("C", "Client")
+                firm.matter("M", "C", team=["alice@firm.nl"])
+                firm.document(
+                    "spread",
+                    _parts(
+                        "Er is een dwangsom opgelegd.",
+                        "De huurachterstand liep op.",
+                        "De ontbinding werd gevorderd.",
+                        "Het ging om woonruimte.",
+                    ),
+                    client_id="C",
+                    matter_id="M",
+                )
+                firm.document(
+                    "dense",
+                    _parts("De dwangsom en de huurachterstand.", "Niets.", "Nog niets."),
+                    client_id="C",
+                    matter_id="M",
+                )
+            hits = firm.search("alice@firm.nl", QUERY, mode="sparse", k=10)["results"]
+            docs = [h["document"]["external_id"] for h in hits]
+            return docs[0], docs.count("spread")
+
+    top, spread_chunks = first(3.0)
+    assert top == "spread"
+    assert spread_chunks == 4  # every chunk holding a query word is listed
+    assert first(0.0)[0] == "dense"  # the chunk ranking as it was
+
+
+def test_document_lengths_follow_ingestion_replacement_and_deletion(
+    db: DbHandle, client: Any, auth: Tokens
+) -> None:
+    firm = Firm(client, auth)
+    firm.person("alice@firm.nl")
+    firm.client_("C", "Client")
+    firm.matter("M", "C", team=["alice@firm.nl"])
+    firm.document("a", _parts("Een.", "Twee.", "Drie."), client_id="C", matter_id="M")
+    firm.document("b", "Kort.", client_id="C", matter_id="M")
+    before = _stats_match_chunks(db)
+    assert len(before) == 2
+    assert sorted(n for _, n, _ in before)[-1] >= 3
+
+    # re-ingested shorter: the old chunks go, the length follows
+    firm.document("a", "Nu kort.", client_id="C", matter_id="M")
+    after = _stats_match_chunks(db)
+    assert sorted(n for _, n, _ in after) == [1, 1]
+
+    admin = auth("admin@firm.nl", "admin")
+    ok(client.delete("/v1/documents/api/a", headers=admin))
+    assert len(_stats_match_chunks(db)) == 1
+
+
+def test_hybrid_default_is_the_sparse_ranking_and_dense_hits_fill_in_after_it(
+    client: Any, auth: Tokens
+) -> None:
+    """Dense weight 0 (docs/quality.md): hybrid keeps the sparse leg's order, and a question
+    with no word in common with the corpus is still answered by the dense leg."""
+    firm = Firm(client, auth)
+    firm.person("alice@firm.nl")
+    firm.client_("C", "Client")
+    firm.matter("M", "C", team=["alice@firm.nl"])
+    firm.document("one", "De dwangsom en de huurachterstand.", client_id="C", matter_id="M")
+    firm.document("two", "Alleen de dwangsom.", client_id="C", matter_id="M")
+    firm.document("three", "Een brief over de levering van goederen.", client_id="C", matter_id="M")
+
+    def ranked(query: str, mode: str) -> list[tuple[str, int | None, int | None]]:
+        hits = firm.search("alice@firm.nl", query, mode=mode, k=10)["results"]
+        return [
+            (h["document"]["external_id"], h["ranks"]["sparse"], h["ranks"]["dense"]) for h in hits
+        ]
+
+    sparse = [d for d, _, _ in ranked("dwangsom huurachterstand", "sparse")]
+    hybrid = ranked("dwangsom huurachterstand", "hybrid")
+    assert [d for d, _, _ in hybrid][: len(sparse)] == sparse == ["one", "two"]
+    assert {d for d, s, _ in hybrid if s is None} == {"three"}  # the dense leg fills in
+
+    # weight 0: a hit only the dense leg found adds nothing to the fused score
+    fill = firm.search("alice@firm.nl", "dwangsom huurachterstand", mode="hybrid", k=10)
+    assert [h["score"] for h in fill["results"] if h["ranks"]["sparse"] is None] == [0.0]
+
+    no_words = ranked("landlord complaint", "hybrid")
+    assert no_words
+    assert all(s is None and d is not None for _, s, d in no_words)
