@@ -1,7 +1,7 @@
 """Sparse leg ranks documents: per-document lengths and a BM25 ranking over a document's chunks.
 
 Revision ID: 20261201_0027
-Revises: 20261201_0019
+Revises: 20261201_0021
 Create Date: 2026-12-01
 
 The dense leg must embed what the encoder can read (a chunk of ~75 Dutch words); the sparse
