@@ -56,7 +56,7 @@ from app.caselaw.state import (
     next_state,
 )
 from app.db.engine import Database
-from app.gates.ecli import normalise_ecli
+from app.ecli import normalise_ecli
 from app.ingest.pipeline import DocumentOutcome, IngestPipeline, IngestRun
 from app.ingest.types import ExtractionError
 from app.walls.retag import mark_writer

@@ -19,8 +19,8 @@ from app.caselaw.ingest import (
     list_cases,
 )
 from app.deps import Admin, ConnDep
+from app.ecli import normalise_ecli
 from app.errors import Conflict, NotFound, Unprocessable
-from app.gates.ecli import normalise_ecli
 
 router = APIRouter(prefix="/v1/caselaw", tags=["case law"])
 
