@@ -528,7 +528,7 @@ class _SyncRun:
 def run_source(
     source: Source,
     pipeline: Pipeline[RunT],
-    state: StateStore,
+    state: StateStore | None,
     *,
     mode: str,
     started_by: str,
@@ -565,7 +565,11 @@ def run_source(
         raise ValueError(f"mode must be 'full' or 'delta', not {mode!r}")
     if not source.capabilities.changes:
         mode = "full"
-    store: StateStore = state if source.capabilities.keeps_state else RunLocalState()
+    store: StateStore = RunLocalState()
+    if source.capabilities.keeps_state:
+        if state is None:
+            raise ValueError(f"{source.kind} keeps state between runs: give its state store")
+        store = state
     try:
         with store.lock(source.name, source.scope):
             return _locked_run(

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
-from app.caselaw.ingest import (
+from app.caselaw.cases import (
     CaseNotFoundError,
     NotHeldError,
     confirm_case_in,
