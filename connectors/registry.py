@@ -70,21 +70,22 @@ def load(name: str) -> type:
 
 def create(name: str, settings: Settings, *, path: Path | str | None = None,
            **kw: Any) -> Source:
-    """Build the source ``name``. Settings-configured classes take the settings first; a
-    path-configured one takes the ``path``, and of ``kw`` what its signature names (e.g. the
-    export folder's ``source`` name, Rechtspraak's ``pipeline``). A class that is not a
+    """Build the source ``name``. Settings-configured classes take the settings first, a
+    path-configured one the ``path``; each takes of ``kw`` what its signature names (e.g. the
+    export folder's ``source`` name, Rechtspraak's ``pipeline``, a connector's page size), so
+    a caller can offer the same arguments to every source. A class that is not a
     `Source` itself (the crawl-protocol DMS connectors) is presented as one
     (`connectors.crawl.ConnectorSource`). The caller closes the source."""
     spec = entry(name)
     cls = load(name)
     parameters = inspect.signature(cls).parameters
+    accepted = {k: v for k, v in kw.items() if k in parameters}
     if spec.configured_by == "path":
         if path is None:
             raise SourceNotConfiguredError(f"{name} needs a path")
-        accepted = {k: v for k, v in kw.items() if k in parameters}
         built = cls(path, **accepted)
     else:
-        built = cls(settings, **kw) if "settings" in parameters else cls(**kw)
+        built = cls(settings, **accepted) if "settings" in parameters else cls(**accepted)
     if isinstance(built, BaseSource):
         return built
     return ConnectorSource(built, name=name, kind=name)

@@ -71,7 +71,8 @@ def test_create_from_settings() -> None:
         netdocuments_repository_id="CA-1",
     )
     imanage = registry.create("imanage", settings, page_size=10)
-    netdocs = registry.create("netdocuments", settings)
+    # the same arguments are offered to every source (app.ingest.runs): each takes its own
+    netdocs = registry.create("netdocuments", settings, pipeline=object(), source="x")
     try:
         assert isinstance(imanage, ConnectorSource)
         assert isinstance(imanage.connector, IManageConnector)
