@@ -34,8 +34,9 @@ from connectors.base import (
 
 
 class ConnectorSource(BaseSource):
-    def __init__(self, connector: object, *, name: str | None = None,
-                 kind: str | None = None) -> None:
+    def __init__(
+        self, connector: object, *, name: str | None = None, kind: str | None = None
+    ) -> None:
         self.connector = connector
         self.name = name or str(getattr(connector, "source", "") or "unknown")
         self.kind = kind or self.name
@@ -62,8 +63,10 @@ class ConnectorSource(BaseSource):
                 reason = getattr(item, "reason", None)
                 external_id = getattr(item, "external_id", None)
                 yield DocumentFailure(
-                    self.name, external_id if isinstance(external_id, str) else None,
-                    str(reason) if reason else f"unexpected item {type(item).__name__}")
+                    self.name,
+                    external_id if isinstance(external_id, str) else None,
+                    str(reason) if reason else f"unexpected item {type(item).__name__}",
+                )
 
     def full(self, resume: Checkpoint | None) -> Iterator[SourceItem]:
         connector = self.connector

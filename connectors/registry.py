@@ -28,10 +28,10 @@ class Entry:
 
 
 REGISTRY: dict[str, Entry] = {
-    "imanage": Entry("connectors.imanage.connector:IManageConnector", "settings",
-                     "imanage_url"),
-    "netdocuments": Entry("connectors.netdocuments.connector:NetDocumentsConnector",
-                          "settings", "netdocuments_url"),
+    "imanage": Entry("connectors.imanage.connector:IManageConnector", "settings", "imanage_url"),
+    "netdocuments": Entry(
+        "connectors.netdocuments.connector:NetDocumentsConnector", "settings", "netdocuments_url"
+    ),
     "folder": Entry("connectors.folder.source:FolderSource", "path"),
     "rechtspraak": Entry("app.caselaw.ingest:RechtspraakSource", "path"),
 }
@@ -46,7 +46,8 @@ def entry(name: str) -> Entry:
         return REGISTRY[name]
     except KeyError:
         raise SourceNotConfiguredError(
-            f"unknown connector {name!r}; known: {', '.join(sorted(REGISTRY))}") from None
+            f"unknown connector {name!r}; known: {', '.join(sorted(REGISTRY))}"
+        ) from None
 
 
 def needs_path(name: str) -> bool:
@@ -68,8 +69,7 @@ def load(name: str) -> type:
     return cls
 
 
-def create(name: str, settings: Settings, *, path: Path | str | None = None,
-           **kw: Any) -> Source:
+def create(name: str, settings: Settings, *, path: Path | str | None = None, **kw: Any) -> Source:
     """Build the source ``name``. Settings-configured classes take the settings first, a
     path-configured one the ``path``; each takes of ``kw`` what its signature names (e.g. the
     export folder's ``source`` name, Rechtspraak's ``pipeline``, a connector's page size), so

@@ -71,8 +71,12 @@ def _day(value: datetime | date | None) -> str | None:
 def held_cases(conn: Connection, limit: int = 1000) -> list[dict[str, Any]]:
     """Every held decision (not searchable until a person confirms it), oldest first."""
     return [
-        {"ecli": c.ecli, "reason": c.reason, "since": c.since.isoformat(),
-         "confirm": f"POST /v1/caselaw/{c.ecli}/confirm"}
+        {
+            "ecli": c.ecli,
+            "reason": c.reason,
+            "since": c.since.isoformat(),
+            "confirm": f"POST /v1/caselaw/{c.ecli}/confirm",
+        }
         for c in repository.held_cases(conn, limit)
     ]
 
@@ -97,10 +101,14 @@ def _case_dict(conn: Connection, row: StoredCase) -> dict[str, Any]:
         "crosscheck": row.crosscheck,
         "updated_at": row.updated_at.isoformat(),
         "document": {
-            "document_id": doc.document_id, "search_state": doc.search_state,
-            "title": doc.title, "chunks": doc.chunks,
+            "document_id": doc.document_id,
+            "search_state": doc.search_state,
+            "title": doc.title,
+            "chunks": doc.chunks,
             "searchable_chunks": doc.searchable_chunks,
-        } if doc is not None else None,
+        }
+        if doc is not None
+        else None,
     }
 
 
@@ -114,8 +122,14 @@ def get_case(conn: Connection, ecli: str) -> dict[str, Any]:
 
 def list_cases(conn: Connection, state: str | None, limit: int) -> list[dict[str, Any]]:
     return [
-        {"ecli": c.ecli, "state": c.state, "held_reason": c.held_reason, "court": c.court,
-         "decision_date": _day(c.decision_date), "updated_at": c.updated_at.isoformat()}
+        {
+            "ecli": c.ecli,
+            "state": c.state,
+            "held_reason": c.held_reason,
+            "court": c.court,
+            "decision_date": _day(c.decision_date),
+            "updated_at": c.updated_at.isoformat(),
+        }
         for c in repository.list_cases(conn, state, limit)
     ]
 

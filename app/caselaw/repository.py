@@ -85,14 +85,20 @@ def load_case(conn: Connection, ecli: str, *, lock: bool) -> StoredCase | None:
 
 def _params(case: CaseFields) -> dict[str, Any]:
     return {
-        "ecli": case.ecli, "court": case.court, "decision_date": case.decision_date,
-        "area_of_law": case.area_of_law, "procedure": case.procedure,
+        "ecli": case.ecli,
+        "court": case.court,
+        "decision_date": case.decision_date,
+        "area_of_law": case.area_of_law,
+        "procedure": case.procedure,
         "relations": json.dumps(case.relations, ensure_ascii=False),
-        "withdrawn": case.withdrawn, "replaced_by": case.replaced_by,
-        "set_aside_by": case.set_aside_by, "state": case.state,
+        "withdrawn": case.withdrawn,
+        "replaced_by": case.replaced_by,
+        "set_aside_by": case.set_aside_by,
+        "state": case.state,
         "held_reason": case.held_reason,
-        "crosscheck": (json.dumps(case.crosscheck, ensure_ascii=False)
-                       if case.crosscheck is not None else None),
+        "crosscheck": (
+            json.dumps(case.crosscheck, ensure_ascii=False) if case.crosscheck is not None else None
+        ),
     }
 
 
@@ -109,8 +115,7 @@ def confirm_case_state(conn: Connection, ecli: str, state: str) -> None:
     conn.execute(sqlfiles.query("caselaw.confirm_case_state"), {"state": state, "ecli": ecli})
 
 
-def set_document_search_state(conn: Connection, source: str, ecli: str,
-                              search_state: str) -> int:
+def set_document_search_state(conn: Connection, source: str, ecli: str, search_state: str) -> int:
     """Make the stored document of ``ecli`` (if any) take ``search_state``, and its chunks
     the matching suppression. Returns the number of chunks whose visibility changed."""
     mark_writer(conn)
@@ -133,24 +138,39 @@ def held_cases(conn: Connection, limit: int) -> list[HeldCase]:
 
 
 def list_cases(conn: Connection, state: str | None, limit: int) -> list[CaseSummary]:
-    rows = conn.execute(sqlfiles.query("caselaw.list_cases"),
-                        {"state": state, "limit": limit}).mappings()
-    return [CaseSummary(r["ecli"], r["state"], r["held_reason"], r["court"],
-                        r["decision_date"], r["updated_at"]) for r in rows]
+    rows = conn.execute(
+        sqlfiles.query("caselaw.list_cases"), {"state": state, "limit": limit}
+    ).mappings()
+    return [
+        CaseSummary(
+            r["ecli"], r["state"], r["held_reason"], r["court"], r["decision_date"], r["updated_at"]
+        )
+        for r in rows
+    ]
 
 
 def case_document(conn: Connection, source: str, ecli: str) -> CaseDocument | None:
     mark_writer(conn)  # counting the document's chunks reads past the chunks RLS policy
-    row = conn.execute(sqlfiles.query("caselaw.case_document"),
-                       {"source": source, "ecli": ecli}).mappings().first()
+    row = (
+        conn.execute(sqlfiles.query("caselaw.case_document"), {"source": source, "ecli": ecli})
+        .mappings()
+        .first()
+    )
     if row is None:
         return None
-    return CaseDocument(row["document_id"], row["search_state"], row["title"],
-                        int(row["chunks"]), int(row["searchable_chunks"]))
+    return CaseDocument(
+        row["document_id"],
+        row["search_state"],
+        row["title"],
+        int(row["chunks"]),
+        int(row["searchable_chunks"]),
+    )
 
 
-def run_events_of_kinds(conn: Connection, run_id: uuid.UUID,
-                        kinds: Sequence[str]) -> list[RunEvent]:
-    rows = conn.execute(sqlfiles.query("caselaw.run_events_of_kinds"),
-                        {"run_id": run_id, "kinds": list(kinds)}).mappings()
+def run_events_of_kinds(
+    conn: Connection, run_id: uuid.UUID, kinds: Sequence[str]
+) -> list[RunEvent]:
+    rows = conn.execute(
+        sqlfiles.query("caselaw.run_events_of_kinds"), {"run_id": run_id, "kinds": list(kinds)}
+    ).mappings()
     return [RunEvent(r["kind"], r["external_id"], r["reason"], r["details"]) for r in rows]

@@ -70,9 +70,16 @@ def ingest_folder(
     run: IngestRun | None = None,
 ) -> dict[str, Any]:
     """`run_named_source` for an export folder."""
-    return run_named_source(pipeline, pipeline.settings, "folder", path=path,
-                            source_name=source, started_by=started_by,
-                            on_progress=on_progress, run=run)
+    return run_named_source(
+        pipeline,
+        pipeline.settings,
+        "folder",
+        path=path,
+        source_name=source,
+        started_by=started_by,
+        on_progress=on_progress,
+        run=run,
+    )
 
 
 def confirm_sweep(
@@ -92,5 +99,10 @@ def confirm_sweep(
     if name not in registry.REGISTRY or registry.needs_path(name):
         raise SweepNotHeldError(f"run {run_id} is a {name} run; it holds no sweep")
     with closing(registry.create(name, settings)) as source:
-        return confirm_source_sweep(source, pipeline, SyncStateStore(pipeline.database),
-                                    held_run_id=str(run_id), started_by=started_by)
+        return confirm_source_sweep(
+            source,
+            pipeline,
+            SyncStateStore(pipeline.database),
+            held_run_id=str(run_id),
+            started_by=started_by,
+        )

@@ -39,8 +39,9 @@ class DocumentSummary:
 def connector_of_run(conn: Connection, run_id: uuid.UUID) -> str | None:
     """The registry name of the source a run read (``ingest_runs.connector``), or None when
     there is no such run."""
-    value = conn.execute(sqlfiles.query("ingest_runs.connector_of_run"),
-                         {"run_id": run_id}).scalar_one_or_none()
+    value = conn.execute(
+        sqlfiles.query("ingest_runs.connector_of_run"), {"run_id": run_id}
+    ).scalar_one_or_none()
     return str(value) if value is not None else None
 
 
@@ -48,8 +49,14 @@ def document_summary(conn: Connection, source: str, external_id: str) -> Documen
     """One document as stored, with its chunk count (counted past the chunks RLS policy:
     an administrator's view, not a search)."""
     mark_writer(conn)
-    row = conn.execute(sqlfiles.query("ingest_runs.document_summary"),
-                       {"source": source, "external_id": external_id}).mappings().first()
+    row = (
+        conn.execute(
+            sqlfiles.query("ingest_runs.document_summary"),
+            {"source": source, "external_id": external_id},
+        )
+        .mappings()
+        .first()
+    )
     if row is None:
         return None
     return DocumentSummary(**{name: row[name] for name in row.keys()})  # noqa: SIM118

@@ -19,22 +19,24 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("app", "connectors")
 
 # module -> why its functions may import in-repo modules.
-_CLI = ("a command's machinery (database, embedding model, pipeline: seconds of imports) "
-        "loads when that command runs, so `ewall --help` and the other commands stay fast")
+_CLI = (
+    "a command's machinery (database, embedding model, pipeline: seconds of imports) "
+    "loads when that command runs, so `ewall --help` and the other commands stay fast"
+)
 FUNCTION_IMPORTS_ALLOWED: dict[str, str] = {
     "app.cli": _CLI,
     "app.demo.cli": _CLI,
     "app.evaluation.cli": _CLI,
     "app.ingest.cli": _CLI,
     "app.main": "create_app assembles the routers and workers that the application factory "
-                "configures (pending review under issue 11: owned by the app worker)",
+    "configures (pending review under issue 11: owned by the app worker)",
     "app.api": "routers are included when the app is assembled (pending review under issue "
-               "11: owned by the app worker)",
+    "11: owned by the app worker)",
     # Pending under issue 11 in the areas of other workers; each imports a module that does
     # not import it back, so the import can move to module level.
     "app.guard": "pending (issue 11, app worker): app.deps for the token check",
     "app.ingest.extract": "pending (issue 11, pipeline worker): app.caselaw.parse no longer "
-                          "imports back since ECLI parsing moved to app.ecli",
+    "imports back since ECLI parsing moved to app.ecli",
     "app.ingest.pipeline": "pending (issue 11, pipeline worker): app.matrix in sync_groups",
     "app.matrix.repository": "pending (issue 11, schema worker): app.db.schema goes away",
     "connectors.imanage.client": "pending (issue 11, connectors worker): connectors.http",
@@ -59,7 +61,8 @@ def _modules() -> dict[str, Path]:
 def _is_type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _imported(module: str, is_package: bool, node: ast.Import | ast.ImportFrom) -> list[str]:
@@ -126,11 +129,16 @@ def _graph() -> tuple[nx.DiGraph, list[str]]:
         if module in FUNCTION_IMPORTS_ALLOWED:
             continue
         for function, node in _function_level(tree):
-            targets = {t for name in _imported(module, is_package, node)
-                       for t in _in_repo(name, modules, module)}
+            targets = {
+                t
+                for name in _imported(module, is_package, node)
+                for t in _in_repo(name, modules, module)
+            }
             if targets:
-                hidden.append(f"{path.relative_to(ROOT)}:{node.lineno} {function}() imports "
-                              f"{', '.join(sorted(targets))}")
+                hidden.append(
+                    f"{path.relative_to(ROOT)}:{node.lineno} {function}() imports "
+                    f"{', '.join(sorted(targets))}"
+                )
     return graph, hidden
 
 
@@ -142,8 +150,10 @@ def test_no_module_level_import_cycle() -> None:
 
 def test_no_in_repo_import_inside_a_function() -> None:
     _, hidden = _graph()
-    assert not hidden, ("in-repo imports inside functions (move them to module level, or break "
-                        "the cycle they hide):\n" + "\n".join(hidden))
+    assert not hidden, (
+        "in-repo imports inside functions (move them to module level, or break "
+        "the cycle they hide):\n" + "\n".join(hidden)
+    )
 
 
 def test_the_checker_sees_a_cycle_and_a_hidden_import(tmp_path: Path) -> None:
@@ -155,8 +165,9 @@ def test_the_checker_sees_a_cycle_and_a_hidden_import(tmp_path: Path) -> None:
     hidden = ast.parse("def f():\n    from app.caselaw import parse\n")
     found = [fn for fn, _ in _function_level(hidden)]
     assert found == ["f"]
-    guarded = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                        "    from app import x\n")
+    guarded = ast.parse(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from app import x\n"
+    )
     assert [getattr(n, "module", None) for n in _module_level(guarded)] == ["typing"]
     relative = ast.parse("from ..caselaw import ingest").body[0]
     assert isinstance(relative, ast.ImportFrom)
