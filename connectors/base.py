@@ -1,9 +1,16 @@
-"""What every connector yields, and the small interfaces per capability.
+"""What every source yields, and the one `Source` protocol the run loop drives.
 
-A connector turns a source system into `SourceDocument`s. Capabilities are separate
-protocols (full load, poll since a cursor, list ids for deletion sweeps, permission sync) so a
-connector implements only what its source supports. The ingest pipeline consumes the
-documents; it never talks to a source itself.
+A source turns a system (an export folder, iManage, NetDocuments, the Rechtspraak open data)
+into `SourceDocument`s. Every source is driven through `Source` by the one run loop
+(`connectors.sync`): a full load, changes since a `Checkpoint`, a point check of one document,
+permissions (group memberships; document ACLs travel with the documents), and failures as
+values (`DocumentFailure`), never as exceptions that stop a run. `Capabilities` says which of
+these a source really offers; `BaseSource` answers "not supported" for the rest. The registry
+(`connectors.registry`) builds every source by name.
+
+The HTTP connectors (iManage, NetDocuments) implement the smaller crawl protocols below
+(`ResumableCrawl`, `PointCheck`, ...); `connectors.crawl.ConnectorSource` presents them as a
+`Source`. The ingest pipeline consumes the documents; it never talks to a source itself.
 
 Metadata is tri-state everywhere: a field is absent (None), present but empty ("" or only
 whitespace), or present with a value. The pipeline treats the three differently (a present
@@ -13,10 +20,10 @@ but empty client never overwrites a known one; an unknown one quarantines a new 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 DefaultAccess = Literal["public", "view", "private", "none"]
 
@@ -69,12 +76,6 @@ class SourceGroup:
     members: frozenset[str]  # principals
 
 
-@dataclass(frozen=True)
-class DeletionCandidate:
-    external_id: str
-    reason: str
-
-
 @runtime_checkable
 class FullLoad(Protocol):
     source: str
@@ -106,9 +107,8 @@ class PermissionSync(Protocol):
     def groups(self) -> Iterator[SourceGroup]: ...
 
 
-# --- additions for the HTTP connectors (iManage, NetDocuments) -------------------------------
-# Added, not changed: everything above keeps its meaning. The richer protocols below let the
-# sync orchestration resume a crash mid-crawl and tell a vanished document from a failed one.
+# --- the crawl protocols of the HTTP connectors (iManage, NetDocuments) ------------------------
+# They let the run loop resume a crash mid-crawl and tell a vanished document from a failed one.
 
 # "out_of_scope": the document exists but no longer in the configured scope (e.g. moved to a
 # NetDocuments cabinet that is not crawled): to the index that is the same as a deletion.
@@ -132,6 +132,7 @@ class DocumentFailure:
     reason: str
     status: int | None = None
     container: str | None = None  # the library or cabinet, for the per-container report
+    details: Mapping[str, Any] | None = None  # for the report, e.g. {"line": 3} of a sidecar
 
     @property
     def gone(self) -> bool:
@@ -180,6 +181,242 @@ class OwnsIds(Protocol):
     source: str
 
     def owns(self, external_id: str) -> bool: ...
+
+
+# --- the one Source protocol -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A position in a source's listing: everything yielded before it is covered, so the run
+    loop persists it only after those documents are ingested, and hands it back to resume a
+    full load or to list the changes since. ``token`` is the source's own serialisation (the
+    HTTP connectors: a `CrawlCursor`); the loop stores it without reading it."""
+
+    token: str
+
+
+SourceItem = SourceDocument | DocumentFailure | Checkpoint
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a source really offers; the run loop asks nothing else of it.
+
+    ``changes``: `Source.changes` lists what changed since a checkpoint (else every run is a
+    full load). ``resumable``: a full load resumes from its last checkpoint after a crash.
+    ``point_check``: `Source.check` asks about one document. ``listing``: `Source.list_ids`
+    lists every id in scope (deletion scans). ``permissions``: `Source.groups` lists group
+    memberships. ``sweep``: a complete full load lists the whole scope, so a known document it
+    did not list may be deleted (after a point check where there is one); a source that loads
+    whatever it is given (an export folder, a folder of case law) never sweeps.
+    ``containers``: documents live in libraries or cabinets, reported per container.
+    """
+
+    changes: bool = False
+    resumable: bool = False
+    point_check: bool = False
+    listing: bool = False
+    permissions: bool = False
+    sweep: bool = False
+    containers: bool = False
+
+    @property
+    def keeps_state(self) -> bool:
+        """Whether runs need the persisted sync state (checkpoints, seen ids, held sweeps)."""
+        return self.changes or self.resumable or self.sweep
+
+
+class SourceUnsupportedError(NotImplementedError):
+    """A `Source` method that its `Capabilities` do not offer."""
+
+
+class SourceUnavailableError(Exception):
+    """The source cannot be read at all (e.g. its folder is gone): the run ends as failed,
+    with a report."""
+
+
+class IngestRunLike(Protocol):
+    @property
+    def run_id(self) -> object: ...
+
+
+class OutcomeLike(Protocol):
+    @property
+    def status(self) -> str:
+        """added | updated | unchanged | quarantined | error (a source may add its own)"""
+        ...
+
+
+RunT = TypeVar("RunT", bound=IngestRunLike)
+
+
+class Pipeline(Protocol[RunT]):
+    """What the run loop calls on ``app.ingest.pipeline.IngestPipeline``: exactly these."""
+
+    def start_run(self, connector: str, params: dict[str, Any], started_by: str) -> RunT: ...
+
+    def ingest(self, run: RunT, doc: SourceDocument) -> OutcomeLike:
+        """Never raises for bad input: quarantines or records the error itself."""
+        ...
+
+    def delete(self, run: RunT, source: str, external_id: str, reason: str) -> bool: ...
+
+    def record_error(self, run: RunT, source: str, external_id: str | None, reason: str,
+                     details: dict[str, Any] | None = None) -> None: ...
+
+    def progress(self, run: RunT, **fields: Any) -> None: ...
+
+    def finish_run(self, run: RunT, status: str | None = None,
+                   error: str | None = None) -> dict[str, Any]:
+        """Closes the run and returns its delta report."""
+        ...
+
+    def known_external_ids(self, source: str) -> set[str]: ...
+
+    def sync_groups(self, run: RunT, groups: list[SourceGroup], actor: str) -> None: ...
+
+
+class Source(Protocol):
+    """One source behind the one run loop (`connectors.sync.run_source`).
+
+    ``name`` is the source stored with the documents (``documents.source``); ``kind`` the
+    registry name recorded with the run (``ingest_runs.connector``); ``scope`` which part of
+    the source this instance covers (sync state and locks are per (name, scope)). Methods that
+    `capabilities` does not offer raise `SourceUnsupportedError`.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def scope(self) -> str: ...
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    def run_params(self) -> dict[str, Any]:
+        """What the run records about this source (a path, a scope)."""
+        ...
+
+    def full(self, resume: Checkpoint | None) -> Iterator[SourceItem]:
+        """Every document in scope; ``resume`` continues an unfinished full load."""
+        ...
+
+    def changes(self, since: Checkpoint | None) -> Iterator[SourceItem]:
+        """What changed since ``since`` (the last checkpoint of a delta or a full load)."""
+        ...
+
+    def check(self, external_id: str) -> Presence:
+        """Ask the source about one document (deletion suspects, sweep candidates)."""
+        ...
+
+    def list_ids(self) -> Iterator[str]:
+        """Every id in scope, completely (raises rather than list part of it)."""
+        ...
+
+    def groups(self) -> Iterator[SourceGroup]:
+        """Group memberships, for the permissions that document ACLs name by group."""
+        ...
+
+    def owns(self, external_id: str) -> bool:
+        """Whether an id belongs to this scope, so a sweep never touches another's."""
+        ...
+
+    def container_of(self, external_id: str) -> str | None: ...
+
+    def hint_versions(self, versions: Mapping[str, str | None]) -> None:
+        """The versions the index holds, for sources that address documents by version."""
+        ...
+
+    def total(self) -> int | None:
+        """The number of items a full load yields, when the source knows (a progress bar)."""
+        ...
+
+    def listings(self) -> Mapping[str, Mapping[str, Any]]:
+        """Per container: how its last listing ended (server_total, listed, complete, reason)."""
+        ...
+
+    def warnings(self) -> list[str]:
+        """Optional features that were off, and similar notes for the run report."""
+        ...
+
+    def ingest(self, pipeline: Pipeline[Any], run: Any, doc: SourceDocument) -> OutcomeLike:
+        """Hand one document to the pipeline (a source may add its own bookkeeping)."""
+        ...
+
+    def report(self, pipeline: Pipeline[Any], run: Any) -> dict[str, Any]:
+        """Sections the source adds to the run's report (e.g. ``caselaw``)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class BaseSource:
+    """Defaults for a `Source`: nothing optional is offered. Subclasses set ``name``,
+    ``kind``, ``scope`` and ``capabilities`` and override what they offer."""
+
+    name: str
+    kind: str
+    scope: str = "default"
+    capabilities: Capabilities = Capabilities()
+
+    def _unsupported(self, what: str) -> SourceUnsupportedError:
+        return SourceUnsupportedError(f"{self.name}: the source offers no {what}")
+
+    def run_params(self) -> dict[str, Any]:
+        return {}
+
+    def full(self, resume: Checkpoint | None) -> Iterator[SourceItem]:
+        raise self._unsupported("full load")
+
+    def changes(self, since: Checkpoint | None) -> Iterator[SourceItem]:
+        raise self._unsupported("change listing")
+
+    def check(self, external_id: str) -> Presence:
+        raise self._unsupported("point check")
+
+    def list_ids(self) -> Iterator[str]:
+        raise self._unsupported("id listing")
+
+    def groups(self) -> Iterator[SourceGroup]:
+        raise self._unsupported("group listing")
+
+    def owns(self, external_id: str) -> bool:
+        return True
+
+    def container_of(self, external_id: str) -> str | None:
+        return None
+
+    def hint_versions(self, versions: Mapping[str, str | None]) -> None:
+        return None
+
+    def total(self) -> int | None:
+        return None
+
+    def listings(self) -> Mapping[str, Mapping[str, Any]]:
+        return {}
+
+    def warnings(self) -> list[str]:
+        return []
+
+    def ingest(self, pipeline: Pipeline[Any], run: Any, doc: SourceDocument) -> OutcomeLike:
+        return pipeline.ingest(run, doc)
+
+    def report(self, pipeline: Pipeline[Any], run: Any) -> dict[str, Any]:
+        return {}
+
+    def close(self) -> None:
+        return None
+
+    def __enter__(self) -> BaseSource:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def normalise_code(raw: object) -> str | None:

@@ -17,11 +17,10 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, select, text
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import Connection
 
 from app.db.engine import Database
-from app.db.schema import sync_seen, sync_state
+from connectors import repository
 
 _SEEN_BATCH = 1000
 _LOCK_NAMESPACE = zlib.crc32(b"ewall.connectors.sync") & 0x7FFFFFFF
@@ -59,42 +58,30 @@ class SyncState:
 
 
 class SyncStateStore:
-    """SQLAlchemy Core over the service's `Database`; every method is its own transaction
-    unless a connection is passed."""
+    """The persisted state over the service's `Database` (SQL in `connectors.repository`);
+    every method is its own transaction."""
 
     def __init__(self, database: Database) -> None:
         self.database = database
 
     def load(self, source: str, scope: str) -> SyncState:
         with self.database.transaction() as conn:
-            value = conn.execute(
-                select(sync_state.c.state).where(
-                    (sync_state.c.source == source) & (sync_state.c.scope == scope))
-            ).scalar_one_or_none()
-        return SyncState.from_json(value)
-
-    def _save(self, conn: Connection, source: str, scope: str, state: SyncState) -> None:
-        stmt = insert(sync_state).values(source=source, scope=scope, state=state.to_json())
-        conn.execute(stmt.on_conflict_do_update(
-            index_elements=[sync_state.c.source, sync_state.c.scope],
-            set_={"state": stmt.excluded.state, "updated_at": func.now()},
-        ))
+            return SyncState.from_json(repository.load_sync_state(conn, source, scope))
 
     def save(self, source: str, scope: str, state: SyncState) -> None:
         with self.database.transaction() as conn:
-            self._save(conn, source, scope, state)
+            repository.save_sync_state(conn, source, scope, state.to_json())
 
-    def _mark(self, conn: Connection, source: str, scope: str, crawl_id: str,
+    @staticmethod
+    def _mark(conn: Connection, source: str, scope: str, crawl_id: str,
               external_ids: Iterable[str]) -> None:
-        batch: list[dict[str, str]] = []
+        batch: list[str] = []
         for external_id in external_ids:
-            batch.append({"source": source, "scope": scope, "crawl_id": crawl_id,
-                          "external_id": external_id})
+            batch.append(external_id)
             if len(batch) >= _SEEN_BATCH:
-                conn.execute(insert(sync_seen).on_conflict_do_nothing(), batch)
+                repository.mark_seen(conn, source, scope, crawl_id, batch)
                 batch = []
-        if batch:
-            conn.execute(insert(sync_seen).on_conflict_do_nothing(), batch)
+        repository.mark_seen(conn, source, scope, crawl_id, batch)
 
     def mark_seen(self, source: str, scope: str, crawl_id: str,
                   external_ids: Iterable[str]) -> None:
@@ -107,31 +94,20 @@ class SyncStateStore:
         with self.database.transaction() as conn:
             if state.crawl_id is not None:
                 self._mark(conn, source, scope, state.crawl_id, seen)
-            self._save(conn, source, scope, state)
+            repository.save_sync_state(conn, source, scope, state.to_json())
 
     def seen_ids(self, source: str, scope: str, crawl_id: str) -> set[str]:
         with self.database.transaction() as conn:
-            return set(conn.execute(
-                select(sync_seen.c.external_id).where(
-                    (sync_seen.c.source == source) & (sync_seen.c.scope == scope)
-                    & (sync_seen.c.crawl_id == crawl_id))
-            ).scalars())
+            return repository.seen_ids(conn, source, scope, crawl_id)
 
     def seen_count(self, source: str, scope: str, crawl_id: str) -> int:
         with self.database.transaction() as conn:
-            return int(conn.execute(
-                select(func.count()).select_from(sync_seen).where(
-                    (sync_seen.c.source == source) & (sync_seen.c.scope == scope)
-                    & (sync_seen.c.crawl_id == crawl_id))
-            ).scalar_one())
+            return repository.seen_count(conn, source, scope, crawl_id)
 
     def forget_crawls(self, source: str, scope: str, keep: str | None = None) -> None:
         """Drop seen ids of finished or abandoned crawls (all but ``keep``)."""
-        condition = (sync_seen.c.source == source) & (sync_seen.c.scope == scope)
-        if keep is not None:
-            condition = condition & (sync_seen.c.crawl_id != keep)
         with self.database.transaction() as conn:
-            conn.execute(delete(sync_seen).where(condition))
+            repository.forget_crawls(conn, source, scope, keep)
 
     @contextmanager
     def lock(self, source: str, scope: str) -> Iterator[None]:
@@ -139,14 +115,12 @@ class SyncStateStore:
         crawl and a delta of the same scope never interleave their checkpoints."""
         key = zlib.crc32(f"{source}\x00{scope}".encode()) & 0x7FFFFFFF
         with self.database.connect() as conn:
-            got = conn.execute(text("SELECT pg_try_advisory_lock(:ns, :key)"),
-                               {"ns": _LOCK_NAMESPACE, "key": key}).scalar_one()
+            got = repository.try_advisory_lock(conn, _LOCK_NAMESPACE, key)
             conn.commit()
             if not got:
                 raise SyncBusyError(f"a sync of {source} ({scope}) is already running")
             try:
                 yield
             finally:
-                conn.execute(text("SELECT pg_advisory_unlock(:ns, :key)"),
-                             {"ns": _LOCK_NAMESPACE, "key": key})
+                repository.advisory_unlock(conn, _LOCK_NAMESPACE, key)
                 conn.commit()

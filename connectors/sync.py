@@ -1,7 +1,8 @@
-"""One sync of one source: crawl, ingest, delete what is gone, sync groups, report.
+"""The one run loop: one run of one `Source` (an export folder, iManage, NetDocuments,
+Rechtspraak): crawl, ingest, delete what is gone, sync groups, progress, report.
 
 Written against the ingest pipeline's interface (``app.ingest.pipeline.IngestPipeline``),
-described below as the `Pipeline` protocol: exactly the calls made here, nothing else.
+described as the `connectors.base.Pipeline` protocol: exactly the calls made here.
 
 Rules this module enforces:
 
@@ -29,23 +30,23 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol
 
 from connectors.base import (
+    Checkpoint,
     CursorError,
     DocumentFailure,
-    FullLoad,
-    ListIds,
-    OwnsIds,
-    PermissionSync,
-    PointCheck,
-    PollSince,
-    ResumableCrawl,
+    Pipeline,
+    RunT,
+    Source,
     SourceDocument,
-    SourceGroup,
+    SourceUnavailableError,
+    SourceUnsupportedError,
 )
+from connectors.crawl import as_source
 from connectors.http import ConnectorError, CredentialsError
 from connectors.state import SyncBusyError, SyncState
 
@@ -56,54 +57,13 @@ SyncMode = Literal["full", "delta"]
 # phase, deletions and errors go to ``Pipeline.progress`` at the same moments.
 ProgressCallback = Callable[[int, int | None], None]
 _LISTED_MAX = 1000  # ids listed per category in the report; counts are always complete
-
-
-# --- the pipeline interface ----------------------------------------------------------------
-
-
-class IngestRunLike(Protocol):
-    @property
-    def run_id(self) -> object: ...
-
-
-class OutcomeLike(Protocol):
-    @property
-    def status(self) -> str:
-        """added | updated | unchanged | quarantined | error"""
-        ...
-
-
-RunT = TypeVar("RunT", bound=IngestRunLike)
-
-
-class Pipeline(Protocol[RunT]):
-    """What run_sync calls on ``app.ingest.pipeline.IngestPipeline``."""
-
-    def start_run(self, connector: str, params: dict[str, Any], started_by: str) -> RunT: ...
-
-    def ingest(self, run: RunT, doc: SourceDocument) -> OutcomeLike:
-        """Never raises for bad input: quarantines or records the error itself."""
-        ...
-
-    def delete(self, run: RunT, source: str, external_id: str, reason: str) -> bool: ...
-
-    def record_error(self, run: RunT, source: str, external_id: str | None, reason: str,
-                     details: dict[str, Any] | None = None) -> None: ...
-
-    def progress(self, run: RunT, **fields: Any) -> None: ...
-
-    def finish_run(self, run: RunT, status: str | None = None,
-                   error: str | None = None) -> dict[str, Any]:
-        """Closes the run and returns its delta report."""
-        ...
-
-    def known_external_ids(self, source: str) -> set[str]: ...
-
-    def sync_groups(self, run: RunT, groups: list[SourceGroup], actor: str) -> None: ...
+# Source trouble that ends a run as "failed" with a report; anything else is a bug.
+_SOURCE_TROUBLE = (ConnectorError, CursorError, SourceUnavailableError, SourceUnsupportedError,
+                   OSError)
 
 
 class StateStore(Protocol):
-    """`connectors.state.SyncStateStore`, as run_sync uses it."""
+    """`connectors.state.SyncStateStore`, as the run loop uses it."""
 
     def load(self, source: str, scope: str) -> SyncState: ...
 
@@ -119,8 +79,42 @@ class StateStore(Protocol):
 
     def forget_crawls(self, source: str, scope: str, keep: str | None = None) -> None: ...
 
-    def lock(self, source: str, scope: str) -> Any:  # a context manager
-        ...
+    def lock(self, source: str, scope: str) -> AbstractContextManager[None]: ...
+
+
+class RunLocalState:
+    """The state of a source that keeps none between runs (no checkpoints, no sweep): the
+    run loop's bookkeeping lives for one run only and nothing is written or locked."""
+
+    def __init__(self) -> None:
+        self.states: dict[tuple[str, str], SyncState] = {}
+        self.seen: dict[tuple[str, str, str], set[str]] = {}
+
+    def load(self, source: str, scope: str) -> SyncState:
+        return self.states.get((source, scope)) or SyncState()
+
+    def save(self, source: str, scope: str, state: SyncState) -> None:
+        self.states[(source, scope)] = state
+
+    def checkpoint(self, source: str, scope: str, state: SyncState,
+                   seen: Iterable[str] = ()) -> None:
+        if state.crawl_id is not None:
+            self.mark_seen(source, scope, state.crawl_id, seen)
+        self.save(source, scope, state)
+
+    def mark_seen(self, source: str, scope: str, crawl_id: str,
+                  external_ids: Iterable[str]) -> None:
+        self.seen.setdefault((source, scope, crawl_id), set()).update(external_ids)
+
+    def seen_ids(self, source: str, scope: str, crawl_id: str) -> set[str]:
+        return set(self.seen.get((source, scope, crawl_id), set()))
+
+    def forget_crawls(self, source: str, scope: str, keep: str | None = None) -> None:
+        for key in [k for k in self.seen if k[:2] == (source, scope) and k[2] != keep]:
+            del self.seen[key]
+
+    def lock(self, source: str, scope: str) -> AbstractContextManager[None]:
+        return nullcontext()
 
 
 # --- the run ---------------------------------------------------------------------------------
@@ -131,13 +125,13 @@ def _now() -> str:
 
 
 class _SyncRun:
-    def __init__(self, source: str, scope: str, *, connector: object, pipeline: Pipeline[Any],
-                 state: StateStore, run: object, started_by: str,
-                 on_progress: ProgressCallback | None, seen_batch: int,
-                 progress_every: int) -> None:
-        self.source = source
-        self.scope = scope
-        self.connector = connector
+    def __init__(self, source: Source, *, pipeline: Pipeline[Any], state: StateStore,
+                 run: object, started_by: str, on_progress: ProgressCallback | None,
+                 seen_batch: int, progress_every: int) -> None:
+        self.origin = source
+        self.caps = source.capabilities
+        self.source = source.name
+        self.scope = source.scope
         self.pipeline = pipeline
         self.state = state
         self.run = run
@@ -167,11 +161,11 @@ class _SyncRun:
         if not force and self.items % self.progress_every:
             return
         fields: dict[str, Any] = {
-            "phase": self.phase, "seen": self.items, "deleted": self.deleted_count,
-            "errors": self.errors, **extra,
+            "phase": self.phase, "seen": self.items, "done": self.items,
+            "deleted": self.deleted_count, "errors": self.errors, **extra,
         }
-        total = getattr(self.connector, "total_hint", None)
-        if isinstance(total, int):
+        total = self.origin.total()
+        if total is not None:
             fields["total"] = total
         self.pipeline.progress(self.run, **fields)
         if self.on_progress is not None:
@@ -190,20 +184,20 @@ class _SyncRun:
                 self.deleted.append({"external_id": external_id, "reason": reason})
 
     def container_of(self, external_id: str) -> str | None:
-        """The library/cabinet of a document: the connector's word, else what the index
+        """The library/cabinet of a document: the source's word, else what the index
         recorded when it was ingested."""
-        finder = getattr(self.connector, "container_of", None)
-        if callable(finder):
-            found = finder(external_id)
-            if isinstance(found, str):
-                return found
+        found = self.origin.container_of(external_id)
+        if found is not None:
+            return found
         if self._known_containers is None:
             known = getattr(self.pipeline, "known_containers", None)
             self._known_containers = known(self.source) if callable(known) else {}
-        found = self._known_containers.get(external_id)
-        return found if isinstance(found, str) else None
+        known_found = self._known_containers.get(external_id)
+        return known_found if isinstance(known_found, str) else None
 
     def count(self, container: str | None, what: str, n: int = 1) -> None:
+        if not self.caps.containers:
+            return
         self.containers.setdefault(container or "?", Counter())[what] += n
 
     def warn(self, message: str) -> None:
@@ -215,14 +209,13 @@ class _SyncRun:
             record(self.run, self.source, message)
 
     def collect_warnings(self) -> None:
-        for message in list(getattr(self.connector, "warnings", None) or []):
-            self.warn(str(message))
+        for message in self.origin.warnings():
+            self.warn(message)
 
     def container_report(self) -> dict[str, dict[str, Any]]:
         """Per library/cabinet: server total, seen, ingested, unchanged, quarantined, failed,
         deleted, held (and whether its listing was complete)."""
-        listings = getattr(self.connector, "listings", None)
-        listings = listings if isinstance(listings, dict) else {}
+        listings = self.origin.listings()
         out: dict[str, dict[str, Any]] = {}
         for name in sorted(set(self.containers) | set(listings)):
             counts = self.containers.get(name, Counter())
@@ -246,7 +239,7 @@ class _SyncRun:
     # --- items ------------------------------------------------------------------------------------
 
     def ingest(self, doc: SourceDocument) -> str:
-        outcome = self.pipeline.ingest(self.run, doc)
+        outcome = self.origin.ingest(self.pipeline, self.run, doc)
         self.outcomes[outcome.status] += 1
         container = doc.metadata.get("container")
         container = container if isinstance(container, str) else None
@@ -268,26 +261,20 @@ class _SyncRun:
                                           f"{item.reason}", item.container)
             return False
         self.count(item.container, "failed")
-        self.error(item.external_id, item.reason, {"status": item.status,
-                                                   "container": item.container})
+        details = dict(item.details or {})
+        if self.caps.containers:
+            details.update(status=item.status, container=item.container)
+        self.error(item.external_id, item.reason, details)
         return True
-
-    def foreign(self, item: object) -> None:
-        """Items that are neither documents, failures nor checkpoints (e.g. the folder
-        connector's entry errors): reported, and they make a crawl incomplete."""
-        reason = getattr(item, "reason", None)
-        external_id = getattr(item, "external_id", None)
-        self.error(external_id if isinstance(external_id, str) else None,
-                   str(reason) if reason else f"unexpected item {type(item).__name__}")
 
     # --- deletions ----------------------------------------------------------------------------
 
     def give_version_hints(self) -> None:
-        """Let a connector address documents the way its API documents them (iManage:
+        """Let a source address documents the way its API documents them (iManage:
         ``LIB!number.version``) with the version the index holds."""
         known = getattr(self.pipeline, "known_versions", None)
-        if callable(known) and hasattr(self.connector, "version_hints"):
-            self.connector.version_hints = known(self.source)
+        if callable(known) and self.caps.point_check:
+            self.origin.hint_versions(known(self.source))
 
     def verdict(self, external_id: str, origin: str, *, listed: bool) -> str | None:
         """Why the document should leave the index, or None to keep it.
@@ -296,12 +283,12 @@ class _SyncRun:
         document was not in it; only then is "present somewhere, place unknown" read as
         "left the scope".
         """
-        if not isinstance(self.connector, PointCheck):
+        if not self.caps.point_check:
             if origin in ("sweep", "confirmed sweep"):
                 return "not seen in a complete crawl"
             return None  # a suspect without a point check stays: the next sweep decides
         try:
-            presence = self.connector.check(external_id)
+            presence = self.origin.check(external_id)
         except CredentialsError:
             raise
         except ConnectorError as exc:
@@ -326,10 +313,10 @@ class _SyncRun:
         listing can skip a row when an offset shifts under it and no total tells. True (keep)
         when the listing cannot be made."""
         if self._relisted is None:
-            if not isinstance(self.connector, ListIds):
+            if not self.caps.listing:
                 return True
             try:
-                self._relisted = set(self.connector.list_ids())
+                self._relisted = set(self.origin.list_ids())
             except CredentialsError:
                 raise
             except ConnectorError as exc:
@@ -347,8 +334,7 @@ class _SyncRun:
         self.phase = "sweep"
         seen = self.state.seen_ids(self.source, self.scope, crawl_id)
         candidates = sorted(self.pipeline.known_external_ids(self.source) - seen)
-        if isinstance(self.connector, OwnsIds):
-            candidates = [c for c in candidates if self.connector.owns(c)]
+        candidates = [c for c in candidates if self.origin.owns(c)]
         self.give_version_hints()
         removals: dict[str, list[tuple[str, str]]] = {}
         for external_id in candidates:
@@ -413,18 +399,12 @@ class _SyncRun:
         crawl_id = st.crawl_id
         self.summary.update(crawl_id=crawl_id, resumed=resumed,
                             resumed_from_checkpoint=bool(resumed and st.crawl_cursor))
-        connector = self.connector
-        items: Iterator[object]
-        if isinstance(connector, ResumableCrawl):
-            items = iter(connector.crawl_full(st.crawl_cursor))
-        elif isinstance(connector, FullLoad):
-            items = iter(connector.load_all())
-        else:
-            raise ConnectorError(f"{self.source}: connector cannot do a full load")
+        resume = Checkpoint(st.crawl_cursor) if st.crawl_cursor else None
+        sweeps = self.caps.sweep
         pending: list[str] = []
-        for item in items:
-            if isinstance(item, str):
-                st.crawl_cursor = item
+        for item in self.origin.full(resume):
+            if isinstance(item, Checkpoint):
+                st.crawl_cursor = item.token
                 self.state.checkpoint(self.source, self.scope, st, pending)
                 pending = []
                 self.checkpoints += 1
@@ -433,22 +413,24 @@ class _SyncRun:
             if isinstance(item, SourceDocument):
                 if self.ingest(item) == "error":
                     self._crawl_error(st, f"{item.external_id}: ingest error")
-                pending.append(item.external_id)
+                if sweeps:  # seen marks exist for the sweep only
+                    pending.append(item.external_id)
                 if len(pending) >= self.seen_batch:
                     self.state.mark_seen(self.source, self.scope, crawl_id, pending)
                     pending = []
-            elif isinstance(item, DocumentFailure):
-                if self.failure(item):
-                    self._crawl_error(st, item.reason)
-            else:
-                self.foreign(item)
-                self._crawl_error(st, str(getattr(item, "reason", type(item).__name__)))
+            elif self.failure(item):
+                self._crawl_error(st, item.reason)
             self.progress()
         self.state.checkpoint(self.source, self.scope, st, pending)
         self.summary["finished"] = True
         # Complete: finished, no page or document failed, every listing reconciled.
         self.summary["complete"] = not st.crawl_errors
-        if st.crawl_errors:
+        if not sweeps:
+            self.summary["sweep"] = {
+                "ran": False,
+                "skipped_reason": "this source loads what it is given and never sweeps",
+            }
+        elif st.crawl_errors:
             self.summary["sweep"] = {
                 "ran": False,
                 "skipped_reason": f"{st.crawl_errors} error(s) during the crawl; "
@@ -457,7 +439,7 @@ class _SyncRun:
             }
         else:
             self.summary["sweep"] = self.sweep(crawl_id, st)
-        if isinstance(connector, ResumableCrawl) and st.crawl_cursor:
+        if self.caps.resumable and st.crawl_cursor:
             st.cursor = st.crawl_cursor  # a finished crawl's last checkpoint starts the delta
         st.watermark = st.crawl_started_at
         st.last_complete_crawl_id = crawl_id
@@ -477,27 +459,18 @@ class _SyncRun:
 
     def delta(self, st: SyncState, suspects: Iterable[str], deletion_scan: bool) -> None:
         started = _now()
-        connector = self.connector
-        items: Iterator[object]
-        if isinstance(connector, ResumableCrawl):
-            items = iter(connector.crawl_delta(st.cursor))
-        elif isinstance(connector, PollSince):
-            items = iter(connector.poll(st.cursor))
-        else:
-            raise ConnectorError(f"{self.source}: connector cannot poll for changes")
-        for item in items:
-            if isinstance(item, str):
-                st.cursor = item
+        since = Checkpoint(st.cursor) if st.cursor else None
+        for item in self.origin.changes(since):
+            if isinstance(item, Checkpoint):
+                st.cursor = item.token
                 self.state.save(self.source, self.scope, st)
                 self.checkpoints += 1
                 continue
             self.items += 1
             if isinstance(item, SourceDocument):
                 self.ingest(item)
-            elif isinstance(item, DocumentFailure):
-                self.failure(item)
             else:
-                self.foreign(item)
+                self.failure(item)
             self.progress()
         self.summary["complete"] = True
         self.point_checks(set(suspects), deletion_scan)
@@ -509,18 +482,16 @@ class _SyncRun:
         self.phase = "point_checks"
         scanned: int | None = None
         known_missing: set[str] = set()
-        connector = self.connector
-        if deletion_scan and isinstance(connector, ListIds) and isinstance(connector, PointCheck):
+        if deletion_scan and self.caps.listing and self.caps.point_check:
             try:
-                listed = set(connector.list_ids())
+                listed = set(self.origin.list_ids())
             except CredentialsError:
                 raise
             except ConnectorError as exc:
                 self.error(None, f"listing for deletion suspects failed, none checked: {exc}")
             else:
                 known_missing = self.pipeline.known_external_ids(self.source) - listed
-                if isinstance(connector, OwnsIds):
-                    known_missing = {k for k in known_missing if connector.owns(k)}
+                known_missing = {k for k in known_missing if self.origin.owns(k)}
                 scanned = len(listed)
         before = self.deleted_count
         self.give_version_hints()
@@ -533,11 +504,11 @@ class _SyncRun:
         self.progress(force=True)
 
     def permissions(self) -> None:
-        if not isinstance(self.connector, PermissionSync):
+        if not self.caps.permissions:
             return
         self.phase = "groups"
         try:
-            groups = list(self.connector.groups())
+            groups = list(self.origin.groups())
         except CredentialsError:
             raise
         except ConnectorError as exc:
@@ -547,18 +518,17 @@ class _SyncRun:
             self.summary["groups"] = None
             return
         self.collect_warnings()
-        if not groups and getattr(self.connector, "warnings", None):
+        if not groups and self.origin.warnings():
             self.summary["groups"] = None  # the feature is off on this tenant
             return
         self.pipeline.sync_groups(self.run, groups, actor=self.started_by)
         self.summary["groups"] = len(groups)
 
 
-def run_sync(
-    source: str,
-    connector: object,
+def run_source(
+    source: Source,
     pipeline: Pipeline[RunT],
-    state: StateStore,
+    state: StateStore | None,
     *,
     mode: str,
     started_by: str,
@@ -572,29 +542,38 @@ def run_sync(
     sweep_max_fraction: float = 0.05,
     full_crawl_every_s: float | None = None,
 ) -> dict[str, Any]:
-    """Run one full or delta sync and return the pipeline's delta report plus a ``sync``
-    section (mode, crawl id, resume, sweep or why it was skipped, point checks, deletions,
-    groups, failure).
+    """The one run loop: load one source fully or its changes, and return the pipeline's
+    delta report plus a ``sync`` section (mode, crawl id, resume, sweep or why it was
+    skipped, point checks, deletions, groups, per-container counts, failure) and whatever
+    sections the source adds (`Source.report`).
 
-    ``mode``: "full" or "delta". ``run``: a run the caller already started (the API starts
-    it to answer 202 at once); otherwise one is started here. ``suspects``: external ids to
-    point-check in a delta (e.g. documents of a workspace that changed). ``deletion_scan``:
-    in a delta, also list every id at the source and point-check the known ones that are
-    missing (costly on large tenants; full crawls sweep anyway). A full run resumes an
-    unfinished full crawl of the same (source, scope) if there is one. ``sweep_max_fraction``:
-    see the module docstring. ``full_crawl_every_s``: a delta runs as a full crawl when the
-    last complete one is older than this (or there was none), because only a full crawl sees
-    deletions and moves out of scope (no documented change feed reports them). Raises
-    `SyncBusyError` when another sync of the same scope is running (a given ``run`` is then
-    closed as failed first).
+    ``mode``: "full" or "delta"; a source without a change listing always loads fully.
+    ``run``: a run the caller already started (the API starts it to answer 202 at once);
+    otherwise one is started here. ``suspects``: external ids to point-check in a delta (e.g.
+    documents of a workspace that changed). ``deletion_scan``: in a delta, also list every id
+    at the source and point-check the known ones that are missing (costly on large tenants;
+    full crawls sweep anyway). A full run resumes an unfinished full crawl of the same
+    (source, scope) if there is one. ``sweep_max_fraction``: see the module docstring.
+    ``full_crawl_every_s``: a delta runs as a full crawl when the last complete one is older
+    than this (or there was none), because only a full crawl sees deletions and moves out of
+    scope (no documented change feed reports them). ``state`` is used only by sources that
+    keep state between runs (`Capabilities.keeps_state`). Raises `SyncBusyError` when
+    another sync of the same scope is running (a given ``run`` is then closed as failed
+    first).
     """
     if mode not in ("full", "delta"):
         raise ValueError(f"mode must be 'full' or 'delta', not {mode!r}")
-    scope = str(getattr(connector, "scope", "") or "default")
+    if not source.capabilities.changes:
+        mode = "full"
+    store: StateStore = RunLocalState()
+    if source.capabilities.keeps_state:
+        if state is None:
+            raise ValueError(f"{source.kind} keeps state between runs: give its state store")
+        store = state
     try:
-        with state.lock(source, scope):
-            return _locked_sync(
-                source, scope, connector, pipeline, state, mode=mode, started_by=started_by,
+        with store.lock(source.name, source.scope):
+            return _locked_run(
+                source, pipeline, store, mode=mode, started_by=started_by,
                 on_progress=on_progress, run=run, suspects=suspects,
                 deletion_scan=deletion_scan, sync_permissions=sync_permissions,
                 seen_batch=seen_batch, progress_every=progress_every,
@@ -603,6 +582,18 @@ def run_sync(
         if run is not None:
             pipeline.finish_run(run, status="failed", error=str(exc))
         raise
+
+
+def run_sync(
+    source: str,
+    connector: object,
+    pipeline: Pipeline[RunT],
+    state: StateStore,
+    **kw: Any,
+) -> dict[str, Any]:
+    """`run_source` for a connector written to the crawl protocols (iManage, NetDocuments),
+    presented as a `Source` by `connectors.crawl.as_source`; ``source`` is its name."""
+    return run_source(as_source(connector, source), pipeline, state, **kw)
 
 
 def _full_crawl_due(st: SyncState, every_s: float | None) -> str | None:
@@ -620,10 +611,8 @@ def _full_crawl_due(st: SyncState, every_s: float | None) -> str | None:
     return None
 
 
-def _locked_sync(
-    source: str,
-    scope: str,
-    connector: object,
+def _locked_run(
+    source: Source,
     pipeline: Pipeline[RunT],
     state: StateStore,
     *,
@@ -636,20 +625,21 @@ def _locked_sync(
     sync_permissions: bool,
     seen_batch: int,
     progress_every: int,
-    sweep_max_fraction: float = 0.05,
-    full_crawl_every_s: float | None = None,
+    sweep_max_fraction: float,
+    full_crawl_every_s: float | None,
 ) -> dict[str, Any]:
-    st = state.load(source, scope)
+    name, scope = source.name, source.scope
+    st = state.load(name, scope)
     promoted = _full_crawl_due(st, full_crawl_every_s) if mode == "delta" else None
     if promoted:
         mode = "full"
     if run is None:
-        params = {"mode": mode, "scope": scope,
+        params = {**source.run_params(), "mode": mode, "scope": scope,
                   "resume": bool(mode == "full" and st.crawl_id is not None)}
-        run = pipeline.start_run(source, params, started_by)
-    sync = _SyncRun(source, scope, connector=connector, pipeline=pipeline, state=state,
-                    run=run, started_by=started_by, on_progress=on_progress,
-                    seen_batch=max(1, seen_batch), progress_every=max(1, progress_every))
+        run = pipeline.start_run(source.kind, params, started_by)
+    sync = _SyncRun(source, pipeline=pipeline, state=state, run=run, started_by=started_by,
+                    on_progress=on_progress, seen_batch=max(1, seen_batch),
+                    progress_every=max(1, progress_every))
     sync.sweep_max_fraction = sweep_max_fraction
     sync.summary.update(mode=mode, scope=scope, complete=False)
     if promoted:
@@ -662,9 +652,9 @@ def _locked_sync(
             sync.delta(st, suspects, deletion_scan)
         if sync_permissions:
             sync.permissions()
-    except (ConnectorError, CursorError) as exc:
+    except _SOURCE_TROUBLE as exc:
         failed = f"{type(exc).__name__}: {exc}"
-        log.warning("sync failed", extra={"source": source, "scope": scope, "mode": mode,
+        log.warning("sync failed", extra={"source": name, "scope": scope, "mode": mode,
                                           "error": failed})
         sync.error(None, failed)
     except BaseException as exc:
@@ -695,16 +685,15 @@ def _locked_sync(
     # Kept with the run, so GET /v1/ingest/runs/{id} shows it too (progress.sync).
     sync.progress(force=True, sync=sync.summary)
     report = pipeline.finish_run(run, status="failed" if failed else None, error=failed)
-    return {**report, "sync": sync.summary}
+    return {**report, **source.report(pipeline, run), "sync": sync.summary}
 
 
 class SweepNotHeldError(ValueError):
     """confirm_sweep for a run whose sweep is not (or no longer) the one held."""
 
 
-def confirm_sweep(
-    source: str,
-    connector: object,
+def confirm_source_sweep(
+    source: Source,
     pipeline: Pipeline[RunT],
     state: StateStore,
     *,
@@ -716,19 +705,22 @@ def confirm_sweep(
     Every held id is point-checked again first (a document restored since the crawl stays);
     the removals are recorded in a new run whose report is returned. Raises
     `SweepNotHeldError` when ``held_run_id`` is not the sweep held for this source and scope
-    (never held, already confirmed, or superseded by a later complete crawl).
+    (never held, already confirmed, or superseded by a later complete crawl, or a source
+    that never sweeps).
     """
-    scope = str(getattr(connector, "scope", "") or "default")
-    with state.lock(source, scope):
-        st = state.load(source, scope)
+    name, scope = source.name, source.scope
+    if not source.capabilities.sweep:
+        raise SweepNotHeldError(f"{source.kind} never sweeps; run {held_run_id} holds no sweep")
+    with state.lock(name, scope):
+        st = state.load(name, scope)
         held = st.held_sweep
         if not held or str(held.get("run_id")) != str(held_run_id):
-            raise SweepNotHeldError(f"no sweep of run {held_run_id} is held for {source} "
+            raise SweepNotHeldError(f"no sweep of run {held_run_id} is held for {name} "
                                     f"({scope})")
-        run = pipeline.start_run(source, {"confirm_sweep": str(held_run_id), "scope": scope},
-                                 started_by)
-        sync = _SyncRun(source, scope, connector=connector, pipeline=pipeline, state=state,
-                        run=run, started_by=started_by, on_progress=None, seen_batch=500,
+        run = pipeline.start_run(source.kind, {"confirm_sweep": str(held_run_id),
+                                               "scope": scope}, started_by)
+        sync = _SyncRun(source, pipeline=pipeline, state=state, run=run,
+                        started_by=started_by, on_progress=None, seen_batch=500,
                         progress_every=50)
         sync.phase = "confirmed sweep"
         ids = [str(x[0]) for x in held.get("ids") or [] if isinstance(x, list) and x]
@@ -737,14 +729,28 @@ def confirm_sweep(
             sync.give_version_hints()
             for external_id in ids:
                 sync.confirm_and_delete(external_id, "confirmed sweep", listed=True)
-        except (ConnectorError, CursorError) as exc:
+        except _SOURCE_TROUBLE as exc:
             failed = f"{type(exc).__name__}: {exc}"
             sync.error(None, failed)
         if failed is None:
             st.held_sweep = None
-            state.save(source, scope, st)
+            state.save(name, scope, st)
         report = pipeline.finish_run(run, status="failed" if failed else None, error=failed)
         return {**report, "sync": {"mode": "confirm-sweep", "scope": scope,
                                    "held_run_id": str(held_run_id), "held": len(ids),
                                    "deleted": sync.deleted, "deleted_count": sync.deleted_count,
                                    "kept_present": sync.kept_present, "failed": failed}}
+
+
+def confirm_sweep(
+    source: str,
+    connector: object,
+    pipeline: Pipeline[RunT],
+    state: StateStore,
+    *,
+    held_run_id: str,
+    started_by: str,
+) -> dict[str, Any]:
+    """`confirm_source_sweep` for a connector written to the crawl protocols."""
+    return confirm_source_sweep(as_source(connector, source), pipeline, state,
+                                held_run_id=held_run_id, started_by=started_by)

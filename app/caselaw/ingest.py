@@ -1,9 +1,11 @@
-"""Case-law ingestion: a folder of Rechtspraak open-data XML into the open wall group.
+"""Case-law ingestion: a folder of Rechtspraak open-data XML into the open wall group, as the
+`RechtspraakSource` that the one run loop (`connectors.sync.run_source`) drives.
 
-Per file: parse the record, run the withdrawal state machine (``app.caselaw.state``) against
-what ``case_law`` knew, optionally cross-check a second source, ingest the text through the
-shared pipeline (public, with the derived ``search_state``), then write the ``case_law`` row
-and the report entries in one transaction.
+Per file: parse the record (the source's full load), run the withdrawal state machine
+(``app.caselaw.state``) against what ``case_law`` knew, optionally cross-check a second
+source, ingest the text through the shared pipeline (public, with the derived
+``search_state``), then write the ``case_law`` row and the report entries in one transaction
+(the source's ``ingest`` step).
 
 How the states land in the database:
 
@@ -32,39 +34,38 @@ Rules this module adds around the pure state machine:
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
-from sqlalchemy import Connection, text
 
+from app.caselaw import repository
+from app.caselaw.cases import SOURCE, held_cases, state_from_row
 from app.caselaw.parse import RechtspraakRecord, document_title, parse_rechtspraak
-from app.caselaw.state import (
-    CaseLawState,
-    NotHeldError,
-    Status,
-    Transition,
-    confirm,
-    crosscheck,
-    next_state,
-)
-from app.db.engine import Database
-from app.gates.ecli import normalise_ecli
+from app.caselaw.repository import CaseFields, StoredCase
+from app.caselaw.state import CaseLawState, Status, Transition, crosscheck, next_state
 from app.ingest.pipeline import DocumentOutcome, IngestPipeline, IngestRun
 from app.ingest.types import ExtractionError
-from app.walls.retag import mark_writer
-from connectors.base import SourceDocument
+from connectors.base import (
+    BaseSource,
+    Checkpoint,
+    DocumentFailure,
+    OutcomeLike,
+    Pipeline,
+    SourceDocument,
+    SourceItem,
+    SourceUnavailableError,
+)
+from connectors.sync import ProgressCallback, run_source
 
 log = logging.getLogger("ewall.caselaw.ingest")
 
-SOURCE = "rechtspraak"
 DEEPLINK = "https://deeplink.rechtspraak.nl/uitspraak?id="
 MAX_FILE_BYTES = 50 * 1024 * 1024  # the extractor's own limit; larger files are refused early
 # The second source is asked once per record during a bulk run: a short timeout keeps a
@@ -76,54 +77,9 @@ CROSSCHECK_MAX_BYTES = MAX_FILE_BYTES
 PROGRESS_EVERY = 25
 # Metadata that a later record should not erase by leaving it out (see _keep_known).
 _KEPT_FIELDS = ("court", "decision_date", "area_of_law", "procedure")
-
-Progress = Callable[[int, int | None], None]
-
-
-class CaseNotFoundError(LookupError):
-    """No ``case_law`` row for this ECLI."""
-
-
-# --- case_law rows <-> CaseLawState -----------------------------------------------------
-
-
-_SELECT_CASE = (
-    "SELECT ecli, court, decision_date, area_of_law, procedure, relations, withdrawn,"
-    " replaced_by, set_aside_by, state, held_reason, crosscheck, updated_at"
-    " FROM case_law WHERE ecli = :ecli"
-)
-
-
-def _state_from_row(row: Mapping[str, Any]) -> CaseLawState:
-    """The state machine's view of a stored row.
-
-    ``case_law`` has columns for the withdrawal marker, isReplacedBy and the set-aside target
-    only; ``voided`` through a vervallenverklaring and "set aside by an unnamed decision" are
-    read back from ``state``. That loses nothing the machine uses: a relation-based marker is
-    re-observed on every ingestion (it never errors, so the previous value is never kept),
-    and a held row always has every marker falsy (held means "the markers read active").
-    """
-    state = Status(row["state"])
-    replaced_by = row["replaced_by"]
-    set_aside_by = row["set_aside_by"]
-    return CaseLawState(
-        ecli=row["ecli"],
-        state=state,
-        withdrawn=row["withdrawn"],
-        voided=True if replaced_by else None,
-        replaced_by=replaced_by,
-        vervallen=True if state is Status.VOIDED and not replaced_by else None,
-        vervallen_by=None,
-        set_aside=True if set_aside_by or state is Status.SET_ASIDE else None,
-        set_aside_by=set_aside_by,
-        held_reason=row["held_reason"],
-    )
-
-
-def _load_case(conn: Connection, ecli: str, *, lock: bool) -> dict[str, Any] | None:
-    sql = _SELECT_CASE + (" FOR UPDATE" if lock else "")
-    row = conn.execute(text(sql), {"ecli": ecli}).mappings().first()
-    return dict(row) if row is not None else None
+# The report sections of case-law events (see _caselaw_section).
+_REPORTED_KINDS = ("state_change", "held", "crosscheck", "crosscheck_error", "metadata_only",
+                   "duplicate")
 
 
 def _as_datetime(value: date | None) -> datetime | None:
@@ -131,34 +87,6 @@ def _as_datetime(value: date | None) -> datetime | None:
     if value is None:
         return None
     return datetime(value.year, value.month, value.day, tzinfo=UTC)
-
-
-def apply_search_state(conn: Connection, ecli: str, search_state: str) -> int:
-    """Make the stored document of ``ecli`` (if any) follow its case-law state.
-
-    Needed beyond what the pipeline writes because the state can change without a new text:
-    a metadata-only record, a document whose text failed to ingest, a confirmation.
-    Returns the number of chunks whose visibility changed.
-    """
-    mark_writer(conn)
-    doc = conn.execute(
-        text(
-            "UPDATE documents SET search_state = :state, updated_at = now()"
-            " WHERE source = :source AND external_id = :ecli AND search_state <> :state"
-            " RETURNING document_id"
-        ),
-        {"state": search_state, "source": SOURCE, "ecli": ecli},
-    ).first()
-    if doc is None:
-        return 0
-    suppressed = search_state != "active"
-    return conn.execute(
-        text(
-            "UPDATE chunks SET suppressed = :suppressed"
-            " WHERE document_id = :document_id AND suppressed <> :suppressed"
-        ),
-        {"suppressed": suppressed, "document_id": doc.document_id},
-    ).rowcount
 
 
 # --- reading files ------------------------------------------------------------------------
@@ -312,18 +240,14 @@ def _lenient_guard(
 
 
 def _keep_known(
-    incoming: dict[str, Any], before: Mapping[str, Any] | None
-) -> tuple[dict[str, Any], list[str]]:
+    incoming: CaseFields, before: StoredCase | None
+) -> tuple[CaseFields, list[str]]:
     """Fields the record left out keep their known values (tri-state: absent is not "none")."""
     if before is None:
         return incoming, []
-    kept: list[str] = []
-    out = dict(incoming)
-    for name in _KEPT_FIELDS:
-        if out[name] in (None, "") and before[name] not in (None, ""):
-            out[name] = before[name]
-            kept.append(name)
-    return out, kept
+    kept = [name for name in _KEPT_FIELDS
+            if getattr(incoming, name) in (None, "") and getattr(before, name) not in (None, "")]
+    return replace(incoming, **{name: getattr(before, name) for name in kept}), kept
 
 
 def _source_document(record: RechtspraakRecord, data: bytes, file_label: str) -> SourceDocument:
@@ -350,23 +274,16 @@ def _source_document(record: RechtspraakRecord, data: bytes, file_label: str) ->
     )
 
 
-def _ingest_file(ctx: _RunContext, path: Path, file_label: str) -> None:
+def _ingest_record(ctx: _RunContext, record: RechtspraakRecord, data: bytes,
+                   file_label: str) -> OutcomeLike:
     pipeline, run = ctx.pipeline, ctx.run
-    try:
-        data = _read(path)
-        record = parse_rechtspraak(data)
-    except ExtractionError as exc:
-        pipeline.record_error(run, SOURCE, None, f"{file_label}: {exc.reason}",
-                              {"file": file_label})
-        return
-
     ecli = record.ecli
     first_file = ctx.seen_files.setdefault(ecli, file_label)
     duplicate_of = first_file if first_file != file_label else None
 
     with pipeline.database.transaction() as conn:
-        before = _load_case(conn, ecli, lock=False)
-    previous = _state_from_row(before) if before is not None else None
+        before = repository.load_case(conn, ecli, lock=False)
+    previous = state_from_row(before) if before is not None else None
     transition = _lenient_guard(record, previous, next_state(previous, record))
     fresh_check = ctx.checker.check(record) if ctx.checker is not None else None
 
@@ -381,6 +298,12 @@ def _ingest_file(ctx: _RunContext, path: Path, file_label: str) -> None:
             run.counts["seen"] += 1
     _write_case(ctx, record, file_label=file_label, fresh_check=fresh_check, outcome=outcome,
                 duplicate_of=duplicate_of)
+    return outcome if outcome is not None else _Outcome("metadata_only")
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    status: str
 
 
 def _write_case(
@@ -398,41 +321,43 @@ def _write_case(
     with pipeline.database.transaction() as conn:
         # Re-read under a row lock and re-run the (pure, cheap) machine: a confirmation or a
         # concurrent run may have changed the row since the first read.
-        before = _load_case(conn, ecli, lock=True)
-        previous = _state_from_row(before) if before is not None else None
+        before = repository.load_case(conn, ecli, lock=True)
+        previous = state_from_row(before) if before is not None else None
         transition = _lenient_guard(record, previous, next_state(previous, record))
         new = transition.state
-        row: dict[str, Any] = {
-            "ecli": ecli,
-            "court": record.court,
-            "decision_date": _as_datetime(record.decision_date),
-            "area_of_law": "; ".join(record.areas_of_law) or None,
-            "procedure": "; ".join(record.procedures) or None,
-            "relations": [r.as_dict() for r in record.relations],
-            "withdrawn": new.withdrawn,
-            "replaced_by": new.replaced_by,
-            "set_aside_by": new.set_aside_by,
-            "state": new.state.value,
-            "held_reason": new.held_reason,
-            "crosscheck": _merged_crosscheck(fresh_check, before["crosscheck"] if before else None),
-        }
-        row, kept = _keep_known(row, before)
+        incoming = CaseFields(
+            ecli=ecli,
+            court=record.court,
+            decision_date=_as_datetime(record.decision_date),
+            area_of_law="; ".join(record.areas_of_law) or None,
+            procedure="; ".join(record.procedures) or None,
+            relations=[r.as_dict() for r in record.relations],
+            withdrawn=new.withdrawn,
+            replaced_by=new.replaced_by,
+            set_aside_by=new.set_aside_by,
+            state=new.state.value,
+            held_reason=new.held_reason,
+            crosscheck=_merged_crosscheck(fresh_check,
+                                          before.crosscheck if before else None),
+        )
+        row, kept = _keep_known(incoming, before)
         if before is None:
-            _insert_case(conn, row)
+            repository.insert_case(conn, row)
             ctx.count("caselaw_new")
-        elif any(before[k] != v for k, v in row.items()):
-            _update_case(conn, row)
+        elif any(getattr(before, f.name) != getattr(row, f.name) for f in fields(CaseFields)):
+            repository.update_case(conn, row)
             ctx.count("caselaw_updated")
         else:
             ctx.count("caselaw_unchanged")
-        moved = apply_search_state(conn, ecli, transition.search_state)
+        moved = repository.set_document_search_state(conn, SOURCE, ecli,
+                                                     transition.search_state)
         ctx.count(f"caselaw_{new.state.value}")
 
         def event(kind: str, reason: str | None, details: dict[str, Any] | None = None) -> None:
             # The pipeline's event writer, inside this transaction: the row and its report
             # entries commit together.
             pipeline.record_event(conn, run, kind, SOURCE, ecli, reason,
-                            {"file": file_label, **(details or {})})
+                                  {"file": file_label, **(details or {})})
 
         if duplicate_of is not None:
             event("duplicate", f"the same ECLI was already read from {duplicate_of} in this "
@@ -454,7 +379,7 @@ def _write_case(
                 run.counts["parse_errors"] += 1
         for name in kept:
             event("parse_error", f"{name} absent in this record; kept the known value",
-                  {"field": name, "kept": str(row[name])})
+                  {"field": name, "kept": str(getattr(row, name))})
             with run.lock:
                 run.counts["parse_errors"] += 1
         if (previous is None and new.state is not Status.ACTIVE) or (
@@ -478,6 +403,7 @@ def _write_case(
         _crosscheck_events(ctx, event, fresh_check)
 
 
+
 def _crosscheck_events(
     ctx: _RunContext,
     event: Callable[[str, str | None, dict[str, Any] | None], None],
@@ -497,73 +423,7 @@ def _crosscheck_events(
         ctx.count("caselaw_crosscheck_agree")
 
 
-def _params(row: dict[str, Any]) -> dict[str, Any]:
-    params = dict(row)
-    params["relations"] = json.dumps(row["relations"], ensure_ascii=False)
-    params["crosscheck"] = (
-        json.dumps(row["crosscheck"], ensure_ascii=False) if row["crosscheck"] is not None
-        else None
-    )
-    return params
-
-
-def _insert_case(conn: Connection, row: dict[str, Any]) -> None:
-    conn.execute(
-        text(
-            "INSERT INTO case_law (ecli, court, decision_date, area_of_law, procedure,"
-            " relations, withdrawn, replaced_by, set_aside_by, state, held_reason, crosscheck)"
-            " VALUES (:ecli, :court, :decision_date, :area_of_law, :procedure,"
-            " CAST(:relations AS jsonb), :withdrawn, :replaced_by, :set_aside_by, :state,"
-            " :held_reason, CAST(:crosscheck AS jsonb))"
-        ),
-        _params(row),
-    )
-
-
-def _update_case(conn: Connection, row: dict[str, Any]) -> None:
-    conn.execute(
-        text(
-            "UPDATE case_law SET court = :court, decision_date = :decision_date,"
-            " area_of_law = :area_of_law, procedure = :procedure,"
-            " relations = CAST(:relations AS jsonb), withdrawn = :withdrawn,"
-            " replaced_by = :replaced_by, set_aside_by = :set_aside_by, state = :state,"
-            " held_reason = :held_reason, crosscheck = CAST(:crosscheck AS jsonb),"
-            " updated_at = now() WHERE ecli = :ecli"
-        ),
-        _params(row),
-    )
-
-
-# --- the run --------------------------------------------------------------------------------
-
-
-def held_cases(conn: Connection, limit: int = 1000) -> list[dict[str, Any]]:
-    """Every held decision (not searchable until a person confirms it), oldest first."""
-    rows = conn.execute(
-        text(
-            "SELECT ecli, held_reason, updated_at FROM case_law WHERE state = 'held'"
-            " ORDER BY updated_at, ecli LIMIT :limit"
-        ),
-        {"limit": limit},
-    ).mappings()
-    return [
-        {"ecli": r["ecli"], "reason": r["held_reason"], "since": r["updated_at"].isoformat(),
-         "confirm": f"POST /v1/caselaw/{r['ecli']}/confirm"}
-        for r in rows
-    ]
-
-
-def _events(conn: Connection, run: IngestRun, kinds: tuple[str, ...]) -> Iterator[dict[str, Any]]:
-    rows = conn.execute(
-        text(
-            "SELECT kind, external_id, reason, details FROM ingest_run_events"
-            " WHERE run_id = :run_id AND kind = ANY(:kinds) ORDER BY seq LIMIT 5000"
-        ),
-        {"run_id": run.run_id, "kinds": list(kinds)},
-    ).mappings()
-    for r in rows:
-        yield {"kind": r["kind"], "external_id": r["external_id"], "reason": r["reason"],
-               "details": r["details"]}
+# --- the report -------------------------------------------------------------------------------
 
 
 def _caselaw_section(pipeline: IngestPipeline, run: IngestRun,
@@ -571,9 +431,10 @@ def _caselaw_section(pipeline: IngestPipeline, run: IngestRun,
     """The case-law part of the delta report (the pipeline's report knows documents only)."""
     with pipeline.database.transaction() as conn:
         by_kind: dict[str, list[dict[str, Any]]] = {}
-        for ev in _events(conn, run, ("state_change", "held", "crosscheck", "crosscheck_error",
-                                      "metadata_only", "duplicate")):
-            by_kind.setdefault(ev["kind"], []).append(ev)
+        for ev in repository.run_events_of_kinds(conn, run.run_id, _REPORTED_KINDS):
+            by_kind.setdefault(ev.kind, []).append(
+                {"kind": ev.kind, "external_id": ev.external_id, "reason": ev.reason,
+                 "details": ev.details})
         pending = held_cases(conn)
     counts = {
         key: stats.get(f"caselaw_{key}", 0)
@@ -593,183 +454,120 @@ def _caselaw_section(pipeline: IngestPipeline, run: IngestRun,
     }
 
 
+# --- the source -------------------------------------------------------------------------------
+
+
+class RechtspraakSource(BaseSource):
+    """A folder of Rechtspraak XML (searched recursively) as a `Source`: a full load of
+    every record, each ingested with its withdrawal state (fail closed), plus a ``caselaw``
+    section in the run's report. It never sweeps: a record missing from the folder is not
+    a withdrawn decision. Built for one run with the pipeline that ingests it."""
+
+    kind = SOURCE
+    name = SOURCE
+
+    def __init__(self, path: Path | str, pipeline: IngestPipeline) -> None:
+        self.folder = Path(path).expanduser()
+        self.scope = f"path={self.folder}"
+        self.pipeline = pipeline
+        url = pipeline.settings.rechtspraak_crosscheck_url
+        self.checker = CrossChecker(url) if url else None
+        self._files: list[Path] | None = None
+        self._current: tuple[SourceDocument, RechtspraakRecord, str] | None = None
+        self._context: _RunContext | None = None
+
+    def run_params(self) -> dict[str, Any]:
+        return {"path": str(self.folder)}
+
+    def _listed(self) -> list[Path]:
+        if self._files is None:
+            if not self.folder.is_dir():
+                raise SourceUnavailableError(f"no folder at {self.folder}")
+            self._files = xml_files(self.folder)
+        return self._files
+
+    def total(self) -> int | None:
+        return len(self._files) if self._files is not None else None
+
+    def full(self, resume: Checkpoint | None) -> Iterator[SourceItem]:
+        files = self._listed()
+        for file in files:
+            label = str(file.relative_to(self.folder))
+            try:
+                data = _read(file)
+                record = parse_rechtspraak(data)
+            except ExtractionError as exc:
+                yield DocumentFailure(SOURCE, None, f"{label}: {exc.reason}",
+                                      details={"file": label})
+                continue
+            except Exception as exc:  # one record must never take the whole run down
+                log.exception("case-law record failed", extra={"file": label})
+                yield DocumentFailure(SOURCE, None, f"{label}: internal error: "
+                                      f"{type(exc).__name__}", details={"file": label})
+                continue
+            doc = _source_document(record, data, label)
+            self._current = (doc, record, label)
+            yield doc
+
+    def _ctx(self, run: IngestRun) -> _RunContext:
+        if self._context is None or self._context.run is not run:
+            self._context = _RunContext(self.pipeline, run, self.checker)
+        return self._context
+
+    def ingest(self, pipeline: Pipeline[Any], run: Any, doc: SourceDocument) -> OutcomeLike:
+        if pipeline is not self.pipeline or not isinstance(run, IngestRun):
+            raise TypeError("a RechtspraakSource ingests through the pipeline it was built with")
+        current = self._current
+        if current is None or current[0] is not doc:
+            raise ValueError(f"{doc.external_id} is not the record this source just read")
+        _, record, label = current
+        try:
+            return _ingest_record(self._ctx(run), record, doc.content or b"", label)
+        except Exception as exc:  # one record must never take the whole run down
+            log.exception("case-law record failed", extra={"file": label})
+            self.pipeline.record_error(run, SOURCE, None,
+                                       f"{label}: internal error: {type(exc).__name__}",
+                                       {"file": label})
+            return _Outcome("error")
+
+    def report(self, pipeline: Pipeline[Any], run: Any) -> dict[str, Any]:
+        if not isinstance(run, IngestRun):
+            return {}
+        stats = self._context.stats if self._context is not None else Counter[str]()
+        try:
+            return {"caselaw": _caselaw_section(self.pipeline, run, stats)}
+        except Exception as exc:  # the run's own report must still come back
+            log.exception("case-law report section failed")
+            return {"caselaw": {"counts": {}, "error": type(exc).__name__}}
+
+    def close(self) -> None:
+        if self.checker is not None:
+            self.checker.close()
+
+
 def ingest_rechtspraak_folder(
     pipeline: IngestPipeline,
     path: Path,
     *,
     started_by: str,
-    on_progress: Progress | None = None,
+    on_progress: ProgressCallback | None = None,
     run: IngestRun | None = None,
 ) -> dict[str, Any]:
-    """Ingest every ``*.xml`` under ``path``; returns the delta report plus a ``caselaw``
-    section (state counts, held decisions awaiting confirmation, state changes, cross-check
-    discrepancies, metadata-only records, duplicates)."""
-    folder = Path(path).expanduser()
-    run = run or pipeline.start_run(SOURCE, {"path": str(folder)}, started_by)
-    if not folder.is_dir():
-        return pipeline.finish_run(run, status="failed", error=f"no folder at {folder}")
-    url = pipeline.settings.rechtspraak_crosscheck_url
-    ctx = _RunContext(pipeline, run, CrossChecker(url) if url else None)
-    done = 0
+    """Ingest every ``*.xml`` under ``path`` through the run loop; returns the delta report
+    plus a ``caselaw`` section (state counts, held decisions awaiting confirmation, state
+    changes, cross-check discrepancies, metadata-only records, duplicates)."""
+    source = RechtspraakSource(path, pipeline)
     try:
-        files = xml_files(folder)
-        total = len(files)
-        pipeline.progress(run, total=total, done=0)
-        for file in files:
-            label = str(file.relative_to(folder))
-            try:
-                _ingest_file(ctx, file, label)
-            except Exception as exc:  # one record must never take the whole run down
-                log.exception("case-law record failed", extra={"file": label})
-                pipeline.record_error(run, SOURCE, None,
-                                      f"{label}: internal error: {type(exc).__name__}",
-                                      {"file": label})
-            done += 1
-            if on_progress is not None:
-                on_progress(done, total)
-            if done % PROGRESS_EVERY == 0:
-                pipeline.progress(run, total=total, done=done)
-        pipeline.progress(run, total=total, done=done)
-    except KeyboardInterrupt:
-        # Ctrl-C in the CLI: the run must not stay "running" forever in ingest_runs
-        pipeline.finish_run(run, status="failed", error="interrupted")
-        raise
-    except Exception as exc:
-        log.exception("case-law ingest failed")
-        report = pipeline.finish_run(run, status="failed", error=type(exc).__name__)
-        report["caselaw"] = _safe_section(pipeline, run, ctx.stats)
-        return report
+        return run_source(source, pipeline, None, mode="full", started_by=started_by,
+                          on_progress=on_progress, run=run, progress_every=PROGRESS_EVERY)
     finally:
-        if ctx.checker is not None:
-            ctx.checker.close()
-    report = pipeline.finish_run(run)
-    report["caselaw"] = _safe_section(pipeline, run, ctx.stats)
-    return report
-
-
-def _safe_section(pipeline: IngestPipeline, run: IngestRun,
-                  stats: Counter[str]) -> dict[str, Any]:
-    try:
-        return _caselaw_section(pipeline, run, stats)
-    except Exception as exc:  # the run's own report must still come back
-        log.exception("case-law report section failed")
-        return {"counts": {}, "error": type(exc).__name__}
-
-
-# --- reading and confirming one decision ------------------------------------------------------
-
-
-def _case_dict(conn: Connection, row: Mapping[str, Any]) -> dict[str, Any]:
-    mark_writer(conn)  # counting the document's chunks reads past the chunks RLS policy
-    doc = conn.execute(
-        text(
-            "SELECT d.document_id, d.search_state, d.title, (SELECT count(*) FROM chunks c"
-            " WHERE c.document_id = d.document_id) AS chunks, (SELECT count(*) FROM chunks c"
-            " WHERE c.document_id = d.document_id AND NOT c.suppressed) AS searchable_chunks"
-            " FROM documents d WHERE d.source = :source AND d.external_id = :ecli"
-        ),
-        {"source": SOURCE, "ecli": row["ecli"]},
-    ).mappings().first()
-    state = _state_from_row(row)
-    decided = row["decision_date"]
-    return {
-        "ecli": row["ecli"],
-        "state": row["state"],
-        "searchable": state.searchable,
-        "search_state": state.search_state,
-        "held_reason": row["held_reason"],
-        "court": row["court"],
-        "decision_date": decided.date().isoformat() if decided is not None else None,
-        "area_of_law": row["area_of_law"],
-        "procedure": row["procedure"],
-        "withdrawn": row["withdrawn"],
-        "replaced_by": row["replaced_by"],
-        "set_aside_by": row["set_aside_by"],
-        "relations": row["relations"],
-        "crosscheck": row["crosscheck"],
-        "updated_at": row["updated_at"].isoformat(),
-        "document": dict(doc) if doc is not None else None,
-    }
-
-
-def get_case(conn: Connection, ecli: str) -> dict[str, Any]:
-    canonical = normalise_ecli(ecli) or ecli
-    row = _load_case(conn, canonical, lock=False)
-    if row is None:
-        raise CaseNotFoundError(canonical)
-    return _case_dict(conn, row)
-
-
-def list_cases(conn: Connection, state: str | None, limit: int) -> list[dict[str, Any]]:
-    rows = conn.execute(
-        text(
-            "SELECT ecli, state, held_reason, court, decision_date, updated_at FROM case_law"
-            " WHERE CAST(:state AS text) IS NULL OR state = CAST(:state AS text)"
-            " ORDER BY ecli LIMIT :limit"
-        ),
-        {"state": state, "limit": limit},
-    ).mappings()
-    return [
-        {"ecli": r["ecli"], "state": r["state"], "held_reason": r["held_reason"],
-         "court": r["court"],
-         "decision_date": r["decision_date"].date().isoformat() if r["decision_date"] else None,
-         "updated_at": r["updated_at"].isoformat()}
-        for r in rows
-    ]
-
-
-def confirm_case_in(conn: Connection, ecli: str, actor: str) -> dict[str, Any]:
-    """Confirm a held decision inside the caller's transaction (see ``confirm_case``)."""
-    from app.walls import policy
-
-    canonical = normalise_ecli(ecli) or ecli
-    row = _load_case(conn, canonical, lock=True)
-    if row is None:
-        raise CaseNotFoundError(canonical)
-    previous = _state_from_row(row)
-    new = confirm(previous)  # NotHeldError when there is nothing to confirm
-    conn.execute(
-        text(
-            "UPDATE case_law SET state = :state, held_reason = NULL, updated_at = now()"
-            " WHERE ecli = :ecli"
-        ),
-        {"state": new.state.value, "ecli": canonical},
-    )
-    moved = apply_search_state(conn, canonical, new.search_state)
-    # A person made a decision searchable again: that belongs in the hash-chained log. It is
-    # not an access-policy change, so policy_version is not bumped (no cache needs flushing).
-    policy.record_change(
-        conn,
-        actor=actor,
-        action="caselaw.confirm",
-        object_type="case_law",
-        object_id=canonical,
-        reason=previous.held_reason,
-        details={"from": Status.HELD.value, "to": new.state.value, "chunks_changed": moved},
-        version=policy.current_version(conn),
-    )
-    updated = _load_case(conn, canonical, lock=False)
-    if updated is None:  # cannot happen: the row is locked by this transaction
-        raise CaseNotFoundError(canonical)
-    return _case_dict(conn, updated)
-
-
-def confirm_case(database: Database, ecli: str, actor: str) -> dict[str, Any]:
-    """A person confirmed a held decision: it takes the state its markers describe (active:
-    searchable again). Raises CaseNotFoundError or NotHeldError."""
-    with database.transaction() as conn:
-        return confirm_case_in(conn, ecli, actor)
+        source.close()
 
 
 __all__ = [
-    "CaseNotFoundError",
+    "CROSSCHECK_MAX_CONSECUTIVE_FAILURES",
     "CrossChecker",
-    "NotHeldError",
-    "apply_search_state",
-    "confirm_case",
-    "get_case",
-    "held_cases",
+    "RechtspraakSource",
     "ingest_rechtspraak_folder",
-    "list_cases",
     "xml_files",
 ]

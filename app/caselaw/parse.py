@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from lxml import etree
 
-from app.gates.ecli import extract_eclis, normalise_ecli
+from app.ecli import extract_eclis, normalise_ecli
 from app.ingest.types import ExtractedDocument, ExtractionError, Section
 
 MIME_TYPE = "application/xml"

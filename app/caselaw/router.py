@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
-from app.caselaw.ingest import (
+from app.caselaw.cases import (
     CaseNotFoundError,
     NotHeldError,
     confirm_case_in,
@@ -19,8 +19,8 @@ from app.caselaw.ingest import (
     list_cases,
 )
 from app.deps import Admin, ConnDep
+from app.ecli import normalise_ecli
 from app.errors import Conflict, NotFound, Unprocessable
-from app.gates.ecli import normalise_ecli
 
 router = APIRouter(prefix="/v1/caselaw", tags=["case law"])
 

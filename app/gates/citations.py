@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 
 from app.caselaw.parse import assess, parse_rechtspraak
-from app.gates.ecli import normalise_ecli
+from app.ecli import normalise_ecli
 from app.ingest.types import ExtractionError
 from app.settings import Settings
 

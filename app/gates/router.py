@@ -19,9 +19,9 @@ from fastapi.responses import JSONResponse
 from app.audit.chain import append_gate_event, now_utc
 from app.auth.service import Principal
 from app.deps import ConnDep, Lawyer, ResourcesDep, require_roles
+from app.ecli import extract_eclis
 from app.errors import AppError, Unprocessable, envelope
 from app.gates.citations import CitationChecker
-from app.gates.ecli import extract_eclis
 from app.gates.replica import routed_grounding
 from app.gates.schemas import (
     CitationOut,

@@ -8,10 +8,8 @@ without re-embedding, and a connector resumes from its saved cursors.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from app.ingest.router import DOCUMENT_JOB, RUN_JOB, pipeline_for, to_source_document
-from app.ingest.runs import ingest_connector, ingest_folder, ingest_rechtspraak
+from app.ingest.runs import run_named_source
 from app.ingest.schemas import DocumentIn
 from app.jobs.queue import Handler, Job, OnFailed
 from app.resources import Resources
@@ -38,22 +36,16 @@ def ingest_handlers(resources: Resources) -> dict[str, Handler]:
         run = pipeline.resume_run(job.run_id)
         pipeline.progress(run, state="running", attempt=job.attempt)
         name = str(job.payload["connector"])
-        started_by = job.person_id
-        if name == "folder":
-            path = Path(str(job.payload["path"]))
-            report = ingest_folder(pipeline, path, started_by=started_by, run=run)
-        elif name == "rechtspraak":
-            path = Path(str(job.payload["path"]))
-            report = ingest_rechtspraak(pipeline, path, started_by=started_by, run=run)
-        else:
-            report = ingest_connector(
-                pipeline,
-                resources.settings,
-                name,
-                mode=str(job.payload.get("mode", "delta")),
-                started_by=started_by,
-                run=run,
-            )
+        path = job.payload.get("path")
+        report = run_named_source(
+            pipeline,
+            resources.settings,
+            name,
+            mode=str(job.payload.get("mode", "delta")),
+            path=str(path) if path is not None else None,
+            started_by=job.person_id,
+            run=run,
+        )
         if report.get("status") == "failed":
             # a failed crawl is worth another attempt (the source may be back)
             raise RuntimeError(f"the {name} run failed: {report.get('error') or 'see the run'}")

@@ -5,21 +5,26 @@ from __future__ import annotations
 import base64
 import binascii
 import uuid
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
 from app.deps import Admin, ConnDep, ResourcesDep
-from app.errors import NotFound, RateLimited, Unprocessable
+from app.errors import Conflict, NotFound, RateLimited, Unprocessable
 from app.ingest.pipeline import IngestPipeline, load_report
+from app.ingest.runs import confirm_sweep
+from app.ingest.runs_repository import document_summary
 from app.ingest.schemas import DocumentIn, DocumentOut, DocumentQueued, RunIn, RunStarted
 from app.jobs.queue import enqueue, job_of_run, pending_for_person
 from app.resources import Resources
-from app.walls.retag import mark_writer
+from connectors import registry
 from connectors.base import SourceAcl, SourceDocument
+from connectors.http import ConnectorError
+from connectors.sync import SweepNotHeldError
 
 router = APIRouter(prefix="/v1", tags=["documents and ingestion"])
 
@@ -203,25 +208,10 @@ def delete_document(
 
 @router.get("/documents/{source}/{external_id:path}")
 def get_document(source: str, external_id: str, principal: Admin, conn: ConnDep) -> dict[str, Any]:
-    mark_writer(conn)
-    row = (
-        conn.execute(
-            text(
-                "SELECT d.document_id, d.source, d.external_id, d.version, d.status, "
-                "d.quarantine_reason, d.client_id, d.matter_id, d.client_raw, d.matter_raw, "
-                "d.doc_type, d.title, d.author, d.modified_at, d.source_acl_id, d.search_state, "
-                "d.ingested_at, d.updated_at, (SELECT count(*) FROM chunks c "
-                "WHERE c.document_id = d.document_id) AS chunks "
-                "FROM documents d WHERE d.source = :s AND d.external_id = :e"
-            ),
-            {"s": source.lower(), "e": external_id},
-        )
-        .mappings()
-        .first()
-    )
-    if row is None:
+    summary = document_summary(conn, source.lower(), external_id)
+    if summary is None:
         raise NotFound("Document", f"{source}/{external_id}")
-    return dict(row)
+    return asdict(summary)
 
 
 @router.post("/ingest/runs", response_model=RunStarted, status_code=202, responses=_RATE_LIMITED)
@@ -229,7 +219,7 @@ def start_run(
     body: RunIn, principal: Admin, resources: ResourcesDep, response: Response
 ) -> RunStarted:
     payload: dict[str, Any] = {"connector": body.connector, "mode": body.mode}
-    if body.connector in ("folder", "rechtspraak"):
+    if registry.needs_path(body.connector):
         if not body.path:
             raise Unprocessable("path_required", "This connector needs a path.", field="path")
         path = Path(body.path).expanduser()
@@ -267,11 +257,6 @@ def confirm_held_sweep(run_id: str, principal: Admin, resources: ResourcesDep) -
     """Apply the deletions a sync held (more than EWALL_SWEEP_MAX_FRACTION of a library or
     cabinet at once). Each held id is point-checked again; the report of the new run is
     returned. 404: no such run; 409: its sweep is not (or no longer) the one held."""
-    from app.errors import Conflict
-    from app.ingest.runs import confirm_sweep
-    from connectors.http import ConnectorError
-    from connectors.sync import SweepNotHeldError
-
     try:
         parsed = uuid.UUID(run_id)
     except ValueError:

@@ -1,20 +1,63 @@
-"""Long ingest work: export folders, DMS syncs, case law. Runs in the CLI (with a progress
-bar) or as a background job queued by POST /v1/ingest/runs (app/ingest/jobs.py)."""
+"""Long ingest work: any source by its registry name (an export folder, Rechtspraak XML, an
+iManage or NetDocuments sync), run through the one run loop (`connectors.sync.run_source`).
+Runs in the CLI (with a progress bar) or as a background job queued by POST
+/v1/ingest/runs (app/ingest/jobs.py)."""
 
 from __future__ import annotations
 
-import logging
 import uuid
-from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 from app.ingest.pipeline import IngestPipeline, IngestRun
+from app.ingest.runs_repository import connector_of_run
 from app.settings import Settings
+from connectors import registry
+from connectors.state import SyncStateStore
+from connectors.sync import ProgressCallback, SweepNotHeldError, confirm_source_sweep, run_source
 
-log = logging.getLogger("ewall.ingest.runs")
+PROGRESS_EVERY = 25  # items between progress writes to the run (and progress-bar updates)
 
-Progress = Callable[[int, int | None], None]
+
+def run_named_source(
+    pipeline: IngestPipeline,
+    settings: Settings,
+    name: str,
+    *,
+    started_by: str,
+    mode: str = "delta",
+    path: Path | str | None = None,
+    source_name: str | None = None,
+    on_progress: ProgressCallback | None = None,
+    run: IngestRun | None = None,
+) -> dict[str, Any]:
+    """Build the source ``name`` from the registry and run it once; returns the run's report.
+
+    ``path``: the folder of a path-configured source (export folder, Rechtspraak).
+    ``source_name``: the source stored with an export folder's documents (default "folder").
+    ``mode``: "full" or "delta" (a source without a change listing always loads fully).
+    Raises `connectors.registry.SourceNotConfiguredError` when the source cannot be built
+    (unknown, unconfigured, no path) and FileNotFoundError for an export folder that is not
+    there; trouble while reading the source ends the run as failed, with a report.
+    """
+    registry.check_configured(name, settings)
+    extra: dict[str, Any] = {"pipeline": pipeline}
+    if source_name is not None:
+        extra["source"] = source_name
+    with closing(registry.create(name, settings, path=path, **extra)) as source:
+        return run_source(
+            source,
+            pipeline,
+            SyncStateStore(pipeline.database),
+            mode=mode,
+            started_by=started_by,
+            on_progress=on_progress,
+            run=run,
+            progress_every=PROGRESS_EVERY,
+            sweep_max_fraction=settings.sweep_max_fraction,
+            full_crawl_every_s=settings.full_crawl_every or None,
+        )
 
 
 def ingest_folder(
@@ -23,63 +66,20 @@ def ingest_folder(
     *,
     started_by: str,
     source: str = "folder",
-    on_progress: Progress | None = None,
+    on_progress: ProgressCallback | None = None,
     run: IngestRun | None = None,
 ) -> dict[str, Any]:
-    from connectors.folder.connector import FolderConnector, FolderEntryError
-
-    connector = FolderConnector(path, source=source)
-    total = connector.count()
-    run = run or pipeline.start_run("folder", {"path": str(path), "source": source}, started_by)
-    pipeline.progress(run, total=total, done=0)
-    done = 0
-    try:
-        for item in connector.load_all():
-            if isinstance(item, FolderEntryError):
-                pipeline.record_error(
-                    run, source, item.external_id, item.reason, {"line": item.line}
-                )
-            else:
-                pipeline.ingest(run, item)
-            done += 1
-            if on_progress is not None:
-                on_progress(done, total)
-            if done % 25 == 0:
-                pipeline.progress(run, total=total, done=done)
-        pipeline.progress(run, total=total, done=done)
-    except Exception as exc:
-        log.exception("folder ingest failed")
-        return pipeline.finish_run(run, status="failed", error=type(exc).__name__)
-    return pipeline.finish_run(run)
-
-
-def ingest_connector(
-    pipeline: IngestPipeline,
-    settings: Settings,
-    name: str,
-    *,
-    mode: str,
-    started_by: str,
-    on_progress: Progress | None = None,
-    run: IngestRun | None = None,
-) -> dict[str, Any]:
-    from connectors import registry, state, sync
-
-    store = state.SyncStateStore(pipeline.database)
-    # connectors hold an HTTP client and a worker pool: always close them
-    with registry.create(name, settings) as connector:
-        return sync.run_sync(
-            name,
-            connector,
-            pipeline,
-            store,
-            mode=mode,
-            started_by=started_by,
-            on_progress=on_progress,
-            run=run,
-            sweep_max_fraction=settings.sweep_max_fraction,
-            full_crawl_every_s=settings.full_crawl_every or None,
-        )
+    """`run_named_source` for an export folder."""
+    return run_named_source(
+        pipeline,
+        pipeline.settings,
+        "folder",
+        path=path,
+        source_name=source,
+        started_by=started_by,
+        on_progress=on_progress,
+        run=run,
+    )
 
 
 def confirm_sweep(
@@ -89,37 +89,20 @@ def confirm_sweep(
     EWALL_SWEEP_MAX_FRACTION): every held id is point-checked again, then removed.
 
     Raises LookupError when there is no such run, `connectors.sync.SweepNotHeldError` when
-    its sweep is not the one held (never held, already confirmed, or superseded).
+    its sweep is not the one held (never held, already confirmed, superseded, or a run of a
+    source that never sweeps).
     """
-    from sqlalchemy import text
-
-    from connectors import registry, state, sync
-
     with pipeline.database.transaction() as conn:
-        name = conn.execute(
-            text("SELECT connector FROM ingest_runs WHERE run_id = :r"), {"r": run_id}
-        ).scalar_one_or_none()
+        name = connector_of_run(conn, run_id)
     if name is None:
         raise LookupError(f"no ingest run {run_id}")
-    if name not in ("imanage", "netdocuments"):
-        raise sync.SweepNotHeldError(f"run {run_id} is a {name} run; it holds no sweep")
-    store = state.SyncStateStore(pipeline.database)
-    with registry.create(name, settings) as connector:
-        return sync.confirm_sweep(
-            name, connector, pipeline, store, held_run_id=str(run_id), started_by=started_by
+    if name not in registry.REGISTRY or registry.needs_path(name):
+        raise SweepNotHeldError(f"run {run_id} is a {name} run; it holds no sweep")
+    with closing(registry.create(name, settings)) as source:
+        return confirm_source_sweep(
+            source,
+            pipeline,
+            SyncStateStore(pipeline.database),
+            held_run_id=str(run_id),
+            started_by=started_by,
         )
-
-
-def ingest_rechtspraak(
-    pipeline: IngestPipeline,
-    path: Path,
-    *,
-    started_by: str,
-    on_progress: Progress | None = None,
-    run: IngestRun | None = None,
-) -> dict[str, Any]:
-    from app.caselaw.ingest import ingest_rechtspraak_folder
-
-    return ingest_rechtspraak_folder(
-        pipeline, path, started_by=started_by, on_progress=on_progress, run=run
-    )

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from app.caselaw.ingest import confirm_case
+from app.caselaw.cases import confirm_case
 from app.caselaw.ingest import ingest_rechtspraak_folder as ingest
 from app.ingest.pipeline import IngestPipeline
 from tests.caselaw.test_ingest import (

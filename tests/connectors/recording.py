@@ -1,4 +1,4 @@
-"""An in-memory stand-in for the ingest pipeline that implements `connectors.sync.Pipeline`.
+"""An in-memory stand-in for the ingest pipeline that implements `connectors.base.Pipeline`.
 
 It keeps an index of what was ingested and deleted, decides added/updated/unchanged the way
 an idempotent pipeline would, and can "crash" after N documents to test resume. ``visible``

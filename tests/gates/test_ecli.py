@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.gates.ecli import extract_eclis, is_ecli, normalise_ecli
+from app.ecli import extract_eclis, is_ecli, normalise_ecli
 
 
 def test_finds_eclis_in_prose_with_trailing_punctuation() -> None:

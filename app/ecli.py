@@ -1,4 +1,6 @@
-"""European Case Law Identifiers found in free text (drafts, relations, answers).
+"""European Case Law Identifiers found in free text (drafts, relations, answers): one module
+that both the citation gate (app.gates) and case-law ingestion (app.caselaw) use, so neither
+imports the other for it.
 
 Grammar (Council conclusions 2011/C 127/01): ``ECLI:<country>:<court>:<year>:<ordinal>``
 with a two-letter upper-case country code, a court code of 1-7 letters or digits, a

@@ -7,7 +7,11 @@ doc_type, title, author, modified_at (RFC 3339), version, optional acl (a JSON o
 Tri-state metadata: a key that is missing from a JSON line (or a column missing from the
 CSV header) is ABSENT; an empty cell, an empty string or JSON null is PRESENT BUT EMPTY.
 Problems with one entry (missing file, unreadable row, bad ACL) are yielded as
-`FolderEntryError`s for the run report; they never stop the crawl.
+`DocumentFailure`s (with the sidecar line) for the run report; they never stop the load.
+
+`FolderSource` is a `Source` with no optional capability: it loads what the folder holds
+and never sweeps (several folders share the source name, and a file left out of an export is
+not a deletion).
 """
 
 from __future__ import annotations
@@ -22,7 +26,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from connectors.base import SourceAcl, SourceDocument
+from connectors.base import (
+    BaseSource,
+    Checkpoint,
+    DocumentFailure,
+    SourceAcl,
+    SourceDocument,
+    SourceItem,
+)
 
 SIDECAR_NAMES = ("metadata.jsonl", "metadata.csv", "sidecar.jsonl", "sidecar.csv")
 MAX_FILE_BYTES = 50 * 1024 * 1024
@@ -36,10 +47,10 @@ EXTRA_TYPES = {
 
 
 @dataclass(frozen=True)
-class FolderEntryError:
+class _EntryError:
     external_id: str | None
     reason: str
-    line: int | None = None
+    line: int
 
 
 def _tri(row: dict[str, Any], key: str) -> str | None:
@@ -84,12 +95,15 @@ def _parse_time(value: str | None) -> datetime | None:
     return parsed
 
 
-class FolderConnector:
-    source = "folder"
+class FolderSource(BaseSource):
+    kind = "folder"
 
     def __init__(self, path: Path | str, source: str = "folder") -> None:
+        self.given_path = str(path)
         self.root = Path(path).expanduser().resolve()
-        self.source = source
+        self.name = source
+        self.scope = f"path={self.root}"
+        self._total: int | None = None
         if not self.root.is_dir():
             raise FileNotFoundError(f"export folder {self.root} does not exist")
         self.sidecar = next(
@@ -100,7 +114,7 @@ class FolderConnector:
                 f"no metadata sidecar in {self.root} (expected one of {', '.join(SIDECAR_NAMES)})"
             )
 
-    def _rows(self) -> Iterator[tuple[int, dict[str, Any] | FolderEntryError]]:
+    def _rows(self) -> Iterator[tuple[int, dict[str, Any] | _EntryError]]:
         if self.sidecar is None:  # the constructor refuses folders without one
             return
         raw = self.sidecar.read_bytes()
@@ -117,13 +131,13 @@ class FolderConnector:
                 except json.JSONDecodeError as exc:
                     yield (
                         number,
-                        FolderEntryError(None, f"line {number}: not JSON ({exc.msg})", number),
+                        _EntryError(None, f"line {number}: not JSON ({exc.msg})", number),
                     )
                     continue
                 if not isinstance(row, dict):
                     yield (
                         number,
-                        FolderEntryError(None, f"line {number}: not a JSON object", number),
+                        _EntryError(None, f"line {number}: not a JSON object", number),
                     )
                     continue
                 yield number, row
@@ -133,7 +147,7 @@ class FolderConnector:
                 if None in row:  # more cells than header columns
                     yield (
                         number,
-                        FolderEntryError(
+                        _EntryError(
                             row.get("external_id"), f"line {number}: too many cells", number
                         ),
                     )
@@ -143,37 +157,47 @@ class FolderConnector:
     def count(self) -> int:
         return sum(1 for _ in self._rows())
 
-    def load_all(self) -> Iterator[SourceDocument | FolderEntryError]:
-        for number, row in self._rows():
-            if isinstance(row, FolderEntryError):
-                yield row
-                continue
-            yield self._document(number, row)
+    def run_params(self) -> dict[str, Any]:
+        return {"path": self.given_path, "source": self.name}
 
-    def _document(self, number: int, row: dict[str, Any]) -> SourceDocument | FolderEntryError:
+    def total(self) -> int | None:
+        if self._total is None:
+            self._total = self.count()
+        return self._total
+
+    def full(self, resume: Checkpoint | None) -> Iterator[SourceItem]:
+        for number, row in self._rows():
+            item = row if isinstance(row, _EntryError) else self._document(number, row)
+            if isinstance(item, _EntryError):
+                yield DocumentFailure(self.name, item.external_id, item.reason,
+                                      details={"line": item.line})
+            else:
+                yield item
+
+    def _document(self, number: int, row: dict[str, Any]) -> SourceDocument | _EntryError:
         external_id = str(row.get("external_id") or "").strip()
         if not external_id:
-            return FolderEntryError(None, f"line {number}: external_id is missing", number)
+            return _EntryError(None, f"line {number}: external_id is missing", number)
         rel = str(row.get("path") or "").strip()
         if not rel:
-            return FolderEntryError(external_id, "path is missing", number)
+            return _EntryError(external_id, "path is missing", number)
         file_path = (self.root / rel).resolve()
         if self.root not in file_path.parents:
-            return FolderEntryError(external_id, f"path {rel!r} points outside the folder", number)
+            return _EntryError(external_id, f"path {rel!r} points outside the folder", number)
         if not file_path.is_file():
-            return FolderEntryError(external_id, f"file {rel!r} is missing on disk", number)
+            return _EntryError(external_id, f"file {rel!r} is missing on disk", number)
         size = file_path.stat().st_size
         if size > MAX_FILE_BYTES:
-            return FolderEntryError(external_id, f"file {rel!r} is larger than 50 MB", number)
+            return _EntryError(external_id, f"file {rel!r} is larger than 50 MB", number)
         try:
             acl = parse_acl(row.get("acl"))
             modified = _parse_time(_tri(row, "modified_at") or None)
         except (ValueError, json.JSONDecodeError) as exc:
-            return FolderEntryError(external_id, f"bad metadata: {exc}", number)
+            return _EntryError(external_id, f"bad metadata: {exc}", number)
         suffix = file_path.suffix.lower()
         mime = EXTRA_TYPES.get(suffix) or mimetypes.guess_type(file_path.name)[0]
         return SourceDocument(
-            source=self.source,
+            source=self.name,
             external_id=external_id,
             title=_tri(row, "title"),
             doc_type=_tri(row, "doc_type"),
