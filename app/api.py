@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
+from app.audit.router import router as audit_router
+from app.caselaw.router import router as caselaw_router
+from app.console.router import install as install_console
+from app.evaluation.router import router as eval_router
+from app.gates.router import router as gates_router
+from app.ingest.router import router as ingest_router
+from app.matrix.router import router as matrix_router
+from app.search.router import router as search_router
+from app.walls.router import router as walls_router
+
 
 def include_routers(app: FastAPI) -> None:
-    from app.audit.router import router as audit_router
-    from app.caselaw.router import router as caselaw_router
-    from app.console.router import install as install_console
-    from app.evaluation.router import router as eval_router
-    from app.gates.router import router as gates_router
-    from app.ingest.router import router as ingest_router
-    from app.matrix.router import router as matrix_router
-    from app.search.router import router as search_router
-    from app.walls.router import router as walls_router
-
     app.include_router(search_router)
     app.include_router(matrix_router)
     app.include_router(walls_router)

@@ -29,6 +29,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.auth.service import Principal, TokenVerifier, bearer_principal
+from app.deps import get_principal
 from app.errors import AppError, envelope
 from app.settings import Settings
 
@@ -47,8 +48,6 @@ class _Route:
 
 
 def _needs_token(dependant: Any) -> bool:
-    from app.deps import get_principal
-
     pending = list(dependant.dependencies)
     while pending:
         dep = pending.pop()

@@ -11,16 +11,25 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse, Response
 
 from app import __version__
+from app.api import include_routers
 from app.audit.refusals import install_throttle_audit
 from app.auth.service import TokenVerifier
+from app.console.oidc import OidcClient
 from app.db import migrate
 from app.db.engine import Database
 from app.db.replicas import ReplicaSet
+from app.embeddings import Embedder
 from app.errors import envelope, install_error_handlers
 from app.guard import RequestGuard
+from app.ingest.jobs import ingest_handlers, mark_run_failed
+from app.ingest.pipeline import IngestPipeline
+from app.jobs.queue import JobWorkers
 from app.metrics import Metrics, install_request_middleware
 from app.resources import Resources
+from app.search.replica import ReplicaSnapshots
 from app.settings import Settings
+from app.walls.resolution import AccessResolver
+from app.walls.retag import RetagWorker
 
 log = logging.getLogger("ewall.main")
 
@@ -54,14 +63,6 @@ def create_app(
     start_worker: bool | None = None,
     on_shutdown: Callable[[], object] | None = None,
 ) -> FastAPI:
-    from app.console.oidc import OidcClient
-    from app.ingest.jobs import ingest_handlers, mark_run_failed
-    from app.ingest.pipeline import IngestPipeline
-    from app.jobs.queue import JobWorkers
-    from app.search.replica import ReplicaSnapshots
-    from app.walls.resolution import AccessResolver
-    from app.walls.retag import RetagWorker
-
     metrics = Metrics()
     resources = Resources(
         settings=settings, database=database, verifier=TokenVerifier(settings), metrics=metrics
@@ -77,8 +78,6 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if embedder is None:
-            from app.embeddings import Embedder
-
             resources.embedder = Embedder(settings)
         else:
             resources.embedder = embedder
@@ -174,8 +173,6 @@ def create_app(
     @app.get("/metrics", tags=["operations"])
     def prometheus_metrics() -> Response:
         return metrics.render()
-
-    from app.api import include_routers
 
     include_routers(app)
     return app

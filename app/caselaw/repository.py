@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from app.db import sqlfiles
-from app.walls.retag import mark_writer
+from app.walls.access import mark_writer
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from importlib import resources
 from pathlib import Path
 
 from app.db import migrate
+from app.db.embedded import DATABASE_NAME, EmbeddedPostgres
 
 SNAPSHOT_APP_ROLE = "ewall_app"
 SNAPSHOT_EMBEDDING_DIM = 384
@@ -107,8 +108,6 @@ def committed() -> str:
 
 def scratch_snapshot() -> str:
     """Start a throw-away embedded server, migrate a new database to head, snapshot it."""
-    from app.db.embedded import DATABASE_NAME, EmbeddedPostgres
-
     folder = Path(tempfile.mkdtemp(prefix="ewall-schema-"))
     # when we are root the server runs as its own system user, which must reach its folder
     os.chmod(folder, 0o755)  # noqa: S103

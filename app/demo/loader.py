@@ -45,7 +45,8 @@ from app.ingest.pipeline import IngestPipeline, IngestRun
 from app.matrix.schemas import ClientImport, MatterImport, PartyIn, PersonImport
 from app.matrix.service import apply_matrix
 from app.settings import Settings
-from app.walls.retag import mark_writer, run_once
+from app.walls.access import mark_writer
+from app.walls.retag import run_once
 from app.walls.schemas import Protects, WallIn
 from app.walls.service import issue_wall, list_walls
 from connectors.base import SourceAcl, SourceDocument

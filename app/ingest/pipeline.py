@@ -39,7 +39,7 @@ from app.ingest.types import (
 from app.matrix.schemas import GroupImport
 from app.matrix.service import apply_matrix
 from app.settings import Settings
-from app.walls.retag import mark_writer
+from app.walls.access import mark_writer
 from connectors.base import SourceDocument, SourceGroup
 
 __all__ = ["DocumentOutcome", "IngestPipeline", "IngestRun", "load_report"]

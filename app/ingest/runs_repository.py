@@ -10,7 +10,7 @@ from datetime import datetime
 from sqlalchemy import Connection
 
 from app.db import sqlfiles
-from app.walls.retag import mark_writer
+from app.walls.access import mark_writer
 
 
 @dataclass(frozen=True)

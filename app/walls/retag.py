@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from app.db.engine import Database
 from app.settings import Settings
 from app.walls import repository
-from app.walls.access import mark_writer as mark_writer  # noqa: PLC0414 - moved to app.walls.access
+from app.walls.access import mark_writer
 
 log = logging.getLogger("ewall.retag")
 

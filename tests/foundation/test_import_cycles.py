@@ -28,18 +28,6 @@ FUNCTION_IMPORTS_ALLOWED: dict[str, str] = {
     "app.demo.cli": _CLI,
     "app.evaluation.cli": _CLI,
     "app.ingest.cli": _CLI,
-    "app.main": "create_app assembles the routers and workers that the application factory "
-    "configures (pending review under issue 11: owned by the app worker)",
-    "app.api": "routers are included when the app is assembled (pending review under issue "
-    "11: owned by the app worker)",
-    # Pending under issue 11 in the areas of other workers; each imports a module that does
-    # not import it back, so the import can move to module level.
-    "app.guard": "pending (issue 11, app worker): app.deps for the token check",
-    "app.ingest.extract": "pending (issue 11, pipeline worker): app.caselaw.parse no longer "
-    "imports back since ECLI parsing moved to app.ecli",
-    "app.ingest.pipeline": "pending (issue 11, pipeline worker): app.matrix in sync_groups",
-    "app.matrix.repository": "pending (issue 11, schema worker): app.db.schema goes away",
-    "connectors.imanage.client": "pending (issue 11, connectors worker): connectors.http",
 }
 
 

@@ -18,11 +18,9 @@ ALLOWED = {
     "app/walls/retag.py": "re-tag worker: moves chunks to their new wall group (writes)",
     "app/walls/exposure.py": "wall preview: counts every chunk a new wall would move",
     "app/console/repository.py": "console issue page: counts chunks per matter a wall moves",
-    # Other areas, still importing it from app.walls.retag (the re-export there) until the
-    # integrator points them at app.walls.access:
     "app/ingest/pipeline.py": "ingestion: writes chunks",
-    "app/ingest/router.py": "admin document view: counts the document's chunks",
-    "app/caselaw/ingest.py": "case-law ingestion (writes) and its admin view (counts)",
+    "app/ingest/runs_repository.py": "admin document view: counts the document's chunks",
+    "app/caselaw/repository.py": "case-law ingestion (writes) and its admin view (counts)",
     "app/demo/loader.py": "demo loader: writes chunks, and counts them in its summary",
 }
 WRITER_FUNCTIONS = {"mark_writer"}
