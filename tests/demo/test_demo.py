@@ -334,31 +334,6 @@ def test_withdrawn_decisions_are_not_searchable(loaded: Loaded, module_db: DbHan
     assert rows == [(True,)]
 
 
-def test_case_law_without_the_rechtspraak_module_still_lands_public(
-    db: DbHandle, settings: Settings, embedder: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from app.demo import loader
-    from app.ingest.pipeline import IngestPipeline
-    from app.walls.graph import OPEN_GROUP
-
-    real = loader._optional_module
-    monkeypatch.setattr(
-        loader,
-        "_optional_module",
-        lambda name: None if name == "app.caselaw.ingest" else real(name),
-    )
-    shipped = select_case_law(make_settings(corpus_dir=Path("/nonexistent/corpus")))
-    two = {e: shipped.files[e] for e in ("ECLI:NL:CBB:2000:AA7087", "ECLI:NL:CRVB:2013:1886")}
-    selection = loader.CaseLawSelection(two, "package", False, ())
-    pipeline = IngestPipeline(db.database, embedder, settings)
-    report = loader._ingest_case_law(pipeline, selection, lambda *_: None)
-    assert report["counts"]["added"] == 2 and report["counts"]["errors"] == 0
-    rows = superuser_rows(
-        db, "SELECT DISTINCT external_id, wall_group_id FROM chunks WHERE source = 'rechtspraak'"
-    )
-    assert sorted(rows) == [(ecli, OPEN_GROUP) for ecli in sorted(two)]
-
-
 def test_if_empty_does_not_reload(
     loaded: Loaded, module_db: DbHandle, settings: Settings, embedder: Any
 ) -> None:

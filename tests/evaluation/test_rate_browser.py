@@ -20,7 +20,7 @@ import pytest
 from sqlalchemy import text
 
 from app.evaluation import sets
-from app.evaluation.sets import QueryIn
+from app.evaluation.repository import QueryIn
 from app.settings import Settings
 from tests.conftest import DbHandle, Tokens, make_client
 from tests.helpers import Firm, retag
