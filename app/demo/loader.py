@@ -49,7 +49,7 @@ from app.settings import Settings
 from app.walls.retag import run_once
 from app.walls.schemas import Protects, WallIn
 from app.walls.service import issue_wall, list_walls
-from connectors.base import SourceAcl, SourceDocument
+from connectors.base import SourceDocument
 
 log = logging.getLogger("ewall.demo")
 
@@ -267,26 +267,6 @@ def _statute_document(article: StatuteArticle) -> SourceDocument:
 # --- firm documents -----------------------------------------------------------------------
 
 
-def _firm_source_document(doc: demo_docs.FirmDocument) -> SourceDocument:
-    acl = None
-    if doc.acl_allow is not None:
-        acl = SourceAcl(default="private", allow=frozenset(doc.acl_allow))
-    return SourceDocument(
-        source=demo_docs.SOURCE,
-        external_id=doc.external_id,
-        title=doc.title,
-        doc_type=doc.doc_type,
-        client_id=doc.client_id,
-        matter_id=doc.matter_id,
-        author=firm.person(doc.author).name,
-        modified_at=doc.modified_at,
-        acl=acl,
-        text=doc.text,
-        content=doc.content,
-        mime_type=doc.mime_type,
-    )
-
-
 def _exhibit_documents(selection: CaseLawSelection) -> tuple[list[SourceDocument], list[str]]:
     docs: list[SourceDocument] = []
     missing: list[str] = []
@@ -318,7 +298,7 @@ def _ingest_firm(
 ) -> tuple[dict[str, Any], list[str]]:
     statutes = [_statute_document(a) for a in statute_articles()]
     exhibits, missing = _exhibit_documents(selection)
-    firm_docs = [_firm_source_document(d) for d in demo_docs.firm_documents()]
+    firm_docs = demo_docs.firm_documents()
     run: IngestRun = pipeline.start_run(
         "demo", {"statutes": len(statutes), "exhibits": len(exhibits),
                  "firm_documents": len(firm_docs)}, ACTOR,
