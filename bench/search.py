@@ -2,7 +2,7 @@
 
     python -m bench.search                    # 1M chunks, the full table
     python -m bench.search --rows 20000 --queries 20
-    python -m bench.search --calibrate        # exact vs HNSW across 0.5..100 % (retrieval.md 2.3)
+    python -m bench.search --calibrate        # exact vs HNSW across 0.5..100 %
 
 A firm is built through the service's own code: 1,000 matters, each behind its own wall
 (so each is its own wall group, uncorrelated with the vectors), and benchmark people screened

@@ -456,7 +456,7 @@ def print_breakdown(cells: list[Cell]) -> None:
     console.print(table)
 
 
-# --- calibration (retrieval.md 2.3) ----------------------------------------------------
+# --- calibration: exact vs HNSW per selectivity -----------------------------------------
 
 
 @dataclass
@@ -545,7 +545,7 @@ def calibrate(
 def recommend(points: list[CalibrationPoint], total_rows: int, k_deep: int) -> dict[str, Any]:
     """Exact wherever HNSW (fallback included) is not both faster and good enough: the
     threshold is the largest measured selectivity below the first one from which HNSW wins
-    at every larger selectivity (retrieval.md 2.3: guaranteed recall first, then speed)."""
+    at every larger selectivity (guaranteed recall first, then speed)."""
     ordered = sorted(points, key=lambda p: p.level)
     first_good: CalibrationPoint | None = None
     for i, point in enumerate(ordered):

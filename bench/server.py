@@ -57,8 +57,8 @@ def server_config(shared_buffers: str) -> dict[str, str]:
     return {
         "shared_buffers": shared_buffers,
         # JIT compiles expensive plans (an exact scan over a million rows passes
-        # jit_above_cost) and adds tens of milliseconds per query; OLTP setups and the
-        # retrieval.md measurements run without it.
+        # jit_above_cost) and adds tens of milliseconds per query; OLTP setups run without
+        # it.
         "jit": "off",
         # bulk COPY and index builds would otherwise checkpoint every few seconds
         "max_wal_size": "8GB",
@@ -143,7 +143,7 @@ class BenchDatabase:
 
     def superuser(self, *, autocommit: bool = False) -> psycopg.Connection[Any]:
         # never auto-prepare: a cached generic plan must not leak between statements that
-        # run under different planner settings (retrieval.md, pitfall 5)
+        # run under different planner settings
         return psycopg.connect(self.superuser_url, autocommit=autocommit, prepare_threshold=None)
 
 
