@@ -120,7 +120,7 @@ def document_target(source: str, external_id: str) -> str:
     return f"{source}:{external_id}"
 
 
-# --- database ------------------------------------------------------------------------------
+# --- import and export (checked here, stored by app.evaluation.repository) ---------------
 
 
 def upsert_judgements(conn: Connection, query_ids: dict[str, int],
