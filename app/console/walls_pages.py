@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Annotated, Any
@@ -25,6 +26,7 @@ from app.console.preview import WallPreview, preview_wall
 from app.console.sessions import ConsoleSession
 from app.deps import get_resources
 from app.errors import AppError
+from app.resources import Resources
 from app.walls import service as wall_service
 from app.walls.resolution import read_snapshot
 from app.walls.schemas import LiftIn, WallIn, WallOut
@@ -229,19 +231,34 @@ def _posted_wall(
 PostedWallDep = Annotated[PostedWall, Depends(_posted_wall)]
 
 
-@router.post("/walls/preview")
-def preview(
-    request: Request,
-    posted: PostedWallDep,
-) -> HTMLResponse:
+def _partner_session(request: Request, posted: PostedWall) -> ConsoleSession:
+    """The conflicts partner's session, once the posted form's CSRF token matches it."""
     session = require(request, "conflicts")
     check_csrf(session, posted.csrf)
+    return session
+
+
+WallAction = Callable[[Resources, ConsoleSession, WallIn], Response]
+
+
+def _on_posted_wall(request: Request, posted: PostedWall, action: WallAction) -> Response:
+    """Run ``action`` on the posted wall; a form that does not make a wall, or a wall the
+    service refuses, comes back as the form with the reason."""
+    session = _partner_session(request, posted)
     form = posted.form
     body = _wall_body(form)
     if body is None:
         return _new_wall_page(request, session, form, 422)
-    resources = get_resources(request)
     try:
+        return action(get_resources(request), session, body)
+    except AppError as exc:
+        form.errors.append(exc.message)
+        return _new_wall_page(request, session, form, exc.status)
+
+
+@router.post("/walls/preview")
+def preview(request: Request, posted: PostedWallDep) -> Response:
+    def show_impact(resources: Resources, session: ConsoleSession, body: WallIn) -> Response:
         impact: WallPreview = preview_wall(
             resources.database,
             body,
@@ -249,10 +266,11 @@ def preview(
             caller_id=session.person_id,
             lookback_days=resources.settings.exposure_lookback_days,
         )
-    except AppError as exc:
-        form.errors.append(exc.message)
-        return _new_wall_page(request, session, form, exc.status)
-    return render(request, "wall_preview.html", session, form=form, body=body, impact=impact)
+        return render(
+            request, "wall_preview.html", session, form=posted.form, body=body, impact=impact
+        )
+
+    return _on_posted_wall(request, posted, show_impact)
 
 
 @router.post("/walls/edit")
@@ -261,25 +279,14 @@ def edit_wall(
     posted: PostedWallDep,
 ) -> HTMLResponse:
     """Back from the preview to the form, filled in."""
-    session = require(request, "conflicts")
-    check_csrf(session, posted.csrf)
+    session = _partner_session(request, posted)
     form = posted.form
     return _new_wall_page(request, session, form)
 
 
 @router.post("/walls")
-def issue(
-    request: Request,
-    posted: PostedWallDep,
-) -> Response:
-    session = require(request, "conflicts")
-    check_csrf(session, posted.csrf)
-    form = posted.form
-    body = _wall_body(form)
-    if body is None:
-        return _new_wall_page(request, session, form, 422)
-    resources = get_resources(request)
-    try:
+def issue(request: Request, posted: PostedWallDep) -> Response:
+    def issue_it(resources: Resources, session: ConsoleSession, body: WallIn) -> Response:
         with resources.database.transaction() as conn:
             wall_id, _ = wall_service.issue_wall(
                 conn,
@@ -287,13 +294,12 @@ def issue(
                 session.person_id,
                 lookback_days=resources.settings.exposure_lookback_days,
             )
-    except AppError as exc:
-        form.errors.append(exc.message)
-        return _new_wall_page(request, session, form, exc.status)
-    worker = resources.extras.get("retag_worker")
-    if worker is not None:
-        worker.wake()
-    return RedirectResponse(f"/console/walls/{wall_id}?issued=1", status_code=303)
+        worker = resources.extras.get("retag_worker")
+        if worker is not None:
+            worker.wake()
+        return RedirectResponse(f"/console/walls/{wall_id}?issued=1", status_code=303)
+
+    return _on_posted_wall(request, posted, issue_it)
 
 
 def _wall_page(
