@@ -36,19 +36,21 @@ from app.walls.resolution import read_snapshot
 from app.walls.schemas import Protects, WallIn
 from app.walls.service import issue_wall
 from bench.common import (
-    BenchDatabase,
     Latency,
     Phases,
     add_common_arguments,
-    auto_shared_buffers,
-    bench_database,
-    bench_server,
     console,
     fmt_ms,
     fmt_ratio,
     quiet_logging,
-    server_config,
     write_json,
+)
+from bench.server import (
+    BenchDatabase,
+    auto_shared_buffers,
+    bench_database,
+    bench_server,
+    server_config,
 )
 from bench.walls import build_matrix, person_id
 

@@ -29,24 +29,26 @@ from app.embeddings import Embedder
 from app.ingest.pipeline import IngestPipeline
 from app.settings import Settings
 from bench.common import (
-    BenchDatabase,
     Latency,
     Phases,
     Stopwatch,
     TextGenerator,
     add_common_arguments,
-    bench_database,
-    bench_server,
     build_vocabulary,
     console,
     fmt_ratio,
-    print_facts,
     progress_bar,
     quiet_logging,
-    server_config,
-    server_facts,
     verdict,
     write_json,
+)
+from bench.server import (
+    BenchDatabase,
+    bench_database,
+    bench_server,
+    print_facts,
+    server_config,
+    server_facts,
 )
 from connectors.base import SourceDocument
 

@@ -50,18 +50,16 @@ from bench.common import (
     Latency,
     Phases,
     Vocabulary,
-    bench_database,
-    bench_server,
     build_vocabulary,
     console,
     fmt_ms,
     fmt_ratio,
     quiet_logging,
-    server_config,
     verdict,
     write_json,
 )
 from bench.ingest import rechtspraak_documents
+from bench.server import bench_database, bench_server, server_config
 
 DB_NAME = "ewall_bench_isolation"
 LAWYERS = [f"lawyer{i}@firm.nl" for i in range(1, 5)]

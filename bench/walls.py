@@ -44,29 +44,31 @@ from app.walls.retag import run_once
 from app.walls.schemas import Protects, WallIn
 from app.walls.service import issue_wall
 from bench.common import (
-    BenchDatabase,
     ClusteredVectors,
     Latency,
     Phases,
     Stopwatch,
     TextGenerator,
     add_common_arguments,
-    auto_shared_buffers,
-    bench_database,
-    bench_server,
     build_vocabulary,
     console,
     fmt_ms,
     fmt_ratio,
-    load_chunks,
-    print_facts,
     progress_bar,
     quiet_logging,
-    server_config,
-    server_facts,
     sha256_hex,
     verdict,
     write_json,
+)
+from bench.loading import load_chunks
+from bench.server import (
+    BenchDatabase,
+    auto_shared_buffers,
+    bench_database,
+    bench_server,
+    print_facts,
+    server_config,
+    server_facts,
 )
 
 RESOLVE_P95_GOAL_MS = 2.0

@@ -17,6 +17,21 @@ CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public;
 
 COMMENT ON EXTENSION vector IS 'vector data type and ivfflat and hnsw access methods';
 
+-- FUNCTION public ewall_audit_advance(text, text, boolean)
+
+CREATE FUNCTION public.ewall_audit_advance(p_chain text, p_canonical text, p_proceed boolean) RETURNS TABLE(seq bigint, prev_hash text, hash text)
+    LANGUAGE sql
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+    UPDATE public.audit_heads AS h
+    SET seq = h.seq + 1,
+        hash = encode(sha256(convert_to(h.hash || '|' || (h.seq + 1)::text || '|' || p_canonical,
+                                        'UTF8')), 'hex'),
+        prev_hash = h.hash
+    WHERE h.chain = p_chain AND p_proceed
+    RETURNING h.seq, h.prev_hash, h.hash
+$$;
+
 -- FUNCTION public ewall_audit_refuse_change()
 
 CREATE FUNCTION public.ewall_audit_refuse_change() RETURNS trigger
@@ -86,6 +101,65 @@ BEGIN
 END
 $$;
 
+-- FUNCTION public ewall_document_stats_after_delete()
+
+CREATE FUNCTION public.ewall_document_stats_after_delete() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    UPDATE search_document_stats AS s
+    SET n_chunks = s.n_chunks - d.n, n_tokens = s.n_tokens - d.t
+    FROM (SELECT document_id, count(*) AS n, sum(token_count) AS t FROM old_rows
+          GROUP BY document_id ORDER BY document_id) AS d
+    WHERE s.document_id = d.document_id;
+    DELETE FROM search_document_stats AS s
+    WHERE s.n_chunks <= 0 AND s.document_id IN (SELECT document_id FROM old_rows);
+    RETURN NULL;
+END
+$$;
+
+-- FUNCTION public ewall_document_stats_after_insert()
+
+CREATE FUNCTION public.ewall_document_stats_after_insert() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO search_document_stats AS s (document_id, n_chunks, n_tokens)
+    SELECT document_id, count(*), sum(token_count) FROM new_rows
+    GROUP BY document_id ORDER BY document_id
+    ON CONFLICT (document_id) DO UPDATE
+        SET n_chunks = s.n_chunks + excluded.n_chunks,
+            n_tokens = s.n_tokens + excluded.n_tokens;
+    RETURN NULL;
+END
+$$;
+
+-- FUNCTION public ewall_document_stats_after_update()
+
+CREATE FUNCTION public.ewall_document_stats_after_update() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO search_document_stats AS s (document_id, n_chunks, n_tokens)
+    SELECT document_id, sum(n), sum(t) FROM (
+        SELECT document_id, count(*) AS n, sum(token_count) AS t FROM new_rows
+        GROUP BY document_id
+        UNION ALL
+        SELECT document_id, -count(*), -sum(token_count) FROM old_rows GROUP BY document_id
+    ) AS d
+    GROUP BY document_id
+    -- metadata updates (re-tagging, suppression) leave every delta at zero: nothing written
+    HAVING sum(n) <> 0 OR sum(t) <> 0
+    ORDER BY document_id
+    ON CONFLICT (document_id) DO UPDATE
+        SET n_chunks = s.n_chunks + excluded.n_chunks,
+            n_tokens = s.n_tokens + excluded.n_tokens;
+    DELETE FROM search_document_stats AS s
+    WHERE s.n_chunks <= 0 AND s.document_id IN (SELECT document_id FROM old_rows);
+    RETURN NULL;
+END
+$$;
+
 -- FUNCTION public ewall_legal_normalize(text)
 
 CREATE FUNCTION public.ewall_legal_normalize(input text) RETURNS text
@@ -130,6 +204,53 @@ CREATE FUNCTION public.ewall_query_lexemes(query text) RETURNS text[]
     AS $$
     SELECT coalesce(tsvector_to_array(
         to_tsvector('ewall_nl'::regconfig, ewall_legal_normalize(query))), '{}')
+$$;
+
+-- FUNCTION public ewall_sparse_document_rank(text[], bigint[], tsvector[], text[], double precision[], double precision, double precision, integer)
+
+CREATE FUNCTION public.ewall_sparse_document_rank(chunk_ids text[], document_ids bigint[], tsvs tsvector[], lexemes text[], weights double precision[], k1 double precision, b double precision, n integer) RETURNS TABLE(chunk_id text, relevance double precision)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    WITH corpus AS (
+        SELECT greatest(count(*), 1) AS n_docs, greatest(avg(n_tokens), 1) AS avgdl
+        FROM search_document_stats
+    ), q AS (
+        SELECT DISTINCT ON (w.lexeme) w.lexeme, w.weight
+        FROM unnest(lexemes, weights) AS w(lexeme, weight)
+        ORDER BY w.lexeme, w.weight DESC
+    ), ctf AS (
+        SELECT p.chunk_id, p.document_id, u.lexeme,
+               coalesce(array_length(u.positions, 1), 1) AS tf
+        FROM unnest(chunk_ids, document_ids, tsvs) AS p(chunk_id, document_id, tsv),
+             -- only the query's lexemes, before the unnest (a chunk has ~100 others)
+             unnest(ts_filter(setweight(setweight(p.tsv, 'D'), 'A', lexemes), '{a}')) AS u
+    ), dtf AS (
+        SELECT document_id, lexeme, sum(tf) AS tf FROM ctf GROUP BY document_id, lexeme
+    ), ddf AS (
+        SELECT lexeme, count(*) AS df FROM dtf GROUP BY lexeme
+    ), docs AS (
+        SELECT d.document_id,
+               sum(q.weight * ln(1 + (corpus.n_docs - f.df + 0.5) / (f.df + 0.5))
+                   * d.tf * (k1 + 1)
+                   / (d.tf + k1 * (1 - b + b * coalesce(s.n_tokens, corpus.avgdl)
+                                                / corpus.avgdl))) AS score
+        FROM dtf AS d
+        JOIN q ON q.lexeme = d.lexeme
+        JOIN ddf AS f ON f.lexeme = d.lexeme
+        LEFT JOIN search_document_stats AS s ON s.document_id = d.document_id
+        CROSS JOIN corpus
+        GROUP BY d.document_id
+    ), chunk_scores AS (
+        SELECT c.chunk_id, c.document_id, sum(q.weight * c.tf / (c.tf + 1.2)) AS own
+        FROM ctf AS c JOIN q ON q.lexeme = c.lexeme
+        GROUP BY c.chunk_id, c.document_id
+    )
+    SELECT cs.chunk_id,
+           docs.score / row_number() OVER (PARTITION BY cs.document_id
+                                           ORDER BY cs.own DESC, cs.chunk_id) AS relevance
+    FROM chunk_scores AS cs JOIN docs ON docs.document_id = cs.document_id
+    ORDER BY relevance DESC, cs.chunk_id
+    LIMIT n
 $$;
 
 -- TEXT SEARCH CONFIGURATION public ewall_nl
@@ -608,6 +729,14 @@ CREATE TABLE public.retag_pending (
     retagged_chunks bigint DEFAULT 0 NOT NULL
 );
 
+-- TABLE public search_document_stats
+
+CREATE TABLE public.search_document_stats (
+    document_id bigint NOT NULL,
+    n_chunks integer NOT NULL,
+    n_tokens bigint NOT NULL
+);
+
 -- TABLE public search_synonyms
 
 CREATE TABLE public.search_synonyms (
@@ -877,6 +1006,11 @@ ALTER TABLE ONLY public.relevance_sets
 ALTER TABLE ONLY public.retag_pending
     ADD CONSTRAINT pk_retag_pending PRIMARY KEY (matter_id);
 
+-- CONSTRAINT public search_document_stats pk_search_document_stats
+
+ALTER TABLE ONLY public.search_document_stats
+    ADD CONSTRAINT pk_search_document_stats PRIMARY KEY (document_id);
+
 -- CONSTRAINT public search_synonyms pk_search_synonyms
 
 ALTER TABLE ONLY public.search_synonyms
@@ -1131,6 +1265,18 @@ CREATE TRIGGER audit_retrievals_no_truncate BEFORE TRUNCATE ON public.audit_retr
 
 ALTER TABLE public.audit_retrievals ENABLE ALWAYS TRIGGER audit_retrievals_no_truncate;
 
+-- TRIGGER public chunks chunks_document_stats_delete
+
+CREATE TRIGGER chunks_document_stats_delete AFTER DELETE ON public.chunks REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_document_stats_after_delete();
+
+-- TRIGGER public chunks chunks_document_stats_insert
+
+CREATE TRIGGER chunks_document_stats_insert AFTER INSERT ON public.chunks REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_document_stats_after_insert();
+
+-- TRIGGER public chunks chunks_document_stats_update
+
+CREATE TRIGGER chunks_document_stats_update AFTER UPDATE ON public.chunks REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_document_stats_after_update();
+
 -- TRIGGER public chunks chunks_stats_delete
 
 CREATE TRIGGER chunks_stats_delete AFTER DELETE ON public.chunks REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_chunks_after_delete();
@@ -1317,6 +1463,11 @@ CREATE POLICY chunks_update ON public.chunks FOR UPDATE USING ((( SELECT current
 
 GRANT USAGE ON SCHEMA public TO ewall_app;
 
+-- ACL public FUNCTION ewall_audit_advance(p_chain text, p_canonical text, p_proceed boolean)
+
+REVOKE ALL ON FUNCTION public.ewall_audit_advance(p_chain text, p_canonical text, p_proceed boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.ewall_audit_advance(p_chain text, p_canonical text, p_proceed boolean) TO ewall_app;
+
 -- ACL public TABLE alembic_version
 
 GRANT SELECT ON TABLE public.alembic_version TO ewall_app;
@@ -1444,6 +1595,10 @@ GRANT SELECT,USAGE ON SEQUENCE public.relevance_sets_set_id_seq TO ewall_app;
 -- ACL public TABLE retag_pending
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.retag_pending TO ewall_app;
+
+-- ACL public TABLE search_document_stats
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.search_document_stats TO ewall_app;
 
 -- ACL public TABLE search_synonyms
 

@@ -67,3 +67,7 @@ FROM jobs WHERE run_id = :run_id ORDER BY job_id DESC LIMIT 1
 SELECT job_id, kind, person_id, run_id, status, attempts, max_attempts, last_error, locked_by,
        started_at, finished_at
 FROM jobs WHERE job_id = :job_id
+
+-- name: unlock_all
+-- Every advisory lock this session holds, before its connection goes back to the pool.
+SELECT pg_advisory_unlock_all()

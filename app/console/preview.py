@@ -3,8 +3,8 @@
 ONE entry point, `preview_wall`, so that the console can later be pointed at the API's
 `POST /v1/walls/preview` service without touching a page. Everything here is derived from
 the same pieces that decide access for real: the wall checks of `app.walls.service`, the
-matrix snapshot and its `may_access` (the rule of architecture.md), and the wall-group
-hash. Nothing is written.
+matrix snapshot and its `may_access` (the one rule that decides who may see a matter),
+and the wall-group hash. Nothing is written.
 """
 
 from __future__ import annotations

@@ -105,6 +105,7 @@ def print_summary(console: Console, summary: dict[str, Any], settings: Settings)
     from rich.text import Text
 
     from app.demo import firm
+    from app.demo.repository import SUMMARY_COUNTS
 
     console.print(
         Text(
@@ -118,16 +119,9 @@ def print_summary(console: Console, summary: dict[str, Any], settings: Settings)
     shape = Table(title="In the database", show_header=True)
     shape.add_column("what")
     shape.add_column("n", justify="right")
-    for key in (
-        "people",
-        "clients",
-        "matters",
-        "walls",
-        "active_walls",
-        "documents",
-        "chunks",
-        "quarantined_documents",
-    ):
+    for key in SUMMARY_COUNTS:
+        if key == "policy_version":
+            continue
         shape.add_row(key.replace("_", " "), str(summary[key]))
     console.print(shape)
 

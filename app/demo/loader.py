@@ -7,11 +7,11 @@ Order matters and is part of the demonstration:
    never re-issued behind the conflicts partner's back);
 3. the matter "opened later": a client-level wall must cover it although it did not exist
    when the wall was issued;
-4. public case law (through the Rechtspraak ingestion when it is installed) and statutes;
+4. public case law (through the Rechtspraak ingestion) and statutes;
 5. the firm's own documents, case law filed into matters as productions, a document with a
    private source ACL and an unfiled scan that must end quarantined;
 6. re-tagging drained, so searches work as soon as this returns;
-7. the evaluation starter set, when that module is installed.
+7. the evaluation starter set.
 
 Every step goes through the same code paths as production (``apply_matrix``,
 ``issue_wall``, ``IngestPipeline``), so running it twice changes nothing: no matrix change
@@ -21,7 +21,6 @@ Every step goes through the same code paths as production (``apply_matrix``,
 from __future__ import annotations
 
 import csv
-import importlib
 import logging
 import re
 import shutil
@@ -32,24 +31,25 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
+from app.caselaw.ingest import ingest_rechtspraak_folder
 from app.db.engine import Database
 from app.demo import documents as demo_docs
 from app.demo import firm
+from app.demo import repository as demo_repo
 from app.embeddings import Embedder
+from app.evaluation.starter import STARTER_ECLIS, load_starter_set
 from app.ingest.pipeline import IngestPipeline, IngestRun
 from app.matrix.schemas import ClientImport, MatterImport, PartyIn, PersonImport
 from app.matrix.service import apply_matrix
 from app.settings import Settings
-from app.walls.access import mark_writer
 from app.walls.retag import run_once
 from app.walls.schemas import Protects, WallIn
 from app.walls.service import issue_wall, list_walls
-from connectors.base import SourceAcl, SourceDocument
+from connectors.base import SourceDocument
 
 log = logging.getLogger("ewall.demo")
 
@@ -57,12 +57,6 @@ ACTOR = firm.CONFLICTS_PARTNER  # the conflicts partner sets up the matrix and i
 DATA_DIR = Path(__file__).parent / "data"
 CASE_LAW_SOURCE = "rechtspraak"
 STATUTE_SOURCE = "wetten"
-# Without the evaluation starter set, this many decisions from the manifest are public
-# jurisprudence: enough for case-law searches to be interesting, few enough for the load
-# to stay at a few minutes on two CPU cores.
-FALLBACK_DECISIONS = 50
-FALLBACK_MAX_BODY_CHARS = 25_000
-FALLBACK_MIN_BODY_CHARS = 2_000
 # Decisions loaded whatever else is chosen, because they show the withdrawal states of
 # app.caselaw: one set aside by a higher court, one declared lapsed, one voided and
 # published as metadata only. None of them is searchable after the load.
@@ -153,67 +147,24 @@ def _read_manifest(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle, delimiter="\t"))
 
 
-def _optional_module(name: str) -> ModuleType | None:
-    """A colleague's module that may not be installed yet; a bug inside it still raises."""
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name and name.startswith(exc.name):
-            return None
-        raise
-
-
-def _starter_eclis() -> list[str] | None:
-    starter = _optional_module("app.evaluation.starter")
-    if starter is None:
-        return None
-    return [str(ecli) for ecli in starter.STARTER_ECLIS]
-
-
-def _fallback_eclis(rows: list[dict[str, str]]) -> list[str]:
-    """A deterministic, varied subset: every court but the Hoge Raad first (they are
-    fewer), then Hoge Raad decisions and conclusions, by ECLI; mid-sized bodies only."""
-    seen: set[str] = set()
-    lower: list[str] = []
-    supreme: list[str] = []
-    for row in rows:
-        ecli = row["ecli"]
-        if ecli in seen:
-            continue
-        seen.add(ecli)
-        size = int(row.get("body_chars") or 0)
-        if not FALLBACK_MIN_BODY_CHARS <= size <= FALLBACK_MAX_BODY_CHARS:
-            continue
-        is_supreme = ecli.startswith(("ECLI:NL:HR:", "ECLI:NL:PHR:"))
-        (supreme if is_supreme else lower).append(ecli)
-    chosen: list[str] = []
-    for ecli in sorted(lower) + sorted(supreme):
-        if len(chosen) >= FALLBACK_DECISIONS:
-            break
-        if ecli not in chosen:
-            chosen.append(ecli)
-    return chosen
-
-
 def select_case_law(settings: Settings) -> CaseLawSelection:
-    """The decisions to load: the starter set (or a fallback subset) from the shared corpus
+    """The decisions to load: the starter set's decisions from the shared corpus
     when it is there, else everything shipped in the package."""
     exhibit_eclis = [ecli for _, ecli, _ in demo_docs.EXHIBITS]
     corpus = Path(settings.corpus_dir).expanduser() / "rechtspraak"
     manifest = corpus / "manifest.tsv"
-    starter = _starter_eclis()
     if manifest.is_file():
         rows = _read_manifest(manifest)
         by_ecli: dict[str, Path] = {}
         for row in rows:
             by_ecli.setdefault(row["ecli"], corpus / row["file"])
-        wanted = list(starter) if starter is not None else _fallback_eclis(rows)
+        wanted = list(STARTER_ECLIS)
         # The productions are public decisions too: the same text, stored twice, is
         # embedded once (the pipeline reuses vectors by content hash).
         wanted += [e for e in (*exhibit_eclis, *WITHDRAWAL_EXAMPLES) if e not in wanted]
         files = {e: by_ecli[e] for e in wanted if e in by_ecli and by_ecli[e].is_file()}
         missing = tuple(e for e in wanted if e not in files)
-        return CaseLawSelection(files, "corpus", starter is not None, missing)
+        return CaseLawSelection(files, "corpus", True, missing)
     shipped = DATA_DIR / "rechtspraak"
     files = {
         row["ecli"]: shipped / Path(row["file"]).name
@@ -237,26 +188,11 @@ def _ingest_case_law(
 ) -> dict[str, Any]:
     total = len(selection.files)
     progress("case law", 0, total)
-    caselaw = _optional_module("app.caselaw.ingest")
-    if caselaw is not None:
-        with _staged(selection.files) as folder:
-            result: dict[str, Any] = caselaw.ingest_rechtspraak_folder(
-                pipeline, folder, started_by=ACTOR,
-                on_progress=lambda done, _total: progress("case law", done, total),
-            )
-        return result
-    # Without the Rechtspraak module there is no withdrawal bookkeeping: the records go in
-    # as plain public case law (the pipeline's XML extractor still reads them).
-    run = pipeline.start_run(CASE_LAW_SOURCE, {"demo": True, "files": total}, ACTOR)
-    for done, (ecli, path) in enumerate(sorted(selection.files.items()), start=1):
-        pipeline.ingest(
-            run,
-            SourceDocument(source=CASE_LAW_SOURCE, external_id=ecli, doc_type="case_law",
-                           content=path.read_bytes(), mime_type="application/xml"),
-            public=True,
+    with _staged(selection.files) as folder:
+        return ingest_rechtspraak_folder(
+            pipeline, folder, started_by=ACTOR,
+            on_progress=lambda done, _total: progress("case law", done, total),
         )
-        progress("case law", done, total)
-    return pipeline.finish_run(run)
 
 
 # --- statutes -----------------------------------------------------------------------------
@@ -331,26 +267,6 @@ def _statute_document(article: StatuteArticle) -> SourceDocument:
 # --- firm documents -----------------------------------------------------------------------
 
 
-def _firm_source_document(doc: demo_docs.FirmDocument) -> SourceDocument:
-    acl = None
-    if doc.acl_allow is not None:
-        acl = SourceAcl(default="private", allow=frozenset(doc.acl_allow))
-    return SourceDocument(
-        source=demo_docs.SOURCE,
-        external_id=doc.external_id,
-        title=doc.title,
-        doc_type=doc.doc_type,
-        client_id=doc.client_id,
-        matter_id=doc.matter_id,
-        author=firm.person(doc.author).name,
-        modified_at=doc.modified_at,
-        acl=acl,
-        text=doc.text,
-        content=doc.content,
-        mime_type=doc.mime_type,
-    )
-
-
 def _exhibit_documents(selection: CaseLawSelection) -> tuple[list[SourceDocument], list[str]]:
     docs: list[SourceDocument] = []
     missing: list[str] = []
@@ -382,7 +298,7 @@ def _ingest_firm(
 ) -> tuple[dict[str, Any], list[str]]:
     statutes = [_statute_document(a) for a in statute_articles()]
     exhibits, missing = _exhibit_documents(selection)
-    firm_docs = [_firm_source_document(d) for d in demo_docs.firm_documents()]
+    firm_docs = demo_docs.firm_documents()
     run: IngestRun = pipeline.start_run(
         "demo", {"statutes": len(statutes), "exhibits": len(exhibits),
                  "firm_documents": len(firm_docs)}, ACTOR,
@@ -401,57 +317,13 @@ def _ingest_firm(
     return pipeline.finish_run(run), missing
 
 
-# --- the evaluation starter set -----------------------------------------------------------
-
-
-def _load_starter_set(database: Database) -> str | None:
-    starter = _optional_module("app.evaluation.starter")
-    if starter is None:
-        return None
-    return str(starter.load_starter_set(database, created_by=ACTOR))
-
-
-# --- summary ------------------------------------------------------------------------------
-
-
-def _counts(conn: Connection) -> dict[str, int]:
-    mark_writer(conn)  # counting chunks reads past the chunks RLS policy
-    out: dict[str, int] = {}
-    for key, sql in (
-        ("people", "SELECT count(*) FROM people"),
-        ("clients", "SELECT count(*) FROM clients"),
-        ("matters", "SELECT count(*) FROM matters"),
-        ("walls", "SELECT count(*) FROM walls"),
-        ("active_walls", "SELECT count(*) FROM walls WHERE lifted_at IS NULL"
-                         " AND (effective_from IS NULL OR effective_from <= now())"
-                         " AND (effective_until IS NULL OR now() < effective_until)"),
-        ("documents", "SELECT count(*) FROM documents"),
-        ("chunks", "SELECT count(*) FROM chunks"),
-        ("quarantined_documents", "SELECT count(*) FROM documents WHERE status = 'quarantined'"),
-        ("policy_version", "SELECT version FROM policy_state WHERE id = 1"),
-    ):
-        out[key] = int(conn.execute(text(sql)).scalar_one())  # constant SQL, no input
-    return out
-
-
-def _quarantined(conn: Connection) -> list[dict[str, str | None]]:
-    rows = conn.execute(text(
-        "SELECT source, external_id, title, quarantine_reason FROM documents"
-        " WHERE status = 'quarantined' ORDER BY source, external_id"
-    ))
-    return [
-        {"source": r.source, "external_id": r.external_id, "title": r.title,
-         "reason": r.quarantine_reason}
-        for r in rows
-    ]
+# --- the load -----------------------------------------------------------------------------
 
 
 def is_empty(database: Database) -> bool:
     """No matters and no documents: nothing a demo load could collide with."""
     with database.transaction() as conn:
-        matters = conn.execute(text("SELECT count(*) FROM matters")).scalar_one()
-        docs = conn.execute(text("SELECT count(*) FROM documents")).scalar_one()
-    return int(matters) == 0 and int(docs) == 0
+        return not demo_repo.has_matters_or_documents(conn)
 
 
 def load_demo(
@@ -503,13 +375,13 @@ def load_demo(
     report("re-tagging", retag.matters_done, retag.matters_done)
 
     report("starter set", 0, 1)
-    starter_set = _load_starter_set(database)
+    starter_set = load_starter_set(database, created_by=ACTOR)
     report("starter set", 1, 1)
     timings["retag_and_starter_set_s"] = time.perf_counter() - mark
 
     with database.transaction() as conn:
-        counts = _counts(conn)
-        quarantined = _quarantined(conn)
+        counts = demo_repo.summary_counts(conn)
+        quarantined = demo_repo.quarantined_documents(conn)
     documents_changed = sum(
         r.get("counts", {}).get(name, 0)
         for r in (caselaw_report, firm_report)

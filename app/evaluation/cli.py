@@ -220,7 +220,7 @@ def _parse_files(args: argparse.Namespace, judged_by: str) -> tuple[dict[str, st
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     from app.errors import AppError
-    from app.evaluation import runner, sets
+    from app.evaluation import repository, runner, sets
 
     if args.queries or args.qrels:
         if not (args.queries and args.qrels):
@@ -254,9 +254,9 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
             finally:
                 if temporary is not None and not args.save:
                     with resources.database.transaction() as conn:
-                        info = sets.get_set(conn, temporary)
+                        info = repository.get_set(conn, temporary)
                         if info is not None:
-                            sets.delete_set(conn, info.set_id)
+                            repository.delete_set(conn, info.set_id)
     except (ValueError, AppError) as exc:
         return _fail(getattr(exc, "message", None) or str(exc))
     if args.json:
@@ -450,12 +450,12 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
-    from app.evaluation import sets
+    from app.evaluation import repository, sets
 
     if not (args.jsonl or (args.queries and args.qrels)):
         return _fail("give --jsonl FILE, or --queries FILE and --qrels FILE")
     with _database(settings) as database, database.transaction() as conn:
-        info = sets.get_set(conn, args.set_name)
+        info = repository.get_set(conn, args.set_name)
         if info is None:
             return _fail(f"no relevance set {args.set_name!r}")
         queries = sets.export_queries(conn, info.set_id)
@@ -470,10 +470,10 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_sets(args: argparse.Namespace, settings: Settings) -> int:
-    from app.evaluation import sets
+    from app.evaluation import repository
 
     with _database(settings) as database, database.transaction() as conn:
-        items = sets.list_sets(conn)
+        items = repository.list_sets(conn)
     if args.json:
         _print_json([{"name": s.name, "description": s.description, "queries": s.queries,
                       "created_by": s.created_by, "created_at": s.created_at} for s in items])

@@ -24,14 +24,8 @@ from __future__ import annotations
 from importlib import resources as package_files
 
 from app.db.engine import Database
-from app.evaluation.sets import (
-    QueryIn,
-    delete_queries_except,
-    ensure_set,
-    parse_jsonl,
-    upsert_judgements,
-    upsert_queries,
-)
+from app.evaluation.repository import QueryIn
+from app.evaluation.sets import import_queries, parse_jsonl
 
 CORPUS_JUDGE = "ewall-corpus"
 CORPUS_SET = "corpus-nl"
@@ -61,9 +55,6 @@ def load_corpus_sets(database: Database, *, created_by: str) -> dict[str, int]:
     for name in SET_FILES:
         description, queries = corpus_set(name)
         with database.transaction() as conn:
-            set_id = ensure_set(conn, name, description, created_by)
-            delete_queries_except(conn, set_id, [q.key for q in queries])
-            ids = upsert_queries(conn, set_id, queries)
-            upsert_judgements(conn, ids, [j for q in queries for j in q.judgements])
+            import_queries(conn, name, description, created_by, queries, replace=True)
         out[name] = len(queries)
     return out

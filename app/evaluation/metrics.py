@@ -26,7 +26,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 RELEVANT_MIN = 1.0
-CUTOFFS = (10, 50)
 
 
 def first_ranks(ranking: Sequence[str]) -> dict[str, int]:

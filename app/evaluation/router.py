@@ -24,14 +24,14 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import HTMLResponse, Response
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StringConstraints
-from sqlalchemy import Connection, distinct, func, select
+from sqlalchemy import Connection
 
 from app import __version__
 from app.audit.chain import now_utc
 from app.auth.service import Principal
-from app.db.schema import relevance_judgements, relevance_queries
 from app.deps import Admin, Lawyer, ResourcesDep, require_roles
 from app.errors import AppError, NotFound, Unprocessable
+from app.evaluation import repository as evalrepo
 from app.evaluation import sets as evalsets
 from app.resources import Resources
 from app.search.schemas import SearchIn
@@ -107,23 +107,15 @@ def _access(conn: Connection, resources: Resources, person_id: str) -> Access:
                                person_id)
 
 
-def _require_set(conn: Connection, name: str) -> evalsets.SetInfo:
-    info = evalsets.get_set(conn, name)
+def _require_set(conn: Connection, name: str) -> evalrepo.SetInfo:
+    info = evalrepo.get_set(conn, name)
     if info is None:
         raise NotFound("Relevance set", name)
     return info
 
 
 def _progress(conn: Connection, set_id: int, person_id: str, total: int) -> dict[str, int]:
-    rated = conn.execute(
-        select(func.count(distinct(relevance_queries.c.query_id)))
-        .select_from(relevance_queries.join(
-            relevance_judgements,
-            relevance_judgements.c.query_id == relevance_queries.c.query_id))
-        .where(relevance_queries.c.set_id == set_id,
-               relevance_judgements.c.judged_by == person_id)
-    ).scalar_one()
-    return {"rated": int(rated), "total": total}
+    return {"rated": evalrepo.count_rated_queries(conn, set_id, person_id), "total": total}
 
 
 def _not_visible(target_id: str) -> AppError:
@@ -132,7 +124,7 @@ def _not_visible(target_id: str) -> AppError:
                     {"target_id": target_id})
 
 
-def _checked_target(kind: str, target_id: str, field: str) -> tuple[evalsets.TargetKind, str]:
+def _checked_target(kind: str, target_id: str, field: str) -> tuple[evalrepo.TargetKind, str]:
     try:
         return evalsets.check_target(kind, target_id)
     except evalsets.FormatError as exc:
@@ -218,7 +210,7 @@ def list_sets(principal: RaterOrAdmin, resources: ResourcesDep) -> dict[str, Any
             "created_by": info.created_by,
             "created_at": info.created_at,
             "progress": _progress(conn, info.set_id, principal.person_id, info.queries),
-        } for info in evalsets.list_sets(conn)]
+        } for info in evalrepo.list_sets(conn)]
     return {"items": items}
 
 
@@ -226,10 +218,10 @@ def list_sets(principal: RaterOrAdmin, resources: ResourcesDep) -> dict[str, Any
 def get_set(name: SetName, principal: RaterOrAdmin, resources: ResourcesDep) -> dict[str, Any]:
     with resources.database.transaction() as conn:
         info = _require_set(conn, name)
-        mine = evalsets.load_judgements(conn, info.set_id, judged_by=principal.person_id)
+        mine = evalrepo.load_judgements(conn, info.set_id, judged_by=principal.person_id)
         queries = [
             {"n": n, "query_key": q.key, "text": q.text, "rated": len(mine.get(q.key, []))}
-            for n, q in enumerate(evalsets.load_queries(conn, info.set_id), start=1)
+            for n, q in enumerate(evalrepo.load_queries(conn, info.set_id), start=1)
         ]
         return {
             "name": info.name,
@@ -254,9 +246,9 @@ def put_set(name: SetName, body: SetIn, principal: Admin,
         for k, j in enumerate(q.judgements):
             kind, target = _checked_target(j.target_kind, j.target_id,
                                            f"queries.{i}.judgements.{k}.target_id")
-            judgements.append(evalsets.Judgement(q.query_key, kind, target, j.grade,
+            judgements.append(evalrepo.Judgement(q.query_key, kind, target, j.grade,
                                                  principal.person_id))
-        queries.append(evalsets.QueryIn(q.query_key, " ".join(q.text.split()), q.as_person,
+        queries.append(evalrepo.QueryIn(q.query_key, " ".join(q.text.split()), q.as_person,
                                         judgements))
     with resources.database.transaction() as conn:
         wanted = {(j.target_kind, j.target_id) for q in queries for j in q.judgements}
@@ -290,7 +282,7 @@ def query_results(
     started = time.perf_counter()
     with resources.database.transaction() as conn:
         info = _require_set(conn, name)
-        queries = evalsets.load_queries(conn, info.set_id)
+        queries = evalrepo.load_queries(conn, info.set_id)
     if n > len(queries):
         raise NotFound("Query number", str(n))
     query = queries[n - 1]
@@ -303,7 +295,7 @@ def query_results(
     with resources.database.transaction() as conn:
         result = run_search(conn, resources, principal, request, qvec=qvec, purpose="rating",
                             started=started)
-        mine = evalsets.load_judgements(conn, info.set_id, judged_by=principal.person_id)
+        mine = evalrepo.load_judgements(conn, info.set_id, judged_by=principal.person_id)
         progress = _progress(conn, info.set_id, principal.person_id, len(queries))
     grades = {(j.target_kind, j.target_id): j.grade for j in mine.get(query.key, [])}
     results = []
@@ -344,11 +336,7 @@ def rate(body: JudgementIn, principal: Lawyer, resources: ResourcesDep) -> dict[
     kind, target = _checked_target(body.target_kind, body.target_id, "target_id")
     with resources.database.transaction() as conn:
         info = _require_set(conn, body.set)
-        query_id = conn.execute(
-            select(relevance_queries.c.query_id).where(
-                relevance_queries.c.set_id == info.set_id,
-                relevance_queries.c.query_key == body.query_key)
-        ).scalar_one_or_none()
+        query_id = evalrepo.query_id(conn, info.set_id, body.query_key)
         if query_id is None:
             raise NotFound("Query", body.query_key)
         # the walls of the rater, now: a result seen a minute ago may be walled off since
@@ -356,8 +344,8 @@ def rate(body: JudgementIn, principal: Lawyer, resources: ResourcesDep) -> dict[
         if (kind, target) not in evalsets.visible_targets(conn, access, [(kind, target)]):
             raise _not_visible(target)
         judged_at = now_utc()
-        evalsets.upsert_judgements(conn, {body.query_key: int(query_id)}, [
-            evalsets.Judgement(body.query_key, kind, target, body.grade, principal.person_id,
+        evalsets.upsert_judgements(conn, {body.query_key: query_id}, [
+            evalrepo.Judgement(body.query_key, kind, target, body.grade, principal.person_id,
                                judged_at)])
         progress = _progress(conn, info.set_id, principal.person_id, info.queries)
     return {

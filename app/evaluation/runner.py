@@ -32,28 +32,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
-
 from app.audit.chain import now_utc
 from app.auth.service import Principal
 from app.db.engine import Database
-from app.db.schema import eval_runs
 from app.embeddings import vector_literal
 from app.errors import NotFound
 from app.evaluation import metrics
 from app.evaluation.corpus import question_type
-from app.evaluation.sets import (
+from app.evaluation.repository import (
     Judgement,
     QueryRow,
     SetInfo,
-    access_now,
-    document_of_chunk,
-    document_target,
+    get_run,
     get_set,
+    insert_run,
     load_judgements,
     load_queries,
-    visible_targets,
 )
+from app.evaluation.sets import access_now, document_of_chunk, document_target, visible_targets
 from app.resources import Resources
 from app.search.schemas import SearchIn
 from app.search.service import SearchOverrides, run_search
@@ -296,11 +292,11 @@ def save_run(database: Database, report: EvalReport) -> str:
     body = report.as_dict()
     person = ",".join(report.persons)[:500] or DEFAULT_PERSON
     with database.transaction() as conn:
-        conn.execute(eval_runs.insert().values(
-            run_id=run_id, set_id=report.set_id, person_id=person,
+        insert_run(
+            conn, run_id=run_id, set_id=report.set_id, person_id=person,
             config={**body["config"], "started_at": report.started_at, "took_s": report.took_s},
             metrics=body["metrics"], per_query=body["per_query"],
-        ))
+        )
     return str(run_id)
 
 
@@ -325,11 +321,11 @@ def load_run(database: Database | None, ref: str) -> dict[str, Any]:
     if database is None:
         raise ValueError("a run id needs the database")
     with database.transaction() as conn:
-        row = conn.execute(select(eval_runs).where(eval_runs.c.run_id == run_id)).first()
-    if row is None:
+        run = get_run(conn, run_id)
+    if run is None:
         raise ValueError(f"no saved run {ref}")
-    return {"run_id": str(row.run_id), "config": row.config, "metrics": row.metrics,
-            "per_query": row.per_query, "set": row.config.get("set")}
+    return {"run_id": run.run_id, "config": run.config, "metrics": run.metrics,
+            "per_query": run.per_query, "set": run.config.get("set")}
 
 
 @dataclass

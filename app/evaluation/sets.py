@@ -29,15 +29,14 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, delete, func, select, text, update
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import Connection
 
 from app.audit.chain import now_utc
-from app.db.schema import eval_runs, relevance_judgements, relevance_queries, relevance_sets
+from app.evaluation import repository as repo
+from app.evaluation.repository import Judgement, QueryIn, TargetKind
 from app.walls.access import Access, access_for, apply, visible_chunks
 from app.walls.policy import current_version
 
@@ -45,7 +44,6 @@ if TYPE_CHECKING:
     from app.db.engine import Database
     from app.walls.resolution import AccessResolver
 
-TargetKind = Literal["document", "chunk"]
 TARGET_KINDS: tuple[TargetKind, ...] = ("document", "chunk")
 MAX_GRADE = 3
 CHUNK_PREFIX = "chunk:"
@@ -122,133 +120,7 @@ def document_target(source: str, external_id: str) -> str:
     return f"{source}:{external_id}"
 
 
-# --- records ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SetInfo:
-    set_id: int
-    name: str
-    description: str
-    created_by: str
-    created_at: datetime
-    queries: int = 0
-
-
-@dataclass(frozen=True)
-class QueryRow:
-    query_id: int
-    key: str
-    text: str
-    as_person: str | None
-
-
-@dataclass(frozen=True)
-class Judgement:
-    query_key: str
-    target_kind: TargetKind
-    target_id: str
-    grade: int
-    judged_by: str
-    judged_at: datetime | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "target_kind": self.target_kind,
-            "target_id": self.target_id,
-            "grade": self.grade,
-            "judged_by": self.judged_by,
-            "judged_at": self.judged_at.isoformat() if self.judged_at else None,
-        }
-
-
-@dataclass
-class QueryIn:
-    key: str
-    text: str
-    as_person: str | None = None
-    judgements: list[Judgement] = field(default_factory=list)
-
-
-# --- database ------------------------------------------------------------------------------
-
-
-def get_set(conn: Connection, name: str) -> SetInfo | None:
-    row = conn.execute(
-        select(
-            relevance_sets,
-            select(func.count())
-            .select_from(relevance_queries)
-            .where(relevance_queries.c.set_id == relevance_sets.c.set_id)
-            .scalar_subquery()
-            .label("queries"),
-        ).where(relevance_sets.c.name == name)
-    ).first()
-    if row is None:
-        return None
-    return SetInfo(int(row.set_id), row.name, row.description, row.created_by, row.created_at,
-                   int(row.queries))
-
-
-def list_sets(conn: Connection) -> list[SetInfo]:
-    counts = (
-        select(relevance_queries.c.set_id, func.count().label("n"))
-        .group_by(relevance_queries.c.set_id)
-        .subquery()
-    )
-    rows = conn.execute(
-        select(relevance_sets, func.coalesce(counts.c.n, 0).label("queries"))
-        .outerjoin(counts, counts.c.set_id == relevance_sets.c.set_id)
-        .order_by(relevance_sets.c.name)
-    )
-    return [SetInfo(int(r.set_id), r.name, r.description, r.created_by, r.created_at,
-                    int(r.queries)) for r in rows]
-
-
-def ensure_set(conn: Connection, name: str, description: str, created_by: str) -> int:
-    """The set's id; created when absent, its description updated when given."""
-    name = check_name(name)
-    stmt = insert(relevance_sets).values(name=name, description=description,
-                                         created_by=created_by)
-    conn.execute(stmt.on_conflict_do_nothing(index_elements=[relevance_sets.c.name]))
-    if description:
-        conn.execute(update(relevance_sets).where(relevance_sets.c.name == name)
-                     .values(description=description))
-    set_id = conn.execute(
-        select(relevance_sets.c.set_id).where(relevance_sets.c.name == name)
-    ).scalar_one()
-    return int(set_id)
-
-
-def delete_set(conn: Connection, set_id: int) -> None:
-    # eval_runs.set_id has no cascade: a set's saved runs go with it
-    conn.execute(delete(eval_runs).where(eval_runs.c.set_id == set_id))
-    conn.execute(delete(relevance_sets).where(relevance_sets.c.set_id == set_id))
-
-
-def upsert_queries(conn: Connection, set_id: int, queries: Sequence[QueryIn]) -> dict[str, int]:
-    """key -> query_id; existing keys get the new text and person."""
-    if not queries:
-        return {}
-    values = [{"set_id": set_id, "query_key": q.key, "text": q.text, "as_person": q.as_person}
-              for q in queries]
-    stmt = insert(relevance_queries).values(values)
-    rows = conn.execute(
-        stmt.on_conflict_do_update(
-            index_elements=[relevance_queries.c.set_id, relevance_queries.c.query_key],
-            set_={"text": stmt.excluded.text, "as_person": stmt.excluded.as_person},
-        ).returning(relevance_queries.c.query_key, relevance_queries.c.query_id)
-    )
-    return {r.query_key: int(r.query_id) for r in rows}
-
-
-def delete_queries_except(conn: Connection, set_id: int, keep: Iterable[str]) -> int:
-    return conn.execute(
-        delete(relevance_queries).where(
-            relevance_queries.c.set_id == set_id,
-            relevance_queries.c.query_key.not_in(list(keep)),
-        )
-    ).rowcount
+# --- import and export (checked here, stored by app.evaluation.repository) ---------------
 
 
 def upsert_judgements(conn: Connection, query_ids: dict[str, int],
@@ -258,26 +130,15 @@ def upsert_judgements(conn: Connection, query_ids: dict[str, int],
         return 0
     now = now_utc()
     # one statement may not touch the same key twice: the last judgement in the input wins
-    rows: dict[tuple[int, str, str, str], dict[str, Any]] = {}
+    rows: dict[tuple[int, str, str, str], repo.JudgementRow] = {}
     for j in judgements:
         qid = query_ids.get(j.query_key)
         if qid is None:
             raise FormatError(f"judgement for unknown query {j.query_key!r}", field="query_key")
-        rows[(qid, j.target_kind, j.target_id, j.judged_by)] = {
-            "query_id": qid, "target_kind": j.target_kind, "target_id": j.target_id,
-            "grade": j.grade, "judged_by": j.judged_by, "judged_at": j.judged_at or now,
-        }
-    stmt = insert(relevance_judgements).values(list(rows.values()))
-    conn.execute(
-        stmt.on_conflict_do_update(
-            index_elements=[relevance_judgements.c.query_id, relevance_judgements.c.target_kind,
-                            relevance_judgements.c.target_id, relevance_judgements.c.judged_by],
-            set_={"grade": stmt.excluded.grade, "judged_at": stmt.excluded.judged_at},
-            # the same grade again is no change: the judgement keeps the time it was made,
-            # so reloading a shipped set is a true no-op
-            where=relevance_judgements.c.grade != stmt.excluded.grade,
+        rows[(qid, j.target_kind, j.target_id, j.judged_by)] = repo.JudgementRow(
+            qid, j.target_kind, j.target_id, j.grade, j.judged_by, j.judged_at or now
         )
-    )
+    repo.upsert_judgements(conn, list(rows.values()))
     return len(rows)
 
 
@@ -289,58 +150,21 @@ def import_queries(conn: Connection, name: str, description: str, created_by: st
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if keys.count(k) > 1)
         raise FormatError(f"query key {dup!r} occurs twice", field="query_key")
-    set_id = ensure_set(conn, name, description, created_by)
+    set_id = repo.ensure_set(conn, check_name(name), description, created_by)
     if replace:
-        delete_queries_except(conn, set_id, keys)
-    ids = upsert_queries(conn, set_id, queries)
+        repo.delete_queries_except(conn, set_id, keys)
+    ids = repo.upsert_queries(conn, set_id, queries)
     upsert_judgements(conn, ids, [j for q in queries for j in q.judgements])
     return set_id
 
 
-def load_queries(conn: Connection, set_id: int) -> list[QueryRow]:
-    rows = conn.execute(
-        select(relevance_queries).where(relevance_queries.c.set_id == set_id)
-        .order_by(relevance_queries.c.query_id)
-    )
-    return [QueryRow(int(r.query_id), r.query_key, r.text, r.as_person) for r in rows]
-
-
-def load_judgements(conn: Connection, set_id: int,
-                    judged_by: str | None = None) -> dict[str, list[Judgement]]:
-    stmt = (
-        select(relevance_queries.c.query_key, relevance_judgements)
-        .join(relevance_queries,
-              relevance_queries.c.query_id == relevance_judgements.c.query_id)
-        .where(relevance_queries.c.set_id == set_id)
-        .order_by(relevance_queries.c.query_id, relevance_judgements.c.target_kind,
-                  relevance_judgements.c.target_id, relevance_judgements.c.judged_by)
-    )
-    if judged_by is not None:
-        stmt = stmt.where(relevance_judgements.c.judged_by == judged_by)
-    out: dict[str, list[Judgement]] = defaultdict(list)
-    for r in conn.execute(stmt):
-        out[r.query_key].append(
-            Judgement(r.query_key, r.target_kind, r.target_id, int(r.grade), r.judged_by,
-                      r.judged_at)
-        )
-    return dict(out)
-
-
 def export_queries(conn: Connection, set_id: int) -> list[QueryIn]:
-    judgements = load_judgements(conn, set_id)
+    judgements = repo.load_judgements(conn, set_id)
     return [QueryIn(q.key, q.text, q.as_person, judgements.get(q.key, []))
-            for q in load_queries(conn, set_id)]
+            for q in repo.load_queries(conn, set_id)]
 
 
 # --- visibility through the walls ------------------------------------------------------------
-
-_DOCUMENT_CHUNKS = text(
-    "SELECT d.source, d.external_id, c.chunk_id"
-    " FROM unnest(CAST(:sources AS text[]), CAST(:external_ids AS text[])) AS t(source, eid)"
-    " JOIN documents d ON d.source = t.source AND d.external_id = t.eid"
-    " JOIN chunks c ON c.document_id = d.document_id"
-)
-
 
 def access_now(conn: Connection, resolver: AccessResolver, database: Database,
                person_id: str) -> Access:
@@ -368,9 +192,10 @@ def visible_targets(conn: Connection, access: Access,
         split = [d.split(":", 1) for d in docs]
         # RLS is on for this read too: the lookup itself only returns the person's chunks
         apply(conn, access)
-        for r in conn.execute(_DOCUMENT_CHUNKS, {"sources": [s for s, _ in split],
-                                                 "external_ids": [e for _, e in split]}):
-            doc_chunks[document_target(r.source, r.external_id)].add(r.chunk_id)
+        for source, external_id, chunk_id in repo.chunks_of_documents(
+            conn, [(s, e) for s, e in split]
+        ):
+            doc_chunks[document_target(source, external_id)].add(chunk_id)
     # every chunk of a document carries the document's wall group, ACL and matter, so a few
     # of them answer for the whole document (and keep the check cheap for long documents)
     sample = {c for cs in doc_chunks.values() for c in sorted(cs)[:DOCUMENT_SAMPLE]}

@@ -21,14 +21,8 @@ from importlib import resources as package_files
 from pathlib import Path
 
 from app.db.engine import Database
-from app.evaluation.sets import (
-    QueryIn,
-    delete_queries_except,
-    ensure_set,
-    parse_jsonl,
-    upsert_judgements,
-    upsert_queries,
-)
+from app.evaluation.repository import QueryIn
+from app.evaluation.sets import import_queries, parse_jsonl
 from connectors.base import SourceDocument
 
 STARTER_SET_NAME = "starter-rechtspraak"
@@ -81,10 +75,8 @@ def load_starter_set(database: Database, *, created_by: str) -> str:
     shipped removed; ratings that people added on the rating page are kept."""
     queries = starter_queries()
     with database.transaction() as conn:
-        set_id = ensure_set(conn, STARTER_SET_NAME, STARTER_DESCRIPTION, created_by)
-        delete_queries_except(conn, set_id, [q.key for q in queries])
-        ids = upsert_queries(conn, set_id, queries)
-        upsert_judgements(conn, ids, [j for q in queries for j in q.judgements])
+        import_queries(conn, STARTER_SET_NAME, STARTER_DESCRIPTION, created_by, queries,
+                       replace=True)
     return STARTER_SET_NAME
 
 

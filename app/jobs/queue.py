@@ -19,85 +19,20 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import Connection
 
-from app.audit.chain import canonical_json
-from app.db import sqlfiles
 from app.db.engine import Database
+from app.jobs import repository as repo
+
+# enqueue, job_of_run, pending_for_person moved to app.jobs.repository; re-exported for
+# app.ingest.router
+from app.jobs.repository import Job, enqueue, job_of_run, pending_for_person
 
 log = logging.getLogger("ewall.jobs")
 
-LOCK_NAMESPACE = 0x6577  # "ew": keeps our advisory locks apart from anyone else's
-
-
-@dataclass(frozen=True)
-class Job:
-    job_id: int
-    kind: str
-    person_id: str
-    run_id: uuid.UUID | None
-    payload: Mapping[str, Any]
-    attempt: int
-    max_attempts: int
-
-
 Handler = Callable[[Job], None]
 OnFailed = Callable[[Job, str], None]
-
-
-def enqueue(
-    conn: Connection,
-    *,
-    kind: str,
-    person_id: str,
-    payload: Mapping[str, Any],
-    max_attempts: int,
-    run_id: uuid.UUID | None = None,
-) -> int:
-    job_id = conn.execute(
-        sqlfiles.query("jobs.enqueue"),
-        {
-            "kind": kind,
-            "person_id": person_id,
-            "run_id": run_id,
-            "payload": canonical_json(dict(payload)),
-            "max_attempts": max_attempts,
-        },
-    ).scalar_one()
-    return int(job_id)
-
-
-def pending_for_person(conn: Connection, person_id: str) -> int:
-    """Queued or running jobs of the person; holds the person's enqueue lock until the
-    caller's transaction ends (check, then enqueue, without a race)."""
-    conn.execute(
-        sqlfiles.query("jobs.lock_person_queue"),
-        {"namespace": LOCK_NAMESPACE + 1, "person_id": person_id},
-    )
-    return int(
-        conn.execute(
-            sqlfiles.query("jobs.pending_for_person"), {"person_id": person_id}
-        ).scalar_one()
-    )
-
-
-def job_of_run(conn: Connection, run_id: uuid.UUID) -> dict[str, Any] | None:
-    row = conn.execute(sqlfiles.query("jobs.job_of_run"), {"run_id": run_id}).mappings().first()
-    if row is None:
-        return None
-    out = dict(row)
-    for name in ("created_at", "started_at", "finished_at", "run_after"):
-        if out.get(name) is not None:
-            out[name] = out[name].isoformat()
-    return out
-
-
-def get_job(conn: Connection, job_id: int) -> dict[str, Any] | None:
-    row = conn.execute(sqlfiles.query("jobs.get_job"), {"job_id": job_id}).mappings().first()
-    return dict(row) if row is not None else None
 
 
 def _unknown_kind(job: Job) -> None:
@@ -136,7 +71,7 @@ class JobWorker:
             return
         try:
             lease.rollback()
-            lease.exec_driver_sql("SELECT pg_advisory_unlock_all()")
+            repo.unlock_all(lease)
             lease.commit()
             lease.close()
         except Exception:  # a broken session: close it for good, which frees its locks
@@ -153,42 +88,26 @@ class JobWorker:
         """Take the next job (an orphan first), holding its advisory lock on success."""
         conn = self._connection()
         with conn.begin():
-            candidates = conn.execute(sqlfiles.query("jobs.claim_candidates"), {"limit": 20}).all()
-            for cand in candidates:
-                key = {"namespace": LOCK_NAMESPACE, "job_id": cand.job_id}
-                if not conn.execute(sqlfiles.query("jobs.try_lock"), key).scalar_one():
+            for cand in repo.claim_candidates(conn, limit=20):
+                if not repo.try_lock(conn, cand.job_id):
                     continue  # its worker is alive and at it
                 if cand.status == "running" and cand.attempts >= cand.max_attempts:
                     # its worker died on the last allowed attempt
-                    conn.execute(
-                        sqlfiles.query("jobs.fail"),
-                        {
-                            "job_id": cand.job_id,
-                            "error": "the worker stopped during the last allowed attempt",
-                        },
+                    repo.mark_failed(
+                        conn, cand.job_id, "the worker stopped during the last allowed attempt"
                     )
-                    conn.execute(sqlfiles.query("jobs.unlock"), key)
+                    repo.unlock(conn, cand.job_id)
                     continue
-                row = conn.execute(
-                    sqlfiles.query("jobs.claim"), {"job_id": cand.job_id, "worker": self.name}
-                ).one()
-                return Job(
-                    job_id=int(row.job_id),
-                    kind=str(row.kind),
-                    person_id=str(row.person_id),
-                    run_id=row.run_id,
-                    payload=dict(row.payload),
-                    attempt=int(row.attempts),
-                    max_attempts=int(row.max_attempts),
-                )
+                return repo.claim(conn, cand.job_id, self.name)
         return None
 
-    def _release(self, job: Job, statement: str, **params: Any) -> None:
+    def _release(self, job: Job, finish: Callable[[Connection], None]) -> None:
+        """Record the job's outcome, then give up its lock (after the commit, so that no
+        other worker claims it while its row still says running)."""
         conn = self._connection()
-        key = {"namespace": LOCK_NAMESPACE, "job_id": job.job_id}
         with conn.begin():
-            conn.execute(sqlfiles.query(statement), {"job_id": job.job_id, **params})
-        conn.execute(sqlfiles.query("jobs.unlock"), key)
+            finish(conn)
+        repo.unlock(conn, job.job_id)
         conn.commit()
 
     def run_once(self) -> bool:
@@ -212,13 +131,13 @@ class JobWorker:
             )
             if job.attempt < job.max_attempts and handler is not _unknown_kind:
                 delay = self.retry_base_s * 2 ** (job.attempt - 1)
-                self._release(job, "jobs.retry_later", error=error, delay_s=delay)
+                self._release(job, lambda c: repo.retry_later(c, job.job_id, error, delay))
             else:
-                self._release(job, "jobs.fail", error=error)
+                self._release(job, lambda c: repo.mark_failed(c, job.job_id, error))
                 if self.on_failed is not None:
                     self.on_failed(job, error)
             return True
-        self._release(job, "jobs.succeed")
+        self._release(job, lambda c: repo.mark_succeeded(c, job.job_id))
         return True
 
 
@@ -273,3 +192,15 @@ class JobWorkers:
         self._wake.set()
         for thread in self._threads:
             thread.join(timeout)
+
+
+__all__ = [
+    "Handler",
+    "Job",
+    "JobWorker",
+    "JobWorkers",
+    "OnFailed",
+    "enqueue",
+    "job_of_run",
+    "pending_for_person",
+]

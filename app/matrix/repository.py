@@ -1,237 +1,239 @@
-"""Queries of the conflict-matrix tables (SQLAlchemy Core)."""
+"""Reads and writes of the conflict-matrix tables (sql/matrix.sql).
+
+The service decides what changed; these functions only read the current state and write the
+rows they are given, in the caller's transaction.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
-from sqlalchemy import Connection, delete, select
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import Connection
 
-from app.db.schema import (
-    clients,
-    matter_parties,
-    matter_team,
-    matters,
-    people,
-    person_aliases,
-    source_group_members,
-    source_groups,
-)
+from app.db import sqlfiles
 
 
-def existing_people(conn: Connection, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-    ids = list(set(ids))
-    if not ids:
+@dataclass
+class KnownPerson:
+    name: str
+    active: bool
+    aliases: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class KnownClient:
+    name: str
+    parent_id: str | None
+
+
+@dataclass
+class KnownMatter:
+    client_id: str
+    title: str
+    status: str
+    parties: list[tuple[str, str]] = field(default_factory=list)  # (name, role) in order
+    team: set[str] = field(default_factory=set)
+
+
+class PersonRow(NamedTuple):
+    person_id: str
+    name: str
+    active: bool
+
+
+class ClientRow(NamedTuple):
+    client_id: str
+    name: str
+    name_norm: str
+    parent_id: str | None
+
+
+class MatterRow(NamedTuple):
+    matter_id: str
+    client_id: str
+    title: str
+    status: str
+
+
+class PartyRow(NamedTuple):
+    name: str
+    name_norm: str
+    role: str
+
+
+def existing_people(conn: Connection, ids: Iterable[str]) -> dict[str, KnownPerson]:
+    wanted = sorted(set(ids))
+    if not wanted:
         return {}
+    params = {"ids": wanted}
     out = {
-        r.person_id: {"name": r.name, "active": r.active, "aliases": set()}
-        for r in conn.execute(select(people).where(people.c.person_id.in_(ids)))
+        r.person_id: KnownPerson(r.name, r.active)
+        for r in conn.execute(sqlfiles.query("matrix.people_by_id"), params)
     }
-    for r in conn.execute(select(person_aliases).where(person_aliases.c.person_id.in_(ids))):
-        out[r.person_id]["aliases"].add(r.alias)
+    for r in conn.execute(sqlfiles.query("matrix.aliases_of_people"), params):
+        out[r.person_id].aliases.add(r.alias)
     return out
 
 
 def alias_owners(conn: Connection, aliases: Iterable[str]) -> dict[str, str]:
-    aliases = list(set(aliases))
-    if not aliases:
+    wanted = sorted(set(aliases))
+    if not wanted:
         return {}
-    rows = conn.execute(select(person_aliases).where(person_aliases.c.alias.in_(aliases)))
+    rows = conn.execute(sqlfiles.query("matrix.alias_owners"), {"aliases": wanted})
     return {r.alias: r.person_id for r in rows}
 
 
-def existing_clients(conn: Connection, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-    ids = list(set(ids))
-    if not ids:
+def existing_clients(conn: Connection, ids: Iterable[str]) -> dict[str, KnownClient]:
+    wanted = sorted(set(ids))
+    if not wanted:
         return {}
-    rows = conn.execute(select(clients).where(clients.c.client_id.in_(ids)))
-    return {r.client_id: {"name": r.name, "parent_id": r.parent_id} for r in rows}
+    rows = conn.execute(sqlfiles.query("matrix.clients_by_id"), {"ids": wanted})
+    return {r.client_id: KnownClient(r.name, r.parent_id) for r in rows}
 
 
 def client_parents(conn: Connection) -> dict[str, str | None]:
-    return {
-        r.client_id: r.parent_id
-        for r in conn.execute(select(clients.c.client_id, clients.c.parent_id))
-    }
+    return {r.client_id: r.parent_id for r in conn.execute(sqlfiles.query("matrix.client_parents"))}
 
 
-def existing_matters(conn: Connection, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-    ids = list(set(ids))
-    if not ids:
+def existing_matters(conn: Connection, ids: Iterable[str]) -> dict[str, KnownMatter]:
+    wanted = sorted(set(ids))
+    if not wanted:
         return {}
-    out: dict[str, dict[str, Any]] = {
-        r.matter_id: {
-            "client_id": r.client_id,
-            "title": r.title,
-            "status": r.status,
-            "parties": [],
-            "team": set(),
-        }
-        for r in conn.execute(select(matters).where(matters.c.matter_id.in_(ids)))
+    params = {"ids": wanted}
+    out = {
+        r.matter_id: KnownMatter(r.client_id, r.title, r.status)
+        for r in conn.execute(sqlfiles.query("matrix.matters_by_id"), params)
     }
-    for r in conn.execute(
-        select(matter_parties)
-        .where(matter_parties.c.matter_id.in_(ids))
-        .order_by(matter_parties.c.matter_id, matter_parties.c.position)
-    ):
-        out[r.matter_id]["parties"].append((r.name, r.role))
-    for r in conn.execute(select(matter_team).where(matter_team.c.matter_id.in_(ids))):
-        out[r.matter_id]["team"].add(r.person_id)
+    for r in conn.execute(sqlfiles.query("matrix.parties_of_matters"), params):
+        out[r.matter_id].parties.append((r.name, r.role))
+    for r in conn.execute(sqlfiles.query("matrix.team_of_matters"), params):
+        out[r.matter_id].team.add(r.person_id)
     return out
 
 
 def existing_groups(
     conn: Connection, keys: Iterable[tuple[str, str]]
 ) -> dict[tuple[str, str], set[str]]:
-    keys = list(set(keys))
-    if not keys:
+    """Members of those (source, group_id) groups that exist; absent groups are left out."""
+    wanted = sorted(set(keys))
+    if not wanted:
         return {}
-    sources = sorted({s for s, _ in keys})
-    out: dict[tuple[str, str], set[str]] = {}
-    wanted = set(keys)
-    for r in conn.execute(select(source_groups).where(source_groups.c.source.in_(sources))):
-        if (r.source, r.group_id) in wanted:
-            out[(r.source, r.group_id)] = set()
-    members: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for r in conn.execute(
-        select(source_group_members).where(source_group_members.c.source.in_(sources))
-    ):
-        if (r.source, r.group_id) in out:
-            members[(r.source, r.group_id)].add(r.member)
-    for key in out:
-        out[key] = members.get(key, set())
-    return out
+    rows = conn.execute(
+        sqlfiles.query("matrix.groups_with_members"),
+        {"sources": [s for s, _ in wanted], "group_ids": [g for _, g in wanted]},
+    )
+    out: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for r in rows:
+        members = out[(r.source, r.group_id)]
+        if r.member is not None:
+            members.add(r.member)
+    return dict(out)
 
 
-def upsert_people(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+def upsert_people(conn: Connection, rows: Sequence[PersonRow]) -> None:
     if not rows:
         return
-    stmt = insert(people).values([{k: r[k] for k in ("person_id", "name", "active")} for r in rows])
     conn.execute(
-        stmt.on_conflict_do_update(
-            index_elements=[people.c.person_id],
-            set_={
-                "name": stmt.excluded.name,
-                "active": stmt.excluded.active,
-                "updated_at": stmt.excluded.updated_at,
-            },
+        sqlfiles.query("matrix.upsert_people"),
+        {
+            "ids": [r.person_id for r in rows],
+            "names": [r.name for r in rows],
+            "active": [r.active for r in rows],
+        },
+    )
+
+
+def replace_aliases(conn: Connection, aliases_of: Mapping[str, set[str]]) -> None:
+    """Each listed person ends with exactly the given aliases."""
+    if not aliases_of:
+        return
+    conn.execute(sqlfiles.query("matrix.delete_aliases_of_people"), {"ids": sorted(aliases_of)})
+    pairs = [(a, p) for p, aliases in sorted(aliases_of.items()) for a in sorted(aliases)]
+    if pairs:
+        conn.execute(
+            sqlfiles.query("matrix.insert_aliases"),
+            {"aliases": [a for a, _ in pairs], "person_ids": [p for _, p in pairs]},
         )
-    )
 
 
-def replace_aliases(conn: Connection, person_aliases_map: dict[str, set[str]]) -> None:
-    if not person_aliases_map:
-        return
-    conn.execute(
-        delete(person_aliases).where(person_aliases.c.person_id.in_(list(person_aliases_map)))
-    )
-    values = [
-        {"alias": a, "person_id": p}
-        for p, aliases in sorted(person_aliases_map.items())
-        for a in sorted(aliases)
-    ]
-    if values:
-        conn.execute(insert(person_aliases), values)
-
-
-def upsert_groups(conn: Connection, groups: dict[tuple[str, str], set[str]]) -> None:
-    if not groups:
-        return
+def upsert_groups(conn: Connection, groups: Mapping[tuple[str, str], set[str]]) -> None:
+    """Each listed group exists and has exactly the given members."""
     for (source, group_id), members in sorted(groups.items()):
-        conn.execute(
-            insert(source_groups).values(source=source, group_id=group_id).on_conflict_do_nothing()
-        )
-        conn.execute(
-            delete(source_group_members).where(
-                (source_group_members.c.source == source)
-                & (source_group_members.c.group_id == group_id)
-            )
-        )
+        key = {"source": source, "group_id": group_id}
+        conn.execute(sqlfiles.query("matrix.ensure_source_group"), key)
+        conn.execute(sqlfiles.query("matrix.delete_source_group_members"), key)
         if members:
             conn.execute(
-                insert(source_group_members),
-                [{"source": source, "group_id": group_id, "member": m} for m in sorted(members)],
+                sqlfiles.query("matrix.insert_source_group_members"),
+                {**key, "members": sorted(members)},
             )
 
 
-def upsert_clients(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
-    for row in rows:  # parents first: the caller orders them
-        stmt = insert(clients).values(**row)
-        conn.execute(
-            stmt.on_conflict_do_update(
-                index_elements=[clients.c.client_id],
-                set_={
-                    "name": stmt.excluded.name,
-                    "name_norm": stmt.excluded.name_norm,
-                    "parent_id": stmt.excluded.parent_id,
-                    "updated_at": stmt.excluded.updated_at,
-                },
-            )
-        )
+def upsert_clients(conn: Connection, rows: Sequence[ClientRow]) -> None:
+    """One statement per client, in the given order: the caller puts parents first."""
+    for row in rows:
+        conn.execute(sqlfiles.query("matrix.upsert_client"), row._asdict())
 
 
-def upsert_matters(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+def upsert_matters(conn: Connection, rows: Sequence[MatterRow]) -> None:
     if not rows:
         return
-    for start in range(0, len(rows), 5000):
-        part = rows[start : start + 5000]
-        stmt = insert(matters).values(
-            [{k: r[k] for k in ("matter_id", "client_id", "title", "status")} for r in part]
-        )
-        conn.execute(
-            stmt.on_conflict_do_update(
-                index_elements=[matters.c.matter_id],
-                set_={
-                    "client_id": stmt.excluded.client_id,
-                    "title": stmt.excluded.title,
-                    "status": stmt.excluded.status,
-                    "updated_at": stmt.excluded.updated_at,
-                },
-            )
-        )
+    conn.execute(
+        sqlfiles.query("matrix.upsert_matters"),
+        {
+            "ids": [r.matter_id for r in rows],
+            "client_ids": [r.client_id for r in rows],
+            "titles": [r.title for r in rows],
+            "statuses": [r.status for r in rows],
+        },
+    )
 
 
-def replace_parties(conn: Connection, parties: dict[str, list[dict[str, Any]]]) -> None:
+def replace_parties(conn: Connection, parties: Mapping[str, Sequence[PartyRow]]) -> None:
+    """Each listed matter ends with exactly the given parties, in the given order."""
     if not parties:
         return
-    conn.execute(delete(matter_parties).where(matter_parties.c.matter_id.in_(list(parties))))
-    values = [
-        {"matter_id": m, "position": i, **p}
-        for m, plist in sorted(parties.items())
-        for i, p in enumerate(plist)
-    ]
-    if values:
-        conn.execute(insert(matter_parties), values)
+    conn.execute(sqlfiles.query("matrix.delete_parties_of_matters"), {"ids": sorted(parties)})
+    rows = [(m, i, p) for m, plist in sorted(parties.items()) for i, p in enumerate(plist)]
+    if rows:
+        conn.execute(
+            sqlfiles.query("matrix.insert_parties"),
+            {
+                "matter_ids": [m for m, _, _ in rows],
+                "positions": [i for _, i, _ in rows],
+                "names": [p.name for _, _, p in rows],
+                "names_norm": [p.name_norm for _, _, p in rows],
+                "roles": [p.role for _, _, p in rows],
+            },
+        )
 
 
-def replace_team(conn: Connection, teams: dict[str, set[str]]) -> None:
+def replace_team(conn: Connection, teams: Mapping[str, set[str]]) -> None:
+    """Each listed matter ends with exactly the given team."""
     if not teams:
         return
-    conn.execute(delete(matter_team).where(matter_team.c.matter_id.in_(list(teams))))
-    values = [
-        {"matter_id": m, "person_id": p} for m, ps in sorted(teams.items()) for p in sorted(ps)
-    ]
-    if values:
-        conn.execute(insert(matter_team), values)
+    conn.execute(sqlfiles.query("matrix.delete_team_of_matters"), {"ids": sorted(teams)})
+    pairs = [(m, p) for m, people in sorted(teams.items()) for p in sorted(people)]
+    if pairs:
+        conn.execute(
+            sqlfiles.query("matrix.insert_team"),
+            {"matter_ids": [m for m, _ in pairs], "person_ids": [p for _, p in pairs]},
+        )
 
 
-def get_person(conn: Connection, person_id: str) -> dict[str, Any] | None:
-    found = existing_people(conn, [person_id])
-    return found.get(person_id)
+def get_person(conn: Connection, person_id: str) -> KnownPerson | None:
+    return existing_people(conn, [person_id]).get(person_id)
 
 
-def get_matter(conn: Connection, matter_id: str) -> dict[str, Any] | None:
+def get_matter(conn: Connection, matter_id: str) -> KnownMatter | None:
     return existing_matters(conn, [matter_id]).get(matter_id)
 
 
 def matter_group(conn: Connection, matter_id: str) -> str | None:
-    from app.db.schema import matter_wall_groups
-
     row = conn.execute(
-        select(matter_wall_groups.c.wall_group_id).where(
-            matter_wall_groups.c.matter_id == matter_id
-        )
+        sqlfiles.query("matrix.wall_group_of_matter"), {"matter_id": matter_id}
     ).first()
-    return row[0] if row is not None else None
+    return str(row.wall_group_id) if row is not None else None

@@ -56,9 +56,9 @@ def get_person(person_id: str, principal: ConflictsOrAdmin, conn: ConnDep) -> Pe
         raise NotFound("Person", person_id)
     return PersonOut(
         person_id=person_id,
-        name=found["name"],
-        active=found["active"],
-        aliases=sorted(found["aliases"]),
+        name=found.name,
+        active=found.active,
+        aliases=sorted(found.aliases),
     )
 
 
@@ -109,7 +109,7 @@ def get_client(client_id: str, principal: ConflictsOrAdmin, conn: ConnDep) -> Cl
     found = repo.existing_clients(conn, [client_id]).get(client_id)
     if found is None:
         raise NotFound("Client", client_id)
-    return ClientOut(client_id=client_id, name=found["name"], parent_id=found["parent_id"])
+    return ClientOut(client_id=client_id, name=found.name, parent_id=found.parent_id)
 
 
 @router.put("/matters/{matter_id}", response_model=MatterOut)
@@ -140,11 +140,11 @@ def get_matter(matter_id: str, principal: ConflictsOrAdmin, conn: ConnDep) -> Ma
         raise NotFound("Matter", matter_id)
     return MatterOut(
         matter_id=matter_id,
-        client_id=found["client_id"],
-        title=found["title"],
-        status=found["status"],
-        parties=[PartyIn(name=n, role=r) for n, r in found["parties"]],
-        team=sorted(found["team"]),
+        client_id=found.client_id,
+        title=found.title,
+        status=found.status,
+        parties=[PartyIn(name=n, role=r) for n, r in found.parties],
+        team=sorted(found.team),
         wall_group_id=repo.matter_group(conn, matter_id),
     )
 

@@ -1,4 +1,4 @@
-"""Request and response bodies of the conflict-matrix routes (api.md, Conflict matrix)."""
+"""Request and response bodies of the conflict-matrix routes."""
 
 from __future__ import annotations
 

@@ -68,6 +68,36 @@ def _order_parents_first(rows: list[ClientImport]) -> list[ClientImport]:
     return ordered
 
 
+@dataclass
+class _Plan:
+    """What a matrix call changes: the rows to write and the events to log."""
+
+    events: list[dict[str, Any]] = field(default_factory=list)
+    relevant: bool = False  # some change can alter who may see what
+    affected_matters: set[str] = field(default_factory=set)
+    reparented: list[str] = field(default_factory=list)
+    people_rows: list[repo.PersonRow] = field(default_factory=list)
+    alias_changes: dict[str, set[str]] = field(default_factory=dict)
+    group_changes: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    client_rows: list[repo.ClientRow] = field(default_factory=list)
+    matter_rows: list[repo.MatterRow] = field(default_factory=list)
+    party_changes: dict[str, list[repo.PartyRow]] = field(default_factory=dict)
+    team_changes: dict[str, set[str]] = field(default_factory=dict)
+
+    def counts(self) -> dict[str, int]:
+        written_people = {r.person_id for r in self.people_rows}
+        return {
+            "people": len(self.people_rows) + len(set(self.alias_changes) - written_people),
+            "groups": len(self.group_changes),
+            "clients": len(self.client_rows),
+            "matters": len(
+                {r.matter_id for r in self.matter_rows}
+                | set(self.party_changes)
+                | set(self.team_changes)
+            ),
+        }
+
+
 def apply_matrix(
     conn: Connection,
     *,
@@ -79,15 +109,42 @@ def apply_matrix(
     action: str = "matrix.import",
 ) -> MatrixResult:
     people, clients, matters = list(people), list(clients), list(matters)
+    _check_unique_ids(people, clients, matters, source_groups)
+    # nothing is written before every reference check has passed
+    known_people = _check_team_members(conn, people, matters)
+    known_clients = _check_client_references(conn, clients, matters)
+    _check_no_client_cycles(conn, clients, known_clients)
+    _check_aliases(conn, people)
+
+    plan = _Plan()
+    _diff_people(plan, people, known_people)
+    _diff_groups(conn, plan, source_groups)
+    _diff_clients(plan, _order_parents_first(clients), known_clients)
+    _diff_matters(conn, plan, matters)
+    _write(conn, plan)
+    return _record(conn, plan, actor=actor, action=action)
+
+
+def _check_unique_ids(
+    people: Sequence[PersonImport],
+    clients: Sequence[ClientImport],
+    matters: Sequence[MatterImport],
+    source_groups: Sequence[GroupImport],
+) -> None:
     _duplicates([p.person_id for p in people], "Person", "people.person_id")
     _duplicates([c.client_id for c in clients], "Client", "clients.client_id")
     _duplicates([m.matter_id for m in matters], "Matter", "matters.matter_id")
     _duplicates([f"{g.source}/{g.group_id}" for g in source_groups], "Group", "groups.group_id")
 
-    # --- reference checks (nothing is written before all pass) ---------------------------
+
+def _check_team_members(
+    conn: Connection, people: Sequence[PersonImport], matters: Sequence[MatterImport]
+) -> dict[str, repo.KnownPerson]:
+    """Every team member is in the request or already known. Returns the known people among
+    the request's people and team members."""
     team_ids = {pid for m in matters for pid in m.team}
-    known_people = repo.existing_people(conn, {p.person_id for p in people} | team_ids)
     payload_people = {p.person_id for p in people}
+    known_people = repo.existing_people(conn, payload_people | team_ids)
     for matter in matters:
         for pid in matter.team:
             if pid not in payload_people and pid not in known_people:
@@ -97,9 +154,17 @@ def apply_matrix(
                     field="team",
                     id=pid,
                 )
+    return known_people
+
+
+def _check_client_references(
+    conn: Connection, clients: Sequence[ClientImport], matters: Sequence[MatterImport]
+) -> dict[str, repo.KnownClient]:
+    """Every parent and every matter's client is in the request or already known. Returns
+    the known clients among those and the request's clients."""
     client_refs = {c.parent_id for c in clients if c.parent_id} | {m.client_id for m in matters}
-    known_clients = repo.existing_clients(conn, client_refs | {c.client_id for c in clients})
     payload_clients = {c.client_id for c in clients}
+    known_clients = repo.existing_clients(conn, client_refs | payload_clients)
     for client in clients:
         if client.parent_id and client.parent_id not in payload_clients | set(known_clients):
             raise Unprocessable(
@@ -116,31 +181,44 @@ def apply_matrix(
                 field="client_id",
                 id=matter.client_id,
             )
-    ordered_clients = _order_parents_first(clients)
+    return known_clients
+
+
+def _check_no_client_cycles(
+    conn: Connection, clients: Sequence[ClientImport], known_clients: dict[str, repo.KnownClient]
+) -> None:
+    """A known client that gets a new parent must not become its own ancestor through the
+    hierarchy as stored plus this request. (Cycles among new clients are caught when they are
+    ordered parents first.)"""
     parent_changes = [
         c
         for c in clients
-        if c.client_id in known_clients and known_clients[c.client_id]["parent_id"] != c.parent_id
+        if c.client_id in known_clients and known_clients[c.client_id].parent_id != c.parent_id
     ]
-    if parent_changes:
-        parents = repo.client_parents(conn)
-        parents.update({c.client_id: c.parent_id for c in clients})
-        for client in parent_changes:
-            seen = {client.client_id}
-            current = client.parent_id
-            while current is not None:
-                if current in seen:
-                    raise Unprocessable(
-                        "client_cycle",
-                        f"Making {client.parent_id!r} the parent of {client.client_id!r} "
-                        "creates a cycle.",
-                        field="parent_id",
-                        id=client.client_id,
-                    )
-                seen.add(current)
-                current = parents.get(current)
+    if not parent_changes:
+        return
+    parents = repo.client_parents(conn)
+    parents.update({c.client_id: c.parent_id for c in clients})
+    for client in parent_changes:
+        seen = {client.client_id}
+        current = client.parent_id
+        while current is not None:
+            if current in seen:
+                raise Unprocessable(
+                    "client_cycle",
+                    f"Making {client.parent_id!r} the parent of {client.client_id!r} "
+                    "creates a cycle.",
+                    field="parent_id",
+                    id=client.client_id,
+                )
+            seen.add(current)
+            current = parents.get(current)
 
-    # aliases are unique across people
+
+def _check_aliases(conn: Connection, people: Sequence[PersonImport]) -> None:
+    """An alias belongs to one person: within the request, and against the stored aliases of
+    people the request does not redefine."""
+    payload_people = {p.person_id for p in people}
     owners = repo.alias_owners(conn, {a for p in people for a in p.aliases})
     claimed: dict[str, str] = {}
     for person in people:
@@ -160,23 +238,19 @@ def apply_matrix(
                     {"alias": alias, "person_id": owner},
                 )
 
-    # --- diff ------------------------------------------------------------------------------
-    events: list[dict[str, Any]] = []
-    relevant = False
-    affected_matters: set[str] = set()
 
-    people_rows: list[dict[str, Any]] = []
-    alias_changes: dict[str, set[str]] = {}
+def _diff_people(
+    plan: _Plan, people: Sequence[PersonImport], known_people: dict[str, repo.KnownPerson]
+) -> None:
     for person in people:
         before = known_people.get(person.person_id)
         aliases = set(person.aliases)
+        row = repo.PersonRow(person.person_id, person.name, person.active)
         if before is None:
-            people_rows.append(
-                {"person_id": person.person_id, "name": person.name, "active": person.active}
-            )
-            alias_changes[person.person_id] = aliases
-            relevant = True
-            events.append(
+            plan.people_rows.append(row)
+            plan.alias_changes[person.person_id] = aliases
+            plan.relevant = True
+            plan.events.append(
                 {
                     "type": "person",
                     "id": person.person_id,
@@ -186,13 +260,11 @@ def apply_matrix(
                 }
             )
             continue
-        if before["name"] != person.name or before["active"] != person.active:
-            people_rows.append(
-                {"person_id": person.person_id, "name": person.name, "active": person.active}
-            )
-            if before["active"] != person.active:
-                relevant = True
-                events.append(
+        if before.name != person.name or before.active != person.active:
+            plan.people_rows.append(row)
+            if before.active != person.active:
+                plan.relevant = True
+                plan.events.append(
                     {
                         "type": "person",
                         "id": person.person_id,
@@ -200,53 +272,57 @@ def apply_matrix(
                     }
                 )
             else:
-                events.append({"type": "person", "id": person.person_id, "change": "renamed"})
-        if before["aliases"] != aliases:
-            alias_changes[person.person_id] = aliases
-            relevant = True
-            events.append(
+                plan.events.append({"type": "person", "id": person.person_id, "change": "renamed"})
+        if before.aliases != aliases:
+            plan.alias_changes[person.person_id] = aliases
+            plan.relevant = True
+            plan.events.append(
                 {
                     "type": "person",
                     "id": person.person_id,
                     "change": "aliases",
-                    "added": sorted(aliases - before["aliases"]),
-                    "removed": sorted(before["aliases"] - aliases),
+                    "added": sorted(aliases - before.aliases),
+                    "removed": sorted(before.aliases - aliases),
                 }
             )
 
-    group_changes: dict[tuple[str, str], set[str]] = {}
-    if source_groups:
-        before_groups = repo.existing_groups(conn, {(g.source, g.group_id) for g in source_groups})
-        for group in source_groups:
-            key = (group.source, group.group_id)
-            members = set(group.members)
-            if before_groups.get(key) != members:
-                group_changes[key] = members
-                relevant = True
-                old = before_groups.get(key, set())
-                events.append(
-                    {
-                        "type": "group",
-                        "id": f"{group.source}:group:{group.group_id}",
-                        "change": "members",
-                        "added": sorted(members - old),
-                        "removed": sorted(old - members),
-                    }
-                )
 
-    client_rows: list[dict[str, Any]] = []
-    reparented: list[str] = []
+def _diff_groups(conn: Connection, plan: _Plan, source_groups: Sequence[GroupImport]) -> None:
+    if not source_groups:
+        return
+    before_groups = repo.existing_groups(conn, {(g.source, g.group_id) for g in source_groups})
+    for group in source_groups:
+        key = (group.source, group.group_id)
+        members = set(group.members)
+        if before_groups.get(key) == members:
+            continue
+        plan.group_changes[key] = members
+        plan.relevant = True
+        old = before_groups.get(key, set())
+        plan.events.append(
+            {
+                "type": "group",
+                "id": f"{group.source}:group:{group.group_id}",
+                "change": "members",
+                "added": sorted(members - old),
+                "removed": sorted(old - members),
+            }
+        )
+
+
+def _diff_clients(
+    plan: _Plan,
+    ordered_clients: Sequence[ClientImport],
+    known_clients: dict[str, repo.KnownClient],
+) -> None:
     for client in ordered_clients:
         before = known_clients.get(client.client_id)
-        row = {
-            "client_id": client.client_id,
-            "name": client.name,
-            "name_norm": normalize_name(client.name),
-            "parent_id": client.parent_id,
-        }
+        row = repo.ClientRow(
+            client.client_id, client.name, normalize_name(client.name), client.parent_id
+        )
         if before is None:
-            client_rows.append(row)
-            events.append(
+            plan.client_rows.append(row)
+            plan.events.append(
                 {
                     "type": "client",
                     "id": client.client_id,
@@ -255,47 +331,39 @@ def apply_matrix(
                 }
             )
             continue
-        if before["name"] != client.name or before["parent_id"] != client.parent_id:
-            client_rows.append(row)
-            if before["parent_id"] != client.parent_id:
-                relevant = True
-                reparented.append(client.client_id)
-                events.append(
-                    {
-                        "type": "client",
-                        "id": client.client_id,
-                        "change": "parent",
-                        "from": before["parent_id"],
-                        "to": client.parent_id,
-                    }
-                )
-            else:
-                events.append({"type": "client", "id": client.client_id, "change": "renamed"})
+        if before.name == client.name and before.parent_id == client.parent_id:
+            continue
+        plan.client_rows.append(row)
+        if before.parent_id != client.parent_id:
+            plan.relevant = True
+            plan.reparented.append(client.client_id)
+            plan.events.append(
+                {
+                    "type": "client",
+                    "id": client.client_id,
+                    "change": "parent",
+                    "from": before.parent_id,
+                    "to": client.parent_id,
+                }
+            )
+        else:
+            plan.events.append({"type": "client", "id": client.client_id, "change": "renamed"})
 
+
+def _diff_matters(conn: Connection, plan: _Plan, matters: Sequence[MatterImport]) -> None:
     known_matters = repo.existing_matters(conn, [m.matter_id for m in matters])
-    matter_rows: list[dict[str, Any]] = []
-    party_changes: dict[str, list[dict[str, Any]]] = {}
-    team_changes: dict[str, set[str]] = {}
     for matter in matters:
         before = known_matters.get(matter.matter_id)
-        parties = [
-            {"name": p.name, "name_norm": normalize_name(p.name), "role": p.role}
-            for p in matter.parties
-        ]
+        parties = [repo.PartyRow(p.name, normalize_name(p.name), p.role) for p in matter.parties]
         team = set(matter.team)
-        row = {
-            "matter_id": matter.matter_id,
-            "client_id": matter.client_id,
-            "title": matter.title,
-            "status": matter.status,
-        }
+        row = repo.MatterRow(matter.matter_id, matter.client_id, matter.title, matter.status)
         if before is None:
-            matter_rows.append(row)
-            party_changes[matter.matter_id] = parties
-            team_changes[matter.matter_id] = team
-            relevant = True
-            affected_matters.add(matter.matter_id)
-            events.append(
+            plan.matter_rows.append(row)
+            plan.party_changes[matter.matter_id] = parties
+            plan.team_changes[matter.matter_id] = team
+            plan.relevant = True
+            plan.affected_matters.add(matter.matter_id)
+            plan.events.append(
                 {
                     "type": "matter",
                     "id": matter.matter_id,
@@ -305,76 +373,73 @@ def apply_matrix(
                 }
             )
             continue
-        if (before["client_id"], before["title"], before["status"]) != (
+        if (before.client_id, before.title, before.status) != (
             matter.client_id,
             matter.title,
             matter.status,
         ):
-            matter_rows.append(row)
-            if before["client_id"] != matter.client_id:
-                relevant = True
-                affected_matters.add(matter.matter_id)
-                events.append(
+            plan.matter_rows.append(row)
+            if before.client_id != matter.client_id:
+                plan.relevant = True
+                plan.affected_matters.add(matter.matter_id)
+                plan.events.append(
                     {
                         "type": "matter",
                         "id": matter.matter_id,
                         "change": "moved",
-                        "from": before["client_id"],
+                        "from": before.client_id,
                         "to": matter.client_id,
                     }
                 )
             else:
-                events.append({"type": "matter", "id": matter.matter_id, "change": "details"})
-        if before["parties"] != [(p["name"], p["role"]) for p in parties]:
-            party_changes[matter.matter_id] = parties
-            events.append({"type": "matter", "id": matter.matter_id, "change": "parties"})
-        if before["team"] != team:
-            team_changes[matter.matter_id] = team
-            relevant = True
-            events.append(
+                plan.events.append({"type": "matter", "id": matter.matter_id, "change": "details"})
+        if before.parties != [(p.name, p.role) for p in parties]:
+            plan.party_changes[matter.matter_id] = parties
+            plan.events.append({"type": "matter", "id": matter.matter_id, "change": "parties"})
+        if before.team != team:
+            plan.team_changes[matter.matter_id] = team
+            plan.relevant = True
+            plan.events.append(
                 {
                     "type": "matter",
                     "id": matter.matter_id,
                     "change": "team",
-                    "added": sorted(team - before["team"]),
-                    "removed": sorted(before["team"] - team),
+                    "added": sorted(team - before.team),
+                    "removed": sorted(before.team - team),
                 }
             )
 
-    # --- write -------------------------------------------------------------------------------
-    repo.upsert_people(conn, people_rows)
-    repo.replace_aliases(conn, alias_changes)
-    repo.upsert_groups(conn, group_changes)
-    repo.upsert_clients(conn, client_rows)
-    repo.upsert_matters(conn, matter_rows)
-    repo.replace_parties(conn, party_changes)
-    repo.replace_team(conn, team_changes)
 
-    counts = {
-        "people": len(people_rows)
-        + len(set(alias_changes) - {r["person_id"] for r in people_rows}),
-        "groups": len(group_changes),
-        "clients": len(client_rows),
-        "matters": len(
-            {r["matter_id"] for r in matter_rows} | set(party_changes) | set(team_changes)
-        ),
-    }
-    if not events:
+def _write(conn: Connection, plan: _Plan) -> None:
+    repo.upsert_people(conn, plan.people_rows)
+    repo.replace_aliases(conn, plan.alias_changes)
+    repo.upsert_groups(conn, plan.group_changes)
+    repo.upsert_clients(conn, plan.client_rows)
+    repo.upsert_matters(conn, plan.matter_rows)
+    repo.replace_parties(conn, plan.party_changes)
+    repo.replace_team(conn, plan.team_changes)
+
+
+def _record(conn: Connection, plan: _Plan, *, actor: str, action: str) -> MatrixResult:
+    """Bump the policy version when access may change, recompute the wall groups of the
+    matters concerned and log the change as one policy event."""
+    counts = plan.counts()
+    if not plan.events:
         return MatrixResult(policy.current_version(conn), False, counts)
-
-    version = policy.bump(conn) if relevant else policy.current_version(conn)
-    if reparented:
-        affected_matters.update(groups.matters_under_clients(conn, reparented))
-    if relevant and affected_matters:
-        groups.recompute(conn, affected_matters, version)
-    object_type, object_id = _subject(action, events)
+    version = policy.bump(conn) if plan.relevant else policy.current_version(conn)
+    affected = set(plan.affected_matters)
+    if plan.reparented:
+        affected.update(groups.matters_under_clients(conn, plan.reparented))
+    if plan.relevant and affected:
+        groups.recompute(conn, affected, version)
+    object_type, object_id = _subject(action, plan.events)
     policy.record_change(
         conn,
         actor=actor,
         action=action,
         object_type=object_type,
         object_id=object_id,
-        details={"access_relevant": relevant, "counts": counts, "changes": events},
+        details={"access_relevant": plan.relevant, "counts": counts, "changes": plan.events},
         version=version,
     )
     return MatrixResult(version, True, counts)

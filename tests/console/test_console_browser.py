@@ -15,9 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,17 +24,14 @@ import httpx
 import pytest
 
 from app.settings import Settings
+from tests.browser import WAIT_S, chromium, require_chromium, served
 from tests.conftest import DbHandle, Tokens, make_client
 from tests.console.conftest import COMPLIANCE, LAWYER, PARTNER, build_firm
-from tests.shared_data import require
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 # The README's screenshots: rewritten only when asked (`make screenshots`), so that a test run
 # leaves the working tree clean; otherwise they go to a temporary folder.
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "console"
 UPDATE_SHOTS = os.environ.get("EWALL_UPDATE_SCREENSHOTS") == "1"
-WAIT_S = 60
 QUERY = "lekkage magazijn huurovereenkomst dak"
 
 pytestmark = pytest.mark.browser
@@ -45,8 +39,7 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(autouse=True)
 def _chromium() -> None:
-    # a skip on a developer's machine without Chromium, a failure in CI (which installs it)
-    require(CHROMIUM.exists(), "/usr/bin/chromium (apt-get install -y chromium chromium-driver)")
+    require_chromium()
 
 
 def _detached(element: Any) -> bool:
@@ -61,39 +54,15 @@ def _detached(element: Any) -> bool:
     return False
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def server_url(db: DbHandle, settings: Settings, embedder: Any, auth: Tokens) -> Iterator[str]:
-    import uvicorn
-
     from app.main import create_app
 
     with make_client(db, settings, embedder) as client:
         build_firm(client, auth)
     app = create_app(settings, db.database, embedder=embedder, start_worker=True)
-    port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app, host="127.0.0.1", port=port, log_config=None, access_log=False, lifespan="on"
-        )
-    )
-    thread = threading.Thread(target=server.run, name="console-server", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + WAIT_S
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the test server did not start")
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(15)
+    with served(app, "console-server") as url:
+        yield url
 
 
 @pytest.fixture
@@ -105,44 +74,10 @@ def downloads(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def browser(tmp_path: Path, downloads: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    if not CHROMEDRIVER.exists():
-        pytest.fail(f"{CHROMEDRIVER} is missing: apt-get install -y chromium-driver")
-    monkeypatch.setenv("SE_OFFLINE", "true")  # Selenium Manager must never fetch a driver
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    profile = tmp_path / "chromium-profile"
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--disable-dev-shm-usage",
-        "--disable-default-apps",
-        "--disable-extensions",
-        "--window-size=1280,1000",
-        f"--user-data-dir={profile}",
-    ):
-        options.add_argument(arg)
-    options.add_experimental_option(
-        "prefs",
-        {"download.default_directory": str(downloads), "download.prompt_for_download": False},
-    )
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
-    driver.execute_cdp_cmd(
-        "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
-    )
-    try:
+    with chromium(
+        tmp_path / "chromium-profile", monkeypatch, window="1280,1000", downloads=downloads
+    ) as driver:
         yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def _api_search(url: str, auth: Tokens, person: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
-from app.console import router as console_router
+from app.console import audit_pages
 from app.console.sessions import COOKIE
 from tests.conftest import DbHandle
 from tests.console.conftest import (
@@ -472,7 +472,7 @@ def test_audit_filter_paging_retrieval_and_exports(
     )
     assert [name for name, _ in heads] == ["retrievals", "policy", "gates"]
 
-    monkeypatch.setattr(console_router, "PAGE_SIZE", 1)
+    monkeypatch.setattr(audit_pages, "PAGE_SIZE", 1)
     one = client.get("/console/audit", params={"person_id": LAWYER}).text
     assert second["retrieval_id"] in one and first["retrieval_id"] not in one
     older = re.search(r'id="older" href="([^"]+)"', one)

@@ -82,12 +82,14 @@ def test_documents_are_deterministic_and_typed() -> None:
     docs = demo_docs.firm_documents()
     assert docs == demo_docs.firm_documents()  # byte-identical content on every call
     assert len({d.external_id for d in docs}) == len(docs)
+    kind_of = demo_docs.document_kinds()
+    assert set(kind_of) == {d.external_id for d in docs}
     for doc in docs:
-        assert normalize_doc_type(doc.doc_type) == doc.kind, doc.external_id
+        assert normalize_doc_type(doc.doc_type) == kind_of[doc.external_id], doc.external_id
         assert (doc.text is None) != (doc.content is None)
-        assert doc.modified_at.tzinfo is not None
+        assert doc.modified_at is not None and doc.modified_at.tzinfo is not None
         assert doc.modified_at.date() <= demo_docs.DEMO_TODAY
-    kinds = {d.kind for d in docs}
+    kinds = set(kind_of.values())
     assert {
         "memo",
         "brief",
@@ -299,7 +301,7 @@ def test_walls_as_issued(loaded: Loaded, api: TestClient, auth: Tokens) -> None:
 
 
 def test_source_acl_keeps_the_selection_note_within_the_team(api: TestClient, auth: Tokens) -> None:
-    note = next(d for d in demo_docs.firm_documents() if d.acl_allow is not None)
+    note = next(d for d in demo_docs.firm_documents() if d.acl is not None)
     query = "selectie boventallige functies afspiegeling leeftijdscategorie"
     found = {h["document"]["external_id"] for h in search(api, auth, "nsmit@firm.nl", query)}
     assert note.external_id in found
@@ -332,31 +334,6 @@ def test_withdrawn_decisions_are_not_searchable(loaded: Loaded, module_db: DbHan
         "ECLI:NL:RBAMS:2012:BZ5426",
     )
     assert rows == [(True,)]
-
-
-def test_case_law_without_the_rechtspraak_module_still_lands_public(
-    db: DbHandle, settings: Settings, embedder: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from app.demo import loader
-    from app.ingest.pipeline import IngestPipeline
-    from app.walls.graph import OPEN_GROUP
-
-    real = loader._optional_module
-    monkeypatch.setattr(
-        loader,
-        "_optional_module",
-        lambda name: None if name == "app.caselaw.ingest" else real(name),
-    )
-    shipped = select_case_law(make_settings(corpus_dir=Path("/nonexistent/corpus")))
-    two = {e: shipped.files[e] for e in ("ECLI:NL:CBB:2000:AA7087", "ECLI:NL:CRVB:2013:1886")}
-    selection = loader.CaseLawSelection(two, "package", False, ())
-    pipeline = IngestPipeline(db.database, embedder, settings)
-    report = loader._ingest_case_law(pipeline, selection, lambda *_: None)
-    assert report["counts"]["added"] == 2 and report["counts"]["errors"] == 0
-    rows = superuser_rows(
-        db, "SELECT DISTINCT external_id, wall_group_id FROM chunks WHERE source = 'rechtspraak'"
-    )
-    assert sorted(rows) == [(ecli, OPEN_GROUP) for ecli in sorted(two)]
 
 
 def test_if_empty_does_not_reload(

@@ -21,7 +21,7 @@ from app.evaluation.corpus import (
     corpus_set,
     question_type,
 )
-from app.evaluation.sets import QueryIn
+from app.evaluation.repository import QueryIn
 from app.evaluation.starter import starter_queries
 
 CORPUS = Path(os.environ.get("EWALL_CORPUS_DIR", "../shared/corpus"))

@@ -7,8 +7,8 @@ import math
 import pytest
 
 from app.evaluation import metrics
+from app.evaluation.repository import Judgement
 from app.evaluation.runner import judgement_level, query_grades
-from app.evaluation.sets import Judgement
 
 
 def test_ndcg_recall_mrr_on_a_mixed_ranking() -> None:

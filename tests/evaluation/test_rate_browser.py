@@ -8,9 +8,6 @@ driver are the system's, given by path, and Selenium Manager is told to stay off
 
 from __future__ import annotations
 
-import shutil
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,33 +17,21 @@ import pytest
 from sqlalchemy import text
 
 from app.evaluation import sets
-from app.evaluation.sets import QueryIn
+from app.evaluation.repository import QueryIn
 from app.settings import Settings
+from tests.browser import WAIT_S, chromium, require_chromium, served
 from tests.conftest import DbHandle, Tokens, make_client
 from tests.helpers import Firm, retag
-from tests.shared_data import require
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 RATER = "lisa@firm.nl"
 SCREENED = "bram@firm.nl"
-WAIT_S = 60
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(autouse=True)
 def _chromium() -> None:
-    require(
-        CHROMIUM.exists(),
-        "/usr/bin/chromium (apt-get install -y chromium chromium-driver)",
-    )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    require_chromium()
 
 
 @pytest.fixture
@@ -97,65 +82,17 @@ def firm_data(db: DbHandle, settings: Settings, embedder: Any, auth: Tokens) -> 
 
 @pytest.fixture
 def server_url(firm_data: None, db: DbHandle, settings: Settings, embedder: Any) -> Iterator[str]:
-    import uvicorn
-
     from app.main import create_app
 
     app = create_app(settings, db.database, embedder=embedder, start_worker=False)
-    port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app, host="127.0.0.1", port=port, log_config=None, access_log=False, lifespan="on"
-        )
-    )
-    thread = threading.Thread(target=server.run, name="rate-page-server", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + WAIT_S
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the test server did not start")
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(15)
+    with served(app, "rate-page-server") as url:
+        yield url
 
 
 @pytest.fixture
 def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    if not CHROMEDRIVER.exists():
-        pytest.fail(f"{CHROMEDRIVER} is missing: apt-get install -y chromium-driver")
-    monkeypatch.setenv("SE_OFFLINE", "true")  # Selenium Manager must never fetch a driver
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    profile = tmp_path / "chromium-profile"
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--disable-dev-shm-usage",
-        "--disable-default-apps",
-        "--disable-extensions",
-        "--window-size=1280,1600",
-        f"--user-data-dir={profile}",
-    ):
-        options.add_argument(arg)
-    # console errors (a blocked style or script under the page's CSP) become visible
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
-    try:
+    with chromium(tmp_path / "chromium-profile", monkeypatch, window="1280,1600") as driver:
         yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def _judgements(db: DbHandle) -> list[tuple[str, int, str]]:

@@ -10,8 +10,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import text
 
 from app.evaluation import sets
+from app.evaluation.repository import QueryIn
 from app.evaluation.router import snippet_parts
-from app.evaluation.sets import QueryIn
 from tests.conftest import DbHandle, Tokens
 from tests.helpers import Firm, ok, retag
 

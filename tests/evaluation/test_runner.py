@@ -13,8 +13,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import text
 
 from app.cli import build_parser
-from app.evaluation import runner, sets
-from app.evaluation.sets import Judgement, QueryIn
+from app.evaluation import repository, runner, sets
+from app.evaluation.repository import Judgement, QueryIn
 from app.resources import Resources
 from tests.conftest import DbHandle, Tokens, make_settings
 from tests.helpers import Firm, retag
@@ -284,7 +284,7 @@ def test_cli_imports_exports_and_evaluates(
     out: dict[str, Any] = json.loads(capsys.readouterr().out)
     assert out["metrics"]["sparse"]["ndcg_10"] == pytest.approx(Q1_NDCG / 2)
     with db.database.transaction() as conn:
-        assert [s.name for s in sets.list_sets(conn)] == []
+        assert [s.name for s in repository.list_sets(conn)] == []
 
     assert (
         _cli(

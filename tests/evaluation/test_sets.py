@@ -8,8 +8,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from app.evaluation import sets
-from app.evaluation.sets import FormatError, Judgement, QueryIn
+from app.evaluation import repository, sets
+from app.evaluation.repository import Judgement, QueryIn
+from app.evaluation.sets import FormatError
 from app.evaluation.starter import (
     ANSWER_ECLIS,
     STARTER_ECLIS,
@@ -159,7 +160,7 @@ def test_database_round_trip_and_replace(db: DbHandle) -> None:
     with db.database.transaction() as conn:
         set_id = sets.import_queries(conn, "roundtrip", "een set", "tester", queries)
     with db.database.transaction() as conn:
-        info = sets.get_set(conn, "roundtrip")
+        info = repository.get_set(conn, "roundtrip")
         assert info is not None and info.set_id == set_id and info.queries == 3
         exported = sets.export_queries(conn, set_id)
     assert _canon(exported) == _canon(queries)
@@ -177,7 +178,7 @@ def test_database_round_trip_and_replace(db: DbHandle) -> None:
         sets.import_queries(conn, "roundtrip", "", "tester", exported)
         sets.import_queries(conn, "roundtrip", "", "tester", regraded, replace=True)
         after = sets.export_queries(conn, set_id)
-        info = sets.get_set(conn, "roundtrip")
+        info = repository.get_set(conn, "roundtrip")
     assert info is not None and info.description == "een set"  # "" keeps the description
     assert [q.key for q in after] == ["q1"]
     assert {(j.target_id, j.judged_by, j.grade) for j in after[0].judgements} == {
@@ -221,7 +222,7 @@ def test_starter_file_is_consistent() -> None:
 def test_starter_loader_is_idempotent_and_keeps_ratings(db: DbHandle) -> None:
     assert load_starter_set(db.database, created_by="demo") == STARTER_SET_NAME
     with db.database.transaction() as conn:
-        info = sets.get_set(conn, STARTER_SET_NAME)
+        info = repository.get_set(conn, STARTER_SET_NAME)
         assert info is not None
         first = _canon(sets.export_queries(conn, info.set_id))
         # a lawyer's rating made later must survive a reload

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.jobs.queue import Job, JobWorker, enqueue, get_job
+from app.jobs.queue import JobWorker
+from app.jobs.repository import Job, enqueue, get_job
 from tests.conftest import DbHandle
 
 

@@ -1,0 +1,336 @@
+"""Console audit pages: the filtered audit log with the chain banner, its CSV/JSON export,
+one retrieval, and a matter's timeline."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response, StreamingResponse
+
+from app.audit import service as audit_service
+from app.audit.chain import canonical_json, now_utc, verify_all
+from app.console import repository
+from app.console.pages import (
+    PageRefused,
+    form_instant,
+    format_time,
+    render,
+    require,
+    shorten,
+)
+from app.deps import get_resources
+from app.errors import AppError
+from app.resources import Resources
+
+router = APIRouter(prefix="/console", include_in_schema=False)
+
+PAGE_SIZE = 50
+MATTER_SCAN_LIMIT = 5000
+EXPORT_PAGE = 500
+
+
+# --- audit -------------------------------------------------------------------------------------
+
+
+@dataclass
+class AuditFilter:
+    person_id: str = ""
+    matter_id: str = ""
+    chunk_id: str = ""
+    since: str = ""
+    until: str = ""
+
+    def query(self, **extra: str) -> str:
+        values = {k: v for k, v in vars(self).items() if v}
+        values.update({k: v for k, v in extra.items() if v})
+        return urlencode(values)
+
+    def parsed(self) -> tuple[dict[str, Any], list[str]]:
+        errors: list[str] = []
+        args: dict[str, Any] = {
+            "person_id": self.person_id or None,
+            "matter_id": self.matter_id or None,
+            "chunk_id": self.chunk_id or None,
+            "since": form_instant(self.since, "Since", errors),
+            "until": form_instant(self.until, "Until", errors),
+        }
+        return args, errors
+
+
+def _audit_filter(
+    person_id: str, matter_id: str, chunk_id: str, since: str, until: str
+) -> AuditFilter:
+    return AuditFilter(
+        person_id.strip()[:200],
+        matter_id.strip()[:200],
+        chunk_id.strip()[:1000],
+        since.strip()[:40],
+        until.strip()[:40],
+    )
+
+
+def chain_banner(conn: Any) -> dict[str, Any]:
+    report = verify_all(conn)
+    report["verified_at"] = now_utc()
+    return report
+
+
+@router.get("/audit")
+def audit_page(
+    request: Request,
+    person_id: str = "",
+    matter_id: str = "",
+    chunk_id: str = "",
+    since: str = "",
+    until: str = "",
+    cursor: str = "",
+) -> HTMLResponse:
+    session = require(request, "compliance")
+    filt = _audit_filter(person_id, matter_id, chunk_id, since, until)
+    args, errors = filt.parsed()
+    resources = get_resources(request)
+    page: dict[str, Any] = {"items": [], "next_cursor": None}
+    status = 200
+    with resources.database.transaction() as conn:
+        banner = chain_banner(conn)
+        if not errors:
+            try:
+                page = audit_service.list_retrievals(
+                    conn,
+                    limit=PAGE_SIZE,
+                    cursor=cursor[:200] or None,
+                    cursor_secret=audit_service.cursor_key(resources.settings),
+                    **args,
+                )
+            except AppError as exc:
+                errors.append(exc.message)
+        if errors:
+            status = 422
+    return render(
+        request,
+        "audit.html",
+        session,
+        status,
+        banner=banner,
+        filt=filt,
+        items=page["items"],
+        next_cursor=page["next_cursor"],
+        first_page=not cursor,
+        errors=errors,
+    )
+
+
+def _filtered(resources: Resources, args: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every retrieval matching the filter, newest first, page by page in one snapshot."""
+    with resources.database.transaction() as conn:
+        cursor: str | None = None
+        while True:
+            page = audit_service.list_retrievals(
+                conn,
+                limit=EXPORT_PAGE,
+                cursor=cursor,
+                cursor_secret=audit_service.cursor_key(resources.settings),
+                **args,
+            )
+            yield from page["items"]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                return
+
+
+CSV_COLUMNS = (
+    "seq",
+    "at",
+    "retrieval_id",
+    "person_id",
+    "purpose",
+    "query",
+    "mode",
+    "k",
+    "policy_version",
+    "model",
+    "prompt_version",
+    "result_count",
+    "matter_ids",
+    "chunk_ids",
+    "content_sha256",
+    "hash",
+)
+
+
+def _cell(value: Any) -> str:
+    text = "" if value is None else str(value)
+    # a spreadsheet must not run a query text as a formula
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def _csv_row(item: dict[str, Any]) -> list[str]:
+    results = item["results"]
+    values = {
+        **item,
+        "matter_ids": " ".join(sorted({r["matter_id"] for r in results if r["matter_id"]})),
+        "chunk_ids": " ".join(r["chunk_id"] for r in results),
+        "content_sha256": " ".join(r["content_sha256"] for r in results),
+    }
+    return [_cell(values.get(c)) for c in CSV_COLUMNS]
+
+
+@router.get("/audit/export.{fmt}")
+def audit_export(
+    request: Request,
+    fmt: str,
+    person_id: str = "",
+    matter_id: str = "",
+    chunk_id: str = "",
+    since: str = "",
+    until: str = "",
+) -> Response:
+    session = require(request, "compliance")
+    if fmt not in ("jsonl", "csv"):
+        raise PageRefused(404, "No such export", "Exports are .jsonl or .csv.", session)
+    filt = _audit_filter(person_id, matter_id, chunk_id, since, until)
+    args, errors = filt.parsed()
+    if errors:
+        raise PageRefused(422, "Filter refused", " ".join(errors), session)
+    resources = get_resources(request)
+    stamp = now_utc().strftime("%Y%m%dT%H%M%SZ")
+
+    def jsonl() -> Iterator[str]:
+        for item in _filtered(resources, args):
+            yield canonical_json(item) + "\n"
+
+    def table() -> Iterator[str]:
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        writer.writerow(CSV_COLUMNS)
+        for item in _filtered(resources, args):
+            writer.writerow(_csv_row(item))
+            if buffer.tell() > 64_000:
+                yield buffer.getvalue()
+                buffer.seek(0)
+                buffer.truncate()
+        yield buffer.getvalue()
+
+    headers = {
+        "Content-Disposition": f'attachment; filename="ewall-audit-{stamp}.{fmt}"',
+        "Cache-Control": "no-store",
+        "X-Content-Type-Options": "nosniff",
+    }
+    if fmt == "jsonl":
+        return StreamingResponse(jsonl(), media_type="application/x-ndjson", headers=headers)
+    return StreamingResponse(table(), media_type="text/csv; charset=utf-8", headers=headers)
+
+
+@router.get("/audit/retrievals/{retrieval_id}")
+def retrieval_page(request: Request, retrieval_id: str) -> HTMLResponse:
+    session = require(request, "compliance")
+    resources = get_resources(request)
+    with resources.database.transaction() as conn:
+        try:
+            item = audit_service.get_retrieval(conn, retrieval_id[:100])
+        except AppError as exc:
+            raise PageRefused(exc.status, "No such retrieval", exc.message, session) from None
+        gates = repository.gate_events_for_retrieval(conn, item["retrieval_id"])
+        banner = chain_banner(conn)
+    return render(request, "retrieval.html", session, item=item, gates=gates, banner=banner)
+
+
+TL_LEFT, TL_WIDTH, TL_LANE = 190, 560, 26
+
+
+def timeline(items: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """One lane per person, one dot per retrieval, time left to right (laid out here, drawn
+    as inline SVG by the template)."""
+    if not items:
+        return None
+    times = [datetime.fromisoformat(i["at"]) for i in items]
+    t0, t1 = min(times), max(times)
+    span = (t1 - t0).total_seconds()
+    people = sorted({i["person_id"] for i in items})
+    lane = {p: n for n, p in enumerate(people)}
+    dots = []
+    for item, at in zip(items, times, strict=True):
+        frac = (at - t0).total_seconds() / span if span else 0.5
+        dots.append(
+            {
+                "x": round(TL_LEFT + frac * TL_WIDTH, 1),
+                "y": 20 + lane[item["person_id"]] * TL_LANE,
+                "retrieval_id": item["retrieval_id"],
+                "title": f"{format_time(at)} · {item['person_id']} · {shorten(item['query'], 60)}",
+            }
+        )
+    return {
+        "lanes": [{"person_id": p, "y": 20 + n * TL_LANE} for n, p in enumerate(people)],
+        "dots": dots,
+        "start": t0,
+        "end": t1,
+        "left": TL_LEFT,
+        "right": TL_LEFT + TL_WIDTH,
+        "width": TL_LEFT + TL_WIDTH + 20,
+        "height": 40 + len(people) * TL_LANE,
+        "axis_y": 10 + len(people) * TL_LANE,
+    }
+
+
+@router.get("/audit/matter")
+def matter_page(request: Request, matter_id: str = "") -> HTMLResponse:
+    session = require(request, "compliance")
+    matter_id = matter_id.strip()[:200]
+    resources = get_resources(request)
+    items: list[dict[str, Any]] = []
+    truncated = False
+    if matter_id:
+        for item in _filtered(
+            resources,
+            {
+                "person_id": None,
+                "matter_id": matter_id,
+                "chunk_id": None,
+                "since": None,
+                "until": None,
+            },
+        ):
+            if len(items) >= MATTER_SCAN_LIMIT:
+                truncated = True
+                break
+            items.append(item)
+    by_person: dict[str, dict[str, Any]] = {}
+    for item in items:
+        chunks = {r["chunk_id"] for r in item["results"] if r["matter_id"] == matter_id}
+        row = by_person.setdefault(
+            item["person_id"],
+            {
+                "person_id": item["person_id"],
+                "first_at": item["at"],
+                "last_at": item["at"],
+                "retrievals": 0,
+                "chunks": set(),
+            },
+        )
+        row["retrievals"] += 1
+        row["chunks"] |= chunks
+        row["first_at"] = min(row["first_at"], item["at"])
+        row["last_at"] = max(row["last_at"], item["at"])
+    people = sorted(by_person.values(), key=lambda r: r["last_at"], reverse=True)
+    with resources.database.transaction() as conn:
+        banner = chain_banner(conn)
+    return render(
+        request,
+        "matter.html",
+        session,
+        matter_id=matter_id,
+        people=people,
+        items=items,
+        chart=timeline(items),
+        truncated=truncated,
+        limit=MATTER_SCAN_LIMIT,
+        banner=banner,
+        filt=AuditFilter(matter_id=matter_id),
+    )

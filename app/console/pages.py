@@ -1,0 +1,178 @@
+"""What every console page shares: the templates, the security headers, the navigation, the
+session lookup with its role and CSRF checks, and the two exceptions that become pages."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from app.console.sessions import (
+    COOKIE,
+    ConsoleSession,
+    SessionStore,
+    same_token,
+)
+from app.deps import get_resources
+from app.resources import Resources
+
+HERE = Path(__file__).resolve().parent
+CONSOLE_ROLES = ("conflicts", "compliance")
+
+CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
+    "base-uri 'none'; frame-ancestors 'none'"
+)
+PAGE_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+
+
+def format_time(value: object) -> str:
+    if value is None or value == "":
+        return ""
+    moment: object = value
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            return value
+    if isinstance(moment, datetime):
+        if moment.tzinfo is not None:
+            moment = moment.astimezone(UTC)
+        return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return str(value)
+
+
+templates = Environment(
+    loader=FileSystemLoader(str(HERE / "templates")),
+    autoescape=select_autoescape(["html", "svg"], default=True),
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+templates.filters["when"] = format_time
+
+
+# --- navigation, sessions, errors --------------------------------------------------------------
+
+
+NAV = (
+    ("/console/walls", "Walls", ("conflicts", "compliance")),
+    ("/console/walls/new", "Issue a wall", ("conflicts",)),
+    ("/console/access", "Access", ("conflicts", "compliance")),
+    ("/console/conflicts", "Conflict search", ("conflicts",)),
+    ("/console/audit", "Audit", ("compliance",)),
+)
+
+
+def nav_links(session: ConsoleSession | None) -> list[tuple[str, str]]:
+    if session is None:
+        return []
+    return [(href, label) for href, label, roles in NAV if session.has_any(*roles)]
+
+
+class SignInNeeded(Exception):
+    def __init__(self, next_url: str) -> None:
+        super().__init__("sign-in needed")
+        self.next_url = next_url
+
+
+class PageRefused(Exception):
+    """A page answered with an HTML error (wrong role, stale form, unknown id)."""
+
+    def __init__(
+        self, status: int, title: str, message: str, session: ConsoleSession | None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.title = title
+        self.message = message
+        self.session = session
+
+
+def session_store(resources: Resources) -> SessionStore:
+    return resources.console_sessions
+
+
+def current_session(request: Request) -> ConsoleSession | None:
+    return session_store(get_resources(request)).get(request.cookies.get(COOKIE))
+
+
+def require(request: Request, *roles: str) -> ConsoleSession:
+    session = current_session(request)
+    if session is None:
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        raise SignInNeeded(target if request.method == "GET" else "/console")
+    if not session.has_any(*roles):
+        raise PageRefused(403, "Not for your role", "Your role does not allow this page.", session)
+    request.state.person_id = session.person_id
+    return session
+
+
+def check_csrf(session: ConsoleSession, given: str | None) -> None:
+    if not same_token(given, session.csrf):
+        raise PageRefused(
+            403,
+            "Form refused",
+            "The form was refused: its security token is missing or stale. "
+            "Open the page again and resubmit.",
+            session,
+        )
+
+
+def render(
+    request: Request,
+    template: str,
+    session: ConsoleSession | None,
+    status: int = 200,
+    **context: Any,
+) -> HTMLResponse:
+    body = templates.get_template(template).render(
+        session=session,
+        nav=nav_links(session),
+        path=request.url.path,
+        **context,
+    )
+    return HTMLResponse(body, status_code=status, headers=PAGE_HEADERS)
+
+
+def is_https(request: Request) -> bool:
+    return request.url.scheme == "https"
+
+
+def safe_next(value: str | None) -> str:
+    """Only a console path of this site; anything else goes to the console's start."""
+    if (
+        value
+        and value.startswith("/console")
+        and not value.startswith("//")
+        and not any(c in value for c in "\\\r\n")
+    ):
+        return value
+    return "/console"
+
+
+def form_instant(raw: str, label: str, errors: list[str]) -> datetime | None:
+    """A datetime-local value (read as UTC) or an RFC 3339 time."""
+    value = raw.strip()
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        errors.append(f"{label}: not a date and time ({value[:40]!r}).")
+        return None
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def shorten(text: str, limit: int = 24) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,147 @@
+"""The job table (sql/jobs.sql): enqueueing, claiming with advisory locks, finishing.
+
+The claim protocol itself (which statement when, and on which connection) is
+``app.jobs.queue``; these functions run one statement each.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from sqlalchemy import Connection
+
+from app.audit.chain import canonical_json
+from app.db import sqlfiles
+
+LOCK_NAMESPACE = 0x6577  # "ew": keeps our advisory locks apart from anyone else's
+# the per-person enqueue lock lives in the next namespace, apart from the job locks
+PERSON_LOCK_NAMESPACE = LOCK_NAMESPACE + 1
+
+
+@dataclass(frozen=True)
+class Job:
+    job_id: int
+    kind: str
+    person_id: str
+    run_id: uuid.UUID | None
+    payload: Mapping[str, Any]
+    attempt: int
+    max_attempts: int
+
+
+class Candidate(NamedTuple):
+    job_id: int
+    status: str
+    attempts: int
+    max_attempts: int
+
+
+def enqueue(
+    conn: Connection,
+    *,
+    kind: str,
+    person_id: str,
+    payload: Mapping[str, Any],
+    max_attempts: int,
+    run_id: uuid.UUID | None = None,
+) -> int:
+    """Writes a job row in the caller's transaction: the job exists exactly when that
+    transaction commits."""
+    job_id = conn.execute(
+        sqlfiles.query("jobs.enqueue"),
+        {
+            "kind": kind,
+            "person_id": person_id,
+            "run_id": run_id,
+            "payload": canonical_json(dict(payload)),
+            "max_attempts": max_attempts,
+        },
+    ).scalar_one()
+    return int(job_id)
+
+
+def pending_for_person(conn: Connection, person_id: str) -> int:
+    """Queued or running jobs of the person; holds the person's enqueue lock until the
+    caller's transaction ends (check, then enqueue, without a race)."""
+    conn.execute(
+        sqlfiles.query("jobs.lock_person_queue"),
+        {"namespace": PERSON_LOCK_NAMESPACE, "person_id": person_id},
+    )
+    return int(
+        conn.execute(
+            sqlfiles.query("jobs.pending_for_person"), {"person_id": person_id}
+        ).scalar_one()
+    )
+
+
+def job_of_run(conn: Connection, run_id: uuid.UUID) -> dict[str, Any] | None:
+    """The latest job of an ingest run, its times as ISO strings (for the run report)."""
+    row = conn.execute(sqlfiles.query("jobs.job_of_run"), {"run_id": run_id}).mappings().first()
+    if row is None:
+        return None
+    out = dict(row)
+    for name in ("created_at", "started_at", "finished_at", "run_after"):
+        if out.get(name) is not None:
+            out[name] = out[name].isoformat()
+    return out
+
+
+def get_job(conn: Connection, job_id: int) -> dict[str, Any] | None:
+    row = conn.execute(sqlfiles.query("jobs.get_job"), {"job_id": job_id}).mappings().first()
+    return dict(row) if row is not None else None
+
+
+def claim_candidates(conn: Connection, limit: int) -> list[Candidate]:
+    """Orphaned running jobs first, then due queued ones; the rows stay locked
+    (``FOR UPDATE SKIP LOCKED``) until the transaction ends."""
+    rows = conn.execute(sqlfiles.query("jobs.claim_candidates"), {"limit": limit})
+    return [
+        Candidate(int(r.job_id), str(r.status), int(r.attempts), int(r.max_attempts)) for r in rows
+    ]
+
+
+def _lock_key(job_id: int) -> dict[str, int]:
+    return {"namespace": LOCK_NAMESPACE, "job_id": job_id}
+
+
+def try_lock(conn: Connection, job_id: int) -> bool:
+    """Takes the job's session advisory lock; False when a living worker holds it."""
+    return bool(conn.execute(sqlfiles.query("jobs.try_lock"), _lock_key(job_id)).scalar_one())
+
+
+def unlock(conn: Connection, job_id: int) -> None:
+    conn.execute(sqlfiles.query("jobs.unlock"), _lock_key(job_id))
+
+
+def unlock_all(conn: Connection) -> None:
+    conn.execute(sqlfiles.query("jobs.unlock_all"))
+
+
+def claim(conn: Connection, job_id: int, worker: str) -> Job:
+    row = conn.execute(sqlfiles.query("jobs.claim"), {"job_id": job_id, "worker": worker}).one()
+    return Job(
+        job_id=int(row.job_id),
+        kind=str(row.kind),
+        person_id=str(row.person_id),
+        run_id=row.run_id,
+        payload=dict(row.payload),
+        attempt=int(row.attempts),
+        max_attempts=int(row.max_attempts),
+    )
+
+
+def mark_succeeded(conn: Connection, job_id: int) -> None:
+    conn.execute(sqlfiles.query("jobs.succeed"), {"job_id": job_id})
+
+
+def mark_failed(conn: Connection, job_id: int, error: str) -> None:
+    conn.execute(sqlfiles.query("jobs.fail"), {"job_id": job_id, "error": error})
+
+
+def retry_later(conn: Connection, job_id: int, error: str, delay_s: float) -> None:
+    conn.execute(
+        sqlfiles.query("jobs.retry_later"), {"job_id": job_id, "error": error, "delay_s": delay_s}
+    )
