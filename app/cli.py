@@ -9,6 +9,9 @@ from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from typing import Any
 
+from app.demo import cli as demo_cli
+from app.evaluation import cli as evaluation_cli
+from app.ingest import cli as ingest_cli
 from app.logging import configure_logging
 from app.settings import Settings, get_settings
 
@@ -205,16 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _registrations() -> list[Callable[[Any], None]]:
     """Commands that live with their domain (ingest, demo, eval)."""
-    out: list[Callable[[Any], None]] = []
-    for module_name in ("app.ingest.cli", "app.demo.cli", "app.evaluation.cli"):
-        try:
-            module = __import__(module_name, fromlist=["register"])
-        except ModuleNotFoundError as exc:
-            if exc.name and module_name.startswith(exc.name):
-                continue
-            raise
-        out.append(module.register)
-    return out
+    return [ingest_cli.register, demo_cli.register, evaluation_cli.register]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -63,6 +63,24 @@ SESSION_FIELDS = ("session_id", "session_matter_id", "session_scope")
 RESULT_FIELDS = ("rank", "chunk_id", "matter_id", "content_sha256", "score")
 
 
+# The columns a retrieval row carries as they are, in the hash and in the compliance API.
+RETRIEVAL_FIELDS = (
+    "person_id", "purpose", "query", "mode", "k", "filters", "allowed_wall_groups_set",
+    "source_principals_set", "policy_version", "model", "prompt_version", "strategy",
+    "took_ms", "result_count",
+)  # fmt: skip
+
+
+def retrieval_fields(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A retrieval row's own fields as JSON values (without session, hashes or results)."""
+    return {
+        "retrieval_id": str(row["retrieval_id"]),
+        "at": iso(row["at"]),
+        "roles": list(row["roles"]),
+        **{name: row[name] for name in RETRIEVAL_FIELDS},
+    }
+
+
 def retrieval_canonical(row: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> str:
     # The session fields are covered only when set: rows written before sessions existed
     # (all three NULL) hash exactly as they did then.
@@ -70,23 +88,7 @@ def retrieval_canonical(row: Mapping[str, Any], results: Sequence[Mapping[str, A
     return canonical_json(
         {
             **session,
-            "retrieval_id": str(row["retrieval_id"]),
-            "at": iso(row["at"]),
-            "person_id": row["person_id"],
-            "roles": list(row["roles"]),
-            "purpose": row["purpose"],
-            "query": row["query"],
-            "mode": row["mode"],
-            "k": row["k"],
-            "filters": row["filters"],
-            "allowed_wall_groups_set": row["allowed_wall_groups_set"],
-            "source_principals_set": row["source_principals_set"],
-            "policy_version": row["policy_version"],
-            "model": row["model"],
-            "prompt_version": row["prompt_version"],
-            "strategy": row["strategy"],
-            "took_ms": row["took_ms"],
-            "result_count": row["result_count"],
+            **retrieval_fields(row),
             "results": [
                 {
                     "rank": r["rank"],

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from app.audit import repository
-from app.audit.chain import RESULT_FIELDS, canonical_json, iso
+from app.audit.chain import RESULT_FIELDS, canonical_json, iso, retrieval_fields
 from app.audit.repository import (
     AuditFilter,
     GateEventFilter,
@@ -76,26 +76,10 @@ def _retrieval_dict(
     row: Mapping[str, Any], results: list[dict[str, Any]], sets: dict[str, list[str]]
 ) -> dict[str, Any]:
     return {
-        "retrieval_id": str(row["retrieval_id"]),
+        **retrieval_fields(row),
         "seq": row["seq"],
-        "at": iso(row["at"]),
-        "person_id": row["person_id"],
-        "roles": list(row["roles"]),
-        "purpose": row["purpose"],
-        "query": row["query"],
-        "mode": row["mode"],
-        "k": row["k"],
-        "filters": row["filters"],
         "allowed_wall_groups": sets.get(row["allowed_wall_groups_set"], []),
         "source_principals": sets.get(row["source_principals_set"], []),
-        "allowed_wall_groups_set": row["allowed_wall_groups_set"],
-        "source_principals_set": row["source_principals_set"],
-        "policy_version": row["policy_version"],
-        "model": row["model"],
-        "prompt_version": row["prompt_version"],
-        "strategy": row["strategy"],
-        "took_ms": row["took_ms"],
-        "result_count": row["result_count"],
         "session_id": row["session_id"],
         "session_matter_id": row["session_matter_id"],
         "session_scope": row["session_scope"],

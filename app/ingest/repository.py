@@ -18,6 +18,7 @@ from sqlalchemy import Connection
 
 from app.db import sqlfiles
 from app.ingest.types import PreparedChunk
+from app.walls.access import mark_writer
 
 # --- runs ----------------------------------------------------------------------------------
 
@@ -449,3 +450,30 @@ def source_documents(conn: Connection, source: str) -> list[SourceDocumentRef]:
         SourceDocumentRef(str(r.external_id), r.version, r.container)
         for r in conn.execute(sqlfiles.query("pipeline.source_documents"), {"source": source})
     ]
+
+
+# --- runs and the administrator's view of one document (sql/ingest_runs.sql) ---------------
+
+
+def connector_of_run(conn: Connection, run_id: uuid.UUID) -> str | None:
+    """The registry name of the source a run read (``ingest_runs.connector``), or None when
+    there is no such run."""
+    value = conn.execute(
+        sqlfiles.query("ingest_runs.connector_of_run"), {"run_id": run_id}
+    ).scalar_one_or_none()
+    return str(value) if value is not None else None
+
+
+def document_summary(conn: Connection, source: str, external_id: str) -> dict[str, Any] | None:
+    """One document as stored (its columns as JSON-ready values) with its chunk count,
+    counted past the chunks RLS policy: an administrator's view, not a search."""
+    mark_writer(conn)
+    row = (
+        conn.execute(
+            sqlfiles.query("ingest_runs.document_summary"),
+            {"source": source, "external_id": external_id},
+        )
+        .mappings()
+        .first()
+    )
+    return None if row is None else dict(row)

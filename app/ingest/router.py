@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import binascii
 import uuid
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +15,8 @@ from sqlalchemy import Connection
 from app.deps import Admin, ConnDep, ResourcesDep
 from app.errors import Conflict, NotFound, RateLimited, Unprocessable
 from app.ingest.pipeline import IngestPipeline, load_report
+from app.ingest.repository import document_summary
 from app.ingest.runs import confirm_sweep
-from app.ingest.runs_repository import document_summary
 from app.ingest.schemas import DocumentIn, DocumentOut, DocumentQueued, RunIn, RunStarted
 from app.jobs.queue import enqueue, job_of_run, pending_for_person
 from app.resources import Resources
@@ -211,7 +210,7 @@ def get_document(source: str, external_id: str, principal: Admin, conn: ConnDep)
     summary = document_summary(conn, source.lower(), external_id)
     if summary is None:
         raise NotFound("Document", f"{source}/{external_id}")
-    return asdict(summary)
+    return summary
 
 
 @router.post("/ingest/runs", response_model=RunStarted, status_code=202, responses=_RATE_LIMITED)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from app.ingest.pipeline import IngestPipeline, IngestRun
-from app.ingest.runs_repository import connector_of_run
+from app.ingest.repository import connector_of_run
 from app.settings import Settings
 from connectors import registry
 from connectors.state import SyncStateStore

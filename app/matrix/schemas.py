@@ -27,9 +27,10 @@ class GroupIn(Strict):
     members: list[Principal] = Field(default_factory=list, max_length=100_000)
 
 
-class ClientIn(Strict):
+class Named(Strict):
+    """A body whose ``name`` is required and must not be empty."""
+
     name: ShortText
-    parent_id: Identifier | None = None
 
     @field_validator("name")
     @classmethod
@@ -37,22 +38,18 @@ class ClientIn(Strict):
         if not value:
             raise ValueError("must not be empty")
         return value
+
+
+class ClientIn(Named):
+    parent_id: Identifier | None = None
 
 
 class ClientImport(ClientIn):
     client_id: Identifier
 
 
-class PartyIn(Strict):
-    name: ShortText
+class PartyIn(Named):
     role: Literal["adverse", "related"]
-
-    @field_validator("name")
-    @classmethod
-    def _named(cls, value: str) -> str:
-        if not value:
-            raise ValueError("must not be empty")
-        return value
 
 
 class MatterIn(Strict):
