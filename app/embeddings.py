@@ -37,7 +37,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -47,12 +47,6 @@ from app.settings import BUNDLED_MODEL, Settings
 log = logging.getLogger("ewall.embeddings")
 
 Vector = npt.NDArray[np.float32]
-
-
-class Tokenizer(Protocol):
-    def count(self, text: str) -> int: ...
-
-    def encode(self, text: str) -> list[int]: ...
 
 
 Priority = Literal["query", "bulk"]

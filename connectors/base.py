@@ -419,7 +419,7 @@ class BaseSource:
         self.close()
 
 
-def normalise_code(raw: object) -> str | None:
+def normalize_code(raw: object) -> str | None:
     """Client/matter normalisation, tri-state: None when absent, "" when present but empty.
 
     Trim, collapse inner whitespace, upper-case. Nothing is guessed: a value that is not a

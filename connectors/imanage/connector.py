@@ -36,7 +36,7 @@ from connectors.base import (
     SourceAcl,
     SourceDocument,
     SourceGroup,
-    normalise_code,
+    normalize_code,
     qualify_matter,
 )
 from connectors.dms.acl import unresolvable_acl
@@ -686,7 +686,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             return as_text(value)
 
         client_raw, matter_raw = raw(row, client_field), raw(row, matter_field)
-        client, matter = normalise_code(client_raw), normalise_code(matter_raw)
+        client, matter = normalize_code(client_raw), normalize_code(matter_raw)
         origin = {"client_from": "document", "matter_from": "document"}
         ws_id = as_text(pick(row, "workspace_id"))
         if (not client or not matter) and ws_id and ws_id.strip():
@@ -696,7 +696,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
                     raw(workspace, client_field),
                     raw(workspace, matter_field),
                 )
-                ws_client, ws_matter = normalise_code(ws_client_raw), normalise_code(ws_matter_raw)
+                ws_client, ws_matter = normalize_code(ws_client_raw), normalize_code(ws_matter_raw)
                 take_client = not client and bool(ws_client) and (not matter or ws_matter == matter)
                 take_matter = not matter and bool(ws_matter) and (not client or ws_client == client)
                 if take_client:

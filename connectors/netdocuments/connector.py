@@ -36,7 +36,7 @@ from connectors.base import (
     SourceAcl,
     SourceDocument,
     SourceGroup,
-    normalise_code,
+    normalize_code,
     qualify_matter,
 )
 from connectors.dms.acl import unresolvable_acl
@@ -378,8 +378,8 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
             if access and access.strip():
                 table.rows.append(
                     (
-                        normalise_code(pick(row, "parent", "Parent")) or None,
-                        normalise_code(pick(row, "key", "Key")),
+                        normalize_code(pick(row, "parent", "Parent")) or None,
+                        normalize_code(pick(row, "key", "Key")),
                         access.strip(),
                     )
                 )
@@ -420,7 +420,7 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
         profile_access: list[str] = []
         unreadable: list[str] = []
         for attribute in self._profile_attributes(cabinet):
-            value = normalise_code(hit.custom.get(1000 + attribute, (None, None))[0])
+            value = normalize_code(hit.custom.get(1000 + attribute, (None, None))[0])
             if not value:
                 continue
             table = self._lookup_table(cabinet, attribute)
@@ -451,7 +451,7 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
         if value is None:
             return None, None, None
         raw, description = value
-        return normalise_code(raw), raw, description
+        return normalize_code(raw), raw, description
 
     def _document(self, cabinet: Cabinet, hit: Hit) -> CrawlItem:
         doc_id = hit.id
