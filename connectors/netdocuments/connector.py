@@ -5,13 +5,13 @@ version (N16). Full crawl: v2 search per cabinet with a broad query, paged throu
 ``connectors.paging`` by skiptoken when the server gives one, else by skip (a page shorter than
 ``top`` never ends it; the ids must reconcile with ``TotalFound``). Delta: the same
 search sorted by modification date descending, walked down to the watermark minus
-``connector_overlap_s`` (this avoids the unverified date-range query syntax, §2.5).
+``connector_overlap_s`` (this avoids the unverified date-range query syntax, docs/dms-apis.md §2.2).
 
 Permissions: the document's access list (V/E/S/A grant read, N denies and beats everything),
 plus profile-based security: an ``N`` row on the document's value of each attribute in
-``EWALL_NETDOCUMENTS_PROFILE_SECURITY`` (matter by default) is a deny as well (§3.2).
+``EWALL_NETDOCUMENTS_PROFILE_SECURITY`` (matter by default) is a deny as well (docs/dms-apis.md §2.3).
 Cabinet admins' implicit rights are not modelled (narrower). A document moved to a cabinet
-outside the configured scope looks like a delete (§2.6) and leaves the index.
+outside the configured scope looks like a delete (docs/dms-apis.md §2.4) and leaves the index.
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
         if hit is not None and hit.deleted:
             return "deleted"
         # A document moved to a cabinet outside the configured scope looks like a delete
-        # (§2.6): moving it to a restricted or archive cabinet is how firms take it away.
+        # (docs/dms-apis.md §2.4): moving it to a restricted or archive cabinet is how firms take it away.
         filed = {c.upper() for c in (hit.cabinets if hit is not None else [])}
         if not filed:
             return "unplaced"  # present, but where is not said; a sweep decides
