@@ -287,7 +287,8 @@ class IManageClient(DmsClient):
     # --- groups (permission sync; paths [U]) ---------------------------------------------------
 
     def groups(self, lib: str) -> list[dict[str, Any]]:
-        # In no published endpoint list (docs/dms-apis.md §1.2): callers treat a 404 as "feature off".
+        # In no published endpoint list (docs/dms-apis.md §1.2): callers treat a 404 as
+        # "feature off".
         return one_request(
             f"imanage library {lib} groups",
             lambda: _results(self.http.get_json(self._library(lib) + "/groups", auth=self.auth)),

@@ -268,9 +268,10 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         return key[0] if key else None
 
     def _versioned_id(self, lib: str, number: int, external_id: str) -> str | None:
-        """The documented document id ``LIB!number.version`` for a point check (docs/dms-apis.md §1.2: a bare
-        ``LIB!number`` is a container id). The version comes from the id itself, from what
-        the index holds, from this crawl, or from a document_number search ([O] filter)."""
+        """The documented document id ``LIB!number.version`` for a point check
+        (docs/dms-apis.md §1.2: a bare ``LIB!number`` is a container id). The version comes
+        from the id itself, from what the index holds, from this crawl, or from a
+        document_number search ([O] filter)."""
         match = _DOC_ID.match(external_id.strip())
         if match and match.group("ver"):
             return external_id.strip()
@@ -312,9 +313,9 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
 
     def groups(self) -> Iterator[SourceGroup]:
         """Group members for permission sync. No groups endpoint is documented for REST v2
-        (docs/dms-apis.md §1.2: the groups paths are [U], the Sync API [O]): a 404/405/501 there turns the feature
-        off with a warning in the run report instead of failing the crawl. Without synced
-        members a group grant admits nobody (narrower, never wider)."""
+        (docs/dms-apis.md §1.2: the groups paths are [U], the Sync API [O]): a 404/405/501
+        there turns the feature off with a warning in the run report instead of failing the
+        crawl. Without synced members a group grant admits nobody (narrower, never wider)."""
         try:
             members = self._group_members()
         except SourceHTTPError as exc:

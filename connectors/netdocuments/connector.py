@@ -9,9 +9,10 @@ search sorted by modification date descending, walked down to the watermark minu
 
 Permissions: the document's access list (V/E/S/A grant read, N denies and beats everything),
 plus profile-based security: an ``N`` row on the document's value of each attribute in
-``EWALL_NETDOCUMENTS_PROFILE_SECURITY`` (matter by default) is a deny as well (docs/dms-apis.md §2.3).
-Cabinet admins' implicit rights are not modelled (narrower). A document moved to a cabinet
-outside the configured scope looks like a delete (docs/dms-apis.md §2.4) and leaves the index.
+``EWALL_NETDOCUMENTS_PROFILE_SECURITY`` (matter by default) is a deny as well
+(docs/dms-apis.md §2.3). Cabinet admins' implicit rights are not modelled (narrower). A
+document moved to a cabinet outside the configured scope looks like a delete
+(docs/dms-apis.md §2.4) and leaves the index.
 """
 
 from __future__ import annotations
@@ -174,7 +175,8 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
         if hit is not None and hit.deleted:
             return "deleted"
         # A document moved to a cabinet outside the configured scope looks like a delete
-        # (docs/dms-apis.md §2.4): moving it to a restricted or archive cabinet is how firms take it away.
+        # (docs/dms-apis.md §2.4): moving it to a restricted or archive cabinet is how firms
+        # take it away.
         filed = {c.upper() for c in (hit.cabinets if hit is not None else [])}
         if not filed:
             return "unplaced"  # present, but where is not said; a sweep decides
