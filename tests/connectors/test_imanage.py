@@ -449,8 +449,8 @@ def test_paging_that_ignores_offset_ends_with_a_failure(
 
 @pytest.mark.parametrize("sync_api", [False, True])
 def test_a_capped_page_size_does_not_end_the_crawl(sleeps: Sleeps, sync_api: bool) -> None:
-    """Issue 12: with ``limit`` capped at 25 below the 100 asked, the crawl stopped after the
-    first page (15 of 39 documents never ingested) and still called itself complete."""
+    """A server that caps ``limit`` at 25 below the 100 asked: a short page must not end the
+    crawl, so all 39 documents are ingested and completeness is judged honestly."""
     fake = FakeIManage(sync_api=sync_api)
     fake.page_cap = 25
     for n in range(1, 40):
