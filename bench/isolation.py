@@ -1,5 +1,5 @@
-"""Workload isolation (architecture.md, invariant 10): does one caller's work stall another's
-search?
+"""Workload isolation: does one caller's work stall another's search? (It must not, beyond a
+bounded factor; results in docs/isolation.md.)
 
 The service runs in this process on a real HTTP port (uvicorn in a thread, the in-process
 job worker and encoder thread as in `ewall serve`), against the embedded PostgreSQL with a

@@ -419,7 +419,7 @@ class BaseSource:
         self.close()
 
 
-def normalise_code(raw: object) -> str | None:
+def normalize_code(raw: object) -> str | None:
     """Client/matter normalisation, tri-state: None when absent, "" when present but empty.
 
     Trim, collapse inner whitespace, upper-case. Nothing is guessed: a value that is not a
@@ -454,7 +454,7 @@ def qualify_matter(template: str, client: str | None, matter: str | None) -> str
     """The matter id for the conflict matrix, from the source's (normalised) values.
 
     Where matter numbers repeat per client (both iManage and NetDocuments model matter as a
-    child of client, connectors.md §3.3) the template qualifies it, e.g. "{client}-{matter}".
+    child of client, docs/dms-apis.md §3) the template qualifies it, e.g. "{client}-{matter}".
     Tri-state is kept: absent stays None, empty stays "". A qualified matter without a client
     is "" (present but unresolvable: the pipeline quarantines it), never a bare number that
     could name another client's matter.

@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from connectors.base import (
     Checkpoint,
@@ -52,7 +52,6 @@ from connectors.state import SyncBusyError, SyncState
 
 log = logging.getLogger("ewall.connectors.sync")
 
-SyncMode = Literal["full", "delta"]
 # (items handled so far, the source's estimate of the total or None): a progress bar. The
 # phase, deletions and errors go to ``Pipeline.progress`` at the same moments.
 ProgressCallback = Callable[[int, int | None], None]

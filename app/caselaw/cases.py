@@ -16,7 +16,7 @@ from app.caselaw import repository
 from app.caselaw.repository import StoredCase
 from app.caselaw.state import CaseLawState, NotHeldError, Status, confirm
 from app.db.engine import Database
-from app.ecli import normalise_ecli
+from app.ecli import normalize_ecli
 from app.walls import policy
 
 SOURCE = "rechtspraak"
@@ -113,7 +113,7 @@ def _case_dict(conn: Connection, row: StoredCase) -> dict[str, Any]:
 
 
 def get_case(conn: Connection, ecli: str) -> dict[str, Any]:
-    canonical = normalise_ecli(ecli) or ecli
+    canonical = normalize_ecli(ecli) or ecli
     row = repository.load_case(conn, canonical, lock=False)
     if row is None:
         raise CaseNotFoundError(canonical)
@@ -136,7 +136,7 @@ def list_cases(conn: Connection, state: str | None, limit: int) -> list[dict[str
 
 def confirm_case_in(conn: Connection, ecli: str, actor: str) -> dict[str, Any]:
     """Confirm a held decision inside the caller's transaction (see ``confirm_case``)."""
-    canonical = normalise_ecli(ecli) or ecli
+    canonical = normalize_ecli(ecli) or ecli
     row = repository.load_case(conn, canonical, lock=True)
     if row is None:
         raise CaseNotFoundError(canonical)

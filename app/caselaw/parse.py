@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from lxml import etree
 
-from app.ecli import extract_eclis, normalise_ecli
+from app.ecli import extract_eclis, normalize_ecli
 from app.ingest.types import ExtractedDocument, ExtractionError, Section
 
 MIME_TYPE = "application/xml"
@@ -610,7 +610,7 @@ def _last_segment(uri: str | None) -> str | None:
 def _relation(el: etree._Element) -> Relation:
     text = _inline(el)
     target_raw = _attr(el, ECLI_NS, "resourceIdentifier")
-    target = normalise_ecli(target_raw) if target_raw else None
+    target = normalize_ecli(target_raw) if target_raw else None
     if target is None:
         found = extract_eclis(target_raw or "") or extract_eclis(text)
         target = found[0] if found else (target_raw.strip() if target_raw else None)
@@ -698,7 +698,7 @@ def _parse_record(data: bytes) -> RechtspraakRecord:
         by_name.setdefault(_local(el), []).append(el)
 
     identifiers = _texts(by_name.get("identifier", []))
-    ecli = next((e for e in (normalise_ecli(i) for i in identifiers) if e), None)
+    ecli = next((e for e in (normalize_ecli(i) for i in identifiers) if e), None)
     if ecli is None:
         shown = identifiers[0][:60] if identifiers else "nothing"
         raise ExtractionError(f"no valid ECLI in dcterms:identifier (found {shown!r})")

@@ -19,7 +19,7 @@ from app.caselaw.cases import (
     list_cases,
 )
 from app.deps import Admin, ConnDep
-from app.ecli import normalise_ecli
+from app.ecli import normalize_ecli
 from app.errors import Conflict, NotFound, Unprocessable
 
 router = APIRouter(prefix="/v1/caselaw", tags=["case law"])
@@ -28,7 +28,7 @@ StateFilter = Literal["active", "withdrawn", "voided", "set_aside", "held"]
 
 
 def _ecli(value: str) -> str:
-    canonical = normalise_ecli(value)
+    canonical = normalize_ecli(value)
     if canonical is None:
         raise Unprocessable(
             "invalid_ecli", f"{value[:80]!r} is not an ECLI (e.g. ECLI:NL:HR:2013:477).",

@@ -3,7 +3,8 @@
 One SQLAlchemy engine over psycopg 3 (its QueuePool holds the psycopg connections). Every
 request transaction comes from `Database.transaction()`; nothing else commits. Connections
 never auto-prepare statements (``prepare_threshold=None``): a cached generic plan built for
-one dense-search strategy must never be reused for another (retrieval.md, pitfall 5).
+one dense-search strategy must never be reused for another (an "HNSW" search would then
+silently run the exact plan, or the reverse).
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ def dump_schema(url: str) -> str:
     return result.stdout
 
 
-def normalise(dump: str) -> str:
+def normalize(dump: str) -> str:
     """Keep what describes the schema; drop what varies between runs and servers' builds."""
     out: list[str] = []
     for raw in dump.splitlines():
@@ -94,7 +94,7 @@ def normalise(dump: str) -> str:
 
 
 def snapshot_of(url: str) -> str:
-    return normalise(dump_schema(url))
+    return normalize(dump_schema(url))
 
 
 def snapshot_path() -> Path:

@@ -55,7 +55,6 @@ log = logging.getLogger("ewall.demo")
 
 ACTOR = firm.CONFLICTS_PARTNER  # the conflicts partner sets up the matrix and issues walls
 DATA_DIR = Path(__file__).parent / "data"
-CASE_LAW_SOURCE = "rechtspraak"
 STATUTE_SOURCE = "wetten"
 # Decisions loaded whatever else is chosen, because they show the withdrawal states of
 # app.caselaw: one set aside by a higher court, one declared lapsed, one voided and

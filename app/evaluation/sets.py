@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from app.db.engine import Database
     from app.walls.resolution import AccessResolver
 
-TARGET_KINDS: tuple[TargetKind, ...] = ("document", "chunk")
 MAX_GRADE = 3
 CHUNK_PREFIX = "chunk:"
 DOCUMENT_SAMPLE = 3  # chunks per document checked through app.walls.access

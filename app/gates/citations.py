@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 
 from app.caselaw.parse import assess, parse_rechtspraak
-from app.ecli import normalise_ecli
+from app.ecli import normalize_ecli
 from app.ingest.types import ExtractionError
 from app.settings import Settings
 
@@ -159,7 +159,7 @@ class CitationChecker:
         self, client: httpx.AsyncClient, gate: asyncio.Semaphore, raw: str
     ) -> CitationResult:
         started = time.monotonic()
-        ecli = normalise_ecli(raw)
+        ecli = normalize_ecli(raw)
         if ecli is None:
             return _unverifiable(raw, "not a well-formed ECLI", started)
         cached = self._cached(ecli)

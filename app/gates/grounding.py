@@ -71,7 +71,7 @@ def _vector(value: object) -> npt.NDArray[np.float32]:
     return np.asarray(value, dtype=np.float32)
 
 
-def _normalised(rows: Matrix) -> Matrix:
+def _normalized(rows: Matrix) -> Matrix:
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     out: Matrix = np.asarray(rows / norms, dtype=np.float32)
@@ -132,7 +132,7 @@ def read_support(
         vectors.append(_vector(row["embedding"]))
     if not ids:
         return Support([], None, access.policy_version)
-    return Support(ids, _normalised(np.vstack(vectors)), access.policy_version)
+    return Support(ids, _normalized(np.vstack(vectors)), access.policy_version)
 
 
 def score_sentences(
@@ -145,7 +145,7 @@ def score_sentences(
     """Best cosine similarity of each sentence against the supporting chunks."""
     if chunk_vectors is None or not chunk_ids:
         return [SentenceResult(s, False, None, None) for s in sentences]
-    similarities = _normalised(sentence_vectors) @ chunk_vectors.T
+    similarities = _normalized(sentence_vectors) @ chunk_vectors.T
     out: list[SentenceResult] = []
     for i, sentence in enumerate(sentences):
         best = int(np.argmax(similarities[i]))

@@ -1,4 +1,4 @@
-"""Request and response bodies of the gate routes (api.md, Gates)."""
+"""Request and response bodies of the gate routes."""
 
 from __future__ import annotations
 

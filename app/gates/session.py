@@ -1,6 +1,6 @@
 """The session gate: may an agent that remembers this session still emit what it knows?
 
-A session is tainted (architecture.md, invariant 11) when anything it retrieved is no longer
+A session is tainted (docs/sessions.md) when anything it retrieved is no longer
 visible to its person (a wall issued since, a team change, a deactivation), or when it read
 two directly adverse matters: a party, after name normalisation and corporate-family
 expansion, is the client in one and an adverse party in the other. The session's matters come

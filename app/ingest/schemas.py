@@ -1,4 +1,4 @@
-"""Bodies of the document and ingest-run routes (api.md, Documents and ingestion)."""
+"""Bodies of the document and ingest-run routes."""
 
 from __future__ import annotations
 

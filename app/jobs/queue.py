@@ -25,8 +25,8 @@ from sqlalchemy import Connection
 from app.db.engine import Database
 from app.jobs import repository as repo
 
-# enqueue, job_of_run, pending_for_person moved to app.jobs.repository; re-exported for
-# app.ingest.router
+# The job rows' own functions are part of the queue's public API (callers such as
+# app.ingest.router import the queue only).
 from app.jobs.repository import Job, enqueue, job_of_run, pending_for_person
 
 log = logging.getLogger("ewall.jobs")

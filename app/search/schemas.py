@@ -1,4 +1,4 @@
-"""Search request and response (api.md, Search)."""
+"""Search request and response bodies."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Search: resolve access now, run ONE hybrid statement, audit it in the same transaction.
 
-Dense strategy per query (retrieval.md section 2): the allowed row count P comes from the
+Dense strategy per query (thresholds calibrated by ``bench.search --calibrate``, see
+bench/README.md): the allowed row count P comes from the
 per-group counts. Exact top-N over the allowed rows when P is small (P <= exact_max_rows or
 P/N <= exact_max_fraction, or a matter filter narrows it); otherwise HNSW with a relaxed
 iterative scan whose ef_search / max_scan_tuples are sized to the candidate depth and the

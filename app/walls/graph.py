@@ -11,7 +11,7 @@ and ("wall", id), and edges labelled with ``rel``:
     party   -related-to->   matter
 
 Wall expansion (which matters a wall covers), conflict checks and access explanations are
-walks over this graph. The access rule itself is architecture.md's, word for word:
+walks over this graph. The access rule they all implement:
 Access(person, matter, t) iff for EVERY wall covering the matter that is active at t, the
 person is not screened (exclusionary) and is an insider (inclusionary).
 """

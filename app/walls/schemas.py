@@ -1,4 +1,4 @@
-"""Request and response bodies of the wall routes (api.md, Walls)."""
+"""Request and response bodies of the wall routes."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Tolerant reading of JSON answers.
 
-Shapes marked [O]/[U] in docs/connectors.md differ in casing and key names between endpoints
+Shapes marked [O]/[U] in docs/dms-apis.md differ in casing and key names between endpoints
 and versions; these helpers accept the aliases so one parser serves every variant, and turn
 anything they cannot read into None rather than a guess.
 """

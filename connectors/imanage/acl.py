@@ -1,4 +1,4 @@
-"""iManage security (docs/connectors.md §1.6, §3.1) as a SourceAcl.
+"""iManage security (docs/dms-apis.md §1.4) as a SourceAcl.
 
 Default security (public/view/private, or inherit), explicit ACL entries with an access level,
 the Sync API's denied trustees, and Security Policy Manager restrictions that the ACL only
@@ -79,7 +79,7 @@ def build_acl(
     implicit_users: Iterable[str] = (),
     resolver: RestrictedMemberResolver | None = None,
 ) -> SourceAcl:
-    """Normalize iManage security (docs/connectors.md §1.6, §3.1) into a SourceAcl.
+    """Normalize iManage security (docs/dms-apis.md §1.4) into a SourceAcl.
 
     * ``no_access`` entries and Sync API denied trustees are denies; deny wins at query time.
     * ``read`` and stronger grant read. An access level we do not know makes the document
@@ -91,7 +91,7 @@ def build_acl(
       the group's grant would NOT fail closed: SPM denies a restricted user regardless of any
       other route (another group, an individual grant, public/view default security), and we
       cannot tell which users to deny.
-    * Author and operator always reach their private documents (§1.5).
+    * Author and operator always reach their private documents (docs/dms-apis.md §1.4).
     """
     default, default_note = resolve_default(default_security, inherited_default)
     draft = AclDraft(notes=[default_note] if default_note else [])

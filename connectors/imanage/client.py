@@ -1,6 +1,6 @@
 """iManage Work REST v2: the HTTP calls, nothing about documents or ACL semantics.
 
-Paths and envelopes follow docs/connectors.md §1 (sources S2-S4, S12). Confidence per call is
+Paths and envelopes follow docs/dms-apis.md §1. Confidence per call is
 noted where it matters; anything [O]/[U] is parsed tolerantly (``connectors.http.lenient``).
 """
 
@@ -144,7 +144,7 @@ def _results(body: Any) -> list[dict[str, Any]]:
 
 
 def _total(body: Any) -> int | None:
-    # total_count at the top level or inside data: the location is [O] (§7 item 2).
+    # total_count at the top level or inside data: the location is [O] (docs/dms-apis.md §1.2).
     for holder in (body, pick(body, "data")):
         value = pick(holder, "total_count", "totalCount", "total")
         if isinstance(value, int) and not isinstance(value, bool):
@@ -263,7 +263,7 @@ class IManageClient(DmsClient):
         return _data_object(body)
 
     def security(self, lib: str, doc_id: str) -> dict[str, Any]:
-        # Path [U] (§7 item 1); body fields [V-vendor] S2 getPermissions.
+        # Path [U]; body fields [V] (docs/dms-apis.md §1.2, I7).
         body = self.http.get_json(
             f"{self._library(lib)}/documents/{segment(doc_id)}/security", auth=self.auth
         )
@@ -287,7 +287,8 @@ class IManageClient(DmsClient):
     # --- groups (permission sync; paths [U]) ---------------------------------------------------
 
     def groups(self, lib: str) -> list[dict[str, Any]]:
-        # Not in connectors.md's endpoint table at all: callers treat a 404 as "feature off".
+        # In no published endpoint list (docs/dms-apis.md §1.2): callers treat a 404 as
+        # "feature off".
         return one_request(
             f"imanage library {lib} groups",
             lambda: _results(self.http.get_json(self._library(lib) + "/groups", auth=self.auth)),

@@ -2,7 +2,7 @@
 
 Identity: one index entry per document, ``external_id = "LIB!number"``. iManage gives every
 version its own id (``LIB!number.version``); keeping only the latest version per document
-number (docs/connectors.md §1.7 item 4) is simplest when the version is not part of the
+number (docs/dms-apis.md §1.3) is simplest when the version is not part of the
 identity: a new version replaces the old one in place, and a sweep never sees the superseded
 version as "deleted". The versioned id is kept in ``metadata["imanage_id"]``.
 
@@ -36,7 +36,7 @@ from connectors.base import (
     SourceAcl,
     SourceDocument,
     SourceGroup,
-    normalise_code,
+    normalize_code,
     qualify_matter,
 )
 from connectors.dms.acl import unresolvable_acl
@@ -206,7 +206,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         self._workspace_locks: dict[tuple[str, str], threading.Lock] = {}
         self._versions: dict[tuple[str, int], int] = {}
         # Set by the sync before point checks: external id -> the version the index holds,
-        # so a check can address the document as LIB!number.version (§1.4, §1.5).
+        # so a check can address the document as LIB!number.version (docs/dms-apis.md §1.2).
         self.version_hints: dict[str, str | None] = {}
 
     # --- scope --------------------------------------------------------------------------------
@@ -268,9 +268,10 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         return key[0] if key else None
 
     def _versioned_id(self, lib: str, number: int, external_id: str) -> str | None:
-        """The documented document id ``LIB!number.version`` for a point check (§1.4: a bare
-        ``LIB!number`` is a container id). The version comes from the id itself, from what
-        the index holds, from this crawl, or from a document_number search ([O] filter)."""
+        """The documented document id ``LIB!number.version`` for a point check
+        (docs/dms-apis.md §1.2: a bare ``LIB!number`` is a container id). The version comes
+        from the id itself, from what the index holds, from this crawl, or from a
+        document_number search ([O] filter)."""
         match = _DOC_ID.match(external_id.strip())
         if match and match.group("ver"):
             return external_id.strip()
@@ -312,9 +313,9 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
 
     def groups(self) -> Iterator[SourceGroup]:
         """Group members for permission sync. No groups endpoint is documented for REST v2
-        (connectors.md I16 is [U], the Sync API [O]): a 404/405/501 there turns the feature
-        off with a warning in the run report instead of failing the crawl. Without synced
-        members a group grant admits nobody (narrower, never wider)."""
+        (docs/dms-apis.md §1.2: the groups paths are [U], the Sync API [O]): a 404/405/501
+        there turns the feature off with a warning in the run report instead of failing the
+        crawl. Without synced members a group grant admits nobody (narrower, never wider)."""
         try:
             members = self._group_members()
         except SourceHTTPError as exc:
@@ -672,7 +673,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             return profile
 
     def _client_matter(self, lib: str, row: Mapping[str, Any]) -> _Fields:
-        """Document fields first, then the owning workspace for what is empty (§3.3).
+        """Document fields first, then the owning workspace for what is empty (docs/dms-apis.md §3).
 
         Raw values are kept as the source gave them; nothing is inferred. A workspace value
         fills a gap only when it agrees with what the document does carry, because matter
@@ -686,7 +687,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             return as_text(value)
 
         client_raw, matter_raw = raw(row, client_field), raw(row, matter_field)
-        client, matter = normalise_code(client_raw), normalise_code(matter_raw)
+        client, matter = normalize_code(client_raw), normalize_code(matter_raw)
         origin = {"client_from": "document", "matter_from": "document"}
         ws_id = as_text(pick(row, "workspace_id"))
         if (not client or not matter) and ws_id and ws_id.strip():
@@ -696,7 +697,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
                     raw(workspace, client_field),
                     raw(workspace, matter_field),
                 )
-                ws_client, ws_matter = normalise_code(ws_client_raw), normalise_code(ws_matter_raw)
+                ws_client, ws_matter = normalize_code(ws_client_raw), normalize_code(ws_matter_raw)
                 take_client = not client and bool(ws_client) and (not matter or ws_matter == matter)
                 take_matter = not matter and bool(ws_matter) and (not client or ws_client == client)
                 if take_client:

@@ -1,9 +1,9 @@
-"""NetDocuments permissions (docs/connectors.md §3.2) as a SourceAcl.
+"""NetDocuments permissions (docs/dms-apis.md §2.3) as a SourceAcl.
 
 The document's access list (V/E/S/A grant read, N denies and beats everything), plus
 profile-based security: ``N`` rows of a lookup table (usually Matter) whose key is the
 document's value of that attribute. Principals are ``U:email`` users, ``UG-`` groups, ``NG-``
-cabinets used as principals, or group names (profile-based security writes names, S9).
+cabinets used as principals, or group names (profile-based security writes names).
 """
 
 from __future__ import annotations

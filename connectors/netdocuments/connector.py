@@ -5,13 +5,14 @@ version (N16). Full crawl: v2 search per cabinet with a broad query, paged throu
 ``connectors.paging`` by skiptoken when the server gives one, else by skip (a page shorter than
 ``top`` never ends it; the ids must reconcile with ``TotalFound``). Delta: the same
 search sorted by modification date descending, walked down to the watermark minus
-``connector_overlap_s`` (this avoids the unverified date-range query syntax, §2.5).
+``connector_overlap_s`` (this avoids the unverified date-range query syntax, docs/dms-apis.md §2.2).
 
 Permissions: the document's access list (V/E/S/A grant read, N denies and beats everything),
 plus profile-based security: an ``N`` row on the document's value of each attribute in
-``EWALL_NETDOCUMENTS_PROFILE_SECURITY`` (matter by default) is a deny as well (§3.2).
-Cabinet admins' implicit rights are not modelled (narrower). A document moved to a cabinet
-outside the configured scope looks like a delete (§2.6) and leaves the index.
+``EWALL_NETDOCUMENTS_PROFILE_SECURITY`` (matter by default) is a deny as well
+(docs/dms-apis.md §2.3). Cabinet admins' implicit rights are not modelled (narrower). A
+document moved to a cabinet outside the configured scope looks like a delete
+(docs/dms-apis.md §2.4) and leaves the index.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from connectors.base import (
     SourceAcl,
     SourceDocument,
     SourceGroup,
-    normalise_code,
+    normalize_code,
     qualify_matter,
 )
 from connectors.dms.acl import unresolvable_acl
@@ -174,7 +175,8 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
         if hit is not None and hit.deleted:
             return "deleted"
         # A document moved to a cabinet outside the configured scope looks like a delete
-        # (§2.6): moving it to a restricted or archive cabinet is how firms take it away.
+        # (docs/dms-apis.md §2.4): moving it to a restricted or archive cabinet is how firms
+        # take it away.
         filed = {c.upper() for c in (hit.cabinets if hit is not None else [])}
         if not filed:
             return "unplaced"  # present, but where is not said; a sweep decides
@@ -378,8 +380,8 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
             if access and access.strip():
                 table.rows.append(
                     (
-                        normalise_code(pick(row, "parent", "Parent")) or None,
-                        normalise_code(pick(row, "key", "Key")),
+                        normalize_code(pick(row, "parent", "Parent")) or None,
+                        normalize_code(pick(row, "key", "Key")),
                         access.strip(),
                     )
                 )
@@ -420,7 +422,7 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
         profile_access: list[str] = []
         unreadable: list[str] = []
         for attribute in self._profile_attributes(cabinet):
-            value = normalise_code(hit.custom.get(1000 + attribute, (None, None))[0])
+            value = normalize_code(hit.custom.get(1000 + attribute, (None, None))[0])
             if not value:
                 continue
             table = self._lookup_table(cabinet, attribute)
@@ -451,7 +453,7 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
         if value is None:
             return None, None, None
         raw, description = value
-        return normalise_code(raw), raw, description
+        return normalize_code(raw), raw, description
 
     def _document(self, cabinet: Cabinet, hit: Hit) -> CrawlItem:
         doc_id = hit.id

@@ -449,8 +449,8 @@ def test_paging_that_ignores_offset_ends_with_a_failure(
 
 @pytest.mark.parametrize("sync_api", [False, True])
 def test_a_capped_page_size_does_not_end_the_crawl(sleeps: Sleeps, sync_api: bool) -> None:
-    """Issue 12: with ``limit`` capped at 25 below the 100 asked, the crawl stopped after the
-    first page (15 of 39 documents never ingested) and still called itself complete."""
+    """A server that caps ``limit`` at 25 below the 100 asked: a short page must not end the
+    crawl, so all 39 documents are ingested and completeness is judged honestly."""
     fake = FakeIManage(sync_api=sync_api)
     fake.page_cap = 25
     for n in range(1, 40):
@@ -648,8 +648,8 @@ def test_point_check(
 def test_point_check_addresses_documents_as_lib_number_version(
     imanage_fake: FakeIManage, imanage: ImanageFactory
 ) -> None:
-    """Issue 12: the check fetched ``LIB!number`` (a container id); a server that speaks
-    connectors.md answers 404 to that, and an existing document was reported deleted."""
+    """A point check must fetch ``LIB!number.version``: ``LIB!number`` is a container id, a
+    server answers 404 to it, and an existing document would be reported deleted."""
     imanage_fake.add_document("ACTIVE", 1, version=3)
     imanage_fake.add_document("ACTIVE", 2, version=1)
     # No version known: found with a document_number search, then fetched as ACTIVE!1.3.
@@ -722,7 +722,8 @@ def test_groups_for_permission_sync(imanage_fake: FakeIManage, imanage: ImanageF
 def test_an_undocumented_groups_endpoint_that_404s_degrades(
     imanage_fake: FakeIManage, imanage: ImanageFactory
 ) -> None:
-    """Issue 12: the groups listing is not in connectors.md; its 404 failed the whole run."""
+    """The groups listing is in no published endpoint list: its 404 turns group sync off
+    with a warning and must not fail the run."""
     imanage_fake.groups_endpoint = False
     imanage_fake.add_group("LITIGATION", ["JSMITH"])
     connector = imanage()

@@ -527,7 +527,7 @@ def test_never_writes_nor_gets_or_creates(
 def test_search_capped_below_top_reads_every_page(
     sleeps: Sleeps, shape: str, paging: str
 ) -> None:
-    """Issue 12: search stopped on a page shorter than ``top`` without a skiptoken."""
+    """A page shorter than ``top`` without a skiptoken does not end the search."""
     fake = FakeNetDocuments(shape=shape, paging=paging)
     ids = _seed(fake, 9)
     fake.top_cap = 4
@@ -558,8 +558,8 @@ def test_search_total_that_does_not_reconcile_makes_the_crawl_incomplete(
 def test_lookup_table_capped_below_500_keeps_every_deny(
     netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
 ) -> None:
-    """Issue 12: the matter table stopped on a page shorter than 500, so the ``|N`` rows on
-    later pages were dropped and a screened person saw the matter (fail open)."""
+    """The matter table is read past a page shorter than 500: the ``|N`` rows on later pages
+    still deny, so a screened person does not see the matter (no fail open)."""
     fake = netdocuments_fake
     fake.lookup_top_cap = 3
     fake.lookup[2] = [{"key": f"{n:04d}", "parent": "10025", "access": ""} for n in range(1, 8)]
@@ -592,7 +592,8 @@ def test_lookup_table_that_cannot_be_read_completely_fails_closed(
 def test_profile_security_on_the_client_attribute(
     netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
 ) -> None:
-    """Issue 12: a tenant that bases security on the client attribute had its denies ignored."""
+    """Profile security can be based on the client attribute too: the ``|N`` rows of every
+    configured attribute deny, and their grants are never taken as grants."""
     fake = netdocuments_fake
     fake.lookup[1] = [{"key": "10025", "access": "Litigation|VES*U:jan@firm.example|N"}]
     fake.lookup[2] = [{"key": "0007", "parent": "10025", "access": "U:piet@firm.example|N"}]
@@ -618,8 +619,9 @@ def test_profile_security_on_the_client_attribute(
 def test_matter_numbers_qualified_by_client(
     netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
 ) -> None:
-    """Issue 12: matter numbers repeat across clients; used as global ids, the second
-    client's documents were quarantined."""
+    """Matter numbers repeat across clients: with ``{client}-{matter}`` each client's
+    documents get their own matter id, and a matter without a client stays "" (never a bare
+    number that could name another client's matter)."""
     fake = netdocuments_fake
     fake.add_document("1000-0000-0001", client="10025", matter="0007")
     fake.add_document("1000-0000-0002", client="20001", matter="0007")

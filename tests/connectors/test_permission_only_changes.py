@@ -1,7 +1,7 @@
 """Permission changes that leave a document's edit date alone still reach the index.
 
-connectors.md: security changes do not reliably bump `edit_date`, so the periodic re-crawl
-must carry them. This runs the fake iManage through run_sync into the REAL ingest pipeline
+Security changes do not reliably bump `edit_date` (docs/dms-apis.md §1.4), so the periodic
+re-crawl must carry them. This runs the fake iManage through run_sync into the REAL ingest pipeline
 and asks the search API who finds the document (no recording double re-implementing the
 ACL rules): after each change at the source, with the same edit date, version and content,
 the next sync narrows or widens access exactly as the source now says.

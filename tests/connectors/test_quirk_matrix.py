@@ -1,9 +1,9 @@
-"""Conformance: each connector against tenants that behave as docs/connectors.md allows.
+"""Conformance: each connector against tenants that behave as docs/dms-apis.md allows.
 
-Every quirk runs against both connectors (where connectors.md gives the source that
+Every quirk runs against both connectors (where docs/dms-apis.md gives the source that
 behaviour) through ``run_sync`` with a recording pipeline and the real sync state in
 PostgreSQL: a first full sync, the quirk, then more syncs. After every sync three things are
-checked against the tenant itself, by an oracle written here from connectors.md (§3: deny
+checked against the tenant itself, by an oracle written here from docs/dms-apis.md (§1.4, §2.3: deny
 beats allow; iManage default_security and ACLs, NetDocuments VESA/N and profile-based ``|N``
 rows), never from the connectors' code:
 
@@ -498,7 +498,7 @@ def test_quirk(
 
 
 def test_the_fakes_do_not_borrow_from_the_code_they_test() -> None:
-    """The tenants are written from connectors.md: no import of app/ or connectors/."""
+    """The tenants are written from docs/dms-apis.md: no import of app/ or connectors/."""
     root = Path(__file__).resolve().parents[1] / "fakes"
     for name in ("imanage.py", "netdocuments.py", "dms.py", "server.py"):
         tree = ast.parse((root / name).read_text(encoding="utf-8"))

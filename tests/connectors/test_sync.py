@@ -476,8 +476,8 @@ def test_a_document_moved_out_of_the_configured_cabinet_is_removed(
     netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory,
     store: SyncStateStore
 ) -> None:
-    """Issue 12: a document moved to a cabinet outside the scope stayed searchable forever
-    (the point check said "present", so the sweep kept it)."""
+    """A document moved to a cabinet outside the scope leaves the index: the point check
+    must say "out of scope", not "present", or the sweep would keep it forever."""
     fake = netdocuments_fake
     for n in range(1, 5):
         fake.add_document(f"1000-0000-000{n}", client="10025", matter="0007")

@@ -1,4 +1,4 @@
-"""One error envelope for every 4xx/5xx (api.md, Errors), pinned here."""
+"""One error envelope for every 4xx/5xx, pinned here: it is part of the HTTP contract."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 13, points 2 to 6: bad input is a 4xx, the body limit and authentication come
+"""Hardening: bad input is a 4xx, the body limit and authentication come
 before the body is read, cursors are signed, logs hold no query text, refusals are audited.
 """
 

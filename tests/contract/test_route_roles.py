@@ -1,7 +1,7 @@
 """Route x role matrix, generated from the application's own route table.
 
-Every route the app serves must appear in ROLES below (the access policy, as api.md states
-it); a new route that is not listed fails `test_every_route_is_in_the_matrix`, and every
+Every route the app serves must appear in ROLES below (the access policy of the HTTP
+contract); a new route that is not listed fails `test_every_route_is_in_the_matrix`, and every
 listed route is called with a token of each role: a role outside its set gets 403, a role
 inside it gets past the check, and no token gets 401. So a route added without a role
 check, or a check loosened to a wider role, fails here.

@@ -1,8 +1,8 @@
 """What the local document-management fakes (iManage, NetDocuments) share.
 
 Each fake is a FastAPI app served over real HTTP on 127.0.0.1 (``tests.fakes.server``). This
-module holds the plumbing they have in common, written from docs/connectors.md §5 (the
-fake-server test plan) and independent of the project's code:
+module holds the plumbing they have in common, written from docs/dms-apis.md (what each
+system is known or suspected to do) and independent of the project's code:
 
 * a fake clock shared with the connector under test, so token expiry needs no waiting;
 * a request log (method, path, query, body, the token presented and its age) that tests

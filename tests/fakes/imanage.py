@@ -1,4 +1,4 @@
-"""A local iManage Work REST v2 server speaking the shapes of docs/connectors.md §1.
+"""A local iManage Work REST v2 server speaking the shapes of docs/dms-apis.md §1.
 
 Real HTTP on 127.0.0.1 (the shared plumbing is ``tests.fakes.dms``). It records every request (method,
 path, query, body, the token presented and that token's age) so tests can prove that no write
@@ -7,22 +7,22 @@ injected statuses with any headers (429 with each Retry-After variant, 503, ...)
 expiry on a shared fake clock, wrong credentials, Sync API cursors that expire, documents that
 go to Trash (404/410) or lose access (403), a server that ignores ``offset``.
 
-Tenant quirks, each one something docs/connectors.md allows (section in brackets):
+Tenant quirks, each one something docs/dms-apis.md allows (section in brackets):
 
-* ``page_cap``: the server serves at most this many rows whatever ``limit`` asked (§1.4 I1
+* ``page_cap``: the server serves at most this many rows whatever ``limit`` asked (§1.2 I1
   gives a default limit of 100 and no maximum; servers cap).
-* ``total_mode``: ``total_count`` "exact", "absent" (its location is [O], §7 item 2), "low" or
+* ``total_mode``: ``total_count`` "exact", "absent" (its location is [O], §1.2), "low" or
   "high" (a wrong total).
 * ``on_search_page``: called after each I1 page is served, e.g. to add a document mid-crawl
   (documents are listed by number, so a low number shifts every later offset).
 * ``strict_ids`` (default on): documents are addressed only as ``LIB!number.version``
-  (§1.4 ``{docId}``, §1.5 ``id``); ``LIB!number`` is a container id form and answers 404.
-* ``groups_endpoint``: GET .../groups is in no table of connectors.md, and
+  (§1.2 ``{docId}``, §1.3 ``id``); ``LIB!number`` is a container id form and answers 404.
+* ``groups_endpoint``: GET .../groups is in no published endpoint list, and
   .../groups/{id}/members is [U]; False makes both answer 404.
 * ``security_endpoint``: I7's path is [U]; False makes it answer 404.
 * ``extra_fields``: unknown fields added to every profile; ``drop_fields``: optional profile
   fields left out.
-* ``document_number`` filter on I1 ([O] filter name, §1.4).
+* ``document_number`` filter on I1 ([O] filter name, §1.2).
 
     fake = FakeIManage()
     fake.add_document("ACTIVE", 1042, custom1="10025", custom2="0007", ...)
@@ -373,7 +373,7 @@ class FakeIManage(FakeDms):
             if not fake.security_endpoint or (doc.library, doc.number) in fake.security_missing:
                 return error(404)
             # Security Policy Manager denials are not in the ACL; the only REST hint is
-            # has_restricted_member on a group that holds a denied user (§1.6, §3.1).
+            # has_restricted_member on a group that holds a denied user (docs/dms-apis.md §1.4).
             restricted = {str(d.get("trustee_id", "")).upper() for d in doc.denied}
             acl = [
                 {**e, "has_restricted_member": True}

@@ -1,4 +1,4 @@
-"""A local NetDocuments REST server speaking the shapes of docs/connectors.md §2.
+"""A local NetDocuments REST server speaking the shapes of docs/dms-apis.md §2.
 
 Real HTTP on 127.0.0.1. Records every request so tests can prove that neither a write nor the
 "get or create" workspace endpoint (N14) was ever called. Knobs: v2 search in shape A
@@ -8,13 +8,13 @@ or by skip only; a server that repeats the first page; ``top`` above 500 rejecte
 ``expires_in`` as a string or a number; documents deleted (404/410) or revoked (403);
 profile-based security rows on the matter lookup table; injected faults (429, 503, ...).
 
-Tenant quirks, each one something docs/connectors.md allows (section in brackets):
+Tenant quirks, each one something docs/dms-apis.md allows (section in brackets):
 
 * ``top_cap`` / ``lookup_top_cap``: the server serves fewer rows than ``top``/``$top`` asked
-  (§2.7: 500 is the documented maximum, not a promise; a third party claims other sizes).
+  (§2.2: 500 is the documented maximum, not a promise; a third party claims other sizes).
 * ``total_mode``: ``TotalFound`` "exact", "absent" (shape B never has it), "low" or "high".
 * ``on_search_page``: called after each search page, e.g. to add a document mid-crawl.
-* ``move(doc, cabinet)``: a document moved to another cabinet (§2.6: outside the crawl scope
+* ``move(doc, cabinet)``: a document moved to another cabinet (§2.4: outside the crawl scope
   it looks like a delete); ``info_locations`` makes /info say where a document is filed
   (not documented for N15, so off by default).
 * ``extra_fields``: unknown fields on every search row.
@@ -105,7 +105,7 @@ class FakeNetDocuments(FakeDms):
         self.groups: dict[str, list[dict[str, Any]]] = {}
         self.members: dict[str, list[dict[str, Any]]] = {}
         self.repeat_pages = False
-        # Quirks, each one docs/connectors.md allows (see the module docstring).
+        # Quirks, each one docs/dms-apis.md allows (see the module docstring).
         self.top_cap: int | None = None
         self.lookup_top_cap: int | None = None
         self.total_mode = "exact"  # exact | absent | low | high

@@ -54,7 +54,7 @@ def test_a_schema_change_shows_in_the_diff(db: DbHandle) -> None:
     assert "migrations/schema.sql (committed)" in shown
 
 
-def test_normalise_keeps_the_schema_and_drops_what_varies() -> None:
+def test_normalize_keeps_the_schema_and_drops_what_varies() -> None:
     dump = (
         "--\n-- PostgreSQL database dump\n--\n\n"
         "\\restrict Zx81kq\n\n"
@@ -67,13 +67,13 @@ def test_normalise_keeps_the_schema_and_drops_what_varies() -> None:
         "GRANT SELECT ON TABLE public.t TO ewall_app;\n\n\n"
         "--\n-- PostgreSQL database dump complete\n--\n\n\\unrestrict Zx81kq\n\n"
     )
-    assert snapshot.normalise(dump) == (
+    assert snapshot.normalize(dump) == (
         snapshot.HEADER
         + "\n-- TABLE public t\n\nCREATE TABLE public.t (\n    a integer\n);\n\n"
         + "-- ACL public TABLE t\n\nGRANT SELECT ON TABLE public.t TO ewall_app;\n"
     )
     other_run = dump.replace("Zx81kq", "Pq02aa").replace("18.6", "18.7")
-    assert snapshot.normalise(other_run) == snapshot.normalise(dump)
+    assert snapshot.normalize(other_run) == snapshot.normalize(dump)
 
 
 def test_the_snapshot_command_regenerates_the_committed_file(

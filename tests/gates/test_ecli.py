@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.ecli import extract_eclis, is_ecli, normalise_ecli
+from app.ecli import extract_eclis, is_ecli, normalize_ecli
 
 
 def test_finds_eclis_in_prose_with_trailing_punctuation() -> None:
@@ -33,7 +33,7 @@ def test_not_only_dutch_and_ordinals_with_dots() -> None:
     ]
 
 
-def test_prefix_is_case_insensitive_and_normalised() -> None:
+def test_prefix_is_case_insensitive_and_normalized() -> None:
     assert extract_eclis("ecli:NL:HR:2019:1278 en Ecli:NL:HR:2019:1278") == ["ECLI:NL:HR:2019:1278"]
 
 
@@ -73,5 +73,5 @@ def test_longest_ordinal_is_accepted() -> None:
 def test_helpers() -> None:
     assert is_ecli("ECLI:NL:HR:2019:1278")
     assert not is_ecli("ECLI:NL:HR:2019:1278.")
-    assert normalise_ecli(" ecli:NL:HR:2019:1278 ") == "ECLI:NL:HR:2019:1278"
-    assert normalise_ecli("BZ5426") is None
+    assert normalize_ecli(" ecli:NL:HR:2019:1278 ") == "ECLI:NL:HR:2019:1278"
+    assert normalize_ecli("BZ5426") is None

@@ -91,7 +91,7 @@ def test_split(text: str, expected: list[str]) -> None:
     assert split_sentences(text) == expected
 
 
-def test_whitespace_inside_a_paragraph_is_normalised() -> None:
+def test_whitespace_inside_a_paragraph_is_normalized() -> None:
     assert split_sentences("Een  zin\nover twee regels. En nog\teen.") == [
         "Een zin over twee regels.",
         "En nog een.",

@@ -86,7 +86,7 @@ def _build(spec: dict[str, Any], adverse: list[tuple[int, int]]) -> tuple[Matrix
 def _ref_sees(ref: RefFirm, person: str, matter: str) -> bool:
     if person in ref.people:
         return ref.access(person, matter, NOW)
-    # api.md: a person unknown to the matrix sees only unwalled matters
+    # a person unknown to the matrix sees only unwalled matters
     return not any(not w.lifted and ref.covers(w, matter) for w in ref.walls)
 
 

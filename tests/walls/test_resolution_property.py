@@ -1,4 +1,4 @@
-"""Random firms, walls and instants against a reference written from architecture.md.
+"""Random firms, walls and instants against a reference written from the access rule.
 
 The reference below is deliberately naive and independent of app/walls: it reads the
 definitions word for word. Hypothesis builds firms through the API; the service's per-query
@@ -241,7 +241,7 @@ def test_resolution_and_access_match_the_definition(
             if person in people:
                 expected = ref.access(person, matter, t)
             else:
-                # api.md: an unknown person sees only the open group
+                # a person the matrix does not know sees only the open group
                 expected = not any(not w.lifted and ref.covers(w, matter) for w in ref.walls)
             via_groups = snap.matter_groups[matter] in allowed_groups
             answer = firm.access(person, matter)
