@@ -29,7 +29,7 @@ from app.audit.chain import canonical_json
 from app.db.engine import Database
 from app.embeddings import Embedder, vector_literal
 from app.ingest import document_write, preparation, repository
-from app.ingest.report import load_report  # app.ingest.router imports it from here
+from app.ingest.report import load_report
 from app.ingest.types import (
     ChunkLimits,
     ExtractedDocument,
@@ -42,7 +42,7 @@ from app.settings import Settings
 from app.walls.access import mark_writer
 from connectors.base import SourceDocument, SourceGroup
 
-__all__ = ["DocumentOutcome", "IngestPipeline", "IngestRun", "load_report"]
+__all__ = ["DocumentOutcome", "IngestPipeline", "IngestRun"]
 
 log = logging.getLogger("ewall.ingest")
 

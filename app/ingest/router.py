@@ -14,11 +14,12 @@ from sqlalchemy import Connection
 
 from app.deps import Admin, ConnDep, ResourcesDep
 from app.errors import Conflict, NotFound, RateLimited, Unprocessable
-from app.ingest.pipeline import IngestPipeline, load_report
+from app.ingest.pipeline import IngestPipeline
+from app.ingest.report import load_report
 from app.ingest.repository import document_summary
 from app.ingest.runs import confirm_sweep
 from app.ingest.schemas import DocumentIn, DocumentOut, DocumentQueued, RunIn, RunStarted
-from app.jobs.queue import enqueue, job_of_run, pending_for_person
+from app.jobs.repository import enqueue, job_of_run, pending_for_person
 from app.resources import Resources
 from connectors import registry
 from connectors.base import SourceAcl, SourceDocument

@@ -27,7 +27,7 @@ from app.jobs import repository as repo
 
 # The job rows' own functions are part of the queue's public API (callers such as
 # app.ingest.router import the queue only).
-from app.jobs.repository import Job, enqueue, job_of_run, pending_for_person
+from app.jobs.repository import Job
 
 log = logging.getLogger("ewall.jobs")
 
@@ -200,7 +200,4 @@ __all__ = [
     "JobWorker",
     "JobWorkers",
     "OnFailed",
-    "enqueue",
-    "job_of_run",
-    "pending_for_person",
 ]
