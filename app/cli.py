@@ -13,6 +13,7 @@ from app.demo import cli as demo_cli
 from app.evaluation import cli as evaluation_cli
 from app.ingest import cli as ingest_cli
 from app.logging import configure_logging
+from app.reembed import cli as reembed_cli
 from app.settings import Settings, get_settings
 
 Handler = Callable[[argparse.Namespace, Settings], int]
@@ -44,7 +45,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         database = resources.enter_context(open_database(settings))
         embedder = Embedder(settings)
         try:
-            check_dimensions(settings, database, embedder.dimension)
+            check_dimensions(settings, database, embedder.dimension, embedder.model_id)
         except StartupError as exc:
             return _fail(str(exc))
         if args.demo_if_empty:
@@ -207,8 +208,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _registrations() -> list[Callable[[Any], None]]:
-    """Commands that live with their domain (ingest, demo, eval)."""
-    return [ingest_cli.register, demo_cli.register, evaluation_cli.register]
+    """Commands that live with their domain (ingest, demo, eval, reembed)."""
+    return [ingest_cli.register, demo_cli.register, evaluation_cli.register, reembed_cli.register]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

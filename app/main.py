@@ -25,6 +25,7 @@ from app.ingest.jobs import ingest_handlers, mark_run_failed
 from app.ingest.pipeline import IngestPipeline
 from app.jobs.queue import JobWorkers
 from app.metrics import Metrics, install_request_middleware
+from app.reembed.service import awaiting_switch, claim_live_model, live_model, model_not_live
 from app.resources import Resources
 from app.search.replica import ReplicaSnapshots
 from app.settings import Settings
@@ -38,8 +39,15 @@ class StartupError(RuntimeError):
     """A configuration problem that must stop the service with a clear message."""
 
 
-def check_dimensions(settings: Settings, database: Database, model_dim: int) -> None:
+def check_dimensions(
+    settings: Settings, database: Database, model_dim: int, model_id: str | None = None
+) -> None:
+    """The model fits the database: its dimension is the column's and (with ``model_id``)
+    it is the live model, claimed here on a database that has none recorded yet. A model
+    that an active re-embed targets may start before the switch: it answers 503 and is not
+    ready until then (start the new services early, so that the switch costs no downtime)."""
     column = migrate.embedding_dimension(database)
+    waiting = model_id is not None and awaiting_switch(database, model_id, model_dim)
     if model_dim != settings.embedding_dim:
         raise StartupError(
             f"The embedding model {settings.embedding_model!r} produces {model_dim}-dimensional "
@@ -47,12 +55,26 @@ def check_dimensions(settings: Settings, database: Database, model_dim: int) -> 
             f"EWALL_EMBEDDING_DIM={model_dim} on a new database, or choose a "
             f"{settings.embedding_dim}-dimensional model."
         )
-    if column is not None and column != model_dim:
+    if column is not None and column != model_dim and not waiting:
+        live = live_model(database) if model_id is not None else None
+        hint = (
+            f" The live model is {live.model_id!r} (EWALL_EMBEDDING_MODEL={live.model_name!r})."
+            if live is not None and live.model_id is not None
+            else ""
+        )
         raise StartupError(
             f"chunks.embedding is vector({column}) but the model {settings.embedding_model!r} "
             f"produces {model_dim} dimensions. Use a database created for this model (the "
-            f"migration reads EWALL_EMBEDDING_DIM) or go back to a {column}-d model."
+            f"migration reads EWALL_EMBEDDING_DIM), re-embed it (`ewall reembed run`) or go "
+            f"back to a {column}-d model.{hint}"
         )
+    if model_id is None or waiting or column is None:
+        return
+    live = live_model(database)
+    if live.model_id is None:
+        live = claim_live_model(database, model_id, settings.embedding_model, model_dim)
+    if live.model_id != model_id:
+        raise StartupError(model_not_live(model_id, live).message)
 
 
 def create_app(
@@ -81,7 +103,8 @@ def create_app(
             resources.embedder = Embedder(settings)
         else:
             resources.embedder = embedder
-        check_dimensions(settings, database, resources.require_embedder().dimension)
+        model = resources.require_embedder()
+        check_dimensions(settings, database, model.dimension, model.model_id)
         resources.resolver = AccessResolver(settings)
         resources.pipeline = IngestPipeline(database, resources.require_embedder(), settings)
         worker: RetagWorker | None = None
@@ -157,12 +180,26 @@ def create_app(
             except Exception:
                 log.warning("could not read the vector dimension", exc_info=True)
         checks["dimension_matches"] = dim_ok
+        live_ok = False
+        if model is not None and checks["database"]:
+            try:
+                live = live_model(database)
+                checks["model"]["id"] = model.model_id
+                checks["model"]["live"] = live.model_id
+                live_ok = live.model_id == model.model_id
+            except Exception:
+                log.warning("could not read the live model", exc_info=True)
+        checks["model_live"] = live_ok
         if replicas:
             # informational: a replica that is down or lagging only sends searches to the
             # primary, so it never makes the service unready
             checks["replicas"] = [s.as_dict() for s in replicas.states()]
         ready = bool(
-            checks["database"] and checks["migrations"]["ok"] and model is not None and dim_ok
+            checks["database"]
+            and checks["migrations"]["ok"]
+            and model is not None
+            and dim_ok
+            and live_ok
         )
         if ready:
             return JSONResponse({"status": "ready", "checks": checks})

@@ -29,7 +29,11 @@ WITH fence AS MATERIALIZED (
                       AND NOT c.suppressed
                       AND NOT EXISTS (SELECT 1 FROM retag_pending p
                                       WHERE p.matter_id = c.matter_id))
-                   = cardinality(CAST(:result_chunk_ids AS text[]))) AS ok
+                   = cardinality(CAST(:result_chunk_ids AS text[]))
+               -- the replica ranked with the query model that is live on the primary now
+               AND (CAST(:query_model AS text) IS NULL
+                    OR coalesce((SELECT model_id FROM embedding_live WHERE id = 1),
+                                CAST(:query_model AS text)) = CAST(:query_model AS text))) AS ok
 ), access_sets AS (
     INSERT INTO audit_access_sets (set_id, members)
     SELECT DISTINCT ON (s.set_id) s.set_id, s.members
@@ -53,13 +57,13 @@ WITH fence AS MATERIALIZED (
 INSERT INTO audit_retrievals (
     retrieval_id, seq, at, person_id, roles, purpose, query, mode, k, filters,
     allowed_wall_groups_set, source_principals_set, policy_version, model, prompt_version,
-    strategy, took_ms, result_count, session_id, session_matter_id, session_scope, prev_hash,
-    hash)
+    strategy, took_ms, result_count, session_id, session_matter_id, session_scope, query_model,
+    prev_hash, hash)
 SELECT :retrieval_id, head.seq, :at, :person_id, :roles, :purpose, :query, :mode, :k,
        CAST(:filters AS jsonb), :allowed_wall_groups_set, :source_principals_set, :policy_version,
        :model, :prompt_version, :strategy, :took_ms, :result_count,
        CAST(:session_id AS text), CAST(:session_matter_id AS text),
-       CAST(:session_scope AS text), head.prev_hash, head.hash
+       CAST(:session_scope AS text), CAST(:query_model AS text), head.prev_hash, head.hash
 FROM head
 RETURNING seq, hash
 

@@ -43,12 +43,12 @@ FROM chunks WHERE content_sha256 = ANY(:hashes)
 -- name: insert_chunk
 INSERT INTO chunks (chunk_id, document_id, source, external_id, client_id, matter_id,
                     wall_group_id, source_acl_id, doc_type, section_path, page_from, page_to,
-                    ordinal, body, embedding, content_sha256, token_count, suppressed,
-                    modified_at)
+                    ordinal, body, embedding, embedding_model, content_sha256, token_count,
+                    suppressed, modified_at)
 VALUES (:chunk_id, :document_id, :source, :external_id, :client_id, :matter_id,
         :wall_group_id, :source_acl_id, :doc_type, :section_path, :page_from, :page_to,
-        :ordinal, :body, CAST(:embedding AS vector), :content_sha256, :token_count,
-        :suppressed, :modified_at)
+        :ordinal, :body, CAST(:embedding AS vector), CAST(:embedding_model AS text),
+        :content_sha256, :token_count, :suppressed, :modified_at)
 
 -- name: delete_chunks
 DELETE FROM chunks WHERE chunk_id = ANY(:chunk_ids)

@@ -60,6 +60,9 @@ def now_utc() -> datetime:
 
 
 SESSION_FIELDS = ("session_id", "session_matter_id", "session_scope")
+# Covered by the hash only when set, like the session fields: rows written before the query's
+# model was recorded (NULL) hash exactly as they did then (migration 20261201_0030).
+OPTIONAL_FIELDS = (*SESSION_FIELDS, "query_model")
 RESULT_FIELDS = ("rank", "chunk_id", "matter_id", "content_sha256", "score")
 
 
@@ -84,7 +87,7 @@ def retrieval_fields(row: Mapping[str, Any]) -> dict[str, Any]:
 def retrieval_canonical(row: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> str:
     # The session fields are covered only when set: rows written before sessions existed
     # (all three NULL) hash exactly as they did then.
-    session = {k: row[k] for k in SESSION_FIELDS if row.get(k) is not None}
+    session = {k: row[k] for k in OPTIONAL_FIELDS if row.get(k) is not None}
     return canonical_json(
         {
             **session,
@@ -205,7 +208,7 @@ def _retrieval_params(
     # round-trip the JSON so the hash covers exactly what jsonb will give back
     row = dict(row)
     row["filters"] = json.loads(canonical_json(row["filters"]))
-    for key in SESSION_FIELDS:
+    for key in OPTIONAL_FIELDS:
         row.setdefault(key, None)
     members: dict[str, list[str] | None] = {}
     known = _stored_sets(conn)

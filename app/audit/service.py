@@ -83,6 +83,7 @@ def _retrieval_dict(
         "session_id": row["session_id"],
         "session_matter_id": row["session_matter_id"],
         "session_scope": row["session_scope"],
+        "query_model": row.get("query_model"),
         "hash": row["hash"],
         "prev_hash": row["prev_hash"],
         "results": results,

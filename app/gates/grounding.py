@@ -22,6 +22,7 @@ from sqlalchemy import Connection
 from app.errors import Forbidden, NotFound, Unprocessable
 from app.gates import repository
 from app.gates.sentences import split_sentences
+from app.reembed.service import check_query_model
 from app.resources import Resources
 from app.walls import policy
 from app.walls.access import access_for, current_access, visible_chunks
@@ -120,6 +121,9 @@ def read_support(
             snapshot, person_id, datetime.now(UTC)
         )
         access = access_for(conn, resolution)
+    embedder = resources.embedder
+    if embedder is not None:  # the chunks' vectors and the sentences' must be one model's
+        check_query_model(conn, embedder.model_id)
     rows = visible_chunks(conn, access, list(audited))
     ids: list[str] = []
     vectors: list[npt.NDArray[np.float32]] = []

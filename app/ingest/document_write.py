@@ -254,10 +254,12 @@ def replace_chunks(
     embed: Callable[[Connection, list[PreparedChunk]], dict[str, str]],
     *,
     existing_document: bool,
+    model_id: str | None = None,
 ) -> ChunkDelta:
     """Make the stored chunks of the document exactly ``chunks``. ``vectors`` holds the
     embeddings computed before the transaction; ``embed`` computes the few that are missing
-    because stored chunks vanished in between."""
+    because stored chunks vanished in between. ``model_id`` (the encoder's) is recorded with
+    each new chunk's vector."""
     stored = repository.document_chunk_ids(conn, placement.document_id)
     vanished = sorted(stored - {c.chunk_id for c in chunks})
     to_add = [c for c in chunks if c.chunk_id not in stored]
@@ -270,7 +272,7 @@ def replace_chunks(
     if existing_document:
         placement_changed = repository.update_chunk_placement(conn, placement)
         repository.update_chunk_positions(conn, [c for c in chunks if c.chunk_id in stored])
-    repository.insert_chunks(conn, placement, to_add, vectors)
+    repository.insert_chunks(conn, placement, to_add, vectors, model_id)
     return ChunkDelta(added=len(to_add), removed=len(vanished), placement_changed=placement_changed)
 
 

@@ -28,6 +28,7 @@ from sqlalchemy import Connection
 from app.audit.chain import canonical_json
 from app.db.engine import Database
 from app.embeddings import Embedder, vector_literal
+from app.errors import AppError
 from app.ingest import document_write, preparation, repository
 from app.ingest.report import load_report
 from app.ingest.types import (
@@ -38,6 +39,7 @@ from app.ingest.types import (
 )
 from app.matrix.schemas import GroupImport
 from app.matrix.service import apply_matrix
+from app.reembed.service import check_write_model
 from app.settings import Settings
 from app.walls.access import mark_writer
 from connectors.base import SourceDocument, SourceGroup
@@ -295,6 +297,8 @@ class IngestPipeline:
         try:
             outcome = self._write(run, doc, extracted, chunks, doc_type, public, search_state)
         except Exception as exc:  # a document must never take a whole run down
+            if isinstance(exc, AppError) and exc.code == "model_not_live":
+                raise  # except this: every document would fail alike (a re-embed switched)
             log.exception("ingest failed", extra={"source": source, "external_id": external_id})
             with run.lock:
                 run.counts["errors"] += 1
@@ -367,6 +371,10 @@ class IngestPipeline:
         vectors = self._embed_new_chunks(doc, chunks)
         with self.database.transaction() as conn:
             mark_writer(conn)
+            # vectors of another model than the live one (a re-embed switched since this
+            # process loaded its model) are refused, never mixed into the column
+            e = self.embedder
+            check_write_model(conn, e.model_id, e.name, e.dimension)
             before = repository.lock_document(conn, doc.source, doc.external_id)
             placement = document_write.place_document(conn, doc, before, public)
             acl_id = document_write.store_source_acl(conn, doc.acl)
@@ -382,6 +390,7 @@ class IngestPipeline:
                 vectors,
                 lambda c, late: self._embeddings(c, late, set()),
                 existing_document=before is not None,
+                model_id=self.embedder.model_id,
             )
             changes = document_write.metadata_changes(before, record)
             status = document_write.outcome_status(before, placement.quarantine, delta, changes)

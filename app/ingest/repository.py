@@ -415,8 +415,10 @@ def insert_chunks(
     placement: ChunkPlacement,
     chunks: Iterable[PreparedChunk],
     vectors: Mapping[str, str],
+    model_id: str | None = None,
 ) -> None:
-    """Insert new chunks with their embeddings (pgvector literals by chunk id)."""
+    """Insert new chunks with their embeddings (pgvector literals by chunk id) and the id of
+    the model that made them."""
     common = asdict(placement)
     params = [
         {
@@ -428,6 +430,7 @@ def insert_chunks(
             "ordinal": c.ordinal,
             "body": c.body,
             "embedding": vectors[c.chunk_id],
+            "embedding_model": model_id,
             "content_sha256": c.content_sha256,
             "token_count": c.token_count,
         }

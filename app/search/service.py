@@ -30,6 +30,7 @@ from app.auth.service import Principal
 from app.embeddings import Embedder, vector_literal
 from app.errors import AppError
 from app.logging import redacted_traceback
+from app.reembed.service import check_query_model
 from app.resources import Resources
 from app.search import repository
 from app.search.schemas import Filters, SearchIn
@@ -152,6 +153,10 @@ def run_search(
     filters = request.filters or Filters()
     websearch = bool(_WEBSEARCH.search(request.query))
     session = resolve_binding(conn, principal.person_id, request)
+    # the query vector must be the live model's (a re-embed may have switched): 503 if not
+    query_model = resources.embedder.model_id if resources.embedder is not None else None
+    if query_model is not None:
+        check_query_model(conn, query_model)
 
     at_least: int | None = None
     for _attempt in range(MAX_POLICY_RETRIES):
@@ -250,6 +255,7 @@ def run_search(
             purpose,
             session,
             read.append if read is not None else None,
+            query_model,
         )
         metrics = resources.metrics
         if metrics is not None:
@@ -355,6 +361,7 @@ def _audit(
     purpose: str,
     session: SessionBinding,
     append: Callable[[dict[str, Any], list[dict[str, Any]], Access], None] | None = None,
+    query_model: str | None = None,
 ) -> None:
     results = [
         {
@@ -388,6 +395,7 @@ def _audit(
         "session_id": session.session_id,
         "session_matter_id": session.matter_id,
         "session_scope": session.scope,
+        "query_model": query_model,
     }
     try:
         if append is None:

@@ -65,6 +65,7 @@ ATTACKS: dict[str, tuple[list[str], int]] = {
         ],
         4,
     ),
+    "altered query model": (["UPDATE audit_retrievals SET query_model = 'x' WHERE seq = 3"], 3),
     "deleted row": (["DELETE FROM audit_retrievals WHERE seq = 3"], 3),
     "deleted last row": (["DELETE FROM audit_retrievals WHERE seq = 6"], 6),
     "swapped rows": (

@@ -1,0 +1,1 @@
+"""Re-embedding every chunk with another model, online, and the live model it switches."""

