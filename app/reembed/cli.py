@@ -113,8 +113,13 @@ def cmd_reembed_status(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_reembed_cancel(args: argparse.Namespace, settings: Settings) -> int:
     from app.db.runtime import open_database
+    from app.errors import AppError
     from app.reembed.service import cancel
 
     with open_database(settings) as database:
-        _print(cancel(database).as_dict())
+        try:
+            _print(cancel(database).as_dict())
+        except AppError as exc:
+            print(f"ewall: {exc.message}", file=sys.stderr)
+            return EXIT_REFUSED
     return EXIT_OK

@@ -125,6 +125,7 @@ class ReembedReport:
     encoded: int = 0  # texts this invocation encoded (a resumed run encodes only the rest)
     batches: int = 0
     switch_attempts: int = 0
+    switch_ms: float = 0.0  # the switch transaction, lock wait included (searches wait <= this)
     live_model: dict[str, Any] = field(default_factory=dict)
     chunk_models: dict[str, int] = field(default_factory=dict)
 
@@ -171,6 +172,7 @@ class Reembedder:
         self.encoded = 0
         self.batches = 0
         self.attempts = 0
+        self.switch_ms = 0.0
 
     # --- owner connections -------------------------------------------------------------
 
@@ -295,12 +297,7 @@ class Reembedder:
             if ids == previous:  # written nothing last time: never spin
                 raise RuntimeError(f"re-embed made no progress on {ids[:3]}...")
             vectors = self.target.embed_passages([body for _, body in batch], priority="bulk")
-            with self.database.transaction() as conn:
-                mark_writer(conn)  # writes the new vectors
-                written = repository.write_batch(
-                    conn, run.run_id, self.target.model_id, ids,
-                    [vector_literal(v) for v in vectors],
-                )  # fmt: skip
+            written = self._write(run, ids, [vector_literal(v) for v in vectors])
             previous = ids if written == 0 else []
             self.encoded += len(batch)
             self.batches += 1
@@ -312,6 +309,22 @@ class Reembedder:
             if self.pause_s > 0:
                 time.sleep(self.pause_s)
         return written_total
+
+    def _write(self, run: Run, ids: list[str], vectors: list[str]) -> int:
+        """One batch in one transaction; a deadlock with a concurrent writer of the same
+        chunks (re-tagging, ingestion) is tried again, the batch is small."""
+        for attempt in range(1, 4):
+            try:
+                with self.database.transaction() as conn:
+                    mark_writer(conn)  # writes the new vectors
+                    return repository.write_batch(
+                        conn, run.run_id, self.target.model_id, ids, vectors
+                    )
+            except DBAPIError as exc:
+                if not _lock_timeout(exc) or attempt == 3:
+                    raise
+                time.sleep(0.1 * attempt)
+        raise AssertionError("unreachable")
 
     def build_index(self, run: Run) -> None:
         self._set_status(run, "indexing")
@@ -330,11 +343,13 @@ class Reembedder:
             for attempt in range(1, self.switch_attempts + 1):
                 self.attempts = attempt
                 self.fill(run)
+                started = time.perf_counter()
                 try:
                     with engine.connect() as conn, conn.begin():
                         repository.set_lock_timeout(conn, self.lock_timeout_ms)
                         mark_writer(conn)  # the last check must see every chunk
                         self._switch_in(conn, run)
+                    self.switch_ms = round((time.perf_counter() - started) * 1000, 1)
                     if self.progress is not None:
                         self.progress("switched", 1, 1)
                     return
@@ -414,12 +429,15 @@ class _CaughtUpTooLate(Exception):
 
 
 def cancel(database: Database, *, lock_timeout_ms: int = 2000) -> ReembedReport:
-    """Drop the active run's columns and indexes; the live model is untouched."""
+    """Drop the active run's columns and indexes; the live model is untouched. Refused (409)
+    while an `ewall reembed run` is running."""
     with database.transaction() as conn:
         run = repository.active_run(conn)
     engine = owner_engine(database, autocommit=True)
     try:
         with engine.connect() as conn:
+            if not repository.try_run_lock(conn):
+                raise AppError("reembed_running", "An `ewall reembed run` is running.", 409)
             repository.set_lock_timeout(conn, 0)
             for suffix, name in (
                 ("embedding_next_hnsw", HNSW_INDEX),
@@ -432,6 +450,7 @@ def cancel(database: Database, *, lock_timeout_ms: int = 2000) -> ReembedReport:
                     repository.ddl(conn, "drop_index", index=name)
             repository.set_lock_timeout(conn, lock_timeout_ms)
             repository.ddl(conn, "drop_next_columns")
+            repository.release_run_lock(conn)
     finally:
         engine.dispose()
     if run is not None:
@@ -461,4 +480,5 @@ def report(database: Database, reembedder: Reembedder | None) -> ReembedReport:
         out.encoded = reembedder.encoded
         out.batches = reembedder.batches
         out.switch_attempts = reembedder.attempts
+        out.switch_ms = reembedder.switch_ms
     return out

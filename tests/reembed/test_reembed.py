@@ -303,9 +303,13 @@ def test_a_killed_reembed_resumes_where_it_stopped(
     assert state == [("filling", killed_run)]  # progress committed with each batch
     # one re-embed at a time: a second caller is refused at once while one runs
     first, second = Reembedder(db.database, tiny), Reembedder(db.database, tiny)
-    with first._exclusive(), pytest.raises(AppError) as refused:
-        second.run("test")
-    assert refused.value.code == "reembed_running"
+    with first._exclusive():
+        with pytest.raises(AppError) as refused:
+            second.run("test")
+        assert refused.value.code == "reembed_running"
+        with pytest.raises(AppError) as not_now:  # nor cancelled under it
+            cancel(db.database)
+        assert not_now.value.code == "reembed_running"
     # re-running continues: only the chunks without a new vector are encoded
     result = Reembedder(db.database, tiny, batch_size=5).run("test")
     assert result.encoded == total - killed_run
