@@ -19,7 +19,7 @@ import psycopg
 import pytest
 
 from app.audit.chain import RETRIEVAL_FIELDS, retrieval_canonical
-from app.embeddings import Embedder, model_id_for
+from app.embeddings import Embedder, model_id_for, vector_literal
 from app.errors import AppError
 from app.main import StartupError, check_dimensions
 from app.reembed.service import Reembedder, cancel, report
@@ -339,3 +339,66 @@ def test_cancel_drops_the_new_column_and_leaves_the_live_model(
         with pytest.raises(AppError) as same:  # the live model needs no re-embed
             Reembedder(db.database, embedder).run("test")
         assert same.value.code == "reembed_not_needed"
+
+
+# --- hash-partitioned chunks -------------------------------------------------------------
+
+
+def _partition_chunks(db: DbHandle, embedder: Any, texts: list[str]) -> None:
+    """Rebuild chunks as a table hash-partitioned on chunk_id (two partitions), with the
+    same columns and its HNSW index on the parent, holding ``texts`` with the bundled
+    model's vectors. Its policies and triggers are left out: this is about the DDL."""
+    vectors = embedder.embed_passages(texts)
+    with psycopg.connect(db.superuser_url, autocommit=True) as conn:
+        conn.execute(
+            "CREATE TABLE chunks_new (LIKE chunks INCLUDING DEFAULTS INCLUDING GENERATED"
+            " INCLUDING STORAGE) PARTITION BY HASH (chunk_id)"
+        )
+        conn.execute("DROP TABLE chunks CASCADE")
+        conn.execute("ALTER TABLE chunks_new RENAME TO chunks")
+        for i in range(2):
+            conn.execute(
+                f"CREATE TABLE chunks_p{i} PARTITION OF chunks"
+                f" FOR VALUES WITH (MODULUS 2, REMAINDER {i})"
+            )
+        conn.execute(
+            "CREATE INDEX ix_chunks_embedding_hnsw ON chunks"
+            " USING hnsw (embedding vector_cosine_ops)"
+        )
+        conn.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON chunks TO ewall_app")
+        for i, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
+            conn.execute(
+                "INSERT INTO chunks (chunk_id, document_id, source, external_id,"
+                " wall_group_id, source_acl_id, doc_type, ordinal, body, embedding,"
+                " embedding_model, content_sha256, token_count)"
+                " VALUES (%s, 1, 'api', 'd', 'open', 'public', 'memo', %s, %s,"
+                " CAST(%s AS vector), %s, md5(%s), 10)",
+                (f"c-{i}", i, text, vector_literal(vector), embedder.model_id, text),
+            )
+
+
+def test_reembed_on_hash_partitioned_chunks(db: DbHandle, embedder: Any, tiny: Embedder) -> None:
+    _partition_chunks(db, embedder, TEXTS)
+    result = Reembedder(db.database, tiny, batch_size=3).run("test")
+    assert (result.status, result.done, result.total) == ("switched", len(TEXTS), len(TEXTS))
+    assert result.chunk_models == {tiny.model_id: len(TEXTS)}
+    # the parent's HNSW index is the new column's, valid, with one attached index per
+    # partition (built CONCURRENTLY there); the column is vector(64) NOT NULL everywhere
+    rows = _sql(
+        db,
+        "SELECT c.relname, i.indisvalid, pg_get_indexdef(i.indexrelid) FROM pg_inherits h"
+        " JOIN pg_index i ON i.indexrelid = h.inhrelid JOIN pg_class c ON c.oid = h.inhrelid"
+        " WHERE h.inhparent = 'ix_chunks_embedding_hnsw'::regclass ORDER BY 1",
+    )
+    assert [r[0] for r in rows] == [
+        "chunks_p0_embedding_next_hnsw",
+        "chunks_p1_embedding_next_hnsw",
+    ]
+    assert all(r[1] and "hnsw (embedding vector_cosine_ops)" in r[2] for r in rows)
+    assert _sql(
+        db,
+        "SELECT DISTINCT atttypmod, attnotnull FROM pg_attribute WHERE attname = 'embedding'"
+        " AND NOT attisdropped AND attrelid IN"
+        " ('chunks'::regclass, 'chunks_p0'::regclass, 'chunks_p1'::regclass)",
+    ) == [(DIMENSION, True)]
+    assert _sql(db, "SELECT to_regclass('ix_chunks_embedding_next_missing')") == [(None,)]
