@@ -70,9 +70,11 @@ class Settings(BaseSettings):
     embedding_dim: int = Field(
         default=384, ge=8, le=4000, description="Vector dimension of chunks.embedding."
     )
-    embedding_query_prompt: str = Field(default="", description='Query prefix, e.g. "query: ".')
+    embedding_query_prompt: str = Field(
+        default="", description='Query prefix, e.g. "query: " (empty: the model\'s own).'
+    )
     embedding_passage_prompt: str = Field(
-        default="", description='Passage prefix, e.g. "passage: ".'
+        default="", description='Passage prefix, e.g. "passage: " (empty: the model\'s own).'
     )
     embedding_batch_size: int = Field(default=32, ge=1, le=1024, description="Encode batch.")
     embedding_device: str = Field(default="cpu", description="torch device for the encoder.")
