@@ -342,6 +342,22 @@ class Settings(BaseSettings):
         default=16, ge=1, le=64, description="Query lexemes (most informative first) it weighs."
     )
 
+    # --- job worker process (docs/isolation.md) ---------------------------------------------
+    job_process: bool = Field(
+        default=True,
+        description="`ewall serve` runs background jobs in a supervised child process at low "
+        "OS priority (false: job worker threads in the API process).",
+    )
+    job_process_nice: int = Field(
+        default=10, ge=0, le=19, description="OS niceness the job worker process adds to itself."
+    )
+    job_process_restart_max_s: float = Field(
+        default=30.0, gt=0, description="Longest wait before a died job worker process restarts."
+    )
+    job_process_stop_s: float = Field(
+        default=10.0, gt=0, description="On shutdown, the job worker process is killed after this."
+    )
+
     @field_validator("log_level")
     @classmethod
     def _upper(cls, value: str) -> str:
