@@ -171,3 +171,55 @@ def test_the_worker_process_stops_when_the_api_process_is_killed(db: DbHandle) -
         if parent.poll() is None:
             parent.kill()
             parent.wait()
+
+
+def test_ewall_worker_runs_the_queued_jobs_as_a_service_and_stops_on_sigterm(
+    db: DbHandle, embedder: Any, auth: Tokens
+) -> None:
+    # the API of this test runs no job workers at all: only `ewall worker` can do the job
+    settings = make_settings(document_async_chars=len(LONG_TEXT) - 1, job_workers=0)
+    app = create_app(settings, db.database, embedder=embedder)
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith("EWALL_") and name != "PYTHONPATH"
+    }
+    env.update(
+        EWALL_DATABASE_URL=db.database.urls.app,
+        EWALL_MIGRATIONS_DATABASE_URL=db.database.urls.migrations,
+        EWALL_APP_ROLE=db.database.app_role,
+        EWALL_JOB_POLL_S="0.2",
+        EWALL_LOG_JSON="false",
+    )
+    with TestClient(app, raise_server_exceptions=False) as client:
+        assert client.app.state.resources.jobs is None  # type: ignore[attr-defined]
+        firm = _firm(client, auth)
+        admin = auth(*ADMIN)
+        r = client.post("/v1/documents", json=_document("LARGE-1", LONG_TEXT), headers=admin)
+        assert r.status_code == 202, r.text
+        run_url = f"/v1/ingest/runs/{r.json()['run_id']}"
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "worker"],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,  # a service has no supervisor on its stdin
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert worker.stdout is not None
+            assert worker.stdout.readline().strip() == "ready"
+            wait_for(
+                lambda: ok(client.get(run_url, headers=admin))["status"] != "running",
+                "`ewall worker` to run the job",
+            )
+            report = ok(client.get(run_url, headers=admin))
+            assert report["status"] == "succeeded" and report["job"]["attempts"] == 1, report
+            hits = firm.search("alice@firm.nl", "pakhuis Zeeuwse gracht")["results"]
+            assert hits and hits[0]["document"]["external_id"] == "LARGE-1"
+            worker.send_signal(signal.SIGTERM)
+            assert worker.wait(GUARD_S) == 0
+        finally:
+            if worker.poll() is None:
+                worker.kill()
+                worker.wait()
