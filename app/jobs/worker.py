@@ -71,49 +71,46 @@ def run_worker(settings: Settings, database: Database, *, commands: IO[str] | No
     signal.signal(signal.SIGINT, on_signal)
     # the model loads at normal priority (at a low one, on a busy machine, it takes minutes)
     embedder = Embedder(settings)
-    try:
-        check_dimensions(settings, database, embedder.dimension)
-        if settings.embedding_bulk_process:
-            # start the bulk encoder child now (it loads its model at normal priority), not
-            # in the middle of the first job
-            embedder.embed_passages(["warm up"])
-        if settings.job_process_nice > 0:
-            os.nice(settings.job_process_nice)
-        resources = Resources(
-            settings=settings, database=database, verifier=TokenVerifier(settings)
-        )
-        resources.embedder = embedder
-        resources.pipeline = IngestPipeline(database, embedder, settings)
-        workers = JobWorkers(
-            database,
-            ingest_handlers(resources),
-            count=max(1, settings.job_workers),
-            poll_s=settings.job_poll_s,
-            retry_base_s=settings.job_retry_base_s,
-            on_failed=mark_run_failed(resources),
-        )
-        resources.jobs = workers
-        if stop.is_set():
-            return 0
-        workers.start()
-        sys.stdout.write(READY + "\n")  # the supervisor's cue (wait_ready)
-        sys.stdout.flush()
-        log.info(
-            "job worker process ready",
-            extra={"pid": os.getpid(), "nice": os.nice(0), "workers": max(1, settings.job_workers)},
-        )
-        if commands is not None:
-            threading.Thread(
-                target=_listen,
-                args=(commands, workers, stop),
-                name="ewall-job-commands",
-                daemon=True,
-            ).start()
-        while not stop.wait(0.5):
-            pass
-        log.info("job worker process stopping", extra={"pid": os.getpid()})
-        # a job in flight gets a moment to finish; otherwise the next worker takes it over
-        workers.stop(timeout=max(0.1, settings.job_process_stop_s - 1.0))
+    check_dimensions(settings, database, embedder.dimension)
+    if settings.embedding_bulk_process:
+        # start the bulk encoder child now (it loads its model at normal priority), not
+        # in the middle of the first job
+        embedder.embed_passages(["warm up"])
+    if settings.job_process_nice > 0:
+        os.nice(settings.job_process_nice)
+    resources = Resources(settings=settings, database=database, verifier=TokenVerifier(settings))
+    resources.embedder = embedder
+    resources.pipeline = IngestPipeline(database, embedder, settings)
+    workers = JobWorkers(
+        database,
+        ingest_handlers(resources),
+        count=max(1, settings.job_workers),
+        poll_s=settings.job_poll_s,
+        retry_base_s=settings.job_retry_base_s,
+        on_failed=mark_run_failed(resources),
+    )
+    resources.jobs = workers
+    if stop.is_set():
         return 0
-    finally:
-        embedder.close()
+    workers.start()
+    sys.stdout.write(READY + "\n")  # the supervisor's cue (wait_ready)
+    sys.stdout.flush()
+    log.info(
+        "job worker process ready",
+        extra={"pid": os.getpid(), "nice": os.nice(0), "workers": max(1, settings.job_workers)},
+    )
+    if commands is not None:
+        threading.Thread(
+            target=_listen,
+            args=(commands, workers, stop),
+            name="ewall-job-commands",
+            daemon=True,
+        ).start()
+    while not stop.wait(0.5):
+        pass
+    log.info("job worker process stopping", extra={"pid": os.getpid()})
+    # a job in flight gets a moment to finish; otherwise the next worker takes it over
+    workers.stop(timeout=max(0.1, settings.job_process_stop_s - 1.0))
+    # no polite close of the encoder: its bulk child (at nice 19, on a busy machine slow to
+    # get the CPU for a goodbye) stops by itself when its pipe closes as this process exits
+    return 0
