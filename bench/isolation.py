@@ -40,6 +40,7 @@ from typing import Any
 import httpx
 import numpy as np
 import uvicorn
+from rich.markup import escape
 from rich.table import Table
 
 from app.auth.service import issue_dev_token
@@ -428,7 +429,7 @@ def measure_round(
     folder = export_folder(
         folder_root / f"export-{round_no}", memo_text, args.run_docs, prefix=f"EXP{round_no}"
     )
-    tag = f"[{variant} #{round_no}]"
+    tag = escape(f"[{variant} #{round_no}]")  # printed with rich markup
     with phases(f"{tag} warm up"), api.client() as http:
         for q in QUERIES:
             search_once(http, api, LAWYERS[3], q)
