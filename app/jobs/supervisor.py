@@ -122,6 +122,9 @@ class WorkerSupervisor:
             env=env,
             text=True,
             bufsize=1,
+            # its own session: a Ctrl-C at the terminal reaches the API, which stops the
+            # worker, instead of the worker too (which the supervisor would take for a crash)
+            start_new_session=True,
         )
         if process.stdin is not None:  # always, with stdin=PIPE
             process.stdin.write(self._payload + "\n")
