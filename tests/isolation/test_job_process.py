@@ -39,6 +39,10 @@ def wait_for(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.05)
 
 
+def job_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("ewall-job-worker")]
+
+
 def alive(pid: int) -> bool:
     """Running (a zombie waiting for its reaper counts as gone)."""
     try:
@@ -85,11 +89,12 @@ def test_worker_process_killed_mid_job_restarts_and_the_job_finishes(
         document_async_chars=len(LONG_TEXT) - 1, job_poll_s=0.2, job_process_restart_max_s=1.0
     )
     app = create_app(settings, db.database, embedder=embedder, job_process=True)
+    before = set(job_threads())
     with TestClient(app, raise_server_exceptions=False) as client:
         supervisor = client.app.state.resources.jobs  # type: ignore[attr-defined]
         # the API process runs no job threads: jobs belong to the worker process
         assert isinstance(supervisor, WorkerSupervisor)
-        assert not [t for t in threading.enumerate() if t.name.startswith("ewall-job-worker")]
+        assert set(job_threads()) <= before
         assert supervisor.wait_ready(GUARD_S), "the job worker process did not start"
         first = supervisor.pid
         assert first is not None and worker_children(os.getpid()) == [first]
