@@ -247,7 +247,11 @@ class Settings(BaseSettings):
         "202 and ingests in the background.",
     )
     job_workers: int = Field(
-        default=1, ge=0, le=16, description="In-process background job workers (0: none)."
+        default=1,
+        ge=0,
+        le=16,
+        description="Job worker threads, in the job worker process or (EWALL_JOB_PROCESS=false) "
+        "in the API process; 0: `ewall serve` runs no jobs.",
     )
     job_max_attempts: int = Field(default=3, ge=1, le=20, description="Tries per job.")
     job_retry_base_s: float = Field(
