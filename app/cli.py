@@ -60,7 +60,13 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
                 )
                 with progress_bars() as on_progress:
                     load_demo(database, settings, embedder, progress=on_progress)
-        app = create_app(settings, database, embedder=embedder, on_shutdown=resources.close)
+        app = create_app(
+            settings,
+            database,
+            embedder=embedder,
+            job_process=settings.job_process,
+            on_shutdown=resources.close,
+        )
         if settings.auth_mode == "dev":
             token = issue_dev_token(settings, "ldekker@firm.nl", ["lawyer"])
             print(f"\newall is starting on http://{host}:{port}  (docs: /docs)")
@@ -84,6 +90,39 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         resources.close()
     return 0
+
+
+# --- worker -------------------------------------------------------------------------------
+
+
+def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
+    from app.db import migrate
+    from app.db.runtime import open_database
+    from app.jobs.worker import read_settings, run_worker
+    from app.main import StartupError
+
+    if args.supervised:  # started by `ewall serve`: settings and commands on stdin
+        given = read_settings(sys.stdin)
+        if given is None:
+            return 0  # the API process went away before it said anything
+        configure_logging(given.log_level, given.log_json)
+        with open_database(given, run_migrations=False) as database:
+            try:
+                return run_worker(given, database, commands=sys.stdin)
+            except StartupError as exc:
+                return _fail(str(exc))
+    with open_database(settings, run_migrations=False) as database:
+        current = migrate.current_revision(database.urls.migrations)
+        head = migrate.head_revision()
+        if current != head:
+            return _fail(
+                f"the schema is at {current}, not at {head}: run `ewall migrate` (or start "
+                "`ewall serve`, which migrates) first"
+            )
+        try:
+            return run_worker(settings, database)
+        except StartupError as exc:
+            return _fail(str(exc))
 
 
 # --- migrate, token -----------------------------------------------------------------------
@@ -168,6 +207,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--demo-if-empty", action="store_true", help="load the demo firm into an empty database"
     )
     p.set_defaults(handler=cmd_serve)
+
+    p = sub.add_parser(
+        "worker",
+        help="run the background jobs (large documents, connector runs) in this process, at "
+        "a lower OS priority; `ewall serve` starts one itself unless EWALL_JOB_PROCESS=false",
+    )
+    p.add_argument(
+        "--supervised",
+        action="store_true",
+        help="started by `ewall serve`: read the settings from stdin, stop when it closes",
+    )
+    p.set_defaults(handler=cmd_worker)
 
     p = sub.add_parser("migrate", help="bring the schema to the latest revision")
     p.set_defaults(handler=cmd_migrate)

@@ -23,7 +23,8 @@ from app.errors import envelope, install_error_handlers
 from app.guard import RequestGuard
 from app.ingest.jobs import ingest_handlers, mark_run_failed
 from app.ingest.pipeline import IngestPipeline
-from app.jobs.queue import JobWorkers
+from app.jobs.queue import JobRunner, JobWorkers
+from app.jobs.supervisor import WorkerSupervisor
 from app.metrics import Metrics, install_request_middleware
 from app.reembed.service import awaiting_switch, claim_live_model, live_model, model_not_live
 from app.resources import Resources
@@ -83,8 +84,11 @@ def create_app(
     *,
     embedder: Any = None,
     start_worker: bool | None = None,
+    job_process: bool = False,
     on_shutdown: Callable[[], object] | None = None,
 ) -> FastAPI:
+    """``job_process``: background jobs run in a supervised worker process (``ewall serve``
+    passes ``EWALL_JOB_PROCESS``); otherwise in ``EWALL_JOB_WORKERS`` threads of this one."""
     metrics = Metrics()
     resources = Resources(
         settings=settings, database=database, verifier=TokenVerifier(settings), metrics=metrics
@@ -113,9 +117,15 @@ def create_app(
             worker = RetagWorker(database, settings)
             worker.start()
         resources.retag_worker = worker
-        jobs: JobWorkers | None = None
-        if settings.job_workers > 0:
-            jobs = JobWorkers(
+        jobs: JobRunner | None = None
+        if settings.job_workers > 0 and job_process:
+            # jobs run in a supervised child process at a lower OS priority; no job
+            # threads here (app/jobs/supervisor.py)
+            supervisor = WorkerSupervisor(settings, database)
+            supervisor.start()
+            jobs = supervisor
+        elif settings.job_workers > 0:
+            threads = JobWorkers(
                 database,
                 ingest_handlers(resources),
                 count=settings.job_workers,
@@ -123,7 +133,8 @@ def create_app(
                 retry_base_s=settings.job_retry_base_s,
                 on_failed=mark_run_failed(resources),
             )
-            jobs.start()
+            threads.start()
+            jobs = threads
         resources.jobs = jobs
         app.state.resources = resources
         replicas.start()

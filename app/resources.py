@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from app.db.replicas import ReplicaSet
     from app.embeddings import Embedder
     from app.ingest.pipeline import IngestPipeline
-    from app.jobs.queue import JobWorkers
+    from app.jobs.queue import JobRunner
     from app.metrics import Metrics
     from app.search.replica import ReplicaSnapshots
     from app.walls.resolution import AccessResolver
@@ -41,7 +41,7 @@ class Resources:
     replicas: ReplicaSet | None = None  # only when EWALL_REPLICA_URLS names replicas
     replica_snapshots: ReplicaSnapshots | None = None  # with the replicas
     retag_worker: RetagWorker | None = None  # running when EWALL_RETAG_WORKER is on
-    jobs: JobWorkers | None = None  # running when EWALL_JOB_WORKERS > 0
+    jobs: JobRunner | None = None  # threads or the worker process (EWALL_JOB_PROCESS)
     pipeline: IngestPipeline | None = None  # built in the lifespan (needs the encoder)
     console_oidc: OidcClient | None = None  # only when the console's OIDC is configured
     limiter: PersonLimiter = field(default_factory=PersonLimiter)

@@ -249,7 +249,11 @@ class Settings(BaseSettings):
         "202 and ingests in the background.",
     )
     job_workers: int = Field(
-        default=1, ge=0, le=16, description="In-process background job workers (0: none)."
+        default=1,
+        ge=0,
+        le=16,
+        description="Job worker threads, in the job worker process or (EWALL_JOB_PROCESS=false) "
+        "in the API process; 0: `ewall serve` runs no jobs.",
     )
     job_max_attempts: int = Field(default=3, ge=1, le=20, description="Tries per job.")
     job_retry_base_s: float = Field(
@@ -342,6 +346,22 @@ class Settings(BaseSettings):
     )
     sparse_doc_rank_lexemes: int = Field(
         default=16, ge=1, le=64, description="Query lexemes (most informative first) it weighs."
+    )
+
+    # --- job worker process (docs/isolation.md) ---------------------------------------------
+    job_process: bool = Field(
+        default=True,
+        description="`ewall serve` runs background jobs in a supervised child process at low "
+        "OS priority (false: job worker threads in the API process).",
+    )
+    job_process_nice: int = Field(
+        default=10, ge=0, le=19, description="OS niceness the job worker process adds to itself."
+    )
+    job_process_restart_max_s: float = Field(
+        default=30.0, gt=0, description="Longest wait before a died job worker process restarts."
+    )
+    job_process_stop_s: float = Field(
+        default=10.0, gt=0, description="On shutdown, the job worker process is killed after this."
     )
 
     @field_validator("log_level")

@@ -1,8 +1,8 @@
 """Workload isolation: does one caller's work stall another's search? (It must not, beyond a
 bounded factor; results in docs/isolation.md.)
 
-The service runs in this process on a real HTTP port (uvicorn in a thread, the in-process
-job worker and encoder thread as in `ewall serve`), against the embedded PostgreSQL with a
+The service runs in this process on a real HTTP port (uvicorn in a thread, the job worker
+process or threads and the encoder as in `ewall serve`), against the embedded PostgreSQL with a
 small firm and public case law. Measured, each against the idle baseline of the same run:
 
 1. search p50/p95 idle (one client, sequential);
@@ -14,11 +14,13 @@ small firm and public case law. Measured, each against the idle baseline of the 
 
     python -m bench.isolation [--decisions 20] [--sentences 2000] [--doc-mb 1.0]
                               [--run-docs 40] [--idle 60] [--window-s 45] [--rate-s 8]
-                              [--loads a,b,c] [--variants process,thread] [--repeat 1]
+                              [--loads a,b,c] [--variants jobs-process,process] [--repeat 1]
 
-``--variants`` measures several encoder configurations in one process, each round against its
-own idle baseline (on a shared machine compare ratios of one run, not absolute latencies);
-``--repeat`` interleaves rounds of all variants to show the spread.
+``--variants`` measures several configurations in one process, each round against its own
+idle baseline (on a shared machine compare ratios of one run, not absolute latencies):
+``jobs-process`` (the default, as `ewall serve` runs: jobs in a nice'd worker process),
+``process`` (jobs in a thread of the API process), ``thread`` (bulk encoding in the API
+process too); ``--repeat`` interleaves rounds of all variants to show the spread.
 """
 
 from __future__ import annotations
@@ -38,11 +40,13 @@ from typing import Any
 import httpx
 import numpy as np
 import uvicorn
+from rich.markup import escape
 from rich.table import Table
 
 from app.auth.service import issue_dev_token
 from app.embeddings import Embedder
 from app.ingest.pipeline import IngestPipeline
+from app.jobs.supervisor import WorkerSupervisor
 from app.main import create_app
 from app.settings import Settings
 from bench.common import (
@@ -345,13 +349,19 @@ def export_folder(
 
 # --- variants -------------------------------------------------------------------------------
 
-# Encoder configurations one run can compare (each against its own idle baseline, measured in
-# the same process right before its loads). "process" is the default configuration.
+# Configurations one run can compare (each against its own idle baseline, measured in the
+# same process right before its loads). "jobs-process" is the default of `ewall serve`: bulk
+# encoding in a nice'd child process, background jobs in a supervised worker process
+# (EWALL_JOB_PROCESS); "process" runs the jobs in a thread of the API process (Run 6's
+# configuration), "thread" also encodes bulk batches in the API process (Runs 1-4).
 VARIANTS: dict[str, dict[str, Any]] = {
-    "process": {},
-    "thread": {"embedding_bulk_process": False},
-    "process-2threads": {"embedding_bulk_threads": 0},
-    "process-nice0": {"embedding_bulk_nice": 0},
+    "jobs-process": {"job_process": True},
+    "jobs-process-nice19": {"job_process": True, "job_process_nice": 19},
+    "jobs-process-nice0": {"job_process": True, "job_process_nice": 0},
+    "process": {"job_process": False},
+    "thread": {"embedding_bulk_process": False, "job_process": False},
+    "process-2threads": {"embedding_bulk_threads": 0, "job_process": False},
+    "process-nice0": {"embedding_bulk_nice": 0, "job_process": False},
 }
 
 
@@ -375,6 +385,15 @@ def document_load(api: Api, text: str, external_id: str) -> Background:
         return wait_for_run(api, queued["run_id"])
 
     return Background("document", [run])
+
+
+def wait_for_job_process(app: Any, variant: str, phases: Phases) -> None:
+    """The worker process loads its model first, as a serving one would have long before."""
+    jobs = app.state.resources.jobs
+    if isinstance(jobs, WorkerSupervisor):
+        with phases(f"start the job worker process ({variant})"):
+            if not jobs.wait_ready(600):
+                raise RuntimeError("the job worker process did not start")
 
 
 @dataclass
@@ -410,7 +429,7 @@ def measure_round(
     folder = export_folder(
         folder_root / f"export-{round_no}", memo_text, args.run_docs, prefix=f"EXP{round_no}"
     )
-    tag = f"[{variant} #{round_no}]"
+    tag = escape(f"[{variant} #{round_no}]")  # printed with rich markup
     with phases(f"{tag} warm up"), api.client() as http:
         for q in QUERIES:
             search_once(http, api, LAWYERS[3], q)
@@ -485,8 +504,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--variants",
         type=lambda v: [x for x in v.split(",") if x],
-        default=["process"],
-        help=f"encoder configurations, measured in turn in this process: {', '.join(VARIANTS)}",
+        default=["jobs-process"],
+        help=f"configurations, measured in turn in this process: {', '.join(VARIANTS)}",
     )
     parser.add_argument(
         "--repeat", type=int, default=1, help="rounds of all variants (interleaved)"
@@ -543,10 +562,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             for variant in args.variants:
                 settings = base.model_copy(update=VARIANTS[variant])
                 app = create_app(
-                    settings, bdb.database, embedder=embedders[variant], start_worker=False
+                    settings,
+                    bdb.database,
+                    embedder=embedders[variant],
+                    start_worker=False,
+                    job_process=settings.job_process,
                 )
                 with Service(app) as service:
                     api = Api(service.url, settings)
+                    wait_for_job_process(app, variant, phases)
                     done = measure_round(
                         args,
                         api,

@@ -19,6 +19,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable, Mapping
+from typing import Protocol
 
 from sqlalchemy import Connection
 
@@ -141,6 +142,14 @@ class JobWorker:
         return True
 
 
+class JobRunner(Protocol):
+    """What the app holds of its job workers: threads here, or the worker process."""
+
+    def wake(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
 class JobWorkers:
     """``count`` worker threads in this process; ``wake`` cuts a poll short after enqueue."""
 
@@ -197,6 +206,7 @@ class JobWorkers:
 __all__ = [
     "Handler",
     "Job",
+    "JobRunner",
     "JobWorker",
     "JobWorkers",
     "OnFailed",

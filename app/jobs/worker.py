@@ -1,0 +1,116 @@
+"""The job worker process: ``ewall worker`` (docs/isolation.md).
+
+Runs the background jobs (large documents, connector runs) outside the API process, so their
+Python work (extraction, chunking, the pipeline's bookkeeping) never holds the GIL that the
+search threads need, and at a lower OS priority (``EWALL_JOB_PROCESS_NICE``), so the kernel
+runs the query path first. Two ways to start it:
+
+- ``ewall worker``: a service of its own (docker-compose's ``worker``); stops on SIGTERM or
+  SIGINT.
+- ``ewall worker --supervised``: started by ``ewall serve`` (app/jobs/supervisor.py), which
+  writes the settings as one JSON line on stdin and keeps the pipe open: ``wake`` lines cut
+  the poll short, and end-of-file (the API process is gone) stops the worker.
+
+Either way it loads the model at normal priority, lowers its own priority, prints ``ready``
+on stdout and runs ``EWALL_JOB_WORKERS`` (at least one) worker threads until told to stop. A
+job still running then is left to the queue: its advisory lock ends with this process's
+sessions, and the next worker claims it again (the handlers are idempotent).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+from types import FrameType
+from typing import IO
+
+from app.auth.service import TokenVerifier
+from app.db.engine import Database
+from app.embeddings import Embedder
+from app.ingest.jobs import ingest_handlers, mark_run_failed
+from app.ingest.pipeline import IngestPipeline
+from app.jobs.queue import JobWorkers
+from app.jobs.supervisor import READY
+from app.main import check_dimensions
+from app.resources import Resources
+from app.settings import Settings
+
+log = logging.getLogger("ewall.jobs")
+
+
+def read_settings(stream: IO[str]) -> Settings | None:
+    """The supervisor's first line; None when the pipe closed before it came."""
+    line = stream.readline()
+    if not line.strip():
+        return None
+    return Settings(**json.loads(line))
+
+
+def _listen(commands: IO[str], workers: JobWorkers, stop: threading.Event) -> None:
+    try:
+        for line in commands:
+            if line.strip() == "wake":
+                workers.wake()
+    except (OSError, ValueError):
+        pass
+    stop.set()  # the supervisor (the API process) is gone
+
+
+def run_worker(settings: Settings, database: Database, *, commands: IO[str] | None = None) -> int:
+    """Serve jobs until SIGTERM/SIGINT, or until ``commands`` ends (supervised)."""
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    # the model loads at normal priority (at a low one, on a busy machine, it takes minutes)
+    embedder = Embedder(settings)
+    check_dimensions(settings, database, embedder.dimension)
+    if settings.embedding_bulk_process:
+        # start the bulk encoder child now (it loads its model at normal priority), not
+        # in the middle of the first job
+        embedder.embed_passages(["warm up"])
+    if settings.job_process_nice > 0:
+        os.nice(settings.job_process_nice)
+    resources = Resources(settings=settings, database=database, verifier=TokenVerifier(settings))
+    resources.embedder = embedder
+    resources.pipeline = IngestPipeline(database, embedder, settings)
+    workers = JobWorkers(
+        database,
+        ingest_handlers(resources),
+        count=max(1, settings.job_workers),
+        poll_s=settings.job_poll_s,
+        retry_base_s=settings.job_retry_base_s,
+        on_failed=mark_run_failed(resources),
+    )
+    resources.jobs = workers
+    if stop.is_set():
+        return 0
+    workers.start()
+    sys.stdout.write(READY + "\n")  # the supervisor's cue (wait_ready)
+    sys.stdout.flush()
+    log.info(
+        "job worker process ready",
+        extra={"pid": os.getpid(), "nice": os.nice(0), "workers": max(1, settings.job_workers)},
+    )
+    if commands is not None:
+        threading.Thread(
+            target=_listen,
+            args=(commands, workers, stop),
+            name="ewall-job-commands",
+            daemon=True,
+        ).start()
+    while not stop.wait(0.5):
+        pass
+    log.info("job worker process stopping", extra={"pid": os.getpid()})
+    # a job in flight gets a moment to finish; otherwise the next worker takes it over
+    workers.stop(timeout=max(0.1, settings.job_process_stop_s - 1.0))
+    # no polite close of the encoder: its bulk child (at nice 19, on a busy machine slow to
+    # get the CPU for a goodbye) stops by itself when its pipe closes as this process exits
+    return 0
