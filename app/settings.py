@@ -342,6 +342,16 @@ class Settings(BaseSettings):
         default=16, ge=1, le=64, description="Query lexemes (most informative first) it weighs."
     )
 
+    # --- query encoder backend (docs/latency.md: measured with bench.encoder) --------------
+    query_encoder_backend: Literal["torch", "onnx", "onnx-int8"] = Field(
+        default="onnx",
+        description="Query encoding: onnx (the model exported locally at first start, same "
+        "vectors), onnx-int8 (quantised, close vectors) or torch; falls back to torch.",
+    )
+    query_encoder_cache_dir: Path | None = Field(
+        default=None, description="Where exported encoders are kept; default <data_dir>/encoders."
+    )
+
     @field_validator("log_level")
     @classmethod
     def _upper(cls, value: str) -> str:
