@@ -15,6 +15,11 @@ HTTP (``--http``): the service (uvicorn in a thread) on the database in ``--data
 switched between the backends question by question, and ``POST /v1/search`` (k 10) as a demo
 lawyer: the latency a lawyer sees, question encoding included. Nothing asserts on time; on
 a busy machine the ratios within one run are what to read.
+
+Ranking (``--eval SET``, repeatable, with ``--data-dir`` holding the evaluation corpus):
+``ewall eval``'s runner with each backend, hybrid and dense, nDCG@10 and the number of
+questions whose top 10 differs from torch's. ``ewall eval`` itself encodes a whole set as
+bulk work (torch, in the bulk lane), so here the questions go through the query lane.
 """
 
 from __future__ import annotations
@@ -31,11 +36,15 @@ import numpy as np
 import numpy.typing as npt
 from rich.table import Table
 
+from app.auth.service import TokenVerifier
 from app.db.runtime import open_database
-from app.embeddings import Embedder, _forward
+from app.embeddings import Embedder, Priority, _forward
+from app.evaluation import runner
 from app.main import create_app
 from app.onnx_encoder import OnnxQueryEncoder, QueryBackend, cache_root, ensure_export
+from app.resources import Resources
 from app.settings import Settings
+from app.walls.resolution import AccessResolver
 from bench.common import Latency, console, quiet_logging, write_json
 from bench.isolation import Api, Service, ok
 
@@ -44,6 +53,15 @@ BACKENDS: tuple[QueryBackend, ...] = ("torch", "onnx", "onnx-int8")
 DEMO_LAWYER = "ldekker@firm.nl"
 
 Encode = Callable[[list[str]], npt.NDArray[np.float32]]
+
+
+class QueryLaneEmbedder(Embedder):
+    """Every query-side encoding through the query lane (the backend under test)."""
+
+    def embed_queries(
+        self, texts: Sequence[str], *, priority: Priority = "query"
+    ) -> npt.NDArray[np.float32]:
+        return super().embed_queries(texts, priority="query")
 
 
 def dutch_questions() -> list[str]:
@@ -153,6 +171,44 @@ def measure_http(
     return {backend: Latency.of(seconds[backend]).as_dict() for backend in BACKENDS}
 
 
+def measure_eval(
+    embedder: Embedder,
+    coders: dict[str, OnnxQueryEncoder | None],
+    settings: Settings,
+    set_names: list[str],
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    with open_database(settings) as database:
+        resources = Resources(
+            settings=settings,
+            database=database,
+            verifier=TokenVerifier(settings.model_copy(update={"auth_mode": "dev"})),
+            embedder=embedder,
+            resolver=AccessResolver(settings),
+        )
+        for name in set_names:
+            tops: dict[str, dict[str, list[list[str]]]] = {}
+            out[name] = {}
+            for backend in BACKENDS:
+                embedder.query_encoder = coders[backend]
+                report = runner.run_eval(resources, name, modes=("hybrid", "dense"))
+                tops[backend] = {m: [q.top for q in o.queries] for m, o in report.modes.items()}
+                out[name][backend] = {
+                    mode: {
+                        "ndcg_10": outcome.metrics["ndcg_10"],
+                        "recall_10": outcome.metrics["recall_10"],
+                        "queries": outcome.metrics["queries"],
+                        "top10_differs_from_torch": sum(
+                            a != b
+                            for a, b in zip(tops["torch"][mode], tops[backend][mode], strict=True)
+                        ),
+                    }
+                    for mode, outcome in report.modes.items()
+                }
+                console.print(f"  {name} {backend}: {out[name][backend]}")
+    return out
+
+
 def _table(title: str, rows: dict[str, dict[str, Any]], *, cosine: bool) -> Table:
     table = Table(title=title)
     for column in ("backend", "p50 ms", "p95 ms", "p50 vs torch", "p95 vs torch"):
@@ -184,6 +240,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--http", action="store_true", help="also HTTP search end to end")
     parser.add_argument("--http-queries", type=int, default=40)
     parser.add_argument("--data-dir", type=Path, help="EWALL_DATA_DIR with the demo loaded")
+    parser.add_argument(
+        "--eval",
+        action="append",
+        default=[],
+        metavar="SET",
+        help="also rank this evaluation set with each backend (repeatable)",
+    )
+    parser.add_argument("--skip-encoding", action="store_true")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     quiet_logging()
@@ -196,19 +260,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         overrides["data_dir"] = args.data_dir
     settings = Settings(**overrides)
     questions = dutch_questions()[: args.queries]
-    embedder = Embedder(settings)
+    embedder = QueryLaneEmbedder(settings)
     try:
         payload: dict[str, Any] = {"threads": int(embedder._torch.get_num_threads())}
         console.print("[cyan]>[/] exporting afresh (first-start cost)")
         payload["export_s"] = {k: round(v, 2) for k, v in export_seconds(embedder).items()}
         console.print(f"  {payload['export_s']}")
         coders = encoders(embedder, settings)
-        console.print(f"[cyan]>[/] encoding {len(questions)} questions x {args.repeats}")
-        payload["encoding"] = measure_encoding(
-            embedder, coders, questions, args.batch, args.repeats
-        )
-        for label, rows in payload["encoding"].items():
-            console.print(_table(f"query encoding, {label} (busy machine)", rows, cosine=True))
+        if not args.skip_encoding:
+            console.print(f"[cyan]>[/] encoding {len(questions)} questions x {args.repeats}")
+            payload["encoding"] = measure_encoding(
+                embedder, coders, questions, args.batch, args.repeats
+            )
+            for label, rows in payload["encoding"].items():
+                console.print(_table(f"query encoding, {label} (busy machine)", rows, cosine=True))
+        if args.eval:
+            if args.data_dir is None:
+                parser.error("--eval needs --data-dir (a database with the evaluation corpus)")
+            console.print(f"[cyan]>[/] ranking {', '.join(args.eval)} with each backend")
+            payload["eval"] = measure_eval(embedder, coders, settings, args.eval)
         if args.http:
             if args.data_dir is None:
                 parser.error("--http needs --data-dir (a database with the demo firm)")
