@@ -247,7 +247,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="SET",
         help="also rank this evaluation set with each backend (repeatable)",
     )
-    parser.add_argument("--skip-encoding", action="store_true")
+    parser.add_argument(
+        "--skip-encoding", action="store_true", help="no export timing, no encoding figures"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     quiet_logging()
@@ -263,9 +265,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     embedder = QueryLaneEmbedder(settings)
     try:
         payload: dict[str, Any] = {"threads": int(embedder._torch.get_num_threads())}
-        console.print("[cyan]>[/] exporting afresh (first-start cost)")
-        payload["export_s"] = {k: round(v, 2) for k, v in export_seconds(embedder).items()}
-        console.print(f"  {payload['export_s']}")
+        if not args.skip_encoding:
+            console.print("[cyan]>[/] exporting afresh (first-start cost)")
+            payload["export_s"] = {k: round(v, 2) for k, v in export_seconds(embedder).items()}
+            console.print(f"  {payload['export_s']}")
         coders = encoders(embedder, settings)
         if not args.skip_encoding:
             console.print(f"[cyan]>[/] encoding {len(questions)} questions x {args.repeats}")
