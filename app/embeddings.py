@@ -22,6 +22,11 @@ query never waits for a bulk batch at all. Query encoding never depends on the c
 the child dies, the batch in flight is tried once more in a fresh child and otherwise fails
 with ``BulkEncoderError``; a batch that takes longer than ``EWALL_EMBEDDING_BULK_TIMEOUT_S``
 kills the child the same way, so a caller never hangs on it.
+
+Query batches (the query lane) run through ONNX Runtime when ``EWALL_QUERY_ENCODER_BACKEND``
+is ``onnx`` (the default) or ``onnx-int8``: the same model exported locally at first start
+(app/onnx_encoder.py), several times faster per question (docs/latency.md). Bulk batches
+stay with torch, so stored passage vectors never depend on that setting.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from app.onnx_encoder import OnnxQueryEncoder, load_query_encoder
 from app.settings import BUNDLED_MODEL, Settings
 
 log = logging.getLogger("ewall.embeddings")
@@ -377,11 +383,21 @@ class Embedder:
         self._threads = self._all_threads
         self._last_query = -float("inf")
         self._hf_tokenizer: Any = self._model.tokenizer
+        # query batches through ONNX Runtime; None: torch (configured, or the export failed)
+        self.query_encoder: OnnxQueryEncoder | None = load_query_encoder(
+            self._model, settings, threads=self._all_threads
+        )
+        self.query_backend = "torch" if self.query_encoder is None else self.query_encoder.backend
         # special tokens ([CLS], [SEP]) count against max_seq_length
         self.special_tokens = len(self._hf_tokenizer("")["input_ids"])
         log.info(
             "embedding model loaded",
-            extra={"model": self.name, "dim": self.dimension, "max_tokens": self.max_tokens},
+            extra={
+                "model": self.name,
+                "dim": self.dimension,
+                "max_tokens": self.max_tokens,
+                "query_backend": self.query_backend,
+            },
         )
 
     # --- tokenizer -----------------------------------------------------------------------
@@ -488,6 +504,8 @@ class Embedder:
             try:
                 if taken[0].priority == "bulk" and self.bulk_process is not None:
                     out = self.bulk_process.encode(texts)
+                elif taken[0].priority == "query" and self.query_encoder is not None:
+                    out = self.query_encoder.encode(texts)
                 else:
                     self._set_threads(taken[0].priority)
                     out = _forward(self._model, texts)

@@ -363,6 +363,15 @@ class Settings(BaseSettings):
     job_process_stop_s: float = Field(
         default=10.0, gt=0, description="On shutdown, the job worker process is killed after this."
     )
+    # --- query encoder backend (docs/latency.md: measured with bench.encoder) --------------
+    query_encoder_backend: Literal["torch", "onnx", "onnx-int8"] = Field(
+        default="onnx",
+        description="Query encoding: onnx (the model exported locally at first start, same "
+        "vectors), onnx-int8 (quantised, close vectors) or torch; falls back to torch.",
+    )
+    query_encoder_cache_dir: Path | None = Field(
+        default=None, description="Where exported encoders are kept; default <data_dir>/encoders."
+    )
 
     @field_validator("log_level")
     @classmethod

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +23,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+# The ONNX query encoder is exported once per test session, into a temporary folder (never
+# into the checkout's data directory), and every Embedder of the session reuses it, also
+# those of the CLI commands that tests start as child processes (they inherit the variable).
+ENCODER_CACHE = Path(tempfile.mkdtemp(prefix="ewall-test-encoders-"))
+atexit.register(shutil.rmtree, ENCODER_CACHE, ignore_errors=True)
+os.environ.setdefault("EWALL_QUERY_ENCODER_CACHE_DIR", str(ENCODER_CACHE))
+
 
 def make_settings(**overrides: Any) -> Settings:
     base: dict[str, Any] = {
@@ -27,6 +37,7 @@ def make_settings(**overrides: Any) -> Settings:
         "auth_mode": "dev",
         "log_json": False,
         "retag_poll_s": 0.05,
+        "query_encoder_cache_dir": Path(os.environ["EWALL_QUERY_ENCODER_CACHE_DIR"]),
     }
     base.update(overrides)
     return Settings(**base)

@@ -1,0 +1,303 @@
+"""Query encoding with ONNX Runtime, exported locally from the loaded sentence-transformers model.
+
+Why: a search waits for its question to be encoded. PyTorch's eager forward pass of the small
+bundled model spends most of its time in per-operator overhead; the same graph run by ONNX
+Runtime gives the same vectors several times faster (docs/latency.md has the measurements).
+
+The export is made on this machine from the weights already loaded (never downloaded), once,
+into ``EWALL_QUERY_ENCODER_CACHE_DIR`` (default ``<EWALL_DATA_DIR>/encoders``), in a folder
+named after the model, the backend and a hash of the weights, the model configuration and
+the exporter's versions, so a changed model (or a new torch or ONNX Runtime) exports anew.
+The export is written into a temporary folder next to it and renamed into place only when
+complete; a folder is loaded only when its manifest names the SHA-256 of its ``model.onnx``
+and the file matches, so a half-written or damaged export is never loaded (it is exported
+again). Tokenisation and pooling stay those of the sentence-transformers model: only the
+transformer's forward pass runs in ONNX Runtime.
+
+``onnx-int8`` quantises the exported weights (dynamic, per channel). Its vectors differ
+measurably from the torch ones (docs/latency.md); it is offered, not the default.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from app.settings import Settings
+
+log = logging.getLogger("ewall.embeddings")
+
+QueryBackend = Literal["torch", "onnx", "onnx-int8"]
+# bump when the export's graph or files change: old exports are then left unused
+EXPORT_FORMAT = 1
+OPSET = 17
+MODEL_FILE = "model.onnx"
+MANIFEST = "manifest.json"
+# a temporary export folder untouched for this long was left by a process that died
+STALE_TMP_S = 3600.0
+_POOLING = ("mean", "cls")
+
+
+class ExportUnavailable(RuntimeError):
+    """The model cannot be served by ONNX Runtime here (package missing, unsupported model,
+    export failed); the caller keeps the torch encoder."""
+
+
+def cache_root(settings: Settings) -> Path:
+    root = settings.query_encoder_cache_dir or settings.data_dir / "encoders"
+    return root.expanduser().resolve()
+
+
+def _versions() -> dict[str, str]:
+    import onnxruntime
+    import torch
+
+    return {"torch": str(torch.__version__), "onnxruntime": str(onnxruntime.__version__)}
+
+
+def _check_pipeline(model: Any) -> str:
+    """The pooling mode, if the model is a transformer + pooling (+ normalize) pipeline that
+    this module reproduces exactly; otherwise ExportUnavailable."""
+    names = [type(module).__name__ for module in model]
+    if names not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]):
+        raise ExportUnavailable(f"unsupported sentence-transformers pipeline {names}")
+    config = model[1].get_config_dict()
+    mode = config.get("pooling_mode")
+    if mode not in _POOLING or not config.get("include_prompt", True):
+        raise ExportUnavailable(f"unsupported pooling {config}")
+    return str(mode)
+
+
+def model_hash(model: Any) -> str:
+    """SHA-256 over the transformer's weights and configuration and the exporter's versions."""
+    transformer = model[0].auto_model
+    digest = hashlib.sha256()
+    digest.update(json.dumps(_versions(), sort_keys=True).encode())
+    digest.update(f"format={EXPORT_FORMAT};opset={OPSET}".encode())
+    digest.update(transformer.config.to_json_string(use_diff=False).encode())
+    for name, tensor in sorted(transformer.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()
+
+
+def export_key(name: str, backend: QueryBackend, digest: str) -> str:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")[-60:] or "model"
+    return f"{slug}-{backend}-{digest[:16]}"
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def complete(folder: Path) -> bool:
+    """True when ``folder`` holds a finished export: a manifest whose SHA-256 matches."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        return bool(manifest["sha256"] == _file_sha256(folder / MODEL_FILE))
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _input_names(model: Any) -> list[str]:
+    features = model.preprocess(["export"])
+    return [name for name in ("input_ids", "attention_mask", "token_type_ids") if name in features]
+
+
+def _export_fp32(model: Any, path: Path) -> None:
+    import torch
+
+    names = _input_names(model)
+    transformer = model[0].auto_model
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.transformer = transformer
+
+        def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+            out = self.transformer(**dict(zip(names, inputs, strict=True)), return_dict=True)
+            hidden: torch.Tensor = out.last_hidden_state
+            return hidden
+
+    # two texts of different length: the traced graph takes a padded attention mask
+    features = model.preprocess(["een korte vraag", "een iets langere vraag over de huur"])
+    device = next(transformer.parameters()).device
+    example = tuple(features[name].to(device) for name in names)
+    axes = {name: {0: "batch", 1: "tokens"} for name in [*names, "last_hidden_state"]}
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")  # tracer and deprecation notes, not errors
+        torch.onnx.export(
+            LastHiddenState().eval(),
+            example,
+            str(path),
+            input_names=names,
+            output_names=["last_hidden_state"],
+            dynamic_axes=axes,
+            opset_version=OPSET,
+            do_constant_folding=True,
+            dynamo=False,
+        )
+
+
+def _quantize(source: Path, target: Path) -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    # per channel: per tensor int8 moved query vectors to cosine ~0.93 of torch's. The
+    # quantiser logs every tensor on the root logger; keep that out of the service's log.
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        quantize_dynamic(source, target, weight_type=QuantType.QInt8, per_channel=True)
+    finally:
+        root.setLevel(level)
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove_stale_tmp(root: Path, key: str) -> None:
+    for leftover in root.glob(f".{key}.*"):
+        try:
+            if time.time() - leftover.stat().st_mtime > STALE_TMP_S:
+                shutil.rmtree(leftover, ignore_errors=True)
+        except OSError:
+            continue
+
+
+def ensure_export(model: Any, name: str, backend: QueryBackend, root: Path) -> Path:
+    """The folder of a complete export for ``model``, exporting it first when there is none."""
+    if backend == "torch":
+        raise ValueError("the torch backend has no export")
+    try:
+        import onnxruntime  # noqa: F401 (fail early, before an export nobody can run)
+    except ImportError as exc:
+        raise ExportUnavailable(f"onnxruntime is not installed ({exc})") from None
+    _check_pipeline(model)
+    key = export_key(name, backend, model_hash(model))
+    final = root / key
+    if complete(final):
+        return final
+    root.mkdir(parents=True, exist_ok=True)
+    _remove_stale_tmp(root, key)
+    started = time.monotonic()
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
+    try:
+        fp32 = tmp / "fp32.onnx"
+        _export_fp32(model, fp32)
+        if backend == "onnx-int8":
+            _quantize(fp32, tmp / MODEL_FILE)
+            fp32.unlink()
+        else:
+            fp32.rename(tmp / MODEL_FILE)
+        manifest = {
+            "model": name,
+            "backend": backend,
+            "format": EXPORT_FORMAT,
+            "sha256": _file_sha256(tmp / MODEL_FILE),
+            "versions": _versions(),
+        }
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        _fsync(tmp / MODEL_FILE)
+        _fsync(tmp / MANIFEST)
+        if final.exists() and not complete(final):
+            # a damaged export (not ours to guess at: keep it aside, never load it)
+            final.rename(root / f"{key}.damaged-{int(time.time())}")
+        try:
+            tmp.rename(final)
+        except OSError:
+            if not complete(final):  # not another process's finished export either
+                raise
+        log.info(
+            "query encoder exported",
+            extra={
+                "backend": backend,
+                "path": str(final),
+                "seconds": round(time.monotonic() - started, 2),
+            },
+        )
+        return final
+    except ExportUnavailable:
+        raise
+    except Exception as exc:
+        raise ExportUnavailable(
+            f"the {backend} export failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+class OnnxQueryEncoder:
+    """The loaded model's tokenizer and pooling around an ONNX Runtime session; ``encode``
+    returns L2-normalised vectors, as ``SentenceTransformer.encode(normalize_embeddings=True)``
+    does. Used by one thread at a time (the Embedder's query lane)."""
+
+    def __init__(self, model: Any, folder: Path, backend: QueryBackend, *, threads: int) -> None:
+        import onnxruntime as ort
+
+        self.backend = backend
+        self.folder = folder
+        self._model = model
+        self._pooling = _check_pipeline(model)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = max(1, threads)
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        try:
+            self._session = ort.InferenceSession(
+                str(folder / MODEL_FILE), options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:
+            raise ExportUnavailable(f"ONNX Runtime could not load {folder}: {exc}") from exc
+        self._inputs = [i.name for i in self._session.get_inputs()]
+
+    def encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        features = self._model.preprocess(texts)
+        feeds = {name: features[name].cpu().numpy().astype(np.int64) for name in self._inputs}
+        hidden = np.asarray(self._session.run(None, feeds)[0], dtype=np.float32)
+        if self._pooling == "cls":
+            pooled = hidden[:, 0]
+        else:
+            mask = feeds["attention_mask"][..., None].astype(np.float32)
+            pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        out: npt.NDArray[np.float32] = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return out
+
+
+def load_query_encoder(model: Any, settings: Settings, *, threads: int) -> OnnxQueryEncoder | None:
+    """The configured ONNX query encoder, or None for ``torch``. A failure (a missing package,
+    an unsupported model, a failed export) is logged and answered with None: the service
+    then encodes queries with torch, it never fails to start over this."""
+    backend = settings.query_encoder_backend
+    if backend == "torch":
+        return None
+    try:
+        folder = ensure_export(model, settings.embedding_model, backend, cache_root(settings))
+        return OnnxQueryEncoder(model, folder, backend, threads=threads)
+    except Exception as exc:
+        log.warning("query encoder %s unavailable, using torch: %s", backend, exc)
+        return None
