@@ -342,6 +342,14 @@ class Settings(BaseSettings):
         default=16, ge=1, le=64, description="Query lexemes (most informative first) it weighs."
     )
 
+    # --- search latency (docs/latency-sql.md: measured with bench.search) -----------------
+    sparse_group_index_max_fraction: float = Field(
+        default=0.4,
+        ge=0,
+        le=1,
+        description="Allowed fraction up to which the sparse leg's wall test uses the btree.",
+    )
+
     @field_validator("log_level")
     @classmethod
     def _upper(cls, value: str) -> str:
