@@ -259,7 +259,9 @@ def test_the_sparse_legs_index_choice_changes_nothing_but_speed(
     outs = []
     for fraction in (1.0, 0.0):  # btree at every selectivity, then at none
         with overridden(corpus, sparse_group_index_max_fraction=fraction):
-            out = Firm(corpus, auth).search(person, "octrooi uitvinding werkwijze", k=100, mode=mode)
+            out = Firm(corpus, auth).search(
+                person, "octrooi uitvinding werkwijze", k=100, mode=mode
+            )
         _check(out, allowed[person], 100)
         outs.append([(r["chunk_id"], r["score"]) for r in out["results"]])
     assert outs[0] == outs[1]
