@@ -77,7 +77,8 @@ def baseline_blocks() -> Iterator[None]:
     """The service runs the registered baseline blocks inside this block."""
     saved_forms = dict(repository.HYBRID_BLOCKS)
     saved = dict(repository.BLOCKS)
-    repository.HYBRID_BLOCKS.update(exact=PREFIX + "hybrid_exact", hnsw=PREFIX + "hybrid_hnsw")
+    repository.HYBRID_BLOCKS["exact"] = PREFIX + "hybrid_exact"
+    repository.HYBRID_BLOCKS["hnsw"] = PREFIX + "hybrid_hnsw"
     repository.BLOCKS.update(
         analyze_query=PREFIX + "analyze_query", group_sizes=PREFIX + "group_sizes"
     )

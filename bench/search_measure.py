@@ -339,6 +339,8 @@ def measure_level(
             person = people[i % len(people)]
             timed = i >= warmup
             truth = bench.truth(su, person, qvec, k)
+            if base and i % 2:  # baseline first on every other query: no order advantage
+                run_baseline(bench, base, person, qvec, texts, i, timed)
             for cell, resources in ((design, bench.resources), (exact, bench.exact)):
                 result, seconds, audit_s = bench.service(
                     resources, person, "dichtbij", "dense", qvec
@@ -372,7 +374,7 @@ def measure_level(
                     cell.strategies[result.strategy] += 1
                     cell.parts.append(bench.last_parts)
                     audit.seconds.append(audit_s)
-            if base:
+            if base and not i % 2:
                 run_baseline(bench, base, person, qvec, texts, i, timed)
             on_step()
     return cells
@@ -387,8 +389,8 @@ def run_baseline(
     i: int,
     timed: bool,
 ) -> None:
-    """The same searches with the baseline revision's SQL blocks (run right after the
-    current ones, on the same query: any cache warmth favours the baseline)."""
+    """The same searches with the baseline revision's SQL blocks, on the same query (before
+    the current ones on odd queries, after them on even ones)."""
     swap = bench.baseline_swap
     if swap is None:
         raise RuntimeError("no baseline revision loaded")
