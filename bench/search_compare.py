@@ -3,9 +3,8 @@
 ``--baseline-ref REV``: the per-search SQL blocks of sql/search.sql as they were at REV (read
 with ``git show``) run through the same service code, on the same queries, interleaved with
 the current blocks, so a change of statement shape is measured against what it replaces in
-the same run. When REV predates the stored synonym rules (migration 20261201_0032), the
-baseline's analyze_query computes the rules from the synonyms at read time, as the view
-did then.
+the same run. When REV predates migration 20261201_0032, the baseline's analyze_query
+computes the synonym rules at read time, as the view did then.
 
 ``--seeds N``: recall@k of the design's dense path, mean and min, per selectivity and per
 query seed (the recall goal holds per query class, not on one lucky seed).
@@ -61,11 +60,12 @@ def load_baseline(ref: str) -> str:
     if shown.returncode != 0:
         raise SystemExit(f"--baseline-ref {ref}: {shown.stderr.strip()}")
     blocks = sqlfiles.parse_blocks(shown.stdout)
-    stored_rules = _git("cat-file", "-e", f"{ref}:{STORED_RULES_MIGRATION}").returncode == 0
+    # before 20261201_0032: synonym rules computed at read time
+    older = _git("cat-file", "-e", f"{ref}:{STORED_RULES_MIGRATION}").returncode != 0
     registry = sqlfiles.load_all()
     for name in SWAPPED:
         body = blocks[name]
-        if name == "analyze_query" and not stored_rules:
+        if older:
             body = body.replace(RULES_QUERY, "'" + COMPUTED_RULES.replace("'", "''") + "'")
         registry[PREFIX + name] = body
     rev = _git("rev-parse", "--short", ref).stdout.strip() or ref

@@ -194,12 +194,14 @@ WITH policy AS (
     -- chunks, ewall_sparse_document_rank, migration 20261201_0027) or by chunk (0)
     SELECT r.chunk_id, r.relevance
     FROM ewall_sparse_document_rank(
-             ARRAY(SELECT chunk_id FROM sparse_pool ORDER BY chunk_id),
-             ARRAY(SELECT document_id FROM sparse_pool ORDER BY chunk_id),
-             -- the query's lexemes only (what the ranking reads): small arrays
-             ARRAY(SELECT ts_filter(setweight(setweight(body_tsv, 'D'), 'A',
-                                              CAST(:rank_lexemes AS text[])), '{a}')
-                   FROM sparse_pool ORDER BY chunk_id),
+             -- three aligned arrays: any one order serves, so the cheapest (bytewise)
+             ARRAY(SELECT chunk_id FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
+             ARRAY(SELECT document_id FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
+             -- the query's lexemes only (what the ranking reads): small arrays. body_tsv is
+             -- to_tsvector's, weight D throughout, so one setweight marks the query's lexemes
+             ARRAY(SELECT ts_filter(setweight(body_tsv, 'A', CAST(:rank_lexemes AS text[])),
+                                    '{a}')
+                   FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
              CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[]),
              CAST(:sparse_doc_k1 AS float8), CAST(:sparse_doc_b AS float8),
              CAST(:sparse_candidates AS integer)) AS r
@@ -344,12 +346,14 @@ WITH policy AS (
     -- chunks, ewall_sparse_document_rank, migration 20261201_0027) or by chunk (0)
     SELECT r.chunk_id, r.relevance
     FROM ewall_sparse_document_rank(
-             ARRAY(SELECT chunk_id FROM sparse_pool ORDER BY chunk_id),
-             ARRAY(SELECT document_id FROM sparse_pool ORDER BY chunk_id),
-             -- the query's lexemes only (what the ranking reads): small arrays
-             ARRAY(SELECT ts_filter(setweight(setweight(body_tsv, 'D'), 'A',
-                                              CAST(:rank_lexemes AS text[])), '{a}')
-                   FROM sparse_pool ORDER BY chunk_id),
+             -- three aligned arrays: any one order serves, so the cheapest (bytewise)
+             ARRAY(SELECT chunk_id FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
+             ARRAY(SELECT document_id FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
+             -- the query's lexemes only (what the ranking reads): small arrays. body_tsv is
+             -- to_tsvector's, weight D throughout, so one setweight marks the query's lexemes
+             ARRAY(SELECT ts_filter(setweight(body_tsv, 'A', CAST(:rank_lexemes AS text[])),
+                                    '{a}')
+                   FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
              CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[]),
              CAST(:sparse_doc_k1 AS float8), CAST(:sparse_doc_b AS float8),
              CAST(:sparse_candidates AS integer)) AS r
