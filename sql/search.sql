@@ -440,11 +440,8 @@ ORDER BY hit.score DESC NULLS LAST,
 -- name: group_sizes
 -- Allowed rows (upper bound: includes pending/suppressed) and the corpus size, for the
 -- dense strategy choice. Stats tables, never count(*) over the allowed set.
--- The set as a semi-join, not = ANY: with a thousand groups the planner would otherwise
--- estimate each element against the statistics (milliseconds of planning).
-SELECT coalesce((SELECT sum(s.n_chunks) FROM wall_group_sizes AS s
-                 WHERE s.wall_group_id IN (SELECT unnest(CAST(:wall_groups AS text[])))),
-                0) AS allowed,
+SELECT coalesce((SELECT sum(n_chunks) FROM wall_group_sizes
+                 WHERE wall_group_id = ANY(CAST(:wall_groups AS text[]))), 0) AS allowed,
        (SELECT n_chunks FROM corpus_stats WHERE id = 1) AS total
 
 -- name: hnsw_settings
