@@ -205,7 +205,9 @@ WITH policy AS (
              CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[]),
              CAST(:sparse_doc_k1 AS float8), CAST(:sparse_doc_b AS float8),
              CAST(:sparse_candidates AS integer)) AS r
-    WHERE CAST(:sparse_doc_k1 AS float8) > 0
+    -- :use_sparse too: a constant false here means the function is never called (it reads
+    -- search_document_stats even for an empty pool)
+    WHERE :use_sparse AND CAST(:sparse_doc_k1 AS float8) > 0
     UNION ALL
     (SELECT p.chunk_id,
            (SELECT coalesce(sum(w.idf * ts_rank(p.body_tsv,
@@ -357,7 +359,9 @@ WITH policy AS (
              CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[]),
              CAST(:sparse_doc_k1 AS float8), CAST(:sparse_doc_b AS float8),
              CAST(:sparse_candidates AS integer)) AS r
-    WHERE CAST(:sparse_doc_k1 AS float8) > 0
+    -- :use_sparse too: a constant false here means the function is never called (it reads
+    -- search_document_stats even for an empty pool)
+    WHERE :use_sparse AND CAST(:sparse_doc_k1 AS float8) > 0
     UNION ALL
     (SELECT p.chunk_id,
            (SELECT coalesce(sum(w.idf * ts_rank(p.body_tsv,
