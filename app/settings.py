@@ -372,6 +372,13 @@ class Settings(BaseSettings):
     query_encoder_cache_dir: Path | None = Field(
         default=None, description="Where exported encoders are kept; default <data_dir>/encoders."
     )
+    # --- search latency (docs/latency-sql.md: measured with bench.search) -----------------
+    sparse_group_index_max_fraction: float = Field(
+        default=0.4,
+        ge=0,
+        le=1,
+        description="Allowed fraction up to which the sparse leg's wall test uses the btree.",
+    )
 
     @field_validator("log_level")
     @classmethod

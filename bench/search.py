@@ -40,6 +40,14 @@ from bench.common import (
     write_json,
 )
 from bench.loading import prewarm
+from bench.search_compare import (
+    baseline_blocks,
+    load_baseline,
+    print_seed_recall,
+    print_versus,
+    recall_over_seeds,
+    seed_recall_dicts,
+)
 from bench.search_firm import build_firm, load_corpus, plan_layout, sparse_queries, term_bands
 from bench.search_measure import (
     CALIBRATION_LEVELS,
@@ -97,6 +105,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--vocab", type=int, default=200_000, help="vocabulary size")
     parser.add_argument("--zipf", type=float, default=1.0, help="Zipf exponent of terms")
     parser.add_argument("--chunks-per-document", type=int, default=20)
+    parser.add_argument(
+        "--baseline-ref",
+        default=None,
+        metavar="REV",
+        help="also run sql/search.sql's per-search blocks as of git REV beside the current ones",
+    )
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        default=1,
+        help="dense recall of the design over this many query seeds (--queries each)",
+    )
     args = parser.parse_args(argv)
     quiet_logging()
     phases = Phases()
@@ -196,6 +216,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             StatementClock(bdb.database),
             args.k,
         )
+        if args.baseline_ref:
+            bench.baseline = load_baseline(args.baseline_ref)
+            bench.baseline_swap = baseline_blocks
         n = args.warmup + args.queries
         qrng = np.random.default_rng([args.seed, 7])
         qvecs = [vector_literal(v) for v in vectors.sample(qrng, n)]
@@ -244,7 +267,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.k,
             )
             print_breakdown(cells)
+            if bench.baseline is not None:
+                print_versus(cells, bench.baseline)
             results["cells"] = [c.as_dict() for c in cells]
+            if args.seeds > 1:
+                with phases("recall over seeds"), progress_bar() as bar:
+                    task = bar.add_task("seeds", total=len(LEVELS) * args.seeds * args.queries)
+                    seed_rows = recall_over_seeds(
+                        bench,
+                        layout.people,
+                        LEVELS,
+                        vectors,
+                        args.seed,
+                        args.seeds,
+                        args.queries,
+                        lambda: bar.advance(task),
+                    )
+                print_seed_recall(seed_rows, args.k)
+                results["recall_over_seeds"] = seed_recall_dicts(seed_rows)
             results["query_examples"] = {k: v[:3] for k, v in texts.items()}
     results["phases_s"] = {k: round(v, 2) for k, v in phases.seconds.items()}
     results["total_s"] = round(time.perf_counter() - run_started, 1)

@@ -9,6 +9,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -96,8 +97,8 @@ STATEMENT_LABELS = (
     ("FROM wall_group_sizes", "group sizes"),
     ("default_access IN", "source ACLs"),
     ("ewall.allowed_wall_groups", "RLS settings"),
-    ("INSERT INTO audit_retrieval_results", "audit: result rows"),
-    ("WITH head AS", "audit: chain step"),
+    ("WITH fence AS", "audit append"),
+    ("INSERT INTO audit_retrieval_results", "audit append"),
 )
 
 
@@ -189,6 +190,9 @@ class Bench:
     k: int
     _access: dict[str, tuple[list[str], list[str], int]] = field(default_factory=dict)
     last_parts: dict[str, float] = field(default_factory=dict)
+    # --baseline-ref: its label and the swap of the service's SQL blocks (bench/search_compare)
+    baseline: str | None = None
+    baseline_swap: Callable[[], AbstractContextManager[None]] | None = None
 
     def access(self, person: str) -> tuple[list[str], list[str], int]:
         """(wall groups, source ACLs, allowed rows) exactly as the service resolves them."""
@@ -319,6 +323,13 @@ def measure_level(
     hybrid = Cell(level, "hybrid")
     audit = Cell(level, "audit append")
     cells = [design, plain, exact, common, rare, hybrid, audit]
+    base: dict[str, Cell] = {}
+    if bench.baseline is not None:
+        for name in ("dense", "sparse: common terms", "hybrid"):
+            base[name] = Cell(level, f"{name}: {bench.baseline}")
+        cells[1:1] = [base["dense"]]
+        cells[5:5] = [base["sparse: common terms"]]
+        cells[-1:-1] = [base["hybrid"]]
     allowed = [bench.access(p)[2] for p in people]
     for cell in cells:
         cell.allowed_rows = float(np.mean(allowed))
@@ -328,6 +339,8 @@ def measure_level(
             person = people[i % len(people)]
             timed = i >= warmup
             truth = bench.truth(su, person, qvec, k)
+            if base and i % 2:  # baseline first on every other query: no order advantage
+                run_baseline(bench, base, person, qvec, texts, i, timed)
             for cell, resources in ((design, bench.resources), (exact, bench.exact)):
                 result, seconds, audit_s = bench.service(
                     resources, person, "dichtbij", "dense", qvec
@@ -361,8 +374,40 @@ def measure_level(
                     cell.strategies[result.strategy] += 1
                     cell.parts.append(bench.last_parts)
                     audit.seconds.append(audit_s)
+            if base and not i % 2:
+                run_baseline(bench, base, person, qvec, texts, i, timed)
             on_step()
     return cells
+
+
+def run_baseline(
+    bench: Bench,
+    cells: dict[str, Cell],
+    person: str,
+    qvec: str,
+    texts: dict[str, list[str]],
+    i: int,
+    timed: bool,
+) -> None:
+    """The same searches with the baseline revision's SQL blocks, on the same query (before
+    the current ones on odd queries, after them on even ones)."""
+    swap = bench.baseline_swap
+    if swap is None:
+        raise RuntimeError("no baseline revision loaded")
+    searches: tuple[tuple[str, Mode, str], ...] = (
+        ("dense", "dense", "dichtbij"),
+        ("sparse: common terms", "sparse", texts["common"][i]),
+        ("hybrid", "hybrid", texts["hybrid"][i]),
+    )
+    for name, mode, query in searches:
+        with swap():
+            result, seconds, _ = bench.service(bench.resources, person, query, mode, qvec)
+        if timed:
+            cell = cells[name]
+            cell.seconds.append(seconds)
+            cell.rows.append(len(result.rows))
+            cell.strategies[result.strategy] += 1
+            cell.parts.append(bench.last_parts)
 
 
 # --- the report ------------------------------------------------------------------------
@@ -375,7 +420,7 @@ def goal_for(cell: Cell) -> tuple[str, bool | None]:
         # completeness is per query: not one may come back short
         ok = bool(cell.recalls) and float(np.mean(cell.recalls)) >= RECALL_GOAL and cell.short == 0
         return f"mean recall>={RECALL_GOAL}, full top-k", ok
-    if cell.measure.startswith("dense:"):
+    if cell.measure.startswith("dense:") or ": baseline " in cell.measure:
         return "(baseline)", None
     if cell.measure.startswith("sparse"):
         return f"p95<={SPARSE_P95_GOAL_MS:g} ms", lat.p95_ms <= SPARSE_P95_GOAL_MS

@@ -253,6 +253,29 @@ CREATE FUNCTION public.ewall_sparse_document_rank(chunk_ids text[], document_ids
     LIMIT n
 $$;
 
+-- FUNCTION public ewall_synonym_rule()
+
+CREATE FUNCTION public.ewall_synonym_rule() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    term_lexemes text[] := ewall_query_lexemes(NEW.term);
+BEGIN
+    -- a side without a searchable lexeme makes no rule (the view left such rows out)
+    IF cardinality(term_lexemes) = 0 OR cardinality(ewall_query_lexemes(NEW.synonym)) = 0 THEN
+        NEW.target := NULL;
+        NEW.substitute := NULL;
+        RETURN NEW;
+    END IF;
+    NEW.target := CASE WHEN cardinality(term_lexemes) = 1
+                       THEN CAST(quote_literal(term_lexemes[1]) AS tsquery)
+                       ELSE phraseto_tsquery('ewall_nl', ewall_legal_normalize(NEW.term)) END;
+    NEW.substitute := NEW.target
+                      || phraseto_tsquery('ewall_nl', ewall_legal_normalize(NEW.synonym));
+    RETURN NEW;
+END
+$$;
+
 -- TEXT SEARCH CONFIGURATION public ewall_nl
 
 CREATE TEXT SEARCH CONFIGURATION public.ewall_nl (
@@ -774,24 +797,18 @@ CREATE TABLE public.search_synonyms (
     term text NOT NULL,
     synonym text NOT NULL,
     created_by text NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    target tsquery,
+    substitute tsquery
 );
 
 -- VIEW public search_synonym_rules
 
 CREATE VIEW public.search_synonym_rules AS
- SELECT
-        CASE
-            WHEN (cardinality(public.ewall_query_lexemes(term)) = 1) THEN (quote_literal((public.ewall_query_lexemes(term))[1]))::tsquery
-            ELSE phraseto_tsquery('public.ewall_nl'::regconfig, public.ewall_legal_normalize(term))
-        END AS target,
-    (
-        CASE
-            WHEN (cardinality(public.ewall_query_lexemes(term)) = 1) THEN (quote_literal((public.ewall_query_lexemes(term))[1]))::tsquery
-            ELSE phraseto_tsquery('public.ewall_nl'::regconfig, public.ewall_legal_normalize(term))
-        END || phraseto_tsquery('public.ewall_nl'::regconfig, public.ewall_legal_normalize(synonym))) AS substitute
+ SELECT target,
+    substitute
    FROM public.search_synonyms s
-  WHERE ((cardinality(public.ewall_query_lexemes(term)) > 0) AND (cardinality(public.ewall_query_lexemes(synonym)) > 0));
+  WHERE ((target IS NOT NULL) AND (substitute IS NOT NULL));
 
 -- TABLE public source_acls
 
@@ -1357,6 +1374,10 @@ ALTER TABLE public.policy_events ENABLE ALWAYS TRIGGER policy_events_append_only
 CREATE TRIGGER policy_events_no_truncate BEFORE TRUNCATE ON public.policy_events FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_audit_refuse_change();
 
 ALTER TABLE public.policy_events ENABLE ALWAYS TRIGGER policy_events_no_truncate;
+
+-- TRIGGER public search_synonyms search_synonyms_rule
+
+CREATE TRIGGER search_synonyms_rule BEFORE INSERT OR UPDATE ON public.search_synonyms FOR EACH ROW EXECUTE FUNCTION public.ewall_synonym_rule();
 
 -- FK CONSTRAINT public audit_retrieval_results fk_audit_retrieval_results_retrieval_id_audit_retrievals
 

@@ -32,6 +32,9 @@
 --   :use_dense, :use_sparse, :dense_weight, :sparse_weight, :rrf_k, :k
 --   :dense_candidates, :sparse_candidates, :sparse_rank_cap, :sparse_rerank
 --   :collapse          true: one hit per document (collapse "document")
+--   :sparse_group_index  true: the sparse leg's group test may use the btree (small
+--                      allowed sets); false: it filters after the GIN scan. Either way the
+--                      predicate is there; only the index choice differs
 --   :rank_weights, :sparse_doc_k1, :sparse_doc_b   the document ranking (0: by chunk)
 --
 -- analyze_query (run first; it reads no chunks) turns the question into the sparse leg's
@@ -169,7 +172,10 @@ WITH policy AS (
     WHERE :use_sparse
       AND (SELECT version FROM policy) = :policy_version
       AND c.body_tsv @@ CAST(:match_tsq AS tsquery)
-      AND c.wall_group_id = ANY(CAST(:wall_groups AS text[]))
+      -- :sparse_group_index (a constant when planned) lets the btree on wall_group_id serve a
+      -- small allowed set; for a large one the group test is a filter after the GIN scan
+      AND (CASE WHEN CAST(:sparse_group_index AS boolean) THEN c.wall_group_id
+                ELSE c.wall_group_id || '' END) = ANY(CAST(:wall_groups AS text[]))
       AND c.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
       AND coalesce(c.matter_id, '') <> ALL (CAST((SELECT matter_ids FROM pending) AS text[]))
       AND NOT c.suppressed
@@ -188,16 +194,20 @@ WITH policy AS (
     -- chunks, ewall_sparse_document_rank, migration 20261201_0027) or by chunk (0)
     SELECT r.chunk_id, r.relevance
     FROM ewall_sparse_document_rank(
-             ARRAY(SELECT chunk_id FROM sparse_pool ORDER BY chunk_id),
-             ARRAY(SELECT document_id FROM sparse_pool ORDER BY chunk_id),
-             -- the query's lexemes only (what the ranking reads): small arrays
-             ARRAY(SELECT ts_filter(setweight(setweight(body_tsv, 'D'), 'A',
-                                              CAST(:rank_lexemes AS text[])), '{a}')
-                   FROM sparse_pool ORDER BY chunk_id),
+             -- three aligned arrays: any one order serves, so the cheapest (bytewise)
+             ARRAY(SELECT chunk_id FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
+             ARRAY(SELECT document_id FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
+             -- the query's lexemes only (what the ranking reads): small arrays. body_tsv is
+             -- to_tsvector's, weight D throughout, so one setweight marks the query's lexemes
+             ARRAY(SELECT ts_filter(setweight(body_tsv, 'A', CAST(:rank_lexemes AS text[])),
+                                    '{a}')
+                   FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
              CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[]),
              CAST(:sparse_doc_k1 AS float8), CAST(:sparse_doc_b AS float8),
              CAST(:sparse_candidates AS integer)) AS r
-    WHERE CAST(:sparse_doc_k1 AS float8) > 0
+    -- :use_sparse too: a constant false here means the function is never called (it reads
+    -- search_document_stats even for an empty pool)
+    WHERE :use_sparse AND CAST(:sparse_doc_k1 AS float8) > 0
     UNION ALL
     (SELECT p.chunk_id,
            (SELECT coalesce(sum(w.idf * ts_rank(p.body_tsv,
@@ -316,7 +326,10 @@ WITH policy AS (
     WHERE :use_sparse
       AND (SELECT version FROM policy) = :policy_version
       AND c.body_tsv @@ CAST(:match_tsq AS tsquery)
-      AND c.wall_group_id = ANY(CAST(:wall_groups AS text[]))
+      -- :sparse_group_index (a constant when planned) lets the btree on wall_group_id serve a
+      -- small allowed set; for a large one the group test is a filter after the GIN scan
+      AND (CASE WHEN CAST(:sparse_group_index AS boolean) THEN c.wall_group_id
+                ELSE c.wall_group_id || '' END) = ANY(CAST(:wall_groups AS text[]))
       AND c.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
       AND coalesce(c.matter_id, '') <> ALL (CAST((SELECT matter_ids FROM pending) AS text[]))
       AND NOT c.suppressed
@@ -335,16 +348,20 @@ WITH policy AS (
     -- chunks, ewall_sparse_document_rank, migration 20261201_0027) or by chunk (0)
     SELECT r.chunk_id, r.relevance
     FROM ewall_sparse_document_rank(
-             ARRAY(SELECT chunk_id FROM sparse_pool ORDER BY chunk_id),
-             ARRAY(SELECT document_id FROM sparse_pool ORDER BY chunk_id),
-             -- the query's lexemes only (what the ranking reads): small arrays
-             ARRAY(SELECT ts_filter(setweight(setweight(body_tsv, 'D'), 'A',
-                                              CAST(:rank_lexemes AS text[])), '{a}')
-                   FROM sparse_pool ORDER BY chunk_id),
+             -- three aligned arrays: any one order serves, so the cheapest (bytewise)
+             ARRAY(SELECT chunk_id FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
+             ARRAY(SELECT document_id FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
+             -- the query's lexemes only (what the ranking reads): small arrays. body_tsv is
+             -- to_tsvector's, weight D throughout, so one setweight marks the query's lexemes
+             ARRAY(SELECT ts_filter(setweight(body_tsv, 'A', CAST(:rank_lexemes AS text[])),
+                                    '{a}')
+                   FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
              CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[]),
              CAST(:sparse_doc_k1 AS float8), CAST(:sparse_doc_b AS float8),
              CAST(:sparse_candidates AS integer)) AS r
-    WHERE CAST(:sparse_doc_k1 AS float8) > 0
+    -- :use_sparse too: a constant false here means the function is never called (it reads
+    -- search_document_stats even for an empty pool)
+    WHERE :use_sparse AND CAST(:sparse_doc_k1 AS float8) > 0
     UNION ALL
     (SELECT p.chunk_id,
            (SELECT coalesce(sum(w.idf * ts_rank(p.body_tsv,

@@ -18,6 +18,12 @@ HYBRID_BLOCKS: dict[DenseForm, str] = {
     "exact": "search.hybrid_exact",
     "hnsw": "search.hybrid_hnsw",
 }
+# The other per-search blocks, by name (bench.search swaps in an older revision's text to
+# measure it beside the current one).
+BLOCKS: dict[str, str] = {
+    "analyze_query": "search.analyze_query",
+    "group_sizes": "search.group_sizes",
+}
 
 
 @dataclass(frozen=True)
@@ -36,13 +42,13 @@ class Synonym:
 
 def group_sizes(conn: Connection, wall_groups: list[str]) -> GroupSizes:
     """Allowed rows (an upper bound) and the corpus size, from the statistics tables."""
-    row = conn.execute(sqlfiles.query("search.group_sizes"), {"wall_groups": wall_groups}).one()
+    row = conn.execute(sqlfiles.query(BLOCKS["group_sizes"]), {"wall_groups": wall_groups}).one()
     return GroupSizes(int(row.allowed or 0), int(row.total or 0))
 
 
 def analyze_query(conn: Connection, params: dict[str, Any]) -> dict[str, Any]:
     """The sparse leg's inputs for one question (search.analyze_query)."""
-    row = conn.execute(sqlfiles.query("search.analyze_query"), params).mappings().one()
+    row = conn.execute(sqlfiles.query(BLOCKS["analyze_query"]), params).mappings().one()
     return dict(row)
 
 

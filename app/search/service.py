@@ -62,6 +62,8 @@ class Plan:
     total_rows: int
     ef_search: int = 0
     max_scan_tuples: int = 0
+    # the sparse leg's group test may use the btree (sql/search.sql, :sparse_group_index)
+    sparse_group_index: bool = True
 
 
 @dataclass
@@ -81,18 +83,21 @@ def choose_plan(
     total = max(total, 1)
     fraction = allowed / total
     narrow_filter = filters is not None and bool(filters.matter_ids)
+    # a large allowed set: the btree would read most of the table for the sparse leg, and
+    # planning its = ANY over hundreds of groups costs tens of ms (docs/latency-sql.md)
+    group_index = fraction <= settings.sparse_group_index_max_fraction
     if (
         allowed <= settings.exact_max_rows
         or fraction <= settings.exact_max_fraction
         or narrow_filter
     ):
-        return Plan("exact", allowed, total)
+        return Plan("exact", allowed, total, sparse_group_index=group_index)
     ef = min(1000, max(settings.hnsw_ef_search, 2 * dense_candidates))
     tuples = min(
         settings.hnsw_max_scan_tuples_cap,
         max(20_000, math.ceil(4 * dense_candidates / max(fraction, 1e-6))),
     )
-    return Plan("hnsw", allowed, total, ef, tuples)
+    return Plan("hnsw", allowed, total, ef, tuples, sparse_group_index=group_index)
 
 
 def _weights(settings: Settings, mode: str) -> tuple[bool, bool, float, float]:
@@ -332,6 +337,7 @@ def _execute(
     sql_params = {
         k: v for k, v in params.items() if k not in ("lexeme_count", "matched_lexeme_count")
     }
+    sql_params["sparse_group_index"] = plan.sparse_group_index
     rows = repository.run_hybrid(conn, "hnsw" if hnsw else "exact", sql_params)
     first = rows[0]
     if first["policy_version_seen"] != params["policy_version"]:

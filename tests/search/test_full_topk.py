@@ -247,3 +247,21 @@ def test_exact_results_are_the_true_nearest_neighbours(
             )
         ]
     assert [r["chunk_id"] for r in out["results"]] == truth
+
+
+@pytest.mark.parametrize("person", sorted(ALLOWED_MATTERS))
+@pytest.mark.parametrize("mode", ["sparse", "hybrid"])
+def test_the_sparse_legs_index_choice_changes_nothing_but_speed(
+    corpus: TestClient, auth: Tokens, allowed: dict[str, set[str]], person: str, mode: str
+) -> None:
+    """The sparse leg's wall test through the btree (small allowed sets) and as a filter
+    after the GIN scan (large ones) return the same allowed rows, in the same order."""
+    outs = []
+    for fraction in (1.0, 0.0):  # btree at every selectivity, then at none
+        with overridden(corpus, sparse_group_index_max_fraction=fraction):
+            out = Firm(corpus, auth).search(
+                person, "octrooi uitvinding werkwijze", k=100, mode=mode
+            )
+        _check(out, allowed[person], 100)
+        outs.append([(r["chunk_id"], r["score"]) for r in out["results"]])
+    assert outs[0] == outs[1]

@@ -306,6 +306,7 @@ def _explain_params() -> dict[str, Any]:
         "sparse_rank_cap": 10000,
         "sparse_rerank": 400,
         "collapse": False,
+        "sparse_group_index": True,
         "sparse_doc_k1": 3.0,
         "sparse_doc_b": 0.9,
     }

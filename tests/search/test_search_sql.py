@@ -22,6 +22,10 @@ WALL_PREDICATES = (
     "AND (CAST(:session_matter_id AS text) IS NULL",
     "AND (CAST(:matter_ids AS text[]) IS NULL OR c.matter_id = ANY(CAST(:matter_ids AS text[])))",
 )
+SPARSE_GROUP_PREDICATE = (
+    "AND (CASE WHEN CAST(:sparse_group_index AS boolean) THEN c.wall_group_id\n"
+    "                ELSE c.wall_group_id || '' END) = ANY(CAST(:wall_groups AS text[]))"
+)
 
 
 def _sections(sql: str) -> dict[str, str]:
@@ -65,8 +69,10 @@ def test_the_dense_ctes_differ_only_in_order_and_the_hidden_group_predicate() ->
         .replace("AND c.wall_group_id = ANY(", "AND (c.wall_group_id || '') = ANY(")
     )
     assert hnsw["dense"] == rewritten
-    # the sparse leg keeps its index-usable group predicate in both forms
-    assert "AND c.wall_group_id = ANY(CAST(:wall_groups AS text[]))" in hnsw["sparse_pool"]
+    # the sparse leg keeps its group predicate in both forms, index-usable when the caller
+    # says so (a constant at planning time), a filter otherwise
+    for form in (exact, hnsw):
+        assert SPARSE_GROUP_PREDICATE in form["sparse_pool"]
 
 
 def test_every_leg_of_both_forms_carries_the_wall_predicates() -> None:

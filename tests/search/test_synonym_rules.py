@@ -1,0 +1,51 @@
+"""Synonym rules are stored with each synonym (migration 20261201_0032): the view that
+ts_rewrite reads gives exactly the rules the expressions compute, and follows every edit."""
+
+from __future__ import annotations
+
+import psycopg
+
+from tests.conftest import DbHandle
+
+# what the view computed at read time before the rules were stored
+COMPUTED = """
+SELECT CASE WHEN cardinality(ewall_query_lexemes(s.term)) = 1
+            THEN CAST(quote_literal((ewall_query_lexemes(s.term))[1]) AS tsquery)
+            ELSE phraseto_tsquery('ewall_nl', ewall_legal_normalize(s.term)) END::text,
+       (CASE WHEN cardinality(ewall_query_lexemes(s.term)) = 1
+            THEN CAST(quote_literal((ewall_query_lexemes(s.term))[1]) AS tsquery)
+            ELSE phraseto_tsquery('ewall_nl', ewall_legal_normalize(s.term)) END
+       || phraseto_tsquery('ewall_nl', ewall_legal_normalize(s.synonym)))::text
+FROM search_synonyms AS s
+WHERE cardinality(ewall_query_lexemes(s.term)) > 0
+  AND cardinality(ewall_query_lexemes(s.synonym)) > 0
+ORDER BY 1, 2"""
+STORED = "SELECT target::text, substitute::text FROM search_synonym_rules ORDER BY 1, 2"
+
+
+def test_stored_rules_equal_the_computed_ones_through_edits(db: DbHandle) -> None:
+    with psycopg.connect(db.superuser_url) as conn:
+        assert conn.execute(STORED).fetchall() == conn.execute(COMPUTED).fetchall()
+        assert conn.execute(STORED).fetchall()  # the starter synonyms
+        conn.execute(
+            "INSERT INTO search_synonyms (term, synonym, created_by) VALUES "
+            "('octrooi', 'patent', 't'), ('art. 6:162 BW', 'onrechtmatige daad', 't'), "
+            "('de', 'het', 't')"
+        )
+        assert conn.execute(STORED).fetchall() == conn.execute(COMPUTED).fetchall()
+        # an edit recomputes the rule, and a hand-set rule does not survive
+        conn.execute(
+            "UPDATE search_synonyms SET synonym = 'uitvinding', target = 'x'::tsquery "
+            "WHERE term = 'octrooi'"
+        )
+        stored = conn.execute(STORED).fetchall()
+        assert stored == conn.execute(COMPUTED).fetchall()
+        assert any("uitvind" in substitute for _, substitute in stored)
+        assert not any(target == "'x'" for target, _ in stored)
+        conn.execute("DELETE FROM search_synonyms WHERE term = 'octrooi'")
+        assert conn.execute(STORED).fetchall() == conn.execute(COMPUTED).fetchall()
+        rewritten = conn.execute(
+            "SELECT ts_rewrite(to_tsquery('ewall_nl', 'onrechtmatige'), "
+            "'SELECT target, substitute FROM search_synonym_rules')::text"
+        ).fetchone()
+        assert rewritten is not None
