@@ -1,7 +1,7 @@
 """Synonym rules stored with each synonym instead of recomputed by every search.
 
 Revision ID: 20261201_0032
-Revises: 20261201_0027
+Revises: 20261201_0030
 Create Date: 2026-12-01
 
 ``search_synonym_rules`` turned every row of ``search_synonyms`` into a ts_rewrite rule
