@@ -342,6 +342,20 @@ class Settings(BaseSettings):
         default=16, ge=1, le=64, description="Query lexemes (most informative first) it weighs."
     )
 
+    # --- chunk layout (docs/scale-out.md: partitions and halfvec, measured with bench.search)
+    chunk_partitions: int = Field(
+        default=1,
+        ge=1,
+        le=256,
+        description="Hash partitions of chunks by document for a NEW database (1: one plain "
+        "table); an existing one is converted with `ewall chunks relayout`.",
+    )
+    embedding_storage: Literal["vector", "halfvec"] = Field(
+        default="vector",
+        description="Type of chunks.embedding for a NEW database (halfvec: half the bytes of "
+        "the heap and the HNSW index); an existing one: `ewall chunks relayout`.",
+    )
+
     @field_validator("log_level")
     @classmethod
     def _upper(cls, value: str) -> str:
