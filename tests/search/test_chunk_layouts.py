@@ -27,30 +27,38 @@ from app.settings import Settings
 from tests import pg
 from tests.conftest import DbHandle, Tokens, _open
 from tests.helpers import Firm
-from tests.search.test_full_topk import (  # noqa: F401 (fixtures and tests run here again)
-    allowed,
-    corpus,
-    overridden,
-    test_every_strategy_returns_only_allowed_chunks,
-    test_exact_results_are_the_true_nearest_neighbours,
-    test_full_top_k_at_every_selectivity,
+from tests.search import test_full_topk as _full_topk
+from tests.search import test_search_api as _search_api
+from tests.walls import test_backstop_during_retag as _backstop
+from tests.walls import test_ingest_into_walls as _ingest_walls
+from tests.walls import test_walls_api as _walls_api
+
+# fixtures and safety-net tests of tests/search and tests/walls, collected here again so
+# that they run against this module's db / module_db (the relaid-out databases)
+allowed = _full_topk.allowed
+corpus = _full_topk.corpus
+overridden = _full_topk.overridden
+firm = _search_api.firm
+worker_client = _walls_api.worker_client
+test_full_top_k_at_every_selectivity = _full_topk.test_full_top_k_at_every_selectivity
+test_every_strategy_returns_only_allowed_chunks = (
+    _full_topk.test_every_strategy_returns_only_allowed_chunks
 )
-from tests.search.test_search_api import (  # noqa: F401
-    firm,
-    test_no_leaks_for_random_walls,
-    test_rls_backstop_sees_nothing_even_when_the_predicate_is_forgotten,
-    test_walls_and_source_acls_both_apply,
+test_exact_results_are_the_true_nearest_neighbours = (
+    _full_topk.test_exact_results_are_the_true_nearest_neighbours
 )
-from tests.walls.test_backstop_during_retag import (  # noqa: F401
-    test_backstop_alone_hides_pending_matters_and_source_denies,
+test_walls_and_source_acls_both_apply = _search_api.test_walls_and_source_acls_both_apply
+test_rls_backstop_sees_nothing_even_when_the_predicate_is_forgotten = (
+    _search_api.test_rls_backstop_sees_nothing_even_when_the_predicate_is_forgotten
 )
-from tests.walls.test_ingest_into_walls import (  # noqa: F401
-    test_documents_pushed_into_walled_matters_are_hidden_before_any_retag,
+test_no_leaks_for_random_walls = _search_api.test_no_leaks_for_random_walls
+test_backstop_alone_hides_pending_matters_and_source_denies = (
+    _backstop.test_backstop_alone_hides_pending_matters_and_source_denies
 )
-from tests.walls.test_walls_api import (  # noqa: F401
-    test_retag_resumes_after_a_crash,
-    worker_client,
+test_documents_pushed_into_walled_matters_are_hidden_before_any_retag = (
+    _ingest_walls.test_documents_pushed_into_walled_matters_are_hidden_before_any_retag
 )
+test_retag_resumes_after_a_crash = _walls_api.test_retag_resumes_after_a_crash
 
 LAYOUTS = [(4, "vector"), (4, "halfvec")]
 LAYOUT_IDS = [f"{n}p-{s}" for n, s in LAYOUTS]
@@ -260,7 +268,7 @@ def test_a_partition_read_by_name_shows_nothing_to_the_app_role(
         app.execute("SELECT set_config('ewall.writer', 'on', false)")
         for name in names:
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
-                app.execute(f'SELECT count(*) FROM "{name}"')  # noqa: S608 (catalog name)
+                app.execute(f'SELECT count(*) FROM "{name}"')
             app.rollback()
         # through the parent, as the writer: every row (the policies apply as before)
         app.execute("SELECT set_config('ewall.writer', 'on', false)")
