@@ -241,7 +241,7 @@ def upgrade() -> None:
         raise RuntimeError("no driver connection")
     with driver.cursor() as cur:
         cur.execute("SELECT ewall_chunks_relayout(%s, %s)", (partitions, storage))
-        archive = str(cur.fetchone()[0])  # type: ignore[index]
+        archive = str(cur.fetchone()[0])
         # the new database's empty table before the layout: nothing in it to keep
         cur.execute(f'DROP TABLE public."{archive}" CASCADE')
 

@@ -67,12 +67,12 @@ def _relayout(handle: DbHandle, partitions: int, storage: str) -> service.Relayo
 
 @pytest.fixture(scope="module", params=LAYOUTS, ids=LAYOUT_IDS)
 def module_layout(request: pytest.FixtureRequest) -> tuple[int, str]:
-    return tuple(request.param)  # type: ignore[return-value]
+    return tuple(request.param)
 
 
 @pytest.fixture(params=LAYOUTS, ids=LAYOUT_IDS)
 def layout(request: pytest.FixtureRequest) -> tuple[int, str]:
-    return tuple(request.param)  # type: ignore[return-value]
+    return tuple(request.param)
 
 
 @pytest.fixture(scope="module")
