@@ -351,8 +351,9 @@ def test_every_strategy_returns_only_allowed_chunks(
 def test_hnsw_that_under_returns_over_partitions_falls_back_to_exact(
     client: TestClient, auth: Tokens, db: DbHandle
 ) -> None:
-    """4,000 chunks in 200 documents spread over the partitions; ann may see one matter of
-    five documents (100 chunks). A starved HNSW scan (at most 100 tuples per partition)
+    """10,000 chunks in 500 documents spread over the partitions; ann may see one matter of
+    five documents (100 chunks); smaller partitions than test_full_topk's 2,500 rows make
+    the planner prefer a btree scan and a sort to the HNSW scans. A starved HNSW scan (at most 100 tuples per partition)
     finds a few of them per partition, fewer than min(candidates, allowed): the statement
     re-runs exact and the answer is the full, exact top-k."""
     firm = Firm(client, auth)
@@ -368,7 +369,7 @@ def test_hnsw_that_under_returns_over_partitions_falls_back_to_exact(
         )
         su.execute("DELETE FROM retag_pending")
         rows = []
-        for d in range(200):
+        for d in range(500):
             matter = "M-open" if d < 5 else "M-walled"
             doc_id = su.execute(
                 "INSERT INTO documents (source, external_id, status, client_id, matter_id, "
