@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from typing import Any
 
+from app.chunks import cli as chunks_cli
 from app.demo import cli as demo_cli
 from app.evaluation import cli as evaluation_cli
 from app.ingest import cli as ingest_cli
@@ -259,8 +260,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _registrations() -> list[Callable[[Any], None]]:
-    """Commands that live with their domain (ingest, demo, eval, reembed)."""
-    return [ingest_cli.register, demo_cli.register, evaluation_cli.register, reembed_cli.register]
+    """Commands that live with their domain (ingest, demo, eval, reembed, chunks)."""
+    return [
+        ingest_cli.register,
+        demo_cli.register,
+        evaluation_cli.register,
+        reembed_cli.register,
+        chunks_cli.register,
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -379,6 +379,19 @@ class Settings(BaseSettings):
         le=1,
         description="Allowed fraction up to which the sparse leg's wall test uses the btree.",
     )
+    # --- chunk layout (docs/scale-out.md: partitions and halfvec, measured with bench.search)
+    chunk_partitions: int = Field(
+        default=1,
+        ge=1,
+        le=256,
+        description="Hash partitions of chunks by document for a NEW database (1: one plain "
+        "table); an existing one is converted with `ewall chunks relayout`.",
+    )
+    embedding_storage: Literal["vector", "halfvec"] = Field(
+        default="vector",
+        description="Type of chunks.embedding for a NEW database (halfvec: half the bytes of "
+        "the heap and the HNSW index); an existing one: `ewall chunks relayout`.",
+    )
 
     @field_validator("log_level")
     @classmethod

@@ -3,6 +3,7 @@ dropped and rebuilt, chunk statistics, the HNSW build and prewarming."""
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ import psycopg
 from psycopg import sql
 from rich.progress import Progress
 
+from app.chunks import service as chunks_service
 from bench.common import Stopwatch, console, progress_bar
 from bench.server import BenchDatabase, physical_memory
 
@@ -306,3 +308,127 @@ def prewarm(bdb: BenchDatabase, relations: Sequence[str]) -> None:
                 conn.execute("SELECT pg_prewarm(CAST(%s AS regclass))", (relation,))
             except psycopg.Error:
                 continue
+
+
+# --- chunk layouts: hash partitions and halfvec (docs/scale-out.md) ----------------------
+
+DEFAULT_HNSW = IndexDef(
+    "ix_chunks_embedding_hnsw",
+    "CREATE INDEX ix_chunks_embedding_hnsw ON public.chunks USING hnsw "
+    "(embedding vector_cosine_ops) WITH (m='16', ef_construction='64')",
+    "hnsw",
+)
+
+
+@dataclass
+class LayoutReport:
+    partitions: int
+    storage: str
+    relayout_s: float  # copy into the layout + its btree and GIN indexes, per partition
+    hnsw_s: float  # the HNSW build over every partition (one index each)
+    sizes: dict[str, int] = field(default_factory=dict)  # bytes over all partitions
+
+    @property
+    def name(self) -> str:
+        return f"{self.partitions}p {self.storage}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "partitions": self.partitions,
+            "storage": self.storage,
+            "relayout_s": round(self.relayout_s, 1),
+            "hnsw_build_s": round(self.hnsw_s, 1),
+            "bytes": self.sizes,
+        }
+
+
+def layout_sizes(conn: psycopg.Connection[Any]) -> dict[str, int]:
+    """pg_relation_size of the heap and of each index of chunks, summed over partitions."""
+    rows = conn.execute(
+        """
+        WITH rel AS (
+            SELECT CAST('chunks' AS regclass) AS oid, 'heap' AS name
+            UNION ALL
+            SELECT x.indexrelid, i.relname
+            FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+            WHERE x.indrelid = CAST('chunks' AS regclass)
+        )
+        SELECT r.name,
+               CASE WHEN c.relkind IN ('p', 'I')
+                    THEN (SELECT sum(pg_relation_size(t.relid))
+                          FROM pg_partition_tree(r.oid) t WHERE t.isleaf)
+                    ELSE pg_relation_size(r.oid) END
+        FROM rel r JOIN pg_class c ON c.oid = r.oid
+        """
+    ).fetchall()
+    return {str(r[0]): int(r[1] or 0) for r in rows}
+
+
+def layout_relations(conn: psycopg.Connection[Any]) -> list[str]:
+    """The leaf tables of chunks and their indexes (what pg_prewarm can load)."""
+    rows = conn.execute(
+        """
+        WITH leaf AS (
+            SELECT CAST('chunks' AS regclass) AS relid
+            WHERE (SELECT relkind FROM pg_class WHERE oid = CAST('chunks' AS regclass)) = 'r'
+            UNION ALL
+            SELECT t.relid FROM pg_partition_tree('chunks') t WHERE t.isleaf
+        )
+        SELECT CAST(relid AS regclass)::text FROM leaf
+        UNION ALL
+        SELECT CAST(x.indexrelid AS regclass)::text
+        FROM leaf JOIN pg_index x ON x.indrelid = leaf.relid
+        """
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def apply_layout(bdb: BenchDatabase, partitions: int, storage: str) -> LayoutReport:
+    """Bring the bench database's chunks to a layout the way an operator would
+    (``ewall_chunks_relayout``), with the HNSW index dropped first and built after, timed on
+    its own. The bench drops the kept old table (its own copy): disk for the next layout."""
+    with bdb.superuser() as conn:
+        hnsw = [i for i in secondary_indexes(conn, "chunks") if i.method == "hnsw"]
+        for index in hnsw:
+            conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(index.name)))
+        conn.commit()
+    watch = Stopwatch()
+    done = chunks_service.relayout(bdb.superuser_url, partitions, storage, lock_timeout_ms=60_000)
+    relayout_s = watch.elapsed()
+    if done.archive is not None:
+        with bdb.superuser() as conn:
+            conn.execute(sql.SQL("DROP TABLE {} CASCADE").format(sql.Identifier(done.archive)))
+            conn.commit()
+    memory = maintenance_memory(bdb_rows(bdb), bdb.settings.embedding_dim)
+    hnsw_s = 0.0
+    with progress_bar() as bar:
+        for index in hnsw or [DEFAULT_HNSW]:
+            ddl = re.sub(
+                r"\b(vector|halfvec)_(l2|ip|cosine|l1)_ops\b",
+                rf"{storage}_\2_ops",
+                index.ddl.replace(" ON ONLY ", " ON "),
+            )
+            seconds, notices = build_index(
+                bdb.superuser_url,
+                IndexDef(index.name, ddl, index.method),
+                maintenance_work_mem=memory,
+                progress=bar,
+            )
+            hnsw_s += seconds
+            for notice in notices:
+                console.print(f"  [yellow]notice[/] {notice}")
+    with bdb.superuser(autocommit=True) as conn:
+        conn.execute("VACUUM (ANALYZE) chunks")
+        sizes = layout_sizes(conn)
+    report = LayoutReport(partitions, storage, relayout_s, hnsw_s, sizes)
+    console.print(
+        f"  layout {report.name}: relayout {relayout_s:.1f} s, HNSW build {hnsw_s:.1f} s, "
+        + ", ".join(f"{k} {v / 2**20:,.1f} MiB" for k, v in sizes.items())
+    )
+    return report
+
+
+def bdb_rows(bdb: BenchDatabase) -> int:
+    with bdb.superuser() as conn:
+        row = conn.execute("SELECT n_chunks FROM corpus_stats WHERE id = 1").fetchone()
+    return int(row[0]) if row else 0

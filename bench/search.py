@@ -3,6 +3,7 @@
     python -m bench.search                    # 1M chunks, the full table
     python -m bench.search --rows 20000 --queries 20
     python -m bench.search --calibrate        # exact vs HNSW across 0.5..100 %
+    python -m bench.search --partitions 4 16 --storage halfvec   # layouts vs 1p vector
 
 A firm is built through the service's own code: 1,000 matters, each behind its own wall
 (so each is its own wall group, uncorrelated with the vectors), and benchmark people screened
@@ -39,7 +40,7 @@ from bench.common import (
     quiet_logging,
     write_json,
 )
-from bench.loading import prewarm
+from bench.loading import LayoutReport, apply_layout, layout_relations, prewarm
 from bench.search_compare import (
     baseline_blocks,
     load_baseline,
@@ -48,6 +49,7 @@ from bench.search_compare import (
     recall_over_seeds,
     seed_recall_dicts,
 )
+from bench.search_firm import Layout as FirmLayout
 from bench.search_firm import build_firm, load_corpus, plan_layout, sparse_queries, term_bands
 from bench.search_measure import (
     CALIBRATION_LEVELS,
@@ -59,6 +61,7 @@ from bench.search_measure import (
     measure_level,
     print_breakdown,
     print_calibration,
+    print_layouts,
     print_table,
     recommend,
 )
@@ -117,7 +120,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=1,
         help="dense recall of the design over this many query seeds (--queries each)",
     )
+    parser.add_argument(
+        "--partitions",
+        type=int,
+        nargs="+",
+        default=[],
+        help="also measure chunks as N hash partitions by document (vector storage)",
+    )
+    parser.add_argument(
+        "--storage",
+        nargs="+",
+        choices=("vector", "halfvec"),
+        default=[],
+        help="also measure this embedding storage (one table)",
+    )
+    parser.add_argument(
+        "--layout",
+        nargs="+",
+        default=[],
+        metavar="N:STORAGE",
+        help="also measure these layouts, e.g. 16:halfvec",
+    )
     args = parser.parse_args(argv)
+    layouts = requested_layouts(args.partitions, args.storage, args.layout)
     quiet_logging()
     phases = Phases()
     run_started = time.perf_counter()
@@ -245,31 +270,36 @@ def main(argv: Sequence[str] | None = None) -> int:
             results["recommendation"] = rec
         else:
             texts = sparse_queries(bands, n, args.seed)
-            cells: list[Cell] = []
-            with phases("measure"), progress_bar() as bar:
-                task = bar.add_task("queries", total=len(LEVELS) * n)
-                for level in LEVELS:
-                    cells.extend(
-                        measure_level(
-                            bench,
-                            level,
-                            layout.people[level],
-                            qvecs,
-                            texts,
-                            args.warmup,
-                            lambda: bar.advance(task),
-                        )
-                    )
-            print_table(
-                f"Search at {args.rows:,} chunks, {args.groups} wall groups, k={args.k}, "
-                f"{args.queries} queries per cell ({settings_line})",
-                cells,
-                args.k,
-            )
-            print_breakdown(cells)
-            if bench.baseline is not None:
-                print_versus(cells, bench.baseline)
-            results["cells"] = [c.as_dict() for c in cells]
+            by_layout: dict[str, list[Cell]] = {}
+            reports: list[LayoutReport] = []
+            for partitions, storage in layouts:
+                title = f"{args.rows:,} chunks, {args.groups} wall groups, k={args.k}"
+                if len(layouts) > 1:
+                    with phases(f"layout {partitions}p {storage}"):
+                        report = apply_layout(bdb, partitions, storage)
+                    with bdb.superuser() as su:
+                        relations = layout_relations(su)
+                    with phases("prewarm"):
+                        prewarm(bdb, relations)
+                    reports.append(report)
+                    title = f"Layout {report.name}: " + title
+                cells = measure_layout(bench, layout, qvecs, texts, args.warmup, n)
+                print_table(
+                    f"{title}, {args.queries} queries per cell ({settings_line})",
+                    cells,
+                    args.k,
+                )
+                print_breakdown(cells)
+                if bench.baseline is not None:
+                    print_versus(cells, bench.baseline)
+                by_layout[f"{partitions}p {storage}"] = cells
+            if len(layouts) > 1:
+                print_layouts([(r.name, r.as_dict()) for r in reports], by_layout)
+                results["layouts"] = [
+                    {**r.as_dict(), "cells": [c.as_dict() for c in by_layout[r.name]]}
+                    for r in reports
+                ]
+            results["cells"] = [c.as_dict() for c in by_layout[next(iter(by_layout))]]
             if args.seeds > 1:
                 with phases("recall over seeds"), progress_bar() as bar:
                     task = bar.add_task("seeds", total=len(LEVELS) * args.seeds * args.queries)
@@ -295,6 +325,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     write_json(args.json_path, results)
     return 0
+
+
+def requested_layouts(
+    partitions: Sequence[int], storages: Sequence[str], explicit: Sequence[str]
+) -> list[tuple[int, str]]:
+    """The baseline (1 partition, vector) first, then each layout asked for, once."""
+    wanted = [(1, "vector")]
+    wanted += [(n, "vector") for n in partitions]
+    wanted += [(1, s) for s in storages]
+    for item in explicit:
+        count, _, storage = item.partition(":")
+        if not count.isdigit() or storage not in ("vector", "halfvec"):
+            raise SystemExit(f"--layout wants N:vector or N:halfvec, got {item!r}")
+        wanted.append((int(count), storage))
+    for n, _ in wanted:
+        if not 1 <= n <= 256:
+            raise SystemExit(f"partitions must be 1..256, got {n}")
+    return list(dict.fromkeys(wanted))
+
+
+def measure_layout(
+    bench: Bench,
+    layout: FirmLayout,
+    qvecs: list[str],
+    texts: dict[str, list[str]],
+    warmup: int,
+    n: int,
+) -> list[Cell]:
+    cells: list[Cell] = []
+    with progress_bar() as bar:
+        task = bar.add_task("queries", total=len(LEVELS) * n)
+        for level in LEVELS:
+            cells.extend(
+                measure_level(
+                    bench,
+                    level,
+                    layout.people[level],
+                    qvecs,
+                    texts,
+                    warmup,
+                    lambda: bar.advance(task),
+                )
+            )
+    return cells
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Synonym rules stored with each synonym instead of recomputed by every search.
 
 Revision ID: 20261201_0032
-Revises: 20261201_0030
+Revises: 20261201_0031
 Create Date: 2026-12-01
 
 ``search_synonym_rules`` turned every row of ``search_synonyms`` into a ts_rewrite rule
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "20261201_0032"
-down_revision: str | None = "20261201_0030"
+down_revision: str | None = "20261201_0031"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
