@@ -13,6 +13,7 @@ from app.demo import cli as demo_cli
 from app.evaluation import cli as evaluation_cli
 from app.ingest import cli as ingest_cli
 from app.logging import configure_logging
+from app.model import cli as model_cli
 from app.settings import Settings, get_settings
 
 Handler = Callable[[argparse.Namespace, Settings], int]
@@ -208,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _registrations() -> list[Callable[[Any], None]]:
     """Commands that live with their domain (ingest, demo, eval)."""
-    return [ingest_cli.register, demo_cli.register, evaluation_cli.register]
+    return [ingest_cli.register, demo_cli.register, evaluation_cli.register, model_cli.register]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
