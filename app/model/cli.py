@@ -23,7 +23,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from app.db.runtime import open_database
+from app.model.adapt import AdaptOptions, adapt, format_progress, saved_models
+from app.model.pairs import KINDS, build_pairs
+from app.model.repository import training_chunks
 from app.settings import Settings
+from app.walls.access import current_access
+from app.walls.resolution import AccessResolver
 
 DEFAULT_PERSON = "adapt@ewall.invalid"
 
@@ -119,8 +125,6 @@ def _positive(value: str) -> int:
 
 
 def _kinds(value: str) -> list[str]:
-    from app.model.pairs import KINDS
-
     out = [v.strip() for v in value.split(",") if v.strip()]
     bad = [v for v in out if v not in KINDS]
     if not out or bad:
@@ -150,12 +154,6 @@ def _document_list(path: Path) -> set[str]:
 
 
 def _pairs(args: argparse.Namespace, settings: Settings) -> tuple[list[Any], dict[str, Any]]:
-    from app.db.runtime import open_database
-    from app.model.pairs import KINDS, build_pairs
-    from app.model.repository import training_chunks
-    from app.walls.access import current_access
-    from app.walls.resolution import AccessResolver
-
     documents = _document_list(args.documents) if args.documents else None
     with open_database(settings) as database, database.transaction() as conn:
         access = current_access(conn, AccessResolver(settings), database, args.person)
@@ -198,8 +196,6 @@ def cmd_pairs(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_adapt(args: argparse.Namespace, settings: Settings) -> int:
-    from app.model.adapt import AdaptOptions, adapt, format_progress
-
     if not args.name or not all(c.isalnum() or c in "-_" for c in args.name):
         return _fail("--name: letters, digits, - and _ only")
     if args.max_seconds is not None and not args.max_seconds > 0:
@@ -268,8 +264,6 @@ def cmd_adapt(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
-    from app.model.adapt import saved_models
-
     models = saved_models(settings.data_dir)
     if args.json:
         sys.stdout.write(json.dumps(models, indent=2, ensure_ascii=False) + "\n")
