@@ -239,7 +239,7 @@ def cmd_adapt(args: argparse.Namespace, settings: Settings) -> int:
             progress=show,
             record=record,
         )
-    except ValueError as exc:
+    except (ValueError, OSError) as exc:  # a base model that is not on disk, a full disk
         return _fail(str(exc))
     if args.json:
         sys.stdout.write(
