@@ -174,7 +174,8 @@ def adapt(
     if options.threads:
         torch.set_num_threads(options.threads)
     model: Any = SentenceTransformer(model_source(base_model), device="cpu", local_files_only=True)
-    model.max_seq_length = min(int(model.max_seq_length or 512), options.max_tokens)
+    served_length = int(model.max_seq_length or 512)
+    model.max_seq_length = min(served_length, options.max_tokens)
     plan = [
         batches(pairs, options.batch_size, options.seed + epoch) for epoch in range(options.epochs)
     ]
@@ -220,6 +221,9 @@ def adapt(
         if stopped_early:
             break
     model.eval()
+    # the training length is a training option: the saved model encodes (and the chunker
+    # sizes chunks) with the base model's length
+    model.max_seq_length = served_length
     seconds = time.monotonic() - started
     info: dict[str, Any] = {
         "name": name,

@@ -234,6 +234,8 @@ def test_a_small_fine_tune_saves_a_model_that_loads_by_path_and_differs(
         new = adapted.embed_passages(texts)
         old = embedder.embed_passages(texts)
         assert adapted.dimension == embedder.dimension == new.shape[1]
+        # trained at 32 word pieces, but it encodes (and chunks are sized) like the base
+        assert adapted.max_tokens == embedder.max_tokens
         assert np.allclose(np.linalg.norm(new, axis=1), 1.0, atol=1e-4)
         assert float(np.abs(new - old).max()) > 1e-3  # trained: not the base weights
         assert float(np.min(np.sum(new * old, axis=1))) > 0.5  # adapted, not destroyed
