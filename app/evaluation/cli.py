@@ -5,6 +5,7 @@
     ewall eval --queries FILE --qrels FILE [--set NAME] [...]   (imports, then runs)
     ewall eval compare RUN_A RUN_B [--metric ndcg_10] [--mode MODE] [--json]
     ewall eval calibrate --set NAME [--as PERSON] [--json]
+    (run and calibrate also take --documents-half even|odd: only questions about that half)
     ewall eval import --set NAME (--jsonl FILE | --queries FILE --qrels FILE) [--replace]
     ewall eval export --set NAME (--jsonl FILE | --queries FILE --qrels FILE)
     ewall eval sets
@@ -105,6 +106,9 @@ def register(subparsers: Any) -> None:
 
 def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--as", dest="person", help="evaluate as this person (their walls)")
+    p.add_argument("--documents-half", choices=["even", "odd"], default=None,
+                   help="only questions whose relevant documents all lie in this half of "
+                        "the corpus (the halves of ewall model adapt --half)")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
 
 
@@ -250,7 +254,8 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
                 report = runner.run_eval(resources, name, modes=modes, person=args.person,
                                          overrides=overrides,
                                          keep_unavailable=args.keep_unavailable,
-                                         save=args.save)
+                                         save=args.save,
+                                         documents_half=args.documents_half)
             finally:
                 if temporary is not None and not args.save:
                     with resources.database.transaction() as conn:
@@ -384,7 +389,7 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings) -> int:
             report = runner.calibrate(
                 resources, args.set_name, person=args.person,
                 dense_weights=args.dense_weights or runner.DENSE_WEIGHTS,
-                depths=args.depths or runner.DEPTHS)
+                depths=args.depths or runner.DEPTHS, documents_half=args.documents_half)
     except (ValueError, AppError) as exc:
         return _fail(getattr(exc, "message", None) or str(exc))
     data = report.as_dict()

@@ -50,6 +50,7 @@ from app.evaluation.repository import (
     load_queries,
 )
 from app.evaluation.sets import access_now, document_of_chunk, document_target, visible_targets
+from app.model.pairs import document_half
 from app.resources import Resources
 from app.search.schemas import SearchIn
 from app.search.service import SearchOverrides, run_search
@@ -103,8 +104,16 @@ def query_grades(judgements: Iterable[Judgement], level: str) -> dict[str, float
     return grades
 
 
+def about_half(judged: Iterable[Judgement], half: str) -> bool:
+    """Whether every document a question judges relevant lies in ``half`` of the corpus (the
+    halves ``ewall model adapt --half`` trains on: app.model.pairs.document_half)."""
+    docs = {j.target_id if j.target_kind == "document" else document_of_chunk(j.target_id)
+            for j in judged if j.grade > 0}
+    return bool(docs) and all(document_half(d) == half for d in docs)
+
+
 def prepare(resources: Resources, set_name: str, *, person: str | None = None,
-            keep_unavailable: bool = False) -> PreparedSet:
+            keep_unavailable: bool = False, documents_half: str | None = None) -> PreparedSet:
     database = resources.database
     with database.transaction() as conn:
         info = get_set(conn, set_name)
@@ -112,6 +121,10 @@ def prepare(resources: Resources, set_name: str, *, person: str | None = None,
             raise NotFound("Relevance set", set_name)
         rows = load_queries(conn, info.set_id)
         judgements = load_judgements(conn, info.set_id)
+    if documents_half is not None:
+        if documents_half not in ("even", "odd"):
+            raise ValueError("documents_half must be even or odd")
+        rows = [q for q in rows if about_half(judgements.get(q.key, []), documents_half)]
     people = {q.key: person or q.as_person or DEFAULT_PERSON for q in rows}
     visible: dict[str, set[tuple[str, str]]] = {}
     if not keep_unavailable:
@@ -262,13 +275,15 @@ class EvalReport:
 
 def run_eval(resources: Resources, set_name: str, *, modes: Sequence[str] = MODES,
              person: str | None = None, overrides: SearchOverrides | None = None,
-             keep_unavailable: bool = False, save: bool = False) -> EvalReport:
+             keep_unavailable: bool = False, save: bool = False,
+             documents_half: str | None = None) -> EvalReport:
     unknown = [m for m in modes if m not in MODES]
     if unknown or not modes:
         raise ValueError(f"modes must be among {', '.join(MODES)}")
     started = time.perf_counter()
     started_at = now_utc().isoformat()
-    prepared = prepare(resources, set_name, person=person, keep_unavailable=keep_unavailable)
+    prepared = prepare(resources, set_name, person=person, keep_unavailable=keep_unavailable,
+                       documents_half=documents_half)
     outcomes = {m: run_mode(resources, prepared, m, overrides) for m in modes}
     config = {
         "set": prepared.info.name,
@@ -277,6 +292,7 @@ def run_eval(resources: Resources, set_name: str, *, modes: Sequence[str] = MODE
         "modes": list(modes),
         "search_depth": SEARCH_DEPTH,
         "keep_unavailable": keep_unavailable,
+        "documents_half": documents_half,
         "settings": settings_snapshot(resources),
         "overrides": _overrides_dict(overrides),
     }
@@ -479,13 +495,14 @@ class CalibrationReport:
 
 def calibrate(resources: Resources, set_name: str, *, person: str | None = None,
               dense_weights: Sequence[float] = DENSE_WEIGHTS, depths: Sequence[int] = DEPTHS,
-              sparse_weight: float = 1.0) -> CalibrationReport:
+              sparse_weight: float = 1.0,
+              documents_half: str | None = None) -> CalibrationReport:
     if any(w < 0 for w in dense_weights) or sparse_weight < 0:
         raise ValueError("weights must not be negative")
     if any(not 1 <= d <= 1000 for d in depths):
         raise ValueError("candidate depths must be 1-1000")
     started = time.perf_counter()
-    prepared = prepare(resources, set_name, person=person)
+    prepared = prepare(resources, set_name, person=person, documents_half=documents_half)
     s = resources.settings
     current = GridPoint(s.dense_weight, s.sparse_weight, s.dense_candidates,
                         s.sparse_candidates, run_mode(resources, prepared, "hybrid").metrics,

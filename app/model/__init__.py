@@ -1,0 +1,1 @@
+"""Adapting the embedding model to the firm's own corpus (``ewall model adapt``)."""
