@@ -132,7 +132,8 @@ def copy_rows(
 
 def recompute_chunk_stats(conn: psycopg.Connection[Any]) -> None:
     """What the chunks statement triggers maintain (wall_group_sizes, lexeme_stats,
-    corpus_stats), recomputed from the table after a load that ran with them disabled.
+    corpus_stats, search_document_stats), recomputed from the table after a load that ran
+    with them disabled.
     lexeme_stats.ndoc is a document frequency: the trigger counts each lexeme once per
     chunk (tsvector lexemes are distinct), which is exactly ts_stat's ndoc."""
     conn.execute("DELETE FROM wall_group_sizes")
@@ -146,6 +147,12 @@ def recompute_chunk_stats(conn: psycopg.Connection[Any]) -> None:
         "SELECT word, ndoc FROM ts_stat('SELECT body_tsv FROM chunks')"
     )
     conn.execute("UPDATE corpus_stats SET n_chunks = (SELECT count(*) FROM chunks) WHERE id = 1")
+    # the sparse ranking's per-document lengths; its totals follow through their triggers
+    conn.execute("DELETE FROM search_document_stats")
+    conn.execute(
+        "INSERT INTO search_document_stats (document_id, n_chunks, n_tokens) "
+        "SELECT document_id, count(*), sum(token_count) FROM chunks GROUP BY document_id"
+    )
 
 
 def maintenance_memory(rows: int, dim: int) -> str:
@@ -285,7 +292,8 @@ def load_chunks(
     watch = Stopwatch()
     with bdb.superuser(autocommit=True) as conn:
         conn.execute("VACUUM (ANALYZE) chunks")
-        conn.execute("ANALYZE documents, wall_group_sizes, lexeme_stats, corpus_stats")
+        tables = "documents, wall_group_sizes, lexeme_stats, corpus_stats, search_document_stats"
+        conn.execute(f"ANALYZE {tables}")
     report.analyze_s = watch.elapsed()
     console.print(
         "  indexes: "

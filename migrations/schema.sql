@@ -301,6 +301,49 @@ BEGIN
 END
 $$;
 
+-- FUNCTION public ewall_document_totals_after_delete()
+
+CREATE FUNCTION public.ewall_document_totals_after_delete() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    UPDATE corpus_stats AS c
+    SET n_documents = c.n_documents - d.n, n_document_tokens = c.n_document_tokens - d.t
+    FROM (SELECT count(*) AS n, coalesce(sum(n_tokens), 0) AS t FROM old_rows) AS d
+    WHERE c.id = 1 AND d.n > 0;
+    RETURN NULL;
+END
+$$;
+
+-- FUNCTION public ewall_document_totals_after_insert()
+
+CREATE FUNCTION public.ewall_document_totals_after_insert() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    UPDATE corpus_stats AS c
+    SET n_documents = c.n_documents + d.n, n_document_tokens = c.n_document_tokens + d.t
+    FROM (SELECT count(*) AS n, coalesce(sum(n_tokens), 0) AS t FROM new_rows) AS d
+    WHERE c.id = 1 AND d.n > 0;
+    RETURN NULL;
+END
+$$;
+
+-- FUNCTION public ewall_document_totals_after_update()
+
+CREATE FUNCTION public.ewall_document_totals_after_update() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    UPDATE corpus_stats AS c
+    SET n_document_tokens = c.n_document_tokens + d.t
+    FROM (SELECT (SELECT coalesce(sum(n_tokens), 0) FROM new_rows)
+               - (SELECT coalesce(sum(n_tokens), 0) FROM old_rows) AS t) AS d
+    WHERE c.id = 1 AND d.t <> 0;
+    RETURN NULL;
+END
+$$;
+
 -- FUNCTION public ewall_legal_normalize(text)
 
 CREATE FUNCTION public.ewall_legal_normalize(input text) RETURNS text
@@ -353,8 +396,9 @@ CREATE FUNCTION public.ewall_sparse_document_rank(chunk_ids text[], document_ids
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
     WITH corpus AS (
-        SELECT greatest(count(*), 1) AS n_docs, greatest(avg(n_tokens), 1) AS avgdl
-        FROM search_document_stats
+        SELECT greatest(n_documents, 1) AS n_docs,
+               greatest(n_document_tokens / nullif(n_documents, 0), 1) AS avgdl
+        FROM corpus_stats WHERE id = 1
     ), q AS (
         SELECT DISTINCT ON (w.lexeme) w.lexeme, w.weight
         FROM unnest(lexemes, weights) AS w(lexeme, weight)
@@ -610,6 +654,8 @@ CREATE TABLE public.clients (
 CREATE TABLE public.corpus_stats (
     id smallint NOT NULL,
     n_chunks bigint NOT NULL,
+    n_documents bigint DEFAULT 0 NOT NULL,
+    n_document_tokens numeric DEFAULT 0 NOT NULL,
     CONSTRAINT ck_corpus_stats_single_row CHECK ((id = 1))
 );
 
@@ -1515,6 +1561,18 @@ ALTER TABLE public.policy_events ENABLE ALWAYS TRIGGER policy_events_append_only
 CREATE TRIGGER policy_events_no_truncate BEFORE TRUNCATE ON public.policy_events FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_audit_refuse_change();
 
 ALTER TABLE public.policy_events ENABLE ALWAYS TRIGGER policy_events_no_truncate;
+
+-- TRIGGER public search_document_stats search_document_stats_totals_delete
+
+CREATE TRIGGER search_document_stats_totals_delete AFTER DELETE ON public.search_document_stats REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_document_totals_after_delete();
+
+-- TRIGGER public search_document_stats search_document_stats_totals_insert
+
+CREATE TRIGGER search_document_stats_totals_insert AFTER INSERT ON public.search_document_stats REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_document_totals_after_insert();
+
+-- TRIGGER public search_document_stats search_document_stats_totals_update
+
+CREATE TRIGGER search_document_stats_totals_update AFTER UPDATE ON public.search_document_stats REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_document_totals_after_update();
 
 -- TRIGGER public search_synonyms search_synonyms_rule
 

@@ -31,7 +31,14 @@ def _stats_match_chunks(db: DbHandle) -> list[tuple[int, int, int]]:
         chunks = conn.execute(
             "SELECT document_id, count(*), sum(token_count) FROM chunks GROUP BY 1 ORDER BY 1"
         ).fetchall()
+        totals = conn.execute(
+            "SELECT n_documents, n_document_tokens FROM corpus_stats WHERE id = 1"
+        ).fetchone()
     assert [tuple(int(v) for v in r) for r in stats] == [tuple(int(v) for v in r) for r in chunks]
+    # the ranking reads the corpus's document count and total length from one row, which
+    # its triggers must keep equal to the table
+    assert totals is not None
+    assert (int(totals[0]), int(totals[1])) == (len(stats), sum(int(r[2]) for r in stats))
     return [tuple(int(v) for v in r) for r in stats]  # type: ignore[misc]
 
 
@@ -131,3 +138,16 @@ def test_hybrid_default_is_the_sparse_ranking_and_dense_hits_fill_in_after_it(
     no_words = ranked("landlord complaint", "hybrid")
     assert no_words
     assert all(s is None and d is not None for _, s, d in no_words)
+
+
+def test_the_ranking_reads_corpus_figures_from_one_row_not_per_document(db: DbHandle) -> None:
+    """BM25's document count and mean length come from corpus_stats' single row: a scan of
+    search_document_stats (one row per document) on every sparse search does not scale."""
+    with psycopg.connect(db.superuser_url) as conn:
+        row = conn.execute(
+            "SELECT prosrc FROM pg_proc WHERE proname = 'ewall_sparse_document_rank'"
+        ).fetchone()
+    assert row is not None
+    corpus = str(row[0]).split("), q AS (")[0]
+    assert "FROM corpus_stats WHERE id = 1" in corpus
+    assert "search_document_stats" not in corpus
