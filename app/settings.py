@@ -363,6 +363,11 @@ class Settings(BaseSettings):
     job_process_stop_s: float = Field(
         default=10.0, gt=0, description="On shutdown, the job worker process is killed after this."
     )
+    job_process_db_nice: bool = Field(
+        default=True,
+        description="The job worker process also lowers its own database server processes "
+        "to its niceness, where the server runs on this machine (verified per connection).",
+    )
     # --- query encoder backend (docs/latency.md: measured with bench.encoder) --------------
     query_encoder_backend: Literal["torch", "onnx", "onnx-int8"] = Field(
         default="onnx",

@@ -358,6 +358,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "jobs-process": {"job_process": True},
     "jobs-process-nice19": {"job_process": True, "job_process_nice": 19},
     "jobs-process-nice0": {"job_process": True, "job_process_nice": 0},
+    "jobs-process-db-normal": {"job_process": True, "job_process_db_nice": False},
     "process": {"job_process": False},
     "thread": {"embedding_bulk_process": False, "job_process": False},
     "process-2threads": {"embedding_bulk_threads": 0, "job_process": False},

@@ -12,3 +12,11 @@ SELECT 1
 -- name: current_login
 -- The role a new pool connection logged in as (the engine switches to the app role if not).
 SELECT current_user
+
+-- name: backend_identity
+-- This connection's server process: its pid, when it started, and whether the connection
+-- came over a Unix socket or loopback (inet_server_addr() is NULL on a socket).
+SELECT pg_backend_pid() AS pid,
+       extract(epoch FROM (SELECT backend_start FROM pg_stat_activity
+                           WHERE pid = pg_backend_pid())) AS backend_start,
+       coalesce(host(inet_server_addr()) IN ('127.0.0.1', '::1'), true) AS local_address

@@ -29,6 +29,7 @@ from types import FrameType
 from typing import IO
 
 from app.auth.service import TokenVerifier
+from app.db.backend_priority import lower_local_backends
 from app.db.engine import Database
 from app.embeddings import Embedder
 from app.ingest.jobs import ingest_handlers, mark_run_failed
@@ -69,6 +70,10 @@ def run_worker(settings: Settings, database: Database, *, commands: IO[str] | No
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    if settings.job_process_db_nice:
+        # before the first connection of this process's pool; any made earlier are dropped
+        lower_local_backends(database, settings.job_process_nice)
+        database.engine.dispose()
     # the model loads at normal priority (at a low one, on a busy machine, it takes minutes)
     embedder = Embedder(settings)
     check_dimensions(settings, database, embedder.dimension)

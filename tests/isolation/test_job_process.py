@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from fastapi.testclient import TestClient
 from sqlalchemy import Connection, create_engine, text
 
@@ -69,6 +70,16 @@ def worker_children(parent: int) -> list[int]:
     return found
 
 
+def lock_waiters(db: DbHandle) -> list[int]:
+    """Server processes of the service's connections that wait for a lock."""
+    with psycopg.connect(db.superuser_url) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'ewall' "
+            "AND wait_event_type = 'Lock'"
+        ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
 @contextmanager
 def documents_locked(db: DbHandle) -> Iterator[Connection]:
     """Nobody writes a document while this is held: a job ingesting one waits, mid-job."""
@@ -111,6 +122,12 @@ def test_worker_process_killed_mid_job_restarts_and_the_job_finishes(
 
             # the worker took the job and is inside it (waiting for the documents table)
             wait_for(started, "the worker process to start the job")
+            # its database work runs at its low priority too (the server is on this machine)
+            wait_for(lambda: bool(lock_waiters(db)), "the job's statement to wait")
+            assert all(
+                os.getpriority(os.PRIO_PROCESS, pid) >= settings.job_process_nice
+                for pid in lock_waiters(db)
+            )
             report = ok(client.get(run_url, headers=admin))
             assert report["job"]["status"] == "running" and report["job"]["attempts"] == 1
             os.kill(first, signal.SIGKILL)
