@@ -364,7 +364,7 @@ class Settings(BaseSettings):
         default=10.0, gt=0, description="On shutdown, the job worker process is killed after this."
     )
     job_process_db_nice: bool = Field(
-        default=True,
+        default=False,
         description="The job worker process also lowers its own database server processes "
         "to its niceness, where the server runs on this machine (verified per connection).",
     )

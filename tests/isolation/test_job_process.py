@@ -97,7 +97,10 @@ def test_worker_process_killed_mid_job_restarts_and_the_job_finishes(
     db: DbHandle, embedder: Any, auth: Tokens
 ) -> None:
     settings = make_settings(
-        document_async_chars=len(LONG_TEXT) - 1, job_poll_s=0.2, job_process_restart_max_s=1.0
+        document_async_chars=len(LONG_TEXT) - 1,
+        job_poll_s=0.2,
+        job_process_restart_max_s=1.0,
+        job_process_db_nice=True,
     )
     app = create_app(settings, db.database, embedder=embedder, job_process=True)
     before = set(job_threads())
