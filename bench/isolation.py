@@ -359,15 +359,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "jobs-process-nice19": {"job_process": True, "job_process_nice": 19},
     "jobs-process-nice0": {"job_process": True, "job_process_nice": 0},
     "jobs-process-db-nice": {"job_process": True, "job_process_db_nice": True},
-    "jobs-process-gin-pending": {"job_process": True},
     "process": {"job_process": False},
     "thread": {"embedding_bulk_process": False, "job_process": False},
     "process-2threads": {"embedding_bulk_threads": 0, "job_process": False},
     "process-nice0": {"embedding_bulk_nice": 0, "job_process": False},
 }
-# variants that measure an older schema choice: the chunks' GIN index with a pending list
-# (fastupdate on, PostgreSQL's default, which migration 0034 turned off)
-GIN_PENDING_LIST = {"jobs-process-gin-pending"}
 
 
 def document_load(api: Api, text: str, external_id: str) -> Background:
@@ -479,15 +475,6 @@ def measure_round(
 # --- main ------------------------------------------------------------------------------------
 
 
-def set_gin_pending_list(bdb: Any, on: bool) -> None:
-    """The chunks' full-text index with or without GIN's pending list (fastupdate)."""
-    with bdb.superuser() as conn:
-        conn.execute(f"ALTER INDEX ix_chunks_body_tsv SET (fastupdate = {'on' if on else 'off'})")
-        if not on:
-            conn.execute("SELECT gin_clean_pending_list('ix_chunks_body_tsv')")
-        conn.commit()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.isolation",
@@ -575,7 +562,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         for repeat in range(args.repeat):
             for variant in args.variants:
                 settings = base.model_copy(update=VARIANTS[variant])
-                set_gin_pending_list(bdb, variant in GIN_PENDING_LIST)
                 app = create_app(
                     settings,
                     bdb.database,

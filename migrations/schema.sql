@@ -1372,7 +1372,7 @@ CREATE INDEX ix_audit_retrievals_session_id_seq ON public.audit_retrievals USING
 
 -- INDEX public ix_chunks_body_tsv
 
-CREATE INDEX ix_chunks_body_tsv ON public.chunks USING gin (body_tsv) WITH (fastupdate=off);
+CREATE INDEX ix_chunks_body_tsv ON public.chunks USING gin (body_tsv);
 
 -- INDEX public ix_chunks_content_sha256
 
