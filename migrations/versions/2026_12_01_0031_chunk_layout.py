@@ -33,6 +33,7 @@ import logging
 from collections.abc import Sequence
 
 from alembic import context, op
+from psycopg import sql
 
 from app.settings import get_settings
 
@@ -243,7 +244,7 @@ def upgrade() -> None:
         cur.execute("SELECT ewall_chunks_relayout(%s, %s)", (partitions, storage))
         archive = str(cur.fetchone()[0])
         # the new database's empty table before the layout: nothing in it to keep
-        cur.execute(f'DROP TABLE public."{archive}" CASCADE')
+        cur.execute(sql.SQL("DROP TABLE {} CASCADE").format(sql.Identifier("public", archive)))
 
 
 def downgrade() -> None:
