@@ -368,6 +368,22 @@ class Settings(BaseSettings):
         description="The job worker process also lowers its own database server processes "
         "to its niceness, where the server runs on this machine (verified per connection).",
     )
+    job_search_duty: float = Field(
+        default=0.25,
+        gt=0,
+        le=1,
+        description="While people search, the job worker process works at most this share of "
+        "the time: after each document it pauses (1 - duty) / duty times as long as the "
+        "document took (1: no pauses).",
+    )
+    job_search_pause_max_s: float = Field(
+        default=5.0, ge=0, description="Longest pause of the job worker between two documents."
+    )
+    job_search_quiet_s: float = Field(
+        default=1.0,
+        gt=0,
+        description="A pause ends early once no search has been audited for this long.",
+    )
     # --- query encoder backend (docs/latency.md: measured with bench.encoder) --------------
     query_encoder_backend: Literal["torch", "onnx", "onnx-int8"] = Field(
         default="onnx",

@@ -359,6 +359,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "jobs-process-nice19": {"job_process": True, "job_process_nice": 19},
     "jobs-process-nice0": {"job_process": True, "job_process_nice": 0},
     "jobs-process-db-nice": {"job_process": True, "job_process_db_nice": True},
+    # documents give way to searches (app/jobs/pacing.py): off, and at a tenth of the time
+    "jobs-process-no-pacing": {"job_process": True, "job_search_duty": 1.0},
+    "jobs-process-duty10": {"job_process": True, "job_search_duty": 0.1},
     "process": {"job_process": False},
     "thread": {"embedding_bulk_process": False, "job_process": False},
     "process-2threads": {"embedding_bulk_threads": 0, "job_process": False},
@@ -452,6 +455,7 @@ def measure_round(
     for key in args.loads:
         label, make = scenarios[key]
         with phases(f"{tag} {label}"):
+            load_started = time.perf_counter()
             load = make().start()
             time.sleep(0.5)  # let it reach the encoder
             loads[label] = searches_while(
@@ -460,6 +464,7 @@ def measure_round(
             still = load.busy()
             load.join()
             outcomes[label] = {
+                "seconds": round(time.perf_counter() - load_started, 1),
                 "errors": load.errors,
                 "finished_while_measured": not still,
                 "results": [_summary(r) for r in load.results],
@@ -682,6 +687,7 @@ def report(
         f"goal <= {GOAL:g}x",
         "errors",
         "load finished in window",
+        "load took s",
     ):
         table.add_column(column)
     table.add_row(
@@ -692,6 +698,7 @@ def report(
         "1.00x",
         "",
         str(idle.errors),
+        "",
         "",
     )
     out: dict[str, Any] = {"idle": base.as_dict(), "loads": {}}
@@ -707,6 +714,7 @@ def report(
             verdict(ratio <= GOAL),
             str(sample.errors),
             str(outcomes[label]["finished_while_measured"]),
+            f"{outcomes[label]['seconds']:.1f}",
         )
         out["loads"][label] = {
             **lat.as_dict(),

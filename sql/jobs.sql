@@ -71,3 +71,8 @@ FROM jobs WHERE job_id = :job_id
 -- name: unlock_all
 -- Every advisory lock this session holds, before its connection goes back to the pool.
 SELECT pg_advisory_unlock_all()
+
+-- name: retrieval_head
+-- The retrieval chain's last sequence number: it moves with every audited search (on the
+-- primary or a replica), which is how the job worker sees that people are searching.
+SELECT seq FROM audit_heads WHERE chain = 'retrievals'

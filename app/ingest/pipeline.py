@@ -21,7 +21,7 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Connection
 
@@ -47,6 +47,15 @@ from connectors.base import SourceDocument, SourceGroup
 __all__ = ["DocumentOutcome", "IngestPipeline", "IngestRun"]
 
 log = logging.getLogger("ewall.ingest")
+
+
+class Pacer(Protocol):
+    """Gives way between documents (app/jobs/pacing.py: the job worker's, while people
+    search); the API process's pipeline has none, so a pushed document never waits."""
+
+    def pace(self) -> float: ...
+
+    def reset(self) -> None: ...
 
 
 @dataclass
@@ -105,6 +114,7 @@ class IngestPipeline:
         )
         # benchmark counters (seconds); the pipeline is used from one thread per run
         self.timings: dict[str, float] = {"embed_s": 0.0, "db_s": 0.0}
+        self.pacer: Pacer | None = None
 
     # --- runs ---------------------------------------------------------------------------
 
@@ -119,6 +129,8 @@ class IngestPipeline:
     ) -> IngestRun:
         """A new run, in ``conn``'s transaction when given (so that a queued job and its run
         commit together), else in its own."""
+        if self.pacer is not None:
+            self.pacer.reset()
         run = IngestRun(
             run_id=uuid.uuid4(),
             connector=connector,
@@ -146,6 +158,8 @@ class IngestPipeline:
     def resume_run(self, run_id: uuid.UUID) -> IngestRun:
         """A run started earlier (a background job picking it up, perhaps after a crash):
         counts and progress as last written, events continuing after the last one."""
+        if self.pacer is not None:
+            self.pacer.reset()
         with self.database.transaction() as conn:
             state = repository.load_run_state(conn, run_id)
             repository.reopen_run(conn, run_id)
@@ -258,6 +272,8 @@ class IngestPipeline:
     ) -> DocumentOutcome:
         """Ingest one document. ``public`` (internal callers only: case law, statutes) puts it
         in the open group without a client or matter; API and DMS documents never are."""
+        if self.pacer is not None:
+            self.pacer.pace()
         source = (doc.source or "").strip()
         external_id = (doc.external_id or "").strip()
         with run.lock:

@@ -145,3 +145,9 @@ def retry_later(conn: Connection, job_id: int, error: str, delay_s: float) -> No
     conn.execute(
         sqlfiles.query("jobs.retry_later"), {"job_id": job_id, "error": error, "delay_s": delay_s}
     )
+
+
+def retrieval_head(conn: Connection) -> int:
+    """The sequence number of the last audited retrieval (0 before the first)."""
+    seq = conn.execute(sqlfiles.query("jobs.retrieval_head")).scalar_one_or_none()
+    return int(seq or 0)

@@ -12,7 +12,9 @@ runs the query path first. Two ways to start it:
   the poll short, and end-of-file (the API process is gone) stops the worker.
 
 Either way it loads the model at normal priority, lowers its own priority, prints ``ready``
-on stdout and runs ``EWALL_JOB_WORKERS`` (at least one) worker threads until told to stop. A
+on stdout and runs ``EWALL_JOB_WORKERS`` (at least one) worker threads until told to stop.
+While people search, its documents give way to them (``EWALL_JOB_SEARCH_DUTY``,
+app/jobs/pacing.py). A
 job still running then is left to the queue: its advisory lock ends with this process's
 sessions, and the next worker claims it again (the handlers are idempotent).
 """
@@ -34,6 +36,7 @@ from app.db.engine import Database
 from app.embeddings import Embedder
 from app.ingest.jobs import ingest_handlers, mark_run_failed
 from app.ingest.pipeline import IngestPipeline
+from app.jobs.pacing import SearchPacer
 from app.jobs.queue import JobWorkers
 from app.jobs.supervisor import READY
 from app.main import check_dimensions
@@ -86,6 +89,15 @@ def run_worker(settings: Settings, database: Database, *, commands: IO[str] | No
     resources = Resources(settings=settings, database=database, verifier=TokenVerifier(settings))
     resources.embedder = embedder
     resources.pipeline = IngestPipeline(database, embedder, settings)
+    # documents give way to searches (app/jobs/pacing.py); the pauses end with the process
+    pacer = SearchPacer.for_database(
+        database,
+        duty=settings.job_search_duty,
+        pause_max_s=settings.job_search_pause_max_s,
+        quiet_s=settings.job_search_quiet_s,
+        stop=stop,
+    )
+    resources.pipeline.pacer = pacer
     workers = JobWorkers(
         database,
         ingest_handlers(resources),
@@ -113,7 +125,10 @@ def run_worker(settings: Settings, database: Database, *, commands: IO[str] | No
         ).start()
     while not stop.wait(0.5):
         pass
-    log.info("job worker process stopping", extra={"pid": os.getpid()})
+    log.info(
+        "job worker process stopping",
+        extra={"pid": os.getpid(), "pauses": pacer.pauses, "paused_s": round(pacer.paused_s, 1)},
+    )
     # a job in flight gets a moment to finish; otherwise the next worker takes it over
     workers.stop(timeout=max(0.1, settings.job_process_stop_s - 1.0))
     # no polite close of the encoder: its bulk child (at nice 19, on a busy machine slow to
