@@ -81,7 +81,7 @@ def test_a_document_during_searches_is_followed_by_a_proportional_pause(
     script.searching = True  # and people keep searching during the pause
     # duty 0.25: three times the 0.8 s the document took
     assert p.pace() == pytest.approx(2.4)
-    assert (p.pauses, p.paused_s) == (1, pytest.approx(2.4))
+    assert p.pauses == 1 and p.paused_s == pytest.approx(2.4)
 
 
 def test_the_pause_is_capped(script: Script) -> None:
