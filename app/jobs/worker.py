@@ -9,7 +9,8 @@ runs the query path first. Two ways to start it:
   SIGINT.
 - ``ewall worker --supervised``: started by ``ewall serve`` (app/jobs/supervisor.py), which
   writes the settings as one JSON line on stdin and keeps the pipe open: ``wake`` lines cut
-  the poll short, and end-of-file (the API process is gone) stops the worker.
+  the poll short, and end-of-file or a new parent process (the API process is gone) stops
+  the worker.
 
 Either way it loads the model at normal priority, lowers its own priority, prints ``ready``
 on stdout and runs ``EWALL_JOB_WORKERS`` (at least one) worker threads until told to stop.
@@ -123,8 +124,14 @@ def run_worker(settings: Settings, database: Database, *, commands: IO[str] | No
             name="ewall-job-commands",
             daemon=True,
         ).start()
+    # supervised: the API process is our parent. Its pipe closing says it is gone, unless
+    # another process still holds the pipe's other end (a child it forked), so its pid is
+    # watched too: a dead parent's children are handed to another (init or a subreaper).
+    parent = os.getppid() if commands is not None else None
     while not stop.wait(0.5):
-        pass
+        if parent is not None and os.getppid() != parent:
+            log.warning("the API process is gone; the job worker process stops")
+            stop.set()
     log.info(
         "job worker process stopping",
         extra={"pid": os.getpid(), "pauses": pacer.pauses, "paused_s": round(pacer.paused_s, 1)},

@@ -29,7 +29,7 @@ from tests.helpers import ADMIN, ok
 from tests.isolation.test_async_ingest import LONG_TEXT, _document, _firm
 
 ROOT = Path(__file__).resolve().parents[2]
-GUARD_S = 600  # a model load on a busy machine; every wait is on a condition
+GUARD_S = 30  # a model load on a busy machine; every wait is on a condition
 
 
 def wait_for(condition: Callable[[], bool], what: str) -> None:
@@ -196,6 +196,43 @@ def test_the_worker_process_stops_when_the_api_process_is_killed(db: DbHandle) -
         if parent.poll() is None:
             parent.kill()
             parent.wait()
+
+
+SIBLING = PARENT.replace(
+    "print(supervisor.pid, flush=True)",
+    # a child of the API process inherits the write end of the worker's stdin: with the API
+    # process gone the pipe stays open, so the worker must notice its parent is gone
+    "import os\nsibling = os.fork()\nif sibling == 0:\n    time.sleep(3600)\n"
+    "print(supervisor.pid, sibling, flush=True)",
+)
+
+
+def test_the_worker_process_stops_when_the_api_process_is_killed_but_its_pipe_lives_on(
+    db: DbHandle,
+) -> None:
+    urls = db.database.urls
+    parent = subprocess.Popen(  # noqa: S603
+        [sys.executable, "-c", SIBLING, urls.app, urls.migrations, db.database.app_role],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    sibling = None
+    try:
+        assert parent.stdout is not None
+        line = parent.stdout.readline()
+        child, sibling = (int(pid) for pid in line.split())
+        assert alive(child) and alive(sibling)
+        parent.kill()
+        parent.wait()
+        wait_for(lambda: not alive(child), "the orphaned worker process to stop")
+        assert alive(sibling)  # the pipe was still open all along
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+        if sibling is not None and alive(sibling):
+            os.kill(sibling, signal.SIGKILL)
 
 
 def test_ewall_worker_runs_the_queued_jobs_as_a_service_and_stops_on_sigterm(
