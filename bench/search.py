@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -292,6 +293,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print_breakdown(cells)
                 if bench.baseline is not None:
                     print_versus(cells, bench.baseline)
+                if args.seeds > 1 and not by_layout:
+                    # on the baseline layout, before any relayout
+                    with phases("recall over seeds"), progress_bar() as bar:
+                        task = bar.add_task("seeds", total=len(LEVELS) * args.seeds * args.queries)
+                        seed_rows = recall_over_seeds(
+                            bench,
+                            layout.people,
+                            LEVELS,
+                            vectors,
+                            args.seed,
+                            args.seeds,
+                            args.queries,
+                            partial(bar.advance, task),
+                        )
+                    print_seed_recall(seed_rows, args.k)
+                    results["recall_over_seeds"] = seed_recall_dicts(seed_rows)
                 by_layout[f"{partitions}p {storage}"] = cells
             if len(layouts) > 1:
                 print_layouts([(r.name, r.as_dict()) for r in reports], by_layout)
@@ -300,21 +317,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                     for r in reports
                 ]
             results["cells"] = [c.as_dict() for c in by_layout[next(iter(by_layout))]]
-            if args.seeds > 1:
-                with phases("recall over seeds"), progress_bar() as bar:
-                    task = bar.add_task("seeds", total=len(LEVELS) * args.seeds * args.queries)
-                    seed_rows = recall_over_seeds(
-                        bench,
-                        layout.people,
-                        LEVELS,
-                        vectors,
-                        args.seed,
-                        args.seeds,
-                        args.queries,
-                        lambda: bar.advance(task),
-                    )
-                print_seed_recall(seed_rows, args.k)
-                results["recall_over_seeds"] = seed_recall_dicts(seed_rows)
             results["query_examples"] = {k: v[:3] for k, v in texts.items()}
     results["phases_s"] = {k: round(v, 2) for k, v in phases.seconds.items()}
     results["total_s"] = round(time.perf_counter() - run_started, 1)
