@@ -122,6 +122,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="dense recall of the design over this many query seeds (--queries each)",
     )
     parser.add_argument(
+        "--ef-search",
+        type=int,
+        nargs="+",
+        default=[],
+        metavar="EF",
+        help="also run the design's dense path with these hnsw_ef_search values (recall, time)",
+    )
+    parser.add_argument(
         "--partitions",
         type=int,
         nargs="+",
@@ -242,6 +250,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             StatementClock(bdb.database),
             args.k,
         )
+        bench.ef_variants = {
+            ef: Resources(
+                settings.model_copy(update={"hnsw_ef_search": ef}),
+                bdb.database,
+                verifier,
+                resolver=resolver,
+            )
+            for ef in args.ef_search
+            if ef != settings.hnsw_ef_search
+        }
         if args.baseline_ref:
             bench.baseline = load_baseline(args.baseline_ref)
             bench.baseline_swap = baseline_blocks
