@@ -49,6 +49,9 @@ __all__ = ["DocumentOutcome", "IngestPipeline", "IngestRun"]
 log = logging.getLogger("ewall.ingest")
 
 
+PACED_SLICE = 64  # chunks encoded between two looks at the pacer, within one document
+
+
 class Pacer(Protocol):
     """Gives way between documents (app/jobs/pacing.py: the job worker's, while people
     search); the API process's pipeline has none, so a pushed document never waits."""
@@ -251,11 +254,16 @@ class IngestPipeline:
         reuse = repository.embeddings_by_content(conn, sorted({c.content_sha256 for c in missing}))
         to_encode = [c for c in missing if c.content_sha256 not in reuse]
         out: dict[str, str] = {}
-        if to_encode:
+        # a long document gives way between slices too, not only between documents
+        step = PACED_SLICE if self.pacer is not None else max(1, len(to_encode))
+        for start in range(0, len(to_encode), step):
+            piece = to_encode[start : start + step]
+            if start and self.pacer is not None:
+                self.pacer.pace()
             started = time.perf_counter()
-            vectors = self.embedder.embed_passages([c.body for c in to_encode])
+            vectors = self.embedder.embed_passages([c.body for c in piece])
             self.timings["embed_s"] += time.perf_counter() - started
-            for chunk, vec in zip(to_encode, vectors, strict=True):
+            for chunk, vec in zip(piece, vectors, strict=True):
                 out[chunk.chunk_id] = vector_literal(vec)
         for chunk in missing:
             if chunk.chunk_id not in out:

@@ -237,3 +237,25 @@ def test_the_pipeline_paces_each_document_and_resets_per_run(pipeline: IngestPip
 def test_a_pipeline_without_pacer_never_waits(pipeline: IngestPipeline) -> None:
     """The API process's pipeline (synchronous pushes) has none."""
     assert pipeline.pacer is None
+
+
+def test_a_long_document_gives_way_between_slices_of_its_chunks(
+    pipeline: IngestPipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.ingest import pipeline as pipeline_module
+
+    monkeypatch.setattr(pipeline_module, "PACED_SLICE", 2)
+    recorder = Recorder()
+    pipeline.pacer = recorder
+    run = pipeline.start_run("folder", {}, "admin@firm.nl")
+    sections = "\n\n".join(
+        f"# Artikel {n}\n\n"
+        + " ".join(f"Zin {i} van artikel {n} gaat over de huur van perceel {i}." for i in range(30))
+        for n in range(1, 5)
+    )
+    doc = SourceDocument(source="statutes", external_id="long", text=sections)
+    outcome = pipeline.ingest(run, doc, public=True)
+    assert outcome.status == "added" and outcome.chunks >= 5
+    slices = -(-outcome.chunks // 2)
+    # once before the document, then once before every slice after the first
+    assert recorder.calls == ["reset", "pace"] + ["pace"] * (slices - 1)
