@@ -29,7 +29,7 @@ from tests.helpers import ADMIN, ok
 from tests.isolation.test_async_ingest import LONG_TEXT, _document, _firm
 
 ROOT = Path(__file__).resolve().parents[2]
-GUARD_S = 30  # a model load on a busy machine; every wait is on a condition
+GUARD_S = 600  # a model load on a busy machine; every wait is on a condition
 
 
 def wait_for(condition: Callable[[], bool], what: str) -> None:
