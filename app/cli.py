@@ -110,7 +110,9 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
         configure_logging(given.log_level, given.log_json)
         with open_database(given, run_migrations=False) as database:
             try:
-                return run_worker(given, database, commands=sys.stdin)
+                return run_worker(
+                    given, database, commands=sys.stdin, parent_pid=args.parent_pid or None
+                )
             except StartupError as exc:
                 return _fail(str(exc))
     with open_database(settings, run_migrations=False) as database:
@@ -219,6 +221,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--supervised",
         action="store_true",
         help="started by `ewall serve`: read the settings from stdin, stop when it closes",
+    )
+    p.add_argument(
+        "--parent-pid",
+        type=int,
+        default=0,
+        help="with --supervised: the API process's pid; the worker stops once it is not "
+        "its parent any more (the API process is gone)",
     )
     p.set_defaults(handler=cmd_worker)
 

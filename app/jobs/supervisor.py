@@ -59,7 +59,11 @@ def child_settings(settings: Settings, database: Database) -> dict[str, Any]:
 
 
 def worker_command() -> list[str]:
-    return [sys.executable, "-m", "app.cli", "worker", "--supervised"]
+    # our pid goes on the command line: the child compares its parent with it from its
+    # first instruction, so an API process killed while the child still starts is noticed
+    return [
+        sys.executable, "-m", "app.cli", "worker", "--supervised", "--parent-pid", str(os.getpid())
+    ]
 
 
 class WorkerSupervisor:

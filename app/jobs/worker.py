@@ -65,9 +65,22 @@ def _listen(commands: IO[str], workers: JobWorkers, stop: threading.Event) -> No
     stop.set()  # the supervisor (the API process) is gone
 
 
-def run_worker(settings: Settings, database: Database, *, commands: IO[str] | None = None) -> int:
-    """Serve jobs until SIGTERM/SIGINT, or until ``commands`` ends (supervised)."""
+def run_worker(
+    settings: Settings,
+    database: Database,
+    *,
+    commands: IO[str] | None = None,
+    parent_pid: int | None = None,
+) -> int:
+    """Serve jobs until SIGTERM/SIGINT, or until ``commands`` ends (supervised).
+
+    Supervised, the worker also stops once ``parent_pid`` (the API process; by default the
+    parent it had on entry) is no longer its parent.
+    """
     stop = threading.Event()
+    # taken first: a parent read only after the model load could already be init, when the
+    # API process was killed in between (seen on a busy CI machine)
+    parent = (parent_pid or os.getppid()) if commands is not None else None
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
@@ -127,7 +140,6 @@ def run_worker(settings: Settings, database: Database, *, commands: IO[str] | No
     # supervised: the API process is our parent. Its pipe closing says it is gone, unless
     # another process still holds the pipe's other end (a child it forked), so its pid is
     # watched too: a dead parent's children are handed to another (init or a subreaper).
-    parent = os.getppid() if commands is not None else None
     while not stop.wait(0.5):
         if parent is not None and os.getppid() != parent:
             log.warning("the API process is gone; the job worker process stops")

@@ -174,28 +174,44 @@ PARENT = textwrap.dedent(
 )
 
 
-def test_the_worker_process_stops_when_the_api_process_is_killed(db: DbHandle) -> None:
+@contextmanager
+def api_process(db: DbHandle, script: str) -> Iterator[tuple[subprocess.Popen[str], list[int]]]:
+    """A stand-in API process running ``script``; yields it and the pids it printed, and
+    kills it and every pid it printed after the first (forked siblings) on the way out."""
     urls = db.database.urls
     parent = subprocess.Popen(  # noqa: S603
-        [sys.executable, "-c", PARENT, urls.app, urls.migrations, db.database.app_role],
+        [sys.executable, "-c", script, urls.app, urls.migrations, db.database.app_role],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
     )
+    pids: list[int] = []
     try:
         assert parent.stdout is not None
         line = parent.stdout.readline()
-        assert line.strip().isdigit(), f"the parent said {line!r}"
-        child = int(line)
-        assert alive(child)
-        parent.kill()  # SIGKILL: no shutdown code runs in the parent
-        parent.wait()
-        # its pipe closed: the worker stops by itself instead of running on as an orphan
-        wait_for(lambda: not alive(child), "the orphaned worker process to stop")
+        assert line.split() and all(p.isdigit() for p in line.split()), f"it said {line!r}"
+        pids = [int(pid) for pid in line.split()]
+        yield parent, pids
     finally:
         if parent.poll() is None:
             parent.kill()
             parent.wait()
+        for pid in pids[1:]:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def kill(process: subprocess.Popen[str]) -> None:
+    process.kill()  # SIGKILL: no shutdown code runs in the parent
+    process.wait()
+
+
+def test_the_worker_process_stops_when_the_api_process_is_killed(db: DbHandle) -> None:
+    with api_process(db, PARENT) as (parent, (child,)):
+        assert alive(child)
+        kill(parent)
+        # its pipe closed: the worker stops by itself instead of running on as an orphan
+        wait_for(lambda: not alive(child), "the orphaned worker process to stop")
 
 
 SIBLING = PARENT.replace(
@@ -210,29 +226,30 @@ SIBLING = PARENT.replace(
 def test_the_worker_process_stops_when_the_api_process_is_killed_but_its_pipe_lives_on(
     db: DbHandle,
 ) -> None:
-    urls = db.database.urls
-    parent = subprocess.Popen(  # noqa: S603
-        [sys.executable, "-c", SIBLING, urls.app, urls.migrations, db.database.app_role],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    sibling = None
-    try:
-        assert parent.stdout is not None
-        line = parent.stdout.readline()
-        child, sibling = (int(pid) for pid in line.split())
+    with api_process(db, SIBLING) as (parent, (child, sibling)):
         assert alive(child) and alive(sibling)
-        parent.kill()
-        parent.wait()
+        kill(parent)
         wait_for(lambda: not alive(child), "the orphaned worker process to stop")
         assert alive(sibling)  # the pipe was still open all along
-    finally:
-        if parent.poll() is None:
-            parent.kill()
-            parent.wait()
-        if sibling is not None and alive(sibling):
-            os.kill(sibling, signal.SIGKILL)
+
+
+# the same, but the API process dies while the worker still loads its model: the worker
+# must not take the process it was handed to for its parent (CI caught that race once)
+EARLY = SIBLING.replace(
+    "assert supervisor.wait_ready(600)\n",
+    "while supervisor.pid is None:\n    time.sleep(0.01)\n",
+)
+
+
+def test_the_worker_process_stops_when_the_api_process_is_killed_while_it_starts(
+    db: DbHandle,
+) -> None:
+    assert EARLY != SIBLING
+    with api_process(db, EARLY) as (parent, (child, sibling)):
+        kill(parent)
+        assert alive(child), "the worker was not starting any more when its parent died"
+        wait_for(lambda: not alive(child), "the orphaned worker process to stop")
+        assert alive(sibling)
 
 
 def test_ewall_worker_runs_the_queued_jobs_as_a_service_and_stops_on_sigterm(
