@@ -295,6 +295,12 @@ class Settings(BaseSettings):
     sparse_compound_limit: int = Field(
         default=10, ge=0, le=100, description="At most this many compound lexemes per query."
     )
+    sparse_synonym_weight: float = Field(
+        default=0.3,
+        ge=0,
+        le=1,
+        description="Ranking weight of the lexemes a synonym adds to a question (its own: 1).",
+    )
 
     # --- console ----------------------------------------------------------------------------
     console_idle_timeout_s: int = Field(

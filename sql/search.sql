@@ -62,11 +62,19 @@ WITH corpus AS (
     -- synonyms from the editable table, applied at query time (no server files)
     SELECT ts_rewrite(q.tsq, 'SELECT target, substitute FROM search_synonym_rules') AS tsq
     FROM query_tsq AS q
+), typed AS (
+    -- the lexemes of the question itself (the others came from a synonym)
+    SELECT DISTINCT replace(x[1], '''''', '''') AS lexeme
+    FROM query_tsq AS q,
+         regexp_matches(CAST(q.tsq AS text), '(?:^|[^!])''((?:[^'']|'''')+)''', 'g') AS x
 ), query_lexemes AS (
-    -- the positive (not negated) lexemes of the rewritten query, with BM25-style IDF
+    -- the positive (not negated) lexemes of the rewritten query, with BM25-style IDF; w is
+    -- 1 for the question's own lexemes and :synonym_weight for those only a synonym added
     SELECT m.lexeme, coalesce(s.ndoc, 0) AS df,
            ln(1 + ((SELECT n FROM corpus) - coalesce(s.ndoc, 0) + 0.5)
-                  / (coalesce(s.ndoc, 0) + 0.5)) AS idf
+                  / (coalesce(s.ndoc, 0) + 0.5)) AS idf,
+           CASE WHEN m.lexeme IN (SELECT lexeme FROM typed) THEN 1.0
+                ELSE CAST(:synonym_weight AS float8) END AS w
     FROM (SELECT DISTINCT replace(x[1], '''''', '''') AS lexeme
           FROM rewritten AS r,
                regexp_matches(CAST(r.tsq AS text), '(?:^|[^!])''((?:[^'']|'''')+)''', 'g')
@@ -111,10 +119,12 @@ WITH corpus AS (
 ), ranked AS (
     -- ranking weighs the most informative lexemes (at most :rank_lexeme_limit), then the
     -- compound parts at their lower weight
-    SELECT lexeme, idf, 0 AS part, row_number() OVER (ORDER BY idf DESC, lexeme) AS pos
+    SELECT lexeme, w * idf AS idf, w, 0 AS part,
+           row_number() OVER (ORDER BY w * idf DESC, lexeme) AS pos
     FROM query_lexemes
     UNION ALL
-    SELECT lexeme, :compound_weight * idf, 1, row_number() OVER (ORDER BY df DESC, lexeme)
+    SELECT lexeme, :compound_weight * idf, CAST(:compound_weight AS float8), 1,
+           row_number() OVER (ORDER BY df DESC, lexeme)
     FROM compounds
 )
 SELECT CASE WHEN :websearch THEN CAST((SELECT tsq FROM rewritten) AS text)
@@ -127,8 +137,9 @@ SELECT CASE WHEN :websearch THEN CAST((SELECT tsq FROM rewritten) AS text)
              ORDER BY part, pos) AS rank_lexemes,
        ARRAY(SELECT idf FROM ranked WHERE part = 1 OR pos <= :rank_lexeme_limit
              ORDER BY part, pos) AS rank_idfs,
-       -- the weight of each ranking lexeme in the document ranking (1, or a compound part's)
-       ARRAY(SELECT CASE WHEN part = 1 THEN CAST(:compound_weight AS float8) ELSE 1.0 END
+       -- the weight of each ranking lexeme in the document ranking (1, or a synonym's or a
+       -- compound part's)
+       ARRAY(SELECT w
              FROM ranked WHERE part = 1 OR pos <= :rank_lexeme_limit
              ORDER BY part, pos) AS rank_weights,
        (SELECT count(*) FROM query_lexemes) AS lexeme_count,

@@ -239,6 +239,11 @@ def settings_snapshot(resources: Resources) -> dict[str, Any]:
         "sparse_candidates": s.sparse_candidates,
         "rrf_k": s.rrf_k,
         "embedding_model": s.embedding_model,
+        # the sparse leg's ranking (docs/quality.md): a run names what it measured
+        "sparse_doc_k1": s.sparse_doc_k1,
+        "sparse_doc_b": s.sparse_doc_b,
+        "sparse_compound_weight": s.sparse_compound_weight,
+        "sparse_synonym_weight": s.sparse_synonym_weight,
     }
 
 

@@ -189,6 +189,7 @@ def run_search(
                 settings.sparse_max_matches,
                 compound_weight=settings.sparse_compound_weight,
                 compound_limit=settings.sparse_compound_limit,
+                synonym_weight=settings.sparse_synonym_weight,
                 rank_lexeme_limit=_rank_lexeme_limit(settings),
             )
             if use_sparse
@@ -236,6 +237,7 @@ def run_search(
                         1 << 62,
                         compound_weight=settings.sparse_compound_weight,
                         compound_limit=settings.sparse_compound_limit,
+                        synonym_weight=settings.sparse_synonym_weight,
                         rank_lexeme_limit=_rank_lexeme_limit(settings),
                     )
                 )
@@ -295,6 +297,7 @@ def analyze_query(
     *,
     compound_weight: float = 0.0,
     compound_limit: int = 0,
+    synonym_weight: float = 1.0,
     rank_lexeme_limit: int = RANK_LEXEME_LIMIT,
 ) -> dict[str, Any]:
     out = repository.analyze_query(
@@ -307,6 +310,7 @@ def analyze_query(
             "rank_lexeme_limit": rank_lexeme_limit,
             "compound_weight": compound_weight,
             "compound_limit": compound_limit,
+            "synonym_weight": synonym_weight,
         },
     )
     out["rank_lexemes"] = list(out["rank_lexemes"] or [])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import psycopg
 
+from app.search.service import analyze_query
 from tests.conftest import DbHandle
 
 # what the view computed at read time before the rules were stored
@@ -49,3 +50,22 @@ def test_stored_rules_equal_the_computed_ones_through_edits(db: DbHandle) -> Non
             "'SELECT target, substitute FROM search_synonym_rules')::text"
         ).fetchone()
         assert rewritten is not None
+
+
+def _weights(db: DbHandle, question: str, synonym_weight: float) -> dict[str, float]:
+    """The document ranking's weight per ranking lexeme of ``question``."""
+    with db.database.engine.connect() as conn:
+        out = analyze_query(conn, question, False, 1.0, 1 << 62, synonym_weight=synonym_weight)
+    return dict(zip(out["rank_lexemes"], out["rank_weights"], strict=True))
+
+
+def test_lexemes_a_synonym_adds_weigh_less_than_the_question_s_own(db: DbHandle) -> None:
+    # the starter rule ontslag -> opzegging: the question's own word keeps weight 1, the
+    # synonym's lexeme ranks at the synonym weight (and still matches)
+    weights = _weights(db, "ontslag", 0.3)
+    assert weights.pop("ontslag") == 1.0
+    assert weights and set(weights.values()) == {0.3}  # opzegging's lexeme
+    assert set(_weights(db, "ontslag", 1.0).values()) == {1.0}
+    # typed by the user as well: a word of the question, at full weight
+    assert set(_weights(db, "ontslag en opzegging", 0.3).values()) == {1.0}
+    assert set(_weights(db, "arbeidsovereenkomst", 0.3).values()) == {1.0}  # no synonym
