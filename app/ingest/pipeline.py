@@ -247,11 +247,22 @@ class IngestPipeline:
     ) -> dict[str, str]:
         """pgvector literals for chunks not already stored; identical text elsewhere is
         reused, only genuinely new text goes to the encoder."""
+        return self._encode(*self._missing(conn, chunks, known_ids))
+
+    def _missing(
+        self, conn: Connection, chunks: list[PreparedChunk], known_ids: set[str]
+    ) -> tuple[list[PreparedChunk], dict[str, str]]:
+        """The chunks not already stored, and the stored vectors of identical text."""
         missing = [c for c in chunks if c.chunk_id not in known_ids]
         if not missing:
-            return {}
+            return [], {}
         mark_writer(conn)
         reuse = repository.embeddings_by_content(conn, sorted({c.content_sha256 for c in missing}))
+        return missing, reuse
+
+    def _encode(self, missing: list[PreparedChunk], reuse: dict[str, str]) -> dict[str, str]:
+        """Vectors of ``missing``: reused where ``reuse`` has their text, else encoded (no
+        database work: the caller holds no transaction open for it, or a short one)."""
         to_encode = [c for c in missing if c.content_sha256 not in reuse]
         out: dict[str, str] = {}
         # a long document gives way between slices too, not only between documents
@@ -369,8 +380,9 @@ class IngestPipeline:
         )
 
     def _embed_new_chunks(self, doc: SourceDocument, chunks: list[PreparedChunk]) -> dict[str, str]:
-        """Embeddings of the chunks the document does not have yet, computed in a read
-        transaction of their own so that the write transaction stays short."""
+        """Embeddings of the chunks the document does not have yet. What is stored is read
+        in a short transaction; the encoding (and the pacer's pauses between its slices)
+        holds no transaction or pooled connection, and the write transaction stays short."""
         with self.database.transaction() as conn:
             mark_writer(conn)
             document_id = repository.find_document_id(conn, doc.source, doc.external_id)
@@ -379,7 +391,8 @@ class IngestPipeline:
                 if document_id is not None
                 else set()
             )
-            return self._embeddings(conn, chunks, stored)
+            missing, reuse = self._missing(conn, chunks, stored)
+        return self._encode(missing, reuse)
 
     def _write(
         self,

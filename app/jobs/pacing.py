@@ -7,9 +7,10 @@ works only part of the time: before each document (and between slices of a long 
 chunks, app/ingest/pipeline.py) it asks whether a search was audited since its last look,
 and if so it pauses ``(1 - duty) / duty`` times as long as the work since then took (at most
 ``pause_max_s``), ending the pause early once no search has been audited for ``quiet_s``.
-A slice pause falls inside the document's short read transaction (the embeddings are
-computed there), never inside its write transaction. With nobody searching it never pauses;
-with people searching all day it still advances at ``duty`` of its speed, so no job starves.
+No pause holds a transaction or a pooled connection: the embeddings are computed after
+the document's short read transaction and before its write transaction. With nobody
+searching it never pauses; with people searching all day it still advances at ``duty`` of
+its speed, so no job starves.
 
 The signal is the retrieval audit chain's head (one indexed row): every search, on the
 primary or on a replica, appends there in its own transaction, so the worker sees searches

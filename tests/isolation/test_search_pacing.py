@@ -259,3 +259,33 @@ def test_a_long_document_gives_way_between_slices_of_its_chunks(
     slices = -(-outcome.chunks // 2)
     # once before the document, then once before every slice after the first
     assert recorder.calls == ["reset", "pace"] + ["pace"] * (slices - 1)
+
+
+class PoolWatcher(Recorder):
+    """Records how many pooled connections the pipeline holds at each pause."""
+
+    def __init__(self, database: Any) -> None:
+        super().__init__()
+        self.database = database
+        self.held: list[int] = []
+
+    def pace(self) -> float:
+        self.held.append(self.database.engine.pool.checkedout())
+        return super().pace()
+
+
+def test_no_pause_holds_a_transaction_or_a_pooled_connection(
+    pipeline: IngestPipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.ingest import pipeline as pipeline_module
+
+    monkeypatch.setattr(pipeline_module, "PACED_SLICE", 2)
+    watcher = PoolWatcher(pipeline.database)
+    pipeline.pacer = watcher
+    run = pipeline.start_run("folder", {}, "admin@firm.nl")
+    text = " ".join(f"Zin {i} gaat over de huur van perceel {i} en de borg." for i in range(200))
+    doc = SourceDocument(source="statutes", external_id="paced", text=text)
+    outcome = pipeline.ingest(run, doc, public=True)
+    assert outcome.status == "added" and outcome.chunks >= 3
+    # before the document and between its slices: a paused worker keeps no connection busy
+    assert len(watcher.held) >= 3 and set(watcher.held) == {0}
