@@ -40,6 +40,13 @@ class Settings(BaseSettings):
     statement_timeout_ms: int = Field(
         default=15_000, ge=100, description="Per-statement timeout for request transactions."
     )
+    db_prepare: bool = Field(
+        default=True,
+        description=(
+            "Prepare the fixed per-search statements (audit append, query analysis) once per "
+            "connection; false behind a pooler that cannot keep prepared statements."
+        ),
+    )
 
     # --- HTTP and logging -----------------------------------------------------------------
     host: str = Field(default="127.0.0.1", description="Address `ewall serve` binds.")

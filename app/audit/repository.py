@@ -56,17 +56,17 @@ class PolicyEventFilter:
 def insert_retrieval(conn: Connection, params: Mapping[str, Any]) -> Appended | None:
     """audit.append_retrieval: the retrieval, its results and access sets, and the chain
     step. None when ``params["fenced"]`` and the replica fence held the chain step back."""
-    out = conn.execute(sqlfiles.query("audit.append_retrieval"), dict(params)).first()
+    out = conn.execute(sqlfiles.prepared("audit.append_retrieval"), dict(params)).first()
     return None if out is None else Appended(int(out.seq), str(out.hash))
 
 
 def insert_policy_event(conn: Connection, params: Mapping[str, Any]) -> Appended:
-    out = conn.execute(sqlfiles.query("audit.append_policy_event"), dict(params)).one()
+    out = conn.execute(sqlfiles.prepared("audit.append_policy_event"), dict(params)).one()
     return Appended(int(out.seq), str(out.hash))
 
 
 def insert_gate_event(conn: Connection, params: Mapping[str, Any]) -> Appended:
-    out = conn.execute(sqlfiles.query("audit.append_gate_event"), dict(params)).one()
+    out = conn.execute(sqlfiles.prepared("audit.append_gate_event"), dict(params)).one()
     return Appended(int(out.seq), str(out.hash))
 
 

@@ -2,9 +2,14 @@
 
 One SQLAlchemy engine over psycopg 3 (its QueuePool holds the psycopg connections). Every
 request transaction comes from `Database.transaction()`; nothing else commits. Connections
-never auto-prepare statements (``prepare_threshold=None``): a cached generic plan built for
-one dense-search strategy must never be reused for another (an "HNSW" search would then
-silently run the exact plan, or the reverse).
+never auto-prepare statements: a cached generic plan built for one dense-search strategy must
+never be reused for another (an "HNSW" search would then silently run the exact plan, or the
+reverse), and the search statement's custom plans depend on its parameters (docs/latency-sql.md).
+
+Only statements marked with ``sqlfiles.prepared`` (the audit appends, the query analysis: fixed
+shapes whose result never depends on their plan) are prepared, once per connection, when the
+database is opened with ``prepare_marked=True`` (``EWALL_DB_PREPARE``): what they save is the
+server's parse and rewrite of the statement on every search.
 """
 
 from __future__ import annotations
@@ -21,6 +26,10 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from app.db import sqlfiles
 
 log = logging.getLogger("ewall.db")
+
+# psycopg prepares a statement after this many executions; None would also refuse an explicit
+# prepare=True, so "never by itself" is a count no connection reaches.
+NEVER_AUTO_PREPARE = 2**62
 
 
 def sqlalchemy_url(url: str) -> str:
@@ -49,9 +58,11 @@ class Database:
         pool_size: int = 8,
         max_overflow: int = 8,
         statement_timeout_ms: int = 15_000,
+        prepare_marked: bool = True,
     ) -> None:
         self.urls = urls
         self.app_role = app_role
+        self.prepare_marked = prepare_marked
         self.engine: Engine = create_engine(
             sqlalchemy_url(urls.app),
             pool_size=pool_size,
@@ -59,7 +70,7 @@ class Database:
             pool_pre_ping=True,
             pool_recycle=1800,
             connect_args={
-                "prepare_threshold": None,
+                "prepare_threshold": NEVER_AUTO_PREPARE if prepare_marked else None,
                 "application_name": "ewall",
                 "options": f"-c statement_timeout={int(statement_timeout_ms)}",
             },
@@ -78,6 +89,16 @@ class Database:
                 cur.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
             cur.close()
             dbapi_conn.commit()
+
+        if prepare_marked:
+
+            @event.listens_for(self.engine, "do_execute")
+            def _prepare_marked(cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
+                # None (the default execution) for every statement not marked
+                if not context.execution_options.get(sqlfiles.PREPARE_OPTION):
+                    return False
+                cursor.execute(statement, parameters, prepare=True)
+                return True
 
     @contextmanager
     def transaction(self) -> Iterator[Connection]:

@@ -149,6 +149,7 @@ class ReplicaSet:
                 pool_size=settings.pool_size,
                 max_overflow=settings.pool_max_overflow,
                 statement_timeout_ms=settings.statement_timeout_ms,
+                prepare_marked=settings.db_prepare,
             )
             self.replicas.append(Replica(name, database))
         # (monotonic time, primary WAL position) samples, oldest first

@@ -45,6 +45,7 @@ def open_database(settings: Settings, *, run_migrations: bool = True) -> Iterato
             pool_size=settings.pool_size,
             max_overflow=settings.pool_max_overflow,
             statement_timeout_ms=settings.statement_timeout_ms,
+            prepare_marked=settings.db_prepare,
         )
         try:
             yield database

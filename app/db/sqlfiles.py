@@ -15,6 +15,9 @@ from importlib.resources.abc import Traversable
 
 from sqlalchemy import TextClause, text
 
+# Execution option of the statements a connection prepares once (app/db/engine.py).
+PREPARE_OPTION = "ewall_prepare"
+
 _NAME = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
 SQL_PACKAGE = "sql"
 
@@ -60,3 +63,10 @@ def raw(name: str) -> str:
 @cache
 def query(name: str) -> TextClause:
     return text(raw(name))
+
+
+@cache
+def prepared(name: str) -> TextClause:
+    """``query(name)`` marked to be prepared once per connection (where the database allows
+    it, app/db/engine.py). Only for statements whose result never depends on their plan."""
+    return text(raw(name)).execution_options(**{PREPARE_OPTION: True})

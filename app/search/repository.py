@@ -40,15 +40,16 @@ class Synonym:
     created_at: datetime
 
 
-def group_sizes(conn: Connection, wall_groups: list[str]) -> GroupSizes:
-    """Allowed rows (an upper bound) and the corpus size, from the statistics tables."""
-    row = conn.execute(sqlfiles.query(BLOCKS["group_sizes"]), {"wall_groups": wall_groups}).one()
+def group_sizes(conn: Connection, wall_groups: str | list[str]) -> GroupSizes:
+    """Allowed rows (an upper bound) and the corpus size, from the statistics tables.
+    ``wall_groups``: a list or its text[] literal (app/db/params.py)."""
+    row = conn.execute(sqlfiles.prepared(BLOCKS["group_sizes"]), {"wall_groups": wall_groups}).one()
     return GroupSizes(int(row.allowed or 0), int(row.total or 0))
 
 
 def analyze_query(conn: Connection, params: dict[str, Any]) -> dict[str, Any]:
     """The sparse leg's inputs for one question (search.analyze_query)."""
-    row = conn.execute(sqlfiles.query(BLOCKS["analyze_query"]), params).mappings().one()
+    row = conn.execute(sqlfiles.prepared(BLOCKS["analyze_query"]), params).mappings().one()
     return dict(row)
 
 

@@ -27,6 +27,7 @@ from sqlalchemy.exc import DBAPIError
 
 from app.audit import chain
 from app.auth.service import Principal
+from app.db.params import text_array
 from app.embeddings import Embedder, vector_literal
 from app.errors import AppError
 from app.logging import redacted_traceback
@@ -172,7 +173,7 @@ def run_search(
         )
         access = access_for(conn, resolution)
         apply(conn, access)
-        sizes = repository.group_sizes(conn, list(access.wall_groups))
+        sizes = repository.group_sizes(conn, text_array(access.wall_groups))
         plan = choose_plan(
             settings,
             sizes.allowed,
@@ -198,7 +199,7 @@ def run_search(
         params: dict[str, Any] = {
             "qvec": qvec,
             **analysis,
-            "wall_groups": list(access.wall_groups),
+            "wall_groups": text_array(access.wall_groups),
             "source_acl_ids": list(access.source_acl_ids),
             "policy_version": access.policy_version,
             "doc_types": [d.strip().lower() for d in filters.doc_types]

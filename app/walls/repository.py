@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from app.db import sqlfiles
+from app.db.params import text_array
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ def bump_policy_version(conn: Connection) -> int:
 
 def allowed_source_acls(conn: Connection, principals: Sequence[str]) -> tuple[str, ...]:
     ids = conn.execute(
-        sqlfiles.query("walls.allowed_source_acls"), {"principals": list(principals)}
+        sqlfiles.prepared("walls.allowed_source_acls"), {"principals": list(principals)}
     ).scalar_one()
     return tuple(ids)
 
@@ -72,8 +73,8 @@ def set_allowed_sets(
 ) -> None:
     """Transaction-local RLS settings (SET LOCAL semantics, safe under poolers)."""
     conn.execute(
-        sqlfiles.query("walls.set_allowed_sets"),
-        {"groups": list(wall_groups), "acls": list(source_acl_ids)},
+        sqlfiles.prepared("walls.set_allowed_sets"),
+        {"groups": text_array(tuple(wall_groups)), "acls": list(source_acl_ids)},
     )
 
 

@@ -1,0 +1,159 @@
+"""Only the marked fixed statements are prepared, and what they bind is what the server reads.
+
+The pool prepares the statements marked with ``sqlfiles.prepared`` (audit appends, query
+analysis, access sets) once per connection; the search statement, whose custom plans depend
+on its parameters, never; with ``EWALL_DB_PREPARE=false`` nothing is. The allowed wall groups
+travel as one text[] literal (app/db/params.py), which must reach the server as the same
+array, whatever the ids contain.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Connection, text
+
+from app.audit import chain
+from app.db.engine import Database
+from app.db.params import text_array
+from app.search import repository as search_repository
+from tests.conftest import DbHandle, Tokens
+from tests.helpers import Firm
+
+TRICKY = (
+    "plain",
+    "",
+    "with space",
+    'a "quoted" id',
+    "back\\slash",
+    "trailing\\",
+    "comma,inside",
+    "{braces}",
+    "NULL",
+    "null",
+    "ünïcødé ✓",
+    "line\nbreak",
+)
+
+
+def _prepared(conn: Connection) -> list[str]:
+    return [str(r[0]) for r in conn.execute(text("SELECT statement FROM pg_prepared_statements"))]
+
+
+@pytest.mark.parametrize("values", [(), ("one",), TRICKY, tuple(f"wg-{i}" for i in range(2000))])
+def test_a_text_array_literal_reaches_the_server_as_the_same_array(
+    db: DbHandle, values: tuple[str, ...]
+) -> None:
+    with db.database.transaction() as conn:
+        got = conn.execute(
+            text("SELECT CAST(:p AS text[]) AS a, cardinality(CAST(:p AS text[])) AS n"),
+            {"p": text_array(values)},
+        ).one()
+    assert list(got.a) == list(values)
+    assert got.n == len(values)
+
+
+def test_the_rls_settings_carry_exactly_the_allowed_groups(db: DbHandle) -> None:
+    from app.walls import repository as walls_repository
+
+    with db.database.transaction() as conn:
+        walls_repository.set_allowed_sets(conn, TRICKY, ["acl-1"])
+        stored = conn.execute(
+            text("SELECT CAST(current_setting('ewall.allowed_wall_groups') AS text[])")
+        ).scalar_one()
+    assert list(stored) == list(TRICKY)
+
+
+def test_marked_statements_are_prepared_once_and_others_never(db: DbHandle) -> None:
+    with db.database.transaction() as conn:
+        for _ in range(10):  # beyond psycopg's usual auto-prepare threshold of 5
+            search_repository.group_sizes(conn, text_array(("wg-1", "wg-2")))
+            search_repository.list_synonyms(conn)
+        prepared = _prepared(conn)
+    assert len(prepared) == 1, prepared
+    assert "FROM wall_group_sizes" in prepared[0]
+    assert "search_synonyms" not in prepared[0]
+
+
+def test_with_prepare_off_nothing_is_prepared(db: DbHandle) -> None:
+    plain = Database(db.database.urls, app_role=db.database.app_role, prepare_marked=False)
+    try:
+        with plain.transaction() as conn:
+            for _ in range(10):
+                search_repository.group_sizes(conn, ["wg-1"])
+            assert _prepared(conn) == []
+    finally:
+        plain.dispose()
+
+
+def test_searches_prepare_their_fixed_statements_but_never_the_search_itself(
+    client: TestClient, auth: Tokens, db: DbHandle
+) -> None:
+    firm = Firm(client, auth)
+    firm.person("alice@firm.nl")
+    firm.client_("C-1", "Acme B.V.")
+    firm.matter("M-1", "C-1", team=["alice@firm.nl"])
+    firm.document(
+        "d-1", "De huurder is de huur niet verschuldigd.", client_id="C-1", matter_id="M-1"
+    )
+    for mode in ("hybrid", "dense", "sparse") * 3:
+        hits = firm.search("alice@firm.nl", "huur verschuldigd", mode=mode)["results"]
+        assert [h["matter_id"] for h in hits] == ["M-1"]
+    seen: list[str] = []
+    # every pooled connection the searches may have used
+    conns = [db.database.engine.connect() for _ in range(4)]
+    try:
+        for conn in conns:
+            seen += _prepared(conn)
+    finally:
+        for conn in conns:
+            conn.close()
+    assert any("audit_retrievals" in s for s in seen), seen
+    assert any("corpus_stats" in s and "query_tsq" in s for s in seen), seen  # analyze_query
+    assert not any("dense AS MATERIALIZED" in s for s in seen), "a search statement was prepared"
+    with db.database.connect() as conn:
+        assert chain.verify_chain(conn, "retrievals").ok
+
+
+def test_a_rolled_back_append_leaves_the_next_prepared_one_intact(db: DbHandle) -> None:
+    def append(conn: Connection, n: int) -> Any:
+        from datetime import UTC, datetime
+
+        row = {
+            "retrieval_id": f"00000000-0000-4000-8000-{n:012d}",
+            "at": datetime.now(UTC),
+            "person_id": "p",
+            "roles": ["lawyer"],
+            "purpose": "test",
+            "query": "q",
+            "mode": "hybrid",
+            "k": 10,
+            "filters": {},
+            "allowed_wall_groups": ["wg-1"],
+            "source_principals": ["everyone"],
+            "policy_version": 1,
+            "model": None,
+            "prompt_version": None,
+            "strategy": "exact",
+            "took_ms": 1.0,
+            "result_count": 0,
+        }
+        return chain.append_retrieval(conn, row, [])
+
+    with db.database.transaction() as conn:
+        append(conn, 1)
+
+    def rolled_back() -> None:
+        with db.database.transaction() as conn:
+            append(conn, 2)
+            raise RuntimeError("roll back")
+
+    with pytest.raises(RuntimeError, match="roll back"):
+        rolled_back()
+    with db.database.transaction() as conn:
+        assert append(conn, 3).seq == 2
+    with db.database.connect() as conn:
+        report = chain.verify_chain(conn, "retrievals")
+    assert report.ok and report.checked == 2
