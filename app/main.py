@@ -14,6 +14,7 @@ from app import __version__
 from app.api import include_routers
 from app.audit.refusals import install_throttle_audit
 from app.auth.service import TokenVerifier
+from app.chunks import service as chunks_service
 from app.console.oidc import OidcClient
 from app.db import migrate
 from app.db.engine import Database
@@ -38,6 +39,19 @@ log = logging.getLogger("ewall.main")
 
 class StartupError(RuntimeError):
     """A configuration problem that must stop the service with a clear message."""
+
+
+def advise_layout(database: Database) -> str | None:
+    """Log what the measurements advise for the chunks layout at this size (docs/scale-out.md);
+    converting is the operator's step, so the service only says so."""
+    try:
+        advised = chunks_service.startup_advice(database)
+    except Exception:  # advice only: a start-up must not fail on it
+        log.warning("could not read the chunks layout", exc_info=True)
+        return None
+    if advised is not None:
+        log.warning("chunks layout: %s", advised)
+    return advised
 
 
 def check_dimensions(
@@ -109,6 +123,7 @@ def create_app(
             resources.embedder = embedder
         model = resources.require_embedder()
         check_dimensions(settings, database, model.dimension, model.model_id)
+        advise_layout(database)
         resources.resolver = AccessResolver(settings)
         resources.pipeline = IngestPipeline(database, resources.require_embedder(), settings)
         worker: RetagWorker | None = None

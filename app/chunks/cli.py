@@ -43,6 +43,9 @@ def cmd_layout(args: argparse.Namespace, settings: Settings) -> int:
     )
     for archive in archives:
         print(f"kept: {archive.name} ({archive.bytes / 2**20:,.1f} MiB)")
+    advised = service.advice(layout)
+    if advised is not None:
+        print(f"advice: {advised}")
     return 0
 
 

@@ -15,6 +15,7 @@ class Layout:
     partitions: int  # 1: a plain table
     storage: str  # vector or halfvec
     estimated_rows: int
+    counted_rows: int = 0  # corpus_stats: exact, also before the table was ever analysed
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,10 @@ class Archive:
 def layout(conn: Connection) -> Layout:
     row = conn.execute(sqlfiles.query("chunks.layout")).one()
     return Layout(
-        max(1, int(row.partitions or 0)), str(row.storage), max(0, int(row.estimated_rows or 0))
+        max(1, int(row.partitions or 0)),
+        str(row.storage),
+        max(0, int(row.estimated_rows or 0)),
+        max(0, int(row.counted_rows or 0)),
     )
 
 

@@ -18,10 +18,19 @@ from sqlalchemy.exc import DBAPIError
 
 from app.chunks import repository
 from app.chunks.repository import Archive, Layout
-from app.db.engine import sqlalchemy_url
+from app.db.engine import Database, sqlalchemy_url
 
 STORAGES = ("vector", "halfvec")
 MAX_PARTITIONS = 256
+
+# The default (one table) follows the measurements up to a few hundred thousand chunks: at
+# 100k and 200k one table searched as well as partitions. At 1M its HNSW recall@10 fell to
+# 0.92 at 10-100% allowed, where 4 hash partitions kept 0.995-1.000 at an unchanged hybrid
+# p95 and 16 walked too many graphs (docs/scale-out.md, Runs B and C). Converting a table
+# takes an exclusive lock for minutes, so it is the operator's step: from this many chunks
+# in one table, `ewall chunks layout` and the service's start-up advise it.
+ADVICE_ROWS = 500_000
+ADVISED_PARTITIONS = 4
 
 
 class LayoutError(Exception):
@@ -42,6 +51,28 @@ def current(owner_url: str) -> tuple[Layout, list[Archive]]:
             return repository.layout(conn), repository.archives(conn)
     finally:
         engine.dispose()
+
+
+def advice(layout: Layout, *, threshold: int | None = None) -> str | None:
+    """What the measurements advise for this layout; None when it is the measured best.
+    ``threshold``: rows from which one table is advised against (default ADVICE_ROWS)."""
+    threshold = ADVICE_ROWS if threshold is None else threshold
+    rows = max(layout.counted_rows, layout.estimated_rows)
+    if layout.partitions > 1 or rows < threshold:
+        return None
+    return (
+        f"chunks holds {rows:,} rows in one table: from about {threshold:,} chunks, "
+        f"{ADVISED_PARTITIONS} hash partitions keep HNSW recall where one table loses it "
+        f"(recall@10 0.92 against 0.995-1.000 at 1M chunks, docs/scale-out.md). In a "
+        f"maintenance window run `ewall chunks relayout --partitions {ADVISED_PARTITIONS}` "
+        f"and set EWALL_CHUNK_PARTITIONS={ADVISED_PARTITIONS}."
+    )
+
+
+def startup_advice(database: Database, *, threshold: int | None = None) -> str | None:
+    """``advice`` for the service's own database (read as the app role)."""
+    with database.connect() as conn:
+        return advice(repository.layout(conn), threshold=threshold)
 
 
 def relayout(
