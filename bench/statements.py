@@ -102,17 +102,7 @@ def one_search(variant: Variant, settings: Settings, groups: list[str], question
         timed("group sizes", lambda: search_repository.group_sizes(conn, bound))
         timed(
             "query analysis",
-            lambda: search_service.analyze_query(
-                conn,
-                question,
-                False,
-                settings.sparse_common_df,
-                settings.sparse_max_matches,
-                compound_weight=settings.sparse_compound_weight,
-                compound_limit=settings.sparse_compound_limit,
-                synonym_weight=settings.sparse_synonym_weight,
-                rank_lexeme_limit=settings.sparse_doc_rank_lexemes,
-            ),
+            lambda: search_service.analyze_configured(conn, settings, question, False),
         )
         row = {
             "retrieval_id": str(uuid.uuid4()),

@@ -94,7 +94,7 @@ class Database:
 
             @event.listens_for(self.engine, "do_execute")
             def _prepare_marked(cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
-                # None (the default execution) for every statement not marked
+                # False: SQLAlchemy runs every statement that is not marked as it always does
                 if not context.execution_options.get(sqlfiles.PREPARE_OPTION):
                     return False
                 cursor.execute(statement, parameters, prepare=True)

@@ -182,17 +182,7 @@ def run_search(
             request.filters,
         )
         analysis = (
-            analyze_query(
-                conn,
-                request.query,
-                websearch,
-                settings.sparse_common_df,
-                settings.sparse_max_matches,
-                compound_weight=settings.sparse_compound_weight,
-                compound_limit=settings.sparse_compound_limit,
-                synonym_weight=settings.sparse_synonym_weight,
-                rank_lexeme_limit=_rank_lexeme_limit(settings),
-            )
+            analyze_configured(conn, settings, request.query, websearch)
             if use_sparse
             else EMPTY_ANALYSIS
         )
@@ -230,17 +220,7 @@ def run_search(
                 # The match budget or the common-lexeme guard may have cut matches the
                 # person may see: a full top-k wins over speed here.
                 params.update(
-                    analyze_query(
-                        conn,
-                        request.query,
-                        websearch,
-                        1.0,
-                        1 << 62,
-                        compound_weight=settings.sparse_compound_weight,
-                        compound_limit=settings.sparse_compound_limit,
-                        synonym_weight=settings.sparse_synonym_weight,
-                        rank_lexeme_limit=_rank_lexeme_limit(settings),
-                    )
+                    analyze_configured(conn, settings, request.query, websearch, full=True)
                 )
                 rows, strategy = _execute(conn, plan, params, use_dense)
                 strategy += "+full-sparse"
@@ -318,6 +298,24 @@ def analyze_query(
     out["rank_idfs"] = [float(x) for x in out["rank_idfs"] or []]
     out["rank_weights"] = [float(x) for x in out["rank_weights"] or []]
     return out
+
+
+def analyze_configured(
+    conn: Connection, settings: Settings, query: str, websearch: bool, *, full: bool = False
+) -> dict[str, Any]:
+    """``analyze_query`` with the sparse settings a search runs with; ``full``: without the
+    common-lexeme cut and the match budget (a sparse search that came back short)."""
+    return analyze_query(
+        conn,
+        query,
+        websearch,
+        1.0 if full else settings.sparse_common_df,
+        1 << 62 if full else settings.sparse_max_matches,
+        compound_weight=settings.sparse_compound_weight,
+        compound_limit=settings.sparse_compound_limit,
+        synonym_weight=settings.sparse_synonym_weight,
+        rank_lexeme_limit=_rank_lexeme_limit(settings),
+    )
 
 
 def _rank_lexeme_limit(settings: Settings) -> int:
