@@ -84,21 +84,15 @@ WITH corpus AS (
     -- Dutch writes compounds as one word ("huurachterstand", "ijsgroothandel"); a
     -- paraphrase uses a part, or the other way round. Corpus lexemes (in at least two
     -- chunks) whose head or tail is a query lexeme, or that are the head or tail of one,
-    -- join the question at :compound_weight x their idf; the most common first.
+    -- join the question at :compound_weight x their idf; the most common first. Index
+    -- lookups in ewall_compound_parts (migration 20261201_0035), never called when off.
     SELECT e.lexeme, e.df, e.idf
-    FROM (SELECT DISTINCT ON (s.lexeme) s.lexeme, s.ndoc AS df,
+    FROM (SELECT s.lexeme, s.ndoc AS df,
                  ln(1 + ((SELECT n FROM corpus) - s.ndoc + 0.5) / (s.ndoc + 0.5)) AS idf
-          FROM query_lexemes AS q
-          JOIN lexeme_stats AS s
-            ON s.ndoc >= 2
-           AND ((length(q.lexeme) >= 5 AND length(s.lexeme) >= length(q.lexeme) + 3
-                 AND (left(s.lexeme, length(q.lexeme)) = q.lexeme
-                      OR right(s.lexeme, length(q.lexeme)) = q.lexeme))
-             OR (length(s.lexeme) >= 5 AND length(q.lexeme) >= length(s.lexeme) + 3
-                 AND (left(q.lexeme, length(s.lexeme)) = s.lexeme
-                      OR right(q.lexeme, length(s.lexeme)) = s.lexeme)))
+          FROM ewall_compound_parts(ARRAY(SELECT lexeme FROM query_lexemes)) AS s
           WHERE CAST(:compound_weight AS float8) > 0
             AND NOT :websearch
+            AND s.ndoc >= 2
             AND s.lexeme NOT IN (SELECT lexeme FROM query_lexemes)) AS e
     WHERE e.df <= :common_df * (SELECT n FROM corpus) OR e.df <= 1000
     ORDER BY e.df DESC, e.lexeme
