@@ -22,6 +22,14 @@ from app.db.replicas import OK, ReplicaSet
 
 log = logging.getLogger("ewall.http")
 
+# The method is a label: a client sending made-up methods must not mint a series per word.
+KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+OTHER_METHOD = "other"
+
+
+def method_label(method: str) -> str:
+    return method if method in KNOWN_METHODS else OTHER_METHOD
+
 
 class _ReplicaCollector(Collector):
     def __init__(self, replicas: ReplicaSet) -> None:
@@ -111,13 +119,14 @@ def install_request_middleware(app: FastAPI, metrics: Metrics) -> None:
             elapsed = time.perf_counter() - started
             route = request.scope.get("route")
             template = getattr(route, "path", "unmatched")
-            metrics.requests.labels(request.method, template, str(status)).inc()
-            metrics.latency.labels(request.method, template).observe(elapsed)
+            method = method_label(request.method)
+            metrics.requests.labels(method, template, str(status)).inc()
+            metrics.latency.labels(method, template).observe(elapsed)
             log.info(
                 "request",
                 extra={
                     "request_id": request.state.request_id,
-                    "method": request.method,
+                    "method": method,
                     "route": template,
                     "status": status,
                     "ms": round(elapsed * 1000, 2),

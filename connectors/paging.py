@@ -13,8 +13,10 @@ only when:
 * the offset reached the reported total AND one more page confirmed there is nothing after it
   (a total that is too low must not hide the rest).
 
-A page that adds no id not already seen is a stall: the listing cannot be completed and
-`ListingIncompleteError` is raised; callers turn that into a failed crawl, never a shorter list.
+A page that adds no id not already seen is a stall, and so is a run of more than
+`MAX_EMPTY_WITH_CURSOR` empty pages that still carry a cursor (the server says there is more
+but does not deliver it): the listing cannot be completed and `ListingIncompleteError` is
+raised; callers turn that into a failed crawl, never a shorter list.
 An expired cursor (`PositionExpiredError`) restarts the listing from the top; rows already
 yielded are not yielded again. When the server reported a total, `Listing.reconciled` says
 whether the ids seen match it; a full crawl is complete only when it does.
@@ -134,12 +136,18 @@ class Listing(Generic[T]):
             if page.next_token:
                 by_cursor = True
             if not page.rows:
-                if page.next_token and empty_with_cursor < MAX_EMPTY_WITH_CURSOR:
-                    empty_with_cursor += 1
-                    self.position = Position(self.position.offset, page.next_token)
-                    continue
-                self.finished = True
-                return
+                if not page.next_token:
+                    self.finished = True
+                    return
+                if empty_with_cursor >= MAX_EMPTY_WITH_CURSOR:
+                    raise ListingIncompleteError(
+                        f"{self.what}: {empty_with_cursor + 1} empty pages in a row still "
+                        f"carried a cursor after {len(self.seen)} ids; the listing cannot be "
+                        "completed"
+                    )
+                empty_with_cursor += 1
+                self.position = Position(self.position.offset, page.next_token)
+                continue
             empty_with_cursor = 0
             fresh = self._fresh(page.rows)
             if not fresh and self._replay > 0:

@@ -34,6 +34,7 @@ from app.db.replicas import Replica, begin_read_only
 from app.resources import Resources
 from app.search.schemas import SearchIn
 from app.search.service import ReadRoute, SearchResult, run_search
+from app.search.session import SessionBinding, resolve_binding
 from app.walls import policy
 from app.walls.access import Access, apply
 from app.walls.graph import MatrixSnapshot
@@ -104,6 +105,17 @@ def replica_snapshot(resources: Resources, conn: Connection, version: int) -> Ma
     return _snapshots(resources).get(conn, version)
 
 
+def primary_binding(
+    resources: Resources, principal: Principal, request: SearchIn
+) -> SessionBinding:
+    """The session's binding read on the primary: it lives in audit rows committed there,
+    which a replica may not have replayed yet (a replica would see the session unbound)."""
+    if request.session_id is None:
+        return SessionBinding()
+    with resources.database.transaction() as conn:
+        return resolve_binding(conn, principal.person_id, request)
+
+
 def _on_replica(
     replica: Replica,
     snapshots: ReplicaSnapshots,
@@ -113,6 +125,7 @@ def _on_replica(
     qvec: str,
     started: float,
     purpose: str,
+    session: SessionBinding,
 ) -> SearchResult:
     conn = replica.database.engine.connect().execution_options(isolation_level="REPEATABLE READ")
     try:
@@ -134,7 +147,7 @@ def _on_replica(
             qvec=qvec,
             purpose=purpose,
             started=started,
-            read=ReadRoute(snap, append),
+            read=ReadRoute(snap, append, session),
         )
     finally:
         try:
@@ -165,9 +178,10 @@ def routed_search(
     replica = replicas.choose() if replicas else None
     if replicas is not None and replica is not None:
         snapshots = _snapshots(resources)
+        session = primary_binding(resources, principal, request)
         try:
             result = _on_replica(
-                replica, snapshots, resources, principal, request, qvec, started, purpose
+                replica, snapshots, resources, principal, request, qvec, started, purpose, session
             )
         except Fenced:
             _count(resources, replica.name, "fenced")

@@ -123,10 +123,13 @@ class SearchOverrides:
 class ReadRoute:
     """A search whose ``conn`` is a read-only replica transaction (app/search/replica.py):
     resolve with ``snapshot`` (read in that same replica snapshot) and hand the audit row to
-    ``append`` (the fenced append on the primary) instead of writing it on ``conn``."""
+    ``append`` (the fenced append on the primary) instead of writing it on ``conn``.
+    ``session`` is the session's binding as the primary has it: the binding lives in audit
+    rows committed on the primary, which the replica may not have replayed yet."""
 
     snapshot: MatrixSnapshot
     append: Callable[[dict[str, Any], list[dict[str, Any]], Access], None]
+    session: SessionBinding
 
 
 def run_search(
@@ -158,7 +161,9 @@ def run_search(
         sparse_candidates = max(sparse_candidates, COLLAPSE_DEPTH_FACTOR * request.k)
     filters = request.filters or Filters()
     websearch = bool(_WEBSEARCH.search(request.query))
-    session = resolve_binding(conn, principal.person_id, request)
+    session = (
+        resolve_binding(conn, principal.person_id, request) if read is None else read.session
+    )
     # the query vector must be the live model's (a re-embed may have switched): 503 if not
     query_model = resources.embedder.model_id if resources.embedder is not None else None
     if query_model is not None:

@@ -530,6 +530,28 @@ def test_sync_api_crawl_with_cursors_and_trustees(sleeps: Sleeps) -> None:
     assert fake.writes() == []
 
 
+@pytest.mark.parametrize(("empties", "complete"), [(3, True), (4, False)])
+def test_empty_pages_that_carry_a_cursor(sleeps: Sleeps, empties: int, complete: bool) -> None:
+    """Up to three empty pages with a cursor are followed; a fourth in a row means the
+    listing cannot be completed: a failed crawl, never an empty (deleting) one."""
+    fake = _sync_fake()
+    fake.empty_cursor_pages = empties
+    with fake.running():
+        connector = IManageConnector(imanage_settings(fake), sleep=sleeps, sync_page_size=2)
+        try:
+            items = list(connector.crawl_full(None))
+        finally:
+            connector.close()
+    failures = [i for i in items if isinstance(i, DocumentFailure)]
+    if complete:
+        assert sorted(_by_id(items)) == [f"ACTIVE!{n}" for n in range(1, 6)]
+        assert not failures
+    else:
+        assert not _docs(items)
+        assert failures and "empty pages" in failures[0].reason
+    assert connector.listings["ACTIVE"]["complete"] is complete
+
+
 @pytest.mark.parametrize("expiry_status", [410, 400])
 def test_expired_sync_cursor_restarts_the_endpoint(sleeps: Sleeps, expiry_status: int) -> None:
     fake = _sync_fake()

@@ -23,6 +23,9 @@ Tenant quirks, each one something docs/dms-apis.md allows (section in brackets):
 * ``extra_fields``: unknown fields added to every profile; ``drop_fields``: optional profile
   fields left out.
 * ``document_number`` filter on I1 ([O] filter name, §1.2).
+* ``empty_cursor_pages``: the Sync crawl answers this many pages of ``{"data": [], "cursor"}``
+  before each page with rows (§1's shape promises a cursor while more follows, never that a
+  page holds rows).
 
     fake = FakeIManage()
     fake.add_document("ACTIVE", 1042, custom1="10025", custom2="0007", ...)
@@ -118,6 +121,8 @@ class FakeIManage(FakeDms):
         self.versions_in_search = False
         self.cursor_generation = 0
         self.cursor_expiry_status = 410
+        self.empty_cursor_pages = 0
+        self._empties_served: dict[tuple[str, str, int], int] = {}
         self.refresh: dict[str, str] = {}
         self.grants: list[str] = []
         self.app = self._build()
@@ -453,6 +458,10 @@ class FakeIManage(FakeDms):
             if offset is None:
                 return error(fake.cursor_expiry_status, "cursor expired")
             rows = sync_rows(lib, kind)
+            served = fake._empties_served.get((lib, kind, offset), 0)
+            if kind == "documents" and served < fake.empty_cursor_pages and offset < len(rows):
+                fake._empties_served[(lib, kind, offset)] = served + 1
+                return {"data": [], "cursor": fake._cursor(offset)}
             page = rows[offset : offset + limit]
             out: dict[str, Any] = {"data": page}
             if offset + limit < len(rows):

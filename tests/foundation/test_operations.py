@@ -22,6 +22,14 @@ def test_metrics_count_requests_by_route(client: TestClient, auth: Tokens) -> No
     assert "ewall_http_request_duration_seconds_bucket" in text
 
 
+def test_unknown_methods_share_one_metrics_label(client: TestClient) -> None:
+    for n in range(5):
+        client.request(f"PROBE{n}", "/healthz")
+    text = client.get("/metrics").text
+    assert 'method="other"' in text
+    assert "PROBE" not in text
+
+
 def test_dimension_mismatch_is_a_clear_startup_error(db: DbHandle, embedder: Any) -> None:
     wrong = make_settings(embedding_dim=768)
     with pytest.raises(StartupError, match="384-dimensional"):

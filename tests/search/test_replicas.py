@@ -575,3 +575,41 @@ def test_grounding_fenced_by_a_wall_during_the_replica_reads(
     assert last_gate_event(pair, dbname)["policy_version"] == policy_version(pair, dbname)
     pair.wait_replayed()
     chain_ok(pair, dbname)
+
+
+def test_session_binding_is_read_on_the_primary(
+    pair: Pair, dbname: str, replica_app: AppFactory, auth: Tokens
+) -> None:
+    """A session bound by a search whose audit row the replica has not replayed: the next
+    searches of that session, served by the replica, still narrow to the bound matter and
+    still refuse another one."""
+    client = replica_app()
+    build_firm(client, auth)
+    pair.wait_replayed()
+    wait_state(client, "ok")
+    pair.pause()
+    try:
+
+        def session_search(**extra: Any) -> Any:
+            return client.post(
+                "/v1/search",
+                json={"query": QUERY, "k": 10, "session_id": "case-7", **extra},
+                headers=auth(LAWYER, "lawyer"),
+            )
+
+        bound = session_search(session_matter_id="HELDER-1")
+        assert bound.status_code == 200, bound.text
+        assert bound.headers["X-Ewall-Read-From"] == "replica"
+        assert matters(bound.json()) == {"HELDER-1"}
+
+        follow = session_search()
+        assert follow.status_code == 200, follow.text
+        assert follow.headers["X-Ewall-Read-From"] == "replica"
+        assert matters(follow.json()) == {"HELDER-1"}, "the binding was read on the replica"
+
+        rebind = session_search(session_matter_id=WALLED)
+        assert rebind.status_code == 409, rebind.text
+        assert rebind.json()["error"]["code"] == "session_bound"
+    finally:
+        pair.resume()
+    pair.wait_replayed()
