@@ -20,7 +20,7 @@ COMMENT ON EXTENSION vector IS 'vector data type and ivfflat and hnsw access met
 -- FUNCTION public ewall_audit_advance(text, text, boolean)
 
 CREATE FUNCTION public.ewall_audit_advance(p_chain text, p_canonical text, p_proceed boolean) RETURNS TABLE(seq bigint, prev_hash text, hash text)
-    LANGUAGE sql
+    LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
     UPDATE public.audit_heads AS h
@@ -1793,31 +1793,26 @@ ALTER TABLE ONLY public.wall_protected_matters
 
 ALTER TABLE public.chunks ENABLE ROW LEVEL SECURITY;
 
--- POLICY public chunks chunks_delete
-
-CREATE POLICY chunks_delete ON public.chunks FOR DELETE USING ((( SELECT current_setting('ewall.writer'::text, true) AS current_setting) = 'on'::text));
-
--- POLICY public chunks chunks_insert
-
-CREATE POLICY chunks_insert ON public.chunks FOR INSERT WITH CHECK ((( SELECT current_setting('ewall.writer'::text, true) AS current_setting) = 'on'::text));
-
 -- POLICY public chunks chunks_read
 
-CREATE POLICY chunks_read ON public.chunks FOR SELECT USING (((( SELECT current_setting('ewall.writer'::text, true) AS current_setting) = 'on'::text) OR ((wall_group_id IN ( SELECT unnest((NULLIF(( SELECT current_setting('ewall.allowed_wall_groups'::text, true) AS current_setting), ''::text))::text[]) AS unnest)) AND (source_acl_id IN ( SELECT unnest((NULLIF(( SELECT current_setting('ewall.allowed_source_acls'::text, true) AS current_setting), ''::text))::text[]) AS unnest)) AND (COALESCE(matter_id, ''::text) <> ALL (( SELECT COALESCE(array_agg(p.matter_id), '{}'::text[]) AS "coalesce"
-   FROM public.retag_pending p)::text[])))));
+CREATE POLICY chunks_read ON public.chunks FOR SELECT USING (((wall_group_id IN ( SELECT unnest((NULLIF(( SELECT current_setting('ewall.allowed_wall_groups'::text, true) AS current_setting), ''::text))::text[]) AS unnest)) AND (source_acl_id IN ( SELECT unnest((NULLIF(( SELECT current_setting('ewall.allowed_source_acls'::text, true) AS current_setting), ''::text))::text[]) AS unnest)) AND (COALESCE(matter_id, ''::text) <> ALL (( SELECT COALESCE(array_agg(p.matter_id), '{}'::text[]) AS "coalesce"
+   FROM public.retag_pending p)::text[])) AND (NOT suppressed)));
 
--- POLICY public chunks chunks_update
+-- POLICY public chunks chunks_writer
 
-CREATE POLICY chunks_update ON public.chunks FOR UPDATE USING ((( SELECT current_setting('ewall.writer'::text, true) AS current_setting) = 'on'::text)) WITH CHECK ((( SELECT current_setting('ewall.writer'::text, true) AS current_setting) = 'on'::text));
+CREATE POLICY chunks_writer ON public.chunks TO ewall_writer USING (true) WITH CHECK (true);
 
 -- ACL SCHEMA public
 
 GRANT USAGE ON SCHEMA public TO ewall_app;
+GRANT USAGE ON SCHEMA public TO ewall_audit_owner;
+GRANT USAGE ON SCHEMA public TO ewall_writer;
 
 -- ACL public FUNCTION ewall_audit_advance(p_chain text, p_canonical text, p_proceed boolean)
 
 REVOKE ALL ON FUNCTION public.ewall_audit_advance(p_chain text, p_canonical text, p_proceed boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.ewall_audit_advance(p_chain text, p_canonical text, p_proceed boolean) TO ewall_app;
+GRANT ALL ON FUNCTION public.ewall_audit_advance(p_chain text, p_canonical text, p_proceed boolean) TO ewall_writer;
 
 -- ACL public FUNCTION ewall_chunks_relayout(partitions integer, storage text)
 
@@ -1826,191 +1821,240 @@ REVOKE ALL ON FUNCTION public.ewall_chunks_relayout(partitions integer, storage 
 -- ACL public TABLE alembic_version
 
 GRANT SELECT ON TABLE public.alembic_version TO ewall_app;
+GRANT SELECT ON TABLE public.alembic_version TO ewall_writer;
 
 -- ACL public TABLE audit_access_sets
 
 GRANT SELECT,INSERT ON TABLE public.audit_access_sets TO ewall_app;
+GRANT SELECT,INSERT ON TABLE public.audit_access_sets TO ewall_writer;
 
 -- ACL public TABLE audit_heads
 
-GRANT SELECT,UPDATE ON TABLE public.audit_heads TO ewall_app;
+GRANT SELECT ON TABLE public.audit_heads TO ewall_app;
+GRANT SELECT,UPDATE ON TABLE public.audit_heads TO ewall_audit_owner;
+GRANT SELECT ON TABLE public.audit_heads TO ewall_writer;
 
 -- ACL public TABLE audit_retrieval_results
 
 GRANT SELECT,INSERT ON TABLE public.audit_retrieval_results TO ewall_app;
+GRANT SELECT,INSERT ON TABLE public.audit_retrieval_results TO ewall_writer;
 
 -- ACL public TABLE audit_retrievals
 
 GRANT SELECT,INSERT ON TABLE public.audit_retrievals TO ewall_app;
+GRANT SELECT,INSERT ON TABLE public.audit_retrievals TO ewall_writer;
 
 -- ACL public TABLE case_law
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.case_law TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.case_law TO ewall_writer;
 
 -- ACL public TABLE chunks
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.chunks TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.chunks TO ewall_writer;
 
 -- ACL public TABLE clients
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.clients TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.clients TO ewall_writer;
 
 -- ACL public TABLE corpus_stats
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.corpus_stats TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.corpus_stats TO ewall_writer;
 
 -- ACL public TABLE documents
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.documents TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.documents TO ewall_writer;
 
 -- ACL public SEQUENCE documents_document_id_seq
 
 GRANT SELECT,USAGE ON SEQUENCE public.documents_document_id_seq TO ewall_app;
+GRANT SELECT,USAGE ON SEQUENCE public.documents_document_id_seq TO ewall_writer;
 
 -- ACL public TABLE embedding_live
 
 GRANT SELECT,INSERT,UPDATE ON TABLE public.embedding_live TO ewall_app;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.embedding_live TO ewall_writer;
 
 -- ACL public TABLE eval_runs
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.eval_runs TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.eval_runs TO ewall_writer;
 
 -- ACL public TABLE gate_events
 
 GRANT SELECT,INSERT ON TABLE public.gate_events TO ewall_app;
+GRANT SELECT,INSERT ON TABLE public.gate_events TO ewall_writer;
 
 -- ACL public TABLE ingest_run_events
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.ingest_run_events TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.ingest_run_events TO ewall_writer;
 
 -- ACL public TABLE ingest_runs
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.ingest_runs TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.ingest_runs TO ewall_writer;
 
 -- ACL public TABLE jobs
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.jobs TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.jobs TO ewall_writer;
 
 -- ACL public SEQUENCE jobs_job_id_seq
 
 GRANT SELECT,USAGE ON SEQUENCE public.jobs_job_id_seq TO ewall_app;
+GRANT SELECT,USAGE ON SEQUENCE public.jobs_job_id_seq TO ewall_writer;
 
 -- ACL public TABLE lexeme_stats
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.lexeme_stats TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.lexeme_stats TO ewall_writer;
 
 -- ACL public TABLE matter_parties
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.matter_parties TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.matter_parties TO ewall_writer;
 
 -- ACL public TABLE matter_team
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.matter_team TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.matter_team TO ewall_writer;
 
 -- ACL public TABLE matter_wall_groups
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.matter_wall_groups TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.matter_wall_groups TO ewall_writer;
 
 -- ACL public TABLE matters
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.matters TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.matters TO ewall_writer;
 
 -- ACL public TABLE people
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.people TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.people TO ewall_writer;
 
 -- ACL public TABLE person_aliases
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.person_aliases TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.person_aliases TO ewall_writer;
 
 -- ACL public TABLE policy_events
 
 GRANT SELECT,INSERT ON TABLE public.policy_events TO ewall_app;
+GRANT SELECT,INSERT ON TABLE public.policy_events TO ewall_writer;
 
 -- ACL public TABLE policy_state
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.policy_state TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.policy_state TO ewall_writer;
 
 -- ACL public TABLE reembed_runs
 
 GRANT SELECT,INSERT,UPDATE ON TABLE public.reembed_runs TO ewall_app;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.reembed_runs TO ewall_writer;
 
 -- ACL public TABLE relevance_judgements
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.relevance_judgements TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.relevance_judgements TO ewall_writer;
 
 -- ACL public TABLE relevance_queries
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.relevance_queries TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.relevance_queries TO ewall_writer;
 
 -- ACL public SEQUENCE relevance_queries_query_id_seq
 
 GRANT SELECT,USAGE ON SEQUENCE public.relevance_queries_query_id_seq TO ewall_app;
+GRANT SELECT,USAGE ON SEQUENCE public.relevance_queries_query_id_seq TO ewall_writer;
 
 -- ACL public TABLE relevance_sets
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.relevance_sets TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.relevance_sets TO ewall_writer;
 
 -- ACL public SEQUENCE relevance_sets_set_id_seq
 
 GRANT SELECT,USAGE ON SEQUENCE public.relevance_sets_set_id_seq TO ewall_app;
+GRANT SELECT,USAGE ON SEQUENCE public.relevance_sets_set_id_seq TO ewall_writer;
 
 -- ACL public TABLE retag_pending
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.retag_pending TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.retag_pending TO ewall_writer;
 
 -- ACL public TABLE search_document_stats
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.search_document_stats TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.search_document_stats TO ewall_writer;
 
 -- ACL public TABLE search_synonyms
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.search_synonyms TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.search_synonyms TO ewall_writer;
 
 -- ACL public TABLE search_synonym_rules
 
 GRANT SELECT ON TABLE public.search_synonym_rules TO ewall_app;
+GRANT SELECT ON TABLE public.search_synonym_rules TO ewall_writer;
 
 -- ACL public TABLE source_acls
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.source_acls TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.source_acls TO ewall_writer;
 
 -- ACL public TABLE source_group_members
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.source_group_members TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.source_group_members TO ewall_writer;
 
 -- ACL public TABLE source_groups
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.source_groups TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.source_groups TO ewall_writer;
 
 -- ACL public TABLE sync_seen
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.sync_seen TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.sync_seen TO ewall_writer;
 
 -- ACL public TABLE sync_state
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.sync_state TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.sync_state TO ewall_writer;
 
 -- ACL public TABLE wall_group_sizes
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.wall_group_sizes TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.wall_group_sizes TO ewall_writer;
 
 -- ACL public TABLE wall_groups
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.wall_groups TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.wall_groups TO ewall_writer;
 
 -- ACL public TABLE wall_people
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.wall_people TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.wall_people TO ewall_writer;
 
 -- ACL public TABLE wall_protected_clients
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.wall_protected_clients TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.wall_protected_clients TO ewall_writer;
 
 -- ACL public TABLE wall_protected_matters
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.wall_protected_matters TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.wall_protected_matters TO ewall_writer;
 
 -- ACL public TABLE walls
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.walls TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.walls TO ewall_writer;

@@ -112,6 +112,7 @@ FROM chunks c
 WHERE c.chunk_id = ANY(:chunk_ids)
   AND c.wall_group_id = ANY(:wall_groups)
   AND c.source_acl_id = ANY(:source_acl_ids)
+  AND NOT c.suppressed
   AND NOT EXISTS (SELECT 1 FROM retag_pending p WHERE p.matter_id = c.matter_id)
 
 -- name: team_insiders
@@ -157,9 +158,10 @@ SELECT set_config('ewall.allowed_wall_groups', CAST(:groups AS text[])::text, tr
        set_config('ewall.allowed_source_acls', CAST(:acls AS text[])::text, true)
 
 -- name: writer_mode
--- Writer mode for this transaction: the chunks RLS policy lets it pass (see
--- app/walls/access.py, mark_writer, for when that is allowed).
-SELECT set_config('ewall.writer', 'on', true)
+-- Writer mode for the rest of this transaction: the role ewall_writer, whose own chunks
+-- policy lets it pass (migration 20261202_0036; app/walls/access.py, mark_writer, says when
+-- that is allowed). LOCAL: the commit or rollback returns the session to the service role.
+SET LOCAL ROLE ewall_writer
 
 -- name: add_retagged_chunks
 UPDATE retag_pending SET retagged_chunks = retagged_chunks + :n

@@ -80,7 +80,10 @@ def visible_chunks(
 
 
 def mark_writer(conn: Connection) -> None:
-    """Writer mode: this transaction passes the chunks RLS policy (it sees every chunk).
+    """Writer mode: the rest of this transaction runs as the role ewall_writer, whose own
+    chunks RLS policy lets it pass (it sees every chunk, suppressed ones included). The
+    service role holds the writer role without inheriting it, so no setting a session can
+    change opens the reading policy; entering the role is the one way past it.
 
     The rule: mark a transaction a writer only when it WRITES chunks (ingestion, re-tagging,
     the demo loader), or when it COUNTS chunks whatever the reader's own access, for a report

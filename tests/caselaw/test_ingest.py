@@ -103,7 +103,7 @@ def case_row(handle: DbHandle, ecli: str) -> dict[str, Any] | None:
 
 def document_row(handle: DbHandle, ecli: str) -> dict[str, Any] | None:
     with handle.database.transaction() as conn:
-        conn.execute(text("SELECT set_config('ewall.writer', 'on', true)"))
+        conn.execute(text("SET LOCAL ROLE ewall_writer"))
         row = (
             conn.execute(
                 text(
@@ -286,7 +286,7 @@ def test_set_aside_decision_is_not_searchable_but_a_live_one_is(
 ) -> None:
     # the query does match the set-aside decision's stored text: only its state hides it
     with module_db.database.transaction() as conn:
-        conn.execute(text("SELECT set_config('ewall.writer', 'on', true)"))
+        conn.execute(text("SET LOCAL ROLE ewall_writer"))
         matching = conn.execute(
             text(
                 "SELECT count(*) FROM chunks WHERE external_id = :e AND body ILIKE"

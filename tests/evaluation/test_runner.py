@@ -73,7 +73,7 @@ def firm(client: TestClient, auth: Tokens) -> Firm:
 
 def _chunk_of(db: DbHandle, external_id: str) -> str:
     with db.database.transaction() as conn:
-        conn.execute(text("SELECT set_config('ewall.writer', 'on', true)"))
+        conn.execute(text("SET LOCAL ROLE ewall_writer"))
         return str(
             conn.execute(
                 text("SELECT chunk_id FROM chunks WHERE external_id = :e"), {"e": external_id}

@@ -175,7 +175,7 @@ def test_rls_returns_nothing_without_the_setting(db: DbHandle) -> None:
 
 def test_stats_follow_the_chunks(db: DbHandle) -> None:
     with db.database.transaction() as conn:
-        conn.execute(text("SELECT set_config('ewall.writer', 'on', true)"))
+        conn.execute(text("SET LOCAL ROLE ewall_writer"))
         conn.execute(
             text(
                 "INSERT INTO documents (source, external_id, status, doc_type, title, source_acl_id)"

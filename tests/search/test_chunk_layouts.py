@@ -262,13 +262,13 @@ def test_a_partition_read_by_name_shows_nothing_to_the_app_role(
         ]
     assert len(names) == layout[0]
     with psycopg.connect(db.app_url) as app:
-        app.execute("SELECT set_config('ewall.writer', 'on', false)")
+        app.execute("SET ROLE ewall_writer")
         for name in names:
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 app.execute(f'SELECT count(*) FROM "{name}"')
             app.rollback()
         # through the parent, as the writer: every row (the policies apply as before)
-        app.execute("SELECT set_config('ewall.writer', 'on', false)")
+        app.execute("SET ROLE ewall_writer")
         assert app.execute("SELECT count(*) FROM chunks").fetchone() == (8,)
 
 

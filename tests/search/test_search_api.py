@@ -261,7 +261,7 @@ def test_plan_cache_trap_same_connection_alternating_strategies(
     exact = [firm.search("bob@firm.nl", "octrooi", k=5)["strategy"] for _ in range(8)]
     assert set(exact) == {"exact"}
     with resources.database.engine.connect() as conn:
-        conn.execute(text("SELECT set_config('ewall.writer', 'on', false)"))
+        conn.execute(text("SET LOCAL ROLE ewall_writer"))
         for i in range(12):
             strategy: DenseForm = "hnsw" if i % 2 else "exact"
             conn.execute(

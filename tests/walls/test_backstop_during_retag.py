@@ -101,7 +101,7 @@ def test_backstop_alone_hides_pending_matters_and_source_denies(
     assert status["pending_matters"] == 2
     # the chunks really still sit in their old group: only a pending predicate can hide them
     with worker_client.app.state.resources.database.transaction() as conn:  # type: ignore[attr-defined]
-        conn.execute(text("SELECT set_config('ewall.writer', 'on', true)"))
+        conn.execute(text("SET LOCAL ROLE ewall_writer"))
         old = conn.execute(
             text("SELECT DISTINCT wall_group_id FROM chunks WHERE matter_id IN ('M-1', 'M-2')")
         ).all()

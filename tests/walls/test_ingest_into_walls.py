@@ -70,7 +70,7 @@ def test_documents_pushed_into_walled_matters_are_hidden_before_any_retag(
     # every chunk carries its matter's current group, straight from ingestion
     resources = client.app.state.resources  # type: ignore[attr-defined]
     with resources.database.transaction() as conn:
-        conn.execute(text("SELECT set_config('ewall.writer', 'on', true)"))
+        conn.execute(text("SET LOCAL ROLE ewall_writer"))
         wrong = conn.execute(
             text(
                 "SELECT c.chunk_id FROM chunks c JOIN matter_wall_groups g "

@@ -2,7 +2,7 @@
 it is a list in this file, not a convention. The test reads the source tree (AST, no
 imports) and fails when a module outside the list imports or calls mark_writer, when anything
 but mark_writer reaches the repository function behind it, or when any module or SQL block
-other than that one sets ewall.writer itself."""
+other than that one enters the writer role (ewall_writer) itself."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ ALLOWED = {
 WRITER_FUNCTIONS = {"mark_writer"}
 # only mark_writer itself may reach the statement behind it
 INNER = {"set_writer_mode": {"app/walls/access.py", "app/walls/repository.py"}}
-RAW_SETTING = "ewall.writer"
-RAW_ALLOWED = {"app/walls/repository.py"}  # names it in a docstring only
+RAW_SETTING = "ewall_writer"
+RAW_ALLOWED = {"app/walls/access.py"}  # names it in a docstring only
 
 
 def _modules() -> list[Path]:
@@ -69,7 +69,7 @@ def test_only_the_allow_list_uses_writer_mode() -> None:
 
 
 def test_nothing_else_sets_the_writer_setting() -> None:
-    """No module spells the setting itself, and exactly one SQL block sets it."""
+    """No module spells the writer role itself, and exactly one SQL block enters it."""
     spelled = [
         path.relative_to(ROOT).as_posix()
         for path in _modules()
