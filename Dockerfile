@@ -15,9 +15,13 @@ RUN pip wheel --no-deps --wheel-dir /dist .
 
 # --- 2. the runtime: torch (CPU), then the wheel and its dependencies ---------------------
 FROM python:3.11-slim
+# The image serves on 0.0.0.0, so it verifies tokens against the operator's identity
+# provider: without EWALL_OIDC_ISSUER, EWALL_OIDC_AUDIENCE and EWALL_OIDC_JWKS_URL, `ewall
+# serve` refuses to start. Development auth here needs an explicit EWALL_DEV_SECRET.
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
     HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false \
-    PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+    PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    EWALL_AUTH_MODE=oidc
 # CPU build of torch first; a bare `torch` requirement would pull a multi-GB CUDA build.
 RUN pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
 COPY --from=wheel /dist /dist

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from typing import Any
 
+from app.auth.keys import InsecureConfiguration, check_serve, prints_dev_token
 from app.chunks import cli as chunks_cli
 from app.demo import cli as demo_cli
 from app.evaluation import cli as evaluation_cli
@@ -30,6 +31,14 @@ def _fail(message: str) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    host = args.host or settings.host
+    port = args.port or settings.port
+    # before the model, the database and the migrations: a careless deployment stops here
+    try:
+        check_serve(settings, host)
+    except InsecureConfiguration as exc:
+        return _fail(f"refusing to serve: {exc}")
+
     import uvicorn
 
     from app.auth.service import issue_dev_token
@@ -37,8 +46,6 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     from app.embeddings import Embedder
     from app.main import StartupError, check_dimensions, create_app
 
-    host = args.host or settings.host
-    port = args.port or settings.port
     # uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown, so code after
     # uvicorn.run may never run: the database (and the embedded server) is released from the
     # app's shutdown hook as well as on the way out; closing twice is harmless.
@@ -69,7 +76,8 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
             job_process=settings.job_process,
             on_shutdown=resources.close,
         )
-        if settings.auth_mode == "dev":
+        if prints_dev_token(settings, host):
+            # the newcomer's ready-to-paste search; a server others can reach prints no token
             token = issue_dev_token(settings, "ldekker@firm.nl", ["lawyer"])
             print(f"\newall is starting on http://{host}:{port}  (docs: /docs)")
             print("Try a search as a lawyer of the demo firm (development token, 8 h):\n")
@@ -148,7 +156,7 @@ def cmd_token(args: argparse.Namespace, settings: Settings) -> int:
         return _fail("tokens are issued by your identity provider when EWALL_AUTH_MODE=oidc")
     try:
         print(issue_dev_token(settings, args.sub, args.role or ["lawyer"], args.ttl))
-    except ValueError as exc:
+    except (ValueError, InsecureConfiguration) as exc:
         return _fail(str(exc))
     return 0
 
@@ -251,7 +259,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--role", action="append", choices=["lawyer", "conflicts", "compliance", "admin"]
     )
-    p.add_argument("--ttl", type=int, default=8 * 3600, help="lifetime in seconds")
+    p.add_argument(
+        "--ttl", type=int, default=8 * 3600, help="lifetime in seconds, 12 hours at most"
+    )
     p.set_defaults(handler=cmd_token)
 
     audit = sub.add_parser("audit", help="audit log tools").add_subparsers(

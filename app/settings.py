@@ -56,11 +56,14 @@ class Settings(BaseSettings):
 
     # --- auth -----------------------------------------------------------------------------
     auth_mode: Literal["dev", "oidc"] = Field(
-        default="dev", description="dev: HS256 with dev_secret; oidc: RS256/ES256 via JWKS."
+        default="dev",
+        description="dev: HS256 development tokens, for loopback and the embedded database "
+        "unless EWALL_DEV_SECRET is set; oidc: RS256/ES256 via JWKS.",
     )
-    dev_secret: SecretStr = Field(
-        default=SecretStr("ewall-dev-secret-change-me-0123456789abcdef"),
-        description="HS256 signing secret for development tokens.",
+    dev_secret: SecretStr | None = Field(
+        default=None,
+        description="HS256 key of development tokens, at least 32 random bytes; unset: a random "
+        "key generated once in the data directory (loopback and embedded database only).",
     )
     dev_issuer: str = Field(default="ewall-dev", description="iss of development tokens.")
     oidc_issuer: str | None = Field(default=None, description="Expected iss (oidc mode).")
@@ -227,7 +230,8 @@ class Settings(BaseSettings):
     )
     cursor_secret: SecretStr | None = Field(
         default=None,
-        description="HMAC key that signs audit paging cursors; unset: derived from dev_secret.",
+        description="HMAC key that signs audit paging cursors, at least 32 random bytes; unset: "
+        "derived from the development key (dev) or generated in the data directory (oidc).",
     )
 
     # --- sessions and wall exposure ----------------------------------------------------------
@@ -442,6 +446,14 @@ class Settings(BaseSettings):
         description="Type of chunks.embedding for a NEW database (halfvec: half the bytes of "
         "the heap and the HNSW index); an existing one: `ewall chunks relayout`.",
     )
+
+    @field_validator("dev_secret", "cursor_secret", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        # compose passes `${VAR:-}` through as an empty string: that is no secret at all
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
 
     @field_validator("log_level")
     @classmethod

@@ -1,5 +1,5 @@
 -- Runs once when the PostgreSQL container initialises its data directory: the login role of
 -- the service (least privilege; the migrations grant it what it needs) and the database.
--- Passwords come from the compose file's environment; change them for anything real.
-CREATE ROLE ewall_app LOGIN PASSWORD 'ewall-app-password' NOSUPERUSER NOBYPASSRLS NOCREATEDB;
+-- Its password is set by initdb-password.sh from the environment: none is written here.
+CREATE ROLE ewall_app LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB;
 CREATE DATABASE ewall;

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -31,10 +32,16 @@ atexit.register(shutil.rmtree, ENCODER_CACHE, ignore_errors=True)
 os.environ.setdefault("EWALL_QUERY_ENCODER_CACHE_DIR", str(ENCODER_CACHE))
 
 
+# Tests sign their development tokens with a key of their own, made for this session: no
+# test depends on a key written anywhere, nor on the data directory of the checkout.
+TEST_DEV_SECRET = secrets.token_urlsafe(48)
+
+
 def make_settings(**overrides: Any) -> Settings:
     base: dict[str, Any] = {
         "database_url": None,
         "auth_mode": "dev",
+        "dev_secret": TEST_DEV_SECRET,
         "log_json": False,
         "retag_poll_s": 0.05,
         "query_encoder_cache_dir": Path(os.environ["EWALL_QUERY_ENCODER_CACHE_DIR"]),

@@ -21,6 +21,7 @@ from app.audit.repository import (
     PolicyEventFilter,
     RetrievalFilter,
 )
+from app.auth import keys
 from app.errors import NotFound, Unprocessable
 from app.settings import Settings
 
@@ -30,12 +31,8 @@ _MAC_BYTES = 12
 
 
 def cursor_key(settings: Settings) -> bytes:
-    """The paging cursors' HMAC key: EWALL_CURSOR_SECRET, else derived from the dev secret."""
-    if settings.cursor_secret is not None:
-        return settings.cursor_secret.get_secret_value().encode()
-    return hmac.new(
-        settings.dev_secret.get_secret_value().encode(), b"ewall audit cursor", hashlib.sha256
-    ).digest()
+    """The paging cursors' HMAC key (EWALL_CURSOR_SECRET, else a key no one outside knows)."""
+    return keys.cursor_key(settings)
 
 
 def _mac(key: bytes, kind: str, seq: int) -> bytes:

@@ -1,6 +1,8 @@
 """Bearer tokens: HS256 development tokens, RS256/ES256 OIDC tokens via JWKS.
 
 Claims used: ``sub`` (person id) and ``roles`` (list; the claim name is a setting).
+Development tokens are signed with the key of ``app.auth.keys`` and live at most
+``DEV_TOKEN_MAX_TTL_S``: a longer one is refused at verification, whoever signed it.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any
 
 import jwt
 
+from app.auth.keys import DEV_TOKEN_MAX_TTL_S, InsecureConfiguration, dev_signing_key
 from app.errors import Unauthenticated
 from app.settings import Settings
 
@@ -34,6 +37,11 @@ def issue_dev_token(settings: Settings, sub: str, roles: list[str], ttl_s: int =
         raise ValueError(f"unknown role(s) {unknown}; choose from {', '.join(ROLES)}")
     if not sub.strip():
         raise ValueError("sub must not be empty")
+    if not 0 < ttl_s <= DEV_TOKEN_MAX_TTL_S:
+        raise ValueError(
+            f"ttl must be between 1 and {DEV_TOKEN_MAX_TTL_S} seconds "
+            f"({DEV_TOKEN_MAX_TTL_S // 3600} h)"
+        )
     now = int(time.time())
     claims = {
         "sub": sub,
@@ -44,13 +52,16 @@ def issue_dev_token(settings: Settings, sub: str, roles: list[str], ttl_s: int =
         "nbf": now,
         "exp": now + ttl_s,
     }
-    return jwt.encode(claims, settings.dev_secret.get_secret_value(), algorithm="HS256")
+    return jwt.encode(claims, dev_signing_key(settings), algorithm="HS256")
 
 
 class TokenVerifier:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._jwks: jwt.PyJWKClient | None = None
+        # resolved at the first development token, so processes that never verify one (the
+        # job worker, the evaluation CLI) need no key
+        self._dev_key: str | None = None
         if settings.auth_mode == "oidc":
             if not (settings.oidc_jwks_url and settings.oidc_issuer and settings.oidc_audience):
                 raise RuntimeError(
@@ -83,15 +94,17 @@ class TokenVerifier:
         s = self.settings
         options: Any = {"require": ["exp", "sub"]}
         if s.auth_mode == "dev":
-            return jwt.decode(
+            claims: dict[str, Any] = jwt.decode(
                 token,
-                s.dev_secret.get_secret_value(),
+                self._development_key(),
                 algorithms=["HS256"],
                 audience=DEV_AUDIENCE,
                 issuer=s.dev_issuer,
                 leeway=s.token_leeway_s,
-                options=options,
+                options={"require": ["exp", "sub", "iat"]},
             )
+            self._check_lifetime(claims)
+            return claims
         if self._jwks is None:  # constructor guarantees it in oidc mode
             raise Unauthenticated("No key set is configured.")
         key = self._jwks.get_signing_key_from_jwt(token)
@@ -104,6 +117,24 @@ class TokenVerifier:
             leeway=s.token_leeway_s,
             options=options,
         )
+
+
+    def _development_key(self) -> str:
+        if self._dev_key is None:
+            try:
+                self._dev_key = dev_signing_key(self.settings)
+            except InsecureConfiguration as exc:
+                raise Unauthenticated("Development tokens are not accepted here.") from exc
+        return self._dev_key
+
+    def _check_lifetime(self, claims: dict[str, Any]) -> None:
+        exp, iat = claims["exp"], claims["iat"]  # both numbers: jwt.decode checked them
+        longest = DEV_TOKEN_MAX_TTL_S + self.settings.token_leeway_s
+        # exp - now as well: an iat set in the future would otherwise stretch the window
+        if exp - iat > DEV_TOKEN_MAX_TTL_S or exp - time.time() > longest:
+            raise Unauthenticated(
+                f"A development token may live {DEV_TOKEN_MAX_TTL_S // 3600} hours at most."
+            )
 
 
 def bearer_principal(header: str, verifier: TokenVerifier) -> Principal:

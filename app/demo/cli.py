@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from app.auth.keys import prints_dev_token
 from app.settings import Settings
 
 if TYPE_CHECKING:
@@ -192,7 +193,8 @@ def print_summary(console: Console, summary: dict[str, Any], settings: Settings)
         )
         console.print(Text(f"   {example['explanation']}", style="dim"))
 
-    if settings.auth_mode == "dev":
+    # the same rule as `ewall serve`: a token only for the loopback server on this machine
+    if prints_dev_token(settings, settings.host):
         from app.auth.service import issue_dev_token
 
         first = summary["example_searches"][0]

@@ -8,6 +8,7 @@ import pytest
 from fastapi import APIRouter
 from fastapi.testclient import TestClient
 
+from app.auth.keys import dev_signing_key
 from tests.conftest import Tokens
 
 
@@ -37,7 +38,9 @@ def test_401_expired_and_wrongly_signed(client: TestClient, settings: Any) -> No
     now = int(time.time())
     claims = {"sub": "a@firm.nl", "roles": ["lawyer"], "iss": settings.dev_issuer, "aud": "ewall"}
     expired = jwt.encode(
-        {**claims, "exp": now - 3600}, settings.dev_secret.get_secret_value(), algorithm="HS256"
+        {**claims, "iat": now - 7200, "exp": now - 3600},
+        dev_signing_key(settings),
+        algorithm="HS256",
     )
     forged = jwt.encode(
         {**claims, "exp": now + 3600}, "another-secret-of-enough-length-123456", algorithm="HS256"

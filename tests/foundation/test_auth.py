@@ -93,9 +93,15 @@ def test_oidc_tokens(db: DbHandle, embedder: Any, keys: dict[str, Any], jwks_url
         assert status(dev) == 401
 
 
-def test_token_cli_prints_a_usable_token(client: TestClient, settings: Any, capsys: Any) -> None:
+def test_token_cli_prints_a_usable_token(
+    client: TestClient, settings: Any, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from app.cli import main
+    from app.settings import Settings
 
+    # the CLI reads its settings from the environment: give it the key the client verifies with
+    monkeypatch.setenv("EWALL_DEV_SECRET", settings.dev_secret.get_secret_value())
+    monkeypatch.setattr("app.cli.get_settings", Settings)
     assert main(["token", "--sub", "x@firm.nl", "--role", "compliance"]) == 0
     token = capsys.readouterr().out.strip()
     assert (

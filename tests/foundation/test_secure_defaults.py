@@ -1,0 +1,254 @@
+"""Secure by default (issue 31, point 1; invariant 13): no token or cursor signed with a key
+from the source verifies, development auth serves only loopback and the embedded database
+unless the operator set a strong secret, and the container files hold no secret."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import re
+import secrets
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import jwt
+import pytest
+
+from app.audit.service import cursor_key, decode_cursor, encode_cursor
+from app.auth.keys import (
+    DEV_SECRET_FILE,
+    DEV_TOKEN_MAX_TTL_S,
+    InsecureConfiguration,
+    check_serve,
+    dev_signing_key,
+    is_loopback,
+    prints_dev_token,
+)
+from app.auth.service import DEV_AUDIENCE, TokenVerifier, issue_dev_token
+from app.errors import Unauthenticated, Unprocessable
+from app.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+# the value app/settings.py shipped as its default: published, so an attacker's first guess
+PUBLISHED_SECRET = "ewall-dev-secret-change-me-0123456789abcdef"
+ALL_ROLES = ["admin", "conflicts", "compliance", "lawyer"]
+ANYWHERE = "0.0.0.0"  # noqa: S104 (the bind address a careless deployment uses)
+EXTERNAL_URL = "postgresql://ewall_app:pw@db.example:5432/ewall"
+
+
+def _defaults(data_dir: Path, **overrides: Any) -> Settings:
+    """Settings as a careless deployment has them: nothing set but where the data lives."""
+    return Settings(_env_file=None, data_dir=data_dir, **overrides)
+
+
+def _forged(secret: str, **claims: Any) -> str:
+    now = int(time.time())
+    body = {
+        "sub": "mallory@outside.example",
+        "roles": ALL_ROLES,
+        "iss": "ewall-dev",
+        "aud": DEV_AUDIENCE,
+        "iat": now,
+        "nbf": now,
+        "exp": now + 3 * 365 * 86400,
+        **claims,
+    }
+    return jwt.encode(body, secret, algorithm="HS256")
+
+
+def _cli_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EWALL_")}
+    env.update(EWALL_DATA_DIR=str(data_dir), EWALL_LOG_JSON="false", PYTHONPATH=str(ROOT))
+    env.update(extra)
+    return env
+
+
+def _ewall(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # noqa: S603
+        [sys.executable, "-m", "app.cli", *args],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
+    )
+
+
+# --- tokens under the default settings --------------------------------------------------
+
+
+def test_tokens_forged_with_the_published_or_any_other_secret_are_refused(
+    tmp_path: Path,
+) -> None:
+    verifier = TokenVerifier(_defaults(tmp_path))
+    for secret in (PUBLISHED_SECRET, secrets.token_urlsafe(48)):
+        with pytest.raises(Unauthenticated):
+            verifier.verify(_forged(secret))
+        # even one within the lifetime cap
+        with pytest.raises(Unauthenticated):
+            verifier.verify(_forged(secret, exp=int(time.time()) + 3600))
+
+
+def test_the_default_key_is_generated_per_data_dir_0600_and_signs_what_verifies(
+    tmp_path: Path,
+) -> None:
+    settings = _defaults(tmp_path)
+    token = issue_dev_token(settings, "ldekker@firm.nl", ["lawyer"])
+    path = tmp_path / DEV_SECRET_FILE
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert TokenVerifier(_defaults(tmp_path)).verify(token).person_id == "ldekker@firm.nl"
+    # another data directory has another key
+    with pytest.raises(Unauthenticated):
+        TokenVerifier(_defaults(tmp_path / "other")).verify(token)
+    os.chmod(path, 0o644)
+    with pytest.raises(InsecureConfiguration):
+        dev_signing_key(settings)
+
+
+def test_ewall_token_reuses_the_data_dir_key(tmp_path: Path) -> None:
+    printed = _ewall(["token", "--sub", "x@firm.nl", "--role", "lawyer"], _cli_env(tmp_path))
+    assert printed.returncode == 0, printed.stderr
+    key = (tmp_path / DEV_SECRET_FILE).read_text().strip()
+    assert (tmp_path / DEV_SECRET_FILE).stat().st_mode & 0o777 == 0o600
+    # what the loopback server verifies with: the same data directory's key
+    assert dev_signing_key(_defaults(tmp_path)) == key
+    principal = TokenVerifier(_defaults(tmp_path)).verify(printed.stdout.strip())
+    assert principal.person_id == "x@firm.nl" and principal.roles == {"lawyer"}
+    too_long = _ewall(
+        ["token", "--sub", "x@firm.nl", "--ttl", str(DEV_TOKEN_MAX_TTL_S + 1)], _cli_env(tmp_path)
+    )
+    assert too_long.returncode != 0 and not too_long.stdout.strip()
+
+
+def test_long_lived_or_iat_less_dev_tokens_are_refused_even_when_properly_signed(
+    tmp_path: Path,
+) -> None:
+    strong = secrets.token_urlsafe(48)
+    verifier = TokenVerifier(_defaults(tmp_path, dev_secret=strong))
+    now = int(time.time())
+    assert verifier.verify(_forged(strong, exp=now + 3600)).person_id
+    for claims in (
+        {},  # three years
+        {"exp": now + DEV_TOKEN_MAX_TTL_S + 3600},
+        {"iat": now + 3 * 86400, "nbf": now, "exp": now + 3 * 86400 + 3600},
+    ):
+        with pytest.raises(Unauthenticated):
+            verifier.verify(_forged(strong, **claims))
+    no_iat = jwt.encode(
+        {"sub": "a", "roles": ["lawyer"], "iss": "ewall-dev", "aud": DEV_AUDIENCE,
+         "exp": now + 3600},
+        strong, algorithm="HS256",
+    )
+    with pytest.raises(Unauthenticated):
+        verifier.verify(no_iat)
+    with pytest.raises(ValueError, match="ttl"):
+        issue_dev_token(_defaults(tmp_path, dev_secret=strong), "a", ["lawyer"], 86400)
+
+
+# --- the start-up check ------------------------------------------------------------------
+
+
+def test_loopback_names() -> None:
+    assert all(map(is_loopback, ["127.0.0.1", "127.8.0.1", "::1", "[::1]", "localhost"]))
+    assert not any(map(is_loopback, [ANYWHERE, "::", "10.0.0.5", "", "ewall.firm.nl"]))
+
+
+def test_dev_mode_beyond_loopback_or_on_an_external_database_needs_a_strong_secret(
+    tmp_path: Path,
+) -> None:
+    check_serve(_defaults(tmp_path), "127.0.0.1")  # the newcomer's case starts
+    for settings, host in (
+        (_defaults(tmp_path), ANYWHERE),
+        (_defaults(tmp_path), "10.1.2.3"),
+        (_defaults(tmp_path, database_url=EXTERNAL_URL), "127.0.0.1"),
+    ):
+        with pytest.raises(InsecureConfiguration):
+            check_serve(settings, host)
+    for weak in ("short-secret", PUBLISHED_SECRET, "a" * 64, "abcd" * 10):
+        with pytest.raises(InsecureConfiguration):
+            check_serve(_defaults(tmp_path, dev_secret=weak), "127.0.0.1")
+    strong = secrets.token_urlsafe(48)
+    check_serve(_defaults(tmp_path, dev_secret=strong, database_url=EXTERNAL_URL), ANYWHERE)
+    with pytest.raises(InsecureConfiguration):
+        check_serve(_defaults(tmp_path, auth_mode="oidc"), ANYWHERE)
+
+
+@pytest.mark.parametrize(
+    ("args", "extra"),
+    [
+        (["--host", ANYWHERE], {}),
+        ([], {"EWALL_DATABASE_URL": EXTERNAL_URL}),
+        ([], {"EWALL_DEV_SECRET": "too-short"}),
+        (["--host", ANYWHERE], {"EWALL_AUTH_MODE": "oidc"}),
+    ],
+)
+def test_ewall_serve_refuses_before_it_serves(
+    tmp_path: Path, args: list[str], extra: dict[str, str]
+) -> None:
+    # the port is one nobody listens on: were the check missing, serve would start and block
+    started = _ewall(["serve", *args, "--port", "9"], _cli_env(tmp_path, **extra))
+    assert started.returncode != 0
+    assert "refusing to serve" in started.stderr
+    assert "Bearer" not in started.stdout + started.stderr
+    assert not (tmp_path / "pg").exists()  # nothing started, nothing migrated
+
+
+def test_only_the_loopback_embedded_dev_server_prints_a_token(tmp_path: Path) -> None:
+    strong = secrets.token_urlsafe(48)
+    assert prints_dev_token(_defaults(tmp_path), "127.0.0.1")
+    assert not prints_dev_token(_defaults(tmp_path, dev_secret=strong), ANYWHERE)
+    assert not prints_dev_token(
+        _defaults(tmp_path, dev_secret=strong, database_url=EXTERNAL_URL), "127.0.0.1"
+    )
+    assert not prints_dev_token(_defaults(tmp_path, auth_mode="oidc"), "127.0.0.1")
+
+
+# --- audit paging cursors ----------------------------------------------------------------
+
+
+def test_cursors_signed_with_a_key_from_the_source_are_refused(tmp_path: Path) -> None:
+    published = hmac.new(PUBLISHED_SECRET.encode(), b"ewall audit cursor", hashlib.sha256)
+    forged = encode_cursor(42, key=published.digest(), kind="retrievals")
+    for settings in (_defaults(tmp_path), _defaults(tmp_path, auth_mode="oidc")):
+        key = cursor_key(settings)
+        with pytest.raises(Unprocessable):
+            decode_cursor(forged, key=key, kind="retrievals")
+        own = encode_cursor(42, key=key, kind="retrievals")
+        assert decode_cursor(own, key=cursor_key(settings), kind="retrievals") == 42
+    assert (tmp_path / "cursor-secret").stat().st_mode & 0o777 == 0o600
+    with pytest.raises(InsecureConfiguration):
+        cursor_key(_defaults(tmp_path, cursor_secret="short"))
+
+
+# --- the container files -----------------------------------------------------------------
+
+
+def test_compose_holds_no_secret_and_requires_them_from_the_environment() -> None:
+    compose = (ROOT / "docker-compose.yml").read_text(encoding="utf-8")
+    for name in ("EWALL_DEV_SECRET", "EWALL_CURSOR_SECRET", "POSTGRES_PASSWORD"):
+        for value in re.findall(rf"^\s*{name}:\s*(.+)$", compose, re.MULTILINE):
+            assert value.strip().strip('"').startswith("${"), (name, value)
+    # every password in a URL comes from a required variable
+    for password in re.findall(r"postgresql://[^:/]+:([^@]*)@", compose):
+        assert re.fullmatch(r"\$\{[A-Z_]+:\?[^}]+\}", password), password
+    assert re.search(r"EWALL_CURSOR_SECRET:\s*\"?\$\{EWALL_CURSOR_SECRET:\?", compose)
+    assert re.search(r"EWALL_AUTH_MODE:\s*\"?\$\{EWALL_AUTH_MODE:-oidc\}", compose)
+    assert PUBLISHED_SECRET not in compose and "change-me" not in compose
+    initdb = (ROOT / "docker" / "initdb.sql").read_text(encoding="utf-8")
+    assert "PASSWORD '" not in initdb.upper()
+
+
+def test_the_image_does_not_serve_dev_auth_on_all_interfaces() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    runtime = dockerfile.split("FROM python:3.11-slim\n")[-1]
+    env = " ".join(re.findall(r"^ENV (.+?)(?<!\\)$", runtime, re.MULTILINE | re.DOTALL))
+    assert re.search(r"\bEWALL_AUTH_MODE=oidc\b", env), env
+    instructions = "\n".join(
+        line for line in runtime.splitlines() if not line.lstrip().startswith("#")
+    )
+    assert "EWALL_DEV_SECRET" not in instructions
+    # and were dev selected there, the server-side check refuses the image's bind address
+    cmd = re.search(r"^CMD (.+)$", runtime, re.MULTILINE)
+    assert cmd and f'"{ANYWHERE}"' in cmd.group(1)
+    with pytest.raises(InsecureConfiguration):
+        check_serve(Settings(_env_file=None, auth_mode="dev"), ANYWHERE)
