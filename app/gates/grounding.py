@@ -21,7 +21,6 @@ from sqlalchemy import Connection
 
 from app.errors import Forbidden, NotFound, Unprocessable
 from app.gates import repository
-from app.gates.sentences import split_sentences
 from app.reembed.service import check_query_model
 from app.resources import Resources
 from app.walls import policy
@@ -163,20 +162,20 @@ def check_grounding(
     resources: Resources,
     person_id: str,
     retrieval_id: str | uuid.UUID,
-    answer: str,
+    sentences: Sequence[str],
     *,
     read: Callable[[uuid.UUID], Support] | None = None,
 ) -> GroundingResult:
-    """Check ``answer`` against retrieval ``retrieval_id``. The database reads run on
-    ``conn`` unless ``read`` is given (app/gates/replica.py: on a replica, whose transaction
-    ends before the sentences are embedded)."""
+    """Check the answer's ``sentences`` (split once by the caller, after its size checks)
+    against retrieval ``retrieval_id``. The database reads run on ``conn`` unless ``read``
+    is given (app/gates/replica.py: on a replica, whose transaction ends before the
+    sentences are embedded)."""
     try:
         rid = retrieval_id if isinstance(retrieval_id, uuid.UUID) else uuid.UUID(retrieval_id)
     except ValueError as exc:
         raise Unprocessable(
             "invalid_retrieval_id", "retrieval_id must be a UUID.", field="retrieval_id"
         ) from exc
-    sentences = split_sentences(answer)
     if not sentences:
         raise Unprocessable("empty_answer", "The answer has no sentence to check.", field="answer")
     limit = resources.settings.grounding_max_sentences

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 
 from psycopg import OperationalError
 from sqlalchemy import Connection
@@ -73,7 +74,7 @@ def routed_grounding(
     resources: Resources,
     person_id: str,
     retrieval_id: str | uuid.UUID,
-    answer: str,
+    sentences: Sequence[str],
 ) -> tuple[GroundingResult, str]:
     """Check grounding with the reads on a healthy, caught-up replica when there is one;
     ``conn`` is the request's primary transaction (the gate event is written on it after
@@ -90,7 +91,7 @@ def routed_grounding(
                 resources,
                 person_id,
                 retrieval_id,
-                answer,
+                sentences,
                 read=lambda rid: _read_on_replica(replica, resources, person_id, rid, lsn),
             )
         except _Behind:
@@ -114,7 +115,7 @@ def routed_grounding(
                 extra={"replica": replica.name, "seen": result.policy_version, "now": current},
             )
         _count(resources, replica.name, outcome)
-    result = check_grounding(conn, resources, person_id, retrieval_id, answer)
+    result = check_grounding(conn, resources, person_id, retrieval_id, sentences)
     if replicas:
         _count(resources, PRIMARY, "served")
     return result, PRIMARY

@@ -141,7 +141,9 @@ def check_answer_grounding(
     response: Response,
 ) -> Any:
     settings = resources.settings
-    sentences = split_sentences(body.answer)
+    # Size and character budget first: splitting is the first work an answer costs, so a
+    # call refused for its size or its person's budget must not pay it; then one split,
+    # whose sentences are what is counted, charged and checked.
     if len(body.answer) > settings.grounding_max_chars:
         raise Unprocessable(
             "answer_too_long",
@@ -150,6 +152,14 @@ def check_answer_grounding(
             field="answer",
             limit=settings.grounding_max_chars,
         )
+    limiter = person_limiter(resources)
+    limiter.spend(
+        "grounding_characters",
+        principal.person_id,
+        len(body.answer),
+        settings.grounding_chars_per_minute,
+    )
+    sentences = split_sentences(body.answer)
     if len(sentences) > settings.grounding_max_sentences:
         # each sentence is a model call's worth of work; bound one request's cost
         raise Unprocessable(
@@ -159,12 +169,11 @@ def check_answer_grounding(
             field="answer",
             limit=settings.grounding_max_sentences,
         )
-    person_limiter(resources).spend_all(
+    limiter.spend(
+        "grounding_sentences",
         principal.person_id,
-        [
-            ("grounding_sentences", len(sentences), settings.grounding_sentences_per_minute),
-            ("grounding_characters", len(body.answer), settings.grounding_chars_per_minute),
-        ],
+        len(sentences),
+        settings.grounding_sentences_per_minute,
     )
     request = _with_session(
         {
@@ -178,7 +187,7 @@ def check_answer_grounding(
         # reads on a healthy, caught-up replica when there is one (app/gates/replica.py);
         # the gate event below is written on the primary either way
         result, served_by = routed_grounding(
-            conn, resources, principal.person_id, body.retrieval_id, body.answer
+            conn, resources, principal.person_id, body.retrieval_id, sentences
         )
     except AppError as exc:
         if exc.status not in (403, 404):

@@ -123,8 +123,12 @@ _COMPANY_FORMS = frozenset({"B.V.", "N.V.", "C.V.", "V.O.F.", "U.A.", "S.A."})
 _INITIALS = re.compile(r"(?:[A-Z](?:h|hr)?\.)+")
 _NUMBERING = re.compile(r"\d+(?:\.\d+)*")
 _MARKER = r"\[\d+(?:\s*[,;–-]\s*\d+)*\]"
-# sentence-final punctuation, closing quotes/brackets, then citation markers
-_CANDIDATE = re.compile(r"[.!?…]+[\"'”’»)\]]*(?:\s*" + _MARKER + r")*(?=\s|$)")
+# Sentence-final punctuation, closing quotes/brackets, then citation markers. A candidate
+# starts only at the first mark of a run and takes the run and its closers whole
+# (possessive): a backtracking pattern retried at every mark of a long run ("......x")
+# costs time quadratic in the run, and an answer or a document may hold 200,000 of them.
+# Only a whole run can ever end a sentence, so the matches are the same.
+_CANDIDATE = re.compile(r"(?<![.!?…])[.!?…]++[\"'”’»)\]]*+(?:\s*" + _MARKER + r")*(?=\s|$)")
 _OPENERS = "\"'“‘„«([‹"
 _LEADING_PUNCT = "([{\"'“‘„«‹"
 

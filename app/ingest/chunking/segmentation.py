@@ -4,6 +4,7 @@ marked with the strength of the boundary after it."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from app.ingest.chunking.headings import heading_of
@@ -27,7 +28,12 @@ _ABBREVIATIONS = frozenset({
 # fmt: on
 _LETTER_DOTS_RE = re.compile(r"(?:[^\W\d_]\.)*[^\W\d_]")
 _NUMBERING_TOKEN_RE = re.compile(r"\d{1,3}(?:\.\d{1,3})*|[IVXLC]{1,6}")
-_SENT_END_RE = re.compile(r"[.!?…]+[\"'”’»)\]]*(?=\s)")
+# A sentence end is a whole run of final punctuation plus its closing quotes or brackets,
+# followed by whitespace. Each run is found once from its first mark and its closers are
+# taken whole: one backtracking pattern for both, retried at every mark of a long run
+# ("......x"), costs time quadratic in the run.
+_PUNCT_RUN_RE = re.compile(r"[.!?…]+")
+_CLOSERS_RE = re.compile(r"[\"'”’»)\]]*+(?=\s)")
 _SENT_OPENERS = "\"'“‘«([§•*-–"
 _PARA_BREAK_RE = re.compile(r"\n[^\S\n]*\n")
 _STRUCTURED_LINE_RE = re.compile(
@@ -79,13 +85,30 @@ def _ends_with_abbreviation(text: str, dot: int, lo: int) -> bool:
     if lowered in _ABBREVIATIONS or _LETTER_DOTS_RE.fullmatch(lowered):
         return True
     # "3." or "II." opening a line numbers a paragraph; it does not end a sentence.
-    line_start = text.rfind("\n", lo, word_start) + 1
-    first_on_line = not text[max(line_start, lo) : word_start].strip()
-    return first_on_line and bool(_NUMBERING_TOKEN_RE.fullmatch(word))
+    return _NUMBERING_TOKEN_RE.fullmatch(word) is not None and _first_on_line(text, word_start, lo)
 
 
-def _is_sentence_end(text: str, match: re.Match[str], lo: int, hi: int) -> bool:
-    nxt = match.end()
+def _first_on_line(text: str, pos: int, lo: int) -> bool:
+    """Whether only blanks stand between the line's start (or ``lo``) and ``pos``. Walks back
+    over those blanks alone: looking for the line's start costs the whole line per word."""
+    while pos > lo and text[pos - 1] != "\n":
+        if not text[pos - 1].isspace():
+            return False
+        pos -= 1
+    return True
+
+
+def _sentence_end_candidates(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """(first mark, end) of every run of final punctuation in [start, end) that, with its
+    closers, is followed by whitespace."""
+    for run in _PUNCT_RUN_RE.finditer(text, start, end):
+        tail = _CLOSERS_RE.match(text, run.end(), end)
+        if tail is not None:
+            yield run.start(), tail.end()
+
+
+def _is_sentence_end(text: str, punct_at: int, punct_end: int, lo: int, hi: int) -> bool:
+    nxt = punct_end
     while nxt < hi and text[nxt].isspace():
         nxt += 1
     if nxt >= hi:
@@ -94,10 +117,10 @@ def _is_sentence_end(text: str, match: re.Match[str], lo: int, hi: int) -> bool:
     # Lower case after a period is the surest sign of an abbreviation we do not know.
     if not (following.isupper() or following.isdigit() or following in _SENT_OPENERS):
         return False
-    punct = match.group()
+    punct = text[punct_at:punct_end]
     if "?" in punct or "!" in punct or "…" in punct or punct.startswith(".."):
         return True
-    return not _ends_with_abbreviation(text, match.start() + punct.index("."), lo)
+    return not _ends_with_abbreviation(text, punct_at + punct.index("."), lo)
 
 
 def _is_line_break(text: str, pos: int, lo: int, hi: int) -> bool:
@@ -132,9 +155,9 @@ def split_segments(text: str, start: int, end: int) -> list[Seg]:
         if pos not in cuts and _is_line_break(text, pos, start, end):
             cuts[pos] = _LINE
         pos = text.find("\n", pos + 1, end)
-    for m in _SENT_END_RE.finditer(text, start, end):
-        if m.end() not in cuts and _is_sentence_end(text, m, start, end):
-            cuts[m.end()] = SENT
+    for punct_at, punct_end in _sentence_end_candidates(text, start, end):
+        if punct_end not in cuts and _is_sentence_end(text, punct_at, punct_end, start, end):
+            cuts[punct_end] = SENT
 
     segs: list[Seg] = []
     prev = start
