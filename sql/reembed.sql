@@ -158,6 +158,13 @@ UPDATE embedding_live
 SET model_id = :model_id, model_name = :model_name, dimension = :dimension, since = now()
 WHERE id = 1
 
+-- name: owner_sees_every_chunk
+-- The schema owner's switch transaction must see every chunk for its last check, and stay
+-- the owner for the DDL that follows (entering ewall_writer would lose the ownership). A
+-- superuser owner passes RLS anyway; any other owner passes through its own maintenance
+-- policy, which reads this setting (migration 20261202_0036, chunks_owner_maintenance).
+SELECT set_config('ewall.writer', 'on', true)
+
 -- name: lock_chunks_exclusive
 LOCK TABLE chunks IN ACCESS EXCLUSIVE MODE
 

@@ -204,6 +204,11 @@ def switch_live_model(conn: Connection, model_id: str, model_name: str, dimensio
     )
 
 
+def owner_sees_every_chunk(conn: Connection) -> None:
+    """For the schema owner's switch transaction only (the service role cannot use it)."""
+    conn.execute(sqlfiles.query("reembed.owner_sees_every_chunk"))
+
+
 def lock_chunks_exclusive(conn: Connection) -> None:
     conn.execute(sqlfiles.query("reembed.lock_chunks_exclusive"))
 

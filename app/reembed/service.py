@@ -347,7 +347,9 @@ class Reembedder:
                 try:
                     with engine.connect() as conn, conn.begin():
                         repository.set_lock_timeout(conn, self.lock_timeout_ms)
-                        mark_writer(conn)  # the last check must see every chunk
+                        # the last check must see every chunk; an owner's connection
+                        # stays the owner (the writer role could not rename columns)
+                        repository.owner_sees_every_chunk(conn)
                         self._switch_in(conn, run)
                     self.switch_ms = round((time.perf_counter() - started) * 1000, 1)
                     if self.progress is not None:

@@ -365,7 +365,8 @@ def _partition_chunks(db: DbHandle, embedder: Any, texts: list[str]) -> None:
             "CREATE INDEX ix_chunks_embedding_hnsw ON chunks"
             " USING hnsw (embedding vector_cosine_ops)"
         )
-        conn.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON chunks TO ewall_app")
+        for role in ("ewall_app", "ewall_writer"):  # as relayout copies the grants
+            conn.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON chunks TO {role}")
         for i, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
             conn.execute(
                 "INSERT INTO chunks (chunk_id, document_id, source, external_id,"
