@@ -2,6 +2,10 @@
 
 -- name: list_retrievals
 -- Newest first; :before_seq is the cursor (the last seq of the previous page).
+-- :hidden_matters (NULL: none) are the matters the reader may not see now
+-- (app/walls/visibility.py): a result of one never satisfies the matter or chunk filter, so
+-- a filter on a hidden matter, or on a chunk of one, matches as a filter on an unknown id
+-- does (nothing), instead of confirming which of the reader's retrievals returned it.
 SELECT r.*
 FROM audit_retrievals r
 WHERE (CAST(:person_id AS text) IS NULL OR r.person_id = CAST(:person_id AS text))
@@ -10,10 +14,14 @@ WHERE (CAST(:person_id AS text) IS NULL OR r.person_id = CAST(:person_id AS text
   AND (CAST(:before_seq AS bigint) IS NULL OR r.seq < CAST(:before_seq AS bigint))
   AND (CAST(:matter_id AS text) IS NULL OR EXISTS (
         SELECT 1 FROM audit_retrieval_results x
-        WHERE x.retrieval_id = r.retrieval_id AND x.matter_id = CAST(:matter_id AS text)))
+        WHERE x.retrieval_id = r.retrieval_id AND x.matter_id = CAST(:matter_id AS text)
+          AND (CAST(:hidden_matters AS text[]) IS NULL
+               OR x.matter_id <> ALL(CAST(:hidden_matters AS text[])))))
   AND (CAST(:chunk_id AS text) IS NULL OR EXISTS (
         SELECT 1 FROM audit_retrieval_results x
-        WHERE x.retrieval_id = r.retrieval_id AND x.chunk_id = CAST(:chunk_id AS text)))
+        WHERE x.retrieval_id = r.retrieval_id AND x.chunk_id = CAST(:chunk_id AS text)
+          AND (x.matter_id IS NULL OR CAST(:hidden_matters AS text[]) IS NULL
+               OR x.matter_id <> ALL(CAST(:hidden_matters AS text[])))))
   AND (CAST(:purpose AS text) IS NULL OR r.purpose = CAST(:purpose AS text))
   AND (CAST(:session_id AS text) IS NULL OR r.session_id = CAST(:session_id AS text))
 ORDER BY r.seq DESC

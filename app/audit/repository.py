@@ -32,6 +32,9 @@ class RetrievalFilter:
     until: datetime | None = None
     purpose: str | None = None
     session_id: str | None = None
+    # matters whose results never satisfy the matter or chunk filter (the reader may not
+    # see them now: app/walls/visibility.py); None: every matter counts
+    hidden_matters: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -156,7 +159,9 @@ def list_newest_first(
 ) -> list[dict[str, Any]]:
     """Rows of the log that ``where`` filters (retrievals, policy events or gate events),
     newest first, at most ``limit``, below ``before_seq`` when given."""
-    params = {**where.__dict__, "before_seq": before_seq, "limit": limit}
+    # psycopg sends a list, not a tuple, as an array
+    fields = {k: list(v) if isinstance(v, tuple) else v for k, v in where.__dict__.items()}
+    params = {**fields, "before_seq": before_seq, "limit": limit}
     rows = conn.execute(sqlfiles.query(_LIST_BLOCKS[type(where)]), params).mappings()
     return [dict(r) for r in rows]
 

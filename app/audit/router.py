@@ -10,14 +10,21 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from app.audit import service
 from app.audit.chain import now_utc, record_refusal, verify_all
+from app.auth.service import Principal
 from app.deps import Compliance, ConnDep, PrincipalDep, ResourcesDep
 from app.errors import Forbidden, envelope
+from app.resources import Resources
 from app.types import AwareDatetime, SessionId
 from app.walls.resolution import read_snapshot
+from app.walls.visibility import MatterView, matter_view
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
 
 Limit = Annotated[int, Query(ge=1, le=500)]
+
+
+def _view(principal: Principal, resources: Resources) -> MatterView:
+    return matter_view(principal, now_utc(), lambda: read_snapshot(resources.database))
 
 
 @router.get("/retrievals")
@@ -36,13 +43,14 @@ def list_retrievals(
     session_id: Annotated[SessionId | None, Query()] = None,
 ) -> dict[str, Any]:
     """Compliance reads every retrieval. Anyone else may list only their own sessions, and
-    sees no matter that they may not see now (e.g. one a wall has since screened off)."""
-    own_sessions = not principal.has_any("compliance")
-    if own_sessions:
+    sees no matter that they may not see now (e.g. one a wall has since screened off): not in
+    the items, and not through the matter and chunk filters either."""
+    view = _view(principal, resources)
+    if not view.full:
         if session_id is None or person_id not in (None, principal.person_id):
             raise Forbidden("This needs the compliance role (or: list one of your own sessions).")
         person_id = principal.person_id
-    page = service.list_retrievals(
+    return service.list_retrievals(
         conn,
         person_id=person_id,
         matter_id=matter_id,
@@ -54,21 +62,16 @@ def list_retrievals(
         purpose=purpose,
         cursor_secret=service.cursor_key(resources.settings),
         session_id=session_id,
+        view=view,
     )
-    if own_sessions:
-        snap = read_snapshot(resources.database)
-        now = now_utc()
-        service.withhold_matters(
-            page["items"], lambda m: snap.may_access(principal.person_id, m, now)
-        )
-    return page
 
 
 @router.get("/retrievals/{retrieval_id}", response_model=None)
 def get_retrieval(
-    retrieval_id: str, principal: PrincipalDep, conn: ConnDep
+    retrieval_id: str, principal: PrincipalDep, conn: ConnDep, resources: ResourcesDep
 ) -> dict[str, Any] | JSONResponse:
-    """Compliance sees every retrieval; anyone else only their own.
+    """Compliance sees every retrieval; anyone else only their own, withheld as the list
+    withholds it (no matter they may not see now, however old the retrieval).
 
     A refused read is written to the gates chain (no content, only who asked for which id)
     and answered, not raised, so that the event commits with the request's transaction.
@@ -86,7 +89,7 @@ def get_retrieval(
         return JSONResponse(
             envelope(refused.code, refused.message, refused.details), status_code=refused.status
         )
-    return item
+    return service.withhold(item, _view(principal, resources))
 
 
 @router.get("/verify")

@@ -24,6 +24,7 @@ from app.audit.repository import (
 from app.auth import keys
 from app.errors import NotFound, Unprocessable
 from app.settings import Settings
+from app.walls.visibility import MatterView, MaySee
 
 _MAX_SEQ = 2**63 - 1
 _CURSOR = re.compile(r"^[A-Za-z0-9_-]{27}$")  # 20 bytes, unpadded base64url
@@ -168,7 +169,17 @@ def list_retrievals(
     purpose: str | None = None,
     cursor_secret: bytes,
     session_id: str | None = None,
+    view: MatterView | None = None,
 ) -> dict[str, Any]:
+    """A page of retrievals. With ``view`` (a reader who may not see every matter) the
+    matter and chunk filters ignore results of hidden matters, and the page's items are
+    withheld by ``withhold_matters``; None: the compliance view, everything as stored."""
+    hidden = None
+    if view is not None and not view.full:
+        hidden = tuple(view.hidden or ())
+        if matter_id is not None and not view.may_see(matter_id):
+            # a matter unknown to the matrix may still be refused (an inactive reader)
+            hidden = (*hidden, matter_id)
     where = RetrievalFilter(
         person_id=person_id,
         matter_id=matter_id,
@@ -177,13 +188,19 @@ def list_retrievals(
         until=until,
         purpose=purpose,
         session_id=session_id,
+        hidden_matters=hidden,
     )
-    return _page(conn, where, limit=limit, cursor=cursor, cursor_secret=cursor_secret)
+    page = _page(conn, where, limit=limit, cursor=cursor, cursor_secret=cursor_secret)
+    if view is not None:
+        withhold_matters(page["items"], view.may_see)
+    return page
 
 
-def withhold_matters(items: list[dict[str, Any]], may_see: Callable[[str], bool]) -> None:
+def withhold_matters(items: list[dict[str, Any]], may_see: MaySee) -> None:
     """Blank the results (and the session binding) that name a matter the reader may not see
-    now: the rank stays, so the reader knows something was returned, but not from where."""
+    now: the rank stays, so the reader knows something was returned, but not from where.
+    The one withholding of audit items; every route a non-compliance reader can reach goes
+    through it (``list_retrievals`` and ``get_retrieval`` with a view)."""
     for item in items:
         filters = item.get("filters") or {}
         if filters.get("matter_ids"):
@@ -198,6 +215,8 @@ def withhold_matters(items: list[dict[str, Any]], may_see: Callable[[str], bool]
 
 
 def get_retrieval(conn: Connection, retrieval_id: str) -> dict[str, Any]:
+    """One retrieval as stored (the compliance view); readers with a narrower view pass the
+    item through ``withhold``."""
     try:
         parsed = uuid.UUID(retrieval_id)
     except ValueError:
@@ -206,6 +225,13 @@ def get_retrieval(conn: Connection, retrieval_id: str) -> dict[str, Any]:
     if row is None:
         raise NotFound("Retrieval", retrieval_id)
     return _retrieval_items(conn, [row])[0]
+
+
+def withhold(item: dict[str, Any], view: MatterView) -> dict[str, Any]:
+    """``item`` as a reader with ``view`` may read it."""
+    if not view.full:
+        withhold_matters([item], view.may_see)
+    return item
 
 
 def export_lines(

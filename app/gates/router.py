@@ -39,6 +39,7 @@ from app.limits import PersonLimiter
 from app.resources import Resources
 from app.search.replica import PRIMARY
 from app.walls.resolution import read_snapshot
+from app.walls.visibility import matter_view
 
 router = APIRouter(prefix="/v1/gates", tags=["gates"])
 
@@ -271,7 +272,7 @@ def check_session(
             outcome={"refused": {"status": exc.status, "code": exc.code}},
         )
         return JSONResponse(envelope(exc.code, exc.message, exc.details), status_code=exc.status)
-    answer = answer_for(finding, snap, principal.person_id, at)
+    answer = answer_for(finding, snap, matter_view(principal, at, lambda: snap), at)
     append_gate_event(
         conn,
         person_id=principal.person_id,

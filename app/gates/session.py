@@ -21,6 +21,7 @@ from sqlalchemy import Connection
 from app.errors import NotFound
 from app.gates import repository
 from app.walls.graph import MatrixSnapshot
+from app.walls.visibility import MatterView
 
 
 @dataclass
@@ -107,14 +108,14 @@ def _unique(reasons: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def answer_for(
-    finding: SessionFinding, snap: MatrixSnapshot, caller_id: str, at: datetime
+    finding: SessionFinding, snap: MatrixSnapshot, view: MatterView, at: datetime
 ) -> dict[str, Any]:
-    """The finding as the caller may read it: matters they may not see now are left out of
-    every reason (and so is the party that would point at them); the reason itself stays,
-    so the status never depends on who asks."""
+    """The finding as the caller may read it (``view``, the audit API's rule): matters they
+    may not see now are left out of every reason (and so is the party that would point at
+    them); the reason itself stays, so the status never depends on who asks."""
     reasons: list[dict[str, Any]] = []
     for reason in finding.reasons:
-        visible = [m for m in reason["matters"] if snap.may_access(caller_id, m, at)]
+        visible = [m for m in reason["matters"] if view.may_see(m)]
         shown = {
             "kind": reason["kind"],
             "person_id": reason["person_id"],

@@ -14,10 +14,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.auth.service import Principal
 from app.gates.session import answer_for, findings
 from app.walls.exposure import aggregate
 from app.walls.graph import Client, MatrixSnapshot, Matter, Party, Person, Wall
 from app.walls.names import normalize_name
+from app.walls.visibility import matter_view
 from tests.walls.test_resolution_property import RefFirm, RefWall, firms
 
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
@@ -123,7 +125,8 @@ def test_gate_answers_and_exposure_name_only_matters_the_caller_may_see(
     found = {(r["person_id"], r["matters"][0]) for r in finding.reasons if r["kind"] == "wall"}
     assert found == lost
     # ... and the caller's answer names no matter they may not see, whoever asks
-    answer = answer_for(finding, snap, caller, NOW)
+    lawyer = Principal(caller, frozenset({"lawyer"}))
+    answer = answer_for(finding, snap, matter_view(lawyer, NOW, lambda: snap), NOW)
     assert answer["status"] == finding.status
     assert len(answer["reasons"]) <= len(finding.reasons)
     for reason in answer["reasons"]:
