@@ -632,7 +632,9 @@ CREATE TABLE public.audit_retrieval_results (
     chunk_id text NOT NULL,
     matter_id text,
     content_sha256 text NOT NULL,
-    score double precision NOT NULL
+    score double precision NOT NULL,
+    sub_rank integer DEFAULT 0 NOT NULL,
+    CONSTRAINT ck_audit_retrieval_results_sub_rank CHECK ((sub_rank >= 0))
 );
 
 -- TABLE public audit_retrievals
@@ -1197,7 +1199,7 @@ ALTER TABLE ONLY public.audit_heads
 -- CONSTRAINT public audit_retrieval_results pk_audit_retrieval_results
 
 ALTER TABLE ONLY public.audit_retrieval_results
-    ADD CONSTRAINT pk_audit_retrieval_results PRIMARY KEY (retrieval_id, rank);
+    ADD CONSTRAINT pk_audit_retrieval_results PRIMARY KEY (retrieval_id, rank, sub_rank);
 
 -- CONSTRAINT public audit_retrievals pk_audit_retrievals
 

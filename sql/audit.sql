@@ -43,13 +43,16 @@ WITH fence AS MATERIALIZED (
     WHERE s.members IS NOT NULL  -- NULL: the caller knows the set is stored already
     ON CONFLICT (set_id) DO NOTHING
 ), results AS (
-    INSERT INTO audit_retrieval_results (retrieval_id, rank, chunk_id, matter_id,
+    -- every chunk the response names: the hits (sub_rank 0) and, for a collapsed search,
+    -- the other sections listed under each hit (sub_rank 1, 2, ...)
+    INSERT INTO audit_retrieval_results (retrieval_id, rank, sub_rank, chunk_id, matter_id,
                                          content_sha256, score)
-    SELECT :retrieval_id, r.rank, r.chunk_id, r.matter_id, r.content_sha256, r.score
-    FROM unnest(CAST(:result_ranks AS integer[]), CAST(:result_chunk_ids AS text[]),
-                CAST(:result_matter_ids AS text[]), CAST(:result_hashes AS text[]),
-                CAST(:result_scores AS float8[]))
-         AS r (rank, chunk_id, matter_id, content_sha256, score)
+    SELECT :retrieval_id, r.rank, r.sub_rank, r.chunk_id, r.matter_id, r.content_sha256,
+           r.score
+    FROM unnest(CAST(:result_ranks AS integer[]), CAST(:result_sub_ranks AS integer[]),
+                CAST(:result_chunk_ids AS text[]), CAST(:result_matter_ids AS text[]),
+                CAST(:result_hashes AS text[]), CAST(:result_scores AS float8[]))
+         AS r (rank, sub_rank, chunk_id, matter_id, content_sha256, score)
 ), head AS MATERIALIZED (
     SELECT seq, prev_hash, hash
     FROM ewall_audit_advance('retrievals', :canonical, (SELECT ok FROM fence))
@@ -102,11 +105,11 @@ SELECT seq, hash FROM audit_heads WHERE chain = :chain
 -- name: retrieval_rows_with_results
 -- Every retrieval with its results (one row per result, NULL x_ columns when none), in
 -- chain order: what verification recomputes the hashes from.
-SELECT r.*, x.rank AS x_rank, x.chunk_id AS x_chunk_id, x.matter_id AS x_matter_id,
-       x.content_sha256 AS x_content_sha256, x.score AS x_score
+SELECT r.*, x.rank AS x_rank, x.sub_rank AS x_sub_rank, x.chunk_id AS x_chunk_id,
+       x.matter_id AS x_matter_id, x.content_sha256 AS x_content_sha256, x.score AS x_score
 FROM audit_retrievals r
 LEFT JOIN audit_retrieval_results x USING (retrieval_id)
-ORDER BY r.seq, x.rank
+ORDER BY r.seq, x.rank, x.sub_rank
 
 -- name: policy_event_rows
 SELECT * FROM policy_events ORDER BY seq

@@ -28,10 +28,11 @@ ORDER BY r.seq DESC
 LIMIT :limit
 
 -- name: results_for
-SELECT retrieval_id, rank, chunk_id, matter_id, content_sha256, score
+-- Every chunk each retrieval named: its hits (sub_rank 0) and the sections listed under them.
+SELECT retrieval_id, rank, sub_rank, chunk_id, matter_id, content_sha256, score
 FROM audit_retrieval_results
 WHERE retrieval_id = ANY(:retrieval_ids)
-ORDER BY retrieval_id, rank
+ORDER BY retrieval_id, rank, sub_rank
 
 -- name: export_retrievals
 SELECT r.*

@@ -4,7 +4,10 @@
 SELECT person_id FROM audit_retrievals WHERE retrieval_id = :retrieval_id
 
 -- name: retrieval_results
--- The chunks a retrieval returned, with their content hashes as audited, by rank.
+-- The chunks a retrieval returned, with their content hashes as audited, by rank: the hits
+-- only (sub_rank 0). The other sections a collapsed search listed under a hit were named
+-- (id, heading, pages) but their text was never sent, so an answer cannot have drawn on it;
+-- counting them as support would pass sentences on text the caller never had.
 SELECT chunk_id, content_sha256 FROM audit_retrieval_results
-WHERE retrieval_id = :retrieval_id
+WHERE retrieval_id = :retrieval_id AND sub_rank = 0
 ORDER BY rank

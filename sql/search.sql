@@ -18,7 +18,8 @@
 --                 the planner's only sensible path.
 -- The caller picks the form from the allowed row count and re-runs exact when the HNSW
 -- form returns fewer than min(candidates, allowed) rows. With :collapse true either form
--- returns one hit per document (its best chunk, the other matching chunks listed).
+-- returns one hit per document (its best chunk, the other matching chunks listed with the
+-- content hash and matter the audit row records for each).
 --
 -- Parameters
 --   :qvec              query embedding (pgvector text)
@@ -297,7 +298,8 @@ LEFT JOIN LATERAL (
                (SELECT coalesce(jsonb_agg(jsonb_build_object(
                            'chunk_id', o.chunk_id, 'section_path', oc.section_path,
                            'page_from', oc.page_from, 'page_to', oc.page_to,
-                           'score', o.score) ORDER BY o.in_document), '[]'::jsonb)
+                           'score', o.score, 'content_sha256', oc.content_sha256,
+                           'matter_id', oc.matter_id) ORDER BY o.in_document), '[]'::jsonb)
                 FROM fused_doc o JOIN chunks oc ON oc.chunk_id = o.chunk_id
                 WHERE o.document_id = t.document_id AND o.in_document > 1)
            END AS other_sections
@@ -468,7 +470,8 @@ LEFT JOIN LATERAL (
                (SELECT coalesce(jsonb_agg(jsonb_build_object(
                            'chunk_id', o.chunk_id, 'section_path', oc.section_path,
                            'page_from', oc.page_from, 'page_to', oc.page_to,
-                           'score', o.score) ORDER BY o.in_document), '[]'::jsonb)
+                           'score', o.score, 'content_sha256', oc.content_sha256,
+                           'matter_id', oc.matter_id) ORDER BY o.in_document), '[]'::jsonb)
                 FROM fused_doc o JOIN chunks oc ON oc.chunk_id = o.chunk_id
                 WHERE o.document_id = t.document_id AND o.in_document > 1)
            END AS other_sections

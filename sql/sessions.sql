@@ -14,7 +14,9 @@ LIMIT 1
 
 -- name: session_matters
 -- Every matter a session's retrievals returned chunks of, per person (NULL matter: public
--- sources); :person_id NULL reads every person's part of the session (compliance).
+-- sources); :person_id NULL reads every person's part of the session (compliance). Every
+-- audited result counts, the sections a collapsed search named under a hit (sub_rank > 0)
+-- too: the session learnt of them, so they taint it as what it read does.
 SELECT r.person_id, x.matter_id, count(x.chunk_id) AS chunks
 FROM audit_retrievals r
 LEFT JOIN audit_retrieval_results x ON x.retrieval_id = r.retrieval_id
@@ -26,7 +28,8 @@ ORDER BY r.person_id, x.matter_id
 -- name: exposure
 -- Who retrieved chunks of :matter_ids since :since, per person, session and matter, with the
 -- documents (the chunk id without its ":<16 hex>" content hash: "<source>:<external_id>";
--- a string test, not a regular expression, as it runs once per row).
+-- a string test, not a regular expression, as it runs once per row). Every audited result
+-- counts as retrieved, the sections a collapsed search named under a hit too.
 -- Only the rows of the people the wall denies are read and grouped. The conflict graph
 -- decides who they are and passes them in one of two forms: :denied (an exclusionary wall:
 -- a few people), or :admitted when the wall also denies people unknown to the matrix (an

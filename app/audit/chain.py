@@ -63,7 +63,22 @@ SESSION_FIELDS = ("session_id", "session_matter_id", "session_scope")
 # Covered by the hash only when set, like the session fields: rows written before the query's
 # model was recorded (NULL) hash exactly as they did then (migration 20261201_0030).
 OPTIONAL_FIELDS = (*SESSION_FIELDS, "query_model")
-RESULT_FIELDS = ("rank", "chunk_id", "matter_id", "content_sha256", "score")
+RESULT_FIELDS = ("rank", "sub_rank", "chunk_id", "matter_id", "content_sha256", "score")
+
+
+def result_order(result: Mapping[str, Any]) -> tuple[int, int]:
+    """A result's place: its hit's rank, then 0 for the hit itself and 1, 2, ... for the
+    other sections of the hit's document that a collapsed search named under it."""
+    return int(result["rank"]), int(result.get("sub_rank") or 0)
+
+
+def _canonical_result(result: Mapping[str, Any]) -> dict[str, Any]:
+    out = {f: result[f] for f in ("rank", "chunk_id", "matter_id", "content_sha256", "score")}
+    # named only when above 0: rows stored before sections were audited (all hits) hash
+    # exactly as they did then (migration 20261202_0037)
+    if result.get("sub_rank"):
+        out["sub_rank"] = int(result["sub_rank"])
+    return out
 
 
 # The columns a retrieval row carries as they are, in the hash and in the compliance API.
@@ -92,16 +107,7 @@ def retrieval_canonical(row: Mapping[str, Any], results: Sequence[Mapping[str, A
         {
             **session,
             **retrieval_fields(row),
-            "results": [
-                {
-                    "rank": r["rank"],
-                    "chunk_id": r["chunk_id"],
-                    "matter_id": r["matter_id"],
-                    "content_sha256": r["content_sha256"],
-                    "score": r["score"],
-                }
-                for r in sorted(results, key=lambda r: int(r["rank"]))
-            ],
+            "results": [_canonical_result(r) for r in sorted(results, key=result_order)],
         }
     )
 
@@ -224,7 +230,7 @@ def _retrieval_params(
             new_ids.append(row[set_key])
     if new_ids:
         event.listen(conn, "commit", lambda _c: known.update(new_ids), once=True)
-    ordered = sorted(results, key=lambda r: int(r["rank"]))
+    ordered = sorted(results, key=result_order)
     canonical = retrieval_canonical(row, ordered)
     params = dict(row)
     params.update(
@@ -233,6 +239,7 @@ def _retrieval_params(
         wall_group_members=members["allowed_wall_groups_set"],
         principal_members=members["source_principals_set"],
         result_ranks=[int(r["rank"]) for r in ordered],
+        result_sub_ranks=[result_order(r)[1] for r in ordered],
         result_chunk_ids=[r["chunk_id"] for r in ordered],
         result_matter_ids=[r["matter_id"] for r in ordered],
         result_hashes=[r["content_sha256"] for r in ordered],
@@ -380,6 +387,7 @@ def iter_retrieval_rows(conn: Connection) -> Iterator[tuple[int, str, str, str]]
             results.append(
                 {
                     "rank": row["x_rank"],
+                    "sub_rank": row["x_sub_rank"],
                     "chunk_id": row["x_chunk_id"],
                     "matter_id": row["x_matter_id"],
                     "content_sha256": row["x_content_sha256"],

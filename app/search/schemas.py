@@ -54,13 +54,15 @@ class DocumentRef(BaseModel):
 
 
 class OtherSection(BaseModel):
-    """Another matching chunk of a collapsed hit's document (fused rank order)."""
+    """Another matching chunk of a collapsed hit's document (fused rank order). Its text is
+    not sent; the audit row records it under the hit's rank (a sub-rank) with this hash."""
 
     chunk_id: str
     section_path: str
     page_from: int | None
     page_to: int | None
     score: float
+    content_sha256: str
 
 
 class Hit(BaseModel):

@@ -365,6 +365,29 @@ def _execute(
     return rows, strategy
 
 
+def _audited_results(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every chunk the response names (invariant 4): each hit at its rank (sub_rank 0) and,
+    under it, the other sections a collapsed search lists with it (sub_rank 1, 2, ... in
+    the listed order). Their ids, headings and pages reach the caller, so "who saw chunk X"
+    and the replica fence must cover them; their text does not, so the grounding gate
+    counts only sub_rank 0 (sql/gates.sql)."""
+    results: list[dict[str, Any]] = []
+    for rank, hit in enumerate(hits, start=1):
+        named = [hit, *(hit.get("other_sections") or [])]
+        results.extend(
+            {
+                "rank": rank,
+                "sub_rank": sub_rank,
+                "chunk_id": chunk["chunk_id"],
+                "matter_id": chunk["matter_id"],
+                "content_sha256": chunk["content_sha256"],
+                "score": float(chunk["score"]),
+            }
+            for sub_rank, chunk in enumerate(named)
+        )
+    return results
+
+
 def _audit(
     conn: Connection,
     principal: Principal,
@@ -380,16 +403,7 @@ def _audit(
     append: Callable[[dict[str, Any], list[dict[str, Any]], Access], None] | None = None,
     query_model: str | None = None,
 ) -> None:
-    results = [
-        {
-            "rank": i,
-            "chunk_id": h["chunk_id"],
-            "matter_id": h["matter_id"],
-            "content_sha256": h["content_sha256"],
-            "score": float(h["score"]),
-        }
-        for i, h in enumerate(hits, start=1)
-    ]
+    results = _audited_results(hits)
     filters = request.filters.model_dump(mode="json", exclude_none=True) if request.filters else {}
     row = {
         "retrieval_id": retrieval_id,
@@ -408,7 +422,7 @@ def _audit(
         "prompt_version": request.prompt_version,
         "strategy": strategy,
         "took_ms": took_ms,
-        "result_count": len(results),
+        "result_count": len(hits),
         "session_id": session.session_id,
         "session_matter_id": session.matter_id,
         "session_scope": session.scope,
