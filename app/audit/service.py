@@ -200,7 +200,7 @@ def withhold_matters(items: list[dict[str, Any]], may_see: MaySee) -> None:
     """Blank the results (and the session binding) that name a matter the reader may not see
     now: the rank stays, so the reader knows something was returned, but not from where.
     The one withholding of audit items; every route a non-compliance reader can reach goes
-    through it (``list_retrievals`` and ``get_retrieval`` with a view)."""
+    through it (``list_retrievals`` given a view, ``withhold`` for a single item)."""
     for item in items:
         filters = item.get("filters") or {}
         if filters.get("matter_ids"):
