@@ -295,6 +295,19 @@ class Settings(BaseSettings):
     citations_per_minute: int = Field(
         default=600, ge=1, description="Distinct ECLIs checked per person per minute (429)."
     )
+    # every lawyer route has a per-person budget: one script must not monopolise the
+    # encoder, the pool or the matrix reads that everyone's searches share
+    search_per_minute: int = Field(
+        default=600, ge=1, description="Searches per person per minute (429 beyond)."
+    )
+    session_gate_per_minute: int = Field(
+        default=120, ge=1, description="Session gate calls per person per minute (429 beyond)."
+    )
+    own_audit_reads_per_minute: int = Field(
+        default=120,
+        ge=1,
+        description="Reads of one's own sessions in the audit per person per minute (429).",
+    )
 
     # --- sparse leg (docs/quality.md: measured with ewall eval) ---------------------------
     sparse_compound_weight: float = Field(

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from app.audit import service
 from app.audit.chain import now_utc, record_refusal, verify_all
+from app.auth.service import Principal
 from app.deps import Compliance, ConnDep, PrincipalDep, ResourcesDep
 from app.errors import Forbidden, envelope
 from app.types import AwareDatetime, SessionId
@@ -20,9 +21,25 @@ router = APIRouter(prefix="/v1/audit", tags=["audit"])
 Limit = Annotated[int, Query(ge=1, le=500)]
 
 
-@router.get("/retrievals")
+def _own_read_budget(principal: PrincipalDep, resources: ResourcesDep) -> Principal:
+    """A lawyer's read of their own sessions is charged before the transaction opens (it
+    reads the matrix to withhold matters); compliance reads are not a lawyer route."""
+    if not principal.has_any("compliance"):
+        resources.limiter.spend(
+            "own_audit_reads",
+            principal.person_id,
+            1,
+            resources.settings.own_audit_reads_per_minute,
+        )
+    return principal
+
+
+@router.get(
+    "/retrievals",
+    responses={429: {"description": "A per-person limit was reached (see Retry-After)."}},
+)
 def list_retrievals(
-    principal: PrincipalDep,
+    principal: Annotated[Principal, Depends(_own_read_budget)],
     conn: ConnDep,
     resources: ResourcesDep,
     person_id: str | None = None,

@@ -233,13 +233,31 @@ def check_answer_grounding(
     )
 
 
-SessionAsker = Annotated[Principal, Depends(require_roles("lawyer", "compliance"))]
+def _session_gate_budget(
+    principal: Annotated[Principal, Depends(require_roles("lawyer", "compliance"))],
+    resources: ResourcesDep,
+) -> Principal:
+    """Charge one session gate call before the transaction opens (the call reads the whole
+    session and the matrix: a refused one must cost no connection)."""
+    person_limiter(resources).spend(
+        "session_gate_calls",
+        principal.person_id,
+        1,
+        resources.settings.session_gate_per_minute,
+    )
+    return principal
+
+
+SessionAsker = Annotated[Principal, Depends(_session_gate_budget)]
 
 
 @router.post(
     "/session",
     response_model=SessionGateOut,
-    responses={404: {"description": "No retrieval of yours (or anyone's, for compliance)"}},
+    responses={
+        404: {"description": "No retrieval of yours (or anyone's, for compliance)"},
+        **_RATE_LIMITED,
+    },
 )
 def check_session(
     body: SessionGateIn, principal: SessionAsker, conn: ConnDep, resources: ResourcesDep
