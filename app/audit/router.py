@@ -14,7 +14,6 @@ from app.auth.service import Principal
 from app.deps import Compliance, ConnDep, PrincipalDep, ResourcesDep
 from app.errors import Forbidden, envelope
 from app.types import AwareDatetime, SessionId
-from app.walls.resolution import read_snapshot
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
 
@@ -73,7 +72,7 @@ def list_retrievals(
         session_id=session_id,
     )
     if own_sessions:
-        snap = read_snapshot(resources.database)
+        snap = resources.require_resolver().matrix(conn, resources.database)
         now = now_utc()
         service.withhold_matters(
             page["items"], lambda m: snap.may_access(principal.person_id, m, now)

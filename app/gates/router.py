@@ -38,7 +38,6 @@ from app.gates.session import answer_for, assess
 from app.limits import PersonLimiter
 from app.resources import Resources
 from app.search.replica import PRIMARY
-from app.walls.resolution import read_snapshot
 
 router = APIRouter(prefix="/v1/gates", tags=["gates"])
 
@@ -267,7 +266,7 @@ def check_session(
     (someone else's is unknown to them); compliance about anyone's."""
     everyone = principal.has_any("compliance")
     request = {"session_id": body.session_id, "scope": "all" if everyone else "own"}
-    snap = read_snapshot(resources.database)
+    snap = resources.require_resolver().matrix(conn, resources.database)
     at = now_utc()
     try:
         finding = assess(
