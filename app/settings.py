@@ -436,6 +436,17 @@ class Settings(BaseSettings):
         description="Query encoding: onnx (the model exported locally at first start, same "
         "vectors), onnx-int8 (quantised, close vectors) or torch; falls back to torch.",
     )
+    # --- audit checkpoints (README: Audit): outside the database, out of a superuser's reach
+    audit_checkpoint_key: Path | None = Field(
+        default=None,
+        description="Ed25519 key signing audit checkpoints (0600; its public key beside it, "
+        "<key>.pub); default <data_dir>/audit/checkpoint.key.",
+    )
+    audit_checkpoint_dir: Path | None = Field(
+        default=None,
+        description="Where `ewall audit checkpoint` writes and `ewall audit verify "
+        "--checkpoints` reads; default <data_dir>/audit/checkpoints.",
+    )
     query_encoder_cache_dir: Path | None = Field(
         default=None, description="Where exported encoders are kept; default <data_dir>/encoders."
     )
