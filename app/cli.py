@@ -7,6 +7,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
+from pathlib import Path
 from typing import Any
 
 from app.auth.keys import InsecureConfiguration, check_serve, prints_dev_token
@@ -184,13 +185,72 @@ def cmd_schema_snapshot(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_audit_verify(args: argparse.Namespace, settings: Settings) -> int:
+    from app.audit import checkpoints
     from app.audit.chain import verify_all
     from app.db.runtime import open_database
 
+    public = None
+    if args.checkpoints is not None:
+        public_file = (
+            Path(args.public_key)
+            if args.public_key
+            else checkpoints.public_key_path(checkpoints.key_path(settings))
+        )
+        try:
+            public = checkpoints.load_public_key(public_file)
+        except checkpoints.CheckpointError as exc:
+            return _fail(str(exc))
     with open_database(settings) as database, database.transaction() as conn:
-        report = verify_all(conn)
+        report = (
+            verify_all(conn)
+            if public is None
+            else checkpoints.verify_with_checkpoints(conn, Path(args.checkpoints), public)
+        )
     print(json.dumps(report, indent=2))
     return 0 if report["ok"] else 1
+
+
+def cmd_audit_keygen(args: argparse.Namespace, settings: Settings) -> int:
+    from app.audit import checkpoints
+
+    key = Path(args.key) if args.key else checkpoints.key_path(settings)
+    try:
+        public = checkpoints.generate_key(key)
+    except checkpoints.CheckpointError as exc:
+        return _fail(str(exc))
+    print(json.dumps({"key": str(key), "public_key": str(public)}, indent=2))
+    return 0
+
+
+def cmd_audit_checkpoint(args: argparse.Namespace, settings: Settings) -> int:
+    from app.audit import checkpoints
+    from app.db.replicas import begin_read_only
+    from app.db.runtime import open_database
+
+    key_file = Path(args.key) if args.key else checkpoints.key_path(settings)
+    directory = Path(args.dir) if args.dir else checkpoints.checkpoint_dir(settings)
+    try:
+        if not key_file.exists():
+            public = checkpoints.generate_key(key_file)
+            print(f"generated the signing key {key_file} (public key {public})", file=sys.stderr)
+        key = checkpoints.load_private_key(key_file)
+        with (
+            open_database(settings) as database,
+            database.engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn,
+            conn.begin(),
+        ):
+            # one state: the rows verified are the rows whose heads are signed
+            begin_read_only(conn)
+            written = checkpoints.write_checkpoint(conn, key, directory)
+    except checkpoints.CheckpointError as exc:
+        return _fail(str(exc))
+    out = {
+        "file": str(written.path),
+        "chains": written.heads,
+        "public_key": str(checkpoints.public_key_path(key_file)),
+    }
+    print(json.dumps(out, indent=2))
+    return 0
 
 
 def cmd_audit_export(args: argparse.Namespace, settings: Settings) -> int:
@@ -268,7 +328,33 @@ def build_parser() -> argparse.ArgumentParser:
         dest="audit_command", required=True
     )
     p = audit.add_parser("verify", help="verify the hash chains")
+    p.add_argument(
+        "--checkpoints",
+        default=None,
+        metavar="DIR",
+        help="also prove that the chains still extend every signed checkpoint in DIR "
+        "(catches a superuser who rewrote history and recomputed the chain)",
+    )
+    p.add_argument(
+        "--public-key",
+        default=None,
+        help="the checkpoints' public key (default: EWALL_AUDIT_CHECKPOINT_KEY + .pub)",
+    )
     p.set_defaults(handler=cmd_audit_verify)
+    p = audit.add_parser(
+        "keygen",
+        help="create the Ed25519 key that signs audit checkpoints (0600) and its public key",
+    )
+    p.add_argument("--key", default=None, help="default: EWALL_AUDIT_CHECKPOINT_KEY")
+    p.set_defaults(handler=cmd_audit_keygen)
+    p = audit.add_parser(
+        "checkpoint",
+        help="verify the chains, sign their heads and write a checkpoint file to a directory "
+        "out of the database's reach (the key is generated on first use)",
+    )
+    p.add_argument("--key", default=None, help="default: EWALL_AUDIT_CHECKPOINT_KEY")
+    p.add_argument("--dir", default=None, help="default: EWALL_AUDIT_CHECKPOINT_DIR")
+    p.set_defaults(handler=cmd_audit_checkpoint)
     p = audit.add_parser("export", help="write retrievals as JSON lines to stdout")
     p.add_argument("--since", default=None)
     p.add_argument("--until", default=None)

@@ -295,6 +295,19 @@ class Settings(BaseSettings):
     citations_per_minute: int = Field(
         default=600, ge=1, description="Distinct ECLIs checked per person per minute (429)."
     )
+    # every lawyer route has a per-person budget: one script must not monopolise the
+    # encoder, the pool or the matrix reads that everyone's searches share
+    search_per_minute: int = Field(
+        default=600, ge=1, description="Searches per person per minute (429 beyond)."
+    )
+    session_gate_per_minute: int = Field(
+        default=120, ge=1, description="Session gate calls per person per minute (429 beyond)."
+    )
+    own_audit_reads_per_minute: int = Field(
+        default=120,
+        ge=1,
+        description="Reads of one's own sessions in the audit per person per minute (429).",
+    )
 
     # --- sparse leg (docs/quality.md: measured with ewall eval) ---------------------------
     sparse_compound_weight: float = Field(
@@ -422,6 +435,17 @@ class Settings(BaseSettings):
         default="onnx",
         description="Query encoding: onnx (the model exported locally at first start, same "
         "vectors), onnx-int8 (quantised, close vectors) or torch; falls back to torch.",
+    )
+    # --- audit checkpoints (README: Audit): outside the database, out of a superuser's reach
+    audit_checkpoint_key: Path | None = Field(
+        default=None,
+        description="Ed25519 key signing audit checkpoints (0600; its public key beside it, "
+        "<key>.pub); default <data_dir>/audit/checkpoint.key.",
+    )
+    audit_checkpoint_dir: Path | None = Field(
+        default=None,
+        description="Where `ewall audit checkpoint` writes and `ewall audit verify "
+        "--checkpoints` reads; default <data_dir>/audit/checkpoints.",
     )
     query_encoder_cache_dir: Path | None = Field(
         default=None, description="Where exported encoders are kept; default <data_dir>/encoders."

@@ -102,6 +102,14 @@ SELECT chain, seq, hash FROM audit_heads ORDER BY chain
 -- name: head
 SELECT seq, hash FROM audit_heads WHERE chain = :chain
 
+-- name: hash_at
+-- The stored hash of one chain's row at :seq (no row: the chain no longer reaches it).
+SELECT hash FROM audit_retrievals WHERE :chain = 'retrievals' AND seq = :seq
+UNION ALL
+SELECT hash FROM policy_events WHERE :chain = 'policy' AND seq = :seq
+UNION ALL
+SELECT hash FROM gate_events WHERE :chain = 'gates' AND seq = :seq
+
 -- name: retrieval_rows_with_results
 -- Every retrieval with its results (one row per result, NULL x_ columns when none), in
 -- chain order: what verification recomputes the hashes from.

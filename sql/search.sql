@@ -41,7 +41,7 @@
 -- analyze_query (run first; it reads no chunks) turns the question into the sparse leg's
 -- inputs. It matches on the OR of the question's lexemes (AND semantics returns nothing for
 -- most natural-language questions) and keeps websearch operators when the user typed
--- them, applies synonyms with ts_rewrite, drops lexemes found in more than :common_df of
+-- them (ANDed with the same budgeted OR, so every form of question is bounded), applies synonyms with ts_rewrite, drops lexemes found in more than :common_df of
 -- all chunks (and in more than 1,000: a small corpus costs nothing) and adds lexemes rarest first only while their summed document frequency
 -- stays under :match_budget, so one question cannot make the leg rank half the corpus.
 -- Ranking uses every lexeme: the sum of idf x ts_rank (PostgreSQL's rankers have no IDF).
@@ -65,21 +65,24 @@ WITH corpus AS (
     FROM query_tsq AS q
 ), typed AS (
     -- the lexemes of the question itself (the others came from a synonym)
-    SELECT DISTINCT replace(x[1], '''''', '''') AS lexeme
+    SELECT DISTINCT replace(x[2], '''''', '''') AS lexeme
     FROM query_tsq AS q,
-         regexp_matches(CAST(q.tsq AS text), '(?:^|[^!])''((?:[^'']|'''')+)''', 'g') AS x
+         regexp_matches(CAST(q.tsq AS text), '(!?)''((?:[^'']|'''')+)''', 'g') AS x
+    WHERE x[1] = ''
 ), query_lexemes AS (
     -- the positive (not negated) lexemes of the rewritten query, with BM25-style IDF; w is
     -- 1 for the question's own lexemes and :synonym_weight for those only a synonym added
+    -- (quoted lexemes are read left to right in pairs of quotes, so the closing quote of a
+    -- negated lexeme never opens the next one; a lexeme right after ! is negated)
     SELECT m.lexeme, coalesce(s.ndoc, 0) AS df,
            ln(1 + ((SELECT n FROM corpus) - coalesce(s.ndoc, 0) + 0.5)
                   / (coalesce(s.ndoc, 0) + 0.5)) AS idf,
            CASE WHEN m.lexeme IN (SELECT lexeme FROM typed) THEN 1.0
                 ELSE CAST(:synonym_weight AS float8) END AS w
-    FROM (SELECT DISTINCT replace(x[1], '''''', '''') AS lexeme
+    FROM (SELECT DISTINCT replace(x[2], '''''', '''') AS lexeme
           FROM rewritten AS r,
-               regexp_matches(CAST(r.tsq AS text), '(?:^|[^!])''((?:[^'']|'''')+)''', 'g')
-               AS x) AS m
+               regexp_matches(CAST(r.tsq AS text), '(!?)''((?:[^'']|'''')+)''', 'g') AS x
+          WHERE x[1] = '') AS m
     LEFT JOIN lexeme_stats AS s ON s.lexeme = m.lexeme
 ), compounds AS (
     -- Dutch writes compounds as one word ("huurachterstand", "ijsgroothandel"); a
@@ -122,10 +125,20 @@ WITH corpus AS (
            row_number() OVER (ORDER BY df DESC, lexeme)
     FROM compounds
 )
-SELECT CASE WHEN :websearch THEN CAST((SELECT tsq FROM rewritten) AS text)
-            ELSE coalesce(array_to_string(ARRAY(
+SELECT CASE WHEN NOT :websearch
+            THEN coalesce(array_to_string(ARRAY(
                      SELECT quote_literal(lexeme) FROM match_lexemes ORDER BY lexeme), ' | '),
                      '')
+            -- the user's operators, ANDed with the budgeted OR: "a" OR b, a phrase of common
+            -- words or a lone -term would otherwise match as much of the corpus as they
+            -- name. A query with no positive lexeme (only -terms) matches nothing, as a plain
+            -- question without lexemes does.
+            WHEN EXISTS (SELECT 1 FROM match_lexemes)
+            THEN CAST((SELECT tsq FROM rewritten)
+                      && CAST(array_to_string(ARRAY(
+                             SELECT quote_literal(lexeme) FROM match_lexemes ORDER BY lexeme),
+                             ' | ') AS tsquery) AS text)
+            ELSE ''
        END AS match_tsq,
        CAST((SELECT tsq FROM rewritten) AS text) AS headline_tsq,
        ARRAY(SELECT lexeme FROM ranked WHERE part = 1 OR pos <= :rank_lexeme_limit

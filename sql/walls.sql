@@ -141,6 +141,13 @@ FROM covered c JOIN matter_team t ON t.matter_id = c.matter_id
 -- name: policy_version
 SELECT version FROM policy_state WHERE id = 1
 
+-- name: matrix_stamp
+-- What a whole-matrix snapshot is cached under. policy_version moves with every change of
+-- access; the policy chain's head moves with every change of the matrix at all (a party or a
+-- title changes no access but does change adversity), because each is logged as one event.
+SELECT (SELECT version FROM policy_state WHERE id = 1) AS policy_version,
+       coalesce((SELECT seq FROM audit_heads WHERE chain = 'policy'), 0) AS policy_seq
+
 -- name: policy_version_for_share
 -- The version, locked FOR SHARE until commit: no policy change can commit before this
 -- transaction does (the grounding gate's replica fence).

@@ -82,6 +82,12 @@ def chain_head(conn: Connection, chain: str) -> tuple[int, str] | None:
     return None if row is None else (int(row.seq), str(row.hash))
 
 
+def hash_at(conn: Connection, chain: str, seq: int) -> str | None:
+    """The stored hash of ``chain``'s row ``seq``; None when there is no such row."""
+    row = conn.execute(sqlfiles.query("audit.hash_at"), {"chain": chain, "seq": seq}).first()
+    return None if row is None else str(row.hash)
+
+
 def _stream(conn: Connection, block: str) -> Iterator[dict[str, Any]]:
     result = conn.execution_options(stream_results=True, yield_per=2000).execute(
         sqlfiles.query(block)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse, StreamingResponse
+from sqlalchemy import Connection
 
 from app.audit import service
 from app.audit.chain import now_utc, record_refusal, verify_all
@@ -15,7 +16,6 @@ from app.deps import Compliance, ConnDep, PrincipalDep, ResourcesDep
 from app.errors import Forbidden, envelope
 from app.resources import Resources
 from app.types import AwareDatetime, SessionId
-from app.walls.resolution import read_snapshot
 from app.walls.visibility import MatterView, matter_view
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
@@ -23,13 +23,32 @@ router = APIRouter(prefix="/v1/audit", tags=["audit"])
 Limit = Annotated[int, Query(ge=1, le=500)]
 
 
-def _view(principal: Principal, resources: Resources) -> MatterView:
-    return matter_view(principal, now_utc(), lambda: read_snapshot(resources.database))
+def _view(principal: Principal, conn: Connection, resources: Resources) -> MatterView:
+    """The caller's view of the matters, read from the cached whole-matrix snapshot."""
+    return matter_view(
+        principal, now_utc(), lambda: resources.require_resolver().matrix(conn, resources.database)
+    )
 
 
-@router.get("/retrievals")
+def _own_read_budget(principal: PrincipalDep, resources: ResourcesDep) -> Principal:
+    """A lawyer's read of their own sessions is charged before the transaction opens (it
+    reads the matrix to withhold matters); compliance reads are not a lawyer route."""
+    if not principal.has_any("compliance"):
+        resources.limiter.spend(
+            "own_audit_reads",
+            principal.person_id,
+            1,
+            resources.settings.own_audit_reads_per_minute,
+        )
+    return principal
+
+
+@router.get(
+    "/retrievals",
+    responses={429: {"description": "A per-person limit was reached (see Retry-After)."}},
+)
 def list_retrievals(
-    principal: PrincipalDep,
+    principal: Annotated[Principal, Depends(_own_read_budget)],
     conn: ConnDep,
     resources: ResourcesDep,
     person_id: str | None = None,
@@ -45,7 +64,7 @@ def list_retrievals(
     """Compliance reads every retrieval. Anyone else may list only their own sessions, and
     sees no matter that they may not see now (e.g. one a wall has since screened off): not in
     the items, and not through the matter and chunk filters either."""
-    view = _view(principal, resources)
+    view = _view(principal, conn, resources)
     if not view.full:
         if session_id is None or person_id not in (None, principal.person_id):
             raise Forbidden("This needs the compliance role (or: list one of your own sessions).")
@@ -89,7 +108,7 @@ def get_retrieval(
         return JSONResponse(
             envelope(refused.code, refused.message, refused.details), status_code=refused.status
         )
-    return service.withhold(item, _view(principal, resources))
+    return service.withhold(item, _view(principal, conn, resources))
 
 
 @router.get("/verify")

@@ -130,9 +130,7 @@ def check_serve(settings: Settings, host: str) -> None:
 
 def prints_dev_token(settings: Settings, host: str) -> bool:
     """Only the loopback development server on the embedded database prints a token."""
-    return (
-        settings.auth_mode == "dev" and is_loopback(host) and settings.uses_embedded_database
-    )
+    return settings.auth_mode == "dev" and is_loopback(host) and settings.uses_embedded_database
 
 
 def data_dir_secret(data_dir: Path, name: str) -> str:

@@ -118,7 +118,6 @@ class TokenVerifier:
             options=options,
         )
 
-
     def _development_key(self) -> str:
         if self._dev_key is None:
             try:

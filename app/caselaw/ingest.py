@@ -78,8 +78,14 @@ PROGRESS_EVERY = 25
 # Metadata that a later record should not erase by leaving it out (see _keep_known).
 _KEPT_FIELDS = ("court", "decision_date", "area_of_law", "procedure")
 # The report sections of case-law events (see _caselaw_section).
-_REPORTED_KINDS = ("state_change", "held", "crosscheck", "crosscheck_error", "metadata_only",
-                   "duplicate")
+_REPORTED_KINDS = (
+    "state_change",
+    "held",
+    "crosscheck",
+    "crosscheck_error",
+    "metadata_only",
+    "duplicate",
+)
 
 
 def _as_datetime(value: date | None) -> datetime | None:
@@ -151,16 +157,18 @@ class CrossChecker:
         checked_at = datetime.now(UTC).isoformat()
         base: dict[str, Any] = {"source": self.url, "checked_at": checked_at}
         if self.gave_up:
-            return {**base, "status": "unavailable",
-                    "error": "skipped: the second source failed repeatedly in this run"}
+            return {
+                **base,
+                "status": "unavailable",
+                "error": "skipped: the second source failed repeatedly in this run",
+            }
         try:
             response = self._http().get(self.url, params={"id": record.ecli})
         except httpx.HTTPError as exc:
             self.failures_in_a_row += 1
             if self.failures_in_a_row >= CROSSCHECK_MAX_CONSECUTIVE_FAILURES:
                 self.gave_up = True
-            return {**base, "status": "unavailable",
-                    "error": f"{type(exc).__name__}: {exc}"[:300]}
+            return {**base, "status": "unavailable", "error": f"{type(exc).__name__}: {exc}"[:300]}
         self.failures_in_a_row = 0
         if response.status_code == 404:
             secondary: RechtspraakRecord | None = None
@@ -174,15 +182,16 @@ class CrossChecker:
             except ExtractionError as exc:
                 # the second source answered, but with something that is not this record:
                 # that is a discrepancy a person should see, not a transport problem
-                return {**base, "status": "discrepancies",
-                        "discrepancies": [f"second source: unreadable record ({exc.reason})"]}
+                return {
+                    **base,
+                    "status": "discrepancies",
+                    "discrepancies": [f"second source: unreadable record ({exc.reason})"],
+                }
         found = crosscheck(record, secondary)
         return {**base, "status": "discrepancies" if found else "agree", "discrepancies": found}
 
 
-def _merged_crosscheck(
-    fresh: dict[str, Any] | None, previous: Any
-) -> dict[str, Any] | None:
+def _merged_crosscheck(fresh: dict[str, Any] | None, previous: Any) -> dict[str, Any] | None:
     """What goes into ``case_law.crosscheck``.
 
     No check configured: keep what was recorded. A check that could not run: keep the last
@@ -191,8 +200,11 @@ def _merged_crosscheck(
     if fresh is None:
         return previous if isinstance(previous, dict) else None
     if fresh["status"] == "unavailable" and isinstance(previous, dict):
-        return {**previous, "last_error": fresh.get("error"),
-                "last_attempt_at": fresh["checked_at"]}
+        return {
+            **previous,
+            "last_error": fresh.get("error"),
+            "last_attempt_at": fresh["checked_at"],
+        }
     return fresh
 
 
@@ -239,14 +251,15 @@ def _lenient_guard(
     )
 
 
-def _keep_known(
-    incoming: CaseFields, before: StoredCase | None
-) -> tuple[CaseFields, list[str]]:
+def _keep_known(incoming: CaseFields, before: StoredCase | None) -> tuple[CaseFields, list[str]]:
     """Fields the record left out keep their known values (tri-state: absent is not "none")."""
     if before is None:
         return incoming, []
-    kept = [name for name in _KEPT_FIELDS
-            if getattr(incoming, name) in (None, "") and getattr(before, name) not in (None, "")]
+    kept = [
+        name
+        for name in _KEPT_FIELDS
+        if getattr(incoming, name) in (None, "") and getattr(before, name) not in (None, "")
+    ]
     return replace(incoming, **{name: getattr(before, name) for name in kept}), kept
 
 
@@ -274,8 +287,9 @@ def _source_document(record: RechtspraakRecord, data: bytes, file_label: str) ->
     )
 
 
-def _ingest_record(ctx: _RunContext, record: RechtspraakRecord, data: bytes,
-                   file_label: str) -> OutcomeLike:
+def _ingest_record(
+    ctx: _RunContext, record: RechtspraakRecord, data: bytes, file_label: str
+) -> OutcomeLike:
     pipeline, run = ctx.pipeline, ctx.run
     ecli = record.ecli
     first_file = ctx.seen_files.setdefault(ecli, file_label)
@@ -290,14 +304,22 @@ def _ingest_record(ctx: _RunContext, record: RechtspraakRecord, data: bytes,
     outcome: DocumentOutcome | None = None
     if _has_text(record):
         outcome = pipeline.ingest(
-            run, _source_document(record, data, file_label), public=True,
+            run,
+            _source_document(record, data, file_label),
+            public=True,
             search_state=transition.search_state,
         )
     else:
         with run.lock:
             run.counts["seen"] += 1
-    _write_case(ctx, record, file_label=file_label, fresh_check=fresh_check, outcome=outcome,
-                duplicate_of=duplicate_of)
+    _write_case(
+        ctx,
+        record,
+        file_label=file_label,
+        fresh_check=fresh_check,
+        outcome=outcome,
+        duplicate_of=duplicate_of,
+    )
     return outcome if outcome is not None else _Outcome("metadata_only")
 
 
@@ -337,8 +359,7 @@ def _write_case(
             set_aside_by=new.set_aside_by,
             state=new.state.value,
             held_reason=new.held_reason,
-            crosscheck=_merged_crosscheck(fresh_check,
-                                          before.crosscheck if before else None),
+            crosscheck=_merged_crosscheck(fresh_check, before.crosscheck if before else None),
         )
         row, kept = _keep_known(incoming, before)
         if before is None:
@@ -349,46 +370,67 @@ def _write_case(
             ctx.count("caselaw_updated")
         else:
             ctx.count("caselaw_unchanged")
-        moved = repository.set_document_search_state(conn, SOURCE, ecli,
-                                                     transition.search_state)
+        moved = repository.set_document_search_state(conn, SOURCE, ecli, transition.search_state)
         ctx.count(f"caselaw_{new.state.value}")
 
         def event(kind: str, reason: str | None, details: dict[str, Any] | None = None) -> None:
             # The pipeline's event writer, inside this transaction: the row and its report
             # entries commit together.
-            pipeline.record_event(conn, run, kind, SOURCE, ecli, reason,
-                                  {"file": file_label, **(details or {})})
+            pipeline.record_event(
+                conn, run, kind, SOURCE, ecli, reason, {"file": file_label, **(details or {})}
+            )
 
         if duplicate_of is not None:
-            event("duplicate", f"the same ECLI was already read from {duplicate_of} in this "
-                  "run; the later file was ingested over it", {"first_file": duplicate_of})
+            event(
+                "duplicate",
+                f"the same ECLI was already read from {duplicate_of} in this "
+                "run; the later file was ingested over it",
+                {"first_file": duplicate_of},
+            )
             ctx.count("caselaw_duplicates")
         prev_label = previous.state.value if previous is not None else None
         for error in transition.parse_errors:
             if previous is None:
                 outcome_note = "nothing was known yet" + (
-                    ", so the decision is held" if new.state is Status.HELD
+                    ", so the decision is held"
+                    if new.state is Status.HELD
                     else f"; the other markers make it {new.state.value}"
                 )
             else:
-                outcome_note = (f"this marker kept its previous value (the decision was "
-                                f"{prev_label}, now {new.state.value})")
-            event("parse_error", f"{error}; {outcome_note}",
-                  {"field": "status marker", "kept": prev_label})
+                outcome_note = (
+                    f"this marker kept its previous value (the decision was "
+                    f"{prev_label}, now {new.state.value})"
+                )
+            event(
+                "parse_error",
+                f"{error}; {outcome_note}",
+                {"field": "status marker", "kept": prev_label},
+            )
             with run.lock:
                 run.counts["parse_errors"] += 1
         for name in kept:
-            event("parse_error", f"{name} absent in this record; kept the known value",
-                  {"field": name, "kept": str(getattr(row, name))})
+            event(
+                "parse_error",
+                f"{name} absent in this record; kept the known value",
+                {"field": name, "kept": str(getattr(row, name))},
+            )
             with run.lock:
                 run.counts["parse_errors"] += 1
         if (previous is None and new.state is not Status.ACTIVE) or (
             previous is not None and previous.state is not new.state
         ):
-            event("state_change", f"{prev_label or 'new'} -> {new.state.value}",
-                  {"from": prev_label, "to": new.state.value, "held_reason": new.held_reason,
-                   "replaced_by": new.replaced_by, "set_aside_by": new.set_aside_by,
-                   "chunks_changed": moved})
+            event(
+                "state_change",
+                f"{prev_label or 'new'} -> {new.state.value}",
+                {
+                    "from": prev_label,
+                    "to": new.state.value,
+                    "held_reason": new.held_reason,
+                    "replaced_by": new.replaced_by,
+                    "set_aside_by": new.set_aside_by,
+                    "chunks_changed": moved,
+                },
+            )
             ctx.count("caselaw_state_changes")
         if new.state is Status.HELD:
             event("held", new.held_reason, {"confirm": f"POST /v1/caselaw/{ecli}/confirm"})
@@ -403,7 +445,6 @@ def _write_case(
         _crosscheck_events(ctx, event, fresh_check)
 
 
-
 def _crosscheck_events(
     ctx: _RunContext,
     event: Callable[[str, str | None, dict[str, Any] | None], None],
@@ -413,8 +454,12 @@ def _crosscheck_events(
         return
     if fresh["status"] == "discrepancies":
         found = list(fresh.get("discrepancies") or [])
-        event("crosscheck", f"{len(found)} discrepancies with the second source (not resolved;"
-              " the primary record decides the state)", {"discrepancies": found})
+        event(
+            "crosscheck",
+            f"{len(found)} discrepancies with the second source (not resolved;"
+            " the primary record decides the state)",
+            {"discrepancies": found},
+        )
         ctx.count("caselaw_crosscheck_discrepancies")
     elif fresh["status"] == "unavailable":
         event("crosscheck_error", f"second source not checked: {fresh.get('error')}", None)
@@ -426,21 +471,40 @@ def _crosscheck_events(
 # --- the report -------------------------------------------------------------------------------
 
 
-def _caselaw_section(pipeline: IngestPipeline, run: IngestRun,
-                     stats: Counter[str]) -> dict[str, Any]:
+def _caselaw_section(
+    pipeline: IngestPipeline, run: IngestRun, stats: Counter[str]
+) -> dict[str, Any]:
     """The case-law part of the delta report (the pipeline's report knows documents only)."""
     with pipeline.database.transaction() as conn:
         by_kind: dict[str, list[dict[str, Any]]] = {}
         for ev in repository.run_events_of_kinds(conn, run.run_id, _REPORTED_KINDS):
             by_kind.setdefault(ev.kind, []).append(
-                {"kind": ev.kind, "external_id": ev.external_id, "reason": ev.reason,
-                 "details": ev.details})
+                {
+                    "kind": ev.kind,
+                    "external_id": ev.external_id,
+                    "reason": ev.reason,
+                    "details": ev.details,
+                }
+            )
         pending = held_cases(conn)
     counts = {
         key: stats.get(f"caselaw_{key}", 0)
-        for key in ("new", "updated", "unchanged", "active", "withdrawn", "voided",
-                    "set_aside", "held", "metadata_only", "state_changes", "duplicates",
-                    "crosscheck_agree", "crosscheck_discrepancies", "crosscheck_unavailable")
+        for key in (
+            "new",
+            "updated",
+            "unchanged",
+            "active",
+            "withdrawn",
+            "voided",
+            "set_aside",
+            "held",
+            "metadata_only",
+            "state_changes",
+            "duplicates",
+            "crosscheck_agree",
+            "crosscheck_discrepancies",
+            "crosscheck_unavailable",
+        )
     }
     counts["held_pending"] = len(pending)
     return {
@@ -497,13 +561,18 @@ class RechtspraakSource(BaseSource):
                 data = _read(file)
                 record = parse_rechtspraak(data)
             except ExtractionError as exc:
-                yield DocumentFailure(SOURCE, None, f"{label}: {exc.reason}",
-                                      details={"file": label})
+                yield DocumentFailure(
+                    SOURCE, None, f"{label}: {exc.reason}", details={"file": label}
+                )
                 continue
             except Exception as exc:  # one record must never take the whole run down
                 log.exception("case-law record failed", extra={"file": label})
-                yield DocumentFailure(SOURCE, None, f"{label}: internal error: "
-                                      f"{type(exc).__name__}", details={"file": label})
+                yield DocumentFailure(
+                    SOURCE,
+                    None,
+                    f"{label}: internal error: {type(exc).__name__}",
+                    details={"file": label},
+                )
                 continue
             doc = _source_document(record, data, label)
             self._current = (doc, record, label)
@@ -525,9 +594,9 @@ class RechtspraakSource(BaseSource):
             return _ingest_record(self._ctx(run), record, doc.content or b"", label)
         except Exception as exc:  # one record must never take the whole run down
             log.exception("case-law record failed", extra={"file": label})
-            self.pipeline.record_error(run, SOURCE, None,
-                                       f"{label}: internal error: {type(exc).__name__}",
-                                       {"file": label})
+            self.pipeline.record_error(
+                run, SOURCE, None, f"{label}: internal error: {type(exc).__name__}", {"file": label}
+            )
             return _Outcome("error")
 
     def report(self, pipeline: Pipeline[Any], run: Any) -> dict[str, Any]:
@@ -558,8 +627,16 @@ def ingest_rechtspraak_folder(
     changes, cross-check discrepancies, metadata-only records, duplicates)."""
     source = RechtspraakSource(path, pipeline)
     try:
-        return run_source(source, pipeline, None, mode="full", started_by=started_by,
-                          on_progress=on_progress, run=run, progress_every=PROGRESS_EVERY)
+        return run_source(
+            source,
+            pipeline,
+            None,
+            mode="full",
+            started_by=started_by,
+            on_progress=on_progress,
+            run=run,
+            progress_every=PROGRESS_EVERY,
+        )
     finally:
         source.close()
 

@@ -207,7 +207,10 @@ class RechtspraakRecord:
                 "errors": self.marker_errors,
             },
             "liveness": {
-                "live": status.live, "code": status.code, "reason": status.reason, "by": status.by
+                "live": status.live,
+                "code": status.code,
+                "reason": status.reason,
+                "by": status.by,
             },
             "warnings": list(self.warnings),
         }
@@ -285,9 +288,7 @@ def _strict_parser() -> etree.XMLParser:
 
 
 def _lenient_parser() -> etree.XMLParser:
-    return etree.XMLParser(
-        resolve_entities=False, no_network=True, load_dtd=False, recover=True
-    )
+    return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, recover=True)
 
 
 _DECLARED = re.compile(rb"""^<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
@@ -372,8 +373,7 @@ def parse_xml(data: bytes) -> tuple[etree._Element, list[str]]:
     stripped = body.lstrip(b" \t\r\n")
     if len(stripped) != len(body):
         warnings.append(
-            f"removed {len(body) - len(stripped)} byte(s) of whitespace before the XML "
-            "declaration"
+            f"removed {len(body) - len(stripped)} byte(s) of whitespace before the XML declaration"
         )
         body = stripped
         root = _strict(body)
@@ -455,9 +455,24 @@ def _inline(el: etree._Element) -> str:
 
 _CONTAINERS = frozenset(
     {
-        "parablock", "section", "itemizedlist", "orderedlist", "listitem", "uitspraak.info",
-        "conclusie.info", "informaltable", "tgroup", "thead", "tbody", "tfoot", "textobject",
-        "blockquote", "uitspraak", "conclusie", "inhoudsindicatie", "footnote",
+        "parablock",
+        "section",
+        "itemizedlist",
+        "orderedlist",
+        "listitem",
+        "uitspraak.info",
+        "conclusie.info",
+        "informaltable",
+        "tgroup",
+        "thead",
+        "tbody",
+        "tfoot",
+        "textobject",
+        "blockquote",
+        "uitspraak",
+        "conclusie",
+        "inhoudsindicatie",
+        "footnote",
     }
 )
 _SKIPPED = frozenset({"mediaobject", "imageobject", "imagedata", "colspec", "footnote-ref"})

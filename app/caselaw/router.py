@@ -31,7 +31,8 @@ def _ecli(value: str) -> str:
     canonical = normalize_ecli(value)
     if canonical is None:
         raise Unprocessable(
-            "invalid_ecli", f"{value[:80]!r} is not an ECLI (e.g. ECLI:NL:HR:2013:477).",
+            "invalid_ecli",
+            f"{value[:80]!r} is not an ECLI (e.g. ECLI:NL:HR:2013:477).",
             field="ecli",
         )
     return canonical

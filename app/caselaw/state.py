@@ -127,8 +127,9 @@ def _observe(record: RechtspraakRecord) -> dict[str, _Observed]:
     return observed
 
 
-def _derive(withdrawn: bool | None, voided: bool | None, vervallen: bool | None,
-            set_aside: bool | None) -> Status:
+def _derive(
+    withdrawn: bool | None, voided: bool | None, vervallen: bool | None, set_aside: bool | None
+) -> Status:
     if withdrawn:
         return Status.WITHDRAWN
     if voided or vervallen:
@@ -247,7 +248,5 @@ def crosscheck(primary: RechtspraakRecord, secondary: RechtspraakRecord | None) 
     live_ours, reason_ours, _ = liveness(primary)
     live_theirs, reason_theirs, _ = liveness(secondary)
     if live_ours != live_theirs:
-        found.append(
-            f"liveness: primary {reason_ours!r}, second source {reason_theirs!r}"
-        )
+        found.append(f"liveness: primary {reason_ours!r}, second source {reason_theirs!r}")
     return found

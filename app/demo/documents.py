@@ -176,7 +176,8 @@ def _articles_sentence(d: Dossier) -> str:
     if len(d.articles) == 1:
         return f"Het juridisch kader wordt bepaald door {d.articles[0]}."
     return (
-        "Het juridisch kader wordt bepaald door " + ", ".join(d.articles[:-1])
+        "Het juridisch kader wordt bepaald door "
+        + ", ".join(d.articles[:-1])
         + f" en {d.articles[-1]}."
     )
 
@@ -236,7 +237,7 @@ def _sentences(paragraph: str) -> list[str]:
     out: list[str] = []
     start = 0
     for match in re.finditer(r"[.?!] (?=[A-Z'\"(])", paragraph):
-        candidate = paragraph[start:match.start() + 1]
+        candidate = paragraph[start : match.start() + 1]
         if _NO_SPLIT_RE.search(candidate):
             continue
         out.append(candidate.strip())
@@ -252,12 +253,16 @@ def _pleading_text(paragraph: str) -> str:
 def _request(m: DemoMatter, d: Dossier) -> str:
     forum = d.forum or "de bevoegde instantie"
     if m.practice_area == "bestuursrecht":
-        return (f"Op grond van het voorgaande verzoekt cliënte {forum} te beslissen "
-                "overeenkomstig haar standpunt.")
-    return (f"Cliënte biedt bewijs aan van al haar stellingen, in het bijzonder met de "
-            f"producties en door het horen van getuigen. Op grond van het voorgaande verzoekt "
-            f"cliënte {forum} te beslissen overeenkomstig haar standpunt, met veroordeling "
-            f"van de wederpartij in de proceskosten.")
+        return (
+            f"Op grond van het voorgaande verzoekt cliënte {forum} te beslissen "
+            "overeenkomstig haar standpunt."
+        )
+    return (
+        f"Cliënte biedt bewijs aan van al haar stellingen, in het bijzonder met de "
+        f"producties en door het horen van getuigen. Op grond van het voorgaande verzoekt "
+        f"cliënte {forum} te beslissen overeenkomstig haar standpunt, met veroordeling "
+        f"van de wederpartij in de proceskosten."
+    )
 
 
 def _brief(m: DemoMatter, d: Dossier) -> str:
@@ -273,10 +278,13 @@ def _brief(m: DemoMatter, d: Dossier) -> str:
     if d.forum:
         parties += [f"Gericht aan {d.forum}.", ""]
     sections: list[tuple[str, list[str]]] = [
-        ("Inleiding", [
-            f"{client_name} (hierna: cliënte) legt in dit processtuk haar standpunt voor. "
-            f"Kern van het geschil: {d.question[0].lower()}{d.question[1:]}",
-        ]),
+        (
+            "Inleiding",
+            [
+                f"{client_name} (hierna: cliënte) legt in dit processtuk haar standpunt voor. "
+                f"Kern van het geschil: {d.question[0].lower()}{d.question[1:]}",
+            ],
+        ),
         ("Feiten", list(d.facts)),
         ("Juridisch kader", [_articles_sentence(d)] if d.articles else []),
     ]
@@ -379,7 +387,9 @@ def _deal_email(m: DemoMatter, sent: datetime) -> bytes:
         "Groet,\nThijs\n"
     )
     msg.add_attachment(
-        b"Concept SPA v3 (zie DMS)", maintype="application", subtype="octet-stream",
+        b"Concept SPA v3 (zie DMS)",
+        maintype="application",
+        subtype="octet-stream",
         filename="Concept SPA Project Tulp v3.docx",
     )
     # Fixed MIME boundary: the default is random and would change the bytes on every load.
@@ -491,8 +501,20 @@ def _agreement(agreement: Agreement) -> str:
     return "\n".join(lines) + "\n"
 
 
-_MONTHS = ("januari", "februari", "maart", "april", "mei", "juni", "juli", "augustus",
-           "september", "oktober", "november", "december")
+_MONTHS = (
+    "januari",
+    "februari",
+    "maart",
+    "april",
+    "mei",
+    "juni",
+    "juli",
+    "augustus",
+    "september",
+    "oktober",
+    "november",
+    "december",
+)
 
 
 def _selection_note() -> str:
@@ -549,18 +571,38 @@ def _matter_documents(m: DemoMatter, d: Dossier) -> list[tuple[SourceDocument, s
     normalise to."""
     docs: list[tuple[SourceDocument, str]] = []
 
-    def add(title: str, doc_type: str, kind: str, author: str, days: int, *,
-            text: str | None = None, content: bytes | None = None,
-            mime_type: str | None = None, acl_allow: tuple[str, ...] | None = None) -> None:
+    def add(
+        title: str,
+        doc_type: str,
+        kind: str,
+        author: str,
+        days: int,
+        *,
+        text: str | None = None,
+        content: bytes | None = None,
+        mime_type: str | None = None,
+        acl_allow: tuple[str, ...] | None = None,
+    ) -> None:
         acl = None if acl_allow is None else SourceAcl("private", frozenset(acl_allow))
-        docs.append((SourceDocument(
-            source=SOURCE,
-            external_id=_external_id(m.matter_id, len(docs) + 1),
-            title=title, doc_type=doc_type, client_id=m.client_id,
-            matter_id=m.matter_id, author=person(author).name,
-            modified_at=_at(_document_day(m, days)),
-            acl=acl, text=text, content=content, mime_type=mime_type,
-        ), kind))
+        docs.append(
+            (
+                SourceDocument(
+                    source=SOURCE,
+                    external_id=_external_id(m.matter_id, len(docs) + 1),
+                    title=title,
+                    doc_type=doc_type,
+                    client_id=m.client_id,
+                    matter_id=m.matter_id,
+                    author=person(author).name,
+                    modified_at=_at(_document_day(m, days)),
+                    acl=acl,
+                    text=text,
+                    content=content,
+                    mime_type=mime_type,
+                ),
+                kind,
+            )
+        )
 
     lead = m.team[0]
     add(f"Memo {m.title}", "Memo", "memo", lead, 40, text=_memo(m, d))
@@ -568,38 +610,83 @@ def _matter_documents(m: DemoMatter, d: Dossier) -> list[tuple[SourceDocument, s
         add(f"{d.brief} – {m.title}", d.brief, "brief", lead, 14, text=_brief(m, d))
     chart_author = m.team[-1]
     if m.matter_id == "MEDIVERS-001":
-        add("Claim chart EP 2 471 839 – Medivastine Genova 20 mg retard", "Claim chart",
-            "claim_chart", chart_author, 21, text=_claim_chart_medivers())
+        add(
+            "Claim chart EP 2 471 839 – Medivastine Genova 20 mg retard",
+            "Claim chart",
+            "claim_chart",
+            chart_author,
+            21,
+            text=_claim_chart_medivers(),
+        )
     if m.matter_id == "HELDERGLAS-003":
-        add("Kenmerkenanalyse EP 3 118 207 tegen D1 en D2", "Kenmerkenanalyse",
-            "claim_chart", chart_author, 18, text=_claim_chart_helderglas())
+        add(
+            "Kenmerkenanalyse EP 3 118 207 tegen D1 en D2",
+            "Kenmerkenanalyse",
+            "claim_chart",
+            chart_author,
+            18,
+            text=_claim_chart_helderglas(),
+        )
     report = EXPERT_REPORTS.get(m.matter_id)
     if report is not None:
-        add(f"Deskundigenrapport {report.expert} – {m.title}", "Deskundigenrapport",
-            "expert_report", lead, 25, text=_expert_report(m, report))
+        add(
+            f"Deskundigenrapport {report.expert} – {m.title}",
+            "Deskundigenrapport",
+            "expert_report",
+            lead,
+            25,
+            text=_expert_report(m, report),
+        )
     hearing = HEARINGS.get(m.matter_id)
     if hearing is not None:
         doc_type = "Getuigenverklaring" if hearing.numbered else "Proces-verbaal getuigenverhoor"
-        add(f"{doc_type} {hearing.witness}", doc_type, "deposition", lead, 30,
-            text=_hearing(m, hearing, _document_day(m, 30)))
+        add(
+            f"{doc_type} {hearing.witness}",
+            doc_type,
+            "deposition",
+            lead,
+            30,
+            text=_hearing(m, hearing, _document_day(m, 30)),
+        )
     agreement = AGREEMENTS.get(m.matter_id)
     if agreement is not None:
-        add(agreement.title, "Conceptovereenkomst", "contract", lead, 10,
-            text=_agreement(agreement))
+        add(
+            agreement.title, "Conceptovereenkomst", "contract", lead, 10, text=_agreement(agreement)
+        )
     if m.matter_id == "HELDERGLAS-002":
         # Private in the DMS: only the employment team; no wall is involved, the source
         # ACL alone keeps it from the rest of the firm.
         allowed = tuple(person(p).alias for p in ("evandenberg@firm.nl", "nsmit@firm.nl"))
-        add("Vertrouwelijke notitie selectie boventallige functies", "Notitie", "memo",
-            "nsmit@firm.nl", 8, text=_selection_note(), acl_allow=allowed)
+        add(
+            "Vertrouwelijke notitie selectie boventallige functies",
+            "Notitie",
+            "memo",
+            "nsmit@firm.nl",
+            8,
+            text=_selection_note(),
+            acl_allow=allowed,
+        )
     sent = _at(_document_day(m, 3), 16)
-    add(f"E-mail aan cliënt: {m.title}", "E-mail", "email", lead, 3,
-        content=_email(m, d, sent, len(docs) + 1), mime_type="message/rfc822")
+    add(
+        f"E-mail aan cliënt: {m.title}",
+        "E-mail",
+        "email",
+        lead,
+        3,
+        content=_email(m, d, sent, len(docs) + 1),
+        mime_type="message/rfc822",
+    )
     if m.matter_id == "NOORDZEE-001":
         deal_sent = _at(_document_day(m, 6), 9)
-        add("E-mail Project Tulp – koopprijs, earn-out en concept SPA v3", "E-mail", "email",
-            "tvisser@firm.nl", 6, content=_deal_email(m, deal_sent),
-            mime_type="message/rfc822")
+        add(
+            "E-mail Project Tulp – koopprijs, earn-out en concept SPA v3",
+            "E-mail",
+            "email",
+            "tvisser@firm.nl",
+            6,
+            content=_deal_email(m, deal_sent),
+            mime_type="message/rfc822",
+        )
     return docs
 
 

@@ -59,8 +59,11 @@ STATUTE_SOURCE = "wetten"
 # Decisions loaded whatever else is chosen, because they show the withdrawal states of
 # app.caselaw: one set aside by a higher court, one declared lapsed, one voided and
 # published as metadata only. None of them is searchable after the load.
-WITHDRAWAL_EXAMPLES = ("ECLI:NL:RBAMS:2012:BZ5426", "ECLI:NL:CRVB:2012:BY5954",
-                   "ECLI:NL:CBB:1997:ZG0125")
+WITHDRAWAL_EXAMPLES = (
+    "ECLI:NL:RBAMS:2012:BZ5426",
+    "ECLI:NL:CRVB:2012:BY5954",
+    "ECLI:NL:CBB:1997:ZG0125",
+)
 
 # (phase, done, total): the CLI turns these into progress bars.
 Progress = Callable[[str, int, int | None], None]
@@ -75,8 +78,7 @@ def _no_progress(phase: str, done: int, total: int | None) -> None:
 
 def _people() -> list[PersonImport]:
     return [
-        PersonImport(person_id=p.person_id, name=p.name, aliases=[p.alias])
-        for p in firm.PEOPLE
+        PersonImport(person_id=p.person_id, name=p.name, aliases=[p.alias]) for p in firm.PEOPLE
     ]
 
 
@@ -107,9 +109,7 @@ def _wall_in(wall: firm.DemoWall) -> WallIn:
         kind=wall.kind,
         title=wall.title,
         reason=wall.reason,
-        protects=Protects(
-            matters=list(wall.protects_matters), clients=list(wall.protects_clients)
-        ),
+        protects=Protects(matters=list(wall.protects_matters), clients=list(wall.protects_clients)),
         screened=list(wall.screened),
         allowed=list(wall.allowed),
         include_team=wall.include_team,
@@ -189,7 +189,9 @@ def _ingest_case_law(
     progress("case law", 0, total)
     with _staged(selection.files) as folder:
         return ingest_rechtspraak_folder(
-            pipeline, folder, started_by=ACTOR,
+            pipeline,
+            folder,
+            started_by=ACTOR,
             on_progress=lambda done, _total: progress("case law", done, total),
         )
 
@@ -237,11 +239,17 @@ def statute_articles(folder: Path = DATA_DIR / "wetgeving") -> list[StatuteArtic
         meta, body = _front_matter(path.read_text(encoding="utf-8"))
         for block in body.split("## Artikel ")[1:]:
             number, _, article = block.partition("\n")
-            out.append(StatuteArticle(
-                bwb_id=meta["bwb_id"], law=meta["titel"], cite=meta["citeertitel"],
-                book=meta.get("boek", ""), number=number.strip(), version=meta["versie"],
-                body=article.strip(),
-            ))
+            out.append(
+                StatuteArticle(
+                    bwb_id=meta["bwb_id"],
+                    law=meta["titel"],
+                    cite=meta["citeertitel"],
+                    book=meta.get("boek", ""),
+                    number=number.strip(),
+                    version=meta["versie"],
+                    body=article.strip(),
+                )
+            )
     return out
 
 
@@ -275,20 +283,22 @@ def _exhibit_documents(selection: CaseLawSelection) -> tuple[list[SourceDocument
             missing.append(ecli)
             continue
         m = firm.matter(matter_id)
-        docs.append(SourceDocument(
-            source=demo_docs.SOURCE,
-            external_id=f"{demo_docs.LIBRARY}!{matter_id}.{ecli}",
-            title=title,
-            doc_type="Jurisprudentie",
-            client_id=m.client_id,
-            matter_id=matter_id,
-            author=firm.person(m.team[0]).name,
-            modified_at=datetime.combine(
-                demo_docs.DEMO_TODAY - timedelta(days=20), datetime.min.time(), tzinfo=UTC
-            ),
-            content=path.read_bytes(),
-            mime_type="application/xml",
-        ))
+        docs.append(
+            SourceDocument(
+                source=demo_docs.SOURCE,
+                external_id=f"{demo_docs.LIBRARY}!{matter_id}.{ecli}",
+                title=title,
+                doc_type="Jurisprudentie",
+                client_id=m.client_id,
+                matter_id=matter_id,
+                author=firm.person(m.team[0]).name,
+                modified_at=datetime.combine(
+                    demo_docs.DEMO_TODAY - timedelta(days=20), datetime.min.time(), tzinfo=UTC
+                ),
+                content=path.read_bytes(),
+                mime_type="application/xml",
+            )
+        )
     return docs, missing
 
 
@@ -299,8 +309,9 @@ def _ingest_firm(
     exhibits, missing = _exhibit_documents(selection)
     firm_docs = demo_docs.firm_documents()
     run: IngestRun = pipeline.start_run(
-        "demo", {"statutes": len(statutes), "exhibits": len(exhibits),
-                 "firm_documents": len(firm_docs)}, ACTOR,
+        "demo",
+        {"statutes": len(statutes), "exhibits": len(exhibits), "firm_documents": len(firm_docs)},
+        ACTOR,
     )
     total = len(statutes) + len(exhibits) + len(firm_docs)
     done = 0
@@ -339,8 +350,12 @@ def load_demo(
     report("conflict matrix", 0, 2)
     with database.transaction() as conn:
         before = apply_matrix(
-            conn, actor=ACTOR, people=_people(), clients=_clients(),
-            matters=_matters(opened_after_walls=False), action="demo.load",
+            conn,
+            actor=ACTOR,
+            people=_people(),
+            clients=_clients(),
+            matters=_matters(opened_after_walls=False),
+            action="demo.load",
         )
     report("conflict matrix", 1, 2)
     report("walls", 0, len(firm.WALLS))
@@ -349,7 +364,9 @@ def load_demo(
     report("walls", len(firm.WALLS), len(firm.WALLS))
     with database.transaction() as conn:
         later = apply_matrix(
-            conn, actor=ACTOR, matters=_matters(opened_after_walls=True),
+            conn,
+            actor=ACTOR,
+            matters=_matters(opened_after_walls=True),
             action="demo.load",
         )
     report("conflict matrix", 2, 2)
@@ -416,8 +433,14 @@ def load_demo(
         "elapsed_s": round(time.perf_counter() - started, 1),
         "timings": {name: round(value, 1) for name, value in timings.items()},
     }
-    log.info("demo loaded", extra={"chunks": counts["chunks"], "documents": counts["documents"],
-                                   "elapsed_s": summary["elapsed_s"]})
+    log.info(
+        "demo loaded",
+        extra={
+            "chunks": counts["chunks"],
+            "documents": counts["documents"],
+            "elapsed_s": summary["elapsed_s"],
+        },
+    )
     return summary
 
 

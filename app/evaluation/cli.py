@@ -38,29 +38,41 @@ JSON_INDENT = 2
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "eval", help="evaluate retrieval on a relevance set (nDCG@10, recall@10/50, MRR)",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "eval",
+        help="evaluate retrieval on a relevance set (nDCG@10, recall@10/50, MRR)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--set", dest="set_name", help="relevance set name")
     p.add_argument("--queries", type=Path, help="TREC queries file (qid<TAB>text)")
     p.add_argument("--qrels", type=Path, help="TREC qrels file (qid 0 docid grade)")
     _run_options(p)
     p.add_argument("--mode", choices=["hybrid", "dense", "sparse", "all"], default="all")
     p.add_argument("--save", action="store_true", help="store the run in eval_runs")
-    p.add_argument("--keep-unavailable", action="store_true",
-                   help="score judged targets the person cannot see as misses")
-    p.add_argument("--dense-weight", type=_weight, default=None,
-                   help="try a fusion weight for this run only (hybrid)")
+    p.add_argument(
+        "--keep-unavailable",
+        action="store_true",
+        help="score judged targets the person cannot see as misses",
+    )
+    p.add_argument(
+        "--dense-weight",
+        type=_weight,
+        default=None,
+        help="try a fusion weight for this run only (hybrid)",
+    )
     p.add_argument("--sparse-weight", type=_weight, default=None)
-    p.add_argument("--depth", type=_depth, default=None,
-                   help="candidates per leg for this run only")
+    p.add_argument(
+        "--depth", type=_depth, default=None, help="candidates per leg for this run only"
+    )
     p.set_defaults(handler=cmd_eval)
     sub = p.add_subparsers(dest="eval_command")
 
     c = sub.add_parser("compare", help="per-query wins and losses of run B against run A")
     c.add_argument("run_a", help="saved run id or JSON file from `ewall eval --json`")
     c.add_argument("run_b")
-    c.add_argument("--metric", choices=["ndcg_10", "recall_10", "recall_50", "mrr"],
-                   default="ndcg_10")
+    c.add_argument(
+        "--metric", choices=["ndcg_10", "recall_10", "recall_50", "mrr"], default="ndcg_10"
+    )
     c.add_argument("--mode", choices=["hybrid", "dense", "sparse"], action="append")
     c.add_argument("--json", action="store_true")
     c.set_defaults(handler=cmd_compare)
@@ -68,8 +80,12 @@ def register(subparsers: Any) -> None:
     k = sub.add_parser("calibrate", help="grid-search fusion weights and depths; changes nothing")
     k.add_argument("--set", dest="set_name", required=True)
     _run_options(k)
-    k.add_argument("--dense-weights", type=_floats, default=None,
-                   help="comma list, default 0,0.1,0.2,0.3,0.5,1.0")
+    k.add_argument(
+        "--dense-weights",
+        type=_floats,
+        default=None,
+        help="comma list, default 0,0.1,0.2,0.3,0.5,1.0",
+    )
     k.add_argument("--depths", type=_ints, default=None, help="comma list, default 50,100,200")
     k.set_defaults(handler=cmd_calibrate)
 
@@ -98,17 +114,22 @@ def register(subparsers: Any) -> None:
     t.add_argument("--by", default=None)
     t.set_defaults(handler=cmd_starter)
 
-    o = sub.add_parser("corpus", help="load the shipped corpus sets corpus-nl and "
-                                      "corpus-nl-heldout (idempotent)")
+    o = sub.add_parser(
+        "corpus", help="load the shipped corpus sets corpus-nl and corpus-nl-heldout (idempotent)"
+    )
     o.add_argument("--by", default=None)
     o.set_defaults(handler=cmd_corpus)
 
 
 def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--as", dest="person", help="evaluate as this person (their walls)")
-    p.add_argument("--documents-half", choices=["even", "odd"], default=None,
-                   help="only questions whose relevant documents all lie in this half of "
-                        "the corpus (the halves of ewall model adapt --half)")
+    p.add_argument(
+        "--documents-half",
+        choices=["even", "odd"],
+        default=None,
+        help="only questions whose relevant documents all lie in this half of "
+        "the corpus (the halves of ewall model adapt --half)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
 
 
@@ -190,8 +211,13 @@ def _resources(settings: Settings) -> Iterator[Any]:
     with _database(settings) as database:
         # the verifier is never used here; a dev one avoids demanding OIDC settings
         verifier = TokenVerifier(settings.model_copy(update={"auth_mode": "dev"}))
-        yield Resources(settings=settings, database=database, verifier=verifier,
-                        embedder=Embedder(settings), resolver=AccessResolver(settings))
+        yield Resources(
+            settings=settings,
+            database=database,
+            verifier=verifier,
+            embedder=Embedder(settings),
+            resolver=AccessResolver(settings),
+        )
 
 
 # --- files -----------------------------------------------------------------------------------
@@ -236,9 +262,12 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     if (args.dense_weight, args.sparse_weight, args.depth) != (None, None, None):
         from app.search.service import SearchOverrides
 
-        overrides = SearchOverrides(dense_weight=args.dense_weight,
-                                    sparse_weight=args.sparse_weight,
-                                    dense_candidates=args.depth, sparse_candidates=args.depth)
+        overrides = SearchOverrides(
+            dense_weight=args.dense_weight,
+            sparse_weight=args.sparse_weight,
+            dense_candidates=args.depth,
+            sparse_candidates=args.depth,
+        )
     temporary = None
     try:
         parsed = _parse_files(args, _operator()) if args.queries else None
@@ -248,14 +277,20 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
                 if name is None:
                     name = temporary = f"tmp-{uuid.uuid4().hex[:12]}"
                 with resources.database.transaction() as conn:
-                    sets.import_queries(conn, name, "imported by ewall eval", _operator(),
-                                        parsed[1], replace=True)
+                    sets.import_queries(
+                        conn, name, "imported by ewall eval", _operator(), parsed[1], replace=True
+                    )
             try:
-                report = runner.run_eval(resources, name, modes=modes, person=args.person,
-                                         overrides=overrides,
-                                         keep_unavailable=args.keep_unavailable,
-                                         save=args.save,
-                                         documents_half=args.documents_half)
+                report = runner.run_eval(
+                    resources,
+                    name,
+                    modes=modes,
+                    person=args.person,
+                    overrides=overrides,
+                    keep_unavailable=args.keep_unavailable,
+                    save=args.save,
+                    documents_half=args.documents_half,
+                )
             finally:
                 if temporary is not None and not args.save:
                     with resources.database.transaction() as conn:
@@ -285,17 +320,25 @@ def _render_report(data: dict[str, Any]) -> None:
 
     console = Console()
     config = data["config"]
-    console.print(f"[bold]Relevance set[/bold] {data['set']}  ·  evaluated as "
-                  f"{', '.join(data['persons'])}  ·  depth {config['search_depth']}  ·  "
-                  f"{data['took_s']} s" + (f"  ·  run {data['run_id']}" if data["run_id"] else ""))
+    console.print(
+        f"[bold]Relevance set[/bold] {data['set']}  ·  evaluated as "
+        f"{', '.join(data['persons'])}  ·  depth {config['search_depth']}  ·  "
+        f"{data['took_s']} s" + (f"  ·  run {data['run_id']}" if data["run_id"] else "")
+    )
     if config.get("overrides"):
         console.print(f"overrides for this run: {config['overrides']}")
     summary = Table(title="Means over queries with relevant judgements")
     for col in ("mode", "nDCG@10", "recall@10", "recall@50", "MRR", "queries"):
         summary.add_column(col, justify="right" if col != "mode" else "left")
     for mode, m in data["metrics"].items():
-        summary.add_row(mode, _fmt(m["ndcg_10"]), _fmt(m["recall_10"]), _fmt(m["recall_50"]),
-                        _fmt(m["mrr"]), _fmt(m["queries"]))
+        summary.add_row(
+            mode,
+            _fmt(m["ndcg_10"]),
+            _fmt(m["recall_10"]),
+            _fmt(m["recall_50"]),
+            _fmt(m["mrr"]),
+            _fmt(m["queries"]),
+        )
     console.print(summary)
     by_type = data.get("metrics_by_type") or {}
     types = sorted({t for per_mode in by_type.values() for t in per_mode})
@@ -305,9 +348,15 @@ def _render_report(data: dict[str, Any]) -> None:
         for t in types:
             table.add_column(t, justify="right")
         for mode, per_type in by_type.items():
-            table.add_row(mode, *[
-                f"{_fmt(per_type[t]['ndcg_10'])} ({per_type[t]['queries']})"
-                if t in per_type else "–" for t in types])
+            table.add_row(
+                mode,
+                *[
+                    f"{_fmt(per_type[t]['ndcg_10'])} ({per_type[t]['queries']})"
+                    if t in per_type
+                    else "–"
+                    for t in types
+                ],
+            )
         console.print(table)
     modes = list(data["per_query"])
     detail = Table(title="Per query: nDCG@10 (first relevant rank)")
@@ -328,8 +377,10 @@ def _render_report(data: dict[str, Any]) -> None:
     console.print(detail)
     hidden = sum(unavailable.values())
     if hidden:
-        console.print(f"[yellow]{hidden} judged target(s) are not visible to the evaluated "
-                      "person (walled or not ingested); they were left out.[/yellow]")
+        console.print(
+            f"[yellow]{hidden} judged target(s) are not visible to the evaluated "
+            "person (walled or not ingested); they were left out.[/yellow]"
+        )
 
 
 # --- compare ---------------------------------------------------------------------------------
@@ -359,15 +410,22 @@ def cmd_compare(args: argparse.Namespace, settings: Settings) -> int:
 
     console = Console()
     for comp in out:
-        table = Table(title=f"{comp['mode']}: {comp['metric']}  B vs A  ·  wins {comp['wins']}"
-                            f"  losses {comp['losses']}  ties {comp['ties']}  ·  mean "
-                            f"{_fmt(comp['mean_a'])} → {_fmt(comp['mean_b'])}")
+        table = Table(
+            title=f"{comp['mode']}: {comp['metric']}  B vs A  ·  wins {comp['wins']}"
+            f"  losses {comp['losses']}  ties {comp['ties']}  ·  mean "
+            f"{_fmt(comp['mean_a'])} → {_fmt(comp['mean_b'])}"
+        )
         for col in ("query", "text", "A", "B", "Δ", ""):
-            table.add_column(col, justify="right" if col in ("A", "B", "Δ") else "left",
-                             overflow="fold", max_width=60 if col == "text" else None)
+            table.add_column(
+                col,
+                justify="right" if col in ("A", "B", "Δ") else "left",
+                overflow="fold",
+                max_width=60 if col == "text" else None,
+            )
         for q in comp["queries"]:
-            mark = {"win": "[green]win[/green]", "loss": "[red]loss[/red]"}.get(q["outcome"],
-                                                                              q["outcome"])
+            mark = {"win": "[green]win[/green]", "loss": "[red]loss[/red]"}.get(
+                q["outcome"], q["outcome"]
+            )
             delta = "–" if q["delta"] is None else f"{q['delta']:+.3f}"
             table.add_row(q["key"], q["text"][:120], _fmt(q["a"]), _fmt(q["b"]), delta, mark)
         console.print(table)
@@ -387,9 +445,13 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings) -> int:
     try:
         with _resources(settings) as resources:
             report = runner.calibrate(
-                resources, args.set_name, person=args.person,
+                resources,
+                args.set_name,
+                person=args.person,
                 dense_weights=args.dense_weights or runner.DENSE_WEIGHTS,
-                depths=args.depths or runner.DEPTHS, documents_half=args.documents_half)
+                depths=args.depths or runner.DEPTHS,
+                documents_half=args.documents_half,
+            )
     except (ValueError, AppError) as exc:
         return _fail(getattr(exc, "message", None) or str(exc))
     data = report.as_dict()
@@ -400,8 +462,9 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings) -> int:
     from rich.table import Table
 
     console = Console()
-    table = Table(title=f"Calibration on {data['set']} (hybrid, sparse weight 1.0) · "
-                        f"{data['took_s']} s")
+    table = Table(
+        title=f"Calibration on {data['set']} (hybrid, sparse weight 1.0) · {data['took_s']} s"
+    )
     for col in ("dense weight", "depth", "nDCG@10", "recall@10", "recall@50", "MRR", ""):
         table.add_column(col, justify="right")
     best = data["best"]
@@ -409,19 +472,33 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings) -> int:
         m = p["metrics"]
         tag = "current" if p["current"] else ""
         if (p["dense_weight"], p["dense_candidates"], p["current"]) == (
-                best["dense_weight"], best["dense_candidates"], best["current"]):
+            best["dense_weight"],
+            best["dense_candidates"],
+            best["current"],
+        ):
             tag = (tag + " best").strip()
-        depth = (str(p["dense_candidates"]) if p["dense_candidates"] == p["sparse_candidates"]
-                 else f"{p['dense_candidates']}/{p['sparse_candidates']}")
-        table.add_row(f"{p['dense_weight']:g}", depth, _fmt(m["ndcg_10"]), _fmt(m["recall_10"]),
-                      _fmt(m["recall_50"]), _fmt(m["mrr"]), tag)
+        depth = (
+            str(p["dense_candidates"])
+            if p["dense_candidates"] == p["sparse_candidates"]
+            else f"{p['dense_candidates']}/{p['sparse_candidates']}"
+        )
+        table.add_row(
+            f"{p['dense_weight']:g}",
+            depth,
+            _fmt(m["ndcg_10"]),
+            _fmt(m["recall_10"]),
+            _fmt(m["recall_50"]),
+            _fmt(m["mrr"]),
+            tag,
+        )
     console.print(table)
     legs = Table(title="Single legs (current depths)")
     for col in ("mode", "nDCG@10", "recall@10", "recall@50", "MRR"):
         legs.add_column(col, justify="right")
     for mode, m in data["single_legs"].items():
-        legs.add_row(mode, _fmt(m["ndcg_10"]), _fmt(m["recall_10"]), _fmt(m["recall_50"]),
-                     _fmt(m["mrr"]))
+        legs.add_row(
+            mode, _fmt(m["ndcg_10"]), _fmt(m["recall_10"]), _fmt(m["recall_50"]), _fmt(m["mrr"])
+        )
     console.print(legs)
     if data["best_is_current"]:
         console.print("The current settings are the best measured; nothing to change.")
@@ -430,8 +507,10 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings) -> int:
         for line in data["suggested_environment"]:
             console.print(f"  {line}")
     if not data["current_beats_single_legs"]:
-        console.print("[yellow]The current hybrid setting scores below the better single "
-                      "leg on nDCG@10.[/yellow]")
+        console.print(
+            "[yellow]The current hybrid setting scores below the better single "
+            "leg on nDCG@10.[/yellow]"
+        )
     return 0
 
 
@@ -445,8 +524,9 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
         header, queries = _parse_files(args, args.by or _operator())
         description = args.description or header.get("description", "")
         with _database(settings) as database, database.transaction() as conn:
-            sets.import_queries(conn, args.set_name, description, _operator(), queries,
-                                replace=args.replace)
+            sets.import_queries(
+                conn, args.set_name, description, _operator(), queries, replace=args.replace
+            )
     except ValueError as exc:
         return _fail(str(exc))
     n = sum(len(q.judgements) for q in queries)
@@ -465,8 +545,10 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
             return _fail(f"no relevance set {args.set_name!r}")
         queries = sets.export_queries(conn, info.set_id)
     if args.jsonl:
-        args.jsonl.write_text(sets.format_jsonl(queries, name=info.name,
-                                                description=info.description), encoding="utf-8")
+        args.jsonl.write_text(
+            sets.format_jsonl(queries, name=info.name, description=info.description),
+            encoding="utf-8",
+        )
     if args.queries and args.qrels:
         args.queries.write_text(sets.format_queries_tsv(queries), encoding="utf-8")
         args.qrels.write_text(sets.format_qrels(queries), encoding="utf-8")
@@ -480,8 +562,18 @@ def cmd_sets(args: argparse.Namespace, settings: Settings) -> int:
     with _database(settings) as database, database.transaction() as conn:
         items = repository.list_sets(conn)
     if args.json:
-        _print_json([{"name": s.name, "description": s.description, "queries": s.queries,
-                      "created_by": s.created_by, "created_at": s.created_at} for s in items])
+        _print_json(
+            [
+                {
+                    "name": s.name,
+                    "description": s.description,
+                    "queries": s.queries,
+                    "created_by": s.created_by,
+                    "created_at": s.created_at,
+                }
+                for s in items
+            ]
+        )
         return 0
     for s in items:
         print(f"{s.name}\t{s.queries} queries\t{s.description}")
@@ -493,8 +585,10 @@ def cmd_starter(args: argparse.Namespace, settings: Settings) -> int:
 
     with _database(settings) as database:
         name = load_starter_set(database, created_by=args.by or _operator())
-    print(f"set {name} loaded; it needs these {len(STARTER_ECLIS)} decisions ingested "
-          "(ewall demo does that)")
+    print(
+        f"set {name} loaded; it needs these {len(STARTER_ECLIS)} decisions ingested "
+        "(ewall demo does that)"
+    )
     return 0
 
 
@@ -505,6 +599,8 @@ def cmd_corpus(args: argparse.Namespace, settings: Settings) -> int:
         loaded = load_corpus_sets(database, created_by=args.by or _operator())
     for name, n in loaded.items():
         print(f"set {name}: {n} queries loaded")
-    print("they need the demo (statutes, starter decisions) and every decision of "
-          "../shared/corpus/rechtspraak/xml ingested (ewall ingest rechtspraak ...)")
+    print(
+        "they need the demo (statutes, starter decisions) and every decision of "
+        "../shared/corpus/rechtspraak/xml ingested (ewall ingest rechtspraak ...)"
+    )
     return 0

@@ -87,8 +87,9 @@ class SavedRun:
 
 
 def _set_info(row: Any) -> SetInfo:
-    return SetInfo(int(row.set_id), row.name, row.description, row.created_by, row.created_at,
-                   int(row.queries))
+    return SetInfo(
+        int(row.set_id), row.name, row.description, row.created_by, row.created_at, int(row.queries)
+    )
 
 
 def get_set(conn: Connection, name: str) -> SetInfo | None:
@@ -162,8 +163,9 @@ def load_queries(conn: Connection, set_id: int) -> list[QueryRow]:
     return [QueryRow(int(r.query_id), r.query_key, r.text, r.as_person) for r in rows]
 
 
-def load_judgements(conn: Connection, set_id: int,
-                    judged_by: str | None = None) -> dict[str, list[Judgement]]:
+def load_judgements(
+    conn: Connection, set_id: int, judged_by: str | None = None
+) -> dict[str, list[Judgement]]:
     """query key -> its judgements (of one rater when ``judged_by`` is given)."""
     rows = conn.execute(
         sqlfiles.query("evaluation.judgements_of_set"),
@@ -172,8 +174,9 @@ def load_judgements(conn: Connection, set_id: int,
     out: dict[str, list[Judgement]] = defaultdict(list)
     for r in rows:
         out[r.query_key].append(
-            Judgement(r.query_key, r.target_kind, r.target_id, int(r.grade), r.judged_by,
-                      r.judged_at)
+            Judgement(
+                r.query_key, r.target_kind, r.target_id, int(r.grade), r.judged_by, r.judged_at
+            )
         )
     return dict(out)
 
@@ -186,10 +189,12 @@ def query_id(conn: Connection, set_id: int, query_key: str) -> int | None:
 
 
 def count_rated_queries(conn: Connection, set_id: int, person_id: str) -> int:
-    return int(conn.execute(
-        sqlfiles.query("evaluation.count_rated_queries"),
-        {"set_id": set_id, "person_id": person_id},
-    ).scalar_one())
+    return int(
+        conn.execute(
+            sqlfiles.query("evaluation.count_rated_queries"),
+            {"set_id": set_id, "person_id": person_id},
+        ).scalar_one()
+    )
 
 
 def chunks_of_documents(
@@ -204,9 +209,16 @@ def chunks_of_documents(
     return [(str(r.source), str(r.external_id), str(r.chunk_id)) for r in rows]
 
 
-def insert_run(conn: Connection, *, run_id: uuid.UUID, set_id: int, person_id: str,
-               config: dict[str, Any], metrics: dict[str, Any],
-               per_query: dict[str, Any]) -> None:
+def insert_run(
+    conn: Connection,
+    *,
+    run_id: uuid.UUID,
+    set_id: int,
+    person_id: str,
+    config: dict[str, Any],
+    metrics: dict[str, Any],
+    per_query: dict[str, Any],
+) -> None:
     conn.execute(
         sqlfiles.query("evaluation.insert_run"),
         {

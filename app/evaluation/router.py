@@ -44,8 +44,10 @@ RESULTS_PER_QUERY = 10
 RaterOrAdmin = Annotated[Principal, Depends(require_roles("lawyer", "admin"))]
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 SetName = Annotated[str, Path(min_length=1, max_length=100, pattern=NAME_PATTERN)]
-KeyText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100,
-                                           pattern=NAME_PATTERN)]
+KeyText = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=100, pattern=NAME_PATTERN),
+]
 
 
 def _printable(value: str) -> str:
@@ -55,14 +57,24 @@ def _printable(value: str) -> str:
     return value
 
 
-QueryText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1,
-                                             max_length=2000), AfterValidator(_printable)]
-TargetText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=3,
-                                              max_length=2000), AfterValidator(_printable)]
-PersonText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1,
-                                              max_length=400), AfterValidator(_printable)]
-Description = Annotated[str, StringConstraints(strip_whitespace=True, max_length=2000),
-                        AfterValidator(_printable)]
+QueryText = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=2000),
+    AfterValidator(_printable),
+]
+TargetText = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=3, max_length=2000),
+    AfterValidator(_printable),
+]
+PersonText = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=400),
+    AfterValidator(_printable),
+]
+Description = Annotated[
+    str, StringConstraints(strip_whitespace=True, max_length=2000), AfterValidator(_printable)
+]
 Grade = Annotated[StrictInt, Field(ge=0, le=evalsets.MAX_GRADE)]
 
 
@@ -103,8 +115,7 @@ class SetIn(BaseModel):
 
 
 def _access(conn: Connection, resources: Resources, person_id: str) -> Access:
-    return evalsets.access_now(conn, resources.require_resolver(), resources.database,
-                               person_id)
+    return evalsets.access_now(conn, resources.require_resolver(), resources.database, person_id)
 
 
 def _require_set(conn: Connection, name: str) -> evalrepo.SetInfo:
@@ -120,8 +131,7 @@ def _progress(conn: Connection, set_id: int, person_id: str, total: int) -> dict
 
 def _not_visible(target_id: str) -> AppError:
     # the same answer for "hidden by a wall" and "does not exist": nothing to learn here
-    return AppError("not_found", "No such result is visible to you.", 404,
-                    {"target_id": target_id})
+    return AppError("not_found", "No such result is visible to you.", 404, {"target_id": target_id})
 
 
 def _checked_target(kind: str, target_id: str, field: str) -> tuple[evalrepo.TargetKind, str]:
@@ -193,8 +203,9 @@ def rating_page() -> HTMLResponse:
 
 @router.get("/rate/rate.js", include_in_schema=False)
 def rating_script() -> Response:
-    return Response(_static("rate.js"), media_type="text/javascript; charset=utf-8",
-                    headers=_PAGE_HEADERS)
+    return Response(
+        _static("rate.js"), media_type="text/javascript; charset=utf-8", headers=_PAGE_HEADERS
+    )
 
 
 # --- sets ------------------------------------------------------------------------------------
@@ -203,14 +214,17 @@ def rating_script() -> Response:
 @router.get("/v1/eval/sets")
 def list_sets(principal: RaterOrAdmin, resources: ResourcesDep) -> dict[str, Any]:
     with resources.database.transaction() as conn:
-        items = [{
-            "name": info.name,
-            "description": info.description,
-            "queries": info.queries,
-            "created_by": info.created_by,
-            "created_at": info.created_at,
-            "progress": _progress(conn, info.set_id, principal.person_id, info.queries),
-        } for info in evalrepo.list_sets(conn)]
+        items = [
+            {
+                "name": info.name,
+                "description": info.description,
+                "queries": info.queries,
+                "created_by": info.created_by,
+                "created_at": info.created_at,
+                "progress": _progress(conn, info.set_id, principal.person_id, info.queries),
+            }
+            for info in evalrepo.list_sets(conn)
+        ]
     return {"items": items}
 
 
@@ -232,40 +246,52 @@ def get_set(name: SetName, principal: RaterOrAdmin, resources: ResourcesDep) -> 
 
 
 @router.put("/v1/eval/sets/{name}")
-def put_set(name: SetName, body: SetIn, principal: Admin,
-            resources: ResourcesDep) -> dict[str, Any]:
+def put_set(
+    name: SetName, body: SetIn, principal: Admin, resources: ResourcesDep
+) -> dict[str, Any]:
     """The whole new state of the set's queries (queries absent from the body go, with their
     judgements); the body's judgements are recorded as the admin's own."""
     keys = [q.query_key for q in body.queries]
     if len(set(keys)) != len(keys):
-        raise Unprocessable("duplicate_query_key", "Each query_key may occur once.",
-                            field="queries")
+        raise Unprocessable(
+            "duplicate_query_key", "Each query_key may occur once.", field="queries"
+        )
     queries = []
     for i, q in enumerate(body.queries):
         judgements = []
         for k, j in enumerate(q.judgements):
-            kind, target = _checked_target(j.target_kind, j.target_id,
-                                           f"queries.{i}.judgements.{k}.target_id")
-            judgements.append(evalrepo.Judgement(q.query_key, kind, target, j.grade,
-                                                 principal.person_id))
-        queries.append(evalrepo.QueryIn(q.query_key, " ".join(q.text.split()), q.as_person,
-                                        judgements))
+            kind, target = _checked_target(
+                j.target_kind, j.target_id, f"queries.{i}.judgements.{k}.target_id"
+            )
+            judgements.append(
+                evalrepo.Judgement(q.query_key, kind, target, j.grade, principal.person_id)
+            )
+        queries.append(
+            evalrepo.QueryIn(q.query_key, " ".join(q.text.split()), q.as_person, judgements)
+        )
     with resources.database.transaction() as conn:
         wanted = {(j.target_kind, j.target_id) for q in queries for j in q.judgements}
         if wanted:
-            seen = evalsets.visible_targets(conn, _access(conn, resources, principal.person_id),
-                                            wanted)
+            seen = evalsets.visible_targets(
+                conn, _access(conn, resources, principal.person_id), wanted
+            )
             hidden = sorted(t for _, t in wanted - seen)
             if hidden:
                 raise Unprocessable(
                     "targets_not_visible",
                     f"{len(hidden)} judged target(s) are not visible to you (or do not exist).",
-                    field="queries", targets=hidden[:20],
+                    field="queries",
+                    targets=hidden[:20],
                 )
-        set_id = evalsets.import_queries(conn, name, body.description, principal.person_id,
-                                         queries, replace=True)
-    return {"name": name, "set_id": set_id, "queries": len(queries),
-            "judgements": sum(len(q.judgements) for q in queries)}
+        set_id = evalsets.import_queries(
+            conn, name, body.description, principal.person_id, queries, replace=True
+        )
+    return {
+        "name": name,
+        "set_id": set_id,
+        "queries": len(queries),
+        "judgements": sum(len(q.judgements) for q in queries),
+    }
 
 
 # --- rating ----------------------------------------------------------------------------------
@@ -288,37 +314,44 @@ def query_results(
     query = queries[n - 1]
     # encode before the transaction opens: no connection waits on the model
     qvec = embed_query(resources.require_embedder(), query.text)
-    request = SearchIn.model_validate({
-        "query": query.text, "k": RESULTS_PER_QUERY, "mode": mode,
-        "prompt_version": f"rate:{info.name}"[:200],
-    })
+    request = SearchIn.model_validate(
+        {
+            "query": query.text,
+            "k": RESULTS_PER_QUERY,
+            "mode": mode,
+            "prompt_version": f"rate:{info.name}"[:200],
+        }
+    )
     with resources.database.transaction() as conn:
-        result = run_search(conn, resources, principal, request, qvec=qvec, purpose="rating",
-                            started=started)
+        result = run_search(
+            conn, resources, principal, request, qvec=qvec, purpose="rating", started=started
+        )
         mine = evalrepo.load_judgements(conn, info.set_id, judged_by=principal.person_id)
         progress = _progress(conn, info.set_id, principal.person_id, len(queries))
     grades = {(j.target_kind, j.target_id): j.grade for j in mine.get(query.key, [])}
     results = []
     for rank, row in enumerate(result.rows, start=1):
         doc = evalsets.document_target(str(row["source"]), str(row["external_id"]))
-        results.append({
-            "rank": rank,
-            "chunk_id": row["chunk_id"],
-            "document_target": doc,
-            "title": row["title"],
-            "source": row["source"],
-            "external_id": row["external_id"],
-            "doc_type": row["doc_type"],
-            "matter_id": row["matter_id"],
-            "client_id": row["client_id"],
-            "section_path": row["section_path"],
-            "page_from": row["page_from"],
-            "page_to": row["page_to"],
-            "snippet": row["snippet"],
-            "snippet_parts": snippet_parts(str(row["snippet"] or "")),
-            "grade": grades.get(("chunk", str(row["chunk_id"]))),
-            "document_grade": grades.get(("document", doc)),
-        })
+        results.append(
+            {
+                "rank": rank,
+                "chunk_id": row["chunk_id"],
+                "document_target": doc,
+                "title": row["title"],
+                "source": row["source"],
+                "external_id": row["external_id"],
+                "doc_type": row["doc_type"],
+                "matter_id": row["matter_id"],
+                "client_id": row["client_id"],
+                "section_path": row["section_path"],
+                "page_from": row["page_from"],
+                "page_to": row["page_to"],
+                "snippet": row["snippet"],
+                "snippet_parts": snippet_parts(str(row["snippet"] or "")),
+                "grade": grades.get(("chunk", str(row["chunk_id"]))),
+                "document_grade": grades.get(("document", doc)),
+            }
+        )
     return {
         "set": info.name,
         "n": n,
@@ -344,9 +377,15 @@ def rate(body: JudgementIn, principal: Lawyer, resources: ResourcesDep) -> dict[
         if (kind, target) not in evalsets.visible_targets(conn, access, [(kind, target)]):
             raise _not_visible(target)
         judged_at = now_utc()
-        evalsets.upsert_judgements(conn, {body.query_key: query_id}, [
-            evalrepo.Judgement(body.query_key, kind, target, body.grade, principal.person_id,
-                               judged_at)])
+        evalsets.upsert_judgements(
+            conn,
+            {body.query_key: query_id},
+            [
+                evalrepo.Judgement(
+                    body.query_key, kind, target, body.grade, principal.person_id, judged_at
+                )
+            ],
+        )
         progress = _progress(conn, info.set_id, principal.person_id, info.queries)
     return {
         "set": info.name,

@@ -107,13 +107,22 @@ def query_grades(judgements: Iterable[Judgement], level: str) -> dict[str, float
 def about_half(judged: Iterable[Judgement], half: str) -> bool:
     """Whether every document a question judges relevant lies in ``half`` of the corpus (the
     halves ``ewall model adapt --half`` trains on: app.model.pairs.document_half)."""
-    docs = {j.target_id if j.target_kind == "document" else document_of_chunk(j.target_id)
-            for j in judged if j.grade > 0}
+    docs = {
+        j.target_id if j.target_kind == "document" else document_of_chunk(j.target_id)
+        for j in judged
+        if j.grade > 0
+    }
     return bool(docs) and all(document_half(d) == half for d in docs)
 
 
-def prepare(resources: Resources, set_name: str, *, person: str | None = None,
-            keep_unavailable: bool = False, documents_half: str | None = None) -> PreparedSet:
+def prepare(
+    resources: Resources,
+    set_name: str,
+    *,
+    person: str | None = None,
+    keep_unavailable: bool = False,
+    documents_half: str | None = None,
+) -> PreparedSet:
     database = resources.database
     with database.transaction() as conn:
         info = get_set(conn, set_name)
@@ -130,8 +139,12 @@ def prepare(resources: Resources, set_name: str, *, person: str | None = None,
     if not keep_unavailable:
         resolver = resources.require_resolver()
         for who in sorted(set(people.values())):
-            wanted = {(j.target_kind, j.target_id)
-                      for q in rows if people[q.key] == who for j in judgements.get(q.key, [])}
+            wanted = {
+                (j.target_kind, j.target_id)
+                for q in rows
+                if people[q.key] == who
+                for j in judgements.get(q.key, [])
+            }
             with database.transaction() as conn:
                 access = access_now(conn, resolver, database, who)
                 visible[who] = visible_targets(conn, access, wanted)
@@ -143,15 +156,20 @@ def prepare(resources: Resources, set_name: str, *, person: str | None = None,
     for q, vec in zip(rows, vectors, strict=True):
         judged = judgements.get(q.key, [])
         who = people[q.key]
-        kept = judged if keep_unavailable else [
-            j for j in judged if (j.target_kind, j.target_id) in visible[who]]
+        kept = (
+            judged
+            if keep_unavailable
+            else [j for j in judged if (j.target_kind, j.target_id) in visible[who]]
+        )
         # the level comes from ALL judgements: hiding a document must not flip a query to
         # chunk level
         level = judgement_level(judged)
         missing = len({(j.target_kind, j.target_id) for j in judged}) - len(
-            {(j.target_kind, j.target_id) for j in kept})
-        prepared.append(PreparedQuery(q, who, level, query_grades(kept, level), missing,
-                                      vector_literal(vec)))
+            {(j.target_kind, j.target_id) for j in kept}
+        )
+        prepared.append(
+            PreparedQuery(q, who, level, query_grades(kept, level), missing, vector_literal(vec))
+        )
     return PreparedSet(info, prepared, sorted(set(people.values())))
 
 
@@ -206,8 +224,9 @@ def ranking_for(level: str, rows: Iterable[dict[str, Any]]) -> list[str]:
     return [document_target(str(r["source"]), str(r["external_id"])) for r in rows]
 
 
-def run_mode(resources: Resources, prepared: PreparedSet, mode: str,
-             overrides: SearchOverrides | None = None) -> ModeOutcome:
+def run_mode(
+    resources: Resources, prepared: PreparedSet, mode: str, overrides: SearchOverrides | None = None
+) -> ModeOutcome:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}")
     outcomes = []
@@ -215,18 +234,40 @@ def run_mode(resources: Resources, prepared: PreparedSet, mode: str,
     for q in prepared.queries:
         # no token here: the audit row's roles stay empty and its purpose says why
         principal = Principal(person_id=q.person, roles=frozenset())
-        request = SearchIn.model_validate({"query": q.row.text, "k": SEARCH_DEPTH, "mode": mode,
-                                           "model": EVAL_MODEL_LABEL, "prompt_version": label})
+        request = SearchIn.model_validate(
+            {
+                "query": q.row.text,
+                "k": SEARCH_DEPTH,
+                "mode": mode,
+                "model": EVAL_MODEL_LABEL,
+                "prompt_version": label,
+            }
+        )
         with resources.database.transaction() as conn:
-            result = run_search(conn, resources, principal, request, qvec=q.qvec,
-                                purpose="evaluation", overrides=overrides)
+            result = run_search(
+                conn,
+                resources,
+                principal,
+                request,
+                qvec=q.qvec,
+                purpose="evaluation",
+                overrides=overrides,
+            )
         ranking = ranking_for(q.level, result.rows)
-        outcomes.append(QueryOutcome(
-            key=q.row.key, text=q.row.text, person=q.person, level=q.level,
-            unavailable=q.unavailable, scores=metrics.score_query(ranking, q.grades),
-            top=ranking[:10], retrieval_id=str(result.retrieval_id),
-            strategy=result.strategy, took_ms=result.took_ms,
-        ))
+        outcomes.append(
+            QueryOutcome(
+                key=q.row.key,
+                text=q.row.text,
+                person=q.person,
+                level=q.level,
+                unavailable=q.unavailable,
+                scores=metrics.score_query(ranking, q.grades),
+                top=ranking[:10],
+                retrieval_id=str(result.retrieval_id),
+                strategy=result.strategy,
+                took_ms=result.took_ms,
+            )
+        )
     return ModeOutcome(mode, metrics.mean_scores(o.scores for o in outcomes), outcomes)
 
 
@@ -279,17 +320,29 @@ class EvalReport:
         }
 
 
-def run_eval(resources: Resources, set_name: str, *, modes: Sequence[str] = MODES,
-             person: str | None = None, overrides: SearchOverrides | None = None,
-             keep_unavailable: bool = False, save: bool = False,
-             documents_half: str | None = None) -> EvalReport:
+def run_eval(
+    resources: Resources,
+    set_name: str,
+    *,
+    modes: Sequence[str] = MODES,
+    person: str | None = None,
+    overrides: SearchOverrides | None = None,
+    keep_unavailable: bool = False,
+    save: bool = False,
+    documents_half: str | None = None,
+) -> EvalReport:
     unknown = [m for m in modes if m not in MODES]
     if unknown or not modes:
         raise ValueError(f"modes must be among {', '.join(MODES)}")
     started = time.perf_counter()
     started_at = now_utc().isoformat()
-    prepared = prepare(resources, set_name, person=person, keep_unavailable=keep_unavailable,
-                       documents_half=documents_half)
+    prepared = prepare(
+        resources,
+        set_name,
+        person=person,
+        keep_unavailable=keep_unavailable,
+        documents_half=documents_half,
+    )
     outcomes = {m: run_mode(resources, prepared, m, overrides) for m in modes}
     config = {
         "set": prepared.info.name,
@@ -302,8 +355,15 @@ def run_eval(resources: Resources, set_name: str, *, modes: Sequence[str] = MODE
         "settings": settings_snapshot(resources),
         "overrides": _overrides_dict(overrides),
     }
-    report = EvalReport(prepared.info.name, prepared.info.set_id, prepared.persons, outcomes,
-                        config, started_at, round(time.perf_counter() - started, 2))
+    report = EvalReport(
+        prepared.info.name,
+        prepared.info.set_id,
+        prepared.persons,
+        outcomes,
+        config,
+        started_at,
+        round(time.perf_counter() - started, 2),
+    )
     if save:
         report.run_id = save_run(resources.database, report)
     return report
@@ -315,9 +375,13 @@ def save_run(database: Database, report: EvalReport) -> str:
     person = ",".join(report.persons)[:500] or DEFAULT_PERSON
     with database.transaction() as conn:
         insert_run(
-            conn, run_id=run_id, set_id=report.set_id, person_id=person,
+            conn,
+            run_id=run_id,
+            set_id=report.set_id,
+            person_id=person,
             config={**body["config"], "started_at": report.started_at, "took_s": report.took_s},
-            metrics=body["metrics"], per_query=body["per_query"],
+            metrics=body["metrics"],
+            per_query=body["per_query"],
         )
     return str(run_id)
 
@@ -346,8 +410,13 @@ def load_run(database: Database | None, ref: str) -> dict[str, Any]:
         run = get_run(conn, run_id)
     if run is None:
         raise ValueError(f"no saved run {ref}")
-    return {"run_id": run.run_id, "config": run.config, "metrics": run.metrics,
-            "per_query": run.per_query, "set": run.config.get("set")}
+    return {
+        "run_id": run.run_id,
+        "config": run.config,
+        "metrics": run.metrics,
+        "per_query": run.per_query,
+        "set": run.config.get("set"),
+    }
 
 
 @dataclass
@@ -394,15 +463,29 @@ class ModeComparison:
             "ties": self.count("tie"),
             "mean_a": _mean([r.a for r in scored if r.a is not None]),
             "mean_b": _mean([r.b for r in scored if r.b is not None]),
-            "queries": [{"key": r.key, "text": r.text, "a": r.a, "b": r.b, "delta": r.delta,
-                         "outcome": r.outcome} for r in self.rows],
+            "queries": [
+                {
+                    "key": r.key,
+                    "text": r.text,
+                    "a": r.a,
+                    "b": r.b,
+                    "delta": r.delta,
+                    "outcome": r.outcome,
+                }
+                for r in self.rows
+            ],
             "only_in_a": self.only_in_a,
             "only_in_b": self.only_in_b,
         }
 
 
-def compare_runs(a: dict[str, Any], b: dict[str, Any], *, metric: str = "ndcg_10",
-                 modes: Sequence[str] | None = None) -> list[ModeComparison]:
+def compare_runs(
+    a: dict[str, Any],
+    b: dict[str, Any],
+    *,
+    metric: str = "ndcg_10",
+    modes: Sequence[str] | None = None,
+) -> list[ModeComparison]:
     """Per query: does run B beat run A on ``metric``? Modes both runs have, or ``modes``."""
     if metric not in metrics.METRIC_NAMES:
         raise ValueError(f"metric must be one of {', '.join(metrics.METRIC_NAMES)}")
@@ -419,9 +502,14 @@ def compare_runs(a: dict[str, Any], b: dict[str, Any], *, metric: str = "ndcg_10
         qb = {q["key"]: q for q in per_b[mode]}
         comp = ModeComparison(mode, metric)
         for key in [k for k in qa if k in qb]:
-            comp.rows.append(QueryDelta(key, str(qa[key].get("text", "")),
-                                        qa[key]["scores"].get(metric),
-                                        qb[key]["scores"].get(metric)))
+            comp.rows.append(
+                QueryDelta(
+                    key,
+                    str(qa[key].get("text", "")),
+                    qa[key]["scores"].get(metric),
+                    qb[key]["scores"].get(metric),
+                )
+            )
         comp.rows.sort(key=lambda r: (r.delta is None, -(r.delta or 0.0), r.key))
         comp.only_in_a = sorted(set(qa) - set(qb))
         comp.only_in_b = sorted(set(qb) - set(qa))
@@ -453,9 +541,14 @@ class GridPoint:
         return (v("ndcg_10"), v("recall_10"), v("mrr"))
 
     def as_dict(self) -> dict[str, Any]:
-        return {"dense_weight": self.dense_weight, "sparse_weight": self.sparse_weight,
-                "dense_candidates": self.dense_depth, "sparse_candidates": self.sparse_depth,
-                "current": self.current, "metrics": self.metrics}
+        return {
+            "dense_weight": self.dense_weight,
+            "sparse_weight": self.sparse_weight,
+            "dense_candidates": self.dense_depth,
+            "sparse_candidates": self.sparse_depth,
+            "current": self.current,
+            "metrics": self.metrics,
+        }
 
 
 @dataclass
@@ -475,14 +568,15 @@ class CalibrationReport:
 
     def env_lines(self) -> list[str]:
         b = self.best
-        return [f"EWALL_DENSE_WEIGHT={b.dense_weight:g}",
-                f"EWALL_SPARSE_WEIGHT={b.sparse_weight:g}",
-                f"EWALL_DENSE_CANDIDATES={b.dense_depth}",
-                f"EWALL_SPARSE_CANDIDATES={b.sparse_depth}"]
+        return [
+            f"EWALL_DENSE_WEIGHT={b.dense_weight:g}",
+            f"EWALL_SPARSE_WEIGHT={b.sparse_weight:g}",
+            f"EWALL_DENSE_CANDIDATES={b.dense_depth}",
+            f"EWALL_SPARSE_CANDIDATES={b.sparse_depth}",
+        ]
 
     def as_dict(self) -> dict[str, Any]:
-        best_leg = max(
-            (m.get("ndcg_10") or 0.0 for m in self.single_legs.values()), default=0.0)
+        best_leg = max((m.get("ndcg_10") or 0.0 for m in self.single_legs.values()), default=0.0)
         return {
             "set": self.set_name,
             "persons": self.persons,
@@ -499,10 +593,16 @@ class CalibrationReport:
         }
 
 
-def calibrate(resources: Resources, set_name: str, *, person: str | None = None,
-              dense_weights: Sequence[float] = DENSE_WEIGHTS, depths: Sequence[int] = DEPTHS,
-              sparse_weight: float = 1.0,
-              documents_half: str | None = None) -> CalibrationReport:
+def calibrate(
+    resources: Resources,
+    set_name: str,
+    *,
+    person: str | None = None,
+    dense_weights: Sequence[float] = DENSE_WEIGHTS,
+    depths: Sequence[int] = DEPTHS,
+    sparse_weight: float = 1.0,
+    documents_half: str | None = None,
+) -> CalibrationReport:
     if any(w < 0 for w in dense_weights) or sparse_weight < 0:
         raise ValueError("weights must not be negative")
     if any(not 1 <= d <= 1000 for d in depths):
@@ -510,18 +610,38 @@ def calibrate(resources: Resources, set_name: str, *, person: str | None = None,
     started = time.perf_counter()
     prepared = prepare(resources, set_name, person=person, documents_half=documents_half)
     s = resources.settings
-    current = GridPoint(s.dense_weight, s.sparse_weight, s.dense_candidates,
-                        s.sparse_candidates, run_mode(resources, prepared, "hybrid").metrics,
-                        current=True)
+    current = GridPoint(
+        s.dense_weight,
+        s.sparse_weight,
+        s.dense_candidates,
+        s.sparse_candidates,
+        run_mode(resources, prepared, "hybrid").metrics,
+        current=True,
+    )
     legs = {m: run_mode(resources, prepared, m).metrics for m in ("dense", "sparse")}
     grid = []
     for depth in depths:
         for w in dense_weights:
-            o = SearchOverrides(dense_weight=w, sparse_weight=sparse_weight,
-                                dense_candidates=depth, sparse_candidates=depth)
-            grid.append(GridPoint(w, sparse_weight, depth, depth,
-                                  run_mode(resources, prepared, "hybrid", o).metrics))
-    return CalibrationReport(prepared.info.name, prepared.persons, current, legs, grid,
-                             round(time.perf_counter() - started, 2))
-
-
+            o = SearchOverrides(
+                dense_weight=w,
+                sparse_weight=sparse_weight,
+                dense_candidates=depth,
+                sparse_candidates=depth,
+            )
+            grid.append(
+                GridPoint(
+                    w,
+                    sparse_weight,
+                    depth,
+                    depth,
+                    run_mode(resources, prepared, "hybrid", o).metrics,
+                )
+            )
+    return CalibrationReport(
+        prepared.info.name,
+        prepared.persons,
+        current,
+        legs,
+        grid,
+        round(time.perf_counter() - started, 2),
+    )

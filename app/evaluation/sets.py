@@ -82,8 +82,7 @@ def check_name(value: str, what: str = "set name") -> str:
 def check_target(kind: str, target_id: str) -> tuple[TargetKind, str]:
     target_id = target_id.strip()
     if len(target_id) > 2000 or _CONTROL.search(target_id):
-        raise FormatError("target_id is too long or contains control characters",
-                          field="target_id")
+        raise FormatError("target_id is too long or contains control characters", field="target_id")
     if kind == "chunk":
         if not _CHUNK_ID.match(target_id):
             raise FormatError(
@@ -98,8 +97,9 @@ def check_target(kind: str, target_id: str) -> tuple[TargetKind, str]:
                 field="target_id",
             )
         return "document", target_id
-    raise FormatError(f"target_kind must be 'document' or 'chunk', not {kind[:20]!r}",
-                      field="target_kind")
+    raise FormatError(
+        f"target_kind must be 'document' or 'chunk', not {kind[:20]!r}", field="target_kind"
+    )
 
 
 def check_grade(value: object) -> int:
@@ -122,8 +122,9 @@ def document_target(source: str, external_id: str) -> str:
 # --- import and export (checked here, stored by app.evaluation.repository) ---------------
 
 
-def upsert_judgements(conn: Connection, query_ids: dict[str, int],
-                      judgements: Sequence[Judgement]) -> int:
+def upsert_judgements(
+    conn: Connection, query_ids: dict[str, int], judgements: Sequence[Judgement]
+) -> int:
     """Insert or re-grade; one row per (query, target, rater). Returns the rows written."""
     if not judgements:
         return 0
@@ -141,8 +142,15 @@ def upsert_judgements(conn: Connection, query_ids: dict[str, int],
     return len(rows)
 
 
-def import_queries(conn: Connection, name: str, description: str, created_by: str,
-                   queries: Sequence[QueryIn], *, replace: bool = False) -> int:
+def import_queries(
+    conn: Connection,
+    name: str,
+    description: str,
+    created_by: str,
+    queries: Sequence[QueryIn],
+    *,
+    replace: bool = False,
+) -> int:
     """Create or extend a set from parsed queries; ``replace`` drops the set's other queries
     (and their judgements). Returns the set id."""
     keys = [q.key for q in queries]
@@ -159,22 +167,27 @@ def import_queries(conn: Connection, name: str, description: str, created_by: st
 
 def export_queries(conn: Connection, set_id: int) -> list[QueryIn]:
     judgements = repo.load_judgements(conn, set_id)
-    return [QueryIn(q.key, q.text, q.as_person, judgements.get(q.key, []))
-            for q in repo.load_queries(conn, set_id)]
+    return [
+        QueryIn(q.key, q.text, q.as_person, judgements.get(q.key, []))
+        for q in repo.load_queries(conn, set_id)
+    ]
 
 
 # --- visibility through the walls ------------------------------------------------------------
 
-def access_now(conn: Connection, resolver: AccessResolver, database: Database,
-               person_id: str) -> Access:
+
+def access_now(
+    conn: Connection, resolver: AccessResolver, database: Database, person_id: str
+) -> Access:
     """The person's access at this instant. The resolver caches the matrix snapshot until it
     is told a newer policy exists, so it is told: a wall raised a second ago counts."""
     resolution = resolver.resolve(database, person_id, now_utc(), current_version(conn))
     return access_for(conn, resolution)
 
 
-def visible_targets(conn: Connection, access: Access,
-                    targets: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+def visible_targets(
+    conn: Connection, access: Access, targets: Iterable[tuple[str, str]]
+) -> set[tuple[str, str]]:
     """The (kind, target_id) pairs among ``targets`` this person may read now.
 
     A chunk is visible when app.walls.access says so; a document when at least one of its
@@ -268,8 +281,9 @@ def merge_trec(queries: list[QueryIn], judgements: list[Judgement]) -> list[Quer
         raise FormatError("a query key occurs twice in the queries file", field="query_key")
     unknown = sorted({j.query_key for j in judgements} - set(by_key))
     if unknown:
-        raise FormatError(f"qrels name queries missing from the queries file: {unknown[:5]}",
-                          field="query_key")
+        raise FormatError(
+            f"qrels name queries missing from the queries file: {unknown[:5]}", field="query_key"
+        )
     for j in judgements:
         by_key[j.query_key].judgements.append(j)
     return queries
@@ -345,8 +359,9 @@ def _query_from_json(obj: dict[str, Any], judged_by: str) -> QueryIn:
     for item in raw:
         if not isinstance(item, dict):
             raise FormatError("each judgement must be an object", field="judgements")
-        kind, target = check_target(str(item.get("target_kind", "document")),
-                                    str(_str_field(item, "target_id")))
+        kind, target = check_target(
+            str(item.get("target_kind", "document")), str(_str_field(item, "target_id"))
+        )
         rater = _str_field(item, "judged_by", required=False) or judged_by
         at_raw = item.get("judged_at")
         at: datetime | None = None
@@ -354,25 +369,35 @@ def _query_from_json(obj: dict[str, Any], judged_by: str) -> QueryIn:
             try:
                 at = datetime.fromisoformat(str(at_raw))
             except ValueError:
-                raise FormatError(f"judged_at {at_raw!r} is not an ISO date-time",
-                                  field="judged_at") from None
+                raise FormatError(
+                    f"judged_at {at_raw!r} is not an ISO date-time", field="judged_at"
+                ) from None
             if at.tzinfo is None:
                 raise FormatError("judged_at must carry a time zone", field="judged_at")
-        judgements.append(Judgement(key, kind, target, check_grade(item.get("grade")), rater,
-                                    at))
+        judgements.append(Judgement(key, kind, target, check_grade(item.get("grade")), rater, at))
     return QueryIn(key, query, as_person, judgements)
 
 
-def format_jsonl(queries: Sequence[QueryIn], *, name: str | None = None,
-                 description: str | None = None) -> str:
+def format_jsonl(
+    queries: Sequence[QueryIn], *, name: str | None = None, description: str | None = None
+) -> str:
     lines = []
     if name is not None:
-        lines.append(json.dumps({"set": {"name": name, "description": description or ""}},
-                                ensure_ascii=False))
-    lines.extend(json.dumps({
-        "query_key": q.key,
-        "text": q.text,
-        "as_person": q.as_person,
-        "judgements": [j.as_dict() for j in q.judgements],
-    }, ensure_ascii=False) for q in queries)
+        lines.append(
+            json.dumps(
+                {"set": {"name": name, "description": description or ""}}, ensure_ascii=False
+            )
+        )
+    lines.extend(
+        json.dumps(
+            {
+                "query_key": q.key,
+                "text": q.text,
+                "as_person": q.as_person,
+                "judgements": [j.as_dict() for j in q.judgements],
+            },
+            ensure_ascii=False,
+        )
+        for q in queries
+    )
     return "".join(line + "\n" for line in lines)

@@ -36,28 +36,67 @@ STARTER_JUDGE = "ewall-starter"
 DATA_FILE = "starter_set.jsonl"
 
 ANSWER_ECLIS: list[str] = [
-    "ECLI:NL:HR:1996:AA2015", "ECLI:NL:HR:1994:AA3004", "ECLI:NL:HR:1995:AA1531",
-    "ECLI:NL:HR:1995:AA1561", "ECLI:NL:HR:1995:AA1575", "ECLI:NL:HR:1995:AA1657",
-    "ECLI:NL:HR:1995:AA3039", "ECLI:NL:HR:1995:AA3120", "ECLI:NL:HR:1995:AA3157",
-    "ECLI:NL:HR:1996:AA1742", "ECLI:NL:HR:1996:AA1797", "ECLI:NL:HR:1996:AA1849",
-    "ECLI:NL:HR:1996:AA1899", "ECLI:NL:HR:1996:AA1921", "ECLI:NL:HR:1996:AA1985",
-    "ECLI:NL:HR:1996:AA1991", "ECLI:NL:HR:1996:AA1992", "ECLI:NL:HR:1996:AA2009",
-    "ECLI:NL:HR:1996:AA2016", "ECLI:NL:HR:1997:AA2132", "ECLI:NL:HR:1992:BA5424",
-    "ECLI:NL:RBAMS:2010:BO3979", "ECLI:NL:CBB:2001:AA9413", "ECLI:NL:RBGEL:2015:6991",
-    "ECLI:NL:PHR:2011:BP5608", "ECLI:NL:CRVB:2013:1886", "ECLI:NL:CBB:2000:AA8268",
-    "ECLI:NL:HR:1994:AA2943", "ECLI:NL:HR:1995:AA1497", "ECLI:NL:HR:1995:AA1526",
-    "ECLI:NL:HR:1995:AA1568", "ECLI:NL:HR:1995:AA3106", "ECLI:NL:HR:1995:AA3148",
-    "ECLI:NL:HR:1995:AA3165", "ECLI:NL:HR:1996:AA1825", "ECLI:NL:HR:1996:AA1846",
-    "ECLI:NL:HR:1996:AA1964", "ECLI:NL:HR:1996:AA1983", "ECLI:NL:HR:1996:AA2031",
-    "ECLI:NL:HR:1997:AA2065", "ECLI:NL:HR:1997:AA2094", "ECLI:NL:HR:1997:AA3187",
-    "ECLI:NL:RBDHA:2013:15631", "ECLI:NL:RBARN:2006:AY6200", "ECLI:NL:RBZWB:2016:1440",
-    "ECLI:NL:GHAMS:2011:1684", "ECLI:NL:CBB:2000:AA7087",
+    "ECLI:NL:HR:1996:AA2015",
+    "ECLI:NL:HR:1994:AA3004",
+    "ECLI:NL:HR:1995:AA1531",
+    "ECLI:NL:HR:1995:AA1561",
+    "ECLI:NL:HR:1995:AA1575",
+    "ECLI:NL:HR:1995:AA1657",
+    "ECLI:NL:HR:1995:AA3039",
+    "ECLI:NL:HR:1995:AA3120",
+    "ECLI:NL:HR:1995:AA3157",
+    "ECLI:NL:HR:1996:AA1742",
+    "ECLI:NL:HR:1996:AA1797",
+    "ECLI:NL:HR:1996:AA1849",
+    "ECLI:NL:HR:1996:AA1899",
+    "ECLI:NL:HR:1996:AA1921",
+    "ECLI:NL:HR:1996:AA1985",
+    "ECLI:NL:HR:1996:AA1991",
+    "ECLI:NL:HR:1996:AA1992",
+    "ECLI:NL:HR:1996:AA2009",
+    "ECLI:NL:HR:1996:AA2016",
+    "ECLI:NL:HR:1997:AA2132",
+    "ECLI:NL:HR:1992:BA5424",
+    "ECLI:NL:RBAMS:2010:BO3979",
+    "ECLI:NL:CBB:2001:AA9413",
+    "ECLI:NL:RBGEL:2015:6991",
+    "ECLI:NL:PHR:2011:BP5608",
+    "ECLI:NL:CRVB:2013:1886",
+    "ECLI:NL:CBB:2000:AA8268",
+    "ECLI:NL:HR:1994:AA2943",
+    "ECLI:NL:HR:1995:AA1497",
+    "ECLI:NL:HR:1995:AA1526",
+    "ECLI:NL:HR:1995:AA1568",
+    "ECLI:NL:HR:1995:AA3106",
+    "ECLI:NL:HR:1995:AA3148",
+    "ECLI:NL:HR:1995:AA3165",
+    "ECLI:NL:HR:1996:AA1825",
+    "ECLI:NL:HR:1996:AA1846",
+    "ECLI:NL:HR:1996:AA1964",
+    "ECLI:NL:HR:1996:AA1983",
+    "ECLI:NL:HR:1996:AA2031",
+    "ECLI:NL:HR:1997:AA2065",
+    "ECLI:NL:HR:1997:AA2094",
+    "ECLI:NL:HR:1997:AA3187",
+    "ECLI:NL:RBDHA:2013:15631",
+    "ECLI:NL:RBARN:2006:AY6200",
+    "ECLI:NL:RBZWB:2016:1440",
+    "ECLI:NL:GHAMS:2011:1684",
+    "ECLI:NL:CBB:2000:AA7087",
 ]
 DISTRACTOR_ECLIS: list[str] = [
-    "ECLI:NL:HR:1992:AA1835", "ECLI:NL:HR:1994:AA2946", "ECLI:NL:HR:1994:AA2962",
-    "ECLI:NL:HR:1994:AA2974", "ECLI:NL:HR:1994:AA2993", "ECLI:NL:HR:1995:AA3110",
-    "ECLI:NL:HR:1995:AA3116", "ECLI:NL:HR:1995:AA3169", "ECLI:NL:HR:1996:AA1919",
-    "ECLI:NL:HR:1996:AA2005", "ECLI:NL:HR:1996:AA2050", "ECLI:NL:HR:1997:AA2101",
+    "ECLI:NL:HR:1992:AA1835",
+    "ECLI:NL:HR:1994:AA2946",
+    "ECLI:NL:HR:1994:AA2962",
+    "ECLI:NL:HR:1994:AA2974",
+    "ECLI:NL:HR:1994:AA2993",
+    "ECLI:NL:HR:1995:AA3110",
+    "ECLI:NL:HR:1995:AA3116",
+    "ECLI:NL:HR:1995:AA3169",
+    "ECLI:NL:HR:1996:AA1919",
+    "ECLI:NL:HR:1996:AA2005",
+    "ECLI:NL:HR:1996:AA2050",
+    "ECLI:NL:HR:1997:AA2101",
     "ECLI:NL:HR:1997:AA2123",
 ]
 STARTER_ECLIS: list[str] = ANSWER_ECLIS + DISTRACTOR_ECLIS
@@ -75,8 +114,9 @@ def load_starter_set(database: Database, *, created_by: str) -> str:
     shipped removed; ratings that people added on the rating page are kept."""
     queries = starter_queries()
     with database.transaction() as conn:
-        import_queries(conn, STARTER_SET_NAME, STARTER_DESCRIPTION, created_by, queries,
-                       replace=True)
+        import_queries(
+            conn, STARTER_SET_NAME, STARTER_DESCRIPTION, created_by, queries, replace=True
+        )
     return STARTER_SET_NAME
 
 
@@ -85,9 +125,11 @@ def _manifest(folder: Path) -> dict[str, Path]:
     if not path.is_file():
         return {}
     with path.open(encoding="utf-8", newline="") as handle:
-        return {row["ecli"]: folder / row["file"]
-                for row in csv.DictReader(handle, delimiter="\t")
-                if row.get("ecli") and row.get("file")}
+        return {
+            row["ecli"]: folder / row["file"]
+            for row in csv.DictReader(handle, delimiter="\t")
+            if row.get("ecli") and row.get("file")
+        }
 
 
 def starter_files(corpus_dir: Path) -> dict[str, Path]:
@@ -98,7 +140,8 @@ def starter_files(corpus_dir: Path) -> dict[str, Path]:
     out: dict[str, Path] = {}
     for ecli in STARTER_ECLIS:
         candidates = [listed.get(ecli)] + [
-            folder / "xml" / (ecli.replace(":", sep) + ".xml") for sep in (".", "_")]
+            folder / "xml" / (ecli.replace(":", sep) + ".xml") for sep in (".", "_")
+        ]
         found = next((p for p in candidates if p is not None and p.is_file()), None)
         if found is not None:
             out[ecli] = found
@@ -121,5 +164,9 @@ def starter_documents(corpus_dir: Path) -> Iterator[SourceDocument]:
     """The starter decisions as the case-law pipeline ingests them (public, source
     "rechtspraak", ECLI as external id, the open-data XML as content)."""
     for ecli, path in starter_files(corpus_dir).items():
-        yield SourceDocument(source="rechtspraak", external_id=ecli,
-                             content=path.read_bytes(), mime_type="application/xml")
+        yield SourceDocument(
+            source="rechtspraak",
+            external_id=ecli,
+            content=path.read_bytes(),
+            mime_type="application/xml",
+        )

@@ -38,7 +38,6 @@ from app.gates.session import answer_for, assess
 from app.limits import PersonLimiter
 from app.resources import Resources
 from app.search.replica import PRIMARY
-from app.walls.resolution import read_snapshot
 from app.walls.visibility import matter_view
 
 router = APIRouter(prefix="/v1/gates", tags=["gates"])
@@ -234,13 +233,31 @@ def check_answer_grounding(
     )
 
 
-SessionAsker = Annotated[Principal, Depends(require_roles("lawyer", "compliance"))]
+def _session_gate_budget(
+    principal: Annotated[Principal, Depends(require_roles("lawyer", "compliance"))],
+    resources: ResourcesDep,
+) -> Principal:
+    """Charge one session gate call before the transaction opens (the call reads the whole
+    session and the matrix: a refused one must cost no connection)."""
+    person_limiter(resources).spend(
+        "session_gate_calls",
+        principal.person_id,
+        1,
+        resources.settings.session_gate_per_minute,
+    )
+    return principal
+
+
+SessionAsker = Annotated[Principal, Depends(_session_gate_budget)]
 
 
 @router.post(
     "/session",
     response_model=SessionGateOut,
-    responses={404: {"description": "No retrieval of yours (or anyone's, for compliance)"}},
+    responses={
+        404: {"description": "No retrieval of yours (or anyone's, for compliance)"},
+        **_RATE_LIMITED,
+    },
 )
 def check_session(
     body: SessionGateIn, principal: SessionAsker, conn: ConnDep, resources: ResourcesDep
@@ -250,7 +267,7 @@ def check_session(
     (someone else's is unknown to them); compliance about anyone's."""
     everyone = principal.has_any("compliance")
     request = {"session_id": body.session_id, "scope": "all" if everyone else "own"}
-    snap = read_snapshot(resources.database)
+    snap = resources.require_resolver().matrix(conn, resources.database)
     at = now_utc()
     try:
         finding = assess(

@@ -115,8 +115,9 @@ def _entry_reason(entry: dict[str, Any]) -> str:
     if details.get("discrepancies"):
         reason += ": " + "; ".join(str(d) for d in details["discrepancies"])
     elif not reason and "chunks" in details:  # added / updated documents
-        reason = (f"{details['chunks']} chunks (+{details.get('added', 0)}"
-                  f" -{details.get('removed', 0)})")
+        reason = (
+            f"{details['chunks']} chunks (+{details.get('added', 0)} -{details.get('removed', 0)})"
+        )
     return reason
 
 
@@ -167,15 +168,26 @@ def print_report(console: Console, report: dict[str, Any]) -> None:
 
     containers = (report.get("sync") or {}).get("containers") or {}
     if containers:
-        columns = ("server_total", "seen", "ingested", "unchanged", "quarantined", "failed",
-                   "deleted", "held")
+        columns = (
+            "server_total",
+            "seen",
+            "ingested",
+            "unchanged",
+            "quarantined",
+            "failed",
+            "deleted",
+            "held",
+        )
         per = Table(title="Per library / cabinet", show_header=True)
         per.add_column("container")
         for column in (*columns, "complete"):
             per.add_column(column.replace("_", " "), justify="right")
         for name, row in containers.items():
-            per.add_row(Text(str(name)), *(str(row.get(c, "")) for c in columns),
-                        str(row.get("complete", "")))
+            per.add_row(
+                Text(str(name)),
+                *(str(row.get(c, "")) for c in columns),
+                str(row.get("complete", "")),
+            )
         console.print(per)
 
     for title, entries in _sections(report):
@@ -212,14 +224,20 @@ def _execute(settings: Settings, label: str, work: Work) -> int:
     except Exception as exc:
         # The reason in one line; the traceback only for those who asked for debug logs.
         log.debug("ingest command failed", exc_info=True)
-        return _error(f"{label} failed: {type(exc).__name__}: {exc}".splitlines()[0],
-                      EXIT_FAILED)
+        return _error(f"{label} failed: {type(exc).__name__}: {exc}".splitlines()[0], EXIT_FAILED)
     print_report(Console(), report)
     return EXIT_FAILED if report.get("status") == "failed" else EXIT_OK
 
 
-def _run(settings: Settings, name: str, label: str, *, mode: str = "delta",
-         path: Path | None = None, source_name: str | None = None) -> int:
+def _run(
+    settings: Settings,
+    name: str,
+    label: str,
+    *,
+    mode: str = "delta",
+    path: Path | None = None,
+    source_name: str | None = None,
+) -> int:
     """Run the source ``name`` from the registry once, with a progress bar."""
     from app.ingest.runs import run_named_source
 
@@ -227,8 +245,14 @@ def _run(settings: Settings, name: str, label: str, *, mode: str = "delta",
         settings,
         label,
         lambda pipeline, on_progress: run_named_source(
-            pipeline, settings, name, mode=mode, path=path, source_name=source_name,
-            started_by=_started_by(), on_progress=on_progress,
+            pipeline,
+            settings,
+            name,
+            mode=mode,
+            path=path,
+            source_name=source_name,
+            started_by=_started_by(),
+            on_progress=on_progress,
         ),
     )
 
@@ -246,8 +270,7 @@ def cmd_ingest_folder(args: argparse.Namespace, settings: Settings) -> int:
         registry.create("folder", settings, path=path, source=source).close()
     except FileNotFoundError as exc:
         return _error(str(exc), EXIT_USAGE)
-    return _run(settings, "folder", f"ingest folder {path.name}", path=path,
-                source_name=source)
+    return _run(settings, "folder", f"ingest folder {path.name}", path=path, source_name=source)
 
 
 def cmd_ingest_rechtspraak(args: argparse.Namespace, settings: Settings) -> int:
@@ -313,11 +336,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("path", type=Path, help="folder of *.xml records (searched recursively)")
     p.set_defaults(handler=cmd_ingest_rechtspraak)
 
-    for name, handler in (("imanage", cmd_ingest_imanage),
-                          ("netdocuments", cmd_ingest_netdocuments)):
+    for name, handler in (
+        ("imanage", cmd_ingest_imanage),
+        ("netdocuments", cmd_ingest_netdocuments),
+    ):
         p = sub.add_parser(name, help=f"sync from {name} (settings EWALL_{name.upper()}_*)")
-        p.add_argument("--mode", choices=["full", "delta"], default="delta",
-                       help="full crawl or changes since the last run (default: delta)")
+        p.add_argument(
+            "--mode",
+            choices=["full", "delta"],
+            default="delta",
+            help="full crawl or changes since the last run (default: delta)",
+        )
         p.set_defaults(handler=handler)
 
     p = sub.add_parser(

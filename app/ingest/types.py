@@ -9,8 +9,8 @@ from typing import Any, Protocol
 # maps them here. Each has a chunker (app/ingest/chunking/); anything else is "other".
 DOC_TYPES = (
     "claim_chart",
-    "brief",          # briefs, EPO/EOV oppositions, pleitnota's, dagvaardingen, conclusies
-    "deposition",     # depositions, witness statements (getuigenverklaringen)
+    "brief",  # briefs, EPO/EOV oppositions, pleitnota's, dagvaardingen, conclusies
+    "deposition",  # depositions, witness statements (getuigenverklaringen)
     "expert_report",
     "case_law",
     "statute",

@@ -62,7 +62,13 @@ def worker_command() -> list[str]:
     # our pid goes on the command line: the child compares its parent with it from its
     # first instruction, so an API process killed while the child still starts is noticed
     return [
-        sys.executable, "-m", "app.cli", "worker", "--supervised", "--parent-pid", str(os.getpid())
+        sys.executable,
+        "-m",
+        "app.cli",
+        "worker",
+        "--supervised",
+        "--parent-pid",
+        str(os.getpid()),
     ]
 
 

@@ -29,6 +29,11 @@ def search(
     x_prompt_version: Annotated[str | None, Header(max_length=200)] = None,
 ) -> dict[str, Any]:
     started = time.perf_counter()
+    # Charged before the model runs and before any connection is taken: a refused search
+    # costs nobody else anything.
+    resources.limiter.spend(
+        "searches", principal.person_id, 1, resources.settings.search_per_minute
+    )
     if body.model is None and x_model:
         body.model = x_model.strip()
     if body.prompt_version is None and x_prompt_version:

@@ -161,9 +161,7 @@ def run_search(
         sparse_candidates = max(sparse_candidates, COLLAPSE_DEPTH_FACTOR * request.k)
     filters = request.filters or Filters()
     websearch = bool(_WEBSEARCH.search(request.query))
-    session = (
-        resolve_binding(conn, principal.person_id, request) if read is None else read.session
-    )
+    session = resolve_binding(conn, principal.person_id, request) if read is None else read.session
     # the query vector must be the live model's (a re-embed may have switched): 503 if not
     query_model = resources.embedder.model_id if resources.embedder is not None else None
     if query_model is not None:

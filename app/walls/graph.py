@@ -19,6 +19,7 @@ person is not screened (exclusionary) and is an insider (inclusionary).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -26,7 +27,7 @@ from typing import Any
 
 import networkx as nx
 
-from app.walls.names import name_matches, normalize_name
+from app.walls.names import name_matches, name_tokens, normalize_name
 
 OPEN_GROUP = "open"
 QUARANTINE_GROUP = "quarantine"
@@ -83,6 +84,31 @@ class Wall:
         if self.effective_from is not None and at < self.effective_from:
             return False
         return not (self.effective_until is not None and at >= self.effective_until)
+
+
+class NameIndex:
+    """Normalised names by token and by token prefix of five characters or more: the names
+    that ``name_matches`` can accept for a query are those holding each query token (or, for
+    a token of five or more, a token it begins), so only they are tested."""
+
+    def __init__(self, norms: Iterable[str]) -> None:
+        self._exact: dict[str, set[str]] = defaultdict(set)
+        self._prefix: dict[str, set[str]] = defaultdict(set)
+        for norm in norms:
+            for token in norm.split():
+                self._exact[token].add(norm)
+                for end in range(5, len(token) + 1):
+                    self._prefix[token[:end]].add(norm)
+
+    def matching(self, query: str) -> set[str]:
+        found: set[str] | None = None
+        for token in name_tokens(query):
+            index = self._prefix if len(token) >= 5 else self._exact
+            have = index.get(token, set())
+            found = set(have) if found is None else found & have
+            if not found:
+                return set()
+        return {norm for norm in found or () if name_matches(query, norm)}
 
 
 @dataclass
@@ -426,25 +452,27 @@ class MatrixSnapshot:
 
     def conflicts(self, name: str) -> list[dict[str, Any]]:
         """Matters where a client or party matching ``name``, or anyone in the matching
-        client's corporate family, appears, with the role it plays there."""
+        client's corporate family, appears, with the role it plays there.
+
+        Names are found through token indexes built once per snapshot, so a check reads the
+        names that share its tokens and the families they pull in, never every party of the
+        firm (the session gate checks every matter a session read)."""
         hits: dict[tuple[str, str, str], dict[str, Any]] = {}
-        matched_clients = [
-            c for c in self.clients.values() if name_matches(name, normalize_name(c.name))
-        ]
+        clients_by_norm = self._clients_by_norm
+        matched_clients = sorted(
+            (c for norm in self._client_names.matching(name) for c in clients_by_norm[norm]),
+            key=self._client_position.__getitem__,
+        )
+        direct_norms = self._party_names.matching(name)
+        direct_parties = sorted(e for norm in direct_norms for e in self._parties_by_norm[norm])
         # a party whose name is a known client pulls in that client's family too
-        for parties in self.parties.values():
-            for party in parties:
-                if name_matches(name, party.name_norm):
-                    matched_clients.extend(
-                        c
-                        for c in self.clients.values()
-                        if normalize_name(c.name) == party.name_norm
-                    )
+        for *_, party in direct_parties:
+            matched_clients.extend(clients_by_norm.get(party.name_norm, ()))
         families: dict[str, str] = {}
-        for client in matched_clients:
-            root = self.family_root(client.client_id)
+        for client_id in matched_clients:
+            root = self.family_root(client_id)
             for member in self.client_subtree(root):
-                families.setdefault(member, client.client_id)
+                families.setdefault(member, client_id)
         for member, via in families.items():
             for matter_id in self.matters_by_client.get(member, ()):
                 relation = (
@@ -462,22 +490,55 @@ class MatrixSnapshot:
                     "match": relation,
                 }
         family_norms = {normalize_name(self.clients[c].name) for c in families}
-        for matter_id, parties in self.parties.items():
-            for party in parties:
-                direct = name_matches(name, party.name_norm)
-                in_family = party.name_norm in family_norms
-                if not (direct or in_family):
-                    continue
-                key = (matter_id, party.name_norm, party.role)
-                hits[key] = {
-                    "matter_id": matter_id,
-                    "matter_title": self.matters[matter_id].title,
-                    "client_id": self.matters[matter_id].client_id,
-                    "role": party.role,
-                    "name": party.name,
-                    "match": "matched party" if direct else "party in a matched corporate family",
-                }
+        # in matrix order, so that of two parties with one key the later one is reported
+        for _, _, matter_id, party in sorted(
+            {
+                *direct_parties,
+                *(e for norm in family_norms for e in self._parties_by_norm.get(norm, ())),
+            }
+        ):
+            key = (matter_id, party.name_norm, party.role)
+            hits[key] = {
+                "matter_id": matter_id,
+                "matter_title": self.matters[matter_id].title,
+                "client_id": self.matters[matter_id].client_id,
+                "role": party.role,
+                "name": party.name,
+                "match": "matched party"
+                if party.name_norm in direct_norms
+                else "party in a matched corporate family",
+            }
         return sorted(hits.values(), key=lambda h: (h["matter_id"], h["role"], h["name"]))
+
+    # --- name indexes (built once per snapshot) --------------------------------------------
+
+    @cached_property
+    def _client_position(self) -> dict[str, int]:
+        return {client_id: i for i, client_id in enumerate(self.clients)}
+
+    @cached_property
+    def _clients_by_norm(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = defaultdict(list)
+        for client in self.clients.values():
+            out[normalize_name(client.name)].append(client.client_id)
+        return dict(out)
+
+    @cached_property
+    def _client_names(self) -> NameIndex:
+        return NameIndex(self._clients_by_norm)
+
+    @cached_property
+    def _parties_by_norm(self) -> dict[str, list[tuple[int, int, str, Party]]]:
+        """name_norm -> (matter position, party position, matter id, party), matrix order."""
+        out: dict[str, list[tuple[int, int, str, Party]]] = defaultdict(list)
+        for m, (matter_id, parties) in enumerate(self.parties.items()):
+            for i, party in enumerate(parties):
+                out[party.name_norm].append((m, i, matter_id, party))
+        return dict(out)
+
+    @cached_property
+    def _party_names(self) -> NameIndex:
+        return NameIndex(self._parties_by_norm)
 
     @cached_property
     def _conflicts_by_name(self) -> dict[str, list[dict[str, Any]]]:

@@ -52,6 +52,12 @@ def policy_version(conn: Connection) -> int:
     return int(conn.execute(sqlfiles.query("walls.policy_version")).scalar_one())
 
 
+def matrix_stamp(conn: Connection) -> tuple[int, int]:
+    """(policy_version, the policy chain's head seq): changes with any matrix change."""
+    row = conn.execute(sqlfiles.query("walls.matrix_stamp")).one()
+    return int(row.policy_version), int(row.policy_seq)
+
+
 def policy_version_for_share(conn: Connection) -> int:
     """The policy version, share-locked until commit (no policy change commits first)."""
     return int(conn.execute(sqlfiles.query("walls.policy_version_for_share")).scalar_one())

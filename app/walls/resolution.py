@@ -118,12 +118,20 @@ def load_snapshot(conn: Connection, *, full: bool = True) -> MatrixSnapshot:
 
 
 def read_snapshot(database: Database, *, full: bool = True) -> MatrixSnapshot:
+    return read_stamped_snapshot(database, full=full)[1]
+
+
+def read_stamped_snapshot(
+    database: Database, *, full: bool = True
+) -> tuple[tuple[int, int], MatrixSnapshot]:
+    """The snapshot with its matrix stamp, both read in the same database snapshot."""
     with (
         database.engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn,
         conn.begin(),
     ):
         begin_read_only(conn)
-        return load_snapshot(conn, full=full)
+        stamp = repository.matrix_stamp(conn)
+        return stamp, load_snapshot(conn, full=full)
 
 
 class AccessResolver:
@@ -134,11 +142,41 @@ class AccessResolver:
         self._lock = threading.Lock()
         self._snapshot: MatrixSnapshot | None = None
         self._cache: dict[str, Resolution] = {}
+        self._matrix: tuple[tuple[int, int], MatrixSnapshot] | None = None
+        self._matrix_load = threading.Lock()
 
     def invalidate(self) -> None:
         with self._lock:
             self._snapshot = None
             self._cache.clear()
+            self._matrix = None
+
+    def matrix(self, conn: Connection, database: Database) -> MatrixSnapshot:
+        """The whole matrix (matters, parties, teams: what the session gate and the reads of
+        one's own sessions judge with), cached under its stamp.
+
+        ``conn`` reads the stamp (one indexed row each of two tables); the snapshot is
+        reloaded only when the stamp moved, so every access or matrix change committed
+        before this call is in the answer, and an unchanged matrix is read once however
+        many calls ask. One reload at a time: callers that find it stale wait for it and
+        share it, rather than each reading the whole matrix."""
+        if not self.use_cache:
+            return read_snapshot(database)
+        stamp = repository.matrix_stamp(conn)
+        with self._lock:
+            cached = self._matrix
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        with self._matrix_load:
+            with self._lock:
+                cached = self._matrix
+            if cached is not None and cached[0] >= stamp:
+                return cached[1]  # loaded meanwhile, at this stamp or later
+            fresh = read_stamped_snapshot(database)
+            with self._lock:
+                if self._matrix is None or fresh[0] >= self._matrix[0]:
+                    self._matrix = fresh
+        return fresh[1]
 
     def snapshot(self, database: Database, at_least: int | None = None) -> MatrixSnapshot:
         """The cached snapshot, reloaded when a newer policy_version is known to exist."""

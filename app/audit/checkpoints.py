@@ -1,0 +1,244 @@
+"""Signed checkpoints of the audit chains: what catches a rewrite of history from outside.
+
+Inside the database a superuser can edit a row and recompute every later hash and the head;
+the chain then verifies. A checkpoint is the heads (seq and hash of each chain) at one
+moment, signed with an Ed25519 key kept outside the database and written to a directory the
+database cannot reach. Verifying against checkpoints proves that the chain still extends
+each of them: the row at the checkpoint's seq still has the checkpoint's hash (and the
+chain verifies from the genesis through it), so any rewrite at or before a checkpoint is
+caught, whatever the rewriter recomputed.
+
+Files:
+- the private key: PKCS#8 PEM, created with mode 0600 (refused if it exists already);
+- the public key beside it (``<key>.pub``, SubjectPublicKeyInfo PEM): all a verifier needs;
+- one JSON file per checkpoint, ``{"format", "created_at", "key_id", "chains": {chain:
+  {"seq", "hash"}}, "signature"}``; the signature covers the canonical JSON of the rest.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from sqlalchemy import Connection
+
+from app.audit import repository
+from app.audit.chain import CHAINS, canonical_json, iso, now_utc, verify_all
+from app.settings import Settings
+
+FORMAT = "ewall-audit-checkpoint/1"
+PATTERN = "checkpoint-*.json"
+
+
+class CheckpointError(Exception):
+    """A key or checkpoint that cannot be used (missing, unreadable, wrong kind)."""
+
+
+def key_path(settings: Settings) -> Path:
+    return settings.audit_checkpoint_key or settings.data_dir / "audit" / "checkpoint.key"
+
+
+def checkpoint_dir(settings: Settings) -> Path:
+    return settings.audit_checkpoint_dir or settings.data_dir / "audit" / "checkpoints"
+
+
+def public_key_path(key_path: Path) -> Path:
+    return key_path.with_name(key_path.name + ".pub")
+
+
+def generate_key(key_path: Path) -> Path:
+    """Create the private key (0600, never overwritten) and export its public key beside it.
+    Returns the public key's path."""
+    key = Ed25519PrivateKey.generate()
+    pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    key_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        # O_EXCL: an existing key is never replaced (its checkpoints would stop verifying)
+        fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise CheckpointError(f"{key_path} exists already; it is not replaced") from None
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(pem)
+    public = public_key_path(key_path)
+    _write_atomically(public, _public_pem(key.public_key()))
+    return public
+
+
+def load_private_key(key_path: Path) -> Ed25519PrivateKey:
+    try:
+        key = serialization.load_pem_private_key(key_path.read_bytes(), password=None)
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(f"cannot read the signing key {key_path}: {exc}") from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise CheckpointError(f"{key_path} is not an Ed25519 private key")
+    if key_path.stat().st_mode & 0o077:
+        raise CheckpointError(f"{key_path} is readable by others; chmod 600 it")
+    return key
+
+
+def load_public_key(path: Path) -> Ed25519PublicKey:
+    try:
+        key = serialization.load_pem_public_key(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(f"cannot read the public key {path}: {exc}") from None
+    if not isinstance(key, Ed25519PublicKey):
+        raise CheckpointError(f"{path} is not an Ed25519 public key")
+    return key
+
+
+def key_id(public: Ed25519PublicKey) -> str:
+    raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def _public_pem(public: Ed25519PublicKey) -> bytes:
+    return public.public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _signed_bytes(payload: dict[str, Any]) -> bytes:
+    return canonical_json(payload).encode("utf-8")
+
+
+@dataclass(frozen=True)
+class Written:
+    path: Path
+    heads: dict[str, dict[str, Any]]
+
+
+def write_checkpoint(conn: Connection, key: Ed25519PrivateKey, directory: Path) -> Written:
+    """Verify the chains and sign their heads. ``conn`` should be a repeatable-read
+    transaction, so that the rows verified and the heads signed are one state. A chain that
+    does not verify is not signed: a checkpoint vouches for everything before it."""
+    report = verify_all(conn)
+    if not report["ok"]:
+        raise CheckpointError(
+            f"the audit chain does not verify ({report.get('problem')}); nothing was signed"
+        )
+    heads = {
+        name: {"seq": int(chain["checked"]), "hash": str(chain["head"])}
+        for name, chain in report["chains"].items()
+    }
+    at = now_utc()
+    payload: dict[str, Any] = {
+        "format": FORMAT,
+        "created_at": iso(at),
+        "key_id": key_id(key.public_key()),
+        "chains": heads,
+    }
+    signature = key.sign(_signed_bytes(payload))
+    document = {**payload, "signature": base64.b64encode(signature).decode("ascii")}
+    seqs = "-".join(str(heads[name]["seq"]) for name in CHAINS)
+    path = directory / f"checkpoint-{at.strftime('%Y%m%dT%H%M%S%fZ')}-{seqs}.json"
+    _write_atomically(path, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode())
+    return Written(path, heads)
+
+
+@dataclass
+class CheckpointReport:
+    file: str
+    ok: bool
+    created_at: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"file": self.file, "ok": self.ok, "created_at": self.created_at}
+        if self.problems:
+            out["problems"] = self.problems
+        return out
+
+
+def check_checkpoint(conn: Connection, path: Path, public: Ed25519PublicKey) -> CheckpointReport:
+    """Is this checkpoint signed by ``public``, and does each chain still pass through it?"""
+    report = CheckpointReport(path.name, False)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        payload = {k: document[k] for k in ("format", "created_at", "key_id", "chains")}
+        signature = base64.b64decode(document["signature"], validate=True)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        report.problems.append(f"unreadable checkpoint: {type(exc).__name__}: {exc}")
+        return report
+    report.created_at = str(payload["created_at"])
+    if payload["format"] != FORMAT:
+        report.problems.append(f"unknown format {payload['format']!r}")
+        return report
+    try:
+        public.verify(signature, _signed_bytes(payload))
+    except InvalidSignature:
+        report.problems.append(
+            "the signature does not verify with this public key (forged or altered "
+            f"checkpoint, or signed by key {payload['key_id']})"
+        )
+        return report
+    chains = payload["chains"]
+    if not isinstance(chains, dict) or set(chains) != set(CHAINS):
+        report.problems.append("the checkpoint does not name every chain")
+        return report
+    for name in CHAINS:
+        seq, expected = int(chains[name]["seq"]), str(chains[name]["hash"])
+        if seq == 0:
+            continue  # the chain was empty then: every history extends it
+        stored = repository.hash_at(conn, name, seq)
+        if stored is None:
+            report.problems.append(
+                f"{name}: row {seq} of the checkpoint is gone (history removed or renumbered)"
+            )
+        elif stored != expected:
+            report.problems.append(
+                f"{name}: row {seq} has hash {stored[:16]}... but the checkpoint signed "
+                f"{expected[:16]}... (history at or before seq {seq} was rewritten)"
+            )
+    report.ok = not report.problems
+    return report
+
+
+def verify_with_checkpoints(
+    conn: Connection, directory: Path, public: Ed25519PublicKey
+) -> dict[str, Any]:
+    """The plain verification plus every checkpoint in ``directory``. The chains verify from
+    the genesis (plain) and pass through each checkpoint's hash (here), so they extend it."""
+    out = verify_all(conn)
+    files = sorted(directory.glob(PATTERN)) if directory.is_dir() else []
+    reports = [check_checkpoint(conn, path, public) for path in files]
+    out["checkpoints"] = [r.as_dict() for r in reports]
+    bad = [r for r in reports if not r.ok]
+    if not files:
+        # a wrong path must not pass silently as "nothing contradicts the chain"
+        out["ok"] = False
+        out["checkpoint_problem"] = f"no checkpoint files ({PATTERN}) in {directory}"
+    elif bad:
+        out["ok"] = False
+        out["checkpoint_problem"] = (
+            f"{len(bad)} of {len(reports)} checkpoints fail, first {bad[0].file}: "
+            f"{bad[0].problems[0]}"
+        )
+    return out

@@ -1,0 +1,164 @@
+"""Signed checkpoints catch what the chain alone cannot (issue 31, point 8): a superuser who
+edits an audited row and recomputes every later hash and the head leaves a chain that
+verifies, but no longer passes through the hash a checkpoint signed outside the database."""
+
+from __future__ import annotations
+
+import json
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.audit.chain import GENESIS, chain_hash, iter_retrieval_rows, verify_all
+from app.cli import main
+from app.settings import get_settings
+from tests.conftest import DbHandle
+from tests.helpers import Firm
+from tests.search.test_audit_chain import _tamper, audited  # noqa: F401 (fixture)
+
+
+@pytest.fixture
+def cli(
+    audited: Firm,  # noqa: F811
+    db: DbHandle,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[Path]:
+    """`ewall` pointed at the test database, its signing key in a folder of its own."""
+    monkeypatch.setenv("EWALL_DATABASE_URL", db.app_url)
+    monkeypatch.setenv("EWALL_MIGRATIONS_DATABASE_URL", db.superuser_url)
+    monkeypatch.setenv("EWALL_LOG_JSON", "false")
+    monkeypatch.setenv("EWALL_LOG_LEVEL", "WARNING")
+    monkeypatch.setenv("EWALL_AUDIT_CHECKPOINT_KEY", str(tmp_path / "keys" / "audit.key"))
+    get_settings.cache_clear()
+    yield tmp_path
+    get_settings.cache_clear()
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
+    capsys.readouterr()
+    code = main(list(argv))
+    out = capsys.readouterr().out
+    return code, json.loads(out) if out.strip() else {}
+
+
+def _rewrite_history(db: DbHandle, seq: int) -> None:
+    """What the guards cannot stop: edit row ``seq`` and recompute the chain and the head."""
+    _tamper(db, f"UPDATE audit_retrievals SET query = 'nothing to see' WHERE seq = {seq}")
+    with db.database.connect() as conn:
+        rows = list(iter_retrieval_rows(conn))
+    statements, prev = [], GENESIS
+    for row_seq, _, _, canonical in rows:
+        new = chain_hash(prev, row_seq, canonical)
+        statements.append(
+            f"UPDATE audit_retrievals SET prev_hash = '{prev}', hash = '{new}' "
+            f"WHERE seq = {row_seq}"
+        )
+        prev = new
+    statements.append(
+        f"UPDATE audit_heads SET seq = {len(rows)}, hash = '{prev}' WHERE chain = 'retrievals'"
+    )
+    _tamper(db, *statements)
+
+
+def test_checkpoints_catch_a_recomputed_rewrite(
+    cli: Path,
+    audited: Firm,  # noqa: F811
+    db: DbHandle,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    checkpoints = cli / "checkpoints"
+    # first use generates the key (0600) and exports the public key beside it
+    code, written = _run(capsys, "audit", "checkpoint", "--dir", str(checkpoints))
+    assert code == 0, written
+    key = cli / "keys" / "audit.key"
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    assert written["public_key"] == str(key) + ".pub" and Path(written["public_key"]).is_file()
+    assert written["chains"]["retrievals"]["seq"] == 6
+    first = Path(written["file"]).name
+
+    # normal growth: more searches, a second checkpoint, everything extends both
+    audited.search("alice@firm.nl", "octrooi nietig", k=3)
+    code, second = _run(capsys, "audit", "checkpoint", "--dir", str(checkpoints))
+    assert code == 0 and second["chains"]["retrievals"]["seq"] == 7
+    audited.search("alice@firm.nl", "inventiviteit", k=3)
+    code, report = _run(capsys, "audit", "verify", "--checkpoints", str(checkpoints))
+    assert code == 0, report
+    assert [c["ok"] for c in report["checkpoints"]] == [True, True]
+
+    # a superuser rewrites row 3 and recomputes the chain: plain verify passes ...
+    _rewrite_history(db, 3)
+    with db.database.transaction() as conn:
+        assert verify_all(conn)["ok"] is True  # the known limit of a chain on its own
+    code, report = _run(capsys, "audit", "verify")
+    assert code == 0 and report["ok"] is True
+    # ... the checkpoints do not: both signed a hash that row 6 (and 7) no longer has
+    code, report = _run(capsys, "audit", "verify", "--checkpoints", str(checkpoints))
+    assert code == 1 and report["ok"] is False
+    assert first in report["checkpoint_problem"]
+    assert [c["ok"] for c in report["checkpoints"]] == [False, False]
+    assert "retrievals: row 6" in report["checkpoints"][0]["problems"][0]
+    # and no new checkpoint can launder the rewrite into the older ones
+    code, _ = _run(capsys, "audit", "checkpoint", "--dir", str(checkpoints))
+    code, report = _run(capsys, "audit", "verify", "--checkpoints", str(checkpoints))
+    assert code == 1 and [c["ok"] for c in report["checkpoints"]][:2] == [False, False]
+
+
+def test_a_forged_checkpoint_fails(
+    cli: Path,
+    audited: Firm,  # noqa: F811
+    db: DbHandle,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    checkpoints = cli / "checkpoints"
+    code, written = _run(capsys, "audit", "checkpoint", "--dir", str(checkpoints))
+    assert code == 0
+    # the attacker rewrites history and then the checkpoint to match, without the key
+    _rewrite_history(db, 2)
+    with db.database.connect() as conn:
+        rows = {seq: stored for seq, _, stored, _ in iter_retrieval_rows(conn)}
+    path = Path(written["file"])
+    document = json.loads(path.read_text())
+    document["chains"]["retrievals"]["hash"] = rows[6]
+    path.write_text(json.dumps(document))
+    code, report = _run(capsys, "audit", "verify", "--checkpoints", str(checkpoints))
+    assert code == 1
+    assert "signature does not verify" in report["checkpoints"][0]["problems"][0]
+    assert path.name in report["checkpoint_problem"]
+
+    # a checkpoint signed with another key fails as well
+    other = cli / "other"
+    code, _ = _run(capsys, "audit", "keygen", "--key", str(other / "k.key"))
+    assert code == 0
+    code, _ = _run(
+        capsys, "audit", "checkpoint", "--dir", str(other / "cp"), "--key", str(other / "k.key")
+    )
+    assert code == 0
+    code, report = _run(capsys, "audit", "verify", "--checkpoints", str(other / "cp"))
+    assert code == 1 and "signature does not verify" in report["checkpoint_problem"]
+    # with its own public key it verifies (the rewrite happened before it was made)
+    code, report = _run(
+        capsys,
+        "audit",
+        "verify",
+        "--checkpoints",
+        str(other / "cp"),
+        "--public-key",
+        str(other / "k.key.pub"),
+    )
+    assert code == 0, report
+
+
+def test_keys_are_never_replaced_and_an_empty_folder_is_no_proof(
+    cli: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, made = _run(capsys, "audit", "keygen")
+    assert code == 0
+    before = Path(made["key"]).read_bytes()
+    assert _run(capsys, "audit", "keygen")[0] == 2
+    assert Path(made["key"]).read_bytes() == before
+    code, report = _run(capsys, "audit", "verify", "--checkpoints", str(cli / "nothing-here"))
+    assert code == 1 and "no checkpoint files" in report["checkpoint_problem"]
