@@ -341,6 +341,7 @@ def load_demo(
         before = apply_matrix(
             conn, actor=ACTOR, people=_people(), clients=_clients(),
             matters=_matters(opened_after_walls=False), action="demo.load",
+            may_widen_walls=True,  # the demo firm's own conflicts desk
         )
     report("conflict matrix", 1, 2)
     report("walls", 0, len(firm.WALLS))
@@ -350,7 +351,7 @@ def load_demo(
     with database.transaction() as conn:
         later = apply_matrix(
             conn, actor=ACTOR, matters=_matters(opened_after_walls=True),
-            action="demo.load",
+            action="demo.load", may_widen_walls=True,
         )
     report("conflict matrix", 2, 2)
     timings = {"matrix_and_walls_s": time.perf_counter() - started}
