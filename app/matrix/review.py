@@ -3,20 +3,20 @@
 Walls are the conflicts partner's to issue, but the matrix decides what they cover and who
 is inside them: joining the team of a matter under an inclusionary wall makes a person an
 insider, moving a matter to another client (or a client to another parent) can take it out
-from under a wall, and an alias gives a person a source identity that documents behind a wall
-may allow. Such a change widens who may see a walled matter as surely as lifting a wall, so
-it needs the conflicts role like a lift does (`apply_matrix` refuses it otherwise).
+from under a wall, and an alias (or a source group that takes in the person's identity) gives
+a person a source principal that documents behind a wall may allow. Such a change widens who
+may see a walled matter as surely as lifting a wall, so it needs the conflicts role like a
+lift does (`apply_matrix` refuses it otherwise).
 
 The review compares the matrix before and after the change inside the writing transaction,
 with the comparison the wall preview runs (`app.walls.exposure.access_changes`), over the
-pairs the change can touch only: everyone x the moved walled matters, the team's joiners and
+pairs the change can touch only: everyone x the moved walled matters; the team's joiners and
 leavers (or a moved matter's whole team) x the matters of the inclusionary walls over that
-team, and for a person whose
-source principals grew, the walled matters they may see that hold a document allowing one of
-the new principals. Access is compared at the instant of the change and at every later start
-or end of a wall, so a scheduled wall is not bypassed by a change made before it starts.
-Losses are kept too, with the exposure of each wall that now denies someone (the preview's
-exposure report), for the policy event.
+team; and for a person whose source principals grew, the walled matters they may see that
+hold a document allowing one of the new principals. Access is compared at the instant of the
+change and at every later start or end of a wall, so a scheduled wall is not bypassed by a
+change made before it starts. Losses are kept too, with the exposure of each wall that now
+denies someone (the preview's exposure report), for the policy event.
 """
 
 from __future__ import annotations
@@ -131,6 +131,23 @@ def _team_pairs(
         yield from _insider_pairs(before, after, matter_id, changed)
 
 
+def _reached_by_groups(
+    before: MatrixSnapshot, after: MatrixSnapshot, groups: Iterable[str]
+) -> set[str]:
+    """The people a group change may give new principals: the owners of the added members,
+    or everyone with an alias when a group was added to a group (nesting reaches anyone)."""
+    added: set[str] = set()
+    for group in groups:
+        added |= after.group_members.get(group, frozenset()) - before.group_members.get(
+            group, frozenset()
+        )
+    if not added:
+        return set()
+    if any(":group:" in member for member in added):
+        return set(after.aliases)
+    return {p for p, aliases in after.aliases.items() if aliases & added}
+
+
 def _source_gains(
     conn: Connection,
     before: MatrixSnapshot,
@@ -160,6 +177,7 @@ def review(
     reparented: Iterable[str],
     team_matters: Iterable[str],
     alias_people: Iterable[str],
+    groups: Iterable[str] = (),
     now: datetime,
     lookback_days: int,
 ) -> WalledAccessReview:
@@ -180,7 +198,8 @@ def review(
             key = (change.person_id, change.matter_id)
             found.setdefault(key, WalledChange(*key, change.change, "walls"))
     result = WalledAccessReview(list(found.values()))
-    for gain in _source_gains(conn, before, after, alias_people, instants):
+    people = set(alias_people) | _reached_by_groups(before, after, groups)
+    for gain in _source_gains(conn, before, after, people, instants):
         if (gain.person_id, gain.matter_id) not in found:
             result.changes.append(gain)
     result.exposure = _exposure_of_losses(conn, after, result.changes, now, lookback_days)

@@ -133,7 +133,11 @@ def apply_matrix(
     # the matrix before the write, when the change could move a walled matter's access
     before = (
         walled.matrix_before(conn)
-        if plan.affected_matters or plan.reparented or plan.team_changes or plan.alias_changes
+        if plan.affected_matters
+        or plan.reparented
+        or plan.team_changes
+        or plan.alias_changes
+        or plan.group_changes
         else None
     )
     _write(conn, plan)
@@ -146,6 +150,7 @@ def apply_matrix(
             reparented=plan.reparented,
             team_matters=plan.team_changes,
             alias_people=plan.alias_changes,
+            groups=[f"{source}:group:{group_id}" for source, group_id in plan.group_changes],
             now=now_utc(),
             lookback_days=lookback_days,
         )

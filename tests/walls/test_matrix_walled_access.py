@@ -42,7 +42,7 @@ def firm(client: TestClient, auth: Tokens) -> Firm:
         "Vertrouwelijk memo over de schikking.",
         client_id="C-SCR",
         matter_id="M-SCR",
-        acl={"default": "private", "allow": [SECRET_ALIAS]},
+        acl={"default": "private", "allow": [SECRET_ALIAS, "imanage:group:deal-team"]},
     )
     return firm
 
@@ -154,6 +154,19 @@ def test_admin_cannot_move_a_source_alias_that_opens_walled_documents(
     # the screened person gains nothing from it either way: the wall still denies them
     eve = {"name": "Eve", "active": True, "aliases": [SECRET_ALIAS]}
     ok(client.put(f"/v1/people/{EVE}", json=eve, headers=admin))
+
+
+def test_admin_cannot_add_a_person_to_a_source_group_that_walled_documents_allow(
+    firm: Firm, client: TestClient, auth: Tokens
+) -> None:
+    admin = auth(ADMIN, "admin")
+    firm.person(BOB, aliases=["imanage:user:BOB"])
+    members = {"members": ["imanage:user:BOB"]}
+    error = _refused(client.put("/v1/groups/imanage/deal-team", json=members, headers=admin))
+    assert error["details"]["gains"] == [{"person_id": BOB, "matter_id": "M-SCR", "via": "source"}]
+    # a group no walled document allows stays an admin's job
+    ok(client.put("/v1/groups/imanage/other-team", json=members, headers=admin))
+    ok(client.put("/v1/groups/imanage/deal-team", json=members, headers=auth(PARTNER, "conflicts")))
 
 
 def test_changes_that_touch_no_walled_matter_stay_with_admins(
