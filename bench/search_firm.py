@@ -78,6 +78,7 @@ def build_firm(bdb: BenchDatabase, layout: Layout) -> dict[str, str]:
                 MatterImport(matter_id=m, client_id=f"C-{i // 10:04d}", title=f"Zaak {m}")
                 for i, m in enumerate(matters)
             ],
+            may_widen_walls=True,
         )
     with progress_bar() as bar, bdb.database.transaction() as conn:
         task = bar.add_task("issue_wall", total=len(matters))

@@ -151,6 +151,7 @@ def build_matrix(bdb: BenchDatabase, args: argparse.Namespace, rng: np.random.Ge
             clients=clients,
             matters=matters,
             source_groups=groups,
+            may_widen_walls=True,
         )
 
 

@@ -93,3 +93,14 @@ SELECT * FROM unnest(CAST(:matter_ids AS text[]), CAST(:person_ids AS text[]))
 
 -- name: wall_group_of_matter
 SELECT wall_group_id FROM matter_wall_groups WHERE matter_id = :matter_id
+
+-- name: matters_granting_principals
+-- The matters among :matter_ids that hold a document whose source rules allow one of
+-- :principals by name: a person who gains those principals may read these documents,
+-- within the walls.
+SELECT DISTINCT d.matter_id
+FROM documents d
+JOIN source_acls a ON a.source_acl_id = d.source_acl_id
+WHERE d.matter_id = ANY(CAST(:matter_ids AS text[]))
+  AND a.allow && CAST(:principals AS text[])
+ORDER BY d.matter_id

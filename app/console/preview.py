@@ -1,10 +1,10 @@
 """What issuing a wall would do, before it is committed: the console's impact preview.
 
-ONE entry point, `preview_wall`, so that the console can later be pointed at the API's
-`POST /v1/walls/preview` service without touching a page. Everything here is derived from
-the same pieces that decide access for real: the wall checks of `app.walls.service`, the
-matrix snapshot and its `may_access` (the one rule that decides who may see a matter),
-and the wall-group hash. Nothing is written.
+ONE entry point, `preview_wall`. The impact itself (covered matters, who loses access, the
+exposure) is `app.walls.exposure.wall_impact`, the computation behind the API's
+`POST /v1/walls/preview`, read through the same `matter_view` policy; this module only adds
+what the page shows beyond the API (names, titles, chunk counts per matter, re-tag time).
+The wall checks are `app.walls.service`'s own. Nothing is written.
 """
 
 from __future__ import annotations
@@ -66,13 +66,6 @@ class WallPreview:
         return len(self.changes) == self.losses + self.gains
 
 
-def _comparison_instant(body: WallIn, now: datetime) -> datetime:
-    """The first instant at which the wall is in force (now, or its start if later)."""
-    if body.effective_from is not None and body.effective_from > now:
-        return body.effective_from
-    return now
-
-
 def _conflicts(snap: MatrixSnapshot, covered: list[str]) -> list[dict[str, Any]]:
     """Conflict hits elsewhere in the firm for the clients and parties of the covered
     matters (the same search as GET /v1/conflicts)."""
@@ -102,6 +95,7 @@ def preview_wall(
     *,
     batch_size: int,
     caller_id: str,
+    caller_roles: frozenset[str],
     lookback_days: int,
 ) -> WallPreview:
     """The impact of issuing ``body`` now. Raises the same AppErrors as issuing it would
@@ -109,59 +103,44 @@ def preview_wall(
     with database.transaction() as conn:
         service.check_wall(conn, body)  # the issuing rules themselves, not a copy
     snap = read_snapshot(database)
-    candidate = exposure.proposed_wall(body, PREVIEW_WALL_ID)  # the API preview's wall
-    after = exposure.with_wall(snap, candidate)
-    covered = sorted(after.covered_matters[PREVIEW_WALL_ID])
     now = now_utc()
-    at = _comparison_instant(body, now)
-    in_force = candidate.active_at(at)
-    changes: list[AccessChange] = []
-    tally = {"loses": 0, "gains": 0}
+    impact = exposure.wall_impact(snap, body, now, PREVIEW_WALL_ID)
+    may_see = exposure.matter_view(caller_roles, caller_id, snap, now)
+    covered = [m for m in impact.covered if may_see is None or may_see(m)]
+    shown = set(covered)
+    changes = [c for c in impact.changes if c.matter_id in shown]
     people: dict[str, set[str]] = {"loses": set(), "gains": set()}
-    if in_force:
-        for person in sorted(snap.people.values(), key=lambda p: p.person_id):
-            # access is a conjunction over the covering walls: only someone the new wall
-            # denies can change, which keeps this at (denied people x covered matters)
-            if not person.active or not after.wall_denies(candidate, person.person_id):
-                continue
-            for matter_id in covered:
-                before_ok = snap.may_access(person.person_id, matter_id, at)
-                after_ok = after.may_access(person.person_id, matter_id, at)
-                if before_ok == after_ok:
-                    continue
-                change = "gains" if after_ok else "loses"
-                tally[change] += 1
-                people[change].add(person.person_id)
-                if len(changes) < MAX_LISTED_CHANGES:
-                    changes.append(
-                        AccessChange(
-                            person.person_id,
-                            person.name,
-                            matter_id,
-                            snap.matters[matter_id].title,
-                            change,
-                        )
-                    )
+    for c in changes:
+        people[c.change].add(c.person_id)
     # a new non-lifted wall changes the wall set, hence the group, of every covered matter
     with database.transaction() as conn:
         counts = repository.chunks_per_matter(conn, covered)
         report = exposure.exposure(
             conn,
             PREVIEW_WALL_ID,
-            covered,
+            impact.covered,
             since=now - timedelta(days=lookback_days),
-            snapshot=lambda: after,
-            may_see=exposure.caller_may_see(snap, caller_id, now),
+            snapshot=lambda: impact.after,
+            may_see=may_see,
         )
     total = sum(counts.values())
     return WallPreview(
         policy_version=snap.version,
-        at=at,
-        active_at_all=in_force,
+        at=impact.at,
+        active_at_all=impact.in_force,
         covered_matters=tuple((m, snap.matters[m].title) for m in covered),
-        changes=tuple(changes),
-        losses=tally["loses"],
-        gains=tally["gains"],
+        changes=tuple(
+            AccessChange(
+                c.person_id,
+                snap.people[c.person_id].name,
+                c.matter_id,
+                snap.matters[c.matter_id].title,
+                c.change,
+            )
+            for c in changes[:MAX_LISTED_CHANGES]
+        ),
+        losses=sum(1 for c in changes if c.change == "loses"),
+        gains=sum(1 for c in changes if c.change == "gains"),
         people_losing=len(people["loses"]),
         people_gaining=len(people["gains"]),
         chunks_by_matter=counts,

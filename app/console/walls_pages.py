@@ -264,6 +264,7 @@ def preview(request: Request, posted: PostedWallDep) -> Response:
             body,
             batch_size=resources.settings.retag_batch_size,
             caller_id=session.person_id,
+            caller_roles=session.roles,
             lookback_days=resources.settings.exposure_lookback_days,
         )
         return render(

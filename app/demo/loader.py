@@ -356,6 +356,7 @@ def load_demo(
             clients=_clients(),
             matters=_matters(opened_after_walls=False),
             action="demo.load",
+            may_widen_walls=True,  # the demo firm's own conflicts desk
         )
     report("conflict matrix", 1, 2)
     report("walls", 0, len(firm.WALLS))
@@ -368,6 +369,7 @@ def load_demo(
             actor=ACTOR,
             matters=_matters(opened_after_walls=True),
             action="demo.load",
+            may_widen_walls=True,  # the demo firm's own conflicts desk
         )
     report("conflict matrix", 2, 2)
     timings = {"matrix_and_walls_s": time.perf_counter() - started}

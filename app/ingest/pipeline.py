@@ -531,6 +531,8 @@ class IngestPipeline:
                     for g in groups
                 ],
                 action="groups.sync",
+                # the source's own membership, synced; group changes are not reviewed
+                may_widen_walls=True,
             )
             if result.changed:
                 self.record_event(

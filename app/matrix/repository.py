@@ -237,3 +237,16 @@ def matter_group(conn: Connection, matter_id: str) -> str | None:
         sqlfiles.query("matrix.wall_group_of_matter"), {"matter_id": matter_id}
     ).first()
     return str(row.wall_group_id) if row is not None else None
+
+
+def matters_granting_principals(
+    conn: Connection, matter_ids: Iterable[str], principals: Iterable[str]
+) -> list[str]:
+    matters, names = sorted(set(matter_ids)), sorted(set(principals))
+    if not matters or not names:
+        return []
+    rows = conn.execute(
+        sqlfiles.query("matrix.matters_granting_principals"),
+        {"matter_ids": matters, "principals": names},
+    )
+    return [str(r.matter_id) for r in rows]

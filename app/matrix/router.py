@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.deps import ConflictsOrAdmin, ConnDep
+from app.deps import ConflictsOrAdmin, ConnDep, ResourcesDep
 from app.errors import NotFound
 from app.matrix import repository as repo
 from app.matrix.schemas import (
@@ -32,11 +32,18 @@ router = APIRouter(prefix="/v1", tags=["conflict matrix"])
 
 @router.put("/people/{person_id}", response_model=PersonOut)
 def put_person(
-    person_id: Identifier, body: PersonIn, principal: ConflictsOrAdmin, conn: ConnDep
+    person_id: Identifier,
+    body: PersonIn,
+    principal: ConflictsOrAdmin,
+    conn: ConnDep,
+    resources: ResourcesDep,
 ) -> PersonOut:
     result = apply_matrix(
         conn,
         actor=principal.person_id,
+        # an admin keeps the matrix; widening who sees a walled matter is the conflicts role's
+        may_widen_walls=principal.has_any("conflicts"),
+        lookback_days=resources.settings.exposure_lookback_days,
         people=[PersonImport(person_id=person_id, **body.model_dump())],
         action="person.upsert",
     )
@@ -69,12 +76,15 @@ def put_group(
     body: GroupIn,
     principal: ConflictsOrAdmin,
     conn: ConnDep,
+    resources: ResourcesDep,
 ) -> GroupOut:
     source = source.lower()
     group_id = group_id.lower()
     result = apply_matrix(
         conn,
         actor=principal.person_id,
+        may_widen_walls=principal.has_any("conflicts"),
+        lookback_days=resources.settings.exposure_lookback_days,
         source_groups=[GroupImport(source=source, group_id=group_id, members=body.members)],
         action="group.upsert",
     )
@@ -88,11 +98,17 @@ def put_group(
 
 @router.put("/clients/{client_id}", response_model=ClientOut)
 def put_client(
-    client_id: Identifier, body: ClientIn, principal: ConflictsOrAdmin, conn: ConnDep
+    client_id: Identifier,
+    body: ClientIn,
+    principal: ConflictsOrAdmin,
+    conn: ConnDep,
+    resources: ResourcesDep,
 ) -> ClientOut:
     result = apply_matrix(
         conn,
         actor=principal.person_id,
+        may_widen_walls=principal.has_any("conflicts"),
+        lookback_days=resources.settings.exposure_lookback_days,
         clients=[ClientImport(client_id=client_id, **body.model_dump())],
         action="client.upsert",
     )
@@ -114,11 +130,17 @@ def get_client(client_id: str, principal: ConflictsOrAdmin, conn: ConnDep) -> Cl
 
 @router.put("/matters/{matter_id}", response_model=MatterOut)
 def put_matter(
-    matter_id: Identifier, body: MatterIn, principal: ConflictsOrAdmin, conn: ConnDep
+    matter_id: Identifier,
+    body: MatterIn,
+    principal: ConflictsOrAdmin,
+    conn: ConnDep,
+    resources: ResourcesDep,
 ) -> MatterOut:
     result = apply_matrix(
         conn,
         actor=principal.person_id,
+        may_widen_walls=principal.has_any("conflicts"),
+        lookback_days=resources.settings.exposure_lookback_days,
         matters=[MatterImport(matter_id=matter_id, **body.model_dump())],
         action="matter.upsert",
     )
@@ -150,10 +172,14 @@ def get_matter(matter_id: str, principal: ConflictsOrAdmin, conn: ConnDep) -> Ma
 
 
 @router.post("/matrix/import", response_model=ImportOut)
-def import_matrix(body: MatrixImport, principal: ConflictsOrAdmin, conn: ConnDep) -> ImportOut:
+def import_matrix(
+    body: MatrixImport, principal: ConflictsOrAdmin, conn: ConnDep, resources: ResourcesDep
+) -> ImportOut:
     result = apply_matrix(
         conn,
         actor=principal.person_id,
+        may_widen_walls=principal.has_any("conflicts"),
+        lookback_days=resources.settings.exposure_lookback_days,
         people=body.people,
         clients=body.clients,
         matters=body.matters,

@@ -5,6 +5,9 @@ changed. A change that can alter access bumps policy_version once, recomputes th
 groups of the matters it touches (queuing re-tags) and is logged as a policy event, all in
 the caller's transaction. Changes that cannot alter access (a title, a party list) are
 logged without a bump.
+
+A change that widens who may see a walled matter (app/matrix/review.py) needs the conflicts
+role, as issuing and lifting walls do; its review goes into the policy event either way.
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from app.errors import Conflict, Unprocessable
+from app.audit.chain import now_utc
+from app.errors import AppError, Conflict, Unprocessable
 from app.matrix import repository as repo
+from app.matrix import review as walled
 from app.matrix.schemas import ClientImport, GroupImport, MatterImport, PersonImport
 from app.walls import groups, policy
 from app.walls.names import normalize_name
@@ -107,7 +112,11 @@ def apply_matrix(
     matters: Sequence[MatterImport] = (),
     source_groups: Sequence[GroupImport] = (),
     action: str = "matrix.import",
+    may_widen_walls: bool,
+    lookback_days: int = 180,
 ) -> MatrixResult:
+    """``may_widen_walls``: whether the actor may widen who sees a walled matter (the
+    conflicts role, or the system itself: demo loads, benches, connector group syncs)."""
     people, clients, matters = list(people), list(clients), list(matters)
     _check_unique_ids(people, clients, matters, source_groups)
     # nothing is written before every reference check has passed
@@ -121,8 +130,53 @@ def apply_matrix(
     _diff_groups(conn, plan, source_groups)
     _diff_clients(plan, _order_parents_first(clients), known_clients)
     _diff_matters(conn, plan, matters)
+    # the matrix before the write, when the change could move a walled matter's access
+    before = (
+        walled.matrix_before(conn)
+        if plan.affected_matters
+        or plan.reparented
+        or plan.team_changes
+        or plan.alias_changes
+        or plan.group_changes
+        else None
+    )
     _write(conn, plan)
-    return _record(conn, plan, actor=actor, action=action)
+    review = None
+    if before is not None:
+        review = walled.review(
+            conn,
+            before,
+            moved_matters=plan.affected_matters,
+            reparented=plan.reparented,
+            team_matters=plan.team_changes,
+            alias_people=plan.alias_changes,
+            groups=[f"{source}:group:{group_id}" for source, group_id in plan.group_changes],
+            now=now_utc(),
+            lookback_days=lookback_days,
+        )
+        if review.gains and not may_widen_walls:
+            # raised after the write: the caller's transaction rolls all of it back
+            gains = review.gains
+            raise AppError(
+                "forbidden",
+                "This change widens who may see a walled matter "
+                f"({gains[0].person_id!r} would gain {gains[0].matter_id!r}); "
+                "it needs the conflicts role.",
+                403,
+                {
+                    "required_role": "conflicts",
+                    "gains": [
+                        {"person_id": g.person_id, "matter_id": g.matter_id, "via": g.via}
+                        for g in gains[:100]
+                    ],
+                },
+            )
+    details = (
+        {"walled_access": review.as_details(lookback_days, actor if review.gains else None)}
+        if review is not None and review.changes
+        else {}
+    )
+    return _record(conn, plan, actor=actor, action=action, extra=details)
 
 
 def _check_unique_ids(
@@ -420,7 +474,9 @@ def _write(conn: Connection, plan: _Plan) -> None:
     repo.replace_team(conn, plan.team_changes)
 
 
-def _record(conn: Connection, plan: _Plan, *, actor: str, action: str) -> MatrixResult:
+def _record(
+    conn: Connection, plan: _Plan, *, actor: str, action: str, extra: dict[str, Any]
+) -> MatrixResult:
     """Bump the policy version when access may change, recompute the wall groups of the
     matters concerned and log the change as one policy event."""
     counts = plan.counts()
@@ -439,7 +495,12 @@ def _record(conn: Connection, plan: _Plan, *, actor: str, action: str) -> Matrix
         action=action,
         object_type=object_type,
         object_id=object_id,
-        details={"access_relevant": plan.relevant, "counts": counts, "changes": plan.events},
+        details={
+            "access_relevant": plan.relevant,
+            "counts": counts,
+            "changes": plan.events,
+            **extra,
+        },
         version=version,
     )
     return MatrixResult(version, True, counts)

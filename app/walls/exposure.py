@@ -7,8 +7,14 @@ by an exclusionary wall, not an insider of an inclusionary one).
 
 Every access decision here is the conflict graph's own (`MatrixSnapshot.covered_matters`,
 `wall_denies`, `may_access`); the preview runs them on a copy of the snapshot with the
-proposed wall added. Nothing in an answer names a matter the caller may not see now: such
-matters are left out and the answer says ``partial``.
+proposed wall added, and a matrix change runs them on the matrix before and after it
+(`access_changes`, one comparison for both).
+
+Who reads what (`matter_view`, the one policy for every reader of these answers): the
+conflicts and compliance roles manage and audit the matrix, so they read the metadata of
+every matter (ids, titles, who retrieved what), whatever walls say about its documents; their
+answers are complete. Any other reader sees only the matters they may see now; the rest are
+left out and the answer says ``partial``. Chunk text never passes through here.
 """
 
 from __future__ import annotations
@@ -30,10 +36,84 @@ from app.walls.schemas import WallIn
 MaySee = Callable[[str], bool]
 PREVIEW_WALL_ID = "preview"
 SUMMARY_ITEMS = 100
+# the roles that manage (conflicts) and audit (compliance) the conflict matrix
+METADATA_ROLES = frozenset({"conflicts", "compliance"})
 
 
 def caller_may_see(snap: MatrixSnapshot, person_id: str, at: datetime) -> MaySee:
     return lambda matter_id: snap.may_access(person_id, matter_id, at)
+
+
+def matter_view(
+    roles: Iterable[str], person_id: str, snap: MatrixSnapshot, at: datetime
+) -> MaySee | None:
+    """Which matters a reader of exposure, previews and wall details may have named: None
+    (every one) for the matrix roles, else those the reader may see at ``at``. Whether the
+    reader is a person in the matrix, or is screened by a wall, does not narrow the matrix
+    roles' view: they issue and audit the walls, so they must see what the walls cover."""
+    if METADATA_ROLES & set(roles):
+        return None
+    return caller_may_see(snap, person_id, at)
+
+
+@dataclasses.dataclass(frozen=True)
+class AccessChange:
+    person_id: str
+    matter_id: str
+    change: str  # "loses" | "gains"
+
+
+def access_changes(
+    before: MatrixSnapshot,
+    after: MatrixSnapshot,
+    pairs: Iterable[tuple[str, str]],
+    at: datetime,
+) -> list[AccessChange]:
+    """The (person, matter) pairs whose access differs between two states of the matrix at
+    ``at``, in the order given. A matter missing from ``before`` (created by the change) has
+    no access to lose or gain, so it is skipped."""
+    out: list[AccessChange] = []
+    for person_id, matter_id in pairs:
+        if matter_id not in before.matters:
+            continue
+        was = before.may_access(person_id, matter_id, at)
+        now = after.may_access(person_id, matter_id, at)
+        if was != now:
+            out.append(AccessChange(person_id, matter_id, "gains" if now else "loses"))
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class WallImpact:
+    """What issuing a wall would change, before anyone reads it: the API preview and the
+    console preview both format this one computation."""
+
+    wall: Wall
+    after: MatrixSnapshot
+    at: datetime  # the instant the wall would first be in force
+    in_force: bool
+    covered: tuple[str, ...]
+    changes: tuple[AccessChange, ...]  # people in the matrix only (strangers have no walls)
+
+
+def wall_impact(current: MatrixSnapshot, body: WallIn, now: datetime, wall_id: str) -> WallImpact:
+    wall = proposed_wall(body, wall_id)
+    after = with_wall(current, wall)
+    at = max(now, body.effective_from) if body.effective_from is not None else now
+    in_force = wall.active_at(at)
+    covered = tuple(sorted(after.covered_matters[wall.wall_id]))
+    changes: list[AccessChange] = []
+    if in_force:
+        # Access is the AND over the walls covering a matter, so one more wall can only take
+        # access away, and only from the (active) people it denies: this keeps the work at
+        # denied people x covered matters.
+        denied = [
+            p.person_id
+            for p in sorted(after.people.values(), key=lambda p: p.person_id)
+            if p.active and after.wall_denies(wall, p.person_id)
+        ]
+        changes = access_changes(current, after, ((p, m) for p in denied for m in covered), at)
+    return WallImpact(wall, after, at, in_force, covered, tuple(changes))
 
 
 def exposure(
@@ -177,56 +257,42 @@ def preview(
     current: MatrixSnapshot,
     body: WallIn,
     *,
-    caller_id: str,
+    may_see: MaySee | None,
     now: datetime,
     lookback_days: int,
 ) -> dict[str, Any]:
-    """What issuing ``body`` would do, computed on a copy of the snapshot; nothing written."""
-    wall = proposed_wall(body)
-    after = with_wall(current, wall)
-    may_see = caller_may_see(current, caller_id, now)
-    # the instant the wall would first be in force
-    at = max(now, body.effective_from) if body.effective_from is not None else now
-    in_force = body.effective_until is None or at < body.effective_until
-    covered = sorted(after.covered_matters[wall.wall_id])
-    visible = [m for m in covered if may_see(m)]
-    loses: list[dict[str, Any]] = []
-    if in_force:
-        # Access is the AND over the walls covering a matter, so one more wall can only take
-        # access away, and only from the people it denies.
-        for person_id in sorted(after.people):
-            if not after.wall_denies(wall, person_id):
-                continue
-            lost = [
-                m
-                for m in visible
-                if current.may_access(person_id, m, at) and not after.may_access(person_id, m, at)
-            ]
-            if lost:
-                loses.append({"person_id": person_id, "matters": lost})
+    """What issuing ``body`` would do, computed on a copy of the snapshot; nothing written.
+    ``may_see``: the reader's `matter_view`."""
+    impact = wall_impact(current, body, now, PREVIEW_WALL_ID)
+    visible = [m for m in impact.covered if may_see is None or may_see(m)]
+    shown = set(visible)
+    lost: dict[str, list[str]] = {}
+    for change in impact.changes:
+        if change.change == "loses" and change.matter_id in shown:
+            lost.setdefault(change.person_id, []).append(change.matter_id)
     conflicts = [
         {"matter_id": matter_id, **hit}
         for matter_id in visible
-        for hit in after.adverse_matters(matter_id)
-        if may_see(hit["client_in"]) and may_see(hit["adverse_in"])
+        for hit in impact.after.adverse_matters(matter_id)
+        if may_see is None or (may_see(hit["client_in"]) and may_see(hit["adverse_in"]))
     ]
     report = exposure(
         conn,
-        wall.wall_id,
-        covered,
+        impact.wall.wall_id,
+        impact.covered,
         since=now - timedelta(days=lookback_days),
-        snapshot=lambda: after,
+        snapshot=lambda: impact.after,
         may_see=may_see,
     )
     return {
         "policy_version": current.version,
-        "at": iso(at),
-        "in_force": in_force,
+        "at": iso(impact.at),
+        "in_force": impact.in_force,
         "matters": visible,
-        "loses": loses,
+        "loses": [{"person_id": p, "matters": ms} for p, ms in sorted(lost.items())],
         "gains": [],
         "chunks_to_retag": _chunks_in(database, visible),
         "conflicts": conflicts,
         "exposure": {"lookback_days": lookback_days, **report},
-        "partial": len(visible) < len(covered) or report["partial"],
+        "partial": len(visible) < len(impact.covered) or report["partial"],
     }

@@ -39,13 +39,15 @@ def preview_wall(
     """What issuing this wall would do: who loses access to which matters, chunks to re-tag,
     conflicts found, and its exposure. Nothing is written."""
     service.check_wall(conn, body)
+    snap = read_snapshot(resources.database)
+    now = now_utc()
     return exposure.preview(
         conn,
         resources.database,
-        read_snapshot(resources.database),
+        snap,
         body,
-        caller_id=principal.person_id,
-        now=now_utc(),
+        may_see=exposure.matter_view(principal.roles, principal.person_id, snap, now),
+        now=now,
         lookback_days=resources.settings.exposure_lookback_days,
     )
 
@@ -71,7 +73,7 @@ def wall_exposure(
         snap.covered_matters[wall_id],
         since=now - timedelta(days=days),
         snapshot=lambda: snap,
-        may_see=exposure.caller_may_see(snap, principal.person_id, now),
+        may_see=exposure.matter_view(principal.roles, principal.person_id, snap, now),
     )
     return {"wall_id": wall_id, "lookback_days": days, "policy_version": snap.version, **report}
 

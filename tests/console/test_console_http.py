@@ -24,7 +24,7 @@ from tests.console.conftest import (
     csrf_of,
     sign_in,
 )
-from tests.helpers import Firm, ok, retag
+from tests.helpers import Firm, ok, retag, retrieved
 
 PAGES = {
     "/console/walls": {"conflicts", "compliance"},
@@ -564,3 +564,21 @@ def test_banner_names_the_first_bad_sequence(firm: Firm, db: DbHandle) -> None:
     banner = page[page.index('id="chain-banner"') : page.index("</section>")]
     assert "AUDIT CHAIN BROKEN" in banner
     assert "first bad sequence 2" in banner
+
+
+def test_preview_is_complete_for_a_partner_outside_the_matrix(firm: Firm) -> None:
+    # M-2 already sits behind a wall (its team, LAWYER, inside), and LAWYER read it: a partner
+    # who is no person in the matrix may not see M-2, yet previews a wall over it in full
+    firm.wall(kind="inclusionary", protects={"matters": ["M-2"]}, allowed=[])
+    retrieved(firm.client, LAWYER, "M-2", "run-9")
+    client = signed_in(firm, "newpartner@firm.nl", "conflicts")
+    token = csrf_of(client.get("/console/walls/new").text)
+    preview = client.post("/console/walls/preview", data={**wall_form(), "csrf": token})
+    assert preview.status_code == 200, preview.text
+    assert "you may not see them" not in preview.text
+    exposed = preview.text[preview.text.index('id="exposure"') :]
+    exposed = exposed[: exposed.index("</table>")]
+    assert LAWYER in exposed and "run-9" in exposed
+    changes = preview.text[preview.text.index('id="access-changes"') :]
+    changes = changes[: changes.index("</table>")]
+    assert LAWYER in changes and "M-2" in changes and "loses access" in changes
