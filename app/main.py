@@ -113,7 +113,7 @@ def create_app(
         resources.replica_snapshots = ReplicaSnapshots()
         metrics.watch_replicas(replicas)
     if settings.oidc_issuer and settings.console_oidc_client_id:
-        resources.console_oidc = OidcClient(settings)
+        resources.console_oidc = OidcClient(settings, database)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -161,6 +161,7 @@ def create_app(
                 worker.stop()
             if jobs is not None:
                 jobs.stop()
+            resources.limiter.close()
             if on_shutdown is not None:
                 on_shutdown()
 

@@ -54,8 +54,8 @@ def assert_rate_limited(response: Any, scope: str) -> dict[str, Any]:
 
 def _frozen_limiter(client: TestClient) -> PersonLimiter:
     """Budgets refill with time; a stopped clock keeps the test free of timing."""
-    limiter = PersonLimiter(clock=lambda: 1000.0)
-    client.app.state.resources.limiter = limiter  # type: ignore[attr-defined]
+    limiter: PersonLimiter = client.app.state.resources.limiter  # type: ignore[attr-defined]
+    limiter.clock = lambda: 1000.0
     return limiter
 
 
