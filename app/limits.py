@@ -41,7 +41,7 @@ SWEEP_EVERY = 64
 SWEEP_BATCH = 500
 CHECK_TIMEOUT_MS = 2_000
 POOL_SIZE = 2
-POOL_MAX_OVERFLOW = 6
+POOL_MAX_OVERFLOW = 2  # with POOL_SIZE, 4 connections a process at most: checks take microseconds
 
 
 class PersonLimiter:

@@ -76,3 +76,15 @@ def test_the_table_holds_no_cookie(firm: Firm, db: DbHandle) -> None:
     assert len(rows) == 1 and sid not in rows[0][0]
     replay = browser(firm.client.app, rows[0][0])
     assert replay.get("/console/walls", follow_redirects=False).status_code == 303
+
+
+def test_ended_sessions_are_swept_at_the_next_sign_in(firm: Firm, db: DbHandle) -> None:
+    first = console_client(firm)
+    assert sign_in(first, firm.auth, PARTNER, "conflicts").status_code == 303
+    with psycopg.connect(db.superuser_url, autocommit=True) as su:
+        su.execute("UPDATE console_sessions SET expires_at = now() - interval '1 second'")
+    second = console_client(firm)
+    assert sign_in(second, firm.auth, PARTNER, "conflicts").status_code == 303
+    with psycopg.connect(db.superuser_url) as su:
+        assert su.execute("SELECT count(*) FROM console_sessions").fetchone() == (1,)
+    assert second.get("/console/walls").status_code == 200
