@@ -42,7 +42,6 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
     import uvicorn
 
-    from app.auth.service import issue_dev_token
     from app.db.runtime import open_database
     from app.embeddings import Embedder
     from app.main import StartupError, check_dimensions, create_app
@@ -70,6 +69,14 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
                 )
                 with progress_bars() as on_progress:
                     load_demo(database, settings, embedder, progress=on_progress)
+        if args.workers > 1:
+            from app.serve import serve_workers
+
+            _print_welcome(settings, host, port)
+            # the workers each load their own model; the parent's copy is not needed now
+            del embedder
+            serve_workers(settings, database, host, port, args.workers)
+            return 0
         app = create_app(
             settings,
             database,
@@ -77,23 +84,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
             job_process=settings.job_process,
             on_shutdown=resources.close,
         )
-        if prints_dev_token(settings, host):
-            # the newcomer's ready-to-paste search; a server others can reach prints no token
-            token = issue_dev_token(settings, "ldekker@firm.nl", ["lawyer"])
-            print(f"\newall is starting on http://{host}:{port}  (docs: /docs)")
-            print("Try a search as a lawyer of the demo firm (development token, 8 h):\n")
-            print(
-                f"curl -s -X POST http://{host}:{port}/v1/search "
-                f"-H 'Authorization: Bearer {token}' -H 'Content-Type: application/json' "
-                '-d \'{"query": "onrechtmatige daad schadevergoeding", "k": 5}\'\n',
-                flush=True,
-            )
-            print(
-                f"The console for conflicts and compliance: http://{host}:{port}/console\n"
-                "sign in with the token of `ewall token --sub hmeijer@firm.nl --role conflicts`"
-                " (the conflicts partner) or `--sub rbos@firm.nl --role compliance`.\n",
-                flush=True,
-            )
+        _print_welcome(settings, host, port)
         try:
             uvicorn.run(app, host=host, port=port, log_config=None, access_log=False)
         except StartupError as exc:
@@ -101,6 +92,35 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         resources.close()
     return 0
+
+
+def _print_welcome(settings: Settings, host: str, port: int) -> None:
+    from app.auth.service import issue_dev_token
+
+    if prints_dev_token(settings, host):
+        # the newcomer's ready-to-paste search; a server others can reach prints no token
+        token = issue_dev_token(settings, "ldekker@firm.nl", ["lawyer"])
+        print(f"\newall is starting on http://{host}:{port}  (docs: /docs)")
+        print("Try a search as a lawyer of the demo firm (development token, 8 h):\n")
+        print(
+            f"curl -s -X POST http://{host}:{port}/v1/search "
+            f"-H 'Authorization: Bearer {token}' -H 'Content-Type: application/json' "
+            '-d \'{"query": "onrechtmatige daad schadevergoeding", "k": 5}\'\n',
+            flush=True,
+        )
+        print(
+            f"The console for conflicts and compliance: http://{host}:{port}/console\n"
+            "sign in with the token of `ewall token --sub hmeijer@firm.nl --role conflicts`"
+            " (the conflicts partner) or `--sub rbos@firm.nl --role compliance`.\n",
+            flush=True,
+        )
+
+
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return number
 
 
 # --- worker -------------------------------------------------------------------------------
@@ -277,6 +297,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=None)
     p.add_argument(
         "--demo-if-empty", action="store_true", help="load the demo firm into an empty database"
+    )
+    p.add_argument(
+        "--workers",
+        type=_positive,
+        default=1,
+        help="API processes behind the one address (each loads the model; the database, "
+        "migrations and background workers are set up once, by this process)",
     )
     p.set_defaults(handler=cmd_serve)
 

@@ -9,54 +9,89 @@ Two kinds, both answering 429 ``rate_limited`` with a ``Retry-After`` header:
 Per-call caps (a request too large to ever be served) stay 422 in the routes: retrying
 them later would not help, so they carry no Retry-After.
 
-The state lives in this process: with several API processes each enforces its own share,
-which bounds the load per process, the resource these limits protect.
+The counts live in PostgreSQL (``limit_buckets``, ``limit_slots``, sql/limits.sql), so a
+person's limit holds across every API process (invariant 13), not once per process. Each
+check is one upsert with RETURNING on a small pool of the limiter's own: a check never
+waits for a connection behind searches that fill the service's pool, holds its row lock
+only until its own commit, and a statement timeout bounds it if the database stalls. A slot
+is a lease: released when the call ends, or lapsing after ``SLOT_LEASE_S`` when the process
+holding it died. Rows that no longer limit anyone are deleted a bounded batch at a time,
+every ``SWEEP_EVERY`` checks of a process.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
-import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from app import limits_repository as repo
+from app.db.engine import Database
 from app.errors import RateLimited
+
+log = logging.getLogger("ewall.limits")
+
+# Longer than any gate call runs (the per-call caps bound its work), short enough that a slot
+# of a process that died frees itself within minutes.
+SLOT_LEASE_S = 600.0
+SWEEP_EVERY = 64
+SWEEP_BATCH = 500
+CHECK_TIMEOUT_MS = 2_000
+POOL_SIZE = 2
+POOL_MAX_OVERFLOW = 2  # with POOL_SIZE, 4 connections a process at most: checks take microseconds
 
 
 class PersonLimiter:
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    """``clock``: epoch seconds to count with instead of the database's clock (tests freeze
+    it so that buckets do not refill between two calls)."""
+
+    def __init__(self, database: Database, clock: Callable[[], float] | None = None) -> None:
         self.clock = clock
+        self._database = Database(
+            database.urls,
+            app_role=database.app_role,
+            pool_size=POOL_SIZE,
+            max_overflow=POOL_MAX_OVERFLOW,
+            statement_timeout_ms=CHECK_TIMEOUT_MS,
+            prepare_marked=False,
+        )
         self._lock = threading.Lock()
-        self._in_flight: dict[tuple[str, str], int] = {}
-        self._buckets: dict[tuple[str, str], tuple[float, float]] = {}  # tokens, at
+        self._checks = 0
+
+    def _now(self) -> float | None:
+        return self.clock() if self.clock is not None else None
 
     @contextmanager
     def slot(self, family: str, person_id: str, limit: int) -> Iterator[None]:
         """Hold one of ``limit`` in-flight slots of ``person_id`` for ``family``."""
-        key = (family, person_id)
-        with self._lock:
-            if self._in_flight.get(key, 0) >= limit:
-                raise RateLimited(
-                    f"You already have {limit} {family} calls in progress; wait for one to finish.",
-                    retry_after_s=1,
-                    limit=limit,
-                    scope=f"{family}_concurrent",
-                )
-            self._in_flight[key] = self._in_flight.get(key, 0) + 1
+        holder = str(uuid.uuid4())
+        with self._database.transaction() as conn:
+            taken = repo.take_slot(
+                conn, family, person_id, holder, limit, SLOT_LEASE_S, self._now()
+            )
+        self._counted()
+        if not taken:
+            raise RateLimited(
+                f"You already have {limit} {family} calls in progress; wait for one to finish.",
+                retry_after_s=1,
+                limit=limit,
+                scope=f"{family}_concurrent",
+            )
         try:
             yield
         finally:
-            with self._lock:
-                left = self._in_flight[key] - 1
-                if left:
-                    self._in_flight[key] = left
-                else:
-                    del self._in_flight[key]
+            try:
+                with self._database.transaction() as conn:
+                    repo.release_slot(conn, family, person_id, holder)
+            except Exception:  # the lease lapses on its own; the call's own outcome stands
+                log.warning("releasing a %s slot failed", family, exc_info=True)
 
     def in_flight(self, family: str, person_id: str) -> int:
-        with self._lock:
-            return self._in_flight.get((family, person_id), 0)
+        with self._database.transaction() as conn:
+            return repo.slots_in_flight(conn, family, person_id, self._now())
 
     def spend(self, budget: str, person_id: str, amount: int, per_minute: int) -> None:
         """Take ``amount`` from the person's bucket of ``budget`` or raise RateLimited.
@@ -66,27 +101,46 @@ class PersonLimiter:
         self.spend_all(person_id, [(budget, amount, per_minute)])
 
     def spend_all(self, person_id: str, costs: list[tuple[str, int, int]]) -> None:
-        now = self.clock()
+        if not costs:
+            return
+        # a call larger than the whole budget needs a full bucket, not a miracle
+        asked = [
+            (budget, float(min(amount, per_minute)), float(per_minute))
+            for budget, amount, per_minute in costs
+        ]
+        with self._database.engine.connect() as conn, conn.begin() as transaction:
+            levels = {lv.budget: lv for lv in repo.spend(conn, person_id, asked, self._now())}
+            refused = [c for c in costs if not levels[c[0]].granted]
+            if refused:
+                transaction.rollback()
+        self._counted()
+        if refused:
+            budget, _amount, per_minute = refused[0]
+            need = min(_amount, per_minute)
+            rate = per_minute / 60.0
+            wait = math.ceil((need - levels[budget].tokens) / rate)
+            raise RateLimited(
+                f"Your {budget.replace('_', ' ')} budget ({per_minute} a minute) is "
+                f"spent; try again in {wait} s.",
+                retry_after_s=max(1, wait),
+                limit=per_minute,
+                scope=budget,
+            )
+
+    def sweep(self) -> int:
+        """Delete a bounded batch of rows that no longer limit anyone; how many went."""
+        with self._database.transaction() as conn:
+            return repo.sweep(conn, SWEEP_BATCH, self._now())
+
+    def _counted(self) -> None:
         with self._lock:
-            levels: list[tuple[tuple[str, str], float]] = []
-            for budget, amount, per_minute in costs:
-                key = (budget, person_id)
-                rate = per_minute / 60.0
-                tokens, at = self._buckets.get(key, (float(per_minute), now))
-                tokens = min(float(per_minute), tokens + max(0.0, now - at) * rate)
-                # a call larger than the whole budget needs a full bucket, not a miracle
-                need = float(min(amount, per_minute))
-                if tokens < need:
-                    wait = math.ceil((need - tokens) / rate)
-                    raise RateLimited(
-                        f"Your {budget.replace('_', ' ')} budget ({per_minute} a minute) is "
-                        f"spent; try again in {wait} s.",
-                        retry_after_s=max(1, wait),
-                        limit=per_minute,
-                        scope=budget,
-                    )
-                levels.append((key, tokens - need))
-            for key, left in levels:
-                self._buckets[key] = (left, now)
-            if len(self._buckets) > 100_000:  # people who stopped calling refill to full anyway
-                self._buckets.clear()
+            self._checks += 1
+            due = self._checks % SWEEP_EVERY == 0
+        if due:
+            try:
+                self.sweep()
+            except Exception:  # cleanup only; the next sweep tries again
+                log.warning("sweeping the limit rows failed", exc_info=True)
+
+    def close(self) -> None:
+        self._database.dispose()

@@ -99,10 +99,13 @@ def create_app(
     embedder: Any = None,
     start_worker: bool | None = None,
     job_process: bool = False,
+    run_jobs: bool = True,
     on_shutdown: Callable[[], object] | None = None,
 ) -> FastAPI:
     """``job_process``: background jobs run in a supervised worker process (``ewall serve``
-    passes ``EWALL_JOB_PROCESS``); otherwise in ``EWALL_JOB_WORKERS`` threads of this one."""
+    passes ``EWALL_JOB_PROCESS``); otherwise in ``EWALL_JOB_WORKERS`` threads of this one.
+    ``run_jobs`` False: neither (an API worker of `ewall serve --workers N` whose parent
+    supervises the job process)."""
     metrics = Metrics()
     resources = Resources(
         settings=settings, database=database, verifier=TokenVerifier(settings), metrics=metrics
@@ -113,7 +116,7 @@ def create_app(
         resources.replica_snapshots = ReplicaSnapshots()
         metrics.watch_replicas(replicas)
     if settings.oidc_issuer and settings.console_oidc_client_id:
-        resources.console_oidc = OidcClient(settings)
+        resources.console_oidc = OidcClient(settings, database)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -133,13 +136,13 @@ def create_app(
             worker.start()
         resources.retag_worker = worker
         jobs: JobRunner | None = None
-        if settings.job_workers > 0 and job_process:
+        if run_jobs and settings.job_workers > 0 and job_process:
             # jobs run in a supervised child process at a lower OS priority; no job
             # threads here (app/jobs/supervisor.py)
             supervisor = WorkerSupervisor(settings, database)
             supervisor.start()
             jobs = supervisor
-        elif settings.job_workers > 0:
+        elif run_jobs and settings.job_workers > 0:
             threads = JobWorkers(
                 database,
                 ingest_handlers(resources),
@@ -161,6 +164,7 @@ def create_app(
                 worker.stop()
             if jobs is not None:
                 jobs.stop()
+            resources.limiter.close()
             if on_shutdown is not None:
                 on_shutdown()
 

@@ -2,8 +2,9 @@
 
 ``create_app`` and its lifespan (app/main.py) fill the optional fields; code that runs
 outside the app (the CLI's evaluation, benchmarks) builds a Resources with what it needs and
-leaves the rest unset. The per-app caches that every route shares (limiter, citation cache,
-console sessions) are built with the Resources itself, so there is exactly one per app.
+leaves the rest unset. The per-app objects that every route shares (limiter, citation cache,
+console sessions) are built with the Resources itself, so there is exactly one per app; the
+limiter's counts and the console sessions live in the database, shared by every process.
 """
 
 from __future__ import annotations
@@ -44,14 +45,16 @@ class Resources:
     jobs: JobRunner | None = None  # threads or the worker process (EWALL_JOB_PROCESS)
     pipeline: IngestPipeline | None = None  # built in the lifespan (needs the encoder)
     console_oidc: OidcClient | None = None  # only when the console's OIDC is configured
-    limiter: PersonLimiter = field(default_factory=PersonLimiter)
+    limiter: PersonLimiter = field(init=False)
     citation_checker: CitationChecker = field(init=False)
     console_sessions: SessionStore = field(init=False)
 
     def __post_init__(self) -> None:
         self.citation_checker = CitationChecker(self.settings)
+        # both keep their state in the database, so every API process shares it
+        self.limiter = PersonLimiter(self.database)
         self.console_sessions = SessionStore(
-            self.settings.console_idle_timeout_s, self.settings.console_session_max_s
+            self.database, self.settings.console_idle_timeout_s, self.settings.console_session_max_s
         )
 
     def require_embedder(self) -> Embedder:

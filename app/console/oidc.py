@@ -1,7 +1,9 @@
 """Console sign-in against the OIDC issuer: authorization code flow with PKCE (RFC 7636).
 
-`begin` makes a random state, nonce and code verifier, keeps them here (in this process, for
-ten minutes, once) and returns the issuer's authorization URL with the S256 challenge.
+`begin` makes a random state, nonce and code verifier, keeps them in PostgreSQL
+(``console_oidc_pending``, for ten minutes, taken once, keyed by the state's SHA-256) so that
+the issuer's redirect may reach any API process, and returns the issuer's authorization URL
+with the S256 challenge.
 `finish` takes the state and code the issuer sent back, redeems the code with the verifier
 at the token endpoint, checks the ID token (signature via the issuer's keys, issuer,
 audience = the console's client id, and the nonce) and returns the access token, which the
@@ -13,8 +15,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import secrets
-import threading
-import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -22,11 +22,14 @@ from urllib.parse import urlencode
 import httpx
 import jwt
 
+from app.console import session_repository as repo
+from app.console.sessions import digest
+from app.db.engine import Database
 from app.errors import AppError
 from app.settings import Settings
 
 PENDING_TTL_S = 600
-MAX_PENDING = 10_000
+SWEEP_BATCH = 100  # lapsed sign-ins deleted per new one
 HTTP_TIMEOUT_S = 10.0
 
 
@@ -42,7 +45,6 @@ class PendingLogin:
     verifier: str
     redirect_uri: str
     next_url: str
-    created: float
 
 
 def code_challenge(verifier: str) -> str:
@@ -51,7 +53,7 @@ def code_challenge(verifier: str) -> str:
 
 
 class OidcClient:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, database: Database) -> None:
         if not (settings.oidc_issuer and settings.console_oidc_client_id):
             raise SignInFailed(
                 "The console's OIDC sign-in needs EWALL_OIDC_ISSUER and "
@@ -60,8 +62,7 @@ class OidcClient:
         self.settings = settings
         self.issuer = settings.oidc_issuer.rstrip("/")
         self.client_id = settings.console_oidc_client_id
-        self._lock = threading.Lock()
-        self._pending: dict[str, PendingLogin] = {}
+        self.database = database
         self._metadata: dict[str, Any] | None = None
         self._keys: jwt.PyJWKClient | None = None
 
@@ -105,11 +106,18 @@ class OidcClient:
             verifier=secrets.token_urlsafe(64),  # 86 characters of the allowed alphabet
             redirect_uri=redirect_uri,
             next_url=next_url,
-            created=time.time(),
         )
-        with self._lock:
-            self._prune()
-            self._pending[login.state] = login
+        with self.database.transaction() as conn:
+            repo.sweep_pending_sign_ins(conn, SWEEP_BATCH)
+            repo.add_pending_sign_in(
+                conn,
+                state_sha256=digest(login.state),
+                nonce=login.nonce,
+                verifier=login.verifier,
+                redirect_uri=login.redirect_uri,
+                next_url=login.next_url,
+                ttl_s=PENDING_TTL_S,
+            )
         query = urlencode(
             {
                 "response_type": "code",
@@ -127,11 +135,11 @@ class OidcClient:
 
     def take(self, state: str) -> PendingLogin:
         """The pending login of ``state``, once; refused when unknown or too old."""
-        with self._lock:
-            login = self._pending.pop(state, None)
-        if login is None or time.time() - login.created > PENDING_TTL_S:
+        with self.database.transaction() as conn:
+            row = repo.take_pending_sign_in(conn, digest(state))
+        if row is None or not row.live:
             raise SignInFailed("This sign-in is unknown or has expired; start again.")
-        return login
+        return PendingLogin(state, row.nonce, row.verifier, row.redirect_uri, row.next_url)
 
     def finish(self, login: PendingLogin, code: str) -> str:
         """Redeem the code; check the ID token; return the access token."""
@@ -175,12 +183,3 @@ class OidcClient:
             raise SignInFailed("The ID token is not valid.") from exc
         if not secrets.compare_digest(str(claims.get("nonce", "")), nonce):
             raise SignInFailed("The ID token belongs to another sign-in (nonce mismatch).")
-
-    def _prune(self) -> None:
-        now = time.time()
-        for state in [s for s, p in self._pending.items() if now - p.created > PENDING_TTL_S]:
-            del self._pending[state]
-        if len(self._pending) >= MAX_PENDING:  # a flood of abandoned sign-ins
-            oldest = sorted(self._pending.values(), key=lambda p: p.created)
-            for login in oldest[: len(oldest) // 10 or 1]:
-                del self._pending[login.state]

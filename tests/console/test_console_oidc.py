@@ -15,6 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.console.sessions import COOKIE, OIDC_COOKIE
+from app.settings import Settings
 from tests.conftest import DbHandle, make_client, make_settings
 from tests.console.conftest import COMPLIANCE, LAWYER
 from tests.fakes.oidc import FakeIssuer
@@ -39,16 +40,19 @@ def issuer(issuer_url: tuple[str, AppSlot]) -> FakeIssuer:
     return fake
 
 
-@pytest.fixture
-def console(db: DbHandle, embedder: Any, issuer: FakeIssuer) -> Iterator[TestClient]:
-    settings = make_settings(
+def console_settings(issuer: FakeIssuer) -> Settings:
+    return make_settings(
         auth_mode="oidc",
         oidc_issuer=issuer.issuer,
         oidc_audience=AUDIENCE,
         oidc_jwks_url=f"{issuer.issuer}/jwks",
         console_oidc_client_id=CLIENT_ID,
     )
-    with make_client(db, settings, embedder) as client:
+
+
+@pytest.fixture
+def console(db: DbHandle, embedder: Any, issuer: FakeIssuer) -> Iterator[TestClient]:
+    with make_client(db, console_settings(issuer), embedder) as client:
         yield client
 
 
@@ -110,6 +114,26 @@ def test_callback_only_in_the_browser_that_started_and_only_once(
     replay = console.get(callback, follow_redirects=False)
     assert replay.status_code == 401
     assert "unknown or has expired" in replay.text
+
+
+def test_a_sign_in_started_on_one_process_ends_on_another(
+    console: TestClient, issuer: FakeIssuer, db: DbHandle, embedder: Any
+) -> None:
+    """The issuer's redirect may reach any API process: the pending sign-in is shared, and
+    still taken once."""
+    callback = _to_issuer(console, issuer)
+    state_cookie = console.cookies.get(OIDC_COOKIE, path="/console/oidc")
+    with make_client(db, console_settings(issuer), embedder) as other:
+        assert other.app is not console.app
+        other.cookies.set(OIDC_COOKIE, str(state_cookie), path="/console/oidc")
+        done = other.get(callback, follow_redirects=False)
+        assert done.status_code == 200, done.text
+        sid = other.cookies.get(COOKIE)
+        assert sid and other.get("/console/audit").status_code == 200
+        # the first process knows the session, and the sign-in is spent there too
+        console.cookies.set(COOKIE, str(sid), path="/console")
+        assert console.get("/console/audit").status_code == 200
+        assert console.get(callback, follow_redirects=False).status_code == 401
 
 
 def test_nonce_of_another_sign_in_is_refused(console: TestClient, issuer: FakeIssuer) -> None:

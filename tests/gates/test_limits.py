@@ -8,10 +8,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
-from app.limits import PersonLimiter
+from app.errors import RateLimited
+from app.limits import SLOT_LEASE_S, PersonLimiter
 from tests.conftest import DbHandle, Tokens
 from tests.fakes.rechtspraak import FakeRechtspraak
 from tests.gates.conftest import GateClient
@@ -54,8 +56,8 @@ def assert_rate_limited(response: Any, scope: str) -> dict[str, Any]:
 
 def _frozen_limiter(client: TestClient) -> PersonLimiter:
     """Budgets refill with time; a stopped clock keeps the test free of timing."""
-    limiter = PersonLimiter(clock=lambda: 1000.0)
-    client.app.state.resources.limiter = limiter  # type: ignore[attr-defined]
+    limiter: PersonLimiter = client.app.state.resources.limiter  # type: ignore[attr-defined]
+    limiter.clock = lambda: 1000.0
     return limiter
 
 
@@ -188,3 +190,75 @@ def test_citation_budget_per_person(
     assert rechtspraak.hits(eclis[2]) == 0
     bob = auth(BOB, "lawyer")
     ok(client.post("/v1/gates/citations", json={"text": " ".join(eclis[2:])}, headers=bob))
+
+
+# --- several API processes ------------------------------------------------------------------
+
+
+def test_a_budget_is_counted_across_two_processes(
+    corpus: DbHandle, gate_client: GateClient, auth: Tokens
+) -> None:
+    """Two apps on one database, as two processes of `ewall serve --workers 2`: what the
+    person spent on one is spent on the other."""
+    first = gate_client(grounding_sentences_per_minute=5)
+    second = gate_client(grounding_sentences_per_minute=5)
+    assert first.app is not second.app
+    _frozen_limiter(first)
+    _frozen_limiter(second)
+    rid = record_retrieval(corpus, ALICE, list(RETURNED))
+    assert ground(first, auth, ALICE, rid, ANSWER).status_code == 200  # 4 of 5
+    refused = ground(second, auth, ALICE, rid, ANSWER)
+    assert_rate_limited(refused, "grounding_sentences")
+    assert refused.headers["Retry-After"] == "36"
+
+
+def test_slots_are_shared_and_a_dead_holders_slot_lapses(gate_client: GateClient) -> None:
+    first = _frozen_limiter(gate_client())
+    second = _frozen_limiter(gate_client())
+    with first.slot("gate", ALICE, 1):
+        assert second.in_flight("gate", ALICE) == 1
+        with pytest.raises(RateLimited) as refused, second.slot("gate", ALICE, 1):
+            pass
+        assert refused.value.details["scope"] == "gate_concurrent"
+        with second.slot("gate", BOB, 1):  # per person
+            assert first.in_flight("gate", BOB) == 1
+    with second.slot("gate", ALICE, 1):  # released on the way out
+        pass
+    # a process that dies in a call never releases its slot: the lease lapses
+    held = first.slot("gate", ALICE, 1)
+    held.__enter__()
+    with pytest.raises(RateLimited), second.slot("gate", ALICE, 1):
+        pass
+    second.clock = lambda: 1000.0 + SLOT_LEASE_S + 1
+    with second.slot("gate", ALICE, 1):
+        assert second.in_flight("gate", ALICE) == 1
+
+
+def test_spent_budgets_that_refilled_and_ended_slots_are_swept(
+    gate_client: GateClient, db: DbHandle
+) -> None:
+    limiter = _frozen_limiter(gate_client())
+    limiter.spend_all(ALICE, [("citations", 3, 6), ("grounding_sentences", 2, 60)])
+    with limiter.slot("gate", ALICE, 2):
+        pass
+    with psycopg.connect(db.superuser_url) as su:
+        assert su.execute("SELECT count(*) FROM limit_buckets").fetchone() == (2,)
+    assert limiter.sweep() == 0  # nothing has refilled yet, a lease is still running
+    limiter.clock = lambda: 1000.0 + 31  # both buckets are full again; the lease still runs
+    assert limiter.sweep() == 2
+    limiter.clock = lambda: 1000.0 + SLOT_LEASE_S
+    assert limiter.sweep() == 1
+    with psycopg.connect(db.superuser_url) as su:
+        left = su.execute(
+            "SELECT (SELECT count(*) FROM limit_buckets), (SELECT count(*) FROM limit_slots)"
+        ).fetchone()
+    assert left == (0, 0)
+
+
+def test_a_refusal_by_one_budget_takes_nothing_from_the_others(gate_client: GateClient) -> None:
+    limiter = _frozen_limiter(gate_client())
+    limiter.spend("citations", ALICE, 5, 5)
+    with pytest.raises(RateLimited) as refused:
+        limiter.spend_all(ALICE, [("grounding_sentences", 10, 10), ("citations", 1, 5)])
+    assert refused.value.details["scope"] == "citations"
+    limiter.spend("grounding_sentences", ALICE, 10, 10)  # still full
