@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from alembic import context, op
 
 revision: str = "20261202_0040"
-down_revision: str | None = "20261202_0036"
+down_revision: str | None = "20261202_0037"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
