@@ -15,6 +15,7 @@ from app.auth.service import TokenVerifier
 from app.console.sessions import SessionStore
 from app.db.engine import Database
 from app.gates.citations import CitationChecker
+from app.gates.passages import PassageCache
 from app.limits import PersonLimiter
 from app.settings import Settings
 
@@ -46,10 +47,12 @@ class Resources:
     console_oidc: OidcClient | None = None  # only when the console's OIDC is configured
     limiter: PersonLimiter = field(default_factory=PersonLimiter)
     citation_checker: CitationChecker = field(init=False)
+    passage_cache: PassageCache = field(init=False)  # the grounding gate's chunk passages
     console_sessions: SessionStore = field(init=False)
 
     def __post_init__(self) -> None:
         self.citation_checker = CitationChecker(self.settings)
+        self.passage_cache = PassageCache(self.settings.grounding_passage_cache_chunks)
         self.console_sessions = SessionStore(
             self.settings.console_idle_timeout_s, self.settings.console_session_max_s
         )
