@@ -324,7 +324,11 @@ def negation_mismatch(sentence: str, passage: str) -> str | None:
     """A negation that the other side's same statement lacks, as the word concerned; None
     when both agree (or the passage does not say the same thing at all: containment
     judges that)."""
-    s_tokens, p_tokens = words(sentence), words(passage)
+    return negation_mismatch_words(words(sentence), words(passage))
+
+
+def negation_mismatch_words(s_tokens: Sequence[str], p_tokens: Sequence[str]) -> str | None:
+    """``negation_mismatch`` on folded words (``words``), as the gate keeps them."""
     s_stems = {stem(w) for w in s_tokens if len(w) > 1 and w not in STOPWORDS}
     p_stems = {stem(w) for w in p_tokens if len(w) > 1 and w not in STOPWORDS}
     p_negated, s_negated = _negated_stems(p_tokens), _negated_stems(s_tokens)

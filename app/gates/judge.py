@@ -31,8 +31,9 @@ from app.gates.evidence import (
     content_stems,
     extract_facts,
     missing_facts,
-    negation_mismatch,
+    negation_mismatch_words,
     split_markers,
+    words,
 )
 from app.gates.passages import ChunkPassages
 
@@ -158,7 +159,7 @@ def _verdict(
     passages: _Passages,
     scores: npt.NDArray[np.float32],
     mask: npt.NDArray[np.bool_] | None,
-    core: str,
+    core: tuple[str, ...],
     facts: list[Any],
     threshold: float,
 ) -> _Verdict:
@@ -179,7 +180,7 @@ def _verdict(
         reasons = [
             Reason("fact_mismatch", f.text) for f in missing_facts(facts, chunk.facts[local])
         ]
-        negated = negation_mismatch(core, chunk.texts[local])
+        negated = negation_mismatch_words(core, chunk.words[local])
         if negated is not None:
             reasons.append(Reason("negation", negated))
         if not reasons:
@@ -216,7 +217,8 @@ def judge_sentences(
         cosine = passages.vectors @ sentence_vectors[i]
         scores = np.asarray(weight * lexical + (1.0 - weight) * cosine, dtype=np.float32)
         facts = extract_facts(core)
-        overall = _verdict(passages, scores, None, core, facts, threshold)
+        core_words = tuple(words(core))
+        overall = _verdict(passages, scores, None, core_words, facts, threshold)
         chosen = overall
         reasons = list(overall.reasons)
         cited_supported: bool | None = None
@@ -224,9 +226,9 @@ def judge_sentences(
             marker_reasons = _marker_reasons(ranks, result_count, by_rank)
             mask = np.isin(passages.owner_array,
                            [c for c, ch in enumerate(passages.chunks) if ch.rank in ranks])
-            cited_verdict = (
-                _verdict(passages, scores, mask, core, facts, threshold) if mask.any() else None
-            )
+            cited_verdict = None
+            if mask.any():
+                cited_verdict = _verdict(passages, scores, mask, core_words, facts, threshold)
             cited_supported = cited_verdict is not None and cited_verdict.holds
             if cited_supported and cited_verdict is not None:
                 chosen, reasons = cited_verdict, []
