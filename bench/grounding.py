@@ -42,7 +42,7 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=Path("../shared/corpus"))
     args = parser.parse_args()
     quiet_logging()
-    rng = random.Random(args.seed)  # noqa: S311 (a reproducible sample)
+    rng = random.Random(args.seed)
     decisions = load_decisions(args.corpus / "rechtspraak" / "xml", 8, rng)
     chunks = [c for d in decisions for c in d.chunks][: args.chunks]
     pool = [s for c in chunks for s in split_sentences(c)]
