@@ -327,8 +327,38 @@ def negation_mismatch(sentence: str, passage: str) -> str | None:
     return negation_mismatch_words(words(sentence), words(passage))
 
 
+def _aligned_span(s_tokens: Sequence[str], p_tokens: Sequence[str]) -> Sequence[str] | None:
+    """The stretch of the passage that says what the sentence says: from its first content
+    word to its last (the stretch closest to the sentence's length, widened by the
+    sentence's own leading and trailing function words); None when the passage has no such
+    stretch of similar length."""
+    content = [i for i, w in enumerate(s_tokens) if len(w) > 1 and w not in STOPWORDS]
+    if len(content) < 3:
+        return None
+    first, last = s_tokens[content[0]], s_tokens[content[-1]]
+    starts = [i for i, w in enumerate(p_tokens) if w == first]
+    ends = [j for j, w in enumerate(p_tokens) if w == last]
+    target = content[-1] - content[0]  # the stretch closest to the sentence's own length
+    best: tuple[int, int] | None = None
+    for i in starts:
+        for j in ends:
+            if j > i and (best is None or abs(j - i - target) < abs(best[1] - best[0] - target)):
+                best = (i, j)
+    if best is None or best[1] - best[0] + 1 > 1.5 * len(s_tokens) + 3:
+        return None
+    lead, trail = content[0], len(s_tokens) - 1 - content[-1]
+    return p_tokens[max(0, best[0] - lead) : best[1] + 1 + trail]
+
+
 def negation_mismatch_words(s_tokens: Sequence[str], p_tokens: Sequence[str]) -> str | None:
     """``negation_mismatch`` on folded words (``words``), as the gate keeps them."""
+    span = _aligned_span(s_tokens, p_tokens)
+    if span is not None:
+        s_neg = [t for t in s_tokens if t in NEGATIONS]
+        p_neg = [t for t in span if t in NEGATIONS]
+        if len(s_neg) != len(p_neg):  # "noch ... noch" against one "noch", a "niet" added
+            extra = [t for t in s_neg if t not in p_neg] or [t for t in p_neg if t not in s_neg]
+            return (extra or s_neg or p_neg)[0]
     s_stems = {stem(w) for w in s_tokens if len(w) > 1 and w not in STOPWORDS}
     p_stems = {stem(w) for w in p_tokens if len(w) > 1 and w not in STOPWORDS}
     p_negated, s_negated = _negated_stems(p_tokens), _negated_stems(s_tokens)

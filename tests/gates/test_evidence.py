@@ -84,3 +84,25 @@ def test_content_words_are_folded_and_truncated() -> None:
     assert content_stems("De aansprakelijkheid") == content_stems("aansprakelijk")
     assert content_stems("één café") == {"cafe"}
     assert content_stems("de het een niet en van") == set()
+
+
+@pytest.mark.parametrize(
+    ("sentence", "passage"),
+    [
+        # flips the labelled set once let through (a second negation nearby agreed with them)
+        ("Ook kan geen grond worden gevonden voor het oordeel dat A bevoegd was tot het "
+         "instellen van het beroep.",
+         "Ook kan geen grond worden gevonden voor het oordeel dat A niet bevoegd was tot het "
+         "instellen van het beroep."),
+        ("Dergelijk onderzoek is niet in eerste instantie gericht op een omschreven doel.",
+         "Onder onderzoek verstaat verweerder niet alleen fundamenteel onderzoek. Dergelijk "
+         "onderzoek is in eerste instantie gericht op een omschreven doel."),
+        ("Belanghebbende komt noch rechtstreeks via het gelijkheidsbeginsel voor de "
+         "vrijstelling in aanmerking.",
+         "Belanghebbende komt noch rechtstreeks noch via het gelijkheidsbeginsel voor de "
+         "vrijstelling in aanmerking."),
+    ],
+)
+def test_a_flip_beside_another_negation_is_caught(sentence: str, passage: str) -> None:
+    assert negation_mismatch(sentence, passage) is not None
+    assert negation_mismatch(passage, passage) is None
