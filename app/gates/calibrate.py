@@ -20,8 +20,8 @@ chunks from two decisions, and its answer sentences are labelled by how they wer
 
 For each pair (lexical weight, threshold) of a grid the gate's verdicts are computed
 (app/gates/judge.py, facts and negation included); the pair chosen maximises the share of
-faithful sentences supported plus the share of unsupported ones flagged, and among equals
-takes the higher threshold. ``before`` measures the gate this replaced: one cosine per
+faithful sentences supported plus the share of unsupported ones flagged (``choose`` says
+how near-equal pairs are decided). ``before`` measures the gate this replaced: one cosine per
 sentence against each whole chunk, supported at 0.78.
 """
 
@@ -269,14 +269,19 @@ def _objective(kinds: Sequence[str], flagged: Sequence[bool]) -> float:
     return (sum(good) / max(1, len(good))) + (sum(bad) / max(1, len(bad)))
 
 
+TOLERANCE = 0.005  # objectives this close count as equal: one or two sentences of the set
+
+
 def choose(grid: Sequence[dict[str, Any]]) -> tuple[float, float]:
-    """(threshold, weight) of the best objective. Among equals: the weight whose best
-    thresholds span the widest range (the least sensitive), the higher weight on a tie
-    (containment is what a Dutch sentence is judged by), and the middle of that range."""
+    """(threshold, weight) of the best objective, within TOLERANCE: a pair that wins by one
+    sentence of the set is noise, and a free paraphrase needs the threshold well inside the
+    range that works. Among those: the weight whose thresholds span the widest range (the
+    least sensitive), the higher weight on a tie (containment is what a Dutch sentence is
+    judged by), and the middle of that range."""
     top = max(g["objective"] for g in grid)
     plateau: dict[float, list[float]] = defaultdict(list)
     for g in grid:
-        if g["objective"] >= top - 1e-9:
+        if g["objective"] >= top - TOLERANCE:
             plateau[g["lexical_weight"]].append(g["threshold"])
     weight = max(plateau, key=lambda w: (len(plateau[w]), w))
     thresholds = sorted(plateau[weight])
