@@ -325,7 +325,8 @@ def measure(
     for n, item in enumerate(items):
         chunks = out_retrievals[item.retrieval].chunks
         best = max(float(chunk_vectors[c] @ item_vectors[n]) for c in chunks)
-        before.append(best < OLD_THRESHOLD)
+        # the old gate read no markers: it never reported one
+        before.append(best < OLD_THRESHOLD and item.kind not in MARKERS)
 
     by_retrieval: dict[int, list[int]] = defaultdict(list)
     for n, item in enumerate(items):
