@@ -16,6 +16,7 @@ from app.auth.service import TokenVerifier
 from app.console.sessions import SessionStore
 from app.db.engine import Database
 from app.gates.citations import CitationChecker
+from app.gates.passages import PassageCache
 from app.limits import PersonLimiter
 from app.settings import Settings
 
@@ -47,10 +48,12 @@ class Resources:
     console_oidc: OidcClient | None = None  # only when the console's OIDC is configured
     limiter: PersonLimiter = field(init=False)
     citation_checker: CitationChecker = field(init=False)
+    passage_cache: PassageCache = field(init=False)  # the grounding gate's chunk passages
     console_sessions: SessionStore = field(init=False)
 
     def __post_init__(self) -> None:
         self.citation_checker = CitationChecker(self.settings)
+        self.passage_cache = PassageCache(self.settings.grounding_passage_cache_chunks)
         # both keep their state in the database, so every API process shares it
         self.limiter = PersonLimiter(self.database)
         self.console_sessions = SessionStore(

@@ -141,7 +141,15 @@ class Settings(BaseSettings):
     citation_timeout_s: float = Field(default=0.8, gt=0, description="Per-ECLI hard timeout.")
     citation_cache_ttl_s: float = Field(default=0.0, ge=0, description="0 disables the cache.")
     citation_max_parallel: int = Field(default=16, ge=1, description="Concurrent ECLI checks.")
-    grounding_threshold: float = Field(default=0.78, ge=-1, le=1, description="Cosine needed.")
+    grounding_threshold: float | None = Field(
+        default=None,
+        ge=-1,
+        le=1,
+        description="Overrides the encoder's calibrated grounding threshold (unset: calibrated).",
+    )
+    grounding_passage_cache_chunks: int = Field(
+        default=4096, ge=1, description="Chunks whose grounding passages stay cached in memory."
+    )
 
     # --- corpus, demo ---------------------------------------------------------------------
     corpus_dir: Path = Field(

@@ -11,6 +11,8 @@
     ewall eval sets
     ewall eval starter          (loads the shipped starter set)
     ewall eval corpus           (loads the shipped sets corpus-nl and corpus-nl-heldout)
+    ewall eval grounding [--decisions N] [--retrievals N] [--seed N] [--write] [--json]
+                                (measures the grounding gate on a set built from the corpus)
 
 ``--queries/--qrels`` with ``--set NAME`` import into that set, replacing its queries;
 without ``--set`` into a temporary set that is removed after the run (kept when ``--save``
@@ -119,6 +121,17 @@ def register(subparsers: Any) -> None:
     )
     o.add_argument("--by", default=None)
     o.set_defaults(handler=cmd_corpus)
+
+    g = sub.add_parser("grounding", help="measure the grounding gate per kind of sentence on a "
+                                         "labelled set built from ../shared/corpus; --write "
+                                         "stores the chosen threshold for the encoder")
+    g.add_argument("--decisions", type=_depth, default=40)
+    g.add_argument("--retrievals", type=_depth, default=60)
+    g.add_argument("--seed", type=int, default=28)
+    g.add_argument("--write", action="store_true",
+                   help="store threshold and weight under the encoder's model id")
+    g.add_argument("--json", action="store_true")
+    g.set_defaults(handler=cmd_grounding)
 
 
 def _run_options(p: argparse.ArgumentParser) -> None:
@@ -603,4 +616,61 @@ def cmd_corpus(args: argparse.Namespace, settings: Settings) -> int:
         "they need the demo (statutes, starter decisions) and every decision of "
         "../shared/corpus/rechtspraak/xml ingested (ewall ingest rechtspraak ...)"
     )
+    return 0
+
+
+# --- grounding -------------------------------------------------------------------------------
+
+
+def cmd_grounding(args: argparse.Namespace, settings: Settings) -> int:
+    from app.embeddings import Embedder
+    from app.gates.calibrate import measure
+    from app.gates.calibration import store_calibration
+
+    embedder = Embedder(settings)
+    try:
+        report = measure(
+            lambda texts: embedder.embed_passages(texts, priority="bulk"),
+            embedder.model_id,
+            settings.corpus_dir,
+            decisions=args.decisions,
+            retrievals=args.retrievals,
+            seed=args.seed,
+        )
+    except ValueError as exc:
+        return _fail(str(exc))
+    finally:
+        embedder.close()
+    if args.write:
+        path = store_calibration(report["model_id"], {
+            "threshold": report["threshold"],
+            "lexical_weight": report["lexical_weight"],
+            "measured": {"sentences": report["sentences"], "seed": report["seed"],
+                         "after": report["after"]["kinds"],
+                         "before": report["before"]["kinds"]},
+        })
+        report["written"] = str(path)
+    if args.json:
+        _print_json(report)
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=f"Grounding gate on {report['sentences']} sentences from "
+                        f"{report['decisions']} decisions · {report['model_id']} · "
+                        f"threshold {report['threshold']} · lexical weight "
+                        f"{report['lexical_weight']} · {report['took_s']} s")
+    for col in ("kind", "n", "before: flagged", "after: flagged", "precision", "recall"):
+        table.add_column(col, justify="left" if col == "kind" else "right")
+    before, after = report["before"]["kinds"], report["after"]["kinds"]
+    for kind, entry in after.items():
+        table.add_row(kind, str(entry["n"]), _fmt(before[kind]["flagged"]),
+                      _fmt(entry["flagged"]), _fmt(entry.get("precision")),
+                      _fmt(entry.get("recall")))
+    console.print(table)
+    console.print("flagged: share judged unsupported (for marker kinds: the marker reported); "
+                  "faithful kinds (copied, reworded, marker_correct) should stay near 0.")
+    if args.write:
+        console.print(f"written to {report['written']}")
     return 0

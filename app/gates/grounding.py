@@ -5,6 +5,11 @@ the person may still see now (walls and source permissions resolved at this inst
 same SQL predicates and RLS as search), and whose content is still what was returned
 (content hash as audited). Anything else, however similar, cannot ground an answer: the
 model was never shown it, or the person may no longer read it.
+
+Within those chunks a sentence is judged against passages (a chunk's sentences and windows
+of two or three, app/gates/passages.py) on content words, facts, negation and citation
+markers (app/gates/judge.py), with the calibrated threshold of the configured encoder
+(app/gates/calibration.py).
 """
 
 from __future__ import annotations
@@ -21,7 +26,10 @@ from sqlalchemy import Connection
 
 from app.errors import Forbidden, NotFound, Unprocessable
 from app.gates import repository
-from app.reembed.service import check_query_model
+from app.gates.calibration import calibration_for
+from app.gates.evidence import split_markers
+from app.gates.judge import ReturnedChunk, SentenceResult, judge_sentences, trimmed_answer
+from app.gates.passages import normalized
 from app.resources import Resources
 from app.walls import policy
 from app.walls.access import access_for, current_access, visible_chunks
@@ -31,28 +39,15 @@ Matrix = npt.NDArray[np.float32]
 
 
 @dataclass(frozen=True)
-class SentenceResult:
-    text: str
-    supported: bool
-    best_chunk_id: str | None
-    similarity: float | None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "supported": self.supported,
-            "best_chunk_id": self.best_chunk_id,
-            "similarity": self.similarity,
-        }
-
-
-@dataclass(frozen=True)
 class GroundingResult:
     retrieval_id: str
     ok: bool
     threshold: float
     sentences: list[SentenceResult] = field(default_factory=list)
     policy_version: int | None = None  # the policy the access check enforced
+    trimmed_answer: str = ""
+    lexical_weight: float | None = None
+    calibration: str | None = None  # which calibration entry scored it
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -60,22 +55,8 @@ class GroundingResult:
             "ok": self.ok,
             "threshold": self.threshold,
             "sentences": [s.as_dict() for s in self.sentences],
+            "trimmed_answer": self.trimmed_answer,
         }
-
-
-def _vector(value: object) -> npt.NDArray[np.float32]:
-    """pgvector's text form "[0.1,0.2,...]" (or an array, should an adapter be active)."""
-    if isinstance(value, str):
-        inner = value.strip().removeprefix("[").removesuffix("]")
-        return np.array([float(x) for x in inner.split(",") if x.strip()], dtype=np.float32)
-    return np.asarray(value, dtype=np.float32)
-
-
-def _normalized(rows: Matrix) -> Matrix:
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    out: Matrix = np.asarray(rows / norms, dtype=np.float32)
-    return out
 
 
 def returned_chunks(conn: Connection, retrieval_id: uuid.UUID, person_id: str) -> dict[str, str]:
@@ -89,13 +70,26 @@ def returned_chunks(conn: Connection, retrieval_id: uuid.UUID, person_id: str) -
 
 
 @dataclass(frozen=True)
-class Support:
-    """What may ground an answer: the audited, still visible chunks and their vectors, read
-    under one policy version (all the grounding gate reads from the database)."""
+class SupportChunk:
+    chunk_id: str
+    rank: int
+    content_sha256: str
+    body: str
 
-    chunk_ids: list[str]
-    vectors: Matrix | None
+
+@dataclass(frozen=True)
+class Support:
+    """What may ground an answer: the audited, still visible chunks with their text, read
+    under one policy version (all the grounding gate reads from the database), and how many
+    results the retrieval returned (citation markers are ranks among them)."""
+
+    chunks: list[SupportChunk]
+    result_count: int
     policy_version: int
+
+    @property
+    def chunk_ids(self) -> list[str]:
+        return [c.chunk_id for c in self.chunks]
 
 
 def read_support(
@@ -112,7 +106,7 @@ def read_support(
     audited = returned_chunks(conn, retrieval_id, person_id)
     if not audited:
         version = snapshot.version if snapshot is not None else policy.current_version(conn)
-        return Support([], None, version)
+        return Support([], 0, version)
     if snapshot is None:
         access = current_access(conn, resources.require_resolver(), resources.database, person_id)
     else:
@@ -120,41 +114,18 @@ def read_support(
             snapshot, person_id, datetime.now(UTC)
         )
         access = access_for(conn, resolution)
-    embedder = resources.embedder
-    if embedder is not None:  # the chunks' vectors and the sentences' must be one model's
-        check_query_model(conn, embedder.model_id)
-    rows = visible_chunks(conn, access, list(audited))
-    ids: list[str] = []
-    vectors: list[npt.NDArray[np.float32]] = []
-    for row in rows:
+    ranks = {chunk_id: rank for rank, chunk_id in enumerate(audited, start=1)}
+    chunks: list[SupportChunk] = []
+    for row in visible_chunks(conn, access, list(audited)):
         chunk_id = str(row["chunk_id"])
         # same id but other content would mean a broken content address: do not trust it
         if audited.get(chunk_id) != row.get("content_sha256"):
             continue
-        ids.append(chunk_id)
-        vectors.append(_vector(row["embedding"]))
-    if not ids:
-        return Support([], None, access.policy_version)
-    return Support(ids, _normalized(np.vstack(vectors)), access.policy_version)
-
-
-def score_sentences(
-    sentences: Sequence[str],
-    sentence_vectors: Matrix,
-    chunk_ids: Sequence[str],
-    chunk_vectors: Matrix | None,
-    threshold: float,
-) -> list[SentenceResult]:
-    """Best cosine similarity of each sentence against the supporting chunks."""
-    if chunk_vectors is None or not chunk_ids:
-        return [SentenceResult(s, False, None, None) for s in sentences]
-    similarities = _normalized(sentence_vectors) @ chunk_vectors.T
-    out: list[SentenceResult] = []
-    for i, sentence in enumerate(sentences):
-        best = int(np.argmax(similarities[i]))
-        value = float(similarities[i, best])
-        out.append(SentenceResult(sentence, value >= threshold, chunk_ids[best], round(value, 4)))
-    return out
+        chunks.append(
+            SupportChunk(chunk_id, ranks[chunk_id], audited[chunk_id], str(row["body"]))
+        )
+    chunks.sort(key=lambda c: c.rank)
+    return Support(chunks, len(audited), access.policy_version)
 
 
 def check_grounding(
@@ -188,18 +159,36 @@ def check_grounding(
             limit=limit,
         )
     support = read(rid) if read is not None else read_support(conn, resources, person_id, rid)
-    chunk_ids, chunk_vectors = support.chunk_ids, support.vectors
-    threshold = float(resources.settings.grounding_threshold)
-    if chunk_vectors is None:
-        results = score_sentences(sentences, np.zeros((0, 0), np.float32), [], None, threshold)
-    else:
-        # many sentences nobody waits on interactively: bulk, behind every search's query
-        vectors = resources.require_embedder().embed_queries(sentences, priority="bulk")
-        results = score_sentences(sentences, vectors, chunk_ids, chunk_vectors, threshold)
+    embedder = resources.require_embedder() if support.chunks else resources.embedder
+    model_id = embedder.model_id if embedder is not None else None
+    calibration = calibration_for(model_id, resources.settings.grounding_threshold)
+    returned: list[ReturnedChunk] = []
+    vectors = np.zeros((len(sentences), 1), dtype=np.float32)
+    if support.chunks and embedder is not None:
+        # many texts nobody waits on interactively: bulk, behind every search's query
+        def encode(texts: list[str]) -> Matrix:
+            return embedder.embed_passages(texts, priority="bulk")
+
+        passages = resources.passage_cache.passages(
+            embedder.model_id, [(c.content_sha256, c.body) for c in support.chunks], encode
+        )
+        returned = [
+            ReturnedChunk(c.chunk_id, c.rank, p)
+            for c, p in zip(support.chunks, passages, strict=True)
+        ]
+        vectors = normalized(encode([_without_markers(s) for s in sentences]))
+    results = judge_sentences(sentences, vectors, returned, support.result_count, calibration)
     return GroundingResult(
         retrieval_id=str(rid),
         ok=bool(results) and all(r.supported for r in results),
-        threshold=threshold,
+        threshold=calibration.threshold,
         sentences=results,
         policy_version=support.policy_version,
+        trimmed_answer=trimmed_answer(results),
+        lexical_weight=calibration.lexical_weight,
+        calibration=calibration.source,
     )
+
+
+def _without_markers(sentence: str) -> str:
+    return split_markers(sentence)[0]

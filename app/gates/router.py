@@ -209,6 +209,8 @@ def check_answer_grounding(
         request=request,
         outcome={
             "threshold": result.threshold,
+            "lexical_weight": result.lexical_weight,
+            "calibration": result.calibration,
             "policy_version": result.policy_version,
             "read_from": "primary" if served_by == PRIMARY else "replica",
             "sentences": [
@@ -217,6 +219,9 @@ def check_answer_grounding(
                     "supported": s.supported,
                     "best_chunk_id": s.best_chunk_id,
                     "similarity": s.similarity,
+                    "reasons": [r.kind for r in s.reasons],
+                    "cited": s.cited,
+                    "cited_supported": s.cited_supported,
                     "text_sha256": _sha256(s.text),
                 }
                 for i, s in enumerate(result.sentences)
@@ -230,6 +235,7 @@ def check_answer_grounding(
         threshold=result.threshold,
         retrieval_id=result.retrieval_id,
         checked_at=now_utc(),
+        trimmed_answer=result.trimmed_answer,
     )
 
 

@@ -53,19 +53,44 @@ class GroundingIn(BaseModel):
         return value
 
 
+class ReasonOut(BaseModel):
+    kind: str = Field(
+        description="no_support, fact_mismatch, negation, misattributed, marker_out_of_range "
+        "or cited_unavailable"
+    )
+    detail: str = Field(description="The fact as written, the negation, the rank that holds it.")
+
+
+class EvidenceOut(BaseModel):
+    chunk_id: str
+    rank: int = Field(description="The chunk's rank in this retrieval.")
+    passage: str = Field(description="The sentence or window of the chunk that holds it best.")
+
+
 class SentenceOut(BaseModel):
     text: str
     supported: bool
     best_chunk_id: str | None
-    similarity: float | None
+    similarity: float | None = Field(
+        description="Score of the evidence: lexical containment and cosine, weighted as calibrated."
+    )
+    reasons: list[ReasonOut] = Field(default_factory=list)
+    evidence: EvidenceOut | None = None
+    cited: list[int] | None = Field(default=None, description="Ranks its markers cite.")
+    cited_supported: bool | None = Field(
+        default=None, description="Does a cited result hold it? (null without markers)"
+    )
 
 
 class GroundingOut(BaseModel):
     ok: bool
     sentences: list[SentenceOut]
-    threshold: float
+    threshold: float = Field(description="The calibrated threshold the score was held to.")
     retrieval_id: str
     checked_at: datetime
+    trimmed_answer: str = Field(
+        default="", description="The answer without unsupported sentences, markers kept."
+    )
 
 
 class SessionGateIn(BaseModel):

@@ -17,6 +17,7 @@ import pytest
 
 from app.audit.chain import append_retrieval, verify_chain
 from app.embeddings import vector_literal
+from app.gates.calibration import calibration_for
 from tests.conftest import Tokens
 from tests.gates.conftest import GateClient
 
@@ -151,17 +152,21 @@ def test_supported_and_unsupported_sentences(
     r = ground(client, auth, ALICE, rid, answer)
     assert r.status_code == 200, r.text
     body = r.json()
-    assert body["threshold"] == 0.78
+    threshold = calibration_for(client.app.state.resources.embedder.model_id).threshold  # type: ignore[attr-defined]
+    assert body["threshold"] == threshold
     assert body["ok"] is False
     first, second = body["sentences"]
-    assert first["supported"] is True
+    assert first["supported"] is True, first
     assert first["best_chunk_id"] == "c-aansprakelijk"
-    assert first["similarity"] >= 0.78
+    assert first["similarity"] >= threshold
     assert first["similarity"] == round(first["similarity"], 4)
+    assert first["evidence"]["chunk_id"] == "c-aansprakelijk"
     assert second["text"] == UNRELATED
     assert second["supported"] is False
-    assert second["similarity"] < 0.78
+    assert second["similarity"] < threshold
     assert second["best_chunk_id"] in RETURNED
+    assert [reason["kind"] for reason in second["reasons"]] == ["no_support"]
+    assert body["trimmed_answer"] == first["text"]
 
     supported_only = ground(client, auth, ALICE, rid, RETURNED["c-termijn"])
     assert supported_only.status_code == 200
@@ -196,14 +201,15 @@ def test_chunks_no_longer_visible_support_nothing(
     r = ground(client, auth, ALICE, rid, RETURNED["c-termijn"])
     assert r.status_code == 200, r.text
     assert r.json()["ok"] is False
-    assert r.json()["sentences"] == [
-        {
-            "text": RETURNED["c-termijn"],
-            "supported": False,
-            "best_chunk_id": None,
-            "similarity": None,
-        }
-    ]
+    [sentence] = r.json()["sentences"]
+    assert {k: sentence[k] for k in ("text", "supported", "best_chunk_id", "similarity")} == {
+        "text": RETURNED["c-termijn"],
+        "supported": False,
+        "best_chunk_id": None,
+        "similarity": None,
+    }
+    assert sentence["evidence"] is None
+    assert r.json()["trimmed_answer"] == ""
 
 
 def test_deleted_chunks_and_changed_content_support_nothing(

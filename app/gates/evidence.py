@@ -1,0 +1,379 @@
+"""What a sentence says that a passage must hold: content words, facts, negation, markers.
+
+The grounding gate (app/gates/grounding.py) asks of each answer sentence whether one passage
+of the returned chunks (a sentence of a chunk, or a window of two or three) holds it. An
+encoder alone cannot answer that for Dutch legal prose: the bundled English model scores
+almost every pair of Dutch sentences alike, and no encoder notices that "€ 50.000" became
+"€ 60.000". So this module gives the gate three encoder-free signals:
+
+- ``Lexical``: the sentence's content words, lower-cased, accents folded, Dutch function
+  words dropped and cut to their first ``STEM`` characters ("aansprakelijk" and
+  "aansprakelijkheid" are one word); containment is the share of them the passage holds;
+- ``facts``: numbers, amounts, percentages, dates, years, ECLIs, article references, case
+  numbers and names, each normalised ("€ 50.000" = "50.000 euro", "1 januari 2020" =
+  "01-01-2020"), which the supporting passage must hold;
+- ``negation_mismatch``: a negation (niet, geen, nooit, ...) on one side that the other
+  side's same statement lacks, or "onrechtmatig" against "rechtmatig".
+
+Nothing here touches the database or the encoder.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+STEM = 6  # characters of a content word kept: light Dutch stemming by truncation
+
+# Dutch function words (folded), negations included: they carry no content of their own, and
+# negation is checked apart (``negation_mismatch``)
+_STOPWORD_TEXT = """
+    aan al alle alleen als alsmede alsook andere ben bent bij bijvoorbeeld binnen dan dat de
+    deze der des die dient dit doch door doordat dus echter een eens en enig enige er
+    ermee erop ervan evenals gaat geen geworden had hadden heb hebben heeft het hier hierbij
+    hierin hierop hierover hij hoe hoewel hun hen ik in indien is je jegens kan kon konden
+    kunnen maar mag me meer men met mij mits moest moet moeten mogen na naar namelijk neer
+    niet niets niemand nog noch nooit nu of om omdat onder ons ook op over reeds sinds
+    slechts sommige tegen te ten ter terwijl toch toe tot tussen u uit van vanaf vanwege
+    veel voor voordat waar waarbij waardoor waarin waarmee waarop waaruit waarvan wanneer
+    want waren was wat we wel welk welke werd werden wie wij wil willen word worden wordt
+    zal ze zelf zich zij zijn zo zoals zodat zonder zou zouden zullen daar daarbij daarin
+    daarmee daarom daarop daarvan daarnaast dergelijk dergelijke evenmin geenszins nergens
+    allerminst ieder iedere elk elke zulks zulk zulke eerder thans alsnog aldus ingevolge
+    krachtens overeenkomstig blijkens gelet omtrent betreffende inzake per via
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+NEGATIONS = frozenset(
+    {"niet", "geen", "nooit", "noch", "niets", "niemand", "nergens", "geenszins", "evenmin",
+     "allerminst"}
+)
+
+NUMBER_WORDS = {
+    "twee": "2", "drie": "3", "vier": "4", "vijf": "5", "zes": "6", "zeven": "7", "acht": "8",
+    "negen": "9", "tien": "10", "elf": "11", "twaalf": "12", "dertien": "13", "veertien": "14",
+    "vijftien": "15", "zestien": "16", "zeventien": "17", "achttien": "18", "negentien": "19",
+    "twintig": "20", "dertig": "30", "veertig": "40", "vijftig": "50", "zestig": "60",
+    "zeventig": "70", "tachtig": "80", "negentig": "90", "honderd": "100", "duizend": "1000",
+}
+
+MONTHS = {
+    "januari": 1, "jan": 1, "februari": 2, "feb": 2, "febr": 2, "maart": 3, "mrt": 3,
+    "april": 4, "apr": 4, "mei": 5, "juni": 6, "jun": 6, "juli": 7, "jul": 7, "augustus": 8,
+    "aug": 8, "september": 9, "sep": 9, "sept": 9, "oktober": 10, "okt": 10, "november": 11,
+    "nov": 11, "december": 12, "dec": 12,
+}
+
+# a citation marker at the end of a sentence: "[2]", "[1, 3]", "[2-4]" (as sentences.py
+# keeps them with their sentence), possibly several
+_MARKERS_AT_END = re.compile(r"(?:\s*\[\d+(?:\s*[,;–-]\s*\d+)*\])+\s*$")
+_MARKER = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
+
+_WORD = re.compile(r"[a-z]+")
+_MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
+_ECLI = re.compile(r"\bECLI:[A-Z]{2}:[A-Z0-9]{1,7}:\d{4}:[A-Z0-9.]{1,25}[A-Z0-9]", re.I)
+_ARTICLE = re.compile(
+    r"\b(?:artikelen|artikel|artt?\.?)\s*(\d+[a-z]?(?:[:.]\d+[a-z]?)*)", re.I
+)
+_DATE_WORDS = re.compile(
+    rf"\b(\d{{1,2}})(?:e|ste|de)?\s+({_MONTH_NAMES})\.?(?:\s+(\d{{4}}))?\b", re.I
+)
+_DATE_DIGITS = re.compile(r"\b(\d{1,2})[-/.](\d{1,2})[-/.](\d{4})\b")
+_DATE_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_NUM = r"\d+(?:[.\s]\d{3})*(?:,\d+)?|\d+(?:,\d+)?"
+_SCALE = r"(?:\s*(miljoen|mln\.?|miljard|mrd\.?))?"
+_AMOUNT_BEFORE = re.compile(
+    rf"(€|eur\b|euro\b|ƒ|hfl\.?|fl\.?|f\s?(?=\d))\s*({_NUM})(?:,[-–]{{1,2}})?{_SCALE}", re.I
+)
+_AMOUNT_AFTER = re.compile(rf"\b({_NUM}){_SCALE}\s*(euro|eur|gulden)\b", re.I)
+_PERCENT = re.compile(rf"\b({_NUM})\s*(%|procent\b|pct\b)", re.I)
+_CASE_NUMBER = re.compile(r"\b(?:[A-Z]{1,4}\s?)?\d+(?:[./]\d+)*/\d+(?:[./-]\d+)*\b")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_NAME = re.compile(r"[A-Z][\w’'-]*")
+_ANONYMISED = re.compile(r"\[([^\]\d][^\]]{0,60})\]")
+
+
+def fold(text: str) -> str:
+    """Lower case, accents folded ("één" -> "een", "Curaçao" -> "curacao")."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
+
+
+def words(text: str) -> list[str]:
+    """The folded words of ``text`` (letters only; numbers are facts)."""
+    return _WORD.findall(fold(text))
+
+
+def stem(word: str) -> str:
+    return word[:STEM]
+
+
+def content_stems(text: str) -> set[str]:
+    """The distinct content words of ``text``, stemmed: what containment counts."""
+    return {stem(w) for w in words(text) if len(w) > 1 and w not in STOPWORDS}
+
+
+# --- markers -------------------------------------------------------------------------------
+
+
+def split_markers(sentence: str) -> tuple[str, list[int]]:
+    """The sentence without its trailing citation markers, and the ranks they cite (in
+    order, without repeats; "[2-4]" cites 2, 3 and 4)."""
+    found = _MARKERS_AT_END.search(sentence)
+    if found is None:
+        return sentence, []
+    ranks: list[int] = []
+    for marker in _MARKER.findall(found.group(0)):
+        for part in re.split(r"\s*[,;]\s*", marker):
+            bounds = [int(x) for x in re.split(r"\s*[–-]\s*", part) if x]
+            low, high = bounds[0], bounds[-1]
+            span = range(low, high + 1) if high - low <= 100 else [low, high]
+            ranks.extend(r for r in span if r not in ranks)
+    return sentence[: found.start()].rstrip(), ranks
+
+
+# --- facts ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One checkable fact: ``kind`` and normalised ``value``; ``text`` as written."""
+
+    kind: str  # ecli, article, date, day, amount, percent, case_number, number, name
+    value: str
+    text: str
+
+
+def _number(raw: str, scale: str | None = None) -> str:
+    """Dutch notation to a plain decimal: "50.000" -> "50000", "1,5" -> "1.5"."""
+    digits = re.sub(r"[.\s]", "", raw).replace(",", ".")
+    if "." in digits:
+        digits = digits.rstrip("0").rstrip(".")
+    digits = digits.lstrip("0") or "0"
+    if scale:
+        factor = 1_000_000_000 if scale.lower().startswith(("miljard", "mrd")) else 1_000_000
+        value = float(digits) * factor
+        return str(int(value)) if value.is_integer() else str(value)
+    return digits
+
+
+def _currency(mark: str) -> str:
+    mark = mark.lower().strip(". ")
+    return "EUR" if mark in ("€", "eur", "euro") else "NLG"
+
+
+def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
+def extract_facts(text: str, *, skip_first_word: bool = True) -> list[Fact]:
+    """The facts ``text`` states. Each span is read once, most specific kind first (an ECLI
+    before its year, an amount before its number). A capitalised word counts as a name
+    except the text's first word (any sentence starts with a capital)."""
+    facts: list[Fact] = []
+    taken: list[tuple[int, int]] = []
+
+    def take(pattern: re.Pattern[str], source: str, build: object) -> str:
+        for m in pattern.finditer(source):
+            fact = build(m)  # type: ignore[operator]
+            if fact is not None:
+                facts.append(fact)
+                taken.append(m.span())
+        out = _blank(source, taken)
+        taken.clear()
+        return out
+
+    rest = take(_ECLI, text, lambda m: Fact("ecli", m.group(0).upper(), m.group(0)))
+    rest = take(_DATE_ISO, rest, lambda m: _date(m.group(3), m.group(2), m.group(1), m.group(0)))
+    rest = take(_DATE_DIGITS, rest,
+                lambda m: _date(m.group(1), m.group(2), m.group(3), m.group(0)))
+    rest = take(_DATE_WORDS, rest,
+                lambda m: _date(m.group(1), str(MONTHS[m.group(2).lower()]), m.group(3),
+                                m.group(0)))
+    rest = take(_AMOUNT_BEFORE, rest, lambda m: _amount(m.group(1), m.group(2), m.group(3),
+                                                         m.group(0)))
+    rest = take(_AMOUNT_AFTER, rest, lambda m: _amount(m.group(3), m.group(1), m.group(2),
+                                                        m.group(0)))
+    rest = take(_PERCENT, rest, lambda m: Fact("percent", _number(m.group(1)), m.group(0)))
+    rest = take(_ARTICLE, rest,
+                lambda m: Fact("article", m.group(1).lower().replace(".", ":"), m.group(0)))
+    rest = take(_CASE_NUMBER, rest,
+                lambda m: Fact("case_number", re.sub(r"\s", "", m.group(0)).upper(), m.group(0)))
+    rest = take(_NUMBER, rest, lambda m: Fact("number", _number(m.group(0)), m.group(0)))
+    facts.extend(Fact("name", fold(m.group(1)).strip(), m.group(0))
+                 for m in _ANONYMISED.finditer(rest))
+    rest = _ANONYMISED.sub(lambda m: " " * len(m.group(0)), rest)
+    for m in re.finditer(r"[A-Za-zÀ-ÿ]+", rest):
+        word = m.group(0)
+        folded = fold(word)
+        if folded in NUMBER_WORDS:
+            facts.append(Fact("number", NUMBER_WORDS[folded], word))
+    first = re.search(r"[^\W\d_]", text)
+    for m in _NAME.finditer(rest):
+        if skip_first_word and first is not None and m.start() == first.start():
+            continue
+        name = fold(m.group(0)).strip("’'-")
+        if name and name not in STOPWORDS and fold(m.group(0)) not in NUMBER_WORDS:
+            facts.append(Fact("name", name, m.group(0)))
+    return facts
+
+
+def _amount(currency: str, number: str, scale: str | None, text: str) -> Fact:
+    return Fact("amount", f"{_currency(currency)} {_number(number, scale)}", text.strip())
+
+
+def _date(day: str, month: str, year: str | None, text: str) -> Fact | None:
+    d, mo = int(day), int(month)
+    if not (1 <= d <= 31 and 1 <= mo <= 12):
+        return None
+    if year is None:
+        return Fact("day", f"{mo:02d}-{d:02d}", text)
+    return Fact("date", f"{int(year):04d}-{mo:02d}-{d:02d}", text)
+
+
+@dataclass(frozen=True)
+class FactIndex:
+    """What a passage holds, for ``missing_facts``: every fact with the forms it implies (a
+    date holds its year and day, an amount its number), and its folded words."""
+
+    values: frozenset[tuple[str, str]]
+    words: frozenset[str]
+    currencies: dict[str, frozenset[str]] = field(default_factory=dict)
+
+
+def index_facts(text: str) -> FactIndex:
+    values: set[tuple[str, str]] = set()
+    currencies: dict[str, set[str]] = {}
+    for fact in extract_facts(text, skip_first_word=False):
+        values.add((fact.kind, fact.value))
+        if fact.kind == "date":
+            year, month, day = fact.value.split("-")
+            values.add(("day", f"{month}-{day}"))
+            values.add(("number", year.lstrip("0")))
+            values.add(("number", str(int(day))))
+        elif fact.kind == "amount":
+            currency, number = fact.value.split(" ")
+            values.add(("number", number))
+            currencies.setdefault(number, set()).add(currency)
+        elif fact.kind == "percent":
+            values.add(("number", fact.value))
+        elif fact.kind in ("article", "case_number", "ecli"):
+            for part in re.findall(r"\d+", fact.value):
+                values.add(("number", part.lstrip("0") or "0"))
+    return FactIndex(
+        frozenset(values),
+        frozenset(words(text)),
+        {k: frozenset(v) for k, v in currencies.items()},
+    )
+
+
+def missing_facts(facts: Iterable[Fact], held: FactIndex) -> list[Fact]:
+    """The facts of a sentence that the passage does not hold."""
+    out: list[Fact] = []
+    for fact in facts:
+        if fact.kind == "name":
+            ok = all(
+                w in held.words or w + "s" in held.words or w.removesuffix("s") in held.words
+                for w in words(fact.value)
+            )
+        elif fact.kind == "amount":
+            currency, number = fact.value.split(" ")
+            ok = (fact.kind, fact.value) in held.values or (
+                ("number", number) in held.values
+                and currency in held.currencies.get(number, frozenset({currency}))
+            )
+        elif fact.kind == "percent":
+            ok = ("percent", fact.value) in held.values or ("number", fact.value) in held.values
+        elif fact.kind == "number":
+            ok = ("number", fact.value) in held.values
+        else:
+            ok = (fact.kind, fact.value) in held.values
+        if not ok:
+            out.append(fact)
+    return out
+
+
+# --- negation ------------------------------------------------------------------------------
+
+_CONTEXT = 4  # content words either side of a negation that say what it negates
+
+
+def _negation_sites(tokens: Sequence[str]) -> list[set[str]]:
+    """For each negation in ``tokens``, the stems of the content words around it."""
+    sites = []
+    for i, token in enumerate(tokens):
+        if token in NEGATIONS:
+            around = [*tokens[max(0, i - _CONTEXT - 2) : i], *tokens[i + 1 : i + _CONTEXT + 3]]
+            sites.append({stem(w) for w in around if len(w) > 1 and w not in STOPWORDS})
+    return sites
+
+
+def _negated_stems(tokens: Sequence[str]) -> set[str]:
+    out: set[str] = set()
+    for site in _negation_sites(tokens):
+        out |= site
+    return out
+
+
+def negation_mismatch(sentence: str, passage: str) -> str | None:
+    """A negation that the other side's same statement lacks, as the word concerned; None
+    when both agree (or the passage does not say the same thing at all: containment
+    judges that)."""
+    return negation_mismatch_words(words(sentence), words(passage))
+
+
+def _aligned_span(s_tokens: Sequence[str], p_tokens: Sequence[str]) -> Sequence[str] | None:
+    """The stretch of the passage that says what the sentence says: from its first content
+    word to its last (the stretch closest to the sentence's length, widened by the
+    sentence's own leading and trailing function words); None when the passage has no such
+    stretch of similar length."""
+    content = [i for i, w in enumerate(s_tokens) if len(w) > 1 and w not in STOPWORDS]
+    if len(content) < 3:
+        return None
+    first, last = s_tokens[content[0]], s_tokens[content[-1]]
+    starts = [i for i, w in enumerate(p_tokens) if w == first]
+    ends = [j for j, w in enumerate(p_tokens) if w == last]
+    target = content[-1] - content[0]  # the stretch closest to the sentence's own length
+    best: tuple[int, int] | None = None
+    for i in starts:
+        for j in ends:
+            if j > i and (best is None or abs(j - i - target) < abs(best[1] - best[0] - target)):
+                best = (i, j)
+    if best is None or best[1] - best[0] + 1 > 1.5 * len(s_tokens) + 3:
+        return None
+    lead, trail = content[0], len(s_tokens) - 1 - content[-1]
+    return p_tokens[max(0, best[0] - lead) : best[1] + 1 + trail]
+
+
+def negation_mismatch_words(s_tokens: Sequence[str], p_tokens: Sequence[str]) -> str | None:
+    """``negation_mismatch`` on folded words (``words``), as the gate keeps them."""
+    span = _aligned_span(s_tokens, p_tokens)
+    if span is not None:
+        s_neg = [t for t in s_tokens if t in NEGATIONS]
+        p_neg = [t for t in span if t in NEGATIONS]
+        if len(s_neg) != len(p_neg):  # "noch ... noch" against one "noch", a "niet" added
+            extra = [t for t in s_neg if t not in p_neg] or [t for t in p_neg if t not in s_neg]
+            return (extra or s_neg or p_neg)[0]
+    s_stems = {stem(w) for w in s_tokens if len(w) > 1 and w not in STOPWORDS}
+    p_stems = {stem(w) for w in p_tokens if len(w) > 1 and w not in STOPWORDS}
+    p_negated, s_negated = _negated_stems(p_tokens), _negated_stems(s_tokens)
+    for i, site in enumerate(_negation_sites(s_tokens)):
+        agrees = len(site & p_negated) >= 0.5 * len(site)
+        if len(site) >= 2 and len(site & p_stems) >= 0.6 * len(site) and not agrees:
+            return [t for t in s_tokens if t in NEGATIONS][i]
+    for i, site in enumerate(_negation_sites(p_tokens)):
+        agrees = len(site & s_negated) >= 0.5 * len(site)
+        if len(site) >= 2 and len(site & s_stems) >= 0.75 * len(site) and not agrees:
+            return [t for t in p_tokens if t in NEGATIONS][i]
+    s_words, p_words = set(s_tokens), set(p_tokens)
+    for word in s_words:  # "onrechtmatig" against "rechtmatig", either way
+        if len(word) >= 7 and word.startswith("on") and word[2:] in p_words and word not in p_words:
+            return word
+        if len(word) >= 5 and "on" + word in p_words and word not in p_words:
+            return word
+    return None

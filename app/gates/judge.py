@@ -1,0 +1,280 @@
+"""Judging answer sentences against the passages of returned chunks (no database here).
+
+A sentence is supported when one passage of a returned chunk holds it:
+
+1. score = w * containment + (1 - w) * cosine, against every passage; the best passage is
+   the evidence, and the score must reach the threshold (``no_support`` otherwise). ``w``
+   and the threshold are calibrated per encoder (app/gates/calibration.py): containment
+   dominates, since an encoder trained on English scores all Dutch pairs alike;
+2. among the passages that reach the threshold (best first), the first whose facts and
+   negations agree with the sentence is the evidence; when none does, the sentence is
+   unsupported whatever its score, with ``fact_mismatch`` (one per fact, the fact as
+   written in the sentence) and ``negation`` reasons read against the best passage;
+3. a sentence with markers ("[2]", "[1, 3]") must be held by a result at one of those
+   ranks: otherwise ``cited_supported`` is false and, when another result holds it,
+   ``misattributed`` names that result; a rank past the results is
+   ``marker_out_of_range``, a cited result that may no longer be shown ``cited_unavailable``.
+   Such a sentence is unsupported: shipped as is, it would point the reader at the wrong
+   source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from app.gates.evidence import (
+    content_stems,
+    extract_facts,
+    missing_facts,
+    negation_mismatch_words,
+    split_markers,
+    words,
+)
+from app.gates.passages import ChunkPassages
+
+Matrix = npt.NDArray[np.float32]
+
+CANDIDATES = 8  # passages over the threshold whose facts are checked, best first
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """How a sentence's best passage is scored and what it must reach, for one encoder."""
+
+    threshold: float
+    lexical_weight: float
+    source: str = "default"  # which entry of the calibration file (or a setting) it is
+
+
+@dataclass(frozen=True)
+class ReturnedChunk:
+    """A chunk this retrieval returned that may ground the answer (still visible, content
+    as audited), its rank in the retrieval and its passages."""
+
+    chunk_id: str
+    rank: int
+    passages: ChunkPassages
+
+
+@dataclass(frozen=True)
+class Reason:
+    kind: str
+    detail: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    chunk_id: str
+    rank: int
+    passage: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"chunk_id": self.chunk_id, "rank": self.rank, "passage": self.passage}
+
+
+@dataclass(frozen=True)
+class SentenceResult:
+    text: str
+    supported: bool
+    best_chunk_id: str | None
+    similarity: float | None
+    reasons: list[Reason] = field(default_factory=list)
+    evidence: Evidence | None = None
+    cited: list[int] | None = None
+    cited_supported: bool | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "supported": self.supported,
+            "best_chunk_id": self.best_chunk_id,
+            "similarity": self.similarity,
+            "reasons": [r.as_dict() for r in self.reasons],
+            "evidence": None if self.evidence is None else self.evidence.as_dict(),
+            "cited": self.cited,
+            "cited_supported": self.cited_supported,
+        }
+
+
+class _Passages:
+    """Every passage of the returned chunks, flattened: owner, vectors, stem incidence."""
+
+    def __init__(self, chunks: Sequence[ReturnedChunk]) -> None:
+        self.chunks = list(chunks)
+        self.owner: list[int] = []
+        self.local: list[int] = []
+        vectors = []
+        vocabulary: dict[str, int] = {}
+        stem_rows: list[list[int]] = []
+        for c, chunk in enumerate(self.chunks):
+            vectors.append(chunk.passages.vectors)
+            for p, stems in enumerate(chunk.passages.stems):
+                self.owner.append(c)
+                self.local.append(p)
+                stem_rows.append([vocabulary.setdefault(s, len(vocabulary)) for s in stems])
+        self.vocabulary = vocabulary
+        self.vectors: Matrix = (
+            np.vstack(vectors) if vectors else np.zeros((0, 0), dtype=np.float32)
+        )
+        # stems x passages (a row per stem: a sentence's containment sums its stems' rows)
+        self.incidence = np.zeros((max(1, len(vocabulary)), len(stem_rows)), dtype=np.float32)
+        for column, row in enumerate(stem_rows):
+            self.incidence[row, column] = 1.0
+        self.owner_array = np.asarray(self.owner, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.owner)
+
+    def text(self, i: int) -> str:
+        return self.chunks[self.owner[i]].passages.texts[self.local[i]]
+
+    def containment(self, stems: set[str]) -> npt.NDArray[np.float32]:
+        rows = [self.vocabulary[s] for s in stems if s in self.vocabulary]
+        if not stems:
+            return np.zeros(len(self), dtype=np.float32)
+        held: npt.NDArray[np.float32] = self.incidence[rows].sum(axis=0) / len(stems)
+        return held
+
+
+@dataclass
+class _Verdict:
+    best: int | None  # passage index of the evidence
+    score: float | None
+    reasons: list[Reason]
+
+    @property
+    def holds(self) -> bool:
+        return self.best is not None and not self.reasons
+
+
+def _verdict(
+    passages: _Passages,
+    scores: npt.NDArray[np.float32],
+    mask: npt.NDArray[np.bool_] | None,
+    core: tuple[str, ...],
+    facts: list[Any],
+    threshold: float,
+) -> _Verdict:
+    candidates = np.arange(len(passages)) if mask is None else np.flatnonzero(mask)
+    if candidates.size == 0:
+        return _Verdict(None, None, [Reason("no_support", "no passage to compare with")])
+    order = candidates[np.argsort(-scores[candidates], kind="stable")]
+    best = int(order[0])
+    if scores[best] < threshold:
+        return _Verdict(best, float(scores[best]), [Reason("no_support", "")])
+    first_reasons: list[Reason] | None = None
+    for i in order[:CANDIDATES]:
+        index = int(i)
+        if scores[index] < threshold:
+            break
+        chunk = passages.chunks[passages.owner[index]].passages
+        local = passages.local[index]
+        reasons = [
+            Reason("fact_mismatch", f.text) for f in missing_facts(facts, chunk.facts[local])
+        ]
+        negated = negation_mismatch_words(core, chunk.words[local])
+        if negated is not None:
+            reasons.append(Reason("negation", negated))
+        if not reasons:
+            return _Verdict(index, float(scores[index]), [])
+        if first_reasons is None:
+            first_reasons = reasons
+    return _Verdict(best, float(scores[best]), first_reasons or [Reason("no_support", "")])
+
+
+def judge_sentences(
+    sentences: Sequence[str],
+    sentence_vectors: Matrix,
+    chunks: Sequence[ReturnedChunk],
+    result_count: int,
+    calibration: Calibration,
+) -> list[SentenceResult]:
+    """Each sentence's verdict. ``chunks`` are the returned chunks that may ground the
+    answer; ``result_count`` how many results the retrieval returned (markers past it are
+    out of range, markers at ranks not in ``chunks`` cite a result no longer available)."""
+    passages = _Passages(chunks)
+    threshold, weight = calibration.threshold, calibration.lexical_weight
+    by_rank = {c.rank: c for c in chunks}
+    out: list[SentenceResult] = []
+    for i, sentence in enumerate(sentences):
+        core, ranks = split_markers(sentence)
+        cited = ranks or None
+        if len(passages) == 0:
+            reasons = [Reason("no_support", "no returned chunk may ground the answer")]
+            reasons += _marker_reasons(ranks, result_count, by_rank)
+            out.append(SentenceResult(sentence, False, None, None, reasons, None, cited,
+                                      False if ranks else None))
+            continue
+        lexical = passages.containment(content_stems(core))
+        cosine = passages.vectors @ sentence_vectors[i]
+        scores = np.asarray(weight * lexical + (1.0 - weight) * cosine, dtype=np.float32)
+        facts = extract_facts(core)
+        core_words = tuple(words(core))
+        overall = _verdict(passages, scores, None, core_words, facts, threshold)
+        chosen = overall
+        reasons = list(overall.reasons)
+        cited_supported: bool | None = None
+        if ranks:
+            marker_reasons = _marker_reasons(ranks, result_count, by_rank)
+            mask = np.isin(passages.owner_array,
+                           [c for c, ch in enumerate(passages.chunks) if ch.rank in ranks])
+            cited_verdict = None
+            if mask.any():
+                cited_verdict = _verdict(passages, scores, mask, core_words, facts, threshold)
+            cited_supported = cited_verdict is not None and cited_verdict.holds
+            if cited_supported and cited_verdict is not None:
+                chosen, reasons = cited_verdict, []
+            elif overall.holds and overall.best is not None:
+                holder = passages.chunks[passages.owner[overall.best]]
+                reasons.append(Reason("misattributed", f"rank {holder.rank} ({holder.chunk_id})"))
+            reasons += marker_reasons
+        evidence = None
+        if chosen.best is not None:
+            holder = passages.chunks[passages.owner[chosen.best]]
+            evidence = Evidence(holder.chunk_id, holder.rank, passages.text(chosen.best))
+        supported = not reasons
+        out.append(
+            SentenceResult(
+                text=sentence,
+                supported=supported,
+                best_chunk_id=None if evidence is None else evidence.chunk_id,
+                similarity=None if chosen.score is None else round(chosen.score, 4),
+                reasons=reasons,
+                evidence=evidence,
+                cited=cited,
+                cited_supported=cited_supported,
+            )
+        )
+    return out
+
+
+def _marker_reasons(
+    ranks: Sequence[int], result_count: int, by_rank: dict[int, ReturnedChunk]
+) -> list[Reason]:
+    reasons = []
+    for rank in ranks:
+        if not 1 <= rank <= result_count:
+            reasons.append(Reason(
+                "marker_out_of_range",
+                f"[{rank}]: the retrieval returned {result_count} result(s)",
+            ))
+        elif rank not in by_rank:
+            reasons.append(Reason(
+                "cited_unavailable",
+                f"[{rank}]: that result may no longer be shown or has changed",
+            ))
+    return reasons
+
+
+def trimmed_answer(results: Sequence[SentenceResult]) -> str:
+    """The answer without its unsupported sentences (markers kept), sentences joined by a
+    space."""
+    return " ".join(r.text for r in results if r.supported)

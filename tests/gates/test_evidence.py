@@ -1,0 +1,108 @@
+"""The encoder-free signals of the grounding gate: facts, negation, markers, containment."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.gates.evidence import (
+    content_stems,
+    extract_facts,
+    index_facts,
+    missing_facts,
+    negation_mismatch,
+    split_markers,
+)
+
+
+def missing(sentence: str, passage: str) -> list[str]:
+    return [f.text for f in missing_facts(extract_facts(sentence), index_facts(passage))]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "passage"),
+    [
+        ("De rechtbank wijst € 50.000 toe.", "Toegewezen wordt 50.000 euro."),
+        ("Het bedrag is EUR 1.250,50.", "Een bedrag van € 1.250,50 is verschuldigd."),
+        ("Dat gebeurde op 1 januari 2020.", "Op 01-01-2020 werd de overeenkomst gesloten."),
+        ("Dat gebeurde in 2020.", "Op 1 januari 2020 werd de overeenkomst gesloten."),
+        ("De rente bedraagt 8%.", "De wettelijke rente van 8 procent is verschuldigd."),
+        ("Dit volgt uit art. 6:162 BW.", "Het hof past artikel 6:162 BW toe."),
+        ("De termijn is drie maanden.", "De termijn bedraagt 3 maanden."),
+        ("Zie ECLI:NL:HR:2019:1278.", "Het arrest ecli:nl:hr:2019:1278 is gepubliceerd."),
+        ("Het zaaknummer is 200.123.456/01.", "In zaak 200.123.456/01 oordeelt het hof."),
+        ("De Hoge Raad verwerpt het beroep van [eiser].", "De Hoge Raad verwerpt het beroep."
+         " [Eiser] betaalt de kosten."),
+    ],
+)
+def test_facts_match_across_notations(sentence: str, passage: str) -> None:
+    assert missing(sentence, passage) == []
+
+
+@pytest.mark.parametrize(
+    ("sentence", "passage", "fact"),
+    [
+        ("De rechtbank wijst € 60.000 toe.", "Toegewezen wordt 50.000 euro.", "€ 60.000"),
+        ("Dat gebeurde op 2 januari 2020.", "Op 01-01-2020 werd gesloten.", "2 januari 2020"),
+        ("Dat gebeurde in 2021.", "Op 1 januari 2020 werd gesloten.", "2021"),
+        ("Dit volgt uit art. 6:163 BW.", "Het hof past artikel 6:162 BW toe.", "art. 6:163"),
+        ("De termijn is vier maanden.", "De termijn bedraagt 3 maanden.", "vier"),
+        ("Het bedrag is ƒ 50.000.", "Toegewezen wordt 50.000 euro.", "ƒ 50.000"),
+        ("De rechtbank Utrecht oordeelt.", "De rechtbank Amsterdam oordeelt.", "Utrecht"),
+        ("Verweerder betaalt [gedaagde] de kosten.", "Verweerder betaalt [eiser].",
+         "[gedaagde]"),
+    ],
+)
+def test_a_changed_fact_is_named(sentence: str, passage: str, fact: str) -> None:
+    assert missing(sentence, passage) == [fact]
+
+
+def test_negation_flipped_either_way_and_agreement() -> None:
+    passage = "De werkgever is aansprakelijk voor de schade die de werknemer lijdt."
+    negated = "De werkgever is niet aansprakelijk voor de schade die de werknemer lijdt."
+    assert negation_mismatch(negated, passage) == "niet"
+    assert negation_mismatch(passage, negated) == "niet"
+    assert negation_mismatch(negated, negated) is None
+    assert negation_mismatch("Er is geen schade geleden door eiser.",
+                             "Er is een schade geleden door eiser.") == "geen"
+    assert negation_mismatch("De daad is onrechtmatig.", "De daad is rechtmatig.")
+    # a negation elsewhere in the passage, about something else, is no mismatch
+    assert negation_mismatch(
+        "De werkgever is aansprakelijk voor de schade.",
+        "De werkgever is aansprakelijk voor de schade. Het verzuim is niet verwijtbaar gebleken.",
+    ) is None
+
+
+def test_markers() -> None:
+    assert split_markers("Zo is het. [2]") == ("Zo is het.", [2])
+    assert split_markers("Zo is het. [1, 3]") == ("Zo is het.", [1, 3])
+    assert split_markers("Zo is het. [2-4] [6]") == ("Zo is het.", [2, 3, 4, 6])
+    assert split_markers("Zo is het [eiser].") == ("Zo is het [eiser].", [])
+    assert split_markers("Zie r.o. 3.4.") == ("Zie r.o. 3.4.", [])
+
+
+def test_content_words_are_folded_and_truncated() -> None:
+    assert content_stems("De aansprakelijkheid") == content_stems("aansprakelijk")
+    assert content_stems("één café") == {"cafe"}
+    assert content_stems("de het een niet en van") == set()
+
+
+@pytest.mark.parametrize(
+    ("sentence", "passage"),
+    [
+        # flips the labelled set once let through (a second negation nearby agreed with them)
+        ("Ook kan geen grond worden gevonden voor het oordeel dat A bevoegd was tot het "
+         "instellen van het beroep.",
+         "Ook kan geen grond worden gevonden voor het oordeel dat A niet bevoegd was tot het "
+         "instellen van het beroep."),
+        ("Dergelijk onderzoek is niet in eerste instantie gericht op een omschreven doel.",
+         "Onder onderzoek verstaat verweerder niet alleen fundamenteel onderzoek. Dergelijk "
+         "onderzoek is in eerste instantie gericht op een omschreven doel."),
+        ("Belanghebbende komt noch rechtstreeks via het gelijkheidsbeginsel voor de "
+         "vrijstelling in aanmerking.",
+         "Belanghebbende komt noch rechtstreeks noch via het gelijkheidsbeginsel voor de "
+         "vrijstelling in aanmerking."),
+    ],
+)
+def test_a_flip_beside_another_negation_is_caught(sentence: str, passage: str) -> None:
+    assert negation_mismatch(sentence, passage) is not None
+    assert negation_mismatch(passage, passage) is None

@@ -1,0 +1,148 @@
+"""The grounding gate on answers built from real decisions (issue 28), end to end: decisions of
+../shared/corpus pushed through the API, a real search (its audit row), an answer made of
+the returned chunks' own sentences, altered ones and sentences of a decision that was not
+ingested; the real encoder and PostgreSQL."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.caselaw.parse import parse_rechtspraak
+from app.gates.sentences import split_sentences
+from tests.conftest import Tokens
+from tests.fakes.rechtspraak import manifest, rechtspraak_dir
+from tests.helpers import Firm, ok
+from tests.shared_data import require
+
+ALICE = "alice@firm.nl"
+INGESTED = ("ECLI:NL:HR:1997:AA3187", "ECLI:NL:HR:1997:AA2094")  # parking tax; a tax case
+ELSEWHERE = "ECLI:NL:HR:1995:AA3071"  # never ingested: its sentences are unrelated
+QUERY = "parkeerbelasting Purmerend verordening"
+
+
+def decision_text(ecli: str) -> str:
+    row = next(r for r in manifest() if r["ecli"] == ecli)
+    record = parse_rechtspraak((rechtspraak_dir() / row["file"]).read_bytes())
+    return "\n\n".join(s.text for s in record.sections)
+
+
+def usable(sentence: str) -> bool:
+    return 8 <= len(sentence.split()) <= 60 and "[" not in sentence
+
+
+@pytest.fixture
+def retrieval(client: TestClient, auth: Tokens) -> dict[str, Any]:
+    require((rechtspraak_dir() / "manifest.tsv").exists(), "../shared/corpus (Rechtspraak)")
+    firm = Firm(client, auth)
+    firm.person(ALICE)
+    firm.client_("C-1", "Gemeente")
+    firm.matter("M-1", "C-1", team=[ALICE])
+    for ecli in INGESTED:
+        firm.document(ecli, decision_text(ecli), client_id="C-1", matter_id="M-1")
+    out = firm.search(ALICE, QUERY, k=4)
+    assert len(out["results"]) >= 2, out
+    return out
+
+
+def ground(client: TestClient, auth: Tokens, rid: str, answer: str) -> dict[str, Any]:
+    return dict(
+        ok(
+            client.post(
+                "/v1/gates/grounding",
+                json={"retrieval_id": rid, "answer": answer},
+                headers=auth(ALICE, "lawyer"),
+            )
+        )
+    )
+
+
+def sentences_of(result: dict[str, Any]) -> list[str]:
+    return [s for s in split_sentences(result["text"]) if usable(s)]
+
+
+def test_copied_changed_negated_unrelated_and_trimmed(
+    client: TestClient, auth: Tokens, retrieval: dict[str, Any]
+) -> None:
+    results = retrieval["results"]
+    pool = [(r, s) for r in results for s in sentences_of(r)]
+    first_result, copied = pool[0]
+    numbered = next(s for _, s in pool if re.search(r"\d", s))
+    number = re.search(r"\d+", numbered)
+    assert number is not None
+    changed_value = str(int(number.group(0)) + 1)
+    changed = numbered[: number.start()] + changed_value + numbered[number.end() :]
+    plain = next(
+        s for _, s in pool if re.search(r" (is|wordt|heeft) ", s) and not re.search(
+            r"\b(niet|geen|nooit)\b", s)
+    )
+    negated = re.sub(r" (is|wordt|heeft) ", r" \1 niet ", plain, count=1)
+    unrelated = next(s for s in split_sentences(decision_text(ELSEWHERE)) if usable(s))
+
+    answer = "\n\n".join([copied, changed, negated, unrelated])
+    body = ground(client, auth, retrieval["retrieval_id"], answer)
+    assert body["ok"] is False
+    first, second, third, fourth = body["sentences"]
+
+    # copied word for word: supported, with the passage that holds it
+    assert first["supported"] is True, first
+    assert first["reasons"] == []
+    assert first["evidence"]["chunk_id"] == first_result["chunk_id"]
+    assert copied in first["evidence"]["passage"]
+    assert first["evidence"]["rank"] == first_result["rank"]
+
+    # one number changed: unsupported whatever its similarity, the number named
+    assert second["supported"] is False, second
+    assert {"kind": "fact_mismatch", "detail": changed_value} in second["reasons"] or any(
+        r["kind"] == "fact_mismatch" and changed_value in r["detail"] for r in second["reasons"]
+    ), second["reasons"]
+
+    # a negation added: unsupported, reason negation
+    assert third["supported"] is False, third
+    assert any(r["kind"] == "negation" for r in third["reasons"]), third["reasons"]
+
+    # a sentence of a decision this retrieval did not return
+    assert fourth["supported"] is False, fourth
+    assert fourth["reasons"][0]["kind"] == "no_support"
+
+    assert body["trimmed_answer"] == copied
+    assert body["threshold"] == pytest.approx(body["threshold"])  # named, calibrated
+
+
+def test_markers_are_checked_against_the_ranks_they_cite(
+    client: TestClient, auth: Tokens, retrieval: dict[str, Any]
+) -> None:
+    results = retrieval["results"]
+    holder = results[0]
+    sentence = next(
+        s for s in sentences_of(holder) if all(s not in r["text"] for r in results[1:])
+    )
+    wrong_rank = results[1]["rank"]
+    past = len(results) + 2
+    answer = (
+        f"{sentence} [{holder['rank']}]\n\n{sentence} [{wrong_rank}]\n\n{sentence} [{past}]"
+    )
+    body = ground(client, auth, retrieval["retrieval_id"], answer)
+    right, wrong, out_of_range = body["sentences"]
+
+    assert right["cited"] == [holder["rank"]]
+    assert right["cited_supported"] is True and right["supported"] is True, right
+
+    assert wrong["cited"] == [wrong_rank]
+    assert wrong["cited_supported"] is False
+    assert wrong["supported"] is False
+    [misattributed] = [r for r in wrong["reasons"] if r["kind"] == "misattributed"]
+    assert f"rank {holder['rank']}" in misattributed["detail"]
+    assert holder["chunk_id"] in misattributed["detail"]
+
+    assert out_of_range["cited_supported"] is False
+    assert any(r["kind"] == "marker_out_of_range" for r in out_of_range["reasons"])
+
+    # the trimmed answer keeps the sentence whose marker holds, with its marker
+    assert body["trimmed_answer"] == f"{sentence} [{holder['rank']}]"
+    # a sentence without markers has none to report
+    plain = ground(client, auth, retrieval["retrieval_id"], sentence)["sentences"][0]
+    assert plain["cited"] is None and plain["cited_supported"] is None
