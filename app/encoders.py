@@ -25,7 +25,6 @@ pins the first vector components of a fixed Dutch text per encoder.
 from __future__ import annotations
 
 import os
-import threading
 from importlib import metadata
 from typing import Any, Literal, Protocol
 
@@ -78,8 +77,9 @@ class Usem3Encoder:
         self._use: Any = USE(threads=max(1, threads))
         self.dimension = 512
         self.max_tokens = self.MAX_TOKENS
-        self._tokenizer: Any = self._use._tokenizer  # the same pieces the model embeds
-        self._lock = threading.Lock()  # the pure-python tokenizer's caches
+        # the same pieces the model embeds; read-only apart from a memo dict, so the chunker
+        # may count in other threads while the encoder thread encodes
+        self._tokenizer: Any = self._use._tokenizer
 
     def encode(self, texts: list[str], kind: Kind) -> npt.NDArray[np.float32]:
         del kind  # USE has one input mode
@@ -88,8 +88,7 @@ class Usem3Encoder:
         )
 
     def count_tokens(self, text: str) -> int:
-        with self._lock:
-            ids = self._tokenizer.encode([text], out_type=int, add_bos=False, add_eos=False)
+        ids = self._tokenizer.encode([text], out_type=int, add_bos=False, add_eos=False)
         return len(ids[0])
 
     @property
