@@ -26,7 +26,13 @@ from app.db import migrate
 
 APP_ROLE = "ewall_app"
 APP_PASSWORD = "ewall-test-app"  # a throwaway server; the embedded one uses trust auth
-TEMPLATE = "ewall_template"
+# Under pytest-xdist each worker starts its own server, except on a shared one
+# (EWALL_DATABASE_URL): there each worker keeps a template of its own.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+TEMPLATE = f"ewall_template_{_WORKER}" if _WORKER else "ewall_template"
+# Roles belong to the whole server: workers sharing one build their templates in turn, so two
+# never create the same role at once (in prepare_template or in the migrations).
+_TEMPLATE_LOCK = 2_702_027
 
 
 @dataclass
@@ -94,6 +100,12 @@ def _throwaway(server: Server) -> None:
 
 
 def prepare_template(server: Server, embedding_dim: int) -> None:
+    with psycopg.connect(server.admin_url, autocommit=True) as lock:
+        lock.execute("SELECT pg_advisory_lock(%s)", (_TEMPLATE_LOCK,))
+        _prepare_template(server, embedding_dim)
+
+
+def _prepare_template(server: Server, embedding_dim: int) -> None:
     with psycopg.connect(server.admin_url, autocommit=True) as conn:
         if (
             conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (APP_ROLE,)).fetchone()
