@@ -8,9 +8,13 @@ STAMP  := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
+# The suite runs on every core (pytest-xdist), each worker with its own embedded PostgreSQL
+# and model (about 1.5 GB each, hence at most 4); a test module stays on one worker, so its
+# module-scoped fixtures are built once.
+PYTEST_PARALLEL := -n auto --maxprocesses 4 --dist loadscope
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test lint typecheck pytest screenshots demo migrate schema-snapshot bench bench-search bench-walls bench-ingest bench-exposure eval clean
+.PHONY: help install run test test-fast lint typecheck pytest screenshots demo migrate schema-snapshot bench bench-search bench-walls bench-ingest bench-exposure eval clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  make %-14s %s\n", $$1, $$2}'
@@ -31,7 +35,10 @@ run: $(STAMP) ## serve the API on 127.0.0.1:8000 (embedded PostgreSQL, demo firm
 test: $(STAMP) ## lint, type-check and run the whole test suite
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(PYTEST_PARALLEL)
+
+test-fast: $(STAMP) ## the inner loop: the tests not marked slow, in parallel (no lint, no mypy)
+	$(BIN)/pytest -q $(PYTEST_PARALLEL) -m "not slow"
 
 lint: $(STAMP) ## ruff only
 	$(BIN)/ruff check .
@@ -39,8 +46,8 @@ lint: $(STAMP) ## ruff only
 typecheck: $(STAMP) ## mypy (strict) only
 	$(BIN)/mypy
 
-pytest: $(STAMP) ## the tests only
-	$(BIN)/pytest -q
+pytest: $(STAMP) ## the whole test suite only, in parallel
+	$(BIN)/pytest -q $(PYTEST_PARALLEL)
 
 screenshots: $(STAMP) ## regenerate the console screenshots in docs/console (browser test)
 	EWALL_UPDATE_SCREENSHOTS=1 $(BIN)/pytest -q tests/console/test_console_browser.py
