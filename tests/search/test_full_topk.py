@@ -107,14 +107,17 @@ def corpus(module_db: DbHandle, settings: Any, embedder: Any, auth: Tokens) -> I
                         )
                     )
                     ordinal += 1
-            with su.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO chunks (chunk_id, document_id, source, external_id, client_id, "
-                    "matter_id, wall_group_id, doc_type, ordinal, body, embedding, content_sha256, "
-                    "source_acl_id, token_count) VALUES (%s, %s, 'bench', 'x', 'C', %s, %s, "
-                    "'other', %s, %s, %s::vector, %s, %s, 20)",
-                    rows,
-                )
+            # one COPY, not 10,000 INSERTs: the statistics triggers run per statement
+            with (
+                su.cursor() as cur,
+                cur.copy(
+                    "COPY chunks (chunk_id, document_id, matter_id, wall_group_id, ordinal, "
+                    "body, embedding, content_sha256, source_acl_id, source, external_id, "
+                    "client_id, doc_type, token_count) FROM STDIN"
+                ) as copy,
+            ):
+                for row in rows:
+                    copy.write_row((*row, "bench", "x", "C", "other", 20))
             su.execute("ANALYZE chunks")
         yield client
 
