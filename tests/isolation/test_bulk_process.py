@@ -141,8 +141,11 @@ def broken_bulk(embedder: Embedder) -> Iterator[BulkProcess]:
 def test_bulk_work_fails_clearly_when_the_process_cannot_work(
     embedder: Embedder, broken_bulk: BulkProcess
 ) -> None:
+    # One batch: with two, the bulk lane goes on to the second (another start) while this
+    # thread wakes with the first one's error, and the count would race the lane thread.
+    assert len(embedder._bulk_batches(PASSAGES[:1])) == 1
     with pytest.raises(BulkEncoderError, match="bulk encoder failed while loading the model"):
-        embedder.embed_passages(PASSAGES[:2])
+        embedder.embed_passages(PASSAGES[:1])
     assert broken_bulk.starts == 1, "a failure the child reports is not retried"
     # queries never needed it
     assert embedder.embed_query(QUERIES[1]).shape == (embedder.dimension,)
