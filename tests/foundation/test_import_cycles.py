@@ -28,6 +28,7 @@ FUNCTION_IMPORTS_ALLOWED: dict[str, str] = {
     "app.demo.cli": _CLI,
     "app.evaluation.cli": _CLI,
     "app.ingest.cli": _CLI,
+    "app.model.cli": _CLI,
     "app.reembed.cli": _CLI,
 }
 
