@@ -392,22 +392,6 @@ class Settings(BaseSettings):
     sparse_doc_rank_lexemes: int = Field(
         default=16, ge=1, le=64, description="Query lexemes (most informative first) it weighs."
     )
-    sparse_feedback_documents: int = Field(
-        default=0,
-        ge=0,
-        le=20,
-        description="Pseudo-relevance feedback: expand with lexemes of this many top documents "
-        "of a first pass, then rank again; 0: off.",
-    )
-    sparse_feedback_terms: int = Field(
-        default=10, ge=1, le=50, description="Expansion lexemes that feedback adds."
-    )
-    sparse_feedback_weight: float = Field(
-        default=0.1,
-        ge=0,
-        le=1,
-        description="Ranking weight of an expansion lexeme (a typed word: 1).",
-    )
 
     # --- job worker process (docs/isolation.md) ---------------------------------------------
     job_process: bool = Field(

@@ -227,23 +227,6 @@ WITH policy AS (
     -- :use_sparse too: a constant false here means the function is never called (it reads
     -- search_document_stats even for an empty pool)
     WHERE :use_sparse AND CAST(:sparse_doc_k1 AS float8) > 0
-      AND CAST(:sparse_feedback_documents AS integer) <= 0
-    UNION ALL
-    -- the same ranking with pseudo-relevance feedback (an option, off by default: migration
-    -- 20261201_0034): it reads the pool's whole tsvectors to find the expansion lexemes
-    SELECT r.chunk_id, r.relevance
-    FROM ewall_sparse_feedback_rank(
-             ARRAY(SELECT chunk_id FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
-             ARRAY(SELECT document_id FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
-             ARRAY(SELECT body_tsv FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
-             CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[]),
-             CAST(:sparse_doc_k1 AS float8), CAST(:sparse_doc_b AS float8),
-             CAST(:sparse_candidates AS integer),
-             CAST(:sparse_feedback_documents AS integer),
-             CAST(:sparse_feedback_terms AS integer),
-             CAST(:sparse_feedback_weight AS float8)) AS r
-    WHERE :use_sparse AND CAST(:sparse_doc_k1 AS float8) > 0
-      AND CAST(:sparse_feedback_documents AS integer) > 0
     UNION ALL
     (SELECT p.chunk_id,
            (SELECT coalesce(sum(w.idf * ts_rank(p.body_tsv,
@@ -399,23 +382,6 @@ WITH policy AS (
     -- :use_sparse too: a constant false here means the function is never called (it reads
     -- search_document_stats even for an empty pool)
     WHERE :use_sparse AND CAST(:sparse_doc_k1 AS float8) > 0
-      AND CAST(:sparse_feedback_documents AS integer) <= 0
-    UNION ALL
-    -- the same ranking with pseudo-relevance feedback (an option, off by default: migration
-    -- 20261201_0034): it reads the pool's whole tsvectors to find the expansion lexemes
-    SELECT r.chunk_id, r.relevance
-    FROM ewall_sparse_feedback_rank(
-             ARRAY(SELECT chunk_id FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
-             ARRAY(SELECT document_id FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
-             ARRAY(SELECT body_tsv FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
-             CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[]),
-             CAST(:sparse_doc_k1 AS float8), CAST(:sparse_doc_b AS float8),
-             CAST(:sparse_candidates AS integer),
-             CAST(:sparse_feedback_documents AS integer),
-             CAST(:sparse_feedback_terms AS integer),
-             CAST(:sparse_feedback_weight AS float8)) AS r
-    WHERE :use_sparse AND CAST(:sparse_doc_k1 AS float8) > 0
-      AND CAST(:sparse_feedback_documents AS integer) > 0
     UNION ALL
     (SELECT p.chunk_id,
            (SELECT coalesce(sum(w.idf * ts_rank(p.body_tsv,

@@ -285,7 +285,6 @@ def settings_snapshot(resources: Resources) -> dict[str, Any]:
         "sparse_doc_b": s.sparse_doc_b,
         "sparse_compound_weight": s.sparse_compound_weight,
         "sparse_synonym_weight": s.sparse_synonym_weight,
-        "sparse_feedback_documents": s.sparse_feedback_documents,
     }
 
 

@@ -215,9 +215,6 @@ def run_search(
             "sparse_rerank": max(settings.sparse_rerank, 2 * sparse_candidates),
             "sparse_doc_k1": settings.sparse_doc_k1,
             "sparse_doc_b": settings.sparse_doc_b,
-            "sparse_feedback_documents": settings.sparse_feedback_documents,
-            "sparse_feedback_terms": settings.sparse_feedback_terms,
-            "sparse_feedback_weight": settings.sparse_feedback_weight,
             "collapse": request.collapse == "document",
         }
         try:

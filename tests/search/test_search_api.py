@@ -309,9 +309,6 @@ def _explain_params() -> dict[str, Any]:
         "sparse_group_index": True,
         "sparse_doc_k1": 3.0,
         "sparse_doc_b": 0.9,
-        "sparse_feedback_documents": 0,
-        "sparse_feedback_terms": 10,
-        "sparse_feedback_weight": 0.1,
     }
 
 
