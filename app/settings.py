@@ -124,9 +124,6 @@ class Settings(BaseSettings):
     sparse_rank_cap: int = Field(
         default=3_000, ge=100, description="At most this many matches are scored per query."
     )
-    sparse_rerank: int = Field(
-        default=400, ge=10, description="Best plain-scored matches re-ranked with IDF weights."
-    )
     sparse_common_df: float = Field(
         default=0.25, gt=0, le=1, description="Lexemes in more than this fraction are dropped."
     )
@@ -377,20 +374,6 @@ class Settings(BaseSettings):
         default=300.0,
         gt=0,
         description="A bulk batch taking longer stops the bulk process; the batch fails.",
-    )
-
-    # --- sparse leg ranking unit (docs/quality.md: measured with ewall eval) ---------------
-    sparse_doc_k1: float = Field(
-        default=3.0,
-        ge=0,
-        le=100,
-        description="BM25 k1 of the sparse leg's document ranking; 0: rank chunks as before.",
-    )
-    sparse_doc_b: float = Field(
-        default=0.9, ge=0, le=1, description="BM25 length normalisation of that ranking."
-    )
-    sparse_doc_rank_lexemes: int = Field(
-        default=16, ge=1, le=64, description="Query lexemes (most informative first) it weighs."
     )
 
     # --- job worker process (docs/isolation.md) ---------------------------------------------

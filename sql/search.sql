@@ -23,7 +23,7 @@
 --
 -- Parameters
 --   :qvec              query embedding (pgvector text)
---   :match_tsq, :headline_tsq, :rank_lexemes, :rank_idfs   from analyze_query
+--   :match_tsq, :headline_tsq, :rank_lexemes   from analyze_query
 --   :wall_groups, :source_acl_ids   the person's allowed sets (text[])
 --   :policy_version    the version the sets were resolved at; a leg returns nothing when
 --                      the statement's own snapshot sees another version (caller retries)
@@ -31,12 +31,12 @@
 --   :session_matter_id the matter a bound session is narrowed to (NULL: not bound); public
 --                      sources (case law, legislation: no matter) stay in. It only narrows.
 --   :use_dense, :use_sparse, :dense_weight, :sparse_weight, :rrf_k, :k
---   :dense_candidates, :sparse_candidates, :sparse_rank_cap, :sparse_rerank
+--   :dense_candidates, :sparse_candidates, :sparse_rank_cap
 --   :collapse          true: one hit per document (collapse "document")
 --   :sparse_group_index  true: the sparse leg's group test may use the btree (small
 --                      allowed sets); false: it filters after the GIN scan. Either way the
 --                      predicate is there; only the index choice differs
---   :rank_weights, :sparse_doc_k1, :sparse_doc_b   the document ranking (0: by chunk)
+--   :rank_weights, :sparse_doc_k1, :sparse_doc_b   the sparse leg's document ranking
 --
 -- analyze_query (run first; it reads no chunks) turns the question into the sparse leg's
 -- inputs. It matches on the OR of the question's lexemes (AND semantics returns nothing for
@@ -44,7 +44,8 @@
 -- them (ANDed with the same budgeted OR, so every form of question is bounded), applies synonyms with ts_rewrite, drops lexemes found in more than :common_df of
 -- all chunks (and in more than 1,000: a small corpus costs nothing) and adds lexemes rarest first only while their summed document frequency
 -- stays under :match_budget, so one question cannot make the leg rank half the corpus.
--- Ranking uses every lexeme: the sum of idf x ts_rank (PostgreSQL's rankers have no IDF).
+-- Ranking weighs the :rank_lexeme_limit most informative lexemes (idf x weight) with BM25
+-- over documents (PostgreSQL's rankers have no IDF).
 
 -- name: analyze_query
 -- The question's sparse side, computed before the search so the planner sees the final
@@ -143,8 +144,6 @@ SELECT CASE WHEN NOT :websearch
        CAST((SELECT tsq FROM rewritten) AS text) AS headline_tsq,
        ARRAY(SELECT lexeme FROM ranked WHERE part = 1 OR pos <= :rank_lexeme_limit
              ORDER BY part, pos) AS rank_lexemes,
-       ARRAY(SELECT idf FROM ranked WHERE part = 1 OR pos <= :rank_lexeme_limit
-             ORDER BY part, pos) AS rank_idfs,
        -- the weight of each ranking lexeme in the document ranking (1, or a synonym's or a
        -- compound part's)
        ARRAY(SELECT w
@@ -181,12 +180,8 @@ WITH policy AS (
     LIMIT :dense_candidates
 ), sparse_pool AS MATERIALIZED (
     -- Ranking reads every matching tsvector, so it is bounded: at most :sparse_rank_cap
-    -- allowed matches (only a question of very common words gets there), each scored once
-    -- by plain ts_rank on the match query; the best :sparse_rerank of them are re-ranked
-    -- with IDF below.
-    SELECT c.chunk_id, c.document_id, c.body_tsv,
-           CASE WHEN CAST(:sparse_doc_k1 AS float8) > 0 THEN 0
-                ELSE ts_rank(c.body_tsv, CAST(:match_tsq AS tsquery)) END AS pre
+    -- allowed matches (only a question of very common words gets there).
+    SELECT c.chunk_id, c.document_id, c.body_tsv
     FROM chunks c
     WHERE :use_sparse
       AND (SELECT version FROM policy) = :policy_version
@@ -209,8 +204,8 @@ WITH policy AS (
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
     LIMIT :sparse_rank_cap
 ), sparse AS MATERIALIZED (
-    -- sparse ranking: by document (:sparse_doc_k1 > 0, BM25 over a document's candidate
-    -- chunks, ewall_sparse_document_rank, migration 20261201_0027) or by chunk (0)
+    -- sparse ranking by document: BM25 over a document's candidate chunks
+    -- (ewall_sparse_document_rank, migration 20261201_0027)
     SELECT r.chunk_id, r.relevance
     FROM ewall_sparse_document_rank(
              -- three aligned arrays: any one order serves, so the cheapest (bytewise)
@@ -226,18 +221,7 @@ WITH policy AS (
              CAST(:sparse_candidates AS integer)) AS r
     -- :use_sparse too: a constant false here means the function is never called (it reads
     -- search_document_stats even for an empty pool)
-    WHERE :use_sparse AND CAST(:sparse_doc_k1 AS float8) > 0
-    UNION ALL
-    (SELECT p.chunk_id,
-           (SELECT coalesce(sum(w.idf * ts_rank(p.body_tsv,
-                                                CAST(quote_literal(w.lexeme) AS tsquery))), 0)
-            FROM unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_idfs AS float8[]))
-                 AS w(lexeme, idf)) AS relevance
-    FROM (SELECT chunk_id, body_tsv FROM sparse_pool
-          ORDER BY pre DESC, chunk_id LIMIT :sparse_rerank) AS p
-    WHERE CAST(:sparse_doc_k1 AS float8) <= 0
-    ORDER BY relevance DESC, p.chunk_id
-    LIMIT :sparse_candidates)
+    WHERE :use_sparse
 ), dense_ranked AS (
     SELECT chunk_id, distance, row_number() OVER (ORDER BY distance, chunk_id) AS r FROM dense
 ), sparse_ranked AS (
@@ -336,12 +320,8 @@ WITH policy AS (
     LIMIT :dense_candidates
 ), sparse_pool AS MATERIALIZED (
     -- Ranking reads every matching tsvector, so it is bounded: at most :sparse_rank_cap
-    -- allowed matches (only a question of very common words gets there), each scored once
-    -- by plain ts_rank on the match query; the best :sparse_rerank of them are re-ranked
-    -- with IDF below.
-    SELECT c.chunk_id, c.document_id, c.body_tsv,
-           CASE WHEN CAST(:sparse_doc_k1 AS float8) > 0 THEN 0
-                ELSE ts_rank(c.body_tsv, CAST(:match_tsq AS tsquery)) END AS pre
+    -- allowed matches (only a question of very common words gets there).
+    SELECT c.chunk_id, c.document_id, c.body_tsv
     FROM chunks c
     WHERE :use_sparse
       AND (SELECT version FROM policy) = :policy_version
@@ -364,8 +344,8 @@ WITH policy AS (
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
     LIMIT :sparse_rank_cap
 ), sparse AS MATERIALIZED (
-    -- sparse ranking: by document (:sparse_doc_k1 > 0, BM25 over a document's candidate
-    -- chunks, ewall_sparse_document_rank, migration 20261201_0027) or by chunk (0)
+    -- sparse ranking by document: BM25 over a document's candidate chunks
+    -- (ewall_sparse_document_rank, migration 20261201_0027)
     SELECT r.chunk_id, r.relevance
     FROM ewall_sparse_document_rank(
              -- three aligned arrays: any one order serves, so the cheapest (bytewise)
@@ -381,18 +361,7 @@ WITH policy AS (
              CAST(:sparse_candidates AS integer)) AS r
     -- :use_sparse too: a constant false here means the function is never called (it reads
     -- search_document_stats even for an empty pool)
-    WHERE :use_sparse AND CAST(:sparse_doc_k1 AS float8) > 0
-    UNION ALL
-    (SELECT p.chunk_id,
-           (SELECT coalesce(sum(w.idf * ts_rank(p.body_tsv,
-                                                CAST(quote_literal(w.lexeme) AS tsquery))), 0)
-            FROM unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_idfs AS float8[]))
-                 AS w(lexeme, idf)) AS relevance
-    FROM (SELECT chunk_id, body_tsv FROM sparse_pool
-          ORDER BY pre DESC, chunk_id LIMIT :sparse_rerank) AS p
-    WHERE CAST(:sparse_doc_k1 AS float8) <= 0
-    ORDER BY relevance DESC, p.chunk_id
-    LIMIT :sparse_candidates)
+    WHERE :use_sparse
 ), dense_ranked AS (
     SELECT chunk_id, distance, row_number() OVER (ORDER BY distance, chunk_id) AS r FROM dense
 ), sparse_ranked AS (

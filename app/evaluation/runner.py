@@ -53,7 +53,7 @@ from app.evaluation.sets import access_now, document_of_chunk, document_target, 
 from app.model.pairs import document_half
 from app.resources import Resources
 from app.search.schemas import SearchIn
-from app.search.service import SearchOverrides, run_search
+from app.search.service import SPARSE_DOC_B, SPARSE_DOC_K1, SearchOverrides, run_search
 
 DEFAULT_PERSON = "eval@ewall.invalid"
 EVAL_MODEL_LABEL = "ewall-eval"
@@ -281,8 +281,8 @@ def settings_snapshot(resources: Resources) -> dict[str, Any]:
         "rrf_k": s.rrf_k,
         "embedding_model": s.embedding_model,
         # the sparse leg's ranking (docs/quality.md): a run names what it measured
-        "sparse_doc_k1": s.sparse_doc_k1,
-        "sparse_doc_b": s.sparse_doc_b,
+        "sparse_doc_k1": SPARSE_DOC_K1,
+        "sparse_doc_b": SPARSE_DOC_B,
         "sparse_compound_weight": s.sparse_compound_weight,
         "sparse_synonym_weight": s.sparse_synonym_weight,
     }

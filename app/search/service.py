@@ -47,7 +47,12 @@ log = logging.getLogger("ewall.search")
 _WEBSEARCH = re.compile(r'"|(^|\s)-\S|\sOR\s')
 MAX_POLICY_RETRIES = 5
 COLLAPSE_DEPTH_FACTOR = 5  # candidates per leg per requested document when collapsing
-RANK_LEXEME_LIMIT = 8  # the sparse score sums idf x ts_rank over this many lexemes at most
+# The sparse leg ranks documents by BM25 over their candidate chunks (docs/quality.md, second
+# round: k1 3, b 0.9 and 16 lexemes were chosen on the development set; ranking chunks instead
+# scored 0.630 against 0.745 and was removed).
+RANK_LEXEME_LIMIT = 16  # the most informative query lexemes the ranking weighs
+SPARSE_DOC_K1 = 3.0  # BM25 term-frequency saturation, once per document
+SPARSE_DOC_B = 0.9  # BM25 length normalisation against the corpus's mean document
 
 
 class StalePolicy(Exception):
@@ -212,9 +217,8 @@ def run_search(
             "dense_candidates": dense_candidates,
             "sparse_candidates": sparse_candidates,
             "sparse_rank_cap": settings.sparse_rank_cap,
-            "sparse_rerank": max(settings.sparse_rerank, 2 * sparse_candidates),
-            "sparse_doc_k1": settings.sparse_doc_k1,
-            "sparse_doc_b": settings.sparse_doc_b,
+            "sparse_doc_k1": SPARSE_DOC_K1,
+            "sparse_doc_b": SPARSE_DOC_B,
             "collapse": request.collapse == "document",
         }
         try:
@@ -265,7 +269,6 @@ EMPTY_ANALYSIS: dict[str, Any] = {
     "match_tsq": "",
     "headline_tsq": "",
     "rank_lexemes": [],
-    "rank_idfs": [],
     "rank_weights": [],
     "lexeme_count": 0,
     "matched_lexeme_count": 0,
@@ -298,7 +301,6 @@ def analyze_query(
         },
     )
     out["rank_lexemes"] = list(out["rank_lexemes"] or [])
-    out["rank_idfs"] = [float(x) for x in out["rank_idfs"] or []]
     out["rank_weights"] = [float(x) for x in out["rank_weights"] or []]
     return out
 
@@ -317,13 +319,7 @@ def analyze_configured(
         compound_weight=settings.sparse_compound_weight,
         compound_limit=settings.sparse_compound_limit,
         synonym_weight=settings.sparse_synonym_weight,
-        rank_lexeme_limit=_rank_lexeme_limit(settings),
     )
-
-
-def _rank_lexeme_limit(settings: Settings) -> int:
-    """The document ranking weighs more of the question than the chunk ranking's eight."""
-    return settings.sparse_doc_rank_lexemes if settings.sparse_doc_k1 > 0 else RANK_LEXEME_LIMIT
 
 
 def _sparse_short(rows: list[dict[str, Any]], k: int, analysis: dict[str, Any]) -> bool:
