@@ -322,15 +322,6 @@ class Settings(BaseSettings):
     )
 
     # --- sparse leg (docs/quality.md: measured with ewall eval) ---------------------------
-    sparse_compound_weight: float = Field(
-        default=0.0,
-        ge=0,
-        le=1,
-        description="Weight of corpus compounds sharing a head or tail with a query word; 0: off.",
-    )
-    sparse_compound_limit: int = Field(
-        default=10, ge=0, le=100, description="At most this many compound lexemes per query."
-    )
     sparse_synonym_weight: float = Field(
         default=0.3,
         ge=0,

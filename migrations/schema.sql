@@ -242,40 +242,6 @@ BEGIN
 END
 $$;
 
--- FUNCTION public ewall_compound_parts(text[])
-
-CREATE FUNCTION public.ewall_compound_parts(query_lexemes text[]) RETURNS TABLE(lexeme text, ndoc bigint)
-    LANGUAGE plpgsql STABLE
-    AS $$
-BEGIN
-    -- a lexeme that begins with q lies in the "C" range [q, q || U+10FFFF) of
-    -- ix_lexeme_stats_prefix; one that ends with q in that range of the reversed lexemes
-    RETURN QUERY
-    SELECT DISTINCT s.lexeme, s.ndoc
-    FROM unnest(query_lexemes) AS q(lexeme)
-    CROSS JOIN LATERAL (
-        SELECT p.lexeme, p.ndoc FROM lexeme_stats AS p
-        WHERE length(q.lexeme) >= 5
-          AND p.lexeme COLLATE "C" >= q.lexeme COLLATE "C"
-          AND p.lexeme COLLATE "C" < (q.lexeme || chr(1114111)) COLLATE "C"
-          AND length(p.lexeme) >= length(q.lexeme) + 3
-        UNION ALL
-        SELECT t.lexeme, t.ndoc FROM lexeme_stats AS t
-        WHERE length(q.lexeme) >= 5
-          AND reverse(t.lexeme) COLLATE "C" >= reverse(q.lexeme) COLLATE "C"
-          AND reverse(t.lexeme) COLLATE "C" < (reverse(q.lexeme) || chr(1114111)) COLLATE "C"
-          AND length(t.lexeme) >= length(q.lexeme) + 3
-        UNION ALL
-        -- the heads and tails of q itself (at least five letters, three fewer than q)
-        SELECT h.lexeme, h.ndoc
-        FROM generate_series(5, length(q.lexeme) - 3) AS n(len),
-             LATERAL (VALUES (left(q.lexeme, n.len)), (right(q.lexeme, n.len)))
-                 AS part(lexeme)
-        JOIN lexeme_stats AS h ON h.lexeme = part.lexeme
-    ) AS s;
-END
-$$;
-
 -- FUNCTION public ewall_document_stats_after_delete()
 
 CREATE FUNCTION public.ewall_document_stats_after_delete() RETURNS trigger
@@ -1525,14 +1491,6 @@ CREATE INDEX ix_jobs_run_id ON public.jobs USING btree (run_id);
 -- INDEX public ix_jobs_status_run_after
 
 CREATE INDEX ix_jobs_status_run_after ON public.jobs USING btree (status, run_after);
-
--- INDEX public ix_lexeme_stats_prefix
-
-CREATE INDEX ix_lexeme_stats_prefix ON public.lexeme_stats USING btree (lexeme COLLATE "C");
-
--- INDEX public ix_lexeme_stats_suffix
-
-CREATE INDEX ix_lexeme_stats_suffix ON public.lexeme_stats USING btree (reverse(lexeme) COLLATE "C");
 
 -- INDEX public ix_limit_buckets_full_at
 

@@ -85,23 +85,6 @@ WITH corpus AS (
                regexp_matches(CAST(r.tsq AS text), '(!?)''((?:[^'']|'''')+)''', 'g') AS x
           WHERE x[1] = '') AS m
     LEFT JOIN lexeme_stats AS s ON s.lexeme = m.lexeme
-), compounds AS (
-    -- Dutch writes compounds as one word ("huurachterstand", "ijsgroothandel"); a
-    -- paraphrase uses a part, or the other way round. Corpus lexemes (in at least two
-    -- chunks) whose head or tail is a query lexeme, or that are the head or tail of one,
-    -- join the question at :compound_weight x their idf; the most common first. Index
-    -- lookups in ewall_compound_parts (migration 20261201_0035), never called when off.
-    SELECT e.lexeme, e.df, e.idf
-    FROM (SELECT s.lexeme, s.ndoc AS df,
-                 ln(1 + ((SELECT n FROM corpus) - s.ndoc + 0.5) / (s.ndoc + 0.5)) AS idf
-          FROM ewall_compound_parts(ARRAY(SELECT lexeme FROM query_lexemes)) AS s
-          WHERE CAST(:compound_weight AS float8) > 0
-            AND NOT :websearch
-            AND s.ndoc >= 2
-            AND s.lexeme NOT IN (SELECT lexeme FROM query_lexemes)) AS e
-    WHERE e.df <= :common_df * (SELECT n FROM corpus) OR e.df <= 1000
-    ORDER BY e.df DESC, e.lexeme
-    LIMIT :compound_limit
 ), budgeted AS (
     -- rarest first: drop very common lexemes, stop when the match budget is spent
     SELECT lexeme, idf, df,
@@ -113,18 +96,11 @@ WITH corpus AS (
     WHERE pos = 1
        OR ((df <= :common_df * (SELECT n FROM corpus) OR df <= 1000)
            AND df_before < :match_budget)
-    UNION
-    SELECT lexeme FROM compounds
 ), ranked AS (
-    -- ranking weighs the most informative lexemes (at most :rank_lexeme_limit), then the
-    -- compound parts at their lower weight
-    SELECT lexeme, w * idf AS idf, w, 0 AS part,
+    -- ranking weighs the most informative lexemes (at most :rank_lexeme_limit)
+    SELECT lexeme, w,
            row_number() OVER (ORDER BY w * idf DESC, lexeme) AS pos
     FROM query_lexemes
-    UNION ALL
-    SELECT lexeme, :compound_weight * idf, CAST(:compound_weight AS float8), 1,
-           row_number() OVER (ORDER BY df DESC, lexeme)
-    FROM compounds
 )
 SELECT CASE WHEN NOT :websearch
             THEN coalesce(array_to_string(ARRAY(
@@ -142,13 +118,11 @@ SELECT CASE WHEN NOT :websearch
             ELSE ''
        END AS match_tsq,
        CAST((SELECT tsq FROM rewritten) AS text) AS headline_tsq,
-       ARRAY(SELECT lexeme FROM ranked WHERE part = 1 OR pos <= :rank_lexeme_limit
-             ORDER BY part, pos) AS rank_lexemes,
-       -- the weight of each ranking lexeme in the document ranking (1, or a synonym's or a
-       -- compound part's)
-       ARRAY(SELECT w
-             FROM ranked WHERE part = 1 OR pos <= :rank_lexeme_limit
-             ORDER BY part, pos) AS rank_weights,
+       ARRAY(SELECT lexeme FROM ranked WHERE pos <= :rank_lexeme_limit
+             ORDER BY pos) AS rank_lexemes,
+       -- the weight of each ranking lexeme in the document ranking (1, or a synonym's)
+       ARRAY(SELECT w FROM ranked WHERE pos <= :rank_lexeme_limit
+             ORDER BY pos) AS rank_weights,
        (SELECT count(*) FROM query_lexemes) AS lexeme_count,
        (SELECT count(*) FROM match_lexemes
         WHERE lexeme IN (SELECT lexeme FROM query_lexemes)) AS matched_lexeme_count

@@ -283,7 +283,6 @@ def settings_snapshot(resources: Resources) -> dict[str, Any]:
         # the sparse leg's ranking (docs/quality.md): a run names what it measured
         "sparse_doc_k1": SPARSE_DOC_K1,
         "sparse_doc_b": SPARSE_DOC_B,
-        "sparse_compound_weight": s.sparse_compound_weight,
         "sparse_synonym_weight": s.sparse_synonym_weight,
     }
 

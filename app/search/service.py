@@ -282,8 +282,6 @@ def analyze_query(
     common_df: float,
     match_budget: int,
     *,
-    compound_weight: float = 0.0,
-    compound_limit: int = 0,
     synonym_weight: float = 1.0,
     rank_lexeme_limit: int = RANK_LEXEME_LIMIT,
 ) -> dict[str, Any]:
@@ -295,8 +293,6 @@ def analyze_query(
             "common_df": common_df,
             "match_budget": match_budget,
             "rank_lexeme_limit": rank_lexeme_limit,
-            "compound_weight": compound_weight,
-            "compound_limit": compound_limit,
             "synonym_weight": synonym_weight,
         },
     )
@@ -316,8 +312,6 @@ def analyze_configured(
         websearch,
         1.0 if full else settings.sparse_common_df,
         1 << 62 if full else settings.sparse_max_matches,
-        compound_weight=settings.sparse_compound_weight,
-        compound_limit=settings.sparse_compound_limit,
         synonym_weight=settings.sparse_synonym_weight,
     )
 

@@ -1,4 +1,4 @@
-"""Drop the database side of sparse-leg options that measurement rejected.
+"""Drop the database side of two sparse-leg options that measurement rejected.
 
 Revision ID: 20261203_0041
 Revises: 20261202_0040
@@ -7,10 +7,20 @@ Create Date: 2026-12-03
 ``ewall_sparse_feedback_rank`` (migration 20261201_0034) ranked the sparse pool a second
 time with pseudo-relevance feedback, an option that was off by default. ``ewall eval``
 measured it at 1, 3 and 5 documents and weights 0.03 to 0.3: every setting lowered the
-paraphrase questions of the development set (docs/quality.md, fourth round). The option has
-left the code and the settings, so no statement calls the function any more.
+paraphrase questions of the development set (docs/quality.md, fourth round).
 
-The downgrade puts the function back as migration 20261201_0034 created it.
+``ewall_compound_parts`` and the two indexes it reads, ``ix_lexeme_stats_prefix`` and
+``ix_lexeme_stats_suffix`` (migration 20261201_0035), found Dutch compound parts for the
+query analysis, an option that was off by default: first for its latency, then, on the
+document ranking, because it lowered the development set where choices are made (second
+round at weight 0.5: dev 0.745 -> 0.733; fourth round, with the indexed lookup, at weights
+0.15 to 0.5: dev 0.745 -> 0.731..0.739; docs/quality.md).
+Nothing else reads the indexes; without them, the triggers that keep ``lexeme_stats``
+current on every ingestion write two fewer index entries per lexeme.
+
+Both options have left the code and the settings, so no statement calls the functions any
+more. The downgrade puts them back as migrations 20261201_0034 and 20261201_0035 created
+them.
 """
 
 from collections.abc import Sequence
@@ -75,9 +85,52 @@ $fn$;
 """
 
 
+COMPOUND_FUNCTION = r"""
+CREATE FUNCTION ewall_compound_parts(query_lexemes text[])
+RETURNS TABLE(lexeme text, ndoc bigint)
+LANGUAGE plpgsql STABLE AS $fn$
+BEGIN
+    -- a lexeme that begins with q lies in the "C" range [q, q || U+10FFFF) of
+    -- ix_lexeme_stats_prefix; one that ends with q in that range of the reversed lexemes
+    RETURN QUERY
+    SELECT DISTINCT s.lexeme, s.ndoc
+    FROM unnest(query_lexemes) AS q(lexeme)
+    CROSS JOIN LATERAL (
+        SELECT p.lexeme, p.ndoc FROM lexeme_stats AS p
+        WHERE length(q.lexeme) >= 5
+          AND p.lexeme COLLATE "C" >= q.lexeme COLLATE "C"
+          AND p.lexeme COLLATE "C" < (q.lexeme || chr(1114111)) COLLATE "C"
+          AND length(p.lexeme) >= length(q.lexeme) + 3
+        UNION ALL
+        SELECT t.lexeme, t.ndoc FROM lexeme_stats AS t
+        WHERE length(q.lexeme) >= 5
+          AND reverse(t.lexeme) COLLATE "C" >= reverse(q.lexeme) COLLATE "C"
+          AND reverse(t.lexeme) COLLATE "C" < (reverse(q.lexeme) || chr(1114111)) COLLATE "C"
+          AND length(t.lexeme) >= length(q.lexeme) + 3
+        UNION ALL
+        -- the heads and tails of q itself (at least five letters, three fewer than q)
+        SELECT h.lexeme, h.ndoc
+        FROM generate_series(5, length(q.lexeme) - 3) AS n(len),
+             LATERAL (VALUES (left(q.lexeme, n.len)), (right(q.lexeme, n.len)))
+                 AS part(lexeme)
+        JOIN lexeme_stats AS h ON h.lexeme = part.lexeme
+    ) AS s;
+END
+$fn$;
+"""
+
+
 def upgrade() -> None:
     op.execute(f"DROP FUNCTION {FEEDBACK_SIGNATURE}")
+    op.execute("DROP FUNCTION ewall_compound_parts(text[])")
+    op.execute("DROP INDEX ix_lexeme_stats_suffix")
+    op.execute("DROP INDEX ix_lexeme_stats_prefix")
 
 
 def downgrade() -> None:
+    op.execute('CREATE INDEX ix_lexeme_stats_prefix ON lexeme_stats (lexeme COLLATE "C")')
+    op.execute(
+        'CREATE INDEX ix_lexeme_stats_suffix ON lexeme_stats ((reverse(lexeme)) COLLATE "C")'
+    )
+    op.execute(COMPOUND_FUNCTION)
     op.execute(FEEDBACK_FUNCTION)
