@@ -103,7 +103,6 @@ class Settings(BaseSettings):
     deposition_context_tokens: int = Field(default=200, ge=0, description="Q/A context window.")
 
     # --- search ---------------------------------------------------------------------------
-    rrf_k: int = Field(default=60, ge=1, description="Reciprocal rank fusion constant.")
     dense_weight: float = Field(default=0.0, ge=0, description="RRF weight of the dense leg.")
     sparse_weight: float = Field(default=1.0, ge=0, description="RRF weight of the sparse leg.")
     dense_candidates: int = Field(default=100, ge=1, le=1000, description="Dense leg depth.")
@@ -117,15 +116,6 @@ class Settings(BaseSettings):
     hnsw_ef_search: int = Field(default=200, ge=10, le=1000, description="HNSW ef_search.")
     hnsw_max_scan_tuples_cap: int = Field(
         default=200_000, ge=1000, description="Upper bound for hnsw.max_scan_tuples."
-    )
-    sparse_max_matches: int = Field(
-        default=10_000, ge=100, description="Match budget: rarest lexemes first up to this df."
-    )
-    sparse_rank_cap: int = Field(
-        default=3_000, ge=100, description="At most this many matches are scored per query."
-    )
-    sparse_common_df: float = Field(
-        default=0.25, gt=0, le=1, description="Lexemes in more than this fraction are dropped."
     )
     resolution_cache: bool = Field(default=True, description="Cache resolutions per policy.")
 
@@ -319,14 +309,6 @@ class Settings(BaseSettings):
         default=120,
         ge=1,
         description="Reads of one's own sessions in the audit per person per minute (429).",
-    )
-
-    # --- sparse leg (docs/quality.md: measured with ewall eval) ---------------------------
-    sparse_synonym_weight: float = Field(
-        default=0.3,
-        ge=0,
-        le=1,
-        description="Ranking weight of the lexemes a synonym adds to a question (its own: 1).",
     )
 
     # --- console ----------------------------------------------------------------------------

@@ -53,6 +53,18 @@ COLLAPSE_DEPTH_FACTOR = 5  # candidates per leg per requested document when coll
 RANK_LEXEME_LIMIT = 16  # the most informative query lexemes the ranking weighs
 SPARSE_DOC_K1 = 3.0  # BM25 term-frequency saturation, once per document
 SPARSE_DOC_B = 0.9  # BM25 length normalisation against the corpus's mean document
+# What the sparse leg reads per question, bounded (sql/search.sql, analyze_query): lexemes in
+# more than a quarter of the chunks are dropped, the others join rarest first while their
+# summed document frequency stays under the match budget, and at most SPARSE_RANK_CAP
+# allowed matches are ranked (a cap of 1,000 cost 0.07 on own-words questions:
+# docs/latency-sql.md). A sparse search that comes back short re-runs without the first two.
+SPARSE_COMMON_DF = 0.25
+SPARSE_MATCH_BUDGET = 10_000
+SPARSE_RANK_CAP = 3_000
+# A lexeme only a synonym adds ranks at this weight (the question's own: 1); the best of the
+# weights measured with a broad thesaurus (docs/quality.md, third round). It matches at any.
+SYNONYM_WEIGHT = 0.3
+RRF_K = 60  # the reciprocal rank fusion constant: score = weight / (RRF_K + rank)
 
 
 class StalePolicy(Exception):
@@ -190,9 +202,7 @@ def run_search(
             request.filters,
         )
         analysis = (
-            analyze_configured(conn, settings, request.query, websearch)
-            if use_sparse
-            else EMPTY_ANALYSIS
+            analyze_configured(conn, request.query, websearch) if use_sparse else EMPTY_ANALYSIS
         )
         params: dict[str, Any] = {
             "qvec": qvec,
@@ -212,11 +222,11 @@ def run_search(
             "use_sparse": use_sparse,
             "dense_weight": w_dense,
             "sparse_weight": w_sparse,
-            "rrf_k": settings.rrf_k,
+            "rrf_k": RRF_K,
             "k": request.k,
             "dense_candidates": dense_candidates,
             "sparse_candidates": sparse_candidates,
-            "sparse_rank_cap": settings.sparse_rank_cap,
+            "sparse_rank_cap": SPARSE_RANK_CAP,
             "sparse_doc_k1": SPARSE_DOC_K1,
             "sparse_doc_b": SPARSE_DOC_B,
             "collapse": request.collapse == "document",
@@ -226,9 +236,7 @@ def run_search(
             if request.mode == "sparse" and _sparse_short(rows, request.k, analysis):
                 # The match budget or the common-lexeme guard may have cut matches the
                 # person may see: a full top-k wins over speed here.
-                params.update(
-                    analyze_configured(conn, settings, request.query, websearch, full=True)
-                )
+                params.update(analyze_configured(conn, request.query, websearch, full=True))
                 rows, strategy = _execute(conn, plan, params, use_dense)
                 strategy += "+full-sparse"
         except StalePolicy as stale:
@@ -302,17 +310,17 @@ def analyze_query(
 
 
 def analyze_configured(
-    conn: Connection, settings: Settings, query: str, websearch: bool, *, full: bool = False
+    conn: Connection, query: str, websearch: bool, *, full: bool = False
 ) -> dict[str, Any]:
-    """``analyze_query`` with the sparse settings a search runs with; ``full``: without the
+    """``analyze_query`` with the bounds a search runs with; ``full``: without the
     common-lexeme cut and the match budget (a sparse search that came back short)."""
     return analyze_query(
         conn,
         query,
         websearch,
-        1.0 if full else settings.sparse_common_df,
-        1 << 62 if full else settings.sparse_max_matches,
-        synonym_weight=settings.sparse_synonym_weight,
+        1.0 if full else SPARSE_COMMON_DF,
+        1 << 62 if full else SPARSE_MATCH_BUDGET,
+        synonym_weight=SYNONYM_WEIGHT,
     )
 
 
