@@ -110,7 +110,6 @@ class Settings(BaseSettings):
     deposition_context_tokens: int = Field(default=200, ge=0, description="Q/A context window.")
 
     # --- search ---------------------------------------------------------------------------
-    rrf_k: int = Field(default=60, ge=1, description="Reciprocal rank fusion constant.")
     dense_weight: float = Field(
         default=0.0,
         ge=0,
@@ -129,18 +128,6 @@ class Settings(BaseSettings):
     hnsw_ef_search: int = Field(default=200, ge=10, le=1000, description="HNSW ef_search.")
     hnsw_max_scan_tuples_cap: int = Field(
         default=200_000, ge=1000, description="Upper bound for hnsw.max_scan_tuples."
-    )
-    sparse_max_matches: int = Field(
-        default=10_000, ge=100, description="Match budget: rarest lexemes first up to this df."
-    )
-    sparse_rank_cap: int = Field(
-        default=3_000, ge=100, description="At most this many matches are scored per query."
-    )
-    sparse_rerank: int = Field(
-        default=400, ge=10, description="Best plain-scored matches re-ranked with IDF weights."
-    )
-    sparse_common_df: float = Field(
-        default=0.25, gt=0, le=1, description="Lexemes in more than this fraction are dropped."
     )
     resolution_cache: bool = Field(default=True, description="Cache resolutions per policy.")
 
@@ -336,23 +323,6 @@ class Settings(BaseSettings):
         description="Reads of one's own sessions in the audit per person per minute (429).",
     )
 
-    # --- sparse leg (docs/quality.md: measured with ewall eval) ---------------------------
-    sparse_compound_weight: float = Field(
-        default=0.0,
-        ge=0,
-        le=1,
-        description="Weight of corpus compounds sharing a head or tail with a query word; 0: off.",
-    )
-    sparse_compound_limit: int = Field(
-        default=10, ge=0, le=100, description="At most this many compound lexemes per query."
-    )
-    sparse_synonym_weight: float = Field(
-        default=0.3,
-        ge=0,
-        le=1,
-        description="Ranking weight of the lexemes a synonym adds to a question (its own: 1).",
-    )
-
     # --- console ----------------------------------------------------------------------------
     console_idle_timeout_s: int = Field(
         default=900, ge=30, le=86_400, description="Console sign-out after this much idle time."
@@ -389,36 +359,6 @@ class Settings(BaseSettings):
         default=300.0,
         gt=0,
         description="A bulk batch taking longer stops the bulk process; the batch fails.",
-    )
-
-    # --- sparse leg ranking unit (docs/quality.md: measured with ewall eval) ---------------
-    sparse_doc_k1: float = Field(
-        default=3.0,
-        ge=0,
-        le=100,
-        description="BM25 k1 of the sparse leg's document ranking; 0: rank chunks as before.",
-    )
-    sparse_doc_b: float = Field(
-        default=0.9, ge=0, le=1, description="BM25 length normalisation of that ranking."
-    )
-    sparse_doc_rank_lexemes: int = Field(
-        default=16, ge=1, le=64, description="Query lexemes (most informative first) it weighs."
-    )
-    sparse_feedback_documents: int = Field(
-        default=0,
-        ge=0,
-        le=20,
-        description="Pseudo-relevance feedback: expand with lexemes of this many top documents "
-        "of a first pass, then rank again; 0: off.",
-    )
-    sparse_feedback_terms: int = Field(
-        default=10, ge=1, le=50, description="Expansion lexemes that feedback adds."
-    )
-    sparse_feedback_weight: float = Field(
-        default=0.1,
-        ge=0,
-        le=1,
-        description="Ranking weight of an expansion lexeme (a typed word: 1).",
     )
 
     # --- job worker process (docs/isolation.md) ---------------------------------------------

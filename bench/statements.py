@@ -102,7 +102,7 @@ def one_search(variant: Variant, settings: Settings, groups: list[str], question
         timed("group sizes", lambda: search_repository.group_sizes(conn, bound))
         timed(
             "query analysis",
-            lambda: search_service.analyze_configured(conn, settings, question, False),
+            lambda: search_service.analyze_configured(conn, question, False),
         )
         row = {
             "retrieval_id": str(uuid.uuid4()),

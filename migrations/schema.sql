@@ -242,40 +242,6 @@ BEGIN
 END
 $$;
 
--- FUNCTION public ewall_compound_parts(text[])
-
-CREATE FUNCTION public.ewall_compound_parts(query_lexemes text[]) RETURNS TABLE(lexeme text, ndoc bigint)
-    LANGUAGE plpgsql STABLE
-    AS $$
-BEGIN
-    -- a lexeme that begins with q lies in the "C" range [q, q || U+10FFFF) of
-    -- ix_lexeme_stats_prefix; one that ends with q in that range of the reversed lexemes
-    RETURN QUERY
-    SELECT DISTINCT s.lexeme, s.ndoc
-    FROM unnest(query_lexemes) AS q(lexeme)
-    CROSS JOIN LATERAL (
-        SELECT p.lexeme, p.ndoc FROM lexeme_stats AS p
-        WHERE length(q.lexeme) >= 5
-          AND p.lexeme COLLATE "C" >= q.lexeme COLLATE "C"
-          AND p.lexeme COLLATE "C" < (q.lexeme || chr(1114111)) COLLATE "C"
-          AND length(p.lexeme) >= length(q.lexeme) + 3
-        UNION ALL
-        SELECT t.lexeme, t.ndoc FROM lexeme_stats AS t
-        WHERE length(q.lexeme) >= 5
-          AND reverse(t.lexeme) COLLATE "C" >= reverse(q.lexeme) COLLATE "C"
-          AND reverse(t.lexeme) COLLATE "C" < (reverse(q.lexeme) || chr(1114111)) COLLATE "C"
-          AND length(t.lexeme) >= length(q.lexeme) + 3
-        UNION ALL
-        -- the heads and tails of q itself (at least five letters, three fewer than q)
-        SELECT h.lexeme, h.ndoc
-        FROM generate_series(5, length(q.lexeme) - 3) AS n(len),
-             LATERAL (VALUES (left(q.lexeme, n.len)), (right(q.lexeme, n.len)))
-                 AS part(lexeme)
-        JOIN lexeme_stats AS h ON h.lexeme = part.lexeme
-    ) AS s;
-END
-$$;
-
 -- FUNCTION public ewall_document_stats_after_delete()
 
 CREATE FUNCTION public.ewall_document_stats_after_delete() RETURNS trigger
@@ -470,50 +436,6 @@ CREATE FUNCTION public.ewall_sparse_document_rank(chunk_ids text[], document_ids
     FROM chunk_scores AS cs JOIN docs ON docs.document_id = cs.document_id
     ORDER BY relevance DESC, cs.chunk_id
     LIMIT n
-$$;
-
--- FUNCTION public ewall_sparse_feedback_rank(text[], bigint[], tsvector[], text[], double precision[], double precision, double precision, integer, integer, integer, double precision)
-
-CREATE FUNCTION public.ewall_sparse_feedback_rank(chunk_ids text[], document_ids bigint[], tsvs tsvector[], lexemes text[], weights double precision[], k1 double precision, b double precision, n integer, feedback_documents integer, feedback_terms integer, feedback_weight double precision) RETURNS TABLE(chunk_id text, relevance double precision)
-    LANGUAGE sql STABLE PARALLEL SAFE
-    AS $$
-    WITH pool AS (
-        SELECT p.chunk_id, p.document_id, p.tsv
-        FROM unnest(chunk_ids, document_ids, tsvs) AS p(chunk_id, document_id, tsv)
-    ), first_pass AS (
-        SELECT r.chunk_id, r.relevance
-        FROM ewall_sparse_document_rank(chunk_ids, document_ids, tsvs, lexemes, weights,
-                                        k1, b, cardinality(chunk_ids)) AS r
-    ), top_documents AS (
-        SELECT pool.document_id
-        FROM first_pass JOIN pool ON pool.chunk_id = first_pass.chunk_id
-        GROUP BY pool.document_id
-        ORDER BY max(first_pass.relevance) DESC, pool.document_id
-        LIMIT greatest(feedback_documents, 0)
-    ), terms AS (
-        SELECT u.lexeme,
-               count(DISTINCT pool.document_id) AS documents,
-               sum(coalesce(array_length(u.positions, 1), 1)) AS tf
-        FROM pool
-        JOIN top_documents ON top_documents.document_id = pool.document_id,
-             unnest(pool.tsv) AS u
-        WHERE u.lexeme <> ALL (lexemes)
-        GROUP BY u.lexeme
-        HAVING count(DISTINCT pool.document_id) >= least(2, greatest(feedback_documents, 1))
-    ), expansion AS (
-        SELECT terms.lexeme
-        FROM terms
-        JOIN lexeme_stats AS s ON s.lexeme = terms.lexeme
-        CROSS JOIN (SELECT greatest(n_chunks, 1) AS n FROM corpus_stats WHERE id = 1) AS c
-        ORDER BY terms.tf * ln(1 + c.n / greatest(s.ndoc, 1)) DESC, terms.lexeme
-        LIMIT greatest(feedback_terms, 0)
-    )
-    SELECT r.chunk_id, r.relevance
-    FROM ewall_sparse_document_rank(
-             chunk_ids, document_ids, tsvs,
-             lexemes || ARRAY(SELECT lexeme FROM expansion ORDER BY lexeme),
-             weights || ARRAY(SELECT feedback_weight FROM expansion ORDER BY lexeme),
-             k1, b, n) AS r
 $$;
 
 -- FUNCTION public ewall_synonym_rule()
@@ -1569,14 +1491,6 @@ CREATE INDEX ix_jobs_run_id ON public.jobs USING btree (run_id);
 -- INDEX public ix_jobs_status_run_after
 
 CREATE INDEX ix_jobs_status_run_after ON public.jobs USING btree (status, run_after);
-
--- INDEX public ix_lexeme_stats_prefix
-
-CREATE INDEX ix_lexeme_stats_prefix ON public.lexeme_stats USING btree (lexeme COLLATE "C");
-
--- INDEX public ix_lexeme_stats_suffix
-
-CREATE INDEX ix_lexeme_stats_suffix ON public.lexeme_stats USING btree (reverse(lexeme) COLLATE "C");
 
 -- INDEX public ix_limit_buckets_full_at
 

@@ -23,7 +23,7 @@
 --
 -- Parameters
 --   :qvec              query embedding (pgvector text)
---   :match_tsq, :headline_tsq, :rank_lexemes, :rank_idfs   from analyze_query
+--   :match_tsq, :headline_tsq, :rank_lexemes   from analyze_query
 --   :wall_groups, :source_acl_ids   the person's allowed sets (text[])
 --   :policy_version    the version the sets were resolved at; a leg returns nothing when
 --                      the statement's own snapshot sees another version (caller retries)
@@ -31,12 +31,12 @@
 --   :session_matter_id the matter a bound session is narrowed to (NULL: not bound); public
 --                      sources (case law, legislation: no matter) stay in. It only narrows.
 --   :use_dense, :use_sparse, :dense_weight, :sparse_weight, :rrf_k, :k
---   :dense_candidates, :sparse_candidates, :sparse_rank_cap, :sparse_rerank
+--   :dense_candidates, :sparse_candidates, :sparse_rank_cap
 --   :collapse          true: one hit per document (collapse "document")
 --   :sparse_group_index  true: the sparse leg's group test may use the btree (small
 --                      allowed sets); false: it filters after the GIN scan. Either way the
 --                      predicate is there; only the index choice differs
---   :rank_weights, :sparse_doc_k1, :sparse_doc_b   the document ranking (0: by chunk)
+--   :rank_weights, :sparse_doc_k1, :sparse_doc_b   the sparse leg's document ranking
 --
 -- analyze_query (run first; it reads no chunks) turns the question into the sparse leg's
 -- inputs. It matches on the OR of the question's lexemes (AND semantics returns nothing for
@@ -44,7 +44,8 @@
 -- them (ANDed with the same budgeted OR, so every form of question is bounded), applies synonyms with ts_rewrite, drops lexemes found in more than :common_df of
 -- all chunks (and in more than 1,000: a small corpus costs nothing) and adds lexemes rarest first only while their summed document frequency
 -- stays under :match_budget, so one question cannot make the leg rank half the corpus.
--- Ranking uses every lexeme: the sum of idf x ts_rank (PostgreSQL's rankers have no IDF).
+-- Ranking weighs the :rank_lexeme_limit most informative lexemes (idf x weight) with BM25
+-- over documents (PostgreSQL's rankers have no IDF).
 
 -- name: analyze_query
 -- The question's sparse side, computed before the search so the planner sees the final
@@ -84,23 +85,6 @@ WITH corpus AS (
                regexp_matches(CAST(r.tsq AS text), '(!?)''((?:[^'']|'''')+)''', 'g') AS x
           WHERE x[1] = '') AS m
     LEFT JOIN lexeme_stats AS s ON s.lexeme = m.lexeme
-), compounds AS (
-    -- Dutch writes compounds as one word ("huurachterstand", "ijsgroothandel"); a
-    -- paraphrase uses a part, or the other way round. Corpus lexemes (in at least two
-    -- chunks) whose head or tail is a query lexeme, or that are the head or tail of one,
-    -- join the question at :compound_weight x their idf; the most common first. Index
-    -- lookups in ewall_compound_parts (migration 20261201_0035), never called when off.
-    SELECT e.lexeme, e.df, e.idf
-    FROM (SELECT s.lexeme, s.ndoc AS df,
-                 ln(1 + ((SELECT n FROM corpus) - s.ndoc + 0.5) / (s.ndoc + 0.5)) AS idf
-          FROM ewall_compound_parts(ARRAY(SELECT lexeme FROM query_lexemes)) AS s
-          WHERE CAST(:compound_weight AS float8) > 0
-            AND NOT :websearch
-            AND s.ndoc >= 2
-            AND s.lexeme NOT IN (SELECT lexeme FROM query_lexemes)) AS e
-    WHERE e.df <= :common_df * (SELECT n FROM corpus) OR e.df <= 1000
-    ORDER BY e.df DESC, e.lexeme
-    LIMIT :compound_limit
 ), budgeted AS (
     -- rarest first: drop very common lexemes, stop when the match budget is spent
     SELECT lexeme, idf, df,
@@ -112,18 +96,11 @@ WITH corpus AS (
     WHERE pos = 1
        OR ((df <= :common_df * (SELECT n FROM corpus) OR df <= 1000)
            AND df_before < :match_budget)
-    UNION
-    SELECT lexeme FROM compounds
 ), ranked AS (
-    -- ranking weighs the most informative lexemes (at most :rank_lexeme_limit), then the
-    -- compound parts at their lower weight
-    SELECT lexeme, w * idf AS idf, w, 0 AS part,
+    -- ranking weighs the most informative lexemes (at most :rank_lexeme_limit)
+    SELECT lexeme, w,
            row_number() OVER (ORDER BY w * idf DESC, lexeme) AS pos
     FROM query_lexemes
-    UNION ALL
-    SELECT lexeme, :compound_weight * idf, CAST(:compound_weight AS float8), 1,
-           row_number() OVER (ORDER BY df DESC, lexeme)
-    FROM compounds
 )
 SELECT CASE WHEN NOT :websearch
             THEN coalesce(array_to_string(ARRAY(
@@ -141,15 +118,11 @@ SELECT CASE WHEN NOT :websearch
             ELSE ''
        END AS match_tsq,
        CAST((SELECT tsq FROM rewritten) AS text) AS headline_tsq,
-       ARRAY(SELECT lexeme FROM ranked WHERE part = 1 OR pos <= :rank_lexeme_limit
-             ORDER BY part, pos) AS rank_lexemes,
-       ARRAY(SELECT idf FROM ranked WHERE part = 1 OR pos <= :rank_lexeme_limit
-             ORDER BY part, pos) AS rank_idfs,
-       -- the weight of each ranking lexeme in the document ranking (1, or a synonym's or a
-       -- compound part's)
-       ARRAY(SELECT w
-             FROM ranked WHERE part = 1 OR pos <= :rank_lexeme_limit
-             ORDER BY part, pos) AS rank_weights,
+       ARRAY(SELECT lexeme FROM ranked WHERE pos <= :rank_lexeme_limit
+             ORDER BY pos) AS rank_lexemes,
+       -- the weight of each ranking lexeme in the document ranking (1, or a synonym's)
+       ARRAY(SELECT w FROM ranked WHERE pos <= :rank_lexeme_limit
+             ORDER BY pos) AS rank_weights,
        (SELECT count(*) FROM query_lexemes) AS lexeme_count,
        (SELECT count(*) FROM match_lexemes
         WHERE lexeme IN (SELECT lexeme FROM query_lexemes)) AS matched_lexeme_count
@@ -181,12 +154,8 @@ WITH policy AS (
     LIMIT :dense_candidates
 ), sparse_pool AS MATERIALIZED (
     -- Ranking reads every matching tsvector, so it is bounded: at most :sparse_rank_cap
-    -- allowed matches (only a question of very common words gets there), each scored once
-    -- by plain ts_rank on the match query; the best :sparse_rerank of them are re-ranked
-    -- with IDF below.
-    SELECT c.chunk_id, c.document_id, c.body_tsv,
-           CASE WHEN CAST(:sparse_doc_k1 AS float8) > 0 THEN 0
-                ELSE ts_rank(c.body_tsv, CAST(:match_tsq AS tsquery)) END AS pre
+    -- allowed matches (only a question of very common words gets there).
+    SELECT c.chunk_id, c.document_id, c.body_tsv
     FROM chunks c
     WHERE :use_sparse
       AND (SELECT version FROM policy) = :policy_version
@@ -209,8 +178,8 @@ WITH policy AS (
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
     LIMIT :sparse_rank_cap
 ), sparse AS MATERIALIZED (
-    -- sparse ranking: by document (:sparse_doc_k1 > 0, BM25 over a document's candidate
-    -- chunks, ewall_sparse_document_rank, migration 20261201_0027) or by chunk (0)
+    -- sparse ranking by document: BM25 over a document's candidate chunks
+    -- (ewall_sparse_document_rank, migration 20261201_0027)
     SELECT r.chunk_id, r.relevance
     FROM ewall_sparse_document_rank(
              -- three aligned arrays: any one order serves, so the cheapest (bytewise)
@@ -226,35 +195,7 @@ WITH policy AS (
              CAST(:sparse_candidates AS integer)) AS r
     -- :use_sparse too: a constant false here means the function is never called (it reads
     -- search_document_stats even for an empty pool)
-    WHERE :use_sparse AND CAST(:sparse_doc_k1 AS float8) > 0
-      AND CAST(:sparse_feedback_documents AS integer) <= 0
-    UNION ALL
-    -- the same ranking with pseudo-relevance feedback (an option, off by default: migration
-    -- 20261201_0034): it reads the pool's whole tsvectors to find the expansion lexemes
-    SELECT r.chunk_id, r.relevance
-    FROM ewall_sparse_feedback_rank(
-             ARRAY(SELECT chunk_id FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
-             ARRAY(SELECT document_id FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
-             ARRAY(SELECT body_tsv FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
-             CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[]),
-             CAST(:sparse_doc_k1 AS float8), CAST(:sparse_doc_b AS float8),
-             CAST(:sparse_candidates AS integer),
-             CAST(:sparse_feedback_documents AS integer),
-             CAST(:sparse_feedback_terms AS integer),
-             CAST(:sparse_feedback_weight AS float8)) AS r
-    WHERE :use_sparse AND CAST(:sparse_doc_k1 AS float8) > 0
-      AND CAST(:sparse_feedback_documents AS integer) > 0
-    UNION ALL
-    (SELECT p.chunk_id,
-           (SELECT coalesce(sum(w.idf * ts_rank(p.body_tsv,
-                                                CAST(quote_literal(w.lexeme) AS tsquery))), 0)
-            FROM unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_idfs AS float8[]))
-                 AS w(lexeme, idf)) AS relevance
-    FROM (SELECT chunk_id, body_tsv FROM sparse_pool
-          ORDER BY pre DESC, chunk_id LIMIT :sparse_rerank) AS p
-    WHERE CAST(:sparse_doc_k1 AS float8) <= 0
-    ORDER BY relevance DESC, p.chunk_id
-    LIMIT :sparse_candidates)
+    WHERE :use_sparse
 ), dense_ranked AS (
     SELECT chunk_id, distance, row_number() OVER (ORDER BY distance, chunk_id) AS r FROM dense
 ), sparse_ranked AS (
@@ -353,12 +294,8 @@ WITH policy AS (
     LIMIT :dense_candidates
 ), sparse_pool AS MATERIALIZED (
     -- Ranking reads every matching tsvector, so it is bounded: at most :sparse_rank_cap
-    -- allowed matches (only a question of very common words gets there), each scored once
-    -- by plain ts_rank on the match query; the best :sparse_rerank of them are re-ranked
-    -- with IDF below.
-    SELECT c.chunk_id, c.document_id, c.body_tsv,
-           CASE WHEN CAST(:sparse_doc_k1 AS float8) > 0 THEN 0
-                ELSE ts_rank(c.body_tsv, CAST(:match_tsq AS tsquery)) END AS pre
+    -- allowed matches (only a question of very common words gets there).
+    SELECT c.chunk_id, c.document_id, c.body_tsv
     FROM chunks c
     WHERE :use_sparse
       AND (SELECT version FROM policy) = :policy_version
@@ -381,8 +318,8 @@ WITH policy AS (
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
     LIMIT :sparse_rank_cap
 ), sparse AS MATERIALIZED (
-    -- sparse ranking: by document (:sparse_doc_k1 > 0, BM25 over a document's candidate
-    -- chunks, ewall_sparse_document_rank, migration 20261201_0027) or by chunk (0)
+    -- sparse ranking by document: BM25 over a document's candidate chunks
+    -- (ewall_sparse_document_rank, migration 20261201_0027)
     SELECT r.chunk_id, r.relevance
     FROM ewall_sparse_document_rank(
              -- three aligned arrays: any one order serves, so the cheapest (bytewise)
@@ -398,35 +335,7 @@ WITH policy AS (
              CAST(:sparse_candidates AS integer)) AS r
     -- :use_sparse too: a constant false here means the function is never called (it reads
     -- search_document_stats even for an empty pool)
-    WHERE :use_sparse AND CAST(:sparse_doc_k1 AS float8) > 0
-      AND CAST(:sparse_feedback_documents AS integer) <= 0
-    UNION ALL
-    -- the same ranking with pseudo-relevance feedback (an option, off by default: migration
-    -- 20261201_0034): it reads the pool's whole tsvectors to find the expansion lexemes
-    SELECT r.chunk_id, r.relevance
-    FROM ewall_sparse_feedback_rank(
-             ARRAY(SELECT chunk_id FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
-             ARRAY(SELECT document_id FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
-             ARRAY(SELECT body_tsv FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
-             CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[]),
-             CAST(:sparse_doc_k1 AS float8), CAST(:sparse_doc_b AS float8),
-             CAST(:sparse_candidates AS integer),
-             CAST(:sparse_feedback_documents AS integer),
-             CAST(:sparse_feedback_terms AS integer),
-             CAST(:sparse_feedback_weight AS float8)) AS r
-    WHERE :use_sparse AND CAST(:sparse_doc_k1 AS float8) > 0
-      AND CAST(:sparse_feedback_documents AS integer) > 0
-    UNION ALL
-    (SELECT p.chunk_id,
-           (SELECT coalesce(sum(w.idf * ts_rank(p.body_tsv,
-                                                CAST(quote_literal(w.lexeme) AS tsquery))), 0)
-            FROM unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_idfs AS float8[]))
-                 AS w(lexeme, idf)) AS relevance
-    FROM (SELECT chunk_id, body_tsv FROM sparse_pool
-          ORDER BY pre DESC, chunk_id LIMIT :sparse_rerank) AS p
-    WHERE CAST(:sparse_doc_k1 AS float8) <= 0
-    ORDER BY relevance DESC, p.chunk_id
-    LIMIT :sparse_candidates)
+    WHERE :use_sparse
 ), dense_ranked AS (
     SELECT chunk_id, distance, row_number() OVER (ORDER BY distance, chunk_id) AS r FROM dense
 ), sparse_ranked AS (

@@ -53,7 +53,14 @@ from app.evaluation.sets import access_now, document_of_chunk, document_target, 
 from app.model.pairs import document_half
 from app.resources import Resources
 from app.search.schemas import SearchIn
-from app.search.service import SearchOverrides, run_search
+from app.search.service import (
+    RRF_K,
+    SPARSE_DOC_B,
+    SPARSE_DOC_K1,
+    SYNONYM_WEIGHT,
+    SearchOverrides,
+    run_search,
+)
 
 DEFAULT_PERSON = "eval@ewall.invalid"
 EVAL_MODEL_LABEL = "ewall-eval"
@@ -278,14 +285,12 @@ def settings_snapshot(resources: Resources) -> dict[str, Any]:
         "sparse_weight": s.sparse_weight,
         "dense_candidates": s.dense_candidates,
         "sparse_candidates": s.sparse_candidates,
-        "rrf_k": s.rrf_k,
+        "rrf_k": RRF_K,
         "embedding_model": s.embedding_model,
         # the sparse leg's ranking (docs/quality.md): a run names what it measured
-        "sparse_doc_k1": s.sparse_doc_k1,
-        "sparse_doc_b": s.sparse_doc_b,
-        "sparse_compound_weight": s.sparse_compound_weight,
-        "sparse_synonym_weight": s.sparse_synonym_weight,
-        "sparse_feedback_documents": s.sparse_feedback_documents,
+        "sparse_doc_k1": SPARSE_DOC_K1,
+        "sparse_doc_b": SPARSE_DOC_B,
+        "sparse_synonym_weight": SYNONYM_WEIGHT,
     }
 
 

@@ -47,7 +47,24 @@ log = logging.getLogger("ewall.search")
 _WEBSEARCH = re.compile(r'"|(^|\s)-\S|\sOR\s')
 MAX_POLICY_RETRIES = 5
 COLLAPSE_DEPTH_FACTOR = 5  # candidates per leg per requested document when collapsing
-RANK_LEXEME_LIMIT = 8  # the sparse score sums idf x ts_rank over this many lexemes at most
+# The sparse leg ranks documents by BM25 over their candidate chunks (docs/quality.md, second
+# round: k1 3, b 0.9 and 16 lexemes were chosen on the development set; ranking chunks instead
+# scored 0.630 against 0.745 and was removed).
+RANK_LEXEME_LIMIT = 16  # the most informative query lexemes the ranking weighs
+SPARSE_DOC_K1 = 3.0  # BM25 term-frequency saturation, once per document
+SPARSE_DOC_B = 0.9  # BM25 length normalisation against the corpus's mean document
+# What the sparse leg reads per question, bounded (sql/search.sql, analyze_query): lexemes in
+# more than a quarter of the chunks are dropped, the others join rarest first while their
+# summed document frequency stays under the match budget, and at most SPARSE_RANK_CAP
+# allowed matches are ranked (a cap of 1,000 cost 0.07 on own-words questions:
+# docs/latency-sql.md). A sparse search that comes back short re-runs without the first two.
+SPARSE_COMMON_DF = 0.25
+SPARSE_MATCH_BUDGET = 10_000
+SPARSE_RANK_CAP = 3_000
+# A lexeme only a synonym adds ranks at this weight (the question's own: 1); the best of the
+# weights measured with a broad thesaurus (docs/quality.md, third round). It matches at any.
+SYNONYM_WEIGHT = 0.3
+RRF_K = 60  # the reciprocal rank fusion constant: score = weight / (RRF_K + rank)
 
 
 class StalePolicy(Exception):
@@ -185,9 +202,7 @@ def run_search(
             request.filters,
         )
         analysis = (
-            analyze_configured(conn, settings, request.query, websearch)
-            if use_sparse
-            else EMPTY_ANALYSIS
+            analyze_configured(conn, request.query, websearch) if use_sparse else EMPTY_ANALYSIS
         )
         params: dict[str, Any] = {
             "qvec": qvec,
@@ -207,17 +222,13 @@ def run_search(
             "use_sparse": use_sparse,
             "dense_weight": w_dense,
             "sparse_weight": w_sparse,
-            "rrf_k": settings.rrf_k,
+            "rrf_k": RRF_K,
             "k": request.k,
             "dense_candidates": dense_candidates,
             "sparse_candidates": sparse_candidates,
-            "sparse_rank_cap": settings.sparse_rank_cap,
-            "sparse_rerank": max(settings.sparse_rerank, 2 * sparse_candidates),
-            "sparse_doc_k1": settings.sparse_doc_k1,
-            "sparse_doc_b": settings.sparse_doc_b,
-            "sparse_feedback_documents": settings.sparse_feedback_documents,
-            "sparse_feedback_terms": settings.sparse_feedback_terms,
-            "sparse_feedback_weight": settings.sparse_feedback_weight,
+            "sparse_rank_cap": SPARSE_RANK_CAP,
+            "sparse_doc_k1": SPARSE_DOC_K1,
+            "sparse_doc_b": SPARSE_DOC_B,
             "collapse": request.collapse == "document",
         }
         try:
@@ -225,9 +236,7 @@ def run_search(
             if request.mode == "sparse" and _sparse_short(rows, request.k, analysis):
                 # The match budget or the common-lexeme guard may have cut matches the
                 # person may see: a full top-k wins over speed here.
-                params.update(
-                    analyze_configured(conn, settings, request.query, websearch, full=True)
-                )
+                params.update(analyze_configured(conn, request.query, websearch, full=True))
                 rows, strategy = _execute(conn, plan, params, use_dense)
                 strategy += "+full-sparse"
         except StalePolicy as stale:
@@ -268,7 +277,6 @@ EMPTY_ANALYSIS: dict[str, Any] = {
     "match_tsq": "",
     "headline_tsq": "",
     "rank_lexemes": [],
-    "rank_idfs": [],
     "rank_weights": [],
     "lexeme_count": 0,
     "matched_lexeme_count": 0,
@@ -282,8 +290,6 @@ def analyze_query(
     common_df: float,
     match_budget: int,
     *,
-    compound_weight: float = 0.0,
-    compound_limit: int = 0,
     synonym_weight: float = 1.0,
     rank_lexeme_limit: int = RANK_LEXEME_LIMIT,
 ) -> dict[str, Any]:
@@ -295,38 +301,27 @@ def analyze_query(
             "common_df": common_df,
             "match_budget": match_budget,
             "rank_lexeme_limit": rank_lexeme_limit,
-            "compound_weight": compound_weight,
-            "compound_limit": compound_limit,
             "synonym_weight": synonym_weight,
         },
     )
     out["rank_lexemes"] = list(out["rank_lexemes"] or [])
-    out["rank_idfs"] = [float(x) for x in out["rank_idfs"] or []]
     out["rank_weights"] = [float(x) for x in out["rank_weights"] or []]
     return out
 
 
 def analyze_configured(
-    conn: Connection, settings: Settings, query: str, websearch: bool, *, full: bool = False
+    conn: Connection, query: str, websearch: bool, *, full: bool = False
 ) -> dict[str, Any]:
-    """``analyze_query`` with the sparse settings a search runs with; ``full``: without the
+    """``analyze_query`` with the bounds a search runs with; ``full``: without the
     common-lexeme cut and the match budget (a sparse search that came back short)."""
     return analyze_query(
         conn,
         query,
         websearch,
-        1.0 if full else settings.sparse_common_df,
-        1 << 62 if full else settings.sparse_max_matches,
-        compound_weight=settings.sparse_compound_weight,
-        compound_limit=settings.sparse_compound_limit,
-        synonym_weight=settings.sparse_synonym_weight,
-        rank_lexeme_limit=_rank_lexeme_limit(settings),
+        1.0 if full else SPARSE_COMMON_DF,
+        1 << 62 if full else SPARSE_MATCH_BUDGET,
+        synonym_weight=SYNONYM_WEIGHT,
     )
-
-
-def _rank_lexeme_limit(settings: Settings) -> int:
-    """The document ranking weighs more of the question than the chunk ranking's eight."""
-    return settings.sparse_doc_rank_lexemes if settings.sparse_doc_k1 > 0 else RANK_LEXEME_LIMIT
 
 
 def _sparse_short(rows: list[dict[str, Any]], k: int, analysis: dict[str, Any]) -> bool:

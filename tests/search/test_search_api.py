@@ -284,7 +284,6 @@ def _explain_params() -> dict[str, Any]:
         "match_tsq": "'octrooi'",
         "headline_tsq": "'octrooi'",
         "rank_lexemes": ["octrooi"],
-        "rank_idfs": [1.0],
         "rank_weights": [1.0],
         "wall_groups": ["open"],
         "source_acl_ids": ["public"],
@@ -304,14 +303,10 @@ def _explain_params() -> dict[str, Any]:
         "dense_candidates": 50,
         "sparse_candidates": 50,
         "sparse_rank_cap": 10000,
-        "sparse_rerank": 400,
         "collapse": False,
         "sparse_group_index": True,
         "sparse_doc_k1": 3.0,
         "sparse_doc_b": 0.9,
-        "sparse_feedback_documents": 0,
-        "sparse_feedback_terms": 10,
-        "sparse_feedback_weight": 0.1,
     }
 
 

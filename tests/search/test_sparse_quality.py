@@ -6,8 +6,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from app.settings import Settings
-from tests.conftest import DbHandle, Tokens, make_client
+from tests.conftest import Tokens
 from tests.helpers import Firm, ok
 
 # Long enough that the generic chunker cuts it into several chunks (the model reads 256
@@ -145,31 +144,3 @@ def test_collapse_rejects_unknown_values(client: TestClient, auth: Tokens) -> No
     assert r.status_code == 422
     assert r.json()["error"]["code"]
     del firm
-
-
-def test_compound_parts_find_the_compound_when_turned_on(
-    db: DbHandle, settings: Settings, embedder: Any, auth: Tokens
-) -> None:
-    def found(weight: float) -> list[str]:
-        custom = settings.model_copy(update={"sparse_compound_weight": weight})
-        with make_client(db, custom, embedder) as client:
-            firm = Firm(client, auth)
-            if weight == 0.0:  # first call: set up the firm once
-                firm.person("alice@firm.nl")
-                firm.client_("C", "Client")
-                firm.matter("M", "C", team=["alice@firm.nl"])
-                for n in (1, 2):
-                    firm.document(
-                        f"h{n}",
-                        f"Zaak {n}: de huurachterstand bedroeg drie maanden.",
-                        client_id="C",
-                        matter_id="M",
-                    )
-                firm.document(
-                    "x", "Een andere zaak over de levering.", client_id="C", matter_id="M"
-                )
-            hits = firm.search("alice@firm.nl", "achterstand", mode="sparse", k=10)["results"]
-            return sorted(h["document"]["external_id"] for h in hits)
-
-    assert found(0.0) == []  # "achterstand" is not the lexeme "huurachterstand"
-    assert found(0.5) == ["h1", "h2"]
