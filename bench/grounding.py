@@ -6,8 +6,11 @@ the 10 chunks of one retrieval, built from real decisions, on this machine's cor
 The gate's own work, without HTTP or PostgreSQL (their share is the search's, measured by
 bench.search): ``cold`` builds the chunks' passages (split, encode every chunk sentence,
 windows) and judges; ``warm`` finds the passages in the cache (a retrieval checked again, or
-another retrieval returning the same chunks) and encodes only the answer. Baseline printed
-beside it: the gate this replaced (encode the sentences, one cosine per whole chunk).
+another retrieval returning the same chunks) and encodes only the answer. Both run the way
+the gate does for the encoder's calibration (at lexical weight 1 nothing is encoded:
+app/gates/grounding.py ``encoder_for``), and again with the encoder forced (the cosine
+weighed in). Baseline printed beside them: the gate this replaced (encode the sentences, one
+cosine per whole chunk).
 Nothing asserts on time.
 """
 
@@ -19,12 +22,11 @@ import statistics
 import time
 from pathlib import Path
 
-import numpy as np
-
 from app.embeddings import Embedder
 from app.gates.calibrate import load_decisions
 from app.gates.calibration import calibration_for
-from app.gates.judge import ReturnedChunk, judge_sentences
+from app.gates.grounding import encoder_for
+from app.gates.judge import Calibration, ReturnedChunk, judge_sentences
 from app.gates.passages import PassageCache, normalized
 from app.gates.sentences import split_sentences
 from app.settings import Settings
@@ -50,20 +52,20 @@ def main() -> None:
     settings = Settings(embedding_bulk_process=False)
     embedder = Embedder(settings)
 
-    def encode(texts: list[str]) -> np.typing.NDArray[np.float32]:
-        return embedder.embed_passages(texts, priority="bulk")
-
     calibration = calibration_for(embedder.model_id)
+    forced = Calibration(calibration.threshold, min(calibration.lexical_weight, 0.999), "forced")
     hashes = [(f"bench-{i}", c) for i, c in enumerate(chunks)]
+    encode, _ = encoder_for(embedder, forced)
     encode(["opwarmen"])  # model warm-up outside the timings
 
-    def check(cache: PassageCache) -> float:
+    def check(cache: PassageCache, used: Calibration = calibration) -> float:
         started = time.perf_counter()
-        passages = cache.passages(embedder.model_id, hashes, encode)
+        how, key = encoder_for(embedder, used)
+        passages = cache.passages(key, hashes, how)
         returned = [ReturnedChunk(h, i + 1, p) for i, ((h, _), p) in enumerate(
             zip(hashes, passages, strict=True))]
-        vectors = normalized(encode(answer))
-        judge_sentences(answer, vectors, returned, len(returned), calibration)
+        vectors = normalized(how(answer))
+        judge_sentences(answer, vectors, returned, len(returned), used)
         return time.perf_counter() - started
 
     def baseline() -> float:
@@ -73,15 +75,19 @@ def main() -> None:
         _ = (vectors @ chunk_vectors.T).max(axis=1)
         return time.perf_counter() - started
 
-    cold = [check(PassageCache()) for _ in range(args.repeat)]
-    cache = PassageCache()
-    check(cache)
-    warm = [check(cache) for _ in range(args.repeat)]
+    runs: list[tuple[str, list[float]]] = []
+    for label, used in (("", calibration), ("encoded, ", forced)):
+        cold = [check(PassageCache(), used) for _ in range(args.repeat)]
+        cache = PassageCache()
+        check(cache, used)
+        warm = [check(cache, used) for _ in range(args.repeat)]
+        runs += [(f"{label}cold", cold), (f"{label}warm", warm)]
     old = [baseline() for _ in range(args.repeat)]
-    passages = sum(len(p.texts) for p in cache.passages(embedder.model_id, hashes, encode))
+    passages = sum(len(p.texts) for p in PassageCache().passages("count", hashes, encode))
     print(f"{args.sentences} sentences against {len(chunks)} chunks ({passages} passages), "
-          f"{embedder.model_id}, median of {args.repeat}")
-    for name, values in (("cold (passages built)", cold), ("warm (passages cached)", warm)):
+          f"{embedder.model_id} (lexical weight {calibration.lexical_weight}), "
+          f"median of {args.repeat}")
+    for name, values in runs:
         median = statistics.median(values)
         print(f"  {name:24s} {median * 1000:8.1f} ms  goal < {GOAL_S * 1000:.0f} ms: "
               f"{'meets' if median < GOAL_S else 'misses'}")

@@ -12,6 +12,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.caselaw.parse import parse_rechtspraak
+from app.gates import grounding
+from app.gates.judge import Calibration
 from app.gates.sentences import split_sentences
 from tests.conftest import Tokens
 from tests.fakes.rechtspraak import manifest, rechtspraak_dir
@@ -146,3 +148,41 @@ def test_markers_are_checked_against_the_ranks_they_cite(
     # a sentence without markers has none to report
     plain = ground(client, auth, retrieval["retrieval_id"], sentence)["sentences"][0]
     assert plain["cited"] is None and plain["cited_supported"] is None
+
+
+def test_at_lexical_weight_one_nothing_is_encoded_and_nothing_changes(
+    client: TestClient, auth: Tokens, retrieval: dict[str, Any], embedder: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Both measured encoders calibrate to containment alone (lexical weight 1): the cosine
+    is multiplied by 0, so the gate encodes nothing, and its verdicts, scores and evidence
+    are those of the encoded path (issue 28, cost)."""
+    results = retrieval["results"]
+    pool = [s for r in results for s in sentences_of(r)]
+    unrelated = next(s for s in split_sentences(decision_text(ELSEWHERE)) if usable(s))
+    answer = "\n\n".join([*pool[:3], unrelated])
+    calls: list[int] = []
+    real = embedder.embed_passages
+
+    def counted(texts: list[str], **kw: Any) -> Any:
+        calls.append(len(texts))
+        return real(texts, **kw)
+
+    monkeypatch.setattr(embedder, "embed_passages", counted)
+    lexical = ground(client, auth, retrieval["retrieval_id"], answer)
+    assert calls == []
+
+    # the same answer with the cosine weighed in by a hair: the encoder runs, and every
+    # verdict and piece of evidence is the same
+    monkeypatch.setattr(
+        grounding, "calibration_for",
+        lambda model_id, override=None: Calibration(lexical["threshold"], 0.999999, "test"),
+    )
+    encoded = ground(client, auth, retrieval["retrieval_id"], answer)
+    assert calls, "the encoded path ran the encoder"
+    for a, b in zip(lexical["sentences"], encoded["sentences"], strict=True):
+        assert (a["supported"], a["reasons"], a["evidence"]) == (
+            b["supported"], b["reasons"], b["evidence"]
+        )
+        if a["similarity"] is not None:
+            assert a["similarity"] == pytest.approx(b["similarity"], abs=1e-4)
