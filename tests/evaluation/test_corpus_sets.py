@@ -35,7 +35,7 @@ def test_sizes_split_and_types() -> None:
     dev, held = _queries(CORPUS_SET), _queries(HELDOUT_SET)
     everything = dev + held
     assert len(everything) >= 150
-    assert len(held) >= 25
+    assert len(held) >= 60  # issue 30: 14 held-out paraphrases were too few to read
     keys = [q.key for q in everything]
     assert len(set(keys)) == len(keys)
     texts = [q.text.casefold() for q in everything]
@@ -43,8 +43,9 @@ def test_sizes_split_and_types() -> None:
     types = Counter(question_type(k) for k in keys)
     assert set(types) == set(QUESTION_TYPES)
     assert types["para"] * 2 >= len(everything), types  # at least half are paraphrases
-    held_types = {question_type(q.key) for q in held}
-    assert held_types == set(QUESTION_TYPES)  # the held-out split has every type
+    held_types = Counter(question_type(q.key) for q in held)
+    assert set(held_types) == set(QUESTION_TYPES)  # the held-out split has every type
+    assert held_types["para"] >= 30 and held_types["own"] >= 12, held_types
 
 
 def test_development_set_contains_the_starter_set() -> None:
@@ -67,10 +68,13 @@ def test_every_question_is_judged_and_multi_questions_have_several_answers() -> 
 
 
 def _decisions_with_a_body() -> set[str]:
+    """Decisions search can find: a body, and not withdrawn, set aside or declared lapsed
+    (ingestion suppresses those, so a question judged on one is dropped as "unavailable")."""
     out = set()
     for path in (CORPUS / "rechtspraak" / "xml").glob("*.xml"):
         record = parse_rechtspraak(path.read_bytes())
-        if record.sections:
+        excluded = record.withdrawn or record.set_aside or record.vervallen or record.replaced
+        if record.sections and not excluded:
             out.add(record.ecli)
     return out
 
