@@ -13,6 +13,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.errors import RateLimited
+from app.gates import grounding
+from app.gates.judge import Calibration
 from app.limits import SLOT_LEASE_S, PersonLimiter
 from tests.conftest import DbHandle, Tokens
 from tests.fakes.rechtspraak import FakeRechtspraak
@@ -71,8 +73,15 @@ def corpus(db: DbHandle, embedder: Any) -> DbHandle:
 
 
 def test_concurrent_grounding_calls_per_person_are_limited(
-    corpus: DbHandle, gate_client: GateClient, auth: Tokens, embedder: Any
+    corpus: DbHandle, gate_client: GateClient, auth: Tokens, embedder: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # a calibration that weighs the cosine in, so a call has an encoder step to be held at
+    # (at the shipped lexical weight 1 the gate encodes nothing and answers at once)
+    monkeypatch.setattr(
+        grounding, "calibration_for",
+        lambda model_id, override=None: Calibration(0.8, 0.5, "test"),
+    )
     client = gate_client(gate_max_concurrent_per_person=2)
     limiter = _frozen_limiter(client)
     rid = record_retrieval(corpus, ALICE, list(RETURNED))
