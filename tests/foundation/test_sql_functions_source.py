@@ -32,6 +32,8 @@ EDITS = {"replace", "sub", "subn", "format", "format_map", "translate", "removep
 SQL_WORD = re.compile(r"\b(CREATE|ALTER|DROP|SELECT|INSERT|UPDATE|DELETE|FUNCTION|FROM|WITH|"
                       r"WHERE|RETURNS|LANGUAGE|BEGIN|END)\b")
 REVISION_FILE = re.compile(r"\d{4}_\d{2}_\d{2}_\d{4}_")
+# a function's definition lives in sql/functions/, never in a migration's text
+DEFINES_FUNCTION = re.compile(r"\bCREATE\s+(OR\s+REPLACE\s+)?FUNCTION\b", re.I)
 
 SOURCE_FUNCTION = re.compile(
     r"CREATE OR REPLACE FUNCTION (?P<name>\w+)\(.*?\sAS (?P<tag>\$\w*\$)(?P<body>.*?)(?P=tag);",
@@ -93,6 +95,8 @@ def offences(source: str) -> list[str]:
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             if REVISION_FILE.search(node.value):
                 found.append(f"{node.lineno}: names a revision file")
+            if DEFINES_FUNCTION.search(node.value):
+                found.append(f"{node.lineno}: a function body inline")
         elif isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
@@ -165,7 +169,7 @@ def test_the_scanner_sees_each_way_of_borrowing_sql() -> None:
     )
     kinds = "\n".join(offences(sample))
     for expected in ("import importlib.util", "import re", "__file__", "names a revision file",
-                     "read_text()", ".replace() with SQL text"):
+                     "read_text()", ".replace() with SQL text", "a function body inline"):
         assert expected in kinds, expected
     # a migration's own template and a role name check are not SQL borrowed from elsewhere
     own = (
