@@ -3,7 +3,8 @@
 A migration defines a function by naming its source file and the sha256 of the bytes it was
 written for (``app.db.function_sources``); it never reads another migration nor edits SQL
 text. These checks read the tree only; that the migrations build the committed catalog is
-test_schema_snapshot.py (and the round trip in test_migrations.py).
+test_schema_snapshot.py (and the round trip in test_migrations.py); the downgrades that put
+an earlier version back are checked here, where the snapshot does not look.
 """
 
 from __future__ import annotations
@@ -13,9 +14,14 @@ import hashlib
 import re
 from pathlib import Path
 
+import psycopg
 import pytest
 
+from app.db import migrate
 from app.db.function_sources import FunctionSourceChanged, function_source
+from app.settings import Settings
+from tests import pg
+from tests.conftest import DbHandle
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSIONS = ROOT / "migrations" / "versions"
@@ -242,3 +248,44 @@ def test_a_source_file_is_refused_when_its_bytes_are_not_the_pinned_ones() -> No
         function_source(file, "0" * 64)
     with pytest.raises(ValueError, match="not a function source file name"):
         function_source("../search.sql", sha256)
+
+
+def _bodies(url: str) -> dict[str, str]:
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT p.proname, p.prosrc FROM pg_proc p "
+            "WHERE p.pronamespace = 'public'::regnamespace AND p.proname LIKE 'ewall%'"
+        ).fetchall()
+    return {str(name): str(body) for name, body in rows}
+
+
+def test_downgrades_put_back_the_versions_their_revisions_replaced(
+    db: DbHandle, settings: Settings
+) -> None:
+    """0041's downgrade re-creates the two functions it dropped from the files 0034/0035
+    apply; 0033's puts back the ranking's first version, the one 0027 applies."""
+    sources = _source_functions()
+    url = db.superuser_url
+
+    def move(revision: str) -> dict[str, str]:
+        migrate.downgrade(
+            url, app_role=pg.APP_ROLE, embedding_dim=settings.embedding_dim, revision=revision
+        )
+        return _bodies(url)
+
+    before_0041 = move("20261202_0040")
+    assert before_0041["ewall_sparse_feedback_rank"] == (
+        sources["sparse_feedback_rank.v1.sql"]["ewall_sparse_feedback_rank"]
+    )
+    assert before_0041["ewall_compound_parts"] == (
+        sources["compound_parts.v1.sql"]["ewall_compound_parts"]
+    )
+    rank = "ewall_sparse_document_rank"
+    assert before_0041[rank] == sources["sparse_document_rank.v2.sql"][rank]
+    before_0033 = move("20261201_0032")
+    assert before_0033[rank] == sources["sparse_document_rank.v1.sql"][rank]
+    assert "ewall_document_totals_after_insert" not in before_0033
+    migrate.upgrade(url, app_role=pg.APP_ROLE, embedding_dim=settings.embedding_dim)
+    at_head = _bodies(url)
+    assert at_head[rank] == sources["sparse_document_rank.v2.sql"][rank]
+    assert "ewall_sparse_feedback_rank" not in at_head
