@@ -11,67 +11,18 @@ from collections.abc import Sequence
 
 from alembic import context, op
 
+from app.db.function_sources import apply_function_source
+
 revision: str = "20261129_0001"
 down_revision: str | None = None
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-LAW_CODES = (
-    "eov|epc|evrm|ehrm|bw|rv|sr|sv|awb|gw|aw|hnw|row|wvw|fw|avg|"
-    "rijksoctrooiwet|auteurswet|handelsnaamwet|grondwet"
-)
-
-TEXT_SEARCH = rf"""
+TEXT_SEARCH = r"""
 CREATE TEXT SEARCH CONFIGURATION ewall_nl (COPY = pg_catalog.dutch);
 ALTER TEXT SEARCH CONFIGURATION ewall_nl
     ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part
     WITH unaccent, dutch_stem;
-
--- Legal citations become one canonical token, whatever their written form:
---   "art. 56 EOV", "artikel 56 EOV", "EOV art. 56"      -> "art56eov eov"
---   "artikel 6:162 lid 1 BW", "6:162 BW", "BW art. 6:162" -> "art6x162bw bw"
---   "ECLI:NL:HR:2019:1278" keeps its parts and gains the token "eclinlhr20191278".
--- Used on both sides (stored tsvector and query), so all forms meet on the same lexeme.
-CREATE FUNCTION ewall_legal_normalize(input text) RETURNS text
-LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $fn$
-DECLARE
-    codes  constant text := '({LAW_CODES})';
-    artkw  constant text := '(?:artikel(?:en)?|artt?\.?)\s*';
-    qual   constant text :=
-        '(?:\s*,?\s*(?:lid|leden)\s+\d+(?:\s*(?:en|,)\s*\d+)*)?'
-        '(?:\s*,?\s*(?:sub|onder)\s+[a-z0-9]{{1,3}}\M)?';
-    van    constant text := '\s*,?\s*(?:van\s+(?:het|de)\s+)?';
-    result text := input;
-BEGIN
-    -- book:article forms first ("6:162"), so the plain article form cannot eat them
-    result := regexp_replace(result,
-        '\m' || artkw || '(\d+):(\d+[a-z]?)' || qual || van || codes || '\M',
-        ' art\1x\2\3 \3 ', 'gi');
-    result := regexp_replace(result,
-        '\m' || codes || '\s*,?\s*' || artkw || '(\d+):(\d+[a-z]?)\M' || qual,
-        ' art\2x\3\1 \1 ', 'gi');
-    result := regexp_replace(result,
-        '(?:^|(?<=[\s(]))(\d+):(\d+[a-z]?)\s+(bw)\M',
-        ' art\1x\2\3 \3 ', 'gi');
-    result := regexp_replace(result,
-        '\m' || artkw || '(\d+[a-z]?)\M' || qual || van || codes || '\M',
-        ' art\1\2 \2 ', 'gi');
-    result := regexp_replace(result,
-        '\m' || codes || '\s*,?\s*' || artkw || '(\d+[a-z]?)\M' || qual,
-        ' art\2\1 \1 ', 'gi');
-    result := regexp_replace(result,
-        '\m(ECLI):([A-Z]{{2}}):([A-Z0-9]{{1,7}}):(\d{{4}}):([A-Z0-9.]{{1,25}}[A-Z0-9])',
-        '\1:\2:\3:\4:\5 \1\2\3\4\5 ', 'gi');
-    RETURN result;
-END
-$fn$;
-
--- Query-side helpers: the lexemes of a question on the same configuration.
-CREATE FUNCTION ewall_query_lexemes(query text) RETURNS text[]
-LANGUAGE sql STABLE STRICT PARALLEL SAFE AS $fn$
-    SELECT coalesce(tsvector_to_array(
-        to_tsvector('ewall_nl'::regconfig, ewall_legal_normalize(query))), '{{}}')
-$fn$;
 """
 
 TABLES = r"""
@@ -594,16 +545,6 @@ CREATE TABLE gate_events (
     CONSTRAINT pk_gate_events PRIMARY KEY (event_id),
     CONSTRAINT uq_gate_events_seq UNIQUE (seq)
 );
-
--- Append-only: no UPDATE, DELETE or TRUNCATE, for any role. ENABLE ALWAYS means the
--- triggers fire even under session_replication_role = replica.
-CREATE FUNCTION ewall_audit_refuse_change() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
-BEGIN
-    RAISE EXCEPTION 'audit table % is append-only (% refused)', TG_TABLE_NAME, TG_OP
-        USING ERRCODE = 'insufficient_privilege';
-END
-$fn$;
 """
 
 AUDIT_TABLES = (
@@ -615,58 +556,7 @@ AUDIT_TABLES = (
 )
 
 STATS_TRIGGERS = r"""
--- Per-group chunk counts (the search picks its dense strategy from them), the corpus size
--- and lexeme document frequencies (IDF for the sparse leg), kept current in the writing
--- transaction. Rows are touched in a fixed order so concurrent writers cannot deadlock.
-CREATE FUNCTION ewall_chunks_after_insert() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
-BEGIN
-    INSERT INTO wall_group_sizes AS s (wall_group_id, n_chunks)
-    SELECT wall_group_id, count(*) FROM new_rows GROUP BY wall_group_id ORDER BY wall_group_id
-    ON CONFLICT (wall_group_id) DO UPDATE SET n_chunks = s.n_chunks + excluded.n_chunks;
-
-    INSERT INTO lexeme_stats AS l (lexeme, ndoc)
-    SELECT lex, count(*) FROM new_rows, unnest(tsvector_to_array(body_tsv)) AS lex
-    GROUP BY lex ORDER BY lex
-    ON CONFLICT (lexeme) DO UPDATE SET ndoc = l.ndoc + excluded.ndoc;
-
-    UPDATE corpus_stats SET n_chunks = n_chunks + (SELECT count(*) FROM new_rows) WHERE id = 1;
-    RETURN NULL;
-END
-$fn$;
-
-CREATE FUNCTION ewall_chunks_after_delete() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
-BEGIN
-    UPDATE wall_group_sizes AS s SET n_chunks = s.n_chunks - d.n
-    FROM (SELECT wall_group_id, count(*) AS n FROM old_rows GROUP BY wall_group_id
-          ORDER BY wall_group_id) AS d
-    WHERE s.wall_group_id = d.wall_group_id;
-
-    UPDATE lexeme_stats AS l SET ndoc = l.ndoc - d.n
-    FROM (SELECT lex, count(*) AS n FROM old_rows, unnest(tsvector_to_array(body_tsv)) AS lex
-          GROUP BY lex ORDER BY lex) AS d
-    WHERE l.lexeme = d.lex;
-
-    UPDATE corpus_stats SET n_chunks = n_chunks - (SELECT count(*) FROM old_rows) WHERE id = 1;
-    RETURN NULL;
-END
-$fn$;
-
-CREATE FUNCTION ewall_chunks_after_update() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
-BEGIN
-    INSERT INTO wall_group_sizes AS s (wall_group_id, n_chunks)
-    SELECT wall_group_id, sum(n) FROM (
-        SELECT wall_group_id, count(*) AS n FROM new_rows GROUP BY wall_group_id
-        UNION ALL
-        SELECT wall_group_id, -count(*) FROM old_rows GROUP BY wall_group_id
-    ) AS d GROUP BY wall_group_id HAVING sum(n) <> 0 ORDER BY wall_group_id
-    ON CONFLICT (wall_group_id) DO UPDATE SET n_chunks = s.n_chunks + excluded.n_chunks;
-    RETURN NULL;
-END
-$fn$;
-
+-- Statistics kept current in the writing transaction (sql/functions/chunk_stats.v1.sql).
 CREATE TRIGGER chunks_stats_insert AFTER INSERT ON chunks
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
     EXECUTE FUNCTION ewall_chunks_after_insert();
@@ -778,8 +668,17 @@ def upgrade() -> None:
     _run("CREATE EXTENSION IF NOT EXISTS vector")
     _run("CREATE EXTENSION IF NOT EXISTS unaccent")
     _run(TEXT_SEARCH)
+    # ewall_legal_normalize (a citation's written forms to one token), ewall_query_lexemes
+    apply_function_source(
+        "legal_text.v1.sql", "e5fe7e4f2356f8f388af5e84c5afa80f0e778ec466616937194369a04a9eb3b5"
+    )
     _run(TABLES.replace("{dim}", str(dim)))
     _run(AUDIT)
+    # ewall_audit_refuse_change: what the append-only triggers below call
+    apply_function_source(
+        "audit_refuse_change.v1.sql",
+        "9af0ce84226b8dbcbac8b4be8f480ca72b771ab93bedd6d92bda455de0efe773",
+    )
     for table in AUDIT_TABLES:
         _run(
             f"CREATE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "
@@ -798,6 +697,10 @@ def upgrade() -> None:
         "FOR EACH STATEMENT EXECUTE FUNCTION ewall_audit_refuse_change();"
         "ALTER TABLE audit_heads ENABLE ALWAYS TRIGGER audit_heads_no_delete;"
         "ALTER TABLE audit_heads ENABLE ALWAYS TRIGGER audit_heads_no_truncate;"
+    )
+    # ewall_chunks_after_insert/_delete/_update: group sizes, lexeme and corpus statistics
+    apply_function_source(
+        "chunk_stats.v1.sql", "a4616150eb643450ea6db925dbab2275fd3db70c9266dafbeab33b04542fe996"
     )
     _run(STATS_TRIGGERS)
     _run(RLS)

@@ -21,27 +21,12 @@ from collections.abc import Sequence
 
 from alembic import context, op
 
+from app.db.function_sources import apply_function_source
+
 revision: str = "20261201_0021"
 down_revision: str | None = "20261201_0019"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
-
-ADVANCE = r"""
-CREATE FUNCTION ewall_audit_advance(p_chain text, p_canonical text, p_proceed boolean)
-RETURNS TABLE (seq bigint, prev_hash text, hash text)
-LANGUAGE sql VOLATILE SECURITY INVOKER
-SET search_path = pg_catalog, public, pg_temp
-AS $fn$
-    UPDATE public.audit_heads AS h
-    SET seq = h.seq + 1,
-        hash = encode(sha256(convert_to(h.hash || '|' || (h.seq + 1)::text || '|' || p_canonical,
-                                        'UTF8')), 'hex'),
-        prev_hash = h.hash
-    WHERE h.chain = p_chain AND p_proceed
-    RETURNING h.seq, h.prev_hash, h.hash
-$fn$;
-REVOKE ALL ON FUNCTION ewall_audit_advance(text, text, boolean) FROM PUBLIC;
-"""
 
 
 def _app_role() -> str:
@@ -60,7 +45,11 @@ def _run(statement: str) -> None:
 
 
 def upgrade() -> None:
-    _run(ADVANCE)
+    # ewall_audit_advance, then no EXECUTE for PUBLIC (a function's default)
+    apply_function_source(
+        "audit_advance.v1.sql", "96f8f98ff1ddeb0550da92fb70abc74f0e14d96838cc6b3df04643d1a491b5ca"
+    )
+    _run("REVOKE ALL ON FUNCTION ewall_audit_advance(text, text, boolean) FROM PUBLIC")
     _run(f"GRANT EXECUTE ON FUNCTION ewall_audit_advance(text, text, boolean) TO {_app_role()}")
 
 

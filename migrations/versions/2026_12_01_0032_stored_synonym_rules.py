@@ -24,34 +24,18 @@ from collections.abc import Sequence
 
 from alembic import op
 
+from app.db.function_sources import apply_function_source
+
 revision: str = "20261201_0032"
 down_revision: str | None = "20261201_0031"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-UPGRADE = r"""
+ADD_COLUMNS = r"""
 ALTER TABLE search_synonyms ADD COLUMN target tsquery, ADD COLUMN substitute tsquery;
+"""
 
-CREATE FUNCTION ewall_synonym_rule() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
-DECLARE
-    term_lexemes text[] := ewall_query_lexemes(NEW.term);
-BEGIN
-    -- a side without a searchable lexeme makes no rule (the view left such rows out)
-    IF cardinality(term_lexemes) = 0 OR cardinality(ewall_query_lexemes(NEW.synonym)) = 0 THEN
-        NEW.target := NULL;
-        NEW.substitute := NULL;
-        RETURN NEW;
-    END IF;
-    NEW.target := CASE WHEN cardinality(term_lexemes) = 1
-                       THEN CAST(quote_literal(term_lexemes[1]) AS tsquery)
-                       ELSE phraseto_tsquery('ewall_nl', ewall_legal_normalize(NEW.term)) END;
-    NEW.substitute := NEW.target
-                      || phraseto_tsquery('ewall_nl', ewall_legal_normalize(NEW.synonym));
-    RETURN NEW;
-END
-$fn$;
-
+UPGRADE = r"""
 CREATE TRIGGER search_synonyms_rule BEFORE INSERT OR UPDATE ON search_synonyms
 FOR EACH ROW EXECUTE FUNCTION ewall_synonym_rule();
 
@@ -91,6 +75,11 @@ def _run(statement: str) -> None:
 
 
 def upgrade() -> None:
+    _run(ADD_COLUMNS)
+    # ewall_synonym_rule: a row's rule, computed when the row is written
+    apply_function_source(
+        "synonym_rule.v1.sql", "38e92196b0cf535789cfadb1a49fa96262403d43ba49d4fbe8b7d3fc16b68df5"
+    )
     _run(UPGRADE)
 
 

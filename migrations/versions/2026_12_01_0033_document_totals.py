@@ -13,62 +13,31 @@ kept by statement-level triggers on ``search_document_stats``: every change to a
 figures, whoever makes it, moves the totals in the same transaction. The ranking reads that
 row; the figures are the same numbers, so rankings do not change (tests/search/
 test_sparse_document_rank.py compares the totals with the table after every kind of write).
+The ranking's text is ``sql/functions/sparse_document_rank.v2.sql``; the downgrade applies
+``sparse_document_rank.v1.sql``, the text revision 0027 applies.
 
 No new lock: every transaction that changes ``search_document_stats`` changes ``chunks``,
 whose triggers already update the same ``corpus_stats`` row.
 """
 
-import importlib.util
-import re
 from collections.abc import Sequence
-from pathlib import Path
 
 from alembic import op
+
+from app.db.function_sources import apply_function_source
 
 revision: str = "20261201_0033"
 down_revision: str | None = "20261201_0032"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-UPGRADE = r"""
+ADD_COLUMNS = r"""
 ALTER TABLE corpus_stats
     ADD COLUMN n_documents bigint NOT NULL DEFAULT 0,
     ADD COLUMN n_document_tokens numeric NOT NULL DEFAULT 0;
+"""
 
-CREATE FUNCTION ewall_document_totals_after_insert() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
-BEGIN
-    UPDATE corpus_stats AS c
-    SET n_documents = c.n_documents + d.n, n_document_tokens = c.n_document_tokens + d.t
-    FROM (SELECT count(*) AS n, coalesce(sum(n_tokens), 0) AS t FROM new_rows) AS d
-    WHERE c.id = 1 AND d.n > 0;
-    RETURN NULL;
-END
-$fn$;
-
-CREATE FUNCTION ewall_document_totals_after_delete() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
-BEGIN
-    UPDATE corpus_stats AS c
-    SET n_documents = c.n_documents - d.n, n_document_tokens = c.n_document_tokens - d.t
-    FROM (SELECT count(*) AS n, coalesce(sum(n_tokens), 0) AS t FROM old_rows) AS d
-    WHERE c.id = 1 AND d.n > 0;
-    RETURN NULL;
-END
-$fn$;
-
-CREATE FUNCTION ewall_document_totals_after_update() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
-BEGIN
-    UPDATE corpus_stats AS c
-    SET n_document_tokens = c.n_document_tokens + d.t
-    FROM (SELECT (SELECT coalesce(sum(n_tokens), 0) FROM new_rows)
-               - (SELECT coalesce(sum(n_tokens), 0) FROM old_rows) AS t) AS d
-    WHERE c.id = 1 AND d.t <> 0;
-    RETURN NULL;
-END
-$fn$;
-
+UPGRADE = r"""
 CREATE TRIGGER search_document_stats_totals_insert AFTER INSERT ON search_document_stats
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
     EXECUTE FUNCTION ewall_document_totals_after_insert();
@@ -94,34 +63,6 @@ DROP FUNCTION ewall_document_totals_after_delete();
 DROP FUNCTION ewall_document_totals_after_update();
 """
 
-# 0027's corpus figures, and what replaces them (the rest of the function is unchanged)
-PER_SEARCH_SCAN = """    WITH corpus AS (
-        SELECT greatest(count(*), 1) AS n_docs, greatest(avg(n_tokens), 1) AS avgdl
-        FROM search_document_stats
-    ), q AS ("""
-ONE_ROW = """    WITH corpus AS (
-        SELECT greatest(n_documents, 1) AS n_docs,
-               greatest(n_document_tokens / nullif(n_documents, 0), 1) AS avgdl
-        FROM corpus_stats WHERE id = 1
-    ), q AS ("""
-
-
-def _ranking_function_0027() -> str:
-    """The ranking function as revision 0027 created it, read from that revision's file so
-    that the body exists once."""
-    path = Path(__file__).with_name("2026_12_01_0027_sparse_document_rank.py")
-    spec = importlib.util.spec_from_file_location("ewall_revision_0027", path)
-    if spec is None or spec.loader is None:
-        raise RuntimeError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    found = re.search(
-        r"CREATE FUNCTION ewall_sparse_document_rank\(.*?\$fn\$;", module.UPGRADE, re.S
-    )
-    if found is None or PER_SEARCH_SCAN not in found.group(0):
-        raise RuntimeError("revision 0027's ranking function is not where it was")
-    return found.group(0).replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1)
-
 
 def _run(statement: str) -> None:
     driver = op.get_bind().connection.driver_connection
@@ -132,11 +73,24 @@ def _run(statement: str) -> None:
 
 
 def upgrade() -> None:
+    _run(ADD_COLUMNS)
+    # ewall_document_totals_after_insert/_delete/_update, what the triggers below call
+    apply_function_source(
+        "document_totals.v1.sql", "f3f7a71b93d71f6ab76efb9a4361f42d6833dba07d0687a6a96c8bcf8cb4d85f"
+    )
     _run(UPGRADE)
-    _run(_ranking_function_0027().replace(PER_SEARCH_SCAN, ONE_ROW))
+    # the ranking reads the totals' row instead of counting search_document_stats
+    apply_function_source(
+        "sparse_document_rank.v2.sql",
+        "1994dbbea5467829f1ff03c4b170d7d1f1138a1bb55e55c340eb3a861430f9d9",
+    )
 
 
 def downgrade() -> None:
-    _run(_ranking_function_0027())
+    # the ranking as revision 0027 applied it, before the totals it reads go
+    apply_function_source(
+        "sparse_document_rank.v1.sql",
+        "07bfdda002ce329aa65d51bf9394f912967f4a088387698fbebbe04550d56b27",
+    )
     _run(DOWNGRADE)
     _run("ALTER TABLE corpus_stats DROP COLUMN n_documents, DROP COLUMN n_document_tokens")

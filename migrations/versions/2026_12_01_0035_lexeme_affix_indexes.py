@@ -20,45 +20,12 @@ from collections.abc import Sequence
 
 from alembic import op
 
+from app.db.function_sources import apply_function_source
+
 revision: str = "20261201_0035"
 down_revision: str | None = "20261201_0034"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
-
-
-FUNCTION = r"""
-CREATE FUNCTION ewall_compound_parts(query_lexemes text[])
-RETURNS TABLE(lexeme text, ndoc bigint)
-LANGUAGE plpgsql STABLE AS $fn$
-BEGIN
-    -- a lexeme that begins with q lies in the "C" range [q, q || U+10FFFF) of
-    -- ix_lexeme_stats_prefix; one that ends with q in that range of the reversed lexemes
-    RETURN QUERY
-    SELECT DISTINCT s.lexeme, s.ndoc
-    FROM unnest(query_lexemes) AS q(lexeme)
-    CROSS JOIN LATERAL (
-        SELECT p.lexeme, p.ndoc FROM lexeme_stats AS p
-        WHERE length(q.lexeme) >= 5
-          AND p.lexeme COLLATE "C" >= q.lexeme COLLATE "C"
-          AND p.lexeme COLLATE "C" < (q.lexeme || chr(1114111)) COLLATE "C"
-          AND length(p.lexeme) >= length(q.lexeme) + 3
-        UNION ALL
-        SELECT t.lexeme, t.ndoc FROM lexeme_stats AS t
-        WHERE length(q.lexeme) >= 5
-          AND reverse(t.lexeme) COLLATE "C" >= reverse(q.lexeme) COLLATE "C"
-          AND reverse(t.lexeme) COLLATE "C" < (reverse(q.lexeme) || chr(1114111)) COLLATE "C"
-          AND length(t.lexeme) >= length(q.lexeme) + 3
-        UNION ALL
-        -- the heads and tails of q itself (at least five letters, three fewer than q)
-        SELECT h.lexeme, h.ndoc
-        FROM generate_series(5, length(q.lexeme) - 3) AS n(len),
-             LATERAL (VALUES (left(q.lexeme, n.len)), (right(q.lexeme, n.len)))
-                 AS part(lexeme)
-        JOIN lexeme_stats AS h ON h.lexeme = part.lexeme
-    ) AS s;
-END
-$fn$;
-"""
 
 
 def upgrade() -> None:
@@ -66,7 +33,9 @@ def upgrade() -> None:
     op.execute(
         'CREATE INDEX ix_lexeme_stats_suffix ON lexeme_stats ((reverse(lexeme)) COLLATE "C")'
     )
-    op.execute(FUNCTION)
+    apply_function_source(
+        "compound_parts.v1.sql", "3816ecc0dc52e5f9c86fe47c0b5705e7681cacd613ae65a926747ff1051654fe"
+    )
 
 
 def downgrade() -> None:

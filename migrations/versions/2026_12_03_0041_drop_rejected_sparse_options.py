@@ -20,12 +20,15 @@ current on every ingestion write two fewer index entries per lexeme.
 
 Both options have left the code and the settings, so no statement calls the functions any
 more. The downgrade puts them back as migrations 20261201_0034 and 20261201_0035 created
-them.
+them: it applies the same source files (sql/functions/sparse_feedback_rank.v1.sql,
+compound_parts.v1.sql).
 """
 
 from collections.abc import Sequence
 
 from alembic import op
+
+from app.db.function_sources import apply_function_source
 
 revision: str = "20261203_0041"
 down_revision: str | None = "20261202_0040"
@@ -36,88 +39,6 @@ FEEDBACK_SIGNATURE = (
     "ewall_sparse_feedback_rank(text[], bigint[], tsvector[], text[], float8[], float8, "
     "float8, integer, integer, integer, float8)"
 )
-
-FEEDBACK_FUNCTION = r"""
-CREATE FUNCTION ewall_sparse_feedback_rank(
-    chunk_ids text[], document_ids bigint[], tsvs tsvector[], lexemes text[],
-    weights float8[], k1 float8, b float8, n integer,
-    feedback_documents integer, feedback_terms integer, feedback_weight float8)
-RETURNS TABLE(chunk_id text, relevance float8)
-LANGUAGE sql STABLE PARALLEL SAFE AS $fn$
-    WITH pool AS (
-        SELECT p.chunk_id, p.document_id, p.tsv
-        FROM unnest(chunk_ids, document_ids, tsvs) AS p(chunk_id, document_id, tsv)
-    ), first_pass AS (
-        SELECT r.chunk_id, r.relevance
-        FROM ewall_sparse_document_rank(chunk_ids, document_ids, tsvs, lexemes, weights,
-                                        k1, b, cardinality(chunk_ids)) AS r
-    ), top_documents AS (
-        SELECT pool.document_id
-        FROM first_pass JOIN pool ON pool.chunk_id = first_pass.chunk_id
-        GROUP BY pool.document_id
-        ORDER BY max(first_pass.relevance) DESC, pool.document_id
-        LIMIT greatest(feedback_documents, 0)
-    ), terms AS (
-        SELECT u.lexeme,
-               count(DISTINCT pool.document_id) AS documents,
-               sum(coalesce(array_length(u.positions, 1), 1)) AS tf
-        FROM pool
-        JOIN top_documents ON top_documents.document_id = pool.document_id,
-             unnest(pool.tsv) AS u
-        WHERE u.lexeme <> ALL (lexemes)
-        GROUP BY u.lexeme
-        HAVING count(DISTINCT pool.document_id) >= least(2, greatest(feedback_documents, 1))
-    ), expansion AS (
-        SELECT terms.lexeme
-        FROM terms
-        JOIN lexeme_stats AS s ON s.lexeme = terms.lexeme
-        CROSS JOIN (SELECT greatest(n_chunks, 1) AS n FROM corpus_stats WHERE id = 1) AS c
-        ORDER BY terms.tf * ln(1 + c.n / greatest(s.ndoc, 1)) DESC, terms.lexeme
-        LIMIT greatest(feedback_terms, 0)
-    )
-    SELECT r.chunk_id, r.relevance
-    FROM ewall_sparse_document_rank(
-             chunk_ids, document_ids, tsvs,
-             lexemes || ARRAY(SELECT lexeme FROM expansion ORDER BY lexeme),
-             weights || ARRAY(SELECT feedback_weight FROM expansion ORDER BY lexeme),
-             k1, b, n) AS r
-$fn$;
-"""
-
-
-COMPOUND_FUNCTION = r"""
-CREATE FUNCTION ewall_compound_parts(query_lexemes text[])
-RETURNS TABLE(lexeme text, ndoc bigint)
-LANGUAGE plpgsql STABLE AS $fn$
-BEGIN
-    -- a lexeme that begins with q lies in the "C" range [q, q || U+10FFFF) of
-    -- ix_lexeme_stats_prefix; one that ends with q in that range of the reversed lexemes
-    RETURN QUERY
-    SELECT DISTINCT s.lexeme, s.ndoc
-    FROM unnest(query_lexemes) AS q(lexeme)
-    CROSS JOIN LATERAL (
-        SELECT p.lexeme, p.ndoc FROM lexeme_stats AS p
-        WHERE length(q.lexeme) >= 5
-          AND p.lexeme COLLATE "C" >= q.lexeme COLLATE "C"
-          AND p.lexeme COLLATE "C" < (q.lexeme || chr(1114111)) COLLATE "C"
-          AND length(p.lexeme) >= length(q.lexeme) + 3
-        UNION ALL
-        SELECT t.lexeme, t.ndoc FROM lexeme_stats AS t
-        WHERE length(q.lexeme) >= 5
-          AND reverse(t.lexeme) COLLATE "C" >= reverse(q.lexeme) COLLATE "C"
-          AND reverse(t.lexeme) COLLATE "C" < (reverse(q.lexeme) || chr(1114111)) COLLATE "C"
-          AND length(t.lexeme) >= length(q.lexeme) + 3
-        UNION ALL
-        -- the heads and tails of q itself (at least five letters, three fewer than q)
-        SELECT h.lexeme, h.ndoc
-        FROM generate_series(5, length(q.lexeme) - 3) AS n(len),
-             LATERAL (VALUES (left(q.lexeme, n.len)), (right(q.lexeme, n.len)))
-                 AS part(lexeme)
-        JOIN lexeme_stats AS h ON h.lexeme = part.lexeme
-    ) AS s;
-END
-$fn$;
-"""
 
 
 def upgrade() -> None:
@@ -132,5 +53,10 @@ def downgrade() -> None:
     op.execute(
         'CREATE INDEX ix_lexeme_stats_suffix ON lexeme_stats ((reverse(lexeme)) COLLATE "C")'
     )
-    op.execute(COMPOUND_FUNCTION)
-    op.execute(FEEDBACK_FUNCTION)
+    apply_function_source(
+        "compound_parts.v1.sql", "3816ecc0dc52e5f9c86fe47c0b5705e7681cacd613ae65a926747ff1051654fe"
+    )
+    apply_function_source(
+        "sparse_feedback_rank.v1.sql",
+        "108edfdc0a0d51578761dcbe592ff600c56e8c84949618a82edb3d4a4445f596",
+    )
