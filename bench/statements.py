@@ -99,10 +99,12 @@ def one_search(variant: Variant, settings: Settings, groups: list[str], question
                 "RLS settings", lambda: walls_repository.set_allowed_sets(conn, groups, list(acls))
             )
         bound = groups if variant.lists else text_array(tuple(groups))
-        timed("group sizes", lambda: search_repository.group_sizes(conn, bound))
+        timed("group sizes", lambda: search_repository.group_sizes(conn, bound, list(acls)))
         timed(
             "query analysis",
-            lambda: search_service.analyze_configured(conn, question, False),
+            lambda: search_service.analyze_configured(
+                conn, question, False, wall_groups=bound, source_acl_ids=list(acls)
+            ),
         )
         row = {
             "retrieval_id": str(uuid.uuid4()),
