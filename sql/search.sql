@@ -165,7 +165,9 @@ WITH policy AS (
     LIMIT :dense_candidates
 ), sparse_pool AS MATERIALIZED (
     -- Ranking reads every matching tsvector, so it is bounded: at most :sparse_rank_cap
-    -- allowed matches (only a question of very common words gets there).
+    -- allowed matches (only a question of very common words gets there). When more match,
+    -- the pool is whole documents in the order of a hash of their id: a choice made from the
+    -- visible rows alone, never from heap or index order (invariant 12).
     SELECT c.chunk_id, c.document_id, c.body_tsv
     FROM chunks c
     WHERE :use_sparse
@@ -187,6 +189,7 @@ WITH policy AS (
            OR c.modified_at >= CAST(:modified_from AS timestamptz))
       AND (CAST(:modified_to AS timestamptz) IS NULL
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
+    ORDER BY md5(CAST(c.document_id AS text)), c.chunk_id COLLATE "C"
     LIMIT :sparse_rank_cap
 ), sparse AS MATERIALIZED (
     -- sparse ranking by document: BM25 over a document's candidate chunks, with the
@@ -307,7 +310,9 @@ WITH policy AS (
     LIMIT :dense_candidates
 ), sparse_pool AS MATERIALIZED (
     -- Ranking reads every matching tsvector, so it is bounded: at most :sparse_rank_cap
-    -- allowed matches (only a question of very common words gets there).
+    -- allowed matches (only a question of very common words gets there). When more match,
+    -- the pool is whole documents in the order of a hash of their id: a choice made from the
+    -- visible rows alone, never from heap or index order (invariant 12).
     SELECT c.chunk_id, c.document_id, c.body_tsv
     FROM chunks c
     WHERE :use_sparse
@@ -329,6 +334,7 @@ WITH policy AS (
            OR c.modified_at >= CAST(:modified_from AS timestamptz))
       AND (CAST(:modified_to AS timestamptz) IS NULL
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
+    ORDER BY md5(CAST(c.document_id AS text)), c.chunk_id COLLATE "C"
     LIMIT :sparse_rank_cap
 ), sparse AS MATERIALIZED (
     -- sparse ranking by document: BM25 over a document's candidate chunks, with the
