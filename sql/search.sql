@@ -37,15 +37,26 @@
 --                      allowed sets); false: it filters after the GIN scan. Either way the
 --                      predicate is there; only the index choice differs
 --   :rank_weights, :sparse_doc_k1, :sparse_doc_b   the sparse leg's document ranking
+--   :sparse_rank_cap   the most matches the sparse leg ranks; past it, whole documents in
+--                      the order of md5(document_id) (from the rows, not the heap order)
+--
+-- Non-interference (invariant 12): every statistic the sparse leg weighs comes from counts
+-- per access key (search_key_stats, search_key_lexeme_stats, search_key_document_stats,
+-- migration 20261203_0042; chunks that are not suppressed) summed over :wall_groups and
+-- :source_acl_ids, never from the global lexeme_stats / corpus_stats, so rows the person
+-- may not see change no ranking, cut or flag. Known limit: a matter pending re-tag is
+-- still counted under its chunks' current key (docs/design.md).
 --
 -- analyze_query (run first; it reads no chunks) turns the question into the sparse leg's
 -- inputs. It matches on the OR of the question's lexemes (AND semantics returns nothing for
 -- most natural-language questions) and keeps websearch operators when the user typed
--- them (ANDed with the same budgeted OR, so every form of question is bounded), applies synonyms with ts_rewrite, drops lexemes found in more than :common_df of
--- all chunks (and in more than 1,000: a small corpus costs nothing) and adds lexemes rarest first only while their summed document frequency
--- stays under :match_budget, so one question cannot make the leg rank half the corpus.
--- Ranking weighs the :rank_lexeme_limit most informative lexemes (idf x weight) with BM25
--- over documents (PostgreSQL's rankers have no IDF).
+-- them (ANDed with the same budgeted OR, so every form of question is bounded), applies
+-- synonyms with ts_rewrite, drops lexemes found in more than :common_df of the chunks the
+-- person may see (and in more than 1,000: a small corpus costs nothing) and adds lexemes
+-- rarest first only while their summed document frequency (among those chunks) stays under
+-- :match_budget, so one question cannot make the leg rank half the corpus. Ranking weighs
+-- the :rank_lexeme_limit most informative lexemes (idf x weight) with BM25 over documents
+-- (PostgreSQL's rankers have no IDF), N and the mean length also over the person's keys.
 
 -- name: analyze_query
 -- The question's sparse side, computed before the search so the planner sees the final
