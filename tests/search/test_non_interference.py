@@ -289,3 +289,32 @@ def test_the_capped_sparse_pool_does_not_follow_the_heap_order(
                 (external_id,),
             )
     _assert_same(before, _answers(firm))
+
+
+def test_the_cut_and_the_flag_follow_the_statistics_the_lawyer_may_see(
+    db: DbHandle, client: TestClient, auth: Tokens
+) -> None:
+    """The other side of the large hidden corpus: the same figures under a key the lawyer
+    holds do move the common-word cut, and the sparse-only search that comes back short
+    re-runs without it (strategy "+full-sparse")."""
+    firm = _firm(client, auth)
+    question: dict[str, Any] = {"mode": "sparse", "k": 20}
+    assert firm.search(LAWYER, "dwangsom fundering", **question)["strategy"] == "none"
+    (group,) = _groups(db, "M-OPEN")
+    with psycopg.connect(db.superuser_url) as conn:
+        row = conn.execute("SELECT (ewall_query_lexemes('dwangsom'))[1]").fetchone()
+        assert row is not None
+        dwangsom = str(row[0])
+        conn.execute(
+            "UPDATE search_key_stats SET n_chunks = n_chunks + 1000000 "
+            "WHERE wall_group_id = %s AND source_acl_id = 'public'",
+            (group,),
+        )
+        conn.execute(
+            "UPDATE search_key_lexeme_stats SET n_chunks = n_chunks + 900000 "
+            "WHERE lexeme = %s AND wall_group_id = %s AND source_acl_id = 'public'",
+            (dwangsom, group),
+        )
+    answer = firm.search(LAWYER, "dwangsom fundering", **question)
+    assert answer["strategy"] == "none+full-sparse"
+    assert {r["document"]["external_id"] for r in answer["results"]} >= {"dwangsom-1"}
