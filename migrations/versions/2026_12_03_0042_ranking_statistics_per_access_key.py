@@ -29,10 +29,10 @@ person's allowed wall groups and source ACLs (``sql/search.sql``); the new ranki
 takes those sets too. Chunks of a matter pending re-tag are still counted under their
 current key (docs/design.md, known limits).
 
-The global tables stay (the chunks count for the dense strategy, bench, the console); the
-search no longer reads ``lexeme_stats`` or the document figures of ``corpus_stats``. The
-ranking function of revision 0033 (eight arguments) stays for older statement texts that
-bench compares against.
+The global tables stay (the dense strategy's corpus size, the layout advice's row count,
+bench); the search no longer reads ``lexeme_stats`` or the document figures of
+``corpus_stats``. The ranking function of revision 0033 (eight arguments) stays for older
+statement texts that bench compares against.
 """
 
 from collections.abc import Sequence
