@@ -132,8 +132,8 @@ def copy_rows(
 
 def recompute_chunk_stats(conn: psycopg.Connection[Any]) -> None:
     """What the chunks statement triggers maintain (wall_group_sizes, lexeme_stats,
-    corpus_stats, search_document_stats), recomputed from the table after a load that ran
-    with them disabled.
+    corpus_stats, search_document_stats, the search_key_* tables), recomputed from the
+    table after a load that ran with them disabled.
     lexeme_stats.ndoc is a document frequency: the trigger counts each lexeme once per
     chunk (tsvector lexemes are distinct), which is exactly ts_stat's ndoc."""
     conn.execute("DELETE FROM wall_group_sizes")
@@ -152,6 +152,28 @@ def recompute_chunk_stats(conn: psycopg.Connection[Any]) -> None:
     conn.execute(
         "INSERT INTO search_document_stats (document_id, n_chunks, n_tokens) "
         "SELECT document_id, count(*), sum(token_count) FROM chunks GROUP BY document_id"
+    )
+    # the per-access-key figures the search weighs (migration 20261203_0042): chunks anyone
+    # may see (not suppressed); the document rows go first, their trigger counts documents
+    conn.execute("DELETE FROM search_key_document_stats")
+    conn.execute("DELETE FROM search_key_lexeme_stats")
+    conn.execute("DELETE FROM search_key_stats")
+    conn.execute(
+        "INSERT INTO search_key_stats (wall_group_id, source_acl_id, n_chunks, n_document_tokens) "
+        "SELECT wall_group_id, source_acl_id, count(*), sum(token_count) FROM chunks "
+        "WHERE NOT suppressed GROUP BY 1, 2"
+    )
+    conn.execute(
+        "INSERT INTO search_key_document_stats "
+        "(document_id, wall_group_id, source_acl_id, n_chunks, n_tokens) "
+        "SELECT document_id, wall_group_id, source_acl_id, count(*), sum(token_count) "
+        "FROM chunks WHERE NOT suppressed GROUP BY 1, 2, 3"
+    )
+    conn.execute(
+        "INSERT INTO search_key_lexeme_stats (lexeme, wall_group_id, source_acl_id, n_chunks) "
+        "SELECT lex, wall_group_id, source_acl_id, count(*) "
+        "FROM chunks, unnest(tsvector_to_array(body_tsv)) AS lex WHERE NOT suppressed "
+        "GROUP BY 1, 2, 3"
     )
 
 

@@ -99,10 +99,12 @@ def one_search(variant: Variant, settings: Settings, groups: list[str], question
                 "RLS settings", lambda: walls_repository.set_allowed_sets(conn, groups, list(acls))
             )
         bound = groups if variant.lists else text_array(tuple(groups))
-        timed("group sizes", lambda: search_repository.group_sizes(conn, bound))
+        timed("group sizes", lambda: search_repository.group_sizes(conn, bound, list(acls)))
         timed(
             "query analysis",
-            lambda: search_service.analyze_configured(conn, question, False),
+            lambda: search_service.analyze_configured(
+                conn, question, False, wall_groups=bound, source_acl_ids=list(acls)
+            ),
         )
         row = {
             "retrieval_id": str(uuid.uuid4()),
@@ -142,18 +144,43 @@ def one_search(variant: Variant, settings: Settings, groups: list[str], question
         variant.seconds[part].append(seconds)
 
 
-def fill_lexemes(superuser: Any, vocabulary: Sequence[str], seed: int) -> None:
-    """Lexeme statistics as a 1M-chunk corpus would have them (Zipf document frequencies)."""
+def fill_lexemes(
+    superuser: Any, vocabulary: Sequence[str], seed: int, groups: Sequence[str]
+) -> None:
+    """Lexeme statistics as a 1M-chunk corpus would have them (Zipf document frequencies):
+    the global table, and the per-access-key tables the query analysis reads (migration
+    20261203_0042), each lexeme's chunks spread evenly over up to 20 of ``groups`` under the
+    "public" source ACL."""
     rng = np.random.default_rng(seed)
     rows = 1_000_000
+    spread = max(1, min(20, len(groups)))
     with superuser.cursor() as cur:
         cur.execute("DELETE FROM lexeme_stats")
+        cur.execute("DELETE FROM search_key_lexeme_stats")
+        cur.execute("DELETE FROM search_key_stats")
+        dfs = [
+            max(1, int(rows * 0.3 / rank * rng.uniform(0.8, 1.2)))
+            for rank in range(1, len(vocabulary) + 1)
+        ]
         with cur.copy("COPY lexeme_stats (lexeme, ndoc) FROM STDIN") as copy:
-            for rank, word in enumerate(vocabulary, start=1):
-                df = max(1, int(rows * 0.3 / rank * rng.uniform(0.8, 1.2)))
+            for word, df in zip(vocabulary, dfs, strict=True):
                 copy.write_row((word, df))
+        with cur.copy(
+            "COPY search_key_lexeme_stats (lexeme, wall_group_id, source_acl_id, n_chunks) "
+            "FROM STDIN"
+        ) as copy:
+            for rank, (word, df) in enumerate(zip(vocabulary, dfs, strict=True)):
+                for j in range(spread):
+                    copy.write_row(
+                        (word, groups[(rank + j) % len(groups)], "public", max(1, df // spread))
+                    )
+        with cur.copy(
+            "COPY search_key_stats (wall_group_id, source_acl_id, n_chunks) FROM STDIN"
+        ) as copy:
+            for group in groups:
+                copy.write_row((group, "public", rows // max(1, len(groups))))
         cur.execute("UPDATE corpus_stats SET n_chunks = %s WHERE id = 1", (rows,))
-        cur.execute("ANALYZE lexeme_stats")
+        cur.execute("ANALYZE lexeme_stats, search_key_lexeme_stats, search_key_stats")
     superuser.commit()
 
 
@@ -184,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 vocabulary = build_vocabulary(
                     args.corpus if args.corpus.is_dir() else None, args.lexemes, 1.0, args.seed
                 )
-                fill_lexemes(su, [str(w) for w in vocabulary.words], args.seed)
+                fill_lexemes(su, [str(w) for w in vocabulary.words], args.seed, groups)
         urls = bdb.database.urls
         variants = [
             Variant("prepared + literal (design)", bdb.database),

@@ -344,6 +344,203 @@ BEGIN
 END
 $$;
 
+-- FUNCTION public ewall_key_documents_after_delete()
+
+CREATE FUNCTION public.ewall_key_documents_after_delete() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    UPDATE search_key_stats AS s SET n_documents = s.n_documents - d.n
+    FROM (SELECT wall_group_id, source_acl_id, count(*) AS n FROM old_rows
+          GROUP BY wall_group_id, source_acl_id ORDER BY wall_group_id, source_acl_id) AS d
+    WHERE s.wall_group_id = d.wall_group_id AND s.source_acl_id = d.source_acl_id;
+    RETURN NULL;
+END
+$$;
+
+-- FUNCTION public ewall_key_documents_after_insert()
+
+CREATE FUNCTION public.ewall_key_documents_after_insert() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO search_key_stats AS s (wall_group_id, source_acl_id, n_documents)
+    SELECT wall_group_id, source_acl_id, count(*) FROM new_rows
+    GROUP BY wall_group_id, source_acl_id ORDER BY wall_group_id, source_acl_id
+    ON CONFLICT (wall_group_id, source_acl_id) DO UPDATE
+        SET n_documents = s.n_documents + excluded.n_documents;
+    RETURN NULL;
+END
+$$;
+
+-- FUNCTION public ewall_key_stats_after_delete()
+
+CREATE FUNCTION public.ewall_key_stats_after_delete() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+
+    WITH d AS MATERIALIZED (SELECT -1 AS sg, wall_group_id, source_acl_id, document_id, token_count, body_tsv FROM old_rows WHERE NOT suppressed
+    ), keys AS (
+        INSERT INTO search_key_stats AS s
+            (wall_group_id, source_acl_id, n_chunks, n_document_tokens)
+        SELECT wall_group_id, source_acl_id, sum(sg), sum(sg * token_count) FROM d
+        GROUP BY wall_group_id, source_acl_id
+        HAVING sum(sg) <> 0 OR sum(sg * token_count) <> 0
+        ORDER BY wall_group_id, source_acl_id
+        ON CONFLICT (wall_group_id, source_acl_id) DO UPDATE
+            SET n_chunks = s.n_chunks + excluded.n_chunks,
+                n_document_tokens = s.n_document_tokens + excluded.n_document_tokens
+    ), lexemes AS (
+        INSERT INTO search_key_lexeme_stats AS l (lexeme, wall_group_id, source_acl_id, n_chunks)
+        SELECT lex, wall_group_id, source_acl_id, sum(sg)
+        FROM d, unnest(tsvector_to_array(body_tsv)) AS lex
+        GROUP BY lex, wall_group_id, source_acl_id HAVING sum(sg) <> 0
+        ORDER BY lex, wall_group_id, source_acl_id
+        ON CONFLICT (lexeme, wall_group_id, source_acl_id) DO UPDATE
+            SET n_chunks = l.n_chunks + excluded.n_chunks
+    )
+    INSERT INTO search_key_document_stats AS s
+        (document_id, wall_group_id, source_acl_id, n_chunks, n_tokens)
+    SELECT document_id, wall_group_id, source_acl_id, sum(sg), sum(sg * token_count) FROM d
+    GROUP BY document_id, wall_group_id, source_acl_id
+    HAVING sum(sg) <> 0 OR sum(sg * token_count) <> 0
+    ORDER BY document_id, wall_group_id, source_acl_id
+    ON CONFLICT (document_id, wall_group_id, source_acl_id) DO UPDATE
+        SET n_chunks = s.n_chunks + excluded.n_chunks, n_tokens = s.n_tokens + excluded.n_tokens;
+
+    DELETE FROM search_key_document_stats AS s
+    USING (SELECT DISTINCT document_id, wall_group_id, source_acl_id
+           FROM (SELECT -1 AS sg, wall_group_id, source_acl_id, document_id, token_count, body_tsv FROM old_rows WHERE NOT suppressed) AS d WHERE sg < 0) AS e
+    WHERE s.document_id = e.document_id AND s.wall_group_id = e.wall_group_id
+      AND s.source_acl_id = e.source_acl_id AND s.n_chunks <= 0;
+    DELETE FROM search_key_lexeme_stats AS l
+    USING (SELECT DISTINCT lex, wall_group_id, source_acl_id
+           FROM (SELECT -1 AS sg, wall_group_id, source_acl_id, document_id, token_count, body_tsv FROM old_rows WHERE NOT suppressed) AS d, unnest(tsvector_to_array(body_tsv)) AS lex
+           WHERE sg < 0) AS e
+    WHERE l.lexeme = e.lex AND l.wall_group_id = e.wall_group_id
+      AND l.source_acl_id = e.source_acl_id AND l.n_chunks <= 0;
+
+    RETURN NULL;
+END
+$$;
+
+-- FUNCTION public ewall_key_stats_after_insert()
+
+CREATE FUNCTION public.ewall_key_stats_after_insert() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+
+    WITH d AS MATERIALIZED (SELECT 1 AS sg, wall_group_id, source_acl_id, document_id, token_count, body_tsv FROM new_rows WHERE NOT suppressed
+    ), keys AS (
+        INSERT INTO search_key_stats AS s
+            (wall_group_id, source_acl_id, n_chunks, n_document_tokens)
+        SELECT wall_group_id, source_acl_id, sum(sg), sum(sg * token_count) FROM d
+        GROUP BY wall_group_id, source_acl_id
+        HAVING sum(sg) <> 0 OR sum(sg * token_count) <> 0
+        ORDER BY wall_group_id, source_acl_id
+        ON CONFLICT (wall_group_id, source_acl_id) DO UPDATE
+            SET n_chunks = s.n_chunks + excluded.n_chunks,
+                n_document_tokens = s.n_document_tokens + excluded.n_document_tokens
+    ), lexemes AS (
+        INSERT INTO search_key_lexeme_stats AS l (lexeme, wall_group_id, source_acl_id, n_chunks)
+        SELECT lex, wall_group_id, source_acl_id, sum(sg)
+        FROM d, unnest(tsvector_to_array(body_tsv)) AS lex
+        GROUP BY lex, wall_group_id, source_acl_id HAVING sum(sg) <> 0
+        ORDER BY lex, wall_group_id, source_acl_id
+        ON CONFLICT (lexeme, wall_group_id, source_acl_id) DO UPDATE
+            SET n_chunks = l.n_chunks + excluded.n_chunks
+    )
+    INSERT INTO search_key_document_stats AS s
+        (document_id, wall_group_id, source_acl_id, n_chunks, n_tokens)
+    SELECT document_id, wall_group_id, source_acl_id, sum(sg), sum(sg * token_count) FROM d
+    GROUP BY document_id, wall_group_id, source_acl_id
+    HAVING sum(sg) <> 0 OR sum(sg * token_count) <> 0
+    ORDER BY document_id, wall_group_id, source_acl_id
+    ON CONFLICT (document_id, wall_group_id, source_acl_id) DO UPDATE
+        SET n_chunks = s.n_chunks + excluded.n_chunks, n_tokens = s.n_tokens + excluded.n_tokens;
+
+    RETURN NULL;
+END
+$$;
+
+-- FUNCTION public ewall_key_stats_after_update()
+
+CREATE FUNCTION public.ewall_key_stats_after_update() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+
+    WITH d AS MATERIALIZED (
+        SELECT 1 AS sg, wall_group_id, source_acl_id, document_id, token_count, body_tsv FROM new_rows AS n
+        WHERE NOT n.suppressed
+          AND NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE o.chunk_id = n.chunk_id AND (o.wall_group_id, o.source_acl_id, o.suppressed, o.document_id, o.token_count, o.body) IS NOT DISTINCT FROM (n.wall_group_id, n.source_acl_id, n.suppressed, n.document_id, n.token_count, n.body))
+        UNION ALL
+        SELECT -1 AS sg, wall_group_id, source_acl_id, document_id, token_count, body_tsv FROM old_rows AS o
+        WHERE NOT o.suppressed
+          AND NOT EXISTS (SELECT 1 FROM new_rows AS n WHERE n.chunk_id = o.chunk_id AND (o.wall_group_id, o.source_acl_id, o.suppressed, o.document_id, o.token_count, o.body) IS NOT DISTINCT FROM (n.wall_group_id, n.source_acl_id, n.suppressed, n.document_id, n.token_count, n.body))
+
+    ), keys AS (
+        INSERT INTO search_key_stats AS s
+            (wall_group_id, source_acl_id, n_chunks, n_document_tokens)
+        SELECT wall_group_id, source_acl_id, sum(sg), sum(sg * token_count) FROM d
+        GROUP BY wall_group_id, source_acl_id
+        HAVING sum(sg) <> 0 OR sum(sg * token_count) <> 0
+        ORDER BY wall_group_id, source_acl_id
+        ON CONFLICT (wall_group_id, source_acl_id) DO UPDATE
+            SET n_chunks = s.n_chunks + excluded.n_chunks,
+                n_document_tokens = s.n_document_tokens + excluded.n_document_tokens
+    ), lexemes AS (
+        INSERT INTO search_key_lexeme_stats AS l (lexeme, wall_group_id, source_acl_id, n_chunks)
+        SELECT lex, wall_group_id, source_acl_id, sum(sg)
+        FROM d, unnest(tsvector_to_array(body_tsv)) AS lex
+        GROUP BY lex, wall_group_id, source_acl_id HAVING sum(sg) <> 0
+        ORDER BY lex, wall_group_id, source_acl_id
+        ON CONFLICT (lexeme, wall_group_id, source_acl_id) DO UPDATE
+            SET n_chunks = l.n_chunks + excluded.n_chunks
+    )
+    INSERT INTO search_key_document_stats AS s
+        (document_id, wall_group_id, source_acl_id, n_chunks, n_tokens)
+    SELECT document_id, wall_group_id, source_acl_id, sum(sg), sum(sg * token_count) FROM d
+    GROUP BY document_id, wall_group_id, source_acl_id
+    HAVING sum(sg) <> 0 OR sum(sg * token_count) <> 0
+    ORDER BY document_id, wall_group_id, source_acl_id
+    ON CONFLICT (document_id, wall_group_id, source_acl_id) DO UPDATE
+        SET n_chunks = s.n_chunks + excluded.n_chunks, n_tokens = s.n_tokens + excluded.n_tokens;
+
+    DELETE FROM search_key_document_stats AS s
+    USING (SELECT DISTINCT document_id, wall_group_id, source_acl_id
+           FROM (
+        SELECT 1 AS sg, wall_group_id, source_acl_id, document_id, token_count, body_tsv FROM new_rows AS n
+        WHERE NOT n.suppressed
+          AND NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE o.chunk_id = n.chunk_id AND (o.wall_group_id, o.source_acl_id, o.suppressed, o.document_id, o.token_count, o.body) IS NOT DISTINCT FROM (n.wall_group_id, n.source_acl_id, n.suppressed, n.document_id, n.token_count, n.body))
+        UNION ALL
+        SELECT -1 AS sg, wall_group_id, source_acl_id, document_id, token_count, body_tsv FROM old_rows AS o
+        WHERE NOT o.suppressed
+          AND NOT EXISTS (SELECT 1 FROM new_rows AS n WHERE n.chunk_id = o.chunk_id AND (o.wall_group_id, o.source_acl_id, o.suppressed, o.document_id, o.token_count, o.body) IS NOT DISTINCT FROM (n.wall_group_id, n.source_acl_id, n.suppressed, n.document_id, n.token_count, n.body))
+) AS d WHERE sg < 0) AS e
+    WHERE s.document_id = e.document_id AND s.wall_group_id = e.wall_group_id
+      AND s.source_acl_id = e.source_acl_id AND s.n_chunks <= 0;
+    DELETE FROM search_key_lexeme_stats AS l
+    USING (SELECT DISTINCT lex, wall_group_id, source_acl_id
+           FROM (
+        SELECT 1 AS sg, wall_group_id, source_acl_id, document_id, token_count, body_tsv FROM new_rows AS n
+        WHERE NOT n.suppressed
+          AND NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE o.chunk_id = n.chunk_id AND (o.wall_group_id, o.source_acl_id, o.suppressed, o.document_id, o.token_count, o.body) IS NOT DISTINCT FROM (n.wall_group_id, n.source_acl_id, n.suppressed, n.document_id, n.token_count, n.body))
+        UNION ALL
+        SELECT -1 AS sg, wall_group_id, source_acl_id, document_id, token_count, body_tsv FROM old_rows AS o
+        WHERE NOT o.suppressed
+          AND NOT EXISTS (SELECT 1 FROM new_rows AS n WHERE n.chunk_id = o.chunk_id AND (o.wall_group_id, o.source_acl_id, o.suppressed, o.document_id, o.token_count, o.body) IS NOT DISTINCT FROM (n.wall_group_id, n.source_acl_id, n.suppressed, n.document_id, n.token_count, n.body))
+) AS d, unnest(tsvector_to_array(body_tsv)) AS lex
+           WHERE sg < 0) AS e
+    WHERE l.lexeme = e.lex AND l.wall_group_id = e.wall_group_id
+      AND l.source_acl_id = e.source_acl_id AND l.n_chunks <= 0;
+
+    RETURN NULL;
+END
+$$;
+
 -- FUNCTION public ewall_legal_normalize(text)
 
 CREATE FUNCTION public.ewall_legal_normalize(input text) RETURNS text
@@ -423,6 +620,66 @@ CREATE FUNCTION public.ewall_sparse_document_rank(chunk_ids text[], document_ids
         JOIN q ON q.lexeme = d.lexeme
         JOIN ddf AS f ON f.lexeme = d.lexeme
         LEFT JOIN search_document_stats AS s ON s.document_id = d.document_id
+        CROSS JOIN corpus
+        GROUP BY d.document_id
+    ), chunk_scores AS (
+        SELECT c.chunk_id, c.document_id, sum(q.weight * c.tf / (c.tf + 1.2)) AS own
+        FROM ctf AS c JOIN q ON q.lexeme = c.lexeme
+        GROUP BY c.chunk_id, c.document_id
+    )
+    SELECT cs.chunk_id,
+           docs.score / row_number() OVER (PARTITION BY cs.document_id
+                                           ORDER BY cs.own DESC, cs.chunk_id) AS relevance
+    FROM chunk_scores AS cs JOIN docs ON docs.document_id = cs.document_id
+    ORDER BY relevance DESC, cs.chunk_id
+    LIMIT n
+$$;
+
+-- FUNCTION public ewall_sparse_document_rank(text[], bigint[], tsvector[], text[], double precision[], double precision, double precision, integer, text[], text[])
+
+CREATE FUNCTION public.ewall_sparse_document_rank(chunk_ids text[], document_ids bigint[], tsvs tsvector[], lexemes text[], weights double precision[], k1 double precision, b double precision, n integer, wall_groups text[], source_acl_ids text[]) RETURNS TABLE(chunk_id text, relevance double precision)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    WITH visible AS (
+        SELECT coalesce(sum(k.n_documents), 0) AS n_docs,
+               coalesce(sum(k.n_document_tokens), 0) AS n_tokens
+        FROM search_key_stats AS k
+        WHERE k.wall_group_id = ANY(wall_groups) AND k.source_acl_id = ANY(source_acl_ids)
+    ), corpus AS (
+        SELECT greatest(n_docs, 1) AS n_docs,
+               greatest(n_tokens / nullif(n_docs, 0), 1) AS avgdl
+        FROM visible
+    ), q AS (
+        SELECT DISTINCT ON (w.lexeme) w.lexeme, w.weight
+        FROM unnest(lexemes, weights) AS w(lexeme, weight)
+        ORDER BY w.lexeme, w.weight DESC
+    ), ctf AS (
+        SELECT p.chunk_id, p.document_id, u.lexeme,
+               coalesce(array_length(u.positions, 1), 1) AS tf
+        FROM unnest(chunk_ids, document_ids, tsvs) AS p(chunk_id, document_id, tsv),
+             -- only the query's lexemes, before the unnest (a chunk has ~100 others)
+             unnest(ts_filter(setweight(setweight(p.tsv, 'D'), 'A', lexemes), '{a}')) AS u
+    ), dtf AS (
+        SELECT document_id, lexeme, sum(tf) AS tf FROM ctf GROUP BY document_id, lexeme
+    ), ddf AS (
+        SELECT lexeme, count(*) AS df FROM dtf GROUP BY lexeme
+    ), lengths AS (
+        -- a document's length as the person sees it (its chunks under allowed keys)
+        SELECT s.document_id, sum(s.n_tokens) AS n_tokens
+        FROM search_key_document_stats AS s
+        WHERE s.document_id IN (SELECT document_id FROM dtf)
+          AND s.wall_group_id = ANY(wall_groups) AND s.source_acl_id = ANY(source_acl_ids)
+        GROUP BY s.document_id
+    ), docs AS (
+        SELECT d.document_id,
+               sum(q.weight * ln(1 + (corpus.n_docs - f.df + 0.5) / (f.df + 0.5))
+                   * d.tf * (k1 + 1)
+                   / (d.tf + k1 * (1 - b + b * coalesce(s.n_tokens, corpus.avgdl)
+                                                / corpus.avgdl))) AS score
+        FROM dtf AS d
+        JOIN q ON q.lexeme = d.lexeme
+        JOIN ddf AS f ON f.lexeme = d.lexeme
+        LEFT JOIN lengths AS s ON s.document_id = d.document_id
         CROSS JOIN corpus
         GROUP BY d.document_id
     ), chunk_scores AS (
@@ -1024,6 +1281,35 @@ CREATE TABLE public.search_document_stats (
     n_tokens bigint NOT NULL
 );
 
+-- TABLE public search_key_document_stats
+
+CREATE TABLE public.search_key_document_stats (
+    document_id bigint NOT NULL,
+    wall_group_id text NOT NULL,
+    source_acl_id text NOT NULL,
+    n_chunks integer NOT NULL,
+    n_tokens bigint NOT NULL
+);
+
+-- TABLE public search_key_lexeme_stats
+
+CREATE TABLE public.search_key_lexeme_stats (
+    lexeme text NOT NULL,
+    wall_group_id text NOT NULL,
+    source_acl_id text NOT NULL,
+    n_chunks bigint NOT NULL
+);
+
+-- TABLE public search_key_stats
+
+CREATE TABLE public.search_key_stats (
+    wall_group_id text NOT NULL,
+    source_acl_id text NOT NULL,
+    n_chunks bigint DEFAULT 0 NOT NULL,
+    n_documents bigint DEFAULT 0 NOT NULL,
+    n_document_tokens numeric DEFAULT 0 NOT NULL
+);
+
 -- TABLE public search_synonyms
 
 CREATE TABLE public.search_synonyms (
@@ -1322,6 +1608,21 @@ ALTER TABLE ONLY public.retag_pending
 ALTER TABLE ONLY public.search_document_stats
     ADD CONSTRAINT pk_search_document_stats PRIMARY KEY (document_id);
 
+-- CONSTRAINT public search_key_document_stats pk_search_key_document_stats
+
+ALTER TABLE ONLY public.search_key_document_stats
+    ADD CONSTRAINT pk_search_key_document_stats PRIMARY KEY (document_id, wall_group_id, source_acl_id);
+
+-- CONSTRAINT public search_key_lexeme_stats pk_search_key_lexeme_stats
+
+ALTER TABLE ONLY public.search_key_lexeme_stats
+    ADD CONSTRAINT pk_search_key_lexeme_stats PRIMARY KEY (lexeme, wall_group_id, source_acl_id);
+
+-- CONSTRAINT public search_key_stats pk_search_key_stats
+
+ALTER TABLE ONLY public.search_key_stats
+    ADD CONSTRAINT pk_search_key_stats PRIMARY KEY (wall_group_id, source_acl_id);
+
 -- CONSTRAINT public search_synonyms pk_search_synonyms
 
 ALTER TABLE ONLY public.search_synonyms
@@ -1608,6 +1909,18 @@ CREATE TRIGGER chunks_document_stats_insert AFTER INSERT ON public.chunks REFERE
 
 CREATE TRIGGER chunks_document_stats_update AFTER UPDATE ON public.chunks REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_document_stats_after_update();
 
+-- TRIGGER public chunks chunks_key_stats_delete
+
+CREATE TRIGGER chunks_key_stats_delete AFTER DELETE ON public.chunks REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_key_stats_after_delete();
+
+-- TRIGGER public chunks chunks_key_stats_insert
+
+CREATE TRIGGER chunks_key_stats_insert AFTER INSERT ON public.chunks REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_key_stats_after_insert();
+
+-- TRIGGER public chunks chunks_key_stats_update
+
+CREATE TRIGGER chunks_key_stats_update AFTER UPDATE ON public.chunks REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_key_stats_after_update();
+
 -- TRIGGER public chunks chunks_stats_delete
 
 CREATE TRIGGER chunks_stats_delete AFTER DELETE ON public.chunks REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_chunks_after_delete();
@@ -1655,6 +1968,14 @@ CREATE TRIGGER search_document_stats_totals_insert AFTER INSERT ON public.search
 -- TRIGGER public search_document_stats search_document_stats_totals_update
 
 CREATE TRIGGER search_document_stats_totals_update AFTER UPDATE ON public.search_document_stats REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_document_totals_after_update();
+
+-- TRIGGER public search_key_document_stats search_key_documents_delete
+
+CREATE TRIGGER search_key_documents_delete AFTER DELETE ON public.search_key_document_stats REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_key_documents_after_delete();
+
+-- TRIGGER public search_key_document_stats search_key_documents_insert
+
+CREATE TRIGGER search_key_documents_insert AFTER INSERT ON public.search_key_document_stats REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_key_documents_after_insert();
 
 -- TRIGGER public search_synonyms search_synonyms_rule
 
@@ -2009,6 +2330,21 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.retag_pending TO ewall_writer;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.search_document_stats TO ewall_app;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.search_document_stats TO ewall_writer;
+
+-- ACL public TABLE search_key_document_stats
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.search_key_document_stats TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.search_key_document_stats TO ewall_writer;
+
+-- ACL public TABLE search_key_lexeme_stats
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.search_key_lexeme_stats TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.search_key_lexeme_stats TO ewall_writer;
+
+-- ACL public TABLE search_key_stats
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.search_key_stats TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.search_key_stats TO ewall_writer;
 
 -- ACL public TABLE search_synonyms
 

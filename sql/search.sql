@@ -37,21 +37,36 @@
 --                      allowed sets); false: it filters after the GIN scan. Either way the
 --                      predicate is there; only the index choice differs
 --   :rank_weights, :sparse_doc_k1, :sparse_doc_b   the sparse leg's document ranking
+--   :sparse_rank_cap   the most matches the sparse leg ranks; past it, whole documents in
+--                      the order of md5(document_id) (from the rows, not the heap order)
+--
+-- Non-interference (invariant 12): every statistic the sparse leg weighs comes from counts
+-- per access key (search_key_stats, search_key_lexeme_stats, search_key_document_stats,
+-- migration 20261203_0042; chunks that are not suppressed) summed over :wall_groups and
+-- :source_acl_ids, never from the global lexeme_stats / corpus_stats, so rows the person
+-- may not see change no ranking, cut or flag. Known limit: a matter pending re-tag is
+-- still counted under its chunks' current key (docs/design.md).
 --
 -- analyze_query (run first; it reads no chunks) turns the question into the sparse leg's
 -- inputs. It matches on the OR of the question's lexemes (AND semantics returns nothing for
 -- most natural-language questions) and keeps websearch operators when the user typed
--- them (ANDed with the same budgeted OR, so every form of question is bounded), applies synonyms with ts_rewrite, drops lexemes found in more than :common_df of
--- all chunks (and in more than 1,000: a small corpus costs nothing) and adds lexemes rarest first only while their summed document frequency
--- stays under :match_budget, so one question cannot make the leg rank half the corpus.
--- Ranking weighs the :rank_lexeme_limit most informative lexemes (idf x weight) with BM25
--- over documents (PostgreSQL's rankers have no IDF).
+-- them (ANDed with the same budgeted OR, so every form of question is bounded), applies
+-- synonyms with ts_rewrite, drops lexemes found in more than :common_df of the chunks the
+-- person may see (and in more than 1,000: a small corpus costs nothing) and adds lexemes
+-- rarest first only while their summed document frequency (among those chunks) stays under
+-- :match_budget, so one question cannot make the leg rank half the corpus. Ranking weighs
+-- the :rank_lexeme_limit most informative lexemes (idf x weight) with BM25 over documents
+-- (PostgreSQL's rankers have no IDF), N and the mean length also over the person's keys.
 
 -- name: analyze_query
 -- The question's sparse side, computed before the search so the planner sees the final
 -- tsquery as a constant (and can estimate it against the GIN statistics).
 WITH corpus AS (
-    SELECT greatest(n_chunks, 1) AS n FROM corpus_stats WHERE id = 1
+    -- the chunks the person may see (per access key, suppressed ones never counted)
+    SELECT greatest(coalesce(sum(k.n_chunks), 0), 1) AS n
+    FROM search_key_stats AS k
+    WHERE k.wall_group_id = ANY(CAST(:wall_groups AS text[]))
+      AND k.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
 ), query_tsq AS (
     -- OR of the question's lexemes, or the user's own operators (quotes, OR, -term)
     SELECT CASE WHEN :websearch
@@ -84,7 +99,14 @@ WITH corpus AS (
           FROM rewritten AS r,
                regexp_matches(CAST(r.tsq AS text), '(!?)''((?:[^'']|'''')+)''', 'g') AS x
           WHERE x[1] = '') AS m
-    LEFT JOIN lexeme_stats AS s ON s.lexeme = m.lexeme
+    -- document frequency among the chunks the person may see
+    LEFT JOIN LATERAL (
+        SELECT CAST(sum(k.n_chunks) AS bigint) AS ndoc
+        FROM search_key_lexeme_stats AS k
+        WHERE k.lexeme = m.lexeme
+          AND k.wall_group_id = ANY(CAST(:wall_groups AS text[]))
+          AND k.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
+    ) AS s ON true
 ), budgeted AS (
     -- rarest first: drop very common lexemes, stop when the match budget is spent
     SELECT lexeme, idf, df,
@@ -154,7 +176,9 @@ WITH policy AS (
     LIMIT :dense_candidates
 ), sparse_pool AS MATERIALIZED (
     -- Ranking reads every matching tsvector, so it is bounded: at most :sparse_rank_cap
-    -- allowed matches (only a question of very common words gets there).
+    -- allowed matches (only a question of very common words gets there). When more match,
+    -- the pool is whole documents in the order of a hash of their id: a choice made from the
+    -- visible rows alone, never from heap or index order (invariant 12).
     SELECT c.chunk_id, c.document_id, c.body_tsv
     FROM chunks c
     WHERE :use_sparse
@@ -176,10 +200,12 @@ WITH policy AS (
            OR c.modified_at >= CAST(:modified_from AS timestamptz))
       AND (CAST(:modified_to AS timestamptz) IS NULL
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
+    ORDER BY md5(CAST(c.document_id AS text)), c.chunk_id COLLATE "C"
     LIMIT :sparse_rank_cap
 ), sparse AS MATERIALIZED (
-    -- sparse ranking by document: BM25 over a document's candidate chunks
-    -- (ewall_sparse_document_rank, migration 20261201_0027)
+    -- sparse ranking by document: BM25 over a document's candidate chunks, with the
+    -- corpus figures of the person's allowed keys (ewall_sparse_document_rank, migrations
+    -- 20261201_0027 and 20261203_0042)
     SELECT r.chunk_id, r.relevance
     FROM ewall_sparse_document_rank(
              -- three aligned arrays: any one order serves, so the cheapest (bytewise)
@@ -192,9 +218,10 @@ WITH policy AS (
                    FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
              CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[]),
              CAST(:sparse_doc_k1 AS float8), CAST(:sparse_doc_b AS float8),
-             CAST(:sparse_candidates AS integer)) AS r
+             CAST(:sparse_candidates AS integer),
+             CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[])) AS r
     -- :use_sparse too: a constant false here means the function is never called (it reads
-    -- search_document_stats even for an empty pool)
+    -- search_key_stats even for an empty pool)
     WHERE :use_sparse
 ), dense_ranked AS (
     SELECT chunk_id, distance, row_number() OVER (ORDER BY distance, chunk_id) AS r FROM dense
@@ -294,7 +321,9 @@ WITH policy AS (
     LIMIT :dense_candidates
 ), sparse_pool AS MATERIALIZED (
     -- Ranking reads every matching tsvector, so it is bounded: at most :sparse_rank_cap
-    -- allowed matches (only a question of very common words gets there).
+    -- allowed matches (only a question of very common words gets there). When more match,
+    -- the pool is whole documents in the order of a hash of their id: a choice made from the
+    -- visible rows alone, never from heap or index order (invariant 12).
     SELECT c.chunk_id, c.document_id, c.body_tsv
     FROM chunks c
     WHERE :use_sparse
@@ -316,10 +345,12 @@ WITH policy AS (
            OR c.modified_at >= CAST(:modified_from AS timestamptz))
       AND (CAST(:modified_to AS timestamptz) IS NULL
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
+    ORDER BY md5(CAST(c.document_id AS text)), c.chunk_id COLLATE "C"
     LIMIT :sparse_rank_cap
 ), sparse AS MATERIALIZED (
-    -- sparse ranking by document: BM25 over a document's candidate chunks
-    -- (ewall_sparse_document_rank, migration 20261201_0027)
+    -- sparse ranking by document: BM25 over a document's candidate chunks, with the
+    -- corpus figures of the person's allowed keys (ewall_sparse_document_rank, migrations
+    -- 20261201_0027 and 20261203_0042)
     SELECT r.chunk_id, r.relevance
     FROM ewall_sparse_document_rank(
              -- three aligned arrays: any one order serves, so the cheapest (bytewise)
@@ -332,9 +363,10 @@ WITH policy AS (
                    FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
              CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[]),
              CAST(:sparse_doc_k1 AS float8), CAST(:sparse_doc_b AS float8),
-             CAST(:sparse_candidates AS integer)) AS r
+             CAST(:sparse_candidates AS integer),
+             CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[])) AS r
     -- :use_sparse too: a constant false here means the function is never called (it reads
-    -- search_document_stats even for an empty pool)
+    -- search_key_stats even for an empty pool)
     WHERE :use_sparse
 ), dense_ranked AS (
     SELECT chunk_id, distance, row_number() OVER (ORDER BY distance, chunk_id) AS r FROM dense
@@ -406,10 +438,12 @@ ORDER BY hit.score DESC NULLS LAST,
          hit.chunk_id
 
 -- name: group_sizes
--- Allowed rows (upper bound: includes pending/suppressed) and the corpus size, for the
--- dense strategy choice. Stats tables, never count(*) over the allowed set.
-SELECT coalesce((SELECT sum(n_chunks) FROM wall_group_sizes
-                 WHERE wall_group_id = ANY(CAST(:wall_groups AS text[]))), 0) AS allowed,
+-- Allowed rows (the person's access keys, suppressed chunks left out; an upper bound only
+-- while a matter is pending re-tag) and the corpus size, for the dense strategy choice.
+-- Stats tables, never count(*) over the allowed set.
+SELECT coalesce((SELECT sum(n_chunks) FROM search_key_stats
+                 WHERE wall_group_id = ANY(CAST(:wall_groups AS text[]))
+                   AND source_acl_id = ANY(CAST(:source_acl_ids AS text[]))), 0) AS allowed,
        (SELECT n_chunks FROM corpus_stats WHERE id = 1) AS total
 
 -- name: hnsw_settings

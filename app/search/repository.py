@@ -40,10 +40,16 @@ class Synonym:
     created_at: datetime
 
 
-def group_sizes(conn: Connection, wall_groups: str | list[str]) -> GroupSizes:
-    """Allowed rows (an upper bound) and the corpus size, from the statistics tables.
-    ``wall_groups``: a list or its text[] literal (app/db/params.py)."""
-    row = conn.execute(sqlfiles.prepared(BLOCKS["group_sizes"]), {"wall_groups": wall_groups}).one()
+def group_sizes(
+    conn: Connection, wall_groups: str | list[str], source_acl_ids: list[str]
+) -> GroupSizes:
+    """Allowed rows (the person's access keys; an upper bound while a matter is pending
+    re-tag) and the corpus size, from the statistics tables. ``wall_groups``: a list or its
+    text[] literal (app/db/params.py)."""
+    row = conn.execute(
+        sqlfiles.prepared(BLOCKS["group_sizes"]),
+        {"wall_groups": wall_groups, "source_acl_ids": source_acl_ids},
+    ).one()
     return GroupSizes(int(row.allowed or 0), int(row.total or 0))
 
 

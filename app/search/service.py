@@ -193,7 +193,9 @@ def run_search(
         )
         access = access_for(conn, resolution)
         apply(conn, access)
-        sizes = repository.group_sizes(conn, text_array(access.wall_groups))
+        wall_groups = text_array(access.wall_groups)
+        source_acl_ids = list(access.source_acl_ids)
+        sizes = repository.group_sizes(conn, wall_groups, source_acl_ids)
         plan = choose_plan(
             settings,
             sizes.allowed,
@@ -201,14 +203,23 @@ def run_search(
             dense_candidates,
             request.filters,
         )
+        # the sparse leg's statistics are those of the rows this person may see (invariant 12)
         analysis = (
-            analyze_configured(conn, request.query, websearch) if use_sparse else EMPTY_ANALYSIS
+            analyze_configured(
+                conn,
+                request.query,
+                websearch,
+                wall_groups=wall_groups,
+                source_acl_ids=source_acl_ids,
+            )
+            if use_sparse
+            else EMPTY_ANALYSIS
         )
         params: dict[str, Any] = {
             "qvec": qvec,
             **analysis,
-            "wall_groups": text_array(access.wall_groups),
-            "source_acl_ids": list(access.source_acl_ids),
+            "wall_groups": wall_groups,
+            "source_acl_ids": source_acl_ids,
             "policy_version": access.policy_version,
             "doc_types": [d.strip().lower() for d in filters.doc_types]
             if filters.doc_types
@@ -236,7 +247,16 @@ def run_search(
             if request.mode == "sparse" and _sparse_short(rows, request.k, analysis):
                 # The match budget or the common-lexeme guard may have cut matches the
                 # person may see: a full top-k wins over speed here.
-                params.update(analyze_configured(conn, request.query, websearch, full=True))
+                params.update(
+                    analyze_configured(
+                        conn,
+                        request.query,
+                        websearch,
+                        wall_groups=wall_groups,
+                        source_acl_ids=source_acl_ids,
+                        full=True,
+                    )
+                )
                 rows, strategy = _execute(conn, plan, params, use_dense)
                 strategy += "+full-sparse"
         except StalePolicy as stale:
@@ -290,13 +310,20 @@ def analyze_query(
     common_df: float,
     match_budget: int,
     *,
+    wall_groups: str | list[str],
+    source_acl_ids: list[str],
     synonym_weight: float = 1.0,
     rank_lexeme_limit: int = RANK_LEXEME_LIMIT,
 ) -> dict[str, Any]:
+    """The sparse leg's inputs for ``query``. Every statistic it weighs (document
+    frequencies, the corpus size) is summed over the access keys the person may see:
+    ``wall_groups`` (a list or its text[] literal) and ``source_acl_ids``."""
     out = repository.analyze_query(
         conn,
         {
             "query": query,
+            "wall_groups": wall_groups,
+            "source_acl_ids": source_acl_ids,
             "websearch": websearch,
             "common_df": common_df,
             "match_budget": match_budget,
@@ -310,7 +337,13 @@ def analyze_query(
 
 
 def analyze_configured(
-    conn: Connection, query: str, websearch: bool, *, full: bool = False
+    conn: Connection,
+    query: str,
+    websearch: bool,
+    *,
+    wall_groups: str | list[str],
+    source_acl_ids: list[str],
+    full: bool = False,
 ) -> dict[str, Any]:
     """``analyze_query`` with the bounds a search runs with; ``full``: without the
     common-lexeme cut and the match budget (a sparse search that came back short)."""
@@ -320,6 +353,8 @@ def analyze_configured(
         websearch,
         1.0 if full else SPARSE_COMMON_DF,
         1 << 62 if full else SPARSE_MATCH_BUDGET,
+        wall_groups=wall_groups,
+        source_acl_ids=source_acl_ids,
         synonym_weight=SYNONYM_WEIGHT,
     )
 

@@ -69,11 +69,11 @@ def test_the_rls_settings_carry_exactly_the_allowed_groups(db: DbHandle) -> None
 def test_marked_statements_are_prepared_once_and_others_never(db: DbHandle) -> None:
     with db.database.transaction() as conn:
         for _ in range(10):  # beyond psycopg's usual auto-prepare threshold of 5
-            search_repository.group_sizes(conn, text_array(("wg-1", "wg-2")))
+            search_repository.group_sizes(conn, text_array(("wg-1", "wg-2")), ["acl-1"])
             search_repository.list_synonyms(conn)
         prepared = _prepared(conn)
     assert len(prepared) == 1, prepared
-    assert "FROM wall_group_sizes" in prepared[0]
+    assert "FROM search_key_stats" in prepared[0]
     assert "search_synonyms" not in prepared[0]
 
 
@@ -82,7 +82,7 @@ def test_with_prepare_off_nothing_is_prepared(db: DbHandle) -> None:
     try:
         with plain.transaction() as conn:
             for _ in range(10):
-                search_repository.group_sizes(conn, ["wg-1"])
+                search_repository.group_sizes(conn, ["wg-1"], ["acl-1"])
             assert _prepared(conn) == []
     finally:
         plain.dispose()
@@ -111,7 +111,7 @@ def test_searches_prepare_their_fixed_statements_but_never_the_search_itself(
         for conn in conns:
             conn.close()
     assert any("audit_retrievals" in s for s in seen), seen
-    assert any("corpus_stats" in s and "query_tsq" in s for s in seen), seen  # analyze_query
+    assert any("search_key_stats" in s and "query_tsq" in s for s in seen), seen  # analysis
     assert not any("dense AS MATERIALIZED" in s for s in seen), "a search statement was prepared"
     with db.database.connect() as conn:
         assert chain.verify_chain(conn, "retrievals").ok

@@ -55,7 +55,16 @@ def test_stored_rules_equal_the_computed_ones_through_edits(db: DbHandle) -> Non
 def _weights(db: DbHandle, question: str, synonym_weight: float) -> dict[str, float]:
     """The document ranking's weight per ranking lexeme of ``question``."""
     with db.database.engine.connect() as conn:
-        out = analyze_query(conn, question, False, 1.0, 1 << 62, synonym_weight=synonym_weight)
+        out = analyze_query(
+            conn,
+            question,
+            False,
+            1.0,
+            1 << 62,
+            wall_groups=["open"],
+            source_acl_ids=["public"],
+            synonym_weight=synonym_weight,
+        )
     return dict(zip(out["rank_lexemes"], out["rank_weights"], strict=True))
 
 

@@ -5,13 +5,17 @@ question of the same words keeps to."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import psycopg
 import pytest
+from sqlalchemy import Connection
 
-from app.search.service import analyze_query
+from app.search.service import analyze_query as service_analyze_query
 from tests.conftest import DbHandle
 
 RARE, MID, COMMON, COMMON2 = "octrooi", "aansprakelijkheid", "huurovereenkomst", "opgezegd"
+KEY = ("open", "public")  # the access key (wall group, source ACL) of the statistics
 
 
 def _lexeme(conn: psycopg.Connection, word: str) -> str:
@@ -24,20 +28,36 @@ def _lexeme(conn: psycopg.Connection, word: str) -> str:
 def stats(db: DbHandle) -> None:
     """A corpus of 100,000 chunks in which each common word's lexeme is in half of them, the
     middle one's in 2,000 and the rare one's in ten (the statistics the analysis reads, as
-    the stats job writes them). Rarest first, a budget of 1,000 takes the rare and the middle
-    lexeme (the sum before each is under it) and stops before the common one."""
+    the triggers write them, under the one access key the questions below are asked with).
+    Rarest first, a budget of 1,000 takes the rare and the middle lexeme (the sum before
+    each is under it) and stops before the common one."""
     with psycopg.connect(db.superuser_url) as conn:
-        conn.execute("UPDATE corpus_stats SET n_chunks = 100000 WHERE id = 1")
         conn.execute(
-            "INSERT INTO lexeme_stats (lexeme, ndoc) "
-            "VALUES (%s, 10), (%s, 2000), (%s, 50000), (%s, 50000)",
-            (
-                _lexeme(conn, RARE),
-                _lexeme(conn, MID),
-                _lexeme(conn, COMMON),
-                _lexeme(conn, COMMON2),
-            ),
+            "INSERT INTO search_key_stats (wall_group_id, source_acl_id, n_chunks) "
+            "VALUES (%s, %s, 100000)",
+            KEY,
         )
+        for word, n in ((RARE, 10), (MID, 2000), (COMMON, 50000), (COMMON2, 50000)):
+            conn.execute(
+                "INSERT INTO search_key_lexeme_stats "
+                "(lexeme, wall_group_id, source_acl_id, n_chunks) VALUES (%s, %s, %s, %s)",
+                (_lexeme(conn, word), *KEY, n),
+            )
+
+
+def analyze_query(
+    conn: Connection, query: str, websearch: bool, common_df: float, match_budget: int
+) -> dict[str, Any]:
+    """The analysis for a person who may see the key the statistics above are under."""
+    return service_analyze_query(
+        conn,
+        query,
+        websearch,
+        common_df,
+        match_budget,
+        wall_groups=[KEY[0]],
+        source_acl_ids=[KEY[1]],
+    )
 
 
 def _matches(db: DbHandle, match_tsq: str, words: str) -> bool:
