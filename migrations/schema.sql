@@ -587,54 +587,6 @@ CREATE FUNCTION public.ewall_query_lexemes(query text) RETURNS text[]
         to_tsvector('ewall_nl'::regconfig, ewall_legal_normalize(query))), '{}')
 $$;
 
--- FUNCTION public ewall_sparse_document_rank(text[], bigint[], tsvector[], text[], double precision[], double precision, double precision, integer)
-
-CREATE FUNCTION public.ewall_sparse_document_rank(chunk_ids text[], document_ids bigint[], tsvs tsvector[], lexemes text[], weights double precision[], k1 double precision, b double precision, n integer) RETURNS TABLE(chunk_id text, relevance double precision)
-    LANGUAGE sql STABLE PARALLEL SAFE
-    AS $$
-    WITH corpus AS (
-        SELECT greatest(n_documents, 1) AS n_docs,
-               greatest(n_document_tokens / nullif(n_documents, 0), 1) AS avgdl
-        FROM corpus_stats WHERE id = 1
-    ), q AS (
-        SELECT DISTINCT ON (w.lexeme) w.lexeme, w.weight
-        FROM unnest(lexemes, weights) AS w(lexeme, weight)
-        ORDER BY w.lexeme, w.weight DESC
-    ), ctf AS (
-        SELECT p.chunk_id, p.document_id, u.lexeme,
-               coalesce(array_length(u.positions, 1), 1) AS tf
-        FROM unnest(chunk_ids, document_ids, tsvs) AS p(chunk_id, document_id, tsv),
-             -- only the query's lexemes, before the unnest (a chunk has ~100 others)
-             unnest(ts_filter(setweight(setweight(p.tsv, 'D'), 'A', lexemes), '{a}')) AS u
-    ), dtf AS (
-        SELECT document_id, lexeme, sum(tf) AS tf FROM ctf GROUP BY document_id, lexeme
-    ), ddf AS (
-        SELECT lexeme, count(*) AS df FROM dtf GROUP BY lexeme
-    ), docs AS (
-        SELECT d.document_id,
-               sum(q.weight * ln(1 + (corpus.n_docs - f.df + 0.5) / (f.df + 0.5))
-                   * d.tf * (k1 + 1)
-                   / (d.tf + k1 * (1 - b + b * coalesce(s.n_tokens, corpus.avgdl)
-                                                / corpus.avgdl))) AS score
-        FROM dtf AS d
-        JOIN q ON q.lexeme = d.lexeme
-        JOIN ddf AS f ON f.lexeme = d.lexeme
-        LEFT JOIN search_document_stats AS s ON s.document_id = d.document_id
-        CROSS JOIN corpus
-        GROUP BY d.document_id
-    ), chunk_scores AS (
-        SELECT c.chunk_id, c.document_id, sum(q.weight * c.tf / (c.tf + 1.2)) AS own
-        FROM ctf AS c JOIN q ON q.lexeme = c.lexeme
-        GROUP BY c.chunk_id, c.document_id
-    )
-    SELECT cs.chunk_id,
-           docs.score / row_number() OVER (PARTITION BY cs.document_id
-                                           ORDER BY cs.own DESC, cs.chunk_id) AS relevance
-    FROM chunk_scores AS cs JOIN docs ON docs.document_id = cs.document_id
-    ORDER BY relevance DESC, cs.chunk_id
-    LIMIT n
-$$;
-
 -- FUNCTION public ewall_sparse_document_rank(text[], bigint[], tsvector[], text[], double precision[], double precision, double precision, integer, text[], text[])
 
 CREATE FUNCTION public.ewall_sparse_document_rank(chunk_ids text[], document_ids bigint[], tsvs tsvector[], lexemes text[], weights double precision[], k1 double precision, b double precision, n integer, wall_groups text[], source_acl_ids text[]) RETURNS TABLE(chunk_id text, relevance double precision)

@@ -31,13 +31,15 @@ current key (docs/design.md, known limits).
 
 The global tables stay (the dense strategy's corpus size, the layout advice's row count,
 bench); the search no longer reads ``lexeme_stats`` or the document figures of
-``corpus_stats``. The ranking function of revision 0033 (eight arguments) stays for older
-statement texts that bench compares against.
+``corpus_stats``. The ranking of revision 0033 (eight arguments, global figures) is dropped:
+nothing calls it; the downgrade puts it back.
 """
 
 from collections.abc import Sequence
 
 from alembic import context, op
+
+from app.db.function_sources import apply_function_source
 
 revision: str = "20261203_0042"
 down_revision: str | None = "20261203_0041"
@@ -75,121 +77,10 @@ CREATE TABLE search_key_document_stats (
 );
 """
 
-# The chunks a statement adds (sg = 1) or takes away (sg = -1) from the statistics: only
-# chunks that are not suppressed count. For an update, a row whose counted columns are all
-# unchanged is no change (a re-embed updates every chunk and must not recount its lexemes).
-SAME = (
-    "(o.wall_group_id, o.source_acl_id, o.suppressed, o.document_id, o.token_count, o.body) "
-    "IS NOT DISTINCT FROM "
-    "(n.wall_group_id, n.source_acl_id, n.suppressed, n.document_id, n.token_count, n.body)"
-)
-COLUMNS = "wall_group_id, source_acl_id, document_id, token_count, body_tsv"
-INSERTED = f"SELECT 1 AS sg, {COLUMNS} FROM new_rows WHERE NOT suppressed"
-DELETED = f"SELECT -1 AS sg, {COLUMNS} FROM old_rows WHERE NOT suppressed"
-UPDATED = f"""
-        SELECT 1 AS sg, {COLUMNS} FROM new_rows AS n
-        WHERE NOT n.suppressed
-          AND NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE o.chunk_id = n.chunk_id AND {SAME})
-        UNION ALL
-        SELECT -1 AS sg, {COLUMNS} FROM old_rows AS o
-        WHERE NOT o.suppressed
-          AND NOT EXISTS (SELECT 1 FROM new_rows AS n WHERE n.chunk_id = o.chunk_id AND {SAME})
-"""
-
-
-def _apply(delta: str) -> str:
-    """One statement that moves the three tables by ``delta``; rows in key order, as the
-    other statistics triggers, so concurrent writers cannot deadlock."""
-    return f"""
-    WITH d AS MATERIALIZED ({delta}
-    ), keys AS (
-        INSERT INTO search_key_stats AS s
-            (wall_group_id, source_acl_id, n_chunks, n_document_tokens)
-        SELECT wall_group_id, source_acl_id, sum(sg), sum(sg * token_count) FROM d
-        GROUP BY wall_group_id, source_acl_id
-        HAVING sum(sg) <> 0 OR sum(sg * token_count) <> 0
-        ORDER BY wall_group_id, source_acl_id
-        ON CONFLICT (wall_group_id, source_acl_id) DO UPDATE
-            SET n_chunks = s.n_chunks + excluded.n_chunks,
-                n_document_tokens = s.n_document_tokens + excluded.n_document_tokens
-    ), lexemes AS (
-        INSERT INTO search_key_lexeme_stats AS l (lexeme, wall_group_id, source_acl_id, n_chunks)
-        SELECT lex, wall_group_id, source_acl_id, sum(sg)
-        FROM d, unnest(tsvector_to_array(body_tsv)) AS lex
-        GROUP BY lex, wall_group_id, source_acl_id HAVING sum(sg) <> 0
-        ORDER BY lex, wall_group_id, source_acl_id
-        ON CONFLICT (lexeme, wall_group_id, source_acl_id) DO UPDATE
-            SET n_chunks = l.n_chunks + excluded.n_chunks
-    )
-    INSERT INTO search_key_document_stats AS s
-        (document_id, wall_group_id, source_acl_id, n_chunks, n_tokens)
-    SELECT document_id, wall_group_id, source_acl_id, sum(sg), sum(sg * token_count) FROM d
-    GROUP BY document_id, wall_group_id, source_acl_id
-    HAVING sum(sg) <> 0 OR sum(sg * token_count) <> 0
-    ORDER BY document_id, wall_group_id, source_acl_id
-    ON CONFLICT (document_id, wall_group_id, source_acl_id) DO UPDATE
-        SET n_chunks = s.n_chunks + excluded.n_chunks, n_tokens = s.n_tokens + excluded.n_tokens;
-"""
-
-
-def _remove_empty(delta: str) -> str:
-    """Rows a statement emptied leave the tables (a re-tag empties the old group's)."""
-    return f"""
-    DELETE FROM search_key_document_stats AS s
-    USING (SELECT DISTINCT document_id, wall_group_id, source_acl_id
-           FROM ({delta}) AS d WHERE sg < 0) AS e
-    WHERE s.document_id = e.document_id AND s.wall_group_id = e.wall_group_id
-      AND s.source_acl_id = e.source_acl_id AND s.n_chunks <= 0;
-    DELETE FROM search_key_lexeme_stats AS l
-    USING (SELECT DISTINCT lex, wall_group_id, source_acl_id
-           FROM ({delta}) AS d, unnest(tsvector_to_array(body_tsv)) AS lex
-           WHERE sg < 0) AS e
-    WHERE l.lexeme = e.lex AND l.wall_group_id = e.wall_group_id
-      AND l.source_acl_id = e.source_acl_id AND l.n_chunks <= 0;
-"""
-
-
-def _trigger_function(name: str, body: str) -> str:
-    return f"""
-CREATE FUNCTION {name}() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
-BEGIN
-{body}
-    RETURN NULL;
-END
-$fn$;
-"""
-
-
-TRIGGERS = (
-    _trigger_function("ewall_key_stats_after_insert", _apply(INSERTED))
-    + _trigger_function("ewall_key_stats_after_delete", _apply(DELETED) + _remove_empty(DELETED))
-    + _trigger_function("ewall_key_stats_after_update", _apply(UPDATED) + _remove_empty(UPDATED))
-    + r"""
--- a key's document count: the document rows it holds
-CREATE FUNCTION ewall_key_documents_after_insert() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
-BEGIN
-    INSERT INTO search_key_stats AS s (wall_group_id, source_acl_id, n_documents)
-    SELECT wall_group_id, source_acl_id, count(*) FROM new_rows
-    GROUP BY wall_group_id, source_acl_id ORDER BY wall_group_id, source_acl_id
-    ON CONFLICT (wall_group_id, source_acl_id) DO UPDATE
-        SET n_documents = s.n_documents + excluded.n_documents;
-    RETURN NULL;
-END
-$fn$;
-
-CREATE FUNCTION ewall_key_documents_after_delete() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
-BEGIN
-    UPDATE search_key_stats AS s SET n_documents = s.n_documents - d.n
-    FROM (SELECT wall_group_id, source_acl_id, count(*) AS n FROM old_rows
-          GROUP BY wall_group_id, source_acl_id ORDER BY wall_group_id, source_acl_id) AS d
-    WHERE s.wall_group_id = d.wall_group_id AND s.source_acl_id = d.source_acl_id;
-    RETURN NULL;
-END
-$fn$;
-
+# The trigger functions (ewall_key_stats_after_insert/_delete/_update,
+# ewall_key_documents_after_insert/_delete) are sql/functions/key_stats.v1.sql; the ranking
+# that reads the per-key figures is sql/functions/sparse_document_rank.v3.sql.
+TRIGGERS = r"""
 CREATE TRIGGER chunks_key_stats_insert AFTER INSERT ON chunks
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
     EXECUTE FUNCTION ewall_key_stats_after_insert();
@@ -206,72 +97,11 @@ CREATE TRIGGER search_key_documents_delete AFTER DELETE ON search_key_document_s
     REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT
     EXECUTE FUNCTION ewall_key_documents_after_delete();
 """
-)
 
-# The document ranking of revision 0027 with BM25's corpus figures (document count, mean
-# length) and each document's length summed over the person's allowed keys only. Document
-# frequency is counted in the pool, which holds only chunks the person may see.
-RANKING = r"""
-CREATE FUNCTION ewall_sparse_document_rank(
-    chunk_ids text[], document_ids bigint[], tsvs tsvector[],
-    lexemes text[], weights float8[], k1 float8, b float8, n integer,
-    wall_groups text[], source_acl_ids text[]
-) RETURNS TABLE (chunk_id text, relevance float8)
-LANGUAGE sql STABLE PARALLEL SAFE AS $fn$
-    WITH visible AS (
-        SELECT coalesce(sum(k.n_documents), 0) AS n_docs,
-               coalesce(sum(k.n_document_tokens), 0) AS n_tokens
-        FROM search_key_stats AS k
-        WHERE k.wall_group_id = ANY(wall_groups) AND k.source_acl_id = ANY(source_acl_ids)
-    ), corpus AS (
-        SELECT greatest(n_docs, 1) AS n_docs,
-               greatest(n_tokens / nullif(n_docs, 0), 1) AS avgdl
-        FROM visible
-    ), q AS (
-        SELECT DISTINCT ON (w.lexeme) w.lexeme, w.weight
-        FROM unnest(lexemes, weights) AS w(lexeme, weight)
-        ORDER BY w.lexeme, w.weight DESC
-    ), ctf AS (
-        SELECT p.chunk_id, p.document_id, u.lexeme,
-               coalesce(array_length(u.positions, 1), 1) AS tf
-        FROM unnest(chunk_ids, document_ids, tsvs) AS p(chunk_id, document_id, tsv),
-             -- only the query's lexemes, before the unnest (a chunk has ~100 others)
-             unnest(ts_filter(setweight(setweight(p.tsv, 'D'), 'A', lexemes), '{a}')) AS u
-    ), dtf AS (
-        SELECT document_id, lexeme, sum(tf) AS tf FROM ctf GROUP BY document_id, lexeme
-    ), ddf AS (
-        SELECT lexeme, count(*) AS df FROM dtf GROUP BY lexeme
-    ), lengths AS (
-        -- a document's length as the person sees it (its chunks under allowed keys)
-        SELECT s.document_id, sum(s.n_tokens) AS n_tokens
-        FROM search_key_document_stats AS s
-        WHERE s.document_id IN (SELECT document_id FROM dtf)
-          AND s.wall_group_id = ANY(wall_groups) AND s.source_acl_id = ANY(source_acl_ids)
-        GROUP BY s.document_id
-    ), docs AS (
-        SELECT d.document_id,
-               sum(q.weight * ln(1 + (corpus.n_docs - f.df + 0.5) / (f.df + 0.5))
-                   * d.tf * (k1 + 1)
-                   / (d.tf + k1 * (1 - b + b * coalesce(s.n_tokens, corpus.avgdl)
-                                                / corpus.avgdl))) AS score
-        FROM dtf AS d
-        JOIN q ON q.lexeme = d.lexeme
-        JOIN ddf AS f ON f.lexeme = d.lexeme
-        LEFT JOIN lengths AS s ON s.document_id = d.document_id
-        CROSS JOIN corpus
-        GROUP BY d.document_id
-    ), chunk_scores AS (
-        SELECT c.chunk_id, c.document_id, sum(q.weight * c.tf / (c.tf + 1.2)) AS own
-        FROM ctf AS c JOIN q ON q.lexeme = c.lexeme
-        GROUP BY c.chunk_id, c.document_id
-    )
-    SELECT cs.chunk_id,
-           docs.score / row_number() OVER (PARTITION BY cs.document_id
-                                           ORDER BY cs.own DESC, cs.chunk_id) AS relevance
-    FROM chunk_scores AS cs JOIN docs ON docs.document_id = cs.document_id
-    ORDER BY relevance DESC, cs.chunk_id
-    LIMIT n
-$fn$;
+# version 2 of the ranking (eight arguments, global corpus figures) has no caller left
+DROP_GLOBAL_RANKING = r"""
+DROP FUNCTION ewall_sparse_document_rank(
+    text[], bigint[], tsvector[], text[], float8[], float8, float8, integer);
 """
 
 # The backfill reads chunks: a migration role that is not a superuser passes the chunks
@@ -328,8 +158,15 @@ def _run(statement: str) -> None:
 def upgrade() -> None:
     role = _app_role()
     _run(CREATE_TABLES)
+    apply_function_source(
+        "key_stats.v1.sql", "181d726bc2c1f952d49c59520ae64b0061a7d1570d79470de710e6c71650b74e"
+    )
     _run(TRIGGERS)
-    _run(RANKING)
+    _run(DROP_GLOBAL_RANKING)
+    apply_function_source(
+        "sparse_document_rank.v3.sql",
+        "58de266a77bf9b068e0e7aad43e765e3f94b762fe4fd3ff64f8d0530eddc258a",
+    )
     _run(BACKFILL)
     for table in TABLES:
         # searches read them; the chunk triggers run as the writing role (the service role,
@@ -340,3 +177,8 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     _run(DOWNGRADE)
+    # the ranking as revision 0033 applied it
+    apply_function_source(
+        "sparse_document_rank.v2.sql",
+        "1994dbbea5467829f1ff03c4b170d7d1f1138a1bb55e55c340eb3a861430f9d9",
+    )

@@ -287,5 +287,5 @@ def test_downgrades_put_back_the_versions_their_revisions_replaced(
     assert "ewall_document_totals_after_insert" not in before_0033
     migrate.upgrade(url, app_role=pg.APP_ROLE, embedding_dim=settings.embedding_dim)
     at_head = _bodies(url)
-    assert at_head[rank] == sources["sparse_document_rank.v2.sql"][rank]
+    assert at_head[rank] == sources["sparse_document_rank.v3.sql"][rank]
     assert "ewall_sparse_feedback_rank" not in at_head
