@@ -56,7 +56,7 @@ def _weights(db: DbHandle, question: str, synonym_weight: float) -> dict[str, fl
     """The document ranking's weight per ranking lexeme of ``question``."""
     with db.database.engine.connect() as conn:
         out = analyze_query(conn, question, False, 1.0, 1 << 62, synonym_weight=synonym_weight)
-    return dict(zip(out["rank_lexemes"], out["rank_weights"], strict=True))
+    return dict(zip(out.rank_lexemes, out.rank_weights, strict=True))
 
 
 def test_lexemes_a_synonym_adds_weigh_less_than_the_question_s_own(db: DbHandle) -> None:
