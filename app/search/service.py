@@ -31,7 +31,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -125,9 +125,9 @@ class SearchResult:
     rows: list[repository.Hit]
     access: Access
     session: SessionBinding
+    at: datetime  # the instant access was resolved for
+    query_model: str | None  # the model the query vector came from (the audit row's)
     read_from: str = replicas.PRIMARY  # who ran the statement: "primary" or a replica's name
-    at: datetime = field(default_factory=chain.now_utc)  # when access was resolved
-    query_model: str | None = None  # the model the query vector came from
 
 
 @dataclass(frozen=True)
@@ -345,8 +345,8 @@ def _find(
             found.hits,
             access,
             session,
-            at=at,
-            query_model=query_model,
+            at,
+            query_model,
         )
     raise AppError(
         "policy_changing",
