@@ -30,7 +30,8 @@ import math
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -218,7 +219,8 @@ def run_search(
 
 def _audit(conn: Connection, row: dict[str, Any], results: list[dict[str, Any]]) -> None:
     """The audit row, in the search's own transaction on the primary."""
-    _appending(lambda: chain.append_retrieval(conn, row, results))
+    with _audit_unavailable_on_error():
+        chain.append_retrieval(conn, row, results)
 
 
 def _search_on_replica(
@@ -237,7 +239,8 @@ def _search_on_replica(
         found = _find(conn, resources, principal, request, qvec, session, started, snapshot)
     # the replica's transaction has ended: from here on a replica failure changes nothing
     row, results = _audit_row(principal, request, found, purpose)
-    _appending(lambda: replicas.fenced_append(resources.database, row, results, found.access))
+    with _audit_unavailable_on_error():
+        replicas.fenced_append(resources.database, row, results, found.access)
     _count_search(resources, request, found)
     found.read_from = replica.name
     return found
@@ -507,9 +510,11 @@ def _count_search(resources: Resources, request: SearchIn, result: SearchResult)
         metrics.searches.labels(request.mode, result.strategy).inc()
 
 
-def _appending(append: Callable[[], object]) -> None:
+@contextmanager
+def _audit_unavailable_on_error() -> Iterator[None]:
+    """A database error while appending the audit row: 503, and the search returns nothing."""
     try:
-        append()
+        yield
     except DBAPIError as exc:
         # the error's parameters hold the query and the access sets: types and frames only
         log.error(  # noqa: TRY400 (log.exception would log the message and its parameters)
