@@ -39,8 +39,9 @@ from app.auth.service import Principal, issue_dev_token
 from app.db import migrate
 from app.db.engine import Database, DatabaseUrls
 from app.search import replica as replica_search
+from app.search import service as search_service
 from app.search.schemas import SearchIn
-from app.search.service import embed_query
+from app.search.service import SearchResult, embed_query
 from app.settings import Settings
 from app.walls.access import Access
 from bench.common import Latency, console, fmt_ms, fmt_ratio, quiet_logging, write_json
@@ -173,10 +174,10 @@ def row_for(result: Any, person: str, query: str) -> tuple[dict[str, Any], list[
     results = [
         {
             "rank": i,
-            "chunk_id": h["chunk_id"],
-            "matter_id": h["matter_id"],
-            "content_sha256": h["content_sha256"],
-            "score": float(h["score"]),
+            "chunk_id": h.chunk_id,
+            "matter_id": h.matter_id,
+            "content_sha256": h.content_sha256,
+            "score": float(h.score),
         }
         for i, h in enumerate(result.rows, start=1)
     ]
@@ -261,12 +262,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             vectors = {q: embed_query(embedder, q) for q in queries}
             principal = Principal("screened@firm.nl", frozenset({"lawyer"}))
 
-            def search(query: str, *, use_replica: bool) -> tuple[Any, str]:
+            def search(query: str, *, use_replica: bool) -> tuple[SearchResult, str]:
                 resources.replicas = replicas if use_replica else None
                 try:
-                    return replica_search.routed_search(
+                    result = search_service.search(
                         resources, principal, SearchIn(query=query, k=10), qvec=vectors[query]
                     )
+                    return result, result.read_from
                 finally:
                     resources.replicas = replicas
 

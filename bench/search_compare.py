@@ -125,7 +125,7 @@ def recall_over_seeds(
                     result, seconds, _ = bench.service(
                         bench.resources, person, "dichtbij", "dense", qvec
                     )
-                    ids = [str(r["chunk_id"]) for r in result.rows]
+                    ids = [r.chunk_id for r in result.rows]
                     row.recalls.append(recall(ids, truth))
                     row.short += len(ids) < len(truth)
                     row.seconds.append(seconds)

@@ -352,7 +352,7 @@ def measure_level(
                     resources, person, "dichtbij", "dense", qvec
                 )
                 if timed:
-                    ids = [str(r["chunk_id"]) for r in result.rows]
+                    ids = [r.chunk_id for r in result.rows]
                     cell.seconds.append(seconds)
                     cell.recalls.append(recall(ids, truth))
                     cell.rows.append(len(ids))
@@ -568,13 +568,13 @@ def calibrate(
                 # untimed: the whole candidate list, for the deep recall that fusion sees
                 # (its latency would be mostly the snippets of `deep` results)
                 h_deep, _, _ = bench.service(bench.hnsw, person, "kalibratie", "dense", qvec, deep)
-                e_ids = [str(r["chunk_id"]) for r in e.rows]
-                h_ids = [str(r["chunk_id"]) for r in h.rows]
+                e_ids = [r.chunk_id for r in e.rows]
+                h_ids = [r.chunk_id for r in h.rows]
                 ex.append(e_s)
                 hn.append(h_s)
                 ex_r.append(recall(e_ids, truth[: bench.k]))
                 hn_r.append(recall(h_ids, truth[: bench.k]))
-                hn_deep.append(recall([str(r["chunk_id"]) for r in h_deep.rows], truth))
+                hn_deep.append(recall([r.chunk_id for r in h_deep.rows], truth))
                 short += len(h_ids) < min(bench.k, len(truth))
                 fallbacks += h.strategy == "hnsw->exact"
             allowed = float(np.mean([bench.access(p)[2] for p in people]))

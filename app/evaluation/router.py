@@ -331,24 +331,24 @@ def query_results(
     grades = {(j.target_kind, j.target_id): j.grade for j in mine.get(query.key, [])}
     results = []
     for rank, row in enumerate(result.rows, start=1):
-        doc = evalsets.document_target(str(row["source"]), str(row["external_id"]))
+        doc = evalsets.document_target(row.source, row.external_id)
         results.append(
             {
                 "rank": rank,
-                "chunk_id": row["chunk_id"],
+                "chunk_id": row.chunk_id,
                 "document_target": doc,
-                "title": row["title"],
-                "source": row["source"],
-                "external_id": row["external_id"],
-                "doc_type": row["doc_type"],
-                "matter_id": row["matter_id"],
-                "client_id": row["client_id"],
-                "section_path": row["section_path"],
-                "page_from": row["page_from"],
-                "page_to": row["page_to"],
-                "snippet": row["snippet"],
-                "snippet_parts": snippet_parts(str(row["snippet"] or "")),
-                "grade": grades.get(("chunk", str(row["chunk_id"]))),
+                "title": row.title,
+                "source": row.source,
+                "external_id": row.external_id,
+                "doc_type": row.doc_type,
+                "matter_id": row.matter_id,
+                "client_id": row.client_id,
+                "section_path": row.section_path,
+                "page_from": row.page_from,
+                "page_to": row.page_to,
+                "snippet": row.snippet,
+                "snippet_parts": snippet_parts(str(row.snippet or "")),
+                "grade": grades.get(("chunk", row.chunk_id)),
                 "document_grade": grades.get(("document", doc)),
             }
         )

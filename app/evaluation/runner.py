@@ -52,6 +52,7 @@ from app.evaluation.repository import (
 from app.evaluation.sets import access_now, document_of_chunk, document_target, visible_targets
 from app.model.pairs import document_half
 from app.resources import Resources
+from app.search.repository import Hit
 from app.search.schemas import SearchIn
 from app.search.service import (
     RRF_K,
@@ -225,10 +226,10 @@ class ModeOutcome:
         return {t: metrics.mean_scores(s) for t, s in sorted(groups.items())}
 
 
-def ranking_for(level: str, rows: Iterable[dict[str, Any]]) -> list[str]:
+def ranking_for(level: str, rows: Iterable[Hit]) -> list[str]:
     if level == "chunk":
-        return [str(r["chunk_id"]) for r in rows]
-    return [document_target(str(r["source"]), str(r["external_id"])) for r in rows]
+        return [r.chunk_id for r in rows]
+    return [document_target(r.source, r.external_id) for r in rows]
 
 
 def run_mode(

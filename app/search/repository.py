@@ -3,11 +3,11 @@ app/search that runs statements."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, CursorResult
 
 from app.db import sqlfiles
 
@@ -53,24 +53,179 @@ def group_sizes(
     return GroupSizes(int(row.allowed or 0), int(row.total or 0))
 
 
-def analyze_query(conn: Connection, params: dict[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class QueryAnalysis:
     """The sparse leg's inputs for one question (search.analyze_query)."""
-    row = conn.execute(sqlfiles.prepared(BLOCKS["analyze_query"]), params).mappings().one()
-    return dict(row)
+
+    match_tsq: str
+    headline_tsq: str
+    rank_lexemes: list[str]
+    rank_weights: list[float]
+    lexeme_count: int  # the question's lexemes (after synonyms)
+    matched_lexeme_count: int  # those the match kept (the common-lexeme cut, the budget)
 
 
-def set_hnsw_scan(conn: Connection, *, ef_search: int, max_scan_tuples: int) -> None:
-    """Transaction-local HNSW iterative-scan settings for the next statement."""
-    conn.execute(
-        sqlfiles.query("search.hnsw_settings"),
-        {"ef_search": ef_search, "max_scan_tuples": max_scan_tuples},
+NO_ANALYSIS = QueryAnalysis("", "", [], [], 0, 0)  # a search without the sparse leg
+
+
+def analyze_query(
+    conn: Connection,
+    *,
+    query: str,
+    wall_groups: str | list[str],
+    source_acl_ids: list[str],
+    websearch: bool,
+    common_df: float,
+    match_budget: int,
+    rank_lexeme_limit: int,
+    synonym_weight: float,
+) -> QueryAnalysis:
+    """The sparse leg's inputs for one question (search.analyze_query)."""
+    row = (
+        conn.execute(
+            sqlfiles.prepared(BLOCKS["analyze_query"]),
+            {
+                "query": query,
+                "wall_groups": wall_groups,
+                "source_acl_ids": source_acl_ids,
+                "websearch": websearch,
+                "common_df": common_df,
+                "match_budget": match_budget,
+                "rank_lexeme_limit": rank_lexeme_limit,
+                "synonym_weight": synonym_weight,
+            },
+        )
+        .mappings()
+        .one()
+    )
+    return QueryAnalysis(
+        row["match_tsq"],
+        row["headline_tsq"],
+        list(row["rank_lexemes"] or []),
+        [float(x) for x in row["rank_weights"] or []],
+        int(row["lexeme_count"]),
+        int(row["matched_lexeme_count"]),
     )
 
 
-def run_hybrid(conn: Connection, form: DenseForm, params: dict[str, Any]) -> list[dict[str, Any]]:
-    """Run the hybrid statement in its exact or HNSW form; one dict per row."""
-    rows = conn.execute(sqlfiles.query(HYBRID_BLOCKS[form]), params).mappings()
-    return [dict(r) for r in rows]
+@dataclass(frozen=True)
+class HybridParams:
+    """The named parameters of the hybrid statement (search.hybrid_exact / hybrid_hnsw),
+    exactly: one field per ``:name`` in sql/search.sql, documented here once."""
+
+    qvec: str  # the query embedding, pgvector text ("[0.1,...]")
+    # the sparse leg's inputs, from analyze_query (empty when the sparse leg is off)
+    match_tsq: str  # the tsquery the GIN index matches with
+    headline_tsq: str  # the tsquery the snippet highlights
+    rank_lexemes: list[str]  # the most informative lexemes the ranking weighs
+    rank_weights: list[float]  # their weights (1 the question's own, less a synonym's)
+    # access: the person's allowed sets, resolved at policy_version; a leg returns nothing
+    # when the statement's own snapshot sees another version (the caller retries)
+    wall_groups: str  # text[] literal (app/db/params.py)
+    source_acl_ids: list[str]
+    policy_version: int
+    # the caller's narrowing filters (NULL: no filter); they only remove rows
+    doc_types: list[str] | None
+    sources: list[str] | None
+    matter_ids: list[str] | None
+    modified_from: datetime | None
+    modified_to: datetime | None
+    session_matter_id: str | None  # a bound session's matter (public sources stay in)
+    # fusion: weighted reciprocal rank fusion of the legs that are on
+    use_dense: bool
+    use_sparse: bool
+    dense_weight: float
+    sparse_weight: float
+    rrf_k: int
+    k: int  # hits returned
+    dense_candidates: int  # per-leg candidate depth
+    sparse_candidates: int
+    sparse_rank_cap: int  # the most allowed sparse matches ranked
+    sparse_doc_k1: float  # BM25 over documents
+    sparse_doc_b: float
+    sparse_group_index: bool  # the sparse leg's group test may use the btree
+    collapse: bool  # one hit per document, the others listed with it
+
+
+@dataclass(frozen=True)
+class HnswScan:
+    """The HNSW form's iterative-scan settings, in force for that statement only."""
+
+    ef_search: int
+    max_scan_tuples: int
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One row of the hybrid statement's result: a chunk, its scores and its document."""
+
+    chunk_id: str
+    score: float
+    dense_rank: int | None
+    sparse_rank: int | None
+    distance: float | None
+    relevance: float | None
+    body: str
+    content_sha256: str
+    client_id: str | None
+    matter_id: str | None
+    section_path: str
+    page_from: int | None
+    page_to: int | None
+    doc_type: str
+    source: str
+    external_id: str
+    title: str
+    modified_at: datetime | None
+    snippet: str
+    # collapsed: the document's other matching chunks (the statement's jsonb, as sent)
+    other_sections: list[dict[str, Any]] | None
+
+
+@dataclass(frozen=True)
+class HybridRows:
+    """What one run of the hybrid statement saw and found."""
+
+    policy_version_seen: int
+    dense_count: int
+    sparse_count: int
+    hits: list[Hit]
+
+
+_HIT_FIELDS = tuple(f.name for f in fields(Hit))
+
+
+def run_hybrid(
+    conn: Connection, form: DenseForm, params: HybridParams, scan: HnswScan | None = None
+) -> HybridRows:
+    """Run the hybrid statement in its exact or HNSW form. ``scan``: the HNSW form's
+    settings; they are set for this statement alone (inside a savepoint rolled back after
+    it, which undoes set_config(..., true)), so nothing after it (the exact re-run, the
+    audit append) plans with enable_seqscan off."""
+    sql_params = asdict(params)  # the one place the statement's parameters become a dict
+    if scan is None:
+        return _hybrid_rows(conn.execute(sqlfiles.query(HYBRID_BLOCKS[form]), sql_params))
+    savepoint = conn.begin_nested()
+    try:
+        conn.execute(
+            sqlfiles.query("search.hnsw_settings"),
+            {"ef_search": scan.ef_search, "max_scan_tuples": scan.max_scan_tuples},
+        )
+        return _hybrid_rows(conn.execute(sqlfiles.query(HYBRID_BLOCKS[form]), sql_params))
+    finally:
+        if savepoint.is_active:
+            savepoint.rollback()  # the statement only read: this undoes just the settings
+
+
+def _hybrid_rows(result: CursorResult[Any]) -> HybridRows:
+    rows = list(result.mappings())
+    first = rows[0]  # always one row: a person who may see nothing gets a NULL hit
+    return HybridRows(
+        int(first["policy_version_seen"]),
+        int(first["dense_count"]),
+        int(first["sparse_count"]),
+        [Hit(**{f: r[f] for f in _HIT_FIELDS}) for r in rows if r["chunk_id"] is not None],
+    )
 
 
 def session_binding(conn: Connection, session_id: str, person_id: str) -> str | None:

@@ -11,10 +11,9 @@ from pydantic import BaseModel, ConfigDict, StringConstraints
 
 from app.deps import Admin, ConnDep, Lawyer, ResourcesDep
 from app.errors import NotFound, Unprocessable
-from app.search import repository
-from app.search.replica import PRIMARY, routed_search
+from app.search import repository, service
+from app.search.replica import PRIMARY
 from app.search.schemas import SearchIn, SearchOut
-from app.search.service import embed_query, to_response
 
 router = APIRouter(prefix="/v1", tags=["search"])
 
@@ -39,14 +38,13 @@ def search(
     if body.prompt_version is None and x_prompt_version:
         body.prompt_version = x_prompt_version.strip()
     # Encode before the transaction opens: no connection is held while the model runs.
-    qvec = embed_query(resources.require_embedder(), body.query)
-    # The search, its access resolution and its audit row share ONE transaction, committed
-    # before the response leaves: no audit row, no results.
-    # On a healthy replica the search reads there and its audit row is appended on the
-    # primary behind the fence (app/search/replica.py); with none it is the same transaction.
-    result, served_by = routed_search(resources, principal, body, qvec=qvec, started=started)
-    response.headers["X-Ewall-Read-From"] = "primary" if served_by == PRIMARY else "replica"
-    return to_response(result)
+    qvec = service.embed_query(resources.require_embedder(), body.query)
+    # The rest is one service call (app/search/service.py): it picks the read connection
+    # (a healthy replica or the primary), resolves access, runs the statement and commits
+    # the audit row before the response leaves: no audit row, no results.
+    result = service.search(resources, principal, body, qvec=qvec, started=started)
+    response.headers["X-Ewall-Read-From"] = "primary" if result.read_from == PRIMARY else "replica"
+    return service.to_response(result)
 
 
 class SynonymIn(BaseModel):

@@ -1,4 +1,17 @@
-"""Search: resolve access now, run ONE hybrid statement, audit it in the same transaction.
+"""Search, top to bottom: ``search`` is the whole of POST /v1/search after the rate limit and
+the encoder (both charged before any connection is taken, in app/search/router.py).
+
+1. Choose the read connection: a healthy replica that has replayed every policy version this
+   process served (app/search/replica.py picks it), else the primary.
+2. In ONE transaction on it: the session binding, the live-model check, the person's access
+   (resolved at the current policy version, applied as row-level security), the dense
+   strategy, the query analysis and the hybrid statement (app/search/repository.py ->
+   sql/search.sql). A statement that saw another policy version retries (StalePolicy).
+3. The audit row: on the primary, in that same transaction; after a replica read, on the
+   primary behind the fence (invariant 8, docs/scale-out.md): the primary commits it only if
+   its policy version and visibility still match what the replica read, otherwise the
+   search runs again on the primary. No audit row, no results.
+4. Commit, then the typed result (``to_response`` writes the API body).
 
 Dense strategy per query (thresholds calibrated by ``bench.search --calibrate``, see
 bench/README.md): the allowed row count P comes from the
@@ -17,11 +30,13 @@ import math
 import re
 import time
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from psycopg import OperationalError
 from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError
 
@@ -29,13 +44,14 @@ from app.audit import chain
 from app.auth.service import Principal
 from app.db.params import text_array
 from app.embeddings import Embedder, vector_literal
-from app.errors import AppError
+from app.errors import AppError, Conflict
 from app.logging import redacted_traceback
 from app.reembed.service import check_query_model
 from app.resources import Resources
+from app.search import replica as replicas
 from app.search import repository
+from app.search.repository import NO_ANALYSIS, HnswScan, HybridParams, HybridRows, QueryAnalysis
 from app.search.schemas import Filters, SearchIn
-from app.search.session import SessionBinding, resolve_binding
 from app.settings import Settings
 from app.walls.access import Access, access_for, apply
 
@@ -84,15 +100,467 @@ class Plan:
     sparse_group_index: bool = True
 
 
+@dataclass(frozen=True)
+class SessionBinding:
+    """A bound session narrows its searches to one matter plus public sources. The binding
+    lives in the retrieval audit (the latest bound search of the person's session), so it
+    needs no table of its own and cannot drift from what was audited; the narrowing is a
+    predicate of the statement (``session_matter_id``) that can only remove rows."""
+
+    session_id: str | None = None
+    matter_id: str | None = None
+    scope: str | None = None  # "bound" (narrowed), "widened" (explicitly not), None (unbound)
+
+    @property
+    def narrow_to(self) -> str | None:
+        """The matter the statement narrows to (NULL when unbound or widened)."""
+        return self.matter_id if self.scope == "bound" else None
+
+
 @dataclass
 class SearchResult:
     retrieval_id: uuid.UUID
     policy_version: int
     took_ms: float
     strategy: str
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    access: Access | None = None
-    session: SessionBinding = field(default_factory=SessionBinding)
+    rows: list[repository.Hit]
+    access: Access
+    session: SessionBinding
+    at: datetime  # the instant access was resolved for
+    query_model: str | None  # the model the query vector came from (the audit row's)
+    read_from: str = replicas.PRIMARY  # who ran the statement: "primary" or a replica's name
+
+
+@dataclass(frozen=True)
+class SearchOverrides:
+    """Evaluation and calibration may override fusion settings for one search."""
+
+    dense_weight: float | None = None
+    sparse_weight: float | None = None
+    dense_candidates: int | None = None
+    sparse_candidates: int | None = None
+
+
+def search(
+    resources: Resources,
+    principal: Principal,
+    request: SearchIn,
+    *,
+    qvec: str,
+    started: float | None = None,
+    purpose: str = "search",
+) -> SearchResult:
+    """One search, start to finish; the audit row is committed before this returns."""
+    started = started if started is not None else time.perf_counter()
+    replica = replicas.pick(resources)
+    if replica is not None:
+        # the binding lives in audit rows committed on the primary, which the replica may
+        # not have replayed yet (it would see the session unbound): read it there
+        session = SessionBinding()
+        if request.session_id is not None:
+            with resources.database.transaction() as primary:
+                session = resolve_binding(primary, principal.person_id, request)
+        try:
+            result = _search_on_replica(
+                replica, resources, principal, request, qvec, session, started, purpose
+            )
+        except replicas.Fenced:
+            replicas.count(resources, replica.name, "fenced")
+            log.info(
+                "replica search fenced; running it on the primary", extra={"replica": replica.name}
+            )
+        except replicas.ReplicaBehind:
+            replicas.count(resources, replica.name, "behind")
+        except DBAPIError as exc:
+            replicas.count(resources, replica.name, "failed")
+            if exc.connection_invalidated or isinstance(exc.orig, OperationalError):
+                replica.mark_down(type(exc.orig).__name__)
+            log.warning(
+                "replica search failed; running it on the primary",
+                extra={"replica": replica.name, "error": type(exc.orig).__name__},
+            )
+        else:
+            replicas.count(resources, replica.name, "served")
+            replicas.served(resources, result.policy_version)
+            return result
+    with resources.database.transaction() as conn:
+        result = run_search(
+            conn, resources, principal, request, qvec=qvec, purpose=purpose, started=started
+        )
+    if resources.replicas is not None:
+        replicas.count(resources, replicas.PRIMARY, "served")
+        replicas.served(resources, result.policy_version)
+    return result
+
+
+def run_search(
+    conn: Connection,
+    resources: Resources,
+    principal: Principal,
+    request: SearchIn,
+    *,
+    qvec: str,
+    purpose: str = "search",
+    overrides: SearchOverrides | None = None,
+    started: float | None = None,
+) -> SearchResult:
+    """The search in the caller's primary transaction ``conn``, its audit row appended there
+    (evaluation and the benchmarks call this with a transaction of their own)."""
+    started = started if started is not None else time.perf_counter()
+    session = resolve_binding(conn, principal.person_id, request)
+    found = _find(
+        conn, resources, principal, request, qvec, session, started, overrides=overrides
+    )
+    row, results = _audit_row(principal, request, found, purpose)
+    _audit(conn, row, results)
+    _count_search(resources, request, found)
+    return found
+
+
+def _audit(conn: Connection, row: dict[str, Any], results: list[dict[str, Any]]) -> None:
+    """The audit row, in the search's own transaction on the primary."""
+    with _audit_unavailable_on_error():
+        chain.append_retrieval(conn, row, results)
+
+
+def _search_on_replica(
+    replica: replicas.Replica,
+    resources: Resources,
+    principal: Principal,
+    request: SearchIn,
+    qvec: str,
+    session: SessionBinding,
+    started: float,
+    purpose: str,
+) -> SearchResult:
+    """The reads in one repeatable-read, read-only replica transaction, then the audit row
+    on the primary behind the fence (raises Fenced, ReplicaBehind or the replica's error)."""
+    with replicas.read_transaction(replica, resources) as (conn, snapshot):
+        found = _find(conn, resources, principal, request, qvec, session, started, snapshot)
+    # the replica's transaction has ended: from here on a replica failure changes nothing
+    row, results = _audit_row(principal, request, found, purpose)
+    with _audit_unavailable_on_error():
+        replicas.fenced_append(resources.database, row, results, found.access)
+    _count_search(resources, request, found)
+    found.read_from = replica.name
+    return found
+
+
+def _find(
+    conn: Connection,
+    resources: Resources,
+    principal: Principal,
+    request: SearchIn,
+    qvec: str,
+    session: SessionBinding,
+    started: float,
+    snapshot: MatrixSnapshot | None = None,
+    *,
+    overrides: SearchOverrides | None = None,
+) -> SearchResult:
+    """Resolve access and run the statement on ``conn``; not audited yet. ``snapshot``: the
+    matrix as a replica transaction sees it (None: resolve on the primary)."""
+    settings = resources.settings
+    resolver = resources.require_resolver()
+    at = chain.now_utc()
+    o = overrides or SearchOverrides()
+    use_dense, use_sparse, w_dense, w_sparse = _weights(settings, request.mode)
+    if request.mode == "hybrid":
+        w_dense = o.dense_weight if o.dense_weight is not None else w_dense
+        w_sparse = o.sparse_weight if o.sparse_weight is not None else w_sparse
+    dense_candidates = max(o.dense_candidates or settings.dense_candidates, request.k)
+    sparse_candidates = max(o.sparse_candidates or settings.sparse_candidates, request.k)
+    if request.collapse == "document":  # k documents need more chunks than k
+        dense_candidates = max(dense_candidates, COLLAPSE_DEPTH_FACTOR * request.k)
+        sparse_candidates = max(sparse_candidates, COLLAPSE_DEPTH_FACTOR * request.k)
+    filters = request.filters or Filters()
+    websearch = bool(_WEBSEARCH.search(request.query))
+    # the query vector must be the live model's (a re-embed may have switched): 503 if not
+    query_model = resources.embedder.model_id if resources.embedder is not None else None
+    if query_model is not None:
+        check_query_model(conn, query_model)
+
+    at_least: int | None = None
+    for _attempt in range(MAX_POLICY_RETRIES):
+        resolution = (
+            resolver.resolve(resources.database, principal.person_id, at, at_least)
+            if snapshot is None
+            else resolver.resolve_with(snapshot, principal.person_id, at)
+        )
+        access = access_for(conn, resolution)
+        apply(conn, access)
+        wall_groups = text_array(access.wall_groups)
+        source_acl_ids = list(access.source_acl_ids)
+        sizes = repository.group_sizes(conn, wall_groups, source_acl_ids)
+        plan = choose_plan(settings, sizes.allowed, sizes.total, dense_candidates, request.filters)
+        # the sparse leg's statistics are those of the rows this person may see (invariant 12)
+        analysis = (
+            analyze_configured(
+                conn,
+                request.query,
+                websearch,
+                wall_groups=wall_groups,
+                source_acl_ids=source_acl_ids,
+            )
+            if use_sparse
+            else NO_ANALYSIS
+        )
+        params = HybridParams(
+            qvec=qvec,
+            match_tsq=analysis.match_tsq,
+            headline_tsq=analysis.headline_tsq,
+            rank_lexemes=analysis.rank_lexemes,
+            rank_weights=analysis.rank_weights,
+            wall_groups=wall_groups,
+            source_acl_ids=source_acl_ids,
+            policy_version=access.policy_version,
+            doc_types=[d.strip().lower() for d in filters.doc_types] if filters.doc_types else None,
+            sources=[s.strip().lower() for s in filters.sources] if filters.sources else None,
+            matter_ids=list(filters.matter_ids) if filters.matter_ids else None,
+            modified_from=filters.modified_from,
+            modified_to=filters.modified_to,
+            session_matter_id=session.narrow_to,
+            use_dense=use_dense,
+            use_sparse=use_sparse,
+            dense_weight=w_dense,
+            sparse_weight=w_sparse,
+            rrf_k=RRF_K,
+            k=request.k,
+            dense_candidates=dense_candidates,
+            sparse_candidates=sparse_candidates,
+            sparse_rank_cap=SPARSE_RANK_CAP,
+            sparse_doc_k1=SPARSE_DOC_K1,
+            sparse_doc_b=SPARSE_DOC_B,
+            sparse_group_index=plan.sparse_group_index,
+            collapse=request.collapse == "document",
+        )
+        try:
+            found, strategy = _execute(conn, plan, params)
+            if request.mode == "sparse" and _sparse_short(found, request.k, analysis):
+                # The match budget or the common-lexeme guard may have cut matches the
+                # person may see: a full top-k wins over speed here.
+                full = analyze_configured(
+                    conn,
+                    request.query,
+                    websearch,
+                    wall_groups=wall_groups,
+                    source_acl_ids=source_acl_ids,
+                    full=True,
+                )
+                params = replace(
+                    params,
+                    match_tsq=full.match_tsq,
+                    headline_tsq=full.headline_tsq,
+                    rank_lexemes=full.rank_lexemes,
+                    rank_weights=full.rank_weights,
+                )
+                found, strategy = _execute(conn, plan, params)
+                strategy += "+full-sparse"
+        except StalePolicy as stale:
+            at_least = stale.seen
+            continue
+        took_ms = round((time.perf_counter() - started) * 1000, 2)
+        return SearchResult(
+            uuid.uuid4(),
+            access.policy_version,
+            took_ms,
+            strategy,
+            found.hits,
+            access,
+            session,
+            at,
+            query_model,
+        )
+    raise AppError(
+        "policy_changing",
+        "The access policy changed during every attempt of this search; try again.",
+        503,
+    )
+
+
+def resolve_binding(conn: Connection, person_id: str, request: SearchIn) -> SessionBinding:
+    if request.session_id is None:
+        return SessionBinding()
+    bound = repository.session_binding(conn, request.session_id, person_id)
+    asked = request.session_matter_id
+    if asked is not None and bound is not None and asked != bound:
+        # rebinding would let one session mix two matters, which binding exists to prevent
+        raise Conflict(
+            "session_bound",
+            "This session is bound to another matter; start a new session for this one.",
+            {"session_id": request.session_id},
+        )
+    matter_id = asked or bound
+    if matter_id is None:
+        return SessionBinding(request.session_id)
+    return SessionBinding(
+        request.session_id, matter_id, "widened" if request.session_widen else "bound"
+    )
+
+
+def analyze_query(
+    conn: Connection,
+    query: str,
+    websearch: bool,
+    common_df: float,
+    match_budget: int,
+    *,
+    wall_groups: str | list[str],
+    source_acl_ids: list[str],
+    synonym_weight: float = 1.0,
+    rank_lexeme_limit: int = RANK_LEXEME_LIMIT,
+) -> QueryAnalysis:
+    """The sparse leg's inputs for ``query``. Every statistic it weighs (document
+    frequencies, the corpus size) is summed over the access keys the person may see:
+    ``wall_groups`` (a list or its text[] literal) and ``source_acl_ids``."""
+    return repository.analyze_query(
+        conn,
+        query=query,
+        wall_groups=wall_groups,
+        source_acl_ids=source_acl_ids,
+        websearch=websearch,
+        common_df=common_df,
+        match_budget=match_budget,
+        rank_lexeme_limit=rank_lexeme_limit,
+        synonym_weight=synonym_weight,
+    )
+
+
+def analyze_configured(
+    conn: Connection,
+    query: str,
+    websearch: bool,
+    *,
+    wall_groups: str | list[str],
+    source_acl_ids: list[str],
+    full: bool = False,
+) -> QueryAnalysis:
+    """``analyze_query`` with the bounds a search runs with; ``full``: without the
+    common-lexeme cut and the match budget (a sparse search that came back short)."""
+    return analyze_query(
+        conn,
+        query,
+        websearch,
+        1.0 if full else SPARSE_COMMON_DF,
+        1 << 62 if full else SPARSE_MATCH_BUDGET,
+        wall_groups=wall_groups,
+        source_acl_ids=source_acl_ids,
+        synonym_weight=SYNONYM_WEIGHT,
+    )
+
+
+def _sparse_short(found: HybridRows, k: int, analysis: QueryAnalysis) -> bool:
+    return len(found.hits) < k and analysis.matched_lexeme_count < analysis.lexeme_count
+
+
+def _execute(conn: Connection, plan: Plan, params: HybridParams) -> tuple[HybridRows, str]:
+    strategy = plan.strategy if params.use_dense else "none"
+    hnsw = params.use_dense and plan.strategy == "hnsw"
+    if not hnsw:
+        found = repository.run_hybrid(conn, "exact", params)
+    else:
+        scan = HnswScan(plan.ef_search, plan.max_scan_tuples)
+        found = repository.run_hybrid(conn, "hnsw", params, scan)
+    if found.policy_version_seen != params.policy_version:
+        raise StalePolicy(found.policy_version_seen)
+    if hnsw:
+        expected = min(params.dense_candidates, plan.allowed_rows)
+        if found.dense_count < expected:
+            log.info(
+                "hnsw under-returned; exact fallback",
+                extra={"got": found.dense_count, "expected": expected},
+            )
+            found = repository.run_hybrid(conn, "exact", params)
+            strategy = "hnsw->exact"
+    return found, strategy
+
+
+def _audited_results(hits: list[repository.Hit]) -> list[dict[str, Any]]:
+    """Every chunk the response names (invariant 4): each hit at its rank (sub_rank 0) and,
+    under it, the other sections a collapsed search lists with it (sub_rank 1, 2, ... in
+    the listed order). Their ids, headings and pages reach the caller, so "who saw chunk X"
+    and the replica fence must cover them; their text does not, so the grounding gate
+    counts only sub_rank 0 (sql/gates.sql)."""
+    results: list[dict[str, Any]] = []
+    for rank, hit in enumerate(hits, start=1):
+        named: list[Any] = [
+            {
+                "chunk_id": hit.chunk_id,
+                "matter_id": hit.matter_id,
+                "content_sha256": hit.content_sha256,
+                "score": hit.score,
+            },
+            *(hit.other_sections or []),
+        ]
+        results.extend(
+            {
+                "rank": rank,
+                "sub_rank": sub_rank,
+                "chunk_id": chunk["chunk_id"],
+                "matter_id": chunk["matter_id"],
+                "content_sha256": chunk["content_sha256"],
+                "score": float(chunk["score"]),
+            }
+            for sub_rank, chunk in enumerate(named)
+        )
+    return results
+
+
+def _audit_row(
+    principal: Principal, request: SearchIn, found: SearchResult, purpose: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The retrieval audit row and its results (the chain's input, app/audit/chain.py)."""
+    access = found.access
+    session = found.session
+    filters = request.filters.model_dump(mode="json", exclude_none=True) if request.filters else {}
+    row = {
+        "retrieval_id": found.retrieval_id,
+        "at": found.at,
+        "person_id": principal.person_id,
+        "roles": sorted(principal.roles),
+        "purpose": purpose,
+        "query": request.query,
+        "mode": request.mode,
+        "k": request.k,
+        "filters": filters,
+        "allowed_wall_groups": list(access.wall_groups),
+        "source_principals": list(access.principals),
+        "policy_version": access.policy_version,
+        "model": request.model,
+        "prompt_version": request.prompt_version,
+        "strategy": found.strategy,
+        "took_ms": found.took_ms,
+        "result_count": len(found.rows),
+        "session_id": session.session_id,
+        "session_matter_id": session.matter_id,
+        "session_scope": session.scope,
+        "query_model": found.query_model,
+    }
+    return row, _audited_results(found.rows)
+
+
+def _count_search(resources: Resources, request: SearchIn, result: SearchResult) -> None:
+    metrics = resources.metrics
+    if metrics is not None:
+        metrics.searches.labels(request.mode, result.strategy).inc()
+
+
+@contextmanager
+def _audit_unavailable_on_error() -> Iterator[None]:
+    """A database error while appending the audit row: 503, and the search returns nothing."""
+    try:
+        yield
+    except DBAPIError as exc:
+        # the error's parameters hold the query and the access sets: types and frames only
+        log.error(  # noqa: TRY400 (log.exception would log the message and its parameters)
+            "audit append failed; the search returns nothing",
+            extra={"error": type(exc.orig).__name__, "traceback": redacted_traceback(exc)},
+        )
+        raise AppError(
+            "audit_unavailable",
+            "The search could not be recorded in the audit log, so it returns no results.",
+            503,
+        ) from exc
 
 
 def choose_plan(
@@ -126,354 +594,6 @@ def _weights(settings: Settings, mode: str) -> tuple[bool, bool, float, float]:
     return True, True, settings.dense_weight, settings.sparse_weight
 
 
-@dataclass(frozen=True)
-class SearchOverrides:
-    """Evaluation and calibration may override fusion settings for one search."""
-
-    dense_weight: float | None = None
-    sparse_weight: float | None = None
-    dense_candidates: int | None = None
-    sparse_candidates: int | None = None
-
-
-@dataclass(frozen=True)
-class ReadRoute:
-    """A search whose ``conn`` is a read-only replica transaction (app/search/replica.py):
-    resolve with ``snapshot`` (read in that same replica snapshot) and hand the audit row to
-    ``append`` (the fenced append on the primary) instead of writing it on ``conn``.
-    ``session`` is the session's binding as the primary has it: the binding lives in audit
-    rows committed on the primary, which the replica may not have replayed yet."""
-
-    snapshot: MatrixSnapshot
-    append: Callable[[dict[str, Any], list[dict[str, Any]], Access], None]
-    session: SessionBinding
-
-
-def run_search(
-    conn: Connection,
-    resources: Resources,
-    principal: Principal,
-    request: SearchIn,
-    *,
-    qvec: str,
-    purpose: str = "search",
-    overrides: SearchOverrides | None = None,
-    started: float | None = None,
-    read: ReadRoute | None = None,
-) -> SearchResult:
-    settings = resources.settings
-    database = resources.database
-    resolver = resources.require_resolver()
-    started = started if started is not None else time.perf_counter()
-    at = chain.now_utc()
-    o = overrides or SearchOverrides()
-    use_dense, use_sparse, w_dense, w_sparse = _weights(settings, request.mode)
-    if request.mode == "hybrid":
-        w_dense = o.dense_weight if o.dense_weight is not None else w_dense
-        w_sparse = o.sparse_weight if o.sparse_weight is not None else w_sparse
-    dense_candidates = max(o.dense_candidates or settings.dense_candidates, request.k)
-    sparse_candidates = max(o.sparse_candidates or settings.sparse_candidates, request.k)
-    if request.collapse == "document":  # k documents need more chunks than k
-        dense_candidates = max(dense_candidates, COLLAPSE_DEPTH_FACTOR * request.k)
-        sparse_candidates = max(sparse_candidates, COLLAPSE_DEPTH_FACTOR * request.k)
-    filters = request.filters or Filters()
-    websearch = bool(_WEBSEARCH.search(request.query))
-    session = resolve_binding(conn, principal.person_id, request) if read is None else read.session
-    # the query vector must be the live model's (a re-embed may have switched): 503 if not
-    query_model = resources.embedder.model_id if resources.embedder is not None else None
-    if query_model is not None:
-        check_query_model(conn, query_model)
-
-    at_least: int | None = None
-    for _attempt in range(MAX_POLICY_RETRIES):
-        resolution = (
-            resolver.resolve(database, principal.person_id, at, at_least)
-            if read is None
-            else resolver.resolve_with(read.snapshot, principal.person_id, at)
-        )
-        access = access_for(conn, resolution)
-        apply(conn, access)
-        wall_groups = text_array(access.wall_groups)
-        source_acl_ids = list(access.source_acl_ids)
-        sizes = repository.group_sizes(conn, wall_groups, source_acl_ids)
-        plan = choose_plan(
-            settings,
-            sizes.allowed,
-            sizes.total,
-            dense_candidates,
-            request.filters,
-        )
-        # the sparse leg's statistics are those of the rows this person may see (invariant 12)
-        analysis = (
-            analyze_configured(
-                conn,
-                request.query,
-                websearch,
-                wall_groups=wall_groups,
-                source_acl_ids=source_acl_ids,
-            )
-            if use_sparse
-            else EMPTY_ANALYSIS
-        )
-        params: dict[str, Any] = {
-            "qvec": qvec,
-            **analysis,
-            "wall_groups": wall_groups,
-            "source_acl_ids": source_acl_ids,
-            "policy_version": access.policy_version,
-            "doc_types": [d.strip().lower() for d in filters.doc_types]
-            if filters.doc_types
-            else None,
-            "sources": [s.strip().lower() for s in filters.sources] if filters.sources else None,
-            "matter_ids": list(filters.matter_ids) if filters.matter_ids else None,
-            "session_matter_id": session.narrow_to,
-            "modified_from": filters.modified_from,
-            "modified_to": filters.modified_to,
-            "use_dense": use_dense,
-            "use_sparse": use_sparse,
-            "dense_weight": w_dense,
-            "sparse_weight": w_sparse,
-            "rrf_k": RRF_K,
-            "k": request.k,
-            "dense_candidates": dense_candidates,
-            "sparse_candidates": sparse_candidates,
-            "sparse_rank_cap": SPARSE_RANK_CAP,
-            "sparse_doc_k1": SPARSE_DOC_K1,
-            "sparse_doc_b": SPARSE_DOC_B,
-            "collapse": request.collapse == "document",
-        }
-        try:
-            rows, strategy = _execute(conn, plan, params, use_dense)
-            if request.mode == "sparse" and _sparse_short(rows, request.k, analysis):
-                # The match budget or the common-lexeme guard may have cut matches the
-                # person may see: a full top-k wins over speed here.
-                params.update(
-                    analyze_configured(
-                        conn,
-                        request.query,
-                        websearch,
-                        wall_groups=wall_groups,
-                        source_acl_ids=source_acl_ids,
-                        full=True,
-                    )
-                )
-                rows, strategy = _execute(conn, plan, params, use_dense)
-                strategy += "+full-sparse"
-        except StalePolicy as stale:
-            at_least = stale.seen
-            continue
-        hits = [r for r in rows if r["chunk_id"] is not None]
-        took_ms = round((time.perf_counter() - started) * 1000, 2)
-        retrieval_id = uuid.uuid4()
-        _audit(
-            conn,
-            principal,
-            request,
-            access,
-            hits,
-            retrieval_id,
-            at,
-            strategy,
-            took_ms,
-            purpose,
-            session,
-            read.append if read is not None else None,
-            query_model,
-        )
-        metrics = resources.metrics
-        if metrics is not None:
-            metrics.searches.labels(request.mode, strategy).inc()
-        return SearchResult(
-            retrieval_id, access.policy_version, took_ms, strategy, hits, access, session
-        )
-    raise AppError(
-        "policy_changing",
-        "The access policy changed during every attempt of this search; try again.",
-        503,
-    )
-
-
-EMPTY_ANALYSIS: dict[str, Any] = {
-    "match_tsq": "",
-    "headline_tsq": "",
-    "rank_lexemes": [],
-    "rank_weights": [],
-    "lexeme_count": 0,
-    "matched_lexeme_count": 0,
-}
-
-
-def analyze_query(
-    conn: Connection,
-    query: str,
-    websearch: bool,
-    common_df: float,
-    match_budget: int,
-    *,
-    wall_groups: str | list[str],
-    source_acl_ids: list[str],
-    synonym_weight: float = 1.0,
-    rank_lexeme_limit: int = RANK_LEXEME_LIMIT,
-) -> dict[str, Any]:
-    """The sparse leg's inputs for ``query``. Every statistic it weighs (document
-    frequencies, the corpus size) is summed over the access keys the person may see:
-    ``wall_groups`` (a list or its text[] literal) and ``source_acl_ids``."""
-    out = repository.analyze_query(
-        conn,
-        {
-            "query": query,
-            "wall_groups": wall_groups,
-            "source_acl_ids": source_acl_ids,
-            "websearch": websearch,
-            "common_df": common_df,
-            "match_budget": match_budget,
-            "rank_lexeme_limit": rank_lexeme_limit,
-            "synonym_weight": synonym_weight,
-        },
-    )
-    out["rank_lexemes"] = list(out["rank_lexemes"] or [])
-    out["rank_weights"] = [float(x) for x in out["rank_weights"] or []]
-    return out
-
-
-def analyze_configured(
-    conn: Connection,
-    query: str,
-    websearch: bool,
-    *,
-    wall_groups: str | list[str],
-    source_acl_ids: list[str],
-    full: bool = False,
-) -> dict[str, Any]:
-    """``analyze_query`` with the bounds a search runs with; ``full``: without the
-    common-lexeme cut and the match budget (a sparse search that came back short)."""
-    return analyze_query(
-        conn,
-        query,
-        websearch,
-        1.0 if full else SPARSE_COMMON_DF,
-        1 << 62 if full else SPARSE_MATCH_BUDGET,
-        wall_groups=wall_groups,
-        source_acl_ids=source_acl_ids,
-        synonym_weight=SYNONYM_WEIGHT,
-    )
-
-
-def _sparse_short(rows: list[dict[str, Any]], k: int, analysis: dict[str, Any]) -> bool:
-    hits = sum(1 for r in rows if r["chunk_id"] is not None)
-    return hits < k and analysis["matched_lexeme_count"] < analysis["lexeme_count"]
-
-
-def _execute(
-    conn: Connection, plan: Plan, params: dict[str, Any], use_dense: bool
-) -> tuple[list[dict[str, Any]], str]:
-    strategy = plan.strategy if use_dense else "none"
-    hnsw = use_dense and plan.strategy == "hnsw"
-    if hnsw:
-        repository.set_hnsw_scan(
-            conn, ef_search=plan.ef_search, max_scan_tuples=plan.max_scan_tuples
-        )
-    sql_params = {
-        k: v for k, v in params.items() if k not in ("lexeme_count", "matched_lexeme_count")
-    }
-    sql_params["sparse_group_index"] = plan.sparse_group_index
-    rows = repository.run_hybrid(conn, "hnsw" if hnsw else "exact", sql_params)
-    first = rows[0]
-    if first["policy_version_seen"] != params["policy_version"]:
-        raise StalePolicy(int(first["policy_version_seen"]))
-    if hnsw:
-        expected = min(params["dense_candidates"], plan.allowed_rows)
-        if first["dense_count"] < expected:
-            log.info(
-                "hnsw under-returned; exact fallback",
-                extra={"got": first["dense_count"], "expected": expected},
-            )
-            rows = repository.run_hybrid(conn, "exact", sql_params)
-            strategy = "hnsw->exact"
-    return rows, strategy
-
-
-def _audited_results(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every chunk the response names (invariant 4): each hit at its rank (sub_rank 0) and,
-    under it, the other sections a collapsed search lists with it (sub_rank 1, 2, ... in
-    the listed order). Their ids, headings and pages reach the caller, so "who saw chunk X"
-    and the replica fence must cover them; their text does not, so the grounding gate
-    counts only sub_rank 0 (sql/gates.sql)."""
-    results: list[dict[str, Any]] = []
-    for rank, hit in enumerate(hits, start=1):
-        named = [hit, *(hit.get("other_sections") or [])]
-        results.extend(
-            {
-                "rank": rank,
-                "sub_rank": sub_rank,
-                "chunk_id": chunk["chunk_id"],
-                "matter_id": chunk["matter_id"],
-                "content_sha256": chunk["content_sha256"],
-                "score": float(chunk["score"]),
-            }
-            for sub_rank, chunk in enumerate(named)
-        )
-    return results
-
-
-def _audit(
-    conn: Connection,
-    principal: Principal,
-    request: SearchIn,
-    access: Access,
-    hits: list[dict[str, Any]],
-    retrieval_id: uuid.UUID,
-    at: datetime,
-    strategy: str,
-    took_ms: float,
-    purpose: str,
-    session: SessionBinding,
-    append: Callable[[dict[str, Any], list[dict[str, Any]], Access], None] | None = None,
-    query_model: str | None = None,
-) -> None:
-    results = _audited_results(hits)
-    filters = request.filters.model_dump(mode="json", exclude_none=True) if request.filters else {}
-    row = {
-        "retrieval_id": retrieval_id,
-        "at": at,
-        "person_id": principal.person_id,
-        "roles": sorted(principal.roles),
-        "purpose": purpose,
-        "query": request.query,
-        "mode": request.mode,
-        "k": request.k,
-        "filters": filters,
-        "allowed_wall_groups": list(access.wall_groups),
-        "source_principals": list(access.principals),
-        "policy_version": access.policy_version,
-        "model": request.model,
-        "prompt_version": request.prompt_version,
-        "strategy": strategy,
-        "took_ms": took_ms,
-        "result_count": len(hits),
-        "session_id": session.session_id,
-        "session_matter_id": session.matter_id,
-        "session_scope": session.scope,
-        "query_model": query_model,
-    }
-    try:
-        if append is None:
-            chain.append_retrieval(conn, row, results)
-        else:
-            append(row, results, access)
-    except DBAPIError as exc:
-        # the error's parameters hold the query and the access sets: types and frames only
-        log.error(  # noqa: TRY400 (log.exception would log the message and its parameters)
-            "audit append failed; the search returns nothing",
-            extra={"error": type(exc.orig).__name__, "traceback": redacted_traceback(exc)},
-        )
-        raise AppError(
-            "audit_unavailable",
-            "The search could not be recorded in the audit log, so it returns no results.",
-            503,
-        ) from exc
-
-
 def embed_query(embedder: Embedder, query: str) -> str:
     return vector_literal(embedder.embed_query(query))
 
@@ -483,30 +603,26 @@ def to_response(result: SearchResult) -> dict[str, Any]:
     for rank, h in enumerate(result.rows, start=1):
         results.append(
             {
-                "chunk_id": h["chunk_id"],
+                "chunk_id": h.chunk_id,
                 "rank": rank,
-                "score": round(float(h["score"]), 6),
-                "ranks": {"dense": h["dense_rank"], "sparse": h["sparse_rank"]},
+                "score": round(float(h.score), 6),
+                "ranks": {"dense": h.dense_rank, "sparse": h.sparse_rank},
                 "document": {
-                    "source": h["source"],
-                    "external_id": h["external_id"],
-                    "title": h["title"],
-                    "doc_type": h["doc_type"],
-                    "modified_at": h["modified_at"],
+                    "source": h.source,
+                    "external_id": h.external_id,
+                    "title": h.title,
+                    "doc_type": h.doc_type,
+                    "modified_at": h.modified_at,
                 },
-                "matter_id": h["matter_id"],
-                "client_id": h["client_id"],
-                "section_path": h["section_path"],
-                "page_from": h["page_from"],
-                "page_to": h["page_to"],
-                "text": h["body"],
-                "snippet": h["snippet"],
-                "content_sha256": h["content_sha256"],
-                **(
-                    {"other_sections": h["other_sections"]}
-                    if h.get("other_sections") is not None
-                    else {}
-                ),
+                "matter_id": h.matter_id,
+                "client_id": h.client_id,
+                "section_path": h.section_path,
+                "page_from": h.page_from,
+                "page_to": h.page_to,
+                "text": h.body,
+                "snippet": h.snippet,
+                "content_sha256": h.content_sha256,
+                **({"other_sections": h.other_sections} if h.other_sections is not None else {}),
             }
         )
     return {

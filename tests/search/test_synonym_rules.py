@@ -65,7 +65,7 @@ def _weights(db: DbHandle, question: str, synonym_weight: float) -> dict[str, fl
             source_acl_ids=["public"],
             synonym_weight=synonym_weight,
         )
-    return dict(zip(out["rank_lexemes"], out["rank_weights"], strict=True))
+    return dict(zip(out.rank_lexemes, out.rank_weights, strict=True))
 
 
 def test_lexemes_a_synonym_adds_weigh_less_than_the_question_s_own(db: DbHandle) -> None:

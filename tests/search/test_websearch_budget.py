@@ -5,12 +5,11 @@ question of the same words keeps to."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import psycopg
 import pytest
 from sqlalchemy import Connection
 
+from app.search.repository import QueryAnalysis
 from app.search.service import analyze_query as service_analyze_query
 from tests.conftest import DbHandle
 
@@ -47,7 +46,7 @@ def stats(db: DbHandle) -> None:
 
 def analyze_query(
     conn: Connection, query: str, websearch: bool, common_df: float, match_budget: int
-) -> dict[str, Any]:
+) -> QueryAnalysis:
     """The analysis for a person who may see the key the statistics above are under."""
     return service_analyze_query(
         conn,
@@ -84,7 +83,7 @@ def test_the_match_budget_bounds_every_query_form(
 ) -> None:
     with db.database.engine.connect() as conn:
         out = analyze_query(conn, question, websearch, 1.0, 1000)
-    tsq = out["match_tsq"]
+    tsq = out.match_tsq
     # the rare word's chunks still match; a chunk with only the common word (50,000 of
     # them, past the budget of 1,000) is not a match candidate
     assert _matches(db, tsq, f"het {RARE} is verleend"), tsq
@@ -92,13 +91,13 @@ def test_the_match_budget_bounds_every_query_form(
     # lifted budget (a sparse search that came back short): the common word matches again
     with db.database.engine.connect() as conn:
         full = analyze_query(conn, question, websearch, 1.0, 1 << 62)
-    assert _matches(db, full["match_tsq"], f"de {COMMON} {COMMON2}"), full["match_tsq"]
+    assert _matches(db, full.match_tsq, f"de {COMMON} {COMMON2}"), full.match_tsq
 
 
 def test_the_user_s_operators_still_apply_within_the_budget(db: DbHandle, stats: None) -> None:
     with db.database.engine.connect() as conn:
-        negated = analyze_query(conn, f"{RARE} -{COMMON}", True, 1.0, 1000)["match_tsq"]
-        only_negative = analyze_query(conn, f"-{RARE}", True, 1.0, 1000)["match_tsq"]
+        negated = analyze_query(conn, f"{RARE} -{COMMON}", True, 1.0, 1000).match_tsq
+        only_negative = analyze_query(conn, f"-{RARE}", True, 1.0, 1000).match_tsq
     assert _matches(db, negated, f"het {RARE} is verleend")
     assert not _matches(db, negated, f"het {RARE} en de {COMMON}")
     # no positive word: nothing to match (not every chunk without the word)
@@ -112,5 +111,5 @@ def test_a_negated_word_does_not_garble_the_lexemes_after_it(db: DbHandle, stats
         out = analyze_query(conn, f'{RARE} -fiets OR "{COMMON} {MID}"', True, 1.0, 1 << 62)
     with psycopg.connect(db.superuser_url) as conn:
         expected = {_lexeme(conn, w) for w in (RARE, COMMON, MID)}
-    assert set(out["rank_lexemes"]) == expected
-    assert out["lexeme_count"] == 3
+    assert set(out.rank_lexemes) == expected
+    assert out.lexeme_count == 3
