@@ -63,6 +63,7 @@ from bench.search_measure import (
     print_breakdown,
     print_calibration,
     print_layouts,
+    print_sparse_recall,
     print_table,
     recommend,
 )
@@ -308,6 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     cells,
                     args.k,
                 )
+                print_sparse_recall(cells, args.k)
                 print_breakdown(cells)
                 if bench.baseline is not None:
                     print_versus(cells, bench.baseline)

@@ -24,11 +24,18 @@ from app.auth.service import Principal
 from app.db.engine import Database
 from app.resources import Resources
 from app.search.schemas import SearchIn
-from app.search.service import SearchResult, run_search
+from app.search.service import (
+    _WEBSEARCH,
+    SPARSE_RANK_CAP,
+    SearchResult,
+    analyze_configured,
+    run_search,
+)
 from app.walls.access import access_for, apply
 from bench.common import Latency, Stopwatch, console, fmt_ms, fmt_ratio, progress_bar, verdict
 from bench.search_firm import Layout
 from bench.server import BenchDatabase
+from bench.sparse_recall import Reference, reference_top
 
 CALIBRATION_LEVELS = (0.005, 0.01, 0.02, 0.05, 0.10, 0.20, 0.50, 1.0)
 RECALL_GOAL = 0.98
@@ -146,6 +153,15 @@ class Cell:
     plan: str = ""
     parts: list[dict[str, float]] = field(default_factory=list)  # per search: seconds by part
     allowed_rows: float = 0.0
+    # sparse cells: recall@k against the brute-force reference (bench/sparse_recall.py) with
+    # every allowed match of the same analysis ranked (in ``recalls``) and with the budget
+    # and the common-lexeme cut lifted too (``lifted_recalls``); the allowed matches per query
+    lifted_recalls: list[float] = field(default_factory=list)
+    pool_sizes: list[int] = field(default_factory=list)
+
+    @property
+    def cap_binds(self) -> int:
+        return sum(1 for n in self.pool_sizes if n > SPARSE_RANK_CAP)
 
     @property
     def latency(self) -> Latency:
@@ -169,6 +185,17 @@ class Cell:
             "strategies": dict(self.strategies),
             "plan": self.plan,
             "breakdown_p50_ms": self.breakdown(),
+            **(
+                {
+                    "sparse_lifted_recall_mean": round(float(np.mean(self.lifted_recalls)), 4),
+                    "sparse_lifted_recall_min": round(min(self.lifted_recalls), 4),
+                    "sparse_allowed_matches_mean": round(float(np.mean(self.pool_sizes)), 1),
+                    "sparse_allowed_matches_max": max(self.pool_sizes),
+                    "sparse_cap_binds": self.cap_binds,
+                }
+                if self.pool_sizes
+                else {}
+            ),
         }
 
     def breakdown(self) -> dict[str, float]:
@@ -249,6 +276,29 @@ class Bench:
         parts["python, driver, resolution"] = max(0.0, total - sum(parts.values()))
         self.last_parts = parts
         return result, total, self.audit.take()
+
+    def sparse_reference(self, person: str, query: str, *, full: bool) -> Reference:
+        """The brute-force top-k of the sparse leg's formula over every allowed match
+        (bench/sparse_recall.py), with the analysis the service runs (``full``: without the
+        match budget and the common-lexeme cut), as the app role under the person's RLS."""
+        resolver = self.resources.require_resolver()
+        with self.bdb.database.transaction() as conn:
+            access = access_for(
+                conn, resolver.resolve(self.bdb.database, person, datetime.now(UTC))
+            )
+            apply(conn, access)
+            groups, acls = list(access.wall_groups), list(access.source_acl_ids)
+            analysis = analyze_configured(
+                conn,
+                query,
+                bool(_WEBSEARCH.search(query)),
+                wall_groups=groups,
+                source_acl_ids=acls,
+                full=full,
+            )
+            return reference_top(
+                conn, wall_groups=groups, source_acl_ids=acls, analysis=analysis, k=self.k
+            )
 
     def plain_hnsw(self, person: str, qvec: str) -> tuple[list[str], float]:
         groups, acls, _ = self.access(person)
@@ -380,6 +430,16 @@ def measure_level(
                     cell.strategies[result.strategy] += 1
                     cell.parts.append(bench.last_parts)
                     audit.seconds.append(audit_s)
+                    if mode == "sparse":  # untimed: recall against brute force
+                        ids = [r.chunk_id for r in result.rows]
+                        # the analysis the search ended with (a short one re-ran lifted)
+                        ran_full = "+full-sparse" in result.strategy
+                        shipped = bench.sparse_reference(person, query, full=ran_full)
+                        lifted = bench.sparse_reference(person, query, full=True)
+                        cell.recalls.append(recall(ids, shipped.ids))
+                        cell.expected.append(len(shipped.ids))
+                        cell.pool_sizes.append(shipped.pool_size)
+                        cell.lifted_recalls.append(recall(ids, lifted.ids))
             if base and not i % 2:
                 run_baseline(bench, base, person, qvec, texts, i, timed)
             on_step()
@@ -431,6 +491,11 @@ def goal_for(cell: Cell) -> tuple[str, bool | None]:
         return f"(option) mean recall>={RECALL_GOAL}", ok
     if cell.measure.startswith("dense:") or ": baseline " in cell.measure:
         return "(baseline)", None
+    if cell.measure.startswith("sparse") and cell.recalls:
+        exact = min(cell.recalls) == 1.0
+        return f"p95<={SPARSE_P95_GOAL_MS:g} ms, recall 1.0", (
+            lat.p95_ms <= SPARSE_P95_GOAL_MS and exact
+        )
     if cell.measure.startswith("sparse"):
         return f"p95<={SPARSE_P95_GOAL_MS:g} ms", lat.p95_ms <= SPARSE_P95_GOAL_MS
     if cell.measure == "hybrid":
@@ -484,6 +549,42 @@ def print_table(title: str, cells: list[Cell], k: int) -> None:
             vs,
             goal,
             verdict(ok),
+        )
+    console.print(table)
+
+
+def print_sparse_recall(cells: list[Cell], k: int) -> None:
+    """Per selectivity and question kind: the sparse leg's recall@k against brute-force
+    BM25 over the allowed set (bench/sparse_recall.py) beside its latency."""
+    shown = [c for c in cells if c.pool_sizes]
+    if not shown:
+        return
+    table = Table(
+        title=f"Sparse leg recall@{k} against brute-force BM25 over the allowed set (same "
+        f"formula; cap {SPARSE_RANK_CAP:,} allowed matches)",
+        header_style="bold",
+    )
+    for name in (
+        "allowed",
+        "questions",
+        "allowed matches mean/max",
+        "cap binds",
+        f"recall@{k} mean/min (cap lifted)",
+        f"recall@{k} mean/min (cap, budget, cut lifted)",
+        "p50 ms",
+        "p95 ms",
+    ):
+        table.add_column(name, justify="left" if name == "questions" else "right")
+    for cell in shown:
+        table.add_row(
+            level_label(cell.level),
+            cell.measure.removeprefix("sparse: "),
+            f"{np.mean(cell.pool_sizes):,.0f}/{max(cell.pool_sizes):,}",
+            f"{cell.cap_binds}/{len(cell.pool_sizes)}",
+            f"{np.mean(cell.recalls):.3f}/{min(cell.recalls):.2f}",
+            f"{np.mean(cell.lifted_recalls):.3f}/{min(cell.lifted_recalls):.2f}",
+            fmt_ms(cell.latency.p50_ms),
+            fmt_ms(cell.latency.p95_ms),
         )
     console.print(table)
 
