@@ -63,10 +63,10 @@ from bench.search_measure import (
     print_breakdown,
     print_calibration,
     print_layouts,
-    print_sparse_recall,
     print_table,
     recommend,
 )
+from bench.search_sparse_report import print_sparse_recall
 from bench.server import (
     auto_shared_buffers,
     bench_database,

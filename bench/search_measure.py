@@ -24,18 +24,12 @@ from app.auth.service import Principal
 from app.db.engine import Database
 from app.resources import Resources
 from app.search.schemas import SearchIn
-from app.search.service import (
-    _WEBSEARCH,
-    SPARSE_RANK_CAP,
-    SearchResult,
-    analyze_configured,
-    run_search,
-)
+from app.search.service import SPARSE_RANK_CAP, SearchResult, run_search
 from app.walls.access import access_for, apply
 from bench.common import Latency, Stopwatch, console, fmt_ms, fmt_ratio, progress_bar, verdict
 from bench.search_firm import Layout
 from bench.server import BenchDatabase
-from bench.sparse_recall import Reference, reference_top
+from bench.sparse_recall import sparse_reference
 
 CALIBRATION_LEVELS = (0.005, 0.01, 0.02, 0.05, 0.10, 0.20, 0.50, 1.0)
 RECALL_GOAL = 0.98
@@ -277,29 +271,6 @@ class Bench:
         self.last_parts = parts
         return result, total, self.audit.take()
 
-    def sparse_reference(self, person: str, query: str, *, full: bool) -> Reference:
-        """The brute-force top-k of the sparse leg's formula over every allowed match
-        (bench/sparse_recall.py), with the analysis the service runs (``full``: without the
-        match budget and the common-lexeme cut), as the app role under the person's RLS."""
-        resolver = self.resources.require_resolver()
-        with self.bdb.database.transaction() as conn:
-            access = access_for(
-                conn, resolver.resolve(self.bdb.database, person, datetime.now(UTC))
-            )
-            apply(conn, access)
-            groups, acls = list(access.wall_groups), list(access.source_acl_ids)
-            analysis = analyze_configured(
-                conn,
-                query,
-                bool(_WEBSEARCH.search(query)),
-                wall_groups=groups,
-                source_acl_ids=acls,
-                full=full,
-            )
-            return reference_top(
-                conn, wall_groups=groups, source_acl_ids=acls, analysis=analysis, k=self.k
-            )
-
     def plain_hnsw(self, person: str, qvec: str) -> tuple[list[str], float]:
         groups, acls, _ = self.access(person)
         params = {"wall_groups": groups, "source_acl_ids": acls, "qvec": qvec, "k": self.k}
@@ -434,8 +405,9 @@ def measure_level(
                         ids = [r.chunk_id for r in result.rows]
                         # the analysis the search ended with (a short one re-ran lifted)
                         ran_full = "+full-sparse" in result.strategy
-                        shipped = bench.sparse_reference(person, query, full=ran_full)
-                        lifted = bench.sparse_reference(person, query, full=True)
+                        where = (bench.resources, bench.bdb.database, person, query)
+                        shipped = sparse_reference(*where, k=bench.k, full=ran_full)
+                        lifted = sparse_reference(*where, k=bench.k, full=True)
                         cell.recalls.append(recall(ids, shipped.ids))
                         cell.expected.append(len(shipped.ids))
                         cell.pool_sizes.append(shipped.pool_size)
@@ -549,42 +521,6 @@ def print_table(title: str, cells: list[Cell], k: int) -> None:
             vs,
             goal,
             verdict(ok),
-        )
-    console.print(table)
-
-
-def print_sparse_recall(cells: list[Cell], k: int) -> None:
-    """Per selectivity and question kind: the sparse leg's recall@k against brute-force
-    BM25 over the allowed set (bench/sparse_recall.py) beside its latency."""
-    shown = [c for c in cells if c.pool_sizes]
-    if not shown:
-        return
-    table = Table(
-        title=f"Sparse leg recall@{k} against brute-force BM25 over the allowed set (same "
-        f"formula; cap {SPARSE_RANK_CAP:,} allowed matches)",
-        header_style="bold",
-    )
-    for name in (
-        "allowed",
-        "questions",
-        "allowed matches mean/max",
-        "cap binds",
-        f"recall@{k} mean/min (cap lifted)",
-        f"recall@{k} mean/min (cap, budget, cut lifted)",
-        "p50 ms",
-        "p95 ms",
-    ):
-        table.add_column(name, justify="left" if name == "questions" else "right")
-    for cell in shown:
-        table.add_row(
-            level_label(cell.level),
-            cell.measure.removeprefix("sparse: "),
-            f"{np.mean(cell.pool_sizes):,.0f}/{max(cell.pool_sizes):,}",
-            f"{cell.cap_binds}/{len(cell.pool_sizes)}",
-            f"{np.mean(cell.recalls):.3f}/{min(cell.recalls):.2f}",
-            f"{np.mean(cell.lifted_recalls):.3f}/{min(cell.lifted_recalls):.2f}",
-            fmt_ms(cell.latency.p50_ms),
-            fmt_ms(cell.latency.p95_ms),
         )
     console.print(table)
 

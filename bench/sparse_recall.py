@@ -23,11 +23,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from sqlalchemy import Connection, text
 
+from app.db.engine import Database
+from app.resources import Resources
 from app.search.repository import QueryAnalysis
-from app.search.service import SPARSE_DOC_B, SPARSE_DOC_K1
+from app.search.service import _WEBSEARCH, SPARSE_DOC_B, SPARSE_DOC_K1, analyze_configured
+from app.walls.access import access_for, apply
 
 REFERENCE_SQL = """-- bench.sparse_reference
 WITH pending AS (
@@ -106,3 +110,25 @@ def recall_at(got: Sequence[str], reference: Sequence[str]) -> float:
     if not reference:
         return 1.0
     return len(set(got) & set(reference)) / len(reference)
+
+
+def sparse_reference(
+    resources: Resources, database: Database, person: str, query: str, *, k: int, full: bool
+) -> Reference:
+    """The brute-force top-k of the sparse leg's formula over every allowed match of
+    ``person``, with the analysis the service runs (``full``: without the match budget and
+    the common-lexeme cut), as the app role under the person's row-level security."""
+    resolver = resources.require_resolver()
+    with database.transaction() as conn:
+        access = access_for(conn, resolver.resolve(database, person, datetime.now(UTC)))
+        apply(conn, access)
+        groups, acls = list(access.wall_groups), list(access.source_acl_ids)
+        analysis = analyze_configured(
+            conn,
+            query,
+            bool(_WEBSEARCH.search(query)),
+            wall_groups=groups,
+            source_acl_ids=acls,
+            full=full,
+        )
+        return reference_top(conn, wall_groups=groups, source_acl_ids=acls, analysis=analysis, k=k)
