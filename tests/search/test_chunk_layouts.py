@@ -17,6 +17,7 @@ import psycopg
 import pytest
 from alembic import command
 from fastapi.testclient import TestClient
+from psycopg import sql
 from sqlalchemy import create_engine, pool, text
 
 from app.chunks import service
@@ -265,7 +266,7 @@ def test_a_partition_read_by_name_shows_nothing_to_the_app_role(
         app.execute("SET ROLE ewall_writer")
         for name in names:
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
-                app.execute(f'SELECT count(*) FROM "{name}"')
+                app.execute(sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(name)))
             app.rollback()
         # through the parent, as the writer: every row (the policies apply as before)
         app.execute("SET ROLE ewall_writer")
@@ -300,7 +301,7 @@ def test_a_new_database_gets_the_layout_of_the_settings_and_downgrades(
     (empty) database; the downgrade returns to the plain vector table."""
     name = f"t_layout_{np.random.default_rng().integers(1 << 40):x}"
     with psycopg.connect(pg_server.admin_url, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     url = pg_server.url_for(name)
     try:
         cfg = migrate.alembic_config(url, app_role=pg.APP_ROLE, embedding_dim=384)
