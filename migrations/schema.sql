@@ -43,6 +43,18 @@ BEGIN
 END
 $$;
 
+-- FUNCTION public ewall_chunk_visible(text, text, text, boolean, text[], text[], text[], boolean)
+
+CREATE FUNCTION public.ewall_chunk_visible(wall_group_id text, source_acl_id text, matter_id text, suppressed boolean, allowed_wall_groups text[], allowed_source_acls text[], pending_matters text[], group_index boolean DEFAULT true) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT (CASE WHEN group_index THEN wall_group_id ELSE wall_group_id || '' END)
+               = ANY(allowed_wall_groups)
+       AND source_acl_id = ANY(allowed_source_acls)
+       AND coalesce(matter_id, '') <> ALL(pending_matters)
+       AND NOT suppressed
+$$;
+
 -- FUNCTION public ewall_chunks_after_delete()
 
 CREATE FUNCTION public.ewall_chunks_after_delete() RETURNS trigger
@@ -585,6 +597,14 @@ CREATE FUNCTION public.ewall_query_lexemes(query text) RETURNS text[]
     AS $$
     SELECT coalesce(tsvector_to_array(
         to_tsvector('ewall_nl'::regconfig, ewall_legal_normalize(query))), '{}')
+$$;
+
+-- FUNCTION public ewall_retag_pending()
+
+CREATE FUNCTION public.ewall_retag_pending() RETURNS text[]
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT coalesce(array_agg(matter_id ORDER BY matter_id), '{}') FROM retag_pending
 $$;
 
 -- FUNCTION public ewall_sparse_document_rank(text[], bigint[], tsvector[], text[], double precision[], double precision, double precision, integer, text[], text[])
