@@ -42,7 +42,10 @@ COMPUTED_RULES = """SELECT CASE WHEN cardinality(ewall_query_lexemes(s.term)) = 
 FROM search_synonyms AS s
 WHERE cardinality(ewall_query_lexemes(s.term)) > 0
   AND cardinality(ewall_query_lexemes(s.synonym)) > 0"""
-SWAPPED = ("hybrid_exact", "hybrid_hnsw", "analyze_query", "group_sizes")
+SWAPPED = ("analyze_query", "group_sizes")
+# the hybrid statement per dense form: one block since 20261203_0043, two before
+HYBRID_SINGLE = "hybrid"
+HYBRID_PAIR: dict[repository.DenseForm, str] = {"exact": "hybrid_exact", "hnsw": "hybrid_hnsw"}
 
 
 def _git(*args: str) -> subprocess.CompletedProcess[str]:
@@ -54,6 +57,9 @@ def _git(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+_baseline_forms: dict[repository.DenseForm, str] = {}  # set by load_baseline
+
+
 def load_baseline(ref: str) -> str:
     """Register REV's blocks as ``search_baseline.*``; returns a label for the tables."""
     shown = _git("show", f"{ref}:sql/search.sql")
@@ -63,11 +69,15 @@ def load_baseline(ref: str) -> str:
     # before 20261201_0032: synonym rules computed at read time
     older = _git("cat-file", "-e", f"{ref}:{STORED_RULES_MIGRATION}").returncode != 0
     registry = sqlfiles.load_all()
-    for name in SWAPPED:
+    hybrid = {form: HYBRID_SINGLE if HYBRID_SINGLE in blocks else name
+              for form, name in HYBRID_PAIR.items()}
+    for name in (*SWAPPED, *sorted(set(hybrid.values()))):
         body = blocks[name]
         if older:
             body = body.replace(RULES_QUERY, "'" + COMPUTED_RULES.replace("'", "''") + "'")
         registry[PREFIX + name] = body
+    _baseline_forms.clear()
+    _baseline_forms.update({form: PREFIX + name for form, name in hybrid.items()})
     rev = _git("rev-parse", "--short", ref).stdout.strip() or ref
     return f"baseline {rev}"
 
@@ -77,8 +87,7 @@ def baseline_blocks() -> Iterator[None]:
     """The service runs the registered baseline blocks inside this block."""
     saved_forms = dict(repository.HYBRID_BLOCKS)
     saved = dict(repository.BLOCKS)
-    repository.HYBRID_BLOCKS["exact"] = PREFIX + "hybrid_exact"
-    repository.HYBRID_BLOCKS["hnsw"] = PREFIX + "hybrid_hnsw"
+    repository.HYBRID_BLOCKS.update(_baseline_forms)
     repository.BLOCKS.update(
         analyze_query=PREFIX + "analyze_query", group_sizes=PREFIX + "group_sizes"
     )

@@ -93,7 +93,6 @@ class AuditClock:
 STATEMENT_LABELS = (
     ("hnsw.iterative_scan", "HNSW settings"),
     ("WITH corpus AS", "analyze_query"),
-    ("-- search.hybrid_hnsw", "search statement"),
     ("WITH policy AS", "search statement"),
     ("FROM wall_group_sizes", "group sizes"),
     ("default_access IN", "source ACLs"),

@@ -149,20 +149,24 @@ SELECT CASE WHEN NOT :websearch
        (SELECT count(*) FROM match_lexemes
         WHERE lexeme IN (SELECT lexeme FROM query_lexemes)) AS matched_lexeme_count
 
--- name: hybrid_exact
+-- name: hybrid
 WITH policy AS (
     SELECT version FROM policy_state WHERE id = 1
-), pending AS (
-    SELECT coalesce(array_agg(matter_id), '{}') AS matter_ids FROM retag_pending
 ), dense AS MATERIALIZED (
+    -- :dense_hnsw (a constant when planned) picks the form; each CASE below folds to one arm:
+    --   false: ORDER BY an expression, which HNSW cannot serve -> exact top-N over the
+    --          allowed rows (btree on wall_group_id, then top-N heapsort);
+    --   true:  ORDER BY the bare distance operator -> HNSW index scan; the group test is
+    --          hidden from the btree (group_index false), the tie-break key is a constant
+    --          (dropped), so the ordered index scan is the planner's only sensible path
     SELECT c.chunk_id, c.embedding <=> CAST(:qvec AS vector) AS distance
     FROM chunks c
     WHERE :use_dense
       AND (SELECT version FROM policy) = :policy_version
-      AND c.wall_group_id = ANY(CAST(:wall_groups AS text[]))
-      AND c.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
-      AND coalesce(c.matter_id, '') <> ALL (CAST((SELECT matter_ids FROM pending) AS text[]))
-      AND NOT c.suppressed
+      AND ewall_chunk_visible(c.wall_group_id, c.source_acl_id, c.matter_id, c.suppressed,
+                              CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[]),
+                              (SELECT ewall_retag_pending()),
+                              NOT CAST(:dense_hnsw AS boolean))
       AND (CAST(:doc_types AS text[]) IS NULL OR c.doc_type = ANY(CAST(:doc_types AS text[])))
       AND (CAST(:sources AS text[]) IS NULL OR c.source = ANY(CAST(:sources AS text[])))
       AND (CAST(:matter_ids AS text[]) IS NULL OR c.matter_id = ANY(CAST(:matter_ids AS text[])))
@@ -172,7 +176,9 @@ WITH policy AS (
            OR c.modified_at >= CAST(:modified_from AS timestamptz))
       AND (CAST(:modified_to AS timestamptz) IS NULL
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
-    ORDER BY (c.embedding <=> CAST(:qvec AS vector)) + 0, c.chunk_id
+    ORDER BY CASE WHEN CAST(:dense_hnsw AS boolean) THEN c.embedding <=> CAST(:qvec AS vector)
+                  ELSE (c.embedding <=> CAST(:qvec AS vector)) + 0 END,
+             CASE WHEN CAST(:dense_hnsw AS boolean) THEN NULL ELSE c.chunk_id END
     LIMIT :dense_candidates
 ), sparse_pool AS MATERIALIZED (
     -- Ranking reads every matching tsvector, so it is bounded: at most :sparse_rank_cap
@@ -186,11 +192,10 @@ WITH policy AS (
       AND c.body_tsv @@ CAST(:match_tsq AS tsquery)
       -- :sparse_group_index (a constant when planned) lets the btree on wall_group_id serve a
       -- small allowed set; for a large one the group test is a filter after the GIN scan
-      AND (CASE WHEN CAST(:sparse_group_index AS boolean) THEN c.wall_group_id
-                ELSE c.wall_group_id || '' END) = ANY(CAST(:wall_groups AS text[]))
-      AND c.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
-      AND coalesce(c.matter_id, '') <> ALL (CAST((SELECT matter_ids FROM pending) AS text[]))
-      AND NOT c.suppressed
+      AND ewall_chunk_visible(c.wall_group_id, c.source_acl_id, c.matter_id, c.suppressed,
+                              CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[]),
+                              (SELECT ewall_retag_pending()),
+                              CAST(:sparse_group_index AS boolean))
       AND (CAST(:doc_types AS text[]) IS NULL OR c.doc_type = ANY(CAST(:doc_types AS text[])))
       AND (CAST(:sources AS text[]) IS NULL OR c.source = ANY(CAST(:sources AS text[])))
       AND (CAST(:matter_ids AS text[]) IS NULL OR c.matter_id = ANY(CAST(:matter_ids AS text[])))
@@ -254,6 +259,11 @@ WITH policy AS (
                                        f.chunk_id) AS in_document
     FROM fused f
     JOIN chunks c ON c.chunk_id = f.chunk_id
+    -- the rule again on every read of chunks (tests/foundation/test_layers.py): these rows
+    -- passed it in their leg, in this snapshot; a filter on a few hundred rows by key
+    WHERE ewall_chunk_visible(c.wall_group_id, c.source_acl_id, c.matter_id, c.suppressed,
+                              CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[]),
+                              (SELECT ewall_retag_pending()), false)
 ), top AS (
     SELECT * FROM fused_doc
     WHERE NOT CAST(:collapse AS boolean) OR in_document = 1
@@ -282,156 +292,18 @@ LEFT JOIN LATERAL (
                            'score', o.score, 'content_sha256', oc.content_sha256,
                            'matter_id', oc.matter_id) ORDER BY o.in_document), '[]'::jsonb)
                 FROM fused_doc o JOIN chunks oc ON oc.chunk_id = o.chunk_id
-                WHERE o.document_id = t.document_id AND o.in_document > 1)
+                WHERE o.document_id = t.document_id AND o.in_document > 1
+                  AND ewall_chunk_visible(oc.wall_group_id, oc.source_acl_id, oc.matter_id,
+                                          oc.suppressed, CAST(:wall_groups AS text[]),
+                                          CAST(:source_acl_ids AS text[]),
+                                          (SELECT ewall_retag_pending()), false))
            END AS other_sections
     FROM top t
     JOIN chunks c ON c.chunk_id = t.chunk_id
     JOIN documents d ON d.document_id = c.document_id
-) AS hit ON true
-ORDER BY hit.score DESC NULLS LAST,
-         least(coalesce(hit.sparse_rank, 1000000), coalesce(hit.dense_rank, 1000000)),
-         hit.chunk_id
-
--- name: hybrid_hnsw
--- The HNSW form of hybrid_exact: only the dense CTE differs (tests/search/test_search_sql.py
--- checks that everything else is the same text).
-WITH policy AS (
-    SELECT version FROM policy_state WHERE id = 1
-), pending AS (
-    SELECT coalesce(array_agg(matter_id), '{}') AS matter_ids FROM retag_pending
-), dense AS MATERIALIZED (
-    SELECT c.chunk_id, c.embedding <=> CAST(:qvec AS vector) AS distance
-    FROM chunks c
-    WHERE :use_dense
-      AND (SELECT version FROM policy) = :policy_version
-      AND (c.wall_group_id || '') = ANY(CAST(:wall_groups AS text[]))
-      AND c.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
-      AND coalesce(c.matter_id, '') <> ALL (CAST((SELECT matter_ids FROM pending) AS text[]))
-      AND NOT c.suppressed
-      AND (CAST(:doc_types AS text[]) IS NULL OR c.doc_type = ANY(CAST(:doc_types AS text[])))
-      AND (CAST(:sources AS text[]) IS NULL OR c.source = ANY(CAST(:sources AS text[])))
-      AND (CAST(:matter_ids AS text[]) IS NULL OR c.matter_id = ANY(CAST(:matter_ids AS text[])))
-      AND (CAST(:session_matter_id AS text) IS NULL
-           OR c.matter_id = CAST(:session_matter_id AS text) OR c.matter_id IS NULL)
-      AND (CAST(:modified_from AS timestamptz) IS NULL
-           OR c.modified_at >= CAST(:modified_from AS timestamptz))
-      AND (CAST(:modified_to AS timestamptz) IS NULL
-           OR c.modified_at <= CAST(:modified_to AS timestamptz))
-    ORDER BY c.embedding <=> CAST(:qvec AS vector)
-    LIMIT :dense_candidates
-), sparse_pool AS MATERIALIZED (
-    -- Ranking reads every matching tsvector, so it is bounded: at most :sparse_rank_cap
-    -- allowed matches (only a question of very common words gets there). When more match,
-    -- the pool is whole documents in the order of a hash of their id: a choice made from the
-    -- visible rows alone, never from heap or index order (invariant 12).
-    SELECT c.chunk_id, c.document_id, c.body_tsv
-    FROM chunks c
-    WHERE :use_sparse
-      AND (SELECT version FROM policy) = :policy_version
-      AND c.body_tsv @@ CAST(:match_tsq AS tsquery)
-      -- :sparse_group_index (a constant when planned) lets the btree on wall_group_id serve a
-      -- small allowed set; for a large one the group test is a filter after the GIN scan
-      AND (CASE WHEN CAST(:sparse_group_index AS boolean) THEN c.wall_group_id
-                ELSE c.wall_group_id || '' END) = ANY(CAST(:wall_groups AS text[]))
-      AND c.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
-      AND coalesce(c.matter_id, '') <> ALL (CAST((SELECT matter_ids FROM pending) AS text[]))
-      AND NOT c.suppressed
-      AND (CAST(:doc_types AS text[]) IS NULL OR c.doc_type = ANY(CAST(:doc_types AS text[])))
-      AND (CAST(:sources AS text[]) IS NULL OR c.source = ANY(CAST(:sources AS text[])))
-      AND (CAST(:matter_ids AS text[]) IS NULL OR c.matter_id = ANY(CAST(:matter_ids AS text[])))
-      AND (CAST(:session_matter_id AS text) IS NULL
-           OR c.matter_id = CAST(:session_matter_id AS text) OR c.matter_id IS NULL)
-      AND (CAST(:modified_from AS timestamptz) IS NULL
-           OR c.modified_at >= CAST(:modified_from AS timestamptz))
-      AND (CAST(:modified_to AS timestamptz) IS NULL
-           OR c.modified_at <= CAST(:modified_to AS timestamptz))
-    ORDER BY md5(CAST(c.document_id AS text)), c.chunk_id COLLATE "C"
-    LIMIT :sparse_rank_cap
-), sparse AS MATERIALIZED (
-    -- sparse ranking by document: BM25 over a document's candidate chunks, with the
-    -- corpus figures of the person's allowed keys (ewall_sparse_document_rank, migrations
-    -- 20261201_0027 and 20261203_0042)
-    SELECT r.chunk_id, r.relevance
-    FROM ewall_sparse_document_rank(
-             -- three aligned arrays: any one order serves, so the cheapest (bytewise)
-             ARRAY(SELECT chunk_id FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
-             ARRAY(SELECT document_id FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
-             -- the query's lexemes only (what the ranking reads): small arrays. body_tsv is
-             -- to_tsvector's, weight D throughout, so one setweight marks the query's lexemes
-             ARRAY(SELECT ts_filter(setweight(body_tsv, 'A', CAST(:rank_lexemes AS text[])),
-                                    '{a}')
-                   FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
-             CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[]),
-             CAST(:sparse_doc_k1 AS float8), CAST(:sparse_doc_b AS float8),
-             CAST(:sparse_candidates AS integer),
-             CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[])) AS r
-    -- :use_sparse too: a constant false here means the function is never called (it reads
-    -- search_key_stats even for an empty pool)
-    WHERE :use_sparse
-), dense_ranked AS (
-    SELECT chunk_id, distance, row_number() OVER (ORDER BY distance, chunk_id) AS r FROM dense
-), sparse_ranked AS (
-    SELECT chunk_id, relevance, row_number() OVER (ORDER BY relevance DESC, chunk_id) AS r
-    FROM sparse
-), fused AS (
-    SELECT chunk_id,
-           sum(weight / (:rrf_k + r)) AS score,
-           min(dense_rank) AS dense_rank,
-           min(sparse_rank) AS sparse_rank,
-           min(distance) AS distance,
-           max(relevance) AS relevance
-    FROM (
-        SELECT chunk_id, r, CAST(:dense_weight AS float8) AS weight, r AS dense_rank,
-               CAST(NULL AS bigint) AS sparse_rank, distance, CAST(NULL AS float8) AS relevance
-        FROM dense_ranked
-        UNION ALL
-        SELECT chunk_id, r, CAST(:sparse_weight AS float8), NULL, r, NULL, relevance
-        FROM sparse_ranked
-    ) AS legs
-    GROUP BY chunk_id
-), fused_doc AS (
-    -- collapsed, one hit per document: its best chunk (the others are listed with it)
-    SELECT f.*, c.document_id,
-           row_number() OVER (PARTITION BY c.document_id
-                              ORDER BY f.score DESC,
-                                       least(coalesce(f.sparse_rank, 1000000),
-                                             coalesce(f.dense_rank, 1000000)),
-                                       f.chunk_id) AS in_document
-    FROM fused f
-    JOIN chunks c ON c.chunk_id = f.chunk_id
-), top AS (
-    SELECT * FROM fused_doc
-    WHERE NOT CAST(:collapse AS boolean) OR in_document = 1
-    ORDER BY score DESC, least(coalesce(sparse_rank, 1000000), coalesce(dense_rank, 1000000)),
-             chunk_id
-    LIMIT :k
-)
-SELECT (SELECT version FROM policy) AS policy_version_seen,
-       (SELECT count(*) FROM dense) AS dense_count,
-       (SELECT count(*) FROM sparse) AS sparse_count,
-       hit.*
-FROM (SELECT 1) AS one
-LEFT JOIN LATERAL (
-    SELECT t.chunk_id, t.score, t.dense_rank, t.sparse_rank, t.distance, t.relevance,
-           c.body, c.content_sha256, c.client_id, c.matter_id, c.section_path, c.page_from,
-           c.page_to, c.doc_type, d.source, d.external_id, d.title, d.modified_at,
-           ts_headline('ewall_nl',
-                       replace(replace(replace(c.body, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
-                       CAST(:headline_tsq AS tsquery),
-                       'StartSel=<b>, StopSel=</b>, MaxWords=35, MinWords=12, MaxFragments=2, '
-                       || 'FragmentDelimiter=" … "') AS snippet,
-           CASE WHEN CAST(:collapse AS boolean) THEN
-               (SELECT coalesce(jsonb_agg(jsonb_build_object(
-                           'chunk_id', o.chunk_id, 'section_path', oc.section_path,
-                           'page_from', oc.page_from, 'page_to', oc.page_to,
-                           'score', o.score, 'content_sha256', oc.content_sha256,
-                           'matter_id', oc.matter_id) ORDER BY o.in_document), '[]'::jsonb)
-                FROM fused_doc o JOIN chunks oc ON oc.chunk_id = o.chunk_id
-                WHERE o.document_id = t.document_id AND o.in_document > 1)
-           END AS other_sections
-    FROM top t
-    JOIN chunks c ON c.chunk_id = t.chunk_id
-    JOIN documents d ON d.document_id = c.document_id
+    WHERE ewall_chunk_visible(c.wall_group_id, c.source_acl_id, c.matter_id, c.suppressed,
+                              CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[]),
+                              (SELECT ewall_retag_pending()), false)
 ) AS hit ON true
 ORDER BY hit.score DESC NULLS LAST,
          least(coalesce(hit.sparse_rank, 1000000), coalesce(hit.dense_rank, 1000000)),

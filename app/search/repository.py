@@ -13,10 +13,11 @@ from app.db import sqlfiles
 
 DenseForm = Literal["exact", "hnsw"]
 
-# The two forms of the hybrid statement, one named block each (sql/search.sql).
+# The hybrid statement, by dense form: ONE named block (sql/search.sql) for both, the form
+# bound as :dense_hnsw (bench.search swaps in an older revision's blocks, which were two).
 HYBRID_BLOCKS: dict[DenseForm, str] = {
-    "exact": "search.hybrid_exact",
-    "hnsw": "search.hybrid_hnsw",
+    "exact": "search.hybrid",
+    "hnsw": "search.hybrid",
 }
 # The other per-search blocks, by name (bench.search swaps in an older revision's text to
 # measure it beside the current one).
@@ -110,8 +111,9 @@ def analyze_query(
 
 @dataclass(frozen=True)
 class HybridParams:
-    """The named parameters of the hybrid statement (search.hybrid_exact / hybrid_hnsw),
-    exactly: one field per ``:name`` in sql/search.sql, documented here once."""
+    """The named parameters of the hybrid statement (search.hybrid), exactly: one field per
+    ``:name`` in sql/search.sql, documented here once; the dense form (``:dense_hnsw``) is
+    ``run_hybrid``'s own argument."""
 
     qvec: str  # the query embedding, pgvector text ("[0.1,...]")
     # the sparse leg's inputs, from analyze_query (empty when the sparse leg is off)
@@ -198,11 +200,14 @@ _HIT_FIELDS = tuple(f.name for f in fields(Hit))
 def run_hybrid(
     conn: Connection, form: DenseForm, params: HybridParams, scan: HnswScan | None = None
 ) -> HybridRows:
-    """Run the hybrid statement in its exact or HNSW form. ``scan``: the HNSW form's
-    settings; they are set for this statement alone (inside a savepoint rolled back after
-    it, which undoes set_config(..., true)), so nothing after it (the exact re-run, the
-    audit append) plans with enable_seqscan off."""
-    sql_params = asdict(params)  # the one place the statement's parameters become a dict
+    """Run the hybrid statement in its exact or HNSW form. The form is the bound parameter
+    :dense_hnsw; the statement is never prepared, so the planner reads it as a constant and
+    plans the one form (sql/search.sql). ``scan``: the HNSW form's settings; they are set
+    for this statement alone (inside a savepoint rolled back after it, which undoes
+    set_config(..., true)), so nothing after it (the exact re-run, the audit append) plans
+    with enable_seqscan off."""
+    # the one place the statement's parameters become a dict
+    sql_params = {**asdict(params), "dense_hnsw": form == "hnsw"}
     if scan is None:
         return _hybrid_rows(conn.execute(sqlfiles.query(HYBRID_BLOCKS[form]), sql_params))
     savepoint = conn.begin_nested()

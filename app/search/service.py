@@ -19,8 +19,9 @@ per-group counts. Exact top-N over the allowed rows when P is small (P <= exact_
 P/N <= exact_max_fraction, or a matter filter narrows it); otherwise HNSW with a relaxed
 iterative scan whose ef_search / max_scan_tuples are sized to the candidate depth and the
 selectivity; when HNSW returns fewer than min(candidates, P) rows the statement is re-run in
-the exact form. Each form is its own named block (sql/search.sql) and connections never
-auto-prepare, so a cached plan of one form is never reused for the other.
+the exact form. Both forms are one statement text (sql/search.sql, search.hybrid) with the
+form bound as a parameter; connections never auto-prepare it, so the planner folds that
+parameter and each plan is one form's (a cached plan of one is never reused for the other).
 """
 
 from __future__ import annotations

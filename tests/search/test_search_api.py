@@ -271,7 +271,8 @@ def test_plan_cache_trap_same_connection_alternating_strategies(
             plan = "\n".join(
                 r[0]
                 for r in conn.execute(
-                    text("EXPLAIN " + sqlfiles.raw(HYBRID_BLOCKS[strategy])), _explain_params()
+                    text("EXPLAIN " + sqlfiles.raw(HYBRID_BLOCKS[strategy])),
+                    {**_explain_params(), "dense_hnsw": strategy == "hnsw"},
                 )
             )
             assert ("ix_chunks_embedding_hnsw" in plan) == (strategy == "hnsw"), (i, plan)

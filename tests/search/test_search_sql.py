@@ -1,38 +1,51 @@
-"""The two named forms of the hybrid statement (sql/search.sql) may differ in the dense CTE
-only: the sparse leg, the fusion, the collapse and every wall predicate are the same text in
-both, so the forms cannot drift apart. No database needed: this reads the SQL files."""
+"""The hybrid statement (sql/search.sql, search.hybrid) is ONE text for both dense forms: the
+form is the bound parameter :dense_hnsw, which the planner reads as a constant (the search
+statement is never prepared), so each plan is one form's. The text checks need no database;
+the plans are checked on the migrated template: the HNSW index for the HNSW form only, the
+other form's path absent from the plan, and the visibility rule inlined (tests/foundation/
+test_layers.py checks that every read of chunks carries it)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
-from app.db import sqlfiles
-from app.search.repository import HYBRID_BLOCKS
+import pytest
+from sqlalchemy import text
 
+from app.db import sqlfiles
+from app.search.repository import HYBRID_BLOCKS, DenseForm
+from tests.conftest import DbHandle
+
+BLOCK = "search.hybrid"
 _CTE = re.compile(r"^(?:WITH|\),) (\w+) AS (?:MATERIALIZED )?\(", re.MULTILINE)
-EXACT_ORDER = "ORDER BY (c.embedding <=> CAST(:qvec AS vector)) + 0, c.chunk_id"
-HNSW_ORDER = "ORDER BY c.embedding <=> CAST(:qvec AS vector)"
-# the predicates every leg carries: the person's allowed sets, no matter pending re-tag,
-# nothing suppressed, the policy version the sets were resolved at, the caller's filters
-WALL_PREDICATES = (
-    "AND c.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))",
-    "AND coalesce(c.matter_id, '') <> ALL (CAST((SELECT matter_ids FROM pending) AS text[]))",
-    "AND NOT c.suppressed",
+RULE = "ewall_chunk_visible("
+# what every leg carries besides the rule: the policy version its sets were resolved at, and
+# the caller's narrowing filters
+LEG_PREDICATES = (
     "AND (SELECT version FROM policy) = :policy_version",
     "AND (CAST(:session_matter_id AS text) IS NULL",
     "AND (CAST(:matter_ids AS text[]) IS NULL OR c.matter_id = ANY(CAST(:matter_ids AS text[])))",
+    "AND (CAST(:doc_types AS text[]) IS NULL OR c.doc_type = ANY(CAST(:doc_types AS text[])))",
+    "AND (CAST(:sources AS text[]) IS NULL OR c.source = ANY(CAST(:sources AS text[])))",
 )
-SPARSE_GROUP_PREDICATE = (
-    "AND (CASE WHEN CAST(:sparse_group_index AS boolean) THEN c.wall_group_id\n"
-    "                ELSE c.wall_group_id || '' END) = ANY(CAST(:wall_groups AS text[]))"
+# the rule's last argument in each leg: may the btree on wall_group_id serve the group test
+GROUP_INDEX = {
+    "dense": "NOT CAST(:dense_hnsw AS boolean))",
+    "sparse_pool": "CAST(:sparse_group_index AS boolean))",
+}
+DENSE_ORDER = (
+    "ORDER BY CASE WHEN CAST(:dense_hnsw AS boolean) THEN c.embedding <=> CAST(:qvec AS vector)\n"
+    "                  ELSE (c.embedding <=> CAST(:qvec AS vector)) + 0 END,\n"
+    "             CASE WHEN CAST(:dense_hnsw AS boolean) THEN NULL ELSE c.chunk_id END"
 )
 
 
 def _sections(sql: str) -> dict[str, str]:
-    """The statement cut at its CTEs: {"head": comments, <cte>: text, ..., "select": ...}."""
+    """The statement cut at its CTEs: {<cte>: text, ..., "select": the final SELECT}."""
     found = list(_CTE.finditer(sql))
     assert found, "no CTEs found"
-    out = {"head": sql[: found[0].start()]}
+    out: dict[str, str] = {}
     for i, m in enumerate(found):
         end = found[i + 1].start() if i + 1 < len(found) else None
         out[m.group(1)] = sql[m.start() : end]
@@ -42,49 +55,114 @@ def _sections(sql: str) -> dict[str, str]:
     return out
 
 
-def _forms() -> tuple[dict[str, str], dict[str, str]]:
-    return (
-        _sections(sqlfiles.raw(HYBRID_BLOCKS["exact"])),
-        _sections(sqlfiles.raw(HYBRID_BLOCKS["hnsw"])),
+def test_both_dense_forms_run_the_one_statement_text() -> None:
+    assert set(HYBRID_BLOCKS.values()) == {BLOCK}
+    blocks = sqlfiles.load_all()
+    assert not {"search.hybrid_exact", "search.hybrid_hnsw"} & set(blocks)
+
+
+def test_the_dense_form_is_chosen_by_folding_constants_not_by_copies() -> None:
+    sections = _sections(sqlfiles.raw(BLOCK))
+    assert {"policy", "dense", "sparse_pool", "sparse", "fused", "fused_doc", "top"} <= set(
+        sections
     )
+    dense = sections["dense"]
+    assert dense.count("FROM chunks c") == 1  # one scan of chunks, for both forms
+    assert dense.count(DENSE_ORDER) == 1
+    # :dense_hnsw appears nowhere else: the other legs are the same for both forms
+    others = "".join(v for k, v in sections.items() if k != "dense")
+    assert ":dense_hnsw" not in others
 
 
-def test_the_forms_share_everything_but_the_dense_cte() -> None:
-    exact, hnsw = _forms()
-    assert list(exact) == list(hnsw)
-    assert {"policy", "pending", "dense", "sparse_pool", "sparse", "fused", "top"} <= set(exact)
-    differing = {name for name in exact if name != "head" and exact[name] != hnsw[name]}
-    assert differing == {"dense"}, differing
+def test_every_leg_carries_the_rule_and_the_filters() -> None:
+    sections = _sections(sqlfiles.raw(BLOCK))
+    for leg in ("dense", "sparse_pool"):
+        assert sections[leg].count(RULE) == 1, leg
+        assert GROUP_INDEX[leg] in sections[leg], leg
+        for predicate in LEG_PREDICATES:
+            assert predicate in sections[leg], (leg, predicate)
 
 
-def test_the_dense_ctes_differ_only_in_order_and_the_hidden_group_predicate() -> None:
-    """HNSW orders by the bare operator (index-usable) and hides its group predicate from the
-    btree; nothing else about the dense leg may differ."""
-    exact, hnsw = _forms()
-    assert exact["dense"].count(EXACT_ORDER) == 1
-    assert exact["dense"].count("AND c.wall_group_id = ANY(") == 1
-    rewritten = (
-        exact["dense"]
-        .replace(EXACT_ORDER, HNSW_ORDER)
-        .replace("AND c.wall_group_id = ANY(", "AND (c.wall_group_id || '') = ANY(")
-    )
-    assert hnsw["dense"] == rewritten
-    # the sparse leg keeps its group predicate in both forms, index-usable when the caller
-    # says so (a constant at planning time), a filter otherwise
-    for form in (exact, hnsw):
-        assert SPARSE_GROUP_PREDICATE in form["sparse_pool"]
+def test_collapse_is_a_bind_parameter() -> None:
+    sql = sqlfiles.raw(BLOCK)
+    assert "/*collapse*/" not in sql
+    assert sql.count("CAST(:collapse AS boolean)") == 2
 
 
-def test_every_leg_of_both_forms_carries_the_wall_predicates() -> None:
-    for form in _forms():
-        for leg in ("dense", "sparse_pool"):
-            for predicate in WALL_PREDICATES:
-                assert predicate in form[leg], (leg, predicate)
-            assert "c.wall_group_id" in form[leg] and ":wall_groups" in form[leg]
+def _params(hnsw: bool) -> dict[str, object]:
+    return {
+        "qvec": "[" + ",".join(["0.05"] * 384) + "]",
+        "match_tsq": "'octrooi'",
+        "headline_tsq": "'octrooi'",
+        "rank_lexemes": ["octrooi"],
+        "rank_weights": [1.0],
+        "wall_groups": ["open"],
+        "source_acl_ids": ["public"],
+        "policy_version": 1,
+        "doc_types": None,
+        "sources": None,
+        "matter_ids": None,
+        "session_matter_id": None,
+        "modified_from": None,
+        "modified_to": None,
+        "use_dense": True,
+        "use_sparse": True,
+        "dense_weight": 0.5,
+        "sparse_weight": 1.0,
+        "rrf_k": 60,
+        "k": 5,
+        "dense_candidates": 50,
+        "sparse_candidates": 50,
+        "sparse_rank_cap": 3000,
+        "sparse_doc_k1": 3.0,
+        "sparse_doc_b": 0.9,
+        "sparse_group_index": True,
+        "collapse": True,
+        "dense_hnsw": hnsw,
+    }
 
 
-def test_collapse_is_a_bind_parameter_in_both_forms() -> None:
-    for name in HYBRID_BLOCKS.values():
-        sql = sqlfiles.raw(name)
-        assert "/*collapse*/" not in sql
-        assert sql.count("CAST(:collapse AS boolean)") == 2
+def _dense_plan(plan: str) -> str:
+    """The plan of the dense CTE alone."""
+    start = plan.index("CTE dense")
+    return plan[start : plan.index("CTE sparse_pool", start)]
+
+
+@pytest.mark.parametrize("form", ["exact", "hnsw"])
+def test_each_form_plans_its_own_dense_path_with_the_rule_inlined(
+    db: DbHandle, form: DenseForm
+) -> None:
+    """HNSW: an ordered scan of the HNSW index, the group test a filter. Exact: the btree on
+    wall_group_id and a top-N sort, no HNSW. The rule leaves no function call in the plan
+    (inlined: its tests are the scan's own clauses)."""
+    with db.database.transaction() as conn:
+        if form == "hnsw":
+            conn.execute(
+                sqlfiles.query("search.hnsw_settings"),
+                {"ef_search": 100, "max_scan_tuples": 20_000},
+            )
+        plan = "\n".join(
+            str(r[0])
+            for r in conn.execute(
+                text("EXPLAIN (VERBOSE) " + sqlfiles.raw(BLOCK)), _params(form == "hnsw")
+            )
+        )
+        conn.rollback()
+    assert "ewall_chunk_visible" not in plan, plan
+    dense = _dense_plan(plan)
+    assert dense.count("on public.chunks") == 1, dense
+    if form == "hnsw":
+        assert "Index Scan using ix_chunks_embedding_hnsw" in dense, dense
+        assert re.search(r"\(c(_\d+)?\.wall_group_id \|\| ''::text\) = ANY", dense), dense
+        assert "ix_chunks_wall_group_id" not in dense, dense
+    else:
+        assert "ix_chunks_embedding_hnsw" not in dense, dense
+        assert "ix_chunks_wall_group_id" in dense, dense
+        assert "|| ''::text" not in dense, dense
+
+
+def test_the_form_parameter_is_not_a_search_parameter() -> None:
+    """HybridParams holds what the search asks; the form is run_hybrid's own argument."""
+    from app.search.repository import HybridParams
+
+    assert "dense_hnsw" not in {f.name for f in dataclasses.fields(HybridParams)}
