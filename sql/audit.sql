@@ -24,11 +24,11 @@ WITH fence AS MATERIALIZED (
                                 CAST(:result_hashes AS text[])) AS r (chunk_id, content_sha256)
                     JOIN chunks c
                       ON c.chunk_id = r.chunk_id AND c.content_sha256 = r.content_sha256
-                    WHERE c.wall_group_id = ANY(CAST(:fence_wall_groups AS text[]))
-                      AND c.source_acl_id = ANY(CAST(:fence_source_acl_ids AS text[]))
-                      AND NOT c.suppressed
-                      AND NOT EXISTS (SELECT 1 FROM retag_pending p
-                                      WHERE p.matter_id = c.matter_id))
+                    WHERE ewall_chunk_visible(c.wall_group_id, c.source_acl_id, c.matter_id,
+                                              c.suppressed,
+                                              CAST(:fence_wall_groups AS text[]),
+                                              CAST(:fence_source_acl_ids AS text[]),
+                                              (SELECT ewall_retag_pending())))
                    = cardinality(CAST(:result_chunk_ids AS text[]))
                -- the replica ranked with the query model that is live on the primary now
                AND (CAST(:query_model AS text) IS NULL

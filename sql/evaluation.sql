@@ -84,12 +84,15 @@ JOIN relevance_judgements j ON j.query_id = q.query_id
 WHERE q.set_id = :set_id AND j.judged_by = :person_id
 
 -- name: chunks_of_documents
--- The chunks of these (source, external_id) documents. Runs under the caller's RLS access,
--- so it returns only chunks the person may read.
+-- The chunks of these (source, external_id) documents that the person may read (the
+-- visibility rule; the caller's RLS access applies too).
 SELECT d.source, d.external_id, c.chunk_id
 FROM unnest(CAST(:sources AS text[]), CAST(:external_ids AS text[])) AS t(source, eid)
 JOIN documents d ON d.source = t.source AND d.external_id = t.eid
 JOIN chunks c ON c.document_id = d.document_id
+WHERE ewall_chunk_visible(c.wall_group_id, c.source_acl_id, c.matter_id, c.suppressed,
+                          CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[]),
+                          (SELECT ewall_retag_pending()))
 
 -- name: insert_run
 INSERT INTO eval_runs (run_id, set_id, person_id, config, metrics, per_query)

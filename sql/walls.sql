@@ -105,15 +105,15 @@ WHERE resolvable
   AND (default_access IN ('public', 'view') OR allow && CAST(:principals AS text[]))
 
 -- name: visible_chunks
--- Chunks among :chunk_ids that the person may read now (same predicates as the search).
+-- Chunks among :chunk_ids that the person may read now (the visibility rule the search
+-- applies, sql/functions/chunk_visible.v1.sql).
 SELECT c.chunk_id, c.body, CAST(c.embedding AS text) AS embedding, c.content_sha256,
        c.matter_id, c.document_id
 FROM chunks c
-WHERE c.chunk_id = ANY(:chunk_ids)
-  AND c.wall_group_id = ANY(:wall_groups)
-  AND c.source_acl_id = ANY(:source_acl_ids)
-  AND NOT c.suppressed
-  AND NOT EXISTS (SELECT 1 FROM retag_pending p WHERE p.matter_id = c.matter_id)
+WHERE c.chunk_id = ANY(CAST(:chunk_ids AS text[]))
+  AND ewall_chunk_visible(c.wall_group_id, c.source_acl_id, c.matter_id, c.suppressed,
+                          CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[]),
+                          (SELECT ewall_retag_pending()))
 
 -- name: team_insiders
 -- Inclusionary walls with include_team: the current team of every matter they protect,

@@ -198,13 +198,21 @@ def count_rated_queries(conn: Connection, set_id: int, person_id: str) -> int:
 
 
 def chunks_of_documents(
-    conn: Connection, documents: Sequence[tuple[str, str]]
+    conn: Connection,
+    documents: Sequence[tuple[str, str]],
+    wall_groups: Sequence[str],
+    source_acl_ids: Sequence[str],
 ) -> list[tuple[str, str, str]]:
     """(source, external_id, chunk_id) of the chunks of these (source, external_id)
-    documents that the transaction's RLS access lets through."""
+    documents that a person with these allowed sets may read (the RLS access applies too)."""
     rows = conn.execute(
         sqlfiles.query("evaluation.chunks_of_documents"),
-        {"sources": [s for s, _ in documents], "external_ids": [e for _, e in documents]},
+        {
+            "sources": [s for s, _ in documents],
+            "external_ids": [e for _, e in documents],
+            "wall_groups": list(wall_groups),
+            "source_acl_ids": list(source_acl_ids),
+        },
     )
     return [(str(r.source), str(r.external_id), str(r.chunk_id)) for r in rows]
 

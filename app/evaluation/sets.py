@@ -205,7 +205,7 @@ def visible_targets(
         # RLS is on for this read too: the lookup itself only returns the person's chunks
         apply(conn, access)
         for source, external_id, chunk_id in repo.chunks_of_documents(
-            conn, [(s, e) for s, e in split]
+            conn, [(s, e) for s, e in split], access.wall_groups, access.source_acl_ids
         ):
             doc_chunks[document_target(source, external_id)].add(chunk_id)
     # every chunk of a document carries the document's wall group, ACL and matter, so a few
