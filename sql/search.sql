@@ -1,21 +1,24 @@
 -- Filtered hybrid retrieval: ONE statement per search.
 --
 -- A dense leg (pgvector cosine) and a sparse leg (Dutch full text, IDF-weighted OR of the
--- query's lexemes) each carry the SAME access predicate (allowed wall groups, allowed
--- source ACLs, no matter pending re-tagging, not suppressed) and the caller's narrowing
--- filters, each with its own candidate limit, fused by weighted reciprocal rank fusion.
--- The forbidden rows are filtered before ranking in both legs: they never leave PostgreSQL.
--- Row-level security on chunks applies the same sets again as a backstop.
+-- query's lexemes) each carry the visibility rule, ewall_chunk_visible (allowed wall
+-- groups, allowed source ACLs, no matter pending re-tagging, not suppressed:
+-- sql/functions/chunk_visible.v1.sql), and the caller's narrowing filters, each with its
+-- own candidate limit, fused by weighted reciprocal rank fusion. The forbidden rows are
+-- filtered before ranking in both legs: they never leave PostgreSQL. Every other read of
+-- chunks here (the collapse, the hit's text) carries the rule too. Row-level security on
+-- chunks applies the same sets again as a backstop.
 --
--- The dense leg comes in two forms, two named blocks with distinct SQL text (so no cached
--- plan of one is ever reused for the other). Everything but the dense CTE is the same text
--- in both; tests/search/test_search_sql.py fails when they drift apart:
---   hybrid_exact: ORDER BY an expression, which HNSW cannot serve -> exact top-N over the
---                 allowed rows (btree on wall_group_id, then top-N heapsort);
---   hybrid_hnsw:  ORDER BY the distance operator -> HNSW index scan with the iterative
---                 relaxed scan the caller configured (set_config ... true) beforehand. Its
---                 group predicate is written so the btree cannot serve it, leaving HNSW as
---                 the planner's only sensible path.
+-- hybrid is ONE text for both forms of the dense leg; :dense_hnsw picks the form. The
+-- statement is never prepared, so the planner sees :dense_hnsw as a constant and folds
+-- each CASE on it to one arm; the plan is that form's alone (tests/search/test_search_sql.py
+-- checks both plans):
+--   false (exact): ORDER BY an expression, which HNSW cannot serve -> exact top-N over the
+--                  allowed rows (btree on wall_group_id, then top-N heapsort);
+--   true (HNSW):   ORDER BY the distance operator -> HNSW index scan with the iterative
+--                  relaxed scan the caller configured (set_config ... true) beforehand. The
+--                  rule's group test is written so the btree cannot serve it, leaving HNSW
+--                  as the planner's only sensible path.
 -- The caller picks the form from the allowed row count and re-runs exact when the HNSW
 -- form returns fewer than min(candidates, allowed) rows. With :collapse true either form
 -- returns one hit per document (its best chunk, the other matching chunks listed with the
@@ -30,6 +33,7 @@
 --   :doc_types, :sources, :matter_ids (text[] or NULL), :modified_from, :modified_to
 --   :session_matter_id the matter a bound session is narrowed to (NULL: not bound); public
 --                      sources (case law, legislation: no matter) stay in. It only narrows.
+--   :dense_hnsw        the dense leg's form (true: HNSW, false: exact); run_hybrid's argument
 --   :use_dense, :use_sparse, :dense_weight, :sparse_weight, :rrf_k, :k
 --   :dense_candidates, :sparse_candidates, :sparse_rank_cap
 --   :collapse          true: one hit per document (collapse "document")
