@@ -163,7 +163,7 @@ WITH policy AS (
     --   true:  ORDER BY the bare distance operator -> HNSW index scan; the group test is
     --          hidden from the btree (group_index false), the tie-break key is a constant
     --          (dropped), so the ordered index scan is the planner's only sensible path
-    SELECT c.chunk_id, c.embedding <=> CAST(:qvec AS vector) AS distance
+    SELECT c.chunk_id, c.document_id, c.embedding <=> CAST(:qvec AS vector) AS distance
     FROM chunks c
     WHERE :use_dense
       AND (SELECT version FROM policy) = :policy_version
@@ -233,41 +233,41 @@ WITH policy AS (
     -- search_key_stats even for an empty pool)
     WHERE :use_sparse
 ), dense_ranked AS (
-    SELECT chunk_id, distance, row_number() OVER (ORDER BY distance, chunk_id) AS r FROM dense
+    SELECT chunk_id, document_id, distance,
+           row_number() OVER (ORDER BY distance, chunk_id) AS r
+    FROM dense
 ), sparse_ranked AS (
-    SELECT chunk_id, relevance, row_number() OVER (ORDER BY relevance DESC, chunk_id) AS r
-    FROM sparse
+    SELECT s.chunk_id, p.document_id, s.relevance,
+           row_number() OVER (ORDER BY s.relevance DESC, s.chunk_id) AS r
+    FROM sparse s JOIN sparse_pool p ON p.chunk_id = s.chunk_id
 ), fused AS (
-    SELECT chunk_id,
+    SELECT chunk_id, document_id,
            sum(weight / (:rrf_k + r)) AS score,
            min(dense_rank) AS dense_rank,
            min(sparse_rank) AS sparse_rank,
            min(distance) AS distance,
            max(relevance) AS relevance
     FROM (
-        SELECT chunk_id, r, CAST(:dense_weight AS float8) AS weight, r AS dense_rank,
-               CAST(NULL AS bigint) AS sparse_rank, distance, CAST(NULL AS float8) AS relevance
+        SELECT chunk_id, document_id, r, CAST(:dense_weight AS float8) AS weight,
+               r AS dense_rank, CAST(NULL AS bigint) AS sparse_rank, distance,
+               CAST(NULL AS float8) AS relevance
         FROM dense_ranked
         UNION ALL
-        SELECT chunk_id, r, CAST(:sparse_weight AS float8), NULL, r, NULL, relevance
+        SELECT chunk_id, document_id, r, CAST(:sparse_weight AS float8), NULL, r, NULL,
+               relevance
         FROM sparse_ranked
     ) AS legs
-    GROUP BY chunk_id
+    GROUP BY chunk_id, document_id
 ), fused_doc AS (
-    -- collapsed, one hit per document: its best chunk (the others are listed with it)
-    SELECT f.*, c.document_id,
-           row_number() OVER (PARTITION BY c.document_id
+    -- collapsed, one hit per document: its best chunk (the others are listed with it); the
+    -- legs carry each chunk's document, so the collapse reads no chunks
+    SELECT f.*,
+           row_number() OVER (PARTITION BY f.document_id
                               ORDER BY f.score DESC,
                                        least(coalesce(f.sparse_rank, 1000000),
                                              coalesce(f.dense_rank, 1000000)),
                                        f.chunk_id) AS in_document
     FROM fused f
-    JOIN chunks c ON c.chunk_id = f.chunk_id
-    -- the rule again on every read of chunks (tests/foundation/test_layers.py): these rows
-    -- passed it in their leg, in this snapshot; a filter on a few hundred rows by key
-    WHERE ewall_chunk_visible(c.wall_group_id, c.source_acl_id, c.matter_id, c.suppressed,
-                              CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[]),
-                              (SELECT ewall_retag_pending()), false)
 ), top AS (
     SELECT * FROM fused_doc
     WHERE NOT CAST(:collapse AS boolean) OR in_document = 1
@@ -305,6 +305,8 @@ LEFT JOIN LATERAL (
     FROM top t
     JOIN chunks c ON c.chunk_id = t.chunk_id
     JOIN documents d ON d.document_id = c.document_id
+    -- the rule on every read of chunks (tests/foundation/test_layers.py), these key reads of
+    -- rows a leg admitted in this snapshot too (the same answer, a filter on k rows)
     WHERE ewall_chunk_visible(c.wall_group_id, c.source_acl_id, c.matter_id, c.suppressed,
                               CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[]),
                               (SELECT ewall_retag_pending()), false)
