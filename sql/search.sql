@@ -6,8 +6,8 @@
 -- sql/functions/chunk_visible.v1.sql), and the caller's narrowing filters, each with its
 -- own candidate limit, fused by weighted reciprocal rank fusion. The forbidden rows are
 -- filtered before ranking in both legs: they never leave PostgreSQL. Every other read of
--- chunks here (the collapse, the hit's text) carries the rule too. Row-level security on
--- chunks applies the same sets again as a backstop.
+-- chunks here (the hit's text, a collapsed hit's listed sections) carries the rule too.
+-- Row-level security on chunks applies the same sets again as a backstop.
 --
 -- hybrid is ONE text for both forms of the dense leg; :dense_hnsw picks the form. The
 -- statement is never prepared, so the planner sees :dense_hnsw as a constant and folds
