@@ -254,6 +254,21 @@ BEGIN
 END
 $$;
 
+-- FUNCTION public ewall_cut_lexemes(tsvector, integer)
+
+CREATE FUNCTION public.ewall_cut_lexemes(tsv tsvector, keep integer) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $_$
+    SELECT coalesce(CAST(string_agg(
+               '''' || replace(replace(
+                   CASE WHEN u.lexeme ~ '^[[:alpha:]]+$' THEN left(u.lexeme, keep)
+                        ELSE u.lexeme END,
+                   '\', '\\'), '''', '''''') || ''''
+               || coalesce(':' || array_to_string(u.positions, ','), ''),
+               ' ') AS tsvector), ''::tsvector)
+    FROM unnest(tsv) AS u
+$_$;
+
 -- FUNCTION public ewall_document_stats_after_delete()
 
 CREATE FUNCTION public.ewall_document_stats_after_delete() RETURNS trigger
@@ -590,13 +605,55 @@ BEGIN
 END
 $$;
 
+-- FUNCTION public ewall_nl_headline_query(tsquery)
+
+CREATE FUNCTION public.ewall_nl_headline_query(q tsquery) RETURNS tsquery
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT CAST(regexp_replace(CAST(q AS text),
+                               '(^|[ !(])(''[[:alpha:]]{7}'')(?!:)', '\1\2:*', 'g') AS tsquery)
+$$;
+
+-- FUNCTION public ewall_nl_phrase(text)
+
+CREATE FUNCTION public.ewall_nl_phrase(input text) RETURNS tsquery
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT CAST(string_agg(
+               CASE WHEN w.previous IS NULL THEN '' ELSE ' <' || (w.pos - w.previous) || '> ' END
+               || '''' || replace(replace(w.lexeme, '\', '\\'), '''', '''''') || '''',
+               '' ORDER BY w.pos, w.lexeme) AS tsquery)
+    FROM (SELECT u.lexeme, p.pos, lag(p.pos) OVER (ORDER BY p.pos, u.lexeme) AS previous
+          FROM unnest(public.ewall_nl_tsvector(input)) AS u,
+               unnest(u.positions) AS p(pos)) AS w
+$$;
+
+-- FUNCTION public ewall_nl_tsvector(text)
+
+CREATE FUNCTION public.ewall_nl_tsvector(body text) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT public.ewall_cut_lexemes(
+        to_tsvector('public.ewall_nl_plain'::regconfig, public.ewall_legal_normalize(body)), 7)
+$$;
+
+-- FUNCTION public ewall_nl_websearch(text)
+
+CREATE FUNCTION public.ewall_nl_websearch(query text) RETURNS tsquery
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT CAST(regexp_replace(
+               CAST(websearch_to_tsquery('public.ewall_nl_plain'::regconfig,
+                                         public.ewall_legal_normalize(query)) AS text),
+               '(^|[ !(])''([[:alpha:]]{7})[[:alpha:]]+''', '\1''\2''', 'g') AS tsquery)
+$$;
+
 -- FUNCTION public ewall_query_lexemes(text)
 
 CREATE FUNCTION public.ewall_query_lexemes(query text) RETURNS text[]
     LANGUAGE sql STABLE STRICT PARALLEL SAFE
     AS $$
-    SELECT coalesce(tsvector_to_array(
-        to_tsvector('ewall_nl'::regconfig, ewall_legal_normalize(query))), '{}')
+    SELECT coalesce(tsvector_to_array(public.ewall_nl_tsvector(query)), '{}')
 $$;
 
 -- FUNCTION public ewall_retag_pending()
@@ -683,12 +740,17 @@ BEGIN
     END IF;
     NEW.target := CASE WHEN cardinality(term_lexemes) = 1
                        THEN CAST(quote_literal(term_lexemes[1]) AS tsquery)
-                       ELSE phraseto_tsquery('ewall_nl', ewall_legal_normalize(NEW.term)) END;
-    NEW.substitute := NEW.target
-                      || phraseto_tsquery('ewall_nl', ewall_legal_normalize(NEW.synonym));
+                       ELSE ewall_nl_phrase(NEW.term) END;
+    NEW.substitute := NEW.target || ewall_nl_phrase(NEW.synonym);
     RETURN NEW;
 END
 $$;
+
+-- TEXT SEARCH DICTIONARY public ewall_nl_stop
+
+CREATE TEXT SEARCH DICTIONARY public.ewall_nl_stop (
+    TEMPLATE = pg_catalog.simple,
+    stopwords = 'dutch' );
 
 -- TEXT SEARCH CONFIGURATION public ewall_nl
 
@@ -750,6 +812,68 @@ ALTER TEXT SEARCH CONFIGURATION public.ewall_nl
     ADD MAPPING FOR "int" WITH simple;
 
 ALTER TEXT SEARCH CONFIGURATION public.ewall_nl
+    ADD MAPPING FOR uint WITH simple;
+
+-- TEXT SEARCH CONFIGURATION public ewall_nl_plain
+
+CREATE TEXT SEARCH CONFIGURATION public.ewall_nl_plain (
+    PARSER = pg_catalog."default" );
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl_plain
+    ADD MAPPING FOR asciiword WITH public.unaccent, public.ewall_nl_stop;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl_plain
+    ADD MAPPING FOR word WITH public.unaccent, public.ewall_nl_stop;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl_plain
+    ADD MAPPING FOR numword WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl_plain
+    ADD MAPPING FOR email WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl_plain
+    ADD MAPPING FOR url WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl_plain
+    ADD MAPPING FOR host WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl_plain
+    ADD MAPPING FOR sfloat WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl_plain
+    ADD MAPPING FOR version WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl_plain
+    ADD MAPPING FOR hword_numpart WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl_plain
+    ADD MAPPING FOR hword_part WITH public.unaccent, public.ewall_nl_stop;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl_plain
+    ADD MAPPING FOR hword_asciipart WITH public.unaccent, public.ewall_nl_stop;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl_plain
+    ADD MAPPING FOR numhword WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl_plain
+    ADD MAPPING FOR asciihword WITH public.unaccent, public.ewall_nl_stop;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl_plain
+    ADD MAPPING FOR hword WITH public.unaccent, public.ewall_nl_stop;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl_plain
+    ADD MAPPING FOR url_path WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl_plain
+    ADD MAPPING FOR file WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl_plain
+    ADD MAPPING FOR "float" WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl_plain
+    ADD MAPPING FOR "int" WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION public.ewall_nl_plain
     ADD MAPPING FOR uint WITH simple;
 
 -- TABLE public alembic_version
@@ -854,7 +978,7 @@ CREATE TABLE public.chunks (
     page_to integer,
     ordinal integer NOT NULL,
     body text NOT NULL,
-    body_tsv tsvector GENERATED ALWAYS AS (to_tsvector('public.ewall_nl'::regconfig, public.ewall_legal_normalize(body))) STORED,
+    body_tsv tsvector GENERATED ALWAYS AS (public.ewall_nl_tsvector(body)) STORED,
     embedding public.vector(384) NOT NULL,
     content_sha256 text NOT NULL,
     token_count integer NOT NULL,

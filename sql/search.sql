@@ -74,7 +74,7 @@ WITH corpus AS (
 ), query_tsq AS (
     -- OR of the question's lexemes, or the user's own operators (quotes, OR, -term)
     SELECT CASE WHEN :websearch
-                THEN websearch_to_tsquery('ewall_nl', ewall_legal_normalize(:query))
+                THEN ewall_nl_websearch(:query)
                 ELSE CAST(coalesce(nullif(array_to_string(ARRAY(
                          SELECT quote_literal(l) FROM unnest(ewall_query_lexemes(:query)) AS l
                          ORDER BY l), ' | '), ''), '') AS tsquery)
@@ -143,7 +143,9 @@ SELECT CASE WHEN NOT :websearch
                              ' | ') AS tsquery) AS text)
             ELSE ''
        END AS match_tsq,
-       CAST((SELECT tsq FROM rewritten) AS text) AS headline_tsq,
+       -- ts_headline parses the body into whole words (ewall_nl_plain): a cut lexeme marks
+       -- the words it begins
+       CAST(ewall_nl_headline_query((SELECT tsq FROM rewritten)) AS text) AS headline_tsq,
        ARRAY(SELECT lexeme FROM ranked WHERE pos <= :rank_lexeme_limit
              ORDER BY pos) AS rank_lexemes,
        -- the weight of each ranking lexeme in the document ranking (1, or a synonym's)
@@ -284,7 +286,7 @@ LEFT JOIN LATERAL (
     SELECT t.chunk_id, t.score, t.dense_rank, t.sparse_rank, t.distance, t.relevance,
            c.body, c.content_sha256, c.client_id, c.matter_id, c.section_path, c.page_from,
            c.page_to, c.doc_type, d.source, d.external_id, d.title, d.modified_at,
-           ts_headline('ewall_nl',
+           ts_headline('ewall_nl_plain',
                        replace(replace(replace(c.body, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
                        CAST(:headline_tsq AS tsquery),
                        'StartSel=<b>, StopSel=</b>, MaxWords=35, MinWords=12, MaxFragments=2, '

@@ -87,7 +87,7 @@ def register(subparsers: Any) -> None:
         "--dense-weights",
         type=_floats,
         default=None,
-        help="comma list, default 0,0.1,0.2,0.3,0.5,1.0",
+        help="comma list, default 0,0.1,0.2,0.3,0.5,0.7,1.0",
     )
     k.add_argument("--depths", type=_ints, default=None, help="comma list, default 50,100,200")
     k.set_defaults(handler=cmd_calibrate)

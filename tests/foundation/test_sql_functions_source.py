@@ -263,7 +263,8 @@ def test_downgrades_put_back_the_versions_their_revisions_replaced(
     db: DbHandle, settings: Settings
 ) -> None:
     """0041's downgrade re-creates the two functions it dropped from the files 0034/0035
-    apply; 0033's puts back the ranking's first version, the one 0027 applies."""
+    apply; 0033's puts back the ranking's first version, the one 0027 applies; 0044's puts
+    back the question's snowball lexemes and the rule trigger of 0001/0032."""
     sources = _source_functions()
     url = db.superuser_url
 
@@ -273,6 +274,11 @@ def test_downgrades_put_back_the_versions_their_revisions_replaced(
         )
         return _bodies(url)
 
+    before_0044 = move("20261203_0043")
+    for file, name in (("legal_text.v1.sql", "ewall_query_lexemes"),
+                       ("synonym_rule.v1.sql", "ewall_synonym_rule")):
+        assert before_0044[name] == sources[file][name]
+    assert "ewall_nl_tsvector" not in before_0044
     before_0041 = move("20261202_0040")
     assert before_0041["ewall_sparse_feedback_rank"] == (
         sources["sparse_feedback_rank.v1.sql"]["ewall_sparse_feedback_rank"]
@@ -289,3 +295,6 @@ def test_downgrades_put_back_the_versions_their_revisions_replaced(
     at_head = _bodies(url)
     assert at_head[rank] == sources["sparse_document_rank.v3.sql"][rank]
     assert "ewall_sparse_feedback_rank" not in at_head
+    for file, name in (("legal_text.v2.sql", "ewall_query_lexemes"),
+                       ("synonym_rule.v2.sql", "ewall_synonym_rule")):
+        assert at_head[name] == sources[file][name]

@@ -29,6 +29,7 @@ from tests import pg
 from tests.conftest import DbHandle, Tokens, _open
 from tests.helpers import Firm
 from tests.search import test_full_topk as _full_topk
+from tests.search import test_lexeme_cut as _lexeme_cut
 from tests.search import test_search_api as _search_api
 from tests.walls import test_backstop_during_retag as _backstop
 from tests.walls import test_ingest_into_walls as _ingest_walls
@@ -57,6 +58,10 @@ test_documents_pushed_into_walled_matters_are_hidden_before_any_retag = (
     _ingest_walls.test_documents_pushed_into_walled_matters_are_hidden_before_any_retag
 )
 test_retag_resumes_after_a_crash = _walls_api.test_retag_resumes_after_a_crash
+# migration 20261203_0044 (ALTER COLUMN ... SET EXPRESSION) reaches every partition
+test_the_migration_and_its_downgrade_rebuild_column_statistics_and_rules = (
+    _lexeme_cut.test_the_migration_and_its_downgrade_rebuild_column_statistics_and_rules
+)
 
 LAYOUTS = [(4, "vector"), (4, "halfvec")]
 LAYOUT_IDS = [f"{n}p-{s}" for n, s in LAYOUTS]

@@ -97,7 +97,8 @@ def test_reference_is_bm25_over_every_allowed_match(
             """
             SELECT c.chunk_id, d.external_id, c.token_count,
                    coalesce(array_length((SELECT u.positions FROM unnest(c.body_tsv) AS u
-                                          WHERE u.lexeme = 'dwangsom'), 1), 0) AS tf
+                                          WHERE u.lexeme = (ewall_query_lexemes('dwangsom'))[1]),
+                                         1), 0) AS tf
             FROM chunks c JOIN documents d ON d.document_id = c.document_id
             WHERE NOT c.suppressed
             ORDER BY c.chunk_id

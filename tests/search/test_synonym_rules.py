@@ -8,15 +8,16 @@ import psycopg
 from app.search.service import analyze_query
 from tests.conftest import DbHandle
 
-# what the view computed at read time before the rules were stored
+# what the rule trigger computes (migration 20261203_0044: both sides from the column's
+# normalisation, ewall_nl_phrase), as one statement over the table
 COMPUTED = """
 SELECT CASE WHEN cardinality(ewall_query_lexemes(s.term)) = 1
             THEN CAST(quote_literal((ewall_query_lexemes(s.term))[1]) AS tsquery)
-            ELSE phraseto_tsquery('ewall_nl', ewall_legal_normalize(s.term)) END::text,
+            ELSE ewall_nl_phrase(s.term) END::text,
        (CASE WHEN cardinality(ewall_query_lexemes(s.term)) = 1
             THEN CAST(quote_literal((ewall_query_lexemes(s.term))[1]) AS tsquery)
-            ELSE phraseto_tsquery('ewall_nl', ewall_legal_normalize(s.term)) END
-       || phraseto_tsquery('ewall_nl', ewall_legal_normalize(s.synonym)))::text
+            ELSE ewall_nl_phrase(s.term) END
+       || ewall_nl_phrase(s.synonym))::text
 FROM search_synonyms AS s
 WHERE cardinality(ewall_query_lexemes(s.term)) > 0
   AND cardinality(ewall_query_lexemes(s.synonym)) > 0
@@ -46,7 +47,7 @@ def test_stored_rules_equal_the_computed_ones_through_edits(db: DbHandle) -> Non
         conn.execute("DELETE FROM search_synonyms WHERE term = 'octrooi'")
         assert conn.execute(STORED).fetchall() == conn.execute(COMPUTED).fetchall()
         rewritten = conn.execute(
-            "SELECT ts_rewrite(to_tsquery('ewall_nl', 'onrechtmatige'), "
+            "SELECT ts_rewrite(ewall_nl_websearch('onrechtmatige'), "
             "'SELECT target, substitute FROM search_synonym_rules')::text"
         ).fetchone()
         assert rewritten is not None

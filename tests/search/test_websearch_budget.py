@@ -62,7 +62,7 @@ def analyze_query(
 def _matches(db: DbHandle, match_tsq: str, words: str) -> bool:
     with psycopg.connect(db.superuser_url) as conn:
         row = conn.execute(
-            "SELECT to_tsvector('ewall_nl', ewall_legal_normalize(%s)) @@ CAST(%s AS tsquery)",
+            "SELECT ewall_nl_tsvector(%s) @@ CAST(%s AS tsquery)",
             (words, match_tsq),
         ).fetchone()
     assert row is not None
