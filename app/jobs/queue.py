@@ -78,11 +78,34 @@ class JobWorker:
         except Exception:  # a broken session: close it for good, which frees its locks
             lease.invalidate()
 
+    def abandon(self) -> None:
+        """Drop the connection without a word (the database went away): its session's locks
+        end with it on the server."""
+        lease, self._lease = self._lease, None
+        if lease is not None:
+            lease.invalidate()
+
     def die(self) -> None:
-        """End this worker's session as a crash would (tests; nothing is released politely)."""
-        if self._lease is not None:
-            self._lease.invalidate()
-            self._lease = None
+        """End this worker's session as a crash would (tests; nothing is released politely).
+
+        Returns once the server has ended the session: closing the socket only asks the
+        backend to exit, and until it has, its advisory locks still mark the job as owned."""
+        lease, self._lease = self._lease, None
+        if lease is None:
+            return
+        pid = lease.exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
+        lease.invalidate()
+        with self.database.engine.connect() as watcher:
+            gone = threading.Event()
+            for _ in range(6000):  # a condition, not a clock: about a minute at most
+                held = watcher.exec_driver_sql(
+                    "SELECT count(*) FROM pg_locks WHERE pid = %(pid)s", {"pid": pid}
+                ).scalar_one()
+                watcher.rollback()
+                if not held:
+                    return
+                gone.wait(0.01)
+        raise RuntimeError(f"backend {pid} kept its locks after its connection was closed")
 
     # --- claiming -------------------------------------------------------------------------
     def claim(self) -> Job | None:
@@ -189,7 +212,7 @@ class JobWorkers:
                 busy = worker.run_once()
             except Exception:  # the database went away: back off, then try again
                 log.warning("job worker could not claim", exc_info=True)
-                worker.die()
+                worker.abandon()
                 busy = False
             if not busy:
                 self._wake.wait(self._poll_s)

@@ -137,11 +137,14 @@ def test_worker_process_killed_mid_job_restarts_and_the_job_finishes(
             wait_for(lambda: supervisor.pid not in (None, first), "a new worker process")
             assert not alive(first)
         # the dead worker's session ends once its statement gets through; the new worker
-        # then claims the orphaned job (a second attempt) and finishes it
-        wait_for(
-            lambda: ok(client.get(run_url, headers=admin))["status"] != "running",
-            "the job to finish in the new worker process",
-        )
+        # then claims the orphaned job (a second attempt) and finishes it. The run's report
+        # is committed by the handler, the job's row by the queue just after it: wait on both
+
+        def finished() -> bool:
+            report = ok(client.get(run_url, headers=admin))
+            return bool(report["status"] != "running" and report["job"]["status"] != "running")
+
+        wait_for(finished, "the job to finish in the new worker process")
         report = ok(client.get(run_url, headers=admin))
         assert report["status"] == "succeeded", report
         assert report["job"]["status"] == "succeeded" and report["job"]["attempts"] == 2
