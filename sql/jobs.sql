@@ -76,3 +76,11 @@ SELECT pg_advisory_unlock_all()
 -- The retrieval chain's last sequence number: it moves with every audited search (on the
 -- primary or a replica), which is how the job worker sees that people are searching.
 SELECT seq FROM audit_heads WHERE chain = 'retrievals'
+
+-- name: backend_pid
+SELECT pg_backend_pid()
+
+-- name: session_holds_locks
+-- Whether the server process ``pid`` still holds a lock: a killed worker's session keeps
+-- its advisory locks until its backend has exited, not when its socket closes.
+SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = :pid)

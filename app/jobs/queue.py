@@ -93,14 +93,12 @@ class JobWorker:
         lease, self._lease = self._lease, None
         if lease is None:
             return
-        pid = lease.exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
+        pid = repo.backend_pid(lease)
         lease.invalidate()
         with self.database.engine.connect() as watcher:
             gone = threading.Event()
             for _ in range(6000):  # a condition, not a clock: about a minute at most
-                held = watcher.exec_driver_sql(
-                    "SELECT count(*) FROM pg_locks WHERE pid = %(pid)s", {"pid": pid}
-                ).scalar_one()
+                held = repo.session_holds_locks(watcher, pid)
                 watcher.rollback()
                 if not held:
                     return

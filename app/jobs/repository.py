@@ -120,6 +120,14 @@ def unlock_all(conn: Connection) -> None:
     conn.execute(sqlfiles.query("jobs.unlock_all"))
 
 
+def backend_pid(conn: Connection) -> int:
+    return int(conn.execute(sqlfiles.query("jobs.backend_pid")).scalar_one())
+
+
+def session_holds_locks(conn: Connection, pid: int) -> bool:
+    return bool(conn.execute(sqlfiles.query("jobs.session_holds_locks"), {"pid": pid}).scalar_one())
+
+
 def claim(conn: Connection, job_id: int, worker: str) -> Job:
     row = conn.execute(sqlfiles.query("jobs.claim"), {"job_id": job_id, "worker": worker}).one()
     return Job(
