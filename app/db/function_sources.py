@@ -61,7 +61,12 @@ def function_source(file: str, sha256: str) -> str:
 
 def apply_function_source(file: str, sha256: str) -> None:
     """Run ``sql/functions/<file>`` (checked against ``sha256``) in the current migration."""
-    statement = function_source(file, sha256)
+    run_statement(function_source(file, sha256))
+
+
+def run_statement(statement: str) -> None:
+    """Run SQL text in the current migration straight through psycopg, without parameters
+    (so that ``%`` and ``:name`` in function bodies are left alone)."""
     driver = op.get_bind().connection.driver_connection
     if driver is None:
         raise RuntimeError("no driver connection")

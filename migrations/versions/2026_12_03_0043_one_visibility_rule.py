@@ -16,9 +16,7 @@ relayout); the row-level security policies on chunks are unchanged.
 
 from collections.abc import Sequence
 
-from alembic import op
-
-from app.db.function_sources import apply_function_source
+from app.db.function_sources import apply_function_source, run_statement
 
 revision: str = "20261203_0043"
 down_revision: str | None = "20261203_0042"
@@ -31,14 +29,6 @@ DROP FUNCTION ewall_retag_pending();
 """
 
 
-def _run(statement: str) -> None:
-    # Straight to psycopg without parameters, as the other revisions.
-    driver = op.get_bind().connection.driver_connection
-    if driver is None:
-        raise RuntimeError("no driver connection")
-    with driver.cursor() as cur:
-        cur.execute(statement)
-
 
 def upgrade() -> None:
     apply_function_source(
@@ -47,4 +37,4 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    _run(DOWNGRADE)
+    run_statement(DOWNGRADE)

@@ -32,9 +32,7 @@ The configuration ``ewall_nl`` (snowball) stays: the downgrade goes back to it.
 
 from collections.abc import Sequence
 
-from alembic import op
-
-from app.db.function_sources import apply_function_source
+from app.db.function_sources import apply_function_source, run_statement
 
 revision: str = "20261203_0044"
 down_revision: str | None = "20261203_0043"
@@ -103,28 +101,20 @@ DROP TEXT SEARCH DICTIONARY ewall_nl_stop;
 """
 
 
-def _run(statement: str) -> None:
-    # Straight to psycopg without parameters, as the other revisions (the DDL holds ":").
-    driver = op.get_bind().connection.driver_connection
-    if driver is None:
-        raise RuntimeError("no driver connection")
-    with driver.cursor() as cur:
-        cur.execute(statement)
-
 
 def upgrade() -> None:
     apply_function_source(
         "legal_text.v2.sql", "dcd6b59a808cce243aba5dadd0ec456b831b9bb19cc1b46989719b13a8f64130"
     )
-    _run(CUT_COLUMN)
+    run_statement(CUT_COLUMN)
     apply_function_source(
         "synonym_rule.v2.sql", "f4b1154b25eda646df0d64b2a5fb42ae8cf9b80ee31e756b6445a5ad0534eabc"
     )
-    _run(RECOUNT)
+    run_statement(RECOUNT)
 
 
 def downgrade() -> None:
-    _run(SNOWBALL_COLUMN)
+    run_statement(SNOWBALL_COLUMN)
     # ewall_query_lexemes and the rule trigger as revisions 0001 and 0032 applied them
     apply_function_source(
         "legal_text.v1.sql", "e5fe7e4f2356f8f388af5e84c5afa80f0e778ec466616937194369a04a9eb3b5"
@@ -132,5 +122,5 @@ def downgrade() -> None:
     apply_function_source(
         "synonym_rule.v1.sql", "38e92196b0cf535789cfadb1a49fa96262403d43ba49d4fbe8b7d3fc16b68df5"
     )
-    _run(RECOUNT)
-    _run(DROP_NEW)
+    run_statement(RECOUNT)
+    run_statement(DROP_NEW)

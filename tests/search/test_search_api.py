@@ -15,6 +15,7 @@ from sqlalchemy import text
 
 from tests.conftest import DbHandle, Tokens
 from tests.helpers import Firm, ok, retag
+from tests.search.statement_params import hybrid_explain_params
 
 WORDS = [
     "octrooi",
@@ -272,43 +273,13 @@ def test_plan_cache_trap_same_connection_alternating_strategies(
                 r[0]
                 for r in conn.execute(
                     text("EXPLAIN " + sqlfiles.raw(HYBRID_BLOCKS[strategy])),
-                    {**_explain_params(), "dense_hnsw": strategy == "hnsw"},
+                    hybrid_explain_params(
+                        hnsw=strategy == "hnsw", sparse_rank_cap=10000, collapse=False
+                    ),
                 )
             )
             assert ("ix_chunks_embedding_hnsw" in plan) == (strategy == "hnsw"), (i, plan)
         conn.rollback()
-
-
-def _explain_params() -> dict[str, Any]:
-    return {
-        "qvec": "[" + ",".join(["0.05"] * 384) + "]",
-        "match_tsq": "'octrooi'",
-        "headline_tsq": "'octrooi'",
-        "rank_lexemes": ["octrooi"],
-        "rank_weights": [1.0],
-        "wall_groups": ["open"],
-        "source_acl_ids": ["public"],
-        "policy_version": 1,
-        "doc_types": None,
-        "sources": None,
-        "matter_ids": None,
-        "session_matter_id": None,
-        "modified_from": None,
-        "modified_to": None,
-        "use_dense": True,
-        "use_sparse": True,
-        "dense_weight": 0.5,
-        "sparse_weight": 1.0,
-        "rrf_k": 60,
-        "k": 5,
-        "dense_candidates": 50,
-        "sparse_candidates": 50,
-        "sparse_rank_cap": 10000,
-        "collapse": False,
-        "sparse_group_index": True,
-        "sparse_doc_k1": 3.0,
-        "sparse_doc_b": 0.9,
-    }
 
 
 def test_killed_connection_returns_an_error_and_no_results(

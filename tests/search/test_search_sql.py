@@ -16,6 +16,7 @@ from sqlalchemy import text
 from app.db import sqlfiles
 from app.search.repository import HYBRID_BLOCKS, DenseForm
 from tests.conftest import DbHandle
+from tests.search.statement_params import hybrid_explain_params
 
 BLOCK = "search.hybrid"
 _CTE = re.compile(r"^(?:WITH|\),) (\w+) AS (?:MATERIALIZED )?\(", re.MULTILINE)
@@ -89,39 +90,6 @@ def test_collapse_is_a_bind_parameter() -> None:
     assert sql.count("CAST(:collapse AS boolean)") == 2
 
 
-def _params(hnsw: bool) -> dict[str, object]:
-    return {
-        "qvec": "[" + ",".join(["0.05"] * 384) + "]",
-        "match_tsq": "'octrooi'",
-        "headline_tsq": "'octrooi'",
-        "rank_lexemes": ["octrooi"],
-        "rank_weights": [1.0],
-        "wall_groups": ["open"],
-        "source_acl_ids": ["public"],
-        "policy_version": 1,
-        "doc_types": None,
-        "sources": None,
-        "matter_ids": None,
-        "session_matter_id": None,
-        "modified_from": None,
-        "modified_to": None,
-        "use_dense": True,
-        "use_sparse": True,
-        "dense_weight": 0.5,
-        "sparse_weight": 1.0,
-        "rrf_k": 60,
-        "k": 5,
-        "dense_candidates": 50,
-        "sparse_candidates": 50,
-        "sparse_rank_cap": 3000,
-        "sparse_doc_k1": 3.0,
-        "sparse_doc_b": 0.9,
-        "sparse_group_index": True,
-        "collapse": True,
-        "dense_hnsw": hnsw,
-    }
-
-
 def _dense_plan(plan: str) -> str:
     """The plan of the dense CTE alone."""
     start = plan.index("CTE dense")
@@ -148,7 +116,8 @@ def test_each_form_plans_its_own_dense_path_with_the_rule_inlined(
         plan = "\n".join(
             str(r[0])
             for r in conn.execute(
-                text("EXPLAIN (VERBOSE) " + sqlfiles.raw(BLOCK)), _params(form == "hnsw")
+                text("EXPLAIN (VERBOSE) " + sqlfiles.raw(BLOCK)),
+                hybrid_explain_params(hnsw=form == "hnsw"),
             )
         )
         conn.rollback()
