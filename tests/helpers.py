@@ -117,6 +117,12 @@ class Firm:
             ok(self.client.post("/v1/search", json=payload, headers=self.auth(person_id, "lawyer")))
         )
 
+    def documents_found(self, person_id: str, query: str, **body: Any) -> list[str]:
+        """The external ids of the hits, in rank order."""
+        return [
+            r["document"]["external_id"] for r in self.search(person_id, query, **body)["results"]
+        ]
+
     def matters_seen(self, person_id: str, query: str, **body: Any) -> set[str | None]:
         return {r["matter_id"] for r in self.search(person_id, query, **body)["results"]}
 

@@ -39,10 +39,7 @@ def _firm(client: TestClient, auth: Tokens) -> Firm:
 
 
 def _ids(firm: Firm, query: str) -> list[str]:
-    return [
-        r["document"]["external_id"]
-        for r in firm.search("alice@firm.nl", query, mode="sparse", k=10)["results"]
-    ]
+    return firm.documents_found("alice@firm.nl", query, mode="sparse", k=10)
 
 
 def test_the_question_and_the_column_normalise_a_text_to_the_same_lexemes(

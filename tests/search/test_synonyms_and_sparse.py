@@ -26,10 +26,7 @@ def _firm(client: TestClient, auth: Tokens) -> Firm:
 
 
 def _ids(firm: Firm, query: str) -> list[str]:
-    return [
-        r["document"]["external_id"]
-        for r in firm.search("alice@firm.nl", query, mode="sparse", k=10)["results"]
-    ]
+    return firm.documents_found("alice@firm.nl", query, mode="sparse", k=10)
 
 
 def test_natural_language_question_matches_on_any_lexeme(client: TestClient, auth: Tokens) -> None:
