@@ -7,13 +7,16 @@ Embedder's bulk path in this process.
 
 Per encoder: chunks, mean words per chunk, wall and CPU seconds (process time: the encoder's
 threads included, so a busy shared machine distorts it less than wall time), chunks and
-words per second of each. The encoders run one after another on the same texts; on a busy
-machine read the CPU columns.
+words per second of each. Then the query side as a search pays it: each question of the dev
+evaluation set encoded alone, as a lawyer's search does, p50 and p95 wall milliseconds. The
+encoders run one after another on the same texts; on a busy machine read the CPU columns.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import statistics
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,13 @@ from app.settings import BUNDLED_MODEL, Settings
 from bench.common import console
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+DEV_SET = Path(__file__).resolve().parents[1] / "app" / "evaluation" / "data" / "corpus_nl.jsonl"
+
+
+def dev_questions() -> list[str]:
+    with DEV_SET.open(encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    return [str(r["text"]) for r in rows if "query_key" in r]
 
 
 def decision_texts(corpus: Path, limit: int) -> list[str]:
@@ -43,7 +53,7 @@ def decision_texts(corpus: Path, limit: int) -> list[str]:
     return texts
 
 
-def measure(model: str, texts: list[str]) -> dict[str, Any]:
+def measure(model: str, texts: list[str], questions: list[str]) -> dict[str, Any]:
     settings = Settings(embedding_model=model, embedding_bulk_process=False, log_json=False)
     embedder = Embedder(settings)
     try:
@@ -59,6 +69,12 @@ def measure(model: str, texts: list[str]) -> dict[str, Any]:
         wall, cpu = time.perf_counter(), time.process_time()
         embedder.embed_passages(chunks)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        embedder.embed_query(questions[0])  # warm up the query lane
+        query_ms = []
+        for question in questions:
+            start = time.perf_counter()
+            embedder.embed_query(question)
+            query_ms.append((time.perf_counter() - start) * 1000)
     finally:
         embedder.close()
     words = sum(len(c.split()) for c in chunks)
@@ -71,6 +87,8 @@ def measure(model: str, texts: list[str]) -> dict[str, Any]:
         "chunks_per_s": len(chunks) / wall,
         "chunks_per_cpu_s": len(chunks) / cpu,
         "words_per_cpu_s": words / cpu,
+        "query_p50_ms": statistics.median(query_ms),
+        "query_p95_ms": statistics.quantiles(query_ms, n=20)[18],
     }
 
 
@@ -81,11 +99,13 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     args = parser.parse_args()
     texts = decision_texts(args.corpus, args.decisions)
+    questions = dev_questions()
     table = Table(title=f"Encoding {len(texts)} decisions, bulk path, in-process")
-    for col in ("model", "chunks", "words/chunk", "wall s", "CPU s", "chunks/s", "chunks/CPU s"):
+    columns = ("model", "chunks", "words/chunk", "wall s", "CPU s", "chunks/s", "chunks/CPU s")
+    for col in (*columns, "query p50 ms", "query p95 ms"):
         table.add_column(col, justify="right")
     for model in args.models.split(","):
-        r = measure(model, texts)
+        r = measure(model, texts, questions)
         table.add_row(
             r["model"],
             str(r["chunks"]),
@@ -94,6 +114,8 @@ def main() -> int:
             f"{r['cpu_s']:.1f}",
             f"{r['chunks_per_s']:.1f}",
             f"{r['chunks_per_cpu_s']:.1f}",
+            f"{r['query_p50_ms']:.1f}",
+            f"{r['query_p95_ms']:.1f}",
         )
     console.print(table)
     return 0
