@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 from rich.table import Table
+from sqlalchemy import Connection
 
 from app.db import sqlfiles
 from app.embeddings import vector_literal
@@ -85,16 +86,27 @@ def load_baseline(ref: str) -> str:
 @contextmanager
 def baseline_blocks() -> Iterator[None]:
     """The service runs the registered baseline blocks inside this block."""
-    saved_forms = dict(repository.HYBRID_BLOCKS)
     saved = dict(repository.BLOCKS)
-    repository.HYBRID_BLOCKS.update(_baseline_forms)
+    current = repository.run_hybrid
+
+    def run_baseline(
+        conn: Connection,
+        form: repository.DenseForm,
+        params: repository.HybridParams,
+        scan: repository.HnswScan | None = None,
+    ) -> repository.HybridRows:
+        # a revision before 20261203_0043 had one block per dense form
+        repository.BLOCKS["hybrid"] = _baseline_forms[form]
+        return current(conn, form, params, scan)
+
     repository.BLOCKS.update(
         analyze_query=PREFIX + "analyze_query", group_sizes=PREFIX + "group_sizes"
     )
+    repository.run_hybrid = run_baseline
     try:
         yield
     finally:
-        repository.HYBRID_BLOCKS.update(saved_forms)
+        repository.run_hybrid = current
         repository.BLOCKS.update(saved)
 
 

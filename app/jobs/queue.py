@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Protocol
@@ -96,13 +97,12 @@ class JobWorker:
         pid = repo.backend_pid(lease)
         lease.invalidate()
         with self.database.engine.connect() as watcher:
-            gone = threading.Event()
             for _ in range(6000):  # a condition, not a clock: about a minute at most
                 held = repo.session_holds_locks(watcher, pid)
                 watcher.rollback()
                 if not held:
                     return
-                gone.wait(0.01)
+                time.sleep(0.01)
         raise RuntimeError(f"backend {pid} kept its locks after its connection was closed")
 
     # --- claiming -------------------------------------------------------------------------

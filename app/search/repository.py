@@ -13,15 +13,11 @@ from app.db import sqlfiles
 
 DenseForm = Literal["exact", "hnsw"]
 
-# The hybrid statement, by dense form: ONE named block (sql/search.sql) for both, the form
-# bound as :dense_hnsw (bench.search swaps in an older revision's blocks, which were two).
-HYBRID_BLOCKS: dict[DenseForm, str] = {
-    "exact": "search.hybrid",
-    "hnsw": "search.hybrid",
-}
-# The other per-search blocks, by name (bench.search swaps in an older revision's text to
-# measure it beside the current one).
+# The per-search blocks, by name (bench.search swaps in an older revision's text to measure
+# it beside the current one). "hybrid" is ONE statement for both dense forms, the form bound
+# as :dense_hnsw.
 BLOCKS: dict[str, str] = {
+    "hybrid": "search.hybrid",
     "analyze_query": "search.analyze_query",
     "group_sizes": "search.group_sizes",
 }
@@ -208,15 +204,16 @@ def run_hybrid(
     with enable_seqscan off."""
     # the one place the statement's parameters become a dict
     sql_params = {**asdict(params), "dense_hnsw": form == "hnsw"}
+    statement = sqlfiles.query(BLOCKS["hybrid"])
     if scan is None:
-        return _hybrid_rows(conn.execute(sqlfiles.query(HYBRID_BLOCKS[form]), sql_params))
+        return _hybrid_rows(conn.execute(statement, sql_params))
     savepoint = conn.begin_nested()
     try:
         conn.execute(
             sqlfiles.query("search.hnsw_settings"),
             {"ef_search": scan.ef_search, "max_scan_tuples": scan.max_scan_tuples},
         )
-        return _hybrid_rows(conn.execute(sqlfiles.query(HYBRID_BLOCKS[form]), sql_params))
+        return _hybrid_rows(conn.execute(statement, sql_params))
     finally:
         if savepoint.is_active:
             savepoint.rollback()  # the statement only read: this undoes just the settings

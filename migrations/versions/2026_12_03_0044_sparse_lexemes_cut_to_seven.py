@@ -1,7 +1,7 @@
 """The sparse leg's lexemes: whole words cut to 7 letters instead of Dutch snowball stems.
 
 Revision ID: 20261203_0044
-Revises: 20261203_0042
+Revises: 20261203_0043
 Create Date: 2026-12-03
 
 Issue 30. docs/quality.md, sixth round, measured on a copy of the shared corpus: unstemmed

@@ -247,7 +247,7 @@ def test_plan_cache_trap_same_connection_alternating_strategies(
     """Force both strategies through one pooled connection many times: each must keep its
     own plan (the HNSW form uses the index, the exact form never does)."""
     from app.db import sqlfiles
-    from app.search.repository import HYBRID_BLOCKS, DenseForm
+    from app.search.repository import BLOCKS, DenseForm
 
     resources = client.app.state.resources  # type: ignore[attr-defined]
     saved = (resources.settings.exact_max_rows, resources.settings.exact_max_fraction)
@@ -272,7 +272,7 @@ def test_plan_cache_trap_same_connection_alternating_strategies(
             plan = "\n".join(
                 r[0]
                 for r in conn.execute(
-                    text("EXPLAIN " + sqlfiles.raw(HYBRID_BLOCKS[strategy])),
+                    text("EXPLAIN " + sqlfiles.raw(BLOCKS["hybrid"])),
                     hybrid_explain_params(
                         hnsw=strategy == "hnsw", sparse_rank_cap=10000, collapse=False
                     ),

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import text
 
 from app.db import sqlfiles
-from app.search.repository import HYBRID_BLOCKS, DenseForm
+from app.search.repository import BLOCKS, DenseForm
 from tests.conftest import DbHandle
 from tests.search.statement_params import hybrid_explain_params
 
@@ -57,7 +57,7 @@ def _sections(sql: str) -> dict[str, str]:
 
 
 def test_both_dense_forms_run_the_one_statement_text() -> None:
-    assert set(HYBRID_BLOCKS.values()) == {BLOCK}
+    assert BLOCKS["hybrid"] == BLOCK
     blocks = sqlfiles.load_all()
     assert not {"search.hybrid_exact", "search.hybrid_hnsw"} & set(blocks)
 
