@@ -132,8 +132,8 @@ def copy_rows(
 
 def recompute_chunk_stats(conn: psycopg.Connection[Any]) -> None:
     """What the chunks statement triggers maintain (wall_group_sizes, lexeme_stats,
-    corpus_stats, search_document_stats, the search_key_* tables), recomputed from the
-    table after a load that ran with them disabled.
+    corpus_stats, search_document_stats, the search_key_* tables, search_postings),
+    recomputed from the table after a load that ran with them disabled.
     lexeme_stats.ndoc is a document frequency: the trigger counts each lexeme once per
     chunk (tsvector lexemes are distinct), which is exactly ts_stat's ndoc."""
     conn.execute("DELETE FROM wall_group_sizes")
@@ -175,6 +175,13 @@ def recompute_chunk_stats(conn: psycopg.Connection[Any]) -> None:
         "FROM chunks, unnest(tsvector_to_array(body_tsv)) AS lex WHERE NOT suppressed "
         "GROUP BY 1, 2, 3"
     )
+    # the sparse leg's impact postings (migration 20261203_0045), by the triggers' own
+    # function, then their statistics (the search plans the impact scans on them)
+    conn.execute("DELETE FROM search_postings")
+    conn.execute(
+        "SELECT ewall_postings_rebuild(ARRAY(SELECT DISTINCT document_id FROM chunks ORDER BY 1))"
+    )
+    conn.execute("ANALYZE search_postings")
 
 
 def maintenance_memory(rows: int, dim: int) -> str:
@@ -314,6 +321,8 @@ def load_chunks(
     watch = Stopwatch()
     with bdb.superuser(autocommit=True) as conn:
         conn.execute("VACUUM (ANALYZE) chunks")
+        # the impact scans are index-only once the visibility map is set
+        conn.execute("VACUUM (ANALYZE) search_postings")
         conn.execute("ANALYZE documents, wall_group_sizes, lexeme_stats, corpus_stats")
         conn.execute("ANALYZE search_document_stats")
     report.analyze_s = watch.elapsed()

@@ -24,7 +24,7 @@ from app.auth.service import Principal
 from app.db.engine import Database
 from app.resources import Resources
 from app.search.schemas import SearchIn
-from app.search.service import SPARSE_RANK_CAP, SearchResult, run_search
+from app.search.service import SearchResult, run_search
 from app.walls.access import access_for, apply
 from bench.common import Latency, Stopwatch, console, fmt_ms, fmt_ratio, progress_bar, verdict
 from bench.search_firm import Layout
@@ -146,15 +146,17 @@ class Cell:
     plan: str = ""
     parts: list[dict[str, float]] = field(default_factory=list)  # per search: seconds by part
     allowed_rows: float = 0.0
-    # sparse cells: recall@k against the brute-force reference (bench/sparse_recall.py) with
-    # every allowed match of the same analysis ranked (in ``recalls``) and with the budget
-    # and the common-lexeme cut lifted too (``lifted_recalls``); the allowed matches per query
+    # sparse cells: recall@k against the brute-force reference (bench/sparse_recall.py), every
+    # visible chunk scored with the same analysis (in ``recalls``) and with the budget and the
+    # common-lexeme cut lifted (``lifted_recalls``); the visible chunks holding a ranking
+    # lexeme per query
     lifted_recalls: list[float] = field(default_factory=list)
     pool_sizes: list[int] = field(default_factory=list)
 
     @property
-    def cap_binds(self) -> int:
-        return sum(1 for n in self.pool_sizes if n > SPARSE_RANK_CAP)
+    def impact_form(self) -> int:
+        """Searches whose sparse leg read the postings in impact order."""
+        return sum(n for strategy, n in self.strategies.items() if "+impact" in strategy)
 
     @property
     def latency(self) -> Latency:
@@ -184,7 +186,7 @@ class Cell:
                     "sparse_lifted_recall_min": round(min(self.lifted_recalls), 4),
                     "sparse_allowed_matches_mean": round(float(np.mean(self.pool_sizes)), 1),
                     "sparse_allowed_matches_max": max(self.pool_sizes),
-                    "sparse_cap_binds": self.cap_binds,
+                    "sparse_impact_form": self.impact_form,
                 }
                 if self.pool_sizes
                 else {}

@@ -1,22 +1,23 @@
 """Brute-force reference for the sparse leg's recall (issue 29, point 3).
 
-The shipped sparse leg (sql/search.sql, ``sparse_pool`` and ``sparse``) ranks at most
-``SPARSE_RANK_CAP`` allowed matches: past the cap, whole documents in md5(document_id)
-order, and the document frequencies ``ewall_sparse_document_rank`` counts are those of that
-pool. The reference here is the SAME formula (the same function, the same k1, b, lexemes and
-weights, the same access predicate) over EVERY allowed chunk that matches the question's
-match query: no cap. Nothing else is lifted: it takes the analysis the search ran with
-(``match_tsq``, ``rank_lexemes``, ``rank_weights`` from analyze_query), so the match budget
-and the common-lexeme cut stay as shipped and the recall measured against it is the recall
-of the leg as shipped, lost to the cap alone. A caller that wants the fully lifted reference
-(no cap, no budget, no common-lexeme cut) passes the ``full=True`` analysis
-(``app.search.service.analyze_configured``) instead.
+The shipped sparse leg (sql/search.sql, ``sparse_docs`` to ``sparse``) scores document parts
+from their impact postings (sql/functions/search_postings.v1.sql): every part holding a
+ranking lexeme when few chunks do, else the best parts read in impact order with a stop
+(the threshold algorithm). The reference here is the SAME formula computed from the chunks
+themselves, not from the postings: every chunk the person may see that holds one of the
+question's ranking lexemes, grouped into parts (document, wall group, source ACL, matter),
+each part's term frequencies and length counted from its chunks, BM25 with k1 3, b 0.9 and
+the reference length 2,000, the lexemes weighted by the analysis' ``rank_idf_weights``;
+inside a part, chunks by their own saturated weight, chunk n getting the part's score / n.
+It takes the analysis the search ran with (``analyze_configured``), so the ranking lexemes
+are the shipped ones; ``full=True`` passes the analysis without the match budget and the
+common-lexeme cut.
 
 It is one statement of its own (the product's SQL is not touched) and it leaves out the
 caller's narrowing filters (doc types, sources, matters, dates, a bound session's matter):
 the bench and the tests search without them. Row-level security applies when the caller's
 connection is the app role with the person's settings (``app.walls.access.apply``); the
-access predicate is written out here as well, as in the product.
+access predicate is written out here as well.
 """
 
 from __future__ import annotations
@@ -30,41 +31,71 @@ from sqlalchemy import Connection, text
 from app.db.engine import Database
 from app.resources import Resources
 from app.search.repository import QueryAnalysis
-from app.search.service import _WEBSEARCH, SPARSE_DOC_B, SPARSE_DOC_K1, analyze_configured
+from app.search.service import _WEBSEARCH, analyze_configured
 from app.walls.access import access_for, apply
 
 REFERENCE_SQL = """-- bench.sparse_reference
 WITH pending AS (
     SELECT coalesce(array_agg(matter_id), '{}') AS matter_ids FROM retag_pending
-), pool AS MATERIALIZED (
-    -- every allowed match: the shipped sparse_pool without its LIMIT (the rank cap)
-    SELECT c.chunk_id, c.document_id, c.body_tsv
+), visible AS MATERIALIZED (
+    SELECT c.chunk_id, c.document_id, c.wall_group_id, c.source_acl_id,
+           coalesce(c.matter_id, '') AS matter_id, c.token_count, c.body_tsv
     FROM chunks c
-    WHERE c.body_tsv @@ CAST(:match_tsq AS tsquery)
-      AND c.wall_group_id = ANY(CAST(:wall_groups AS text[]))
+    WHERE c.wall_group_id = ANY(CAST(:wall_groups AS text[]))
       AND c.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
       AND coalesce(c.matter_id, '') <> ALL (CAST((SELECT matter_ids FROM pending) AS text[]))
       AND NOT c.suppressed
+), q AS (
+    SELECT * FROM unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[]),
+                         CAST(:rank_idf_weights AS float8[])) AS q(lexeme, w, idf_w)
+), matching AS MATERIALIZED (
+    -- every visible chunk holding a ranking lexeme, with those lexemes' frequencies
+    SELECT v.chunk_id, v.document_id, v.wall_group_id, v.source_acl_id, v.matter_id,
+           u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
+    FROM visible v, unnest(v.body_tsv) AS u
+    WHERE u.lexeme IN (SELECT lexeme FROM q)
+), parts AS (
+    SELECT document_id, wall_group_id, source_acl_id, matter_id, sum(token_count) AS dl
+    FROM visible
+    WHERE (document_id, wall_group_id, source_acl_id, matter_id) IN (
+        SELECT document_id, wall_group_id, source_acl_id, matter_id FROM matching)
+    GROUP BY 1, 2, 3, 4
+), part_tf AS (
+    SELECT document_id, wall_group_id, source_acl_id, matter_id, lexeme, sum(tf) AS tf
+    FROM matching GROUP BY 1, 2, 3, 4, 5
+), scores AS (
+    SELECT t.document_id, t.wall_group_id, t.source_acl_id, t.matter_id,
+           sum(q.idf_w * CAST(CAST(t.tf * 4.0 / (t.tf + 3.0 * (0.1 + 0.9 * greatest(p.dl, 1)
+                                                                 / 2000.0)) AS real)
+                              AS float8)) AS score
+    FROM part_tf t JOIN q ON q.lexeme = t.lexeme
+    JOIN parts p USING (document_id, wall_group_id, source_acl_id, matter_id)
+    GROUP BY 1, 2, 3, 4
+), own AS (
+    SELECT chunk_id, document_id, wall_group_id, source_acl_id, matter_id,
+           sum(q.w * m.tf / (m.tf + 1.2)) AS weight
+    FROM matching m JOIN q USING (lexeme)
+    GROUP BY 1, 2, 3, 4, 5
+), ranked AS (
+    SELECT o.chunk_id,
+           s.score / row_number() OVER (
+               PARTITION BY o.document_id, o.wall_group_id, o.source_acl_id, o.matter_id
+               ORDER BY o.weight DESC, o.chunk_id) AS relevance
+    FROM own o JOIN scores s USING (document_id, wall_group_id, source_acl_id, matter_id)
+), top AS (
+    SELECT * FROM ranked ORDER BY relevance DESC, chunk_id LIMIT :k
 )
-SELECT (SELECT count(*) FROM pool) AS pool_size,
+SELECT (SELECT count(DISTINCT chunk_id) FROM matching) AS pool_size,
        -- the order the search's sparse_ranked gives its rows
-       array_agg(r.chunk_id ORDER BY r.relevance DESC, r.chunk_id) AS top_ids,
-       array_agg(r.relevance ORDER BY r.relevance DESC, r.chunk_id) AS top_relevance
-FROM ewall_sparse_document_rank(
-         ARRAY(SELECT chunk_id FROM pool ORDER BY chunk_id COLLATE "C"),
-         ARRAY(SELECT document_id FROM pool ORDER BY chunk_id COLLATE "C"),
-         ARRAY(SELECT ts_filter(setweight(body_tsv, 'A', CAST(:rank_lexemes AS text[])), '{a}')
-               FROM pool ORDER BY chunk_id COLLATE "C"),
-         CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[]),
-         CAST(:k1 AS float8), CAST(:b AS float8), CAST(:k AS integer),
-         CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[])) AS r
+       (SELECT array_agg(chunk_id ORDER BY relevance DESC, chunk_id) FROM top) AS top_ids,
+       (SELECT array_agg(relevance ORDER BY relevance DESC, chunk_id) FROM top) AS top_relevance
 """
 
 
 @dataclass(frozen=True)
 class Reference:
-    """The brute-force top-k: chunk ids best first, their relevance, and how many allowed
-    chunks matched (the pool the shipped leg caps at SPARSE_RANK_CAP)."""
+    """The brute-force top-k: chunk ids best first, their relevance, and how many chunks the
+    person may see hold a ranking lexeme."""
 
     ids: list[str]
     relevance: list[float]
@@ -79,19 +110,17 @@ def reference_top(
     analysis: QueryAnalysis,
     k: int,
 ) -> Reference:
-    """The top ``k`` chunks of BM25 over documents (ewall_sparse_document_rank) with every
-    allowed match of ``analysis.match_tsq`` in the pool."""
+    """The top ``k`` chunks of the sparse leg's BM25 over document parts, computed from every
+    visible chunk holding one of ``analysis.rank_lexemes``."""
     row = (
         conn.execute(
             text(REFERENCE_SQL),
             {
-                "match_tsq": analysis.match_tsq,
                 "rank_lexemes": list(analysis.rank_lexemes),
                 "rank_weights": list(analysis.rank_weights),
+                "rank_idf_weights": list(analysis.rank_idf_weights),
                 "wall_groups": list(wall_groups),
                 "source_acl_ids": list(source_acl_ids),
-                "k1": SPARSE_DOC_K1,
-                "b": SPARSE_DOC_B,
                 "k": k,
             },
         )
@@ -115,9 +144,9 @@ def recall_at(got: Sequence[str], reference: Sequence[str]) -> float:
 def sparse_reference(
     resources: Resources, database: Database, person: str, query: str, *, k: int, full: bool
 ) -> Reference:
-    """The brute-force top-k of the sparse leg's formula over every allowed match of
-    ``person``, with the analysis the service runs (``full``: without the match budget and
-    the common-lexeme cut), as the app role under the person's row-level security."""
+    """The brute-force top-k of the sparse leg's formula over every chunk ``person`` may
+    see, with the analysis the service runs (``full``: without the match budget and the
+    common-lexeme cut), as the app role under the person's row-level security."""
     resolver = resources.require_resolver()
     with database.transaction() as conn:
         access = access_for(conn, resolver.resolve(database, person, datetime.now(UTC)))

@@ -648,6 +648,98 @@ CREATE FUNCTION public.ewall_nl_websearch(query text) RETURNS tsquery
                '(^|[ !(])''([[:alpha:]]{7})[[:alpha:]]+''', '\1''\2''', 'g') AS tsquery)
 $$;
 
+-- FUNCTION public ewall_posting_impact(bigint, numeric)
+
+CREATE FUNCTION public.ewall_posting_impact(tf bigint, n_tokens numeric) RETURNS real
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT CAST(tf * 4.0 / (tf + 3.0 * (0.1 + 0.9 * greatest(n_tokens, 1) / 2000.0)) AS real)
+$$;
+
+-- FUNCTION public ewall_postings_after_delete()
+
+CREATE FUNCTION public.ewall_postings_after_delete() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    touched bigint[] := ARRAY(SELECT DISTINCT document_id FROM old_rows ORDER BY 1);
+BEGIN
+    IF cardinality(touched) > 0 THEN
+        PERFORM ewall_postings_rebuild(touched);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+-- FUNCTION public ewall_postings_after_insert()
+
+CREATE FUNCTION public.ewall_postings_after_insert() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    touched bigint[] := ARRAY(SELECT DISTINCT document_id FROM new_rows ORDER BY 1);
+BEGIN
+    IF cardinality(touched) > 0 THEN
+        PERFORM ewall_postings_rebuild(touched);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+-- FUNCTION public ewall_postings_after_update()
+
+CREATE FUNCTION public.ewall_postings_after_update() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    touched bigint[] := ARRAY(
+        SELECT DISTINCT x.document_id
+        FROM old_rows AS o
+        JOIN new_rows AS n ON n.chunk_id = o.chunk_id
+        CROSS JOIN LATERAL (VALUES (o.document_id), (n.document_id)) AS x(document_id)
+        WHERE (o.document_id, o.wall_group_id, o.source_acl_id, o.matter_id, o.suppressed,
+               o.token_count, o.body)
+              IS DISTINCT FROM
+              (n.document_id, n.wall_group_id, n.source_acl_id, n.matter_id, n.suppressed,
+               n.token_count, n.body)
+        ORDER BY 1);
+BEGIN
+    IF cardinality(touched) > 0 THEN
+        PERFORM ewall_postings_rebuild(touched);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+-- FUNCTION public ewall_postings_rebuild(bigint[])
+
+CREATE FUNCTION public.ewall_postings_rebuild(documents bigint[]) RETURNS void
+    LANGUAGE sql
+    AS $$
+    DELETE FROM search_postings WHERE document_id = ANY(documents);
+    INSERT INTO search_postings
+        (lexeme, document_id, wall_group_id, source_acl_id, matter_id, tf, n_tokens, impact)
+    WITH parts AS (
+        SELECT c.document_id, c.wall_group_id, c.source_acl_id,
+               coalesce(c.matter_id, '') AS matter_id, sum(c.token_count) AS n_tokens
+        FROM chunks AS c
+        WHERE c.document_id = ANY(documents) AND NOT c.suppressed
+        GROUP BY 1, 2, 3, 4
+    ), terms AS (
+        SELECT c.document_id, c.wall_group_id, c.source_acl_id,
+               coalesce(c.matter_id, '') AS matter_id, t.lexeme,
+               sum(coalesce(array_length(t.positions, 1), 1)) AS tf
+        FROM chunks AS c, unnest(c.body_tsv) AS t
+        WHERE c.document_id = ANY(documents) AND NOT c.suppressed
+        GROUP BY 1, 2, 3, 4, 5
+    )
+    SELECT t.lexeme, t.document_id, t.wall_group_id, t.source_acl_id, t.matter_id, t.tf,
+           p.n_tokens, ewall_posting_impact(t.tf, p.n_tokens)
+    FROM terms AS t
+    JOIN parts AS p USING (document_id, wall_group_id, source_acl_id, matter_id)
+    ORDER BY t.lexeme, t.document_id, t.wall_group_id, t.source_acl_id, t.matter_id;
+$$;
+
 -- FUNCTION public ewall_query_lexemes(text)
 
 CREATE FUNCTION public.ewall_query_lexemes(query text) RETURNS text[]
@@ -664,64 +756,77 @@ CREATE FUNCTION public.ewall_retag_pending() RETURNS text[]
     SELECT coalesce(array_agg(matter_id ORDER BY matter_id), '{}') FROM retag_pending
 $$;
 
--- FUNCTION public ewall_sparse_document_rank(text[], bigint[], tsvector[], text[], double precision[], double precision, double precision, integer, text[], text[])
+-- FUNCTION public ewall_sparse_impact_topk(text[], double precision[], text[], text[], text[], integer)
 
-CREATE FUNCTION public.ewall_sparse_document_rank(chunk_ids text[], document_ids bigint[], tsvs tsvector[], lexemes text[], weights double precision[], k1 double precision, b double precision, n integer, wall_groups text[], source_acl_ids text[]) RETURNS TABLE(chunk_id text, relevance double precision)
+CREATE FUNCTION public.ewall_sparse_impact_topk(lexemes text[], weights double precision[], wall_groups text[], source_acl_ids text[], pending text[], n integer) RETURNS TABLE(document_id bigint, wall_group_id text, source_acl_id text, matter_id text, score double precision)
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $$
+DECLARE
+    depth integer := greatest(n, 64);
+    met bigint[];
+    bound float8;
+    kth float8;
+BEGIN
+    LOOP
+        WITH heads AS MATERIALIZED (
+            SELECT l.i, h.document_id, h.impact
+            FROM unnest(lexemes) WITH ORDINALITY AS l(lexeme, i)
+            CROSS JOIN LATERAL (
+                SELECT p.document_id, p.impact
+                FROM search_postings AS p
+                WHERE p.lexeme = l.lexeme
+                  AND p.wall_group_id = ANY(wall_groups)
+                  AND p.source_acl_id = ANY(source_acl_ids)
+                  AND p.matter_id <> ALL(pending)
+                ORDER BY p.impact DESC
+                LIMIT depth
+            ) AS h
+        ), floors AS (
+            SELECT l.i,
+                   CASE WHEN count(h.document_id) < depth THEN 0
+                        ELSE min(h.impact) END AS last_impact
+            FROM generate_subscripts(lexemes, 1) AS l(i)
+            LEFT JOIN heads AS h ON h.i = l.i
+            GROUP BY l.i
+        )
+        SELECT ARRAY(SELECT DISTINCT h.document_id FROM heads AS h),
+               (SELECT coalesce(sum(weights[f.i] * f.last_impact), 0) FROM floors AS f)
+        INTO met, bound;
+
+        SELECT s.score INTO kth
+        FROM ewall_sparse_part_scores(met, lexemes, weights, wall_groups, source_acl_ids,
+                                      pending) AS s
+        ORDER BY s.score DESC
+        OFFSET n - 1 LIMIT 1;
+
+        IF bound <= 0 OR kth >= bound THEN
+            RETURN QUERY
+                SELECT s.document_id, s.wall_group_id, s.source_acl_id, s.matter_id, s.score
+                FROM ewall_sparse_part_scores(met, lexemes, weights, wall_groups,
+                                              source_acl_ids, pending) AS s
+                ORDER BY s.score DESC, s.document_id, s.wall_group_id, s.source_acl_id,
+                         s.matter_id
+                LIMIT n;
+            RETURN;
+        END IF;
+        depth := depth * 4;
+    END LOOP;
+END
+$$;
+
+-- FUNCTION public ewall_sparse_part_scores(bigint[], text[], double precision[], text[], text[], text[])
+
+CREATE FUNCTION public.ewall_sparse_part_scores(documents bigint[], lexemes text[], weights double precision[], wall_groups text[], source_acl_ids text[], pending text[]) RETURNS TABLE(document_id bigint, wall_group_id text, source_acl_id text, matter_id text, score double precision)
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
-    WITH visible AS (
-        SELECT coalesce(sum(k.n_documents), 0) AS n_docs,
-               coalesce(sum(k.n_document_tokens), 0) AS n_tokens
-        FROM search_key_stats AS k
-        WHERE k.wall_group_id = ANY(wall_groups) AND k.source_acl_id = ANY(source_acl_ids)
-    ), corpus AS (
-        SELECT greatest(n_docs, 1) AS n_docs,
-               greatest(n_tokens / nullif(n_docs, 0), 1) AS avgdl
-        FROM visible
-    ), q AS (
-        SELECT DISTINCT ON (w.lexeme) w.lexeme, w.weight
-        FROM unnest(lexemes, weights) AS w(lexeme, weight)
-        ORDER BY w.lexeme, w.weight DESC
-    ), ctf AS (
-        SELECT p.chunk_id, p.document_id, u.lexeme,
-               coalesce(array_length(u.positions, 1), 1) AS tf
-        FROM unnest(chunk_ids, document_ids, tsvs) AS p(chunk_id, document_id, tsv),
-             -- only the query's lexemes, before the unnest (a chunk has ~100 others)
-             unnest(ts_filter(setweight(setweight(p.tsv, 'D'), 'A', lexemes), '{a}')) AS u
-    ), dtf AS (
-        SELECT document_id, lexeme, sum(tf) AS tf FROM ctf GROUP BY document_id, lexeme
-    ), ddf AS (
-        SELECT lexeme, count(*) AS df FROM dtf GROUP BY lexeme
-    ), lengths AS (
-        -- a document's length as the person sees it (its chunks under allowed keys)
-        SELECT s.document_id, sum(s.n_tokens) AS n_tokens
-        FROM search_key_document_stats AS s
-        WHERE s.document_id IN (SELECT document_id FROM dtf)
-          AND s.wall_group_id = ANY(wall_groups) AND s.source_acl_id = ANY(source_acl_ids)
-        GROUP BY s.document_id
-    ), docs AS (
-        SELECT d.document_id,
-               sum(q.weight * ln(1 + (corpus.n_docs - f.df + 0.5) / (f.df + 0.5))
-                   * d.tf * (k1 + 1)
-                   / (d.tf + k1 * (1 - b + b * coalesce(s.n_tokens, corpus.avgdl)
-                                                / corpus.avgdl))) AS score
-        FROM dtf AS d
-        JOIN q ON q.lexeme = d.lexeme
-        JOIN ddf AS f ON f.lexeme = d.lexeme
-        LEFT JOIN lengths AS s ON s.document_id = d.document_id
-        CROSS JOIN corpus
-        GROUP BY d.document_id
-    ), chunk_scores AS (
-        SELECT c.chunk_id, c.document_id, sum(q.weight * c.tf / (c.tf + 1.2)) AS own
-        FROM ctf AS c JOIN q ON q.lexeme = c.lexeme
-        GROUP BY c.chunk_id, c.document_id
-    )
-    SELECT cs.chunk_id,
-           docs.score / row_number() OVER (PARTITION BY cs.document_id
-                                           ORDER BY cs.own DESC, cs.chunk_id) AS relevance
-    FROM chunk_scores AS cs JOIN docs ON docs.document_id = cs.document_id
-    ORDER BY relevance DESC, cs.chunk_id
-    LIMIT n
+    SELECT p.document_id, p.wall_group_id, p.source_acl_id, p.matter_id,
+           sum(q.weight * p.impact) AS score
+    FROM unnest(lexemes, weights) AS q(lexeme, weight)
+    JOIN search_postings AS p ON p.lexeme = q.lexeme
+    WHERE p.document_id = ANY(documents)
+      AND p.wall_group_id = ANY(wall_groups) AND p.source_acl_id = ANY(source_acl_ids)
+      AND p.matter_id <> ALL(pending)
+    GROUP BY 1, 2, 3, 4
 $$;
 
 -- FUNCTION public ewall_synonym_rule()
@@ -1406,6 +1511,19 @@ CREATE TABLE public.search_key_stats (
     n_document_tokens numeric DEFAULT 0 NOT NULL
 );
 
+-- TABLE public search_postings
+
+CREATE TABLE public.search_postings (
+    lexeme text NOT NULL,
+    document_id bigint NOT NULL,
+    wall_group_id text NOT NULL,
+    source_acl_id text NOT NULL,
+    matter_id text NOT NULL,
+    tf integer NOT NULL,
+    n_tokens integer NOT NULL,
+    impact real NOT NULL
+);
+
 -- TABLE public search_synonyms
 
 CREATE TABLE public.search_synonyms (
@@ -1719,6 +1837,11 @@ ALTER TABLE ONLY public.search_key_lexeme_stats
 ALTER TABLE ONLY public.search_key_stats
     ADD CONSTRAINT pk_search_key_stats PRIMARY KEY (wall_group_id, source_acl_id);
 
+-- CONSTRAINT public search_postings pk_search_postings
+
+ALTER TABLE ONLY public.search_postings
+    ADD CONSTRAINT pk_search_postings PRIMARY KEY (lexeme, document_id, wall_group_id, source_acl_id, matter_id);
+
 -- CONSTRAINT public search_synonyms pk_search_synonyms
 
 ALTER TABLE ONLY public.search_synonyms
@@ -1917,6 +2040,14 @@ CREATE INDEX ix_matters_client_id ON public.matters USING btree (client_id);
 
 CREATE INDEX ix_person_aliases_person_id ON public.person_aliases USING btree (person_id);
 
+-- INDEX public ix_search_postings_document_id
+
+CREATE INDEX ix_search_postings_document_id ON public.search_postings USING btree (document_id);
+
+-- INDEX public ix_search_postings_impact
+
+CREATE INDEX ix_search_postings_impact ON public.search_postings USING btree (lexeme, impact DESC) INCLUDE (document_id, wall_group_id, source_acl_id, matter_id);
+
 -- INDEX public ix_source_acls_allow
 
 CREATE INDEX ix_source_acls_allow ON public.source_acls USING gin (allow);
@@ -2016,6 +2147,18 @@ CREATE TRIGGER chunks_key_stats_insert AFTER INSERT ON public.chunks REFERENCING
 -- TRIGGER public chunks chunks_key_stats_update
 
 CREATE TRIGGER chunks_key_stats_update AFTER UPDATE ON public.chunks REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_key_stats_after_update();
+
+-- TRIGGER public chunks chunks_postings_delete
+
+CREATE TRIGGER chunks_postings_delete AFTER DELETE ON public.chunks REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_postings_after_delete();
+
+-- TRIGGER public chunks chunks_postings_insert
+
+CREATE TRIGGER chunks_postings_insert AFTER INSERT ON public.chunks REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_postings_after_insert();
+
+-- TRIGGER public chunks chunks_postings_update
+
+CREATE TRIGGER chunks_postings_update AFTER UPDATE ON public.chunks REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_postings_after_update();
 
 -- TRIGGER public chunks chunks_stats_delete
 
@@ -2214,6 +2357,19 @@ CREATE POLICY chunks_read ON public.chunks FOR SELECT USING (((wall_group_id IN 
 -- POLICY public chunks chunks_writer
 
 CREATE POLICY chunks_writer ON public.chunks TO ewall_writer USING (true) WITH CHECK (true);
+
+-- ROW SECURITY public search_postings
+
+ALTER TABLE public.search_postings ENABLE ROW LEVEL SECURITY;
+
+-- POLICY public search_postings search_postings_read
+
+CREATE POLICY search_postings_read ON public.search_postings FOR SELECT USING (((wall_group_id IN ( SELECT unnest((NULLIF(( SELECT current_setting('ewall.allowed_wall_groups'::text, true) AS current_setting), ''::text))::text[]) AS unnest)) AND (source_acl_id IN ( SELECT unnest((NULLIF(( SELECT current_setting('ewall.allowed_source_acls'::text, true) AS current_setting), ''::text))::text[]) AS unnest)) AND (matter_id <> ALL (( SELECT COALESCE(array_agg(p.matter_id), '{}'::text[]) AS "coalesce"
+   FROM public.retag_pending p)::text[]))));
+
+-- POLICY public search_postings search_postings_writer
+
+CREATE POLICY search_postings_writer ON public.search_postings TO ewall_writer USING (true) WITH CHECK (true);
 
 -- ACL SCHEMA public
 
@@ -2441,6 +2597,11 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.search_key_lexeme_stats TO ewa
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.search_key_stats TO ewall_app;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.search_key_stats TO ewall_writer;
+
+-- ACL public TABLE search_postings
+
+GRANT SELECT ON TABLE public.search_postings TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.search_postings TO ewall_writer;
 
 -- ACL public TABLE search_synonyms
 

@@ -124,7 +124,7 @@ WITH corpus AS (
            AND df_before < :match_budget)
 ), ranked AS (
     -- ranking weighs the most informative lexemes (at most :rank_lexeme_limit)
-    SELECT lexeme, w,
+    SELECT lexeme, w, idf, df,
            row_number() OVER (ORDER BY w * idf DESC, lexeme) AS pos
     FROM query_lexemes
 )
@@ -151,6 +151,18 @@ SELECT CASE WHEN NOT :websearch
        -- the weight of each ranking lexeme in the document ranking (1, or a synonym's)
        ARRAY(SELECT w FROM ranked WHERE pos <= :rank_lexeme_limit
              ORDER BY pos) AS rank_weights,
+       -- and its weight in a document's score: that weight x the lexeme's IDF among the
+       -- chunks the person may see
+       ARRAY(SELECT w * idf FROM ranked WHERE pos <= :rank_lexeme_limit
+             ORDER BY pos) AS rank_idf_weights,
+       -- the OR of the ranking lexemes: what the sparse leg matches when it ranks every
+       -- document holding one of them
+       coalesce(array_to_string(ARRAY(
+           SELECT quote_literal(lexeme) FROM ranked WHERE pos <= :rank_lexeme_limit
+           ORDER BY lexeme), ' | '), '') AS rank_tsq,
+       -- the chunks the person may see that hold a ranking lexeme (at most; a chunk holding
+       -- two counts twice): what ranking them all from the chunks would read
+       (SELECT coalesce(sum(df), 0) FROM ranked WHERE pos <= :rank_lexeme_limit) AS rank_df,
        (SELECT count(*) FROM query_lexemes) AS lexeme_count,
        (SELECT count(*) FROM match_lexemes
         WHERE lexeme IN (SELECT lexeme FROM query_lexemes)) AS matched_lexeme_count
@@ -186,14 +198,13 @@ WITH policy AS (
                   ELSE (c.embedding <=> CAST(:qvec AS vector)) + 0 END,
              CASE WHEN CAST(:dense_hnsw AS boolean) THEN NULL ELSE c.chunk_id END
     LIMIT :dense_candidates
-), sparse_pool AS MATERIALIZED (
-    -- Ranking reads every matching tsvector, so it is bounded: at most :sparse_rank_cap
-    -- allowed matches (only a question of very common words gets there). When more match,
-    -- the pool is whole documents in the order of a hash of their id: a choice made from the
-    -- visible rows alone, never from heap or index order (invariant 12).
-    SELECT c.chunk_id, c.document_id, c.body_tsv
+), sparse_docs AS MATERIALIZED (
+    -- Filter first (:sparse_impact false): the documents with a chunk the person may see that
+    -- matches :match_tsq (GIN), every one of them ranked below. The caller takes this form
+    -- when few chunks match (the match budget bounds it otherwise).
+    SELECT DISTINCT c.document_id
     FROM chunks c
-    WHERE :use_sparse
+    WHERE :use_sparse AND NOT CAST(:sparse_impact AS boolean)
       AND (SELECT version FROM policy) = :policy_version
       AND c.body_tsv @@ CAST(:match_tsq AS tsquery)
       -- :sparse_group_index (a constant when planned) lets the btree on wall_group_id serve a
@@ -211,37 +222,75 @@ WITH policy AS (
            OR c.modified_at >= CAST(:modified_from AS timestamptz))
       AND (CAST(:modified_to AS timestamptz) IS NULL
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
-    ORDER BY md5(CAST(c.document_id AS text)), c.chunk_id COLLATE "C"
-    LIMIT :sparse_rank_cap
+), sparse_parts AS MATERIALIZED (
+    -- Each document part's exact BM25 score from its impact postings (sql/functions/
+    -- search_postings.v1.sql): the weight of a lexeme is its IDF among the chunks the person
+    -- may see, so rows behind a wall move no score (invariant 12). Filter first: every part
+    -- of the documents found above. Impact order (:sparse_impact true, no narrowing filter):
+    -- the :sparse_candidates best parts, exactly, by the threshold algorithm.
+    SELECT s.*
+    FROM ewall_sparse_part_scores(
+             ARRAY(SELECT document_id FROM sparse_docs ORDER BY document_id),
+             CAST(:rank_lexemes AS text[]), CAST(:rank_idf_weights AS float8[]),
+             CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[]),
+             (SELECT ewall_retag_pending())) AS s
+    WHERE :use_sparse AND NOT CAST(:sparse_impact AS boolean)
+    UNION ALL
+    SELECT s.*
+    FROM ewall_sparse_impact_topk(
+             CAST(:rank_lexemes AS text[]), CAST(:rank_idf_weights AS float8[]),
+             CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[]),
+             (SELECT ewall_retag_pending()), CAST(:sparse_candidates AS integer)) AS s
+    WHERE :use_sparse AND CAST(:sparse_impact AS boolean)
+      AND (SELECT version FROM policy) = :policy_version
+), sparse_top AS MATERIALIZED (
+    SELECT * FROM sparse_parts
+    ORDER BY score DESC, document_id, wall_group_id, source_acl_id, matter_id
+    LIMIT :sparse_candidates
 ), sparse AS MATERIALIZED (
-    -- sparse ranking by document: BM25 over a document's candidate chunks, with the
-    -- corpus figures of the person's allowed keys (ewall_sparse_document_rank, migrations
-    -- 20261201_0027 and 20261203_0042)
-    SELECT r.chunk_id, r.relevance
-    FROM ewall_sparse_document_rank(
-             -- three aligned arrays: any one order serves, so the cheapest (bytewise)
-             ARRAY(SELECT chunk_id FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
-             ARRAY(SELECT document_id FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
-             -- the query's lexemes only (what the ranking reads): small arrays. body_tsv is
-             -- to_tsvector's, weight D throughout, so one setweight marks the query's lexemes
-             ARRAY(SELECT ts_filter(setweight(body_tsv, 'A', CAST(:rank_lexemes AS text[])),
-                                    '{a}')
-                   FROM sparse_pool ORDER BY chunk_id COLLATE "C"),
-             CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[]),
-             CAST(:sparse_doc_k1 AS float8), CAST(:sparse_doc_b AS float8),
-             CAST(:sparse_candidates AS integer),
-             CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[])) AS r
-    -- :use_sparse too: a constant false here means the function is never called (it reads
-    -- search_key_stats even for an empty pool)
-    WHERE :use_sparse
+    -- The best parts' chunks that match, read under the rule and the filters: within a part,
+    -- chunks in the order of their own saturated weight of the ranking lexemes; chunk n of a
+    -- part gets the part's score / n (its first chunk carries the document to the fusion).
+    SELECT c.chunk_id, c.document_id,
+           t.score / row_number() OVER (
+               PARTITION BY t.document_id, t.wall_group_id, t.source_acl_id, t.matter_id
+               ORDER BY own.weight DESC, c.chunk_id) AS relevance
+    FROM sparse_top t
+    JOIN chunks c ON c.document_id = t.document_id
+    CROSS JOIN LATERAL (
+        SELECT coalesce(sum(q.w * u.tf / (u.tf + 1.2)), 0) AS weight
+        FROM (SELECT x.lexeme, coalesce(array_length(x.positions, 1), 1) AS tf
+              FROM unnest(ts_filter(setweight(setweight(c.body_tsv, 'D'), 'A',
+                                              CAST(:rank_lexemes AS text[])), '{a}')) AS x
+             ) AS u
+        JOIN unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[])) AS q(l, w)
+          ON q.l = u.lexeme
+    ) AS own
+    WHERE c.wall_group_id = t.wall_group_id AND c.source_acl_id = t.source_acl_id
+      AND coalesce(c.matter_id, '') = t.matter_id
+      AND c.body_tsv @@ CAST(:match_tsq AS tsquery)
+      AND ewall_chunk_visible(c.wall_group_id, c.source_acl_id, c.matter_id, c.suppressed,
+                              CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[]),
+                              (SELECT ewall_retag_pending()), false)
+      AND (CAST(:doc_types AS text[]) IS NULL OR c.doc_type = ANY(CAST(:doc_types AS text[])))
+      AND (CAST(:sources AS text[]) IS NULL OR c.source = ANY(CAST(:sources AS text[])))
+      AND (CAST(:matter_ids AS text[]) IS NULL OR c.matter_id = ANY(CAST(:matter_ids AS text[])))
+      AND (CAST(:session_matter_id AS text) IS NULL
+           OR c.matter_id = CAST(:session_matter_id AS text) OR c.matter_id IS NULL)
+      AND (CAST(:modified_from AS timestamptz) IS NULL
+           OR c.modified_at >= CAST(:modified_from AS timestamptz))
+      AND (CAST(:modified_to AS timestamptz) IS NULL
+           OR c.modified_at <= CAST(:modified_to AS timestamptz))
+    ORDER BY relevance DESC, c.chunk_id
+    LIMIT :sparse_candidates
 ), dense_ranked AS (
     SELECT chunk_id, document_id, distance,
            row_number() OVER (ORDER BY distance, chunk_id) AS r
     FROM dense
 ), sparse_ranked AS (
-    SELECT s.chunk_id, p.document_id, s.relevance,
+    SELECT s.chunk_id, s.document_id, s.relevance,
            row_number() OVER (ORDER BY s.relevance DESC, s.chunk_id) AS r
-    FROM sparse s JOIN sparse_pool p ON p.chunk_id = s.chunk_id
+    FROM sparse s
 ), fused AS (
     SELECT chunk_id, document_id,
            sum(weight / (:rrf_k + r)) AS score,

@@ -56,8 +56,7 @@ from app.search.repository import Hit
 from app.search.schemas import SearchIn
 from app.search.service import (
     RRF_K,
-    SPARSE_DOC_B,
-    SPARSE_DOC_K1,
+    SPARSE_RANKING,
     SYNONYM_WEIGHT,
     SearchOverrides,
     run_search,
@@ -289,8 +288,7 @@ def settings_snapshot(resources: Resources) -> dict[str, Any]:
         "rrf_k": RRF_K,
         "embedding_model": s.embedding_model,
         # the sparse leg's ranking (docs/quality.md): a run names what it measured
-        "sparse_doc_k1": SPARSE_DOC_K1,
-        "sparse_doc_b": SPARSE_DOC_B,
+        "sparse_ranking": SPARSE_RANKING,
         "sparse_synonym_weight": SYNONYM_WEIGHT,
     }
 

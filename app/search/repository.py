@@ -58,11 +58,14 @@ class QueryAnalysis:
     headline_tsq: str
     rank_lexemes: list[str]
     rank_weights: list[float]
+    rank_idf_weights: list[float]  # each ranking lexeme's weight x its IDF (the person's)
+    rank_tsq: str  # the OR of the ranking lexemes
+    rank_df: int  # the chunks the person may see that hold a ranking lexeme (summed)
     lexeme_count: int  # the question's lexemes (after synonyms)
     matched_lexeme_count: int  # those the match kept (the common-lexeme cut, the budget)
 
 
-NO_ANALYSIS = QueryAnalysis("", "", [], [], 0, 0)  # a search without the sparse leg
+NO_ANALYSIS = QueryAnalysis("", "", [], [], [], "", 0, 0, 0)  # a search without the sparse leg
 
 
 def analyze_query(
@@ -100,6 +103,9 @@ def analyze_query(
         row["headline_tsq"],
         list(row["rank_lexemes"] or []),
         [float(x) for x in row["rank_weights"] or []],
+        [float(x) for x in row["rank_idf_weights"] or []],
+        row["rank_tsq"],
+        int(row["rank_df"]),
         int(row["lexeme_count"]),
         int(row["matched_lexeme_count"]),
     )
@@ -117,6 +123,7 @@ class HybridParams:
     headline_tsq: str  # the tsquery the snippet highlights
     rank_lexemes: list[str]  # the most informative lexemes the ranking weighs
     rank_weights: list[float]  # their weights (1 the question's own, less a synonym's)
+    rank_idf_weights: list[float]  # those weights x each lexeme's IDF: a document's score
     # access: the person's allowed sets, resolved at policy_version; a leg returns nothing
     # when the statement's own snapshot sees another version (the caller retries)
     wall_groups: str  # text[] literal (app/db/params.py)
@@ -138,9 +145,9 @@ class HybridParams:
     k: int  # hits returned
     dense_candidates: int  # per-leg candidate depth
     sparse_candidates: int
-    sparse_rank_cap: int  # the most allowed sparse matches ranked
-    sparse_doc_k1: float  # BM25 over documents
-    sparse_doc_b: float
+    # true: the best documents read from the impact postings in impact order (no narrowing
+    # filter, many matches); false: every document with a chunk matching match_tsq
+    sparse_impact: bool
     sparse_group_index: bool  # the sparse leg's group test may use the btree
     collapse: bool  # one hit per document, the others listed with it
 

@@ -64,20 +64,22 @@ log = logging.getLogger("ewall.search")
 _WEBSEARCH = re.compile(r'"|(^|\s)-\S|\sOR\s')
 MAX_POLICY_RETRIES = 5
 COLLAPSE_DEPTH_FACTOR = 5  # candidates per leg per requested document when collapsing
-# The sparse leg ranks documents by BM25 over their candidate chunks (docs/quality.md, second
-# round: k1 3, b 0.9 and 16 lexemes were chosen on the development set; ranking chunks instead
-# scored 0.630 against 0.745 and was removed).
+# The sparse leg ranks documents by BM25 from their impact postings (sql/functions/
+# search_postings.v1.sql; k1 3, b 0.9 and 16 lexemes were chosen on the development set,
+# docs/quality.md), every score exact:
+#  - at most SPARSE_FILTER_FIRST_MAX chunks the person may see hold a ranking lexeme: every
+#    document holding one is scored (filter first, through the GIN index);
+#  - more, and no narrowing filter and no search operators: the best documents in impact
+#    order, stopping when nothing unread can reach them (the threshold algorithm);
+#  - more, with a narrowing filter or operators: every document matching the budgeted match
+#    (analyze_query: lexemes in more than a quarter of the chunks are dropped, the others join
+#    rarest first while their summed document frequency stays under the match budget). A
+#    sparse search that comes back short re-runs without the cut and the budget.
 RANK_LEXEME_LIMIT = 16  # the most informative query lexemes the ranking weighs
-SPARSE_DOC_K1 = 3.0  # BM25 term-frequency saturation, once per document
-SPARSE_DOC_B = 0.9  # BM25 length normalisation against the corpus's mean document
-# What the sparse leg reads per question, bounded (sql/search.sql, analyze_query): lexemes in
-# more than a quarter of the chunks are dropped, the others join rarest first while their
-# summed document frequency stays under the match budget, and at most SPARSE_RANK_CAP
-# allowed matches are ranked (a cap of 1,000 cost 0.07 on own-words questions:
-# docs/latency-sql.md). A sparse search that comes back short re-runs without the first two.
+SPARSE_RANKING = "search_postings.v1: BM25 k1 3, b 0.9, reference length 2,000"
+SPARSE_FILTER_FIRST_MAX = 3_000
 SPARSE_COMMON_DF = 0.25
 SPARSE_MATCH_BUDGET = 10_000
-SPARSE_RANK_CAP = 3_000
 # A lexeme only a synonym adds ranks at this weight (the question's own: 1); the best of the
 # weights measured with a broad thesaurus (docs/quality.md, third round). It matches at any.
 SYNONYM_WEIGHT = 0.3
@@ -209,9 +211,7 @@ def run_search(
     (evaluation and the benchmarks call this with a transaction of their own)."""
     started = started if started is not None else time.perf_counter()
     session = resolve_binding(conn, principal.person_id, request)
-    found = _find(
-        conn, resources, principal, request, qvec, session, started, overrides=overrides
-    )
+    found = _find(conn, resources, principal, request, qvec, session, started, overrides=overrides)
     row, results = _audit_row(principal, request, found, purpose)
     _audit(conn, row, results)
     _count_search(resources, request, found)
@@ -312,6 +312,7 @@ def _find(
             headline_tsq=analysis.headline_tsq,
             rank_lexemes=analysis.rank_lexemes,
             rank_weights=analysis.rank_weights,
+            rank_idf_weights=analysis.rank_idf_weights,
             wall_groups=wall_groups,
             source_acl_ids=source_acl_ids,
             policy_version=access.policy_version,
@@ -329,15 +330,14 @@ def _find(
             k=request.k,
             dense_candidates=dense_candidates,
             sparse_candidates=sparse_candidates,
-            sparse_rank_cap=SPARSE_RANK_CAP,
-            sparse_doc_k1=SPARSE_DOC_K1,
-            sparse_doc_b=SPARSE_DOC_B,
+            sparse_impact=False,
             sparse_group_index=plan.sparse_group_index,
             collapse=request.collapse == "document",
         )
+        params = sparse_form(params, analysis, websearch=websearch)
         try:
             found, strategy = _execute(conn, plan, params)
-            if request.mode == "sparse" and _sparse_short(found, request.k, analysis):
+            if request.mode == "sparse" and _sparse_short(found, request.k, analysis, params):
                 # The match budget or the common-lexeme guard may have cut matches the
                 # person may see: a full top-k wins over speed here.
                 full = analyze_configured(
@@ -348,12 +348,17 @@ def _find(
                     source_acl_ids=source_acl_ids,
                     full=True,
                 )
-                params = replace(
-                    params,
-                    match_tsq=full.match_tsq,
-                    headline_tsq=full.headline_tsq,
-                    rank_lexemes=full.rank_lexemes,
-                    rank_weights=full.rank_weights,
+                params = sparse_form(
+                    replace(
+                        params,
+                        match_tsq=full.match_tsq,
+                        headline_tsq=full.headline_tsq,
+                        rank_lexemes=full.rank_lexemes,
+                        rank_weights=full.rank_weights,
+                        rank_idf_weights=full.rank_idf_weights,
+                    ),
+                    full,
+                    websearch=websearch,
                 )
                 found, strategy = _execute(conn, plan, params)
                 strategy += "+full-sparse"
@@ -450,12 +455,39 @@ def analyze_configured(
     )
 
 
-def _sparse_short(found: HybridRows, k: int, analysis: QueryAnalysis) -> bool:
-    return len(found.hits) < k and analysis.matched_lexeme_count < analysis.lexeme_count
+def sparse_form(params: HybridParams, analysis: QueryAnalysis, *, websearch: bool) -> HybridParams:
+    """The sparse leg's form for this question (the comment on SPARSE_FILTER_FIRST_MAX): which
+    documents it scores, decided from the rows the person may see and the request alone."""
+    if websearch or not params.use_sparse:
+        return params
+    if analysis.rank_df <= SPARSE_FILTER_FIRST_MAX:
+        return replace(params, match_tsq=analysis.rank_tsq, sparse_impact=False)
+    narrowed = (
+        params.doc_types,
+        params.sources,
+        params.matter_ids,
+        params.modified_from,
+        params.modified_to,
+        params.session_matter_id,
+    )
+    if any(x is not None for x in narrowed):
+        return params
+    return replace(params, match_tsq=analysis.rank_tsq, sparse_impact=True)
+
+
+def _sparse_short(found: HybridRows, k: int, analysis: QueryAnalysis, params: HybridParams) -> bool:
+    """Short, and the budgeted match (not every ranking lexeme) decided what was scored."""
+    return (
+        len(found.hits) < k
+        and analysis.matched_lexeme_count < analysis.lexeme_count
+        and params.match_tsq != analysis.rank_tsq
+    )
 
 
 def _execute(conn: Connection, plan: Plan, params: HybridParams) -> tuple[HybridRows, str]:
     strategy = plan.strategy if params.use_dense else "none"
+    if params.sparse_impact:
+        strategy += "+impact"
     hnsw = params.use_dense and plan.strategy == "hnsw"
     if not hnsw:
         found = repository.run_hybrid(conn, "exact", params)
@@ -472,7 +504,7 @@ def _execute(conn: Connection, plan: Plan, params: HybridParams) -> tuple[Hybrid
                 extra={"got": found.dense_count, "expected": expected},
             )
             found = repository.run_hybrid(conn, "exact", params)
-            strategy = "hnsw->exact"
+            strategy = strategy.replace("hnsw", "hnsw->exact", 1)
     return found, strategy
 
 

@@ -134,6 +134,9 @@ READS_FOR_NO_PERSON = {
     "caselaw.case_document": "admin's case-law view: counts of all and searchable chunks",
     "console.chunks_per_matter": "writer mode: counts what a wall would re-tag, no rows",
     "demo.summary_counts": "writer mode: the demo loader's whole-firm counts",
+    "functions/search_postings.v1.sql": (
+        "writer's statement triggers: a touched document's postings rebuilt from its chunks"
+    ),
     "ingest.document_chunk_ids": "writer: ingestion diffs a document's chunks",
     "ingest.embeddings_by_content": "writer: ingestion reuses vectors by content hash",
     "ingest.delete_chunks": "writer: ingestion removes a document's dropped chunks",

@@ -274,6 +274,11 @@ def test_downgrades_put_back_the_versions_their_revisions_replaced(
         )
         return _bodies(url)
 
+    before_0045 = move("20261203_0044")
+    assert before_0045["ewall_sparse_document_rank"] == (
+        sources["sparse_document_rank.v3.sql"]["ewall_sparse_document_rank"]
+    )
+    assert "ewall_sparse_impact_topk" not in before_0045
     before_0044 = move("20261203_0043")
     for file, name in (("legal_text.v1.sql", "ewall_query_lexemes"),
                        ("synonym_rule.v1.sql", "ewall_synonym_rule")):
@@ -293,7 +298,10 @@ def test_downgrades_put_back_the_versions_their_revisions_replaced(
     assert "ewall_document_totals_after_insert" not in before_0033
     migrate.upgrade(url, app_role=pg.APP_ROLE, embedding_dim=settings.embedding_dim)
     at_head = _bodies(url)
-    assert at_head[rank] == sources["sparse_document_rank.v3.sql"][rank]
+    assert rank not in at_head
+    assert at_head["ewall_sparse_impact_topk"] == (
+        sources["search_postings.v1.sql"]["ewall_sparse_impact_topk"]
+    )
     assert "ewall_sparse_feedback_rank" not in at_head
     for file, name in (("legal_text.v2.sql", "ewall_query_lexemes"),
                        ("synonym_rule.v2.sql", "ewall_synonym_rule")):

@@ -158,8 +158,9 @@ def overridden(client: TestClient, **values: Any) -> Iterator[None]:
 
 
 def _dense_strategy(out: dict[str, Any]) -> str:
-    """The dense strategy that ran ("none" when the mode has no dense leg)."""
-    return str(out["strategy"]).removesuffix("+full-sparse")
+    """The dense strategy that ran ("none" when the mode has no dense leg), without the
+    sparse leg's form ("+impact", "+full-sparse")."""
+    return str(out["strategy"]).split("+")[0]
 
 
 def _check(out: dict[str, Any], allowed_ids: set[str], k: int) -> None:
@@ -225,7 +226,8 @@ def test_every_strategy_returns_only_allowed_chunks(
                 headers=auth("co@firm.nl", "compliance"),
             )
         )
-        assert audited["strategy"] == "hnsw->exact"
+        assert audited["strategy"] == out["strategy"]
+        assert _dense_strategy(audited) == "hnsw->exact"
         assert audited["result_count"] == len(out["results"])
         assert [(r["rank"], r["chunk_id"], r["content_sha256"]) for r in audited["results"]] == [
             (r["rank"], r["chunk_id"], r["content_sha256"]) for r in out["results"]

@@ -273,21 +273,28 @@ def test_a_large_hidden_corpus_moves_no_cut_budget_or_flag(
     _assert_same(before, _answers(firm))
 
 
-def test_the_capped_sparse_pool_does_not_follow_the_heap_order(
+def test_the_impact_order_answers_as_scoring_every_document(
     db: DbHandle, client: TestClient, auth: Tokens, monkeypatch: Any
 ) -> None:
-    """When more chunks match than the sparse leg ranks (the cap), which ones it ranks is a
-    function of the rows, not of where they lie in the table: rewriting the rows in place
-    (new tuple versions, another physical order) changes no answer."""
-    monkeypatch.setattr("app.search.service.SPARSE_RANK_CAP", 2)
+    """The sparse leg's two forms give the same answers: every matching document scored
+    (filter first), and the best ones read from the postings in impact order (taken when
+    many chunks match; here forced with a threshold of 0). Rewriting the rows in place (new
+    tuple versions, another physical order) changes neither."""
     firm = _firm(client, auth)
     before = _answers(firm)
+    monkeypatch.setattr("app.search.service.SPARSE_FILTER_FIRST_MAX", 0)
+    impact = _answers(firm)
+    assert any("+impact" in a["strategy"] for a in impact)
+    for a in impact:
+        a["strategy"] = a["strategy"].replace("+impact", "")
+    _assert_same(before, impact)
     for external_id in reversed(list(VISIBLE)):
         with psycopg.connect(db.superuser_url) as conn:
             conn.execute(
                 "UPDATE chunks SET modified_at = modified_at WHERE external_id = %s",
                 (external_id,),
             )
+    monkeypatch.setattr("app.search.service.SPARSE_FILTER_FIRST_MAX", 3_000)
     _assert_same(before, _answers(firm))
 
 
@@ -295,10 +302,12 @@ def test_the_cut_and_the_flag_follow_the_statistics_the_lawyer_may_see(
     db: DbHandle, client: TestClient, auth: Tokens
 ) -> None:
     """The other side of the large hidden corpus: the same figures under a key the lawyer
-    holds do move the common-word cut, and the sparse-only search that comes back short
-    re-runs without it (strategy "+full-sparse")."""
+    holds do move the sparse leg: a plain question now reads the postings in impact order
+    (strategy "+impact"); with a narrowing filter it matches the budgeted lexemes, which the
+    common-word cut leaves short, so the sparse-only search re-runs without the cut
+    (strategy "+full-sparse")."""
     firm = _firm(client, auth)
-    question: dict[str, Any] = {"mode": "sparse", "k": 20}
+    question: dict[str, Any] = {"mode": "sparse", "k": 20, "filters": {"sources": ["api"]}}
     assert firm.search(LAWYER, "dwangsom fundering", **question)["strategy"] == "none"
     (group,) = _groups(db, "M-OPEN")
     with psycopg.connect(db.superuser_url) as conn:
@@ -315,6 +324,9 @@ def test_the_cut_and_the_flag_follow_the_statistics_the_lawyer_may_see(
             "WHERE lexeme = %s AND wall_group_id = %s AND source_acl_id = 'public'",
             (dwangsom, group),
         )
+    plain = firm.search(LAWYER, "dwangsom fundering", mode="sparse", k=20)
+    assert plain["strategy"] == "none+impact"
+    assert {r["document"]["external_id"] for r in plain["results"]} >= {"dwangsom-1"}
     answer = firm.search(LAWYER, "dwangsom fundering", **question)
     assert answer["strategy"] == "none+full-sparse"
     assert {r["document"]["external_id"] for r in answer["results"]} >= {"dwangsom-1"}

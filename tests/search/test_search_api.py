@@ -274,7 +274,7 @@ def test_plan_cache_trap_same_connection_alternating_strategies(
                 for r in conn.execute(
                     text("EXPLAIN " + sqlfiles.raw(BLOCKS["hybrid"])),
                     hybrid_explain_params(
-                        hnsw=strategy == "hnsw", sparse_rank_cap=10000, collapse=False
+                        hnsw=strategy == "hnsw", collapse=False
                     ),
                 )
             )

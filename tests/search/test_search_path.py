@@ -125,6 +125,7 @@ def _params(policy_version: int) -> HybridParams:
         headline_tsq="",
         rank_lexemes=[],
         rank_weights=[],
+        rank_idf_weights=[],
         wall_groups="{open}",
         source_acl_ids=["public"],
         policy_version=policy_version,
@@ -142,9 +143,7 @@ def _params(policy_version: int) -> HybridParams:
         k=5,
         dense_candidates=20,
         sparse_candidates=20,
-        sparse_rank_cap=100,
-        sparse_doc_k1=3.0,
-        sparse_doc_b=0.9,
+        sparse_impact=False,
         sparse_group_index=True,
         collapse=False,
     )

@@ -33,7 +33,7 @@ LEG_PREDICATES = (
 # the rule's last argument in each leg: may the btree on wall_group_id serve the group test
 GROUP_INDEX = {
     "dense": "NOT CAST(:dense_hnsw AS boolean))",
-    "sparse_pool": "CAST(:sparse_group_index AS boolean))",
+    "sparse_docs": "CAST(:sparse_group_index AS boolean))",
 }
 DENSE_ORDER = (
     "ORDER BY CASE WHEN CAST(:dense_hnsw AS boolean) THEN c.embedding <=> CAST(:qvec AS vector)\n"
@@ -64,7 +64,7 @@ def test_both_dense_forms_run_the_one_statement_text() -> None:
 
 def test_the_dense_form_is_chosen_by_folding_constants_not_by_copies() -> None:
     sections = _sections(sqlfiles.raw(BLOCK))
-    assert {"policy", "dense", "sparse_pool", "sparse", "fused", "fused_doc", "top"} <= set(
+    assert {"policy", "dense", "sparse_docs", "sparse", "fused", "fused_doc", "top"} <= set(
         sections
     )
     dense = sections["dense"]
@@ -77,7 +77,7 @@ def test_the_dense_form_is_chosen_by_folding_constants_not_by_copies() -> None:
 
 def test_every_leg_carries_the_rule_and_the_filters() -> None:
     sections = _sections(sqlfiles.raw(BLOCK))
-    for leg in ("dense", "sparse_pool"):
+    for leg in ("dense", "sparse_docs"):
         assert sections[leg].count(RULE) == 1, leg
         assert GROUP_INDEX[leg] in sections[leg], leg
         for predicate in LEG_PREDICATES:
@@ -93,7 +93,7 @@ def test_collapse_is_a_bind_parameter() -> None:
 def _dense_plan(plan: str) -> str:
     """The plan of the dense CTE alone."""
     start = plan.index("CTE dense")
-    return plan[start : plan.index("CTE sparse_pool", start)]
+    return plan[start : plan.index("CTE sparse_docs", start)]
 
 
 @pytest.mark.parametrize("form", ["exact", "hnsw"])

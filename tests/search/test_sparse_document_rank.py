@@ -1,5 +1,5 @@
-"""The sparse leg ranks documents (BM25 over a document's matching chunks), and the
-per-document lengths it normalises by follow every change to the chunks."""
+"""The sparse leg ranks documents (BM25 over a document's chunks, from its impact postings),
+and the per-document lengths follow every change to the chunks."""
 
 from __future__ import annotations
 
@@ -128,22 +128,3 @@ def test_hybrid_default_is_the_sparse_ranking_and_dense_hits_fill_in_after_it(
     no_words = ranked("landlord complaint", "hybrid")
     assert no_words
     assert all(s is None and d is not None for _, s, d in no_words)
-
-
-def test_the_ranking_reads_corpus_figures_per_access_key_not_per_document(
-    db: DbHandle,
-) -> None:
-    """BM25's document count and mean length come from the rows of the person's access
-    keys in search_key_stats (invariant 12): a scan of a table with one row per document on
-    every sparse search does not scale, and corpus_stats counts what the person may not
-    see. The search calls the ranking that takes the allowed sets (ten arguments)."""
-    with psycopg.connect(db.superuser_url) as conn:
-        row = conn.execute(
-            "SELECT prosrc FROM pg_proc WHERE proname = 'ewall_sparse_document_rank' "
-            "AND pronargs = 10"
-        ).fetchone()
-    assert row is not None
-    corpus = str(row[0]).split("), q AS (")[0]
-    assert "FROM search_key_stats" in corpus
-    assert "corpus_stats" not in corpus
-    assert "document_stats" not in corpus

@@ -1,8 +1,9 @@
 """The sparse leg's recall against brute force (issue 29, point 3): bench/sparse_recall.py
-ranks EVERY allowed match with the same formula (ewall_sparse_document_rank), and when the
-pool cap (SPARSE_RANK_CAP) does not bind, the shipped sparse search's top-10 must be that
-reference's top-10, in the same order. The reference itself is checked on a tiny case
-against BM25 written out in Python."""
+scores EVERY chunk the person may see with the same formula, from the chunks themselves
+(not the postings), and the shipped sparse search's top-10 must be that reference's top-10,
+in the same order, in both of its forms (every matching document scored, and impact order
+with its stop). The reference itself is checked on a tiny case against BM25 written out in
+Python."""
 
 from __future__ import annotations
 
@@ -11,14 +12,10 @@ import random
 from datetime import UTC, datetime
 
 import psycopg
+import pytest
 from fastapi.testclient import TestClient
 
-from app.search.service import (
-    SPARSE_DOC_B,
-    SPARSE_DOC_K1,
-    SPARSE_RANK_CAP,
-    analyze_configured,
-)
+from app.search.service import analyze_configured
 from app.walls.access import access_for, apply
 from bench.sparse_recall import Reference, reference_top
 from tests.conftest import DbHandle, Tokens
@@ -60,20 +57,20 @@ def _reference(client: TestClient, query: str, *, full: bool = False, k: int = 1
         return reference_top(conn, wall_groups=groups, source_acl_ids=acls, analysis=analysis, k=k)
 
 
-def _shipped(firm: Firm, query: str) -> list[str]:
+def _shipped(firm: Firm, query: str, form: str = "none") -> list[str]:
     answer = firm.search(LAWYER, query, mode="sparse", k=10)
-    assert "+full-sparse" not in answer["strategy"]
+    assert answer["strategy"] == form
     return [r["chunk_id"] for r in answer["results"]]
 
 
 def test_reference_is_bm25_over_every_allowed_match(
-    db: DbHandle, client: TestClient, auth: Tokens
+    db: DbHandle, client: TestClient, auth: Tokens, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Hand-checkable: one query word, single-chunk documents with 3 and 1 occurrences, a
     two-chunk document, a document without the word and a walled one full of it. The
-    reference's scores are BM25 over documents as written out here (N and the mean length
-    over what alice may see, df among her matches), chunk n of a document gets score / n,
-    and nothing behind the wall is counted or returned."""
+    reference's scores are BM25 over documents as written out here (the IDF over the chunks
+    alice may see, her document's length against the fixed reference length), chunk n of a
+    document gets score / n, and nothing behind the wall is counted or returned."""
     firm = _firm(client, auth)
     docs = {
         "drie-keer": "De dwangsom, de dwangsom en nog eens de dwangsom werd verbeurd.",
@@ -111,33 +108,34 @@ def test_reference_is_bm25_over_every_allowed_match(
         by_doc.setdefault(external_id, []).append((str(chunk_id), int(tokens), int(tf)))
     # the two parts are chunks of their own (the filler may spill into a third)
     assert sum(1 for _, _, tf in by_doc["twee-delen"] if tf) == 2
-    n_docs = len(by_doc)
-    avgdl = max(sum(t for parts in by_doc.values() for _, t, _ in parts) / n_docs, 1)
     matching = {d: parts for d, parts in by_doc.items() if any(tf for _, _, tf in parts)}
     assert set(matching) == {"drie-keer", "een-keer", "twee-delen"}
-    df = len(matching)
-    idf = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
-    k1, b = SPARSE_DOC_K1, SPARSE_DOC_B
+    # the IDF over alice's chunks: how many she may see, how many of them hold the word
+    n_chunks = len(visible)
+    df = sum(1 for r in visible if r[3])
+    idf = math.log(1 + (n_chunks - df + 0.5) / (df + 0.5))
     expected: dict[str, float] = {}
     for parts in matching.values():
         tf = sum(p[2] for p in parts)
         dl = sum(p[1] for p in parts)
-        score = idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
+        score = idf * tf * 4.0 / (tf + 3.0 * (0.1 + 0.9 * dl / 2000.0))
         # inside a document: chunks by their own saturated tf, then score / rank
         ordered = sorted((p for p in parts if p[2]), key=lambda p: (-p[2] / (p[2] + 1.2), p[0]))
         for rank, (chunk_id, _, _) in enumerate(ordered, 1):
             expected[chunk_id] = score / rank
 
-    assert ref.pool_size == len(expected) == 4  # the walled chunk is not in the pool
+    assert ref.pool_size == len(expected) == 4  # the walled chunk is not counted
     assert sorted(ref.ids) == sorted(expected)
     for chunk_id, relevance in zip(ref.ids, ref.relevance, strict=True):
-        assert math.isclose(relevance, expected[chunk_id], rel_tol=1e-9), chunk_id
+        assert math.isclose(relevance, expected[chunk_id], rel_tol=1e-6), chunk_id
     assert ref.relevance == sorted(ref.relevance, reverse=True)
     # three occurrences outrank one in documents of about the same length
     first_doc = next(d for d, parts in matching.items() if ref.ids[0] in {p[0] for p in parts})
     assert first_doc in ("drie-keer", "twee-delen")
-    # and the shipped leg agrees on this pool (the cap is far away)
+    # and the shipped leg agrees, in both forms
     assert _shipped(firm, "dwangsom") == ref.ids
+    monkeypatch.setattr("app.search.service.SPARSE_FILTER_FIRST_MAX", 0)
+    assert _shipped(firm, "dwangsom", "none+impact") == ref.ids
 
 
 WORDS = [
@@ -181,13 +179,18 @@ def _text(rng: random.Random, words: int) -> str:
     return "De rechtbank overweegt: " + " ".join(picked) + "."
 
 
-def test_shipped_sparse_top10_is_the_brute_force_top10_when_the_cap_does_not_bind(
-    client: TestClient, auth: Tokens
+@pytest.mark.parametrize("form", ["none", "none+impact"])
+def test_shipped_sparse_top10_is_the_brute_force_top10(
+    client: TestClient, auth: Tokens, monkeypatch: pytest.MonkeyPatch, form: str
 ) -> None:
     """A seeded corpus (alice's matter and a walled one, single- and multi-chunk
     documents): for rare, common and mixed questions the sparse search's top-10 is the
-    reference's, ids and order, and the fully lifted reference (no budget, no common-word
-    cut) agrees too, since neither binds on a corpus this small."""
+    reference's, ids and order, whether every matching document is scored or the postings
+    are read in impact order (forced here: the corpus is small), and the reference without
+    the match budget and the common-word cut agrees too (the ranking lexemes are the
+    same)."""
+    if form == "none+impact":
+        monkeypatch.setattr("app.search.service.SPARSE_FILTER_FIRST_MAX", 0)
     firm = _firm(client, auth)
     rng = random.Random(29)
     for d in range(24):
@@ -211,9 +214,9 @@ def test_shipped_sparse_top10_is_the_brute_force_top10_when_the_cap_does_not_bin
     for query in queries:
         ref = _reference(client, query)
         lifted = _reference(client, query, full=True)
-        assert 0 < ref.pool_size < SPARSE_RANK_CAP
+        assert ref.pool_size > 0
         full_tops += len(ref.ids) == 10
-        got = _shipped(firm, query)
+        got = _shipped(firm, query, form)
         assert got == ref.ids, query
         assert lifted.ids == ref.ids, query
     assert full_tops >= 3  # the comparison is over full top-10s, not near-empty lists

@@ -1,0 +1,190 @@
+-- The sparse leg's impact postings (migration 20261203_0045): per lexeme, one row for each
+-- document part that holds it, with the part's BM25 term weight (its impact) stored, so the
+-- search scores documents exactly without reading their text, and can stop reading a
+-- lexeme's postings once nothing unread can reach the top k (ewall_sparse_impact_topk).
+--
+-- A document part is a document's chunks that share one access key and matter: (wall
+-- group, source ACL, matter). Every chunk of a part is visible to the same people, so a
+-- posting is visible exactly when its part's chunks are (the one rule of
+-- chunk_visible.v1.sql, on the part's key; suppressed chunks are never counted). A document
+-- is normally one part; one split across keys (a re-tag under way, mixed ACLs) is ranked as
+-- one unit per part, and a person sees the parts of it that the rule admits.
+--
+-- impact = tf (k1 + 1) / (tf + k1 (1 - b + b dl / L)), k1 3, b 0.9 (the sparse ranking's
+-- values, docs/quality.md), dl the part's word pieces and L a fixed reference length of
+-- 2,000 word pieces (about the mean document of the Dutch evaluation corpus). L is a
+-- constant, not a corpus mean: a mean would be counted over rows a person may not see
+-- (invariant 12), and a constant keeps each posting's impact a property of its own part,
+-- which is what lets a list be read in impact order. The IDF is the person's own, applied at
+-- search time.
+
+CREATE OR REPLACE FUNCTION ewall_posting_impact(tf bigint, n_tokens numeric) RETURNS real
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
+    SELECT CAST(tf * 4.0 / (tf + 3.0 * (0.1 + 0.9 * greatest(n_tokens, 1) / 2000.0)) AS real)
+$fn$;
+
+-- Rebuild the postings of these documents from their chunks (all parts), in the caller's
+-- transaction. Rows go in key order, as in the other statistics triggers. It reads chunks
+-- for no person: it runs in the writer's statement, whose role sees every chunk.
+CREATE OR REPLACE FUNCTION ewall_postings_rebuild(documents bigint[]) RETURNS void
+LANGUAGE sql AS $fn$
+    DELETE FROM search_postings WHERE document_id = ANY(documents);
+    INSERT INTO search_postings
+        (lexeme, document_id, wall_group_id, source_acl_id, matter_id, tf, n_tokens, impact)
+    WITH parts AS (
+        SELECT c.document_id, c.wall_group_id, c.source_acl_id,
+               coalesce(c.matter_id, '') AS matter_id, sum(c.token_count) AS n_tokens
+        FROM chunks AS c
+        WHERE c.document_id = ANY(documents) AND NOT c.suppressed
+        GROUP BY 1, 2, 3, 4
+    ), terms AS (
+        SELECT c.document_id, c.wall_group_id, c.source_acl_id,
+               coalesce(c.matter_id, '') AS matter_id, t.lexeme,
+               sum(coalesce(array_length(t.positions, 1), 1)) AS tf
+        FROM chunks AS c, unnest(c.body_tsv) AS t
+        WHERE c.document_id = ANY(documents) AND NOT c.suppressed
+        GROUP BY 1, 2, 3, 4, 5
+    )
+    SELECT t.lexeme, t.document_id, t.wall_group_id, t.source_acl_id, t.matter_id, t.tf,
+           p.n_tokens, ewall_posting_impact(t.tf, p.n_tokens)
+    FROM terms AS t
+    JOIN parts AS p USING (document_id, wall_group_id, source_acl_id, matter_id)
+    ORDER BY t.lexeme, t.document_id, t.wall_group_id, t.source_acl_id, t.matter_id;
+$fn$;
+
+-- Statement triggers on chunks: the documents a statement touched are rebuilt. An update
+-- that changes none of the columns postings are made of (a re-embed, a date) rebuilds
+-- nothing.
+CREATE OR REPLACE FUNCTION ewall_postings_after_insert() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+DECLARE
+    touched bigint[] := ARRAY(SELECT DISTINCT document_id FROM new_rows ORDER BY 1);
+BEGIN
+    IF cardinality(touched) > 0 THEN
+        PERFORM ewall_postings_rebuild(touched);
+    END IF;
+    RETURN NULL;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION ewall_postings_after_delete() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+DECLARE
+    touched bigint[] := ARRAY(SELECT DISTINCT document_id FROM old_rows ORDER BY 1);
+BEGIN
+    IF cardinality(touched) > 0 THEN
+        PERFORM ewall_postings_rebuild(touched);
+    END IF;
+    RETURN NULL;
+END
+$fn$;
+
+-- (a statement that changed no row, or none of these columns, writes nothing: the service
+-- role, which may not write postings, runs such statements)
+CREATE OR REPLACE FUNCTION ewall_postings_after_update() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+DECLARE
+    touched bigint[] := ARRAY(
+        SELECT DISTINCT x.document_id
+        FROM old_rows AS o
+        JOIN new_rows AS n ON n.chunk_id = o.chunk_id
+        CROSS JOIN LATERAL (VALUES (o.document_id), (n.document_id)) AS x(document_id)
+        WHERE (o.document_id, o.wall_group_id, o.source_acl_id, o.matter_id, o.suppressed,
+               o.token_count, o.body)
+              IS DISTINCT FROM
+              (n.document_id, n.wall_group_id, n.source_acl_id, n.matter_id, n.suppressed,
+               n.token_count, n.body)
+        ORDER BY 1);
+BEGIN
+    IF cardinality(touched) > 0 THEN
+        PERFORM ewall_postings_rebuild(touched);
+    END IF;
+    RETURN NULL;
+END
+$fn$;
+
+-- The exact score of each visible part of these documents: sum over the lexemes of
+-- weight x impact, the weights being the person's (idf x the lexeme's weight). Only the
+-- parts the person may see (allowed key, matter not pending) are read.
+CREATE OR REPLACE FUNCTION ewall_sparse_part_scores(
+    documents bigint[], lexemes text[], weights float8[],
+    wall_groups text[], source_acl_ids text[], pending text[]
+) RETURNS TABLE (document_id bigint, wall_group_id text, source_acl_id text, matter_id text,
+                 score float8)
+LANGUAGE sql STABLE PARALLEL SAFE AS $fn$
+    SELECT p.document_id, p.wall_group_id, p.source_acl_id, p.matter_id,
+           sum(q.weight * p.impact) AS score
+    FROM unnest(lexemes, weights) AS q(lexeme, weight)
+    JOIN search_postings AS p ON p.lexeme = q.lexeme
+    WHERE p.document_id = ANY(documents)
+      AND p.wall_group_id = ANY(wall_groups) AND p.source_acl_id = ANY(source_acl_ids)
+      AND p.matter_id <> ALL(pending)
+    GROUP BY 1, 2, 3, 4
+$fn$;
+
+-- The n best visible parts for these lexemes, exactly, reading each lexeme's postings in
+-- impact order (the threshold algorithm). Each round takes the `depth` best visible postings
+-- of every lexeme (the access test is inside the index scan, before the LIMIT), scores every
+-- part met exactly (ewall_sparse_part_scores), and stops when the n-th best score is at
+-- least the bound of everything unread: a part met in no list has, in each list, an impact
+-- at most that list's last one read (0 for a list read to its end), so its score is at most
+-- the sum of weight x last impact. Otherwise the depth grows fourfold. Ties at the bound may
+-- order equal scores differently from a full scan; the scores are the same.
+CREATE OR REPLACE FUNCTION ewall_sparse_impact_topk(
+    lexemes text[], weights float8[], wall_groups text[], source_acl_ids text[],
+    pending text[], n integer
+) RETURNS TABLE (document_id bigint, wall_group_id text, source_acl_id text, matter_id text,
+                 score float8)
+LANGUAGE plpgsql STABLE PARALLEL SAFE AS $fn$
+DECLARE
+    depth integer := greatest(n, 64);
+    met bigint[];
+    bound float8;
+    kth float8;
+BEGIN
+    LOOP
+        WITH heads AS MATERIALIZED (
+            SELECT l.i, h.document_id, h.impact
+            FROM unnest(lexemes) WITH ORDINALITY AS l(lexeme, i)
+            CROSS JOIN LATERAL (
+                SELECT p.document_id, p.impact
+                FROM search_postings AS p
+                WHERE p.lexeme = l.lexeme
+                  AND p.wall_group_id = ANY(wall_groups)
+                  AND p.source_acl_id = ANY(source_acl_ids)
+                  AND p.matter_id <> ALL(pending)
+                ORDER BY p.impact DESC
+                LIMIT depth
+            ) AS h
+        ), floors AS (
+            SELECT l.i,
+                   CASE WHEN count(h.document_id) < depth THEN 0
+                        ELSE min(h.impact) END AS last_impact
+            FROM generate_subscripts(lexemes, 1) AS l(i)
+            LEFT JOIN heads AS h ON h.i = l.i
+            GROUP BY l.i
+        )
+        SELECT ARRAY(SELECT DISTINCT h.document_id FROM heads AS h),
+               (SELECT coalesce(sum(weights[f.i] * f.last_impact), 0) FROM floors AS f)
+        INTO met, bound;
+
+        SELECT s.score INTO kth
+        FROM ewall_sparse_part_scores(met, lexemes, weights, wall_groups, source_acl_ids,
+                                      pending) AS s
+        ORDER BY s.score DESC
+        OFFSET n - 1 LIMIT 1;
+
+        IF bound <= 0 OR kth >= bound THEN
+            RETURN QUERY
+                SELECT s.document_id, s.wall_group_id, s.source_acl_id, s.matter_id, s.score
+                FROM ewall_sparse_part_scores(met, lexemes, weights, wall_groups,
+                                              source_acl_ids, pending) AS s
+                ORDER BY s.score DESC, s.document_id, s.wall_group_id, s.source_acl_id,
+                         s.matter_id
+                LIMIT n;
+            RETURN;
+        END IF;
+        depth := depth * 4;
+    END LOOP;
+END
+$fn$;

@@ -1,0 +1,223 @@
+"""The sparse leg's impact postings (sql/functions/search_postings.v1.sql, migration
+20261203_0045): kept equal to the chunks by every write, visible under the chunks' rule, and
+read in impact order with a stop that loses nothing against scoring every part."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from typing import Any
+
+import psycopg
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.conftest import DbHandle, Tokens
+from tests.helpers import Firm, ok, retag
+
+LAWYER = "alice@firm.nl"
+FILLER = (
+    "De rechtbank overweegt dat partijen uitvoerig hebben gecorrespondeerd over de levering "
+    "van de goederen, de facturen en de betalingstermijnen die in de overeenkomst staan. "
+)
+
+Posting = tuple[str, int, str, str, str, int, int, float]
+
+
+def _impact(tf: int, n_tokens: int) -> float:
+    """BM25's term weight with k1 3, b 0.9 and the fixed reference length 2,000."""
+    return tf * 4.0 / (tf + 3.0 * (0.1 + 0.9 * max(n_tokens, 1) / 2000.0))
+
+
+def _expected(conn: psycopg.Connection[Any]) -> list[Posting]:
+    """The postings recounted here from the chunks: per lexeme and document part (document,
+    wall group, source ACL, matter), the occurrences and the part's length."""
+    tf: dict[tuple[str, int, str, str, str], int] = defaultdict(int)
+    length: dict[tuple[int, str, str, str], int] = defaultdict(int)
+    rows = conn.execute(
+        "SELECT chunk_id, document_id, wall_group_id, source_acl_id, coalesce(matter_id, ''), "
+        "token_count FROM chunks WHERE NOT suppressed"
+    ).fetchall()
+    for chunk_id, document, group, acl, matter, tokens in rows:
+        part = (int(document), str(group), str(acl), str(matter))
+        length[part] += int(tokens)
+        for lexeme, positions in conn.execute(
+            "SELECT lexeme, positions FROM chunks, unnest(body_tsv) WHERE chunk_id = %s",
+            (chunk_id,),
+        ).fetchall():
+            tf[(str(lexeme), *part)] += len(positions) if positions else 1
+    return sorted(
+        (
+            lexeme,
+            document,
+            group,
+            acl,
+            matter,
+            n,
+            length[(document, group, acl, matter)],
+            _impact(n, length[(document, group, acl, matter)]),
+        )
+        for (lexeme, document, group, acl, matter), n in tf.items()
+    )
+
+
+def _stored(conn: psycopg.Connection[Any]) -> list[Posting]:
+    return sorted(
+        (str(r[0]), int(r[1]), str(r[2]), str(r[3]), str(r[4]), int(r[5]), int(r[6]), float(r[7]))
+        for r in conn.execute(
+            "SELECT lexeme, document_id, wall_group_id, source_acl_id, matter_id, tf, n_tokens, "
+            "impact FROM search_postings"
+        ).fetchall()
+    )
+
+
+def _assert_postings_match_chunks(db: DbHandle) -> int:
+    with psycopg.connect(db.superuser_url) as conn:
+        expected, stored = _expected(conn), _stored(conn)
+    assert [p[:7] for p in stored] == [p[:7] for p in expected]
+    for s, e in zip(stored, expected, strict=True):
+        assert s[7] == pytest.approx(e[7], rel=1e-6)
+    return len(stored)
+
+
+def _parts(*sentences: str) -> str:
+    return "\n\n".join(f"Deel {n}. {s} " + FILLER * 6 for n, s in enumerate(sentences, 1))
+
+
+def test_postings_follow_ingestion_retagging_suppression_and_deletion(
+    db: DbHandle, client: TestClient, auth: Tokens
+) -> None:
+    firm = Firm(client, auth)
+    firm.person(LAWYER)
+    firm.person("bob@firm.nl")
+    firm.client_("C-1")
+    firm.client_("C-2")
+    firm.matter("M-1", "C-1", team=[LAWYER, "bob@firm.nl"])
+    firm.matter("M-2", "C-2", team=["bob@firm.nl"])
+    retag(client)
+    firm.document(
+        "a", _parts("De dwangsom.", "De huur.", "Het octrooi."), client_id="C-1", matter_id="M-1"
+    )
+    firm.document("b", "Een korte brief over de dwangsom.", client_id="C-2", matter_id="M-2")
+    assert _assert_postings_match_chunks(db) > 10
+
+    # re-ingested shorter: the old chunks go, the lengths and impacts follow
+    firm.document("a", "Nu kort: de dwangsom.", client_id="C-1", matter_id="M-1")
+    _assert_postings_match_chunks(db)
+
+    # a wall moves M-2 to a new wall group: its postings move with its chunks
+    firm.wall(kind="exclusionary", protects={"matters": ["M-2"]}, screened=[LAWYER])
+    retag(client)
+    _assert_postings_match_chunks(db)
+
+    with psycopg.connect(db.superuser_url) as conn:
+        conn.execute("UPDATE chunks SET suppressed = true WHERE external_id = 'b'")
+    _assert_postings_match_chunks(db)
+    with psycopg.connect(db.superuser_url) as conn:
+        # a re-embed changes no counted column: nothing is rebuilt (the rows stay as they are)
+        before = conn.execute("SELECT xmin::text FROM search_postings ORDER BY 1").fetchall()
+        conn.execute("UPDATE chunks SET embedding = embedding")
+        after = conn.execute("SELECT xmin::text FROM search_postings ORDER BY 1").fetchall()
+    assert before == after
+
+    ok(client.delete("/v1/documents/api/a", headers=auth("admin@firm.nl", "admin")))
+    _assert_postings_match_chunks(db)
+
+
+def test_the_service_role_reads_only_the_postings_it_may_see(
+    db: DbHandle, client: TestClient, auth: Tokens
+) -> None:
+    """Row-level security on search_postings is the chunks' rule: a posting says a word is
+    in a document, so the service role reads only those of the allowed keys."""
+    firm = Firm(client, auth)
+    firm.person(LAWYER)
+    firm.client_("C-1")
+    firm.matter("M-1", "C-1", team=[LAWYER])
+    retag(client)
+    firm.document("a", "De dwangsom is verbeurd.", client_id="C-1", matter_id="M-1")
+    with psycopg.connect(db.app_url) as conn:
+        assert conn.execute("SELECT count(*) FROM search_postings").fetchone() == (0,)
+        groups = conn.execute("SELECT array_agg(DISTINCT wall_group_id) FROM chunks").fetchone()
+        conn.execute("SELECT set_config('ewall.allowed_wall_groups', '{nobody}', false)")
+        conn.execute("SELECT set_config('ewall.allowed_source_acls', '{public}', false)")
+        assert conn.execute("SELECT count(*) FROM search_postings").fetchone() == (0,)
+    assert groups == (None,)  # the chunks hide the same way
+    with psycopg.connect(db.superuser_url) as conn:
+        row = conn.execute(
+            "SELECT '{' || string_agg(DISTINCT wall_group_id, ',') || '}', "
+            "'{' || string_agg(DISTINCT source_acl_id, ',') || '}' FROM search_postings"
+        ).fetchone()
+        total = conn.execute("SELECT count(*) FROM search_postings").fetchone()
+    assert row is not None and total is not None
+    with psycopg.connect(db.app_url) as conn:
+        conn.execute("SELECT set_config('ewall.allowed_wall_groups', %s, false)", (row[0],))
+        conn.execute("SELECT set_config('ewall.allowed_source_acls', %s, false)", (row[1],))
+        assert conn.execute("SELECT count(*) FROM search_postings").fetchone() == total
+
+
+BRUTE_FORCE = """
+SELECT p.document_id, p.wall_group_id, p.source_acl_id, p.matter_id,
+       sum(q.w * p.impact) AS score
+FROM unnest(%(lexemes)s::text[], %(weights)s::float8[]) AS q(lexeme, w)
+JOIN search_postings p ON p.lexeme = q.lexeme
+WHERE p.wall_group_id = ANY(%(groups)s) AND p.source_acl_id = ANY(%(acls)s)
+  AND p.matter_id <> ALL(%(pending)s)
+GROUP BY 1, 2, 3, 4
+ORDER BY score DESC, 1, 2, 3, 4
+LIMIT %(n)s
+"""
+
+TOPK = """
+SELECT document_id, wall_group_id, source_acl_id, matter_id, score
+FROM ewall_sparse_impact_topk(%(lexemes)s, %(weights)s, %(groups)s, %(acls)s, %(pending)s,
+                              %(n)s)
+"""
+
+
+def test_impact_order_finds_the_brute_force_top_k_on_random_postings(db: DbHandle) -> None:
+    """Random postings (skewed lexeme lengths, 30 wall groups, 3 ACLs, a pending matter, a
+    few documents split across keys): for random allowed sets, lexemes, weights and k, the
+    threshold algorithm's top k is scoring every visible part's top k: the same scores, the
+    same parts where scores differ. Postings of keys not allowed change nothing."""
+    rng = random.Random(29)
+    lexemes = [f"w{i}" for i in range(12)]
+    rows = []
+    for document in range(4000):
+        group = f"g{rng.randrange(30)}"
+        acl = rng.choice(["public", "acl-1", "acl-2"])
+        matter = rng.choice(["m-1", "m-2", "m-3", "m-pending", ""])
+        parts = [(group, acl, matter)]
+        if document % 97 == 0:  # a document split across two keys
+            parts.append((f"g{rng.randrange(30)}", "public", matter))
+        for g, a, m in parts:
+            for i, lexeme in enumerate(lexemes):
+                if rng.random() < 0.6 / (i + 1):
+                    rows.append((lexeme, document, g, a, m, 1, 1, rng.random() * 4))
+    with psycopg.connect(db.superuser_url) as conn:
+        with conn.cursor().copy(
+            "COPY search_postings (lexeme, document_id, wall_group_id, source_acl_id, "
+            "matter_id, tf, n_tokens, impact) FROM STDIN"
+        ) as copy:
+            for r in rows:
+                copy.write_row(r)
+        conn.execute("ANALYZE search_postings")
+        for trial in range(60):
+            asked = rng.sample(lexemes, rng.randint(1, 6))
+            args = {
+                "lexemes": asked,
+                "weights": [rng.uniform(0.1, 5.0) for _ in asked],
+                "groups": [f"g{i}" for i in rng.sample(range(30), rng.randint(1, 30))],
+                "acls": rng.sample(["public", "acl-1", "acl-2"], rng.randint(1, 3)),
+                "pending": ["m-pending"] if trial % 2 else [],
+                "n": rng.choice([1, 5, 10, 50, 100]),
+            }
+            expected = conn.execute(BRUTE_FORCE, args).fetchall()
+            found = conn.execute(TOPK, args).fetchall()
+            assert [round(r[4], 9) for r in found] == [round(r[4], 9) for r in expected], args
+            assert {r[:4] for r in found if _unique(r[4], expected)} == {
+                r[:4] for r in expected if _unique(r[4], expected)
+            }
+
+
+def _unique(score: float, rows: list[Any]) -> bool:
+    return sum(1 for r in rows if round(r[4], 9) == round(score, 9)) == 1
