@@ -175,12 +175,35 @@ def recompute_chunk_stats(conn: psycopg.Connection[Any]) -> None:
         "FROM chunks, unnest(tsvector_to_array(body_tsv)) AS lex WHERE NOT suppressed "
         "GROUP BY 1, 2, 3"
     )
-    # the sparse leg's impact postings (migration 20261203_0045), by the triggers' own
-    # function, then their statistics (the search plans the impact scans on them)
-    conn.execute("DELETE FROM search_postings")
+    # the sparse leg's impact postings (migration 20261203_0045) by the triggers' own
+    # function, into the table without its indexes (built once after, as the migration does)
+    rebuild_postings(conn)
+
+
+def rebuild_postings(conn: psycopg.Connection[Any]) -> None:
+    """search_postings recomputed from chunks: its indexes and key dropped, the table
+    filled by ewall_postings_rebuild, then the same definitions built again."""
+    key = conn.execute(
+        "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint "
+        "WHERE conrelid = 'search_postings'::regclass AND contype = 'p'"
+    ).fetchall()
+    indexes = conn.execute(
+        "SELECT c.relname, pg_get_indexdef(x.indexrelid) FROM pg_index x "
+        "JOIN pg_class c ON c.oid = x.indexrelid "
+        "WHERE x.indrelid = 'search_postings'::regclass AND NOT x.indisprimary"
+    ).fetchall()
+    for name, _ in key:
+        conn.execute(f"ALTER TABLE search_postings DROP CONSTRAINT {name}")
+    for name, _ in indexes:
+        conn.execute(f"DROP INDEX {name}")
+    conn.execute("TRUNCATE search_postings")
     conn.execute(
         "SELECT ewall_postings_rebuild(ARRAY(SELECT DISTINCT document_id FROM chunks ORDER BY 1))"
     )
+    for name, definition in key:
+        conn.execute(f"ALTER TABLE search_postings ADD CONSTRAINT {name} {definition}")
+    for _, definition in indexes:
+        conn.execute(definition)
     conn.execute("ANALYZE search_postings")
 
 

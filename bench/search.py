@@ -103,6 +103,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--groups", type=int, default=1000, help="wall groups (= matters)")
     parser.add_argument("--people-per-level", type=int, default=3)
     parser.add_argument("--k", type=int, default=10, help="top-k asked for (default 10)")
+    parser.add_argument(
+        "--query-seed",
+        type=int,
+        default=None,
+        help="seed of the timed questions and vectors (default --seed); another value asks "
+        "other questions of the same loaded corpus",
+    )
     parser.add_argument("--warmup", type=int, default=3, help="untimed queries per cell")
     parser.add_argument("--clusters", type=int, default=0, help="0: rows/500 within 20..5000")
     parser.add_argument("--spread", type=float, default=1.0, help="cluster noise / radius")
@@ -228,6 +235,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "ix_chunks_embedding_hnsw",
                     "ix_chunks_wall_group_id",
                     "ix_chunks_body_tsv",
+                    "search_postings",
+                    "ix_search_postings_impact",
+                    "pk_search_postings",
                 ],
             )
         with phases("query terms"):
@@ -262,10 +272,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             if ef != settings.hnsw_ef_search
         }
         if args.baseline_ref:
-            bench.baseline = load_baseline(args.baseline_ref)
+            bench.baseline = load_baseline(args.baseline_ref, bdb.superuser_url)
             bench.baseline_swap = baseline_blocks
         n = args.warmup + args.queries
-        qrng = np.random.default_rng([args.seed, 7])
+        query_seed = args.seed if args.query_seed is None else args.query_seed
+        qrng = np.random.default_rng([query_seed, 7])
         qvecs = [vector_literal(v) for v in vectors.sample(qrng, n)]
         settings_line = (
             f"exact_max_rows={settings.exact_max_rows}, exact_max_fraction="
@@ -289,7 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ]
             results["recommendation"] = rec
         else:
-            texts = sparse_queries(bands, n, args.seed)
+            texts = sparse_queries(bands, n, query_seed)
             by_layout: dict[str, list[Cell]] = {}
             reports: list[LayoutReport] = []
             for partitions, storage in layouts:

@@ -4,7 +4,12 @@
 with ``git show``) run through the same service code, on the same queries, interleaved with
 the current blocks, so a change of statement shape is measured against what it replaces in
 the same run. When REV predates migration 20261201_0032, the baseline's analyze_query
-computes the synonym rules at read time, as the view did then.
+computes the synonym rules at read time, as the view did then. When REV predates migration
+20261203_0045 (the impact postings), the baseline's sparse leg ranks its capped pool with
+``ewall_sparse_document_rank`` (version 3, put back into the bench database from
+sql/functions), its own parameters, and the budgeted match of every question (the service's
+choice of sparse form is off while it runs); its analyze_query is today's (the same
+statement, three outputs fewer).
 
 ``--seeds N``: recall@k of the design's dense path, mean and min, per selectivity and per
 query seed (the recall goal holds per query class, not on one lucky seed).
@@ -15,16 +20,19 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
+import psycopg
 from rich.table import Table
 from sqlalchemy import Connection
 
 from app.db import sqlfiles
+from app.db.function_sources import FUNCTIONS_FOLDER
+from app.db.sqlfiles import sql_dir
 from app.embeddings import vector_literal
-from app.search import repository
+from app.search import repository, service
 from bench.common import ClusteredVectors, Latency, console, fmt_ms, fmt_ratio
 from bench.search_measure import RECALL_GOAL, Bench, Cell, level_label, recall
 
@@ -59,9 +67,13 @@ def _git(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 _baseline_forms: dict[repository.DenseForm, str] = {}  # set by load_baseline
+# before 20261203_0045: the capped pool's parameters, at the values that revision shipped
+POOL_PARAMS = {"sparse_rank_cap": 3_000, "sparse_doc_k1": 3.0, "sparse_doc_b": 0.9}
+POOL_RANKING = "sparse_document_rank.v3.sql"
+_pool_baseline: list[bool] = [False]
 
 
-def load_baseline(ref: str) -> str:
+def load_baseline(ref: str, superuser_url: str) -> str:
     """Register REV's blocks as ``search_baseline.*``; returns a label for the tables."""
     shown = _git("show", f"{ref}:sql/search.sql")
     if shown.returncode != 0:
@@ -72,7 +84,14 @@ def load_baseline(ref: str) -> str:
     registry = sqlfiles.load_all()
     hybrid = {form: HYBRID_SINGLE if HYBRID_SINGLE in blocks else name
               for form, name in HYBRID_PAIR.items()}
-    for name in (*SWAPPED, *sorted(set(hybrid.values()))):
+    pool = ":sparse_rank_cap" in blocks[hybrid["exact"]]
+    _pool_baseline[0] = pool
+    swapped = [n for n in SWAPPED if not (pool and n == "analyze_query")]
+    if pool:
+        ranking = sql_dir().joinpath(FUNCTIONS_FOLDER, POOL_RANKING).read_text()
+        with psycopg.connect(superuser_url, autocommit=True) as su:
+            su.execute(ranking)  # reviewed source, no parameters
+    for name in (*swapped, *sorted(set(hybrid.values()))):
         body = blocks[name]
         if older:
             body = body.replace(RULES_QUERY, "'" + COMPUTED_RULES.replace("'", "''") + "'")
@@ -89,6 +108,8 @@ def baseline_blocks() -> Iterator[None]:
     saved = dict(repository.BLOCKS)
     current = repository.run_hybrid
 
+    chosen_form = service.sparse_form
+
     def run_baseline(
         conn: Connection,
         form: repository.DenseForm,
@@ -97,17 +118,56 @@ def baseline_blocks() -> Iterator[None]:
     ) -> repository.HybridRows:
         # a revision before 20261203_0043 had one block per dense form
         repository.BLOCKS["hybrid"] = _baseline_forms[form]
-        return current(conn, form, params, scan)
+        if not _pool_baseline[0]:
+            return current(conn, form, params, scan)
+        # before 20261203_0045: the pool's own parameters beside today's
+        sql_params = {**asdict(params), **POOL_PARAMS, "dense_hnsw": form == "hnsw"}
+        statement = sqlfiles.query(repository.BLOCKS["hybrid"])
+        # inside a savepoint rolled back after it, as run_hybrid does: the HNSW settings end
+        # with the statement
+        savepoint = conn.begin_nested()
+        try:
+            if scan is not None:
+                conn.execute(
+                    sqlfiles.query("search.hnsw_settings"),
+                    {"ef_search": scan.ef_search, "max_scan_tuples": scan.max_scan_tuples},
+                )
+            rows = list(conn.execute(statement, sql_params).mappings())
+        finally:
+            if savepoint.is_active:
+                savepoint.rollback()
+        first = rows[0]
+        return repository.HybridRows(
+            int(first["policy_version_seen"]),
+            int(first["dense_count"]),
+            int(first["sparse_count"]),
+            [
+                repository.Hit(**{f.name: r[f.name] for f in fields(repository.Hit)})
+                for r in rows
+                if r["chunk_id"] is not None
+            ],
+        )
 
-    repository.BLOCKS.update(
-        analyze_query=PREFIX + "analyze_query", group_sizes=PREFIX + "group_sizes"
-    )
+    swapped = {"group_sizes": PREFIX + "group_sizes"}
+    if not _pool_baseline[0]:
+        swapped["analyze_query"] = PREFIX + "analyze_query"
+    repository.BLOCKS.update(swapped)
     repository.run_hybrid = run_baseline
+    if _pool_baseline[0]:
+        service.sparse_form = _budgeted_match
     try:
         yield
     finally:
         repository.run_hybrid = current
+        service.sparse_form = chosen_form
         repository.BLOCKS.update(saved)
+
+
+def _budgeted_match(
+    params: repository.HybridParams, analysis: repository.QueryAnalysis, *, websearch: bool
+) -> repository.HybridParams:
+    """The sparse form a revision before 20261203_0045 had: the budgeted match, always."""
+    return params
 
 
 # --- recall over several query seeds -----------------------------------------------------

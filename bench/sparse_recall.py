@@ -37,28 +37,35 @@ from app.walls.access import access_for, apply
 REFERENCE_SQL = """-- bench.sparse_reference
 WITH pending AS (
     SELECT coalesce(array_agg(matter_id), '{}') AS matter_ids FROM retag_pending
-), visible AS MATERIALIZED (
-    SELECT c.chunk_id, c.document_id, c.wall_group_id, c.source_acl_id,
-           coalesce(c.matter_id, '') AS matter_id, c.token_count, c.body_tsv
-    FROM chunks c
-    WHERE c.wall_group_id = ANY(CAST(:wall_groups AS text[]))
-      AND c.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
-      AND coalesce(c.matter_id, '') <> ALL (CAST((SELECT matter_ids FROM pending) AS text[]))
-      AND NOT c.suppressed
 ), q AS (
     SELECT * FROM unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[]),
                          CAST(:rank_idf_weights AS float8[])) AS q(lexeme, w, idf_w)
+), hits AS MATERIALIZED (
+    -- every visible chunk holding a ranking lexeme (the GIN index finds them all)
+    SELECT c.chunk_id, c.document_id, c.wall_group_id, c.source_acl_id,
+           coalesce(c.matter_id, '') AS matter_id, c.body_tsv
+    FROM chunks c
+    WHERE c.body_tsv @@ CAST(:rank_tsq AS tsquery)
+      AND c.wall_group_id = ANY(CAST(:wall_groups AS text[]))
+      AND c.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
+      AND coalesce(c.matter_id, '') <> ALL (CAST((SELECT matter_ids FROM pending) AS text[]))
+      AND NOT c.suppressed
 ), matching AS MATERIALIZED (
-    -- every visible chunk holding a ranking lexeme, with those lexemes' frequencies
-    SELECT v.chunk_id, v.document_id, v.wall_group_id, v.source_acl_id, v.matter_id,
+    -- with those lexemes' frequencies
+    SELECT h.chunk_id, h.document_id, h.wall_group_id, h.source_acl_id, h.matter_id,
            u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
-    FROM visible v, unnest(v.body_tsv) AS u
+    FROM hits h, unnest(h.body_tsv) AS u
     WHERE u.lexeme IN (SELECT lexeme FROM q)
 ), parts AS (
-    SELECT document_id, wall_group_id, source_acl_id, matter_id, sum(token_count) AS dl
-    FROM visible
-    WHERE (document_id, wall_group_id, source_acl_id, matter_id) IN (
-        SELECT document_id, wall_group_id, source_acl_id, matter_id FROM matching)
+    -- each part's length: all its visible chunks, those without the words too
+    SELECT c.document_id, c.wall_group_id, c.source_acl_id,
+           coalesce(c.matter_id, '') AS matter_id, sum(c.token_count) AS dl
+    FROM chunks c
+    WHERE c.document_id IN (SELECT document_id FROM hits)
+      AND c.wall_group_id = ANY(CAST(:wall_groups AS text[]))
+      AND c.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
+      AND coalesce(c.matter_id, '') <> ALL (CAST((SELECT matter_ids FROM pending) AS text[]))
+      AND NOT c.suppressed
     GROUP BY 1, 2, 3, 4
 ), part_tf AS (
     SELECT document_id, wall_group_id, source_acl_id, matter_id, lexeme, sum(tf) AS tf
@@ -111,11 +118,14 @@ def reference_top(
     k: int,
 ) -> Reference:
     """The top ``k`` chunks of the sparse leg's BM25 over document parts, computed from every
-    visible chunk holding one of ``analysis.rank_lexemes``."""
+    visible chunk holding one of ``analysis.rank_lexemes``. Brute force over common words
+    takes seconds at a million chunks: no statement timeout for it."""
+    conn.execute(text("SET LOCAL statement_timeout = 0"))
     row = (
         conn.execute(
             text(REFERENCE_SQL),
             {
+                "rank_tsq": analysis.rank_tsq,
                 "rank_lexemes": list(analysis.rank_lexemes),
                 "rank_weights": list(analysis.rank_weights),
                 "rank_idf_weights": list(analysis.rank_idf_weights),

@@ -44,13 +44,8 @@ CREATE TABLE search_postings (
     matter_id text NOT NULL,
     tf integer NOT NULL,
     n_tokens integer NOT NULL,
-    impact real NOT NULL,
-    CONSTRAINT pk_search_postings
-        PRIMARY KEY (lexeme, document_id, wall_group_id, source_acl_id, matter_id)
+    impact real NOT NULL
 );
-CREATE INDEX ix_search_postings_impact ON search_postings (lexeme, impact DESC)
-    INCLUDE (document_id, wall_group_id, source_acl_id, matter_id);
-CREATE INDEX ix_search_postings_document_id ON search_postings (document_id);
 ALTER TABLE search_postings ENABLE ROW LEVEL SECURITY;
 CREATE POLICY search_postings_read ON search_postings FOR SELECT USING (
     wall_group_id IN (SELECT unnest(
@@ -76,10 +71,20 @@ CREATE TRIGGER chunks_postings_update AFTER UPDATE ON chunks
 """
 
 # The backfill reads chunks: a migration role that is not a superuser passes the chunks
-# policies only with the maintenance setting (migration 20261202_0036).
+# policies only with the maintenance setting (migration 20261202_0036). It runs after the
+# triggers exist (their lock on chunks holds writers off until the commit) and before the
+# indexes, which are built once over the filled table.
 BACKFILL = r"""
 SELECT set_config('ewall.writer', 'on', true);
 SELECT ewall_postings_rebuild(ARRAY(SELECT DISTINCT document_id FROM chunks ORDER BY 1));
+"""
+
+INDEXES = r"""
+ALTER TABLE search_postings ADD CONSTRAINT pk_search_postings
+    PRIMARY KEY (lexeme, document_id, wall_group_id, source_acl_id, matter_id);
+CREATE INDEX ix_search_postings_impact ON search_postings (lexeme, impact DESC)
+    INCLUDE (document_id, wall_group_id, source_acl_id, matter_id);
+CREATE INDEX ix_search_postings_document_id ON search_postings (document_id);
 ANALYZE search_postings;
 """
 
@@ -117,6 +122,7 @@ def upgrade() -> None:
     )
     run_statement(TRIGGERS)
     run_statement(BACKFILL)
+    run_statement(INDEXES)
     run_statement(DROP_OLD_RANKING)
     # searches read the postings; the chunk triggers write them as the writing role
     run_statement(f"GRANT SELECT ON search_postings TO {_app_role()}")
