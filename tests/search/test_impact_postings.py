@@ -12,6 +12,9 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
+from app.db import migrate
+from app.settings import Settings
+from tests import pg
 from tests.conftest import DbHandle, Tokens
 from tests.helpers import Firm, ok, retag
 
@@ -122,6 +125,31 @@ def test_postings_follow_ingestion_retagging_suppression_and_deletion(
 
     ok(client.delete("/v1/documents/api/a", headers=auth("admin@firm.nl", "admin")))
     _assert_postings_match_chunks(db)
+
+
+def test_the_migration_builds_the_postings_of_chunks_already_there(
+    db: DbHandle, client: TestClient, auth: Tokens, settings: Settings
+) -> None:
+    """Down to 20261203_0044 (the old ranking back, no postings) and up again with chunks in
+    place, one of them suppressed: the backfill equals the recount."""
+    firm = Firm(client, auth)
+    firm.person(LAWYER)
+    firm.client_("C-1")
+    firm.matter("M-1", "C-1", team=[LAWYER])
+    retag(client)
+    firm.document("a", _parts("De dwangsom.", "De huur."), client_id="C-1", matter_id="M-1")
+    firm.document("b", "Het octrooi en de dwangsom.", client_id="C-1", matter_id="M-1")
+    with psycopg.connect(db.superuser_url) as conn:
+        conn.execute("UPDATE chunks SET suppressed = true WHERE external_id = 'b'")
+    before = _assert_postings_match_chunks(db)
+    kw: dict[str, Any] = {"app_role": pg.APP_ROLE, "embedding_dim": settings.embedding_dim}
+    migrate.downgrade(db.superuser_url, revision="20261203_0044", **kw)
+    with psycopg.connect(db.superuser_url) as conn:
+        assert conn.execute("SELECT to_regclass('search_postings')").fetchone() == (None,)
+    migrate.upgrade(db.superuser_url, **kw)
+    assert _assert_postings_match_chunks(db) == before > 0
+    # the search reads them
+    assert firm.documents_found(LAWYER, "dwangsom", mode="sparse") == ["a"]
 
 
 def test_the_service_role_reads_only_the_postings_it_may_see(
