@@ -82,8 +82,10 @@ def load_baseline(ref: str, superuser_url: str) -> str:
     # before 20261201_0032: synonym rules computed at read time
     older = _git("cat-file", "-e", f"{ref}:{STORED_RULES_MIGRATION}").returncode != 0
     registry = sqlfiles.load_all()
-    hybrid = {form: HYBRID_SINGLE if HYBRID_SINGLE in blocks else name
-              for form, name in HYBRID_PAIR.items()}
+    hybrid = {
+        form: HYBRID_SINGLE if HYBRID_SINGLE in blocks else name
+        for form, name in HYBRID_PAIR.items()
+    }
     pool = ":sparse_rank_cap" in blocks[hybrid["exact"]]
     _pool_baseline[0] = pool
     swapped = [n for n in SWAPPED if not (pool and n == "analyze_query")]
@@ -166,8 +168,12 @@ def baseline_blocks() -> Iterator[None]:
 def _budgeted_match(
     params: repository.HybridParams, analysis: repository.QueryAnalysis, *, websearch: bool
 ) -> repository.HybridParams:
-    """The sparse form a revision before 20261203_0045 had: the budgeted match, always."""
-    return params
+    """The sparse form a revision before 20261203_0045 had: the budgeted match, always (the
+    form the service keeps for a question with operators)."""
+    return _chosen_form[0](params, analysis, websearch=True)
+
+
+_chosen_form = [service.sparse_form]
 
 
 # --- recall over several query seeds -----------------------------------------------------

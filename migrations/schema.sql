@@ -656,54 +656,31 @@ CREATE FUNCTION public.ewall_posting_impact(tf bigint, n_tokens numeric) RETURNS
     SELECT CAST(tf * 4.0 / (tf + 3.0 * (0.1 + 0.9 * greatest(n_tokens, 1) / 2000.0)) AS real)
 $$;
 
--- FUNCTION public ewall_postings_after_delete()
+-- FUNCTION public ewall_postings_after_write()
 
-CREATE FUNCTION public.ewall_postings_after_delete() RETURNS trigger
+CREATE FUNCTION public.ewall_postings_after_write() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 DECLARE
-    touched bigint[] := ARRAY(SELECT DISTINCT document_id FROM old_rows ORDER BY 1);
+    touched bigint[];
 BEGIN
-    IF cardinality(touched) > 0 THEN
-        PERFORM ewall_postings_rebuild(touched);
+    IF TG_OP = 'INSERT' THEN
+        touched := ARRAY(SELECT DISTINCT document_id FROM new_rows ORDER BY 1);
+    ELSIF TG_OP = 'DELETE' THEN
+        touched := ARRAY(SELECT DISTINCT document_id FROM old_rows ORDER BY 1);
+    ELSE
+        touched := ARRAY(
+            SELECT DISTINCT x.document_id
+            FROM old_rows AS o
+            JOIN new_rows AS n ON n.chunk_id = o.chunk_id
+            CROSS JOIN LATERAL (VALUES (o.document_id), (n.document_id)) AS x(document_id)
+            WHERE (o.document_id, o.wall_group_id, o.source_acl_id, o.matter_id, o.suppressed,
+                   o.token_count, o.body)
+                  IS DISTINCT FROM
+                  (n.document_id, n.wall_group_id, n.source_acl_id, n.matter_id, n.suppressed,
+                   n.token_count, n.body)
+            ORDER BY 1);
     END IF;
-    RETURN NULL;
-END
-$$;
-
--- FUNCTION public ewall_postings_after_insert()
-
-CREATE FUNCTION public.ewall_postings_after_insert() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-DECLARE
-    touched bigint[] := ARRAY(SELECT DISTINCT document_id FROM new_rows ORDER BY 1);
-BEGIN
-    IF cardinality(touched) > 0 THEN
-        PERFORM ewall_postings_rebuild(touched);
-    END IF;
-    RETURN NULL;
-END
-$$;
-
--- FUNCTION public ewall_postings_after_update()
-
-CREATE FUNCTION public.ewall_postings_after_update() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-DECLARE
-    touched bigint[] := ARRAY(
-        SELECT DISTINCT x.document_id
-        FROM old_rows AS o
-        JOIN new_rows AS n ON n.chunk_id = o.chunk_id
-        CROSS JOIN LATERAL (VALUES (o.document_id), (n.document_id)) AS x(document_id)
-        WHERE (o.document_id, o.wall_group_id, o.source_acl_id, o.matter_id, o.suppressed,
-               o.token_count, o.body)
-              IS DISTINCT FROM
-              (n.document_id, n.wall_group_id, n.source_acl_id, n.matter_id, n.suppressed,
-               n.token_count, n.body)
-        ORDER BY 1);
-BEGIN
     IF cardinality(touched) > 0 THEN
         PERFORM ewall_postings_rebuild(touched);
     END IF;
@@ -2150,15 +2127,15 @@ CREATE TRIGGER chunks_key_stats_update AFTER UPDATE ON public.chunks REFERENCING
 
 -- TRIGGER public chunks chunks_postings_delete
 
-CREATE TRIGGER chunks_postings_delete AFTER DELETE ON public.chunks REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_postings_after_delete();
+CREATE TRIGGER chunks_postings_delete AFTER DELETE ON public.chunks REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_postings_after_write();
 
 -- TRIGGER public chunks chunks_postings_insert
 
-CREATE TRIGGER chunks_postings_insert AFTER INSERT ON public.chunks REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_postings_after_insert();
+CREATE TRIGGER chunks_postings_insert AFTER INSERT ON public.chunks REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_postings_after_write();
 
 -- TRIGGER public chunks chunks_postings_update
 
-CREATE TRIGGER chunks_postings_update AFTER UPDATE ON public.chunks REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_postings_after_update();
+CREATE TRIGGER chunks_postings_update AFTER UPDATE ON public.chunks REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_postings_after_write();
 
 -- TRIGGER public chunks chunks_stats_delete
 

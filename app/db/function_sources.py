@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from alembic import op
+from alembic import context, op
 
 from app.db.sqlfiles import sql_dir
 
@@ -72,3 +72,12 @@ def run_statement(statement: str) -> None:
         raise RuntimeError("no driver connection")
     with driver.cursor() as cur:
         cur.execute(statement)
+
+
+def migration_app_role() -> str:
+    """The service role a migration grants to (``app_role`` in the migration's config), checked
+    to be a plain identifier before it is written into DDL."""
+    role = str(context.config.attributes.get("app_role", "ewall_app"))
+    if not role.replace("_", "").isalnum() or not role[0].isalpha():
+        raise ValueError(f"unsafe app role name {role!r}")
+    return role

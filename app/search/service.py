@@ -348,18 +348,7 @@ def _find(
                     source_acl_ids=source_acl_ids,
                     full=True,
                 )
-                params = sparse_form(
-                    replace(
-                        params,
-                        match_tsq=full.match_tsq,
-                        headline_tsq=full.headline_tsq,
-                        rank_lexemes=full.rank_lexemes,
-                        rank_weights=full.rank_weights,
-                        rank_idf_weights=full.rank_idf_weights,
-                    ),
-                    full,
-                    websearch=websearch,
-                )
+                params = sparse_form(params, full, websearch=websearch)
                 found, strategy = _execute(conn, plan, params)
                 strategy += "+full-sparse"
         except StalePolicy as stale:
@@ -456,12 +445,22 @@ def analyze_configured(
 
 
 def sparse_form(params: HybridParams, analysis: QueryAnalysis, *, websearch: bool) -> HybridParams:
-    """The sparse leg's form for this question (the comment on SPARSE_FILTER_FIRST_MAX): which
-    documents it scores, decided from the rows the person may see and the request alone."""
+    """``params`` with the sparse leg's inputs from ``analysis`` and its form for this question
+    (the comment on SPARSE_FILTER_FIRST_MAX): which documents it scores, decided from the rows
+    the person may see and the request alone."""
+    params = replace(
+        params,
+        match_tsq=analysis.match_tsq,
+        headline_tsq=analysis.headline_tsq,
+        rank_lexemes=analysis.rank_lexemes,
+        rank_weights=analysis.rank_weights,
+        rank_idf_weights=analysis.rank_idf_weights,
+        sparse_impact=False,
+    )
     if websearch or not params.use_sparse:
         return params
     if analysis.rank_df <= SPARSE_FILTER_FIRST_MAX:
-        return replace(params, match_tsq=analysis.rank_tsq, sparse_impact=False)
+        return replace(params, match_tsq=analysis.rank_tsq)
     narrowed = (
         params.doc_types,
         params.sources,

@@ -26,9 +26,7 @@ the downgrade puts it back.
 
 from collections.abc import Sequence
 
-from alembic import context
-
-from app.db.function_sources import apply_function_source, run_statement
+from app.db.function_sources import apply_function_source, migration_app_role, run_statement
 
 revision: str = "20261203_0045"
 down_revision: str | None = "20261203_0044"
@@ -61,13 +59,13 @@ CREATE POLICY search_postings_writer ON search_postings FOR ALL TO ewall_writer
 TRIGGERS = r"""
 CREATE TRIGGER chunks_postings_insert AFTER INSERT ON chunks
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
-    EXECUTE FUNCTION ewall_postings_after_insert();
+    EXECUTE FUNCTION ewall_postings_after_write();
 CREATE TRIGGER chunks_postings_delete AFTER DELETE ON chunks
     REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT
-    EXECUTE FUNCTION ewall_postings_after_delete();
+    EXECUTE FUNCTION ewall_postings_after_write();
 CREATE TRIGGER chunks_postings_update AFTER UPDATE ON chunks
     REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT
-    EXECUTE FUNCTION ewall_postings_after_update();
+    EXECUTE FUNCTION ewall_postings_after_write();
 """
 
 # The backfill reads chunks: a migration role that is not a superuser passes the chunks
@@ -99,33 +97,24 @@ DROP TRIGGER chunks_postings_delete ON chunks;
 DROP TRIGGER chunks_postings_update ON chunks;
 DROP FUNCTION ewall_sparse_impact_topk(text[], float8[], text[], text[], text[], integer);
 DROP FUNCTION ewall_sparse_part_scores(bigint[], text[], float8[], text[], text[], text[]);
-DROP FUNCTION ewall_postings_after_insert();
-DROP FUNCTION ewall_postings_after_delete();
-DROP FUNCTION ewall_postings_after_update();
+DROP FUNCTION ewall_postings_after_write();
 DROP FUNCTION ewall_postings_rebuild(bigint[]);
 DROP TABLE search_postings;
 DROP FUNCTION ewall_posting_impact(bigint, numeric);
 """
 
 
-def _app_role() -> str:
-    role = str(context.config.attributes.get("app_role", "ewall_app"))
-    if not role.replace("_", "").isalnum() or not role[0].isalpha():
-        raise ValueError(f"unsafe app role name {role!r}")
-    return role
-
-
 def upgrade() -> None:
     run_statement(CREATE_TABLE)
     apply_function_source(
-        "search_postings.v1.sql", "154549534f19135650c6605ae33c0f5bc9d38cfe7a012202106f6c17dddeed04"
+        "search_postings.v1.sql", "ab96db2c481e8771484bf8456fb9624f95da20a7a2ae659f29e5baf8e09315cb"
     )
     run_statement(TRIGGERS)
     run_statement(BACKFILL)
     run_statement(INDEXES)
     run_statement(DROP_OLD_RANKING)
     # searches read the postings; the chunk triggers write them as the writing role
-    run_statement(f"GRANT SELECT ON search_postings TO {_app_role()}")
+    run_statement(f"GRANT SELECT ON search_postings TO {migration_app_role()}")
     run_statement("GRANT SELECT, INSERT, UPDATE, DELETE ON search_postings TO ewall_writer")
 
 

@@ -52,50 +52,32 @@ LANGUAGE sql AS $fn$
     ORDER BY t.lexeme, t.document_id, t.wall_group_id, t.source_acl_id, t.matter_id;
 $fn$;
 
--- Statement triggers on chunks: the documents a statement touched are rebuilt. An update
--- that changes none of the columns postings are made of (a re-embed, a date) rebuilds
--- nothing.
-CREATE OR REPLACE FUNCTION ewall_postings_after_insert() RETURNS trigger
+-- The statement triggers on chunks (insert, delete, update): the documents the statement
+-- touched are rebuilt. An update that changes none of the columns postings are made of (a
+-- re-embed, a date) touches none, and a statement that touched none writes nothing (the
+-- service role, which may not write postings, runs such statements).
+CREATE OR REPLACE FUNCTION ewall_postings_after_write() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 DECLARE
-    touched bigint[] := ARRAY(SELECT DISTINCT document_id FROM new_rows ORDER BY 1);
+    touched bigint[];
 BEGIN
-    IF cardinality(touched) > 0 THEN
-        PERFORM ewall_postings_rebuild(touched);
+    IF TG_OP = 'INSERT' THEN
+        touched := ARRAY(SELECT DISTINCT document_id FROM new_rows ORDER BY 1);
+    ELSIF TG_OP = 'DELETE' THEN
+        touched := ARRAY(SELECT DISTINCT document_id FROM old_rows ORDER BY 1);
+    ELSE
+        touched := ARRAY(
+            SELECT DISTINCT x.document_id
+            FROM old_rows AS o
+            JOIN new_rows AS n ON n.chunk_id = o.chunk_id
+            CROSS JOIN LATERAL (VALUES (o.document_id), (n.document_id)) AS x(document_id)
+            WHERE (o.document_id, o.wall_group_id, o.source_acl_id, o.matter_id, o.suppressed,
+                   o.token_count, o.body)
+                  IS DISTINCT FROM
+                  (n.document_id, n.wall_group_id, n.source_acl_id, n.matter_id, n.suppressed,
+                   n.token_count, n.body)
+            ORDER BY 1);
     END IF;
-    RETURN NULL;
-END
-$fn$;
-
-CREATE OR REPLACE FUNCTION ewall_postings_after_delete() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
-DECLARE
-    touched bigint[] := ARRAY(SELECT DISTINCT document_id FROM old_rows ORDER BY 1);
-BEGIN
-    IF cardinality(touched) > 0 THEN
-        PERFORM ewall_postings_rebuild(touched);
-    END IF;
-    RETURN NULL;
-END
-$fn$;
-
--- (a statement that changed no row, or none of these columns, writes nothing: the service
--- role, which may not write postings, runs such statements)
-CREATE OR REPLACE FUNCTION ewall_postings_after_update() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
-DECLARE
-    touched bigint[] := ARRAY(
-        SELECT DISTINCT x.document_id
-        FROM old_rows AS o
-        JOIN new_rows AS n ON n.chunk_id = o.chunk_id
-        CROSS JOIN LATERAL (VALUES (o.document_id), (n.document_id)) AS x(document_id)
-        WHERE (o.document_id, o.wall_group_id, o.source_acl_id, o.matter_id, o.suppressed,
-               o.token_count, o.body)
-              IS DISTINCT FROM
-              (n.document_id, n.wall_group_id, n.source_acl_id, n.matter_id, n.suppressed,
-               n.token_count, n.body)
-        ORDER BY 1);
-BEGIN
     IF cardinality(touched) > 0 THEN
         PERFORM ewall_postings_rebuild(touched);
     END IF;
