@@ -107,7 +107,7 @@ DROP FUNCTION ewall_posting_impact(bigint, numeric);
 def upgrade() -> None:
     run_statement(CREATE_TABLE)
     apply_function_source(
-        "search_postings.v1.sql", "ab96db2c481e8771484bf8456fb9624f95da20a7a2ae659f29e5baf8e09315cb"
+        "search_postings.v1.sql", "bd54f8c76a494ca06b92d1b9d9d29c4175b9bcd07c94ccd19b2614f6c56cb9d8"
     )
     run_statement(TRIGGERS)
     run_statement(BACKFILL)
