@@ -119,8 +119,11 @@ def reference_top(
 ) -> Reference:
     """The top ``k`` chunks of the sparse leg's BM25 over document parts, computed from every
     visible chunk holding one of ``analysis.rank_lexemes``. Brute force over common words
-    takes seconds at a million chunks: no statement timeout for it."""
+    takes seconds at a million chunks: no statement timeout for it, and hash joins only (its
+    CTEs carry no row estimates; a nested loop over 300,000 matching chunks ran for over 17
+    minutes at 1M)."""
     conn.execute(text("SET LOCAL statement_timeout = 0"))
+    conn.execute(text("SET LOCAL enable_nestloop = off"))
     row = (
         conn.execute(
             text(REFERENCE_SQL),
