@@ -192,18 +192,25 @@ def rebuild_postings(conn: psycopg.Connection[Any]) -> None:
         "JOIN pg_class c ON c.oid = x.indexrelid "
         "WHERE x.indrelid = 'search_postings'::regclass AND NOT x.indisprimary"
     ).fetchall()
+    # names are identifiers (quoted by psycopg); definitions are the catalog's own DDL text
     for name, _ in key:
-        conn.execute(f"ALTER TABLE search_postings DROP CONSTRAINT {name}")
+        conn.execute(
+            sql.SQL("ALTER TABLE search_postings DROP CONSTRAINT {}").format(sql.Identifier(name))
+        )
     for name, _ in indexes:
-        conn.execute(f"DROP INDEX {name}")
+        conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
     conn.execute("TRUNCATE search_postings")
     conn.execute(
         "SELECT ewall_postings_rebuild(ARRAY(SELECT DISTINCT document_id FROM chunks ORDER BY 1))"
     )
     for name, definition in key:
-        conn.execute(f"ALTER TABLE search_postings ADD CONSTRAINT {name} {definition}")
+        conn.execute(
+            sql.SQL("ALTER TABLE search_postings ADD CONSTRAINT {} {}").format(
+                sql.Identifier(name), sql.SQL(definition)
+            )
+        )
     for _, definition in indexes:
-        conn.execute(definition)
+        conn.execute(sql.SQL(definition))
     conn.execute("ANALYZE search_postings")
 
 

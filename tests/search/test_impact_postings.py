@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 
 from app.db import migrate
 from app.settings import Settings
+from bench.loading import rebuild_postings
 from tests import pg
 from tests.conftest import DbHandle, Tokens
 from tests.helpers import Firm, ok, retag
@@ -150,6 +151,27 @@ def test_the_migration_builds_the_postings_of_chunks_already_there(
     assert _assert_postings_match_chunks(db) == before > 0
     # the search reads them
     assert firm.documents_found(LAWYER, "dwangsom", mode="sparse") == ["a"]
+
+
+def test_the_bench_bulk_rebuild_gives_the_same_postings_and_indexes(
+    db: DbHandle, client: TestClient, auth: Tokens
+) -> None:
+    """bench.loading.rebuild_postings (after a load with the triggers off) drops the key and
+    indexes, refills the table and builds the same definitions again."""
+    firm = Firm(client, auth)
+    firm.person(LAWYER)
+    firm.client_("C-1")
+    firm.matter("M-1", "C-1", team=[LAWYER])
+    retag(client)
+    firm.document("a", _parts("De dwangsom.", "De huur."), client_id="C-1", matter_id="M-1")
+    indexes = "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'search_postings'"
+    with psycopg.connect(db.superuser_url) as conn:
+        before = sorted(conn.execute(indexes).fetchall())
+        conn.execute("TRUNCATE search_postings")
+        rebuild_postings(conn)
+        assert sorted(conn.execute(indexes).fetchall()) == before
+    assert len(before) == 3
+    assert _assert_postings_match_chunks(db) > 0
 
 
 def test_the_service_role_reads_only_the_postings_it_may_see(
