@@ -27,7 +27,7 @@ import numpy as np
 
 from app.auth.service import TokenVerifier
 from app.db import migrate
-from app.embeddings import vector_literal
+from app.embeddings import Embedder, vector_literal
 from app.resources import Resources
 from app.settings import Settings
 from app.walls.resolution import AccessResolver
@@ -84,8 +84,13 @@ DB_NAME = "ewall_bench_search"
 # --- main ------------------------------------------------------------------------------
 
 
-def bench_settings() -> Settings:
-    return Settings(database_url=None, log_json=False, retag_worker=False)
+def bench_settings(model: str | None = None) -> Settings:
+    """The service's settings; ``model``: another EWALL_EMBEDDING_MODEL (its dimension and
+    calibrated dense weight follow it, as in the service)."""
+    settings = Settings(database_url=None, log_json=False, retag_worker=False)
+    if model is None:
+        return settings
+    return Settings(database_url=None, log_json=False, retag_worker=False, embedding_model=model)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -111,6 +116,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         "other questions of the same loaded corpus",
     )
     parser.add_argument("--warmup", type=int, default=3, help="untimed queries per cell")
+    parser.add_argument(
+        "--model",
+        default=None,
+        help="EWALL_EMBEDDING_MODEL of the service (default: the default; the corpus takes its "
+        "dimension, the fusion its calibrated weight)",
+    )
+    parser.add_argument(
+        "--encode",
+        action="store_true",
+        help="also time each hybrid question end to end: encoded with --model's encoder, "
+        "then searched",
+    )
     parser.add_argument("--clusters", type=int, default=0, help="0: rows/500 within 20..5000")
     parser.add_argument("--spread", type=float, default=1.0, help="cluster noise / radius")
     parser.add_argument("--words", type=int, default=160, help="mean words per chunk")
@@ -164,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     phases = Phases()
     run_started = time.perf_counter()
 
-    settings = bench_settings()
+    settings = bench_settings(args.model)
     clusters = args.clusters or min(5000, max(20, args.rows // 500))
     layout = plan_layout(
         args.groups, sorted(set(LEVELS) | set(CALIBRATION_LEVELS)), args.people_per_level, args.seed
@@ -271,6 +288,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             for ef in args.ef_search
             if ef != settings.hnsw_ef_search
         }
+        if args.encode:
+            with phases("encoder"):
+                bench.encoder = Embedder(settings)
+                bench.encoder.embed_query("opwarmen")  # loaded and warm before any timing
+            console.print(f"  encoder {bench.encoder.model_id}, {settings.embedding_dim} dims")
         if args.baseline_ref:
             bench.baseline = load_baseline(args.baseline_ref, bdb.superuser_url)
             bench.baseline_swap = baseline_blocks
