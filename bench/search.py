@@ -52,6 +52,7 @@ from bench.search_compare import (
 )
 from bench.search_firm import Layout as FirmLayout
 from bench.search_firm import build_firm, load_corpus, plan_layout, sparse_queries, term_bands
+from bench.search_layout_report import print_layouts
 from bench.search_measure import (
     CALIBRATION_LEVELS,
     AuditClock,
@@ -62,7 +63,6 @@ from bench.search_measure import (
     measure_level,
     print_breakdown,
     print_calibration,
-    print_layouts,
     print_table,
     recommend,
 )
