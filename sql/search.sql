@@ -199,10 +199,12 @@ WITH policy AS (
              CASE WHEN CAST(:dense_hnsw AS boolean) THEN NULL ELSE c.chunk_id END
     LIMIT :dense_candidates
 ), sparse_docs AS MATERIALIZED (
-    -- Filter first (:sparse_impact false): the documents with a chunk the person may see that
-    -- matches :match_tsq (GIN), every one of them ranked below. The caller takes this form
-    -- when few chunks match (the match budget bounds it otherwise).
-    SELECT DISTINCT c.document_id
+    -- Filter first (:sparse_impact false): the chunks the person may see that match
+    -- :match_tsq (GIN); every document among them is ranked below, and these are the chunks
+    -- that carry its best parts into the fusion. The caller takes this form when few chunks
+    -- match (the match budget bounds it otherwise).
+    SELECT c.chunk_id, c.document_id, c.wall_group_id, c.source_acl_id,
+           coalesce(c.matter_id, '') AS matter_id
     FROM chunks c
     WHERE :use_sparse AND NOT CAST(:sparse_impact AS boolean)
       AND (SELECT version FROM policy) = :policy_version
@@ -230,7 +232,7 @@ WITH policy AS (
     -- the :sparse_candidates best parts, exactly, by the threshold algorithm.
     SELECT s.*
     FROM ewall_sparse_part_scores(
-             ARRAY(SELECT document_id FROM sparse_docs ORDER BY document_id),
+             ARRAY(SELECT DISTINCT document_id FROM sparse_docs ORDER BY document_id),
              CAST(:rank_lexemes AS text[]), CAST(:rank_idf_weights AS float8[]),
              CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[]),
              (SELECT ewall_retag_pending())) AS s
@@ -247,26 +249,28 @@ WITH policy AS (
     SELECT * FROM sparse_parts
     ORDER BY score DESC, document_id, wall_group_id, source_acl_id, matter_id
     LIMIT :sparse_candidates
-), sparse AS MATERIALIZED (
-    -- The best parts' chunks that match, read under the rule and the filters: within a part,
-    -- chunks in the order of their own saturated weight of the ranking lexemes; chunk n of a
-    -- part gets the part's score / n (its first chunk carries the document to the fusion).
-    SELECT c.chunk_id, c.document_id,
-           t.score / row_number() OVER (
-               PARTITION BY t.document_id, t.wall_group_id, t.source_acl_id, t.matter_id
-               ORDER BY own.weight DESC, c.chunk_id) AS relevance
+), sparse_rows AS MATERIALIZED (
+    -- The best parts' chunks that match, under the rule and the filters. Filter first: those
+    -- found above (read again by key for their lexemes only). Impact order: read here, every
+    -- chunk of the part tested (no narrowing filter reaches this form; they stay as a guard).
+    SELECT t.document_id, t.wall_group_id, t.source_acl_id, t.matter_id, t.score, c.chunk_id,
+           c.body_tsv
+    FROM sparse_top t
+    JOIN sparse_docs d
+      ON d.document_id = t.document_id AND d.wall_group_id = t.wall_group_id
+     AND d.source_acl_id = t.source_acl_id AND d.matter_id = t.matter_id
+    JOIN chunks c ON c.chunk_id = d.chunk_id
+    WHERE NOT CAST(:sparse_impact AS boolean)
+      AND ewall_chunk_visible(c.wall_group_id, c.source_acl_id, c.matter_id, c.suppressed,
+                              CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[]),
+                              (SELECT ewall_retag_pending()), false)
+    UNION ALL
+    SELECT t.document_id, t.wall_group_id, t.source_acl_id, t.matter_id, t.score, c.chunk_id,
+           c.body_tsv
     FROM sparse_top t
     JOIN chunks c ON c.document_id = t.document_id
-    CROSS JOIN LATERAL (
-        SELECT coalesce(sum(q.w * u.tf / (u.tf + 1.2)), 0) AS weight
-        FROM (SELECT x.lexeme, coalesce(array_length(x.positions, 1), 1) AS tf
-              FROM unnest(ts_filter(setweight(setweight(c.body_tsv, 'D'), 'A',
-                                              CAST(:rank_lexemes AS text[])), '{a}')) AS x
-             ) AS u
-        JOIN unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[])) AS q(l, w)
-          ON q.l = u.lexeme
-    ) AS own
-    WHERE c.wall_group_id = t.wall_group_id AND c.source_acl_id = t.source_acl_id
+    WHERE CAST(:sparse_impact AS boolean)
+      AND c.wall_group_id = t.wall_group_id AND c.source_acl_id = t.source_acl_id
       AND coalesce(c.matter_id, '') = t.matter_id
       AND c.body_tsv @@ CAST(:match_tsq AS tsquery)
       AND ewall_chunk_visible(c.wall_group_id, c.source_acl_id, c.matter_id, c.suppressed,
@@ -281,7 +285,25 @@ WITH policy AS (
            OR c.modified_at >= CAST(:modified_from AS timestamptz))
       AND (CAST(:modified_to AS timestamptz) IS NULL
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
-    ORDER BY relevance DESC, c.chunk_id
+), sparse AS MATERIALIZED (
+    -- Within a part, its chunks in the order of their own saturated weight of the ranking
+    -- lexemes; chunk n of a part gets the part's score / n (its first chunk carries the
+    -- document to the fusion).
+    SELECT r.chunk_id, r.document_id,
+           r.score / row_number() OVER (
+               PARTITION BY r.document_id, r.wall_group_id, r.source_acl_id, r.matter_id
+               ORDER BY own.weight DESC, r.chunk_id) AS relevance
+    FROM sparse_rows r
+    CROSS JOIN LATERAL (
+        SELECT coalesce(sum(q.w * u.tf / (u.tf + 1.2)), 0) AS weight
+        FROM (SELECT x.lexeme, coalesce(array_length(x.positions, 1), 1) AS tf
+              FROM unnest(ts_filter(setweight(setweight(r.body_tsv, 'D'), 'A',
+                                              CAST(:rank_lexemes AS text[])), '{a}')) AS x
+             ) AS u
+        JOIN unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_weights AS float8[])) AS q(l, w)
+          ON q.l = u.lexeme
+    ) AS own
+    ORDER BY relevance DESC, r.chunk_id
     LIMIT :sparse_candidates
 ), dense_ranked AS (
     SELECT chunk_id, document_id, distance,
