@@ -88,6 +88,16 @@ def _parts(*sentences: str) -> str:
     return "\n\n".join(f"Deel {n}. {s} " + FILLER * 6 for n, s in enumerate(sentences, 1))
 
 
+def _one_matter_firm(client: TestClient, auth: Tokens) -> Firm:
+    """LAWYER on the team of matter M-1 of client C-1, its wall group in place."""
+    firm = Firm(client, auth)
+    firm.person(LAWYER)
+    firm.client_("C-1")
+    firm.matter("M-1", "C-1", team=[LAWYER])
+    retag(client)
+    return firm
+
+
 def test_postings_follow_ingestion_retagging_suppression_and_deletion(
     db: DbHandle, client: TestClient, auth: Tokens
 ) -> None:
@@ -133,11 +143,7 @@ def test_the_migration_builds_the_postings_of_chunks_already_there(
 ) -> None:
     """Down to 20261203_0044 (the old ranking back, no postings) and up again with chunks in
     place, one of them suppressed: the backfill equals the recount."""
-    firm = Firm(client, auth)
-    firm.person(LAWYER)
-    firm.client_("C-1")
-    firm.matter("M-1", "C-1", team=[LAWYER])
-    retag(client)
+    firm = _one_matter_firm(client, auth)
     firm.document("a", _parts("De dwangsom.", "De huur."), client_id="C-1", matter_id="M-1")
     firm.document("b", "Het octrooi en de dwangsom.", client_id="C-1", matter_id="M-1")
     with psycopg.connect(db.superuser_url) as conn:
@@ -158,11 +164,7 @@ def test_the_bench_bulk_rebuild_gives_the_same_postings_and_indexes(
 ) -> None:
     """bench.loading.rebuild_postings (after a load with the triggers off) drops the key and
     indexes, refills the table and builds the same definitions again."""
-    firm = Firm(client, auth)
-    firm.person(LAWYER)
-    firm.client_("C-1")
-    firm.matter("M-1", "C-1", team=[LAWYER])
-    retag(client)
+    firm = _one_matter_firm(client, auth)
     firm.document("a", _parts("De dwangsom.", "De huur."), client_id="C-1", matter_id="M-1")
     indexes = "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'search_postings'"
     with psycopg.connect(db.superuser_url) as conn:
@@ -179,11 +181,7 @@ def test_the_service_role_reads_only_the_postings_it_may_see(
 ) -> None:
     """Row-level security on search_postings is the chunks' rule: a posting says a word is
     in a document, so the service role reads only those of the allowed keys."""
-    firm = Firm(client, auth)
-    firm.person(LAWYER)
-    firm.client_("C-1")
-    firm.matter("M-1", "C-1", team=[LAWYER])
-    retag(client)
+    firm = _one_matter_firm(client, auth)
     firm.document("a", "De dwangsom is verbeurd.", client_id="C-1", matter_id="M-1")
     with psycopg.connect(db.app_url) as conn:
         assert conn.execute("SELECT count(*) FROM search_postings").fetchone() == (0,)
