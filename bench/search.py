@@ -87,9 +87,8 @@ DB_NAME = "ewall_bench_search"
 def bench_settings(model: str | None = None) -> Settings:
     """The service's settings; ``model``: another EWALL_EMBEDDING_MODEL (its dimension and
     calibrated dense weight follow it, as in the service)."""
-    settings = Settings(database_url=None, log_json=False, retag_worker=False)
     if model is None:
-        return settings
+        return Settings(database_url=None, log_json=False, retag_worker=False)
     return Settings(database_url=None, log_json=False, retag_worker=False, embedding_model=model)
 
 
