@@ -1829,7 +1829,7 @@ ALTER TABLE ONLY public.search_key_document_stats
 -- CONSTRAINT public search_key_lexeme_stats pk_search_key_lexeme_stats
 
 ALTER TABLE ONLY public.search_key_lexeme_stats
-    ADD CONSTRAINT pk_search_key_lexeme_stats PRIMARY KEY (lexeme, wall_group_id, source_acl_id);
+    ADD CONSTRAINT pk_search_key_lexeme_stats PRIMARY KEY (lexeme, wall_group_id, source_acl_id) INCLUDE (n_chunks);
 
 -- CONSTRAINT public search_key_stats pk_search_key_stats
 

@@ -11,9 +11,11 @@ import dataclasses
 import re
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import Connection, create_engine, text
+from sqlalchemy.pool import NullPool
 
 from app.db import sqlfiles
+from app.db.engine import sqlalchemy_url
 from app.search.repository import BLOCKS, DenseForm
 from tests.conftest import DbHandle
 from tests.search.statement_params import hybrid_explain_params
@@ -139,3 +141,55 @@ def test_the_form_parameter_is_not_a_search_parameter() -> None:
     from app.search.repository import HybridParams
 
     assert "dense_hnsw" not in {f.name for f in dataclasses.fields(HybridParams)}
+
+
+def _analysis_plan(conn: Connection) -> str:
+    return "\n".join(
+        str(r[0])
+        for r in conn.execute(
+            text("EXPLAIN " + sqlfiles.raw("search.analyze_query")),
+            {
+                "query": "octrooi inbreuk",
+                "wall_groups": ["wg-a", "wg-b"],
+                "source_acl_ids": ["public"],
+                "websearch": False,
+                "common_df": 0.25,
+                "match_budget": 20_000,
+                "rank_lexeme_limit": 16,
+                "synonym_weight": 0.5,
+            },
+        )
+    )
+
+
+def test_the_query_analysis_reads_lexeme_counts_from_the_key_alone(db: DbHandle) -> None:
+    """A lexeme's per-key counts are summed from pk_search_key_lexeme_stats by an index-only
+    scan (migration 20261203_0046: the count is in the key's leaf), not from one heap page
+    per access key; with the count outside the key (as before it) the same plan reads the
+    heap."""
+    with db.database.transaction() as conn:
+        conn.execute(text("SET LOCAL enable_seqscan = off"))
+        plan = _analysis_plan(conn)
+    assert "Index Only Scan using pk_search_key_lexeme_stats" in plan, plan
+    # the key as it was, in a transaction that is rolled back (the owner may alter it)
+    engine = create_engine(sqlalchemy_url(db.superuser_url), poolclass=NullPool)
+    try:
+        with engine.connect() as su:
+            su.execute(text("SET LOCAL enable_seqscan = off"))
+            su.execute(
+                text(
+                    "ALTER TABLE search_key_lexeme_stats DROP CONSTRAINT pk_search_key_lexeme_stats"
+                )
+            )
+            su.execute(
+                text(
+                    "ALTER TABLE search_key_lexeme_stats ADD CONSTRAINT pk_search_key_lexeme_stats"
+                    " PRIMARY KEY (lexeme, wall_group_id, source_acl_id)"
+                )
+            )
+            without = _analysis_plan(su)
+            su.rollback()
+    finally:
+        engine.dispose()
+    assert "Index Only Scan using pk_search_key_lexeme_stats" not in without, without
+    assert "pk_search_key_lexeme_stats" in without, without
