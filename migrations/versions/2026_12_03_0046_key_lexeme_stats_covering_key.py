@@ -12,8 +12,9 @@ sees 1,000 wall groups read about a thousand heap pages per lexeme: at 1,000,000
 analysis took 55-87 ms (median) of a search at 100% allowed (docs/scale-out.md). With
 ``n_chunks`` in the primary key's leaf (``INCLUDE``) one lexeme's counts are a few adjacent
 index pages, read by an index-only scan. The key columns, and so the uniqueness the
-statistics triggers' ``ON CONFLICT`` names, are unchanged; the count column was updated on
-every ingestion already, so the index is written as often as before.
+statistics triggers' ``ON CONFLICT`` names, are unchanged. The price is on ingestion: an
+update of a count now always writes a new key entry, where before it could stay a heap-only
+update when its page had room (the table is filled to 100%, so that was the exception).
 
 Rebuilding the key holds an exclusive lock on the table (not on ``chunks``) while it runs:
 ingestion and searches wait for it (about 40 s for 15 million rows at 1,000,000 chunks).
