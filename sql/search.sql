@@ -208,7 +208,12 @@ WITH policy AS (
     FROM chunks c
     WHERE :use_sparse AND NOT CAST(:sparse_impact AS boolean)
       AND (SELECT version FROM policy) = :policy_version
-      AND c.body_tsv @@ CAST(:match_tsq AS tsquery)
+      -- :sparse_gin (a constant when planned) lets the GIN index serve the match; when few
+      -- rows are allowed it is a test on each allowed row instead (IS TRUE is no index
+      -- condition): the GIN scan of common words costs the same at any selectivity
+      AND CASE WHEN CAST(:sparse_gin AS boolean)
+               THEN c.body_tsv @@ CAST(:match_tsq AS tsquery)
+               ELSE (c.body_tsv @@ CAST(:match_tsq AS tsquery)) IS TRUE END
       -- :sparse_group_index (a constant when planned) lets the btree on wall_group_id serve a
       -- small allowed set; for a large one the group test is a filter after the GIN scan
       AND ewall_chunk_visible(c.wall_group_id, c.source_acl_id, c.matter_id, c.suppressed,

@@ -149,6 +149,7 @@ class HybridParams:
     # filter, many matches); false: every document with a chunk matching match_tsq
     sparse_impact: bool
     sparse_group_index: bool  # the sparse leg's group test may use the btree
+    sparse_gin: bool  # the sparse leg's match may use the GIN index (else a test per row)
     collapse: bool  # one hit per document, the others listed with it
 
 

@@ -68,7 +68,8 @@ COLLAPSE_DEPTH_FACTOR = 5  # candidates per leg per requested document when coll
 # search_postings.v1.sql; k1 3, b 0.9 and 16 lexemes were chosen on the development set,
 # docs/quality.md), every score exact:
 #  - at most SPARSE_FILTER_FIRST_MAX chunks the person may see hold a ranking lexeme: every
-#    document holding one is scored (filter first, through the GIN index);
+#    document holding one is scored (filter first: through the GIN index, or by a test of each
+#    allowed row when few are allowed, SPARSE_ROW_TEST_*);
 #  - more, and no narrowing filter and no search operators: the best documents in impact
 #    order, stopping when nothing unread can reach them (the threshold algorithm);
 #  - more, with a narrowing filter or operators: every document matching the budgeted match
@@ -78,6 +79,13 @@ COLLAPSE_DEPTH_FACTOR = 5  # candidates per leg per requested document when coll
 RANK_LEXEME_LIMIT = 16  # the most informative query lexemes the ranking weighs
 SPARSE_RANKING = "search_postings.v1: BM25 k1 3, b 0.9, reference length 2,000"
 SPARSE_FILTER_FIRST_MAX = 3_000
+# Filter first, the match: at most SPARSE_ROW_TEST_MAX_ROWS rows allowed, of which at least
+# one in SPARSE_ROW_TEST_MIN_SHARE holds a ranking lexeme (rank_df, over the rows the person
+# may see): the match is tested on each allowed row, read through the btree, instead of
+# read from the GIN index, whose scan of common words costs the same at any selectivity
+# (at 1,000,000 chunks 20-37 ms for 1,000 allowed rows; docs/scale-out.md)
+SPARSE_ROW_TEST_MAX_ROWS = 2_000
+SPARSE_ROW_TEST_MIN_SHARE = 20
 SPARSE_COMMON_DF = 0.25
 SPARSE_MATCH_BUDGET = 10_000
 # A lexeme only a synonym adds ranks at this weight (the question's own: 1); the best of the
@@ -101,6 +109,8 @@ class Plan:
     max_scan_tuples: int = 0
     # the sparse leg's group test may use the btree (sql/search.sql, :sparse_group_index)
     sparse_group_index: bool = True
+    # the sparse leg's match may use the GIN index (sql/search.sql, :sparse_gin)
+    sparse_gin: bool = True
 
 
 @dataclass(frozen=True)
@@ -332,9 +342,16 @@ def _find(
             sparse_candidates=sparse_candidates,
             sparse_impact=False,
             sparse_group_index=plan.sparse_group_index,
+            sparse_gin=plan.sparse_gin,
             collapse=request.collapse == "document",
         )
         params = sparse_form(params, analysis, websearch=websearch)
+        if (
+            not params.sparse_gin
+            and analysis.rank_df * SPARSE_ROW_TEST_MIN_SHARE < plan.allowed_rows
+        ):
+            # a rare match among few allowed rows: the GIN index's lists for it are short
+            params = replace(params, sparse_gin=True)
         try:
             found, strategy = _execute(conn, plan, params)
             if request.mode == "sparse" and _sparse_short(found, request.k, analysis, params):
@@ -604,18 +621,20 @@ def choose_plan(
     # a large allowed set: the btree would read most of the table for the sparse leg, and
     # planning its = ANY over hundreds of groups costs tens of ms (docs/latency-sql.md)
     group_index = fraction <= settings.sparse_group_index_max_fraction
+    # few allowed rows: the sparse leg may test its match on each of them (SPARSE_ROW_TEST_*)
+    gin = allowed > SPARSE_ROW_TEST_MAX_ROWS
     if (
         allowed <= settings.exact_max_rows
         or fraction <= settings.exact_max_fraction
         or narrow_filter
     ):
-        return Plan("exact", allowed, total, sparse_group_index=group_index)
+        return Plan("exact", allowed, total, sparse_group_index=group_index, sparse_gin=gin)
     ef = min(1000, max(settings.hnsw_ef_search, 2 * dense_candidates))
     tuples = min(
         settings.hnsw_max_scan_tuples_cap,
         max(20_000, math.ceil(4 * dense_candidates / max(fraction, 1e-6))),
     )
-    return Plan("hnsw", allowed, total, ef, tuples, sparse_group_index=group_index)
+    return Plan("hnsw", allowed, total, ef, tuples, sparse_group_index=group_index, sparse_gin=gin)
 
 
 def _weights(settings: Settings, mode: str) -> tuple[bool, bool, float, float]:

@@ -34,6 +34,7 @@ def hybrid_explain_params(*, hnsw: bool, **override: Any) -> dict[str, Any]:
         "sparse_candidates": 50,
         "sparse_impact": False,
         "sparse_group_index": True,
+        "sparse_gin": True,
         "collapse": True,
         "dense_hnsw": hnsw,
     }

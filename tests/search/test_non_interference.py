@@ -120,13 +120,16 @@ def _hidden_matches(firm: Firm) -> None:
     )
 
 
-@pytest.mark.parametrize("sparse_form", ["filter first", "impact order"])
+@pytest.mark.parametrize("sparse_form", ["filter first", "filter first, GIN", "impact order"])
 def test_rows_the_lawyer_may_not_see_change_nothing_in_the_answer(
     client: TestClient, auth: Tokens, monkeypatch: Any, sparse_form: str
 ) -> None:
-    """Walled and ACL-hidden documents full of the lawyer's words, in both forms of the
-    sparse leg (impact order forced here: the corpus is small): hidden postings head the
-    lexemes' impact lists, and the lawyer's answers stay the same, field for field."""
+    """Walled and ACL-hidden documents full of the lawyer's words, in every form of the
+    sparse leg (the match read from the GIN index and impact order forced here: the corpus
+    is small): hidden postings head the lexemes' impact lists, hidden chunks fill the GIN
+    index's lists, and the lawyer's answers stay the same, field for field."""
+    if sparse_form == "filter first, GIN":
+        monkeypatch.setattr("app.search.service.SPARSE_ROW_TEST_MAX_ROWS", 0)
     if sparse_form == "impact order":
         monkeypatch.setattr("app.search.service.SPARSE_FILTER_FIRST_MAX", 0)
     firm = _firm(client, auth)

@@ -145,6 +145,7 @@ def _params(policy_version: int) -> HybridParams:
         sparse_candidates=20,
         sparse_impact=False,
         sparse_group_index=True,
+        sparse_gin=True,
         collapse=False,
     )
 

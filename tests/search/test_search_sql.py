@@ -143,6 +143,40 @@ def test_the_form_parameter_is_not_a_search_parameter() -> None:
     assert "dense_hnsw" not in {f.name for f in dataclasses.fields(HybridParams)}
 
 
+def _sparse_docs_plan(plan: str) -> str:
+    """The plan of the sparse_docs CTE alone."""
+    start = plan.index("CTE sparse_docs")
+    return plan[start : plan.index("CTE sparse_parts", start)]
+
+
+@pytest.mark.parametrize(("gin", "group_index"), [(True, False), (False, True), (False, False)])
+def test_the_sparse_match_uses_the_gin_index_only_when_asked(
+    db: DbHandle, gin: bool, group_index: bool
+) -> None:
+    """Filter first: with :sparse_gin the match may be read from the GIN index (here the
+    group test is a filter, so it must be); without it the GIN index is never read, and the
+    match is a test on each allowed row, read through the btree on wall_group_id when the
+    group test may use it (a small allowed set: the GIN scan of common words costs the same
+    at any selectivity)."""
+    with db.database.transaction() as conn:
+        conn.execute(text("SET LOCAL enable_seqscan = off"))
+        plan = "\n".join(
+            str(r[0])
+            for r in conn.execute(
+                text("EXPLAIN (VERBOSE) " + sqlfiles.raw(BLOCK)),
+                hybrid_explain_params(
+                    hnsw=False, sparse_gin=gin, sparse_group_index=group_index
+                ),
+            )
+        )
+        conn.rollback()
+    sparse = _sparse_docs_plan(plan)
+    assert ("ix_chunks_body_tsv" in sparse) is gin, sparse
+    if not gin:
+        assert "IS TRUE" in sparse, sparse
+        assert ("ix_chunks_wall_group_id" in sparse) is group_index, sparse
+
+
 def _analysis_plan(conn: Connection) -> str:
     return "\n".join(
         str(r[0])

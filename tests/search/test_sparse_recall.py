@@ -134,6 +134,8 @@ def test_reference_is_bm25_over_every_allowed_match(
     assert first_doc in ("drie-keer", "twee-delen")
     # and the shipped leg agrees, in both forms
     assert _shipped(firm, "dwangsom") == ref.ids
+    monkeypatch.setattr("app.search.service.SPARSE_ROW_TEST_MAX_ROWS", 0)  # the GIN index
+    assert _shipped(firm, "dwangsom") == ref.ids
     monkeypatch.setattr("app.search.service.SPARSE_FILTER_FIRST_MAX", 0)
     assert _shipped(firm, "dwangsom", "none+impact") == ref.ids
 
@@ -179,16 +181,20 @@ def _text(rng: random.Random, words: int) -> str:
     return "De rechtbank overweegt: " + " ".join(picked) + "."
 
 
-@pytest.mark.parametrize("form", ["none", "none+impact"])
+@pytest.mark.parametrize("form", ["none", "none+gin", "none+impact"])
 def test_shipped_sparse_top10_is_the_brute_force_top10(
     client: TestClient, auth: Tokens, monkeypatch: pytest.MonkeyPatch, form: str
 ) -> None:
     """A seeded corpus (alice's matter and a walled one, single- and multi-chunk
     documents): for rare, common and mixed questions the sparse search's top-10 is the
-    reference's, ids and order, whether every matching document is scored or the postings
-    are read in impact order (forced here: the corpus is small), and the reference without
-    the match budget and the common-word cut agrees too (the ranking lexemes are the
-    same)."""
+    reference's, ids and order, whether every matching document is scored (its match
+    tested on each allowed row, as for a small allowed set, or read from the GIN index, as
+    for a large one: forced here) or the postings are read in impact order (forced), and
+    the reference without the match budget and the common-word cut agrees too (the ranking
+    lexemes are the same)."""
+    if form == "none+gin":
+        monkeypatch.setattr("app.search.service.SPARSE_ROW_TEST_MAX_ROWS", 0)
+        form = "none"
     if form == "none+impact":
         monkeypatch.setattr("app.search.service.SPARSE_FILTER_FIRST_MAX", 0)
     firm = _firm(client, auth)
