@@ -742,6 +742,7 @@ CREATE FUNCTION public.ewall_sparse_impact_topk(lexemes text[], weights double p
 DECLARE
     depth integer := greatest(16 * n, 1024);
     bound float8;
+    nth_lb float8;
     candidates bigint[];
     best_documents bigint[];
     best_groups text[];
@@ -783,13 +784,21 @@ BEGIN
             SELECT coalesce((SELECT m.lb FROM met AS m ORDER BY m.lb DESC OFFSET n - 1 LIMIT 1),
                             '-Infinity') AS lb
         )
-        SELECT (SELECT b.total FROM b),
+        SELECT (SELECT nth.lb FROM nth), (SELECT b.total FROM b),
                ARRAY(SELECT DISTINCT m.document_id FROM met AS m
                      -- (a margin for rounding: ub and lb are sums in another order)
                      WHERE (SELECT b.total FROM b) + m.gain
                            >= (SELECT nth.lb - 1e-9 * (1 + abs(nth.lb)) FROM nth)
                      ORDER BY 1)
-        INTO bound, candidates;
+        INTO nth_lb, bound, candidates;
+
+        -- a round whose n-th lower bound is far below B is not scored (the head of this file)
+        IF bound > 0 AND nth_lb < 0.8 * bound THEN
+            RAISE DEBUG 'ewall_sparse_impact_topk: depth % not scored', depth;
+            depth := depth * 4;
+            CONTINUE;
+        END IF;
+        RAISE DEBUG 'ewall_sparse_impact_topk: depth % scored', depth;
 
         SELECT array_agg(s.document_id), array_agg(s.wall_group_id),
                array_agg(s.source_acl_id), array_agg(s.matter_id), array_agg(s.score)

@@ -269,3 +269,51 @@ def test_impact_order_finds_the_brute_force_top_k_on_random_postings(db: DbHandl
 
 def _unique(score: float, rows: list[Any]) -> bool:
     return sum(1 for r in rows if round(r[4], 9) == round(score, 9)) == 1
+
+
+def _rounds(conn: psycopg.Connection[Any], args: dict[str, Any]) -> tuple[list[Any], list[str]]:
+    """The impact top-k's rows and what each of its rounds said (RAISE DEBUG)."""
+    said: list[str] = []
+    conn.add_notice_handler(lambda d: said.append(d.message_primary or ""))
+    conn.execute("SET client_min_messages = debug1")
+    rows = conn.execute(TOPK, args).fetchall()
+    conn.execute("RESET client_min_messages")
+    return rows, [m.removeprefix("ewall_sparse_impact_topk: ") for m in said]
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_a_round_that_cannot_end_is_not_scored(db: DbHandle, shared: bool) -> None:
+    """Three lexemes of 3,000 postings each, impacts falling evenly, and the top 10 asked.
+    Each document in one list only: after the first round (1,024 postings per list) every
+    part met holds one list's impact, under a third of what an unread part may still score
+    (B, three lists' floors), so that round is not scored; the next reads the lists to their
+    end and is. Each document in all three lists: the first round's lower bounds are the
+    exact scores, far above B, and it is scored and ends. The top 10 is brute force's
+    either way."""
+    rows = []
+    for i, lexeme in enumerate(["a", "b", "c"]):
+        for rank in range(3_000):
+            document = rank if shared else i * 3_000 + rank
+            rows.append((lexeme, document, "g", "public", "", 1, 1, 1 - rank / 3_000 + i / 1e5))
+    args = {
+        "lexemes": ["a", "b", "c"],
+        "weights": [1.0, 1.0, 1.0],
+        "groups": ["g"],
+        "acls": ["public"],
+        "pending": [],
+        "n": 10,
+    }
+    with psycopg.connect(db.superuser_url) as conn:
+        with conn.cursor().copy(
+            "COPY search_postings (lexeme, document_id, wall_group_id, source_acl_id, "
+            "matter_id, tf, n_tokens, impact) FROM STDIN"
+        ) as copy:
+            for r in rows:
+                copy.write_row(r)
+        found, said = _rounds(conn, args)
+        expected = conn.execute(BRUTE_FORCE, args).fetchall()
+    assert [(r[0], round(r[4], 9)) for r in found] == [(r[0], round(r[4], 9)) for r in expected]
+    if shared:
+        assert said == ["depth 1024 scored"]
+    else:
+        assert said == ["depth 1024 not scored", "depth 4096 scored"]
