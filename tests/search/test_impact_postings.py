@@ -222,6 +222,15 @@ FROM ewall_sparse_impact_topk(%(lexemes)s, %(weights)s, %(groups)s, %(acls)s, %(
 """
 
 
+def _copy_postings(conn: psycopg.Connection[Any], rows: list[Any]) -> None:
+    with conn.cursor().copy(
+        "COPY search_postings (lexeme, document_id, wall_group_id, source_acl_id, "
+        "matter_id, tf, n_tokens, impact) FROM STDIN"
+    ) as copy:
+        for r in rows:
+            copy.write_row(r)
+
+
 def test_impact_order_finds_the_brute_force_top_k_on_random_postings(db: DbHandle) -> None:
     """Random postings (12,000 documents, lists longer than a first round reads, 30 wall groups, 3 ACLs, a pending matter, a
     few documents split across keys): for random allowed sets, lexemes, weights and k, the
@@ -242,12 +251,7 @@ def test_impact_order_finds_the_brute_force_top_k_on_random_postings(db: DbHandl
                 if rng.random() < 0.6 / (i + 1):
                     rows.append((lexeme, document, g, a, m, 1, 1, rng.random() * 4))
     with psycopg.connect(db.superuser_url) as conn:
-        with conn.cursor().copy(
-            "COPY search_postings (lexeme, document_id, wall_group_id, source_acl_id, "
-            "matter_id, tf, n_tokens, impact) FROM STDIN"
-        ) as copy:
-            for r in rows:
-                copy.write_row(r)
+        _copy_postings(conn, rows)
         conn.execute("ANALYZE search_postings")
         for trial in range(200):
             asked = rng.sample(lexemes, rng.randint(1, 6))
@@ -304,12 +308,7 @@ def test_a_round_that_cannot_end_is_not_scored(db: DbHandle, shared: bool) -> No
         "n": 10,
     }
     with psycopg.connect(db.superuser_url) as conn:
-        with conn.cursor().copy(
-            "COPY search_postings (lexeme, document_id, wall_group_id, source_acl_id, "
-            "matter_id, tf, n_tokens, impact) FROM STDIN"
-        ) as copy:
-            for r in rows:
-                copy.write_row(r)
+        _copy_postings(conn, rows)
         found, said = _rounds(conn, args)
         expected = conn.execute(BRUTE_FORCE, args).fetchall()
     assert [(r[0], round(r[4], 9)) for r in found] == [(r[0], round(r[4], 9)) for r in expected]
