@@ -109,8 +109,6 @@ class Plan:
     max_scan_tuples: int = 0
     # the sparse leg's group test may use the btree (sql/search.sql, :sparse_group_index)
     sparse_group_index: bool = True
-    # the sparse leg's match may use the GIN index (sql/search.sql, :sparse_gin)
-    sparse_gin: bool = True
 
 
 @dataclass(frozen=True)
@@ -342,16 +340,10 @@ def _find(
             sparse_candidates=sparse_candidates,
             sparse_impact=False,
             sparse_group_index=plan.sparse_group_index,
-            sparse_gin=plan.sparse_gin,
+            sparse_gin=_sparse_match_from_gin(plan.allowed_rows, analysis.rank_df),
             collapse=request.collapse == "document",
         )
         params = sparse_form(params, analysis, websearch=websearch)
-        if (
-            not params.sparse_gin
-            and analysis.rank_df * SPARSE_ROW_TEST_MIN_SHARE < plan.allowed_rows
-        ):
-            # a rare match among few allowed rows: the GIN index's lists for it are short
-            params = replace(params, sparse_gin=True)
         try:
             found, strategy = _execute(conn, plan, params)
             if request.mode == "sparse" and _sparse_short(found, request.k, analysis, params):
@@ -621,20 +613,27 @@ def choose_plan(
     # a large allowed set: the btree would read most of the table for the sparse leg, and
     # planning its = ANY over hundreds of groups costs tens of ms (docs/latency-sql.md)
     group_index = fraction <= settings.sparse_group_index_max_fraction
-    # few allowed rows: the sparse leg may test its match on each of them (SPARSE_ROW_TEST_*)
-    gin = allowed > SPARSE_ROW_TEST_MAX_ROWS
     if (
         allowed <= settings.exact_max_rows
         or fraction <= settings.exact_max_fraction
         or narrow_filter
     ):
-        return Plan("exact", allowed, total, sparse_group_index=group_index, sparse_gin=gin)
+        return Plan("exact", allowed, total, sparse_group_index=group_index)
     ef = min(1000, max(settings.hnsw_ef_search, 2 * dense_candidates))
     tuples = min(
         settings.hnsw_max_scan_tuples_cap,
         max(20_000, math.ceil(4 * dense_candidates / max(fraction, 1e-6))),
     )
-    return Plan("hnsw", allowed, total, ef, tuples, sparse_group_index=group_index, sparse_gin=gin)
+    return Plan("hnsw", allowed, total, ef, tuples, sparse_group_index=group_index)
+
+
+def _sparse_match_from_gin(allowed_rows: int, rank_df: int) -> bool:
+    """Filter first: whether the match is read from the GIN index (many rows allowed, or a
+    rare match among them) or tested on each allowed row (SPARSE_ROW_TEST_*)."""
+    return (
+        allowed_rows > SPARSE_ROW_TEST_MAX_ROWS
+        or rank_df * SPARSE_ROW_TEST_MIN_SHARE < allowed_rows
+    )
 
 
 def _weights(settings: Settings, mode: str) -> tuple[bool, bool, float, float]:
