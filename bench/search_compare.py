@@ -166,11 +166,15 @@ def baseline_blocks() -> Iterator[None]:
 
 
 def _budgeted_match(
-    params: repository.HybridParams, analysis: repository.QueryAnalysis, *, websearch: bool
+    params: repository.HybridParams,
+    analysis: repository.QueryAnalysis,
+    *,
+    websearch: bool,
+    allowed_rows: int,
 ) -> repository.HybridParams:
     """The sparse form a revision before 20261203_0045 had: the budgeted match, always (the
     form the service keeps for a question with operators)."""
-    return _chosen_form[0](params, analysis, websearch=True)
+    return _chosen_form[0](params, analysis, websearch=True, allowed_rows=allowed_rows)
 
 
 _chosen_form = [service.sparse_form]

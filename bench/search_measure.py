@@ -160,6 +160,11 @@ class Cell:
         return sum(n for strategy, n in self.strategies.items() if "+impact" in strategy)
 
     @property
+    def sum_form(self) -> int:
+        """Searches whose sparse leg summed every visible posting of its lexemes."""
+        return sum(n for strategy, n in self.strategies.items() if "+postings" in strategy)
+
+    @property
     def latency(self) -> Latency:
         return Latency.of(self.seconds)
 
@@ -188,6 +193,7 @@ class Cell:
                     "sparse_allowed_matches_mean": round(float(np.mean(self.pool_sizes)), 1),
                     "sparse_allowed_matches_max": max(self.pool_sizes),
                     "sparse_impact_form": self.impact_form,
+                    "sparse_sum_form": self.sum_form,
                 }
                 if self.pool_sizes
                 else {}

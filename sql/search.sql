@@ -37,6 +37,7 @@
 --   :use_dense, :use_sparse, :dense_weight, :sparse_weight, :rrf_k, :k
 --   :dense_candidates, :sparse_candidates, :sparse_rank_cap
 --   :collapse          true: one hit per document (collapse "document")
+--   :sparse_impact, :sparse_sum   the sparse leg's form (app/search/service.py sparse_form)
 --   :sparse_group_index  true: the sparse leg's group test may use the btree (small
 --                      allowed sets); false: it filters after the GIN scan. Either way the
 --                      predicate is there; only the index choice differs
@@ -233,8 +234,10 @@ WITH policy AS (
     -- Each document part's exact BM25 score from its impact postings (sql/functions/
     -- search_postings.v1.sql): the weight of a lexeme is its IDF among the chunks the person
     -- may see, so rows behind a wall move no score (invariant 12). Filter first: every part
-    -- of the documents found above. Impact order (:sparse_impact true, no narrowing filter):
-    -- the :sparse_candidates best parts, exactly, by the threshold algorithm.
+    -- of the documents found above. From the postings (:sparse_impact true, no narrowing
+    -- filter): the :sparse_candidates best parts, exactly, by the threshold algorithm, or
+    -- (:sparse_sum true, fewer visible postings) every visible posting of the ranking lexemes
+    -- summed per part, the access test inside the index-only scan of each lexeme's list.
     SELECT s.*
     FROM ewall_sparse_part_scores(
              ARRAY(SELECT DISTINCT document_id FROM sparse_docs ORDER BY document_id),
@@ -248,16 +251,29 @@ WITH policy AS (
              CAST(:rank_lexemes AS text[]), CAST(:rank_idf_weights AS float8[]),
              CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[]),
              (SELECT ewall_retag_pending()), CAST(:sparse_candidates AS integer)) AS s
-    WHERE :use_sparse AND CAST(:sparse_impact AS boolean)
+    WHERE :use_sparse AND CAST(:sparse_impact AS boolean) AND NOT CAST(:sparse_sum AS boolean)
       AND (SELECT version FROM policy) = :policy_version
+    UNION ALL
+    SELECT p.document_id, p.wall_group_id, p.source_acl_id, p.matter_id,
+           sum(q.weight * p.impact) AS score
+    FROM unnest(CAST(:rank_lexemes AS text[]), CAST(:rank_idf_weights AS float8[]))
+         AS q (lexeme, weight)
+    JOIN search_postings AS p ON p.lexeme = q.lexeme
+    WHERE :use_sparse AND CAST(:sparse_impact AS boolean) AND CAST(:sparse_sum AS boolean)
+      AND (SELECT version FROM policy) = :policy_version
+      AND p.wall_group_id = ANY(CAST(:wall_groups AS text[]))
+      AND p.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
+      AND p.matter_id <> ALL(CAST((SELECT ewall_retag_pending()) AS text[]))
+    GROUP BY p.document_id, p.wall_group_id, p.source_acl_id, p.matter_id
 ), sparse_top AS MATERIALIZED (
     SELECT * FROM sparse_parts
     ORDER BY score DESC, document_id, wall_group_id, source_acl_id, matter_id
     LIMIT :sparse_candidates
 ), sparse_rows AS MATERIALIZED (
     -- The best parts' chunks that match, under the rule and the filters. Filter first: those
-    -- found above (read again by key for their lexemes only). Impact order: read here, every
-    -- chunk of the part tested (no narrowing filter reaches this form; they stay as a guard).
+    -- found above (read again by key for their lexemes only). From the postings: read here,
+    -- every chunk of the part tested (no narrowing filter reaches these forms; they stay as
+    -- a guard).
     SELECT t.document_id, t.wall_group_id, t.source_acl_id, t.matter_id, t.score, c.chunk_id,
            c.body_tsv
     FROM sparse_top t

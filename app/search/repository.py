@@ -145,9 +145,12 @@ class HybridParams:
     k: int  # hits returned
     dense_candidates: int  # per-leg candidate depth
     sparse_candidates: int
-    # true: the best documents read from the impact postings in impact order (no narrowing
-    # filter, many matches); false: every document with a chunk matching match_tsq
+    # true: the best document parts read from the impact postings (no narrowing filter, many
+    # matches); false: every document with a chunk matching match_tsq
     sparse_impact: bool
+    # with sparse_impact: true, every visible posting of the ranking lexemes summed per part;
+    # false, the postings read best impact first until nothing unread can reach the best
+    sparse_sum: bool
     sparse_group_index: bool  # the sparse leg's group test may use the btree
     sparse_gin: bool  # the sparse leg's match may use the GIN index (else a test per row)
     collapse: bool  # one hit per document, the others listed with it

@@ -67,11 +67,15 @@ COLLAPSE_DEPTH_FACTOR = 5  # candidates per leg per requested document when coll
 # The sparse leg ranks documents by BM25 from their impact postings (sql/functions/
 # search_postings.v1.sql; k1 3, b 0.9 and 16 lexemes were chosen on the development set,
 # docs/quality.md), every score exact:
-#  - at most SPARSE_FILTER_FIRST_MAX chunks the person may see hold a ranking lexeme: every
-#    document holding one is scored (filter first: through the GIN index, or by a test of each
-#    allowed row when few are allowed, SPARSE_ROW_TEST_*);
-#  - more, and no narrowing filter and no search operators: the best documents in impact
-#    order, stopping when nothing unread can reach them (the threshold algorithm);
+#  - at most SPARSE_FILTER_FIRST_MAX chunks the person may see hold a ranking lexeme, and
+#    the match is rare among the allowed rows or few rows are allowed (or the request
+#    narrows): every document holding one is scored (filter first: through the GIN index, or
+#    by a test of each allowed row when few are allowed, SPARSE_ROW_TEST_*);
+#  - otherwise, with no narrowing filter and no search operators, from the postings alone:
+#    with at most SPARSE_SUM_MAX_DF such chunks every visible posting of the ranking lexemes
+#    is summed per document part (an index-only scan of the lexemes' whole lists, the access
+#    test inside it); with more, the best parts in impact order, stopping when nothing
+#    unread can reach them (the threshold algorithm);
 #  - more, with a narrowing filter or operators: every document matching the budgeted match
 #    (analyze_query: lexemes in more than a quarter of the chunks are dropped, the others join
 #    rarest first while their summed document frequency stays under the match budget). A
@@ -79,6 +83,10 @@ COLLAPSE_DEPTH_FACTOR = 5  # candidates per leg per requested document when coll
 RANK_LEXEME_LIMIT = 16  # the most informative query lexemes the ranking weighs
 SPARSE_RANKING = "search_postings.v1: BM25 k1 3, b 0.9, reference length 2,000"
 SPARSE_FILTER_FIRST_MAX = 3_000
+# Summing every visible posting beat the threshold algorithm at 1,000,000 chunks wherever the
+# ranking lexemes' visible chunks were at most about this many (docs/scale-out.md): the
+# threshold algorithm reads the whole lists anyway when few of their postings are visible
+SPARSE_SUM_MAX_DF = 30_000
 # Filter first, the match: at most SPARSE_ROW_TEST_MAX_ROWS rows allowed, of which at least
 # one in SPARSE_ROW_TEST_MIN_SHARE holds a ranking lexeme (rank_df, over the rows the person
 # may see): the match is tested on each allowed row, read through the btree, instead of
@@ -339,11 +347,12 @@ def _find(
             dense_candidates=dense_candidates,
             sparse_candidates=sparse_candidates,
             sparse_impact=False,
+            sparse_sum=False,
             sparse_group_index=plan.sparse_group_index,
-            sparse_gin=_sparse_match_from_gin(plan.allowed_rows, analysis.rank_df),
+            sparse_gin=True,
             collapse=request.collapse == "document",
         )
-        params = sparse_form(params, analysis, websearch=websearch)
+        params = sparse_form(params, analysis, websearch=websearch, allowed_rows=plan.allowed_rows)
         try:
             found, strategy = _execute(conn, plan, params)
             if request.mode == "sparse" and _sparse_short(found, request.k, analysis, params):
@@ -357,7 +366,9 @@ def _find(
                     source_acl_ids=source_acl_ids,
                     full=True,
                 )
-                params = sparse_form(params, full, websearch=websearch)
+                params = sparse_form(
+                    params, full, websearch=websearch, allowed_rows=plan.allowed_rows
+                )
                 found, strategy = _execute(conn, plan, params)
                 strategy += "+full-sparse"
         except StalePolicy as stale:
@@ -453,7 +464,9 @@ def analyze_configured(
     )
 
 
-def sparse_form(params: HybridParams, analysis: QueryAnalysis, *, websearch: bool) -> HybridParams:
+def sparse_form(
+    params: HybridParams, analysis: QueryAnalysis, *, websearch: bool, allowed_rows: int
+) -> HybridParams:
     """``params`` with the sparse leg's inputs from ``analysis`` and its form for this question
     (the comment on SPARSE_FILTER_FIRST_MAX): which documents it scores, decided from the rows
     the person may see and the request alone."""
@@ -465,11 +478,12 @@ def sparse_form(params: HybridParams, analysis: QueryAnalysis, *, websearch: boo
         rank_weights=analysis.rank_weights,
         rank_idf_weights=analysis.rank_idf_weights,
         sparse_impact=False,
+        sparse_sum=False,
+        sparse_gin=_sparse_match_from_gin(allowed_rows, analysis.rank_df),
     )
     if websearch or not params.use_sparse:
         return params
-    if analysis.rank_df <= SPARSE_FILTER_FIRST_MAX:
-        return replace(params, match_tsq=analysis.rank_tsq)
+    few = analysis.rank_df <= SPARSE_FILTER_FIRST_MAX
     narrowed = (
         params.doc_types,
         params.sources,
@@ -479,8 +493,16 @@ def sparse_form(params: HybridParams, analysis: QueryAnalysis, *, websearch: boo
         params.session_matter_id,
     )
     if any(x is not None for x in narrowed):
-        return params
-    return replace(params, match_tsq=analysis.rank_tsq, sparse_impact=True)
+        return replace(params, match_tsq=analysis.rank_tsq) if few else params
+    rare = analysis.rank_df * SPARSE_ROW_TEST_MIN_SHARE < allowed_rows
+    if few and (rare or allowed_rows <= SPARSE_ROW_TEST_MAX_ROWS):
+        return replace(params, match_tsq=analysis.rank_tsq)
+    return replace(
+        params,
+        match_tsq=analysis.rank_tsq,
+        sparse_impact=True,
+        sparse_sum=analysis.rank_df <= SPARSE_SUM_MAX_DF,
+    )
 
 
 def _sparse_short(found: HybridRows, k: int, analysis: QueryAnalysis, params: HybridParams) -> bool:
@@ -495,7 +517,7 @@ def _sparse_short(found: HybridRows, k: int, analysis: QueryAnalysis, params: Hy
 def _execute(conn: Connection, plan: Plan, params: HybridParams) -> tuple[HybridRows, str]:
     strategy = plan.strategy if params.use_dense else "none"
     if params.sparse_impact:
-        strategy += "+impact"
+        strategy += "+postings" if params.sparse_sum else "+impact"
     hnsw = params.use_dense and plan.strategy == "hnsw"
     if not hnsw:
         found = repository.run_hybrid(conn, "exact", params)

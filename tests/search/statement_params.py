@@ -33,6 +33,7 @@ def hybrid_explain_params(*, hnsw: bool, **override: Any) -> dict[str, Any]:
         "dense_candidates": 50,
         "sparse_candidates": 50,
         "sparse_impact": False,
+        "sparse_sum": False,
         "sparse_group_index": True,
         "sparse_gin": True,
         "collapse": True,

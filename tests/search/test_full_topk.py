@@ -159,7 +159,7 @@ def overridden(client: TestClient, **values: Any) -> Iterator[None]:
 
 def _dense_strategy(out: dict[str, Any]) -> str:
     """The dense strategy that ran ("none" when the mode has no dense leg), without the
-    sparse leg's form ("+impact", "+full-sparse")."""
+    sparse leg's form ("+postings", "+impact", "+full-sparse")."""
     return str(out["strategy"]).split("+")[0]
 
 

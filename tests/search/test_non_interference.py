@@ -120,18 +120,23 @@ def _hidden_matches(firm: Firm) -> None:
     )
 
 
-@pytest.mark.parametrize("sparse_form", ["filter first", "filter first, GIN", "impact order"])
+@pytest.mark.parametrize(
+    "sparse_form", ["filter first", "filter first, GIN", "postings summed", "impact order"]
+)
 def test_rows_the_lawyer_may_not_see_change_nothing_in_the_answer(
     client: TestClient, auth: Tokens, monkeypatch: Any, sparse_form: str
 ) -> None:
     """Walled and ACL-hidden documents full of the lawyer's words, in every form of the
-    sparse leg (the match read from the GIN index and impact order forced here: the corpus
-    is small): hidden postings head the lexemes' impact lists, hidden chunks fill the GIN
-    index's lists, and the lawyer's answers stay the same, field for field."""
+    sparse leg (the match read from the GIN index, the postings summed and impact order
+    forced here: the corpus is small): hidden postings head the lexemes' impact lists and
+    lie in the lists that are summed, hidden chunks fill the GIN index's lists, and the
+    lawyer's answers stay the same, field for field."""
     if sparse_form == "filter first, GIN":
-        monkeypatch.setattr("app.search.service.SPARSE_ROW_TEST_MAX_ROWS", 0)
-    if sparse_form == "impact order":
+        monkeypatch.setattr("app.search.service.SPARSE_ROW_TEST_MIN_SHARE", 0)
+    if sparse_form in ("postings summed", "impact order"):
         monkeypatch.setattr("app.search.service.SPARSE_FILTER_FIRST_MAX", 0)
+    if sparse_form == "impact order":
+        monkeypatch.setattr("app.search.service.SPARSE_SUM_MAX_DF", -1)
     firm = _firm(client, auth)
     before = _answers(firm)
     # the searches find something
@@ -283,21 +288,24 @@ def test_a_large_hidden_corpus_moves_no_cut_budget_or_flag(
     _assert_same(before, _answers(firm))
 
 
-def test_the_impact_order_answers_as_scoring_every_document(
-    db: DbHandle, client: TestClient, auth: Tokens, monkeypatch: Any
+@pytest.mark.parametrize("form", ["+postings", "+impact"])
+def test_the_postings_answer_as_scoring_every_document(
+    db: DbHandle, client: TestClient, auth: Tokens, monkeypatch: Any, form: str
 ) -> None:
-    """The sparse leg's two forms give the same answers: every matching document scored
-    (filter first), and the best ones read from the postings in impact order (taken when
-    many chunks match; here forced with a threshold of 0). Rewriting the rows in place (new
-    tuple versions, another physical order) changes neither."""
+    """The sparse leg's forms give the same answers: every matching document scored (filter
+    first), and the best ones from the postings alone, every visible posting summed or read
+    in impact order (taken when many chunks match; here forced with thresholds). Rewriting
+    the rows in place (new tuple versions, another physical order) changes none of them."""
     firm = _firm(client, auth)
     before = _answers(firm)
     monkeypatch.setattr("app.search.service.SPARSE_FILTER_FIRST_MAX", 0)
-    impact = _answers(firm)
-    assert any("+impact" in a["strategy"] for a in impact)
-    for a in impact:
-        a["strategy"] = a["strategy"].replace("+impact", "")
-    _assert_same(before, impact)
+    if form == "+impact":
+        monkeypatch.setattr("app.search.service.SPARSE_SUM_MAX_DF", -1)
+    postings = _answers(firm)
+    assert any(form in a["strategy"] for a in postings)
+    for a in postings:
+        a["strategy"] = a["strategy"].replace(form, "")
+    _assert_same(before, postings)
     for external_id in reversed(list(VISIBLE)):
         with psycopg.connect(db.superuser_url) as conn:
             conn.execute(

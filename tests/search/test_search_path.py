@@ -144,6 +144,7 @@ def _params(policy_version: int) -> HybridParams:
         dense_candidates=20,
         sparse_candidates=20,
         sparse_impact=False,
+        sparse_sum=False,
         sparse_group_index=True,
         sparse_gin=True,
         collapse=False,

@@ -86,6 +86,28 @@ def test_every_leg_carries_the_rule_and_the_filters() -> None:
             assert predicate in sections[leg], (leg, predicate)
 
 
+POSTINGS_KEYS = (
+    "p.wall_group_id = ANY(CAST(:wall_groups AS text[]))",
+    "p.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))",
+    "p.matter_id <> ALL(CAST((SELECT ewall_retag_pending()) AS text[]))",
+)
+
+
+def test_the_postings_are_read_for_the_persons_keys_in_the_statement_itself() -> None:
+    """Row-level security on search_postings is only the backstop: where the sparse leg sums
+    the postings it tests the person's keys and the matters pending re-tag itself, and the
+    two functions that read them are given both."""
+    parts = _sections(sqlfiles.raw(BLOCK))["sparse_parts"]
+    assert parts.count("JOIN search_postings AS p") == 1
+    for predicate in POSTINGS_KEYS:
+        assert predicate in parts, predicate
+    for function in ("ewall_sparse_part_scores(", "ewall_sparse_impact_topk("):
+        call = parts[parts.index(function) :]
+        call = call[: call.index(") AS s")]
+        assert "CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[])" in call, function
+        assert "(SELECT ewall_retag_pending())" in call, function
+
+
 def test_collapse_is_a_bind_parameter() -> None:
     sql = sqlfiles.raw(BLOCK)
     assert "/*collapse*/" not in sql

@@ -1,8 +1,8 @@
 """The sparse leg's recall against brute force (issue 29, point 3): bench/sparse_recall.py
 scores EVERY chunk the person may see with the same formula, from the chunks themselves
 (not the postings), and the shipped sparse search's top-10 must be that reference's top-10,
-in the same order, in both of its forms (every matching document scored, and impact order
-with its stop). The reference itself is checked on a tiny case against BM25 written out in
+in the same order, in each of its forms (every matching document scored, every visible
+posting summed, and impact order with its stop). The reference itself is checked on a tiny case against BM25 written out in
 Python."""
 
 from __future__ import annotations
@@ -132,11 +132,13 @@ def test_reference_is_bm25_over_every_allowed_match(
     # three occurrences outrank one in documents of about the same length
     first_doc = next(d for d, parts in matching.items() if ref.ids[0] in {p[0] for p in parts})
     assert first_doc in ("drie-keer", "twee-delen")
-    # and the shipped leg agrees, in both forms
+    # and the shipped leg agrees, in every form
     assert _shipped(firm, "dwangsom") == ref.ids
-    monkeypatch.setattr("app.search.service.SPARSE_ROW_TEST_MAX_ROWS", 0)  # the GIN index
+    monkeypatch.setattr("app.search.service.SPARSE_ROW_TEST_MIN_SHARE", 0)  # the GIN index
     assert _shipped(firm, "dwangsom") == ref.ids
     monkeypatch.setattr("app.search.service.SPARSE_FILTER_FIRST_MAX", 0)
+    assert _shipped(firm, "dwangsom", "none+postings") == ref.ids
+    monkeypatch.setattr("app.search.service.SPARSE_SUM_MAX_DF", -1)
     assert _shipped(firm, "dwangsom", "none+impact") == ref.ids
 
 
@@ -181,7 +183,7 @@ def _text(rng: random.Random, words: int) -> str:
     return "De rechtbank overweegt: " + " ".join(picked) + "."
 
 
-@pytest.mark.parametrize("form", ["none", "none+gin", "none+impact"])
+@pytest.mark.parametrize("form", ["none", "none+gin", "none+postings", "none+impact"])
 def test_shipped_sparse_top10_is_the_brute_force_top10(
     client: TestClient, auth: Tokens, monkeypatch: pytest.MonkeyPatch, form: str
 ) -> None:
@@ -189,14 +191,17 @@ def test_shipped_sparse_top10_is_the_brute_force_top10(
     documents): for rare, common and mixed questions the sparse search's top-10 is the
     reference's, ids and order, whether every matching document is scored (its match
     tested on each allowed row, as for a small allowed set, or read from the GIN index, as
-    for a large one: forced here) or the postings are read in impact order (forced), and
-    the reference without the match budget and the common-word cut agrees too (the ranking
-    lexemes are the same)."""
+    for a rare match: forced here) or the best parts come from the postings alone, every
+    visible posting summed or read in impact order (both forced), and the reference without
+    the match budget and the common-word cut agrees too (the ranking lexemes are the
+    same)."""
     if form == "none+gin":
-        monkeypatch.setattr("app.search.service.SPARSE_ROW_TEST_MAX_ROWS", 0)
+        monkeypatch.setattr("app.search.service.SPARSE_ROW_TEST_MIN_SHARE", 0)
         form = "none"
-    if form == "none+impact":
+    if form in ("none+postings", "none+impact"):
         monkeypatch.setattr("app.search.service.SPARSE_FILTER_FIRST_MAX", 0)
+    if form == "none+impact":
+        monkeypatch.setattr("app.search.service.SPARSE_SUM_MAX_DF", -1)
     firm = _firm(client, auth)
     rng = random.Random(29)
     for d in range(24):
