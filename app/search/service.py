@@ -470,6 +470,10 @@ def sparse_form(
     """``params`` with the sparse leg's inputs from ``analysis`` and its form for this question
     (the comment on SPARSE_FILTER_FIRST_MAX): which documents it scores, decided from the rows
     the person may see and the request alone."""
+    # a rare match among the allowed rows, and few allowed rows (SPARSE_ROW_TEST_*): filter
+    # first reads the match from the GIN index unless it tests each of few allowed rows
+    rare = analysis.rank_df * SPARSE_ROW_TEST_MIN_SHARE < allowed_rows
+    few_rows = allowed_rows <= SPARSE_ROW_TEST_MAX_ROWS
     params = replace(
         params,
         match_tsq=analysis.match_tsq,
@@ -479,7 +483,7 @@ def sparse_form(
         rank_idf_weights=analysis.rank_idf_weights,
         sparse_impact=False,
         sparse_sum=False,
-        sparse_gin=_sparse_match_from_gin(allowed_rows, analysis.rank_df),
+        sparse_gin=rare or not few_rows,
     )
     if websearch or not params.use_sparse:
         return params
@@ -494,8 +498,7 @@ def sparse_form(
     )
     if any(x is not None for x in narrowed):
         return replace(params, match_tsq=analysis.rank_tsq) if few else params
-    rare = analysis.rank_df * SPARSE_ROW_TEST_MIN_SHARE < allowed_rows
-    if few and (rare or allowed_rows <= SPARSE_ROW_TEST_MAX_ROWS):
+    if few and (rare or few_rows):
         return replace(params, match_tsq=analysis.rank_tsq)
     return replace(
         params,
@@ -647,15 +650,6 @@ def choose_plan(
         max(20_000, math.ceil(4 * dense_candidates / max(fraction, 1e-6))),
     )
     return Plan("hnsw", allowed, total, ef, tuples, sparse_group_index=group_index)
-
-
-def _sparse_match_from_gin(allowed_rows: int, rank_df: int) -> bool:
-    """Filter first: whether the match is read from the GIN index (many rows allowed, or a
-    rare match among them) or tested on each allowed row (SPARSE_ROW_TEST_*)."""
-    return (
-        allowed_rows > SPARSE_ROW_TEST_MAX_ROWS
-        or rank_df * SPARSE_ROW_TEST_MIN_SHARE < allowed_rows
-    )
 
 
 def _weights(settings: Settings, mode: str) -> tuple[bool, bool, float, float]:
