@@ -2056,6 +2056,10 @@ CREATE INDEX ix_search_postings_document_id ON public.search_postings USING btre
 
 CREATE INDEX ix_search_postings_impact ON public.search_postings USING btree (lexeme, impact DESC) INCLUDE (document_id, wall_group_id, source_acl_id, matter_id);
 
+-- INDEX public ix_search_postings_key
+
+CREATE INDEX ix_search_postings_key ON public.search_postings USING btree (lexeme, wall_group_id, source_acl_id) INCLUDE (matter_id, document_id, impact);
+
 -- INDEX public ix_source_acls_allow
 
 CREATE INDEX ix_source_acls_allow ON public.source_acls USING gin (allow);

@@ -17,6 +17,7 @@ from sqlalchemy.pool import NullPool
 from app.db import sqlfiles
 from app.db.engine import sqlalchemy_url
 from app.search.repository import BLOCKS, DenseForm
+from tests import pg
 from tests.conftest import DbHandle
 from tests.search.statement_params import hybrid_explain_params
 
@@ -106,6 +107,60 @@ def test_the_postings_are_read_for_the_persons_keys_in_the_statement_itself() ->
         call = call[: call.index(") AS s")]
         assert "CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[])" in call, function
         assert "(SELECT ewall_retag_pending())" in call, function
+
+
+def test_the_postings_sum_reads_only_the_persons_part_of_each_list(db: DbHandle) -> None:
+    """Summing the visible postings descends the access-key index once per allowed key
+    (migration 20261204_0048), an index-only scan whose index condition holds the person's
+    wall groups and source ACLs: it never reads, and then drops, the rest of a common
+    lexeme's list, as its scan of the impact index with the keys as a filter did. Planned as
+    the application's role (row-level security on) over postings of 500 wall groups, in a
+    transaction that is rolled back."""
+    engine = create_engine(sqlalchemy_url(db.superuser_url), poolclass=NullPool)
+    try:
+        with engine.connect() as su:
+            su.execute(
+                text(
+                    "INSERT INTO search_postings (lexeme, document_id, wall_group_id,"
+                    " source_acl_id, matter_id, tf, n_tokens, impact)"
+                    " SELECT 'w' || (i % 20), i, 'wg-' || (i % 500), 'public', '', 1, 100, 0.5"
+                    " FROM generate_series(1, 50000) AS i"
+                )
+            )
+            su.execute(text("ANALYZE search_postings"))
+            su.execute(text("SELECT set_config('role', :role, true)"), {"role": pg.APP_ROLE})
+            plan = "\n".join(
+                str(r[0])
+                for r in su.execute(
+                    text("EXPLAIN (VERBOSE) " + sqlfiles.raw(BLOCK)),
+                    hybrid_explain_params(
+                        hnsw=False,
+                        use_dense=False,
+                        sparse_impact=True,
+                        sparse_sum=True,
+                        rank_lexemes=["w1", "w2"],
+                        rank_weights=[1.0, 1.0],
+                        rank_idf_weights=[2.0, 2.0],
+                        wall_groups=["wg-1", "wg-2"],
+                    ),
+                )
+            )
+            su.rollback()
+    finally:
+        engine.dispose()
+    start = plan.index("CTE sparse_parts")
+    parts = plan[start : plan.index("CTE sparse_top", start)]
+    # an index-only scan where the visibility map says the pages are all visible (these rows
+    # are not yet), a bitmap scan of the same index here: the index condition is the point
+    found = re.search(
+        r"(?:Index Only Scan using|Bitmap Index Scan on) ix_search_postings_key", parts
+    )
+    assert found, parts
+    cond = parts[found.end() :]
+    cond = cond[cond.index("Index Cond:") :].splitlines()[0]
+    assert "wall_group_id = ANY" in cond, parts
+    assert "source_acl_id = ANY" in cond, parts
+    assert "ix_search_postings_impact" not in parts, parts
 
 
 def test_collapse_is_a_bind_parameter() -> None:
