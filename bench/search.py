@@ -253,6 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "ix_chunks_body_tsv",
                     "search_postings",
                     "ix_search_postings_impact",
+                    "ix_search_postings_key",
                     "pk_search_postings",
                 ],
             )
