@@ -72,10 +72,11 @@ COLLAPSE_DEPTH_FACTOR = 5  # candidates per leg per requested document when coll
 #    narrows): every document holding one is scored (filter first: through the GIN index, or
 #    by a test of each allowed row when few are allowed, SPARSE_ROW_TEST_*);
 #  - otherwise, with no narrowing filter and no search operators, from the postings alone:
-#    with at most SPARSE_SUM_MAX_DF such chunks every visible posting of the ranking lexemes
-#    is summed per document part (an index-only scan of the lexemes' whole lists, the access
-#    test inside it); with more, the best parts in impact order, stopping when nothing
-#    unread can reach them (the threshold algorithm);
+#    every visible posting of the ranking lexemes summed per document part (an index-only
+#    scan of the person's keys in each lexeme's list); or, for a question of at most
+#    SPARSE_IMPACT_MAX_LEXEMES ranking lexemes held by more than SPARSE_SUM_MAX_DF such
+#    chunks, the best parts in impact order, stopping when nothing unread can reach them
+#    (the threshold algorithm);
 #  - more, with a narrowing filter or operators: every document matching the budgeted match
 #    (analyze_query: lexemes in more than a quarter of the chunks are dropped, the others join
 #    rarest first while their summed document frequency stays under the match budget). A
@@ -83,10 +84,12 @@ COLLAPSE_DEPTH_FACTOR = 5  # candidates per leg per requested document when coll
 RANK_LEXEME_LIMIT = 16  # the most informative query lexemes the ranking weighs
 SPARSE_RANKING = "search_postings.v1: BM25 k1 3, b 0.9, reference length 2,000"
 SPARSE_FILTER_FIRST_MAX = 3_000
-# Summing every visible posting beat the threshold algorithm at 1,000,000 chunks wherever the
-# ranking lexemes' visible chunks were at most about this many (docs/scale-out.md): the
-# threshold algorithm reads the whole lists anyway when few of their postings are visible
+# Summing every visible posting beat the threshold algorithm at 1,000,000 chunks for every
+# question of three or more ranking lexemes, at 10% and 100% allowed and up to 440,000
+# visible chunks holding one (the threshold algorithm reads deeper the more lists it
+# merges), and for one or two lexemes held by at most about 30,000 (docs/scale-out.md)
 SPARSE_SUM_MAX_DF = 30_000
+SPARSE_IMPACT_MAX_LEXEMES = 2
 # Filter first, the match: at most SPARSE_ROW_TEST_MAX_ROWS rows allowed, of which at least
 # one in SPARSE_ROW_TEST_MIN_SHARE holds a ranking lexeme (rank_df, over the rows the person
 # may see): the match is tested on each allowed row, read through the btree, instead of
@@ -504,7 +507,8 @@ def sparse_form(
         params,
         match_tsq=analysis.rank_tsq,
         sparse_impact=True,
-        sparse_sum=analysis.rank_df <= SPARSE_SUM_MAX_DF,
+        sparse_sum=analysis.rank_df <= SPARSE_SUM_MAX_DF
+        or len(analysis.rank_lexemes) > SPARSE_IMPACT_MAX_LEXEMES,
     )
 
 

@@ -137,6 +137,7 @@ def test_rows_the_lawyer_may_not_see_change_nothing_in_the_answer(
         monkeypatch.setattr("app.search.service.SPARSE_FILTER_FIRST_MAX", 0)
     if sparse_form == "impact order":
         monkeypatch.setattr("app.search.service.SPARSE_SUM_MAX_DF", -1)
+        monkeypatch.setattr("app.search.service.SPARSE_IMPACT_MAX_LEXEMES", 1 << 30)
     firm = _firm(client, auth)
     before = _answers(firm)
     # the searches find something
@@ -301,6 +302,7 @@ def test_the_postings_answer_as_scoring_every_document(
     monkeypatch.setattr("app.search.service.SPARSE_FILTER_FIRST_MAX", 0)
     if form == "+impact":
         monkeypatch.setattr("app.search.service.SPARSE_SUM_MAX_DF", -1)
+        monkeypatch.setattr("app.search.service.SPARSE_IMPACT_MAX_LEXEMES", 1 << 30)
     postings = _answers(firm)
     assert any(form in a["strategy"] for a in postings)
     for a in postings:

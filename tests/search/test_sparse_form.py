@@ -13,6 +13,7 @@ import pytest
 from app.search.repository import HybridParams, QueryAnalysis
 from app.search.service import (
     SPARSE_FILTER_FIRST_MAX,
+    SPARSE_IMPACT_MAX_LEXEMES,
     SPARSE_ROW_TEST_MAX_ROWS,
     SPARSE_ROW_TEST_MIN_SHARE,
     SPARSE_SUM_MAX_DF,
@@ -27,27 +28,29 @@ def _params(**override: Any) -> HybridParams:
     return HybridParams(**raw)
 
 
-def _analysis(rank_df: int) -> QueryAnalysis:
+def _analysis(rank_df: int, lexemes: int = 3) -> QueryAnalysis:
+    rank = ["a", "b", "c", "d"][:lexemes]
     return QueryAnalysis(
         match_tsq="'a' | 'b'",
         headline_tsq="'a' | 'b'",
-        rank_lexemes=["a", "b", "c"],
-        rank_weights=[1.0, 1.0, 1.0],
-        rank_idf_weights=[2.0, 2.0, 2.0],
-        rank_tsq="'a' | 'b' | 'c'",
+        rank_lexemes=rank,
+        rank_weights=[1.0] * lexemes,
+        rank_idf_weights=[2.0] * lexemes,
+        rank_tsq=" | ".join(f"'{x}'" for x in rank),
         rank_df=rank_df,
-        lexeme_count=3,
+        lexeme_count=lexemes,
         matched_lexeme_count=2,
     )
 
 
-def _form(rank_df: int, allowed_rows: int, websearch: bool = False, **override: Any) -> str:
-    p = sparse_form(
-        _params(**override), _analysis(rank_df), websearch=websearch, allowed_rows=allowed_rows
-    )
+def _form(
+    rank_df: int, allowed_rows: int, websearch: bool = False, lexemes: int = 3, **override: Any
+) -> str:
+    analysis = _analysis(rank_df, lexemes)
+    p = sparse_form(_params(**override), analysis, websearch=websearch, allowed_rows=allowed_rows)
     if p.sparse_impact:
         return "postings summed" if p.sparse_sum else "impact order"
-    match = "ranking lexemes" if p.match_tsq == "'a' | 'b' | 'c'" else "budgeted"
+    match = "ranking lexemes" if p.match_tsq == analysis.rank_tsq else "budgeted"
     return f"filter first, {'GIN' if p.sparse_gin else 'per row'}, {match}"
 
 
@@ -71,14 +74,29 @@ COMMON_AMONG_MANY = (
         # firm's, whatever the person may see)
         (*COMMON_AMONG_MANY, "postings summed"),
         (SPARSE_SUM_MAX_DF, 1_000_000, "postings summed"),
-        # more visible postings than that: impact order, which stops early
-        (SPARSE_SUM_MAX_DF + 1, 1_000_000, "impact order"),
+        # more visible postings than that: still summed for a question of many lexemes,
+        # whose impact order would merge as many lists
+        (SPARSE_SUM_MAX_DF + 1, 1_000_000, "postings summed"),
+        (10 * SPARSE_SUM_MAX_DF, 1_000_000, "postings summed"),
     ],
 )
 def test_a_plain_question_takes_the_form_its_visible_counts_call_for(
     rank_df: int, allowed_rows: int, expected: str
 ) -> None:
     assert _form(rank_df, allowed_rows) == expected
+
+
+@pytest.mark.parametrize(
+    ("lexemes", "expected"),
+    [(1, "impact order"), (SPARSE_IMPACT_MAX_LEXEMES, "impact order"), (3, "postings summed")],
+)
+def test_impact_order_takes_few_lexemes_held_by_many_visible_chunks(
+    lexemes: int, expected: str
+) -> None:
+    """The threshold algorithm stops early when it merges few lists; with one or two it beat
+    the sum past SPARSE_SUM_MAX_DF visible chunks, with more it did not."""
+    assert _form(SPARSE_SUM_MAX_DF + 1, 1_000_000, lexemes=lexemes) == expected
+    assert _form(SPARSE_SUM_MAX_DF, 1_000_000, lexemes=lexemes) == "postings summed"
 
 
 @pytest.mark.parametrize(

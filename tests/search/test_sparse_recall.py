@@ -139,6 +139,7 @@ def test_reference_is_bm25_over_every_allowed_match(
     monkeypatch.setattr("app.search.service.SPARSE_FILTER_FIRST_MAX", 0)
     assert _shipped(firm, "dwangsom", "none+postings") == ref.ids
     monkeypatch.setattr("app.search.service.SPARSE_SUM_MAX_DF", -1)
+    monkeypatch.setattr("app.search.service.SPARSE_IMPACT_MAX_LEXEMES", 1 << 30)
     assert _shipped(firm, "dwangsom", "none+impact") == ref.ids
 
 
@@ -202,6 +203,7 @@ def test_shipped_sparse_top10_is_the_brute_force_top10(
         monkeypatch.setattr("app.search.service.SPARSE_FILTER_FIRST_MAX", 0)
     if form == "none+impact":
         monkeypatch.setattr("app.search.service.SPARSE_SUM_MAX_DF", -1)
+        monkeypatch.setattr("app.search.service.SPARSE_IMPACT_MAX_LEXEMES", 1 << 30)
     firm = _firm(client, auth)
     rng = random.Random(29)
     for d in range(24):
