@@ -84,12 +84,12 @@ COLLAPSE_DEPTH_FACTOR = 5  # candidates per leg per requested document when coll
 RANK_LEXEME_LIMIT = 16  # the most informative query lexemes the ranking weighs
 SPARSE_RANKING = "search_postings.v1: BM25 k1 3, b 0.9, reference length 2,000"
 SPARSE_FILTER_FIRST_MAX = 3_000
-# Summing every visible posting beat the threshold algorithm at 1,000,000 chunks for every
-# question of three or more ranking lexemes, at 10% and 100% allowed and up to 440,000
-# visible chunks holding one (the threshold algorithm reads deeper the more lists it
-# merges), and for one or two lexemes held by at most about 30,000 (docs/scale-out.md)
+# Summing every visible posting beat the threshold algorithm at 1,000,000 chunks wherever at
+# most about 30,000 visible chunks held a ranking lexeme, and for questions of four or more
+# ranking lexemes up to 440,000 (the threshold algorithm reads deeper the more lists it
+# merges); for three it was even, for one or two slower (docs/scale-out.md)
 SPARSE_SUM_MAX_DF = 30_000
-SPARSE_IMPACT_MAX_LEXEMES = 2
+SPARSE_IMPACT_MAX_LEXEMES = 3
 # Filter first, the match: at most SPARSE_ROW_TEST_MAX_ROWS rows allowed, of which at least
 # one in SPARSE_ROW_TEST_MIN_SHARE holds a ranking lexeme (rank_df, over the rows the person
 # may see): the match is tested on each allowed row, read through the btree, instead of

@@ -29,7 +29,7 @@ def _params(**override: Any) -> HybridParams:
 
 
 def _analysis(rank_df: int, lexemes: int = 3) -> QueryAnalysis:
-    rank = ["a", "b", "c", "d"][:lexemes]
+    rank = [chr(ord("a") + i) for i in range(lexemes)]
     return QueryAnalysis(
         match_tsq="'a' | 'b'",
         headline_tsq="'a' | 'b'",
@@ -74,10 +74,9 @@ COMMON_AMONG_MANY = (
         # firm's, whatever the person may see)
         (*COMMON_AMONG_MANY, "postings summed"),
         (SPARSE_SUM_MAX_DF, 1_000_000, "postings summed"),
-        # more visible postings than that: still summed for a question of many lexemes,
-        # whose impact order would merge as many lists
-        (SPARSE_SUM_MAX_DF + 1, 1_000_000, "postings summed"),
-        (10 * SPARSE_SUM_MAX_DF, 1_000_000, "postings summed"),
+        # more visible postings than that, three lexemes: impact order, which stops early
+        # (many lexemes: test_impact_order_takes_few_lexemes_held_by_many_visible_chunks)
+        (SPARSE_SUM_MAX_DF + 1, 1_000_000, "impact order"),
     ],
 )
 def test_a_plain_question_takes_the_form_its_visible_counts_call_for(
@@ -88,13 +87,17 @@ def test_a_plain_question_takes_the_form_its_visible_counts_call_for(
 
 @pytest.mark.parametrize(
     ("lexemes", "expected"),
-    [(1, "impact order"), (SPARSE_IMPACT_MAX_LEXEMES, "impact order"), (3, "postings summed")],
+    [
+        (1, "impact order"),
+        (SPARSE_IMPACT_MAX_LEXEMES, "impact order"),
+        (SPARSE_IMPACT_MAX_LEXEMES + 1, "postings summed"),
+    ],
 )
 def test_impact_order_takes_few_lexemes_held_by_many_visible_chunks(
     lexemes: int, expected: str
 ) -> None:
-    """The threshold algorithm stops early when it merges few lists; with one or two it beat
-    the sum past SPARSE_SUM_MAX_DF visible chunks, with more it did not."""
+    """The threshold algorithm stops early when it merges few lists; with up to three it
+    matched or beat the sum past SPARSE_SUM_MAX_DF visible chunks, with more it did not."""
     assert _form(SPARSE_SUM_MAX_DF + 1, 1_000_000, lexemes=lexemes) == expected
     assert _form(SPARSE_SUM_MAX_DF, 1_000_000, lexemes=lexemes) == "postings summed"
 
