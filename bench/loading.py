@@ -384,7 +384,7 @@ def prewarm(bdb: BenchDatabase, relations: Sequence[str]) -> None:
 DEFAULT_HNSW = IndexDef(
     "ix_chunks_embedding_hnsw",
     "CREATE INDEX ix_chunks_embedding_hnsw ON public.chunks USING hnsw "
-    "(embedding vector_cosine_ops) WITH (m='16', ef_construction='64')",
+    "(embedding vector_cosine_ops) WITH (m='16', ef_construction='128')",
     "hnsw",
 )
 

@@ -1978,7 +1978,7 @@ CREATE INDEX ix_chunks_document_id ON public.chunks USING btree (document_id);
 
 -- INDEX public ix_chunks_embedding_hnsw
 
-CREATE INDEX ix_chunks_embedding_hnsw ON public.chunks USING hnsw (embedding public.vector_cosine_ops) WITH (m='16', ef_construction='64');
+CREATE INDEX ix_chunks_embedding_hnsw ON public.chunks USING hnsw (embedding public.vector_cosine_ops) WITH (m='16', ef_construction='128');
 
 -- INDEX public ix_chunks_matter_id
 

@@ -137,11 +137,11 @@ CREATE INDEX IF NOT EXISTS {index} ON ONLY chunks (chunk_id) WHERE embedding_nex
 
 -- name: create_hnsw_index
 CREATE INDEX CONCURRENTLY {index} ON {table}
-    USING hnsw (embedding_next vector_cosine_ops) WITH (m = 16, ef_construction = 64)
+    USING hnsw (embedding_next vector_cosine_ops) WITH (m = 16, ef_construction = 128)
 
 -- name: create_hnsw_index_parent
 CREATE INDEX IF NOT EXISTS {index} ON ONLY chunks
-    USING hnsw (embedding_next vector_cosine_ops) WITH (m = 16, ef_construction = 64)
+    USING hnsw (embedding_next vector_cosine_ops) WITH (m = 16, ef_construction = 128)
 
 -- name: attach_index
 ALTER INDEX {parent} ATTACH PARTITION {child}

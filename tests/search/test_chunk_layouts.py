@@ -28,6 +28,7 @@ from app.settings import Settings
 from tests import pg
 from tests.conftest import DbHandle, Tokens, _open
 from tests.helpers import Firm
+from tests.search import test_dense_graph as _dense_graph
 from tests.search import test_full_topk as _full_topk
 from tests.search import test_lexeme_cut as _lexeme_cut
 from tests.search import test_search_api as _search_api
@@ -61,6 +62,10 @@ test_retag_resumes_after_a_crash = _walls_api.test_retag_resumes_after_a_crash
 # migration 20261203_0044 (ALTER COLUMN ... SET EXPRESSION) reaches every partition
 test_the_migration_and_its_downgrade_rebuild_column_statistics_and_rules = (
     _lexeme_cut.test_the_migration_and_its_downgrade_rebuild_column_statistics_and_rules
+)
+# migration 20261204_0049 (REINDEX CONCURRENTLY) reaches every partition's graph
+test_the_graph_is_built_with_ef_construction_128_and_the_downgrade_takes_it_back = (
+    _dense_graph.test_the_graph_is_built_with_ef_construction_128_and_the_downgrade_takes_it_back
 )
 
 LAYOUTS = [(4, "vector"), (4, "halfvec")]
