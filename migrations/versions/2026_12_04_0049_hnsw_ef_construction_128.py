@@ -7,12 +7,12 @@ Create Date: 2026-12-04
 At 1,000,000 chunks the graph built with ef_construction 64 (m 16) missed neighbours a
 larger ef_search could not find either: recall@10 of the dense leg 0.83-0.91 at 10% and
 100% allowed, single questions down to 0 (docs/scale-out.md). Built with 128, on the same
-table and the same questions in one run: 0.990-1.000, and the iterative scan stops sooner
-(p95 36-53 against 67-447 ms at 10%). The index keeps its name and its m; only how many
-candidates each insertion weighs changes.
+table and the same questions in one run: 0.97-1.000, at the same speed within about 10%,
+for twice the build time. The index keeps its name and its m; only how many candidates each
+insertion weighs changes.
 
 The index is rebuilt with REINDEX CONCURRENTLY, outside a transaction: searches and
-ingestion go on while it builds (about 6 minutes at 1,000,000 chunks on two cores). On a
+ingestion go on while it builds (6-8 minutes at 1,000,000 chunks on two cores). On a
 partitioned chunks table (``ewall chunks layout``) each partition's index is set and rebuilt
 in turn; PostgreSQL keeps options on the partitioned parent itself unchangeable, so the
 parent's definition still reads 64. An interrupted rebuild leaves an invalid ``_ccnew``
