@@ -23,13 +23,14 @@ from app.db.engine import Database, sqlalchemy_url
 STORAGES = ("vector", "halfvec")
 MAX_PARTITIONS = 256
 
-# The default (one table) follows the measurements up to a few hundred thousand chunks: at
-# 100k and 200k one table searched as well as partitions. At 1M its HNSW recall@10 fell to
-# 0.92 at 10-100% allowed, where 4 hash partitions kept 0.995-1.000 at an unchanged hybrid
-# p95 and 16 walked too many graphs (docs/scale-out.md, Runs B and C). Converting a table
-# takes an exclusive lock for minutes, so it is the operator's step: from this many chunks
-# in one table, `ewall chunks layout` and the service's start-up advise it.
-ADVICE_ROWS = 500_000
+# The default (one table) follows the measurements up to the largest size measured. With the
+# graph built with ef_construction 64, one table's HNSW recall@10 fell to 0.92 at 1M chunks,
+# where 4 hash partitions kept 0.995-1.000; with the graph of migration 0049 (ef_construction
+# 128) one table keeps 1.000 there too, and 4 partitions cost 1.9x (10%) and 5.7x (100%)
+# dense p95 and 1.2-1.5x hybrid p95 (docs/scale-out.md). So one table is advised against
+# only past the measured size, and then as something to measure first: converting takes an
+# exclusive lock for minutes, so it stays the operator's step.
+ADVICE_ROWS = 1_000_000
 ADVISED_PARTITIONS = 4
 
 
@@ -55,17 +56,18 @@ def current(owner_url: str) -> tuple[Layout, list[Archive]]:
 
 def advice(layout: Layout, *, threshold: int | None = None) -> str | None:
     """What the measurements advise for this layout; None when it is the measured best.
-    ``threshold``: rows from which one table is advised against (default ADVICE_ROWS)."""
+    ``threshold``: the largest one-table size measured good (default ADVICE_ROWS)."""
     threshold = ADVICE_ROWS if threshold is None else threshold
     rows = max(layout.counted_rows, layout.estimated_rows)
-    if layout.partitions > 1 or rows < threshold:
+    if layout.partitions > 1 or rows <= threshold:
         return None
     return (
-        f"chunks holds {rows:,} rows in one table: from about {threshold:,} chunks, "
-        f"{ADVISED_PARTITIONS} hash partitions keep HNSW recall where one table loses it "
-        f"(recall@10 0.92 against 0.995-1.000 at 1M chunks, docs/scale-out.md). In a "
-        f"maintenance window run `ewall chunks relayout --partitions {ADVISED_PARTITIONS}` "
-        f"and set EWALL_CHUNK_PARTITIONS={ADVISED_PARTITIONS}."
+        f"chunks holds {rows:,} rows in one table, more than the {threshold:,} at which one "
+        f"table was measured (dense recall@10 1.000, docs/scale-out.md). Measure the dense "
+        f"leg's recall at this size (`python -m bench.search --rows {rows}`); if it falls "
+        f"below 0.98, {ADVISED_PARTITIONS} hash partitions keep it: in a maintenance window "
+        f"run `ewall chunks relayout --partitions {ADVISED_PARTITIONS}` and set "
+        f"EWALL_CHUNK_PARTITIONS={ADVISED_PARTITIONS}."
     )
 
 
