@@ -182,6 +182,7 @@ def test_reembed_switches_online_and_the_query_side_follows(
             " WHERE i.indexrelid = 'ix_chunks_embedding_hnsw'::regclass",
         )
         assert index[0][0] is True and "hnsw (embedding vector_cosine_ops)" in index[0][1]
+        assert "ef_construction='128'" in index[0][1]  # the graph of migration 20261204_0049
         status = report(db.database, None)
         assert (status.status, status.done, status.total) == ("switched", total, total)
         # every vector is the new model's passage encoding (prompt applied)
@@ -396,6 +397,7 @@ def test_reembed_on_hash_partitioned_chunks(db: DbHandle, embedder: Any, tiny: E
         "chunks_p1_embedding_next_hnsw",
     ]
     assert all(r[1] and "hnsw (embedding vector_cosine_ops)" in r[2] for r in rows)
+    assert all("ef_construction='128'" in r[2] for r in rows)  # migration 20261204_0049
     assert _sql(
         db,
         "SELECT DISTINCT atttypmod, attnotnull FROM pg_attribute WHERE attname = 'embedding'"
