@@ -291,7 +291,9 @@ WITH policy AS (
     FROM sparse_top t
     JOIN chunks c ON c.document_id = t.document_id
     WHERE CAST(:sparse_impact AS boolean)
-      AND c.wall_group_id = t.wall_group_id AND c.source_acl_id = t.source_acl_id
+      -- a part is one document's chunks in one key: read them by document (about 20 rows);
+      -- the group written so that its btree (a whole group's rows) is no access path here
+      AND (c.wall_group_id || '') = t.wall_group_id AND c.source_acl_id = t.source_acl_id
       AND coalesce(c.matter_id, '') = t.matter_id
       AND c.body_tsv @@ CAST(:match_tsq AS tsquery)
       AND ewall_chunk_visible(c.wall_group_id, c.source_acl_id, c.matter_id, c.suppressed,
