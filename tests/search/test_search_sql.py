@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Any
 
 import pytest
 from sqlalchemy import Connection, create_engine, text
@@ -220,6 +221,22 @@ def test_the_form_parameter_is_not_a_search_parameter() -> None:
     assert "dense_hnsw" not in {f.name for f in dataclasses.fields(HybridParams)}
 
 
+def _exact_form_plan(db: DbHandle, **override: Any) -> str:
+    """EXPLAIN (VERBOSE) of the statement in the exact dense form with these parameters; the
+    index paths asked for as a populated table would choose them (the test table is empty)."""
+    with db.database.transaction() as conn:
+        conn.execute(text("SET LOCAL enable_seqscan = off"))
+        plan = "\n".join(
+            str(r[0])
+            for r in conn.execute(
+                text("EXPLAIN (VERBOSE) " + sqlfiles.raw(BLOCK)),
+                hybrid_explain_params(hnsw=False, **override),
+            )
+        )
+        conn.rollback()
+    return plan
+
+
 def _sparse_docs_plan(plan: str) -> str:
     """The plan of the sparse_docs CTE alone."""
     start = plan.index("CTE sparse_docs")
@@ -235,18 +252,7 @@ def test_the_sparse_match_uses_the_gin_index_only_when_asked(
     match is a test on each allowed row, read through the btree on wall_group_id when the
     group test may use it (a small allowed set: the GIN scan of common words costs the same
     at any selectivity)."""
-    with db.database.transaction() as conn:
-        conn.execute(text("SET LOCAL enable_seqscan = off"))
-        plan = "\n".join(
-            str(r[0])
-            for r in conn.execute(
-                text("EXPLAIN (VERBOSE) " + sqlfiles.raw(BLOCK)),
-                hybrid_explain_params(
-                    hnsw=False, sparse_gin=gin, sparse_group_index=group_index
-                ),
-            )
-        )
-        conn.rollback()
+    plan = _exact_form_plan(db, sparse_gin=gin, sparse_group_index=group_index)
     sparse = _sparse_docs_plan(plan)
     assert ("ix_chunks_body_tsv" in sparse) is gin, sparse
     if not gin:
@@ -266,17 +272,7 @@ def test_the_best_parts_chunks_are_read_by_document_alone(db: DbHandle, sparse_s
     read through the document's index entries (about 20 rows), never ANDed with the btree on
     wall_group_id, which reads a whole group's entries for every part (1,000 rows per part at
     1M chunks: about 4.6 of 30 ms warm at 10% allowed)."""
-    with db.database.transaction() as conn:
-        conn.execute(text("SET LOCAL enable_seqscan = off"))
-        plan = "\n".join(
-            str(r[0])
-            for r in conn.execute(
-                text("EXPLAIN (VERBOSE) " + sqlfiles.raw(BLOCK)),
-                hybrid_explain_params(hnsw=False, sparse_impact=True, sparse_sum=sparse_sum),
-            )
-        )
-        conn.rollback()
-    stage = _chunk_stage_plan(plan)
+    stage = _chunk_stage_plan(_exact_form_plan(db, sparse_impact=True, sparse_sum=sparse_sum))
     assert "ix_chunks_document_id" in stage, stage
     assert "ix_chunks_wall_group_id" not in stage, stage
 
