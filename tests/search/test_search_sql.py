@@ -170,10 +170,10 @@ def test_collapse_is_a_bind_parameter() -> None:
     assert sql.count("CAST(:collapse AS boolean)") == 2
 
 
-def _dense_plan(plan: str) -> str:
-    """The plan of the dense CTE alone."""
-    start = plan.index("CTE dense")
-    return plan[start : plan.index("CTE sparse_docs", start)]
+def _cte_plan(plan: str, cte: str, following: str) -> str:
+    """The plan of one CTE alone: from its header to the next CTE's (``following``)."""
+    start = plan.index(f"CTE {cte}\n")
+    return plan[start : plan.index(f"CTE {following}\n", start)]
 
 
 @pytest.mark.parametrize("form", ["exact", "hnsw"])
@@ -202,7 +202,7 @@ def test_each_form_plans_its_own_dense_path_with_the_rule_inlined(
         )
         conn.rollback()
     assert "ewall_chunk_visible" not in plan, plan
-    dense = _dense_plan(plan)
+    dense = _cte_plan(plan, "dense", "sparse_docs")
     assert dense.count("on public.chunks") == 1, dense
     if form == "hnsw":
         assert "Index Scan using ix_chunks_embedding_hnsw" in dense, dense
@@ -237,12 +237,6 @@ def _exact_form_plan(db: DbHandle, **override: Any) -> str:
     return plan
 
 
-def _sparse_docs_plan(plan: str) -> str:
-    """The plan of the sparse_docs CTE alone."""
-    start = plan.index("CTE sparse_docs")
-    return plan[start : plan.index("CTE sparse_parts", start)]
-
-
 @pytest.mark.parametrize(("gin", "group_index"), [(True, False), (False, True), (False, False)])
 def test_the_sparse_match_uses_the_gin_index_only_when_asked(
     db: DbHandle, gin: bool, group_index: bool
@@ -253,17 +247,11 @@ def test_the_sparse_match_uses_the_gin_index_only_when_asked(
     group test may use it (a small allowed set: the GIN scan of common words costs the same
     at any selectivity)."""
     plan = _exact_form_plan(db, sparse_gin=gin, sparse_group_index=group_index)
-    sparse = _sparse_docs_plan(plan)
+    sparse = _cte_plan(plan, "sparse_docs", "sparse_parts")
     assert ("ix_chunks_body_tsv" in sparse) is gin, sparse
     if not gin:
         assert "IS TRUE" in sparse, sparse
         assert ("ix_chunks_wall_group_id" in sparse) is group_index, sparse
-
-
-def _chunk_stage_plan(plan: str) -> str:
-    """The plan of the sparse_rows CTE alone (the best parts' chunks)."""
-    start = plan.index("CTE sparse_rows")
-    return plan[start : plan.index("CTE sparse\n", start)]
 
 
 @pytest.mark.parametrize("sparse_sum", [False, True])
@@ -272,7 +260,8 @@ def test_the_best_parts_chunks_are_read_by_document_alone(db: DbHandle, sparse_s
     read through the document's index entries (about 20 rows), never ANDed with the btree on
     wall_group_id, which reads a whole group's entries for every part (1,000 rows per part at
     1M chunks: about 4.6 of 30 ms warm at 10% allowed)."""
-    stage = _chunk_stage_plan(_exact_form_plan(db, sparse_impact=True, sparse_sum=sparse_sum))
+    plan = _exact_form_plan(db, sparse_impact=True, sparse_sum=sparse_sum)
+    stage = _cte_plan(plan, "sparse_rows", "sparse")  # the best parts' chunks
     assert "ix_chunks_document_id" in stage, stage
     assert "ix_chunks_wall_group_id" not in stage, stage
 
