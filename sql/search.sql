@@ -178,7 +178,11 @@ WITH policy AS (
     --   true:  ORDER BY the bare distance operator -> HNSW index scan; the group test is
     --          hidden from the btree (group_index false), the tie-break key is a constant
     --          (dropped), so the ordered index scan is the planner's only sensible path
-    SELECT c.chunk_id, c.document_id, c.embedding <=> CAST(:qvec AS vector) AS distance
+    -- The ORDER BY names the output column, so each row's distance is computed once (an
+    -- ORDER BY expression that differs from the output's is computed beside it).
+    SELECT c.chunk_id, c.document_id,
+           CASE WHEN CAST(:dense_hnsw AS boolean) THEN c.embedding <=> CAST(:qvec AS vector)
+                ELSE (c.embedding <=> CAST(:qvec AS vector)) + 0 END AS distance
     FROM chunks c
     WHERE :use_dense
       AND (SELECT version FROM policy) = :policy_version
@@ -195,9 +199,7 @@ WITH policy AS (
            OR c.modified_at >= CAST(:modified_from AS timestamptz))
       AND (CAST(:modified_to AS timestamptz) IS NULL
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
-    ORDER BY CASE WHEN CAST(:dense_hnsw AS boolean) THEN c.embedding <=> CAST(:qvec AS vector)
-                  ELSE (c.embedding <=> CAST(:qvec AS vector)) + 0 END,
-             CASE WHEN CAST(:dense_hnsw AS boolean) THEN NULL ELSE c.chunk_id END
+    ORDER BY distance, CASE WHEN CAST(:dense_hnsw AS boolean) THEN NULL ELSE c.chunk_id END
     LIMIT :dense_candidates
 ), sparse_docs AS MATERIALIZED (
     -- Filter first (:sparse_impact false): the chunks the person may see that match
