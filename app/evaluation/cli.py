@@ -67,6 +67,9 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--depth", type=_depth, default=None, help="candidates per leg for this run only"
     )
+    p.add_argument(
+        "--rrf-k", type=_depth, default=None, help="fusion constant for this run only (1-1000)"
+    )
     p.set_defaults(handler=cmd_eval)
     sub = p.add_subparsers(dest="eval_command")
 
@@ -80,7 +83,9 @@ def register(subparsers: Any) -> None:
     c.add_argument("--json", action="store_true")
     c.set_defaults(handler=cmd_compare)
 
-    k = sub.add_parser("calibrate", help="grid-search fusion weights and depths; changes nothing")
+    k = sub.add_parser(
+        "calibrate", help="grid-search fusion weights, depths and constants; changes nothing"
+    )
     k.add_argument("--set", dest="set_name", required=True)
     _run_options(k)
     k.add_argument(
@@ -90,6 +95,12 @@ def register(subparsers: Any) -> None:
         help="comma list, default 0,0.1,0.2,0.3,0.5,0.7,1.0",
     )
     k.add_argument("--depths", type=_ints, default=None, help="comma list, default 50,100,200")
+    k.add_argument(
+        "--rrf-constants",
+        type=_ints,
+        default=None,
+        help="comma list of fusion constants (EWALL_RRF_K), default: the current one only",
+    )
     k.set_defaults(handler=cmd_calibrate)
 
     i = sub.add_parser("import", help="import a set from JSON lines or TREC files")
@@ -273,7 +284,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
         return _fail("give --set NAME, or --queries FILE --qrels FILE")
     modes = list(runner.MODES) if args.mode == "all" else [args.mode]
     overrides = None
-    if (args.dense_weight, args.sparse_weight, args.depth) != (None, None, None):
+    if (args.dense_weight, args.sparse_weight, args.depth, args.rrf_k) != (None,) * 4:
         from app.search.service import SearchOverrides
 
         overrides = SearchOverrides(
@@ -281,6 +292,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
             sparse_weight=args.sparse_weight,
             dense_candidates=args.depth,
             sparse_candidates=args.depth,
+            rrf_k=args.rrf_k,
         )
     temporary = None
     try:
@@ -465,6 +477,7 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings) -> int:
                 dense_weights=args.dense_weights or runner.DENSE_WEIGHTS,
                 depths=args.depths or runner.DEPTHS,
                 documents_half=args.documents_half,
+                rrf_constants=args.rrf_constants or (),
             )
     except (ValueError, AppError) as exc:
         return _fail(getattr(exc, "message", None) or str(exc))
@@ -479,15 +492,16 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings) -> int:
     table = Table(
         title=f"Calibration on {data['set']} (hybrid, sparse weight 1.0) · {data['took_s']} s"
     )
-    for col in ("dense weight", "depth", "nDCG@10", "recall@10", "recall@50", "MRR", ""):
+    for col in ("dense weight", "depth", "RRF k", "nDCG@10", "recall@10", "recall@50", "MRR", ""):
         table.add_column(col, justify="right")
     best = data["best"]
     for p in [data["current"], *data["grid"]]:
         m = p["metrics"]
         tag = "current" if p["current"] else ""
-        if (p["dense_weight"], p["dense_candidates"], p["current"]) == (
+        if (p["dense_weight"], p["dense_candidates"], p["rrf_k"], p["current"]) == (
             best["dense_weight"],
             best["dense_candidates"],
+            best["rrf_k"],
             best["current"],
         ):
             tag = (tag + " best").strip()
@@ -499,6 +513,7 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings) -> int:
         table.add_row(
             f"{p['dense_weight']:g}",
             depth,
+            str(p["rrf_k"]),
             _fmt(m["ndcg_10"]),
             _fmt(m["recall_10"]),
             _fmt(m["recall_50"]),

@@ -55,7 +55,6 @@ from app.resources import Resources
 from app.search.repository import Hit
 from app.search.schemas import SearchIn
 from app.search.service import (
-    RRF_K,
     SPARSE_RANKING,
     SYNONYM_WEIGHT,
     SearchOverrides,
@@ -285,7 +284,7 @@ def settings_snapshot(resources: Resources) -> dict[str, Any]:
         "sparse_weight": s.sparse_weight,
         "dense_candidates": s.dense_candidates,
         "sparse_candidates": s.sparse_candidates,
-        "rrf_k": RRF_K,
+        "rrf_k": s.rrf_k,
         "embedding_model": s.embedding_model,
         # the sparse leg's ranking (docs/quality.md): a run names what it measured
         "sparse_ranking": SPARSE_RANKING,
@@ -530,6 +529,7 @@ class GridPoint:
     sparse_weight: float
     dense_depth: int
     sparse_depth: int
+    rrf_k: int
     metrics: dict[str, float | int | None]
     current: bool = False
 
@@ -550,6 +550,7 @@ class GridPoint:
             "sparse_weight": self.sparse_weight,
             "dense_candidates": self.dense_depth,
             "sparse_candidates": self.sparse_depth,
+            "rrf_k": self.rrf_k,
             "current": self.current,
             "metrics": self.metrics,
         }
@@ -577,6 +578,7 @@ class CalibrationReport:
             f"EWALL_SPARSE_WEIGHT={b.sparse_weight:g}",
             f"EWALL_DENSE_CANDIDATES={b.dense_depth}",
             f"EWALL_SPARSE_CANDIDATES={b.sparse_depth}",
+            f"EWALL_RRF_K={b.rrf_k}",
         ]
 
     def as_dict(self) -> dict[str, Any]:
@@ -606,11 +608,17 @@ def calibrate(
     depths: Sequence[int] = DEPTHS,
     sparse_weight: float = 1.0,
     documents_half: str | None = None,
+    rrf_constants: Sequence[int] = (),
 ) -> CalibrationReport:
+    """Hybrid nDCG@10 over the grid of dense weights x candidate depths x fusion constants
+    (``rrf_constants`` empty: the current constant only), beside the current settings and
+    each leg alone. Changes no setting."""
     if any(w < 0 for w in dense_weights) or sparse_weight < 0:
         raise ValueError("weights must not be negative")
     if any(not 1 <= d <= 1000 for d in depths):
         raise ValueError("candidate depths must be 1-1000")
+    if any(not 1 <= k <= 1000 for k in rrf_constants):
+        raise ValueError("fusion constants must be 1-1000")
     started = time.perf_counter()
     prepared = prepare(resources, set_name, person=person, documents_half=documents_half)
     s = resources.settings
@@ -619,28 +627,24 @@ def calibrate(
         s.sparse_weight,
         s.dense_candidates,
         s.sparse_candidates,
+        s.rrf_k,
         run_mode(resources, prepared, "hybrid").metrics,
         current=True,
     )
     legs = {m: run_mode(resources, prepared, m).metrics for m in ("dense", "sparse")}
     grid = []
-    for depth in depths:
-        for w in dense_weights:
-            o = SearchOverrides(
-                dense_weight=w,
-                sparse_weight=sparse_weight,
-                dense_candidates=depth,
-                sparse_candidates=depth,
-            )
-            grid.append(
-                GridPoint(
-                    w,
-                    sparse_weight,
-                    depth,
-                    depth,
-                    run_mode(resources, prepared, "hybrid", o).metrics,
+    for k in rrf_constants or (s.rrf_k,):
+        for depth in depths:
+            for w in dense_weights:
+                o = SearchOverrides(
+                    dense_weight=w,
+                    sparse_weight=sparse_weight,
+                    dense_candidates=depth,
+                    sparse_candidates=depth,
+                    rrf_k=k,
                 )
-            )
+                metrics = run_mode(resources, prepared, "hybrid", o).metrics
+                grid.append(GridPoint(w, sparse_weight, depth, depth, k, metrics))
     return CalibrationReport(
         prepared.info.name,
         prepared.persons,

@@ -102,7 +102,6 @@ SPARSE_MATCH_BUDGET = 10_000
 # A lexeme only a synonym adds ranks at this weight (the question's own: 1); the best of the
 # weights measured with a broad thesaurus (docs/quality.md, third round). It matches at any.
 SYNONYM_WEIGHT = 0.3
-RRF_K = 60  # the reciprocal rank fusion constant: score = weight / (RRF_K + rank)
 
 
 class StalePolicy(Exception):
@@ -161,6 +160,7 @@ class SearchOverrides:
     sparse_weight: float | None = None
     dense_candidates: int | None = None
     sparse_candidates: int | None = None
+    rrf_k: int | None = None
 
 
 def search(
@@ -345,7 +345,7 @@ def _find(
             use_sparse=use_sparse,
             dense_weight=w_dense,
             sparse_weight=w_sparse,
-            rrf_k=RRF_K,
+            rrf_k=o.rrf_k or settings.rrf_k,
             k=request.k,
             dense_candidates=dense_candidates,
             sparse_candidates=sparse_candidates,

@@ -223,27 +223,70 @@ def test_saved_runs_compare_and_calibration_changes_nothing(
     data = cal.as_dict()
     assert len(data["grid"]) == 2 and set(data["single_legs"]) == {"dense", "sparse"}
     assert data["current"]["current"] is True
+    assert {p["rrf_k"] for p in data["grid"]} == {resources.settings.rrf_k}
     best = data["best"]["metrics"]["ndcg_10"]
     assert all(best >= p["metrics"]["ndcg_10"] for p in data["grid"])
     assert data["suggested_environment"][0].startswith("EWALL_DENSE_WEIGHT=")
+    assert f"EWALL_RRF_K={data['best']['rrf_k']}" in data["suggested_environment"]
+    # the fusion constant is a third axis of the grid
+    grid = runner.calibrate(
+        resources, "tiny", person=PERSON, dense_weights=(1.0,), depths=(50,), rrf_constants=(1, 60)
+    ).as_dict()["grid"]
+    assert [(p["dense_weight"], p["rrf_k"]) for p in grid] == [(1.0, 1), (1.0, 60)]
+    assert resources.settings.model_dump() == before
+    with pytest.raises(ValueError, match="fusion constants"):
+        runner.calibrate(resources, "tiny", rrf_constants=(0,))
     # equal metrics never move away from the current setting
     if all(p["metrics"] == data["current"]["metrics"] for p in data["grid"]):
         assert data["best_is_current"]
     tie = runner.CalibrationReport(
         "t",
         [],
-        runner.GridPoint(0.0, 1.0, 100, 100, {"ndcg_10": 0.5}, current=True),
+        runner.GridPoint(0.0, 1.0, 100, 100, 60, {"ndcg_10": 0.5}, current=True),
         {},
         [
-            runner.GridPoint(0.0, 1.0, 50, 50, {"ndcg_10": 0.5}),
-            runner.GridPoint(0.3, 1.0, 200, 200, {"ndcg_10": 0.5}),
+            runner.GridPoint(0.0, 1.0, 50, 50, 60, {"ndcg_10": 0.5}),
+            runner.GridPoint(0.3, 1.0, 200, 200, 10, {"ndcg_10": 0.5}),
         ],
         0.0,
     )
     assert tie.best.current
-    tie.grid.append(runner.GridPoint(0.1, 1.0, 200, 200, {"ndcg_10": 0.6}))
-    tie.grid.append(runner.GridPoint(0.2, 1.0, 50, 50, {"ndcg_10": 0.6}))
+    tie.grid.append(runner.GridPoint(0.1, 1.0, 200, 200, 60, {"ndcg_10": 0.6}))
+    tie.grid.append(runner.GridPoint(0.2, 1.0, 50, 50, 60, {"ndcg_10": 0.6}))
     assert (tie.best.dense_weight, tie.best.depth) == (0.2, 50)
+
+
+def test_the_fusion_constant_sets_each_hits_score(firm: Firm, client: TestClient) -> None:
+    """A hit's score is the sum over the legs of weight / (constant + rank): the setting
+    EWALL_RRF_K, or an evaluation's override of it."""
+    from app.auth.service import Principal
+    from app.search.schemas import SearchIn
+    from app.search.service import SearchOverrides, embed_query, run_search
+
+    resources = _resources(client)
+    assert resources.embedder is not None
+    request = SearchIn(query="pachter", k=3, mode="sparse")
+    qvec = embed_query(resources.embedder, request.query)
+    settings = resources.settings
+    saved = settings.rrf_k
+    try:
+        for setting, override in ((saved, None), (saved, 7), (3, None)):
+            settings.__dict__["rrf_k"] = setting
+            with resources.database.transaction() as conn:
+                result = run_search(
+                    conn,
+                    resources,
+                    Principal(person_id=PERSON, roles=frozenset({"lawyer"})),
+                    request,
+                    qvec=qvec,
+                    purpose="evaluation",
+                    overrides=SearchOverrides(rrf_k=override),
+                )
+            # one document holds "pachter": the sparse leg's first rank, weight 1
+            k = override or setting
+            assert [h.score for h in result.rows] == [pytest.approx(1 / (k + 1))], (k, result)
+    finally:
+        settings.__dict__["rrf_k"] = saved
 
 
 def _cli(argv: list[str], db: DbHandle) -> int:
