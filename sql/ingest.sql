@@ -36,9 +36,21 @@ WHERE document_id = :document_id
 SELECT chunk_id FROM chunks WHERE document_id = :document_id
 
 -- name: embeddings_by_content
--- Reuse vectors of identical text already embedded elsewhere (another copy of a document).
-SELECT DISTINCT ON (content_sha256) content_sha256, CAST(embedding AS text) AS embedding
-FROM chunks WHERE content_sha256 = ANY(:hashes)
+-- Stored vectors of identical text (another copy of a document) with what their encoder
+-- input was made of (the chunk, its section, its document's title and summary: app/
+-- embeddings.py passage_input). The caller reuses one only where that input is its own.
+-- One row per distinct input; writer mode.
+SELECT DISTINCT ON (c.content_sha256, c.section_path, d.title, s.summary)
+       c.content_sha256, c.body, c.section_path, d.title, s.summary,
+       CAST(c.embedding AS text) AS embedding
+FROM chunks c
+JOIN documents d ON d.document_id = c.document_id
+LEFT JOIN LATERAL (
+    SELECT x.body AS summary FROM chunks x
+    WHERE x.document_id = c.document_id AND lower(x.section_path) LIKE 'inhoudsindicatie%'
+    ORDER BY x.ordinal LIMIT 1
+) AS s ON true
+WHERE c.content_sha256 = ANY(:hashes)
 
 -- name: insert_chunk
 INSERT INTO chunks (chunk_id, document_id, source, external_id, client_id, matter_id,

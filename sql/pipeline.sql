@@ -48,7 +48,7 @@ SELECT d.document_id, d.status, d.metadata->>'input_sha256' AS input_sha,
 FROM documents d WHERE d.source = :source AND d.external_id = :external_id
 
 -- name: document_id
-SELECT document_id FROM documents WHERE source = :source AND external_id = :external_id
+SELECT document_id, title FROM documents WHERE source = :source AND external_id = :external_id
 
 -- name: delete_document
 DELETE FROM documents WHERE source = :source AND external_id = :external_id

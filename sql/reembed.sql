@@ -59,8 +59,17 @@ FROM chunks
 
 -- name: missing_batch
 -- The next chunks without a new vector (the partial index ix_chunks_embedding_next_missing
--- serves this on a large table). Writer mode.
-SELECT chunk_id, body FROM chunks WHERE embedding_next IS NULL ORDER BY chunk_id LIMIT :limit
+-- serves this on a large table), with what their encoder input is made of besides the text:
+-- the section, the document's title and summary (app/embeddings.py passage_input; ingestion
+-- builds the same). Writer mode.
+SELECT c.chunk_id, c.body, c.section_path, d.title,
+       (SELECT x.body FROM chunks x
+        WHERE x.document_id = c.document_id AND lower(x.section_path) LIKE 'inhoudsindicatie%'
+        ORDER BY x.ordinal LIMIT 1) AS summary
+FROM (SELECT chunk_id, body, section_path, document_id FROM chunks
+      WHERE embedding_next IS NULL ORDER BY chunk_id LIMIT :limit) AS c
+LEFT JOIN documents d ON d.document_id = c.document_id  -- never skip a chunk
+ORDER BY c.chunk_id
 
 -- name: any_missing
 SELECT EXISTS (SELECT 1 FROM chunks WHERE embedding_next IS NULL) AS missing

@@ -61,6 +61,15 @@ class ChunkDelta:
     placement_changed: int  # stored chunks whose placement followed the document's
 
 
+def document_title(
+    doc: SourceDocument, extracted: ExtractedDocument, stored_title: str | None
+) -> str:
+    """The title stored for a document: the source's, else the one stored before, else the
+    file's own, else its id (cut to the column's size)."""
+    title = clean_field(doc.title) or stored_title or (extracted.title or doc.external_id)
+    return title[:MAX_FIELD]
+
+
 def clean_field(value: str | None) -> str | None:
     """Tri-state: None stays None (absent); whitespace-only becomes "" (present, empty)."""
     if value is None:
@@ -184,11 +193,7 @@ def document_record(
 ) -> DocumentRecord:
     """Incoming values win; a value the source left out keeps the stored one."""
     content_sha = hashlib.sha256("\n".join(c.content_sha256 for c in chunks).encode()).hexdigest()
-    title = (
-        clean_field(doc.title)
-        or (before.title if before is not None else None)
-        or (extracted.title or doc.external_id)
-    )
+    title = document_title(doc, extracted, before.title if before is not None else None)
     metadata = dict(doc.metadata)
     metadata.update({k: v for k, v in extracted.metadata.items() if k not in metadata})
     if extracted.warnings:

@@ -27,7 +27,7 @@ from sqlalchemy import Connection
 
 from app.audit.chain import canonical_json
 from app.db.engine import Database
-from app.embeddings import Embedder, vector_literal
+from app.embeddings import Embedder, document_summary, passage_input, vector_literal
 from app.errors import AppError
 from app.ingest import document_write, preparation, repository
 from app.ingest.report import load_report
@@ -243,26 +243,57 @@ class IngestPipeline:
         return preparation.prepare_document(doc, self.embedder, self.limits)
 
     def _embeddings(
-        self, conn: Connection, chunks: list[PreparedChunk], known_ids: set[str]
+        self,
+        conn: Connection,
+        chunks: list[PreparedChunk],
+        known_ids: set[str],
+        inputs: dict[str, str],
     ) -> dict[str, str]:
-        """pgvector literals for chunks not already stored; identical text elsewhere is
-        reused, only genuinely new text goes to the encoder."""
-        return self._encode(*self._missing(conn, chunks, known_ids))
+        """pgvector literals for chunks not already stored; a stored vector whose encoder
+        input was the same text is reused, only genuinely new input goes to the encoder."""
+        return self._encode(*self._missing(conn, chunks, known_ids, inputs), inputs)
+
+    def _passage_inputs(self, chunks: list[PreparedChunk], title: str | None) -> dict[str, str]:
+        """chunk id -> what the encoder reads for it: the document's context, then the chunk
+        (app/embeddings.py passage_input)."""
+        summary = document_summary((c.section_path, c.body) for c in chunks)
+        limit = self.embedder.max_passage_tokens
+        return {
+            c.chunk_id: passage_input(self.embedder, limit, c.body, c.section_path, title, summary)
+            for c in chunks
+        }
 
     def _missing(
-        self, conn: Connection, chunks: list[PreparedChunk], known_ids: set[str]
+        self,
+        conn: Connection,
+        chunks: list[PreparedChunk],
+        known_ids: set[str],
+        inputs: dict[str, str],
     ) -> tuple[list[PreparedChunk], dict[str, str]]:
-        """The chunks not already stored, and the stored vectors of identical text."""
+        """The chunks not already stored, and stored vectors of identical text whose encoder
+        input was exactly this chunk's (another copy of the document, same context)."""
         missing = [c for c in chunks if c.chunk_id not in known_ids]
         if not missing:
             return [], {}
         mark_writer(conn)
-        reuse = repository.embeddings_by_content(conn, sorted({c.content_sha256 for c in missing}))
+        wanted = {c.content_sha256: inputs[c.chunk_id] for c in missing}
+        limit = self.embedder.max_passage_tokens
+        reuse: dict[str, str] = {}
+        for stored in repository.embeddings_by_content(conn, sorted(wanted)):
+            text = passage_input(
+                self.embedder, limit, stored.body, stored.section_path, stored.title,
+                stored.summary,
+            )  # fmt: skip
+            if text == wanted[stored.content_sha256]:
+                reuse[stored.content_sha256] = stored.embedding
         return missing, reuse
 
-    def _encode(self, missing: list[PreparedChunk], reuse: dict[str, str]) -> dict[str, str]:
-        """Vectors of ``missing``: reused where ``reuse`` has their text, else encoded (no
-        database work: the caller holds no transaction open for it, or a short one)."""
+    def _encode(
+        self, missing: list[PreparedChunk], reuse: dict[str, str], inputs: dict[str, str]
+    ) -> dict[str, str]:
+        """Vectors of ``missing``: reused where ``reuse`` has their text, else encoded from
+        ``inputs`` (no database work: the caller holds no transaction open for it, or a
+        short one)."""
         to_encode = [c for c in missing if c.content_sha256 not in reuse]
         out: dict[str, str] = {}
         # a long document gives way between slices too, not only between documents
@@ -272,7 +303,7 @@ class IngestPipeline:
             if start and self.pacer is not None:
                 self.pacer.pace()
             started = time.perf_counter()
-            vectors = self.embedder.embed_passages([c.body for c in piece])
+            vectors = self.embedder.embed_passages([inputs[c.chunk_id] for c in piece])
             self.timings["embed_s"] += time.perf_counter() - started
             for chunk, vec in zip(piece, vectors, strict=True):
                 out[chunk.chunk_id] = vector_literal(vec)
@@ -379,20 +410,22 @@ class IngestPipeline:
             chunks=stored.chunks,
         )
 
-    def _embed_new_chunks(self, doc: SourceDocument, chunks: list[PreparedChunk]) -> dict[str, str]:
-        """Embeddings of the chunks the document does not have yet. What is stored is read
-        in a short transaction; the encoding (and the pacer's pauses between its slices)
-        holds no transaction or pooled connection, and the write transaction stays short."""
+    def _embed_new_chunks(
+        self, doc: SourceDocument, extracted: ExtractedDocument, chunks: list[PreparedChunk]
+    ) -> tuple[dict[str, str], dict[str, str]]:
+        """Embeddings of the chunks the document does not have yet, and every chunk's encoder
+        input. What is stored is read in short transactions; building the inputs and the
+        encoding (and the pacer's pauses between its slices) hold no transaction or pooled
+        connection, and the write transaction stays short."""
         with self.database.transaction() as conn:
             mark_writer(conn)
-            document_id = repository.find_document_id(conn, doc.source, doc.external_id)
-            stored = (
-                repository.document_chunk_ids(conn, document_id)
-                if document_id is not None
-                else set()
-            )
-            missing, reuse = self._missing(conn, chunks, stored)
-        return self._encode(missing, reuse)
+            found = repository.find_document(conn, doc.source, doc.external_id)
+            stored = repository.document_chunk_ids(conn, found[0]) if found else set()
+        title = document_write.document_title(doc, extracted, found[1] if found else None)
+        inputs = self._passage_inputs(chunks, title)
+        with self.database.transaction() as conn:
+            missing, reuse = self._missing(conn, chunks, stored, inputs)
+        return self._encode(missing, reuse, inputs), inputs
 
     def _write(
         self,
@@ -405,7 +438,7 @@ class IngestPipeline:
         search_state: str | None,
     ) -> DocumentOutcome:
         """Replace the stored document with this version in one transaction."""
-        vectors = self._embed_new_chunks(doc, chunks)
+        vectors, inputs = self._embed_new_chunks(doc, extracted, chunks)
         with self.database.transaction() as conn:
             mark_writer(conn)
             # vectors of another model than the live one (a re-embed switched since this
@@ -425,7 +458,7 @@ class IngestPipeline:
                 document_write.chunk_placement(document_id, record, placement.wall_group_id),
                 chunks,
                 vectors,
-                lambda c, late: self._embeddings(c, late, set()),
+                lambda c, late: self._embeddings(c, late, set(), inputs),
                 existing_document=before is not None,
                 model_id=self.embedder.model_id,
             )

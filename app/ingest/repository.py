@@ -293,10 +293,16 @@ def find_fingerprint(conn: Connection, source: str, external_id: str) -> StoredF
 
 
 def find_document_id(conn: Connection, source: str, external_id: str) -> int | None:
+    found = find_document(conn, source, external_id)
+    return None if found is None else found[0]
+
+
+def find_document(conn: Connection, source: str, external_id: str) -> tuple[int, str] | None:
+    """(document id, stored title) of a document, or None."""
     row = conn.execute(
         sqlfiles.query("pipeline.document_id"), {"source": source, "external_id": external_id}
     ).first()
-    return None if row is None else int(row.document_id)
+    return None if row is None else (int(row.document_id), str(row.title))
 
 
 def lock_document(conn: Connection, source: str, external_id: str) -> StoredDocument | None:
@@ -324,10 +330,32 @@ def document_chunk_ids(conn: Connection, document_id: int) -> set[str]:
     }
 
 
-def embeddings_by_content(conn: Connection, hashes: Sequence[str]) -> dict[str, str]:
-    """content sha256 -> pgvector literal of a stored chunk with that text."""
+@dataclass(frozen=True)
+class StoredPassage:
+    """A stored chunk's vector and what its encoder input was made of."""
+
+    content_sha256: str
+    body: str
+    section_path: str
+    title: str | None
+    summary: str | None
+    embedding: str
+
+
+def embeddings_by_content(conn: Connection, hashes: Sequence[str]) -> list[StoredPassage]:
+    """Stored chunks with these texts, one per distinct encoder input."""
     rows = conn.execute(sqlfiles.query("ingest.embeddings_by_content"), {"hashes": list(hashes)})
-    return {str(r.content_sha256): str(r.embedding) for r in rows}
+    return [
+        StoredPassage(
+            str(r.content_sha256),
+            str(r.body),
+            str(r.section_path),
+            r.title,
+            r.summary,
+            str(r.embedding),
+        )
+        for r in rows
+    ]
 
 
 def find_matter_client(conn: Connection, matter_id: str) -> MatterClient | None:

@@ -109,9 +109,22 @@ def count_chunks(conn: Connection) -> tuple[int, int]:
     return int(row.total), int(row.missing)
 
 
-def missing_batch(conn: Connection, limit: int) -> list[tuple[str, str]]:
+@dataclass(frozen=True)
+class Passage:
+    """A chunk still without a new vector, and what its encoder input is made of."""
+
+    chunk_id: str
+    body: str
+    section_path: str
+    title: str | None
+    summary: str | None
+
+
+def missing_batch(conn: Connection, limit: int) -> list[Passage]:
     rows = conn.execute(sqlfiles.query("reembed.missing_batch"), {"limit": limit})
-    return [(str(r.chunk_id), str(r.body)) for r in rows]
+    return [
+        Passage(str(r.chunk_id), str(r.body), str(r.section_path), r.title, r.summary) for r in rows
+    ]
 
 
 def any_missing(conn: Connection) -> bool:

@@ -42,7 +42,7 @@ from sqlalchemy import Connection, Engine, create_engine, pool
 from sqlalchemy.exc import DBAPIError
 
 from app.db.engine import Database, sqlalchemy_url
-from app.embeddings import Embedder, vector_literal
+from app.embeddings import Embedder, passage_input, vector_literal
 from app.errors import AppError
 from app.reembed import repository
 from app.reembed.repository import HNSW_INDEX, MISSING_INDEX, LiveModel, Run
@@ -294,10 +294,15 @@ class Reembedder:
                 batch = repository.missing_batch(conn, self.batch_size)
             if not batch:
                 break
-            ids = [chunk_id for chunk_id, _ in batch]
+            ids = [p.chunk_id for p in batch]
             if ids == previous:  # written nothing last time: never spin
                 raise RuntimeError(f"re-embed made no progress on {ids[:3]}...")
-            vectors = self.target.embed_passages([body for _, body in batch], priority="bulk")
+            limit = self.target.max_passage_tokens
+            inputs = [
+                passage_input(self.target, limit, p.body, p.section_path, p.title, p.summary)
+                for p in batch
+            ]
+            vectors = self.target.embed_passages(inputs, priority="bulk")
             written = self._write(run, ids, [vector_literal(v) for v in vectors])
             previous = ids if written == 0 else []
             self.encoded += len(batch)

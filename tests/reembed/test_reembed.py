@@ -19,7 +19,7 @@ import psycopg
 import pytest
 
 from app.audit.chain import RETRIEVAL_FIELDS, retrieval_canonical
-from app.embeddings import Embedder, model_id_for, vector_literal
+from app.embeddings import Embedder, model_id_for, passage_input, vector_literal
 from app.errors import AppError
 from app.main import StartupError, check_dimensions
 from app.reembed.service import Reembedder, cancel, report
@@ -185,10 +185,17 @@ def test_reembed_switches_online_and_the_query_side_follows(
         assert "ef_construction='128'" in index[0][1]  # the graph of migration 20261204_0049
         status = report(db.database, None)
         assert (status.status, status.done, status.total) == ("switched", total, total)
-        # every vector is the new model's passage encoding (prompt applied)
-        body, vector = _sql(db, "SELECT body, CAST(embedding AS text) FROM chunks LIMIT 1")[0]
+        # every vector is the new model's passage encoding (prompt applied) of what ingestion
+        # encodes: the chunk after its document's context (here the title)
+        body, path, title, vector = _sql(
+            db,
+            "SELECT c.body, c.section_path, d.title, CAST(c.embedding AS text)"
+            " FROM chunks c JOIN documents d USING (document_id) ORDER BY c.chunk_id LIMIT 1",
+        )[0]
         stored = np.array([float(x) for x in vector.strip("[]").split(",")])
-        assert _cos(stored, tiny.embed_passages([body])[0]) > 0.9999
+        text_in = passage_input(tiny, tiny.max_passage_tokens, body, path, title, None)
+        assert text_in.startswith(f"{title}\n")
+        assert _cos(stored, tiny.embed_passages([text_in])[0]) > 0.9999
 
         # the running old-model service fails closed: 503, never a ranking of mixed vectors
         response = client.post(

@@ -1,0 +1,94 @@
+"""A chunk is encoded with its own document's context in front of it (app/embeddings.py
+passage_input): the decision's summary, else the document's title. A stored vector is reused
+for a copy of the text only when the encoder would read the very same input, so a vector never
+carries another document's title or summary (one that may sit behind a wall)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import psycopg
+import pytest
+from fastapi.testclient import TestClient
+
+from app.embeddings import CONTEXT_MAX_TOKENS, Embedder, passage_input
+from tests.conftest import DbHandle, Tokens
+from tests.helpers import Firm
+
+BODY = "De verhuurder vordert ontbinding van de huurovereenkomst wegens een huurachterstand."
+SUMMARY = "Huurrecht. Ontbinding wegens betalingsachterstand; de rechter wijst de vordering toe."
+
+
+@pytest.fixture
+def firm(client: TestClient, auth: Tokens) -> Firm:
+    f = Firm(client, auth)
+    f.client_("C-1", "Acme B.V.")
+    f.client_("C-2", "Beta N.V.")
+    f.matter("M-1", "C-1")
+    f.matter("M-2", "C-2")
+    return f
+
+
+def _stored(db: DbHandle, external_id: str) -> np.ndarray[Any, np.dtype[np.float64]]:
+    with psycopg.connect(db.superuser_url) as su:
+        row = su.execute(
+            "SELECT CAST(embedding AS text) FROM chunks WHERE external_id = %s", (external_id,)
+        ).fetchone()
+    assert row is not None
+    return np.array([float(x) for x in str(row[0]).strip("[]").split(",")])
+
+
+def _cos(a: Any, b: Any) -> float:
+    return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def test_the_context_is_the_summary_else_the_title_cut_to_what_fits(embedder: Embedder) -> None:
+    limit = embedder.max_passage_tokens
+    title = "ECLI:NL:RBAMS:2020:1 (Rechtbank Amsterdam, 2020-01-01)"
+
+    def make(path: str, summary: str | None, body: str = BODY, lim: int = limit) -> str:
+        return passage_input(embedder, lim, body, path, title, summary)
+
+    assert make("uitspraak / 3", SUMMARY) == f"{SUMMARY}\n{BODY}"
+    assert make("uitspraak / 3", None) == f"{title}\n{BODY}"
+    assert make("uitspraak / 3", "") == f"{title}\n{BODY}"
+    # the summary chunk itself is the summary: it gets the title
+    assert make("Inhoudsindicatie", SUMMARY, SUMMARY) == f"{title}\n{SUMMARY}"
+    # no room beside a chunk at the encoder's limit: the chunk alone
+    full = embedder.count_tokens(BODY)
+    assert make("uitspraak", SUMMARY, lim=full + 4) == BODY
+    # some room: whole words of the context, never more than fits
+    cut = make("uitspraak", SUMMARY, lim=full + 4 + 8)
+    context = cut.split("\n")[0]
+    assert SUMMARY.startswith(context) and 0 < embedder.count_tokens(context) <= 8
+    long_summary = " ".join([SUMMARY] * 40)
+    context = make("uitspraak", long_summary).split("\n")[0]
+    assert 0 < embedder.count_tokens(context) <= CONTEXT_MAX_TOKENS
+
+
+def test_a_chunk_is_encoded_after_its_documents_title(
+    firm: Firm, db: DbHandle, embedder: Embedder
+) -> None:
+    title = "Dagvaarding huurachterstand Jansen"
+    firm.document("ctx-1", BODY, client_id="C-1", matter_id="M-1", title=title)
+    stored = _stored(db, "ctx-1")
+    [expected, bare] = embedder.embed_passages([f"{title}\n{BODY}", BODY])
+    assert _cos(stored, expected) > 0.9999
+    assert _cos(stored, bare) < 0.9999  # the context changed the vector
+
+
+def test_a_copy_reuses_a_vector_only_for_the_same_input(
+    firm: Firm, db: DbHandle, embedder: Embedder
+) -> None:
+    """The same text under the same title (a copy) gets the stored vector; under another
+    title, in a matter behind another wall, it is encoded with its own title."""
+    firm.document("ctx-a", BODY, client_id="C-1", matter_id="M-1", title="Huurzaak Jansen")
+    firm.document("ctx-b", BODY, client_id="C-1", matter_id="M-1", title="Huurzaak Jansen")
+    firm.document("ctx-c", BODY, client_id="C-2", matter_id="M-2", title="Arbeidszaak Pietersen")
+    a, b, c = (_stored(db, e) for e in ("ctx-a", "ctx-b", "ctx-c"))
+    assert np.array_equal(a, b)
+    [own_c, title_a] = embedder.embed_passages(
+        [f"Arbeidszaak Pietersen\n{BODY}", f"Huurzaak Jansen\n{BODY}"]
+    )
+    assert _cos(c, own_c) > 0.9999 and _cos(c, title_a) < 0.9999
