@@ -36,10 +36,11 @@ WHERE document_id = :document_id
 SELECT chunk_id FROM chunks WHERE document_id = :document_id
 
 -- name: embeddings_by_content
--- Stored vectors of identical text (another copy of a document) with what their encoder
--- input was made of (the chunk, its section, its document's title and summary: app/
--- embeddings.py passage_input). The caller reuses one only where that input is its own.
--- One row per distinct input; writer mode.
+-- Stored vectors of identical text in documents of the same title (another copy of a
+-- document) with what their encoder input was made of (the chunk, its section, its
+-- document's title and summary: app/embeddings.py passage_input). The caller reuses one only
+-- where that input is its own; the title test keeps boilerplate shared by thousands of
+-- documents from coming back thousands of times. One row per distinct input; writer mode.
 SELECT DISTINCT ON (c.content_sha256, c.section_path, d.title, s.summary)
        c.content_sha256, c.body, c.section_path, d.title, s.summary,
        CAST(c.embedding AS text) AS embedding
@@ -50,7 +51,7 @@ LEFT JOIN LATERAL (
     WHERE x.document_id = c.document_id AND lower(x.section_path) LIKE 'inhoudsindicatie%'
     ORDER BY x.ordinal LIMIT 1
 ) AS s ON true
-WHERE c.content_sha256 = ANY(:hashes)
+WHERE c.content_sha256 = ANY(:hashes) AND d.title = :title
 
 -- name: insert_chunk
 INSERT INTO chunks (chunk_id, document_id, source, external_id, client_id, matter_id,

@@ -103,6 +103,15 @@ class DocumentOutcome:
         }
 
 
+@dataclass(frozen=True)
+class PassageInputs:
+    """What the encoder reads for each chunk of one document (chunk id -> text), and the
+    document title they were built with."""
+
+    title: str
+    by_chunk: dict[str, str]
+
+
 class IngestPipeline:
     def __init__(self, database: Database, embedder: Embedder, settings: Settings) -> None:
         self.database = database
@@ -247,28 +256,33 @@ class IngestPipeline:
         conn: Connection,
         chunks: list[PreparedChunk],
         known_ids: set[str],
-        inputs: dict[str, str],
+        inputs: PassageInputs,
     ) -> dict[str, str]:
         """pgvector literals for chunks not already stored; a stored vector whose encoder
         input was the same text is reused, only genuinely new input goes to the encoder."""
         return self._encode(*self._missing(conn, chunks, known_ids, inputs), inputs)
 
-    def _passage_inputs(self, chunks: list[PreparedChunk], title: str | None) -> dict[str, str]:
-        """chunk id -> what the encoder reads for it: the document's context, then the chunk
+    def _passage_inputs(self, chunks: list[PreparedChunk], title: str) -> PassageInputs:
+        """What the encoder reads for each chunk: the document's context, then the chunk
         (app/embeddings.py passage_input)."""
         summary = document_summary((c.section_path, c.body) for c in chunks)
         limit = self.embedder.max_passage_tokens
-        return {
-            c.chunk_id: passage_input(self.embedder, limit, c.body, c.section_path, title, summary)
-            for c in chunks
-        }
+        return PassageInputs(
+            title,
+            {
+                c.chunk_id: passage_input(
+                    self.embedder, limit, c.body, c.section_path, title, summary
+                )
+                for c in chunks
+            },
+        )
 
     def _missing(
         self,
         conn: Connection,
         chunks: list[PreparedChunk],
         known_ids: set[str],
-        inputs: dict[str, str],
+        inputs: PassageInputs,
     ) -> tuple[list[PreparedChunk], dict[str, str]]:
         """The chunks not already stored, and stored vectors of identical text whose encoder
         input was exactly this chunk's (another copy of the document, same context)."""
@@ -276,10 +290,10 @@ class IngestPipeline:
         if not missing:
             return [], {}
         mark_writer(conn)
-        wanted = {c.content_sha256: inputs[c.chunk_id] for c in missing}
+        wanted = {c.content_sha256: inputs.by_chunk[c.chunk_id] for c in missing}
         limit = self.embedder.max_passage_tokens
         reuse: dict[str, str] = {}
-        for stored in repository.embeddings_by_content(conn, sorted(wanted)):
+        for stored in repository.embeddings_by_content(conn, sorted(wanted), inputs.title):
             text = passage_input(
                 self.embedder, limit, stored.body, stored.section_path, stored.title,
                 stored.summary,
@@ -289,7 +303,7 @@ class IngestPipeline:
         return missing, reuse
 
     def _encode(
-        self, missing: list[PreparedChunk], reuse: dict[str, str], inputs: dict[str, str]
+        self, missing: list[PreparedChunk], reuse: dict[str, str], inputs: PassageInputs
     ) -> dict[str, str]:
         """Vectors of ``missing``: reused where ``reuse`` has their text, else encoded from
         ``inputs`` (no database work: the caller holds no transaction open for it, or a
@@ -303,7 +317,7 @@ class IngestPipeline:
             if start and self.pacer is not None:
                 self.pacer.pace()
             started = time.perf_counter()
-            vectors = self.embedder.embed_passages([inputs[c.chunk_id] for c in piece])
+            vectors = self.embedder.embed_passages([inputs.by_chunk[c.chunk_id] for c in piece])
             self.timings["embed_s"] += time.perf_counter() - started
             for chunk, vec in zip(piece, vectors, strict=True):
                 out[chunk.chunk_id] = vector_literal(vec)
@@ -412,7 +426,7 @@ class IngestPipeline:
 
     def _embed_new_chunks(
         self, doc: SourceDocument, extracted: ExtractedDocument, chunks: list[PreparedChunk]
-    ) -> tuple[dict[str, str], dict[str, str]]:
+    ) -> tuple[dict[str, str], PassageInputs]:
         """Embeddings of the chunks the document does not have yet, and every chunk's encoder
         input. What is stored is read in short transactions; building the inputs and the
         encoding (and the pacer's pauses between its slices) hold no transaction or pooled

@@ -342,9 +342,14 @@ class StoredPassage:
     embedding: str
 
 
-def embeddings_by_content(conn: Connection, hashes: Sequence[str]) -> list[StoredPassage]:
-    """Stored chunks with these texts, one per distinct encoder input."""
-    rows = conn.execute(sqlfiles.query("ingest.embeddings_by_content"), {"hashes": list(hashes)})
+def embeddings_by_content(
+    conn: Connection, hashes: Sequence[str], title: str
+) -> list[StoredPassage]:
+    """Stored chunks with these texts in documents titled ``title``, one per distinct
+    encoder input."""
+    rows = conn.execute(
+        sqlfiles.query("ingest.embeddings_by_content"), {"hashes": list(hashes), "title": title}
+    )
     return [
         StoredPassage(
             str(r.content_sha256),
