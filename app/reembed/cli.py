@@ -47,6 +47,12 @@ def register(subparsers: Any) -> None:
         default=2000,
         help="longest a search may wait for the switch's lock (the switch retries)",
     )
+    p.add_argument(
+        "--refresh",
+        action="store_true",
+        help="MODEL may be the live model: re-encode every chunk under it (a database whose "
+        "chunks were encoded before each got its document's context)",
+    )
     p.set_defaults(handler=cmd_reembed_run)
     p = reembed.add_parser("status", help="the live model, the last run and its progress")
     p.set_defaults(handler=cmd_reembed_status)
@@ -91,6 +97,7 @@ def cmd_reembed_run(args: argparse.Namespace, settings: Settings) -> int:
             lock_timeout_ms=args.lock_timeout_ms,
             pause_s=args.pause_s,
             progress=_progress,
+            refresh=args.refresh,
         )
         try:
             report = reembedder.run(started_by=f"cli:{getpass.getuser()}")

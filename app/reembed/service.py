@@ -162,9 +162,13 @@ class Reembedder:
         pause_s: float = 0.0,
         switch_attempts: int = 20,
         progress: Progress | None = None,
+        refresh: bool = False,
     ) -> None:
         self.database = database
         self.target = target
+        # re-encode under the live model itself: what the encoder reads for a chunk changed
+        # (its document's context, docs/quality.md eleventh round), the model did not
+        self.refresh = refresh
         self.batch_size = batch_size
         self.lock_timeout_ms = lock_timeout_ms
         self.pause_s = pause_s
@@ -225,7 +229,7 @@ class Reembedder:
 
     def start(self, started_by: str) -> Run:
         """The active run for this target (resumed), or a new one; 409 when another
-        target's run is active or the target is live already."""
+        target's run is active or the target is live already (unless ``refresh``)."""
         with self.database.transaction() as conn:
             live = repository.live_model(conn)
             active = repository.active_run(conn)
@@ -239,10 +243,11 @@ class Reembedder:
                         409,
                     )
                 return active
-            if live.model_id == self.target.model_id:
+            if live.model_id == self.target.model_id and not self.refresh:
                 raise AppError(
                     "reembed_not_needed",
-                    f"{self.target.model_id!r} is the live model already.",
+                    f"{self.target.model_id!r} is the live model already; `ewall reembed run "
+                    "MODEL --refresh` re-encodes every chunk under it.",
                     409,
                 )
             repository.insert_run(

@@ -326,6 +326,40 @@ def test_a_killed_reembed_resumes_where_it_stopped(
     assert _sql(db, "SELECT count(*) FROM reembed_runs") == [(1,)]  # the same run
 
 
+def test_a_refresh_re_encodes_every_chunk_under_the_live_model(
+    db: DbHandle, settings: Any, embedder: Any, auth: Tokens
+) -> None:
+    """A database whose chunks were encoded before each got its document's context (bare
+    text) is brought to it under the same model: refused without --refresh, then every
+    chunk re-encoded and switched, the live model unchanged and searches served."""
+    model_id = embedder.model_id
+    with make_client(db, settings, embedder) as client:
+        firm = _firm(client, auth, TEXTS[:4], prefix="old")
+        rows = _sql(db, "SELECT chunk_id, body FROM chunks ORDER BY chunk_id")
+        bare = embedder.embed_passages([body for _, body in rows])
+        for (chunk_id, _), vector in zip(rows, bare, strict=True):
+            _sql(db, "UPDATE chunks SET embedding = CAST(%s AS vector) WHERE chunk_id = %s",
+                 vector_literal(vector), chunk_id)  # fmt: skip
+        with pytest.raises(AppError, match="--refresh") as refused:
+            Reembedder(db.database, embedder).start("test")
+        assert refused.value.status == 409
+        done = Reembedder(db.database, embedder, batch_size=3, refresh=True).run("test")
+        assert done.as_dict()["status"] == "switched"
+        assert _sql(db, "SELECT model_id FROM embedding_live") == [(model_id,)]
+        stored = _sql(
+            db,
+            "SELECT c.body, c.section_path, d.title, CAST(c.embedding AS text)"
+            " FROM chunks c JOIN documents d USING (document_id) ORDER BY c.chunk_id",
+        )
+        limit = embedder.max_passage_tokens
+        for (body, path, title, vector), old in zip(stored, bare, strict=True):
+            now = np.array([float(x) for x in vector.strip("[]").split(",")])
+            text_in = passage_input(embedder, limit, body, path, title, None)
+            assert _cos(now, embedder.embed_passages([text_in])[0]) > 0.9999
+            assert _cos(now, old) < 0.9999  # the bare vector is gone
+        assert firm.search(LAWYER, "huurder achterstand", mode="dense")["results"]
+
+
 def test_cancel_drops_the_new_column_and_leaves_the_live_model(
     db: DbHandle, settings: Any, embedder: Any, auth: Tokens, tiny: Embedder
 ) -> None:
