@@ -699,6 +699,12 @@ def document_summary(passages: Iterable[tuple[str, str]]) -> str | None:
     return next((body for path, body in passages if is_summary_section(path)), None)
 
 
+def passage_context(section_path: str, title: str | None, summary: str | None) -> str | None:
+    """The context a chunk is encoded after, before it is cut to fit: its document's summary,
+    else the title; a summary chunk gets the title (it is the summary)."""
+    return title if is_summary_section(section_path) or not summary else summary
+
+
 def passage_input(
     counter: CountsTokens,
     limit: int,
@@ -707,10 +713,10 @@ def passage_input(
     title: str | None,
     summary: str | None,
 ) -> str:
-    """The text the encoder reads for one chunk: its document's context, a newline, the chunk.
-    A summary chunk gets the title (it is the summary); the context is cut by whole words to
-    min(CONTEXT_MAX_TOKENS, what ``limit`` leaves beside the body), possibly to nothing."""
-    context = title if is_summary_section(section_path) or not summary else summary
+    """The text the encoder reads for one chunk: its document's context (passage_context), a
+    newline, the chunk. The context is cut by whole words to min(CONTEXT_MAX_TOKENS, what
+    ``limit`` leaves beside the body), possibly to nothing."""
+    context = passage_context(section_path, title, summary)
     room = min(CONTEXT_MAX_TOKENS, limit - counter.count_tokens(body) - 4)
     words = (context or "").split()
     while words and counter.count_tokens(" ".join(words)) > max(room, 0):

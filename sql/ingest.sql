@@ -41,9 +41,8 @@ SELECT chunk_id FROM chunks WHERE document_id = :document_id
 -- document's title and summary: app/embeddings.py passage_input). The caller reuses one only
 -- where that input is its own; the title test keeps boilerplate shared by thousands of
 -- documents from coming back thousands of times. One row per distinct input; writer mode.
-SELECT DISTINCT ON (c.content_sha256, c.section_path, d.title, s.summary)
-       c.content_sha256, c.body, c.section_path, d.title, s.summary,
-       CAST(c.embedding AS text) AS embedding
+SELECT DISTINCT ON (c.content_sha256, c.section_path, s.summary)
+       c.content_sha256, c.section_path, s.summary, CAST(c.embedding AS text) AS embedding
 FROM chunks c
 JOIN documents d ON d.document_id = c.document_id
 LEFT JOIN LATERAL (

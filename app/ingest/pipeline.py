@@ -27,7 +27,13 @@ from sqlalchemy import Connection
 
 from app.audit.chain import canonical_json
 from app.db.engine import Database
-from app.embeddings import Embedder, document_summary, passage_input, vector_literal
+from app.embeddings import (
+    Embedder,
+    document_summary,
+    passage_context,
+    passage_input,
+    vector_literal,
+)
 from app.errors import AppError
 from app.ingest import document_write, preparation, repository
 from app.ingest.report import load_report
@@ -106,9 +112,10 @@ class DocumentOutcome:
 @dataclass(frozen=True)
 class PassageInputs:
     """What the encoder reads for each chunk of one document (chunk id -> text), and the
-    document title they were built with."""
+    document title and summary they were built with."""
 
     title: str
+    summary: str | None
     by_chunk: dict[str, str]
 
 
@@ -269,6 +276,7 @@ class IngestPipeline:
         limit = self.embedder.max_passage_tokens
         return PassageInputs(
             title,
+            summary,
             {
                 c.chunk_id: passage_input(
                     self.embedder, limit, c.body, c.section_path, title, summary
@@ -285,20 +293,21 @@ class IngestPipeline:
         inputs: PassageInputs,
     ) -> tuple[list[PreparedChunk], dict[str, str]]:
         """The chunks not already stored, and stored vectors of identical text whose encoder
-        input was exactly this chunk's (another copy of the document, same context)."""
+        input was exactly this chunk's (another copy of the document, same context). The
+        stored chunk has the same text and its document the same title, so the inputs are
+        equal exactly when the contexts are (passage_context)."""
         missing = [c for c in chunks if c.chunk_id not in known_ids]
         if not missing:
             return [], {}
         mark_writer(conn)
-        wanted = {c.content_sha256: inputs.by_chunk[c.chunk_id] for c in missing}
-        limit = self.embedder.max_passage_tokens
+        wanted = {
+            c.content_sha256: passage_context(c.section_path, inputs.title, inputs.summary)
+            for c in missing
+        }
         reuse: dict[str, str] = {}
         for stored in repository.embeddings_by_content(conn, sorted(wanted), inputs.title):
-            text = passage_input(
-                self.embedder, limit, stored.body, stored.section_path, stored.title,
-                stored.summary,
-            )  # fmt: skip
-            if text == wanted[stored.content_sha256]:
+            context = passage_context(stored.section_path, inputs.title, stored.summary)
+            if context == wanted[stored.content_sha256]:
                 reuse[stored.content_sha256] = stored.embedding
         return missing, reuse
 

@@ -292,11 +292,6 @@ def find_fingerprint(conn: Connection, source: str, external_id: str) -> StoredF
     )
 
 
-def find_document_id(conn: Connection, source: str, external_id: str) -> int | None:
-    found = find_document(conn, source, external_id)
-    return None if found is None else found[0]
-
-
 def find_document(conn: Connection, source: str, external_id: str) -> tuple[int, str] | None:
     """(document id, stored title) of a document, or None."""
     row = conn.execute(
@@ -332,12 +327,11 @@ def document_chunk_ids(conn: Connection, document_id: int) -> set[str]:
 
 @dataclass(frozen=True)
 class StoredPassage:
-    """A stored chunk's vector and what its encoder input was made of."""
+    """A stored chunk's vector and what its encoder input was made of besides its text and
+    its document's title."""
 
     content_sha256: str
-    body: str
     section_path: str
-    title: str | None
     summary: str | None
     embedding: str
 
@@ -351,14 +345,7 @@ def embeddings_by_content(
         sqlfiles.query("ingest.embeddings_by_content"), {"hashes": list(hashes), "title": title}
     )
     return [
-        StoredPassage(
-            str(r.content_sha256),
-            str(r.body),
-            str(r.section_path),
-            r.title,
-            r.summary,
-            str(r.embedding),
-        )
+        StoredPassage(str(r.content_sha256), str(r.section_path), r.summary, str(r.embedding))
         for r in rows
     ]
 

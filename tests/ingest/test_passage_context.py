@@ -12,7 +12,7 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
-from app.embeddings import CONTEXT_MAX_TOKENS, Embedder, passage_input
+from app.embeddings import CONTEXT_MAX_TOKENS, Embedder, passage_input, vector_literal
 from tests.conftest import DbHandle, Tokens
 from tests.helpers import Firm
 
@@ -82,12 +82,20 @@ def test_a_copy_reuses_a_vector_only_for_the_same_input(
     firm: Firm, db: DbHandle, embedder: Embedder
 ) -> None:
     """The same text under the same title (a copy) gets the stored vector; under another
-    title, in a matter behind another wall, it is encoded with its own title."""
+    title, in a matter behind another wall, it is encoded with its own title. The first
+    copy's vector is replaced by a marker, so only a reuse can give the second one it."""
     firm.document("ctx-a", BODY, client_id="C-1", matter_id="M-1", title="Huurzaak Jansen")
+    marker = embedder.embed_passages(["een ander document over iets anders"])[0]
+    with psycopg.connect(db.superuser_url, autocommit=True) as su:
+        su.execute(
+            "UPDATE chunks SET embedding = CAST(%s AS vector) WHERE external_id = 'ctx-a'",
+            (vector_literal(marker),),
+        )
     firm.document("ctx-b", BODY, client_id="C-1", matter_id="M-1", title="Huurzaak Jansen")
     firm.document("ctx-c", BODY, client_id="C-2", matter_id="M-2", title="Arbeidszaak Pietersen")
     a, b, c = (_stored(db, e) for e in ("ctx-a", "ctx-b", "ctx-c"))
-    assert np.array_equal(a, b)
+    assert np.array_equal(a, b) and _cos(b, marker) > 0.9999  # reused, not encoded again
+    assert _cos(c, marker) < 0.9999
     [own_c, title_a] = embedder.embed_passages(
         [f"Arbeidszaak Pietersen\n{BODY}", f"Huurzaak Jansen\n{BODY}"]
     )

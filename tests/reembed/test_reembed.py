@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import psycopg
 import pytest
+from psycopg import sql
 
 from app.audit.chain import RETRIEVAL_FIELDS, retrieval_canonical
 from app.embeddings import Embedder, model_id_for, passage_input, vector_literal
@@ -400,15 +401,20 @@ def _partition_chunks(db: DbHandle, embedder: Any, texts: list[str]) -> None:
         conn.execute("ALTER TABLE chunks_new RENAME TO chunks")
         for i in range(2):
             conn.execute(
-                f"CREATE TABLE chunks_p{i} PARTITION OF chunks"
-                f" FOR VALUES WITH (MODULUS 2, REMAINDER {i})"
+                sql.SQL(
+                    "CREATE TABLE {} PARTITION OF chunks FOR VALUES WITH (MODULUS 2, REMAINDER {})"
+                ).format(sql.Identifier(f"chunks_p{i}"), sql.Literal(i))
             )
         conn.execute(
             "CREATE INDEX ix_chunks_embedding_hnsw ON chunks"
             " USING hnsw (embedding vector_cosine_ops)"
         )
         for role in ("ewall_app", "ewall_writer"):  # as relayout copies the grants
-            conn.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON chunks TO {role}")
+            conn.execute(
+                sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON chunks TO {}").format(
+                    sql.Identifier(role)
+                )
+            )
         for i, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
             conn.execute(
                 "INSERT INTO chunks (chunk_id, document_id, source, external_id,"
