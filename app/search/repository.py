@@ -117,7 +117,7 @@ class HybridParams:
     ``:name`` in sql/search.sql, documented here once; the dense form (``:dense_hnsw``) is
     ``run_hybrid``'s own argument."""
 
-    qvec: str  # the query embedding, pgvector text ("[0.1,...]")
+    qvec: str | None  # the query embedding, pgvector text ("[0.1,...]"); None: no dense leg
     # the sparse leg's inputs, from analyze_query (empty when the sparse leg is off)
     match_tsq: str  # the tsquery the GIN index matches with
     headline_tsq: str  # the tsquery the snippet highlights

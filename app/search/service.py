@@ -168,7 +168,7 @@ def search(
     principal: Principal,
     request: SearchIn,
     *,
-    qvec: str,
+    qvec: str | None,
     started: float | None = None,
     purpose: str = "search",
 ) -> SearchResult:
@@ -221,7 +221,7 @@ def run_search(
     principal: Principal,
     request: SearchIn,
     *,
-    qvec: str,
+    qvec: str | None,
     purpose: str = "search",
     overrides: SearchOverrides | None = None,
     started: float | None = None,
@@ -248,7 +248,7 @@ def _search_on_replica(
     resources: Resources,
     principal: Principal,
     request: SearchIn,
-    qvec: str,
+    qvec: str | None,
     session: SessionBinding,
     started: float,
     purpose: str,
@@ -271,7 +271,7 @@ def _find(
     resources: Resources,
     principal: Principal,
     request: SearchIn,
-    qvec: str,
+    qvec: str | None,
     session: SessionBinding,
     started: float,
     snapshot: MatrixSnapshot | None = None,
@@ -284,10 +284,13 @@ def _find(
     resolver = resources.require_resolver()
     at = chain.now_utc()
     o = overrides or SearchOverrides()
-    use_dense, use_sparse, w_dense, w_sparse = _weights(settings, request.mode)
+    w_dense, w_sparse = _weights(settings, request.mode)
     if request.mode == "hybrid":
         w_dense = o.dense_weight if o.dense_weight is not None else w_dense
         w_sparse = o.sparse_weight if o.sparse_weight is not None else w_sparse
+    use_dense, use_sparse = w_dense > 0, w_sparse > 0
+    if use_dense and qvec is None:
+        raise RuntimeError("the dense leg runs but the question was not encoded")
     dense_candidates = max(o.dense_candidates or settings.dense_candidates, request.k)
     sparse_candidates = max(o.sparse_candidates or settings.sparse_candidates, request.k)
     if request.collapse == "document":  # k documents need more chunks than k
@@ -656,12 +659,19 @@ def choose_plan(
     return Plan("hnsw", allowed, total, ef, tuples, sparse_group_index=group_index)
 
 
-def _weights(settings: Settings, mode: str) -> tuple[bool, bool, float, float]:
+def _weights(settings: Settings, mode: str) -> tuple[float, float]:
+    """The legs' RRF weights; a leg whose weight is 0 does not run (it could add nothing but
+    zero-score filler after the other leg's hits)."""
     if mode == "dense":
-        return True, False, 1.0, 0.0
+        return 1.0, 0.0
     if mode == "sparse":
-        return False, True, 0.0, 1.0
-    return True, True, settings.dense_weight, settings.sparse_weight
+        return 0.0, 1.0
+    return settings.dense_weight, settings.sparse_weight
+
+
+def needs_query_vector(settings: Settings, request: SearchIn) -> bool:
+    """Whether the search runs its dense leg, so the question must be encoded first."""
+    return _weights(settings, request.mode)[0] > 0
 
 
 def embed_query(embedder: Embedder, query: str) -> str:

@@ -65,6 +65,11 @@ def _ingest(resources: Resources) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def starter(module_db: DbHandle, settings: Settings, embedder: Any) -> Resources:
+    # the model's own calibrated weights, as a firm runs it (the suite's settings run both legs)
+    calibrated = Settings(embedding_model=settings.embedding_model)
+    settings = settings.model_copy(
+        update={"dense_weight": calibrated.dense_weight, "rrf_k": calibrated.rrf_k}
+    )
     resources = Resources(
         settings=settings,
         database=module_db.database,

