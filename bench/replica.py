@@ -22,6 +22,7 @@ process, alternating with its baseline:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import random
 import time
 import uuid
@@ -169,37 +170,33 @@ def load_firm(client: Any, settings: Settings, docs: int, seed: int) -> None:
     run_once(client.app.state.resources.database, 10_000)
 
 
-def row_for(result: Any, person: str, query: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def row_for(
+    result: Any, person: str, query: str
+) -> tuple[chain.Retrieval, list[chain.RetrievedChunk]]:
     access: Access = result.access
     results = [
-        {
-            "rank": i,
-            "chunk_id": h.chunk_id,
-            "matter_id": h.matter_id,
-            "content_sha256": h.content_sha256,
-            "score": float(h.score),
-        }
+        chain.RetrievedChunk(i, h.chunk_id, h.matter_id, h.content_sha256, float(h.score))
         for i, h in enumerate(result.rows, start=1)
     ]
-    row = {
-        "retrieval_id": uuid.uuid4(),
-        "at": chain.now_utc(),
-        "person_id": person,
-        "roles": ["lawyer"],
-        "purpose": "bench",
-        "query": query,
-        "mode": "hybrid",
-        "k": 10,
-        "filters": {},
-        "allowed_wall_groups": list(access.wall_groups),
-        "source_principals": list(access.principals),
-        "policy_version": access.policy_version,
-        "model": None,
-        "prompt_version": None,
-        "strategy": result.strategy,
-        "took_ms": 1.0,
-        "result_count": len(results),
-    }
+    row = chain.Retrieval(
+        retrieval_id=uuid.uuid4(),
+        at=chain.now_utc(),
+        person_id=person,
+        roles=["lawyer"],
+        purpose="bench",
+        query=query,
+        mode="hybrid",
+        k=10,
+        filters={},
+        allowed_wall_groups=list(access.wall_groups),
+        source_principals=list(access.principals),
+        policy_version=access.policy_version,
+        model=None,
+        prompt_version=None,
+        strategy=result.strategy,
+        took_ms=1.0,
+        result_count=len(results),
+    )
     return row, results
 
 
@@ -316,9 +313,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         original_append(database, row, results, sample.access)
                     else:
                         with database.transaction() as conn:  # as in a primary search
-                            chain.append_retrieval(conn, dict(row), results)
+                            chain.append_retrieval(conn, row, results)
                     (fenced if use_fence else plain).append(time.perf_counter() - started)
-                    row = dict(row, retrieval_id=uuid.uuid4())
+                    row = dataclasses.replace(row, retrieval_id=uuid.uuid4())
 
             # fenced searches: a policy change the replica has not replayed
             retried: list[float] = []

@@ -8,7 +8,7 @@ import json
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -76,11 +76,11 @@ class AuditClock:
         original = chain.append_retrieval
 
         def timed(
-            conn: Connection, row: dict[str, Any], results: Sequence[Mapping[str, Any]], **kw: Any
+            conn: Connection, entry: chain.Retrieval, results: Sequence[chain.RetrievedChunk]
         ) -> chain.Appended:
             watch = Stopwatch()
             try:
-                return original(conn, row, results, **kw)
+                return original(conn, entry, results)
             finally:
                 self.last = watch.elapsed()
 

@@ -106,34 +106,34 @@ def one_search(variant: Variant, settings: Settings, groups: list[str], question
                 conn, question, False, wall_groups=bound, source_acl_ids=list(acls)
             ),
         )
-        row = {
-            "retrieval_id": str(uuid.uuid4()),
-            "at": datetime.now(UTC),
-            "person_id": "person:bench",
-            "roles": ["lawyer"],
-            "purpose": "benchmark",
-            "query": question,
-            "mode": "hybrid",
-            "k": 10,
-            "filters": {},
-            "allowed_wall_groups": groups,
-            "source_principals": principals,
-            "policy_version": 1,
-            "model": None,
-            "prompt_version": None,
-            "strategy": "hnsw",
-            "took_ms": 12.5,
-            "result_count": 10,
-            "query_model": settings.embedding_model,
-        }
+        row = chain.Retrieval(
+            retrieval_id=uuid.uuid4(),
+            at=datetime.now(UTC),
+            person_id="person:bench",
+            roles=["lawyer"],
+            purpose="benchmark",
+            query=question,
+            mode="hybrid",
+            k=10,
+            filters={},
+            allowed_wall_groups=groups,
+            source_principals=principals,
+            policy_version=1,
+            model=None,
+            prompt_version=None,
+            strategy="hnsw",
+            took_ms=12.5,
+            result_count=10,
+            query_model=settings.embedding_model,
+        )
         results = [
-            {
-                "rank": r,
-                "chunk_id": f"chunk-{uuid.uuid4().hex[:12]}",
-                "matter_id": f"matter-{r}",
-                "content_sha256": "ab" * 32,
-                "score": 1.0 / (60 + r),
-            }
+            chain.RetrievedChunk(
+                rank=r,
+                chunk_id=f"chunk-{uuid.uuid4().hex[:12]}",
+                matter_id=f"matter-{r}",
+                content_sha256="ab" * 32,
+                score=1.0 / (60 + r),
+            )
             for r in range(1, 11)
         ]
         timed("audit append", lambda: chain.append_retrieval(conn, row, results))

@@ -8,7 +8,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from app.audit.chain import append_retrieval
+from app.audit.chain import Retrieval, RetrievedChunk, append_retrieval
 from tests.conftest import Tokens
 
 ADMIN = ("admin@firm.nl", "admin", "conflicts")
@@ -137,33 +137,33 @@ def retag(client: TestClient) -> None:
 
 def retrieved(client: TestClient, person_id: str, matter_id: str, session_id: str) -> None:
     """An audited retrieval of one chunk of ``matter_id`` an hour ago."""
-    row = {
-        "retrieval_id": uuid.uuid4(),
-        "at": datetime.now(UTC) - timedelta(hours=1),
-        "person_id": person_id,
-        "roles": ["lawyer"],
-        "purpose": "search",
-        "query": "octrooi",
-        "mode": "hybrid",
-        "k": 10,
-        "filters": {},
-        "allowed_wall_groups": ["open"],
-        "source_principals": [],
-        "policy_version": 1,
-        "model": None,
-        "prompt_version": None,
-        "strategy": "exact",
-        "took_ms": 1.0,
-        "result_count": 1,
-        "session_id": session_id,
-    }
-    result = {
-        "rank": 1,
-        "chunk_id": f"api:doc-{matter_id}:0123456789abcdef",
-        "matter_id": matter_id,
-        "content_sha256": "0" * 64,
-        "score": 1.0,
-    }
+    row = Retrieval(
+        retrieval_id=uuid.uuid4(),
+        at=datetime.now(UTC) - timedelta(hours=1),
+        person_id=person_id,
+        roles=["lawyer"],
+        purpose="search",
+        query="octrooi",
+        mode="hybrid",
+        k=10,
+        filters={},
+        allowed_wall_groups=["open"],
+        source_principals=[],
+        policy_version=1,
+        model=None,
+        prompt_version=None,
+        strategy="exact",
+        took_ms=1.0,
+        result_count=1,
+        session_id=session_id,
+    )
+    result = RetrievedChunk(
+        rank=1,
+        chunk_id=f"api:doc-{matter_id}:0123456789abcdef",
+        matter_id=matter_id,
+        content_sha256="0" * 64,
+        score=1.0,
+    )
     resources = client.app.state.resources  # type: ignore[attr-defined]
     with resources.database.transaction() as conn:
         append_retrieval(conn, row, [result])

@@ -145,6 +145,47 @@ def gate_canonical(row: Mapping[str, Any]) -> str:
 # --- appends ----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Retrieval:
+    """One retrieval as a search audits it: the row's own fields, the allowed wall groups and
+    principals as lists (stored once per distinct set, the row names the set's id)."""
+
+    retrieval_id: uuid.UUID
+    at: datetime
+    person_id: str
+    roles: list[str]
+    purpose: str
+    query: str
+    mode: str
+    k: int
+    filters: dict[str, Any]
+    allowed_wall_groups: Sequence[str]
+    source_principals: Sequence[str]
+    policy_version: int
+    model: str | None
+    prompt_version: str | None
+    strategy: str
+    took_ms: float
+    result_count: int
+    session_id: str | None = None
+    session_matter_id: str | None = None
+    session_scope: str | None = None
+    query_model: str | None = None
+
+
+@dataclass(frozen=True)
+class RetrievedChunk:
+    """A chunk the response named: its hit's rank, and 0 for the hit itself or 1, 2, ... for
+    the other sections a collapsed search listed under it (result_order)."""
+
+    rank: int
+    chunk_id: str
+    matter_id: str | None
+    content_sha256: str
+    score: float
+    sub_rank: int = 0
+
+
 Appended = repository.Appended
 
 
@@ -185,37 +226,36 @@ class Fence:
 
 
 def append_retrieval(
-    conn: Connection, row: dict[str, Any], results: Sequence[Mapping[str, Any]]
+    conn: Connection, entry: Retrieval, results: Sequence[RetrievedChunk]
 ) -> Appended:
-    """Write one retrieval and its results. ``row`` carries ``allowed_wall_groups`` and
-    ``source_principals`` as lists; they are stored once per distinct set. Results go first
-    (their FK is deferred); the chain step, which locks the chain head until commit, comes
-    last."""
-    out = repository.insert_retrieval(conn, _retrieval_params(conn, row, results, None))
+    """Write one retrieval and its results. Results go first (their FK is deferred); the
+    chain step, which locks the chain head until commit, comes last."""
+    out = repository.insert_retrieval(conn, _retrieval_params(conn, entry, results, None))
     if out is None:  # pragma: no cover - only a fenced append can be held back
         raise RuntimeError("the unfenced retrieval append returned no row")
     return out
 
 
 def append_fenced_retrieval(
-    conn: Connection, row: dict[str, Any], results: Sequence[Mapping[str, Any]], fence: Fence
+    conn: Connection, entry: Retrieval, results: Sequence[RetrievedChunk], fence: Fence
 ) -> Appended | None:
     """``append_retrieval`` gated on the replica fence in the same statement (sql/audit.sql);
     None when the fence failed: the chain head did not move and the caller must roll back."""
-    return repository.insert_retrieval(conn, _retrieval_params(conn, row, results, fence))
+    return repository.insert_retrieval(conn, _retrieval_params(conn, entry, results, fence))
 
 
 def _retrieval_params(
     conn: Connection,
-    row: dict[str, Any],
-    results: Sequence[Mapping[str, Any]],
+    entry: Retrieval,
+    chunks: Sequence[RetrievedChunk],
     fence: Fence | None,
 ) -> dict[str, Any]:
+    # the stored row's form, which the hash and the verifier read (Mapping, like a stored row);
+    # shallow: asdict would deep-copy a thousand allowed groups on every search
+    row = dict(vars(entry))
+    results = [vars(chunk) for chunk in chunks]
     # round-trip the JSON so the hash covers exactly what jsonb will give back
-    row = dict(row)
     row["filters"] = json.loads(canonical_json(row["filters"]))
-    for key in OPTIONAL_FIELDS:
-        row.setdefault(key, None)
     members: dict[str, list[str] | None] = {}
     known = _stored_sets(conn)
     new_ids: list[str] = []

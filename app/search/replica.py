@@ -24,7 +24,6 @@ import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from sqlalchemy import Connection
 
@@ -119,14 +118,17 @@ def read_transaction(
 
 
 def fenced_append(
-    primary: Database, row: dict[str, Any], results: list[dict[str, Any]], access: Access
+    primary: Database,
+    entry: chain.Retrieval,
+    results: list[chain.RetrievedChunk],
+    access: Access,
 ) -> chain.Appended:
     """Append the audit row on the primary if the fence holds; raise Fenced otherwise.
     Returns after the primary committed."""
     fence = chain.Fence(access.wall_groups, access.source_acl_ids)
     with primary.transaction() as conn:
         apply(conn, access)  # row-level security reads the same sets as the fence
-        appended = chain.append_fenced_retrieval(conn, row, results, fence)
+        appended = chain.append_fenced_retrieval(conn, entry, results, fence)
         if appended is None:
             # leaving the block with an exception rolls back (no audit row, no results)
             raise Fenced

@@ -231,16 +231,16 @@ def run_search(
     started = started if started is not None else time.perf_counter()
     session = resolve_binding(conn, principal.person_id, request)
     found = _find(conn, resources, principal, request, qvec, session, started, overrides=overrides)
-    row, results = _audit_row(principal, request, found, purpose)
-    _audit(conn, row, results)
+    entry, results = _audit_row(principal, request, found, purpose)
+    _audit(conn, entry, results)
     _count_search(resources, request, found)
     return found
 
 
-def _audit(conn: Connection, row: dict[str, Any], results: list[dict[str, Any]]) -> None:
+def _audit(conn: Connection, entry: chain.Retrieval, results: list[chain.RetrievedChunk]) -> None:
     """The audit row, in the search's own transaction on the primary."""
     with _audit_unavailable_on_error():
-        chain.append_retrieval(conn, row, results)
+        chain.append_retrieval(conn, entry, results)
 
 
 def _search_on_replica(
@@ -258,9 +258,9 @@ def _search_on_replica(
     with replicas.read_transaction(replica, resources) as (conn, snapshot):
         found = _find(conn, resources, principal, request, qvec, session, started, snapshot)
     # the replica's transaction has ended: from here on a replica failure changes nothing
-    row, results = _audit_row(principal, request, found, purpose)
+    entry, results = _audit_row(principal, request, found, purpose)
     with _audit_unavailable_on_error():
-        replicas.fenced_append(resources.database, row, results, found.access)
+        replicas.fenced_append(resources.database, entry, results, found.access)
     _count_search(resources, request, found)
     found.read_from = replica.name
     return found
@@ -548,68 +548,64 @@ def _execute(conn: Connection, plan: Plan, params: HybridParams) -> tuple[Hybrid
     return found, strategy
 
 
-def _audited_results(hits: list[repository.Hit]) -> list[dict[str, Any]]:
+def _audited_results(hits: list[repository.Hit]) -> list[chain.RetrievedChunk]:
     """Every chunk the response names (invariant 4): each hit at its rank (sub_rank 0) and,
     under it, the other sections a collapsed search lists with it (sub_rank 1, 2, ... in
     the listed order). Their ids, headings and pages reach the caller, so "who saw chunk X"
     and the replica fence must cover them; their text does not, so the grounding gate
     counts only sub_rank 0 (sql/gates.sql)."""
-    results: list[dict[str, Any]] = []
+    results: list[chain.RetrievedChunk] = []
     for rank, hit in enumerate(hits, start=1):
-        named: list[Any] = [
-            {
-                "chunk_id": hit.chunk_id,
-                "matter_id": hit.matter_id,
-                "content_sha256": hit.content_sha256,
-                "score": hit.score,
-            },
-            *(hit.other_sections or []),
-        ]
+        results.append(
+            chain.RetrievedChunk(
+                rank, hit.chunk_id, hit.matter_id, hit.content_sha256, float(hit.score)
+            )
+        )
         results.extend(
-            {
-                "rank": rank,
-                "sub_rank": sub_rank,
-                "chunk_id": chunk["chunk_id"],
-                "matter_id": chunk["matter_id"],
-                "content_sha256": chunk["content_sha256"],
-                "score": float(chunk["score"]),
-            }
-            for sub_rank, chunk in enumerate(named)
+            chain.RetrievedChunk(
+                rank,
+                section["chunk_id"],
+                section["matter_id"],
+                section["content_sha256"],
+                float(section["score"]),
+                sub_rank,
+            )
+            for sub_rank, section in enumerate(hit.other_sections or [], start=1)
         )
     return results
 
 
 def _audit_row(
     principal: Principal, request: SearchIn, found: SearchResult, purpose: str
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+) -> tuple[chain.Retrieval, list[chain.RetrievedChunk]]:
     """The retrieval audit row and its results (the chain's input, app/audit/chain.py)."""
     access = found.access
     session = found.session
     filters = request.filters.model_dump(mode="json", exclude_none=True) if request.filters else {}
-    row = {
-        "retrieval_id": found.retrieval_id,
-        "at": found.at,
-        "person_id": principal.person_id,
-        "roles": sorted(principal.roles),
-        "purpose": purpose,
-        "query": request.query,
-        "mode": request.mode,
-        "k": request.k,
-        "filters": filters,
-        "allowed_wall_groups": list(access.wall_groups),
-        "source_principals": list(access.principals),
-        "policy_version": access.policy_version,
-        "model": request.model,
-        "prompt_version": request.prompt_version,
-        "strategy": found.strategy,
-        "took_ms": found.took_ms,
-        "result_count": len(found.rows),
-        "session_id": session.session_id,
-        "session_matter_id": session.matter_id,
-        "session_scope": session.scope,
-        "query_model": found.query_model,
-    }
-    return row, _audited_results(found.rows)
+    entry = chain.Retrieval(
+        retrieval_id=found.retrieval_id,
+        at=found.at,
+        person_id=principal.person_id,
+        roles=sorted(principal.roles),
+        purpose=purpose,
+        query=request.query,
+        mode=request.mode,
+        k=request.k,
+        filters=filters,
+        allowed_wall_groups=list(access.wall_groups),
+        source_principals=list(access.principals),
+        policy_version=access.policy_version,
+        model=request.model,
+        prompt_version=request.prompt_version,
+        strategy=found.strategy,
+        took_ms=found.took_ms,
+        result_count=len(found.rows),
+        session_id=session.session_id,
+        session_matter_id=session.matter_id,
+        session_scope=session.scope,
+        query_model=found.query_model,
+    )
+    return entry, _audited_results(found.rows)
 
 
 def _count_search(resources: Resources, request: SearchIn, result: SearchResult) -> None:

@@ -421,8 +421,8 @@ def test_a_500_logs_no_query_text(
 ) -> None:
     from app.audit import chain
 
-    def broken(conn: Any, row: dict[str, Any], results: Any) -> None:
-        raise RuntimeError(f"could not record {row['query']} for {row['allowed_wall_groups']}")
+    def broken(conn: Any, entry: chain.Retrieval, results: Any) -> None:
+        raise RuntimeError(f"could not record {entry.query} for {entry.allowed_wall_groups}")
 
     monkeypatch.setattr(chain, "append_retrieval", broken)
     r = client.post("/v1/search", json={"query": SECRET_QUERY}, headers=auth("l@firm.nl"))
@@ -439,8 +439,8 @@ def test_a_database_error_logs_no_statement_parameters(
     parameters; neither may reach a log line."""
     from app.audit import chain
 
-    def broken(conn: Any, row: dict[str, Any], results: Any) -> None:
-        conn.execute(text("SELECT CAST(:q AS integer)"), {"q": row["query"]})
+    def broken(conn: Any, entry: chain.Retrieval, results: Any) -> None:
+        conn.execute(text("SELECT CAST(:q AS integer)"), {"q": entry.query})
 
     monkeypatch.setattr(chain, "append_retrieval", broken)
     r = client.post("/v1/search", json={"query": SECRET_QUERY}, headers=auth("l@firm.nl"))

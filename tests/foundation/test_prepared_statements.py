@@ -9,6 +9,7 @@ array, whatever the ids contain.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -121,25 +122,25 @@ def test_a_rolled_back_append_leaves_the_next_prepared_one_intact(db: DbHandle) 
     def append(conn: Connection, n: int) -> Any:
         from datetime import UTC, datetime
 
-        row = {
-            "retrieval_id": f"00000000-0000-4000-8000-{n:012d}",
-            "at": datetime.now(UTC),
-            "person_id": "p",
-            "roles": ["lawyer"],
-            "purpose": "test",
-            "query": "q",
-            "mode": "hybrid",
-            "k": 10,
-            "filters": {},
-            "allowed_wall_groups": ["wg-1"],
-            "source_principals": ["everyone"],
-            "policy_version": 1,
-            "model": None,
-            "prompt_version": None,
-            "strategy": "exact",
-            "took_ms": 1.0,
-            "result_count": 0,
-        }
+        row = chain.Retrieval(
+            retrieval_id=uuid.UUID(f"00000000-0000-4000-8000-{n:012d}"),
+            at=datetime.now(UTC),
+            person_id="p",
+            roles=["lawyer"],
+            purpose="test",
+            query="q",
+            mode="hybrid",
+            k=10,
+            filters={},
+            allowed_wall_groups=["wg-1"],
+            source_principals=["everyone"],
+            policy_version=1,
+            model=None,
+            prompt_version=None,
+            strategy="exact",
+            took_ms=1.0,
+            result_count=0,
+        )
         return chain.append_retrieval(conn, row, [])
 
     with db.database.transaction() as conn:

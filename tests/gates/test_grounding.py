@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 import pytest
 
-from app.audit.chain import append_retrieval, verify_chain
+from app.audit.chain import Retrieval, RetrievedChunk, append_retrieval, verify_chain
 from app.embeddings import vector_literal
 from app.gates.calibration import calibration_for
 from tests.conftest import Tokens
@@ -86,33 +86,33 @@ def record_retrieval(
 ) -> str:
     retrieval_id = uuid.uuid4()
     bodies = {**RETURNED, **NOT_RETURNED}
-    row = {
-        "retrieval_id": retrieval_id,
-        "at": datetime.now(UTC),
-        "person_id": person_id,
-        "roles": ["lawyer"],
-        "purpose": "search",
-        "query": "aansprakelijkheid werkgever",
-        "mode": "hybrid",
-        "k": 10,
-        "filters": {},
-        "allowed_wall_groups": ["open"],
-        "source_principals": [],
-        "policy_version": 1,
-        "model": "gpt-x",
-        "prompt_version": "v1",
-        "strategy": "exact",
-        "took_ms": 1.0,
-        "result_count": len(chunk_ids),
-    }
+    row = Retrieval(
+        retrieval_id=retrieval_id,
+        at=datetime.now(UTC),
+        person_id=person_id,
+        roles=["lawyer"],
+        purpose="search",
+        query="aansprakelijkheid werkgever",
+        mode="hybrid",
+        k=10,
+        filters={},
+        allowed_wall_groups=["open"],
+        source_principals=[],
+        policy_version=1,
+        model="gpt-x",
+        prompt_version="v1",
+        strategy="exact",
+        took_ms=1.0,
+        result_count=len(chunk_ids),
+    )
     results = [
-        {
-            "rank": rank,
-            "chunk_id": chunk_id,
-            "matter_id": "M-1",
-            "content_sha256": (hashes or {}).get(chunk_id, sha(bodies[chunk_id])),
-            "score": 1.0 / rank,
-        }
+        RetrievedChunk(
+            rank=rank,
+            chunk_id=chunk_id,
+            matter_id="M-1",
+            content_sha256=(hashes or {}).get(chunk_id, sha(bodies[chunk_id])),
+            score=1.0 / rank,
+        )
         for rank, chunk_id in enumerate(chunk_ids, start=1)
     ]
     with db.database.transaction() as conn:
