@@ -35,6 +35,18 @@ WHERE document_id = :document_id
 -- name: document_chunk_ids
 SELECT chunk_id FROM chunks WHERE document_id = :document_id
 
+-- name: document_passages
+-- A stored document's chunks in document order, with what their encoder input was made of
+-- (app/embeddings.py passage_input): ingestion finds the kept chunks whose context changed.
+SELECT chunk_id, section_path, body FROM chunks WHERE document_id = :document_id ORDER BY ordinal
+
+-- name: refresh_embeddings
+-- Kept chunks encoded again because their document's context (title, summary) changed.
+UPDATE chunks AS c
+SET embedding = CAST(v.embedding AS vector), embedding_model = CAST(:model_id AS text)
+FROM unnest(CAST(:chunk_ids AS text[]), CAST(:embeddings AS text[])) AS v (chunk_id, embedding)
+WHERE c.chunk_id = v.chunk_id
+
 -- name: embeddings_by_content
 -- Stored vectors of identical text in documents of the same title (another copy of a
 -- document) with what their encoder input was made of (the chunk, its section, its

@@ -262,12 +262,16 @@ def replace_chunks(
     model_id: str | None = None,
 ) -> ChunkDelta:
     """Make the stored chunks of the document exactly ``chunks``. ``vectors`` holds the
-    embeddings computed before the transaction; ``embed`` computes the few that are missing
-    because stored chunks vanished in between. ``model_id`` (the encoder's) is recorded with
-    each new chunk's vector."""
+    embeddings computed before the transaction: of new chunks, and of kept ones whose
+    document's context changed (they replace the stored vector); ``embed`` computes the few
+    that are missing because stored chunks vanished in between. ``model_id`` (the
+    encoder's) is recorded with each vector written."""
     stored = repository.document_chunk_ids(conn, placement.document_id)
     vanished = sorted(stored - {c.chunk_id for c in chunks})
     to_add = [c for c in chunks if c.chunk_id not in stored]
+    repository.refresh_embeddings(
+        conn, {c: v for c, v in vectors.items() if c in stored}, model_id
+    )
     late = [c for c in to_add if c.chunk_id not in vectors]
     if late:
         vectors.update(embed(conn, late))

@@ -443,11 +443,23 @@ class IngestPipeline:
         with self.database.transaction() as conn:
             mark_writer(conn)
             found = repository.find_document(conn, doc.source, doc.external_id)
-            stored = repository.document_chunk_ids(conn, found[0]) if found else set()
+            stored = repository.document_passages(conn, found[0]) if found else []
         title = document_write.document_title(doc, extracted, found[1] if found else None)
         inputs = self._passage_inputs(chunks, title)
+        # a kept chunk is encoded again when its context changed (a new title, a summary
+        # published later): otherwise its vector would keep the old one
+        old_title = found[1] if found else None
+        old_summary = document_summary((p.section_path, p.body) for p in stored)
+        paths = {c.chunk_id: c.section_path for c in chunks}
+        kept = {
+            p.chunk_id
+            for p in stored
+            if p.chunk_id in paths
+            and passage_context(p.section_path, old_title, old_summary)
+            == passage_context(paths[p.chunk_id], inputs.title, inputs.summary)
+        }
         with self.database.transaction() as conn:
-            missing, reuse = self._missing(conn, chunks, stored, inputs)
+            missing, reuse = self._missing(conn, chunks, kept, inputs)
         return self._encode(missing, reuse, inputs), inputs
 
     def _write(

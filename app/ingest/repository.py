@@ -326,6 +326,32 @@ def document_chunk_ids(conn: Connection, document_id: int) -> set[str]:
 
 
 @dataclass(frozen=True)
+class StoredChunkText:
+    chunk_id: str
+    section_path: str
+    body: str
+
+
+def document_passages(conn: Connection, document_id: int) -> list[StoredChunkText]:
+    """A stored document's chunks in document order (writer mode)."""
+    rows = conn.execute(sqlfiles.query("ingest.document_passages"), {"document_id": document_id})
+    return [StoredChunkText(str(r.chunk_id), str(r.section_path), str(r.body)) for r in rows]
+
+
+def refresh_embeddings(conn: Connection, vectors: Mapping[str, str], model_id: str | None) -> None:
+    """New vectors (pgvector literals by chunk id) for chunks that stay."""
+    if vectors:
+        conn.execute(
+            sqlfiles.query("ingest.refresh_embeddings"),
+            {
+                "chunk_ids": list(vectors),
+                "embeddings": list(vectors.values()),
+                "model_id": model_id,
+            },
+        )
+
+
+@dataclass(frozen=True)
 class StoredPassage:
     """A stored chunk's vector and what its encoder input was made of besides its text and
     its document's title."""

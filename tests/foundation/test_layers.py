@@ -138,6 +138,8 @@ READS_FOR_NO_PERSON = {
         "writer's statement triggers: a touched document's postings rebuilt from its chunks"
     ),
     "ingest.document_chunk_ids": "writer: ingestion diffs a document's chunks",
+    "ingest.document_passages": "writer: ingestion compares a kept chunk's encoder context",
+    "ingest.refresh_embeddings": "writer: ingestion re-encodes kept chunks after a context change",
     "ingest.embeddings_by_content": "writer: ingestion reuses vectors by content hash",
     "ingest.delete_chunks": "writer: ingestion removes a document's dropped chunks",
     "ingest.update_chunk_metadata": "writer: ingestion moves unchanged chunks to new metadata",

@@ -100,3 +100,38 @@ def test_a_copy_reuses_a_vector_only_for_the_same_input(
         [f"Arbeidszaak Pietersen\n{BODY}", f"Huurzaak Jansen\n{BODY}"]
     )
     assert _cos(c, own_c) > 0.9999 and _cos(c, title_a) < 0.9999
+
+
+def _chunk(db: DbHandle, external_id: str) -> tuple[str, str, str]:
+    with psycopg.connect(db.superuser_url) as su:
+        row = su.execute(
+            "SELECT chunk_id, embedding_model, CAST(embedding AS text) FROM chunks"
+            " WHERE external_id = %s",
+            (external_id,),
+        ).fetchone()
+    assert row is not None
+    return str(row[0]), str(row[1]), str(row[2])
+
+
+def test_a_new_title_re_encodes_the_chunks_that_stay(
+    firm: Firm, db: DbHandle, embedder: Embedder
+) -> None:
+    """The same text under a new title: the chunk stays (same id, not re-inserted) and its
+    vector becomes that of the new title; the same title again encodes nothing."""
+    firm.document("ctx-r", BODY, client_id="C-1", matter_id="M-1", title="Huurzaak Jansen")
+    chunk_id, model, _ = _chunk(db, "ctx-r")
+    firm.document("ctx-r", BODY, client_id="C-1", matter_id="M-1", title="Ontruiming Jansen")
+    again_id, again_model, literal = _chunk(db, "ctx-r")
+    assert (again_id, again_model) == (chunk_id, model)
+    stored = _stored(db, "ctx-r")
+    [renamed, old] = embedder.embed_passages(
+        [f"Ontruiming Jansen\n{BODY}", f"Huurzaak Jansen\n{BODY}"]
+    )
+    assert _cos(stored, renamed) > 0.9999 and _cos(stored, old) < 0.9999
+
+    encoded = embedder.encoded_texts
+    firm.document(
+        "ctx-r", BODY, client_id="C-1", matter_id="M-1", title="Ontruiming Jansen", doc_type="memo"
+    )
+    assert embedder.encoded_texts == encoded  # a change of anything else encodes nothing
+    assert _chunk(db, "ctx-r")[2] == literal
