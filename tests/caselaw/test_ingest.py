@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from fastapi import FastAPI
 from sqlalchemy import text
@@ -433,3 +434,59 @@ def test_a_later_metadata_only_void_hides_the_earlier_text(
     doc = document_row(db, SMALL)
     assert doc is not None and doc["search_state"] == "withdrawn"
     assert doc["n_suppressed"] == doc["n_chunks"] > 0
+
+
+# --- a summary published later ----------------------------------------------------------------
+
+SUMMARISED = "ECLI:NL:HR:1992:BA5424"  # its inhoudsindicatie is a real summary (552 characters)
+
+
+def _vectors(db: DbHandle, ecli: str) -> dict[str, tuple[str, str, str]]:
+    """chunk id -> (section path, body, stored vector) of a decision's chunks."""
+    with psycopg.connect(db.superuser_url) as su:
+        rows = su.execute(
+            "SELECT chunk_id, section_path, body, CAST(embedding AS text) FROM chunks"
+            " WHERE source = 'rechtspraak' AND external_id = %s",
+            (ecli,),
+        ).fetchall()
+    return {str(r[0]): (str(r[1]), str(r[2]), str(r[3])) for r in rows}
+
+
+def test_a_summary_published_later_re_encodes_the_decisions_other_chunks(
+    pipeline: IngestPipeline, db: DbHandle, embedder: Any, tmp_path: Path
+) -> None:
+    """Rechtspraak often adds the inhoudsindicatie after publication. Every other chunk is
+    encoded after the summary (app/embeddings.py passage_input), so the chunks that stay get
+    new vectors when it arrives, not only the summary's own chunk."""
+    from app.embeddings import is_summary_section, passage_input
+
+    original = corpus_file(SUMMARISED).read_bytes()
+    start, end = original.index(b"<inhoudsindicatie"), original.index(b"</inhoudsindicatie>")
+    write_record(tmp_path, SUMMARISED, original[:start] + original[end + 19 :])
+    ingest_rechtspraak_folder(pipeline, tmp_path, started_by="test")
+    before = _vectors(db, SUMMARISED)
+    assert before and not any(is_summary_section(p) for p, _, _ in before.values())
+
+    write_record(tmp_path, SUMMARISED, original)
+    ingest_rechtspraak_folder(pipeline, tmp_path, started_by="test")
+    after = _vectors(db, SUMMARISED)
+    [summary] = [b for p, b, _ in after.values() if is_summary_section(p)]
+    kept = sorted(set(before) & set(after))
+    assert kept and len(after) == len(kept) + 1  # the same chunks, and the summary's
+    with psycopg.connect(db.superuser_url) as su:
+        row = su.execute("SELECT title FROM documents WHERE external_id = %s", (SUMMARISED,))
+        title = str(row.fetchone()[0])  # type: ignore[index]
+
+    def encoder_input(chunk_id: str, context_summary: str | None) -> str:
+        path, body, _ = after[chunk_id]
+        limit = embedder.max_passage_tokens
+        return passage_input(embedder, limit, body, path, title, context_summary)
+
+    # a chunk at the encoder's limit has no room for any context: its input, and vector, stay
+    moved = [c for c in kept if encoder_input(c, summary) != encoder_input(c, None)]
+    assert moved
+    assert [c for c in kept if after[c][2] != before[c][2]] == moved
+    [expected] = embedder.embed_passages([encoder_input(moved[0], summary)])
+    stored = after[moved[0]][2]
+    got = [float(x) for x in stored.strip("[]").split(",")]
+    assert sum(a * b for a, b in zip(got, expected, strict=True)) > 0.9999
