@@ -135,35 +135,55 @@ def retag(client: TestClient) -> None:
     run_once(resources.database, resources.settings.retag_batch_size)
 
 
-def retrieved(client: TestClient, person_id: str, matter_id: str, session_id: str) -> None:
-    """An audited retrieval of one chunk of ``matter_id`` an hour ago."""
-    row = Retrieval(
-        retrieval_id=uuid.uuid4(),
-        at=datetime.now(UTC) - timedelta(hours=1),
+def audit_entry(**fields: Any) -> Retrieval:
+    """A retrieval's audit row with plain values; ``fields`` replace them."""
+    values: dict[str, Any] = {
+        "retrieval_id": uuid.uuid4(),
+        "at": datetime.now(UTC),
+        "person_id": "lawyer@firm.nl",
+        "roles": ["lawyer"],
+        "purpose": "search",
+        "query": "octrooi",
+        "mode": "hybrid",
+        "k": 10,
+        "filters": {},
+        "allowed_wall_groups": ["open"],
+        "source_principals": [],
+        "policy_version": 1,
+        "model": None,
+        "prompt_version": None,
+        "strategy": "exact",
+        "took_ms": 1.0,
+        "result_count": 1,
+        **fields,
+    }
+    return Retrieval(**values)
+
+
+def retrieved(
+    client: TestClient,
+    person_id: str,
+    matter_id: str,
+    session_id: str,
+    *,
+    hours_ago: float = 1,
+    query: str = "octrooi",
+    chunk_id: str | None = None,
+) -> None:
+    """An audited retrieval of one chunk of ``matter_id``, an hour ago unless told."""
+    entry = audit_entry(
+        at=datetime.now(UTC) - timedelta(hours=hours_ago),
         person_id=person_id,
-        roles=["lawyer"],
-        purpose="search",
-        query="octrooi",
-        mode="hybrid",
-        k=10,
-        filters={},
-        allowed_wall_groups=["open"],
-        source_principals=[],
-        policy_version=1,
-        model=None,
-        prompt_version=None,
-        strategy="exact",
-        took_ms=1.0,
-        result_count=1,
+        query=query,
         session_id=session_id,
     )
     result = RetrievedChunk(
         rank=1,
-        chunk_id=f"api:doc-{matter_id}:0123456789abcdef",
+        chunk_id=chunk_id or f"api:doc-{matter_id}:0123456789abcdef",
         matter_id=matter_id,
         content_sha256="0" * 64,
         score=1.0,
     )
     resources = client.app.state.resources  # type: ignore[attr-defined]
     with resources.database.transaction() as conn:
-        append_retrieval(conn, row, [result])
+        append_retrieval(conn, entry, [result])

@@ -21,7 +21,7 @@ from app.db.engine import Database
 from app.db.params import text_array
 from app.search import repository as search_repository
 from tests.conftest import DbHandle, Tokens
-from tests.helpers import Firm
+from tests.helpers import Firm, audit_entry
 
 TRICKY = (
     "plain",
@@ -120,25 +120,14 @@ def test_searches_prepare_their_fixed_statements_but_never_the_search_itself(
 
 def test_a_rolled_back_append_leaves_the_next_prepared_one_intact(db: DbHandle) -> None:
     def append(conn: Connection, n: int) -> Any:
-        from datetime import UTC, datetime
 
-        row = chain.Retrieval(
+        row = audit_entry(
             retrieval_id=uuid.UUID(f"00000000-0000-4000-8000-{n:012d}"),
-            at=datetime.now(UTC),
             person_id="p",
-            roles=["lawyer"],
             purpose="test",
             query="q",
-            mode="hybrid",
-            k=10,
-            filters={},
             allowed_wall_groups=["wg-1"],
             source_principals=["everyone"],
-            policy_version=1,
-            model=None,
-            prompt_version=None,
-            strategy="exact",
-            took_ms=1.0,
             result_count=0,
         )
         return chain.append_retrieval(conn, row, [])

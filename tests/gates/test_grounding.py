@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import psycopg
 import pytest
 
-from app.audit.chain import Retrieval, RetrievedChunk, append_retrieval, verify_chain
+from app.audit.chain import RetrievedChunk, append_retrieval, verify_chain
 from app.embeddings import vector_literal
 from app.gates.calibration import calibration_for
 from tests.conftest import Tokens
 from tests.gates.conftest import GateClient
+from tests.helpers import audit_entry
 
 if TYPE_CHECKING:
     from tests.conftest import DbHandle
@@ -86,23 +86,12 @@ def record_retrieval(
 ) -> str:
     retrieval_id = uuid.uuid4()
     bodies = {**RETURNED, **NOT_RETURNED}
-    row = Retrieval(
+    row = audit_entry(
         retrieval_id=retrieval_id,
-        at=datetime.now(UTC),
         person_id=person_id,
-        roles=["lawyer"],
-        purpose="search",
         query="aansprakelijkheid werkgever",
-        mode="hybrid",
-        k=10,
-        filters={},
-        allowed_wall_groups=["open"],
-        source_principals=[],
-        policy_version=1,
         model="gpt-x",
         prompt_version="v1",
-        strategy="exact",
-        took_ms=1.0,
         result_count=len(chunk_ids),
     )
     results = [

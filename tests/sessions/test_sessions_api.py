@@ -3,8 +3,6 @@ session listing, and the audit chain over session fields (invariant 11)."""
 
 from __future__ import annotations
 
-import uuid
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -12,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from connectors.base import SourceDocument
 from tests.conftest import Tokens
-from tests.helpers import ADMIN, Firm, ok, retag
+from tests.helpers import ADMIN, Firm, ok, retag, retrieved
 
 MED_TEXT = (
     "Pleitnota inbreuk retard-tablet medivastine: de vrijgiftecurve valt binnen conclusie 1 "
@@ -73,38 +71,15 @@ def firm(client: TestClient, auth: Tokens) -> Firm:
 def _backdated_retrieval(
     client: TestClient, person_id: str, session_id: str, matter_id: str, days_ago: int
 ) -> None:
-    from app.audit.chain import Retrieval, RetrievedChunk, append_retrieval
-
-    row = Retrieval(
-        retrieval_id=uuid.uuid4(),
-        at=datetime.now(UTC) - timedelta(days=days_ago),
-        person_id=person_id,
-        roles=["lawyer"],
-        purpose="search",
+    retrieved(
+        client,
+        person_id,
+        matter_id,
+        session_id,
+        hours_ago=24 * days_ago,
         query=QUERY,
-        mode="hybrid",
-        k=10,
-        filters={},
-        allowed_wall_groups=["open"],
-        source_principals=[],
-        policy_version=1,
-        model=None,
-        prompt_version=None,
-        strategy="exact",
-        took_ms=1.0,
-        result_count=1,
-        session_id=session_id,
-    )
-    result = RetrievedChunk(
-        rank=1,
         chunk_id="api:doc-med:0123456789abcdef",
-        matter_id=matter_id,
-        content_sha256="0" * 64,
-        score=1.0,
     )
-    resources = client.app.state.resources  # type: ignore[attr-defined]
-    with resources.database.transaction() as conn:
-        append_retrieval(conn, row, [result])
 
 
 def _gate(client: TestClient, headers: dict[str, str], session_id: str) -> Any:
