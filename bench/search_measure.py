@@ -25,7 +25,7 @@ from app.db.engine import Database
 from app.embeddings import Embedder
 from app.resources import Resources
 from app.search.schemas import SearchIn
-from app.search.service import SearchResult, embed_query, run_search
+from app.search.service import SearchResult, embed_query, needs_query_vector, run_search
 from app.walls.access import access_for, apply
 from bench.common import Latency, Stopwatch, console, fmt_ms, fmt_ratio, progress_bar, verdict
 from bench.search_firm import Layout
@@ -234,7 +234,8 @@ class Bench:
         if self.encoder is None:
             raise RuntimeError("encoded_hybrid needs --encode")
         watch = Stopwatch()
-        embed_query(self.encoder, query)
+        if needs_query_vector(self.resources.settings, SearchIn(query=query)):
+            embed_query(self.encoder, query)
         encoding = watch.elapsed()
         _, seconds, _ = self.service(self.resources, person, query, "hybrid", qvec)
         return encoding + seconds, encoding

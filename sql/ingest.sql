@@ -1,6 +1,7 @@
 -- Ingestion: documents are replaced in ONE transaction (a concurrent reader sees the old
 -- version or the new one, never half). Chunks are content-addressed: unchanged chunks are
--- left untouched, vanished ones deleted, new ones inserted with their embeddings.
+-- kept (a new vector only when their document's context changed), vanished ones deleted,
+-- new ones inserted with their embeddings.
 
 -- name: lock_document
 SELECT document_id, status, client_id, matter_id, client_raw, matter_raw, doc_type, title,
@@ -45,7 +46,7 @@ SELECT chunk_id, section_path, body FROM chunks WHERE document_id = :document_id
 UPDATE chunks AS c
 SET embedding = CAST(v.embedding AS vector), embedding_model = CAST(:model_id AS text)
 FROM unnest(CAST(:chunk_ids AS text[]), CAST(:embeddings AS text[])) AS v (chunk_id, embedding)
-WHERE c.chunk_id = v.chunk_id
+WHERE c.document_id = :document_id AND c.chunk_id = v.chunk_id
 
 -- name: embeddings_by_content
 -- Stored vectors of identical text in documents of the same title (another copy of a

@@ -5,7 +5,7 @@ inside one write transaction (a reader sees the old version or the new one, neve
 2. ``store_source_acl``: the document's source permissions as a shared ACL row;
 3. ``document_record`` and ``save_document``: the document row;
 4. ``replace_chunks``: insert new chunks, delete vanished ones, let unchanged ones follow the
-   document's placement without re-embedding;
+   document's placement without re-embedding (unless their document's context changed);
 5. ``metadata_changes`` and ``outcome_status``: what the run's report says about it.
 
 Metadata is tri-state (absent None, present-but-empty "", value). A new document whose
@@ -59,6 +59,7 @@ class ChunkDelta:
     added: int
     removed: int
     placement_changed: int  # stored chunks whose placement followed the document's
+    re_encoded: int = 0  # stored chunks encoded again: their document's context changed
 
 
 def document_title(
@@ -257,22 +258,21 @@ def replace_chunks(
     chunks: list[PreparedChunk],
     vectors: dict[str, str],
     embed: Callable[[Connection, list[PreparedChunk]], dict[str, str]],
+    changed: set[str],
     *,
     existing_document: bool,
     model_id: str | None = None,
 ) -> ChunkDelta:
     """Make the stored chunks of the document exactly ``chunks``. ``vectors`` holds the
-    embeddings computed before the transaction: of new chunks, and of kept ones whose
-    document's context changed (they replace the stored vector); ``embed`` computes the few
-    that are missing because stored chunks vanished in between. ``model_id`` (the
-    encoder's) is recorded with each vector written."""
+    embeddings computed before the transaction; ``changed`` names the stored chunks that
+    stay but whose encoder input changed (their vectors are replaced); ``embed`` computes
+    the few vectors that are missing because stored chunks vanished or inputs changed in
+    between. ``model_id`` (the encoder's) is recorded with each vector written."""
     stored = repository.document_chunk_ids(conn, placement.document_id)
     vanished = sorted(stored - {c.chunk_id for c in chunks})
     to_add = [c for c in chunks if c.chunk_id not in stored]
-    repository.refresh_embeddings(
-        conn, {c: v for c, v in vectors.items() if c in stored}, model_id
-    )
-    late = [c for c in to_add if c.chunk_id not in vectors]
+    to_refresh = [c for c in chunks if c.chunk_id in stored and c.chunk_id in changed]
+    late = [c for c in to_add + to_refresh if c.chunk_id not in vectors]
     if late:
         vectors.update(embed(conn, late))
     if vanished:
@@ -281,8 +281,14 @@ def replace_chunks(
     if existing_document:
         placement_changed = repository.update_chunk_placement(conn, placement)
         repository.update_chunk_positions(conn, [c for c in chunks if c.chunk_id in stored])
+        repository.refresh_embeddings(
+            conn,
+            placement.document_id,
+            {c.chunk_id: vectors[c.chunk_id] for c in to_refresh},
+            model_id,
+        )
     repository.insert_chunks(conn, placement, to_add, vectors, model_id)
-    return ChunkDelta(added=len(to_add), removed=len(vanished), placement_changed=placement_changed)
+    return ChunkDelta(len(to_add), len(vanished), placement_changed, len(to_refresh))
 
 
 # --- 5. the report -------------------------------------------------------------------------
@@ -317,6 +323,6 @@ def outcome_status(
         return "quarantined" if quarantine else "added"
     if quarantine and before.status != "quarantined":
         return "quarantined"
-    if delta.added or delta.removed or changes or delta.placement_changed:
+    if delta.added or delta.removed or changes or delta.placement_changed or delta.re_encoded:
         return "quarantined" if quarantine else "updated"
     return "quarantined" if quarantine else "unchanged"

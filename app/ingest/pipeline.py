@@ -292,7 +292,7 @@ class IngestPipeline:
         known_ids: set[str],
         inputs: PassageInputs,
     ) -> tuple[list[PreparedChunk], dict[str, str]]:
-        """The chunks not already stored, and stored vectors of identical text whose encoder
+        """The chunks not kept as stored, and stored vectors of identical text whose encoder
         input was exactly this chunk's (another copy of the document, same context). The
         stored chunk has the same text and its document the same title, so the inputs are
         equal exactly when the contexts are (passage_context)."""
@@ -436,31 +436,50 @@ class IngestPipeline:
     def _embed_new_chunks(
         self, doc: SourceDocument, extracted: ExtractedDocument, chunks: list[PreparedChunk]
     ) -> tuple[dict[str, str], PassageInputs]:
-        """Embeddings of the chunks the document does not have yet, and every chunk's encoder
-        input. What is stored is read in short transactions; building the inputs and the
-        encoding (and the pacer's pauses between its slices) hold no transaction or pooled
-        connection, and the write transaction stays short."""
+        """Embeddings of the chunks the document does not have yet or whose encoder input
+        changed, and every chunk's encoder input. What is stored is read in short
+        transactions; building the inputs and the encoding (and the pacer's pauses between
+        its slices) hold no transaction or pooled connection, and the write transaction
+        stays short (it checks the changed inputs again under the document's lock)."""
         with self.database.transaction() as conn:
             mark_writer(conn)
             found = repository.find_document(conn, doc.source, doc.external_id)
             stored = repository.document_passages(conn, found[0]) if found else []
         title = document_write.document_title(doc, extracted, found[1] if found else None)
         inputs = self._passage_inputs(chunks, title)
-        # a kept chunk is encoded again when its context changed (a new title, a summary
-        # published later): otherwise its vector would keep the old one
-        old_title = found[1] if found else None
-        old_summary = document_summary((p.section_path, p.body) for p in stored)
-        paths = {c.chunk_id: c.section_path for c in chunks}
-        kept = {
-            p.chunk_id
-            for p in stored
-            if p.chunk_id in paths
-            and passage_context(p.section_path, old_title, old_summary)
-            == passage_context(paths[p.chunk_id], inputs.title, inputs.summary)
-        }
+        changed = self._input_changed(stored, found[1] if found else None, chunks, inputs)
+        kept = {p.chunk_id for p in stored} - changed
         with self.database.transaction() as conn:
             missing, reuse = self._missing(conn, chunks, kept, inputs)
         return self._encode(missing, reuse, inputs), inputs
+
+    def _input_changed(
+        self,
+        stored: list[repository.StoredChunkText],
+        stored_title: str | None,
+        chunks: list[PreparedChunk],
+        inputs: PassageInputs,
+    ) -> set[str]:
+        """The stored chunks that stay (same text) but whose encoder input changed with
+        their document's context (a new title, a summary published later or changed): their
+        vectors are encoded again, or they would keep the old context."""
+        old_summary = document_summary((p.section_path, p.body) for p in stored)
+        new = {c.chunk_id: c for c in chunks}
+        limit = self.embedder.max_passage_tokens
+        changed: set[str] = set()
+        for p in stored:
+            chunk = new.get(p.chunk_id)
+            if chunk is None or passage_context(
+                p.section_path, stored_title, old_summary
+            ) == passage_context(chunk.section_path, inputs.title, inputs.summary):
+                continue
+            # a context cut away in both (no room beside a long chunk) changes nothing
+            before = passage_input(
+                self.embedder, limit, p.body, p.section_path, stored_title, old_summary
+            )
+            if before != inputs.by_chunk[p.chunk_id]:
+                changed.add(p.chunk_id)
+        return changed
 
     def _write(
         self,
@@ -481,6 +500,17 @@ class IngestPipeline:
             e = self.embedder
             check_write_model(conn, e.model_id, e.name, e.dimension)
             before = repository.lock_document(conn, doc.source, doc.external_id)
+            # under the lock: another writer may have changed the title or summary meanwhile
+            changed = (
+                self._input_changed(
+                    repository.document_passages(conn, before.document_id),
+                    before.title,
+                    chunks,
+                    inputs,
+                )
+                if before is not None
+                else set()
+            )
             placement = document_write.place_document(conn, doc, before, public)
             acl_id = document_write.store_source_acl(conn, doc.acl)
             record = document_write.document_record(
@@ -494,6 +524,7 @@ class IngestPipeline:
                 chunks,
                 vectors,
                 lambda c, late: self._embeddings(c, late, set(), inputs),
+                changed,
                 existing_document=before is not None,
                 model_id=self.embedder.model_id,
             )
@@ -501,7 +532,12 @@ class IngestPipeline:
             status = document_write.outcome_status(before, placement.quarantine, delta, changes)
             self._report_document(
                 conn, run, doc, status, placement, changes, extracted.warnings,
-                {"chunks": len(chunks), "added": delta.added, "removed": delta.removed},
+                {
+                    "chunks": len(chunks),
+                    "added": delta.added,
+                    "removed": delta.removed,
+                    "re_encoded": delta.re_encoded,
+                },
             )  # fmt: skip
         return DocumentOutcome(
             status=status,

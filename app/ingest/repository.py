@@ -338,12 +338,15 @@ def document_passages(conn: Connection, document_id: int) -> list[StoredChunkTex
     return [StoredChunkText(str(r.chunk_id), str(r.section_path), str(r.body)) for r in rows]
 
 
-def refresh_embeddings(conn: Connection, vectors: Mapping[str, str], model_id: str | None) -> None:
-    """New vectors (pgvector literals by chunk id) for chunks that stay."""
+def refresh_embeddings(
+    conn: Connection, document_id: int, vectors: Mapping[str, str], model_id: str | None
+) -> None:
+    """New vectors (pgvector literals by chunk id) for chunks of the document that stay."""
     if vectors:
         conn.execute(
             sqlfiles.query("ingest.refresh_embeddings"),
             {
+                "document_id": document_id,
                 "chunk_ids": list(vectors),
                 "embeddings": list(vectors.values()),
                 "model_id": model_id,

@@ -148,7 +148,7 @@ class SearchResult:
     access: Access
     session: SessionBinding
     at: datetime  # the instant access was resolved for
-    query_model: str | None  # the model the query vector came from (the audit row's)
+    query_model: str | None  # the live query encoder's model, checked even when no vector ran
     read_from: str = replicas.PRIMARY  # who ran the statement: "primary" or a replica's name
 
 
@@ -289,6 +289,8 @@ def _find(
         w_dense = o.dense_weight if o.dense_weight is not None else w_dense
         w_sparse = o.sparse_weight if o.sparse_weight is not None else w_sparse
     use_dense, use_sparse = w_dense > 0, w_sparse > 0
+    if not (use_dense or use_sparse):  # Settings refuse it; an evaluation's overrides may not
+        raise AppError("no_leg", "Both fusion weights are 0: no leg of the search would run.", 422)
     if use_dense and qvec is None:
         raise RuntimeError("the dense leg runs but the question was not encoded")
     dense_candidates = max(o.dense_candidates or settings.dense_candidates, request.k)

@@ -29,7 +29,7 @@ from app.evaluation.starter import (
 )
 from app.resources import Resources
 from app.search.service import SearchOverrides
-from app.settings import Settings
+from app.settings import CALIBRATED_DENSE_WEIGHTS, CALIBRATED_RRF_K, Settings
 from app.walls.resolution import AccessResolver
 from tests.conftest import DbHandle
 from tests.shared_data import require
@@ -66,9 +66,12 @@ def _ingest(resources: Resources) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def starter(module_db: DbHandle, settings: Settings, embedder: Any) -> Resources:
     # the model's own calibrated weights, as a firm runs it (the suite's settings run both legs)
-    calibrated = Settings(embedding_model=settings.embedding_model)
+    model = settings.embedding_model
     settings = settings.model_copy(
-        update={"dense_weight": calibrated.dense_weight, "rrf_k": calibrated.rrf_k}
+        update={
+            "dense_weight": CALIBRATED_DENSE_WEIGHTS.get(model, 0.0),
+            "rrf_k": CALIBRATED_RRF_K.get(model, Settings.model_fields["rrf_k"].default),
+        }
     )
     resources = Resources(
         settings=settings,

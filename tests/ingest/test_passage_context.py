@@ -120,7 +120,10 @@ def test_a_new_title_re_encodes_the_chunks_that_stay(
     vector becomes that of the new title; the same title again encodes nothing."""
     firm.document("ctx-r", BODY, client_id="C-1", matter_id="M-1", title="Huurzaak Jansen")
     chunk_id, model, _ = _chunk(db, "ctx-r")
-    firm.document("ctx-r", BODY, client_id="C-1", matter_id="M-1", title="Ontruiming Jansen")
+    renamed_doc = firm.document(
+        "ctx-r", BODY, client_id="C-1", matter_id="M-1", title="Ontruiming Jansen"
+    )
+    assert renamed_doc["status"] == "updated", renamed_doc  # its vectors changed
     again_id, again_model, literal = _chunk(db, "ctx-r")
     assert (again_id, again_model) == (chunk_id, model)
     stored = _stored(db, "ctx-r")

@@ -6,7 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
+import pytest
 
+from app.auth.service import Principal
+from app.errors import AppError
+from app.search.schemas import SearchIn
+from app.search.service import SearchOverrides, run_search
 from tests.conftest import DbHandle, Tokens, make_client, make_settings
 from tests.helpers import Firm, ok
 
@@ -133,6 +138,22 @@ def test_a_dense_weight_of_0_runs_no_dense_leg_and_encodes_no_question(
         assert hits("dwangsom huurachterstand", "hybrid") == sparse  # ids, scores, ranks
         assert hits("landlord complaint", "hybrid") == []
         assert embedder.encode_calls == encoded  # no question was encoded
+
+        # an evaluation's overrides cannot turn both legs off either
+        resources = client.app.state.resources  # type: ignore[attr-defined]
+        alice = Principal("alice@firm.nl", frozenset({"lawyer"}))
+        with (
+            resources.database.transaction() as conn,
+            pytest.raises(AppError, match="no leg"),
+        ):
+            run_search(
+                conn,
+                resources,
+                alice,
+                SearchIn(query="dwangsom"),
+                qvec=None,
+                overrides=SearchOverrides(sparse_weight=0.0),
+            )
 
     with make_client(db, make_settings(dense_weight=0.5), embedder) as client:
         found = Firm(client, auth).search("alice@firm.nl", "landlord complaint", k=10)
