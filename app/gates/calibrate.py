@@ -58,10 +58,24 @@ ALTERED = ("fact_changed", "negation_flipped", "party_swapped")
 MARKERS = ("marker_wrong", "marker_out_of_range")
 
 SYNONYMS = {
-    "oordeelt": "vindt", "overweegt": "stelt", "derhalve": "daarom", "echter": "evenwel",
-    "dient": "moet", "dienen": "moeten", "indien": "als", "teneinde": "om", "tevens": "ook",
-    "reeds": "al", "thans": "nu", "voorts": "verder", "alsmede": "en", "doch": "maar",
-    "terzake": "daarover", "omtrent": "over", "hetgeen": "wat", "aldus": "zo",
+    "oordeelt": "vindt",
+    "overweegt": "stelt",
+    "derhalve": "daarom",
+    "echter": "evenwel",
+    "dient": "moet",
+    "dienen": "moeten",
+    "indien": "als",
+    "teneinde": "om",
+    "tevens": "ook",
+    "reeds": "al",
+    "thans": "nu",
+    "voorts": "verder",
+    "alsmede": "en",
+    "doch": "maar",
+    "terzake": "daarover",
+    "omtrent": "over",
+    "hetgeen": "wat",
+    "aldus": "zo",
 }
 FILLERS = ("immers", "dan ook", "evenwel", "overigens", "voorts", "mitsdien")
 VERBS = ("is", "was", "wordt", "werd", "heeft", "had", "kan", "kon", "zal", "moet", "mag", "zijn")
@@ -129,9 +143,24 @@ def reword(sentence: str, rng: random.Random) -> str:
         if bare in SYNONYMS:
             tokens[i] = token.lower().replace(bare, SYNONYMS[bare])
     droppable = [
-        i for i, t in enumerate(tokens[1:-1], start=1)
-        if t.lower().strip(",") in ("de", "het", "een", "wel", "nog", "ook", "zeer", "geheel",
-                                    "slechts", "namelijk", "daarbij", "hier", "tevens")
+        i
+        for i, t in enumerate(tokens[1:-1], start=1)
+        if t.lower().strip(",")
+        in (
+            "de",
+            "het",
+            "een",
+            "wel",
+            "nog",
+            "ook",
+            "zeer",
+            "geheel",
+            "slechts",
+            "namelijk",
+            "daarbij",
+            "hier",
+            "tevens",
+        )
     ]
     for i in sorted(rng.sample(droppable, min(2, len(droppable))), reverse=True):
         del tokens[i]
@@ -181,10 +210,15 @@ def build_set(
     decisions: Sequence[Decision], retrievals: int, rng: random.Random
 ) -> tuple[list[Retrieval], list[Item]]:
     """Retrievals of RESULTS chunks from two decisions each, and labelled sentences."""
-    names = sorted({
-        f.text for d in decisions for c in d.chunks for f in extract_facts(c)
-        if f.kind == "name" and len(f.text) > 3 and f.text[0].isupper()
-    })
+    names = sorted(
+        {
+            f.text
+            for d in decisions
+            for c in d.chunks
+            for f in extract_facts(c)
+            if f.kind == "name" and len(f.text) > 3 and f.text[0].isupper()
+        }
+    )
     out_retrievals: list[Retrieval] = []
     items: list[Item] = []
     for r in range(retrievals):
@@ -194,8 +228,12 @@ def build_set(
         rng.shuffle(picked)
         out_retrievals.append(Retrieval(picked))
         others = [d for i, d in enumerate(decisions) if i not in (first, second)]
-        pool = [(rank, s) for rank, c in enumerate(picked, start=1) for s in split_sentences(c)
-                if _usable(s)]
+        pool = [
+            (rank, s)
+            for rank, c in enumerate(picked, start=1)
+            for s in split_sentences(c)
+            if _usable(s)
+        ]
         if not pool:
             continue
         for _ in range(2):
@@ -203,8 +241,7 @@ def build_set(
             items.append(Item(r, "copied", sentence))
             items.append(Item(r, "reworded", reword(sentence, rng)))
             items.append(Item(r, "marker_correct", f"{sentence} [{rank}]"))
-            wrong = [k for k in range(1, len(picked) + 1)
-                     if sentence not in picked[k - 1]]
+            wrong = [k for k in range(1, len(picked) + 1) if sentence not in picked[k - 1]]
             if wrong:
                 items.append(Item(r, "marker_wrong", f"{sentence} [{rng.choice(wrong)}]"))
             items.append(Item(r, "marker_out_of_range", f"{sentence} [{len(picked) + 3}]"))
@@ -222,8 +259,12 @@ def build_set(
         other = rng.choice(others)
         # boilerplate ("De uitspraak van het Hof is aan dit arrest gehecht.") that the
         # returned chunks hold too is not unrelated
-        unrelated = [s for c in other.chunks for s in split_sentences(c)
-                     if _usable(s) and not any(s in p for p in picked)]
+        unrelated = [
+            s
+            for c in other.chunks
+            for s in split_sentences(c)
+            if _usable(s) and not any(s in p for p in picked)
+        ]
         if unrelated:
             items.append(Item(r, "unrelated", rng.choice(unrelated)))
     return out_retrievals, items
@@ -335,10 +376,16 @@ def measure(
         results: list[Any] = [None] * len(items)
         for r, members in by_retrieval.items():
             chunks = out_retrievals[r].chunks
-            returned = [ReturnedChunk(f"r{r}-{k}", k, passages[c])
-                        for k, c in enumerate(chunks, start=1)]
-            verdicts = judge_sentences([items[n].sentence for n in members],
-                                       item_vectors[members], returned, len(chunks), calibration)
+            returned = [
+                ReturnedChunk(f"r{r}-{k}", k, passages[c]) for k, c in enumerate(chunks, start=1)
+            ]
+            verdicts = judge_sentences(
+                [items[n].sentence for n in members],
+                item_vectors[members],
+                returned,
+                len(chunks),
+                calibration,
+            )
             for n, verdict in zip(members, verdicts, strict=True):
                 results[n] = verdict
         return results
@@ -346,10 +393,17 @@ def measure(
     grid = []
     for weight in weights:
         for threshold in thresholds:
-            flagged = [_flagged(k, r) for k, r in zip(kinds, run(Calibration(threshold, weight)),
-                                                       strict=True)]
-            grid.append({"lexical_weight": weight, "threshold": threshold,
-                         "objective": round(_objective(kinds, flagged), 4)})
+            flagged = [
+                _flagged(k, r)
+                for k, r in zip(kinds, run(Calibration(threshold, weight)), strict=True)
+            ]
+            grid.append(
+                {
+                    "lexical_weight": weight,
+                    "threshold": threshold,
+                    "objective": round(_objective(kinds, flagged), 4),
+                }
+            )
     chosen = Calibration(*choose(grid), model_id)
     results = run(chosen)
     after = [_flagged(k, r) for k, r in zip(kinds, results, strict=True)]
@@ -357,9 +411,14 @@ def measure(
     for kind, flag, result in zip(kinds, after, results, strict=True):
         wrong = flag if kind in FAITHFUL else not flag
         if wrong and len(misses[kind]) < 5:
-            misses[kind].append({"sentence": result.text, "similarity": result.similarity,
-                                 "reasons": [r.as_dict() for r in result.reasons],
-                                 "passage": result.evidence.passage if result.evidence else None})
+            misses[kind].append(
+                {
+                    "sentence": result.text,
+                    "similarity": result.similarity,
+                    "reasons": [r.as_dict() for r in result.reasons],
+                    "passage": result.evidence.passage if result.evidence else None,
+                }
+            )
     return {
         "model_id": model_id,
         "decisions": len(loaded),
@@ -368,8 +427,10 @@ def measure(
         "seed": seed,
         "threshold": chosen.threshold,
         "lexical_weight": chosen.lexical_weight,
-        "before": {"method": f"cosine vs whole chunk >= {OLD_THRESHOLD}",
-                   "kinds": summarise(kinds, before)},
+        "before": {
+            "method": f"cosine vs whole chunk >= {OLD_THRESHOLD}",
+            "kinds": summarise(kinds, before),
+        },
         "after": {"kinds": summarise(kinds, after)},
         "misses": dict(misses),
         "grid": grid,

@@ -47,23 +47,77 @@ _STOPWORD_TEXT = """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 NEGATIONS = frozenset(
-    {"niet", "geen", "nooit", "noch", "niets", "niemand", "nergens", "geenszins", "evenmin",
-     "allerminst"}
+    {
+        "niet",
+        "geen",
+        "nooit",
+        "noch",
+        "niets",
+        "niemand",
+        "nergens",
+        "geenszins",
+        "evenmin",
+        "allerminst",
+    }
 )
 
 NUMBER_WORDS = {
-    "twee": "2", "drie": "3", "vier": "4", "vijf": "5", "zes": "6", "zeven": "7", "acht": "8",
-    "negen": "9", "tien": "10", "elf": "11", "twaalf": "12", "dertien": "13", "veertien": "14",
-    "vijftien": "15", "zestien": "16", "zeventien": "17", "achttien": "18", "negentien": "19",
-    "twintig": "20", "dertig": "30", "veertig": "40", "vijftig": "50", "zestig": "60",
-    "zeventig": "70", "tachtig": "80", "negentig": "90", "honderd": "100", "duizend": "1000",
+    "twee": "2",
+    "drie": "3",
+    "vier": "4",
+    "vijf": "5",
+    "zes": "6",
+    "zeven": "7",
+    "acht": "8",
+    "negen": "9",
+    "tien": "10",
+    "elf": "11",
+    "twaalf": "12",
+    "dertien": "13",
+    "veertien": "14",
+    "vijftien": "15",
+    "zestien": "16",
+    "zeventien": "17",
+    "achttien": "18",
+    "negentien": "19",
+    "twintig": "20",
+    "dertig": "30",
+    "veertig": "40",
+    "vijftig": "50",
+    "zestig": "60",
+    "zeventig": "70",
+    "tachtig": "80",
+    "negentig": "90",
+    "honderd": "100",
+    "duizend": "1000",
 }
 
 MONTHS = {
-    "januari": 1, "jan": 1, "februari": 2, "feb": 2, "febr": 2, "maart": 3, "mrt": 3,
-    "april": 4, "apr": 4, "mei": 5, "juni": 6, "jun": 6, "juli": 7, "jul": 7, "augustus": 8,
-    "aug": 8, "september": 9, "sep": 9, "sept": 9, "oktober": 10, "okt": 10, "november": 11,
-    "nov": 11, "december": 12, "dec": 12,
+    "januari": 1,
+    "jan": 1,
+    "februari": 2,
+    "feb": 2,
+    "febr": 2,
+    "maart": 3,
+    "mrt": 3,
+    "april": 4,
+    "apr": 4,
+    "mei": 5,
+    "juni": 6,
+    "jun": 6,
+    "juli": 7,
+    "jul": 7,
+    "augustus": 8,
+    "aug": 8,
+    "september": 9,
+    "sep": 9,
+    "sept": 9,
+    "oktober": 10,
+    "okt": 10,
+    "november": 11,
+    "nov": 11,
+    "december": 12,
+    "dec": 12,
 }
 
 # a citation marker at the end of a sentence: "[2]", "[1, 3]", "[2-4]" (as sentences.py
@@ -74,9 +128,7 @@ _MARKER = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
 _WORD = re.compile(r"[a-z]+")
 _MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
 _ECLI = re.compile(r"\bECLI:[A-Z]{2}:[A-Z0-9]{1,7}:\d{4}:[A-Z0-9.]{1,25}[A-Z0-9]", re.I)
-_ARTICLE = re.compile(
-    r"\b(?:artikelen|artikel|artt?\.?)\s*(\d+[a-z]?(?:[:.]\d+[a-z]?)*)", re.I
-)
+_ARTICLE = re.compile(r"\b(?:artikelen|artikel|artt?\.?)\s*(\d+[a-z]?(?:[:.]\d+[a-z]?)*)", re.I)
 _DATE_WORDS = re.compile(
     rf"\b(\d{{1,2}})(?:e|ste|de)?\s+({_MONTH_NAMES})\.?(?:\s+(\d{{4}}))?\b", re.I
 )
@@ -190,23 +242,31 @@ def extract_facts(text: str, *, skip_first_word: bool = True) -> list[Fact]:
 
     rest = take(_ECLI, text, lambda m: Fact("ecli", m.group(0).upper(), m.group(0)))
     rest = take(_DATE_ISO, rest, lambda m: _date(m.group(3), m.group(2), m.group(1), m.group(0)))
-    rest = take(_DATE_DIGITS, rest,
-                lambda m: _date(m.group(1), m.group(2), m.group(3), m.group(0)))
-    rest = take(_DATE_WORDS, rest,
-                lambda m: _date(m.group(1), str(MONTHS[m.group(2).lower()]), m.group(3),
-                                m.group(0)))
-    rest = take(_AMOUNT_BEFORE, rest, lambda m: _amount(m.group(1), m.group(2), m.group(3),
-                                                         m.group(0)))
-    rest = take(_AMOUNT_AFTER, rest, lambda m: _amount(m.group(3), m.group(1), m.group(2),
-                                                        m.group(0)))
+    rest = take(_DATE_DIGITS, rest, lambda m: _date(m.group(1), m.group(2), m.group(3), m.group(0)))
+    rest = take(
+        _DATE_WORDS,
+        rest,
+        lambda m: _date(m.group(1), str(MONTHS[m.group(2).lower()]), m.group(3), m.group(0)),
+    )
+    rest = take(
+        _AMOUNT_BEFORE, rest, lambda m: _amount(m.group(1), m.group(2), m.group(3), m.group(0))
+    )
+    rest = take(
+        _AMOUNT_AFTER, rest, lambda m: _amount(m.group(3), m.group(1), m.group(2), m.group(0))
+    )
     rest = take(_PERCENT, rest, lambda m: Fact("percent", _number(m.group(1)), m.group(0)))
-    rest = take(_ARTICLE, rest,
-                lambda m: Fact("article", m.group(1).lower().replace(".", ":"), m.group(0)))
-    rest = take(_CASE_NUMBER, rest,
-                lambda m: Fact("case_number", re.sub(r"\s", "", m.group(0)).upper(), m.group(0)))
+    rest = take(
+        _ARTICLE, rest, lambda m: Fact("article", m.group(1).lower().replace(".", ":"), m.group(0))
+    )
+    rest = take(
+        _CASE_NUMBER,
+        rest,
+        lambda m: Fact("case_number", re.sub(r"\s", "", m.group(0)).upper(), m.group(0)),
+    )
     rest = take(_NUMBER, rest, lambda m: Fact("number", _number(m.group(0)), m.group(0)))
-    facts.extend(Fact("name", fold(m.group(1)).strip(), m.group(0))
-                 for m in _ANONYMISED.finditer(rest))
+    facts.extend(
+        Fact("name", fold(m.group(1)).strip(), m.group(0)) for m in _ANONYMISED.finditer(rest)
+    )
     rest = _ANONYMISED.sub(lambda m: " " * len(m.group(0)), rest)
     for m in re.finditer(r"[A-Za-zÀ-ÿ]+", rest):
         word = m.group(0)

@@ -128,9 +128,7 @@ def read_support(
         # same id but other content would mean a broken content address: do not trust it
         if audited.get(chunk_id) != row.get("content_sha256"):
             continue
-        chunks.append(
-            SupportChunk(chunk_id, ranks[chunk_id], audited[chunk_id], str(row["body"]))
-        )
+        chunks.append(SupportChunk(chunk_id, ranks[chunk_id], audited[chunk_id], str(row["body"])))
     chunks.sort(key=lambda c: c.rank)
     return Support(chunks, len(audited), access.policy_version)
 

@@ -121,9 +121,7 @@ class _Passages:
                 self.local.append(p)
                 stem_rows.append([vocabulary.setdefault(s, len(vocabulary)) for s in stems])
         self.vocabulary = vocabulary
-        self.vectors: Matrix = (
-            np.vstack(vectors) if vectors else np.zeros((0, 0), dtype=np.float32)
-        )
+        self.vectors: Matrix = np.vstack(vectors) if vectors else np.zeros((0, 0), dtype=np.float32)
         # stems x passages (a row per stem: a sentence's containment sums its stems' rows)
         self.incidence = np.zeros((max(1, len(vocabulary)), len(stem_rows)), dtype=np.float32)
         for column, row in enumerate(stem_rows):
@@ -210,8 +208,11 @@ def judge_sentences(
         if len(passages) == 0:
             reasons = [Reason("no_support", "no returned chunk may ground the answer")]
             reasons += _marker_reasons(ranks, result_count, by_rank)
-            out.append(SentenceResult(sentence, False, None, None, reasons, None, cited,
-                                      False if ranks else None))
+            out.append(
+                SentenceResult(
+                    sentence, False, None, None, reasons, None, cited, False if ranks else None
+                )
+            )
             continue
         lexical = passages.containment(content_stems(core))
         cosine = passages.vectors @ sentence_vectors[i]
@@ -224,8 +225,10 @@ def judge_sentences(
         cited_supported: bool | None = None
         if ranks:
             marker_reasons = _marker_reasons(ranks, result_count, by_rank)
-            mask = np.isin(passages.owner_array,
-                           [c for c, ch in enumerate(passages.chunks) if ch.rank in ranks])
+            mask = np.isin(
+                passages.owner_array,
+                [c for c, ch in enumerate(passages.chunks) if ch.rank in ranks],
+            )
             cited_verdict = None
             if mask.any():
                 cited_verdict = _verdict(passages, scores, mask, core_words, facts, threshold)
@@ -262,15 +265,19 @@ def _marker_reasons(
     reasons = []
     for rank in ranks:
         if not 1 <= rank <= result_count:
-            reasons.append(Reason(
-                "marker_out_of_range",
-                f"[{rank}]: the retrieval returned {result_count} result(s)",
-            ))
+            reasons.append(
+                Reason(
+                    "marker_out_of_range",
+                    f"[{rank}]: the retrieval returned {result_count} result(s)",
+                )
+            )
         elif rank not in by_rank:
-            reasons.append(Reason(
-                "cited_unavailable",
-                f"[{rank}]: that result may no longer be shown or has changed",
-            ))
+            reasons.append(
+                Reason(
+                    "cited_unavailable",
+                    f"[{rank}]: that result may no longer be shown or has changed",
+                )
+            )
     return reasons
 
 

@@ -258,17 +258,18 @@ def replace_chunks(
     chunks: list[PreparedChunk],
     vectors: dict[str, str],
     embed: Callable[[Connection, list[PreparedChunk]], dict[str, str]],
+    stored: set[str],
     changed: set[str],
     *,
     existing_document: bool,
     model_id: str | None = None,
 ) -> ChunkDelta:
-    """Make the stored chunks of the document exactly ``chunks``. ``vectors`` holds the
-    embeddings computed before the transaction; ``changed`` names the stored chunks that
+    """Make the stored chunks of the document exactly ``chunks``; ``stored`` is the ids it
+    has, read under the document's lock. ``vectors`` holds the embeddings computed before the
+    transaction; ``changed`` names the stored chunks that
     stay but whose encoder input changed (their vectors are replaced); ``embed`` computes
     the few vectors that are missing because stored chunks vanished or inputs changed in
     between. ``model_id`` (the encoder's) is recorded with each vector written."""
-    stored = repository.document_chunk_ids(conn, placement.document_id)
     vanished = sorted(stored - {c.chunk_id for c in chunks})
     to_add = [c for c in chunks if c.chunk_id not in stored]
     to_refresh = [c for c in chunks if c.chunk_id in stored and c.chunk_id in changed]

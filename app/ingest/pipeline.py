@@ -500,17 +500,10 @@ class IngestPipeline:
             e = self.embedder
             check_write_model(conn, e.model_id, e.name, e.dimension)
             before = repository.lock_document(conn, doc.source, doc.external_id)
-            # under the lock: another writer may have changed the title or summary meanwhile
-            changed = (
-                self._input_changed(
-                    repository.document_passages(conn, before.document_id),
-                    before.title,
-                    chunks,
-                    inputs,
-                )
-                if before is not None
-                else set()
-            )
+            # under the lock: what is stored now (another writer may have changed the title
+            # or summary meanwhile), read once for the diff and the changed inputs
+            stored = repository.document_passages(conn, before.document_id) if before else []
+            changed = self._input_changed(stored, before.title if before else None, chunks, inputs)
             placement = document_write.place_document(conn, doc, before, public)
             acl_id = document_write.store_source_acl(conn, doc.acl)
             record = document_write.document_record(
@@ -524,6 +517,7 @@ class IngestPipeline:
                 chunks,
                 vectors,
                 lambda c, late: self._embeddings(c, late, set(), inputs),
+                {p.chunk_id for p in stored},
                 changed,
                 existing_document=before is not None,
                 model_id=self.embedder.model_id,

@@ -316,15 +316,6 @@ def lock_document(conn: Connection, source: str, external_id: str) -> StoredDocu
     return StoredDocument(**values)
 
 
-def document_chunk_ids(conn: Connection, document_id: int) -> set[str]:
-    return {
-        str(r.chunk_id)
-        for r in conn.execute(
-            sqlfiles.query("ingest.document_chunk_ids"), {"document_id": document_id}
-        )
-    }
-
-
 @dataclass(frozen=True)
 class StoredChunkText:
     chunk_id: str

@@ -676,6 +676,14 @@ def embed_query(embedder: Embedder, query: str) -> str:
     return vector_literal(embedder.embed_query(query))
 
 
+def query_vector(resources: Resources, request: SearchIn) -> str | None:
+    """The question's vector, encoded before any transaction opens (no connection waits on
+    the model); None when no dense leg runs."""
+    if not needs_query_vector(resources.settings, request):
+        return None
+    return embed_query(resources.require_embedder(), request.query)
+
+
 def to_response(result: SearchResult) -> dict[str, Any]:
     results = []
     for rank, h in enumerate(result.rows, start=1):

@@ -137,8 +137,7 @@ READS_FOR_NO_PERSON = {
     "functions/search_postings.v1.sql": (
         "writer's statement triggers: a touched document's postings rebuilt from its chunks"
     ),
-    "ingest.document_chunk_ids": "writer: ingestion diffs a document's chunks",
-    "ingest.document_passages": "writer: ingestion compares a kept chunk's encoder context",
+    "ingest.document_passages": "writer: ingestion diffs a document's chunks and contexts",
     "ingest.refresh_embeddings": "writer: ingestion re-encodes kept chunks after a context change",
     "ingest.embeddings_by_content": "writer: ingestion reuses vectors by content hash",
     "ingest.delete_chunks": "writer: ingestion removes a document's dropped chunks",
