@@ -95,7 +95,7 @@ def _api_search(url: str, auth: Tokens, person: str) -> dict[str, Any]:
 def test_partner_issues_a_wall_and_compliance_finds_the_searches(
     server_url: str, browser: Any, downloads: Path, auth: Tokens, tmp_path: Path
 ) -> None:
-    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -114,7 +114,16 @@ def test_partner_issues_a_wall_and_compliance_finds_the_searches(
         return str(browser.switch_to.active_element.get_attribute("id"))
 
     def text_appears(fragment: str) -> None:
-        wait.until(lambda d: fragment in d.find_element(By.TAG_NAME, "body").text)
+        def shown(d: Any) -> bool:
+            try:
+                return fragment in d.find_element(By.TAG_NAME, "body").text
+            except WebDriverException as exc:
+                # Chromium's form of a stale element: the body was replaced while being read
+                if "does not belong to the document" in str(exc):
+                    return False
+                raise
+
+        wait.until(shown)
 
     def sign_in(person: str, role: str) -> None:
         browser.get(f"{server_url}/console/signin")
