@@ -29,6 +29,7 @@ from app.audit.chain import canonical_json
 from app.db.engine import Database
 from app.embeddings import (
     Embedder,
+    KnownVectors,
     document_summary,
     passage_context,
     passage_input,
@@ -134,6 +135,8 @@ class IngestPipeline:
         # benchmark counters (seconds); the pipeline is used from one thread per run
         self.timings: dict[str, float] = {"embed_s": 0.0, "db_s": 0.0}
         self.pacer: Pacer | None = None
+        # vectors already encoded by this model, by encoder input (the demo's shipped ones)
+        self.known: KnownVectors | None = None
 
     # --- runs ---------------------------------------------------------------------------
 
@@ -314,11 +317,17 @@ class IngestPipeline:
     def _encode(
         self, missing: list[PreparedChunk], reuse: dict[str, str], inputs: PassageInputs
     ) -> dict[str, str]:
-        """Vectors of ``missing``: reused where ``reuse`` has their text, else encoded from
-        ``inputs`` (no database work: the caller holds no transaction open for it, or a
-        short one)."""
+        """Vectors of ``missing``: reused where ``reuse`` has their text, else taken from
+        ``known`` where it holds their input, else encoded from ``inputs`` (no database
+        work: the caller holds no transaction open for it, or a short one)."""
         to_encode = [c for c in missing if c.content_sha256 not in reuse]
         out: dict[str, str] = {}
+        if self.known is not None and to_encode:
+            texts = [inputs.by_chunk[c.chunk_id] for c in to_encode]
+            for chunk, known in zip(to_encode, self.known.take(self.embedder, texts), strict=True):
+                if known is not None:
+                    out[chunk.chunk_id] = vector_literal(known)
+            to_encode = [c for c in to_encode if c.chunk_id not in out]
         # a long document gives way between slices too, not only between documents
         step = PACED_SLICE if self.pacer is not None else max(1, len(to_encode))
         for start in range(0, len(to_encode), step):
@@ -326,8 +335,11 @@ class IngestPipeline:
             if start and self.pacer is not None:
                 self.pacer.pace()
             started = time.perf_counter()
-            vectors = self.embedder.embed_passages([inputs.by_chunk[c.chunk_id] for c in piece])
+            texts = [inputs.by_chunk[c.chunk_id] for c in piece]
+            vectors = self.embedder.embed_passages(texts)
             self.timings["embed_s"] += time.perf_counter() - started
+            if self.known is not None:
+                self.known.add(texts, vectors)
             for chunk, vec in zip(piece, vectors, strict=True):
                 out[chunk.chunk_id] = vector_literal(vec)
         for chunk in missing:

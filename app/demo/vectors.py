@@ -1,0 +1,86 @@
+"""The demo firm's passage vectors for the default encoder, shipped in the package.
+
+Every machine that loads the demo encodes the same public texts with the same model: on two
+CPU cores that was most of a first `make run` (minutes). ``data/vectors.npz`` holds the
+vector of every encoder input a demo load produces with the default encoder, by its sha256,
+for both case-law selections (the shared corpus's starter set and the packaged sample). The
+load takes them through ``KnownVectors`` (app/embeddings.py): the first one is checked
+against the live encoder, an input not in the file (changed chunking, other documents) is
+encoded as before, and another encoder uses none of them.
+
+Rebuild after changing the demo data, chunking or the encoder input: ``make demo-vectors``
+(``python -m app.demo.vectors``; it loads the demo twice into throwaway embedded databases).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from app.embeddings import Embedder, KnownVectors
+
+log = logging.getLogger("ewall.demo.vectors")
+
+FILE = Path(__file__).parent / "data" / "vectors.npz"
+
+
+def load(embedder: Embedder, path: Path = FILE) -> KnownVectors | None:
+    """The shipped vectors when they are this encoder's (by model id), else None."""
+    if not path.is_file():
+        return None
+    with np.load(path, allow_pickle=False) as data:
+        model_id = str(data["model_id"])
+        if model_id != embedder.model_id:
+            return None
+        keys, vectors = data["keys"], data["vectors"].astype(np.float32)
+    return KnownVectors(model_id, {bytes(k): v for k, v in zip(keys, vectors, strict=True)})
+
+
+def save(known: KnownVectors, path: Path = FILE) -> None:
+    """Float16 halves the file; the cosine to the float32 vector stays above 0.99999."""
+    keys = sorted(known.vectors)
+    np.savez(
+        path,
+        model_id=np.array(known.model_id),
+        keys=np.array(keys, dtype="S32"),
+        vectors=np.stack([known.vectors[k] for k in keys]).astype(np.float16),
+    )
+
+
+def build(corpus_dir: Path, path: Path = FILE) -> int:
+    """Load the demo with the default encoder, once from ``corpus_dir`` and once from the
+    packaged sample, each into a fresh embedded database, and save every vector encoded."""
+    from app.db.runtime import open_database
+    from app.demo.loader import load_demo
+    from app.settings import Settings
+
+    settings = Settings()
+    embedder = Embedder(settings)
+    known = KnownVectors(embedder.model_id)
+    try:
+        for corpus in (corpus_dir, Path(tempfile.gettempdir()) / "ewall-no-corpus"):
+            with tempfile.TemporaryDirectory(prefix="ewall-demo-vectors-") as tmp:
+                run = settings.model_copy(
+                    update={"data_dir": Path(tmp), "corpus_dir": corpus, "database_url": None}
+                )
+                started = time.perf_counter()
+                with open_database(run) as database:
+                    summary = load_demo(database, run, embedder, known=known)
+                sys.stderr.write(
+                    f"demo from {summary['case_law']['origin']}: {summary['chunks']} chunks, "
+                    f"{len(known.vectors)} vectors so far, {time.perf_counter() - started:.0f} s\n"
+                )
+    finally:
+        embedder.close()
+    save(known, path)
+    return len(known.vectors)
+
+
+if __name__ == "__main__":
+    corpus = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("../shared/corpus")
+    sys.stdout.write(f"{build(corpus)} vectors written to {FILE}\n")
