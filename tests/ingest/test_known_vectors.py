@@ -135,5 +135,20 @@ def test_the_shipped_demo_vectors_are_the_default_encoders_only(embedder: Any) -
     assert demo_vectors.load(embedder) is None
     with np.load(demo_vectors.FILE, allow_pickle=False) as data:
         assert str(data["model_id"]) == model_id_for(DEFAULT_MODEL)
-        assert data["keys"].dtype == np.dtype("S32")
+        assert data["keys"].dtype == np.uint8 and data["keys"].shape[1] == 32
         assert data["vectors"].shape == (len(data["keys"]), 384)
+
+
+def test_saved_vectors_load_with_every_key_whole(embedder: Any, tmp_path: Path) -> None:
+    """A sha256 digest may end in zero bytes; the file keeps them (one demo input in 256
+    would otherwise never be found)."""
+    rng = np.random.default_rng(3)
+    keys = [bytes(31) + b"\x01", b"\x07" + bytes(31), bytes(rng.integers(0, 256, 32, np.uint8))]
+    known = KnownVectors(
+        embedder.model_id, {k: rng.standard_normal(4).astype(np.float32) for k in keys}
+    )
+    demo_vectors.save(known, tmp_path / "v.npz")
+    loaded = demo_vectors.load(embedder, tmp_path / "v.npz")
+    assert loaded is not None and set(loaded.vectors) == set(keys)
+    for key in keys:
+        assert np.allclose(loaded.vectors[key], known.vectors[key], atol=1e-2)
