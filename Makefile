@@ -57,7 +57,7 @@ pytest: $(DEV) ## the whole test suite only, in parallel
 	$(BIN)/pytest -q $(PYTEST_PARALLEL)
 
 demo-vectors: $(STAMP) ## rebuild the demo's shipped vectors (after changing its data, chunking or encoder input)
-	$(BIN)/python -m app.demo.vectors
+	$(BIN)/python -m app.demo.build_vectors
 
 screenshots: $(DEV) ## regenerate the console screenshots in docs/console (browser test)
 	EWALL_UPDATE_SCREENSHOTS=1 $(BIN)/pytest -q tests/console/test_console_browser.py

@@ -8,6 +8,7 @@ import secrets
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,25 +102,28 @@ def _open(server: pg.Server, settings: Settings) -> DbHandle:
     return DbHandle(name, server, database)
 
 
+@contextmanager
+def fresh_database(server: pg.Server, settings: Settings) -> Iterator[DbHandle]:
+    """A fresh database (a copy of the migrated template), dropped afterwards."""
+    handle = _open(server, settings)
+    try:
+        yield handle
+    finally:
+        handle.database.dispose()
+        pg.drop_database(server, handle.name)
+
+
 @pytest.fixture
 def db(pg_server: pg.Server, settings: Settings) -> Iterator[DbHandle]:
-    """A fresh database (a copy of the migrated template) for one test."""
-    test_db = _open(pg_server, settings)
-    try:
+    """A fresh database for one test."""
+    with fresh_database(pg_server, settings) as test_db:
         yield test_db
-    finally:
-        test_db.database.dispose()
-        pg.drop_database(pg_server, test_db.name)
 
 
 @pytest.fixture(scope="module")
 def module_db(pg_server: pg.Server, settings: Settings) -> Iterator[DbHandle]:
-    test_db = _open(pg_server, settings)
-    try:
+    with fresh_database(pg_server, settings) as test_db:
         yield test_db
-    finally:
-        test_db.database.dispose()
-        pg.drop_database(pg_server, test_db.name)
 
 
 @pytest.fixture(scope="session")

@@ -147,6 +147,14 @@ def print_summary(console: Console, summary: dict[str, Any], settings: Settings)
             ),
         )
     console.print(runs)
+    vectors = summary["vectors"]
+    if vectors["known"] or vectors["encoded"]:
+        console.print(
+            Text(
+                f"Vectors: {vectors['known']} taken from those shipped for the encoder, "
+                f"{vectors['encoded']} encoded"
+            )
+        )
 
     walls = Table(title="Walls", show_header=True)
     walls.add_column("wall")

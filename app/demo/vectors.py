@@ -9,22 +9,16 @@ against the live encoder, an input not in the file (changed chunking, other docu
 encoded as before, and another encoder uses none of them.
 
 Rebuild after changing the demo data, chunking or the encoder input: ``make demo-vectors``
-(``python -m app.demo.vectors``; it loads the demo twice into throwaway embedded databases).
+(app/demo/build_vectors.py: it loads the demo twice into throwaway embedded databases).
 """
 
 from __future__ import annotations
 
-import logging
-import sys
-import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
 from app.embeddings import Embedder, KnownVectors
-
-log = logging.getLogger("ewall.demo.vectors")
 
 FILE = Path(__file__).parent / "data" / "vectors.npz"
 
@@ -52,37 +46,3 @@ def save(known: KnownVectors, path: Path = FILE) -> None:
         keys=np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), 32),
         vectors=np.stack([known.vectors[k] for k in keys]).astype(np.float16),
     )
-
-
-def build(corpus_dir: Path, path: Path = FILE) -> int:
-    """Load the demo with the default encoder, once from ``corpus_dir`` and once from the
-    packaged sample, each into a fresh embedded database, and save every vector encoded."""
-    from app.db.runtime import open_database
-    from app.demo.loader import load_demo
-    from app.settings import Settings
-
-    settings = Settings()
-    embedder = Embedder(settings)
-    known = KnownVectors(embedder.model_id)
-    try:
-        for corpus in (corpus_dir, Path(tempfile.gettempdir()) / "ewall-no-corpus"):
-            with tempfile.TemporaryDirectory(prefix="ewall-demo-vectors-") as tmp:
-                run = settings.model_copy(
-                    update={"data_dir": Path(tmp), "corpus_dir": corpus, "database_url": None}
-                )
-                started = time.perf_counter()
-                with open_database(run) as database:
-                    summary = load_demo(database, run, embedder, known=known)
-                sys.stderr.write(
-                    f"demo from {summary['case_law']['origin']}: {summary['chunks']} chunks, "
-                    f"{len(known.vectors)} vectors so far, {time.perf_counter() - started:.0f} s\n"
-                )
-    finally:
-        embedder.close()
-    save(known, path)
-    return len(known.vectors)
-
-
-if __name__ == "__main__":
-    corpus = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("../shared/corpus")
-    sys.stdout.write(f"{build(corpus)} vectors written to {FILE}\n")

@@ -368,6 +368,9 @@ def test_summary_prints(loaded: Loaded, demo_settings: Settings) -> None:
     print_summary(Console(file=out, width=200), loaded.second, demo_settings)
     text = out.getvalue()
     assert "nothing changed" in text
+    out = io.StringIO()
+    print_summary(Console(file=out, width=200), loaded.first, demo_settings)
+    assert f"Vectors: {loaded.first['vectors']['known']} taken" in out.getvalue()
     assert firm.DEMO_LAWYER in text and "curl -s -X POST" in text
     for example in firm.EXAMPLE_SEARCHES:
         assert example["query"] in text

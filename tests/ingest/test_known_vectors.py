@@ -18,7 +18,7 @@ from app.ingest.pipeline import IngestPipeline
 from app.ingest.runs import ingest_folder
 from app.settings import Settings
 from tests import pg
-from tests.conftest import DbHandle, _open
+from tests.conftest import DbHandle, fresh_database
 
 PARAGRAPHS = [
     "De huurder vordert ontbinding van de huurovereenkomst wegens ernstige gebreken aan "
@@ -33,12 +33,8 @@ PARAGRAPHS = [
 @pytest.fixture
 def other_db(pg_server: pg.Server, settings: Settings) -> Iterator[DbHandle]:
     """A second fresh database: the same documents loaded on another machine."""
-    handle = _open(pg_server, settings)
-    try:
+    with fresh_database(pg_server, settings) as handle:
         yield handle
-    finally:
-        handle.database.dispose()
-        pg.drop_database(pg_server, handle.name)
 
 
 @pytest.fixture

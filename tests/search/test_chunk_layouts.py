@@ -26,7 +26,7 @@ from app.db.engine import sqlalchemy_url
 from app.embeddings import vector_literal
 from app.settings import Settings
 from tests import pg
-from tests.conftest import DbHandle, Tokens, _open
+from tests.conftest import DbHandle, Tokens, fresh_database
 from tests.helpers import Firm
 from tests.search import test_dense_graph as _dense_graph
 from tests.search import test_full_topk as _full_topk
@@ -90,24 +90,16 @@ def layout(request: pytest.FixtureRequest) -> tuple[int, str]:
 def module_db(
     pg_server: pg.Server, settings: Settings, module_layout: tuple[int, str]
 ) -> Iterator[DbHandle]:
-    handle = _open(pg_server, settings)
-    try:
+    with fresh_database(pg_server, settings) as handle:
         _relayout(handle, *module_layout)
         yield handle
-    finally:
-        handle.database.dispose()
-        pg.drop_database(pg_server, handle.name)
 
 
 @pytest.fixture
 def db(pg_server: pg.Server, settings: Settings, layout: tuple[int, str]) -> Iterator[DbHandle]:
-    handle = _open(pg_server, settings)
-    try:
+    with fresh_database(pg_server, settings) as handle:
         _relayout(handle, *layout)
         yield handle
-    finally:
-        handle.database.dispose()
-        pg.drop_database(pg_server, handle.name)
 
 
 # --- the relayout itself --------------------------------------------------------------------
