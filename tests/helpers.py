@@ -6,12 +6,19 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import psycopg
 from fastapi.testclient import TestClient
 
 from app.audit.chain import Retrieval, RetrievedChunk, append_retrieval
-from tests.conftest import Tokens
+from tests.conftest import DbHandle, Tokens
 
 ADMIN = ("admin@firm.nl", "admin", "conflicts")
+
+
+def superuser_rows(db: DbHandle, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    """Rows read past row-level security: what is stored, not what a person may see."""
+    with psycopg.connect(db.superuser_url) as conn:
+        return list(conn.execute(sql, params).fetchall())
 
 
 def ok(response: Any, status: int = 200) -> Any:

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 from fastapi import FastAPI
 from sqlalchemy import text
@@ -22,7 +21,7 @@ from app.ingest.pipeline import IngestPipeline
 from app.settings import Settings
 from tests.conftest import DbHandle, Tokens, make_client
 from tests.fakes.rechtspraak import manifest, rechtspraak_dir
-from tests.helpers import Firm, ok
+from tests.helpers import Firm, ok, superuser_rows
 
 CORPUS = rechtspraak_dir()
 MANIFEST = {row["ecli"]: row for row in manifest()} if (CORPUS / "manifest.tsv").exists() else {}
@@ -443,12 +442,12 @@ SUMMARISED = "ECLI:NL:HR:1992:BA5424"  # its inhoudsindicatie is a real summary 
 
 def _vectors(db: DbHandle, ecli: str) -> dict[str, tuple[str, str, str]]:
     """chunk id -> (section path, body, stored vector) of a decision's chunks."""
-    with psycopg.connect(db.superuser_url) as su:
-        rows = su.execute(
-            "SELECT chunk_id, section_path, body, CAST(embedding AS text) FROM chunks"
-            " WHERE source = 'rechtspraak' AND external_id = %s",
-            (ecli,),
-        ).fetchall()
+    rows = superuser_rows(
+        db,
+        "SELECT chunk_id, section_path, body, CAST(embedding AS text) FROM chunks"
+        " WHERE source = 'rechtspraak' AND external_id = %s",
+        ecli,
+    )
     return {str(r[0]): (str(r[1]), str(r[2]), str(r[3])) for r in rows}
 
 
@@ -473,9 +472,9 @@ def test_a_summary_published_later_re_encodes_the_decisions_other_chunks(
     [summary] = [b for p, b, _ in after.values() if is_summary_section(p)]
     kept = sorted(set(before) & set(after))
     assert kept and len(after) == len(kept) + 1  # the same chunks, and the summary's
-    with psycopg.connect(db.superuser_url) as su:
-        row = su.execute("SELECT title FROM documents WHERE external_id = %s", (SUMMARISED,))
-        title = str(row.fetchone()[0])  # type: ignore[index]
+    [(title,)] = superuser_rows(
+        db, "SELECT title FROM documents WHERE external_id = %s", SUMMARISED
+    )
 
     def encoder_input(chunk_id: str, context_summary: str | None) -> str:
         path, body, _ = after[chunk_id]

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
@@ -32,7 +31,7 @@ from app.embeddings import Embedder
 from app.ingest.chunking import normalize_doc_type
 from app.settings import DEFAULT_MODEL, Settings
 from tests.conftest import DbHandle, Tokens, make_client, make_settings
-from tests.helpers import ok
+from tests.helpers import ok, superuser_rows
 from tests.shared_data import require
 
 DATA = Path(firm.__file__).parent / "data"
@@ -82,11 +81,6 @@ def search(
         api.post("/v1/search", json={"query": query, "k": k}, headers=auth(person_id, "lawyer"))
     )
     return list(body["results"])
-
-
-def superuser_rows(db: DbHandle, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-    with psycopg.connect(db.superuser_url) as conn:
-        return list(conn.execute(sql, params).fetchall())
 
 
 # --- the data, without a database ---------------------------------------------------------------

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import psycopg
 import pytest
 
 from app.demo import vectors as demo_vectors
@@ -19,6 +18,7 @@ from app.ingest.runs import ingest_folder
 from app.settings import Settings
 from tests import pg
 from tests.conftest import DbHandle, fresh_database
+from tests.helpers import superuser_rows
 
 PARAGRAPHS = [
     "De huurder vordert ontbinding van de huurovereenkomst wegens ernstige gebreken aan "
@@ -62,8 +62,7 @@ def _load(
 
 
 def _stored(handle: DbHandle) -> dict[str, str]:
-    with psycopg.connect(handle.superuser_url) as conn:
-        rows = conn.execute("SELECT chunk_id, embedding::text FROM chunks ORDER BY chunk_id").fetchall()
+    rows = superuser_rows(handle, "SELECT chunk_id, embedding::text FROM chunks")
     return {str(chunk_id): str(vector) for chunk_id, vector in rows}
 
 
@@ -96,8 +95,7 @@ def test_known_vectors_of_other_weights_are_discarded_after_one_check(
     live = _stored(db)
     rng = np.random.default_rng(7)
     wrong = {
-        key: (v := rng.standard_normal(embedder.dimension).astype(np.float32))
-        / np.linalg.norm(v)
+        key: (v := rng.standard_normal(embedder.dimension).astype(np.float32)) / np.linalg.norm(v)
         for key in recorded.vectors
     }
     stale = KnownVectors(embedder.model_id, wrong)

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from app.embeddings import CONTEXT_MAX_TOKENS, Embedder, passage_input, vector_literal
 from tests.conftest import DbHandle, Tokens
-from tests.helpers import Firm
+from tests.helpers import Firm, superuser_rows
 
 BODY = "De verhuurder vordert ontbinding van de huurovereenkomst wegens een huurachterstand."
 SUMMARY = "Huurrecht. Ontbinding wegens betalingsachterstand; de rechter wijst de vordering toe."
@@ -31,12 +31,10 @@ def firm(client: TestClient, auth: Tokens) -> Firm:
 
 
 def _stored(db: DbHandle, external_id: str) -> np.ndarray[Any, np.dtype[np.float64]]:
-    with psycopg.connect(db.superuser_url) as su:
-        row = su.execute(
-            "SELECT CAST(embedding AS text) FROM chunks WHERE external_id = %s", (external_id,)
-        ).fetchone()
-    assert row is not None
-    return np.array([float(x) for x in str(row[0]).strip("[]").split(",")])
+    [(vector,)] = superuser_rows(
+        db, "SELECT CAST(embedding AS text) FROM chunks WHERE external_id = %s", external_id
+    )
+    return np.array([float(x) for x in str(vector).strip("[]").split(",")])
 
 
 def _cos(a: Any, b: Any) -> float:
@@ -103,13 +101,12 @@ def test_a_copy_reuses_a_vector_only_for_the_same_input(
 
 
 def _chunk(db: DbHandle, external_id: str) -> tuple[str, str, str]:
-    with psycopg.connect(db.superuser_url) as su:
-        row = su.execute(
-            "SELECT chunk_id, embedding_model, CAST(embedding AS text) FROM chunks"
-            " WHERE external_id = %s",
-            (external_id,),
-        ).fetchone()
-    assert row is not None
+    [row] = superuser_rows(
+        db,
+        "SELECT chunk_id, embedding_model, CAST(embedding AS text) FROM chunks"
+        " WHERE external_id = %s",
+        external_id,
+    )
     return str(row[0]), str(row[1]), str(row[2])
 
 
