@@ -143,7 +143,7 @@ def _passive_openmp() -> Iterator[None]:
     if "OMP_WAIT_POLICY" in os.environ:
         yield
         return
-    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         yield
     finally:
