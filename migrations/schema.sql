@@ -725,6 +725,18 @@ CREATE FUNCTION public.ewall_query_lexemes(query text) RETURNS text[]
     SELECT coalesce(tsvector_to_array(public.ewall_nl_tsvector(query)), '{}')
 $$;
 
+-- FUNCTION public ewall_reembed_forget_next()
+
+CREATE FUNCTION public.ewall_reembed_forget_next() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    NEW.embedding_next := NULL;
+    NEW.embedding_next_model := NULL;
+    RETURN NEW;
+END
+$$;
+
 -- FUNCTION public ewall_retag_pending()
 
 CREATE FUNCTION public.ewall_retag_pending() RETURNS text[]

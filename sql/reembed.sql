@@ -8,6 +8,11 @@
 -- long), then column and index renames and the old column's drop (all catalog-only).
 -- Searches read the live model after taking ACCESS SHARE on chunks, so a search sees the
 -- old columns and the old model, or the new ones, never a mix.
+--
+-- While the run's columns exist, a chunk that ingestion encodes again (its document's
+-- context changed) loses its next vector (trigger chunks_reembed_forget_next, function
+-- ewall_reembed_forget_next), and a batch writes only the chunks whose row it read is still
+-- the current one: no next vector is made from a context that is no longer the document's.
 
 -- name: live_model
 SELECT model_id, model_name, dimension FROM embedding_live WHERE id = 1
@@ -61,12 +66,14 @@ FROM chunks
 -- The next chunks without a new vector (the partial index ix_chunks_embedding_next_missing
 -- serves this on a large table), with what their encoder input is made of besides the text:
 -- the section, the document's title and summary (app/embeddings.py passage_input; ingestion
--- builds the same). Writer mode.
-SELECT c.chunk_id, c.body, c.section_path, d.title,
+-- builds the same), and the version of the row read (its xmin: write_batch writes only if
+-- the row is still that one). Writer mode.
+SELECT c.chunk_id, c.row_version, c.body, c.section_path, d.title,
        (SELECT x.body FROM chunks x
         WHERE x.document_id = c.document_id AND lower(x.section_path) LIKE 'inhoudsindicatie%'
         ORDER BY x.ordinal LIMIT 1) AS summary
-FROM (SELECT chunk_id, body, section_path, document_id FROM chunks
+FROM (SELECT chunk_id, CAST(xmin AS text) AS row_version, body, section_path, document_id
+      FROM chunks
       WHERE embedding_next IS NULL ORDER BY chunk_id LIMIT :limit) AS c
 LEFT JOIN documents d ON d.document_id = c.document_id  -- never skip a chunk
 ORDER BY c.chunk_id
@@ -76,12 +83,17 @@ SELECT EXISTS (SELECT 1 FROM chunks WHERE embedding_next IS NULL) AS missing
 
 -- name: write_batch
 -- One batch of new vectors and the run's progress, in one transaction. A chunk deleted or
--- already filled meanwhile is skipped (its id names its text, so the vector is right).
+-- already filled meanwhile is skipped (its id names its text, so the vector is right), and
+-- so is one whose row changed since the batch read it (another xmin: ingestion may have
+-- encoded it again from a new context, which the batch's vector does not have); the next
+-- batch reads it again. A row locked by a writer is tested again once that writer commits.
 WITH written AS (
     UPDATE chunks AS c
     SET embedding_next = CAST(v.embedding AS vector), embedding_next_model = :model_id
-    FROM unnest(CAST(:chunk_ids AS text[]), CAST(:embeddings AS text[])) AS v (chunk_id, embedding)
-    WHERE c.chunk_id = v.chunk_id AND c.embedding_next IS NULL
+    FROM unnest(CAST(:chunk_ids AS text[]), CAST(:row_versions AS text[]),
+                CAST(:embeddings AS text[])) AS v (chunk_id, row_version, embedding)
+    WHERE c.chunk_id = v.chunk_id AND c.xmin = CAST(v.row_version AS xid)
+      AND c.embedding_next IS NULL
     RETURNING 1
 )
 UPDATE reembed_runs
@@ -131,9 +143,13 @@ SELECT set_config('lock_timeout', :value, false)
 -- default is catalog-only; it needs ACCESS EXCLUSIVE briefly (under the lock_timeout).
 ALTER TABLE chunks ADD COLUMN IF NOT EXISTS embedding_next vector({dim}),
     ADD COLUMN IF NOT EXISTS embedding_next_model text;
-ALTER TABLE chunks ALTER COLUMN embedding_next SET STORAGE PLAIN
+ALTER TABLE chunks ALTER COLUMN embedding_next SET STORAGE PLAIN;
+CREATE OR REPLACE TRIGGER chunks_reembed_forget_next
+    BEFORE UPDATE OF embedding ON chunks
+    FOR EACH ROW EXECUTE FUNCTION ewall_reembed_forget_next()
 
 -- name: drop_next_columns
+DROP TRIGGER IF EXISTS chunks_reembed_forget_next ON chunks;
 ALTER TABLE chunks DROP COLUMN IF EXISTS embedding_next,
     DROP COLUMN IF EXISTS embedding_next_model
 
@@ -179,7 +195,9 @@ LOCK TABLE chunks IN ACCESS EXCLUSIVE MODE
 
 -- name: switch_columns
 -- Catalog-only: renames, and dropping the old vector column (its HNSW index goes with it).
--- chunks.embedding is nullable from here until finalise_not_null restores NOT NULL.
+-- chunks.embedding is nullable from here until finalise_not_null restores NOT NULL. The
+-- trigger goes first: it reads the columns being renamed (and depends on the dropped one).
+DROP TRIGGER IF EXISTS chunks_reembed_forget_next ON chunks;
 ALTER TABLE chunks DROP COLUMN embedding, DROP COLUMN embedding_model;
 ALTER TABLE chunks RENAME COLUMN embedding_next TO embedding;
 ALTER TABLE chunks RENAME COLUMN embedding_next_model TO embedding_model;

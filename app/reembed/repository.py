@@ -114,6 +114,7 @@ class Passage:
     """A chunk still without a new vector, and what its encoder input is made of."""
 
     chunk_id: str
+    row_version: str  # the version of the row read: the write skips a row changed since
     body: str
     section_path: str
     title: str | None
@@ -123,7 +124,9 @@ class Passage:
 def missing_batch(conn: Connection, limit: int) -> list[Passage]:
     rows = conn.execute(sqlfiles.query("reembed.missing_batch"), {"limit": limit})
     return [
-        Passage(str(r.chunk_id), str(r.body), str(r.section_path), r.title, r.summary) for r in rows
+        Passage(str(r.chunk_id), str(r.row_version), str(r.body), str(r.section_path), r.title,
+                r.summary)
+        for r in rows
     ]
 
 
@@ -135,15 +138,18 @@ def write_batch(
     conn: Connection,
     run_id: uuid.UUID,
     model_id: str,
-    chunk_ids: Sequence[str],
+    passages: Sequence[Passage],
     embeddings: Sequence[str],
 ) -> int:
+    """Write the new vectors of ``passages`` (as ``missing_batch`` read them); returns how many
+    were written: a chunk deleted, filled or changed since it was read is skipped."""
     row = conn.execute(
         sqlfiles.query("reembed.write_batch"),
         {
             "run_id": run_id,
             "model_id": model_id,
-            "chunk_ids": list(chunk_ids),
+            "chunk_ids": [p.chunk_id for p in passages],
+            "row_versions": [p.row_version for p in passages],
             "embeddings": list(embeddings),
         },
     ).one_or_none()

@@ -292,24 +292,26 @@ class Reembedder:
         total, done = self._counts(run)
         written_total = 0
         batches = 0
-        previous: list[str] = []
+        previous: list[tuple[str, str]] = []
         while max_batches is None or batches < max_batches:
             with self.database.transaction() as conn:
                 mark_writer(conn)  # reads every chunk's text to write its new vector
                 batch = repository.missing_batch(conn, self.batch_size)
             if not batch:
                 break
-            ids = [p.chunk_id for p in batch]
-            if ids == previous:  # written nothing last time: never spin
-                raise RuntimeError(f"re-embed made no progress on {ids[:3]}...")
+            # the same rows, unchanged, as the batch that wrote nothing: never spin (a row that
+            # changed since is read again with its new version and is progress)
+            read = [(p.chunk_id, p.row_version) for p in batch]
+            if read == previous:
+                raise RuntimeError(f"re-embed made no progress on {read[:3]}...")
             limit = self.target.max_passage_tokens
             inputs = [
                 passage_input(self.target, limit, p.body, p.section_path, p.title, p.summary)
                 for p in batch
             ]
             vectors = self.target.embed_passages(inputs, priority="bulk")
-            written = self._write(run, ids, [vector_literal(v) for v in vectors])
-            previous = ids if written == 0 else []
+            written = self._write(run, batch, [vector_literal(v) for v in vectors])
+            previous = read if written == 0 else []
             self.encoded += len(batch)
             self.batches += 1
             batches += 1
@@ -321,7 +323,7 @@ class Reembedder:
                 time.sleep(self.pause_s)
         return written_total
 
-    def _write(self, run: Run, ids: list[str], vectors: list[str]) -> int:
+    def _write(self, run: Run, batch: list[repository.Passage], vectors: list[str]) -> int:
         """One batch in one transaction; a deadlock with a concurrent writer of the same
         chunks (re-tagging, ingestion) is tried again, the batch is small."""
         for attempt in range(1, 4):
@@ -329,7 +331,7 @@ class Reembedder:
                 with self.database.transaction() as conn:
                     mark_writer(conn)  # writes the new vectors
                     return repository.write_batch(
-                        conn, run.run_id, self.target.model_id, ids, vectors
+                        conn, run.run_id, self.target.model_id, batch, vectors
                     )
             except DBAPIError as exc:
                 if not _lock_timeout(exc) or attempt == 3:

@@ -23,7 +23,9 @@ from app.audit.chain import RETRIEVAL_FIELDS, retrieval_canonical
 from app.embeddings import Embedder, model_id_for, passage_input, vector_literal
 from app.errors import AppError
 from app.main import StartupError, check_dimensions
+from app.reembed import repository as reembed_repository
 from app.reembed.service import Reembedder, cancel, report
+from app.walls.access import mark_writer
 from tests.conftest import DbHandle, Tokens, make_client, make_settings
 from tests.helpers import Firm, ok
 from tests.reembed.tiny_model import DIMENSION, PROMPTS, build_tiny_model
@@ -253,6 +255,69 @@ def test_a_new_model_service_started_before_the_switch_takes_over_at_the_switch(
         assert found["results"]
 
 
+# --- a document's context changes during the run -----------------------------------------
+
+TRIGGERS = "SELECT count(*) FROM pg_trigger WHERE tgname = 'chunks_reembed_forget_next'"
+NOT_FILLED = (
+    "SELECT d.external_id FROM chunks c JOIN documents d USING (document_id)"
+    " WHERE c.embedding_next IS NULL ORDER BY 1"
+)
+
+
+def test_a_title_changed_during_the_run_is_in_the_switched_vectors(
+    db: DbHandle, settings: Any, embedder: Any, auth: Tokens, tiny: Embedder
+) -> None:
+    """Ingestion encodes a kept chunk again when its document's title changes. During a run
+    the title changes twice: once between a batch's read and its write (the batch skips the
+    changed row), once after the chunk's next vector was written (the vector is forgotten).
+    After the switch every vector is the new model's encoding of what the document says
+    now, as an ingestion under the new model would make it."""
+    with make_client(db, settings, embedder) as client:
+        firm = _firm(client, auth, TEXTS[:3])
+
+        def retitle(i: int) -> None:
+            firm.document(f"doc-{i}", TEXTS[i], client_id="C1", matter_id="M1", title=f"nieuw {i}")
+
+        reembedder = Reembedder(db.database, tiny, batch_size=8)
+        run = reembedder.start("test")
+        reembedder.prepare(run)
+        assert _sql(db, TRIGGERS) == [(1,)]
+        with db.database.transaction() as conn:
+            mark_writer(conn)
+            batch = reembed_repository.missing_batch(conn, 8)
+        assert len(batch) == 3 and {p.title for p in batch} == {"doc 0", "doc 1", "doc 2"}
+        limit = tiny.max_passage_tokens
+        inputs = [passage_input(tiny, limit, p.body, p.section_path, p.title, p.summary)
+                  for p in batch]  # fmt: skip
+        vectors = [vector_literal(v) for v in tiny.embed_passages(inputs)]
+        retitle(1)  # after the read, before the write
+        with db.database.transaction() as conn:
+            mark_writer(conn)
+            written = reembed_repository.write_batch(
+                conn, run.run_id, tiny.model_id, batch, vectors
+            )
+        assert written == 2
+        assert _sql(db, NOT_FILLED) == [("doc-1",)]
+        retitle(0)  # after its next vector was written
+        assert _sql(db, NOT_FILLED) == [("doc-0",), ("doc-1",)]
+        assert reembedder.fill(run) == 2
+        reembedder.build_index(run)
+        reembedder.switch(run)
+        reembedder.finalise()
+        assert _sql(db, TRIGGERS) == [(0,)]  # left with the run's columns
+
+    rows = _sql(
+        db,
+        "SELECT c.body, c.section_path, d.title, CAST(c.embedding AS text)"
+        " FROM chunks c JOIN documents d USING (document_id) ORDER BY d.external_id",
+    )
+    assert [title for _, _, title, _ in rows] == ["nieuw 0", "nieuw 1", "doc 2"]
+    for body, path, title, vector in rows:
+        stored = np.array([float(x) for x in vector.strip("[]").split(",")])
+        text_in = passage_input(tiny, limit, body, path, title, None)
+        assert _cos(stored, tiny.embed_passages([text_in])[0]) > 0.9999, title
+
+
 # --- crash and resume ----------------------------------------------------------------------
 
 
@@ -375,6 +440,7 @@ def test_cancel_drops_the_new_column_and_leaves_the_live_model(
         assert other.value.status == 409
         result = cancel(db.database)
         assert result.status == "cancelled"
+        assert _sql(db, TRIGGERS) == [(0,)]
         assert result.live_model["model_id"] == embedder.model_id
         assert _sql(db, "SELECT count(*) FROM pg_attribute WHERE attrelid = 'chunks'::regclass"
                         " AND attname LIKE 'embedding_next%' AND NOT attisdropped") == [(0,)]  # fmt: skip
