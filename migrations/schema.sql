@@ -371,6 +371,14 @@ BEGIN
 END
 $$;
 
+-- FUNCTION public ewall_is_summary_section(text)
+
+CREATE FUNCTION public.ewall_is_summary_section(section_path text) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT lower(btrim(section_path, E' \t\n\r\f\v')) LIKE 'inhoudsindicatie%'
+$$;
+
 -- FUNCTION public ewall_key_documents_after_delete()
 
 CREATE FUNCTION public.ewall_key_documents_after_delete() RETURNS trigger

@@ -57,7 +57,7 @@ FROM chunks c
 JOIN documents d ON d.document_id = c.document_id
 LEFT JOIN LATERAL (
     SELECT x.body AS summary FROM chunks x
-    WHERE x.document_id = c.document_id AND lower(x.section_path) LIKE 'inhoudsindicatie%'
+    WHERE x.document_id = c.document_id AND ewall_is_summary_section(x.section_path)
     ORDER BY x.ordinal LIMIT 1
 ) AS s ON true
 WHERE c.content_sha256 = ANY(:hashes) AND d.title = :title

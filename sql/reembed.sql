@@ -70,7 +70,7 @@ FROM chunks
 -- the row is still that one). Writer mode.
 SELECT c.chunk_id, c.row_version, c.body, c.section_path, d.title,
        (SELECT x.body FROM chunks x
-        WHERE x.document_id = c.document_id AND lower(x.section_path) LIKE 'inhoudsindicatie%'
+        WHERE x.document_id = c.document_id AND ewall_is_summary_section(x.section_path)
         ORDER BY x.ordinal LIMIT 1) AS summary
 FROM (SELECT chunk_id, CAST(xmin AS text) AS row_version, body, section_path, document_id
       FROM chunks

@@ -32,9 +32,10 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from app.embeddings import is_summary_section
+
 Half = Literal["even", "odd"]
 KINDS = ("summary", "heading", "statute", "title", "sentence")
-SUMMARY_SECTION = "inhoudsindicatie"
 # sections whose "heading" is the part of the decision, not a heading
 _NOT_HEADINGS = {"inhoudsindicatie", "uitspraak", "conclusie", "beslissing"}
 _NUMBERING = re.compile(r"^\s*(?:(?:\d+(?:\.\d+)*|[ivxlc]+)[.):]?\s+)?", re.IGNORECASE)
@@ -139,7 +140,7 @@ def build_pairs(
     pairs: list[Pair] = []
     for key, chunks in by_document.items():
         body_chunks = [r for r in chunks if _words(r.body) >= MIN_POSITIVE_WORDS]
-        summary = [r for r in chunks if r.section_path.lower().startswith(SUMMARY_SECTION)]
+        summary = [r for r in chunks if is_summary_section(r.section_path)]
         if "summary" in kinds and summary:
             anchor = " ".join(r.body.strip() for r in summary)
             others = [r for r in body_chunks if r not in summary]

@@ -12,7 +12,13 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
-from app.embeddings import CONTEXT_MAX_TOKENS, Embedder, passage_input, vector_literal
+from app.embeddings import (
+    CONTEXT_MAX_TOKENS,
+    Embedder,
+    is_summary_section,
+    passage_input,
+    vector_literal,
+)
 from tests.conftest import DbHandle, Tokens
 from tests.helpers import Firm, superuser_rows
 
@@ -63,6 +69,30 @@ def test_the_context_is_the_summary_else_the_title_cut_to_what_fits(embedder: Em
     long_summary = " ".join([SUMMARY] * 40)
     context = make("uitspraak", long_summary).split("\n")[0]
     assert 0 < embedder.count_tokens(context) <= CONTEXT_MAX_TOKENS
+
+
+SECTION_PATHS = [
+    "inhoudsindicatie",
+    "Inhoudsindicatie",
+    "INHOUDSINDICATIE/2",
+    "  inhoudsindicatie",
+    "\tInhoudsindicatie\n",
+    "inhoudsindicaties",
+    "inhoud",
+    "uitspraak",
+    "uitspraak/inhoudsindicatie",
+    "beslissing",
+    "",
+    " ",
+]
+
+
+def test_the_summary_rule_is_the_same_in_sql_and_python(db: DbHandle) -> None:
+    """Ingestion's vector reuse and the re-embed worker find a document's summary in SQL
+    (ewall_is_summary_section); the encoder input is built in Python (is_summary_section)."""
+    for path in SECTION_PATHS:
+        [(in_sql,)] = superuser_rows(db, "SELECT ewall_is_summary_section(%s)", path)
+        assert in_sql is is_summary_section(path), repr(path)
 
 
 def test_a_chunk_is_encoded_after_its_documents_title(
