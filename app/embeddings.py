@@ -111,6 +111,11 @@ def model_id_for(name: str) -> str:
 
 
 _MIB = 1 << 20
+# Queued questions encoded together in one pass (a burst of searches shares one forward pass).
+QUERY_BATCH_MAX = 32
+# With the in-process encoder (EWALL_EMBEDDING_BULK_PROCESS=false): for this long after a
+# question, bulk batches run on half the torch threads, so the next question finds a core.
+BULK_YIELD_S = 2.0
 
 
 class EncoderUnavailable(RuntimeError):
@@ -361,8 +366,8 @@ class Embedder:
         self.model_id = model_id_for(settings.embedding_model)
         self.batch_size = settings.embedding_batch_size
         self.bulk_batch_tokens = settings.embedding_bulk_batch_tokens
-        self.query_batch_max = settings.embedding_query_batch_max
-        self.bulk_yield_s = settings.embedding_bulk_yield_s
+        self.query_batch_max = QUERY_BATCH_MAX
+        self.bulk_yield_s = BULK_YIELD_S
         self._lock = threading.Lock()
         self._ready = threading.Condition(self._lock)
         self._order = itertools.count()

@@ -24,7 +24,7 @@ from app.errors import envelope, install_error_handlers
 from app.guard import RequestGuard
 from app.ingest.jobs import ingest_handlers, mark_run_failed
 from app.ingest.pipeline import IngestPipeline
-from app.jobs.queue import JobRunner, JobWorkers
+from app.jobs.queue import RETRY_BASE_S, JobRunner, JobWorkers
 from app.jobs.supervisor import WorkerSupervisor
 from app.metrics import Metrics, install_request_middleware
 from app.reembed.service import awaiting_switch, claim_live_model, live_model, model_not_live
@@ -127,7 +127,7 @@ def create_app(
         model = resources.require_embedder()
         check_dimensions(settings, database, model.dimension, model.model_id)
         advise_layout(database)
-        resources.resolver = AccessResolver(settings)
+        resources.resolver = AccessResolver()
         resources.pipeline = IngestPipeline(database, resources.require_embedder(), settings)
         worker: RetagWorker | None = None
         run_worker = settings.retag_worker if start_worker is None else start_worker
@@ -148,7 +148,7 @@ def create_app(
                 ingest_handlers(resources),
                 count=settings.job_workers,
                 poll_s=settings.job_poll_s,
-                retry_base_s=settings.job_retry_base_s,
+                retry_base_s=RETRY_BASE_S,
                 on_failed=mark_run_failed(resources),
             )
             threads.start()

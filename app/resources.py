@@ -53,7 +53,7 @@ class Resources:
 
     def __post_init__(self) -> None:
         self.citation_checker = CitationChecker(self.settings)
-        self.passage_cache = PassageCache(self.settings.grounding_passage_cache_chunks)
+        self.passage_cache = PassageCache()
         # both keep their state in the database, so every API process shares it
         self.limiter = PersonLimiter(self.database)
         self.console_sessions = SessionStore(

@@ -120,10 +120,6 @@ class Settings(BaseSettings):
     embedding_device: str = Field(default="cpu", description="torch device for the encoder.")
 
     # --- chunking -------------------------------------------------------------------------
-    chunk_tokens: int = Field(default=600, ge=32, description="Target size of generic chunks.")
-    chunk_overlap_tokens: int = Field(default=80, ge=0, description="Overlap of generic chunks.")
-    brief_section_tokens: int = Field(default=800, ge=32, description="Max brief section.")
-    deposition_context_tokens: int = Field(default=200, ge=0, description="Q/A context window.")
 
     # --- search ---------------------------------------------------------------------------
     dense_weight: float = Field(
@@ -156,7 +152,6 @@ class Settings(BaseSettings):
     hnsw_max_scan_tuples_cap: int = Field(
         default=200_000, ge=1000, description="Upper bound for hnsw.max_scan_tuples."
     )
-    resolution_cache: bool = Field(default=True, description="Cache resolutions per policy.")
 
     # --- walls ----------------------------------------------------------------------------
     retag_batch_size: int = Field(default=2000, ge=1, description="Chunks per re-tag batch.")
@@ -179,9 +174,6 @@ class Settings(BaseSettings):
         ge=-1,
         le=1,
         description="Overrides the encoder's calibrated grounding threshold (unset: calibrated).",
-    )
-    grounding_passage_cache_chunks: int = Field(
-        default=4096, ge=1, description="Chunks whose grounding passages stay cached in memory."
     )
 
     # --- corpus, demo ---------------------------------------------------------------------
@@ -293,18 +285,6 @@ class Settings(BaseSettings):
         ge=16,
         description="Padded word pieces per bulk encoder batch; a query waits at most one.",
     )
-    embedding_bulk_yield_s: float = Field(
-        default=2.0,
-        ge=0,
-        description=(
-            "With EWALL_EMBEDDING_BULK_PROCESS=false: for this long after a query, bulk "
-            "encoding in the API process uses half the cores, leaving the rest to searches "
-            "(0: never)."
-        ),
-    )
-    embedding_query_batch_max: int = Field(
-        default=32, ge=1, le=1024, description="Queued queries encoded together in one pass."
-    )
     document_async_chars: int = Field(
         default=200_000,
         ge=1,
@@ -328,9 +308,6 @@ class Settings(BaseSettings):
         ge=1,
         le=20,
         description=("Tries per job (a worker that died during it counts as one)."),
-    )
-    job_retry_base_s: float = Field(
-        default=5.0, ge=0, description="First retry delay; doubles with every attempt."
     )
     job_poll_s: float = Field(default=1.0, gt=0, description="Idle job worker poll interval.")
     job_max_pending_per_person: int = Field(
@@ -458,14 +435,6 @@ class Settings(BaseSettings):
             "to this."
         ),
     )
-    job_process_stop_s: float = Field(
-        default=10.0,
-        gt=0,
-        description=(
-            "On shutdown the job worker process gets this long to stop (a job in flight is "
-            "taken over by the next worker), then is killed."
-        ),
-    )
     job_process_db_nice: bool = Field(
         default=False,
         description=(
@@ -485,16 +454,6 @@ class Settings(BaseSettings):
             " long one, it pauses (1 - duty) / duty times as long as that work took (1: never"
             " pauses; docs/isolation.md)."
         ),
-    )
-    job_search_pause_max_s: float = Field(
-        default=5.0,
-        ge=0,
-        description=("Longest such pause of the job worker between two documents."),
-    )
-    job_search_quiet_s: float = Field(
-        default=1.0,
-        gt=0,
-        description="A pause ends early once no search has been audited for this long.",
     )
     # --- query encoder backend (docs/latency.md: measured with bench.encoder) --------------
     query_encoder_backend: Literal["torch", "onnx", "onnx-int8"] = Field(

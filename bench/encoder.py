@@ -184,7 +184,7 @@ def measure_eval(
             database=database,
             verifier=TokenVerifier(settings.model_copy(update={"auth_mode": "dev"})),
             embedder=embedder,
-            resolver=AccessResolver(settings),
+            resolver=AccessResolver(),
         )
         for name in set_names:
             tops: dict[str, dict[str, list[list[str]]]] = {}

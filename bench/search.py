@@ -263,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"  terms by document frequency: {len(bands.common)} common (1-10%), "
                 f"{len(bands.mid)} mid, {len(bands.rare)} rare"
             )
-        resolver = AccessResolver(settings)
+        resolver = AccessResolver()
         verifier = TokenVerifier(settings)
         forced_exact = settings.model_copy(
             update={"exact_max_rows": 1 << 62, "exact_max_fraction": 1.0}

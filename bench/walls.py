@@ -268,14 +268,14 @@ def measure_resolution(
 
         # cold: a fresh resolver's first answer (snapshot load + derive + compute)
         for person in samples[: args.snapshot_loads]:
-            cold = AccessResolver(settings)
+            cold = AccessResolver()
             watch = Stopwatch()
             cold.resolve(database, person, datetime.now(UTC))
             colds.append(watch.elapsed())
             bar.advance(task)
 
         # uncached: the per-person computation on the loaded snapshot, nothing remembered
-        no_cache = AccessResolver(settings.model_copy(update={"resolution_cache": False}))
+        no_cache = AccessResolver(cache=False)
         for person in samples:
             at = datetime.now(UTC)
             watch = Stopwatch()
@@ -285,7 +285,7 @@ def measure_resolution(
 
         # cached: the service's resolver as searches use it, after each sampled person's
         # first search (that first one is the uncached figure above)
-        cached_resolver = AccessResolver(settings)
+        cached_resolver = AccessResolver()
         for person in unique:
             cached_resolver.resolve(database, person, datetime.now(UTC))
             bar.advance(task)

@@ -247,7 +247,7 @@ def _resources(settings: Settings) -> Iterator[Any]:
             database=database,
             verifier=verifier,
             embedder=Embedder(settings),
-            resolver=AccessResolver(settings),
+            resolver=AccessResolver(),
         )
 
 

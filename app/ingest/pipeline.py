@@ -125,13 +125,7 @@ class IngestPipeline:
         self.database = database
         self.embedder = embedder
         self.settings = settings
-        self.limits = ChunkLimits(
-            model_max=embedder.max_passage_tokens,
-            generic=settings.chunk_tokens,
-            generic_overlap=settings.chunk_overlap_tokens,
-            brief_section=settings.brief_section_tokens,
-            deposition_context=settings.deposition_context_tokens,
-        )
+        self.limits = ChunkLimits(model_max=embedder.max_passage_tokens)
         # benchmark counters (seconds); the pipeline is used from one thread per run
         self.timings: dict[str, float] = {"embed_s": 0.0, "db_s": 0.0}
         self.pacer: Pacer | None = None

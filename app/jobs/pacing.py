@@ -33,6 +33,11 @@ from sqlalchemy.exc import SQLAlchemyError
 from app.db.engine import Database
 from app.jobs import repository
 
+# The job worker's pauses (docs/isolation.md, Run 11): at most PAUSE_MAX_S each, ended early
+# once no search has been audited for QUIET_S.
+PAUSE_MAX_S = 5.0
+QUIET_S = 1.0
+
 log = logging.getLogger("ewall.jobs")
 
 

@@ -31,6 +31,8 @@ from app.jobs import repository as repo
 # app.ingest.router import the queue only).
 from app.jobs.repository import Job
 
+RETRY_BASE_S = 5.0  # the first retry's delay; it doubles with every attempt
+
 log = logging.getLogger("ewall.jobs")
 
 Handler = Callable[[Job], None]

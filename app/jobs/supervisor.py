@@ -12,7 +12,7 @@ after loading the model. The supervisor
   when the API process goes away, however it dies, the pipe closes and the child stops;
 - restarts a child that died, after a back-off that doubles up to
   ``EWALL_JOB_PROCESS_RESTART_MAX_S`` (reset once a child has lived a minute), logging each;
-- on ``stop`` asks the child to end (SIGTERM) and kills it after ``EWALL_JOB_PROCESS_STOP_S``.
+- on ``stop`` asks the child to end (SIGTERM) and kills it after ``STOP_S``.
 
 A job in flight when its process dies is claimed again by the next one: its advisory lock
 died with the session (app/jobs/queue.py).
@@ -41,6 +41,9 @@ log = logging.getLogger("ewall.jobs")
 READY = "ready"  # the child's first line on stdout once it claims jobs
 HEALTHY_S = 60.0  # a child that lived this long resets the back-off
 FIRST_RESTART_S = 0.5
+# the child's time to stop: a job in flight gets a moment to finish (the child stops its
+# threads a second before this), otherwise the next worker takes it over
+STOP_S = 10.0
 
 
 def child_settings(settings: Settings, database: Database) -> dict[str, Any]:
@@ -78,7 +81,7 @@ class WorkerSupervisor:
     def __init__(self, settings: Settings, database: Database) -> None:
         self._payload = json.dumps(child_settings(settings, database))
         self.restart_max_s = settings.job_process_restart_max_s
-        self.stop_s = settings.job_process_stop_s
+        self.stop_s = STOP_S
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._ready = threading.Event()

@@ -37,9 +37,9 @@ from app.db.engine import Database
 from app.embeddings import Embedder
 from app.ingest.jobs import ingest_handlers, mark_run_failed
 from app.ingest.pipeline import IngestPipeline
-from app.jobs.pacing import SearchPacer
-from app.jobs.queue import JobWorkers
-from app.jobs.supervisor import READY
+from app.jobs.pacing import PAUSE_MAX_S, QUIET_S, SearchPacer
+from app.jobs.queue import RETRY_BASE_S, JobWorkers
+from app.jobs.supervisor import READY, STOP_S
 from app.main import check_dimensions
 from app.resources import Resources
 from app.settings import Settings
@@ -107,8 +107,8 @@ def run_worker(
     pacer = SearchPacer.for_database(
         database,
         duty=settings.job_search_duty,
-        pause_max_s=settings.job_search_pause_max_s,
-        quiet_s=settings.job_search_quiet_s,
+        pause_max_s=PAUSE_MAX_S,
+        quiet_s=QUIET_S,
         stop=stop,
     )
     resources.pipeline.pacer = pacer
@@ -117,7 +117,7 @@ def run_worker(
         ingest_handlers(resources),
         count=max(1, settings.job_workers),
         poll_s=settings.job_poll_s,
-        retry_base_s=settings.job_retry_base_s,
+        retry_base_s=RETRY_BASE_S,
         on_failed=mark_run_failed(resources),
     )
     resources.jobs = workers
@@ -149,7 +149,7 @@ def run_worker(
         extra={"pid": os.getpid(), "pauses": pacer.pauses, "paused_s": round(pacer.paused_s, 1)},
     )
     # a job in flight gets a moment to finish; otherwise the next worker takes it over
-    workers.stop(timeout=max(0.1, settings.job_process_stop_s - 1.0))
+    workers.stop(timeout=max(0.1, STOP_S - 1.0))
     # no polite close of the encoder: its bulk child (at nice 19, on a busy machine slow to
     # get the CPU for a goodbye) stops by itself when its pipe closes as this process exits
     return 0

@@ -156,7 +156,7 @@ def _document_list(path: Path) -> set[str]:
 def _pairs(args: argparse.Namespace, settings: Settings) -> tuple[list[Any], dict[str, Any]]:
     documents = _document_list(args.documents) if args.documents else None
     with open_database(settings) as database, database.transaction() as conn:
-        access = current_access(conn, AccessResolver(settings), database, args.person)
+        access = current_access(conn, AccessResolver(), database, args.person)
         rows = training_chunks(conn, access)
     pairs = build_pairs(
         rows,

@@ -18,7 +18,6 @@ from sqlalchemy import Connection
 
 from app.db.engine import Database
 from app.db.replicas import begin_read_only
-from app.settings import Settings
 from app.walls import repository
 from app.walls.graph import Client, MatrixSnapshot, Matter, Party, Person, Wall
 
@@ -137,8 +136,8 @@ def read_stamped_snapshot(
 class AccessResolver:
     """Thread-safe cache of the latest snapshot and of per-person resolutions."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.use_cache = settings.resolution_cache
+    def __init__(self, *, cache: bool = True) -> None:
+        self.use_cache = cache  # off only where a benchmark measures the uncached path
         self._lock = threading.Lock()
         self._snapshot: MatrixSnapshot | None = None
         self._cache: dict[str, Resolution] = {}

@@ -78,7 +78,7 @@ def starter(module_db: DbHandle, settings: Settings, embedder: Any) -> Resources
         database=module_db.database,
         verifier=TokenVerifier(settings),
         embedder=embedder,
-        resolver=AccessResolver(settings),
+        resolver=AccessResolver(),
     )
     report = _ingest(resources)
     assert report["counts"]["added"] == len(STARTER_ECLIS), report

@@ -104,9 +104,8 @@ def _cli(argv: list[str], settings: Any) -> int:
 
 
 def _rows(db: DbHandle, person: str) -> list[ChunkRow]:
-    settings = _settings(db, Path("."))
     with db.database.transaction() as conn:
-        access = current_access(conn, AccessResolver(settings), db.database, person)
+        access = current_access(conn, AccessResolver(), db.database, person)
         return training_chunks(conn, access)
 
 

@@ -229,7 +229,7 @@ def test_resolution_and_access_match_the_definition(
 
     resources = client.app.state.resources  # type: ignore[attr-defined]
     snap = read_snapshot(resources.database)
-    resolver = AccessResolver(resources.settings)
+    resolver = AccessResolver()
     t = datetime.now(UTC)
     # the resolution-only snapshot (what searches use) must agree with the full one
     partial = read_snapshot(resources.database, full=False)
