@@ -244,7 +244,7 @@ def cmd_audit_keygen(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_audit_checkpoint(args: argparse.Namespace, settings: Settings) -> int:
     from app.audit import checkpoints
-    from app.db.replicas import begin_read_only
+    from app.db.engine import begin_snapshot
     from app.db.runtime import open_database
 
     key_file = Path(args.key) if args.key else checkpoints.key_path(settings)
@@ -254,13 +254,9 @@ def cmd_audit_checkpoint(args: argparse.Namespace, settings: Settings) -> int:
             public = checkpoints.generate_key(key_file)
             print(f"generated the signing key {key_file} (public key {public})", file=sys.stderr)
         key = checkpoints.load_private_key(key_file)
-        with (
-            open_database(settings) as database,
-            database.engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn,
-            conn.begin(),
-        ):
+        with open_database(settings) as database, database.engine.connect() as conn:
             # one state: the rows verified are the rows whose heads are signed
-            begin_read_only(conn)
+            begin_snapshot(conn)
             written = checkpoints.write_checkpoint(conn, key, directory)
     except checkpoints.CheckpointError as exc:
         return _fail(str(exc))

@@ -6,7 +6,7 @@ settings, the allowed source ACLs, the group sizes for the strategy choice, the 
 analysis (the sparse leg's inputs) and, last, the audit append with its chain step. Their
 shapes never change, so ``EWALL_DB_PREPARE`` (on by default) prepares them once per
 connection (app/db/engine.py), and the allowed wall groups travel as one text[] literal
-built once per set (app/db/params.py) instead of a list psycopg dumps element by element.
+built once per set (app/db/sqlfiles.py) instead of a list psycopg dumps element by element.
 Three pools on the same database run the service's own functions for those statements with
 the same inputs, each going first in turn, in the same process: the design, the literal
 without preparing, and the code before (neither, the baseline). Then the audit chain all
@@ -32,7 +32,7 @@ import numpy as np
 from app.audit import chain
 from app.db import sqlfiles
 from app.db.engine import Database
-from app.db.params import text_array
+from app.db.sqlfiles import text_array
 from app.search import repository as search_repository
 from app.search import service as search_service
 from app.settings import Settings

@@ -9,6 +9,10 @@ WHERE attrelid = to_regclass('public.chunks') AND attname = 'embedding'
 -- name: ping
 SELECT 1
 
+-- name: read_only
+-- The transaction reads only (the first statement of a read snapshot: engine.begin_snapshot).
+SET TRANSACTION READ ONLY
+
 -- name: current_login
 -- The role a new pool connection logged in as (the engine switches to the app role if not).
 SELECT current_user

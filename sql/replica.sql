@@ -40,6 +40,3 @@ SELECT CAST(pg_current_wal_lsn() AS text)
 SELECT pg_is_in_recovery()
        AND coalesce(pg_last_wal_replay_lsn() >= CAST(:lsn AS pg_lsn), false)
 
--- name: read_only
--- The transaction reads only (first statement of a read snapshot).
-SET TRANSACTION READ ONLY

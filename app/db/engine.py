@@ -32,6 +32,15 @@ log = logging.getLogger("ewall.db")
 NEVER_AUTO_PREPARE = 2**62
 
 
+def begin_snapshot(conn: Connection) -> None:
+    """Begin one repeatable-read, read-only transaction on ``conn``: every statement in it
+    sees the same committed state, and none can write. It ends when ``conn`` commits, rolls
+    back or closes."""
+    conn.execution_options(isolation_level="REPEATABLE READ")
+    conn.begin()
+    conn.execute(sqlfiles.query("db.read_only"))
+
+
 def sqlalchemy_url(url: str) -> str:
     """Accept plain libpq URLs and point SQLAlchemy at the psycopg 3 driver."""
     for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):

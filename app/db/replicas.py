@@ -48,11 +48,6 @@ NOT_STANDBY = "not_standby"
 UNKNOWN = "unknown"
 
 
-def begin_read_only(conn: Connection) -> None:
-    """Make the transaction just begun read-only (its first statement)."""
-    conn.execute(sqlfiles.query("replica.read_only"))
-
-
 def primary_lsn(conn: Connection) -> str:
     """The primary's current WAL position (text form)."""
     return str(conn.execute(sqlfiles.query("replica.primary_lsn")).scalar_one())

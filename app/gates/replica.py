@@ -28,7 +28,8 @@ from psycopg import OperationalError
 from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError
 
-from app.db.replicas import Replica, begin_read_only, primary_lsn, replayed_past
+from app.db.engine import begin_snapshot
+from app.db.replicas import Replica, primary_lsn, replayed_past
 from app.gates.grounding import GroundingResult, Support, check_grounding, read_support
 from app.resources import Resources
 from app.search.replica import PRIMARY, replica_snapshot
@@ -56,9 +57,7 @@ def _read_on_replica(
         conn.commit()  # that check's snapshot ends here; the read snapshot starts after it
         if not replayed:
             raise _Behind
-        conn.execution_options(isolation_level="REPEATABLE READ")
-        conn.begin()
-        begin_read_only(conn)
+        begin_snapshot(conn)
         version = policy.current_version(conn)  # the transaction's snapshot starts here
         snap = replica_snapshot(resources, conn, version)
         return read_support(conn, resources, person_id, rid, snapshot=snap)

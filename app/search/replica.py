@@ -28,8 +28,8 @@ from contextlib import contextmanager
 from sqlalchemy import Connection
 
 from app.audit import chain
-from app.db.engine import Database
-from app.db.replicas import Replica, begin_read_only
+from app.db.engine import Database, begin_snapshot
+from app.db.replicas import Replica
 from app.resources import Resources
 from app.walls import policy
 from app.walls.access import Access, apply
@@ -102,10 +102,9 @@ def read_transaction(
     policy version resolves with; raises ReplicaBehind when the replica has not replayed a
     policy version this process already served. Ended (rolled back) on leaving."""
     snapshots = _snapshots(resources)
-    conn = replica.database.engine.connect().execution_options(isolation_level="REPEATABLE READ")
+    conn = replica.database.engine.connect()
     try:
-        conn.begin()
-        begin_read_only(conn)
+        begin_snapshot(conn)
         version = policy.current_version(conn)  # the transaction's snapshot starts here
         if version < snapshots.newest_served:
             raise ReplicaBehind

@@ -42,7 +42,7 @@ def group_sizes(
 ) -> GroupSizes:
     """Allowed rows (the person's access keys; an upper bound while a matter is pending
     re-tag) and the corpus size, from the statistics tables. ``wall_groups``: a list or its
-    text[] literal (app/db/params.py)."""
+    text[] literal (app/db/sqlfiles.py)."""
     row = conn.execute(
         sqlfiles.prepared(BLOCKS["group_sizes"]),
         {"wall_groups": wall_groups, "source_acl_ids": source_acl_ids},
@@ -126,7 +126,7 @@ class HybridParams:
     rank_idf_weights: list[float]  # those weights x each lexeme's IDF: a document's score
     # access: the person's allowed sets, resolved at policy_version; a leg returns nothing
     # when the statement's own snapshot sees another version (the caller retries)
-    wall_groups: str  # text[] literal (app/db/params.py)
+    wall_groups: str  # text[] literal (app/db/sqlfiles.py)
     source_acl_ids: list[str]
     policy_version: int
     # the caller's narrowing filters (NULL: no filter); they only remove rows

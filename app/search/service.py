@@ -43,7 +43,7 @@ from sqlalchemy.exc import DBAPIError
 
 from app.audit import chain
 from app.auth.service import Principal
-from app.db.params import text_array
+from app.db.sqlfiles import text_array
 from app.embeddings import Embedder, vector_literal
 from app.errors import AppError, Conflict
 from app.logging import redacted_traceback

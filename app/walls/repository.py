@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from app.db import sqlfiles
-from app.db.params import text_array
+from app.db.sqlfiles import text_array
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,7 @@ from datetime import datetime
 
 from sqlalchemy import Connection
 
-from app.db.engine import Database
-from app.db.replicas import begin_read_only
+from app.db.engine import Database, begin_snapshot
 from app.walls import repository
 from app.walls.graph import Client, MatrixSnapshot, Matter, Party, Person, Wall
 
@@ -124,11 +123,8 @@ def read_stamped_snapshot(
     database: Database, *, full: bool = True
 ) -> tuple[tuple[int, int], MatrixSnapshot]:
     """The snapshot with its matrix stamp, both read in the same database snapshot."""
-    with (
-        database.engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn,
-        conn.begin(),
-    ):
-        begin_read_only(conn)
+    with database.engine.connect() as conn:
+        begin_snapshot(conn)
         stamp = repository.matrix_stamp(conn)
         return stamp, load_snapshot(conn, full=full)
 

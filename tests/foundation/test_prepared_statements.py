@@ -3,7 +3,7 @@
 The pool prepares the statements marked with ``sqlfiles.prepared`` (audit appends, query
 analysis, access sets) once per connection; the search statement, whose custom plans depend
 on its parameters, never; with ``EWALL_DB_PREPARE=false`` nothing is. The allowed wall groups
-travel as one text[] literal (app/db/params.py), which must reach the server as the same
+travel as one text[] literal (app/db/sqlfiles.py), which must reach the server as the same
 array, whatever the ids contain.
 """
 
@@ -18,7 +18,7 @@ from sqlalchemy import Connection, text
 
 from app.audit import chain
 from app.db.engine import Database
-from app.db.params import text_array
+from app.db.sqlfiles import text_array
 from app.search import repository as search_repository
 from tests.conftest import DbHandle, Tokens
 from tests.helpers import Firm, audit_entry

@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import event, text
 
 from app.db import sqlfiles
-from app.db.params import text_array
+from app.db.sqlfiles import text_array
 from app.search import repository
 from app.search.repository import HnswScan, HybridParams
 from app.settings import Settings
