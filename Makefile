@@ -15,7 +15,7 @@ export TOKENIZERS_PARALLELISM := false
 PYTEST_PARALLEL := -n auto --maxprocesses 4 --dist loadscope
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test test-fast lint typecheck pytest demo-vectors screenshots demo migrate schema-snapshot settings-doc bench bench-search bench-walls bench-ingest bench-exposure eval clean
+.PHONY: help install run test test-fast lint typecheck pytest demo-vectors test-vectors screenshots demo migrate schema-snapshot settings-doc bench bench-search bench-walls bench-ingest bench-exposure eval clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  make %-14s %s\n", $$1, $$2}'
@@ -58,6 +58,9 @@ pytest: $(DEV) ## the whole test suite only, in parallel
 
 demo-vectors: $(STAMP) ## rebuild the demo's shipped vectors (after changing its data, chunking or encoder input)
 	$(BIN)/python -m app.demo.build_vectors
+
+test-vectors: $(DEV) ## rebuild tests/data/known_vectors.npz (after changing the test records, chunking or encoder input)
+	$(BIN)/python -m tests.known_vectors
 
 screenshots: $(DEV) ## regenerate the console screenshots in docs/console (browser test)
 	EWALL_UPDATE_SCREENSHOTS=1 $(BIN)/pytest -q tests/console/test_console_browser.py
