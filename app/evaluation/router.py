@@ -320,7 +320,8 @@ def query_results(
             "prompt_version": f"rate:{info.name}"[:200],
         }
     )
-    qvec = query_vector(resources, request)  # before the transaction: none waits on the model
+    # before the transaction: none waits on the model
+    qvec = query_vector(resources, principal.person_id, request)
     with resources.database.transaction() as conn:
         result = run_search(
             conn, resources, principal, request, qvec=qvec, purpose="rating", started=started

@@ -39,7 +39,7 @@ def search(
         body.prompt_version = x_prompt_version.strip()
     # Encode before the transaction opens: no connection is held while the model runs. A
     # search without a dense leg (sparse mode, dense weight 0) does not wait for the model.
-    qvec = service.query_vector(resources, body)
+    qvec = service.query_vector(resources, principal.person_id, body)
     # The rest is one service call (app/search/service.py): it picks the read connection
     # (a healthy replica or the primary), resolves access, runs the statement and commits
     # the audit row before the response leaves: no audit row, no results.

@@ -676,12 +676,19 @@ def embed_query(embedder: Embedder, query: str) -> str:
     return vector_literal(embedder.embed_query(query))
 
 
-def query_vector(resources: Resources, request: SearchIn) -> str | None:
+def query_vector(resources: Resources, person_id: str, request: SearchIn) -> str | None:
     """The question's vector, encoded before any transaction opens (no connection waits on
-    the model); None when no dense leg runs."""
+    the model), or this person's vector of the same question asked lately; None when no
+    dense leg runs."""
     if not needs_query_vector(resources.settings, request):
         return None
-    return embed_query(resources.require_embedder(), request.query)
+    embedder = resources.require_embedder()
+    cache = resources.query_vectors
+    found = cache.get(person_id, embedder.model_id, request.query)
+    if found is None:
+        found = embed_query(embedder, request.query)
+        cache.put(person_id, embedder.model_id, request.query, found)
+    return found
 
 
 def to_response(result: SearchResult) -> dict[str, Any]:
