@@ -45,6 +45,7 @@ import itertools
 import logging
 import os
 import socket
+import string
 import subprocess
 import sys
 import threading
@@ -694,8 +695,14 @@ class CountsTokens(Protocol):
     def count_tokens(self, text: str) -> int: ...
 
 
+_ASCII_SPACE = " \t\n\r\f\v"
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
 def is_summary_section(section_path: str) -> bool:
-    return section_path.strip().lower().startswith(SUMMARY_SECTION)
+    """ASCII white space and letters only, as ``ewall_is_summary_section`` in SQL
+    (sql/functions/summary_section.v1.sql): the two must agree on every path."""
+    return section_path.strip(_ASCII_SPACE).translate(_ASCII_LOWER).startswith(SUMMARY_SECTION)
 
 
 def document_summary(passages: Iterable[tuple[str, str]]) -> str | None:

@@ -119,8 +119,6 @@ class Settings(BaseSettings):
     embedding_batch_size: int = Field(default=32, ge=1, le=1024, description="Encode batch.")
     embedding_device: str = Field(default="cpu", description="torch device for the encoder.")
 
-    # --- chunking -------------------------------------------------------------------------
-
     # --- search ---------------------------------------------------------------------------
     dense_weight: float = Field(
         default=0.0,

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from fastapi import FastAPI
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -36,6 +37,8 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+
+from app.resources import QueryVectors
 
 # Piped output (a log file, CI) would otherwise be cut to 80 columns and the tables wrapped.
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
@@ -367,3 +370,11 @@ class ClusteredVectors:
 
 def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def every_question_encoded(app: FastAPI) -> FastAPI:
+    """``app`` without its vectors of questions a person asked lately (app/resources.py,
+    QueryVectors): a benchmark that asks its questions again measures the encoder every
+    time, as a first ask does."""
+    app.state.resources.query_vectors = QueryVectors(max_entries=0)
+    return app

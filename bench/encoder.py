@@ -45,7 +45,7 @@ from app.onnx_encoder import OnnxQueryEncoder, QueryBackend, cache_root, ensure_
 from app.resources import Resources
 from app.settings import Settings
 from app.walls.resolution import AccessResolver
-from bench.common import Latency, console, quiet_logging, write_json
+from bench.common import Latency, console, every_question_encoded, quiet_logging, write_json
 from bench.isolation import Api, Service, ok
 
 EVAL_DATA = Path(__file__).resolve().parents[1] / "app" / "evaluation" / "data"
@@ -150,7 +150,9 @@ def measure_http(
 ) -> dict[str, Any]:
     seconds: dict[str, list[float]] = {b: [] for b in BACKENDS}
     with open_database(settings) as database:
-        app = create_app(settings, database, embedder=embedder, start_worker=False)
+        app = every_question_encoded(
+            create_app(settings, database, embedder=embedder, start_worker=False)
+        )
         with Service(app) as service:
             api = Api(service.url, settings)
             headers = api.headers(DEMO_LAWYER)

@@ -57,6 +57,7 @@ from bench.common import (
     Vocabulary,
     build_vocabulary,
     console,
+    every_question_encoded,
     fmt_ms,
     fmt_ratio,
     quiet_logging,
@@ -575,12 +576,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         for repeat in range(args.repeat):
             for variant in args.variants:
                 settings = base.model_copy(update=VARIANTS[variant])
-                app = create_app(
-                    settings,
-                    bdb.database,
-                    embedder=embedders[variant],
-                    start_worker=False,
-                    job_process=settings.job_process,
+                app = every_question_encoded(
+                    create_app(
+                        settings,
+                        bdb.database,
+                        embedder=embedders[variant],
+                        start_worker=False,
+                        job_process=settings.job_process,
+                    )
                 )
                 with Service(app) as service:
                     api = Api(service.url, settings)

@@ -45,7 +45,15 @@ from app.search.schemas import SearchIn
 from app.search.service import SearchResult, embed_query
 from app.settings import Settings
 from app.walls.access import Access
-from bench.common import Latency, console, fmt_ms, fmt_ratio, quiet_logging, write_json
+from bench.common import (
+    Latency,
+    console,
+    every_question_encoded,
+    fmt_ms,
+    fmt_ratio,
+    quiet_logging,
+    write_json,
+)
 
 BENCH_DB = "ewall_bench_replica"
 APP_ROLE = "ewall_app"
@@ -243,7 +251,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             DatabaseUrls(app=primary_url, migrations=primary_url), app_role=APP_ROLE
         )
         embedder = Embedder(settings)
-        app = create_app(settings, database, embedder=embedder, start_worker=False)
+        app = every_question_encoded(
+            create_app(settings, database, embedder=embedder, start_worker=False)
+        )
         client = TestClient(app)
         with client:
             console.print(f"[cyan]>[/] loading {args.docs} documents")

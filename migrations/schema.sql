@@ -376,7 +376,9 @@ $$;
 CREATE FUNCTION public.ewall_is_summary_section(section_path text) RETURNS boolean
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
-    SELECT lower(btrim(section_path, E' \t\n\r\f\v')) LIKE 'inhoudsindicatie%'
+    SELECT translate(btrim(section_path, E' \t\n\r\f\v'),
+                     'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')
+           LIKE 'inhoudsindicatie%'
 $$;
 
 -- FUNCTION public ewall_key_documents_after_delete()

@@ -45,6 +45,17 @@ SET embedding = CAST(v.embedding AS vector), embedding_model = CAST(:model_id AS
 FROM unnest(CAST(:chunk_ids AS text[]), CAST(:embeddings AS text[])) AS v (chunk_id, embedding)
 WHERE c.document_id = :document_id AND c.chunk_id = v.chunk_id
 
+-- name: touch_embeddings
+-- Kept chunks whose document's context (title, summary) changed where the live model has no
+-- room for it beside the chunk: the live vector stays as it is. A re-embed run in progress
+-- made its next vector from the old context, and the next model may have room for the new
+-- one: the no-op update fires the run's trigger (chunks_reembed_forget_next, sql/reembed.sql),
+-- which forgets that vector, and changes the row's version, so a batch that read it before
+-- does not write it. Without an active run nothing is written.
+UPDATE chunks AS c SET embedding = c.embedding
+WHERE c.document_id = :document_id AND c.chunk_id = ANY(CAST(:chunk_ids AS text[]))
+  AND EXISTS (SELECT 1 FROM reembed_runs WHERE status IN ('filling', 'indexing', 'switching'))
+
 -- name: embeddings_by_content
 -- Stored vectors of identical text in documents of the same title (another copy of a
 -- document) with what their encoder input was made of (the chunk, its section, its

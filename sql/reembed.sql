@@ -9,8 +9,9 @@
 -- Searches read the live model after taking ACCESS SHARE on chunks, so a search sees the
 -- old columns and the old model, or the new ones, never a mix.
 --
--- While the run's columns exist, a chunk that ingestion encodes again (its document's
--- context changed) loses its next vector (trigger chunks_reembed_forget_next, function
+-- While the run's columns exist, a chunk whose document's context changed (ingestion
+-- encodes it again, or touches its vector where the live model has no room for the context)
+-- loses its next vector (trigger chunks_reembed_forget_next, function
 -- ewall_reembed_forget_next), and a batch writes only the chunks whose row it read is still
 -- the current one: no next vector is made from a context that is no longer the document's.
 
@@ -143,10 +144,23 @@ SELECT set_config('lock_timeout', :value, false)
 -- default is catalog-only; it needs ACCESS EXCLUSIVE briefly (under the lock_timeout).
 ALTER TABLE chunks ADD COLUMN IF NOT EXISTS embedding_next vector({dim}),
     ADD COLUMN IF NOT EXISTS embedding_next_model text;
-ALTER TABLE chunks ALTER COLUMN embedding_next SET STORAGE PLAIN;
-CREATE OR REPLACE TRIGGER chunks_reembed_forget_next
-    BEFORE UPDATE OF embedding ON chunks
-    FOR EACH ROW EXECUTE FUNCTION ewall_reembed_forget_next()
+ALTER TABLE chunks ALTER COLUMN embedding_next SET STORAGE PLAIN
+
+-- name: forget_next_trigger
+-- With the run's columns only (the function reads them): made after add_next_columns, and
+-- again before the index and the switch, so that a run prepared by a version without it has
+-- it too. CREATE TRIGGER takes a brief SHARE ROW EXCLUSIVE lock (under the lock_timeout).
+DO $ddl$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_attribute
+               WHERE attrelid = 'chunks'::regclass AND attname = 'embedding_next'
+                 AND NOT attisdropped) THEN
+        CREATE OR REPLACE TRIGGER chunks_reembed_forget_next
+            BEFORE UPDATE OF embedding ON chunks
+            FOR EACH ROW EXECUTE FUNCTION ewall_reembed_forget_next();
+    END IF;
+END
+$ddl$
 
 -- name: drop_next_columns
 DROP TRIGGER IF EXISTS chunks_reembed_forget_next ON chunks;

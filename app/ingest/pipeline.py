@@ -453,7 +453,7 @@ class IngestPipeline:
             stored = repository.document_passages(conn, found[0]) if found else []
         title = document_write.document_title(doc, extracted, found[1] if found else None)
         inputs = self._passage_inputs(chunks, title)
-        changed = self._input_changed(stored, found[1] if found else None, chunks, inputs)
+        changed, _ = self._input_changed(stored, found[1] if found else None, chunks, inputs)
         kept = {p.chunk_id for p in stored} - changed
         with self.database.transaction() as conn:
             missing, reuse = self._missing(conn, chunks, kept, inputs)
@@ -465,14 +465,18 @@ class IngestPipeline:
         stored_title: str | None,
         chunks: list[PreparedChunk],
         inputs: PassageInputs,
-    ) -> set[str]:
+    ) -> tuple[set[str], set[str]]:
         """The stored chunks that stay (same text) but whose encoder input changed with
         their document's context (a new title, a summary published later or changed): their
-        vectors are encoded again, or they would keep the old context."""
+        vectors are encoded again, or they would keep the old context. Second, those whose
+        context changed where the live model has no room for it beside the chunk: their
+        vector stays, but another model's, with room, would differ (a re-embed run in
+        progress must encode them again)."""
         old_summary = document_summary((p.section_path, p.body) for p in stored)
         new = {c.chunk_id: c for c in chunks}
         limit = self.embedder.max_passage_tokens
         changed: set[str] = set()
+        cut_away: set[str] = set()
         for p in stored:
             chunk = new.get(p.chunk_id)
             if chunk is None or passage_context(
@@ -483,9 +487,8 @@ class IngestPipeline:
             before = passage_input(
                 self.embedder, limit, p.body, p.section_path, stored_title, old_summary
             )
-            if before != inputs.by_chunk[p.chunk_id]:
-                changed.add(p.chunk_id)
-        return changed
+            (changed if before != inputs.by_chunk[p.chunk_id] else cut_away).add(p.chunk_id)
+        return changed, cut_away
 
     def _write(
         self,
@@ -509,7 +512,9 @@ class IngestPipeline:
             # under the lock: what is stored now (another writer may have changed the title
             # or summary meanwhile), read once for the diff and the changed inputs
             stored = repository.document_passages(conn, before.document_id) if before else []
-            changed = self._input_changed(stored, before.title if before else None, chunks, inputs)
+            changed, cut_away = self._input_changed(
+                stored, before.title if before else None, chunks, inputs
+            )
             placement = document_write.place_document(conn, doc, before, public)
             acl_id = document_write.store_source_acl(conn, doc.acl)
             record = document_write.document_record(
@@ -528,6 +533,9 @@ class IngestPipeline:
                 existing_document=before is not None,
                 model_id=self.embedder.model_id,
             )
+            # a re-embed run in progress forgets its next vectors of these (the trigger of
+            # sql/reembed.sql); without a run this changes nothing
+            repository.touch_embeddings(conn, document_id, cut_away)
             changes = document_write.metadata_changes(before, record)
             status = document_write.outcome_status(before, placement.quarantine, delta, changes)
             self._report_document(

@@ -329,6 +329,17 @@ def document_passages(conn: Connection, document_id: int) -> list[StoredChunkTex
     return [StoredChunkText(str(r.chunk_id), str(r.section_path), str(r.body)) for r in rows]
 
 
+def touch_embeddings(conn: Connection, document_id: int, chunk_ids: Iterable[str]) -> None:
+    """Kept chunks whose document's context changed where the live model had no room for
+    it: only while a re-embed run is in progress (sql/ingest.sql, touch_embeddings)."""
+    ids = sorted(chunk_ids)
+    if ids:
+        conn.execute(
+            sqlfiles.query("ingest.touch_embeddings"),
+            {"document_id": document_id, "chunk_ids": ids},
+        )
+
+
 def refresh_embeddings(
     conn: Connection, document_id: int, vectors: Mapping[str, str], model_id: str | None
 ) -> None:

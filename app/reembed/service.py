@@ -275,6 +275,7 @@ class Reembedder:
                 # left by a cancelled run whose drop did not finish: not this run's vectors
                 self._ddl_retrying(conn, "drop_next_columns")
             self._ddl_retrying(conn, "add_next_columns", dim=run.dimension)
+            self._ddl_retrying(conn, "forget_next_trigger")
         self._ensure_index(
             MISSING_INDEX, "create_missing_index", "create_missing_index_parent",
             "embedding_next_missing",
@@ -339,7 +340,14 @@ class Reembedder:
                 time.sleep(0.1 * attempt)
         raise AssertionError("unreachable")
 
+    def _ensure_forget_trigger(self) -> None:
+        """The trigger that forgets a next vector whose context changed (sql/reembed.sql),
+        also on a run that a version without it prepared."""
+        with self._owner() as conn:
+            self._ddl_retrying(conn, "forget_next_trigger")
+
     def build_index(self, run: Run) -> None:
+        self._ensure_forget_trigger()
         self._set_status(run, "indexing")
         if self.progress is not None:
             self.progress("indexing", 0, 1)
@@ -351,6 +359,7 @@ class Reembedder:
     def switch(self, run: Run) -> None:
         """Catch up, then the one short switch transaction; retried on a lock timeout or
         when chunks arrived after the catch-up."""
+        self._ensure_forget_trigger()
         engine = owner_engine(self.database, autocommit=False)
         try:
             for attempt in range(1, self.switch_attempts + 1):

@@ -8,7 +8,8 @@ Ingestion's reuse of stored vectors (sql/ingest.sql, embeddings_by_content) and 
 worker (sql/reembed.sql, missing_batch) each spelled the summary test as
 ``lower(section_path) LIKE 'inhoudsindicatie%'``, and Python's is_summary_section also
 strips white space. The function of sql/functions/summary_section.v1.sql is the one SQL
-spelling, with Python's rule; both statements call it. Only the function is created here.
+spelling, with Python's rule (ASCII letters and white space only, which both languages
+treat alike); both statements call it. Only the function is created here.
 """
 
 from collections.abc import Sequence
@@ -23,7 +24,7 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     apply_function_source(
-        "summary_section.v1.sql", "c5742152a55e79ecb69d5897f059ae17a5ed39d77a43c6bfa8450331c3552d27"
+        "summary_section.v1.sql", "a91506aee9e0422c42f3ed3d8993f0de96ccc1a49cc55f82ca4a2a3d00743a98"
     )
 
 

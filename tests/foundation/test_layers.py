@@ -139,6 +139,7 @@ READS_FOR_NO_PERSON = {
     ),
     "ingest.document_passages": "writer: ingestion diffs a document's chunks and contexts",
     "ingest.refresh_embeddings": "writer: ingestion re-encodes kept chunks after a context change",
+    "ingest.touch_embeddings": "writer: a re-embed run forgets next vectors of a changed context",
     "ingest.embeddings_by_content": "writer: ingestion reuses vectors by content hash",
     "ingest.delete_chunks": "writer: ingestion removes a document's dropped chunks",
     "ingest.update_chunk_metadata": "writer: ingestion moves unchanged chunks to new metadata",

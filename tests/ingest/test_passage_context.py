@@ -84,6 +84,12 @@ SECTION_PATHS = [
     "beslissing",
     "",
     " ",
+    "\xa0inhoudsindicatie",  # a non-breaking space: not ASCII white space, in neither
+    "\u2003inhoudsindicatie",
+    "\x1cinhoudsindicatie",
+    "\u0130nhoudsindicatie",  # a dotted capital I: PostgreSQL's lower() would make it "i"
+    "\vinhoudsindicatie",
+    "vinhoudsindicatie",
 ]
 
 

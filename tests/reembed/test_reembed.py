@@ -318,6 +318,74 @@ def test_a_title_changed_during_the_run_is_in_the_switched_vectors(
         assert _cos(stored, tiny.embed_passages([text_in])[0]) > 0.9999, title
 
 
+def test_a_context_the_live_model_had_no_room_for_is_forgotten_too(
+    db: DbHandle, settings: Any, embedder: Any, auth: Tokens, tiny: Embedder
+) -> None:
+    """A chunk at the live model's input limit is read without its document's context, so a
+    new title leaves its live vector as it is; the next model may have room for the title,
+    so a run in progress forgets its next vector of it all the same. And a run prepared
+    without the trigger (by an older version) gets it before its index and switch."""
+    long_text = " ".join(f"De huurder betaalt de huur van maand {i} niet." for i in range(90))
+    titles = ("Dossier-ABCDEFGHIJKLMNOPQRSTUVWXYZ", "Dossier-ZYXWVUTSRQPONMLKJIHGFEDCBA")
+    limit = embedder.max_passage_tokens
+    with make_client(db, settings, embedder) as client:
+        firm = _firm(client, auth, TEXTS[:2])
+
+        def ingest(title: str) -> None:
+            firm.document("long", long_text, client_id="C1", matter_id="M1", title=title)
+
+        ingest(titles[0])
+        rows = _sql(
+            db,
+            "SELECT chunk_id, body, section_path, CAST(embedding AS text) FROM chunks"
+            " WHERE external_id = 'long' ORDER BY ordinal",
+        )
+        # the chunks whose live input is the chunk alone under either title
+        cut = {
+            chunk_id
+            for chunk_id, body, path, _ in rows
+            if all(passage_input(embedder, limit, body, path, t, None) == body for t in titles)
+        }
+        assert cut and len(cut) < len(rows), (len(cut), len(rows))
+        live_before = {chunk_id: vector for chunk_id, _, _, vector in rows}
+
+        reembedder = Reembedder(db.database, tiny, batch_size=64)
+        run = reembedder.start("test")
+        reembedder.prepare(run)
+        reembedder.fill(run)
+        assert _sql(db, NOT_FILLED) == []
+        ingest(titles[1])
+        after = dict(
+            _sql(
+                db,
+                "SELECT chunk_id, CAST(embedding AS text) FROM chunks"
+                " WHERE external_id = 'long' AND embedding_next IS NULL",
+            )
+        )
+        assert set(after) == set(live_before)  # every next vector of the document forgotten
+        for chunk_id in cut:
+            assert after[chunk_id] == live_before[chunk_id]  # the live vector stayed
+        assert any(after[c] != live_before[c] for c in set(after) - cut)  # the rest re-encoded
+
+        # a run prepared by a version without the trigger: it is there before the switch
+        _sql(db, "DROP TRIGGER chunks_reembed_forget_next ON chunks")
+        reembedder.build_index(run)
+        assert _sql(db, TRIGGERS) == [(1,)]
+        reembedder.switch(run)
+        reembedder.finalise()
+        assert _sql(db, TRIGGERS) == [(0,)]
+    stored = _sql(
+        db,
+        "SELECT c.body, c.section_path, d.title, CAST(c.embedding AS text)"
+        " FROM chunks c JOIN documents d USING (document_id) WHERE d.external_id = 'long'",
+    )
+    for body, path, title, vector in stored:
+        assert title == titles[1]
+        now = np.array([float(x) for x in vector.strip("[]").split(",")])
+        text_in = passage_input(tiny, tiny.max_passage_tokens, body, path, title, None)
+        assert _cos(now, tiny.embed_passages([text_in])[0]) > 0.9999
+
+
 # --- crash and resume ----------------------------------------------------------------------
 
 
