@@ -658,6 +658,32 @@ CREATE FUNCTION public.ewall_nl_websearch(query text) RETURNS tsquery
                '(^|[ !(])''([[:alpha:]]{7})[[:alpha:]]+''', '\1''\2''', 'g') AS tsquery)
 $$;
 
+-- FUNCTION public ewall_pending_key_counts(text[], text[], text[])
+
+CREATE FUNCTION public.ewall_pending_key_counts(wall_groups text[], source_acl_ids text[], lexemes text[]) RETURNS TABLE(lexeme text, n_chunks bigint)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    SET "ewall.writer" TO 'on'
+    AS $$
+    WITH pending AS MATERIALIZED (
+        SELECT coalesce(array_agg(r.matter_id), '{}') AS matters FROM public.retag_pending AS r
+    ), hidden AS MATERIALIZED (
+        SELECT c.body_tsv
+        FROM public.chunks AS c
+        WHERE (SELECT cardinality(p.matters) FROM pending AS p) > 0
+          AND c.matter_id = ANY(CAST((SELECT p.matters FROM pending AS p) AS text[]))
+          AND c.wall_group_id = ANY(wall_groups)
+          AND c.source_acl_id = ANY(source_acl_ids)
+          AND NOT c.suppressed
+    )
+    SELECT CAST(NULL AS text), count(*) FROM hidden
+    UNION ALL
+    SELECT l.lexeme, count(*)
+    FROM hidden AS h, unnest(tsvector_to_array(h.body_tsv)) AS l (lexeme)
+    WHERE l.lexeme = ANY(lexemes)
+    GROUP BY l.lexeme
+$$;
+
 -- FUNCTION public ewall_posting_impact(bigint, numeric)
 
 CREATE FUNCTION public.ewall_posting_impact(tf bigint, n_tokens numeric) RETURNS real
@@ -2420,6 +2446,12 @@ GRANT ALL ON FUNCTION public.ewall_audit_advance(p_chain text, p_canonical text,
 -- ACL public FUNCTION ewall_chunks_relayout(partitions integer, storage text)
 
 REVOKE ALL ON FUNCTION public.ewall_chunks_relayout(partitions integer, storage text) FROM PUBLIC;
+
+-- ACL public FUNCTION ewall_pending_key_counts(wall_groups text[], source_acl_ids text[], lexemes text[])
+
+REVOKE ALL ON FUNCTION public.ewall_pending_key_counts(wall_groups text[], source_acl_ids text[], lexemes text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.ewall_pending_key_counts(wall_groups text[], source_acl_ids text[], lexemes text[]) TO ewall_app;
+GRANT ALL ON FUNCTION public.ewall_pending_key_counts(wall_groups text[], source_acl_ids text[], lexemes text[]) TO ewall_writer;
 
 -- ACL public TABLE alembic_version
 

@@ -65,14 +65,10 @@
 
 -- name: analyze_query
 -- The question's sparse side, computed before the search so the planner sees the final
--- tsquery as a constant (and can estimate it against the GIN statistics).
-WITH corpus AS (
-    -- the chunks the person may see (per access key, suppressed ones never counted)
-    SELECT greatest(coalesce(sum(k.n_chunks), 0), 1) AS n
-    FROM search_key_stats AS k
-    WHERE k.wall_group_id = ANY(CAST(:wall_groups AS text[]))
-      AND k.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
-), query_tsq AS (
+-- tsquery as a constant (and can estimate it against the GIN statistics). Every statistic is
+-- over the chunks the person may see: the access keys' counts less those of the matters
+-- pending re-tag, which are hidden from everyone (ewall_pending_key_counts).
+WITH query_tsq AS (
     -- OR of the question's lexemes, or the user's own operators (quotes, OR, -term)
     SELECT CASE WHEN :websearch
                 THEN ewall_nl_websearch(:query)
@@ -90,28 +86,46 @@ WITH corpus AS (
     FROM query_tsq AS q,
          regexp_matches(CAST(q.tsq AS text), '(!?)''((?:[^'']|'''')+)''', 'g') AS x
     WHERE x[1] = ''
+), positive AS (
+    -- the positive (not negated) lexemes of the rewritten query (quoted lexemes are read
+    -- left to right in pairs of quotes, so the closing quote of a negated lexeme never opens
+    -- the next one; a lexeme right after ! is negated)
+    SELECT DISTINCT replace(x[2], '''''', '''') AS lexeme
+    FROM rewritten AS r,
+         regexp_matches(CAST(r.tsq AS text), '(!?)''((?:[^'']|'''')+)''', 'g') AS x
+    WHERE x[1] = ''
+), pending AS MATERIALIZED (
+    -- the hidden chunks of matters pending re-tag under the person's keys (lexeme NULL: all)
+    SELECT p.lexeme, p.n_chunks
+    FROM ewall_pending_key_counts(CAST(:wall_groups AS text[]),
+                                  CAST(:source_acl_ids AS text[]),
+                                  ARRAY(SELECT lexeme FROM positive)) AS p
+), corpus AS (
+    -- the chunks the person may see (per access key, suppressed ones never counted)
+    SELECT greatest(coalesce(sum(k.n_chunks), 0)
+                    - coalesce((SELECT p.n_chunks FROM pending AS p WHERE p.lexeme IS NULL), 0),
+                    1) AS n
+    FROM search_key_stats AS k
+    WHERE k.wall_group_id = ANY(CAST(:wall_groups AS text[]))
+      AND k.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
 ), query_lexemes AS (
-    -- the positive (not negated) lexemes of the rewritten query, with BM25-style IDF; w is
-    -- 1 for the question's own lexemes and :synonym_weight for those only a synonym added
-    -- (quoted lexemes are read left to right in pairs of quotes, so the closing quote of a
-    -- negated lexeme never opens the next one; a lexeme right after ! is negated)
-    SELECT m.lexeme, coalesce(s.ndoc, 0) AS df,
-           ln(1 + ((SELECT n FROM corpus) - coalesce(s.ndoc, 0) + 0.5)
-                  / (coalesce(s.ndoc, 0) + 0.5)) AS idf,
+    -- the positive lexemes with BM25-style IDF; w is 1 for the question's own lexemes and
+    -- :synonym_weight for those only a synonym added
+    SELECT m.lexeme, s.df,
+           ln(1 + ((SELECT n FROM corpus) - s.df + 0.5) / (s.df + 0.5)) AS idf,
            CASE WHEN m.lexeme IN (SELECT lexeme FROM typed) THEN 1.0
                 ELSE CAST(:synonym_weight AS float8) END AS w
-    FROM (SELECT DISTINCT replace(x[2], '''''', '''') AS lexeme
-          FROM rewritten AS r,
-               regexp_matches(CAST(r.tsq AS text), '(!?)''((?:[^'']|'''')+)''', 'g') AS x
-          WHERE x[1] = '') AS m
+    FROM positive AS m
     -- document frequency among the chunks the person may see
-    LEFT JOIN LATERAL (
-        SELECT CAST(sum(k.n_chunks) AS bigint) AS ndoc
+    CROSS JOIN LATERAL (
+        SELECT coalesce(CAST(sum(k.n_chunks) AS bigint), 0)
+               - coalesce((SELECT p.n_chunks FROM pending AS p WHERE p.lexeme = m.lexeme), 0)
+               AS df
         FROM search_key_lexeme_stats AS k
         WHERE k.lexeme = m.lexeme
           AND k.wall_group_id = ANY(CAST(:wall_groups AS text[]))
           AND k.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
-    ) AS s ON true
+    ) AS s
 ), budgeted AS (
     -- rarest first: drop very common lexemes, stop when the match budget is spent
     SELECT lexeme, idf, df,
@@ -414,12 +428,16 @@ ORDER BY hit.score DESC NULLS LAST,
          hit.chunk_id
 
 -- name: group_sizes
--- Allowed rows (the person's access keys, suppressed chunks left out; an upper bound only
--- while a matter is pending re-tag) and the corpus size, for the dense strategy choice.
+-- Allowed rows (the person's access keys, suppressed chunks and matters pending re-tag left
+-- out) and the corpus size, for the dense strategy choice.
 -- Stats tables, never count(*) over the allowed set.
 SELECT coalesce((SELECT sum(n_chunks) FROM search_key_stats
                  WHERE wall_group_id = ANY(CAST(:wall_groups AS text[]))
-                   AND source_acl_id = ANY(CAST(:source_acl_ids AS text[]))), 0) AS allowed,
+                   AND source_acl_id = ANY(CAST(:source_acl_ids AS text[]))), 0)
+       - coalesce((SELECT p.n_chunks
+                   FROM ewall_pending_key_counts(CAST(:wall_groups AS text[]),
+                                                 CAST(:source_acl_ids AS text[]), '{}') AS p
+                   WHERE p.lexeme IS NULL), 0) AS allowed,
        (SELECT n_chunks FROM corpus_stats WHERE id = 1) AS total
 
 -- name: hnsw_settings

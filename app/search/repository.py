@@ -40,9 +40,9 @@ class Synonym:
 def group_sizes(
     conn: Connection, wall_groups: str | list[str], source_acl_ids: list[str]
 ) -> GroupSizes:
-    """Allowed rows (the person's access keys; an upper bound while a matter is pending
-    re-tag) and the corpus size, from the statistics tables. ``wall_groups``: a list or its
-    text[] literal (app/db/sqlfiles.py)."""
+    """Allowed rows (the person's access keys, less the chunks of matters pending re-tag)
+    and the corpus size, from the statistics tables. ``wall_groups``: a list or its text[]
+    literal (app/db/sqlfiles.py)."""
     row = conn.execute(
         sqlfiles.prepared(BLOCKS["group_sizes"]),
         {"wall_groups": wall_groups, "source_acl_ids": source_acl_ids},

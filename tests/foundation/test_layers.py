@@ -134,6 +134,10 @@ READS_FOR_NO_PERSON = {
     "caselaw.case_document": "admin's case-law view: counts of all and searchable chunks",
     "console.chunks_per_matter": "writer mode: counts what a wall would re-tag, no rows",
     "demo.summary_counts": "writer mode: the demo loader's whole-firm counts",
+    "functions/pending_counts.v1.sql": (
+        "numbers only: the chunks of matters pending re-tag, hidden from everyone, that a "
+        "person's statistics leave out"
+    ),
     "functions/search_postings.v1.sql": (
         "writer's statement triggers: a touched document's postings rebuilt from its chunks"
     ),
