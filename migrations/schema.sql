@@ -661,27 +661,38 @@ $$;
 -- FUNCTION public ewall_pending_key_counts(text[], text[], text[])
 
 CREATE FUNCTION public.ewall_pending_key_counts(wall_groups text[], source_acl_ids text[], lexemes text[]) RETURNS TABLE(lexeme text, n_chunks bigint)
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    SET "ewall.writer" TO 'on'
     AS $$
-    WITH pending AS MATERIALIZED (
-        SELECT coalesce(array_agg(r.matter_id), '{}') AS matters FROM public.retag_pending AS r
-    ), hidden AS MATERIALIZED (
-        SELECT c.body_tsv
+DECLARE
+    matters text[];
+    writer text;
+BEGIN
+    SELECT coalesce(array_agg(r.matter_id), '{}') INTO matters FROM public.retag_pending AS r;
+    IF cardinality(matters) = 0 THEN
+        RETURN QUERY SELECT CAST(NULL AS text), CAST(0 AS bigint);
+        RETURN;
+    END IF;
+    writer := current_setting('ewall.writer', true);
+    PERFORM set_config('ewall.writer', 'on', true);
+    RETURN QUERY
+        SELECT CAST(NULL AS text), count(*)
         FROM public.chunks AS c
-        WHERE (SELECT cardinality(p.matters) FROM pending AS p) > 0
-          AND c.matter_id = ANY(CAST((SELECT p.matters FROM pending AS p) AS text[]))
-          AND c.wall_group_id = ANY(wall_groups)
-          AND c.source_acl_id = ANY(source_acl_ids)
+        WHERE c.matter_id = ANY(matters)
+          AND c.wall_group_id = ANY(wall_groups) AND c.source_acl_id = ANY(source_acl_ids)
           AND NOT c.suppressed
-    )
-    SELECT CAST(NULL AS text), count(*) FROM hidden
-    UNION ALL
-    SELECT l.lexeme, count(*)
-    FROM hidden AS h, unnest(tsvector_to_array(h.body_tsv)) AS l (lexeme)
-    WHERE l.lexeme = ANY(lexemes)
-    GROUP BY l.lexeme
+        UNION ALL
+        SELECT l.lexeme,
+               (SELECT count(*)
+                FROM public.chunks AS c
+                WHERE c.matter_id = ANY(matters)
+                  AND c.wall_group_id = ANY(wall_groups)
+                  AND c.source_acl_id = ANY(source_acl_ids)
+                  AND NOT c.suppressed
+                  AND c.body_tsv @@ CAST(quote_literal(l.lexeme) AS tsquery))
+        FROM (SELECT DISTINCT u.lexeme FROM unnest(lexemes) AS u (lexeme)) AS l;
+    PERFORM set_config('ewall.writer', coalesce(writer, ''), true);
+END
 $$;
 
 -- FUNCTION public ewall_posting_impact(bigint, numeric)

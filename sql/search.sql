@@ -49,8 +49,8 @@
 -- per access key (search_key_stats, search_key_lexeme_stats, search_key_document_stats,
 -- migration 20261203_0042; chunks that are not suppressed) summed over :wall_groups and
 -- :source_acl_ids, never from the global lexeme_stats / corpus_stats, so rows the person
--- may not see change no ranking, cut or flag. Known limit: a matter pending re-tag is
--- still counted under its chunks' current key (docs/design.md).
+-- may not see change no ranking, cut or flag; the chunks of a matter pending re-tag (hidden
+-- from everyone, still under their old key) are subtracted (ewall_pending_key_counts).
 --
 -- analyze_query (run first; it reads no chunks) turns the question into the sparse leg's
 -- inputs. It matches on the OR of the question's lexemes (AND semantics returns nothing for
@@ -118,9 +118,10 @@ WITH query_tsq AS (
     FROM positive AS m
     -- document frequency among the chunks the person may see
     CROSS JOIN LATERAL (
-        SELECT coalesce(CAST(sum(k.n_chunks) AS bigint), 0)
-               - coalesce((SELECT p.n_chunks FROM pending AS p WHERE p.lexeme = m.lexeme), 0)
-               AS df
+        SELECT greatest(coalesce(CAST(sum(k.n_chunks) AS bigint), 0)
+                        - coalesce((SELECT p.n_chunks FROM pending AS p
+                                    WHERE p.lexeme = m.lexeme), 0),
+                        0) AS df
         FROM search_key_lexeme_stats AS k
         WHERE k.lexeme = m.lexeme
           AND k.wall_group_id = ANY(CAST(:wall_groups AS text[]))

@@ -25,7 +25,7 @@ SIGNATURE = "ewall_pending_key_counts(text[], text[], text[])"
 
 def upgrade() -> None:
     apply_function_source(
-        "pending_counts.v1.sql", "cbcf3874e1493c476ccad9f4bb1df7cb6685d507a2a56e5014b6b31d0fd38c7f"
+        "pending_counts.v1.sql", "df245731a895ef2d8c01f8804245da9a4dc06ca499176ba5795ca0209179eaee"
     )
     run_statement(f"REVOKE ALL ON FUNCTION {SIGNATURE} FROM PUBLIC")
     # the writer holds every privilege of the service role (migration 20261202_0036)

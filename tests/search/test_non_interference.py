@@ -364,6 +364,9 @@ def test_a_matter_pending_re_tag_moves_no_statistic(client: TestClient, auth: To
     seen = firm.search(LAWYER, "huurachterstand ontbinding dwangsom", mode="sparse", k=50)
     assert any(r["document"]["external_id"].startswith("soon-") for r in seen["results"])
     firm.wall(kind="exclusionary", protects={"matters": ["M-SOON"]}, screened=[LAWYER])
+    # pending: hidden from everyone, its team included, until the re-tag has moved it
+    ids = firm.documents_found(OTHER, "huurachterstand ontbinding dwangsom", mode="sparse", k=50)
+    assert not any(i.startswith("soon-") for i in ids), ids
     pending = _answers(firm)
     retag(client)
     _assert_same(pending, _answers(firm))
