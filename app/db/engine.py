@@ -1,7 +1,10 @@
 """Connection pool and transactions.
 
 One SQLAlchemy engine over psycopg 3 (its QueuePool holds the psycopg connections). Every
-request transaction comes from `Database.transaction()`; nothing else commits. Connections
+request transaction comes from `Database.transaction()`; nothing else commits. A second,
+two-connection engine serves the reads a request makes beside its own transaction (the
+matrix snapshot), so that a request never waits for a connection that only another waiting
+request could give back. Connections
 never auto-prepare statements: a cached generic plan built for one dense-search strategy must
 never be reused for another (an "HNSW" search would then silently run the exact plan, or the
 reverse), and the search statement's custom plans depend on its parameters (docs/latency-sql.md).
@@ -56,6 +59,57 @@ class DatabaseUrls:
     superuser: str | None = None
 
 
+SIDE_POOL_SIZE = 2
+
+
+def _engine(
+    url: str,
+    role: str,
+    options: str,
+    pool_size: int,
+    max_overflow: int,
+    *,
+    prepare_marked: bool,
+) -> Engine:
+    engine = create_engine(
+        sqlalchemy_url(url),
+        pool_size=pool_size,
+        max_overflow=max_overflow,
+        pool_pre_ping=True,
+        pool_recycle=1800,
+        connect_args={
+            "prepare_threshold": NEVER_AUTO_PREPARE if prepare_marked else None,
+            "application_name": "ewall",
+            "options": options,
+        },
+    )
+
+    @event.listens_for(engine, "connect")
+    def _use_app_role(dbapi_conn: Any, _record: Any) -> None:
+        # A login that is not the app role (one URL for owner and service, as in
+        # docker-compose without a separate login) switches to it for the whole session.
+        cur = dbapi_conn.cursor()
+        cur.execute(sqlfiles.raw("db.current_login"))
+        current = cur.fetchone()[0]
+        if current != role:
+            # a role is an identifier, which cannot be a bound parameter: psycopg quotes it
+            cur.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
+        cur.close()
+        dbapi_conn.commit()
+
+    if prepare_marked:
+
+        @event.listens_for(engine, "do_execute")
+        def _prepare_marked(cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
+            # False: SQLAlchemy runs every statement that is not marked as it always does
+            if not context.execution_options.get(sqlfiles.PREPARE_OPTION):
+                return False
+            cursor.execute(statement, parameters, prepare=True)
+            return True
+
+    return engine
+
+
 class Database:
     """The engine of the service: connects as (or switches to) the least-privilege app role."""
 
@@ -72,42 +126,18 @@ class Database:
         self.urls = urls
         self.app_role = app_role
         self.prepare_marked = prepare_marked
-        self.engine: Engine = create_engine(
-            sqlalchemy_url(urls.app),
-            pool_size=pool_size,
-            max_overflow=max_overflow,
-            pool_pre_ping=True,
-            pool_recycle=1800,
-            connect_args={
-                "prepare_threshold": NEVER_AUTO_PREPARE if prepare_marked else None,
-                "application_name": "ewall",
-                "options": f"-c statement_timeout={int(statement_timeout_ms)}",
-            },
+        options = f"-c statement_timeout={int(statement_timeout_ms)}"
+        self.engine: Engine = _engine(
+            urls.app, app_role, options, pool_size, max_overflow, prepare_marked=prepare_marked
         )
-        role = app_role
-
-        @event.listens_for(self.engine, "connect")
-        def _use_app_role(dbapi_conn: Any, _record: Any) -> None:
-            # A login that is not the app role (one URL for owner and service, as in
-            # docker-compose without a separate login) switches to it for the whole session.
-            cur = dbapi_conn.cursor()
-            cur.execute(sqlfiles.raw("db.current_login"))
-            current = cur.fetchone()[0]
-            if current != role:
-                # a role is an identifier, which cannot be a bound parameter: psycopg quotes it
-                cur.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
-            cur.close()
-            dbapi_conn.commit()
-
-        if prepare_marked:
-
-            @event.listens_for(self.engine, "do_execute")
-            def _prepare_marked(cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
-                # False: SQLAlchemy runs every statement that is not marked as it always does
-                if not context.execution_options.get(sqlfiles.PREPARE_OPTION):
-                    return False
-                cursor.execute(statement, parameters, prepare=True)
-                return True
+        # Reads that a request makes beside its own transaction (the matrix snapshot a stale
+        # cache reloads, app/walls/resolution.py) take their connection from here, never
+        # from the pool the requests hold: sixteen requests holding all of ``engine``'s
+        # connections and each waiting for a seventeenth would wait for each other until the
+        # pool's timeout. Its callers load one at a time, so two connections suffice.
+        self.side_engine: Engine = _engine(
+            urls.app, app_role, options, SIDE_POOL_SIZE, 0, prepare_marked=False
+        )
 
     @contextmanager
     def transaction(self) -> Iterator[Connection]:
@@ -131,3 +161,4 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+        self.side_engine.dispose()

@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Engine
 
 from app.db.engine import Database, begin_snapshot
 from app.walls import repository
@@ -116,21 +116,25 @@ def load_snapshot(conn: Connection, *, full: bool = True) -> MatrixSnapshot:
 
 
 def read_snapshot(database: Database, *, full: bool = True) -> MatrixSnapshot:
-    return read_stamped_snapshot(database, full=full)[1]
+    """The matrix, for a caller that holds no connection of ``database``'s pool."""
+    return _read_stamped(database.engine, full=full)[1]
 
 
-def read_stamped_snapshot(
-    database: Database, *, full: bool = True
-) -> tuple[tuple[int, int], MatrixSnapshot]:
+def _read_stamped(engine: Engine, *, full: bool) -> tuple[tuple[int, int], MatrixSnapshot]:
     """The snapshot with its matrix stamp, both read in the same database snapshot."""
-    with database.engine.connect() as conn:
+    with engine.connect() as conn:
         begin_snapshot(conn)
         stamp = repository.matrix_stamp(conn)
         return stamp, load_snapshot(conn, full=full)
 
 
 class AccessResolver:
-    """Thread-safe cache of the latest snapshot and of per-person resolutions."""
+    """Thread-safe cache of the latest snapshot and of per-person resolutions.
+
+    Its callers are requests that already hold a connection of the pool, so a reload reads
+    on ``Database.side_engine`` (never a second connection of the pool they hold), one
+    reload at a time per kind: callers that find the cache stale wait for that one reload
+    and share it."""
 
     def __init__(self, *, cache: bool = True) -> None:
         self.use_cache = cache  # off only where a benchmark measures the uncached path
@@ -139,6 +143,7 @@ class AccessResolver:
         self._cache: dict[str, Resolution] = {}
         self._matrix: tuple[tuple[int, int], MatrixSnapshot] | None = None
         self._matrix_load = threading.Lock()
+        self._snapshot_load = threading.Lock()
 
     def invalidate(self) -> None:
         with self._lock:
@@ -156,7 +161,7 @@ class AccessResolver:
         many calls ask. One reload at a time: callers that find it stale wait for it and
         share it, rather than each reading the whole matrix."""
         if not self.use_cache:
-            return read_snapshot(database)
+            return _read_stamped(database.side_engine, full=True)[1]
         stamp = repository.matrix_stamp(conn)
         with self._lock:
             cached = self._matrix
@@ -167,7 +172,7 @@ class AccessResolver:
                 cached = self._matrix
             if cached is not None and cached[0] >= stamp:
                 return cached[1]  # loaded meanwhile, at this stamp or later
-            fresh = read_stamped_snapshot(database)
+            fresh = _read_stamped(database.side_engine, full=True)
             with self._lock:
                 if self._matrix is None or fresh[0] >= self._matrix[0]:
                     self._matrix = fresh
@@ -175,16 +180,23 @@ class AccessResolver:
 
     def snapshot(self, database: Database, at_least: int | None = None) -> MatrixSnapshot:
         """The cached snapshot, reloaded when a newer policy_version is known to exist."""
+        if not self.use_cache:
+            return _read_stamped(database.side_engine, full=False)[1]
         with self._lock:
             snap = self._snapshot
-        if snap is not None and self.use_cache and (at_least is None or snap.version >= at_least):
+        if snap is not None and (at_least is None or snap.version >= at_least):
             return snap
-        fresh = read_snapshot(database, full=False)
-        with self._lock:
-            if self._snapshot is None or fresh.version >= self._snapshot.version:
-                if self._snapshot is None or fresh.version != self._snapshot.version:
-                    self._cache.clear()
-                self._snapshot = fresh
+        with self._snapshot_load:
+            with self._lock:
+                snap = self._snapshot
+            if snap is not None and (at_least is None or snap.version >= at_least):
+                return snap  # loaded meanwhile, recent enough
+            fresh = _read_stamped(database.side_engine, full=False)[1]
+            with self._lock:
+                if self._snapshot is None or fresh.version >= self._snapshot.version:
+                    if self._snapshot is None or fresh.version != self._snapshot.version:
+                        self._cache.clear()
+                    self._snapshot = fresh
         return fresh
 
     def resolve_with(self, snap: MatrixSnapshot, person_id: str, at: datetime) -> Resolution:
