@@ -153,6 +153,12 @@ SELECT (SELECT version FROM policy_state WHERE id = 1) AS policy_version,
 -- transaction does (the grounding gate's replica fence).
 SELECT version FROM policy_state WHERE id = 1 FOR SHARE
 
+-- name: policy_version_for_update
+-- The version, locked FOR UPDATE until commit: a change that reads the matrix before it
+-- writes (a matrix import) takes this first, so two such changes never decide from the same
+-- state (the second reads what the first committed).
+SELECT version FROM policy_state WHERE id = 1 FOR UPDATE
+
 -- name: bump_policy_version
 -- The UPDATE of the single row also serialises concurrent policy changes.
 UPDATE policy_state SET version = version + 1, updated_at = now() WHERE id = 1

@@ -21,6 +21,16 @@ def superuser_rows(db: DbHandle, sql: str, *params: Any) -> list[tuple[Any, ...]
         return list(conn.execute(sql, params).fetchall())
 
 
+def lock_waiters(db: DbHandle) -> list[int]:
+    """Server processes of the service's connections that wait for a lock."""
+    with psycopg.connect(db.superuser_url) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'ewall' "
+            "AND datname = current_database() AND wait_event_type = 'Lock'"
+        ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
 def ok(response: Any, status: int = 200) -> Any:
     assert response.status_code == status, response.text
     return response.json()

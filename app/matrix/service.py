@@ -119,6 +119,10 @@ def apply_matrix(
     conflicts role, or the system itself: demo loads, benches, connector group syncs)."""
     people, clients, matters = list(people), list(clients), list(matters)
     _check_unique_ids(people, clients, matters, source_groups)
+    # one matrix write at a time: the checks, the diff and the wall review below read the
+    # matrix, and a second write deciding from the same state would write the same rows
+    # (a unique violation) or be reviewed without the first's change
+    policy.lock_for_change(conn)
     # nothing is written before every reference check has passed
     known_people = _check_team_members(conn, people, matters)
     known_clients = _check_client_references(conn, clients, matters)

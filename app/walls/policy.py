@@ -26,6 +26,12 @@ def lock_current_version(conn: Connection) -> int:
     return repository.policy_version_for_share(conn)
 
 
+def lock_for_change(conn: Connection) -> int:
+    """The policy version, locked until commit: every other policy change (a bump, another
+    matrix write) waits for this transaction, so what it reads before writing stays true."""
+    return repository.policy_version_for_update(conn)
+
+
 def bump(conn: Connection) -> int:
     return repository.bump_policy_version(conn)
 

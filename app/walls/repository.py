@@ -63,6 +63,11 @@ def policy_version_for_share(conn: Connection) -> int:
     return int(conn.execute(sqlfiles.query("walls.policy_version_for_share")).scalar_one())
 
 
+def policy_version_for_update(conn: Connection) -> int:
+    """The policy version, locked until commit: other policy changes wait for this one."""
+    return int(conn.execute(sqlfiles.query("walls.policy_version_for_update")).scalar_one())
+
+
 def bump_policy_version(conn: Connection) -> int:
     return int(conn.execute(sqlfiles.query("walls.bump_policy_version")).scalar_one())
 

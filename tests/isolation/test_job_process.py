@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import psycopg
 from fastapi.testclient import TestClient
 from sqlalchemy import Connection, create_engine, text
 
@@ -25,7 +24,7 @@ from app.db.engine import sqlalchemy_url
 from app.jobs.supervisor import WorkerSupervisor
 from app.main import create_app
 from tests.conftest import DbHandle, Tokens, make_settings
-from tests.helpers import ADMIN, ok
+from tests.helpers import ADMIN, lock_waiters, ok
 from tests.isolation.test_async_ingest import LONG_TEXT, _document, _firm
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,16 +67,6 @@ def worker_children(parent: int) -> list[int]:
         if ppid == parent and b"worker" in cmdline and b"--supervised" in cmdline:
             found.append(int(entry.name))
     return found
-
-
-def lock_waiters(db: DbHandle) -> list[int]:
-    """Server processes of the service's connections that wait for a lock."""
-    with psycopg.connect(db.superuser_url) as conn:
-        rows = conn.execute(
-            "SELECT pid FROM pg_stat_activity WHERE application_name = 'ewall' "
-            "AND wait_event_type = 'Lock'"
-        ).fetchall()
-    return [int(r[0]) for r in rows]
 
 
 @contextmanager
