@@ -103,6 +103,9 @@ class Metrics:
         return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
 
 
+CLIENT_CLOSED = 499  # nginx's code for a request its client closed before the answer
+
+
 def install_request_middleware(app: FastAPI, metrics: Metrics) -> None:
     @app.middleware("http")
     async def _observe(
@@ -113,7 +116,15 @@ def install_request_middleware(app: FastAPI, metrics: Metrics) -> None:
         started = time.perf_counter()
         status = 500
         try:
-            response = await call_next(request)
+            try:
+                response = await call_next(request)
+            except RuntimeError:
+                # the client went away before its body arrived: the route never answered
+                # and nobody is listening. Counted as 499 (client closed request), not as a
+                # server error.
+                if not await request.is_disconnected():
+                    raise
+                response = Response(status_code=CLIENT_CLOSED)
             status = response.status_code
         finally:
             elapsed = time.perf_counter() - started

@@ -27,6 +27,16 @@ def _no_control(value: str) -> str:
     return value
 
 
+def storable(value: str) -> bool:
+    """Text PostgreSQL can store and a log can print: no control characters (NUL above all)
+    and nothing that does not encode as UTF-8 (a lone surrogate)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return not _CONTROL.search(value)
+
+
 def _identifier(value: str) -> str:
     if not _IDENT.match(value):
         raise ValueError("must not contain whitespace runs, '/', '\\', '?', '#' or '%'")
@@ -61,7 +71,10 @@ def _rfc3339(value: object) -> object:
 def _aware(value: datetime) -> datetime:
     if value.tzinfo is None:
         raise ValueError("must carry a time zone (RFC 3339)")
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00:00+14:00 is in no year a datetime holds
+        raise ValueError("is out of range once converted to UTC") from None
 
 
 Text = Annotated[str, StringConstraints(max_length=100_000), AfterValidator(_no_control)]

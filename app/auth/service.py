@@ -16,8 +16,10 @@ import jwt
 from app.auth.keys import DEV_TOKEN_MAX_TTL_S, InsecureConfiguration, dev_signing_key
 from app.errors import Unauthenticated
 from app.settings import Settings
+from app.types import storable
 
 ROLES = ("lawyer", "conflicts", "compliance", "admin")
+MAX_SUBJECT = 400  # characters; a person id is at most 200, an OIDC subject far less
 DEV_AUDIENCE = "ewall"
 
 
@@ -82,6 +84,9 @@ class TokenVerifier:
         sub = claims.get("sub")
         if not isinstance(sub, str) or not sub.strip():
             raise Unauthenticated("The token has no subject.")
+        # the subject is written to the audit log and the budget tables as the person id
+        if len(sub) > MAX_SUBJECT or not storable(sub):
+            raise Unauthenticated("The token's subject cannot name a person.")
         raw_roles = claims.get(self.settings.oidc_roles_claim, [])
         if isinstance(raw_roles, str):
             raw_roles = raw_roles.split()

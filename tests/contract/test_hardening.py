@@ -220,6 +220,108 @@ def test_rfc3339_with_a_zone_still_works(client: TestClient, auth: Tokens) -> No
         assert r.status_code == 200, r.text
 
 
+# a zone that pushes the instant out of the years a datetime holds: 422, never a 500
+_OUT_OF_RANGE = ("0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00")
+
+
+def test_instants_past_the_datetime_range_are_422_everywhere(
+    client: TestClient, auth: Tokens
+) -> None:
+    firm = Firm(client, auth)
+    firm.person("alice@firm.nl")
+    firm.client_("C-1", "Acme B.V.")
+    firm.matter("M-1", "C-1", team=["alice@firm.nl"])
+    compliance = auth("c@firm.nl", "compliance")
+    wall = {"kind": "exclusionary", "title": "w", "reason": "r",
+            "protects": {"matters": ["M-1"]}, "screened": ["alice@firm.nl"]}  # fmt: skip
+    for value in _OUT_OF_RANGE:
+        calls: list[tuple[str, str, dict[str, Any], str]] = [
+            ("post", "/v1/search", {"json": {"query": "huur", "filters": {"modified_from": value}},
+                                    "headers": auth("l@firm.nl", "lawyer")},
+             "filters.modified_from"),
+            ("get", "/v1/audit/retrievals", {"params": {"since": value}, "headers": compliance},
+             "since"),
+            ("get", "/v1/audit/policy-events", {"params": {"until": value}, "headers": compliance},
+             "until"),
+            ("post", "/v1/walls", {"json": {**wall, "effective_until": value}, "headers": firm.h},
+             "effective_until"),
+            ("post", "/v1/walls/preview",
+             {"json": {**wall, "effective_from": value}, "headers": firm.h}, "effective_from"),
+            ("post", "/v1/documents",
+             {"json": {"source": "api", "external_id": "d1", "text": "huur", "client_id": "C-1",
+                       "matter_id": "M-1", "modified_at": value}, "headers": firm.h},
+             "modified_at"),
+        ]  # fmt: skip
+        for method, url, kwargs, field in calls:
+            r = client.request(method.upper(), url, **kwargs)
+            assert r.status_code == 422, (value, url, r.status_code, r.text[:300])
+            assert_envelope(r.json(), "validation_error")
+            assert r.json()["error"]["details"]["field"] == field, (url, r.text[:300])
+    # the last instant in UTC itself is a date like any other
+    r = client.post("/v1/walls", json={**wall, "effective_until": "9999-12-31T23:59:59Z"},
+                    headers=firm.h)  # fmt: skip
+    assert r.status_code == 201, r.text
+    r = client.post("/v1/search", json={"query": "huur"}, headers=auth("alice@firm.nl", "lawyer"))
+    assert r.status_code == 200, r.text
+
+
+@pytest.mark.parametrize("sub", ["a\x00b@firm.nl", "\ud800@firm.nl", "esc\x1b[31m", "x" * 401])
+def test_a_signed_token_whose_subject_cannot_name_a_person_is_401(
+    client: TestClient, auth: Tokens, sub: str
+) -> None:
+    """Its subject would be written to the audit log and the budget tables as the person id:
+    refused at the door, on every route, instead of failing in PostgreSQL (500)."""
+    h = auth(sub, "lawyer", "admin", "compliance", "conflicts")
+    for method, url, body in (
+        ("POST", "/v1/search", {"query": "huur"}),
+        ("POST", "/v1/gates/citations", {"text": "ECLI:NL:HR:2020:1"}),
+        ("GET", "/v1/eval/sets", None),
+        ("POST", "/v1/documents", {"source": "api", "external_id": "d", "text": "t"}),
+    ):
+        r = client.request(method, url, json=body, headers=h)
+        assert r.status_code == 401, (sub[:10], url, r.status_code, r.text[:200])
+        assert_envelope(r.json(), "unauthenticated")
+    # a subject of 400 printable characters is still a subject
+    r = client.post("/v1/search", json={"query": "huur"}, headers=auth("x" * 400, "lawyer"))
+    assert r.status_code == 200, r.text
+
+
+def test_a_client_that_leaves_mid_body_is_no_server_error(
+    client: TestClient, auth: Tokens, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What an ASGI server sends when the client closes the connection before its body is
+    complete: part of the body, then http.disconnect. Nobody is listening for an answer; it
+    is counted as 499 and logged as a request, never as an unhandled server error."""
+    token = auth("l@firm.nl", "lawyer")["Authorization"].encode()
+    messages = [
+        {"type": "http.request", "body": b'{"query": "hu', "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/v1/search", "raw_path": b"/v1/search", "query_string": b"",
+        "root_path": "", "client": ("127.0.0.1", 50000), "server": ("testserver", 80),
+        "headers": [(b"host", b"testserver"), (b"content-type", b"application/json"),
+                    (b"content-length", b"100"), (b"authorization", token)],
+    }  # fmt: skip
+    with caplog.at_level(logging.INFO):
+        asyncio.run(client.app(scope, receive, send))  # type: ignore[arg-type]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    metrics = client.get("/metrics", headers=auth("a@firm.nl", "admin")).text
+    lines = [line for line in metrics.splitlines() if line.startswith("ewall_http_requests_total")]
+    # (the body guard reads the body before routing: the route is not known yet)
+    assert any('method="POST"' in x and 'status="499"' in x for x in lines), lines
+    assert not any('status="500"' in x for x in lines), lines
+
+
 # --- point 3: cursors are opaque, signed and strictly read ----------------------------------
 
 
