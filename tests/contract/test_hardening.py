@@ -293,7 +293,7 @@ def test_a_client_that_leaves_mid_body_is_no_server_error(
     complete: part of the body, then http.disconnect. Nobody is listening for an answer; it
     is counted as 499 and logged as a request, never as an unhandled server error."""
     token = auth("l@firm.nl", "lawyer")["Authorization"].encode()
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"type": "http.request", "body": b'{"query": "hu', "more_body": True},
         {"type": "http.disconnect"},
     ]
