@@ -11,6 +11,12 @@ FROM documents
 WHERE source = :source AND external_id = :external_id
 FOR UPDATE
 
+-- name: lock_new_document
+-- Serialises the first write of one document: two writers that both found no row take
+-- this in turn, and the second then reads the row the first committed (a key's hash: two
+-- documents that share one only wait for each other).
+SELECT pg_advisory_xact_lock(:namespace, hashtext(:source || chr(31) || :external_id))
+
 -- name: insert_document
 INSERT INTO documents (source, external_id, version, status, quarantine_reason, client_id,
                        matter_id, client_raw, matter_raw, doc_type, title, author, modified_at,

@@ -509,6 +509,11 @@ class IngestPipeline:
             e = self.embedder
             check_write_model(conn, e.model_id, e.name, e.dimension)
             before = repository.lock_document(conn, doc.source, doc.external_id)
+            if before is None:
+                # a first write: a concurrent first write of the same document may be
+                # under way; after it commits, this one is an update of its row
+                repository.lock_new_document(conn, doc.source, doc.external_id)
+                before = repository.lock_document(conn, doc.source, doc.external_id)
             # under the lock: what is stored now (another writer may have changed the title
             # or summary meanwhile), read once for the diff and the changed inputs
             stored = repository.document_passages(conn, before.document_id) if before else []

@@ -20,6 +20,10 @@ from app.db import sqlfiles
 from app.ingest.types import PreparedChunk
 from app.walls.access import mark_writer
 
+# advisory lock namespace of a document's first write; app/jobs/repository.py holds 0x6577
+# and 0x6578 ("ew" and the next one)
+NEW_DOCUMENT_LOCK_NAMESPACE = 0x6579
+
 # --- runs ----------------------------------------------------------------------------------
 
 
@@ -298,6 +302,14 @@ def find_document(conn: Connection, source: str, external_id: str) -> tuple[int,
         sqlfiles.query("pipeline.document_id"), {"source": source, "external_id": external_id}
     ).first()
     return None if row is None else (int(row.document_id), str(row.title))
+
+
+def lock_new_document(conn: Connection, source: str, external_id: str) -> None:
+    """Until the transaction ends, no other writer passes this for the same document."""
+    conn.execute(
+        sqlfiles.query("ingest.lock_new_document"),
+        {"namespace": NEW_DOCUMENT_LOCK_NAMESPACE, "source": source, "external_id": external_id},
+    )
 
 
 def lock_document(conn: Connection, source: str, external_id: str) -> StoredDocument | None:

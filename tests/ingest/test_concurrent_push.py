@@ -1,0 +1,78 @@
+"""Two pushes of the same new document at once: one inserts it, the other updates that row.
+
+Found by fuzzing: both writers found no row, both inserted, and the second's insert met the
+first's key; it was reported as 422 "Document not ingested: internal error" on the field
+`text`, blaming the caller for a race on our side. A document's first write now takes a
+lock on its key, and the second writer reads the row the first committed.
+
+Deterministic: a table lock holds both writers at their first locking read of `documents`
+(where each finds no row) until both wait there; then both go at once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from fastapi.testclient import TestClient
+from sqlalchemy import Connection, create_engine, text
+
+from app.db.engine import sqlalchemy_url
+from tests.conftest import DbHandle, Tokens
+from tests.helpers import Firm, lock_waiters, superuser_rows
+from tests.replication import wait_for
+
+
+@contextmanager
+def documents_row_locks_held(db: DbHandle) -> Iterator[Connection]:
+    """No SELECT ... FOR UPDATE of documents passes while this is held (plain reads do)."""
+    engine = create_engine(sqlalchemy_url(db.superuser_url))
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("LOCK TABLE documents IN EXCLUSIVE MODE"))
+            yield conn
+            conn.rollback()
+    finally:
+        engine.dispose()
+
+
+def test_the_same_new_document_pushed_twice_at_once(
+    client: TestClient, auth: Tokens, db: DbHandle
+) -> None:
+    firm = Firm(client, auth)
+    firm.client_("C-1", "Acme B.V.")
+    firm.matter("M-1", "C-1")
+    body = {
+        "source": "imanage", "external_id": "RACE!1", "client_id": "C-1", "matter_id": "M-1",
+        "text": "De huurder betaalt de huur op de eerste dag van de maand.",
+    }  # fmt: skip
+    answers: list[Any] = []
+
+    def push() -> None:
+        answers.append(client.post("/v1/documents", json=body, headers=firm.h))
+
+    with documents_row_locks_held(db):
+        pushes = [threading.Thread(target=push) for _ in range(2)]
+        for p in pushes:
+            p.start()
+        wait_for(lambda: len(lock_waiters(db)) == 2, "both pushes to wait at the table lock")
+    for p in pushes:
+        p.join()
+
+    outcomes = sorted((a.status_code, a.json().get("added")) for a in answers)
+    assert [s for s, _ in outcomes] == [200, 200], [a.text for a in answers]
+    rows = superuser_rows(
+        db, "SELECT count(*) FROM documents WHERE source = 'imanage' AND external_id = 'RACE!1'"
+    )
+    assert rows == [(1,)]
+    errors = superuser_rows(db, "SELECT count(*) FROM ingest_run_events WHERE kind = 'error'")
+    assert errors == [(0,)]
+    # the document is whole: its chunks were written once
+    chunks = superuser_rows(
+        db,
+        "SELECT count(*), count(DISTINCT chunk_id) FROM chunks c JOIN documents d "
+        "USING (document_id) WHERE d.external_id = 'RACE!1'",
+    )
+    assert chunks[0][0] >= 1 and chunks[0][0] == chunks[0][1]
