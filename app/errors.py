@@ -37,9 +37,14 @@ class AppError(Exception):
         self.details = details or {}
 
 
+ECHO_MAX = 200  # characters of a caller's id echoed back in an error (ids are at most 200)
+
+
 class NotFound(AppError):
     def __init__(self, what: str, ident: str) -> None:
-        super().__init__("not_found", f"{what} {ident!r} does not exist.", 404, {"id": ident})
+        # a path may carry a 100,000-character id: the answer echoes only its start
+        shown = ident if len(ident) <= ECHO_MAX else ident[:ECHO_MAX] + "…"
+        super().__init__("not_found", f"{what} {shown!r} does not exist.", 404, {"id": shown})
 
 
 class Conflict(AppError):

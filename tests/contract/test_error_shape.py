@@ -73,6 +73,11 @@ def test_404_unknown_ids(client: TestClient, auth: Tokens) -> None:
     r = client.get("/v1/no/such/route")
     assert r.status_code == 404
     assert_envelope(r.json(), "not_found")
+    # a huge id is echoed by its start only (the answer stays small)
+    r = client.get("/v1/walls/" + "A" * 60_000, headers=auth("cp@firm.nl", "conflicts"))
+    assert r.status_code == 404 and len(r.content) < 1_000, len(r.content)
+    assert_envelope(r.json(), "not_found")
+    assert r.json()["error"]["details"]["id"] == "A" * 200 + "…"
 
 
 def test_409_lifting_a_lifted_wall(client: TestClient, auth: Tokens) -> None:
