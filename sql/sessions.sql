@@ -4,6 +4,19 @@
 -- is scoped by person: two people who pick the same id have two sessions. A session bound
 -- to a matter keeps the binding of its latest bound search.
 
+-- name: lock_session
+-- Until the transaction ends, no other search of this person's unbound session binds it:
+-- a session's first binding is the only change its binding ever makes (rebinding is
+-- refused), so only searches that find it unbound take this. Exclusive for a search that
+-- would bind it, shared (lock_session_shared) for one that reads it unbound: two first
+-- searches naming two matters would otherwise both bind it, and an unbound search would
+-- be recorded unnarrowed in a session bound meanwhile. A key's hash: two sessions that
+-- share one only wait for each other.
+SELECT pg_advisory_xact_lock(:namespace, hashtext(:person_id || chr(31) || :session_id))
+
+-- name: lock_session_shared
+SELECT pg_advisory_xact_lock_shared(:namespace, hashtext(:person_id || chr(31) || :session_id))
+
 -- name: session_binding
 -- The matter the person's session is bound to, if any (ix_audit_retrievals_session_id_seq).
 SELECT session_matter_id

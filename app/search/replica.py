@@ -31,6 +31,7 @@ from app.audit import chain
 from app.db.engine import Database, begin_snapshot
 from app.db.replicas import Replica
 from app.resources import Resources
+from app.search import repository
 from app.walls import policy
 from app.walls.access import Access, apply
 from app.walls.graph import MatrixSnapshot
@@ -121,11 +122,21 @@ def fenced_append(
     entry: chain.Retrieval,
     results: list[chain.RetrievedChunk],
     access: Access,
+    session_id: str | None = None,
+    bound_before: str | None = None,
 ) -> chain.Appended:
     """Append the audit row on the primary if the fence holds; raise Fenced otherwise.
-    Returns after the primary committed."""
+    Returns after the primary committed. With ``session_id`` found unbound before the
+    search (``bound_before`` None), the fence also holds only while it is still unbound: a
+    concurrent search of the session may have bound it meanwhile (a binding, once made,
+    never changes)."""
     fence = chain.Fence(access.wall_groups, access.source_acl_ids)
     with primary.transaction() as conn:
+        if session_id is not None and bound_before is None:
+            binds = entry.session_matter_id is not None
+            repository.lock_session(conn, session_id, entry.person_id, exclusive=binds)
+            if repository.session_binding(conn, session_id, entry.person_id) is not None:
+                raise Fenced
         apply(conn, access)  # row-level security reads the same sets as the fence
         appended = chain.append_fenced_retrieval(conn, entry, results, fence)
         if appended is None:

@@ -11,6 +11,10 @@ from sqlalchemy import Connection, CursorResult
 
 from app.db import sqlfiles
 
+# advisory lock namespace of a session's searches (app/jobs/repository.py holds 0x6577 and
+# 0x6578, app/ingest/repository.py 0x6579)
+SESSION_LOCK_NAMESPACE = 0x657A
+
 DenseForm = Literal["exact", "hnsw"]
 
 # The per-search blocks, by name (bench.search swaps in an older revision's text to measure
@@ -238,6 +242,14 @@ def _hybrid_rows(result: CursorResult[Any]) -> HybridRows:
         int(first["dense_count"]),
         int(first["sparse_count"]),
         [Hit(**{f: r[f] for f in _HIT_FIELDS}) for r in rows if r["chunk_id"] is not None],
+    )
+
+
+def lock_session(conn: Connection, session_id: str, person_id: str, *, exclusive: bool) -> None:
+    """Until the transaction ends, no other search binds this person's unbound session."""
+    conn.execute(
+        sqlfiles.query("sessions.lock_session" if exclusive else "sessions.lock_session_shared"),
+        {"namespace": SESSION_LOCK_NAMESPACE, "session_id": session_id, "person_id": person_id},
     )
 
 

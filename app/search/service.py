@@ -131,6 +131,7 @@ class SessionBinding:
     session_id: str | None = None
     matter_id: str | None = None
     scope: str | None = None  # "bound" (narrowed), "widened" (explicitly not), None (unbound)
+    stored: str | None = None  # the binding the audit held when this was resolved
 
     @property
     def narrow_to(self) -> str | None:
@@ -260,7 +261,9 @@ def _search_on_replica(
     # the replica's transaction has ended: from here on a replica failure changes nothing
     entry, results = _audit_row(principal, request, found, purpose)
     with _audit_unavailable_on_error():
-        replicas.fenced_append(resources.database, entry, results, found.access)
+        replicas.fenced_append(
+            resources.database, entry, results, found.access, session.session_id, session.stored
+        )
     _count_search(resources, request, found)
     found.read_from = replica.name
     return found
@@ -406,6 +409,11 @@ def resolve_binding(conn: Connection, person_id: str, request: SearchIn) -> Sess
         return SessionBinding()
     bound = repository.session_binding(conn, request.session_id, person_id)
     asked = request.session_matter_id
+    if bound is None:
+        # the first binding is the only change a session's binding ever makes: until this
+        # transaction ends (after its audit row), no other search of the session binds it
+        repository.lock_session(conn, request.session_id, person_id, exclusive=asked is not None)
+        bound = repository.session_binding(conn, request.session_id, person_id)
     if asked is not None and bound is not None and asked != bound:
         # rebinding would let one session mix two matters, which binding exists to prevent
         raise Conflict(
@@ -417,7 +425,7 @@ def resolve_binding(conn: Connection, person_id: str, request: SearchIn) -> Sess
     if matter_id is None:
         return SessionBinding(request.session_id)
     return SessionBinding(
-        request.session_id, matter_id, "widened" if request.session_widen else "bound"
+        request.session_id, matter_id, "widened" if request.session_widen else "bound", bound
     )
 
 
