@@ -74,7 +74,10 @@ WHERE q.set_id = :set_id
 ORDER BY q.query_id, j.target_kind, j.target_id, j.judged_by
 
 -- name: query_id_by_key
+-- Locked FOR KEY SHARE until commit (a judgement is written next): a set replaced at the
+-- same time deletes the query after this transaction, or before it and this finds none.
 SELECT query_id FROM relevance_queries WHERE set_id = :set_id AND query_key = :query_key
+FOR KEY SHARE
 
 -- name: count_rated_queries
 -- How many of the set's queries this person has judged at least one target of.

@@ -182,6 +182,7 @@ def load_judgements(
 
 
 def query_id(conn: Connection, set_id: int, query_key: str) -> int | None:
+    """The query's id, its row kept from deletion until the transaction ends."""
     found = conn.execute(
         sqlfiles.query("evaluation.query_id_by_key"), {"set_id": set_id, "query_key": query_key}
     ).scalar_one_or_none()

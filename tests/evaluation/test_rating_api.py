@@ -3,17 +3,20 @@ chunk), ratings are stored as the rater's judgements, bad input is a 4xx envelop
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import text
+from sqlalchemy import create_engine, text
 
+from app.db.engine import sqlalchemy_url
 from app.evaluation import sets
 from app.evaluation.repository import QueryIn
 from app.evaluation.router import snippet_parts
 from tests.conftest import DbHandle, Tokens
-from tests.helpers import Firm, ok, retag
+from tests.helpers import Firm, lock_waiters, ok, retag
+from tests.replication import wait_for
 
 RATER = "rater@firm.nl"
 SCREENED = "screened@firm.nl"
@@ -290,3 +293,31 @@ def test_snippets_become_plain_text_parts() -> None:
         {"text": '"', "hit": False},
     ]
     assert snippet_parts("") == []
+
+
+def test_a_rating_while_the_set_drops_its_query_is_404_not_500(
+    client: TestClient, auth: Tokens, db: DbHandle, firm: Firm
+) -> None:
+    """Found by fuzzing: a set replaced (its query deleted) while a rating of that query was
+    being written answered 500 (the judgement's foreign key). The rating holds its query's
+    row until it commits; one that finds the row being deleted waits, then finds none."""
+    engine = create_engine(sqlalchemy_url(db.superuser_url))
+    answer: list[Any] = []
+    try:
+        with engine.connect() as conn:  # the set's replacement, not yet committed
+            conn.execute(text("DELETE FROM relevance_queries WHERE query_key = 'k1'"))
+            rating = threading.Thread(
+                target=lambda: answer.append(
+                    _rate(client, auth, RATER, target_kind="document", target_id="api:open-1",
+                          grade=2)
+                )
+            )  # fmt: skip
+            rating.start()
+            wait_for(lambda: len(lock_waiters(db)) == 1, "the rating to wait for the delete")
+            conn.commit()
+        rating.join()
+    finally:
+        engine.dispose()
+    assert answer[0].status_code == 404, answer[0].text
+    assert answer[0].json()["error"]["code"] == "not_found"
+    assert _judgements(db) == set()
