@@ -111,6 +111,8 @@ def install_error_handlers(app: FastAPI) -> None:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
         if isinstance(exc, RateLimited):
             headers = {"Retry-After": str(exc.retry_after_s)}
+        elif exc.status == 503:  # a passing condition (the audit, a policy change, a model)
+            headers = {"Retry-After": "1"}
         return JSONResponse(
             envelope(exc.code, exc.message, exc.details), status_code=exc.status, headers=headers
         )

@@ -55,6 +55,7 @@ from app.search.repository import NO_ANALYSIS, HnswScan, HybridParams, HybridRow
 from app.search.schemas import Filters, SearchIn
 from app.settings import Settings
 from app.walls.access import Access, access_for, apply
+from app.walls.repository import policy_version_for_share
 
 if TYPE_CHECKING:
     from app.walls.graph import MatrixSnapshot
@@ -309,7 +310,12 @@ def _find(
         check_query_model(conn, query_model)
 
     at_least: int | None = None
-    for _attempt in range(MAX_POLICY_RETRIES):
+    for attempt in range(MAX_POLICY_RETRIES):
+        if snapshot is None and attempt == MAX_POLICY_RETRIES - 1:
+            # policy changes kept committing between resolution and statement: the last
+            # attempt holds the version (FOR SHARE) until this transaction ends, so none can
+            # commit before this search does (a change waits for one search, not longer)
+            at_least = policy_version_for_share(conn)
         resolution = (
             resolver.resolve(resources.database, principal.person_id, at, at_least)
             if snapshot is None

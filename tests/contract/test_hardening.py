@@ -548,6 +548,7 @@ def test_a_database_error_logs_no_statement_parameters(
     r = client.post("/v1/search", json={"query": SECRET_QUERY}, headers=auth("l@firm.nl"))
     assert r.status_code == 503
     assert_envelope(r.json(), "audit_unavailable")
+    assert r.headers["Retry-After"] == "1"  # a passing condition: try again
     logged = captured.rendered()
     assert "audit append failed" in logged
     assert "zwanenburg" not in logged
