@@ -219,6 +219,10 @@ def start_run(
     body: RunIn, principal: Admin, resources: ResourcesDep, response: Response
 ) -> RunStarted:
     payload: dict[str, Any] = {"connector": body.connector, "mode": body.mode}
+    try:  # a DMS connector without its URL setting would only fail in the background
+        registry.check_configured(body.connector, resources.settings)
+    except registry.SourceNotConfiguredError as exc:
+        raise Unprocessable("connector_not_configured", str(exc), field="connector") from None
     if registry.needs_path(body.connector):
         if not body.path:
             raise Unprocessable("path_required", "This connector needs a path.", field="path")

@@ -467,4 +467,11 @@ def test_ingest_run_through_the_api(
     assert r.status_code == 422 and r.json()["error"]["details"]["field"] == "path"
     r = client.post("/v1/ingest/runs", json={"connector": "ftp"}, headers=admin)
     assert r.status_code == 422
+    # a DMS connector whose URL is not set is refused up front (it used to be queued and
+    # fail in the background)
+    for connector in ("imanage", "netdocuments"):
+        r = client.post("/v1/ingest/runs", json={"connector": connector}, headers=admin)
+        assert r.status_code == 422, r.text
+        assert r.json()["error"]["code"] == "connector_not_configured"
+        assert r.json()["error"]["details"]["field"] == "connector"
     assert client.get("/v1/ingest/runs/not-a-run", headers=admin).status_code == 404
