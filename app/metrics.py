@@ -104,6 +104,7 @@ class Metrics:
 
 
 CLIENT_CLOSED = 499  # nginx's code for a request its client closed before the answer
+NO_RESPONSE = "No response returned."  # starlette.middleware.base, the route sent nothing
 
 
 def install_request_middleware(app: FastAPI, metrics: Metrics) -> None:
@@ -118,11 +119,11 @@ def install_request_middleware(app: FastAPI, metrics: Metrics) -> None:
         try:
             try:
                 response = await call_next(request)
-            except RuntimeError:
-                # the client went away before its body arrived: the route never answered
-                # and nobody is listening. Counted as 499 (client closed request), not as a
-                # server error.
-                if not await request.is_disconnected():
+            except RuntimeError as exc:
+                # Starlette's word for a route that never answered because the client went
+                # away before its body arrived: nobody is listening. Counted as 499 (client
+                # closed request), not as a server error; any other RuntimeError is one.
+                if str(exc) != NO_RESPONSE or not await request.is_disconnected():
                     raise
                 response = Response(status_code=CLIENT_CLOSED)
             status = response.status_code

@@ -19,7 +19,9 @@ from app.settings import Settings
 from app.types import storable
 
 ROLES = ("lawyer", "conflicts", "compliance", "admin")
-MAX_SUBJECT = 400  # characters; a person id is at most 200, an OIDC subject far less
+# characters: an OIDC subject is at most 255 ASCII characters (OpenID Connect Core 1.0,
+# section 2); a person id of the matrix at most 200
+MAX_SUBJECT = 400
 DEV_AUDIENCE = "ewall"
 
 

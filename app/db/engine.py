@@ -1,13 +1,15 @@
 """Connection pool and transactions.
 
 One SQLAlchemy engine over psycopg 3 (its QueuePool holds the psycopg connections). Every
-request transaction comes from `Database.transaction()`; nothing else commits. A second,
-two-connection engine serves the reads a request makes beside its own transaction (the
-matrix snapshot), so that a request never waits for a connection that only another waiting
-request could give back. Connections
-never auto-prepare statements: a cached generic plan built for one dense-search strategy must
-never be reused for another (an "HNSW" search would then silently run the exact plan, or the
-reverse), and the search statement's custom plans depend on its parameters (docs/latency-sql.md).
+request transaction comes from `Database.transaction()`. A second, two-connection engine
+(`side_engine`) serves the reads a request makes beside its own transaction (the matrix
+snapshot, the wall preview's chunk count), so that a request never waits for a connection
+that only another waiting request could give back.
+
+Connections never auto-prepare statements: a cached generic plan built for one dense-search
+strategy must never be reused for another (an "HNSW" search would then silently run the exact
+plan, or the reverse), and the search statement's custom plans depend on its parameters
+(docs/latency-sql.md).
 
 Only statements marked with ``sqlfiles.prepared`` (the audit appends, the query analysis: fixed
 shapes whose result never depends on their plan) are prepared, once per connection, when the
@@ -131,10 +133,11 @@ class Database:
             urls.app, app_role, options, pool_size, max_overflow, prepare_marked=prepare_marked
         )
         # Reads that a request makes beside its own transaction (the matrix snapshot a stale
-        # cache reloads, app/walls/resolution.py) take their connection from here, never
-        # from the pool the requests hold: sixteen requests holding all of ``engine``'s
-        # connections and each waiting for a seventeenth would wait for each other until the
-        # pool's timeout. Its callers load one at a time, so two connections suffice.
+        # cache reloads, app/walls/resolution.py; the wall preview's count) take their
+        # connection from here, never from the pool the requests hold: sixteen requests
+        # holding all of ``engine``'s connections and each waiting for a seventeenth would
+        # wait for each other until the pool's timeout. The resolver reloads one at a time
+        # per kind; a caller beyond two waits for a short read here, never for a request.
         self.side_engine: Engine = _engine(
             urls.app, app_role, options, SIDE_POOL_SIZE, 0, prepare_marked=False
         )

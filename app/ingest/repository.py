@@ -17,12 +17,9 @@ from typing import Any
 from sqlalchemy import Connection
 
 from app.db import sqlfiles
+from app.db.locks import LockNamespace
 from app.ingest.types import PreparedChunk
 from app.walls.access import mark_writer
-
-# advisory lock namespace of a document's first write; app/jobs/repository.py holds 0x6577
-# and 0x6578 ("ew" and the next one)
-NEW_DOCUMENT_LOCK_NAMESPACE = 0x6579
 
 # --- runs ----------------------------------------------------------------------------------
 
@@ -308,7 +305,11 @@ def lock_new_document(conn: Connection, source: str, external_id: str) -> None:
     """Until the transaction ends, no other writer passes this for the same document."""
     conn.execute(
         sqlfiles.query("ingest.lock_new_document"),
-        {"namespace": NEW_DOCUMENT_LOCK_NAMESPACE, "source": source, "external_id": external_id},
+        {
+            "namespace": int(LockNamespace.NEW_DOCUMENT),
+            "source": source,
+            "external_id": external_id,
+        },
     )
 
 

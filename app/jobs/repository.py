@@ -15,10 +15,7 @@ from sqlalchemy import Connection
 
 from app.audit.chain import canonical_json
 from app.db import sqlfiles
-
-LOCK_NAMESPACE = 0x6577  # "ew": keeps our advisory locks apart from anyone else's
-# the per-person enqueue lock lives in the next namespace, apart from the job locks
-PERSON_LOCK_NAMESPACE = LOCK_NAMESPACE + 1
+from app.db.locks import LockNamespace
 
 
 @dataclass(frozen=True)
@@ -68,7 +65,7 @@ def pending_for_person(conn: Connection, person_id: str) -> int:
     caller's transaction ends (check, then enqueue, without a race)."""
     conn.execute(
         sqlfiles.query("jobs.lock_person_queue"),
-        {"namespace": PERSON_LOCK_NAMESPACE, "person_id": person_id},
+        {"namespace": int(LockNamespace.PERSON_QUEUE), "person_id": person_id},
     )
     return int(
         conn.execute(
@@ -104,7 +101,7 @@ def claim_candidates(conn: Connection, limit: int) -> list[Candidate]:
 
 
 def _lock_key(job_id: int) -> dict[str, int]:
-    return {"namespace": LOCK_NAMESPACE, "job_id": job_id}
+    return {"namespace": int(LockNamespace.JOB), "job_id": job_id}
 
 
 def try_lock(conn: Connection, job_id: int) -> bool:

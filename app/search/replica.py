@@ -122,6 +122,7 @@ def fenced_append(
     entry: chain.Retrieval,
     results: list[chain.RetrievedChunk],
     access: Access,
+    *,
     session_id: str | None = None,
     bound_before: str | None = None,
 ) -> chain.Appended:

@@ -10,10 +10,7 @@ from typing import Any, Literal
 from sqlalchemy import Connection, CursorResult
 
 from app.db import sqlfiles
-
-# advisory lock namespace of a session's searches (app/jobs/repository.py holds 0x6577 and
-# 0x6578, app/ingest/repository.py 0x6579)
-SESSION_LOCK_NAMESPACE = 0x657A
+from app.db.locks import LockNamespace
 
 DenseForm = Literal["exact", "hnsw"]
 
@@ -249,7 +246,7 @@ def lock_session(conn: Connection, session_id: str, person_id: str, *, exclusive
     """Until the transaction ends, no other search binds this person's unbound session."""
     conn.execute(
         sqlfiles.query("sessions.lock_session" if exclusive else "sessions.lock_session_shared"),
-        {"namespace": SESSION_LOCK_NAMESPACE, "session_id": session_id, "person_id": person_id},
+        {"namespace": int(LockNamespace.SESSION), "session_id": session_id, "person_id": person_id},
     )
 
 

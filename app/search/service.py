@@ -132,7 +132,7 @@ class SessionBinding:
     session_id: str | None = None
     matter_id: str | None = None
     scope: str | None = None  # "bound" (narrowed), "widened" (explicitly not), None (unbound)
-    stored: str | None = None  # the binding the audit held when this was resolved
+    bound_before: str | None = None  # the binding the audit held when this was resolved
 
     @property
     def narrow_to(self) -> str | None:
@@ -263,7 +263,12 @@ def _search_on_replica(
     entry, results = _audit_row(principal, request, found, purpose)
     with _audit_unavailable_on_error():
         replicas.fenced_append(
-            resources.database, entry, results, found.access, session.session_id, session.stored
+            resources.database,
+            entry,
+            results,
+            found.access,
+            session_id=session.session_id,
+            bound_before=session.bound_before,
         )
     _count_search(resources, request, found)
     found.read_from = replica.name
@@ -403,6 +408,8 @@ def _find(
             at,
             query_model,
         )
+    # not reached while the last attempt holds the version (a replica's snapshot cannot move
+    # either); kept so that a change of that rule fails loudly instead of looping
     raise AppError(
         "policy_changing",
         "The access policy changed during every attempt of this search; try again.",
@@ -431,7 +438,10 @@ def resolve_binding(conn: Connection, person_id: str, request: SearchIn) -> Sess
     if matter_id is None:
         return SessionBinding(request.session_id)
     return SessionBinding(
-        request.session_id, matter_id, "widened" if request.session_widen else "bound", bound
+        request.session_id,
+        matter_id,
+        "widened" if request.session_widen else "bound",
+        bound_before=bound,
     )
 
 

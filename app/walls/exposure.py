@@ -245,8 +245,9 @@ def _chunks_in(database: Database, matter_ids: list[str]) -> int:
         return 0
     # A count over every chunk of these matters, including documents private to others in
     # the source system: writer mode (mark_writer's rule), in a transaction of its own that
-    # returns one number.
-    with database.transaction() as conn:
+    # returns one number. Its caller holds a connection of the request pool: the side
+    # engine's, never a second one of that pool.
+    with database.side_engine.begin() as conn:
         mark_writer(conn)
         return repository.count_chunks_in_matters(conn, matter_ids)
 

@@ -39,7 +39,9 @@ def preview_wall(
     """What issuing this wall would do: who loses access to which matters, chunks to re-tag,
     conflicts found, and its exposure. Nothing is written."""
     service.check_wall(conn, body)
-    snap = read_snapshot(resources.database)
+    # this request holds a connection of the pool: the matrix comes from the resolver's
+    # cache, reloaded on the side engine
+    snap = resources.require_resolver().matrix(conn, resources.database)
     now = now_utc()
     return exposure.preview(
         conn,
@@ -62,7 +64,7 @@ def wall_exposure(
 ) -> dict[str, Any]:
     """Who retrieved chunks of the matters this wall protects within the lookback and is
     screened (or no longer admitted) by it."""
-    snap = read_snapshot(resources.database)
+    snap = resources.require_resolver().matrix(conn, resources.database)
     if wall_id not in snap.walls:
         raise NotFound("Wall", wall_id)
     now = now_utc()

@@ -298,9 +298,9 @@ def test_snippets_become_plain_text_parts() -> None:
 def test_a_rating_while_the_set_drops_its_query_is_404_not_500(
     client: TestClient, auth: Tokens, db: DbHandle, firm: Firm
 ) -> None:
-    """Found by fuzzing: a set replaced (its query deleted) while a rating of that query was
-    being written answered 500 (the judgement's foreign key). The rating holds its query's
-    row until it commits; one that finds the row being deleted waits, then finds none."""
+    """A set replaced (its query deleted) while a rating of that query is written: the rating
+    holds its query's row until it commits; one that finds the row being deleted waits,
+    then finds none (404, where the judgement's foreign key would otherwise fail)."""
     engine = create_engine(sqlalchemy_url(db.superuser_url))
     answer: list[Any] = []
     try:

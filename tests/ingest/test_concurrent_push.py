@@ -1,9 +1,9 @@
 """Two pushes of the same new document at once: one inserts it, the other updates that row.
 
-Found by fuzzing: both writers found no row, both inserted, and the second's insert met the
-first's key; it was reported as 422 "Document not ingested: internal error" on the field
-`text`, blaming the caller for a race on our side. A document's first write now takes a
-lock on its key, and the second writer reads the row the first committed.
+Two writers that both find no row would both insert, and the second would meet the first's
+key: a race on our side, which must not come back as a 422 on the caller's `text`. A
+document's first write takes a lock on its key, and the second writer reads the row the
+first committed.
 
 Deterministic: a table lock holds both writers at their first locking read of `documents`
 (where each finds no row) until both wait there; then both go at once.

@@ -467,8 +467,7 @@ def test_ingest_run_through_the_api(
     assert r.status_code == 422 and r.json()["error"]["details"]["field"] == "path"
     r = client.post("/v1/ingest/runs", json={"connector": "ftp"}, headers=admin)
     assert r.status_code == 422
-    # a DMS connector whose URL is not set is refused up front (it used to be queued and
-    # fail in the background)
+    # a DMS connector whose URL is not set is refused up front, not queued to fail later
     for connector in ("imanage", "netdocuments"):
         r = client.post("/v1/ingest/runs", json={"connector": connector}, headers=admin)
         assert r.status_code == 422, r.text

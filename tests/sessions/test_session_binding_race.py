@@ -1,10 +1,10 @@
 """Two first searches of one session that name two matters: one binds it, the other is 409.
 
-Found by fuzzing: both read the session unbound, both appended their audit rows, and the
-session ended bound to two matters (its results mixed them) with no error. A search that
-finds its session unbound now holds the session's lock from that read to its audit row
-(a binding, once made, never changes); a replica search re-checks under that lock when its
-row is appended on the primary, and runs again on the primary if the session was bound.
+If both read the session unbound and both appended their audit rows, the session would be
+bound to two matters and its results would mix them, which binding exists to prevent. A
+search that finds its session unbound holds the session's lock from that read to its audit
+row (a binding, once made, never changes); a replica search re-checks under that lock when
+its row is appended on the primary, and runs again on the primary if the session was bound.
 
 Deterministic: a table lock holds both searches at their audit append (reads pass it) until
 both wait on a lock; then both go at once.
@@ -119,7 +119,9 @@ def test_a_replica_search_is_fenced_when_its_session_was_bound_meanwhile(
 
     count = "SELECT count(*) FROM audit_retrievals WHERE session_id = 's-2'"
     with pytest.raises(replicas.Fenced):
-        replicas.fenced_append(db.database, entry(), [], access, "s-2", None)
+        replicas.fenced_append(
+            db.database, entry(), [], access, session_id="s-2", bound_before=None
+        )
     assert superuser_rows(db, count) == [(1,)]
-    replicas.fenced_append(db.database, entry(), [], access, "s-2", "M-A")
+    replicas.fenced_append(db.database, entry(), [], access, session_id="s-2", bound_before="M-A")
     assert superuser_rows(db, count) == [(2,)]

@@ -1,10 +1,10 @@
 """Two matrix writes at once: the second decides from what the first committed.
 
-A matrix write reads the matrix (reference checks, the diff, the wall review) and then writes.
-Two concurrent ones used to decide from the same state: the same group's members were
-inserted twice (a unique violation, a 500 on PUT /v1/groups and POST /v1/matrix/import, both
-documented as idempotent), and an alias claimed for two people passed both checks (a 500
-instead of 409 alias_taken). Each write now takes the policy row's lock first.
+A matrix write reads the matrix (reference checks, the diff, the wall review) and then
+writes. Two that decided from the same state would insert the same group's members twice (a
+unique violation on PUT /v1/groups and POST /v1/matrix/import, both idempotent by contract),
+let one alias pass the check for two people, and each be reviewed for widening a wall
+without the other's change. Each write takes the policy row's lock first.
 
 Deterministic: the first write stays open until the second is seen waiting for a lock.
 """

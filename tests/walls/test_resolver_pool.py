@@ -1,10 +1,10 @@
 """A stale snapshot never makes requests wait for each other's connections.
 
-Every caller of the resolver is a request that already holds a connection of the pool. The
-reload of a stale matrix snapshot used to take a second one from the same pool: with every
-connection held by a request that needed a second, all of them waited until the pool's
-timeout (30 s) and one answered 500. Reloads now read on the database's side engine, one at
-a time.
+Every caller of the resolver is a request that already holds a connection of the pool. A
+reload from that same pool would wait for a connection that only another waiting request
+could return: with every connection held so, all of them would wait until the pool's
+timeout. Reloads read on the database's side engine, one at a time; these tests leave no
+second connection in the pool and expect an answer.
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from sqlalchemy import event
 
 from app.audit.chain import now_utc
 from app.db.engine import Database
+from app.settings import Settings
 from app.walls.resolution import AccessResolver, Resolution
 from tests import pg
-from tests.conftest import DbHandle
+from tests.conftest import DbHandle, Tokens, make_client
+from tests.helpers import Firm
 
 POOL = 4
 
@@ -67,3 +69,38 @@ def test_concurrent_requests_on_a_stale_cache_share_one_reload(db: DbHandle) -> 
         assert len(loads) == 2
     finally:
         database.dispose()
+
+
+def test_a_wall_preview_and_exposure_answer_with_one_connection_left(
+    db: DbHandle, settings: Settings, embedder: Any, auth: Tokens
+) -> None:
+    """Both hold the request's connection and read the whole matrix (and the preview counts
+    chunks) beside it: on the side engine, never from the pool the requests hold."""
+    small = DbHandle(db.name, db.server, _small(db))
+    try:
+        with make_client(small, settings, embedder) as client:
+            firm = Firm(client, auth)
+            firm.person("alice@firm.nl")
+            firm.client_("C-1", "Acme B.V.")
+            firm.matter("M-1", "C-1", team=["alice@firm.nl"])
+            wall = {"kind": "exclusionary", "title": "w", "reason": "r",
+                    "protects": {"matters": ["M-1"]}, "screened": ["alice@firm.nl"]}  # fmt: skip
+            wall_id = firm.wall(**wall)
+            # what the app holds itself (the job queue's lease) stays held; the re-tag worker,
+            # paused, holds nothing: every other connection but one is taken here
+            resources = client.app.state.resources  # type: ignore[attr-defined]
+            if resources.retag_worker is not None:
+                resources.retag_worker.pause()
+            pool: Any = small.database.engine.pool
+            held = [small.database.engine.connect() for _ in range(POOL - 1 - pool.checkedout())]
+            assert pool.checkedout() == POOL - 1
+            try:
+                preview = client.post("/v1/walls/preview", json=wall, headers=firm.h)
+                assert preview.status_code == 200, preview.text
+                exposure = client.get(f"/v1/walls/{wall_id}/exposure", headers=firm.h)
+                assert exposure.status_code == 200, exposure.text
+            finally:
+                for c in held:
+                    c.close()
+    finally:
+        small.database.dispose()
