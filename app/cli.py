@@ -7,8 +7,12 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy.exc import OperationalError as SQLAlchemyOperationalError
 
 from app.auth.keys import InsecureConfiguration, check_serve, prints_dev_token
 from app.chunks import cli as chunks_cli
@@ -269,6 +273,23 @@ def cmd_audit_checkpoint(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _instant(value: str) -> datetime:
+    """An RFC 3339 date-time with its zone, as the API takes it (never a guessed zone)."""
+    wrong = argparse.ArgumentTypeError(
+        f"{value!r} is not an RFC 3339 date-time with a zone, e.g. 2026-01-31T09:00:00Z"
+    )
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise wrong from None
+    if parsed.tzinfo is None:
+        raise wrong
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        raise wrong from None
+
+
 def cmd_audit_export(args: argparse.Namespace, settings: Settings) -> int:
     from app.audit.service import export_lines
     from app.db.runtime import open_database
@@ -390,8 +411,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dir", default=None, help="default: EWALL_AUDIT_CHECKPOINT_DIR")
     p.set_defaults(handler=cmd_audit_checkpoint)
     p = audit.add_parser("export", help="write retrievals as JSON lines to stdout")
-    p.add_argument("--since", default=None)
-    p.add_argument("--until", default=None)
+    p.add_argument("--since", type=_instant, default=None, help="RFC 3339, with a zone")
+    p.add_argument("--until", type=_instant, default=None, help="RFC 3339, with a zone")
     p.set_defaults(handler=cmd_audit_export)
 
     settings_cmd = sub.add_parser("settings", help="settings tools").add_subparsers(
@@ -422,7 +443,15 @@ def _registrations() -> list[Callable[[Any], None]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    settings = get_settings()
+    try:
+        settings = get_settings()
+    except ValidationError as exc:
+        # one line per setting, named as the operator sets it
+        for error in exc.errors():
+            loc = error["loc"]
+            name = "EWALL_" + "_".join(str(p) for p in loc).upper() if loc else "settings"
+            print(f"ewall: {name}: {error['msg']}", file=sys.stderr)
+        return 2
     configure_logging(settings.log_level, settings.log_json)
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
@@ -430,8 +459,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args, settings)
     except KeyboardInterrupt:
         return 130
-    except FileNotFoundError as exc:
+    except OSError as exc:  # a path that is missing, a folder, unwritable, ...
         return _fail(str(exc))
+    except SQLAlchemyOperationalError as exc:
+        print(f"ewall: the database cannot be reached: {exc.orig}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

