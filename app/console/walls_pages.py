@@ -213,8 +213,9 @@ def _posted_wall(
     effective_from: WallField = "",
     effective_until: WallField = "",
 ) -> PostedWall:
+    known = kind in ("exclusionary", "inclusionary")
     form = WallForm(
-        kind=kind if kind in ("exclusionary", "inclusionary") else "exclusionary",
+        kind=kind if known else "exclusionary",
         title=title,
         reason=reason,
         matters=matters,
@@ -225,6 +226,8 @@ def _posted_wall(
         effective_from=effective_from,
         effective_until=effective_until,
     )
+    if not known:  # never a guess: the two kinds deny in opposite ways
+        form.errors.append("Kind: choose exclusionary or inclusionary.")
     return PostedWall(csrf, form)
 
 

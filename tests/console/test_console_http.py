@@ -362,6 +362,8 @@ def test_wall_form_refusals_match_the_api(firm: Firm) -> None:
             "effective_until must be later",
         ),
         (wall_form(effective_from="yesterday"), "not a date and time"),
+        # a kind the form does not offer is never taken for one (they deny opposite ways)
+        (wall_form(kind="inclusionnary"), "choose exclusionary or inclusionary"),
     ]
     for form, message in cases:
         for url in ("/console/walls/preview", "/console/walls"):
