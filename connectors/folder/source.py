@@ -26,6 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from app.types import storable
 from connectors.base import (
     BaseSource,
     Checkpoint,
@@ -178,15 +179,25 @@ class FolderSource(BaseSource):
         external_id = str(row.get("external_id") or "").strip()
         if not external_id:
             return _EntryError(None, f"line {number}: external_id is missing", number)
+        if not storable(external_id):  # the report names it escaped, the store never sees it
+            return _EntryError(
+                None, f"line {number}: external_id {external_id!r} holds a control character",
+                number,
+            )  # fmt: skip
         rel = str(row.get("path") or "").strip()
         if not rel:
             return _EntryError(external_id, "path is missing", number)
-        file_path = (self.root / rel).resolve()
-        if self.root not in file_path.parents:
-            return _EntryError(external_id, f"path {rel!r} points outside the folder", number)
-        if not file_path.is_file():
-            return _EntryError(external_id, f"file {rel!r} is missing on disk", number)
-        size = file_path.stat().st_size
+        if not storable(rel):
+            return _EntryError(external_id, f"path {rel!r} holds a control character", number)
+        try:
+            file_path = (self.root / rel).resolve()
+            if self.root not in file_path.parents:
+                return _EntryError(external_id, f"path {rel!r} points outside the folder", number)
+            if not file_path.is_file():
+                return _EntryError(external_id, f"file {rel!r} is missing on disk", number)
+            size = file_path.stat().st_size
+        except OSError as exc:  # a name too long, a loop of links, no permission, ...
+            return _EntryError(external_id, f"file {rel!r} cannot be read: {exc}", number)
         if size > MAX_FILE_BYTES:
             return _EntryError(external_id, f"file {rel!r} is larger than 50 MB", number)
         try:

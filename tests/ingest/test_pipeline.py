@@ -390,6 +390,9 @@ def test_folder_export_with_jsonl_sidecar(
                 "modified_at": "yesterday",
             },
             {"external_id": "F-6", "path": "docs/a.txt", "matter_id": "M-1"},
+            # a NUL in a path or an id is one entry's error, never the run's
+            {"external_id": "F-7", "path": "docs/a\u0000.txt", "matter_id": "M-1"},
+            {"external_id": "F-\u0000nul", "path": "docs/a.txt", "matter_id": "M-1"},
         ],
     )
     (folder / "metadata.jsonl").write_text(
@@ -404,10 +407,11 @@ def test_folder_export_with_jsonl_sidecar(
         on_progress=lambda d, t: progress.append((d, t)),
     )
     counts = report["counts"]
-    assert counts["added"] == 3 and counts["quarantined"] == 1 and counts["errors"] == 3
+    assert counts["added"] == 3 and counts["quarantined"] == 1 and counts["errors"] == 5
     reasons = " | ".join(e["reason"] for e in report["errors"])
     assert "missing on disk" in reasons and "modified_at" in reasons and "not JSON" in reasons
-    assert progress[-1] == (7, 7)
+    assert reasons.count("holds a control character") == 2
+    assert progress[-1] == (9, 9)
     assert report["status"] == "partial"
     # the same run through the API report
     assert _run(client, auth, report["run_id"])["counts"] == counts
