@@ -9,10 +9,15 @@ definitions and compared on random punctuation-heavy text.
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.ingest.chunking.packing import SourceText, _split_word
 from app.ingest.chunking.segmentation import _first_on_line, _sentence_end_candidates
+from app.ingest.types import ChunkLimits
 from tests.bounded_child import run_bounded
 
 _FINAL = ".!?…"
@@ -90,3 +95,36 @@ def test_a_long_line_of_sentences_segments_in_linear_time() -> None:
         "segmenting one long line of sentences",
     )
     assert out.strip() == "done"
+
+
+class _CountingTokens:
+    """The real encoder's token counter, counting its calls (each costs about the same at
+    these lengths: the call, not the text, is the price)."""
+
+    def __init__(self, tokens: Any) -> None:
+        self.tokens = tokens
+        self.calls = 0
+        self.max_passage_tokens = int(tokens.max_passage_tokens)
+
+    def count_tokens(self, text: str) -> int:
+        self.calls += 1
+        return int(self.tokens.count_tokens(text))
+
+
+@pytest.mark.parametrize("blob", ["A" * 200_000, "x9Qz" * 30_000])
+def test_a_run_without_spaces_costs_a_few_tokenizer_calls_a_piece(embedder: Any, blob: str) -> None:
+    """A pasted hash or a document of one endless word is cut piece by piece: each cut is
+    found in a handful of counts near the last piece's length, not by bisecting a window
+    of budget x 64 characters (about fifteen counts a piece: a 5 MB blob took minutes)."""
+    budget = 506
+    tokens = _CountingTokens(embedder)
+    src = SourceText(blob, [], tokens, ChunkLimits(model_max=budget))
+    pieces = _split_word(src, 0, len(blob), budget)
+    assert "".join(blob[p.start : p.end] for p in pieces) == blob
+    for p in pieces:
+        assert embedder.count_tokens(blob[p.start : p.end]) <= budget
+        if p.end < len(blob) and p.end - p.start < budget * 64:
+            # the longest prefix that fits (below the cap): one character more does not
+            assert embedder.count_tokens(blob[p.start : p.end + 1]) > budget
+    # the first piece may search the whole window; the others start from its length
+    assert tokens.calls <= 3 * len(pieces) + 20, (tokens.calls, len(pieces))

@@ -58,19 +58,48 @@ class SourceText:
 
 
 def _split_word(src: SourceText, start: int, end: int, budget: int) -> list[Seg]:
-    """Cut one token-heavy string (a URL, a hash, a run without spaces) by characters."""
+    """Cut one token-heavy string (a URL, a hash, a run without spaces) by characters.
+
+    Each cut is the longest prefix that fits ``budget`` (a piece is at most ``budget * 64``
+    characters). The search starts where the string's characters a token so far put the
+    budget, gallops away from there in doubling steps until the cut is bracketed, then
+    bisects the bracket: a tokenizer call costs about the same at any length here, so a
+    run of equal pieces costs two calls a piece, and a 5 MB blob seconds, not minutes."""
     out: list[Seg] = []
+    per_token = 4.0  # characters a token: a first guess, then what the string has shown
     while start < end:
-        # Bounded so that a huge blob costs time linear in its length, not quadratic.
-        lo, hi = start + 1, min(end, start + budget * 64)
-        while lo < hi:  # the longest prefix that fits, by bisection
-            mid = (lo + hi + 1) // 2
-            if src.count(start, mid) <= budget:
-                lo = mid
+        cap = min(end, start + budget * 64)
+
+        def fits(pos: int, start: int = start) -> bool:
+            return src.count(start, pos) <= budget
+
+        probe = min(cap, max(start + 1, start + int(per_token * budget)))
+        step = 1
+        if fits(probe):  # gallop up: the cut is at probe or after it
+            low, high = probe, cap + 1
+            while low < cap:
+                nxt = min(cap, low + step)
+                if not fits(nxt):
+                    high = nxt
+                    break
+                low, step = nxt, step * 2
+        else:  # gallop down: the cut is before probe (one character always fits)
+            low, high = start + 1, probe
+            while high - step > start + 1:
+                nxt = high - step
+                if fits(nxt):
+                    low = nxt
+                    break
+                high, step = nxt, step * 2
+        while high - low > 1:  # low fits, high does not (or lies past the cap)
+            mid = (low + high) // 2
+            if fits(mid):
+                low = mid
             else:
-                hi = mid - 1
-        out.append(Seg(start, lo, WORD))
-        start = lo
+                high = mid
+        out.append(Seg(start, low, WORD))
+        per_token = max(1.0, (low - start) / max(src.count(start, low), 1))
+        start = low
     return out
 
 
