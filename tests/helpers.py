@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import socket
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
 from fastapi.testclient import TestClient
+from sqlalchemy import Connection, create_engine, text
 
 from app.audit.chain import Retrieval, RetrievedChunk, append_retrieval
+from app.db.engine import sqlalchemy_url
 from tests.conftest import DbHandle, Tokens
 
 ADMIN = ("admin@firm.nl", "admin", "conflicts")
@@ -29,6 +34,28 @@ def lock_waiters(db: DbHandle) -> list[int]:
             "AND datname = current_database() AND wait_event_type = 'Lock'"
         ).fetchall()
     return [int(r[0]) for r in rows]
+
+
+@contextmanager
+def table_locked(db: DbHandle, table: str, mode: str) -> Iterator[Connection]:
+    """``LOCK TABLE table IN mode MODE`` on a superuser connection until the block ends
+    (rolled back): what that mode conflicts with waits there, what it allows passes."""
+    engine = create_engine(sqlalchemy_url(db.superuser_url))
+    try:
+        with engine.connect() as conn:
+            conn.execute(text(f"LOCK TABLE {table} IN {mode} MODE"))
+            yield conn
+            conn.rollback()
+    finally:
+        engine.dispose()
+
+
+def unreachable_database_url() -> str:
+    """A PostgreSQL URL at a local port where nothing listens (refused at once)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"postgresql://nobody:x@127.0.0.1:{port}/nothing"
 
 
 def ok(response: Any, status: int = 200) -> Any:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from tests.caselaw.test_ingest import (
     pytestmark,
 )
 from tests.conftest import DbHandle
+from tests.helpers import unreachable_database_url
 
 __all__ = ["pytestmark"]
 
@@ -100,10 +100,7 @@ def test_an_unreachable_database_fails_with_exit_1(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    with socket.socket() as sock:  # a port where nothing listens
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    url = f"postgresql://nobody:x@127.0.0.1:{port}/nothing"
+    url = unreachable_database_url()
     monkeypatch.setenv("EWALL_DATABASE_URL", url)
     monkeypatch.setenv("EWALL_MIGRATIONS_DATABASE_URL", url)
     get_settings.cache_clear()

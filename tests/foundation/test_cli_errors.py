@@ -3,7 +3,6 @@ reach), never a Python traceback."""
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 from app.cli import main
 from app.settings import get_settings
 from tests.conftest import DbHandle
+from tests.helpers import unreachable_database_url
 
 
 @pytest.fixture
@@ -60,10 +60,7 @@ def test_a_bad_setting_is_named_on_one_line(
 def test_a_database_out_of_reach_is_one_line_and_status_1(
     env: DbHandle, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with socket.socket() as sock:  # a port where nothing listens
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    url = f"postgresql://nobody:x@127.0.0.1:{port}/nothing"
+    url = unreachable_database_url()
     monkeypatch.setenv("EWALL_DATABASE_URL", url)
     monkeypatch.setenv("EWALL_MIGRATIONS_DATABASE_URL", url)
     get_settings.cache_clear()

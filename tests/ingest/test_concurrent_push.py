@@ -12,30 +12,13 @@ Deterministic: a table lock holds both writers at their first locking read of `d
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from fastapi.testclient import TestClient
-from sqlalchemy import Connection, create_engine, text
 
-from app.db.engine import sqlalchemy_url
 from tests.conftest import DbHandle, Tokens
-from tests.helpers import Firm, lock_waiters, superuser_rows
+from tests.helpers import Firm, lock_waiters, superuser_rows, table_locked
 from tests.replication import wait_for
-
-
-@contextmanager
-def documents_row_locks_held(db: DbHandle) -> Iterator[Connection]:
-    """No SELECT ... FOR UPDATE of documents passes while this is held (plain reads do)."""
-    engine = create_engine(sqlalchemy_url(db.superuser_url))
-    try:
-        with engine.connect() as conn:
-            conn.execute(text("LOCK TABLE documents IN EXCLUSIVE MODE"))
-            yield conn
-            conn.rollback()
-    finally:
-        engine.dispose()
 
 
 def test_the_same_new_document_pushed_twice_at_once(
@@ -53,7 +36,8 @@ def test_the_same_new_document_pushed_twice_at_once(
     def push() -> None:
         answers.append(client.post("/v1/documents", json=body, headers=firm.h))
 
-    with documents_row_locks_held(db):
+    # EXCLUSIVE: no SELECT ... FOR UPDATE of documents passes (plain reads do)
+    with table_locked(db, "documents", "EXCLUSIVE"):
         pushes = [threading.Thread(target=push) for _ in range(2)]
         for p in pushes:
             p.start()

@@ -18,13 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
-from sqlalchemy import Connection, create_engine, text
 
-from app.db.engine import sqlalchemy_url
 from app.jobs.supervisor import WorkerSupervisor
 from app.main import create_app
 from tests.conftest import DbHandle, Tokens, make_settings
-from tests.helpers import ADMIN, lock_waiters, ok
+from tests.helpers import ADMIN, lock_waiters, ok, table_locked
 from tests.isolation.test_async_ingest import LONG_TEXT, _document, _firm
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,19 +67,6 @@ def worker_children(parent: int) -> list[int]:
     return found
 
 
-@contextmanager
-def documents_locked(db: DbHandle) -> Iterator[Connection]:
-    """Nobody writes a document while this is held: a job ingesting one waits, mid-job."""
-    engine = create_engine(sqlalchemy_url(db.superuser_url))
-    try:
-        with engine.connect() as conn:
-            conn.execute(text("LOCK TABLE documents IN SHARE MODE"))
-            yield conn
-            conn.rollback()
-    finally:
-        engine.dispose()
-
-
 def test_worker_process_killed_mid_job_restarts_and_the_job_finishes(
     db: DbHandle, embedder: Any, auth: Tokens
 ) -> None:
@@ -103,7 +88,7 @@ def test_worker_process_killed_mid_job_restarts_and_the_job_finishes(
         assert first is not None and worker_children(os.getpid()) == [first]
         firm = _firm(client, auth)
         admin = auth(*ADMIN)
-        with documents_locked(db):
+        with table_locked(db, "documents", "SHARE"):  # a job writing one waits, mid-job
             r = client.post("/v1/documents", json=_document("LARGE-1", LONG_TEXT), headers=admin)
             assert r.status_code == 202, r.text
             run_url = f"/v1/ingest/runs/{r.json()['run_id']}"

@@ -13,38 +13,21 @@ both wait on a lock; then both go at once.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import Connection, create_engine, text
 
 from app.audit.chain import Retrieval, append_retrieval
-from app.db.engine import sqlalchemy_url
 from app.search import replica as replicas
 from app.walls.access import Access
 from tests.conftest import DbHandle, Tokens
-from tests.helpers import Firm, audit_entry, lock_waiters, superuser_rows
+from tests.helpers import Firm, audit_entry, lock_waiters, superuser_rows, table_locked
 from tests.replication import wait_for
 
 LAWYER = "ldekker@firm.nl"
 TEXT = "De huurder betaalt de huur op de eerste dag van de maand, ook in dossier {}."
-
-
-@contextmanager
-def audit_appends_held(db: DbHandle) -> Iterator[Connection]:
-    """No audit row is appended while this is held (reads of the audit pass)."""
-    engine = create_engine(sqlalchemy_url(db.superuser_url))
-    try:
-        with engine.connect() as conn:
-            conn.execute(text("LOCK TABLE audit_retrievals IN EXCLUSIVE MODE"))
-            yield conn
-            conn.rollback()
-    finally:
-        engine.dispose()
 
 
 @pytest.fixture
@@ -68,7 +51,8 @@ def test_two_first_searches_naming_two_matters_bind_the_session_once(
         body = {"query": "huur", "session_id": "s-1", "session_matter_id": matter}
         answers[matter] = client.post("/v1/search", json=body, headers=h)
 
-    with audit_appends_held(db):
+    # EXCLUSIVE: no audit row is appended (reads of the audit pass)
+    with table_locked(db, "audit_retrievals", "EXCLUSIVE"):
         searches = [threading.Thread(target=search, args=(m,)) for m in ("M-A", "M-B")]
         for s in searches:
             s.start()
