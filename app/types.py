@@ -16,6 +16,11 @@ QUARANTINE_GROUP = "quarantine"  # documents without a usable client or matter: 
 PUBLIC_ACL = "public"  # the source ACL of a document without access list (e.g. case law)
 NOBODY_ACL = "nobody"  # the source ACL of a document whose access list cannot be resolved
 
+# A source's name (imanage, netdocuments, folder, ...) and a document's id in it: what every
+# way in (the API, the folder export, the connectors) accepts
+SOURCE_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,39}$")
+EXTERNAL_ID_MAX = 500
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _IDENT = re.compile(r"^[^\s/\\?#%]+(?: [^\s/\\?#%]+)*$")
 _PRINCIPAL = re.compile(r"^[a-z0-9][a-z0-9_.-]*:(user|group):\S.*$")

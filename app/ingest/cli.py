@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.settings import Settings
+from app.types import SOURCE_NAME
 from connectors import registry
 
 if TYPE_CHECKING:
@@ -262,9 +263,12 @@ def cmd_ingest_folder(args: argparse.Namespace, settings: Settings) -> int:
         path = _folder(args.path)
     except UsageError as exc:
         return _error(str(exc), EXIT_USAGE)
-    source = (args.source or "folder").strip().lower()
-    if not source:
-        return _error("--source must not be empty", EXIT_USAGE)
+    source = args.source.strip().lower()
+    if not SOURCE_NAME.match(source):
+        return _error(
+            "--source must be 1-40 of a-z, 0-9, '_', '.', '-' (starting with a letter or digit)",
+            EXIT_USAGE,
+        )
     try:
         # checks the sidecar now: a usage error should not wait for the database and model
         registry.create("folder", settings, path=path, source=source).close()

@@ -6,13 +6,15 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
-from app.types import AwareDatetime, Principal, ShortText
+from app.types import EXTERNAL_ID_MAX, SOURCE_NAME, AwareDatetime, Principal, ShortText
 
 SourceName = Annotated[
     str,
-    StringConstraints(strip_whitespace=True, to_lower=True, pattern=r"^[a-z0-9][a-z0-9_.-]{0,39}$"),
+    StringConstraints(strip_whitespace=True, to_lower=True, pattern=SOURCE_NAME.pattern),
 ]
-ExternalId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
+ExternalId = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=EXTERNAL_ID_MAX)
+]
 MAX_TEXT = 5_000_000
 MAX_BASE64 = 30_000_000
 

@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from app.types import storable
+from app.types import EXTERNAL_ID_MAX, storable
 from connectors.base import (
     BaseSource,
     Checkpoint,
@@ -170,8 +170,9 @@ class FolderSource(BaseSource):
         for number, row in self._rows():
             item = row if isinstance(row, _EntryError) else self._document(number, row)
             if isinstance(item, _EntryError):
-                yield DocumentFailure(self.name, item.external_id, item.reason,
-                                      details={"line": item.line})
+                yield DocumentFailure(
+                    self.name, item.external_id, item.reason, details={"line": item.line}
+                )
             else:
                 yield item
 
@@ -179,6 +180,11 @@ class FolderSource(BaseSource):
         external_id = str(row.get("external_id") or "").strip()
         if not external_id:
             return _EntryError(None, f"line {number}: external_id is missing", number)
+        if len(external_id) > EXTERNAL_ID_MAX:
+            return _EntryError(
+                None, f"line {number}: external_id is longer than {EXTERNAL_ID_MAX} characters",
+                number,
+            )  # fmt: skip
         if not storable(external_id):  # the report names it escaped, the store never sees it
             return _EntryError(
                 None, f"line {number}: external_id {external_id!r} holds a control character",

@@ -78,6 +78,10 @@ def test_paths_that_cannot_be_read_or_written_are_status_2(
     _refused(capsys, "ewall: ")
     assert main(["eval", "--queries", str(folder), "--qrels", str(folder)]) == 2
     _refused(capsys, "ewall: ")
+    # a source name is what the API takes as one: an empty one is refused, not defaulted
+    for source in ("", "x" * 41, "Bad Name"):
+        assert main(["ingest", "folder", str(folder), "--source", source]) == 2
+        _refused(capsys, "--source must be")
     a_file = tmp_path / "a-file"
     a_file.write_text("x")
     key = tmp_path / "audit.key"

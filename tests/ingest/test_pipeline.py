@@ -393,6 +393,7 @@ def test_folder_export_with_jsonl_sidecar(
             # a NUL in a path or an id is one entry's error, never the run's
             {"external_id": "F-7", "path": "docs/a\u0000.txt", "matter_id": "M-1"},
             {"external_id": "F-\u0000nul", "path": "docs/a.txt", "matter_id": "M-1"},
+            {"external_id": "F" * 501, "path": "docs/a.txt", "matter_id": "M-1"},  # the API's limit
         ],
     )
     (folder / "metadata.jsonl").write_text(
@@ -407,11 +408,12 @@ def test_folder_export_with_jsonl_sidecar(
         on_progress=lambda d, t: progress.append((d, t)),
     )
     counts = report["counts"]
-    assert counts["added"] == 3 and counts["quarantined"] == 1 and counts["errors"] == 5
+    assert counts["added"] == 3 and counts["quarantined"] == 1 and counts["errors"] == 6
     reasons = " | ".join(e["reason"] for e in report["errors"])
     assert "missing on disk" in reasons and "modified_at" in reasons and "not JSON" in reasons
     assert reasons.count("holds a control character") == 2
-    assert progress[-1] == (9, 9)
+    assert "external_id is longer than 500 characters" in reasons
+    assert progress[-1] == (10, 10)
     assert report["status"] == "partial"
     # the same run through the API report
     assert _run(client, auth, report["run_id"])["counts"] == counts
