@@ -83,7 +83,10 @@ def cmd_reembed_run(args: argparse.Namespace, settings: Settings) -> int:
     from app.reembed.service import Reembedder
 
     if args.batch_size < 1 or args.pause_s < 0 or args.lock_timeout_ms < 1:
-        print("ewall: --batch-size and --lock-timeout-ms must be positive", file=sys.stderr)
+        print(
+            "ewall: --batch-size and --lock-timeout-ms must be positive, --pause-s not negative",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     target_settings = settings.model_copy(
         update={

@@ -104,4 +104,6 @@ def test_arguments_out_of_their_form_are_status_2(
             main(argv)
         assert exit_.value.code == 2, argv
         _refused(capsys, "error: argument")
+    assert main(["reembed", "run", "usem3", "--pause-s", "-1"]) == 2
+    _refused(capsys, "--pause-s not negative")
     assert main(["audit", "export", "--since", "2026-01-31T09:00:00Z"]) == 0
