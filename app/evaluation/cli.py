@@ -30,14 +30,15 @@ import math
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from app.settings import Settings
 
 JSON_INDENT = 2
+_T = TypeVar("_T")
 
 
 def register(subparsers: Any) -> None:
@@ -265,15 +266,23 @@ def _read(path: Path) -> str:
 def _parse_files(args: argparse.Namespace, judged_by: str) -> tuple[dict[str, str], list[Any]]:
     from app.evaluation import sets
 
+    def parsed(path: Path, parse: Callable[[str], _T]) -> _T:
+        try:
+            return parse(_read(path))
+        except ValueError as exc:  # the file's name before its line and message
+            message = str(exc)
+            named = message if message.startswith(str(path)) else f"{path}: {message}"
+            raise ValueError(named) from None
+
     jsonl: Path | None = getattr(args, "jsonl", None)
     if jsonl is not None:
         if args.queries or args.qrels:
             raise ValueError("give either --jsonl or --queries with --qrels, not both")
-        return sets.parse_jsonl(_read(jsonl), judged_by)
+        return parsed(jsonl, lambda text: sets.parse_jsonl(text, judged_by))
     if not (args.queries and args.qrels):
         raise ValueError("give --jsonl FILE, or --queries FILE and --qrels FILE")
-    queries = sets.parse_queries_tsv(_read(args.queries))
-    judgements = sets.parse_qrels(_read(args.qrels), judged_by)
+    queries = parsed(args.queries, sets.parse_queries_tsv)
+    judgements = parsed(args.qrels, lambda text: sets.parse_qrels(text, judged_by))
     return {}, sets.merge_trec(queries, judgements)
 
 

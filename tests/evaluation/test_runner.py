@@ -348,6 +348,7 @@ def test_cli_imports_exports_and_evaluates(
     # bad input is a clear message and exit status 2, never a traceback
     qrels.write_text("q1 0 api:eval-a 7\n", encoding="utf-8")
     assert _cli(["eval", "--queries", str(queries), "--qrels", str(qrels)], db) == 2
-    assert "grade must be an integer 0-3" in capsys.readouterr().err
+    # the file, the line and what is wrong with it
+    assert f"{qrels}: line 1: grade must be an integer 0-3" in capsys.readouterr().err
     assert _cli(["eval", "--set", "missing"], db) == 2
     assert "does not exist" in capsys.readouterr().err
