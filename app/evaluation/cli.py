@@ -278,12 +278,18 @@ def _parse_files(args: argparse.Namespace, judged_by: str) -> tuple[dict[str, st
     if jsonl is not None:
         if args.queries or args.qrels:
             raise ValueError("give either --jsonl or --queries with --qrels, not both")
-        return parsed(jsonl, lambda text: sets.parse_jsonl(text, judged_by))
-    if not (args.queries and args.qrels):
+        header, found = parsed(jsonl, lambda text: sets.parse_jsonl(text, judged_by))
+        source = jsonl
+    elif not (args.queries and args.qrels):
         raise ValueError("give --jsonl FILE, or --queries FILE and --qrels FILE")
-    queries = parsed(args.queries, sets.parse_queries_tsv)
-    judgements = parsed(args.qrels, lambda text: sets.parse_qrels(text, judged_by))
-    return {}, sets.merge_trec(queries, judgements)
+    else:
+        queries = parsed(args.queries, sets.parse_queries_tsv)
+        judgements = parsed(args.qrels, lambda text: sets.parse_qrels(text, judged_by))
+        header, found, source = {}, sets.merge_trec(queries, judgements), args.queries
+    if not found:
+        # an empty file is a mistake, never a set: with --replace it would empty the set
+        raise ValueError(f"{source}: no queries")
+    return header, found
 
 
 # --- eval ------------------------------------------------------------------------------------

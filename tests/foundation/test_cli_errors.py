@@ -107,3 +107,18 @@ def test_arguments_out_of_their_form_are_status_2(
     assert main(["reembed", "run", "usem3", "--pause-s", "-1"]) == 2
     _refused(capsys, "--pause-s not negative")
     assert main(["audit", "export", "--since", "2026-01-31T09:00:00Z"]) == 0
+
+
+def test_an_empty_set_file_is_refused_not_imported(
+    env: DbHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty file is a mistake: imported with --replace it would empty the set."""
+    empty = tmp_path / "empty"
+    empty.write_text("", encoding="utf-8")
+    for argv in (
+        ["eval", "import", "--set", "s", "--jsonl", str(empty), "--replace"],
+        ["eval", "import", "--set", "s", "--queries", str(empty), "--qrels", str(empty)],
+        ["eval", "--queries", str(empty), "--qrels", str(empty)],
+    ):
+        assert main(argv) == 2, argv
+        _refused(capsys, f"{empty}: no queries")
