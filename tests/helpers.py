@@ -11,10 +11,9 @@ from typing import Any
 
 import psycopg
 from fastapi.testclient import TestClient
-from sqlalchemy import Connection, create_engine, text
+from psycopg import sql
 
 from app.audit.chain import Retrieval, RetrievedChunk, append_retrieval
-from app.db.engine import sqlalchemy_url
 from tests.conftest import DbHandle, Tokens
 
 ADMIN = ("admin@firm.nl", "admin", "conflicts")
@@ -36,18 +35,20 @@ def lock_waiters(db: DbHandle) -> list[int]:
     return [int(r[0]) for r in rows]
 
 
+LOCK_MODES = frozenset({"SHARE", "SHARE ROW EXCLUSIVE", "EXCLUSIVE", "ACCESS EXCLUSIVE"})
+
+
 @contextmanager
-def table_locked(db: DbHandle, table: str, mode: str) -> Iterator[Connection]:
+def table_locked(db: DbHandle, table: str, mode: str) -> Iterator[None]:
     """``LOCK TABLE table IN mode MODE`` on a superuser connection until the block ends
     (rolled back): what that mode conflicts with waits there, what it allows passes."""
-    engine = create_engine(sqlalchemy_url(db.superuser_url))
-    try:
-        with engine.connect() as conn:
-            conn.execute(text(f"LOCK TABLE {table} IN {mode} MODE"))
-            yield conn
-            conn.rollback()
-    finally:
-        engine.dispose()
+    if mode not in LOCK_MODES:  # a keyword, which no parameter can carry: only known ones
+        raise ValueError(f"unknown lock mode {mode!r}")
+    statement = sql.SQL("LOCK TABLE {} IN {} MODE").format(sql.Identifier(table), sql.SQL(mode))
+    with psycopg.connect(db.superuser_url) as conn:
+        conn.execute(statement)
+        yield
+        conn.rollback()
 
 
 def unreachable_database_url() -> str:
