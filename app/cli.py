@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
-from collections.abc import Callable, Sequence
-from contextlib import ExitStack
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -442,6 +444,28 @@ def _registrations() -> list[Callable[[Any], None]]:
     ]
 
 
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    # SIGTERM (systemd, Kubernetes, `kill`) unwinds like Ctrl-C: an ingest or re-embed run is
+    # closed as failed ("interrupted"), and this process's hold on the embedded PostgreSQL is
+    # released, which stops the server when no other process holds it.
+    raise SystemExit(128 + signum)
+
+
+@contextmanager
+def _sigterm_unwinds(handler: Handler) -> Iterator[None]:
+    """SIGTERM raises SystemExit while ``handler`` runs, so its ``finally`` blocks run.
+    `serve` and `worker` handle SIGTERM themselves (a graceful shutdown)."""
+    own_handling = handler in (cmd_serve, cmd_worker)
+    if own_handling or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = get_settings()
@@ -456,7 +480,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
     try:
-        return handler(args, settings)
+        with _sigterm_unwinds(handler):
+            return handler(args, settings)
     except KeyboardInterrupt:
         return 130
     except OSError as exc:  # a path that is missing, a folder, unwritable, ...
