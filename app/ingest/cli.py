@@ -9,7 +9,8 @@ seconds of imports), so that ``ewall --help`` and the other commands stay fast.
 Exit status: 0 when the run finished (also with per-document errors: they are in the
 report), 1 when the run failed, 2 for bad arguments (a missing folder, an unconfigured
 source); those give one clear line on stderr, never a traceback. Stopped by Ctrl-C (130) or
-SIGTERM (143), the run is closed as failed ("interrupted") and resumes from its checkpoint.
+SIGTERM (143), the run is closed as failed ("interrupted"); run it again (unchanged
+documents are skipped, a full crawl resumes from its checkpoint).
 """
 
 from __future__ import annotations
