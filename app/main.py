@@ -173,6 +173,9 @@ def create_app(
         version=__version__,
         description="Retrieval with ethical walls, inside PostgreSQL.",
         lifespan=lifespan,
+        # the API answers the paths it documents; a redirect from `/v1/walls/` would be built
+        # from the request's Host header (http://evil.example/v1/walls)
+        redirect_slashes=False,
     )
     app.state.resources = resources
     install_error_handlers(app)

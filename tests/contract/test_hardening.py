@@ -394,6 +394,18 @@ def test_unknown_routes_stay_404_without_a_token(client: TestClient) -> None:
     assert_envelope(r.json(), "not_found")
 
 
+def test_a_trailing_slash_is_404_not_a_redirect_to_the_host_header(
+    client: TestClient, auth: Tokens
+) -> None:
+    for headers in ({}, auth(*EVERY_ROLE)):
+        r = client.get(
+            "/v1/walls/", headers={**headers, "Host": "evil.example"}, follow_redirects=False
+        )
+        assert r.status_code == 404, r.headers
+        assert "location" not in r.headers
+        assert_envelope(r.json(), "not_found")
+
+
 @pytest.fixture
 def small_limits(db: DbHandle, embedder: Any) -> Iterator[TestClient]:
     settings = make_settings(max_body_bytes=4096, max_bulk_body_bytes=65536)
