@@ -157,7 +157,11 @@ class _SyncRun:
     # --- reporting ----------------------------------------------------------------------------
 
     def progress(self, force: bool = False, **extra: Any) -> None:
+        # The progress bar moves with every item (one large decision can take the encoder
+        # seconds); the run's row is written every `progress_every` items and when forced.
         if not force and self.items % self.progress_every:
+            if self.on_progress is not None:
+                self.on_progress(self.items, self.origin.total())
             return
         fields: dict[str, Any] = {
             "phase": self.phase, "seen": self.items, "done": self.items,
