@@ -7,12 +7,15 @@ with a two-letter upper-case country code, a court code of 1-7 letters or digits
 four-digit year and an ordinal of at most 25 letters, digits and dots that does not end in
 a dot. Only the literal prefix is matched case-insensitively (drafts say "ecli:"); the rest
 must already be well formed, because a "nearly ECLI" that we silently repair would be
-checked against the wrong decision.
+checked against the wrong decision. The citation gate, which must fail closed, also lists
+what a reader would take for an ECLI but is not one as written (`find_citations`).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from dataclasses import dataclass
 
 MAX_ORDINAL = 25
 
@@ -56,3 +59,79 @@ def normalize_ecli(value: str) -> str | None:
     if candidate[:5].lower() == "ecli:":
         candidate = "ECLI:" + candidate[5:]
     return candidate if is_ecli(candidate) else None
+
+
+# --- what a reader of an answer would take for a citation ----------------------------------
+
+# Letters of other scripts that look like the Latin ones of an ECLI, and colon look-alikes
+# that NFKC leaves alone: "ECLI:NL:..." written with a Cyrillic E reads as a citation.
+_CYRILLIC_GREEK = (
+    "\u0410\u0412\u0415\u041a\u041c\u041d\u041e\u0420\u0421\u0422\u0425\u0406\u0408\u0405"
+    "\u0501\u0430\u0435\u043e\u0440\u0441\u0445\u0456\u0458\u0455"
+    "\u0391\u0392\u0395\u0396\u0397\u0399\u039a\u039c\u039d\u039f\u03a1\u03a4\u03a7\u03a5"
+)
+_LATIN = "ABEKMHOPCTXIJSdaeopcxijsABEZHIKMNOPTXY"
+_LOOKALIKES = str.maketrans(
+    {
+        **dict(zip(_CYRILLIC_GREEK, _LATIN, strict=True)),
+        **dict.fromkeys("\ua789\u02f8\u2236\u0589\u05c3\u16ec", ":"),
+    }
+)
+_SEP = r"(?:\s*(?::|%3a|-|/)\s*|\s+)"
+# Anything that reads as ECLI + country + court + year (+ ordinal), whatever the case, the
+# separators or what splits it. Matched on the text as a reader sees it.
+_LOOSE = re.compile(
+    rf"ecli{_SEP}[a-z]{{1,3}}{_SEP}[a-z0-9]{{0,12}}{_SEP}[0-9]{{2,5}}"
+    rf"(?:{_SEP}(?:[a-z0-9.:]*[a-z0-9])?)?",
+    re.IGNORECASE,
+)
+# The grammar as written, wherever it stands ("bron:ECLI:...", "(zie ECLI:...)"); a ":" after
+# the ordinal is punctuation before a space or the end, and a sixth part otherwise.
+_WRITTEN = re.compile(
+    r"(?i:ecli):(?P<rest>[A-Z]{2}:[A-Z0-9]{1,7}:[0-9]{4}:(?P<ordinal>[A-Za-z0-9.]+))"
+)
+MAX_SHOWN = 100  # characters of a malformed citation named in the gate's answer
+
+
+@dataclass(frozen=True)
+class Citations:
+    eclis: list[str]  # well formed as written: checked against the source
+    malformed: list[str]  # read as citations, not well formed as written: shown as read
+
+
+def _as_read(text: str) -> str:
+    """``text`` as a reader sees it: compatibility forms folded (full-width letters and
+    digits), invisible format characters (soft hyphen, zero-width space) dropped, and
+    look-alike letters and colons mapped to the Latin ones."""
+    folded = unicodedata.normalize("NFKC", text)
+    visible = "".join(ch for ch in folded if unicodedata.category(ch) != "Cf")
+    return visible.translate(_LOOKALIKES)
+
+
+def _written(text: str) -> dict[str, None]:
+    found: dict[str, None] = {}
+    for match in _WRITTEN.finditer(text):
+        ordinal = match["ordinal"].rstrip(".")
+        if not ordinal or len(ordinal) > MAX_ORDINAL:
+            continue
+        after = text[match.end() : match.end() + 2]
+        if after[:1] == ":" and after[1:2].isalnum():
+            continue
+        rest = match["rest"][: len(match["rest"]) - len(match["ordinal"])] + ordinal
+        found.setdefault(f"ECLI:{rest}", None)
+    return found
+
+
+def find_citations(text: str) -> Citations:
+    """For the citation gate, which must fail closed: every well-formed ECLI in ``text``
+    (as `extract_eclis`, also after a ":" or a letter and before a ":" of punctuation), and
+    every other stretch that a reader would take for an ECLI (lower case, spaces or hyphens
+    for colons, hidden or look-alike characters, a part too long or missing), as read."""
+    eclis = _written(text)
+    malformed: dict[str, None] = {}
+    for match in _LOOSE.finditer(_as_read(text)):
+        seen = " ".join(match.group(0).rstrip(".:").split())  # a line break shown as a space
+        canonical = "ECLI" + seen[4:] if seen[:5].lower() == "ecli:" else seen
+        if canonical not in eclis:
+            malformed.setdefault(seen[:MAX_SHOWN], None)
+    return Citations(eclis=list(eclis), malformed=list(malformed))

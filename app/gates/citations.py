@@ -76,6 +76,12 @@ def _unverifiable(
     )
 
 
+def malformed_citation(text: str) -> CitationResult:
+    """What reads as a citation in an answer but is not a well-formed ECLI as written
+    (`app.ecli.find_citations`): unverifiable, checked against nothing."""
+    return _unverifiable(text, "not a well-formed ECLI as written", time.monotonic())
+
+
 class CitationChecker:
     """Checks ECLIs against the live source; one instance per app (it holds the cache)."""
 

@@ -19,9 +19,9 @@ from fastapi.responses import JSONResponse
 from app.audit.chain import append_gate_event, now_utc
 from app.auth.service import Principal
 from app.deps import ConnDep, Lawyer, ResourcesDep, require_roles
-from app.ecli import extract_eclis
+from app.ecli import find_citations
 from app.errors import AppError, Unprocessable, envelope
-from app.gates.citations import CitationChecker
+from app.gates.citations import CitationChecker, malformed_citation
 from app.gates.replica import routed_grounding
 from app.gates.schemas import (
     CitationOut,
@@ -81,11 +81,15 @@ def check_citations(
     principal: GateCaller, body: CitationsIn, resources: ResourcesDep
 ) -> CitationsOut:
     settings = resources.settings
-    eclis = extract_eclis(body.text)  # distinct, first appearance first
-    if len(eclis) > settings.citation_max_distinct:
+    # distinct, first appearance first; what reads as a citation but is not a well-formed
+    # ECLI as written is unverifiable (fail closed), with no request to the source
+    found = find_citations(body.text)
+    eclis = found.eclis
+    cited = len(eclis) + len(found.malformed)
+    if cited > settings.citation_max_distinct:
         raise Unprocessable(
             "too_many_citations",
-            f"The text cites {len(eclis)} distinct ECLIs; at most "
+            f"The text cites {cited} distinct ECLIs; at most "
             f"{settings.citation_max_distinct} are checked per call.",
             field="text",
             limit=settings.citation_max_distinct,
@@ -97,6 +101,7 @@ def check_citations(
     # The network checks run before the transaction opens: a pooled connection should not
     # sit idle while the source answers.
     results = citation_checker(resources).check_sync(eclis) if eclis else []
+    results += [malformed_citation(text) for text in found.malformed]
     ok = all(r.live for r in results)
     checked_at = now_utc()
     with resources.database.transaction() as conn:
@@ -106,7 +111,8 @@ def check_citations(
             gate="citations",
             ok=ok,
             request=_with_session(
-                {"text_sha256": _sha256(body.text), "eclis": eclis}, body.session_id
+                {"text_sha256": _sha256(body.text), "eclis": eclis, "malformed": found.malformed},
+                body.session_id,
             ),
             outcome={
                 "citations": [

@@ -389,6 +389,46 @@ def test_api_all_live_and_no_citations(
     assert events[1]["request"]["eclis"] == []
 
 
+def test_api_fails_closed_on_what_reads_as_a_citation_but_is_not_well_formed(
+    rechtspraak: FakeRechtspraak, gate_client: GateClient, auth: Tokens, db: DbHandle
+) -> None:
+    """A draft citing a live decision in forms a reader takes for its ECLI: each is
+    unverifiable (nothing is asked of the source), and the answer is not ok. Before, the gate
+    found no citation in them and answered ok with nothing checked."""
+    [live] = live_eclis(1)
+    rest = live.removeprefix("ECLI:")
+    country, court, year, ordinal = rest.split(":")
+    client = gate_client(rechtspraak_url=rechtspraak.url, citation_timeout_s=GENEROUS)
+    h = auth("alice@firm.nl", "lawyer")
+    variants = [
+        live.lower(),
+        f"ECLI: {rest}",
+        f"ECLI {country} {court} {year} {ordinal}",
+        f"ECLI:{country}:{court[:1]}\u200b{court[1:]}:{year}:{ordinal}",  # zero-width space
+        f"ECLI:{country}:{court}:\n{year}:{ordinal}",
+        "\u0415CLI:" + rest,  # a Cyrillic E
+        live.replace(":", "\uff1a"),  # full-width colons
+        live.replace(":", "%3A"),
+        f"{live}:2",  # a sixth part
+    ]
+    for variant in variants:
+        r = client.post("/v1/gates/citations", json={"text": f"Zie {variant}."}, headers=h)
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["ok"] is False, (variant, body)
+        [cited] = body["citations"]
+        assert cited["code"] == "unverifiable", cited
+        assert cited["reason"] == "unverifiable: not a well-formed ECLI as written"
+    assert rechtspraak.hits(live) == 0
+    assert gate_events(db)[-1]["request"]["malformed"] == [f"{live}:2"]
+    # well formed as written, wherever it stands: checked, and live
+    for text in (f"bron:{live}", f"Zie{live}.", f"In {live}: de rechtbank oordeelde"):
+        r = client.post("/v1/gates/citations", json={"text": text}, headers=h)
+        assert r.status_code == 200, r.text
+        assert r.json()["ok"] is True, (text, r.json())
+        assert [c["ecli"] for c in r.json()["citations"]] == [live]
+
+
 @pytest.mark.timeout(HANG_GUARD_S)
 def test_api_many_citations_in_parallel(
     rechtspraak: FakeRechtspraak, gate_client: GateClient, auth: Tokens

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.ecli import extract_eclis, is_ecli, normalize_ecli
+from app.ecli import extract_eclis, find_citations, is_ecli, normalize_ecli
 
 
 def test_finds_eclis_in_prose_with_trailing_punctuation() -> None:
@@ -75,3 +75,37 @@ def test_helpers() -> None:
     assert not is_ecli("ECLI:NL:HR:2019:1278.")
     assert normalize_ecli(" ecli:NL:HR:2019:1278 ") == "ECLI:NL:HR:2019:1278"
     assert normalize_ecli("BZ5426") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "read_as"),
+    [
+        ("ecli:nl:rbams:2012:bz5426", "ecli:nl:rbams:2012:bz5426"),
+        ("ECLI:\u00a0NL:RBAMS:2012:BZ5426", "ECLI: NL:RBAMS:2012:BZ5426"),
+        ("ECLI NL RBAMS 2012 BZ5426", "ECLI NL RBAMS 2012 BZ5426"),
+        ("ECLI:NL:RB\u2060AMS:2012:BZ5426", "ECLI:NL:RBAMS:2012:BZ5426"),  # word joiner
+        ("ECLI:NL:RBAMS:2012:BZ54\u00ad26", "ECLI:NL:RBAMS:2012:BZ5426"),  # soft hyphen
+        ("ECLI\uff1aNL:RBAMS:2012:BZ\uff15426", "ECLI:NL:RBAMS:2012:BZ5426"),  # full width
+        ("ECLI:NL:RB\u0410MS:2012:BZ5426", "ECLI:NL:RBAMS:2012:BZ5426"),  # Cyrillic A
+        ("ECLI%3ANL%3AHR%3A2019%3A1", "ECLI%3ANL%3AHR%3A2019%3A1"),
+        ("ECLI:NL:ABCDEFGH:2019:1", "ECLI:NL:ABCDEFGH:2019:1"),
+        ("ECLI:NL:HR:2019:" + "A" * 26, "ECLI:NL:HR:2019:" + "A" * 26),
+        ("ECLI:NL:HR:2019:1:2", "ECLI:NL:HR:2019:1:2"),
+        ("ECLI:NL:HR:19:1", "ECLI:NL:HR:19:1"),
+    ],
+)
+def test_the_gate_reads_near_eclis_as_malformed_citations(text: str, read_as: str) -> None:
+    found = find_citations(f"Zie {text}.")
+    assert read_as in found.malformed, found
+
+
+def test_the_gate_finds_well_formed_eclis_wherever_they_stand() -> None:
+    text = "bron:ECLI:NL:HR:2019:1 en ZieECLI:NL:HR:2019:2. In ECLI:NL:HR:2019:3: de HR"
+    found = find_citations(text)
+    assert found.eclis == ["ECLI:NL:HR:2019:1", "ECLI:NL:HR:2019:2", "ECLI:NL:HR:2019:3"]
+    assert found.malformed == []
+
+
+def test_prose_about_eclis_is_no_citation() -> None:
+    text = "Het ECLI-stelsel bestaat sinds 2013; een ECLI van de HR uit 2019 volgt het."
+    assert find_citations(text) == find_citations("")
