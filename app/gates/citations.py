@@ -2,7 +2,8 @@
 
 Each ECLI is fetched from ``{rechtspraak_url}?id={ECLI}`` (the judiciary's open data), all
 at once up to ``citation_max_parallel``, each under a HARD deadline of
-``citation_timeout_s`` that covers connecting, the response and reading the whole body:
+``citation_timeout_s`` that covers connecting, the response, reading the whole body and
+parsing it:
 httpx's own timeouts apply per operation, so a server trickling bytes could exceed them
 many times over. Anything other than a readable record for that very ECLI answers
 ``live: false, reason: "unverifiable: ..."`` (fail closed): a lawyer must never be told a
@@ -19,6 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -33,6 +35,11 @@ log = logging.getLogger("ewall.gates.citations")
 
 MAX_BODY_BYTES = 32 * 1024 * 1024  # the largest real records are a few MB
 USER_AGENT = "ewall-citation-gate/1"
+# Parsing runs here, off the call's event loop and under the same deadline as the fetch: a
+# body of stray non-UTF-8 bytes takes seconds per MB to repair. Not the loop's default
+# executor, which `asyncio.run` waits for at its end; a parse past its deadline finishes
+# here unwaited.
+_PARSERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ecli-parse")
 
 
 @dataclass(frozen=True)
@@ -211,8 +218,14 @@ class CitationChecker:
             return _unverifiable(ecli, "the source has no record of it (HTTP 404)", started, status)
         if status != httpx.codes.OK:
             return _unverifiable(ecli, f"the source answered HTTP {status}", started, status)
+        left = started + self.timeout_s - time.monotonic()
         try:
-            record = parse_rechtspraak(body)
+            parsing = asyncio.get_running_loop().run_in_executor(_PARSERS, parse_rechtspraak, body)
+            record = await asyncio.wait_for(parsing, max(left, 0.0))
+        except TimeoutError:
+            return _unverifiable(
+                ecli, f"the answer could not be read within {self.timeout_s:g} s", started, status
+            )
         except ExtractionError as exc:
             return _unverifiable(
                 ecli, f"unreadable answer from the source ({exc.reason[:200]})", started, status

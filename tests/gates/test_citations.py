@@ -11,6 +11,7 @@ import psycopg
 import pytest
 
 from app.audit.chain import verify_chain
+from app.gates import citations
 from app.gates.citations import CitationChecker, CitationResult
 from tests.conftest import Tokens, make_settings
 from tests.fakes.rechtspraak import FakeRechtspraak, closed_port_url, manifest
@@ -231,6 +232,32 @@ def test_hard_timeout_covers_a_trickling_body(rechtspraak: FakeRechtspraak) -> N
     rechtspraak.trickle(ecli, HANG)  # a piece every 30 s: only the deadline can end it
     [result] = check(rechtspraak.url, [ecli], timeout=0.5)
     assert result.reason == "unverifiable: no answer from the source within 0.5 s"
+
+
+@pytest.mark.timeout(HANG_GUARD_S)
+def test_hard_timeout_covers_reading_the_answer(
+    rechtspraak: FakeRechtspraak, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A body that takes long to parse (stray non-UTF-8 bytes: seconds per MB to repair)
+    runs into the same deadline as the fetch. Here the parse never ends until released:
+    before, the check waited for it."""
+    [ecli, other] = live_eclis(2)
+    release = threading.Event()
+    real_parse = citations.parse_rechtspraak
+
+    def parse(body: bytes) -> Any:
+        if ecli.encode() in body:
+            release.wait(HANG)
+        return real_parse(body)
+
+    monkeypatch.setattr(citations, "parse_rechtspraak", parse)
+    try:
+        # long enough for the live one on a busy machine (as in the API test below)
+        results = check(rechtspraak.url, [ecli, other], timeout=5.0)
+    finally:
+        release.set()
+    assert results[0].reason == "unverifiable: the answer could not be read within 5 s"
+    assert results[1].live, results[1].reason  # its parse was not held up behind the other
 
 
 def test_trickling_body_within_the_deadline_is_fine(rechtspraak: FakeRechtspraak) -> None:
