@@ -41,6 +41,8 @@ def issue_dev_token(settings: Settings, sub: str, roles: list[str], ttl_s: int =
         raise ValueError(f"unknown role(s) {unknown}; choose from {', '.join(ROLES)}")
     if not sub.strip():
         raise ValueError("sub must not be empty")
+    if sub != sub.strip():
+        raise ValueError("sub must not begin or end with white space")
     if not 0 < ttl_s <= DEV_TOKEN_MAX_TTL_S:
         raise ValueError(
             f"ttl must be between 1 and {DEV_TOKEN_MAX_TTL_S} seconds "
@@ -81,13 +83,16 @@ class TokenVerifier:
             raise Unauthenticated("The token's signing key could not be resolved.") from exc
         except jwt.ExpiredSignatureError as exc:
             raise Unauthenticated("The token has expired.") from exc
-        except jwt.InvalidTokenError as exc:
+        except (jwt.PyJWTError, TypeError, ValueError) as exc:
+            # PyJWTError: InvalidTokenError and the rest; TypeError and ValueError: claims or
+            # keys of a shape the library did not expect. Never a 500 for an unsigned token.
             raise Unauthenticated("The token is not valid.") from exc
         sub = claims.get("sub")
         if not isinstance(sub, str) or not sub.strip():
             raise Unauthenticated("The token has no subject.")
-        # the subject is written to the audit log and the budget tables as the person id
-        if len(sub) > MAX_SUBJECT or not storable(sub):
+        # the subject is written to the audit log and the budget tables as the person id;
+        # " alice" would be another person than "alice"
+        if len(sub) > MAX_SUBJECT or not storable(sub) or sub != sub.strip():
             raise Unauthenticated("The token's subject cannot name a person.")
         raw_roles = claims.get(self.settings.oidc_roles_claim, [])
         if isinstance(raw_roles, str):
@@ -115,9 +120,11 @@ class TokenVerifier:
         if self._jwks is None:  # constructor guarantees it in oidc mode
             raise Unauthenticated("No key set is configured.")
         key = self._jwks.get_signing_key_from_jwt(token)
+        # the PyJWK itself, not its raw key: the signature is checked with the key's own
+        # algorithm, so a header naming ES256 for an RSA key is refused, not tried
         return jwt.decode(
             token,
-            key.key,
+            key,
             algorithms=["RS256", "ES256"],
             audience=s.oidc_audience,
             issuer=s.oidc_issuer,
@@ -134,7 +141,10 @@ class TokenVerifier:
         return self._dev_key
 
     def _check_lifetime(self, claims: dict[str, Any]) -> None:
-        exp, iat = claims["exp"], claims["iat"]  # both numbers: jwt.decode checked them
+        exp, iat = claims["exp"], claims["iat"]
+        # jwt.decode accepts numeric strings ("1796..."): the subtraction below needs numbers
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (exp, iat)):
+            raise Unauthenticated("The token's exp and iat must be numbers.")
         longest = DEV_TOKEN_MAX_TTL_S + self.settings.token_leeway_s
         # exp - now as well: an iat set in the future would otherwise stretch the window
         if exp - iat > DEV_TOKEN_MAX_TTL_S or exp - time.time() > longest:

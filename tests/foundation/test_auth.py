@@ -88,6 +88,10 @@ def test_oidc_tokens(db: DbHandle, embedder: Any, keys: dict[str, Any], jwks_url
         assert status(_token(keys["rogue"], "RS256", "rsa-1")) == 401
         assert status(_token(keys["rsa"], "RS256", "unknown-kid")) == 401
         assert status(_token(keys["rsa"], "RS256", "rsa-1", roles=["lawyer"])) == 403
+        # a header whose algorithm is not the named key's: refused, not tried (was a 500)
+        assert status(_token(keys["ec"], "ES256", "rsa-1")) == 401
+        assert status(_token(keys["rsa"], "RS256", "ec-1")) == 401
+        assert status(_token(keys["rsa"], "RS256", "rsa-1", sub=" alice@firm.nl")) == 401
         # a development token is worthless in production mode
         dev = issue_dev_token(make_settings(), "alice@firm.nl", ["compliance"])
         assert status(dev) == 401
