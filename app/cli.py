@@ -213,6 +213,7 @@ def cmd_schema_snapshot(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_audit_verify(args: argparse.Namespace, settings: Settings) -> int:
     from app.audit import checkpoints
     from app.audit.chain import verify_all
+    from app.db.engine import begin_snapshot
     from app.db.runtime import open_database
 
     public = None
@@ -226,7 +227,8 @@ def cmd_audit_verify(args: argparse.Namespace, settings: Settings) -> int:
             public = checkpoints.load_public_key(public_file)
         except checkpoints.CheckpointError as exc:
             return _fail(str(exc))
-    with open_database(settings) as database, database.transaction() as conn:
+    with open_database(settings) as database, database.engine.connect() as conn:
+        begin_snapshot(conn)  # one committed state, as the checkpoint writes (searches go on)
         report = (
             verify_all(conn)
             if public is None

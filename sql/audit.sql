@@ -128,6 +128,13 @@ SELECT * FROM gate_events ORDER BY seq
 -- name: all_access_sets
 SELECT set_id, members FROM audit_access_sets ORDER BY set_id
 
+-- name: first_retrieval_missing_set
+-- The first retrieval whose access set (the evidence of what its person was allowed) is gone:
+-- the foreign key keeps the application from deleting one, not a superuser.
+SELECT min(r.seq) FROM audit_retrievals AS r
+WHERE NOT EXISTS (SELECT 1 FROM audit_access_sets AS s WHERE s.set_id = r.allowed_wall_groups_set)
+   OR NOT EXISTS (SELECT 1 FROM audit_access_sets AS s WHERE s.set_id = r.source_principals_set)
+
 -- name: first_retrieval_using_set
 SELECT min(seq) FROM audit_retrievals
 WHERE allowed_wall_groups_set = :set_id OR source_principals_set = :set_id

@@ -450,7 +450,18 @@ def _head(conn: Connection, chain: str) -> tuple[int, str] | None:
 
 
 def _verify_access_sets(conn: Connection) -> ChainReport | None:
-    """Each stored set must still hash to its id; report the first retrieval using a bad one."""
+    """Each set a retrieval names must still exist and hash to its id; report the first
+    retrieval using a missing or altered one."""
+    missing = repository.first_retrieval_missing_set(conn)
+    if missing is not None:
+        return ChainReport(
+            "retrievals",
+            False,
+            0,
+            GENESIS,
+            missing,
+            f"retrieval seq {missing} names an access set that was removed",
+        )
     for set_id, members in repository.stream_access_sets(conn):
         if access_set_id(members) != set_id:
             return ChainReport(

@@ -114,6 +114,11 @@ def stream_access_sets(conn: Connection) -> Iterator[tuple[str, list[str]]]:
         yield str(row["set_id"]), list(row["members"])
 
 
+def first_retrieval_missing_set(conn: Connection) -> int | None:
+    seq = conn.execute(sqlfiles.query("audit.first_retrieval_missing_set")).scalar()
+    return None if seq is None else int(seq)
+
+
 def first_retrieval_using_set(conn: Connection, set_id: str) -> int | None:
     seq = conn.execute(
         sqlfiles.query("audit.first_retrieval_using_set"), {"set_id": set_id}

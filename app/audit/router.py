@@ -12,6 +12,7 @@ from sqlalchemy import Connection
 from app.audit import service
 from app.audit.chain import now_utc, record_refusal, verify_all
 from app.auth.service import Principal
+from app.db.engine import begin_snapshot
 from app.deps import Compliance, ConnDep, PrincipalDep, ResourcesDep
 from app.errors import Forbidden, envelope
 from app.resources import Resources
@@ -112,8 +113,12 @@ def get_retrieval(
 
 
 @router.get("/verify")
-def verify(principal: Compliance, conn: ConnDep) -> dict[str, Any]:
-    return verify_all(conn)
+def verify(principal: Compliance, resources: ResourcesDep) -> dict[str, Any]:
+    # one committed state: a search committing between the read of a chain's head and the
+    # read of its rows would look like rows removed from the end
+    with resources.database.engine.connect() as conn:
+        begin_snapshot(conn)
+        return verify_all(conn)
 
 
 @router.get("/export")

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+from typing import Any
+
 import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
+from app.audit import chain
 from app.audit.chain import verify_all
 from tests.conftest import DbHandle, Tokens
 from tests.helpers import Firm, ok
@@ -92,6 +96,13 @@ ATTACKS: dict[str, tuple[list[str], int]] = {
         ],
         1,
     ),
+    "deleted access set": (  # the evidence of what the person was allowed (FK disabled)
+        [
+            "DELETE FROM audit_access_sets WHERE set_id = "
+            "(SELECT allowed_wall_groups_set FROM audit_retrievals WHERE seq = 1)"
+        ],
+        1,
+    ),
     "renumbered tail": (
         [
             "UPDATE audit_retrievals SET seq = -seq WHERE seq >= 5",
@@ -113,6 +124,31 @@ def test_chain_detects_superuser_tampering(
     assert report["ok"] is False, attack
     assert report["first_bad_seq"] == bad_seq, report
     assert report["problem"]
+
+
+def test_a_search_committed_while_verifying_is_no_tampering(
+    audited: Firm, client: TestClient, auth: Tokens, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Verification reads each chain's head, then its rows. A search that commits between
+    the two must not look like rows removed from the end: both reads see one state."""
+    read_head = chain._head
+    committed: list[int] = []
+
+    def head_then_a_search(conn: Any, name: str) -> Any:
+        found = read_head(conn, name)
+        if name == "retrievals" and not committed:
+            searcher = threading.Thread(
+                target=lambda: committed.append(len(audited.search("alice@firm.nl", "octrooi")))
+            )
+            searcher.start()
+            searcher.join()
+        return found
+
+    monkeypatch.setattr(chain, "_head", head_then_a_search)
+    report = _verify(client, auth)
+    assert committed, "the search did not run"
+    assert report["ok"] is True, report
+    assert _verify(client, auth)["ok"] is True
 
 
 def test_cli_verify_exit_code(audited: Firm, db: DbHandle) -> None:
