@@ -13,7 +13,8 @@ almost every pair of Dutch sentences alike, and no encoder notices that "€ 50.
   numbers and names, each normalised ("€ 50.000" = "50.000 euro", "1 januari 2020" =
   "01-01-2020"), which the supporting passage must hold;
 - ``negation_mismatch``: a negation (niet, geen, nooit, ...) on one side that the other
-  side's same statement lacks, or "onrechtmatig" against "rechtmatig".
+  side's same statement lacks, "onrechtmatig" against "rechtmatig", or an outcome or a role
+  turned round ("vernietigd" where the passage says "bevestigd", "verhuurder" for "huurder").
 
 Nothing here touches the database or the encoder.
 """
@@ -45,6 +46,27 @@ _STOPWORD_TEXT = """
     krachtens overeenkomstig blijkens gelet omtrent betreffende inzake per via
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+# Outcomes and roles that turn a statement round without a negation (folded, as `words`
+# gives them). A sentence word whose opposite the passage holds, while the passage lacks the
+# word itself, is a reversal ("De Raad heeft de uitspraak vernietigd" against "... bevestigd").
+_OPPOSITE_PAIRS = """
+    bevestigd:vernietigd bevestigt:vernietigt bevestigen:vernietigen bevestiging:vernietiging
+    toegewezen:afgewezen toewijst:afwijst toewijzen:afwijzen toewijzing:afwijzing
+    terecht:onrechte aanvaard:verworpen aanvaardt:verwerpt verwerpt:vernietigt
+    vrijgesproken:veroordeeld vrijspraak:veroordeling toegestaan:verboden
+    hoger:lager hogere:lagere meer:minder groter:kleiner grotere:kleinere langer:korter
+    huurder:verhuurder huurders:verhuurders huurster:verhuurster koper:verkoper
+    kopers:verkopers werkgever:werknemer werkgevers:werknemers eiser:gedaagde
+    eisers:gedaagden eiseres:gedaagde verzoeker:verweerder verzoekster:verweerster
+    appellant:geintimeerde appellante:geintimeerde opdrachtgever:opdrachtnemer
+    schuldeiser:schuldenaar crediteur:debiteur belanghebbende:inspecteur
+"""
+OPPOSITES: dict[str, frozenset[str]] = {}
+for _pair in _OPPOSITE_PAIRS.split():
+    _a, _b = _pair.split(":")
+    OPPOSITES[_a] = OPPOSITES.get(_a, frozenset()) | {_b}
+    OPPOSITES[_b] = OPPOSITES.get(_b, frozenset()) | {_a}
 
 NEGATIONS = frozenset(
     {
@@ -143,7 +165,7 @@ _AMOUNT_AFTER = re.compile(rf"\b({_NUM}){_SCALE}\s*(euro|eur|gulden)\b", re.I)
 _PERCENT = re.compile(rf"\b({_NUM})\s*(%|procent\b|pct\b)", re.I)
 _CASE_NUMBER = re.compile(r"\b(?:[A-Z]{1,4}\s?)?\d+(?:[./]\d+)*/\d+(?:[./-]\d+)*\b")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_NAME = re.compile(r"[A-Z][\w’'-]*")
+_NAME = re.compile(r"(?<![\w’'-])[A-Z][\w’'-]*")  # a word that starts upper case ("pH" has none)
 _ANONYMISED = re.compile(r"\[([^\]\d][^\]]{0,60})\]")
 
 
@@ -435,5 +457,7 @@ def negation_mismatch_words(s_tokens: Sequence[str], p_tokens: Sequence[str]) ->
         if len(word) >= 7 and word.startswith("on") and word[2:] in p_words and word not in p_words:
             return word
         if len(word) >= 5 and "on" + word in p_words and word not in p_words:
+            return word
+        if word not in p_words and not OPPOSITES.get(word, frozenset()).isdisjoint(p_words):
             return word
     return None
