@@ -244,6 +244,19 @@ def test_compose_holds_no_secret_and_requires_them_from_the_environment() -> Non
     assert "PASSWORD '" not in initdb.upper()
 
 
+def test_compose_gives_the_schema_owner_to_the_one_shot_migration_only() -> None:
+    """The API and the worker (which parses untrusted files) run as ewall_app: a process
+    holding the owner's URL could rewrite the audit chain's head."""
+    compose = (ROOT / "docker-compose.yml").read_text(encoding="utf-8")
+    # top-level keys and services start at columns 0 and 2
+    blocks = re.split(r"^(?=\S|  \w[\w-]*:\s*$)", compose, flags=re.MULTILINE)
+    owners = [b.split(":", 1)[0].strip() for b in blocks if "postgresql://postgres:" in b]
+    assert owners == ["migrate"], owners
+    assert "EWALL_MIGRATIONS_DATABASE_URL" not in next(
+        b for b in blocks if b.startswith("x-ewall-environment")
+    )
+
+
 def test_the_image_does_not_serve_dev_auth_on_all_interfaces() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
     runtime = dockerfile.split("FROM python:3.11-slim\n")[-1]
