@@ -56,6 +56,7 @@ SELECT * FROM gate_events
 WHERE (CAST(:person_id AS text) IS NULL OR person_id = CAST(:person_id AS text))
   AND (CAST(:gate AS text) IS NULL OR gate = CAST(:gate AS text))
   AND (CAST(:ok AS boolean) IS NULL OR ok = CAST(:ok AS boolean))
+  AND (CAST(:session_id AS text) IS NULL OR request->>'session_id' = CAST(:session_id AS text))
   AND (CAST(:since AS timestamptz) IS NULL OR at >= CAST(:since AS timestamptz))
   AND (CAST(:until AS timestamptz) IS NULL OR at < CAST(:until AS timestamptz))
   AND (CAST(:before_seq AS bigint) IS NULL OR seq < CAST(:before_seq AS bigint))

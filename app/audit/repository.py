@@ -42,6 +42,7 @@ class GateEventFilter:
     person_id: str | None = None
     gate: str | None = None
     ok: bool | None = None
+    session_id: str | None = None  # the session the caller named with the check
     since: datetime | None = None
     until: datetime | None = None
 

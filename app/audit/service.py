@@ -272,7 +272,10 @@ def list_gate_events(
     limit: int,
     cursor: str | None,
     cursor_secret: bytes,
+    session_id: str | None = None,
 ) -> dict[str, Any]:
     """The gates chain, newest first: checks, refusals and probes, hashes instead of text."""
-    where = GateEventFilter(person_id=person_id, gate=gate, ok=ok, since=since, until=until)
+    where = GateEventFilter(
+        person_id=person_id, gate=gate, ok=ok, session_id=session_id, since=since, until=until
+    )
     return _page(conn, where, limit=limit, cursor=cursor, cursor_secret=cursor_secret)

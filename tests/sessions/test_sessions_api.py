@@ -352,3 +352,11 @@ def test_session_gate_access_and_refusals(firm: Firm, client: TestClient, auth: 
     assert ("citations", "mine", True) in gates
     assert ("session", "mine", False) in gates  # the refused probe by the hire
     assert ("session", "mine", True) in gates
+    # and compliance lists a session's gate events, as its retrievals
+    ok(client.post("/v1/gates/citations", json={"text": "geen", "session_id": "other"}, headers=h))
+    listed = ok(
+        client.get(
+            "/v1/audit/gate-events", params={"session_id": "mine"}, headers=auth(*COMPLIANCE)
+        )
+    )["items"]
+    assert listed and {e["request"]["session_id"] for e in listed} == {"mine"}, listed
