@@ -1,4 +1,12 @@
--- The emit-time gates' reads of the retrieval audit (app/gates/repository.py).
+-- The emit-time gates' reads of the retrieval audit and of the case-law index
+-- (app/gates/repository.py).
+
+-- name: known_dead_cases
+-- What the case-law index knows against the live source's word: the ECLIs among :eclis that
+-- ingestion last saw withdrawn, voided, set aside, or held for a person to confirm.
+SELECT ecli, state, coalesce(replaced_by, set_aside_by) AS by
+FROM case_law
+WHERE ecli = ANY(CAST(:eclis AS text[])) AND state <> 'active'
 
 -- name: retrieval_owner
 SELECT person_id FROM audit_retrievals WHERE retrieval_id = :retrieval_id

@@ -89,6 +89,25 @@ def malformed_citation(text: str) -> CitationResult:
     return _unverifiable(text, "not a well-formed ECLI as written", time.monotonic())
 
 
+def against_known_state(
+    result: CitationResult, known: tuple[str, str | None] | None
+) -> CitationResult:
+    """A live answer from the source about a decision that the case-law index last saw
+    withdrawn, voided, set aside or held is no proof that it lives: ingestion holds such a
+    record for a person to confirm (app/caselaw/state.py, rule 2), and so does the gate."""
+    if not result.live or known is None:
+        return result
+    state, by = known
+    return replace(
+        result,
+        live=False,
+        code="unverifiable",
+        reason=f"unverifiable: the source reads it as live, but ewall's case-law index "
+        f"has it {state.replace('_', ' ')}" + (f" (by {by})" if by else ""),
+        by=by,
+    )
+
+
 class CitationChecker:
     """Checks ECLIs against the live source; one instance per app (it holds the cache)."""
 

@@ -19,6 +19,12 @@ class SessionMatter:
     chunks: int
 
 
+def known_dead_cases(conn: Connection, eclis: list[str]) -> dict[str, tuple[str, str | None]]:
+    """ECLI -> (state, by) for those the case-law index holds as not active."""
+    rows = conn.execute(sqlfiles.query("gates.known_dead_cases"), {"eclis": eclis})
+    return {str(r.ecli): (str(r.state), r.by) for r in rows}
+
+
 def retrieval_owner(conn: Connection, retrieval_id: uuid.UUID) -> str | None:
     """The person who made the retrieval; None when there is no such retrieval."""
     owner = conn.execute(

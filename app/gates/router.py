@@ -21,7 +21,8 @@ from app.auth.service import Principal
 from app.deps import ConnDep, Lawyer, ResourcesDep, require_roles
 from app.ecli import find_citations
 from app.errors import AppError, Unprocessable, envelope
-from app.gates.citations import CitationChecker, malformed_citation
+from app.gates import repository
+from app.gates.citations import CitationChecker, against_known_state, malformed_citation
 from app.gates.replica import routed_grounding
 from app.gates.schemas import (
     CitationOut,
@@ -102,9 +103,12 @@ def check_citations(
     # sit idle while the source answers.
     results = citation_checker(resources).check_sync(eclis) if eclis else []
     results += [malformed_citation(text) for text in found.malformed]
-    ok = all(r.live for r in results)
     checked_at = now_utc()
     with resources.database.transaction() as conn:
+        live = [r.ecli for r in results if r.live]
+        known = repository.known_dead_cases(conn, live) if live else {}
+        results = [against_known_state(r, known.get(r.ecli)) for r in results]
+        ok = all(r.live for r in results)
         append_gate_event(
             conn,
             person_id=principal.person_id,

@@ -456,6 +456,32 @@ def test_api_fails_closed_on_what_reads_as_a_citation_but_is_not_well_formed(
         assert [c["ecli"] for c in r.json()["citations"]] == [live]
 
 
+def test_api_a_live_answer_does_not_revive_what_the_index_knows_dead(
+    rechtspraak: FakeRechtspraak, gate_client: GateClient, auth: Tokens, db: DbHandle
+) -> None:
+    """The source drops a record's relation markers: it reads as live. The case-law index
+    last saw it set aside, so the gate answers unverifiable (ingestion holds such a record
+    for a person to confirm), naming what it knows; an active record stays live."""
+    dead, alive = live_eclis(2)
+    with psycopg.connect(db.superuser_url, autocommit=True) as su:
+        su.execute(
+            "INSERT INTO case_law (ecli, state, set_aside_by) VALUES (%s, 'set_aside', %s),"
+            " (%s, 'active', NULL)",
+            (dead, "ECLI:NL:HR:2020:9", alive),
+        )
+    client = gate_client(rechtspraak_url=rechtspraak.url, citation_timeout_s=GENEROUS)
+    r = client.post(
+        "/v1/gates/citations", json={"text": f"{dead} en {alive}"}, headers=auth("alice@firm.nl")
+    )
+    assert r.status_code == 200, r.text
+    got = {c["ecli"]: c for c in r.json()["citations"]}
+    assert r.json()["ok"] is False
+    assert got[dead]["live"] is False and got[dead]["code"] == "unverifiable"
+    assert "set aside" in got[dead]["reason"] and got[dead]["by"] == "ECLI:NL:HR:2020:9"
+    assert got[alive]["live"] is True
+    assert rechtspraak.hits(dead) == 1  # asked, and answered live
+
+
 @pytest.mark.timeout(HANG_GUARD_S)
 def test_api_many_citations_in_parallel(
     rechtspraak: FakeRechtspraak, gate_client: GateClient, auth: Tokens
