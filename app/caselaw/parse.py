@@ -24,7 +24,7 @@ that cannot be read at all raises ``ExtractionError`` with the reason.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
@@ -650,32 +650,50 @@ def _mentions_withdrawal(value: str | None) -> bool:
     return any(w in low for w in _WITHDRAWAL_WORDS)
 
 
-def _withdrawal_marker(
-    root: etree._Element, description: etree._Element
-) -> tuple[str | None, str | None]:
-    """(marker value, where it was found); (None, None) when no marker exists."""
-    for attr_holder in (root, description):
+def _withdrawal_markers(
+    root: etree._Element, descriptions: Sequence[etree._Element]
+) -> Iterator[tuple[str, str]]:
+    """Every (marker value, where it was found), on the root and in every description."""
+    for attr_holder in (root, *descriptions):
         for key, value in attr_holder.attrib.items():
             local = str(key).rsplit("}", 1)[-1]
-            if _mentions_withdrawal(local):
-                return str(value), f"@{local}"
-            if local.lower() in ("status", "state") and _mentions_withdrawal(str(value)):
-                return str(value), f"@{local}"
-    for el in _children(description):
-        local = _local(el)
-        if local in ("relation", "isReplacedBy"):
-            continue  # read as relations / isReplacedBy
-        label = _attr(el, RDFS, "label")
-        if _mentions_withdrawal(local) or _mentions_withdrawal(label):
-            value = _inline(el)
-            if not value:
-                value = el.get("value") or el.get("waarde") or ""
-            return value, local
-        for key, value in el.attrib.items():
-            attr_local = str(key).rsplit("}", 1)[-1]
-            if _mentions_withdrawal(attr_local):
-                return str(value), f"{local}@{attr_local}"
-    return None, None
+            status_like = local.lower() in ("status", "state")
+            if _mentions_withdrawal(local) or (status_like and _mentions_withdrawal(str(value))):
+                yield str(value), f"@{local}"
+    for description in descriptions:
+        for el in _children(description):
+            local = _local(el)
+            if local in ("relation", "isReplacedBy"):
+                continue  # read as relations / isReplacedBy
+            label = _attr(el, RDFS, "label")
+            if _mentions_withdrawal(local) or _mentions_withdrawal(label):
+                value = _inline(el)
+                if not value:
+                    value = el.get("value") or el.get("waarde") or ""
+                yield value, local
+            elif local.lower() in ("status", "state") and _mentions_withdrawal(_inline(el)):
+                yield _inline(el), local  # <psi:status>ingetrokken</psi:status>
+            for key, value in el.attrib.items():
+                attr_local = str(key).rsplit("}", 1)[-1]
+                if _mentions_withdrawal(attr_local):
+                    yield str(value), f"{local}@{attr_local}"
+
+
+def _withdrawal_marker(
+    root: etree._Element, descriptions: Sequence[etree._Element]
+) -> tuple[str | None, str | None]:
+    """(marker value, where it was found); (None, None) when no marker exists. Of several,
+    one that says withdrawn wins, then one that cannot be read (the record is then held),
+    then the first: a second marker saying "ja" after a "nee" is not lost."""
+    found = list(_withdrawal_markers(root, descriptions))
+    if not found:
+        return None, None
+    readings = [_withdrawal_value(value) for value, _ in found]
+    for wanted in (True, None):
+        for (value, where), reading in zip(found, readings, strict=True):
+            if reading is wanted:
+                return value, where
+    return found[0]
 
 
 def _find_body(root: etree._Element) -> tuple[BodyKind | None, etree._Element | None]:
@@ -739,11 +757,14 @@ def _parse_record(data: bytes) -> RechtspraakRecord:
     ]
     record.relations = [_relation(el) for el in by_name.get("relation", [])]
 
-    replaced = by_name.get("isReplacedBy")
-    if replaced is not None:
+    # in any description: a replacement stated in a second one still replaces
+    replaced = [el for d in descriptions for el in _children(d) if _local(el) == "isReplacedBy"]
+    if replaced:
         values = [_inline(el) or (el.get(f"{{{RDF}}}resource") or "").strip() for el in replaced]
         record.is_replaced_by = next((v for v in values if v), "")
-    record.withdrawal_marker, record.withdrawal_marker_name = _withdrawal_marker(root, meta)
+    record.withdrawal_marker, record.withdrawal_marker_name = _withdrawal_marker(
+        root, descriptions
+    )
 
     for extra in descriptions[1:]:
         titles = [t for t in _texts(extra.iter("{*}title")) if t]

@@ -379,6 +379,33 @@ def test_withdrawal_markers_are_read_tolerantly(
     assert reason.startswith(reason_start), reason
 
 
+@pytest.mark.parametrize(
+    "extra",
+    [
+        # a second marker is read too: "ja" after "nee" (the first one used to win)
+        "<psi:ingetrokken>nee</psi:ingetrokken><psi:ingetrokken>ja</psi:ingetrokken>",
+        # a status element whose text says it, under a neutral label
+        "<psi:status>ingetrokken</psi:status>",
+        # a marker in a second description
+        "</rdf:Description><rdf:Description><psi:ingetrokken>ja</psi:ingetrokken>",
+    ],
+)
+def test_a_withdrawal_anywhere_in_the_record_is_read(extra: str) -> None:
+    rec = parse_rechtspraak(minimal(extra))
+    assert rec.withdrawn is True, rec.withdrawal_marker
+    assert liveness(rec)[0] is False
+
+
+def test_a_replacement_in_a_second_description_replaces() -> None:
+    rec = parse_rechtspraak(
+        minimal(
+            "</rdf:Description><rdf:Description>"
+            "<dcterms:isReplacedBy>ECLI:NL:HR:2019:2000</dcterms:isReplacedBy>"
+        )
+    )
+    assert liveness(rec) == (False, "vervangen door ECLI:NL:HR:2019:2000", "ECLI:NL:HR:2019:2000")
+
+
 def test_definite_reason_wins_over_an_unreadable_marker() -> None:
     rec = parse_rechtspraak(
         minimal(
