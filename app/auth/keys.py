@@ -56,6 +56,8 @@ def weakness(secret: str) -> str | None:
         return "looks like a placeholder"
     if len(set(secret)) < _MIN_DISTINCT_CHARACTERS:
         return "repeats too few characters to be random"
+    if (secret + secret).find(secret, 1) < len(secret):  # "abcdefgh" * 4: one period repeated
+        return "repeats a shorter pattern"
     return None
 
 

@@ -170,7 +170,7 @@ def test_dev_mode_beyond_loopback_or_on_an_external_database_needs_a_strong_secr
     ):
         with pytest.raises(InsecureConfiguration):
             check_serve(settings, host)
-    for weak in ("short-secret", PUBLISHED_SECRET, "a" * 64, "abcd" * 10):
+    for weak in ("short-secret", PUBLISHED_SECRET, "a" * 64, "abcd" * 10, "abcdefgh" * 4):
         with pytest.raises(InsecureConfiguration):
             check_serve(_defaults(tmp_path, dev_secret=weak), "127.0.0.1")
     strong = secrets.token_urlsafe(48)
