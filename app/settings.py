@@ -87,7 +87,9 @@ class Settings(BaseSettings):
     dev_issuer: str = Field(default="ewall-dev", description="iss of development tokens.")
     oidc_issuer: str | None = Field(default=None, description="Expected iss (oidc mode).")
     oidc_audience: str | None = Field(default=None, description="Expected aud (oidc mode).")
-    oidc_jwks_url: str | None = Field(default=None, description="JWKS URL (oidc mode).")
+    oidc_jwks_url: str | None = Field(
+        default=None, description="JWKS URL (oidc mode); https, or http on loopback only."
+    )
     oidc_roles_claim: str = Field(default="roles", description="Claim holding the roles.")
     token_leeway_s: int = Field(default=30, ge=0, description="Clock skew allowed on exp/nbf.")
 

@@ -18,6 +18,7 @@ import os
 import secrets
 import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from app.settings import Settings
 
@@ -119,6 +120,14 @@ def check_serve(settings: Settings, host: str) -> None:
         ]
         if missing:
             raise InsecureConfiguration(f"EWALL_AUTH_MODE=oidc needs {', '.join(missing)}")
+        jwks = urlsplit(settings.oidc_jwks_url or "")
+        # the keys every token is checked against: over plain HTTP anyone on the path could
+        # hand the service their own
+        on_loopback = jwks.scheme == "http" and is_loopback(jwks.hostname or "")
+        if jwks.scheme != "https" and not on_loopback:
+            raise InsecureConfiguration(
+                "EWALL_OIDC_JWKS_URL must be an https:// URL (plain http only on loopback)"
+            )
     else:
         if settings.dev_secret is None and not is_loopback(host):
             raise InsecureConfiguration(

@@ -177,6 +177,13 @@ def test_dev_mode_beyond_loopback_or_on_an_external_database_needs_a_strong_secr
     check_serve(_defaults(tmp_path, dev_secret=strong, database_url=EXTERNAL_URL), ANYWHERE)
     with pytest.raises(InsecureConfiguration):
         check_serve(_defaults(tmp_path, auth_mode="oidc"), ANYWHERE)
+    # the key set every token is checked against comes over https (plain http on loopback)
+    oidc = {"auth_mode": "oidc", "oidc_issuer": "https://idp.example", "oidc_audience": "api"}
+    for jwks in ("https://idp.example/keys", "http://127.0.0.1:8080/keys"):
+        check_serve(_defaults(tmp_path, oidc_jwks_url=jwks, **oidc), ANYWHERE)
+    for jwks in ("http://idp.example/keys", "ftp://idp.example/keys", "idp.example/keys"):
+        with pytest.raises(InsecureConfiguration, match="https"):
+            check_serve(_defaults(tmp_path, oidc_jwks_url=jwks, **oidc), ANYWHERE)
 
 
 @pytest.mark.parametrize(
