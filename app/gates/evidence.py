@@ -305,6 +305,41 @@ def extract_facts(text: str, *, skip_first_word: bool = True) -> list[Fact]:
     return facts
 
 
+_WORD_AS_WRITTEN = re.compile(r"[^\W\d_][\w’'-]*")
+
+
+def proper_names(sentences: Sequence[str]) -> frozenset[str]:
+    """The words that ``sentences`` write capitalised inside a sentence and never in lower
+    case (folded): "Helderglas" in "... leverde Helderglas ...", not "Gelet" (only ever at a
+    sentence's start) nor "Hof" if "hof" occurs too."""
+    capitalised: set[str] = set()
+    lower: set[str] = set()
+    for sentence in sentences:
+        for i, m in enumerate(_WORD_AS_WRITTEN.finditer(sentence)):
+            word = m.group(0)
+            folded = fold(word).strip("’'-")
+            if word[0].islower():
+                lower.add(folded)
+            elif i > 0 and word[0].isupper():
+                capitalised.add(folded)
+    return frozenset(
+        n
+        for n in capitalised - lower
+        if len(n) > 1 and n not in STOPWORDS and n not in NUMBER_WORDS
+    )
+
+
+def leading_name(sentence: str, names: frozenset[str]) -> Fact | None:
+    """The first word of ``sentence`` as a name fact, when the returned chunks use it as a
+    proper name (``proper_names``): "Glastech sluit ..." for "Helderglas sluit ..." then needs
+    a passage that names Glastech. Other capitalised first words are sentence openers."""
+    m = _WORD_AS_WRITTEN.search(sentence)
+    if m is None or not m.group(0)[0].isupper():
+        return None
+    folded = fold(m.group(0)).strip("’'-")
+    return Fact("name", folded, m.group(0)) if folded in names else None
+
+
 def _amount(currency: str, number: str, scale: str | None, text: str) -> Fact:
     return Fact("amount", f"{_currency(currency)} {_number(number, scale)}", text.strip())
 

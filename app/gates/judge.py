@@ -30,6 +30,7 @@ import numpy.typing as npt
 from app.gates.evidence import (
     content_stems,
     extract_facts,
+    leading_name,
     missing_facts,
     negation_mismatch_words,
     split_markers,
@@ -127,6 +128,9 @@ class _Passages:
         for column, row in enumerate(stem_rows):
             self.incidence[row, column] = 1.0
         self.owner_array = np.asarray(self.owner, dtype=np.int64)
+        # the proper names of all the returned chunks: a sentence that opens with one must
+        # find it in its supporting passage
+        self.names: frozenset[str] = frozenset().union(*(c.passages.names for c in self.chunks))
 
     def __len__(self) -> int:
         return len(self.owner)
@@ -218,6 +222,9 @@ def judge_sentences(
         cosine = passages.vectors @ sentence_vectors[i]
         scores = np.asarray(weight * lexical + (1.0 - weight) * cosine, dtype=np.float32)
         facts = extract_facts(core)
+        opener = leading_name(core, passages.names)
+        if opener is not None:
+            facts.append(opener)
         core_words = tuple(words(core))
         overall = _verdict(passages, scores, None, core_words, facts, threshold)
         chosen = overall

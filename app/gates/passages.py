@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from app.gates.evidence import FactIndex, content_stems, index_facts, words
+from app.gates.evidence import FactIndex, content_stems, index_facts, proper_names, words
 from app.gates.sentences import split_sentences
 
 Matrix = npt.NDArray[np.float32]
@@ -41,6 +41,7 @@ class ChunkPassages:
     words: list[tuple[str, ...]]
     facts: list[FactIndex]
     vectors: Matrix  # one normalised row per passage
+    names: frozenset[str] = frozenset()  # its proper names (evidence.proper_names)
 
 
 def passage_spans(sentences: Sequence[str]) -> list[tuple[int, int]]:
@@ -73,6 +74,7 @@ def build_passages(sentences: Sequence[str], sentence_vectors: Matrix) -> ChunkP
         words=[tuple(words(t)) for t in texts],
         facts=[index_facts(t) for t in texts],
         vectors=vectors,
+        names=proper_names(sentences),
     )
 
 

@@ -8,8 +8,10 @@ from app.gates.evidence import (
     content_stems,
     extract_facts,
     index_facts,
+    leading_name,
     missing_facts,
     negation_mismatch,
+    proper_names,
     split_markers,
 )
 
@@ -141,3 +143,18 @@ def test_content_words_are_folded_and_truncated() -> None:
 def test_a_flip_beside_another_negation_is_caught(sentence: str, passage: str) -> None:
     assert negation_mismatch(sentence, passage) is not None
     assert negation_mismatch(passage, passage) is None
+
+
+def test_proper_names_are_capitalised_inside_sentences_and_never_lower_case() -> None:
+    names = proper_names(
+        [
+            "Gelet op het verzoek van Helderglas B.V. oordeelt het Hof als volgt.",
+            "Het hof verwerpt het beroep van Glastech.",
+        ]
+    )
+    # "Gelet" only opens a sentence, "Hof" is also written "hof", "Het" is a function word
+    assert names == {"helderglas", "glastech"}
+    fact = leading_name("Glastech sluit de lijn.", names)
+    assert fact is not None and (fact.kind, fact.value) == ("name", "glastech")
+    assert leading_name("Gelet op de stukken sluit de lijn.", names) is None
+    assert leading_name("glastech sluit de lijn.", names) is None  # not written as a name

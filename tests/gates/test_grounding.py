@@ -99,7 +99,7 @@ def record_retrieval(
             rank=rank,
             chunk_id=chunk_id,
             matter_id="M-1",
-            content_sha256=(hashes or {}).get(chunk_id, sha(bodies[chunk_id])),
+            content_sha256=(hashes or {}).get(chunk_id) or sha(bodies[chunk_id]),
             score=1.0 / rank,
         )
         for rank, chunk_id in enumerate(chunk_ids, start=1)
@@ -163,6 +163,34 @@ def test_supported_and_unsupported_sentences(
     [only] = supported_only.json()["sentences"]
     assert only["best_chunk_id"] == "c-termijn"
     assert only["similarity"] > 0.99
+
+
+PARTIES = {
+    "c-levering": "De floatglaslijn in Dordrecht is in 2019 door Helderglas B.V. aan Glastech "
+    "geleverd.",
+    "c-sluiting": "Helderglas sluit de floatglaslijn in Dordrecht per 1 maart 2021 wegens "
+    "verliezen.",
+}
+
+
+def test_a_party_swapped_at_the_start_of_a_sentence_is_named(
+    db: DbHandle, embedder: Any, gate_client: GateClient, auth: Tokens
+) -> None:
+    """The first word of a sentence is capitalised anyway, so it was never checked as a
+    name: "Glastech sluit ..." for "Helderglas sluit ..." passed. A first word that the
+    returned chunks use as a proper name (capitalised inside a sentence, never lower case)
+    must now be in the supporting passage; a sentence opener ("De ...") is not a name."""
+    insert_chunks(db, embedder, PARTIES)
+    rid = record_retrieval(db, ALICE, list(PARTIES), {k: sha(v) for k, v in PARTIES.items()})
+    swapped = PARTIES["c-sluiting"].replace("Helderglas", "Glastech", 1)
+    r = ground(gate_client(), auth, ALICE, rid, f"{swapped} {PARTIES['c-sluiting']}")
+    assert r.status_code == 200, r.text
+    first, second = r.json()["sentences"]
+    assert first["supported"] is False, first
+    assert {"kind": "fact_mismatch", "detail": "Glastech"} in first["reasons"], first["reasons"]
+    assert second["supported"] is True, second
+    opener = ground(gate_client(), auth, ALICE, rid, PARTIES["c-levering"]).json()
+    assert opener["ok"] is True, opener
 
 
 def test_a_chunk_the_retrieval_did_not_return_never_counts(
