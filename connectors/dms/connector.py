@@ -87,17 +87,45 @@ def compact(metadata: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in metadata.items() if v is not None}
 
 
+# A modification stamped more than this past the run's own clock is a wrong clock or wrong
+# data at the source. The watermark never moves past the run's clock plus this: one document
+# dated 2099 would otherwise make every later delta ask only for changes after 2099, and a
+# wall's move or an access removal would wait for the next full crawl.
+FUTURE_SKEW = timedelta(minutes=5)
+
+
 class DeltaWatermark:
     """The newest modification a delta saw in one container, and whether it may advance."""
 
-    def __init__(self, since: datetime | None) -> None:
-        self.since = since
-        self.newest = since
+    def __init__(self, since: datetime | None, now: datetime | None = None) -> None:
+        self.ceiling = (now or datetime.now(UTC)) + FUTURE_SKEW
+        self.future: list[datetime] = []  # modifications stamped past the ceiling
+        # a stored watermark already past the ceiling (written before this check) says
+        # nothing about what changed since: list the container from its start once more
+        self.poisoned = since is not None and since > self.ceiling
+        self.since = None if self.poisoned else since
+        self.newest = self.since
         self.failed = False
 
     def see(self, moment: datetime | None) -> None:
+        if moment is not None and moment > self.ceiling:
+            self.future.append(moment)
+            moment = self.ceiling
         if moment is not None and (self.newest is None or moment > self.newest):
             self.newest = moment
+
+    def warning(self, container: str) -> str | None:
+        """What the run report says about stamps from the future, if any."""
+        if not self.future and not self.poisoned:
+            return None
+        found = (
+            f"{len(self.future)} listed modification(s) dated after the run's clock (latest "
+            f"{iso_utc(max(self.future))}); " if self.future else ""
+        )
+        return (
+            f"{container}: {found}the delta watermark stays at the run's clock"
+            + (" (a stored watermark in the future was dropped)" if self.poisoned else "")
+        )
 
     def track(self, items: Iterable[CrawlItem]) -> Iterator[CrawlItem]:
         """Pass items on; a failure that is not gone/revoked holds the watermark back."""
@@ -323,6 +351,9 @@ class DmsConnector(Generic[RowT, ClientT]):
             mark = DeltaWatermark(parse_datetime(state.since.get(container)))
             yield from self._delta_container(container, mark)
             mark.advance(state, container)
+            warning = mark.warning(container)
+            if warning is not None:
+                self.warnings.append(warning)
             yield state.dump()
 
     # --- failures -------------------------------------------------------------------------------

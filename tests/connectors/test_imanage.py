@@ -433,6 +433,31 @@ def test_delta_keeps_the_watermark_when_a_document_failed(
     assert json.loads(_text(items[-1]))["since"] == {"ACTIVE": "2025-01-08T12:00:00Z"}
 
 
+def test_a_document_dated_in_the_future_does_not_freeze_the_delta(
+    imanage_fake: FakeIManage, imanage: ImanageFactory
+) -> None:
+    """One document stamped 2099 set the watermark to 2099: every later delta asked for
+    changes after 2099, and an access removal waited for the next full crawl. The watermark
+    now stays at the run's clock, the report says why, and a stored future watermark (from
+    before this check) is dropped so the container is listed from its start once more."""
+    imanage_fake.add_document("ACTIVE", 1, edit_date="2099-01-01T00:00:00Z")
+    imanage_fake.add_document("ACTIVE", 2, edit_date="2025-01-09T10:02:00Z")
+    cursor = json.dumps({"v": 1, "since": {"ACTIVE": "2025-01-08T12:00:00Z"}, "full": None})
+    connector = imanage()
+    items = list(connector.crawl_delta(cursor))
+    since = json.loads(_text(items[-1]))["since"]["ACTIVE"]
+    assert "2025" <= since[:4] < "2099", since
+    assert any("2099-01-01" in w and "ACTIVE" in w for w in connector.warnings), connector.warnings
+    # a change made now is found by the next delta
+    imanage_fake.add_document("ACTIVE", 3, edit_date=since)
+    assert "ACTIVE!3" in _by_id(list(imanage().crawl_delta(_text(items[-1]))))
+    # a watermark stored in the future by an older version lists the container again
+    poisoned = json.dumps({"v": 1, "since": {"ACTIVE": "2099-01-01T00:00:00Z"}, "full": None})
+    again = imanage()
+    assert sorted(_by_id(list(again.crawl_delta(poisoned)))) == ["ACTIVE!1", "ACTIVE!2", "ACTIVE!3"]
+    assert any("stored watermark in the future" in w for w in again.warnings), again.warnings
+
+
 def test_paging_that_ignores_offset_ends_with_a_failure(
     imanage_fake: FakeIManage, imanage: ImanageFactory
 ) -> None:

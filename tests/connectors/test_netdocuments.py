@@ -249,6 +249,21 @@ def test_delta_walks_lastmod_descending_down_to_the_watermark(
     assert json.loads(_text(items[-1]))["since"] == {CABINET: "2025-01-06T10:00:00Z"}
 
 
+def test_a_document_dated_in_the_future_does_not_freeze_the_delta(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
+) -> None:
+    ids = _seed(netdocuments_fake, 3)
+    netdocuments_fake.docs[ids[0]].modified = "2099-01-01T00:00:00Z"
+    cursor = json.dumps({"v": 1, "since": {CABINET: "2025-01-02T10:00:00Z"}, "full": None})
+    connector = netdocuments()
+    items = list(connector.crawl_delta(cursor))
+    since = json.loads(_text(items[-1]))["since"][CABINET]
+    assert "2025" <= since[:4] < "2099", since
+    assert any("2099-01-01" in w for w in connector.warnings), connector.warnings
+    netdocuments_fake.docs[ids[1]].modified = since  # changed now: found by the next delta
+    assert ids[1] in _by_id(list(netdocuments().crawl_delta(_text(items[-1]))))
+
+
 def test_delta_without_server_ordering_filters_every_row(
     netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
 ) -> None:
