@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 
+from app.ingest.extract.mime import MAX_CONTENT_BYTES
 from app.settings import Settings
 from connectors.http.allowlist import AllowList
 from connectors.http.auth import Authenticator
@@ -39,6 +40,16 @@ from connectors.http.retry import (
 log = logging.getLogger("ewall.connectors.http")
 
 Params = Mapping[str, str | int | float | bool | None]
+
+# After the first timeout_s, an answer must keep arriving at this average rate at least: a
+# server that drips a byte every few seconds never trips httpx's timeout (it applies to each
+# read), and would hold the run and its source's sync lock for ever.
+MIN_RATE_BYTES_PER_S = 32 * 1024
+# At most this much of an answer is kept: a download past the extraction limit is refused
+# there (a report entry), and a multi-GB file never sits in memory whole.
+MAX_BODY_BYTES = MAX_CONTENT_BYTES + 1
+# Headers that describe the body as it came over the wire, not as it is kept (decoded).
+_WIRE_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
 
 class SourceHttp:
@@ -78,6 +89,7 @@ class SourceHttp:
         self.redactor = redactor or Redactor()
         self._sleep = sleep
         self._rng = rng or random.Random()  # noqa: S311 - jitter, not cryptography
+        self.timeout_s = timeout_s
         self._client = httpx.Client(
             base_url=self.base_url,
             timeout=timeout_s,
@@ -171,7 +183,7 @@ class SourceHttp:
             with self.limiter.semaphore:
                 self.requests_sent += 1
                 try:
-                    response = self._client.request(
+                    response = self._receive(
                         method,
                         path,
                         params=query or None,
@@ -237,6 +249,36 @@ class SourceHttp:
                 return response
             error = SourceAuthError if status == 401 else SourceHTTPError
             raise error(self.source, method, path, status, self._detail(response))
+
+    def _receive(self, method: str, path: str, **kw: Any) -> httpx.Response:
+        """One attempt, its answer read whole under a deadline that grows with what arrives
+        (``MIN_RATE_BYTES_PER_S``) and cut at ``MAX_BODY_BYTES``; a slow drip raises
+        ReadTimeout, which is retried like any timeout."""
+        started = time.monotonic()
+        with self._client.stream(method, path, **kw) as streamed:
+            parts: list[bytes] = []
+            size = 0
+            for part in streamed.iter_bytes():
+                parts.append(part[: MAX_BODY_BYTES - size])
+                size += len(part)
+                if size >= MAX_BODY_BYTES:
+                    break  # the rest is not read: the caller refuses an answer this large
+                allowed = self.timeout_s + size / MIN_RATE_BYTES_PER_S
+                if time.monotonic() - started > allowed:
+                    raise httpx.ReadTimeout(
+                        f"the answer came slower than {MIN_RATE_BYTES_PER_S // 1024} KB/s "
+                        f"({size} bytes in {time.monotonic() - started:.0f} s)",
+                        request=streamed.request,
+                    )
+            headers = [
+                (k, v) for k, v in streamed.headers.multi_items() if k.lower() not in _WIRE_HEADERS
+            ]
+            return httpx.Response(
+                streamed.status_code,
+                headers=headers,
+                content=b"".join(parts),
+                request=streamed.request,
+            )
 
     def _pace(self, response: httpx.Response) -> None:
         remaining = header_seconds(response.headers.get("x-ratelimit-remaining"))

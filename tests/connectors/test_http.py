@@ -6,14 +6,20 @@ import email.utils
 import logging
 import socket
 import threading
+import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
 
+from app.ingest.extract import extract
+from app.ingest.extract.mime import MAX_CONTENT_BYTES
+from app.ingest.types import ExtractionError
 from connectors.http.allowlist import AllowList, segment
 from connectors.http.auth import parse_expires_in
-from connectors.http.client import SourceHttp
+from connectors.http.client import MAX_BODY_BYTES, SourceHttp
 from connectors.http.errors import (
     ConnectorError,
     CredentialsError,
@@ -188,6 +194,84 @@ def test_transport_errors_are_retried_then_reported(sleeps: Sleeps) -> None:
         http.close()
     assert info.value.status is None
     assert len(sleeps) == 2
+
+
+class _Drip(BaseHTTPRequestHandler):
+    """Headers at once, then one byte of the body every DRIP_S: each read is far inside the
+    timeout, so only a deadline on the whole answer can end it."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(DRIP_BYTES))
+        self.end_headers()
+        try:
+            for _ in range(DRIP_BYTES):
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(DRIP_S)
+        except OSError:  # the client gave up: what this test wants
+            return
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+DRIP_S = 0.3
+DRIP_BYTES = 200  # a minute of dripping: a client that waits for it all is the bug
+
+
+@pytest.mark.timeout(120)
+def test_a_slow_drip_answer_runs_into_a_deadline_and_is_reported(sleeps: Sleeps) -> None:
+    """Before, a download dripping a byte every 3 s held a sync (and its source's lock) for
+    as long as the server kept dripping."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Drip)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    http = SourceHttp(
+        source="t",
+        base_url=f"http://127.0.0.1:{server.server_port}",
+        allow=AllowList("t", [("GET", "/x")]),
+        max_attempts=2,
+        sleep=sleeps,
+        timeout_s=1.0,
+    )
+    try:
+        with pytest.raises(SourceHTTPError, match="ReadTimeout"):
+            http.request("GET", "/x")
+    finally:
+        http.close()
+        server.shutdown()
+    assert len(sleeps) == 1  # retried once, like any timeout
+
+
+def test_an_answer_past_the_content_limit_is_not_read_whole(sleeps: Sleeps) -> None:
+    """A 400 MB download took 925 MB of memory before the 50 MB limit refused it. The answer
+    is now cut just past the limit (the extraction refuses it as too large, a report entry)
+    and the rest is never read."""
+    megabyte = b"x" * (1 << 20)
+    sent: list[int] = []
+
+    def body() -> Iterator[bytes]:
+        for _ in range(400):
+            sent.append(1)
+            yield megabyte
+
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, content=body()))
+    http = SourceHttp(
+        source="t",
+        base_url="https://dms.example",
+        allow=AllowList("t", [("GET", "/x")]),
+        sleep=sleeps,
+        transport=transport,
+    )
+    try:
+        response = http.request("GET", "/x")
+    finally:
+        http.close()
+    assert len(response.content) == MAX_BODY_BYTES == MAX_CONTENT_BYTES + 1
+    assert len(sent) <= MAX_CONTENT_BYTES // len(megabyte) + 2, len(sent)
+    with pytest.raises(ExtractionError, match="too large"):
+        extract(text=None, content=response.content, mime_type="text/plain")
 
 
 def test_retry_after_header_parsing() -> None:
