@@ -133,6 +133,10 @@ class DocumentFailure:
     status: int | None = None
     container: str | None = None  # the library or cabinet, for the per-container report
     details: Mapping[str, Any] | None = None  # for the report, e.g. {"line": 3} of a sidecar
+    # The matter the listing gave a document whose permissions or content could not be read.
+    # When the index holds it under another matter, it moved, perhaps behind a wall: the sync
+    # takes it out of the index until it can be read (fail closed).
+    listed_matter: str | None = None
 
     @property
     def gone(self) -> bool:

@@ -263,6 +263,16 @@ class _SyncRun:
             self.delete(item.external_id, f"access revoked at source (fail closed): "
                                           f"{item.reason}", item.container)
             return False
+        if item.external_id and item.listed_matter:
+            remove = getattr(self.pipeline, "remove_if_moved", None)
+            reason = (f"moved at source to matter {item.listed_matter!r} but could not be read "
+                      f"({item.reason}): out of the index until a sync reads it (fail closed)")
+            if callable(remove) and remove(self.run, self.source, item.external_id,
+                                           item.listed_matter, reason):
+                self.count(item.container, "deleted")
+                self.deleted_count += 1
+                if len(self.deleted) < _LISTED_MAX:
+                    self.deleted.append({"external_id": item.external_id, "reason": reason})
         self.count(item.container, "failed")
         details = dict(item.details or {})
         if self.caps.containers:

@@ -603,6 +603,27 @@ class IngestPipeline:
             run.counts["deleted"] += 1
         return True
 
+    def remove_if_moved(
+        self, run: IngestRun, source: str, external_id: str, matter_id: str, reason: str
+    ) -> bool:
+        """Take a document out of the index when the source lists it under another matter
+        than the index holds but it could not be read (its permissions or content failed):
+        the move may put it behind a wall, which must not wait for the source to answer. The
+        next sync that reads it ingests it again. True when it was removed."""
+        listed = document_write.clean_field(matter_id)
+        if not listed:
+            return False
+        with self.database.transaction() as conn:
+            mark_writer(conn)
+            stored = repository.lock_document(conn, source, external_id)
+            if stored is None or stored.matter_id is None or stored.matter_id == listed:
+                return False
+            repository.delete_document(conn, source, external_id)
+            self.record_event(conn, run, "deleted", source, external_id, reason)
+        with run.lock:
+            run.counts["deleted"] += 1
+        return True
+
     def _source_documents(self, source: str) -> list[repository.SourceDocumentRef]:
         with self.database.transaction() as conn:
             return repository.source_documents(conn, source)

@@ -15,6 +15,7 @@ as ``LIB!number.version``. Cursors are JSON strings owned by this module.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 import re
@@ -577,7 +578,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             lib, row, key=key, doc_id=doc_id, external_id=external_id, trustees=trustees
         )
         if isinstance(acl, DocumentFailure):
-            return acl
+            return self._with_listed_matter(lib, row, acl)
         try:
             download = self.client.download(lib, doc_id)
         except CredentialsError:
@@ -585,15 +586,21 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         except SourceHTTPError as exc:
             failure = self._verdict(lib, doc_id, external_id, "download", exc)
             if failure is not None:
-                return failure
+                return self._with_listed_matter(lib, row, failure)
             if exc.status in REFUSED_STATUSES:
                 # Readable profile, refused content (e.g. an encrypted HIPAA document): it
                 # cannot be indexed, and keeping an old copy would outlive the refusal.
                 return DocumentFailure(
                     SOURCE, external_id, "download refused though the profile is readable", 403
                 )
-            return DocumentFailure(
-                SOURCE, external_id, f"download returned HTTP {exc.status} for an existing document"
+            return self._with_listed_matter(
+                lib,
+                row,
+                DocumentFailure(
+                    SOURCE,
+                    external_id,
+                    f"download returned HTTP {exc.status} for an existing document",
+                ),
             )
         author_id, author_name = _person(pick(row, "author"))
         fields = self._client_matter(lib, row)
@@ -646,6 +653,20 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             mime_type=guess_mime(download.filename, extension, download.content_type),
             metadata=compact(metadata),
         )
+
+    def _with_listed_matter(
+        self, lib: str, row: Mapping[str, Any], failure: DocumentFailure
+    ) -> DocumentFailure:
+        """A failure to read a listed document, with the matter its profile names (the sync
+        takes it out of the index when that is not the matter the index holds)."""
+        if failure.gone or failure.revoked or failure.external_id is None:
+            return failure
+        try:
+            fields = self._client_matter(lib, row)
+        except SourceHTTPError:
+            return failure
+        matter = qualify_matter(self.matter_format, fields.client, fields.matter)
+        return dataclasses.replace(failure, listed_matter=matter)
 
     # --- client / matter --------------------------------------------------------------------
 

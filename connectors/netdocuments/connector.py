@@ -17,6 +17,7 @@ document moved to a cabinet outside the configured scope looks like a delete
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import random
@@ -470,13 +471,18 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
             return DocumentFailure(SOURCE, doc_id, "not a document", 404)
         client, client_raw, client_desc = self._attribute(merged, cabinet.client_attr)
         matter, matter_raw, matter_desc = self._attribute(merged, cabinet.matter_attr)
+        # the matter this profile names: a document that moved but cannot be read is taken
+        # out of the index by the sync (fail closed), not left under its old matter
+        listed = qualify_matter(self.matter_format, client, matter)
         try:
             entries: list[dict[str, Any]] | None = self.client.acl(doc_id)
         except CredentialsError:
             raise
         except SourceHTTPError as exc:
             if exc.status not in GONE_STATUSES | REFUSED_STATUSES:
-                return DocumentFailure(SOURCE, doc_id, f"acl: {exc}", exc.status)
+                return DocumentFailure(
+                    SOURCE, doc_id, f"acl: {exc}", exc.status, listed_matter=listed
+                )
             entries = None  # /info just answered, so the document is there; its ACL is not
         if entries is None:
             acl = unresolvable_acl("access list could not be read")
@@ -489,10 +495,12 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
         except SourceHTTPError as exc:
             failure = self._refusal(doc_id, "download", exc, lambda: self.check(doc_id), "info")
             if failure is not None:
-                return failure
+                if failure.gone or failure.revoked:
+                    return failure
+                return dataclasses.replace(failure, listed_matter=listed)
             if exc.status in REFUSED_STATUSES:
                 return DocumentFailure(SOURCE, doc_id, "download: access refused", 403)
-            return DocumentFailure(SOURCE, doc_id, f"download: {exc}")
+            return DocumentFailure(SOURCE, doc_id, f"download: {exc}", listed_matter=listed)
         metadata: dict[str, Any] = {
             "cabinet": cabinet.id,
             "container": cabinet.id,

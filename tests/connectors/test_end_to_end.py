@@ -8,6 +8,8 @@ person its access list would otherwise admit.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -168,3 +170,48 @@ def test_netdocuments_matter_no_access_row_hides_the_document(
     assert _found(firm, "amir@firm.nl", "dagvaarding") == {"4824-5093-9170"}
     assert _found(firm, "john@firm.nl", "dagvaarding") == set()
     assert netdocuments_fake.writes() == []
+
+
+def test_a_move_whose_permissions_cannot_be_read_takes_the_document_out(
+    client: TestClient,
+    auth: Tokens,
+    db: DbFixture,
+    imanage_fake: FakeIManage,
+    imanage: ImanageFactory,
+) -> None:
+    """The profile says the document moved to another matter (perhaps behind a wall), but
+    its content cannot be read (HTTP 500): before, the update was dropped and the document stayed
+    searchable under its old matter for as long as that failed. It now leaves the index
+    (fail closed) and comes back under its new matter when a sync can read it. A failure on a
+    document that did not move changes nothing."""
+    firm = Firm(client, auth)
+    firm.person("alice@firm.nl", aliases=["imanage:user:alice"])
+    firm.client_("C-1", "Acme B.V.")
+    firm.matter("M-1", "C-1", team=["alice@firm.nl"])
+    firm.matter("M-2", "C-1")
+    for number in (1, 2):
+        imanage_fake.add_document(
+            "ACTIVE", number, custom1="C-1", custom2="M-1",
+            content=f"Memo {number} over de octrooiaanvraag van Acme.".encode(),
+        )
+    pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
+    store = SyncStateStore(db.database)
+    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    firm.wall(kind="exclusionary", protects={"matters": ["M-2"]}, screened=["alice@firm.nl"])
+    assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1", "ACTIVE!2"}
+
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # after the full crawl's start
+    imanage_fake.docs["ACTIVE!1.1"].profile.update(custom2="M-2", edit_date=now)
+    imanage_fake.docs["ACTIVE!2.1"].profile["edit_date"] = now
+    imanage_fake.inject(r"/download$", 500, times=40)
+    report = run_sync("imanage", imanage(), pipeline, store, mode="delta", started_by="svc")
+    assert [d["external_id"] for d in report["sync"]["deleted"]] == ["ACTIVE!1"], report["sync"]
+    assert "moved at source to matter 'M-2'" in report["sync"]["deleted"][0]["reason"]
+    assert {e["external_id"] for e in report["errors"]} == {"ACTIVE!1", "ACTIVE!2"}
+    assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!2"}
+
+    imanage_fake.faults.clear()  # the source answers again
+    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!2"}
+    back = client.get("/v1/documents/imanage/ACTIVE!1", headers=firm.h).json()
+    assert back["matter_id"] == "M-2", back
