@@ -56,6 +56,7 @@ log = logging.getLogger("ewall.connectors.sync")
 # phase, deletions and errors go to ``Pipeline.progress`` at the same moments.
 ProgressCallback = Callable[[int, int | None], None]
 _LISTED_MAX = 1000  # ids listed per category in the report; counts are always complete
+_EXAMPLES_MAX = 10  # ids named in one warning
 # Source trouble that ends a run as "failed" with a report; anything else is a bug.
 _SOURCE_TROUBLE = (ConnectorError, CursorError, SourceUnavailableError, SourceUnsupportedError,
                    OSError)
@@ -150,6 +151,9 @@ class _SyncRun:
         self.sweep_max_fraction = 0.05
         self.containers: dict[str, Counter[str]] = {}
         self.warnings: list[str] = []
+        # documents ingested visible to nobody (fail closed): how many, and the first few
+        self.unreadable_acls = 0
+        self.unreadable_examples: list[str] = []
         self._relisted: set[str] | None = None
         self._known_containers: dict[str, str | None] | None = None
         self._relist_failed = False
@@ -214,6 +218,13 @@ class _SyncRun:
     def collect_warnings(self) -> None:
         for message in self.origin.warnings():
             self.warn(message)
+        if self.unreadable_acls:
+            shown = "; ".join(self.unreadable_examples)
+            more = self.unreadable_acls - len(self.unreadable_examples)
+            self.warn(
+                f"{self.unreadable_acls} document(s) ingested visible to nobody: their "
+                f"permissions could not be read ({shown}{f'; and {more} more' if more else ''})"
+            )
 
     def container_report(self) -> dict[str, dict[str, Any]]:
         """Per library/cabinet: server total, seen, ingested, unchanged, quarantined, failed,
@@ -244,6 +255,14 @@ class _SyncRun:
     def ingest(self, doc: SourceDocument) -> str:
         outcome = self.origin.ingest(self.pipeline, self.run, doc)
         self.outcomes[outcome.status] += 1
+        if doc.acl is not None and not doc.acl.resolvable and outcome.status != "error":
+            # fail closed, and said: a tenant without the permissions endpoint would
+            # otherwise hide every document while every run reports success
+            self.unreadable_acls += 1
+            if len(self.unreadable_examples) < _EXAMPLES_MAX:
+                self.unreadable_examples.append(
+                    f"{doc.external_id}: {doc.acl.note or 'unresolvable'}"
+                )
         container = doc.metadata.get("container")
         container = container if isinstance(container, str) else None
         self.count(container, "seen")

@@ -568,3 +568,17 @@ def test_netdocuments_sweeps_are_weighed_per_cabinet(
     assert dict(pipeline.deleted) == {"1000-0000-0000": "sweep: deleted at source"}
     assert report["sync"]["containers"]["NG-SMALL001"]["held"] == 2
     assert report["sync"]["containers"]["NG-AB12CD34"]["deleted"] == 1
+
+
+def test_documents_ingested_visible_to_nobody_are_reported(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, store: SyncStateStore
+) -> None:
+    """Permissions that cannot be read hide a document from everyone (fail closed). Before,
+    the run said 'succeeded' with no warning: a tenant without the permissions endpoint
+    would lose its whole corpus from search unnoticed."""
+    _seed(imanage_fake, 3)
+    imanage_fake.security_missing.update({("ACTIVE", 1), ("ACTIVE", 2)})
+    report = _full(imanage(), RecordingPipeline(), store)
+    [warning] = [w for w in report["sync"]["warnings"] if "visible to nobody" in w]
+    assert warning.startswith("2 document(s) ingested visible to nobody"), warning
+    assert "ACTIVE!1" in warning and "ACTIVE!2" in warning and "ACTIVE!3" not in warning
