@@ -142,9 +142,13 @@ def test_long_lived_or_iat_less_dev_tokens_are_refused_even_when_properly_signed
     with pytest.raises(Unauthenticated):
         verifier.verify(no_iat)
     # numeric strings pass jwt.decode; the lifetime check needs numbers (was a 500)
-    for claims in ({"exp": str(now + 3600)}, {"iat": str(now), "exp": now + 3600}):
+    as_strings: list[dict[str, object]] = [
+        {"exp": str(now + 3600)},
+        {"iat": str(now), "exp": now + 3600},
+    ]
+    for odd in as_strings:
         with pytest.raises(Unauthenticated):
-            verifier.verify(_forged(strong, **claims))
+            verifier.verify(_forged(strong, **odd))
     with pytest.raises(Unauthenticated):
         verifier.verify(_forged(strong, sub=" a@firm.nl", exp=now + 3600))
     with pytest.raises(ValueError, match="ttl"):

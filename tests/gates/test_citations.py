@@ -11,6 +11,7 @@ import psycopg
 import pytest
 
 from app.audit.chain import verify_chain
+from app.caselaw.parse import parse_rechtspraak
 from app.gates import citations
 from app.gates.citations import CitationChecker, CitationResult
 from tests.conftest import Tokens, make_settings
@@ -243,7 +244,7 @@ def test_hard_timeout_covers_reading_the_answer(
     before, the check waited for it."""
     [ecli, other] = live_eclis(2)
     release = threading.Event()
-    real_parse = citations.parse_rechtspraak
+    real_parse = parse_rechtspraak
 
     def parse(body: bytes) -> Any:
         if ecli.encode() in body:
