@@ -449,7 +449,9 @@ def _registrations() -> list[Callable[[Any], None]]:
 def _stop_on_sigterm(signum: int, frame: object) -> None:
     # SIGTERM (systemd, Kubernetes, `kill`) unwinds like Ctrl-C: an ingest or re-embed run is
     # closed as failed ("interrupted"), and this process's hold on the embedded PostgreSQL is
-    # released, which stops the server when no other process holds it.
+    # released, which stops the server when no other process holds it. A second SIGTERM (a
+    # supervisor that repeats) must not interrupt that cleanup.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise SystemExit(128 + signum)
 
 

@@ -4,9 +4,11 @@
 -- name: known_dead_cases
 -- What the case-law index knows against the live source's word: the ECLIs among :eclis that
 -- ingestion last saw withdrawn, voided, set aside, or held for a person to confirm.
-SELECT ecli, state, coalesce(replaced_by, set_aside_by) AS by
+-- Compared upper-cased: the grammar lets an ordinal be written in either case, and the source
+-- answers for it in its own.
+SELECT upper(ecli) AS ecli, state, coalesce(replaced_by, set_aside_by) AS by
 FROM case_law
-WHERE ecli = ANY(CAST(:eclis AS text[])) AND state <> 'active'
+WHERE upper(ecli) = ANY(CAST(:eclis AS text[])) AND state <> 'active'
 
 -- name: retrieval_owner
 SELECT person_id FROM audit_retrievals WHERE retrieval_id = :retrieval_id

@@ -165,7 +165,7 @@ _AMOUNT_AFTER = re.compile(rf"\b({_NUM}){_SCALE}\s*(euro|eur|gulden)\b", re.I)
 _PERCENT = re.compile(rf"\b({_NUM})\s*(%|procent\b|pct\b)", re.I)
 _CASE_NUMBER = re.compile(r"\b(?:[A-Z]{1,4}\s?)?\d+(?:[./]\d+)*/\d+(?:[./-]\d+)*\b")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_NAME = re.compile(r"(?<![\w’'-])[A-Z][\w’'-]*")  # a word that starts upper case ("pH" has none)
+_NAME = re.compile(r"(?<!\w)[A-Z][\w’'-]*")  # a word that starts upper case ("pH" has none)
 _ANONYMISED = re.compile(r"\[([^\]\d][^\]]{0,60})\]")
 
 
@@ -493,6 +493,9 @@ def negation_mismatch_words(s_tokens: Sequence[str], p_tokens: Sequence[str]) ->
             return word
         if len(word) >= 5 and "on" + word in p_words and word not in p_words:
             return word
-        if word not in p_words and not OPPOSITES.get(word, frozenset()).isdisjoint(p_words):
+        # a swap: the sentence says A and not B where the passage says B and not A (a
+        # sentence naming both parties, or "onder meer ... minder", is no reversal)
+        opposite = OPPOSITES.get(word, frozenset())
+        if word not in p_words and opposite & p_words and not opposite & s_words:
             return word
     return None

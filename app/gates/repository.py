@@ -20,8 +20,9 @@ class SessionMatter:
 
 
 def known_dead_cases(conn: Connection, eclis: list[str]) -> dict[str, tuple[str, str | None]]:
-    """ECLI -> (state, by) for those the case-law index holds as not active."""
-    rows = conn.execute(sqlfiles.query("gates.known_dead_cases"), {"eclis": eclis})
+    """ECLI upper-cased -> (state, by) for those the case-law index holds as not active."""
+    upper = [e.upper() for e in eclis]
+    rows = conn.execute(sqlfiles.query("gates.known_dead_cases"), {"eclis": upper})
     return {str(r.ecli): (str(r.state), r.by) for r in rows}
 
 

@@ -107,7 +107,7 @@ def check_citations(
     with resources.database.transaction() as conn:
         live = [r.ecli for r in results if r.live]
         known = repository.known_dead_cases(conn, live) if live else {}
-        results = [against_known_state(r, known.get(r.ecli)) for r in results]
+        results = [against_known_state(r, known.get(r.ecli.upper())) for r in results]
         ok = all(r.live for r in results)
         append_gate_event(
             conn,

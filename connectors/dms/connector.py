@@ -88,29 +88,30 @@ def compact(metadata: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # A modification stamped more than this past the run's own clock is a wrong clock or wrong
-# data at the source. The watermark never moves past the run's clock plus this: one document
-# dated 2099 would otherwise make every later delta ask only for changes after 2099, and a
-# wall's move or an access removal would wait for the next full crawl.
+# data at the source (reported); the watermark never moves past the run's clock itself: one
+# document dated 2099 would otherwise make every later delta ask only for changes after
+# 2099, and a wall's move or an access removal would wait for the next full crawl.
 FUTURE_SKEW = timedelta(minutes=5)
 
 
 class DeltaWatermark:
     """The newest modification a delta saw in one container, and whether it may advance."""
 
-    def __init__(self, since: datetime | None, now: datetime | None = None) -> None:
-        self.ceiling = (now or datetime.now(UTC)) + FUTURE_SKEW
-        self.future: list[datetime] = []  # modifications stamped past the ceiling
-        # a stored watermark already past the ceiling (written before this check) says
+    def __init__(self, since: datetime | None, now: datetime) -> None:
+        self.now = now
+        self.future: list[datetime] = []  # modifications stamped past now + FUTURE_SKEW
+        # a stored watermark already past the run's clock (written before this check) says
         # nothing about what changed since: list the container from its start once more
-        self.poisoned = since is not None and since > self.ceiling
+        self.poisoned = since is not None and since > now
         self.since = None if self.poisoned else since
         self.newest = self.since
         self.failed = False
 
     def see(self, moment: datetime | None) -> None:
-        if moment is not None and moment > self.ceiling:
-            self.future.append(moment)
-            moment = self.ceiling
+        if moment is not None and moment > self.now:
+            if moment > self.now + FUTURE_SKEW:
+                self.future.append(moment)
+            moment = self.now  # a clock a little ahead is not reported, but not followed
         if moment is not None and (self.newest is None or moment > self.newest):
             self.newest = moment
 
@@ -348,7 +349,7 @@ class DmsConnector(Generic[RowT, ClientT]):
         state = CrawlCursor.load(cursor)
         self._prepare_delta()
         for container in self._container_ids():
-            mark = DeltaWatermark(parse_datetime(state.since.get(container)))
+            mark = DeltaWatermark(parse_datetime(state.since.get(container)), self._now())
             yield from self._delta_container(container, mark)
             mark.advance(state, container)
             warning = mark.warning(container)

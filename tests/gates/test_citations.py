@@ -13,6 +13,7 @@ import pytest
 from app.audit.chain import verify_chain
 from app.caselaw.parse import parse_rechtspraak
 from app.gates import citations
+from app.gates import repository as gate_repository
 from app.gates.citations import CitationChecker, CitationResult
 from tests.conftest import Tokens, make_settings
 from tests.fakes.rechtspraak import FakeRechtspraak, closed_port_url, manifest
@@ -481,6 +482,19 @@ def test_api_a_live_answer_does_not_revive_what_the_index_knows_dead(
     assert "set aside" in got[dead]["reason"] and got[dead]["by"] == "ECLI:NL:HR:2020:9"
     assert got[alive]["live"] is True
     assert rechtspraak.hits(dead) == 1  # asked, and answered live
+
+
+def test_what_the_index_knows_is_found_whatever_the_case_of_the_ordinal(db: DbHandle) -> None:
+    """The grammar lets an ordinal be written in lower case, and the source answers for it:
+    the index's knowledge must not miss it for that (it would call a dead decision live)."""
+    with psycopg.connect(db.superuser_url, autocommit=True) as su:
+        su.execute(
+            "INSERT INTO case_law (ecli, state, set_aside_by) VALUES "
+            "('ECLI:NL:HR:2020:BK1234', 'set_aside', 'ECLI:NL:HR:2021:1')"
+        )
+    with db.database.transaction() as conn:
+        known = gate_repository.known_dead_cases(conn, ["ECLI:NL:HR:2020:bk1234"])
+    assert known == {"ECLI:NL:HR:2020:BK1234": ("set_aside", "ECLI:NL:HR:2021:1")}
 
 
 @pytest.mark.timeout(HANG_GUARD_S)
