@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,3 +163,20 @@ class RecordingPipeline:
         if principals & acl.deny:
             return False
         return acl.default in ("public", "view") or bool(principals & acl.allow)
+
+
+# --- what a crawl yields --------------------------------------------------------------------
+
+
+def cursor_text(item: object) -> str:
+    """A crawl's checkpoint item (the cursor, as text)."""
+    assert isinstance(item, str), item
+    return item
+
+
+def documents(items: Sequence[object]) -> list[SourceDocument]:
+    return [i for i in items if isinstance(i, SourceDocument)]
+
+
+def by_id(items: Sequence[object]) -> dict[str, SourceDocument]:
+    return {d.external_id: d for d in documents(items)}

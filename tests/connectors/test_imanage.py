@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,12 +17,12 @@ from connectors.base import (
     PointCheck,
     PollSince,
     ResumableCrawl,
-    SourceDocument,
 )
 from connectors.http.errors import ConnectorError, CredentialsError
 from connectors.imanage.acl import build_acl
 from connectors.imanage.connector import IManageConnector, parse_field_map
 from tests.connectors.conftest import ImanageFactory, Sleeps, imanage_settings
+from tests.connectors.recording import by_id, cursor_text, documents
 from tests.fakes.dms import FakeClock
 from tests.fakes.imanage import FakeIManage
 
@@ -35,19 +34,6 @@ PRIVATE_SECURITY = {
         {"id": "BKOWAL", "type": "user", "access_level": "no_access", "access": 0},
     ],
 }
-
-
-def _text(item: object) -> str:
-    assert isinstance(item, str), item
-    return item
-
-
-def _docs(items: Sequence[object]) -> list[SourceDocument]:
-    return [i for i in items if isinstance(i, SourceDocument)]
-
-
-def _by_id(items: Sequence[object]) -> dict[str, SourceDocument]:
-    return {d.external_id: d for d in _docs(items)}
 
 
 def test_implements_every_capability(imanage: ImanageFactory) -> None:
@@ -71,7 +57,7 @@ def test_full_crawl_pages_by_offset_and_yields_documents(
         imanage_fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
     connector = imanage()
     items = list(connector.crawl_full(None))
-    docs = _by_id(items)
+    docs = by_id(items)
     assert sorted(docs) == [f"ACTIVE!{n}" for n in range(1, 6)]
     offsets = [r.query["offset"] for r in imanage_fake.calls(r"/documents$")]
     # one more page after the last row: only an empty page ends an offset listing
@@ -81,7 +67,7 @@ def test_full_crawl_pages_by_offset_and_yields_documents(
         for r in imanage_fake.calls(r"/documents$")
     )
     assert connector.total_hint == 5
-    final = json.loads(_text(items[-1]))
+    final = json.loads(cursor_text(items[-1]))
     assert final["full"] is None
     assert "ACTIVE" in final["since"]
     doc = docs["ACTIVE!1"]
@@ -107,7 +93,7 @@ def test_download_filename_gives_the_mime_type(
     )
     imanage_fake.add_document("ACTIVE", 2, filename="", extension="PDF", content=b"%PDF-1.7")
     imanage_fake.add_document("ACTIVE", 3, filename="mail.msg")
-    docs = _by_id(list(imanage().crawl_full(None)))
+    docs = by_id(list(imanage().crawl_full(None)))
     assert (docs["ACTIVE!1"].mime_type or "").endswith("wordprocessingml.document")
     assert docs["ACTIVE!1"].content == b"PK\x03\x04docx"
     assert docs["ACTIVE!1"].metadata["filename"] == "Share Purchase Agreement.docx"
@@ -122,7 +108,7 @@ def test_only_the_latest_version_per_document_number(
     for version in (1, 2, 3):
         imanage_fake.add_document("ACTIVE", 7, version=version, content=f"v{version}".encode())
     imanage_fake.add_document("ACTIVE", 8)
-    docs = _docs(list(imanage().crawl_full(None)))  # page size 2: versions span pages
+    docs = documents(list(imanage().crawl_full(None)))  # page size 2: versions span pages
     assert [(d.external_id, d.version, d.content) for d in docs] == [
         ("ACTIVE!7", "2", b"v2"),
         ("ACTIVE!7", "3", b"v3"),
@@ -132,7 +118,7 @@ def test_only_the_latest_version_per_document_number(
     # index ends with v3). Rows flagged as not latest are skipped outright:
     imanage_fake.docs["ACTIVE!7.3"].profile["is_latest"] = False
     imanage_fake.docs["ACTIVE!7.2"].profile["is_latest"] = True
-    docs = _docs(list(imanage().crawl_full(None)))
+    docs = documents(list(imanage().crawl_full(None)))
     assert [(d.external_id, d.version) for d in docs if d.external_id == "ACTIVE!7"] == [
         ("ACTIVE!7", "2")
     ]
@@ -144,7 +130,7 @@ def test_author_as_string_and_as_object(imanage_fake: FakeIManage, imanage: Iman
         "ACTIVE", 2, author={"id": "AKHAN", "full_name": "Amir Khan"}, default_security="private"
     )
     imanage_fake.add_document("ACTIVE", 3, author={"id": "PVDB"}, author_description="P. v.d. B")
-    docs = _by_id(list(imanage().crawl_full(None)))
+    docs = by_id(list(imanage().crawl_full(None)))
     assert docs["ACTIVE!1"].author == "JSMITH"
     assert docs["ACTIVE!2"].author == "Amir Khan"
     assert docs["ACTIVE!2"].metadata["author_id"] == "AKHAN"
@@ -174,14 +160,14 @@ def test_client_and_matter_normalization(
     matter: str | None,
 ) -> None:
     imanage_fake.add_document("ACTIVE", 1, custom1=custom1, custom2=custom2)
-    doc = _docs(list(imanage().crawl_full(None)))[0]
+    doc = documents(list(imanage().crawl_full(None)))[0]
     assert (doc.client_id, doc.matter_id) == (client, matter)
     assert (doc.client_raw, doc.matter_raw) == (custom1, custom2)
 
 
 def test_absent_fields_are_none(imanage_fake: FakeIManage, imanage: ImanageFactory) -> None:
     imanage_fake.add_document("ACTIVE", 1)  # no custom1/custom2 keys at all
-    doc = _docs(list(imanage().crawl_full(None)))[0]
+    doc = documents(list(imanage().crawl_full(None)))[0]
     assert (doc.client_id, doc.matter_id, doc.client_raw, doc.matter_raw) == (None,) * 4
 
 
@@ -194,7 +180,7 @@ def test_workspace_fills_empty_client_and_matter(
     # The workspace belongs to another client: its matter must not be borrowed.
     imanage_fake.add_document("ACTIVE", 3, custom1="20001", custom2="", workspace_id="ACTIVE!311")
     imanage_fake.add_document("ACTIVE", 4, custom1="", custom2="", workspace_id="ACTIVE!999")
-    docs = _by_id(list(imanage().crawl_full(None)))
+    docs = by_id(list(imanage().crawl_full(None)))
     one = docs["ACTIVE!1"]
     assert (one.client_id, one.matter_id, one.client_raw, one.matter_raw) == (
         "10025",
@@ -221,7 +207,7 @@ def test_field_map_per_library(sleeps: Sleeps) -> None:
             imanage_settings(fake, imanage_field_map="ARCH=custom29:custom30"), sleep=sleeps
         )
         try:
-            docs = _by_id(list(connector.crawl_full(None)))
+            docs = by_id(list(connector.crawl_full(None)))
         finally:
             connector.close()
     assert (docs["ACTIVE!1"].client_id, docs["ACTIVE!1"].matter_id) == ("10025", "0007")
@@ -233,7 +219,7 @@ def test_matter_numbers_qualified_by_client(
 ) -> None:
     imanage_fake.add_document("ACTIVE", 1, custom1="10025", custom2="0007")
     imanage_fake.add_document("ACTIVE", 2, custom1="20001", custom2="0007")
-    docs = _by_id(list(imanage({"imanage_matter_id_format": "{client}/{matter}"})
+    docs = by_id(list(imanage({"imanage_matter_id_format": "{client}/{matter}"})
                        .crawl_full(None)))
     assert docs["ACTIVE!1"].matter_id == "10025/0007"
     assert docs["ACTIVE!2"].matter_id == "20001/0007"
@@ -287,7 +273,7 @@ def test_security_over_http(imanage_fake: FakeIManage, imanage: ImanageFactory) 
             ],
         },
     )
-    docs = _by_id(list(imanage().crawl_full(None)))
+    docs = by_id(list(imanage().crawl_full(None)))
     acl = docs["ACTIVE!1"].acl
     assert acl is not None
     assert acl.default == "private"
@@ -310,7 +296,7 @@ def test_unreadable_security_fails_closed(
 ) -> None:
     imanage_fake.add_document("ACTIVE", 1)
     imanage_fake.security_missing.add(("ACTIVE", 1))
-    doc = _docs(list(imanage().crawl_full(None)))[0]
+    doc = documents(list(imanage().crawl_full(None)))[0]
     assert doc.acl is not None
     assert doc.acl.resolvable is False
     assert doc.metadata["acl_note"].startswith("security could not be read")
@@ -414,11 +400,11 @@ def test_delta_asks_from_the_watermark_minus_the_overlap(
     imanage_fake.add_document("ACTIVE", 3, edit_date="2025-01-09T10:02:00Z")
     cursor = json.dumps({"v": 1, "since": {"ACTIVE": "2025-01-08T12:00:00Z"}, "full": None})
     items = list(imanage().crawl_delta(cursor))
-    assert sorted(_by_id(items)) == ["ACTIVE!2", "ACTIVE!3"]
+    assert sorted(by_id(items)) == ["ACTIVE!2", "ACTIVE!3"]
     assert {r.query.get("edit_date_from") for r in imanage_fake.calls(r"/documents$")} == {
         "2025-01-08T11:55:00Z"
     }
-    assert json.loads(_text(items[-1]))["since"] == {"ACTIVE": "2025-01-09T10:02:00Z"}
+    assert json.loads(cursor_text(items[-1]))["since"] == {"ACTIVE": "2025-01-09T10:02:00Z"}
 
 
 def test_delta_keeps_the_watermark_when_a_document_failed(
@@ -431,7 +417,7 @@ def test_delta_keeps_the_watermark_when_a_document_failed(
     failures = [i for i in items if isinstance(i, DocumentFailure)]
     assert len(failures) == 1
     assert failures[0].status == 500
-    assert json.loads(_text(items[-1]))["since"] == {"ACTIVE": "2025-01-08T12:00:00Z"}
+    assert json.loads(cursor_text(items[-1]))["since"] == {"ACTIVE": "2025-01-08T12:00:00Z"}
 
 
 def test_a_document_dated_in_the_future_does_not_freeze_the_delta(
@@ -446,18 +432,18 @@ def test_a_document_dated_in_the_future_does_not_freeze_the_delta(
     cursor = json.dumps({"v": 1, "since": {"ACTIVE": "2025-01-08T12:00:00Z"}, "full": None})
     connector = imanage()
     items = list(connector.crawl_delta(cursor))
-    since = json.loads(_text(items[-1]))["since"]["ACTIVE"]
+    since = json.loads(cursor_text(items[-1]))["since"]["ACTIVE"]
     assert "2025" <= since[:4] < "2099", since
     # never past the run's own clock: a smaller overlap must not skip what changes next
     assert since <= datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), since
     assert any("2099-01-01" in w and "ACTIVE" in w for w in connector.warnings), connector.warnings
     # a change made now is found by the next delta
     imanage_fake.add_document("ACTIVE", 3, edit_date=since)
-    assert "ACTIVE!3" in _by_id(list(imanage().crawl_delta(_text(items[-1]))))
+    assert "ACTIVE!3" in by_id(list(imanage().crawl_delta(cursor_text(items[-1]))))
     # a watermark stored in the future by an older version lists the container again
     poisoned = json.dumps({"v": 1, "since": {"ACTIVE": "2099-01-01T00:00:00Z"}, "full": None})
     again = imanage()
-    assert sorted(_by_id(list(again.crawl_delta(poisoned)))) == ["ACTIVE!1", "ACTIVE!2", "ACTIVE!3"]
+    assert sorted(by_id(list(again.crawl_delta(poisoned)))) == ["ACTIVE!1", "ACTIVE!2", "ACTIVE!3"]
     assert any("stored watermark in the future" in w for w in again.warnings), again.warnings
 
 
@@ -472,7 +458,7 @@ def test_paging_that_ignores_offset_ends_with_a_failure(
     assert len(failures) == 1
     assert "stalled" in failures[0].reason
     assert len(imanage_fake.calls(r"/documents$")) == 2
-    assert len(_docs(items)) == 2
+    assert len(documents(items)) == 2
 
 
 @pytest.mark.parametrize("sync_api", [False, True])
@@ -491,7 +477,7 @@ def test_a_capped_page_size_does_not_end_the_crawl(sleeps: Sleeps, sync_api: boo
             listed = set(connector.list_ids()) if not sync_api else set()
         finally:
             connector.close()
-    assert sorted(_by_id(items)) == sorted(f"ACTIVE!{n}" for n in range(1, 40))
+    assert sorted(by_id(items)) == sorted(f"ACTIVE!{n}" for n in range(1, 40))
     assert not [i for i in items if isinstance(i, DocumentFailure)]
     assert connector.listings["ACTIVE"]["complete"] is True
     if not sync_api:
@@ -509,117 +495,10 @@ def test_a_wrong_or_absent_total_never_shortens_the_listing(
         imanage_fake.add_document("ACTIVE", n)
     connector = imanage()
     items = list(connector.crawl_full(None))
-    assert len(_docs(items)) == 7  # every document, whatever the total said
+    assert len(documents(items)) == 7  # every document, whatever the total said
     failures = [i for i in items if isinstance(i, DocumentFailure)]
     assert connector.listings["ACTIVE"]["complete"] is complete
     assert bool(failures) is (not complete)  # a mismatch makes the crawl incomplete
-
-
-# --- Sync API ----------------------------------------------------------------------------------
-
-
-def _sync_fake() -> FakeIManage:
-    fake = FakeIManage(sync_api=True)
-    for n in range(1, 6):
-        fake.add_document(
-            "ACTIVE",
-            n,
-            custom1="10025",
-            custom2="0007",
-            default_security="private",
-            security=PRIVATE_SECURITY,
-            denied=[{"trustee_id": "SPM_BLOCKED", "trustee_type": "user"}] if n == 2 else None,
-        )
-    return fake
-
-
-def test_sync_api_crawl_with_cursors_and_trustees(sleeps: Sleeps) -> None:
-    fake = _sync_fake()
-    with fake.running():
-        connector = IManageConnector(imanage_settings(fake), sleep=sleeps, sync_page_size=2)
-        try:
-            items = list(connector.crawl_full(None))
-        finally:
-            connector.close()
-    docs = _by_id(items)
-    assert sorted(docs) == [f"ACTIVE!{n}" for n in range(1, 6)]
-    crawl_calls = fake.calls(r"/sync/documents/crawl$")
-    assert [c.body.get("cursor") for c in crawl_calls] == [None, "c0-2", "c0-4"]
-    assert not fake.calls(r"/documents$")  # no search when the Sync API is there
-    assert not fake.calls(r"/security$")  # trustees come in bulk
-    acl = docs["ACTIVE!1"].acl
-    assert acl is not None
-    assert acl.allow == {"imanage:user:jsmith", "imanage:group:litigation"}
-    assert acl.deny == {"imanage:user:bkowal"}
-    two = docs["ACTIVE!2"].acl
-    assert two is not None
-    assert two.deny == {"imanage:user:bkowal", "imanage:user:spm_blocked"}
-    assert docs["ACTIVE!1"].author == "JSMITH"  # author arrived as {"id": "JSMITH"}
-    assert fake.writes() == []
-
-
-@pytest.mark.parametrize(("empties", "complete"), [(3, True), (4, False)])
-def test_empty_pages_that_carry_a_cursor(sleeps: Sleeps, empties: int, complete: bool) -> None:
-    """Up to three empty pages with a cursor are followed; a fourth in a row means the
-    listing cannot be completed: a failed crawl, never an empty (deleting) one."""
-    fake = _sync_fake()
-    fake.empty_cursor_pages = empties
-    with fake.running():
-        connector = IManageConnector(imanage_settings(fake), sleep=sleeps, sync_page_size=2)
-        try:
-            items = list(connector.crawl_full(None))
-        finally:
-            connector.close()
-    failures = [i for i in items if isinstance(i, DocumentFailure)]
-    if complete:
-        assert sorted(_by_id(items)) == [f"ACTIVE!{n}" for n in range(1, 6)]
-        assert not failures
-    else:
-        assert not _docs(items)
-        assert failures and "empty pages" in failures[0].reason
-    assert connector.listings["ACTIVE"]["complete"] is complete
-
-
-@pytest.mark.parametrize("expiry_status", [410, 400])
-def test_expired_sync_cursor_restarts_the_endpoint(sleeps: Sleeps, expiry_status: int) -> None:
-    fake = _sync_fake()
-    fake.cursor_expiry_status = expiry_status
-    with fake.running():
-        connector = IManageConnector(imanage_settings(fake), sleep=sleeps, sync_page_size=2)
-        try:
-            delivered: list[str] = []
-            for item in connector.crawl_full(None):
-                if isinstance(item, SourceDocument):
-                    delivered.append(item.external_id)
-                    if len(delivered) == 2:
-                        fake.expire_cursors()  # the next page's cursor is now stale
-        finally:
-            connector.close()
-    assert set(delivered) == {f"ACTIVE!{n}" for n in range(1, 6)}
-    assert connector.sync_restarts == ["documents/crawl"]
-    statuses = [c.status for c in fake.calls(r"/sync/documents/crawl$")]
-    assert expiry_status in statuses
-
-
-def test_resume_from_a_stored_sync_cursor_that_expired(sleeps: Sleeps) -> None:
-    fake = _sync_fake()
-    with fake.running():
-        first = IManageConnector(imanage_settings(fake), sleep=sleeps, sync_page_size=2)
-        checkpoint = None
-        for item in first.crawl_full(None):
-            if isinstance(item, str):
-                checkpoint = item
-                break
-        first.close()
-        assert checkpoint
-        assert json.loads(checkpoint)["full"]["sync"] == "c0-2"
-        fake.expire_cursors()
-        second = IManageConnector(imanage_settings(fake), sleep=sleeps, sync_page_size=2)
-        try:
-            docs = _by_id(list(second.crawl_full(checkpoint)))
-        finally:
-            second.close()
-    assert sorted(docs) == [f"ACTIVE!{n}" for n in range(1, 6)]
 
 
 # --- auth ---------------------------------------------------------------------------------------
@@ -636,7 +515,7 @@ def test_tokens_are_renewed_before_they_expire(sleeps: Sleeps) -> None:
             imanage_settings(fake, connector_concurrency=1), sleep=sleeps, clock=clock, page_size=5
         )
         try:
-            docs = _docs(list(connector.crawl_full(None)))
+            docs = documents(list(connector.crawl_full(None)))
         finally:
             connector.close()
     assert len(docs) == 15
@@ -730,7 +609,7 @@ def test_document_trashed_between_listing_and_fetch(
     assert failures["ACTIVE!3"].status is None
     assert not (failures["ACTIVE!3"].gone)
     assert not (failures["ACTIVE!3"].revoked)
-    assert sorted(_by_id(items)) == ["ACTIVE!1"]
+    assert sorted(by_id(items)) == ["ACTIVE!1"]
 
 
 def test_download_refused_for_a_readable_profile_removes_it(
@@ -805,7 +684,7 @@ def test_429_and_503_during_a_crawl(
     imanage_fake.inject(r"/documents$", 429, headers={"x-ratelimit-retryafter": "2"})
     imanage_fake.inject(r"/download$", 503, headers={"Retry-After": "1"})
     imanage_fake.inject(r"/security$", 429)
-    docs = _docs(list(imanage().crawl_full(None)))
+    docs = documents(list(imanage().crawl_full(None)))
     assert len(docs) == 3
     assert 2.0 in sleeps
     assert 1.0 in sleeps
@@ -817,7 +696,7 @@ def test_never_writes(imanage_fake: FakeIManage, imanage: ImanageFactory) -> Non
     imanage_fake.add_group("G", ["U"])
     connector = imanage()
     items = list(connector.crawl_full(None))
-    list(connector.crawl_delta(_text(items[-1])))
+    list(connector.crawl_delta(cursor_text(items[-1])))
     list(connector.groups())
     list(connector.list_ids())
     connector.check("ACTIVE!1")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -18,7 +18,6 @@ from connectors.base import (
     PointCheck,
     PollSince,
     ResumableCrawl,
-    SourceDocument,
 )
 from connectors.http.errors import (
     ConnectorError,
@@ -30,21 +29,9 @@ from connectors.netdocuments.acl import build_acl, parse_profile_access
 from connectors.netdocuments.client import parse_search
 from connectors.netdocuments.connector import NetDocumentsConnector
 from tests.connectors.conftest import NetDocumentsFactory, Sleeps, netdocuments_settings
+from tests.connectors.recording import by_id, cursor_text, documents
 from tests.fakes.dms import FakeClock
 from tests.fakes.netdocuments import CABINET, FakeNetDocuments
-
-
-def _text(item: object) -> str:
-    assert isinstance(item, str), item
-    return item
-
-
-def _docs(items: Sequence[object]) -> list[SourceDocument]:
-    return [i for i in items if isinstance(i, SourceDocument)]
-
-
-def _by_id(items: Sequence[object]) -> dict[str, SourceDocument]:
-    return {d.external_id: d for d in _docs(items)}
 
 
 def _seed(fake: FakeNetDocuments, count: int = 5) -> list[str]:
@@ -117,7 +104,7 @@ def test_token_renewed_before_expiry_with_expires_in_as_string_or_number(
     )
     _seed(fake, 8)
     with fake.running(), _connector(fake, sleeps, {"connector_concurrency": 1}) as nd:
-        docs = _docs(list(nd.crawl_full(None)))
+        docs = documents(list(nd.crawl_full(None)))
     assert len(docs) == 8
     api = [r for r in fake.requests if r.path != "/v1/OAuth"]
     assert all(r.status != 401 for r in api)
@@ -149,7 +136,7 @@ def test_both_search_shapes_and_every_paging_style(
     fake.add_document("4811-2200-0043", extension="ndsq")  # a saved search
     fake.add_document("4811-2200-0044", extension="NDFLT")  # a filter
     with fake.running(), _connector(fake, sleeps) as nd:
-        docs = _by_id(list(nd.crawl_full(None)))
+        docs = by_id(list(nd.crawl_full(None)))
     assert sorted(docs) == ids
     doc = docs[ids[0]]
     assert (doc.client_id, doc.matter_id) == ("10025", "0007")
@@ -192,7 +179,7 @@ def test_a_server_that_repeats_pages_cannot_loop_us(
     with fake.running(), _connector(fake, sleeps) as nd:
         items = list(nd.crawl_full(None))
     assert len(fake.calls(r"^/v2/Search$")) == 2  # the second page added nothing new
-    assert len(_docs(items)) == 2
+    assert len(documents(items)) == 2
     failures = [i for i in items if isinstance(i, DocumentFailure)]
     # A listing that cannot be completed is a failure (no sweep), with or without TotalFound.
     assert bool(failures) is stalled
@@ -203,7 +190,7 @@ def test_top_never_exceeds_500(
 ) -> None:
     _seed(netdocuments_fake, 3)
     connector = netdocuments(page_size=5000)
-    assert len(_docs(list(connector.crawl_full(None)))) == 3
+    assert len(documents(list(connector.crawl_full(None)))) == 3
     assert {r.query["top"] for r in netdocuments_fake.calls(r"^/v2/Search$")} == {"500"}
     # The fake enforces the limit like the service does.
 
@@ -225,7 +212,7 @@ def test_expired_skiptoken_on_resume_restarts_the_cabinet(sleeps: Sleeps) -> Non
         assert json.loads(checkpoint)["full"]["token"] == "t0-2"
         fake.expire_skiptokens()
         with _connector(fake, sleeps) as second:
-            docs = _by_id(list(second.crawl_full(checkpoint)))
+            docs = by_id(list(second.crawl_full(checkpoint)))
     assert sorted(docs) == ids  # restarted from the top: nothing lost
     # first run: page 1; resume: the stored token is refused, then the cabinet from the top
     assert [r.status for r in fake.calls(r"^/v2/Search$")][:3] == [200, 400, 200]
@@ -241,12 +228,12 @@ def test_delta_walks_lastmod_descending_down_to_the_watermark(
     netdocuments_fake.docs[ids[2]].modified = "2025-01-04T09:57:00Z"  # inside the overlap
     cursor = json.dumps({"v": 1, "since": {CABINET: "2025-01-04T10:00:00Z"}, "full": None})
     items = list(netdocuments().crawl_delta(cursor))
-    assert sorted(_by_id(items)) == sorted([ids[2], ids[3], ids[4], ids[5]])
+    assert sorted(by_id(items)) == sorted([ids[2], ids[3], ids[4], ids[5]])
     searches = netdocuments_fake.calls(r"^/v2/Search$")
     assert {s.query["orderby"] for s in searches} == {"7|desc"}
     assert len(searches) == 3  # stopped on the page that reached older rows
     assert not netdocuments_fake.calls(rf"^/v1/Document/{ids[0]}")  # never fetched
-    assert json.loads(_text(items[-1]))["since"] == {CABINET: "2025-01-06T10:00:00Z"}
+    assert json.loads(cursor_text(items[-1]))["since"] == {CABINET: "2025-01-06T10:00:00Z"}
 
 
 def test_a_document_dated_in_the_future_does_not_freeze_the_delta(
@@ -257,11 +244,11 @@ def test_a_document_dated_in_the_future_does_not_freeze_the_delta(
     cursor = json.dumps({"v": 1, "since": {CABINET: "2025-01-02T10:00:00Z"}, "full": None})
     connector = netdocuments()
     items = list(connector.crawl_delta(cursor))
-    since = json.loads(_text(items[-1]))["since"][CABINET]
+    since = json.loads(cursor_text(items[-1]))["since"][CABINET]
     assert "2025" <= since[:4] < "2099", since
     assert any("2099-01-01" in w for w in connector.warnings), connector.warnings
     netdocuments_fake.docs[ids[1]].modified = since  # changed now: found by the next delta
-    assert ids[1] in _by_id(list(netdocuments().crawl_delta(_text(items[-1]))))
+    assert ids[1] in by_id(list(netdocuments().crawl_delta(cursor_text(items[-1]))))
 
 
 def test_delta_without_server_ordering_filters_every_row(
@@ -270,7 +257,7 @@ def test_delta_without_server_ordering_filters_every_row(
     ids = _seed(netdocuments_fake, 6)
     netdocuments_fake.honour_orderby = False  # rows come by id, oldest first
     cursor = json.dumps({"v": 1, "since": {CABINET: "2025-01-05T10:00:00Z"}, "full": None})
-    docs = _by_id(list(netdocuments().crawl_delta(cursor)))
+    docs = by_id(list(netdocuments().crawl_delta(cursor)))
     assert sorted(docs) == [ids[4], ids[5]]
     assert len(netdocuments_fake.calls(r"^/v2/Search$")) == 3  # read to the end
 
@@ -350,7 +337,7 @@ def test_profile_based_denies_over_http(
         },
         {"key": "0007", "parent": "10025", "description": "Open", "access": ""},
     ]
-    docs = _by_id(list(netdocuments().crawl_full(None)))
+    docs = by_id(list(netdocuments().crawl_full(None)))
     walled = docs["1000-0000-0001"].acl
     assert walled is not None
     assert walled.resolvable
@@ -371,7 +358,7 @@ def test_unreadable_matter_table_fails_closed(
     netdocuments_fake.add_document("1000-0000-0001", client="10025", matter="0008")
     netdocuments_fake.add_document("1000-0000-0002", client="10025")  # no matter
     # fake.lookup has no table: 404
-    docs = _by_id(list(netdocuments().crawl_full(None)))
+    docs = by_id(list(netdocuments().crawl_full(None)))
     assert docs["1000-0000-0001"].acl is not None
     assert docs["1000-0000-0001"].acl.resolvable is False
     assert docs["1000-0000-0002"].acl is not None
@@ -383,7 +370,7 @@ def test_unreadable_access_list_fails_closed(
 ) -> None:
     netdocuments_fake.add_document("1000-0000-0001", client="10025", matter="0007")
     netdocuments_fake.acl_missing.add("1000-0000-0001")
-    doc = _docs(list(netdocuments().crawl_full(None)))[0]
+    doc = documents(list(netdocuments().crawl_full(None)))[0]
     assert doc.acl is not None
     assert doc.acl.resolvable is False
 
@@ -412,7 +399,7 @@ def test_client_matter_from_workspace_attributes(
     netdocuments_fake.add_document(
         "1000-0000-0001", client=client, matter=matter, custom={1003: "court"}
     )
-    doc = _docs(list(netdocuments().crawl_full(None)))[0]
+    doc = documents(list(netdocuments().crawl_full(None)))[0]
     assert (doc.client_id, doc.matter_id) == expected
     assert (doc.client_raw, doc.matter_raw) == (client, matter)
 
@@ -423,7 +410,7 @@ def test_workspace_attribute_numbers_come_from_the_cabinet(sleeps: Sleeps) -> No
     fake.cabinets[0]["wsAttrNum"] = 4
     fake.add_document("1000-0000-0001", custom={1001: "x", 1002: "y", 1003: "10025", 1004: "0007"})
     with fake.running(), _connector(fake, sleeps) as nd:
-        doc = _docs(list(nd.crawl_full(None)))[0]
+        doc = documents(list(nd.crawl_full(None)))[0]
     assert (doc.client_id, doc.matter_id) == ("10025", "0007")
 
 
@@ -469,7 +456,7 @@ def test_document_deleted_between_search_and_fetch(
     failures = {f.external_id: f for f in items if isinstance(f, DocumentFailure)}
     assert failures[ids[1]].gone
     assert failures[ids[2]].revoked
-    assert sorted(_by_id(items)) == [ids[0]]
+    assert sorted(by_id(items)) == [ids[0]]
 
 
 def test_download_is_the_official_version(
@@ -482,7 +469,7 @@ def test_download_is_the_official_version(
         filename="Motion to dismiss.pdf",
         official_version=3,
     )
-    doc = _docs(list(netdocuments().crawl_full(None)))[0]
+    doc = documents(list(netdocuments().crawl_full(None)))[0]
     assert doc.content == b"%PDF-official"
     assert doc.mime_type == "application/pdf"
     assert doc.version == "3"
@@ -511,7 +498,7 @@ def test_429_with_retry_after_during_search(
     _seed(netdocuments_fake, 3)
     netdocuments_fake.inject(r"^/v2/Search$", 429, headers={"Retry-After": "4"})
     netdocuments_fake.inject(r"/info$", 503)
-    assert len(_docs(list(netdocuments().crawl_full(None)))) == 3
+    assert len(documents(list(netdocuments().crawl_full(None)))) == 3
     assert 4.0 in sleeps
 
 
@@ -522,7 +509,7 @@ def test_never_writes_nor_gets_or_creates(
     netdocuments_fake.add_group("UG-LIT", "Litigation", [{"id": "A"}])
     connector = netdocuments()
     items = list(connector.crawl_full(None))
-    list(connector.crawl_delta(_text(items[-1])))
+    list(connector.crawl_delta(cursor_text(items[-1])))
     list(connector.groups())
     list(connector.list_ids())
     connector.check("4824-5093-9170")
@@ -549,7 +536,7 @@ def test_search_capped_below_top_reads_every_page(
     with fake.running(), _connector(fake, sleeps, page_size=500) as nd:
         items = list(nd.crawl_full(None))
         listed = set(nd.list_ids())
-    assert sorted(_by_id(items)) == sorted(ids)
+    assert sorted(by_id(items)) == sorted(ids)
     assert listed == set(ids)
     assert not [i for i in items if isinstance(i, DocumentFailure)]
     assert nd.listings["NG-AB12CD34"]["complete"] is True
@@ -564,7 +551,7 @@ def test_search_total_that_does_not_reconcile_makes_the_crawl_incomplete(
     fake.total_mode = mode
     with fake.running(), _connector(fake, sleeps) as nd:
         items = list(nd.crawl_full(None))
-    assert sorted(_by_id(items)) == sorted(ids)  # a low total hides nothing
+    assert sorted(by_id(items)) == sorted(ids)  # a low total hides nothing
     failures = [i for i in items if isinstance(i, DocumentFailure)]
     assert failures and "not complete" in failures[0].reason
     assert nd.listings["NG-AB12CD34"]["complete"] is False
@@ -581,7 +568,7 @@ def test_lookup_table_capped_below_500_keeps_every_deny(
     fake.lookup[2].append(
         {"key": "0099", "parent": "10025", "access": "U:screened@firm.example|N"})
     fake.add_document("1000-0000-0001", client="10025", matter="0099")
-    doc = _docs(list(netdocuments().crawl_full(None)))[0]
+    doc = documents(list(netdocuments().crawl_full(None)))[0]
     assert doc.acl is not None
     assert doc.acl.resolvable
     assert "netdocuments:user:screened@firm.example" in doc.acl.deny
@@ -597,7 +584,7 @@ def test_lookup_table_that_cannot_be_read_completely_fails_closed(
     fake.add_document("1000-0000-0001", client="10025", matter="0099")
     fake.add_document("1000-0000-0002", client="10025")  # no matter: no profile security
     connector = netdocuments({"connector_max_attempts": 1})
-    docs = _by_id(list(connector.crawl_full(None)))
+    docs = by_id(list(connector.crawl_full(None)))
     assert docs["1000-0000-0001"].acl is not None
     assert docs["1000-0000-0001"].acl.resolvable is False
     assert docs["1000-0000-0002"].acl is not None
@@ -613,18 +600,18 @@ def test_profile_security_on_the_client_attribute(
     fake.lookup[1] = [{"key": "10025", "access": "Litigation|VES*U:jan@firm.example|N"}]
     fake.lookup[2] = [{"key": "0007", "parent": "10025", "access": "U:piet@firm.example|N"}]
     fake.add_document("1000-0000-0001", client="10025", matter="0007")
-    only_matter = _docs(list(netdocuments().crawl_full(None)))[0].acl
+    only_matter = documents(list(netdocuments().crawl_full(None)))[0].acl
     assert only_matter is not None
     assert only_matter.deny == {"netdocuments:user:piet@firm.example"}
     both = netdocuments({"netdocuments_profile_security": "client,matter"})
-    acl = _docs(list(both.crawl_full(None)))[0].acl
+    acl = documents(list(both.crawl_full(None)))[0].acl
     assert acl is not None
     # deny beats allow: the client row's grant to Litigation is never taken as a grant
     assert acl.deny == {"netdocuments:user:jan@firm.example",
                         "netdocuments:user:piet@firm.example"}
     assert "netdocuments:group:litigation" not in acl.allow
     client_only = netdocuments({"netdocuments_profile_security": "1001"})
-    acl = _docs(list(client_only.crawl_full(None)))[0].acl
+    acl = documents(list(client_only.crawl_full(None)))[0].acl
     assert acl is not None
     assert acl.deny == {"netdocuments:user:jan@firm.example"}
     with pytest.raises(ConnectorError, match="PROFILE_SECURITY"):
@@ -641,9 +628,9 @@ def test_matter_numbers_qualified_by_client(
     fake.add_document("1000-0000-0001", client="10025", matter="0007")
     fake.add_document("1000-0000-0002", client="20001", matter="0007")
     fake.add_document("1000-0000-0003", matter="0007")  # no client: not resolvable
-    plain = _by_id(list(netdocuments().crawl_full(None)))
+    plain = by_id(list(netdocuments().crawl_full(None)))
     assert plain["1000-0000-0001"].matter_id == plain["1000-0000-0002"].matter_id == "0007"
-    qualified = _by_id(list(netdocuments(
+    qualified = by_id(list(netdocuments(
         {"netdocuments_matter_id_format": "{client}-{matter}"}).crawl_full(None)))
     assert qualified["1000-0000-0001"].matter_id == "10025-0007"
     assert qualified["1000-0000-0002"].matter_id == "20001-0007"
