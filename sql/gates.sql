@@ -13,6 +13,9 @@ WHERE upper(ecli) = ANY(CAST(:eclis AS text[])) AND state <> 'active'
 -- name: retrieval_owner
 SELECT person_id FROM audit_retrievals WHERE retrieval_id = :retrieval_id
 
+-- name: retrieval_session
+SELECT session_id FROM audit_retrievals WHERE retrieval_id = :retrieval_id
+
 -- name: retrieval_results
 -- The chunks a retrieval returned, with their content hashes as audited, by rank: the hits
 -- only (sub_rank 0). The other sections a collapsed search listed under a hit were named

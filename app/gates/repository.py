@@ -34,6 +34,14 @@ def retrieval_owner(conn: Connection, retrieval_id: uuid.UUID) -> str | None:
     return None if owner is None else str(owner)
 
 
+def retrieval_session(conn: Connection, retrieval_id: uuid.UUID) -> str | None:
+    """The session the retrieval was made in; None when none (or no such retrieval)."""
+    found = conn.execute(
+        sqlfiles.query("gates.retrieval_session"), {"retrieval_id": retrieval_id}
+    ).scalar_one_or_none()
+    return None if found is None else str(found)
+
+
 def retrieval_results(conn: Connection, retrieval_id: uuid.UUID) -> dict[str, str]:
     """chunk_id -> content hash as audited, in rank order."""
     rows = conn.execute(sqlfiles.query("gates.retrieval_results"), {"retrieval_id": retrieval_id})

@@ -199,8 +199,17 @@ def check_answer_grounding(
         result, served_by = routed_grounding(
             conn, resources, principal.person_id, body.retrieval_id, sentences
         )
+        # the caller's own retrieval (checked above): a check filed under another session
+        # than the retrieval's would put that session's record in doubt
+        made_in = repository.retrieval_session(conn, body.retrieval_id)
+        if body.session_id is not None and made_in is not None and made_in != body.session_id:
+            raise Unprocessable(
+                "session_mismatch",
+                "The retrieval was made in another session than the one named.",
+                field="session_id",
+            )
     except AppError as exc:
-        if exc.status not in (403, 404):
+        if exc.status not in (403, 404) and exc.code != "session_mismatch":
             raise
         append_gate_event(
             conn,

@@ -82,7 +82,11 @@ def insert_chunks(db: DbHandle, embedder: Any, chunks: dict[str, str]) -> None:
 
 
 def record_retrieval(
-    db: DbHandle, person_id: str, chunk_ids: list[str], hashes: dict[str, str] | None = None
+    db: DbHandle,
+    person_id: str,
+    chunk_ids: list[str],
+    hashes: dict[str, str] | None = None,
+    session_id: str | None = None,
 ) -> str:
     retrieval_id = uuid.uuid4()
     bodies = {**RETURNED, **NOT_RETURNED}
@@ -93,6 +97,7 @@ def record_retrieval(
         model="gpt-x",
         prompt_version="v1",
         result_count=len(chunk_ids),
+        session_id=session_id,
     )
     results = [
         RetrievedChunk(
@@ -191,6 +196,32 @@ def test_a_party_swapped_at_the_start_of_a_sentence_is_named(
     assert second["supported"] is True, second
     opener = ground(gate_client(), auth, ALICE, rid, PARTIES["c-levering"]).json()
     assert opener["ok"] is True, opener
+
+
+def test_a_check_names_the_session_its_retrieval_was_made_in(
+    corpus: DbHandle, gate_client: GateClient, auth: Tokens
+) -> None:
+    """Before, any session id was accepted and the gate event filed under it, so a session's
+    record could hold checks of retrievals made elsewhere."""
+    rid = record_retrieval(corpus, ALICE, list(RETURNED), session_id="thread-1")
+    client = gate_client()
+    answer = RETURNED["c-termijn"]
+
+    def check(session_id: str | None) -> Any:
+        body: dict[str, Any] = {"retrieval_id": rid, "answer": answer}
+        if session_id is not None:
+            body["session_id"] = session_id
+        return client.post("/v1/gates/grounding", json=body, headers=auth(ALICE, "lawyer"))
+
+    assert check("thread-1").status_code == 200
+    assert check(None).status_code == 200
+    wrong = check("thread-2")
+    assert wrong.status_code == 422, wrong.text
+    assert wrong.json()["error"]["code"] == "session_mismatch"
+    refused = superuser(
+        corpus, "SELECT ok, outcome FROM gate_events WHERE request->>'session_id' = 'thread-2'"
+    )
+    assert refused == [(False, {"refused": {"status": 422, "code": "session_mismatch"}})]
 
 
 def test_a_chunk_the_retrieval_did_not_return_never_counts(
