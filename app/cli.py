@@ -294,12 +294,25 @@ def _instant(value: str) -> datetime:
         raise wrong from None
 
 
+def _sequence_number(value: str) -> int:
+    """A chain position: 0 or more, within PostgreSQL's bigint."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if not 0 <= number < 2**63:
+        raise argparse.ArgumentTypeError("must be 0 or more (a seq of the chain)")
+    return number
+
+
 def cmd_audit_export(args: argparse.Namespace, settings: Settings) -> int:
     from app.audit.service import export_lines
     from app.db.runtime import open_database
 
     with open_database(settings) as database, database.transaction() as conn:
-        for line in export_lines(conn, since=args.since, until=args.until):
+        for line in export_lines(
+            conn, since=args.since, until=args.until, after_seq=args.after_seq
+        ):
             sys.stdout.write(line)
     return 0
 
@@ -417,6 +430,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = audit.add_parser("export", help="write retrievals as JSON lines to stdout")
     p.add_argument("--since", type=_instant, default=None, help="RFC 3339, with a zone")
     p.add_argument("--until", type=_instant, default=None, help="RFC 3339, with a zone")
+    p.add_argument(
+        "--after-seq",
+        type=_sequence_number,
+        default=None,
+        help="only retrievals after this seq (the last one a previous export wrote): "
+        "exports that continue one another miss nothing",
+    )
     p.set_defaults(handler=cmd_audit_export)
 
     settings_cmd = sub.add_parser("settings", help="settings tools").add_subparsers(

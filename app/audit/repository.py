@@ -179,11 +179,16 @@ def list_newest_first(
 
 
 def stream_retrievals(
-    conn: Connection, *, since: datetime | str | None, until: datetime | str | None
+    conn: Connection,
+    *,
+    since: datetime | str | None,
+    until: datetime | str | None,
+    after_seq: int | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Every retrieval in the window, oldest first, streamed."""
+    """Every retrieval in the window (and after ``after_seq``), oldest first, streamed."""
     result = conn.execution_options(stream_results=True, yield_per=1000).execute(
-        sqlfiles.query("audit_read.export_retrievals"), {"since": since, "until": until}
+        sqlfiles.query("audit_read.export_retrievals"),
+        {"since": since, "until": until, "after_seq": after_seq},
     )
     for row in result.mappings():
         yield dict(row)

@@ -127,11 +127,12 @@ def export(
     resources: ResourcesDep,
     since: AwareDatetime | None = None,
     until: AwareDatetime | None = None,
+    after_seq: Annotated[int | None, Query(ge=0, le=2**63 - 1)] = None,
 ) -> StreamingResponse:
     def lines() -> Iterator[str]:
         # Streaming outlives the request transaction: its own read-only snapshot.
         with resources.database.transaction() as conn:
-            yield from service.export_lines(conn, since=since, until=until)
+            yield from service.export_lines(conn, since=since, until=until, after_seq=after_seq)
 
     return StreamingResponse(lines(), media_type="application/x-ndjson")
 

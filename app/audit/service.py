@@ -235,10 +235,16 @@ def withhold(item: dict[str, Any], view: MatterView) -> dict[str, Any]:
 
 
 def export_lines(
-    conn: Connection, *, since: datetime | str | None, until: datetime | str | None
+    conn: Connection,
+    *,
+    since: datetime | str | None,
+    until: datetime | str | None,
+    after_seq: int | None = None,
 ) -> Iterator[str]:
+    """One JSON line per retrieval, in chain order. ``after_seq``: only those after it (the
+    last ``seq`` a previous export wrote), so exports continue one another without gaps."""
     batch: list[dict[str, Any]] = []
-    for row in repository.stream_retrievals(conn, since=since, until=until):
+    for row in repository.stream_retrievals(conn, since=since, until=until, after_seq=after_seq):
         batch.append(row)
         if len(batch) >= 500:
             yield from (canonical_json(i) + "\n" for i in _retrieval_items(conn, batch))

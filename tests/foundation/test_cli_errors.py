@@ -96,6 +96,8 @@ def test_arguments_out_of_their_form_are_status_2(
         ["audit", "export", "--since", "garbage"],
         ["audit", "export", "--until", "2026-13-45"],
         ["audit", "export", "--since", "2026-01-31T09:00:00"],  # no zone: never guessed
+        ["audit", "export", "--after-seq", "-1"],
+        ["audit", "export", "--after-seq", str(2**63)],
         ["reembed", "run", ""],
         ["eval", "--set", "s", "--dense-weight", "inf"],
         ["eval", "calibrate", "--set", "s", "--dense-weights", "0.5,inf"],
@@ -107,6 +109,7 @@ def test_arguments_out_of_their_form_are_status_2(
     assert main(["reembed", "run", "usem3", "--pause-s", "-1"]) == 2
     _refused(capsys, "--pause-s not negative")
     assert main(["audit", "export", "--since", "2026-01-31T09:00:00Z"]) == 0
+    assert main(["audit", "export", "--after-seq", "0"]) == 0
 
 
 def test_an_empty_set_file_is_refused_not_imported(

@@ -3,6 +3,7 @@ the plan-cache trap, and the audit row of every search."""
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -239,6 +240,13 @@ def test_cursor_paging_and_export(firm: Firm, client: TestClient, auth: Tokens) 
     )
     lines = client.get("/v1/audit/export", headers=comp).text.strip().splitlines()
     assert len(lines) == 5
+    # an export continues the last one from the last seq it wrote, without gaps
+    seqs = [json.loads(line)["seq"] for line in lines]
+    rest = client.get("/v1/audit/export", params={"after_seq": seqs[2]}, headers=comp)
+    assert [json.loads(line)["seq"] for line in rest.text.strip().splitlines()] == seqs[3:]
+    for bad in ("-1", "x", str(2**63)):
+        refused = client.get("/v1/audit/export", params={"after_seq": bad}, headers=comp)
+        assert refused.status_code == 422, (bad, refused.text)
 
 
 def test_plan_cache_trap_same_connection_alternating_strategies(
