@@ -62,9 +62,21 @@ def _legacy_char(byte: int, before: str, after: str) -> tuple[str, str]:
     return win, "cp1252"
 
 
+# Each stray byte is repaired by a Python call (about 2.6 s per MB of them): past this many,
+# the file is not UTF-8 with a few legacy bytes but something else, and it is refused rather
+# than spending minutes on it (a misbehaving source held the citation gate's parser so).
+MAX_REPAIRED_BYTES = 200_000
+
+
 def _decode_mixed(data: bytes) -> tuple[bytes, dict[str, int]]:
     """UTF-8 with stray legacy bytes repaired; returns clean UTF-8 and counts per code page."""
     text = data.decode("utf-8", errors="surrogateescape")
+    stray = len(_LEGACY_BYTE.findall(text))
+    if stray > MAX_REPAIRED_BYTES:
+        raise ExtractionError(
+            f"declared UTF-8 but holds {stray} bytes that are not (at most "
+            f"{MAX_REPAIRED_BYTES} are repaired)"
+        )
     counts: dict[str, int] = {}
 
     def repair(match: re.Match[str]) -> str:

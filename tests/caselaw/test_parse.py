@@ -14,6 +14,7 @@ from app.caselaw.parse import (
     liveness,
     parse_rechtspraak,
 )
+from app.caselaw.xmlbytes import MAX_REPAIRED_BYTES
 from app.ingest.types import ExtractionError
 from tests.fakes.rechtspraak import manifest, rechtspraak_dir
 
@@ -253,6 +254,19 @@ def test_legacy_bytes_are_decoded_per_byte(name: str, expected: str) -> None:
     rec = parse_rechtspraak((CORPUS / "malformed" / name).read_bytes())
     assert expected in " ".join(rec.body_text.split())
     assert any("not" in w and "UTF-8" in w for w in rec.warnings)
+
+
+def test_a_body_of_stray_bytes_is_refused_not_repaired_for_minutes() -> None:
+    """Each stray byte costs a Python call to repair: a source answering megabytes of them
+    held the citation gate's parser for over a minute. Past MAX_REPAIRED_BYTES the record is
+    unreadable (a report entry, or "unverifiable" at the gate); just under, it is repaired."""
+    under = minimal(body="<uitspraak><para>" + "x" * 10 + "</para></uitspraak>").replace(
+        b"x" * 10, b"caf\xe9 " * MAX_REPAIRED_BYTES
+    )
+    assert "café" in parse_rechtspraak(under).body_text
+    over = under.replace(b"caf\xe9 ", b"caf\xe9\xe9 ", 1000)
+    with pytest.raises(ExtractionError, match="bytes that are not"):
+        parse_rechtspraak(over)
 
 
 def test_newline_before_declaration_is_reported() -> None:
