@@ -50,7 +50,9 @@ def matter_view(
     person_id = principal.person_id
 
     def may_see(matter_id: str) -> bool:
-        return snap.may_access(person_id, matter_id, at)
+        # a matter the matrix does not know is not seen either: were it shown while a hidden
+        # one is withheld, echoing a guessed id back would tell which guesses exist
+        return matter_id in snap.matters and snap.may_access(person_id, matter_id, at)
 
     # only a walled matter can be refused to a known, active person; an inactive person is
     # refused every matter, so every matter the matrix knows is a candidate

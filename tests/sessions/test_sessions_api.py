@@ -360,3 +360,29 @@ def test_session_gate_access_and_refusals(firm: Firm, client: TestClient, auth: 
         )
     )["items"]
     assert listed and {e["request"]["session_id"] for e in listed} == {"mine"}, listed
+
+
+def test_own_audit_rows_tell_hidden_and_unknown_matters_apart_by_nothing(
+    firm: Firm, client: TestClient, auth: Tokens
+) -> None:
+    """A lawyer's own row withholds the matters they may not see now. Unknown ids were
+    echoed while hidden ones were removed, so one search naming 1,188 guessed ids in its
+    filter, and one read of its row, listed every matter hidden from the lawyer."""
+    firm.wall(kind="exclusionary", protects={"matters": ["M-MED"]}, screened=[HIRE])
+    retag(client)
+    hire = auth(HIRE, "lawyer")
+    guesses = ["M-MED", "M-NOWHERE", "M-OTHER"]
+    found = ok(
+        client.post(
+            "/v1/search",
+            json={"query": QUERY, "filters": {"matter_ids": guesses}, "session_id": "s-1"},
+            headers=hire,
+        )
+    )
+    row = ok(client.get(f"/v1/audit/retrievals/{found['retrieval_id']}", headers=hire))
+    assert row["filters"]["matter_ids"] == ["M-OTHER"], row["filters"]
+    listed = ok(client.get("/v1/audit/retrievals", params={"session_id": "s-1"}, headers=hire))
+    assert listed["items"][0]["filters"]["matter_ids"] == ["M-OTHER"]
+    # compliance reads the row as it was asked
+    full = ok(client.get(f"/v1/audit/retrievals/{found['retrieval_id']}", headers=auth(*COMPLIANCE)))
+    assert full["filters"]["matter_ids"] == guesses
