@@ -81,8 +81,10 @@ def findings(
             )
         read = set(matters)
         for matter_id in sorted(read):
+            # a pair is found from either side: from the client's name (client_in is this
+            # matter) or from an adverse party's (adverse_in is): both must have been read
             for hit in snap.adverse_matters(matter_id):
-                if hit["client_in"] == matter_id and hit["adverse_in"] in read:
+                if hit["client_in"] in read and hit["adverse_in"] in read:
                     finding.reasons.append(
                         {
                             "kind": "adverse",

@@ -249,6 +249,38 @@ def test_a_session_that_reads_adverse_matters_is_tainted(client: TestClient, aut
     }
 
 
+@pytest.mark.parametrize(
+    ("client_name", "adverse_name"),
+    [
+        ("Granite Capital B. V.", "Granite Capital BV"),
+        ("Borealis Lines B.V. (h.o.d.n. Borealis Shipping)", "Borealis Lines B.V."),
+    ],
+)
+def test_an_adverse_pair_found_from_the_party_side_taints(
+    client: TestClient, auth: Tokens, client_name: str, adverse_name: str
+) -> None:
+    """The conflict graph finds these pairs from the adverse party's name only (the client's
+    name holds more words than the party's). The gate kept only pairs found from the client's
+    side, so a session that read both matters stayed ok."""
+    firm = Firm(client, auth)
+    firm.person(LAWYER)
+    firm.client_("C-A", client_name)
+    firm.client_("C-B", "Klaassen Transport B.V.")
+    firm.matter("M-A", "C-A", team=[LAWYER])
+    firm.matter("M-B", "C-B", team=[LAWYER], parties=[{"name": adverse_name, "role": "adverse"}])
+    firm.document("a-1", "Huurachterstand distributiecentrum Havenkwartier.", client_id="C-A",
+                  matter_id="M-A")
+    firm.document("b-1", "Transportschade containers Klaassen.", client_id="C-B",
+                  matter_id="M-B")
+    conflicts = ok(client.get("/v1/conflicts", params={"name": adverse_name}, headers=firm.h))
+    assert {"M-A", "M-B"} <= {h["matter_id"] for h in conflicts["matches"]}, conflicts
+    firm.search(LAWYER, "huurachterstand distributiecentrum", session_id="s-p", mode="sparse")
+    firm.search(LAWYER, "transportschade containers", session_id="s-p", mode="sparse")
+    answer = ok(_gate(client, auth(LAWYER, "lawyer"), "s-p"))
+    assert answer["status"] == "tainted", answer
+    assert [r["matters"] for r in answer["reasons"]] == [["M-A", "M-B"]]
+
+
 def test_bound_session_returns_only_its_matter_and_public_sources(
     firm: Firm, client: TestClient, auth: Tokens
 ) -> None:
