@@ -259,6 +259,14 @@ def session_binding(conn: Connection, session_id: str, person_id: str) -> str | 
     return None if bound is None else str(bound)
 
 
+def bound_matter_group(conn: Connection, matter_id: str) -> str | None:
+    """The wall group the matter is in now; None for a matter the matrix does not know."""
+    group = conn.execute(
+        sqlfiles.query("sessions.bound_matter_group"), {"matter_id": matter_id}
+    ).scalar_one_or_none()
+    return None if group is None else str(group)
+
+
 def list_synonyms(conn: Connection) -> list[Synonym]:
     rows = conn.execute(sqlfiles.query("search.list_synonyms"))
     return [Synonym(r.term, r.synonym, r.created_by, r.created_at) for r in rows]

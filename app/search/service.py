@@ -152,6 +152,9 @@ class SearchResult:
     at: datetime  # the instant access was resolved for
     query_model: str | None  # the live query encoder's model, checked even when no vector ran
     read_from: str = replicas.PRIMARY  # who ran the statement: "primary" or a replica's name
+    # the answer names the session's bound matter only while its person may see it (the audit
+    # row records the binding whatever happens to it)
+    binding_shown: bool = True
 
 
 @dataclass(frozen=True)
@@ -397,6 +400,9 @@ def _find(
             at_least = stale.seen
             continue
         took_ms = round((time.perf_counter() - started) * 1000, 2)
+        shown = session.matter_id is None or (
+            repository.bound_matter_group(conn, session.matter_id) in access.wall_groups
+        )
         return SearchResult(
             uuid.uuid4(),
             access.policy_version,
@@ -407,6 +413,7 @@ def _find(
             session,
             at,
             query_model,
+            binding_shown=shown,
         )
     # not reached while the last attempt holds the version (a replica's snapshot cannot move
     # either); kept so that a change of that rule fails loudly instead of looping
@@ -752,7 +759,7 @@ def to_response(result: SearchResult) -> dict[str, Any]:
         **(
             {
                 "session_id": result.session.session_id,
-                "session_matter_id": result.session.matter_id,
+                "session_matter_id": result.session.matter_id if result.binding_shown else None,
                 "session_scope": result.session.scope,
             }
             if result.session.session_id is not None

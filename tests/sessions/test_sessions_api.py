@@ -418,3 +418,32 @@ def test_own_audit_rows_tell_hidden_and_unknown_matters_apart_by_nothing(
     # compliance reads the row as it was asked
     full = ok(client.get(f"/v1/audit/retrievals/{found['retrieval_id']}", headers=auth(*COMPLIANCE)))
     assert full["filters"]["matter_ids"] == guesses
+
+
+def test_a_search_answer_stops_naming_a_bound_matter_a_wall_hides(
+    firm: Firm, client: TestClient, auth: Tokens
+) -> None:
+    """The answer kept naming the session's bound matter after a wall screened its person
+    from it (their own audit row already showed null): with the gate's 'wall' reason, that
+    told the screened lawyer which matter the new wall protects."""
+    hire = auth(HIRE, "lawyer")
+
+    def bound(**extra: Any) -> Any:
+        body = {"query": QUERY, "session_id": "s-bound", **extra}
+        return ok(client.post("/v1/search", json=body, headers=hire))
+
+    assert bound(session_matter_id="M-MED")["session_matter_id"] == "M-MED"
+    firm.wall(kind="exclusionary", protects={"matters": ["M-MED"]}, screened=[HIRE])
+    retag(client)
+    after = bound()
+    assert after["session_matter_id"] is None and after["session_scope"] == "bound", after
+    assert all(r["matter_id"] != "M-MED" for r in after["results"])
+    # a binding to a matter the matrix does not know reads the same as a hidden one
+    unknown = ok(
+        client.post(
+            "/v1/search",
+            json={"query": QUERY, "session_id": "s-x", "session_matter_id": "M-NOWHERE"},
+            headers=hire,
+        )
+    )
+    assert unknown["session_matter_id"] is None
