@@ -149,9 +149,6 @@ class Settings(BaseSettings):
     exact_max_rows: int = Field(
         default=10_000, ge=0, description="Allowed rows at or below which dense search is exact."
     )
-    exact_max_fraction: float = Field(
-        default=0.05, ge=0, le=1, description="Allowed fraction at or below which it is exact."
-    )
     hnsw_ef_search: int = Field(default=200, ge=10, le=1000, description="HNSW ef_search.")
     hnsw_max_scan_tuples_cap: int = Field(
         default=200_000, ge=1000, description="Upper bound for hnsw.max_scan_tuples."

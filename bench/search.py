@@ -265,10 +265,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         resolver = AccessResolver()
         verifier = TokenVerifier(settings)
-        forced_exact = settings.model_copy(
-            update={"exact_max_rows": 1 << 62, "exact_max_fraction": 1.0}
-        )
-        forced_hnsw = settings.model_copy(update={"exact_max_rows": 0, "exact_max_fraction": 0.0})
+        forced_exact = settings.model_copy(update={"exact_max_rows": 1 << 62})
+        forced_hnsw = settings.model_copy(update={"exact_max_rows": 0})
         bench = Bench(
             bdb,
             Resources(settings, bdb.database, verifier, resolver=resolver),
@@ -301,8 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         qrng = np.random.default_rng([query_seed, 7])
         qvecs = [vector_literal(v) for v in vectors.sample(qrng, n)]
         settings_line = (
-            f"exact_max_rows={settings.exact_max_rows}, exact_max_fraction="
-            f"{settings.exact_max_fraction}, ef_search={settings.hnsw_ef_search}, "
+            f"exact_max_rows={settings.exact_max_rows}, ef_search={settings.hnsw_ef_search}, "
             f"dense_candidates={settings.dense_candidates}"
         )
         if args.calibrate:

@@ -750,8 +750,8 @@ def print_calibration(
     wins = rec["hnsw_wins_from"]
     where = f"HNSW wins from {level_label(wins)} up" if wins else "HNSW never wins: keep exact"
     console.print(
-        f"[bold]Recommended:[/] EWALL_EXACT_MAX_FRACTION={rec['exact_max_fraction']:g} "
-        f"EWALL_EXACT_MAX_ROWS={rec['exact_max_rows']} (for {total_rows:,} chunks; {where}). "
+        f"[bold]Recommended:[/] EWALL_EXACT_MAX_ROWS={rec['exact_max_rows']} (for "
+        f"{total_rows:,} chunks; {where}). "
         f"Cost model: c_e={rec['c_e_us_per_row']} us/allowed row, "
         f"c_h={rec['c_h_us_per_tuple']} us/visited tuple, break-even "
         f"P*=sqrt(K*N*c_h/c_e)~{rec['breakeven_rows_model'] or 'n/a'} rows (scales with sqrt(N))."

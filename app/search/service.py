@@ -15,8 +15,9 @@ the encoder (both charged before any connection is taken, in app/search/router.p
 
 Dense strategy per query (thresholds calibrated by ``bench.search --calibrate``, see
 bench/README.md): the allowed row count P comes from the
-per-group counts. Exact top-N over the allowed rows when P is small (P <= exact_max_rows or
-P/N <= exact_max_fraction, or a matter filter narrows it); otherwise HNSW with a relaxed
+per-group counts. Exact top-N over the allowed rows when P is small (P <= exact_max_rows, or
+a matter filter narrows it: never the share of the corpus P is, which hidden rows would move,
+invariant 12); otherwise HNSW with a relaxed
 iterative scan whose ef_search / max_scan_tuples are sized to the candidate depth and the
 selectivity; when HNSW returns fewer than min(candidates, P) rows the statement is re-run in
 the exact form. Both forms are one statement text (sql/search.sql, search.hybrid) with the
@@ -674,11 +675,11 @@ def choose_plan(
     # a large allowed set: the btree would read most of the table for the sparse leg, and
     # planning its = ANY over hundreds of groups costs tens of ms (docs/latency-sql.md)
     group_index = fraction <= settings.sparse_group_index_max_fraction
-    if (
-        allowed <= settings.exact_max_rows
-        or fraction <= settings.exact_max_fraction
-        or narrow_filter
-    ):
+    # The form is chosen from what the person may see alone: it is named in the answer
+    # (`strategy`) and decides exact or approximate ranking, so rows behind a wall must not
+    # move it (invariant 12). The share of the corpus only sizes HNSW's scan and picks the
+    # sparse leg's index, neither of which is in the answer or changes an exact result.
+    if allowed <= settings.exact_max_rows or narrow_filter:
         return Plan("exact", allowed, total, sparse_group_index=group_index)
     ef = min(1000, max(settings.hnsw_ef_search, 2 * dense_candidates))
     tuples = min(

@@ -479,7 +479,7 @@ def test_hnsw_recall_over_partitions_is_near_exact_and_never_short(
     # ef_search at its top: the random corpus puts near-ties everywhere, and at the default
     # 200 the graph's own randomness (its build is not seeded) moved the mean around the
     # bound (0.79 in one fresh-clone run); what this test guards is the merge of partitions
-    with overridden(corpus, exact_max_rows=0, exact_max_fraction=0.0, hnsw_ef_search=1000):
+    with overridden(corpus, exact_max_rows=0, hnsw_ef_search=1000):
         for question in questions:
             out = firm.search(person, question, k=10, mode="dense")
             assert out["strategy"] in ("hnsw", "hnsw->exact")

@@ -187,7 +187,7 @@ def test_full_top_k_at_every_selectivity(
     assert _dense_strategy(out) == expected
 
 
-FORCE_HNSW = {"exact_max_rows": 0, "exact_max_fraction": 0.0}
+FORCE_HNSW = {"exact_max_rows": 0}
 # (person, settings, the strategy that must run): HNSW that completes on its own, and HNSW
 # whose scan budget is too small for 0.1% selectivity, so it under-returns and falls back
 STRATEGIES = [

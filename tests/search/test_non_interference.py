@@ -17,7 +17,7 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.conftest import DbHandle, Tokens
+from tests.conftest import DbHandle, Tokens, make_client, make_settings
 from tests.helpers import Firm, retag
 
 LAWYER = "alice@firm.nl"
@@ -287,6 +287,23 @@ def test_a_large_hidden_corpus_moves_no_cut_budget_or_flag(
             "n_documents = n_documents + 100000, n_document_tokens = n_document_tokens + 1e8"
         )
     _assert_same(before, _answers(firm))
+
+
+def test_a_large_hidden_corpus_moves_no_dense_strategy(
+    db: DbHandle, embedder: Any, auth: Tokens
+) -> None:
+    """The dense form (exact or HNSW) is named in the answer. It was chosen from the share of
+    the corpus a person sees, so rows behind a wall could move a person from HNSW to exact
+    (a fuzz: 4 visible and 6 hidden documents, with exact_max_rows 0 and the share threshold
+    0.5). It is chosen from the visible rows alone now: here every person with a row is
+    served by HNSW, whatever the corpus holds besides."""
+    with make_client(db, make_settings(exact_max_rows=0), embedder) as client:
+        firm = _firm(client, auth)
+        before = _answers(firm)
+        assert any(a["strategy"].startswith("hnsw") for a in before), before
+        with psycopg.connect(db.superuser_url) as conn:
+            conn.execute("UPDATE corpus_stats SET n_chunks = n_chunks + 1000000")
+        _assert_same(before, _answers(firm))
 
 
 @pytest.mark.parametrize("form", ["+postings", "+impact"])

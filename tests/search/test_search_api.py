@@ -258,14 +258,12 @@ def test_plan_cache_trap_same_connection_alternating_strategies(
     from app.search.repository import BLOCKS, DenseForm
 
     resources = client.app.state.resources  # type: ignore[attr-defined]
-    saved = (resources.settings.exact_max_rows, resources.settings.exact_max_fraction)
+    saved = resources.settings.exact_max_rows
     resources.settings.__dict__["exact_max_rows"] = 0
-    resources.settings.__dict__["exact_max_fraction"] = 0.0
     try:
         strategies = [firm.search("bob@firm.nl", "octrooi", k=5)["strategy"] for _ in range(8)]
     finally:
-        resources.settings.__dict__["exact_max_rows"] = saved[0]
-        resources.settings.__dict__["exact_max_fraction"] = saved[1]
+        resources.settings.__dict__["exact_max_rows"] = saved
     assert all(s.startswith("hnsw") for s in strategies)
     exact = [firm.search("bob@firm.nl", "octrooi", k=5)["strategy"] for _ in range(8)]
     assert set(exact) == {"exact"}

@@ -51,13 +51,12 @@ def _firm(client: TestClient, auth: Tokens) -> Firm:
 @contextmanager
 def _hnsw_forced(client: TestClient) -> Iterator[None]:
     settings = client.app.state.resources.settings  # type: ignore[attr-defined]
-    saved = (settings.exact_max_rows, settings.exact_max_fraction)
+    saved = settings.exact_max_rows
     settings.__dict__["exact_max_rows"] = 0
-    settings.__dict__["exact_max_fraction"] = 0.0
     try:
         yield
     finally:
-        settings.__dict__["exact_max_rows"], settings.__dict__["exact_max_fraction"] = saved
+        settings.__dict__["exact_max_rows"] = saved
 
 
 def _kind(statement: str) -> str | None:
