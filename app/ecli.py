@@ -20,32 +20,43 @@ from dataclasses import dataclass
 MAX_ORDINAL = 25
 
 # The ordinal is matched greedily including dots, then trailing dots are dropped: a
-# sentence-final "." belongs to the prose, not to the identifier. The look-behind keeps
-# "XECLI:..." and ":ECLI:..." (part of some longer token) out.
-_CANDIDATE = re.compile(
-    r"(?<![A-Za-z0-9:])(?i:ecli):"
+# sentence-final "." belongs to the prose, not to the identifier.
+_GRAMMAR = (
+    r"(?i:ecli):"
     r"(?P<country>[A-Z]{2}):"
     r"(?P<court>[A-Z0-9]{1,7}):"
     r"(?P<year>[0-9]{4}):"
     r"(?P<ordinal>[A-Za-z0-9.]+)"
 )
+# In relations and drafts: the look-behind keeps "XECLI:..." and ":ECLI:..." (part of some
+# longer token) out, and any ":" after the ordinal makes it a sixth part.
+_CANDIDATE = re.compile(r"(?<![A-Za-z0-9:])" + _GRAMMAR)
+# For the citation gate: wherever it stands ("bron:ECLI:...", "(zie ECLI:...)"), and a ":"
+# after the ordinal is punctuation before a space or the end, a sixth part otherwise.
+_WRITTEN = re.compile(_GRAMMAR)
 
 _EXACT = re.compile(r"ECLI:[A-Z]{2}:[A-Z0-9]{1,7}:[0-9]{4}:[A-Za-z0-9.]{0,24}[A-Za-z0-9]")
 
 
-def extract_eclis(text: str) -> list[str]:
-    """Every well-formed ECLI in ``text``, prefix upper-cased, first appearance first."""
+def _scan(pattern: re.Pattern[str], text: str, *, colon_ends: bool) -> dict[str, None]:
+    """The ECLIs ``pattern`` finds, prefix upper-cased, first appearance first. A ":" right
+    after the ordinal makes a sixth part ("ECLI:NL:HR:2019:1:2" is malformed, not
+    ECLI:NL:HR:2019:1 followed by noise); with ``colon_ends`` not before a space or the end."""
     found: dict[str, None] = {}
-    for match in _CANDIDATE.finditer(text):
+    for match in pattern.finditer(text):
         ordinal = match["ordinal"].rstrip(".")
         if not ordinal or len(ordinal) > MAX_ORDINAL:
             continue
-        # "ECLI:NL:HR:2019:1:2" is not ECLI:NL:HR:2019:1 followed by noise: it is malformed.
-        if text[match.end() : match.end() + 1] == ":":
+        after = text[match.end() : match.end() + 2]
+        if after[:1] == ":" and not (colon_ends and not after[1:2].isalnum()):
             continue
-        ecli = f"ECLI:{match['country']}:{match['court']}:{match['year']}:{ordinal}"
-        found.setdefault(ecli, None)
-    return list(found)
+        found.setdefault(f"ECLI:{match['country']}:{match['court']}:{match['year']}:{ordinal}")
+    return found
+
+
+def extract_eclis(text: str) -> list[str]:
+    """Every well-formed ECLI in ``text``, prefix upper-cased, first appearance first."""
+    return list(_scan(_CANDIDATE, text, colon_ends=False))
 
 
 def is_ecli(value: str) -> bool:
@@ -85,11 +96,6 @@ _LOOSE = re.compile(
     rf"(?:{_SEP}(?:[a-z0-9.:]*[a-z0-9])?)?",
     re.IGNORECASE,
 )
-# The grammar as written, wherever it stands ("bron:ECLI:...", "(zie ECLI:...)"); a ":" after
-# the ordinal is punctuation before a space or the end, and a sixth part otherwise.
-_WRITTEN = re.compile(
-    r"(?i:ecli):(?P<rest>[A-Z]{2}:[A-Z0-9]{1,7}:[0-9]{4}:(?P<ordinal>[A-Za-z0-9.]+))"
-)
 MAX_SHOWN = 100  # characters of a malformed citation named in the gate's answer
 
 
@@ -108,26 +114,12 @@ def _as_read(text: str) -> str:
     return visible.translate(_LOOKALIKES)
 
 
-def _written(text: str) -> dict[str, None]:
-    found: dict[str, None] = {}
-    for match in _WRITTEN.finditer(text):
-        ordinal = match["ordinal"].rstrip(".")
-        if not ordinal or len(ordinal) > MAX_ORDINAL:
-            continue
-        after = text[match.end() : match.end() + 2]
-        if after[:1] == ":" and after[1:2].isalnum():
-            continue
-        rest = match["rest"][: len(match["rest"]) - len(match["ordinal"])] + ordinal
-        found.setdefault(f"ECLI:{rest}", None)
-    return found
-
-
 def find_citations(text: str) -> Citations:
     """For the citation gate, which must fail closed: every well-formed ECLI in ``text``
     (as `extract_eclis`, also after a ":" or a letter and before a ":" of punctuation), and
     every other stretch that a reader would take for an ECLI (lower case, spaces or hyphens
     for colons, hidden or look-alike characters, a part too long or missing), as read."""
-    eclis = _written(text)
+    eclis = _scan(_WRITTEN, text, colon_ends=True)
     malformed: dict[str, None] = {}
     for match in _LOOSE.finditer(_as_read(text)):
         seen = " ".join(match.group(0).rstrip(".:").split())  # a line break shown as a space

@@ -185,10 +185,14 @@ class _SyncRun:
 
     def delete(self, external_id: str, reason: str, container: str | None = None) -> None:
         if self.pipeline.delete(self.run, self.source, external_id, reason):
-            self.deleted_count += 1
-            self.count(container or self.container_of(external_id), "deleted")
-            if len(self.deleted) < _LISTED_MAX:
-                self.deleted.append({"external_id": external_id, "reason": reason})
+            self.deleted_one(external_id, reason, container)
+
+    def deleted_one(self, external_id: str, reason: str, container: str | None) -> None:
+        """The report's share of a removal the pipeline made."""
+        self.deleted_count += 1
+        self.count(container or self.container_of(external_id), "deleted")
+        if len(self.deleted) < _LISTED_MAX:
+            self.deleted.append({"external_id": external_id, "reason": reason})
 
     def container_of(self, external_id: str) -> str | None:
         """The library/cabinet of a document: the source's word, else what the index
@@ -288,10 +292,7 @@ class _SyncRun:
                       f"({item.reason}): out of the index until a sync reads it (fail closed)")
             if callable(remove) and remove(self.run, self.source, item.external_id,
                                            item.listed_matter, reason):
-                self.count(item.container, "deleted")
-                self.deleted_count += 1
-                if len(self.deleted) < _LISTED_MAX:
-                    self.deleted.append({"external_id": item.external_id, "reason": reason})
+                self.deleted_one(item.external_id, reason, item.container)
         self.count(item.container, "failed")
         details = dict(item.details or {})
         if self.caps.containers:

@@ -25,12 +25,6 @@ WHERE session_id = :session_id AND person_id = :person_id AND session_matter_id 
 ORDER BY seq DESC
 LIMIT 1
 
--- name: bound_matter_group
--- The wall group a session's bound matter is in now: a search's answer names the binding only
--- when its person may see that group (a wall issued since the binding hides it, as the
--- person's own audit rows do).
-SELECT wall_group_id FROM matter_wall_groups WHERE matter_id = :matter_id
-
 -- name: session_matters
 -- Every matter a session's retrievals returned chunks of, per person (NULL matter: public
 -- sources); :person_id NULL reads every person's part of the session (compliance). Every

@@ -201,8 +201,12 @@ def check_answer_grounding(
         )
         # the caller's own retrieval (checked above): a check filed under another session
         # than the retrieval's would put that session's record in doubt
-        made_in = repository.retrieval_session(conn, body.retrieval_id)
-        if body.session_id is not None and made_in is not None and made_in != body.session_id:
+        made_in = (
+            repository.retrieval_session(conn, body.retrieval_id)
+            if body.session_id is not None
+            else None
+        )
+        if made_in is not None and made_in != body.session_id:
             raise Unprocessable(
                 "session_mismatch",
                 "The retrieval was made in another session than the one named.",

@@ -596,12 +596,23 @@ class IngestPipeline:
     def delete(self, run: IngestRun, source: str, external_id: str, reason: str) -> bool:
         with self.database.transaction() as conn:
             mark_writer(conn)
-            if not repository.delete_document(conn, source, external_id):
-                return False
-            self.record_event(conn, run, "deleted", source, external_id, reason)
-        with run.lock:
-            run.counts["deleted"] += 1
+            deleted = self._delete(conn, run, source, external_id, reason)
+        return self._counted_deleted(run, deleted)
+
+    def _delete(
+        self, conn: Connection, run: IngestRun, source: str, external_id: str, reason: str
+    ) -> bool:
+        if not repository.delete_document(conn, source, external_id):
+            return False
+        self.record_event(conn, run, "deleted", source, external_id, reason)
         return True
+
+    @staticmethod
+    def _counted_deleted(run: IngestRun, deleted: bool) -> bool:
+        if deleted:
+            with run.lock:
+                run.counts["deleted"] += 1
+        return deleted
 
     def remove_if_moved(
         self, run: IngestRun, source: str, external_id: str, matter_id: str, reason: str
@@ -616,13 +627,9 @@ class IngestPipeline:
         with self.database.transaction() as conn:
             mark_writer(conn)
             stored = repository.lock_document(conn, source, external_id)
-            if stored is None or stored.matter_id is None or stored.matter_id == listed:
-                return False
-            repository.delete_document(conn, source, external_id)
-            self.record_event(conn, run, "deleted", source, external_id, reason)
-        with run.lock:
-            run.counts["deleted"] += 1
-        return True
+            moved = stored is not None and stored.matter_id not in (None, listed)
+            deleted = moved and self._delete(conn, run, source, external_id, reason)
+        return self._counted_deleted(run, deleted)
 
     def _source_documents(self, source: str) -> list[repository.SourceDocumentRef]:
         with self.database.transaction() as conn:

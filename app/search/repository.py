@@ -262,7 +262,7 @@ def session_binding(conn: Connection, session_id: str, person_id: str) -> str | 
 def bound_matter_group(conn: Connection, matter_id: str) -> str | None:
     """The wall group the matter is in now; None for a matter the matrix does not know."""
     group = conn.execute(
-        sqlfiles.query("sessions.bound_matter_group"), {"matter_id": matter_id}
+        sqlfiles.query("matrix.wall_group_of_matter"), {"matter_id": matter_id}
     ).scalar_one_or_none()
     return None if group is None else str(group)
 
