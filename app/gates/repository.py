@@ -19,6 +19,15 @@ class SessionMatter:
     chunks: int
 
 
+@dataclass(frozen=True)
+class SessionDocument:
+    person_id: str
+    read_matter_id: str | None  # the matter its chunks were read under (None: public)
+    document: str  # "<source>:<external_id>"
+    matter_id: str | None  # its matter now
+    source_acl_id: str  # its source ACL now
+
+
 def known_dead_cases(conn: Connection, eclis: list[str]) -> dict[str, tuple[str, str | None]]:
     """ECLI upper-cased -> (state, by) for those the case-law index holds as not active."""
     upper = [e.upper() for e in eclis]
@@ -59,6 +68,26 @@ def session_matters(
     return [
         SessionMatter(
             str(r.person_id), None if r.matter_id is None else str(r.matter_id), int(r.chunks)
+        )
+        for r in rows
+    ]
+
+
+def session_documents(
+    conn: Connection, session_id: str, person_id: str | None
+) -> list[SessionDocument]:
+    """Per person, every document the session read that the firm still holds, as it is now."""
+    rows = conn.execute(
+        sqlfiles.query("sessions.session_documents"),
+        {"session_id": session_id, "person_id": person_id},
+    )
+    return [
+        SessionDocument(
+            str(r.person_id),
+            None if r.read_matter_id is None else str(r.read_matter_id),
+            str(r.document),
+            None if r.matter_id is None else str(r.matter_id),
+            str(r.source_acl_id),
         )
         for r in rows
     ]

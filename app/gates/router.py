@@ -39,6 +39,7 @@ from app.gates.session import answer_for, assess
 from app.limits import PersonLimiter
 from app.resources import Resources
 from app.search.replica import PRIMARY
+from app.walls.access import allowed_source_acls
 from app.walls.visibility import matter_view
 
 router = APIRouter(prefix="/v1/gates", tags=["gates"])
@@ -296,7 +297,8 @@ def check_session(
     (someone else's is unknown to them); compliance about anyone's."""
     everyone = principal.has_any("compliance")
     request = {"session_id": body.session_id, "scope": "all" if everyone else "own"}
-    snap = resources.require_resolver().matrix(conn, resources.database)
+    resolver = resources.require_resolver()
+    snap = resolver.matrix(conn, resources.database)
     at = now_utc()
     try:
         finding = assess(
@@ -305,6 +307,9 @@ def check_session(
             body.session_id,
             person_id=None if everyone else principal.person_id,
             at=at,
+            readable_acls=lambda person: allowed_source_acls(
+                conn, resolver.resolve_with(snap, person, at)
+            ),
         )
     except AppError as exc:
         if exc.status != 404:

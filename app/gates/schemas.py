@@ -106,6 +106,14 @@ class SessionReason(BaseModel):
     party: str | None = Field(
         default=None, description="The party that makes two matters adverse, when both show."
     )
+    cause: Literal["source_acl"] | None = Field(
+        default=None,
+        description="source_acl: documents the session read whose source ACL no longer admits "
+        "the person (no wall to name); absent for a matter behind a wall.",
+    )
+    documents: list[str] | None = Field(
+        default=None, description='With cause: those documents, as "<source>:<external_id>".'
+    )
 
 
 class SessionGateOut(BaseModel):

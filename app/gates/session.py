@@ -1,10 +1,12 @@
 """The session gate: may an agent that remembers this session still emit what it knows?
 
 A session is tainted (docs/sessions.md) when anything it retrieved is no longer
-visible to its person (a wall issued since, a team change, a deactivation), or when it read
+visible to its person (a wall issued since, a team change, a deactivation, a document moved
+into a matter they may not see, a source ACL that no longer admits them), or when it read
 two directly adverse matters: a party, after name normalisation and corporate-family
 expansion, is the client in one and an adverse party in the other. The session's matters come
-from the retrieval audit; every access and adversity decision is the conflict graph's own
+from the retrieval audit and its documents' matters and ACLs as they are now; every access
+and adversity decision is the conflict graph's own
 (`MatrixSnapshot.may_access`, `denying_walls`, `adverse_matters`). Matter ids in the answer are
 only those the caller may see now; the audit row keeps the whole finding.
 """
@@ -12,6 +14,7 @@ only those the caller may see now; the audit row keeps the whole finding.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -20,6 +23,7 @@ from sqlalchemy import Connection
 
 from app.errors import NotFound
 from app.gates import repository
+from app.gates.repository import SessionDocument
 from app.walls.graph import MatrixSnapshot
 from app.walls.visibility import MatterView
 
@@ -56,30 +60,50 @@ def assess(
     *,
     person_id: str | None,
     at: datetime,
+    readable_acls: Callable[[str], Collection[str]],
 ) -> SessionFinding:
     """The full finding (for the audit). ``person_id`` None reads every person's part of the
-    session (compliance); otherwise only that person's."""
+    session (compliance); otherwise only that person's. ``readable_acls`` gives the source
+    ACL ids a person's principals may read now (the search's own rule)."""
     by_person = session_matters(conn, session_id, person_id)
     if not by_person:
         raise NotFound("Session", session_id)
-    return findings(snap, session_id, by_person, at)
+    documents = repository.session_documents(conn, session_id, person_id)
+    readable = {person: frozenset(readable_acls(person)) for person in by_person}
+    return findings(snap, session_id, by_person, at, documents=documents, readable=readable)
 
 
 def findings(
-    snap: MatrixSnapshot, session_id: str, by_person: dict[str, list[str]], at: datetime
+    snap: MatrixSnapshot,
+    session_id: str,
+    by_person: dict[str, list[str]],
+    at: datetime,
+    *,
+    documents: Sequence[SessionDocument] = (),
+    readable: Mapping[str, frozenset[str]] | None = None,
 ) -> SessionFinding:
-    """What the conflict graph says of these reads (person -> matters) at ``at``."""
+    """What the conflict graph says of these reads (person -> matters) at ``at``.
+
+    ``documents`` are the documents read, as the firm holds them now: one moved into another
+    matter counts as a read of that matter too (the session holds its text), and with
+    ``readable`` (person -> the source ACL ids they may read now) one whose ACL no longer
+    admits its reader is a reason too (cause ``source_acl``)."""
     finding = SessionFinding(session_id, sorted(by_person), by_person)
+    docs_of: dict[str, list[SessionDocument]] = defaultdict(list)
+    for doc in documents:
+        docs_of[doc.person_id].append(doc)
     for owner, matters in sorted(by_person.items()):
+        read = set(matters) | {d.matter_id for d in docs_of[owner] if d.matter_id is not None}
         denying = snap.denying_walls(owner, at)
-        for matter_id in sorted(set(matters)):
+        for matter_id in sorted(read):
             if snap.may_access(owner, matter_id, at):
                 continue
             walls = sorted(denying & snap.walls_by_matter.get(matter_id, frozenset()))
             finding.reasons.append(
                 {"kind": "wall", "person_id": owner, "matters": [matter_id], "walls": walls}
             )
-        read = set(matters)
+        if readable is not None:
+            finding.reasons.extend(_acl_reasons(owner, docs_of[owner], readable[owner]))
         for matter_id in sorted(read):
             # a pair is found from either side: from the client's name (client_in is this
             # matter) or from an adverse party's (adverse_in is): both must have been read
@@ -96,6 +120,29 @@ def findings(
                     )
     finding.reasons = _unique(finding.reasons)
     return finding
+
+
+def _acl_reasons(
+    owner: str, docs: Sequence[SessionDocument], readable: frozenset[str]
+) -> list[dict[str, Any]]:
+    """One reason per matter (None: public sources) whose documents read in the session
+    include one whose source ACL no longer admits ``owner``: kind ``wall`` (the ACL is part
+    of what a wall means: docs/architecture.md), no wall named, ``cause`` ``source_acl``."""
+    denied: dict[str | None, set[str]] = defaultdict(set)
+    for doc in docs:
+        if doc.source_acl_id not in readable:
+            denied[doc.matter_id].add(doc.document)
+    return [
+        {
+            "kind": "wall",
+            "person_id": owner,
+            "matters": [] if matter_id is None else [matter_id],
+            "walls": [],
+            "cause": "source_acl",
+            "documents": sorted(denied[matter_id]),
+        }
+        for matter_id in sorted(denied, key=lambda m: m or "")
+    ]
 
 
 def _unique(reasons: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -126,6 +173,9 @@ def answer_for(
         }
         if "party" in reason and len(visible) == len(reason["matters"]):
             shown["party"] = reason["party"]
+        if "cause" in reason:  # source_acl: the documents are the caller's own reads
+            shown["cause"] = reason["cause"]
+            shown["documents"] = reason["documents"]
         reasons.append(shown)
     return {
         "session_id": finding.session_id,

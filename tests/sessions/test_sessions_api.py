@@ -226,6 +226,8 @@ def test_a_session_that_reads_adverse_matters_is_tainted(client: TestClient, aut
             "matters": ["M-CLIENT", "M-ADVERSE"],
             "walls": [],
             "party": "ZEEBURG HOLDING bv",
+            "cause": None,
+            "documents": None,
         }
     ]
     # another session of the same person that read only one side stays ok

@@ -1,0 +1,124 @@
+"""The session gate judges what a session read as the firm holds it now (invariant 11): a
+document moved into a matter its reader may not see, or whose source ACL (or the reader's
+source groups) no longer admits them, taints the session, without naming the hidden matter
+to the lawyer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.conftest import Tokens
+from tests.helpers import Firm, ok
+
+HIRE = "bdevries@firm.nl"
+PEER = "ldekker@firm.nl"
+COMPLIANCE = ("compliance@firm.nl", "compliance")
+TEXT = "Pleitnota inbreuk retard-tablet medivastine: de vrijgiftecurve valt binnen conclusie 1."
+QUERY = "inbreuk retard-tablet medivastine vrijgiftecurve"
+
+
+@pytest.fixture
+def firm(client: TestClient, auth: Tokens) -> Firm:
+    firm = Firm(client, auth)
+    firm.person(HIRE, aliases=["imanage:user:BDV"])
+    firm.person(PEER, aliases=["imanage:user:LDE"])
+    firm.person(COMPLIANCE[0])
+    firm.client_("C-OPEN", "Helderglas B.V.")
+    firm.client_("C-MED", "Medivers B.V.")
+    firm.matter("M-OPEN", "C-OPEN", team=[HIRE, PEER])
+    firm.matter("M-MED", "C-MED", team=[PEER])
+    firm.wall(kind="exclusionary", protects={"matters": ["M-MED"]}, screened=[HIRE])
+    return firm
+
+
+def _gate(client: TestClient, auth: Tokens, person: str, session_id: str) -> Any:
+    role = "compliance" if person == COMPLIANCE[0] else "lawyer"
+    return ok(
+        client.post(
+            "/v1/gates/session", json={"session_id": session_id}, headers=auth(person, role)
+        )
+    )
+
+
+def _read(firm: Firm, person: str, session_id: str) -> None:
+    found = firm.documents_found(person, QUERY, session_id=session_id, mode="sparse")
+    assert found, (person, session_id)
+
+
+def test_a_document_moved_behind_a_wall_taints_the_session(
+    firm: Firm, client: TestClient, auth: Tokens
+) -> None:
+    firm.document("pleitnota", TEXT, client_id="C-OPEN", matter_id="M-OPEN")
+    _read(firm, HIRE, "s-hire")
+    _read(firm, PEER, "s-peer")
+    assert _gate(client, auth, HIRE, "s-hire")["status"] == "ok"
+
+    # the document is refiled under the matter the hire is screened from
+    firm.document("pleitnota", TEXT, client_id="C-MED", matter_id="M-MED")
+    answer = _gate(client, auth, HIRE, "s-hire")
+    assert answer["status"] == "tainted", answer
+    (reason,) = answer["reasons"]
+    assert reason["kind"] == "wall" and reason["matters"] == [] and len(reason["walls"]) == 1
+    assert "M-MED" not in str(answer) and "C-MED" not in str(answer)
+    # compliance is told which matter it is now in
+    full = _gate(client, auth, COMPLIANCE[0], "s-hire")
+    assert [r["matters"] for r in full["reasons"]] == [["M-MED"]]
+    # the peer may see the matter it moved to: their session stays ok
+    assert _gate(client, auth, PEER, "s-peer")["status"] == "ok"
+    # the gate event keeps the whole finding
+    events = ok(
+        client.get(
+            "/v1/audit/gate-events",
+            params={"gate": "session", "session_id": "s-hire"},
+            headers=auth(*COMPLIANCE),
+        )
+    )["items"]
+    assert events[0]["outcome"]["reasons"][0]["matters"] == ["M-MED"]
+
+
+@pytest.mark.parametrize("change", ["document_acl", "source_group"])
+def test_a_document_whose_source_acl_no_longer_admits_its_reader_taints(
+    firm: Firm, client: TestClient, auth: Tokens, change: str
+) -> None:
+    admin = firm.h
+    if change == "document_acl":  # the document's own rules will leave the hire out
+        allowed = ["imanage:user:BDV", "imanage:user:LDE"]
+        left_out, stays = HIRE, PEER
+    else:  # the peer reads through a source group they will leave
+        allowed = ["imanage:user:BDV", "imanage:group:LIT"]
+        left_out, stays = PEER, HIRE
+        members = {"members": ["imanage:user:LDE"]}
+        ok(client.put("/v1/groups/imanage/LIT", json=members, headers=admin))
+    acl = {"default": "private", "allow": allowed}
+    firm.document("memo", TEXT, client_id="C-OPEN", matter_id="M-OPEN", acl=acl)
+    _read(firm, HIRE, "s-hire")
+    _read(firm, PEER, "s-peer")
+    assert _gate(client, auth, HIRE, "s-hire")["status"] == "ok"
+    assert _gate(client, auth, PEER, "s-peer")["status"] == "ok"
+
+    if change == "document_acl":
+        narrowed = {"default": "private", "allow": ["imanage:user:LDE"]}
+        firm.document("memo", TEXT, client_id="C-OPEN", matter_id="M-OPEN", acl=narrowed)
+    else:
+        ok(client.put("/v1/groups/imanage/LIT", json={"members": []}, headers=admin))
+    answer = _gate(client, auth, left_out, _session(left_out))
+    assert answer["status"] == "tainted", answer
+    assert answer["reasons"] == [
+        {
+            "kind": "wall",
+            "person_id": left_out,
+            "matters": ["M-OPEN"],
+            "walls": [],
+            "party": None,
+            "cause": "source_acl",
+            "documents": ["api:memo"],
+        }
+    ]
+    assert _gate(client, auth, stays, _session(stays))["status"] == "ok"
+
+
+def _session(person: str) -> str:
+    return "s-hire" if person == HIRE else "s-peer"
