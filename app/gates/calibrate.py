@@ -10,6 +10,9 @@ chunks from two decisions, and its answer sentences are labelled by how they wer
 - ``reworded``: the same, lightly reworded: a few words dropped, common words swapped for
   synonyms, filler adverbs removed (must be supported);
 - ``fact_changed``: a number, date, amount or article number changed by one unit;
+- ``fact_swapped``: an amount, date or percentage replaced by another of its kind that the
+  same returned chunk states (a plausible value, held by the passage, bound to something
+  else);
 - ``negation_flipped``: "niet" added after the verb, or a "niet"/"geen" removed;
 - ``party_swapped``: a name (capitalised word or "[eiser]"-style party) replaced by a name
   from another decision;
@@ -54,7 +57,8 @@ OLD_THRESHOLD = 0.78
 WEIGHTS = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 THRESHOLDS = tuple(round(0.4 + 0.05 * i, 3) for i in range(12))  # 0.40 .. 0.95
 FAITHFUL = ("copied", "reworded", "marker_correct")
-ALTERED = ("fact_changed", "negation_flipped", "party_swapped")
+ALTERED = ("fact_changed", "fact_swapped", "negation_flipped", "party_swapped")
+SWAPPABLE = ("amount", "date", "percent")
 MARKERS = ("marker_wrong", "marker_out_of_range")
 
 SYNONYMS = {
@@ -180,6 +184,24 @@ def change_fact(sentence: str, rng: random.Random) -> str | None:
     return sentence[: m.start()] + new + sentence[m.end() :]
 
 
+def swap_fact(sentence: str, chunk: str, rng: random.Random) -> str | None:
+    """One amount, date or percentage of ``sentence`` replaced by another value of its kind
+    that ``chunk`` states; None when there is no such pair."""
+    mine = [f for f in extract_facts(sentence) if f.kind in SWAPPABLE]
+    rng.shuffle(mine)
+    for fact in mine:
+        others = sorted(
+            {
+                f.text
+                for f in extract_facts(chunk)
+                if f.kind == fact.kind and f.value != fact.value and f.text not in sentence
+            }
+        )
+        if others:
+            return sentence.replace(fact.text, rng.choice(others), 1)
+    return None
+
+
 def flip_negation(sentence: str, rng: random.Random) -> str | None:
     tokens = sentence.split()
     negations = [i for i, t in enumerate(tokens) if t.lower().strip(",.;:") in NEGATIONS]
@@ -250,6 +272,13 @@ def build_set(
             changed = change_fact(rng.choice(with_numbers), rng)
             if changed is not None:
                 items.append(Item(r, "fact_changed", changed))
+        # its own generator (per retrieval): the other kinds' draws stay as they were
+        swap_rng = random.Random(f"fact_swapped-{r}")  # noqa: S311 (a sample, not a secret)
+        for rank, sentence in swap_rng.sample(pool, len(pool)):
+            swapped_fact = swap_fact(sentence, picked[rank - 1], swap_rng)
+            if swapped_fact is not None:
+                items.append(Item(r, "fact_swapped", swapped_fact))
+                break
         flipped = flip_negation(rng.choice(pool)[1], rng)
         if flipped is not None:
             items.append(Item(r, "negation_flipped", flipped))

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 STEM = 6  # characters of a content word kept: light Dutch stemming by truncation
 
@@ -218,6 +218,7 @@ class Fact:
     kind: str  # ecli, article, date, day, amount, percent, case_number, number, name
     value: str
     text: str
+    span: tuple[int, int] = field(default=(0, 0), compare=False)  # where, in what was read
 
 
 def _number(raw: str, scale: str | None = None) -> str:
@@ -256,7 +257,7 @@ def extract_facts(text: str, *, skip_first_word: bool = True) -> list[Fact]:
         for m in pattern.finditer(source):
             fact = build(m)  # type: ignore[operator]
             if fact is not None:
-                facts.append(fact)
+                facts.append(replace(fact, span=m.span()))
                 taken.append(m.span())
         out = _blank(source, taken)
         taken.clear()
@@ -353,20 +354,54 @@ def _date(day: str, month: str, year: str | None, text: str) -> Fact | None:
     return Fact("date", f"{int(year):04d}-{mo:02d}-{d:02d}", text)
 
 
+# --- what a fact is bound to ---------------------------------------------------------------
+
+BOUND_KINDS = frozenset({"amount", "date", "percent"})
+_BIND = 4  # content words either side of an amount, date or percentage: what it is said of
+_CLAUSE_END = re.compile(r"[.;!?]\s")
+
+
+def fact_contexts(text: str, facts: Sequence[Fact]) -> list[tuple[Fact, frozenset[str]]]:
+    """Each amount, date and percentage of ``facts`` (read from ``text``) with the content
+    stems around it in its own sentence: ``_BIND`` either side, other numeric facts left
+    out. "de huurachterstand van € 36.250" binds € 36.250 to "huurac"."""
+    bound = [f for f in facts if f.kind in BOUND_KINDS]
+    if not bound:
+        return []
+    blanked = _blank(text, [f.span for f in facts if f.kind != "name"])
+    out = []
+    for fact in bound:
+        start, end = fact.span
+        left, right = blanked[:start], blanked[end:]
+        ends = list(_CLAUSE_END.finditer(left))
+        if ends:
+            left = left[ends[-1].end() :]
+        cut = _CLAUSE_END.search(right)
+        if cut is not None:
+            right = right[: cut.start()]
+        before = [stem(w) for w in words(left) if len(w) > 1 and w not in STOPWORDS]
+        after = [stem(w) for w in words(right) if len(w) > 1 and w not in STOPWORDS]
+        out.append((fact, frozenset(before[-_BIND:] + after[:_BIND])))
+    return out
+
+
 @dataclass(frozen=True)
 class FactIndex:
     """What a passage holds, for ``missing_facts``: every fact with the forms it implies (a
-    date holds its year and day, an amount its number), and its folded words."""
+    date holds its year and day, an amount its number), and its folded words; for
+    ``misbound_facts``, each amount, date and percentage with what it is said of."""
 
     values: frozenset[tuple[str, str]]
     words: frozenset[str]
     currencies: dict[str, frozenset[str]] = field(default_factory=dict)
+    sites: tuple[tuple[str, str, frozenset[str]], ...] = ()
 
 
 def index_facts(text: str) -> FactIndex:
     values: set[tuple[str, str]] = set()
     currencies: dict[str, set[str]] = {}
-    for fact in extract_facts(text, skip_first_word=False):
+    facts = extract_facts(text, skip_first_word=False)
+    for fact in facts:
         values.add((fact.kind, fact.value))
         if fact.kind == "date":
             year, month, day = fact.value.split("-")
@@ -386,6 +421,7 @@ def index_facts(text: str) -> FactIndex:
         frozenset(values),
         frozenset(words(text)),
         {k: frozenset(v) for k, v in currencies.items()},
+        tuple((f.kind, f.value, around) for f, around in fact_contexts(text, facts)),
     )
 
 
@@ -411,6 +447,28 @@ def missing_facts(facts: Iterable[Fact], held: FactIndex) -> list[Fact]:
         else:
             ok = (fact.kind, fact.value) in held.values
         if not ok:
+            out.append(fact)
+    return out
+
+
+def misbound_facts(
+    contexts: Iterable[tuple[Fact, frozenset[str]]], held: FactIndex
+) -> list[Fact]:
+    """The amounts, dates and percentages of a sentence that the passage holds, but said of
+    something else: no word around the value in the sentence is around it where the passage
+    states it, and at least two are around another value of its kind. "De huur is per 15
+    april 2024 opgezegd" against "De huur is per 1 maart 2024 opgezegd; de woning moet op 15
+    april 2024 zijn ontruimd". Two values of one clause share their words, and a sentence may
+    word the clause the other way round, so a value swapped within one clause passes. A
+    value the passage holds only in another form (a year, a bare number) is left to
+    ``missing_facts``."""
+    out: list[Fact] = []
+    for fact, around in contexts:
+        own = [len(around & c) for k, v, c in held.sites if (k, v) == (fact.kind, fact.value)]
+        if not own or max(own) > 0:
+            continue
+        others = (c for k, v, c in held.sites if k == fact.kind and v != fact.value)
+        if any(len(around & c) >= 2 for c in others):
             out.append(fact)
     return out
 

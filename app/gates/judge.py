@@ -28,9 +28,12 @@ import numpy as np
 import numpy.typing as npt
 
 from app.gates.evidence import (
+    Fact,
     content_stems,
     extract_facts,
+    fact_contexts,
     leading_name,
+    misbound_facts,
     missing_facts,
     negation_mismatch_words,
     split_markers,
@@ -164,6 +167,7 @@ def _verdict(
     core: tuple[str, ...],
     facts: list[Any],
     threshold: float,
+    bound: list[tuple[Fact, frozenset[str]]],
 ) -> _Verdict:
     candidates = np.arange(len(passages)) if mask is None else np.flatnonzero(mask)
     if candidates.size == 0:
@@ -179,9 +183,9 @@ def _verdict(
             break
         chunk = passages.chunks[passages.owner[index]].passages
         local = passages.local[index]
-        reasons = [
-            Reason("fact_mismatch", f.text) for f in missing_facts(facts, chunk.facts[local])
-        ]
+        held = chunk.facts[local]
+        wrong = missing_facts(facts, held) + misbound_facts(bound, held)
+        reasons = [Reason("fact_mismatch", f.text) for f in wrong]
         negated = negation_mismatch_words(core, chunk.words[local])
         if negated is not None:
             reasons.append(Reason("negation", negated))
@@ -226,7 +230,8 @@ def judge_sentences(
         if opener is not None:
             facts.append(opener)
         core_words = tuple(words(core))
-        overall = _verdict(passages, scores, None, core_words, facts, threshold)
+        bound = fact_contexts(core, facts)
+        overall = _verdict(passages, scores, None, core_words, facts, threshold, bound)
         chosen = overall
         reasons = list(overall.reasons)
         cited_supported: bool | None = None
@@ -238,7 +243,9 @@ def judge_sentences(
             )
             cited_verdict = None
             if mask.any():
-                cited_verdict = _verdict(passages, scores, mask, core_words, facts, threshold)
+                cited_verdict = _verdict(
+                    passages, scores, mask, core_words, facts, threshold, bound
+                )
             cited_supported = cited_verdict is not None and cited_verdict.holds
             if cited_supported and cited_verdict is not None:
                 chosen, reasons = cited_verdict, []

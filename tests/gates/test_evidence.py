@@ -7,8 +7,10 @@ import pytest
 from app.gates.evidence import (
     content_stems,
     extract_facts,
+    fact_contexts,
     index_facts,
     leading_name,
+    misbound_facts,
     missing_facts,
     negation_mismatch,
     proper_names,
@@ -56,6 +58,62 @@ def test_facts_match_across_notations(sentence: str, passage: str) -> None:
 )
 def test_a_changed_fact_is_named(sentence: str, passage: str, fact: str) -> None:
     assert missing(sentence, passage) == [fact]
+
+
+def misbound(sentence: str, passage: str) -> list[str]:
+    facts = extract_facts(sentence)
+    assert missing_facts(facts, index_facts(passage)) == []  # every value is in the passage
+    return [f.text for f in misbound_facts(fact_contexts(sentence, facts), index_facts(passage))]
+
+
+RENT = (
+    "De kantonrechter veroordeelt gedaagde tot betaling van een huurachterstand van € 36.250. "
+    "Daarnaast is een contractuele boete van € 7.250 verschuldigd. De huur is per 1 maart "
+    "2024 opgezegd; de woning moet op 15 april 2024 zijn ontruimd. Over de achterstand is de "
+    "wettelijke rente van 4% verschuldigd. Het beding stelt de contractuele rente op 12%."
+)
+CLAUSE = "Gedaagde betaalt een huurachterstand van € 36.250 en een boete van € 7.250."
+
+
+@pytest.mark.parametrize(
+    ("sentence", "fact"),
+    [
+        ("De kantonrechter veroordeelt gedaagde tot betaling van een huurachterstand van "
+         "€ 7.250.", "€ 7.250"),
+        ("Daarnaast is een contractuele boete van € 36.250 verschuldigd.", "€ 36.250"),
+        ("De huur is per 15 april 2024 opgezegd.", "15 april 2024"),
+        ("De woning moet op 1 maart 2024 zijn ontruimd.", "1 maart 2024"),
+        ("Over de achterstand is 12% verschuldigd.", "12%"),
+    ],
+)
+def test_a_value_the_passage_states_of_something_else_is_named(sentence: str, fact: str) -> None:
+    """A value swapped for another of its kind from the same passage: every fact is held, but
+    nothing said around it in the sentence is said around it in the passage, and the words
+    around another value are."""
+    assert misbound(sentence, RENT) == [fact]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "passage"),
+    [
+        ("De kantonrechter veroordeelt gedaagde tot betaling van € 36.250.", RENT),
+        ("Gedaagde moet een contractuele boete van € 7.250 betalen.", RENT),
+        ("Gedaagde moet € 7.250 aan boete betalen.", RENT),
+        ("Per 1 maart 2024 is de huur opgezegd.", RENT),
+        ("Ontruiming moet op 15 april 2024 hebben plaatsgevonden.", RENT),
+        ("De contractuele rente is 12% en de wettelijke 4%.", RENT),
+        ("Toegewezen: € 36.250.", RENT),
+        # two values of one clause, worded the other way round
+        ("Gedaagde betaalt € 36.250 aan huurachterstand en € 7.250 aan boete.", CLAUSE),
+        ("Gedaagde moet € 7.250 aan boete betalen.", CLAUSE),
+    ],
+)
+def test_a_value_said_of_what_the_passage_says_it_of_stays_supported(
+    sentence: str, passage: str
+) -> None:
+    """Reworded, reordered or bare: some word around the value is around it in the passage
+    too, or none is around another value."""
+    assert misbound(sentence, passage) == []
 
 
 def test_negation_flipped_either_way_and_agreement() -> None:

@@ -186,3 +186,38 @@ def test_at_lexical_weight_one_nothing_is_encoded_and_nothing_changes(
         )
         if a["similarity"] is not None:
             assert a["similarity"] == pytest.approx(b["similarity"], abs=1e-4)
+
+
+RENT = (
+    "De kantonrechter veroordeelt gedaagde tot betaling van een huurachterstand van € 36.250. "
+    "Daarnaast is een contractuele boete van € 7.250 verschuldigd. De huur is per 1 maart "
+    "2024 opgezegd; de woning moet op 15 april 2024 zijn ontruimd."
+)
+
+
+def test_a_value_swapped_for_another_the_passage_states_is_unsupported(
+    client: TestClient, auth: Tokens
+) -> None:
+    """Every value of the swapped sentences is in the returned chunk, said of something
+    else: the gate names it; the same values said of what the chunk says them of stand."""
+    firm = Firm(client, auth)
+    firm.person(ALICE)
+    firm.client_("C-1", "Verhuurder B.V.")
+    firm.matter("M-1", "C-1", team=[ALICE])
+    firm.document("vonnis", RENT, client_id="C-1", matter_id="M-1")
+    found = firm.search(ALICE, "huurachterstand boete ontruiming", k=3)
+    assert found["results"], found
+    swapped = [
+        "De kantonrechter veroordeelt gedaagde tot betaling van een huurachterstand van € 7.250.",
+        "De huur is per 15 april 2024 opgezegd.",
+    ]
+    faithful = [
+        "De kantonrechter veroordeelt gedaagde tot betaling van € 36.250.",
+        "De woning moet op 15 april 2024 zijn ontruimd.",
+    ]
+    body = ground(client, auth, found["retrieval_id"], " ".join(swapped + faithful))
+    verdicts = body["sentences"]
+    assert [v["supported"] for v in verdicts] == [False, False, True, True], verdicts
+    assert {"kind": "fact_mismatch", "detail": "€ 7.250"} in verdicts[0]["reasons"]
+    assert {"kind": "fact_mismatch", "detail": "15 april 2024"} in verdicts[1]["reasons"]
+    assert body["trimmed_answer"] == " ".join(faithful)
