@@ -6,6 +6,28 @@ INSERT INTO ingest_runs (run_id, connector, status, started_by, params, progress
 VALUES (:run_id, :connector, 'running', :started_by, CAST(:params AS jsonb),
         CAST(:progress AS jsonb))
 
+-- name: hold_run
+-- A process that runs ingest work itself (the CLI) holds this session lock from before its
+-- run's row exists until it ends the run: a run marked {"liveness": "process"} whose lock
+-- is free was left by a process that died (reap_orphaned_run). Keyed by the run id's hash:
+-- two runs that share one only look alive a little longer.
+SELECT pg_advisory_lock(hashtext('ewall.ingest_runs'), hashtext(CAST(:run_id AS text)))
+
+-- name: release_run
+SELECT pg_advisory_unlock(hashtext('ewall.ingest_runs'), hashtext(CAST(:run_id AS text)))
+
+-- name: reap_orphaned_run
+-- A run still "running" whose process is gone (SIGKILL, a crash, a lost machine) ends as
+-- failed when it is read: its holder's lock is free. The try-lock is the last test, on the
+-- one row, and is released when this transaction ends.
+UPDATE ingest_runs
+SET status = 'failed', finished_at = now(),
+    error = 'interrupted: the process running it stopped without ending it; run it again'
+WHERE run_id = :run_id
+  AND status = 'running'
+  AND progress ->> 'liveness' = 'process'
+  AND pg_try_advisory_xact_lock(hashtext('ewall.ingest_runs'), hashtext(CAST(:run_id AS text)))
+
 -- name: run_state
 SELECT connector, started_by, counts, progress FROM ingest_runs WHERE run_id = :run_id
 

@@ -9,8 +9,9 @@ seconds of imports), so that ``ewall --help`` and the other commands stay fast.
 Exit status: 0 when the run finished (also with per-document errors: they are in the
 report), 1 when the run failed, 2 for bad arguments (a missing folder, an unconfigured
 source); those give one clear line on stderr, never a traceback. Stopped by Ctrl-C (130) or
-SIGTERM (143), the run is closed as failed ("interrupted"); run it again (unchanged
-documents are skipped, a full crawl resumes from its checkpoint).
+SIGTERM (143), the run is closed as failed ("interrupted"); killed outright (SIGKILL), it
+reads as failed once its database session has ended (the run's lock, IngestPipeline.hold_runs).
+Run it again: unchanged documents are skipped, a full crawl resumes from its checkpoint.
 """
 
 from __future__ import annotations
@@ -220,6 +221,7 @@ def _execute(settings: Settings, label: str, work: Work) -> int:
     try:
         with open_database(settings) as database:
             pipeline = IngestPipeline(database, Embedder(settings), settings)
+            pipeline.hold_runs = True  # a run this process leaves behind reads as failed
             with _progress_bar(label) as on_progress:
                 report = work(pipeline, on_progress)
     except (FileNotFoundError, NotADirectoryError) as exc:

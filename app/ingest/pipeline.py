@@ -128,6 +128,12 @@ class IngestPipeline:
         self.limits = ChunkLimits(model_max=embedder.max_passage_tokens)
         # benchmark counters (seconds); the pipeline is used from one thread per run
         self.timings: dict[str, float] = {"embed_s": 0.0, "db_s": 0.0}
+        # True in a process that runs its ingest work itself (the CLI): each run it starts
+        # holds a session lock on a connection of its own until the run ends, so that a
+        # reader can tell a run whose process died (reap_orphaned_run) from a live one.
+        # Background jobs need none: the job queue retakes a dead worker's job.
+        self.hold_runs = False
+        self._holders: dict[uuid.UUID, Connection] = {}
         self.pacer: Pacer | None = None
         # vectors already encoded by this model, by encoder input (the demo's shipped ones)
         self.known: KnownVectors | None = None
@@ -155,10 +161,39 @@ class IngestPipeline:
         )
         if conn is not None:
             self._insert_run(conn, run, params)
-        else:
+            return run
+        if self.hold_runs:
+            self._hold(run)
+        try:
             with self.database.transaction() as own:
                 self._insert_run(own, run, params)
+        except BaseException:
+            self._release(run.run_id)
+            raise
         return run
+
+    def _hold(self, run: IngestRun) -> None:
+        """Take the run's liveness lock (before its row exists: a reader never finds it
+        running and unheld) on a connection kept until the run ends."""
+        holder = self.database.engine.connect()
+        try:
+            repository.hold_run(holder, run.run_id)
+            holder.commit()
+        except BaseException:
+            holder.close()
+            raise
+        run.progress["liveness"] = "process"
+        self._holders[run.run_id] = holder
+
+    def _release(self, run_id: uuid.UUID) -> None:
+        holder = self._holders.pop(run_id, None)
+        if holder is None:
+            return
+        try:
+            repository.release_run(holder, run_id)
+            holder.commit()
+        finally:
+            holder.close()  # the lock goes with the session in any case
 
     @staticmethod
     def _insert_run(conn: Connection, run: IngestRun, params: dict[str, Any]) -> None:
@@ -238,16 +273,19 @@ class IngestPipeline:
     ) -> dict[str, Any]:
         if status is None:
             status = "partial" if run.counts.get("errors") else "succeeded"
-        with self.database.transaction() as conn:
-            repository.finish_run(
-                conn,
-                run.run_id,
-                status,
-                error,
-                canonical_json(dict(run.counts)),
-                canonical_json(run.progress),
-            )
-            return load_report(conn, run.run_id)
+        try:
+            with self.database.transaction() as conn:
+                repository.finish_run(
+                    conn,
+                    run.run_id,
+                    status,
+                    error,
+                    canonical_json(dict(run.counts)),
+                    canonical_json(run.progress),
+                )
+                return load_report(conn, run.run_id)
+        finally:
+            self._release(run.run_id)
 
     # --- documents ------------------------------------------------------------------------
 

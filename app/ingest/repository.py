@@ -100,6 +100,20 @@ def last_event_seq(conn: Connection, run_id: uuid.UUID) -> int:
     )
 
 
+def hold_run(conn: Connection, run_id: uuid.UUID) -> None:
+    conn.execute(sqlfiles.query("pipeline.hold_run"), {"run_id": run_id})
+
+
+def release_run(conn: Connection, run_id: uuid.UUID) -> None:
+    conn.execute(sqlfiles.query("pipeline.release_run"), {"run_id": run_id})
+
+
+def reap_orphaned_run(conn: Connection, run_id: uuid.UUID) -> bool:
+    """End as failed a run whose holding process is gone; True when it did."""
+    result = conn.execute(sqlfiles.query("pipeline.reap_orphaned_run"), {"run_id": run_id})
+    return bool(result.rowcount)
+
+
 def insert_run_event(
     conn: Connection,
     run_id: uuid.UUID,

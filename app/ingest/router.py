@@ -16,7 +16,7 @@ from app.deps import Admin, ConnDep, ResourcesDep
 from app.errors import Conflict, NotFound, RateLimited, Unprocessable
 from app.ingest.pipeline import IngestPipeline
 from app.ingest.report import load_report
-from app.ingest.repository import document_summary
+from app.ingest.repository import document_summary, reap_orphaned_run
 from app.ingest.runs import confirm_sweep
 from app.ingest.schemas import DocumentIn, DocumentOut, DocumentQueued, RunIn, RunStarted
 from app.jobs.repository import enqueue, job_of_run, pending_for_person
@@ -248,6 +248,7 @@ def get_run(run_id: str, principal: Admin, conn: ConnDep) -> dict[str, Any]:
         parsed = uuid.UUID(run_id)
     except ValueError:
         raise NotFound("Ingest run", run_id) from None
+    reap_orphaned_run(conn, parsed)  # a CLI run whose process died ends as failed here
     report = load_report(conn, parsed)
     if not report:
         raise NotFound("Ingest run", run_id)

@@ -1,0 +1,87 @@
+"""A CLI ingest run whose process is killed outright (SIGKILL, a crash, a lost machine) can
+close nothing itself. While the process lives its run reads as running; once it is gone,
+GET /v1/ingest/runs/{id} reads it as failed ("interrupted"), not running for ever."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import text
+
+from tests.conftest import DbHandle, Tokens
+from tests.foundation.test_cli_sigterm import _folder
+from tests.helpers import ADMIN, ok
+
+ROOT = Path(__file__).resolve().parents[2]
+GUARD_S = 300  # a bound against a hang, never a timed assertion
+
+pytestmark = pytest.mark.slow
+
+
+def _wait(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + GUARD_S
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.2)
+
+
+def _runs(db: DbHandle) -> list[tuple[uuid.UUID, int]]:
+    """The runs and how many documents each has seen so far."""
+    with db.database.transaction() as conn:
+        rows = conn.execute(
+            text("SELECT run_id, coalesce((counts ->> 'seen')::int, 0) FROM ingest_runs")
+        ).all()
+    return [(r[0], int(r[1])) for r in rows]
+
+
+def test_a_run_whose_process_was_killed_reads_as_failed(
+    db: DbHandle, client: TestClient, auth: Tokens, tmp_path: Path
+) -> None:
+    folder = _folder(tmp_path / "export")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EWALL_")}
+    env.update(
+        EWALL_DATABASE_URL=db.app_url,
+        EWALL_MIGRATIONS_DATABASE_URL=db.superuser_url,
+        EWALL_EMBEDDING_MODEL=os.environ["EWALL_EMBEDDING_MODEL"],  # the test database's
+        EWALL_LOG_JSON="false",
+        PYTHONPATH=str(ROOT),
+    )
+    child = subprocess.Popen(  # noqa: S603
+        [sys.executable, "-m", "app.cli", "ingest", "folder", str(folder)],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    admin = auth(*ADMIN)
+    try:
+        # under way: documents written, the process alive
+        _wait(lambda: any(seen > 0 for _, seen in _runs(db)) or child.poll() is not None,
+              "the run to ingest its first documents")
+        assert child.poll() is None, "the command ended before it was killed"
+        ((run_id, _),) = _runs(db)
+        live = ok(client.get(f"/v1/ingest/runs/{run_id}", headers=admin))
+        assert live["status"] == "running", live
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=GUARD_S)
+
+    # its session ends with it; until the server has noticed, the run may still read running
+    _wait(
+        lambda: ok(client.get(f"/v1/ingest/runs/{run_id}", headers=admin))["status"] != "running",
+        "the killed run to read as ended",
+    )
+    ended = ok(client.get(f"/v1/ingest/runs/{run_id}", headers=admin))
+    assert ended["status"] == "failed", ended
+    assert str(ended["error"]).startswith("interrupted"), ended
+    assert ended["finished_at"] is not None
