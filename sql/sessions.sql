@@ -40,22 +40,26 @@ ORDER BY r.person_id, x.matter_id
 
 -- name: session_documents
 -- Every document a session's retrievals returned chunks of that the firm still holds, per
--- person, with the matter it was read under and its matter and source ACL now (a document
--- moved into another matter, or whose ACL changed since, is judged as it is now). The
--- document comes from the content-addressed chunk id "<source>:<external_id>:<16 hex>"
--- (a source name holds no colon; an external id may), found by uq_documents_source_external_id.
--- Reads documents, never chunks: only the matter and ACL ids leave this statement.
-SELECT DISTINCT r.person_id, x.matter_id AS read_matter_id,
-       d.source || ':' || d.external_id AS document, d.matter_id, d.source_acl_id
-FROM audit_retrievals r
-JOIN audit_retrieval_results x ON x.retrieval_id = r.retrieval_id
+-- person, with its matter and source ACL now (a document moved into another matter, or
+-- whose ACL changed since, is judged as it is now). The document is the content-addressed
+-- chunk id "<source>:<external_id>:<16 hex>" less its hash (the test and the cut that
+-- exposure uses; a source name holds no colon, an external id may), taken once per
+-- document before uq_documents_source_external_id finds it. Reads documents, never chunks:
+-- only matter and ACL ids leave this statement.
+WITH read AS (
+    SELECT DISTINCT r.person_id, left(x.chunk_id, -17) AS document
+    FROM audit_retrievals r
+    JOIN audit_retrieval_results x ON x.retrieval_id = r.retrieval_id
+    WHERE r.session_id = :session_id
+      AND (CAST(:person_id AS text) IS NULL OR r.person_id = CAST(:person_id AS text))
+      AND substr(x.chunk_id, length(x.chunk_id) - 16, 1) = ':'
+)
+SELECT rd.person_id, rd.document, d.matter_id, d.source_acl_id
+FROM read rd
 JOIN documents d
-  ON d.source = split_part(x.chunk_id, ':', 1)
- AND d.external_id = substr(x.chunk_id, length(split_part(x.chunk_id, ':', 1)) + 2,
-                            length(x.chunk_id) - length(split_part(x.chunk_id, ':', 1)) - 18)
-WHERE r.session_id = :session_id
-  AND (CAST(:person_id AS text) IS NULL OR r.person_id = CAST(:person_id AS text))
-ORDER BY r.person_id, document
+  ON d.source = split_part(rd.document, ':', 1)
+ AND d.external_id = substr(rd.document, length(split_part(rd.document, ':', 1)) + 2)
+ORDER BY rd.person_id, rd.document
 
 -- name: exposure
 -- Who retrieved chunks of :matter_ids since :since, per person, session and matter, with the

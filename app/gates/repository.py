@@ -22,7 +22,6 @@ class SessionMatter:
 @dataclass(frozen=True)
 class SessionDocument:
     person_id: str
-    read_matter_id: str | None  # the matter its chunks were read under (None: public)
     document: str  # "<source>:<external_id>"
     matter_id: str | None  # its matter now
     source_acl_id: str  # its source ACL now
@@ -84,7 +83,6 @@ def session_documents(
     return [
         SessionDocument(
             str(r.person_id),
-            None if r.read_matter_id is None else str(r.read_matter_id),
             str(r.document),
             None if r.matter_id is None else str(r.matter_id),
             str(r.source_acl_id),

@@ -292,8 +292,9 @@ SessionAsker = Annotated[Principal, Depends(_session_gate_budget)]
 def check_session(
     body: SessionGateIn, principal: SessionAsker, conn: ConnDep, resources: ResourcesDep
 ) -> Any:
-    """Fail closed: ``ok`` only when every matter the session read is still visible to its
-    person and no two of them are directly adverse. A lawyer asks about their own session
+    """Fail closed: ``ok`` only when every matter the session read, and every document it
+    read (in the matter and under the source ACL it has now), is still visible to its person
+    and no two matters read are directly adverse. A lawyer asks about their own session
     (someone else's is unknown to them); compliance about anyone's."""
     everyone = principal.has_any("compliance")
     request = {"session_id": body.session_id, "scope": "all" if everyone else "own"}

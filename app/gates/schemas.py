@@ -109,10 +109,12 @@ class SessionReason(BaseModel):
     cause: Literal["source_acl"] | None = Field(
         default=None,
         description="source_acl: documents the session read whose source ACL no longer admits "
-        "the person (no wall to name); absent for a matter behind a wall.",
+        "the person (no wall to name); null for a matter behind a wall.",
     )
     documents: list[str] | None = Field(
-        default=None, description='With cause: those documents, as "<source>:<external_id>".'
+        default=None,
+        description='With cause: those documents, as "<source>:<external_id>" (none named '
+        "beside a matter the caller may not see now).",
     )
 
 

@@ -23,7 +23,6 @@ from sqlalchemy import Connection
 
 from app.errors import NotFound
 from app.gates import repository
-from app.gates.repository import SessionDocument
 from app.walls.graph import MatrixSnapshot
 from app.walls.visibility import MatterView
 
@@ -79,23 +78,26 @@ def findings(
     by_person: dict[str, list[str]],
     at: datetime,
     *,
-    documents: Sequence[SessionDocument] = (),
+    documents: Sequence[repository.SessionDocument] = (),
     readable: Mapping[str, frozenset[str]] | None = None,
 ) -> SessionFinding:
     """What the conflict graph says of these reads (person -> matters) at ``at``.
 
-    ``documents`` are the documents read, as the firm holds them now: one moved into another
-    matter counts as a read of that matter too (the session holds its text), and with
-    ``readable`` (person -> the source ACL ids they may read now) one whose ACL no longer
-    admits its reader is a reason too (cause ``source_acl``)."""
+    ``documents`` are the documents read, as the firm holds them now: one moved into a
+    matter its reader may no longer access is a ``wall`` reason for that matter (the session
+    holds its text), and with ``readable`` (person -> the source ACL ids they may read now)
+    one whose ACL no longer admits its reader is a reason too (cause ``source_acl``).
+    Adversity stays with the matters the retrievals recorded: a matter a document moved to
+    was never read as that matter."""
     finding = SessionFinding(session_id, sorted(by_person), by_person)
-    docs_of: dict[str, list[SessionDocument]] = defaultdict(list)
+    docs_of: dict[str, list[repository.SessionDocument]] = defaultdict(list)
     for doc in documents:
         docs_of[doc.person_id].append(doc)
     for owner, matters in sorted(by_person.items()):
-        read = set(matters) | {d.matter_id for d in docs_of[owner] if d.matter_id is not None}
+        read = set(matters)
+        moved_to = {d.matter_id for d in docs_of[owner] if d.matter_id is not None}
         denying = snap.denying_walls(owner, at)
-        for matter_id in sorted(read):
+        for matter_id in sorted(read | moved_to):
             if snap.may_access(owner, matter_id, at):
                 continue
             walls = sorted(denying & snap.walls_by_matter.get(matter_id, frozenset()))
@@ -123,7 +125,7 @@ def findings(
 
 
 def _acl_reasons(
-    owner: str, docs: Sequence[SessionDocument], readable: frozenset[str]
+    owner: str, docs: Sequence[repository.SessionDocument], readable: frozenset[str]
 ) -> list[dict[str, Any]]:
     """One reason per matter (None: public sources) whose documents read in the session
     include one whose source ACL no longer admits ``owner``: kind ``wall`` (the ACL is part
@@ -173,9 +175,11 @@ def answer_for(
         }
         if "party" in reason and len(visible) == len(reason["matters"]):
             shown["party"] = reason["party"]
-        if "cause" in reason:  # source_acl: the documents are the caller's own reads
+        if "cause" in reason:
             shown["cause"] = reason["cause"]
-            shown["documents"] = reason["documents"]
+            # the caller's own reads, named only beside a matter they may see now: the
+            # documents of a hidden one would name it (the caller read them there)
+            shown["documents"] = reason["documents"] if visible == reason["matters"] else []
         reasons.append(shown)
     return {
         "session_id": finding.session_id,

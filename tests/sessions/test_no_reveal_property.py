@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.auth.service import Principal
+from app.gates.repository import SessionDocument
 from app.gates.session import answer_for, findings
 from app.walls.exposure import aggregate
 from app.walls.graph import Client, MatrixSnapshot, Matter, Party, Person, Wall
@@ -105,7 +106,17 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
         for i in sorted(draw(st.sets(st.integers(0, n_people - 1), min_size=1, max_size=3)))
     }
     caller = draw(st.one_of(st.integers(0, n_people - 1), st.just(-1)))
-    return {"spec": spec, "adverse": adverse, "reads": reads, "caller": caller}
+    # since the reads: documents moved to another matter, ACLs that no longer admit
+    moves = draw(st.dictionaries(st.integers(0, n_matters - 1), st.integers(0, n_matters - 1)))
+    denied = draw(st.sets(st.integers(0, n_matters - 1)))
+    return {
+        "spec": spec,
+        "adverse": adverse,
+        "reads": reads,
+        "caller": caller,
+        "moves": moves,
+        "denied": denied,
+    }
 
 
 @settings(max_examples=300, deadline=None)
@@ -117,13 +128,35 @@ def test_gate_answers_and_exposure_name_only_matters_the_caller_may_see(
     caller = STRANGER if case["caller"] < 0 else ref.people[case["caller"]]
     by_person = {ref.people[p]: [f"M{m}" for m in matters] for p, matters in case["reads"].items()}
 
-    finding = findings(snap, "s", by_person, NOW)
+    # one document read per (person, matter), now in the matter it moved to, under an ACL
+    # of its first matter's (one the readers may no longer read, for "denied" matters)
+    now_in = {f"M{m}": f"M{case['moves'].get(m, m)}" for m in range(len(case["spec"]["matters"]))}
+    documents = [
+        SessionDocument(owner, f"api:{m}-doc", now_in[m], f"acl-{m}")
+        for owner, ms in by_person.items()
+        for m in ms
+    ]
+    readable = {
+        owner: frozenset(f"acl-M{m}" for m in range(len(now_in)) if m not in case["denied"])
+        for owner in by_person
+    }
+    finding = findings(snap, "s", by_person, NOW, documents=documents, readable=readable)
     # the full finding (what the audit keeps) agrees with the definitions ...
     lost = {
-        (owner, m) for owner, ms in by_person.items() for m in ms if not ref.access(owner, m, NOW)
+        (owner, m)
+        for owner, ms in by_person.items()
+        for m in {*ms, *(now_in[x] for x in ms)}
+        if not ref.access(owner, m, NOW)
     }
-    found = {(r["person_id"], r["matters"][0]) for r in finding.reasons if r["kind"] == "wall"}
-    assert found == lost
+    walled = [r for r in finding.reasons if r["kind"] == "wall" and "cause" not in r]
+    assert {(r["person_id"], r["matters"][0]) for r in walled} == lost
+    refused = {
+        (d.person_id, d.document) for d in documents if d.source_acl_id not in readable[d.person_id]
+    }
+    named = {
+        (r["person_id"], d) for r in finding.reasons if "cause" in r for d in r["documents"]
+    }
+    assert named == refused
     # ... and the caller's answer names no matter they may not see, whoever asks
     lawyer = Principal(caller, frozenset({"lawyer"}))
     answer = answer_for(finding, snap, matter_view(lawyer, NOW, lambda: snap), NOW)
@@ -134,6 +167,9 @@ def test_gate_answers_and_exposure_name_only_matters_the_caller_may_see(
             assert _ref_sees(ref, caller, matter), (caller, reason)
         if "party" in reason:
             assert len(reason["matters"]) == 2
+        for document in reason.get("documents") or []:  # named only beside a matter shown
+            where = next(d.matter_id for d in documents if d.document == document)
+            assert reason["matters"] == [where], (caller, reason)
 
     # exposure: one row per (person, session, matter) read; documents are per matter
     rows = [

@@ -122,3 +122,31 @@ def test_a_document_whose_source_acl_no_longer_admits_its_reader_taints(
 
 def _session(person: str) -> str:
     return "s-hire" if person == HIRE else "s-peer"
+
+
+def test_documents_of_a_matter_hidden_now_are_not_named_to_the_lawyer(
+    firm: Firm, client: TestClient, auth: Tokens
+) -> None:
+    """A wall over the matter and a tightened ACL (wall tools often do both): the lawyer is
+    told the session is tainted, not which documents (they read them in that matter);
+    compliance is told both. An external id may hold colons."""
+    firm.client_("C-TULP", "Noordzee Energie B.V.")
+    firm.matter("M-TULP", "C-TULP", team=[HIRE, PEER])
+    acl = {"default": "private", "allow": ["imanage:user:BDV", "imanage:user:LDE"]}
+    for external_id in ("LIB!4711:1", "LIB!4712:1"):
+        firm.document(external_id, TEXT, client_id="C-TULP", matter_id="M-TULP", acl=acl)
+    found = firm.documents_found(HIRE, QUERY, session_id="s-hire", mode="sparse", k=10)
+    assert len(found) == 2, found
+    firm.wall(kind="exclusionary", protects={"matters": ["M-TULP"]}, screened=[HIRE])
+    narrowed = {"default": "private", "allow": ["imanage:user:LDE"]}
+    for external_id in ("LIB!4711:1", "LIB!4712:1"):
+        firm.document(external_id, TEXT, client_id="C-TULP", matter_id="M-TULP", acl=narrowed)
+
+    answer = _gate(client, auth, HIRE, "s-hire")
+    assert answer["status"] == "tainted"
+    assert "LIB!47" not in str(answer) and "M-TULP" not in str(answer), answer
+    assert {r["cause"] for r in answer["reasons"]} == {None, "source_acl"}
+    full = _gate(client, auth, COMPLIANCE[0], "s-hire")
+    (acl_reason,) = [r for r in full["reasons"] if r["cause"] == "source_acl"]
+    assert acl_reason["matters"] == ["M-TULP"]
+    assert acl_reason["documents"] == ["api:LIB!4711:1", "api:LIB!4712:1"]
