@@ -198,7 +198,8 @@ def swap_fact(sentence: str, chunk: str, rng: random.Random) -> str | None:
             }
         )
         if others:
-            return sentence.replace(fact.text, rng.choice(others), 1)
+            start, end = fact.span
+            return sentence[:start] + rng.choice(others) + sentence[end:]
     return None
 
 

@@ -288,21 +288,22 @@ def extract_facts(text: str, *, skip_first_word: bool = True) -> list[Fact]:
     )
     rest = take(_NUMBER, rest, lambda m: Fact("number", _number(m.group(0)), m.group(0)))
     facts.extend(
-        Fact("name", fold(m.group(1)).strip(), m.group(0)) for m in _ANONYMISED.finditer(rest)
+        Fact("name", fold(m.group(1)).strip(), m.group(0), m.span())
+        for m in _ANONYMISED.finditer(rest)
     )
     rest = _ANONYMISED.sub(lambda m: " " * len(m.group(0)), rest)
     for m in re.finditer(r"[A-Za-zÀ-ÿ]+", rest):
         word = m.group(0)
         folded = fold(word)
         if folded in NUMBER_WORDS:
-            facts.append(Fact("number", NUMBER_WORDS[folded], word))
+            facts.append(Fact("number", NUMBER_WORDS[folded], word, m.span()))
     first = re.search(r"[^\W\d_]", text)
     for m in _NAME.finditer(rest):
         if skip_first_word and first is not None and m.start() == first.start():
             continue
         name = fold(m.group(0)).strip("’'-")
         if name and name not in STOPWORDS and fold(m.group(0)) not in NUMBER_WORDS:
-            facts.append(Fact("name", name, m.group(0)))
+            facts.append(Fact("name", name, m.group(0), m.span()))
     return facts
 
 
@@ -358,13 +359,31 @@ def _date(day: str, month: str, year: str | None, text: str) -> Fact | None:
 
 BOUND_KINDS = frozenset({"amount", "date", "percent"})
 _BIND = 4  # content words either side of an amount, date or percentage: what it is said of
-_CLAUSE_END = re.compile(r"[.;!?]\s")
+# a clause ends at "; " or at ". ", "! ", "? " before a capital (not "ca. 8%", "d.d. 1 mei")
+_CLAUSE_END = re.compile(r";\s|[.!?]\s+(?=[\[(A-ZÀ-ÖØ-Þ])")
+# words by which a clause refers back to what an earlier one said ("Per 1 januari 2024 is
+# deze verhoogd tot € 1.200"): what its value is said of stands in that earlier clause
+_REFERS_BACK_TEXT = """
+    deze dit hij zij ze hiervan daarvan hierop daarop hiermee daarmee hierdoor daardoor
+    hiervoor daarvoor hierbij daarbij hiertoe daartoe
+"""
+REFERS_BACK = frozenset(_REFERS_BACK_TEXT.split())
 
 
-def fact_contexts(text: str, facts: Sequence[Fact]) -> list[tuple[Fact, frozenset[str]]]:
-    """Each amount, date and percentage of ``facts`` (read from ``text``) with the content
-    stems around it in its own sentence: ``_BIND`` either side, other numeric facts left
-    out. "de huurachterstand van € 36.250" binds € 36.250 to "huurac"."""
+@dataclass(frozen=True)
+class FactSite:
+    """An amount, date or percentage as a text states it: the content stems around it in its
+    own clause (``_BIND`` either side, other numeric facts left out), and whether that clause
+    refers back to an earlier one (``REFERS_BACK``)."""
+
+    fact: Fact
+    around: frozenset[str]
+    refers_back: bool
+
+
+def fact_sites(text: str, facts: Sequence[Fact]) -> list[FactSite]:
+    """The sites of the amounts, dates and percentages of ``facts`` (read from ``text``):
+    "de huurachterstand van € 36.250" binds € 36.250 to "huurac"."""
     bound = [f for f in facts if f.kind in BOUND_KINDS]
     if not bound:
         return []
@@ -379,9 +398,11 @@ def fact_contexts(text: str, facts: Sequence[Fact]) -> list[tuple[Fact, frozense
         cut = _CLAUSE_END.search(right)
         if cut is not None:
             right = right[: cut.start()]
-        before = [stem(w) for w in words(left) if len(w) > 1 and w not in STOPWORDS]
-        after = [stem(w) for w in words(right) if len(w) > 1 and w not in STOPWORDS]
-        out.append((fact, frozenset(before[-_BIND:] + after[:_BIND])))
+        left_words, right_words = words(left), words(right)
+        before = [stem(w) for w in left_words if len(w) > 1 and w not in STOPWORDS]
+        after = [stem(w) for w in right_words if len(w) > 1 and w not in STOPWORDS]
+        back = any(w in REFERS_BACK for w in (*left_words, *right_words))
+        out.append(FactSite(fact, frozenset(before[-_BIND:] + after[:_BIND]), back))
     return out
 
 
@@ -394,7 +415,7 @@ class FactIndex:
     values: frozenset[tuple[str, str]]
     words: frozenset[str]
     currencies: dict[str, frozenset[str]] = field(default_factory=dict)
-    sites: tuple[tuple[str, str, frozenset[str]], ...] = ()
+    sites: tuple[FactSite, ...] = ()
 
 
 def index_facts(text: str) -> FactIndex:
@@ -421,7 +442,7 @@ def index_facts(text: str) -> FactIndex:
         frozenset(values),
         frozenset(words(text)),
         {k: frozenset(v) for k, v in currencies.items()},
-        tuple((f.kind, f.value, around) for f, around in fact_contexts(text, facts)),
+        tuple(fact_sites(text, facts)),
     )
 
 
@@ -451,24 +472,24 @@ def missing_facts(facts: Iterable[Fact], held: FactIndex) -> list[Fact]:
     return out
 
 
-def misbound_facts(
-    contexts: Iterable[tuple[Fact, frozenset[str]]], held: FactIndex
-) -> list[Fact]:
-    """The amounts, dates and percentages of a sentence that the passage holds, but said of
-    something else: no word around the value in the sentence is around it where the passage
-    states it, and at least two are around another value of its kind. "De huur is per 15
-    april 2024 opgezegd" against "De huur is per 1 maart 2024 opgezegd; de woning moet op 15
-    april 2024 zijn ontruimd". Two values of one clause share their words, and a sentence may
-    word the clause the other way round, so a value swapped within one clause passes. A
-    value the passage holds only in another form (a year, a bare number) is left to
-    ``missing_facts``."""
+def misbound_facts(sites: Iterable[FactSite], held: FactIndex) -> list[Fact]:
+    """The amounts, dates and percentages of a sentence (its ``sites``) that the passage
+    holds, but said of something else: no word around the value in the sentence is around it
+    where the passage states it, and at least two are around another value of its kind. "De
+    huur is per 15 april 2024 opgezegd" against "De huur is per 1 maart 2024 opgezegd; de
+    woning moet op 15 april 2024 zijn ontruimd". Not judged: a value stated in a clause that
+    refers back ("... is deze verhoogd tot € 1.200": what it is said of stands earlier), and
+    one swapped within a clause (two values of one clause share their words, and a sentence
+    may word the clause the other way round). A value the passage holds only in another form
+    (a year, a bare number) is left to ``missing_facts``."""
     out: list[Fact] = []
-    for fact, around in contexts:
-        own = [len(around & c) for k, v, c in held.sites if (k, v) == (fact.kind, fact.value)]
-        if not own or max(own) > 0:
+    for site in sites:
+        fact = site.fact
+        own = [h for h in held.sites if (h.fact.kind, h.fact.value) == (fact.kind, fact.value)]
+        if not own or any(h.refers_back or site.around & h.around for h in own):
             continue
-        others = (c for k, v, c in held.sites if k == fact.kind and v != fact.value)
-        if any(len(around & c) >= 2 for c in others):
+        others = (h for h in held.sites if h.fact.kind == fact.kind and h.fact.value != fact.value)
+        if any(len(site.around & h.around) >= 2 for h in others):
             out.append(fact)
     return out
 

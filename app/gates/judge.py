@@ -28,10 +28,10 @@ import numpy as np
 import numpy.typing as npt
 
 from app.gates.evidence import (
-    Fact,
+    FactSite,
     content_stems,
     extract_facts,
-    fact_contexts,
+    fact_sites,
     leading_name,
     misbound_facts,
     missing_facts,
@@ -167,7 +167,7 @@ def _verdict(
     core: tuple[str, ...],
     facts: list[Any],
     threshold: float,
-    bound: list[tuple[Fact, frozenset[str]]],
+    bound: list[FactSite],
 ) -> _Verdict:
     candidates = np.arange(len(passages)) if mask is None else np.flatnonzero(mask)
     if candidates.size == 0:
@@ -230,7 +230,7 @@ def judge_sentences(
         if opener is not None:
             facts.append(opener)
         core_words = tuple(words(core))
-        bound = fact_contexts(core, facts)
+        bound = fact_sites(core, facts)
         overall = _verdict(passages, scores, None, core_words, facts, threshold, bound)
         chosen = overall
         reasons = list(overall.reasons)

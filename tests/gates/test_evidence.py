@@ -7,7 +7,7 @@ import pytest
 from app.gates.evidence import (
     content_stems,
     extract_facts,
-    fact_contexts,
+    fact_sites,
     index_facts,
     leading_name,
     misbound_facts,
@@ -63,7 +63,7 @@ def test_a_changed_fact_is_named(sentence: str, passage: str, fact: str) -> None
 def misbound(sentence: str, passage: str) -> list[str]:
     facts = extract_facts(sentence)
     assert missing_facts(facts, index_facts(passage)) == []  # every value is in the passage
-    return [f.text for f in misbound_facts(fact_contexts(sentence, facts), index_facts(passage))]
+    return [f.text for f in misbound_facts(fact_sites(sentence, facts), index_facts(passage))]
 
 
 RENT = (
@@ -114,6 +114,28 @@ def test_a_value_said_of_what_the_passage_says_it_of_stays_supported(
     """Reworded, reordered or bare: some word around the value is around it in the passage
     too, or none is around another value."""
     assert misbound(sentence, passage) == []
+
+
+RAISED = (
+    "Partijen zijn een huurprijs van € 1.100 per maand overeengekomen. Per 1 januari 2024 is "
+    "deze verhoogd tot € 1.200."
+)
+ABBREVIATED = (
+    "Over de hoofdsom is een wettelijke rente van ca. 8% verschuldigd. De contractuele boete "
+    "bedraagt 2%."
+)
+
+
+def test_how_much_a_swap_must_show() -> None:
+    """Two words around another value, none around this one; a clause that refers back is
+    not judged (its words stand in an earlier clause); "ca. " ends no clause."""
+    # one word shared with the other value's site is not enough
+    assert misbound("De boete bedraagt € 36.250.", RENT) == []
+    # the price stated as raised "deze": the sentence says it of what the clause refers to
+    assert misbound("Per 1 januari 2024 is de huurprijs per maand € 1.200.", RAISED) == []
+    # the abbreviation keeps the words before the value in its clause
+    swapped = "Over de hoofdsom is een wettelijke rente van ca. 2% verschuldigd."
+    assert misbound(swapped, ABBREVIATED) == ["2%"]
 
 
 def test_negation_flipped_either_way_and_agreement() -> None:

@@ -4,9 +4,11 @@ real encoder; and the calibration file the gate reads per model id."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
+from app.gates import calibrate
 from app.gates.calibrate import choose, measure
 from app.gates.calibration import calibration_for, store_calibration
 from app.settings import Settings
@@ -58,3 +60,14 @@ def test_the_calibration_of_the_configured_model_is_used(tmp_path: Path) -> None
     assert calibration_for(bundled, 0.5).threshold == 0.5
     path = store_calibration("m-1", {"threshold": 0.7, "lexical_weight": 0.9}, tmp_path / "c.json")
     assert json.loads(path.read_text())["models"]["m-1"]["threshold"] == 0.7
+
+
+def test_a_swapped_value_replaces_the_value_itself() -> None:
+    """The fact_swapped kind swaps the value where it stands, not the first text like it."""
+    sentence = "De boete bedraagt 14% en de wettelijke rente 4%."
+    chunk = "De contractuele rente bedraagt 9%."
+    made = {calibrate.swap_fact(sentence, chunk, random.Random(seed)) for seed in range(20)}
+    assert made == {
+        "De boete bedraagt 9% en de wettelijke rente 4%.",
+        "De boete bedraagt 14% en de wettelijke rente 9%.",
+    }
