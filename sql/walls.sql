@@ -1,17 +1,22 @@
 -- Wall-group helpers. A matter's wall group is a deterministic hash of the sorted set of
 -- non-lifted walls covering it; a wall covers a matter directly, or through a protected
 -- client that is the matter's client or one of its ancestors (corporate family).
+--
+-- The client hierarchy is walked to its end, however deep (as the conflict graph walks
+-- it): the recursive parts use UNION, whose rows repeat on a cycle, so a cycle that the
+-- writes refuse could still never make a walk endless. A depth cap would leave the matters
+-- below it outside their walls.
 
 -- name: matter_wall_sets
 -- The sorted non-lifted wall ids covering each of :matter_ids.
 WITH RECURSIVE target AS (
     SELECT matter_id, client_id FROM matters WHERE matter_id = ANY(:matter_ids)
-), ancestry (matter_id, client_id, depth) AS (
-    SELECT matter_id, client_id, 0 FROM target
-    UNION ALL
-    SELECT a.matter_id, c.parent_id, a.depth + 1
+), ancestry (matter_id, client_id) AS (
+    SELECT matter_id, client_id FROM target
+    UNION
+    SELECT a.matter_id, c.parent_id
     FROM ancestry a JOIN clients c ON c.client_id = a.client_id
-    WHERE c.parent_id IS NOT NULL AND a.depth < 64
+    WHERE c.parent_id IS NOT NULL
 ), covering AS (
     SELECT t.matter_id, p.wall_id
     FROM target t JOIN wall_protected_matters p ON p.matter_id = t.matter_id
@@ -29,12 +34,11 @@ GROUP BY t.matter_id
 
 -- name: matters_under_clients
 -- Every matter of :client_ids and of all their descendant clients.
-WITH RECURSIVE subtree (client_id, depth) AS (
-    SELECT client_id, 0 FROM clients WHERE client_id = ANY(:client_ids)
-    UNION ALL
-    SELECT c.client_id, s.depth + 1
+WITH RECURSIVE subtree (client_id) AS (
+    SELECT client_id FROM clients WHERE client_id = ANY(:client_ids)
+    UNION
+    SELECT c.client_id
     FROM subtree s JOIN clients c ON c.parent_id = s.client_id
-    WHERE s.depth < 64
 )
 SELECT DISTINCT m.matter_id FROM matters m JOIN subtree s ON s.client_id = m.client_id
 
@@ -122,13 +126,12 @@ WHERE c.chunk_id = ANY(CAST(:chunk_ids AS text[]))
 WITH RECURSIVE walls_with_team AS (
     SELECT wall_id FROM walls
     WHERE kind = 'inclusionary' AND include_team AND lifted_at IS NULL
-), subtree (wall_id, client_id, depth) AS (
-    SELECT p.wall_id, p.client_id, 0
+), subtree (wall_id, client_id) AS (
+    SELECT p.wall_id, p.client_id
     FROM wall_protected_clients p JOIN walls_with_team w ON w.wall_id = p.wall_id
-    UNION ALL
-    SELECT s.wall_id, c.client_id, s.depth + 1
+    UNION
+    SELECT s.wall_id, c.client_id
     FROM subtree s JOIN clients c ON c.parent_id = s.client_id
-    WHERE s.depth < 64
 ), covered AS (
     SELECT p.wall_id, p.matter_id
     FROM wall_protected_matters p JOIN walls_with_team w ON w.wall_id = p.wall_id

@@ -48,28 +48,29 @@ def _duplicates(ids: Sequence[str], what: str, field_name: str) -> None:
 
 
 def _order_parents_first(rows: list[ClientImport]) -> list[ClientImport]:
+    """The rows with every parent of the import before its children; a cycle is refused.
+    Iterative, so a chain of any length is fine (one walk per row, each id placed once)."""
     by_id = {r.client_id: r for r in rows}
     ordered: list[ClientImport] = []
     placed: set[str] = set()
-
-    def place(row: ClientImport, trail: set[str]) -> None:
-        if row.client_id in placed:
-            return
-        if row.client_id in trail:
-            raise Unprocessable(
-                "client_cycle",
-                f"Client {row.client_id!r} would be its own ancestor.",
-                field="clients.parent_id",
-                id=row.client_id,
-            )
-        parent = by_id.get(row.parent_id) if row.parent_id else None
-        if parent is not None:
-            place(parent, trail | {row.client_id})
-        placed.add(row.client_id)
-        ordered.append(row)
-
     for row in rows:
-        place(row, set())
+        chain: list[ClientImport] = []
+        on_chain: set[str] = set()
+        current: ClientImport | None = row
+        while current is not None and current.client_id not in placed:
+            if current.client_id in on_chain:
+                raise Unprocessable(
+                    "client_cycle",
+                    f"Client {current.client_id!r} would be its own ancestor.",
+                    field="clients.parent_id",
+                    id=current.client_id,
+                )
+            chain.append(current)
+            on_chain.add(current.client_id)
+            current = by_id.get(current.parent_id) if current.parent_id else None
+        for placed_row in reversed(chain):
+            placed.add(placed_row.client_id)
+            ordered.append(placed_row)
     return ordered
 
 
