@@ -4,6 +4,7 @@ the sentinel wall groups and source ACLs that the walls, ingestion and the SQL a
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import UTC, datetime
 from typing import Annotated
 
@@ -45,6 +46,10 @@ def storable(value: str) -> bool:
 def _identifier(value: str) -> str:
     if not _IDENT.match(value):
         raise ValueError("must not contain whitespace runs, '/', '\\', '?', '#' or '%'")
+    if any(unicodedata.category(c) in ("Cf", "Co", "Cn") for c in value):
+        # zero-width spaces, joiners, direction marks: "bdevries\u200b@firm.nl" would look
+        # like bdevries and be someone else
+        raise ValueError("must not contain invisible or unassigned characters")
     return value
 
 
@@ -52,6 +57,14 @@ def _principal(value: str) -> str:
     value = value.strip().lower()
     if not _PRINCIPAL.match(value):
         raise ValueError("must look like '<source>:user:<id>' or '<source>:group:<id>'")
+    return value
+
+
+def _user_principal(value: str) -> str:
+    """A person's alias: a source USER. A group as an alias would hand the person the
+    group's rights for good, whatever the group sync says of its members."""
+    if value.split(":", 2)[1] != "user":
+        raise ValueError("must be a user principal, '<source>:user:<id>' (groups list members)")
     return value
 
 
@@ -93,6 +106,7 @@ Identifier = Annotated[
     AfterValidator(_identifier),
 ]
 Principal = Annotated[str, StringConstraints(max_length=400), AfterValidator(_principal)]
+UserPrincipal = Annotated[Principal, AfterValidator(_user_principal)]
 AwareDatetime = Annotated[datetime, BeforeValidator(_rfc3339), AfterValidator(_aware)]
 # A caller-chosen session id (a chat thread, an agent run): opaque, printable, bounded.
 SessionId = Annotated[

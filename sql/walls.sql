@@ -194,6 +194,10 @@ SELECT matter_id, target_wall_group_id, policy_version, queued_at, retagged_chun
 FROM retag_pending
 ORDER BY queued_at, matter_id
 
+-- name: matter_retag_pending
+-- Whether :matter_id waits for the re-tag worker (hidden from everyone until it is done).
+SELECT EXISTS (SELECT 1 FROM retag_pending WHERE matter_id = :matter_id)
+
 -- name: snapshot_people
 -- The snapshot_* blocks read the matrix snapshot (app/walls/resolution.py): plain reads of
 -- whole tables, fetched as tuples straight from the driver.

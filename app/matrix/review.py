@@ -12,8 +12,12 @@ The review compares the matrix before and after the change inside the writing tr
 with the comparison the wall preview runs (`app.walls.exposure.access_changes`), over the
 pairs the change can touch only: everyone x the moved walled matters; the team's joiners and
 leavers (or a moved matter's whole team) x the matters of the inclusionary walls over that
-team; and for a person whose source principals grew, the walled matters they may see that
-hold a document allowing one of the new principals. Access is compared at the instant of the
+team; a person switched from inactive to active (who saw nothing) x every walled matter;
+and for a person whose source principals grew (an activation too), the walled matters they
+may see that hold a document allowing one of the new principals. Creating a person is not
+reviewed: a stranger to the matrix sees unwalled matters only, and a new colleague gaining
+what every colleague outside the screens sees is onboarding, not a widening (their aliases
+are reviewed like any other). Access is compared at the instant of the
 change and at every later start or end of a wall, so a scheduled wall is not bypassed by a
 change made before it starts. Losses are kept too, with the exposure of each wall that now
 denies someone (the preview's exposure report), for the policy event.
@@ -123,6 +127,15 @@ def _moved_pairs(
         yield from _insider_pairs(before, after, matter_id, team)
 
 
+def _activated_pairs(
+    before: MatrixSnapshot, after: MatrixSnapshot, people: Iterable[str]
+) -> Iterator[tuple[str, str]]:
+    walled = sorted(m for m in after.matters if _walled(before, m) or _walled(after, m))
+    for person_id in sorted(people):
+        for matter_id in walled:
+            yield person_id, matter_id
+
+
 def _team_pairs(
     before: MatrixSnapshot, after: MatrixSnapshot, team_matters: Iterable[str]
 ) -> Iterator[tuple[str, str]]:
@@ -177,18 +190,21 @@ def review(
     reparented: Iterable[str],
     team_matters: Iterable[str],
     alias_people: Iterable[str],
+    activated: Iterable[str] = (),
     groups: Iterable[str] = (),
     now: datetime,
     lookback_days: int,
 ) -> WalledAccessReview:
     """Compare the walled access of ``before`` with the matrix as written now."""
     after = load_snapshot(conn, full=True)
+    activated = set(activated)
     instants = _instants(before, after, now)
     pairs = list(
         dict.fromkeys(
             [
                 *_moved_pairs(before, after, moved_matters, reparented),
                 *_team_pairs(before, after, team_matters),
+                *_activated_pairs(before, after, activated),
             ]
         )
     )
@@ -198,7 +214,7 @@ def review(
             key = (change.person_id, change.matter_id)
             found.setdefault(key, WalledChange(*key, change.change, "walls"))
     result = WalledAccessReview(list(found.values()))
-    people = set(alias_people) | _reached_by_groups(before, after, groups)
+    people = set(alias_people) | set(activated) | _reached_by_groups(before, after, groups)
     for gain in _source_gains(conn, before, after, people, instants):
         if (gain.person_id, gain.matter_id) not in found:
             result.changes.append(gain)

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from app.types import Identifier, Principal, ShortText
+from app.types import Identifier, Principal, ShortText, UserPrincipal
 
 
 class Strict(BaseModel):
@@ -16,7 +16,7 @@ class Strict(BaseModel):
 class PersonIn(Strict):
     name: ShortText = ""
     active: bool = True
-    aliases: list[Principal] = Field(default_factory=list, max_length=200)
+    aliases: list[UserPrincipal] = Field(default_factory=list, max_length=200)
 
 
 class PersonImport(PersonIn):

@@ -84,6 +84,7 @@ class _Plan:
     reparented: list[str] = field(default_factory=list)
     people_rows: list[repo.PersonRow] = field(default_factory=list)
     alias_changes: dict[str, set[str]] = field(default_factory=dict)
+    activated: set[str] = field(default_factory=set)  # people switched from inactive to active
     group_changes: dict[tuple[str, str], set[str]] = field(default_factory=dict)
     client_rows: list[repo.ClientRow] = field(default_factory=list)
     matter_rows: list[repo.MatterRow] = field(default_factory=list)
@@ -142,6 +143,7 @@ def apply_matrix(
         or plan.reparented
         or plan.team_changes
         or plan.alias_changes
+        or plan.activated
         or plan.group_changes
         else None
     )
@@ -155,6 +157,7 @@ def apply_matrix(
             reparented=plan.reparented,
             team_matters=plan.team_changes,
             alias_people=plan.alias_changes,
+            activated=plan.activated,
             groups=[f"{source}:group:{group_id}" for source, group_id in plan.group_changes],
             now=now_utc(),
             lookback_days=lookback_days,
@@ -323,6 +326,8 @@ def _diff_people(
             plan.people_rows.append(row)
             if before.active != person.active:
                 plan.relevant = True
+                if person.active:
+                    plan.activated.add(person.person_id)
                 plan.events.append(
                     {
                         "type": "person",

@@ -224,6 +224,11 @@ def next_retags(conn: Connection) -> list[PendingRetag]:
     ]
 
 
+def matter_retag_pending(conn: Connection, matter_id: str) -> bool:
+    found = conn.execute(sqlfiles.query("walls.matter_retag_pending"), {"matter_id": matter_id})
+    return bool(found.scalar_one())
+
+
 def retag_queue(conn: Connection) -> list[dict[str, Any]]:
     """The whole re-tag queue, oldest first (the admin status route)."""
     return [dict(r) for r in conn.execute(sqlfiles.query("walls.retag_queue")).mappings()]

@@ -104,7 +104,13 @@ def person_access(
     resources: ResourcesDep,
 ) -> dict[str, Any]:
     snap = read_snapshot(resources.database)
-    return service.explain_access(snap, person_id, matter_id, now_utc())
+    explained = service.explain_access(snap, person_id, matter_id, now_utc())
+    with resources.database.transaction() as conn:
+        # a matter whose chunks still carry their old wall group is hidden from everyone
+        # (searches find none of it) until the worker has moved them: say so beside the
+        # walls' decision, which is what holds once it is done
+        explained["retag_pending"] = repository.matter_retag_pending(conn, matter_id)
+    return explained
 
 
 @router.get("/conflicts")

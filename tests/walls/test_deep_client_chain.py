@@ -67,3 +67,4 @@ def test_a_long_chain_imported_child_first_is_ordered(client: TestClient, auth: 
     refused = client.post("/v1/matrix/import", json={"clients": cycle}, headers=auth(*ADMIN))
     assert refused.status_code == 422, refused.text
     assert refused.json()["error"]["code"] == "client_cycle"
+

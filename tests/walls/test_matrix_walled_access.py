@@ -12,7 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.conftest import Tokens
-from tests.helpers import Firm, ok, retrieved
+from tests.helpers import Firm, ok, retag, retrieved
 
 ADMIN = "keeper@firm.nl"  # an admin who keeps the matrix, without the conflicts role
 PARTNER = "partner@firm.nl"  # the conflicts partner, not a person in the matrix
@@ -207,3 +207,46 @@ def test_changes_that_touch_no_walled_matter_stay_with_admins(
     }
     (exposure,) = review["exposure"].values()
     assert [i["person_id"] for i in exposure["items"]] == [BOB]
+
+
+def test_reactivating_a_person_who_would_see_walled_matters_needs_the_conflicts_role(
+    firm: Firm, client: TestClient, auth: Tokens
+) -> None:
+    """An inactive person sees nothing; switching them back on restores what the walls admit
+    them to (alice: the inclusionary family, as its team) and what the source lets their
+    alias read. The conflicts partner may; an admin alone may not."""
+    admin, partner = auth(ADMIN, "admin"), auth(PARTNER, "conflicts")
+    retag(client)  # the walls' own re-tag (the fixture issued them)
+    assert firm.matters_seen(ALICE, "vertrouwelijk memo schikking") == {"M-SCR"}
+    off = {"name": "Alice", "active": False, "aliases": [SECRET_ALIAS]}
+    ok(client.put(f"/v1/people/{ALICE}", json=off, headers=partner))
+    on = {**off, "active": True}
+    error = _refused(client.put(f"/v1/people/{ALICE}", json=on, headers=admin))
+    gains = {(g["person_id"], g["matter_id"]) for g in error["details"]["gains"]}
+    assert {(ALICE, "M-PROT"), (ALICE, "M-SUB"), (ALICE, "M-SCR")} <= gains, gains
+    bulk = {"people": [{"person_id": ALICE, **on}]}
+    _refused(client.post("/v1/matrix/import", json=bulk, headers=admin))
+    assert firm.matters_seen(ALICE, "vertrouwelijk memo schikking") == set()
+    ok(client.put(f"/v1/people/{ALICE}", json=on, headers=partner))
+    assert firm.matters_seen(ALICE, "vertrouwelijk memo schikking") == {"M-SCR"}
+    # a person with no walled matter to gain is switched on by an admin as before
+    ok(client.put(f"/v1/people/{EVE}", json={"name": "Eve", "active": False}, headers=admin))
+    ok(client.put(f"/v1/people/{EVE}", json={"name": "Eve", "active": True}, headers=admin))
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/people/bob@firm.nl", {"name": "Bob", "aliases": ["imanage:group:deal-team"]}),
+        ("/v1/people/bdevries%E2%80%8B@firm.nl", {"name": "B. de Vries"}),
+        ("/v1/matters/M%E2%80%AE1", {"client_id": "C-OPEN", "title": "t"}),
+    ],
+)
+def test_a_group_alias_or_an_invisible_character_in_an_id_is_refused(
+    firm: Firm, client: TestClient, path: str, body: dict[str, Any]
+) -> None:
+    """A group as an alias would give the person the group's rights for good, whatever the
+    group sync says; an invisible character makes an id that looks like another's."""
+    response = client.put(path, json=body, headers=firm.h)
+    assert response.status_code == 422, response.text
+    assert response.json()["error"]["code"] == "validation_error"
