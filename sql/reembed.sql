@@ -216,7 +216,29 @@ ALTER TABLE chunks DROP COLUMN embedding, DROP COLUMN embedding_model;
 ALTER TABLE chunks RENAME COLUMN embedding_next TO embedding;
 ALTER TABLE chunks RENAME COLUMN embedding_next_model TO embedding_model;
 DROP INDEX IF EXISTS ix_chunks_embedding_next_missing;
-ALTER INDEX ix_chunks_embedding_next_hnsw RENAME TO ix_chunks_embedding_hnsw
+ALTER INDEX ix_chunks_embedding_next_hnsw RENAME TO ix_chunks_embedding_hnsw;
+-- partitioned: each partition's index too (the names layout gives), or the next run would
+-- find its wanted names taken by indexes attached to this parent, and could never attach
+DO $rename$
+DECLARE
+    part record;
+BEGIN
+    FOR part IN
+        SELECT n.nspname, i.relname AS index_name,
+               left(p.relname, 40) || '_embedding_hnsw' AS live_name
+        FROM pg_inherits h
+        JOIN pg_class i ON i.oid = h.inhrelid
+        JOIN pg_index x ON x.indexrelid = i.oid
+        JOIN pg_class p ON p.oid = x.indrelid
+        JOIN pg_namespace n ON n.oid = i.relnamespace
+        WHERE h.inhparent = to_regclass('public.ix_chunks_embedding_hnsw')
+          AND i.relname = left(p.relname, 40) || '_embedding_next_hnsw'
+    LOOP
+        EXECUTE format('ALTER INDEX %I.%I RENAME TO %I',
+                       part.nspname, part.index_name, part.live_name);
+    END LOOP;
+END
+$rename$
 
 -- name: not_null_check_add
 -- NOT NULL again without a long lock: a NOT VALID check (brief lock), validated under

@@ -380,6 +380,7 @@ def load_demo(
     if embedder is None:
         embedder = Embedder(settings)
     pipeline = IngestPipeline(database, embedder, settings)
+    pipeline.hold_runs = True  # the loader runs its work itself: a killed load's runs end
     pipeline.known = known if known is not None else demo_vectors.load(embedder)
     taken_before = pipeline.known.taken if pipeline.known is not None else 0
     encoded_before = embedder.encoded_texts

@@ -144,9 +144,28 @@ def owner_engine(database: Database, *, autocommit: bool) -> Engine:
     )
 
 
+SWITCH_ATTEMPTS = 20  # tries of a DDL step's brief lock (lock_timeout each), then give up
+
+
 def _lock_timeout(exc: BaseException) -> bool:
-    orig = getattr(exc, "orig", None)
+    """A lock not had in time (or a deadlock), raised by SQLAlchemy (wrapped) or by the
+    driver itself (a DDL block runs on the raw cursor: ``repository.ddl``)."""
+    orig = getattr(exc, "orig", exc)
     return isinstance(orig, (pg_errors.LockNotAvailable, pg_errors.DeadlockDetected))
+
+
+def ddl_retrying(conn: Connection, block: str, attempts: int, **names: str | int) -> None:
+    """A DDL step that needs a brief ACCESS EXCLUSIVE lock: under the lock_timeout, so a
+    long search is never queued behind; tried again after a pause, ``attempts`` times."""
+    for attempt in range(1, attempts + 1):
+        try:
+            repository.ddl(conn, block, **names)
+            return
+        except (DBAPIError, pg_errors.Error) as exc:
+            if not _lock_timeout(exc) or attempt == attempts:
+                raise
+            log.info("lock not available for %s; retrying", block)
+            time.sleep(min(0.05 * attempt, 1.0))
 
 
 class Reembedder:
@@ -160,7 +179,7 @@ class Reembedder:
         batch_size: int = 256,
         lock_timeout_ms: int = 2000,
         pause_s: float = 0.0,
-        switch_attempts: int = 20,
+        switch_attempts: int = SWITCH_ATTEMPTS,
         progress: Progress | None = None,
         refresh: bool = False,
     ) -> None:
@@ -192,17 +211,7 @@ class Reembedder:
             engine.dispose()
 
     def _ddl_retrying(self, conn: Connection, block: str, **names: str | int) -> None:
-        """A DDL step that needs a brief ACCESS EXCLUSIVE lock: under the lock_timeout, so a
-        long search is never queued behind; tried again after a pause."""
-        for attempt in range(1, self.switch_attempts + 1):
-            try:
-                repository.ddl(conn, block, **names)
-                return
-            except DBAPIError as exc:
-                if not _lock_timeout(exc) or attempt == self.switch_attempts:
-                    raise
-                log.info("lock not available for %s; retrying", block)
-                time.sleep(min(0.05 * attempt, 1.0))
+        ddl_retrying(conn, block, self.switch_attempts, **names)
 
     def _ensure_index(self, name: str, block: str, parent_block: str, suffix: str) -> None:
         """Build an index CONCURRENTLY on chunks or, when chunks is partitioned, on each leaf
@@ -473,7 +482,7 @@ def cancel(database: Database, *, lock_timeout_ms: int = 2000) -> ReembedReport:
                 else:
                     repository.ddl(conn, "drop_index", index=name)
             repository.set_lock_timeout(conn, lock_timeout_ms)
-            repository.ddl(conn, "drop_next_columns")
+            ddl_retrying(conn, "drop_next_columns", SWITCH_ATTEMPTS)
             repository.release_run_lock(conn)
     finally:
         engine.dispose()

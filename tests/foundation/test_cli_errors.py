@@ -3,6 +3,7 @@ reach), never a Python traceback."""
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,6 +43,7 @@ def _refused(capsys: pytest.CaptureFixture[str], *needles: str) -> str:
         ("EWALL_DENSE_WEIGHT", "inf"),  # a weight of inf ranks nothing
         ("EWALL_AUTH_MODE", "bogus"),
         ("EWALL_DATABASE_URL", "garbage"),
+        ("EWALL_EMBEDDING_MODEL", ""),  # was a TypeError where the model loads
     ],
 )
 def test_a_bad_setting_is_named_on_one_line(
@@ -125,3 +127,27 @@ def test_an_empty_set_file_is_refused_not_imported(
     ):
         assert main(argv) == 2, argv
         _refused(capsys, f"{empty}: no queries")
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "0", "http"])
+def test_a_port_out_of_range_is_a_usage_error(
+    env: DbHandle, capsys: pytest.CaptureFixture[str], port: str
+) -> None:
+    """Refused by the parser (status 2), not an OverflowError once the model has loaded."""
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "--port", port])
+    assert exited.value.code == 2
+    _refused(capsys, "--port")
+
+
+def test_a_model_folder_that_holds_no_model_is_one_line(
+    env: DbHandle,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    monkeypatch.setenv("EWALL_EMBEDDING_MODEL", str(tmp_path))
+    monkeypatch.setenv("EWALL_DEV_SECRET", secrets.token_urlsafe(48))  # past the deployment check
+    get_settings.cache_clear()
+    assert main(["serve"]) == 2
+    _refused(capsys, "did not load")

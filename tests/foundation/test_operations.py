@@ -66,3 +66,55 @@ def test_logs_never_contain_document_or_query_text(
     logged = "\n".join(r.getMessage() + " " + str(r.__dict__) for r in caplog.records)
     assert "Vertrouwelijkzeldzaamwoord" not in logged
     assert "Kraanvogel" not in logged
+
+
+def test_a_readiness_check_the_database_does_not_answer_never_holds_the_probes(
+    client: TestClient, db: DbHandle
+) -> None:
+    """A check blocked in the database (here: the migration revision, behind a lock; a
+    frozen server blocks it the same way, where no statement_timeout can fire) does not
+    hold the probes that follow: they answer 503 naming it at once, /healthz and /metrics
+    answer, and once the database answers the service is ready again."""
+    import threading
+    import time
+
+    import psycopg
+
+    guard = time.monotonic() + 120  # a bound against a hang, never a timed assertion
+    first: dict[str, Any] = {}
+    with (
+        psycopg.connect(db.superuser_url) as su,
+        psycopg.connect(db.superuser_url, autocommit=True) as watch,
+    ):
+        su.execute("LOCK TABLE alembic_version IN ACCESS EXCLUSIVE MODE")
+        probe = threading.Thread(target=lambda: first.update(r=client.get("/readyz")))
+        probe.start()
+
+        def blocked() -> bool:  # read outside the lock's transaction: a fresh snapshot
+            rows = watch.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND query ILIKE '%alembic_version%'"
+            ).fetchone()
+            return bool(rows and rows[0])
+
+        while not blocked():
+            assert time.monotonic() < guard, "the readiness check never reached the lock"
+            time.sleep(0.05)
+        # the lock is still held, so the first check still waits; this probe must not
+        later: dict[str, Any] = {}
+        other = threading.Thread(target=lambda: later.update(r=client.get("/readyz")))
+        other.start()
+        other.join(timeout=max(1.0, guard - time.monotonic()))
+        assert "r" in later, "a second probe waited for the blocked check"
+        second = later["r"]
+        assert second.status_code == 503, second.text
+        assert "still waits" in second.json()["checks"]["waiting"]
+        assert client.get("/healthz").status_code == 200
+        assert client.get("/metrics").status_code == 200
+        su.rollback()  # the lock goes: the blocked check ends
+    probe.join(timeout=120)
+    assert not probe.is_alive()
+    assert first["r"].status_code in (200, 503)
+    while client.get("/readyz").status_code != 200:
+        assert time.monotonic() < guard, "never ready again"
+        time.sleep(0.05)
