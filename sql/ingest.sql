@@ -17,6 +17,24 @@ FOR UPDATE
 -- documents that share one only wait for each other).
 SELECT pg_advisory_xact_lock(:namespace, hashtext(:source || chr(31) || :external_id))
 
+-- name: supersede_document_jobs
+-- A write of a document (a push, a delete, a sync) is the latest word on it: the background
+-- pushes of it queued before (kind 'ingest.document', app/ingest/router.py DOCUMENT_JOB;
+-- for a job's own write, those older than it) are marked superseded, in the writer's
+-- transaction under the document's lock, and find the mark when their turn comes.
+UPDATE jobs
+SET payload = jsonb_set(payload, '{superseded}', to_jsonb(CAST(:by AS text)))
+WHERE kind = 'ingest.document'
+  AND status IN ('queued', 'running')
+  AND payload #>> '{document,source}' = :source
+  AND payload #>> '{document,external_id}' = :external_id
+  AND (CAST(:job_id AS bigint) IS NULL OR job_id < CAST(:job_id AS bigint))
+  AND NOT payload ? 'superseded'
+
+-- name: job_superseded
+-- What superseded this background push, if anything (read under the document's lock).
+SELECT payload ->> 'superseded' FROM jobs WHERE job_id = :job_id
+
 -- name: insert_document
 INSERT INTO documents (source, external_id, version, status, quarantine_reason, client_id,
                        matter_id, client_raw, matter_raw, doc_type, title, author, modified_at,
@@ -79,15 +97,26 @@ LEFT JOIN LATERAL (
 ) AS s ON true
 WHERE c.content_sha256 = ANY(:hashes) AND d.title = :title
 
--- name: insert_chunk
+-- name: insert_chunks
+-- Every new chunk of one document in ONE statement (arrays, one element per chunk): the
+-- statement triggers on chunks (the document's postings and statistics) then run once per
+-- document, not once per chunk; row by row, a document of 700 chunks rebuilt its postings
+-- 700 times (quadratic: half an hour), holding the corpus statistics row all along.
 INSERT INTO chunks (chunk_id, document_id, source, external_id, client_id, matter_id,
                     wall_group_id, source_acl_id, doc_type, section_path, page_from, page_to,
                     ordinal, body, embedding, embedding_model, content_sha256, token_count,
                     suppressed, modified_at)
-VALUES (:chunk_id, :document_id, :source, :external_id, :client_id, :matter_id,
-        :wall_group_id, :source_acl_id, :doc_type, :section_path, :page_from, :page_to,
-        :ordinal, :body, CAST(:embedding AS vector), CAST(:embedding_model AS text),
-        :content_sha256, :token_count, :suppressed, :modified_at)
+SELECT r.chunk_id, :document_id, :source, :external_id, CAST(:client_id AS text),
+       CAST(:matter_id AS text), :wall_group_id, :source_acl_id, :doc_type, r.section_path,
+       r.page_from, r.page_to, r.ordinal, r.body, CAST(r.embedding AS vector),
+       CAST(:embedding_model AS text), r.content_sha256, r.token_count, :suppressed,
+       CAST(:modified_at AS timestamptz)
+FROM unnest(CAST(:chunk_ids AS text[]), CAST(:section_paths AS text[]),
+            CAST(:pages_from AS integer[]), CAST(:pages_to AS integer[]),
+            CAST(:ordinals AS integer[]), CAST(:bodies AS text[]), CAST(:embeddings AS text[]),
+            CAST(:content_hashes AS text[]), CAST(:token_counts AS integer[]))
+     AS r (chunk_id, section_path, page_from, page_to, ordinal, body, embedding,
+           content_sha256, token_count)
 
 -- name: delete_chunks
 DELETE FROM chunks WHERE chunk_id = ANY(:chunk_ids)
@@ -108,13 +137,18 @@ WHERE document_id = :document_id
        OR modified_at IS DISTINCT FROM CAST(:modified_at AS timestamptz))
 
 -- name: update_chunk_positions
-UPDATE chunks
-SET ordinal = CAST(:ordinal AS integer), section_path = CAST(:section_path AS text),
-    page_from = CAST(:page_from AS integer), page_to = CAST(:page_to AS integer)
-WHERE chunk_id = :chunk_id
-  AND (ordinal, section_path, page_from, page_to) IS DISTINCT FROM
-      (CAST(:ordinal AS integer), CAST(:section_path AS text), CAST(:page_from AS integer),
-       CAST(:page_to AS integer))
+-- Kept chunks whose place in the document moved, in ONE statement (its statement triggers
+-- once, as insert_chunks).
+UPDATE chunks c
+SET ordinal = r.ordinal, section_path = r.section_path, page_from = r.page_from,
+    page_to = r.page_to
+FROM unnest(CAST(:chunk_ids AS text[]), CAST(:ordinals AS integer[]),
+            CAST(:section_paths AS text[]), CAST(:pages_from AS integer[]),
+            CAST(:pages_to AS integer[]))
+     AS r (chunk_id, ordinal, section_path, page_from, page_to)
+WHERE c.chunk_id = r.chunk_id
+  AND (c.ordinal, c.section_path, c.page_from, c.page_to) IS DISTINCT FROM
+      (r.ordinal, r.section_path, r.page_from, r.page_to)
 
 -- name: upsert_source_acl
 INSERT INTO source_acls (source_acl_id, default_access, allow, deny, resolvable)

@@ -8,6 +8,7 @@ without re-embedding, and a connector resumes from its saved cursors.
 
 from __future__ import annotations
 
+from app.ingest.pipeline import STORE_FAILED
 from app.ingest.router import DOCUMENT_JOB, RUN_JOB, pipeline_for, to_source_document
 from app.ingest.runs import run_named_source
 from app.ingest.schemas import DocumentIn
@@ -23,9 +24,20 @@ def ingest_handlers(resources: Resources) -> dict[str, Handler]:
         if job.run_id is None:
             raise ValueError("an ingest job without its run")
         run = pipeline.resume_run(job.run_id)
+        run.job_id = job.job_id  # its write yields to any write of the document since
         pipeline.progress(run, state="running", attempt=job.attempt)
         doc = to_source_document(DocumentIn.model_validate(job.payload["document"]))
         outcome = pipeline.ingest(run, doc)
+        if outcome.status == "superseded":
+            pipeline.progress(run, state="done", document=outcome.as_dict())
+            pipeline.finish_run(
+                run, status="failed", error="superseded: a later write or delete of the "
+                "document came first, and stands"
+            )
+            return
+        if outcome.status == "error" and outcome.reason == STORE_FAILED:
+            # the write failed on our side: the job is tried again (the run continues)
+            raise RuntimeError("the document's write did not go through")
         pipeline.progress(run, state="done", document=outcome.as_dict())
         pipeline.finish_run(run)
 

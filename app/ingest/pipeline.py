@@ -77,6 +77,7 @@ class IngestRun:
     seq: int = 0
     progress: dict[str, Any] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    job_id: int | None = None  # the background push this run carries out, if it is one
 
     def next_seq(self) -> int:
         with self.lock:
@@ -86,7 +87,7 @@ class IngestRun:
 
 @dataclass
 class DocumentOutcome:
-    status: str  # added | updated | unchanged | quarantined | error
+    status: str  # added | updated | unchanged | quarantined | error | superseded
     source: str
     external_id: str
     document_id: int | None = None
@@ -118,6 +119,11 @@ class PassageInputs:
     title: str
     summary: str | None
     by_chunk: dict[str, str]
+
+
+# the reason of an outcome whose write failed on our side (a timeout, a lost connection):
+# worth another try, unlike a document that cannot be read
+STORE_FAILED = "internal error"
 
 
 class IngestPipeline:
@@ -405,8 +411,17 @@ class IngestPipeline:
                 "error", source, external_id, reason="missing id", run_id=run.run_id
             )
         doc.source, doc.external_id = source, external_id
-        input_sha = self.input_fingerprint(doc, public, search_state)
-        unchanged = self._unchanged(doc, input_sha)
+        try:
+            input_sha = self.input_fingerprint(doc, public, search_state)
+        except (ValueError, OverflowError) as exc:  # a date past year 9999 in UTC, a lone
+            # surrogate in a title: what the API refuses (422) is one report entry here
+            reason = f"unreadable metadata: {type(exc).__name__}"
+            with run.lock:
+                run.counts["errors"] += 1
+            with self.database.transaction() as conn:
+                self.record_event(conn, run, "error", source, external_id, reason)
+            return DocumentOutcome("error", source, external_id, reason=reason, run_id=run.run_id)
+        unchanged = self._unchanged(doc, input_sha, run)
         if unchanged is not None:
             with run.lock:
                 run.counts["unchanged"] += 1
@@ -445,7 +460,7 @@ class IngestPipeline:
                     f"internal error while storing: {type(exc).__name__}",
                 )
             return DocumentOutcome(
-                "error", source, external_id, reason="internal error", run_id=run.run_id
+                "error", source, external_id, reason=STORE_FAILED, run_id=run.run_id
             )
         self.timings["db_s"] += (time.perf_counter() - started) - (
             self.timings["embed_s"] - embed_before
@@ -462,13 +477,16 @@ class IngestPipeline:
             doc, public, search_state, self.embedder.name, self.limits
         )
 
-    def _unchanged(self, doc: SourceDocument, input_sha: str) -> DocumentOutcome | None:
+    def _unchanged(
+        self, doc: SourceDocument, input_sha: str, run: IngestRun
+    ) -> DocumentOutcome | None:
         with self.database.transaction() as conn:
             mark_writer(conn)
             stored = repository.find_fingerprint(conn, doc.source, doc.external_id)
-        # quarantined documents always go the full way: their matter may exist by now
-        if stored is None or stored.status != "active" or stored.input_sha != input_sha:
-            return None
+            # quarantined documents always go the full way: their matter may exist by now
+            if stored is None or stored.status != "active" or stored.input_sha != input_sha:
+                return None
+            self._supersede(conn, doc.source, doc.external_id, run)  # it stands as pushed
         return DocumentOutcome(
             status="unchanged",
             source=doc.source,
@@ -552,6 +570,10 @@ class IngestPipeline:
                 # under way; after it commits, this one is an update of its row
                 repository.lock_new_document(conn, doc.source, doc.external_id)
                 before = repository.lock_document(conn, doc.source, doc.external_id)
+            if run.job_id is not None and repository.job_superseded(conn, run.job_id):
+                # a later write (or delete) of this document came first: it stands
+                return DocumentOutcome("superseded", doc.source, doc.external_id)
+            self._supersede(conn, doc.source, doc.external_id, run)
             # under the lock: what is stored now (another writer may have changed the title
             # or summary meanwhile), read once for the diff and the changed inputs
             stored = repository.document_passages(conn, before.document_id) if before else []
@@ -640,10 +662,17 @@ class IngestPipeline:
     def _delete(
         self, conn: Connection, run: IngestRun, source: str, external_id: str, reason: str
     ) -> bool:
+        self._supersede(conn, source, external_id, run)
         if not repository.delete_document(conn, source, external_id):
             return False
         self.record_event(conn, run, "deleted", source, external_id, reason)
         return True
+
+    @staticmethod
+    def _supersede(conn: Connection, source: str, external_id: str, run: IngestRun) -> None:
+        """Background pushes of this document queued before this write never apply."""
+        by = f"run {run.run_id}"
+        repository.supersede_document_jobs(conn, source, external_id, run.job_id, by)
 
     @staticmethod
     def _counted_deleted(run: IngestRun, deleted: bool) -> bool:

@@ -327,6 +327,20 @@ def lock_new_document(conn: Connection, source: str, external_id: str) -> None:
     )
 
 
+def supersede_document_jobs(
+    conn: Connection, source: str, external_id: str, job_id: int | None, by: str
+) -> None:
+    conn.execute(
+        sqlfiles.query("ingest.supersede_document_jobs"),
+        {"source": source, "external_id": external_id, "job_id": job_id, "by": by},
+    )
+
+
+def job_superseded(conn: Connection, job_id: int) -> str | None:
+    found = conn.execute(sqlfiles.query("ingest.job_superseded"), {"job_id": job_id}).scalar()
+    return None if found is None else str(found)
+
+
 def lock_document(conn: Connection, source: str, external_id: str) -> StoredDocument | None:
     """The stored row of a document, locked until the transaction ends (FOR UPDATE)."""
     row = (
@@ -474,18 +488,19 @@ def update_chunk_placement(conn: Connection, placement: ChunkPlacement) -> int:
 
 
 def update_chunk_positions(conn: Connection, chunks: Iterable[PreparedChunk]) -> None:
-    params = [
+    rows = list(chunks)
+    if not rows:
+        return
+    conn.execute(
+        sqlfiles.query("ingest.update_chunk_positions"),
         {
-            "chunk_id": c.chunk_id,
-            "ordinal": c.ordinal,
-            "section_path": c.section_path,
-            "page_from": c.page_from,
-            "page_to": c.page_to,
-        }
-        for c in chunks
-    ]
-    if params:
-        conn.execute(sqlfiles.query("ingest.update_chunk_positions"), params)
+            "chunk_ids": [c.chunk_id for c in rows],
+            "ordinals": [c.ordinal for c in rows],
+            "section_paths": [c.section_path for c in rows],
+            "pages_from": [c.page_from for c in rows],
+            "pages_to": [c.page_to for c in rows],
+        },
+    )
 
 
 def insert_chunks(
@@ -497,25 +512,25 @@ def insert_chunks(
 ) -> None:
     """Insert new chunks with their embeddings (pgvector literals by chunk id) and the id of
     the model that made them."""
-    common = asdict(placement)
-    params = [
+    rows = list(chunks)
+    if not rows:
+        return
+    conn.execute(
+        sqlfiles.query("ingest.insert_chunks"),
         {
-            **common,
-            "chunk_id": c.chunk_id,
-            "section_path": c.section_path,
-            "page_from": c.page_from,
-            "page_to": c.page_to,
-            "ordinal": c.ordinal,
-            "body": c.body,
-            "embedding": vectors[c.chunk_id],
+            **asdict(placement),
             "embedding_model": model_id,
-            "content_sha256": c.content_sha256,
-            "token_count": c.token_count,
-        }
-        for c in chunks
-    ]
-    if params:
-        conn.execute(sqlfiles.query("ingest.insert_chunk"), params)
+            "chunk_ids": [c.chunk_id for c in rows],
+            "section_paths": [c.section_path for c in rows],
+            "pages_from": [c.page_from for c in rows],
+            "pages_to": [c.page_to for c in rows],
+            "ordinals": [c.ordinal for c in rows],
+            "bodies": [c.body for c in rows],
+            "embeddings": [vectors[c.chunk_id] for c in rows],
+            "content_hashes": [c.content_sha256 for c in rows],
+            "token_counts": [c.token_count for c in rows],
+        },
+    )
 
 
 def delete_document(conn: Connection, source: str, external_id: str) -> bool:

@@ -13,10 +13,10 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import Connection
 
 from app.deps import Admin, ConnDep, ResourcesDep
-from app.errors import Conflict, NotFound, RateLimited, Unprocessable
-from app.ingest.pipeline import IngestPipeline
+from app.errors import AppError, Conflict, NotFound, RateLimited, Unprocessable
+from app.ingest.pipeline import STORE_FAILED, IngestPipeline
 from app.ingest.report import load_report
-from app.ingest.repository import document_summary, reap_orphaned_run
+from app.ingest.repository import document_summary, reap_orphaned_run, supersede_document_jobs
 from app.ingest.runs import confirm_sweep
 from app.ingest.schemas import DocumentIn, DocumentOut, DocumentQueued, RunIn, RunStarted
 from app.jobs.repository import enqueue, job_of_run, pending_for_person
@@ -48,8 +48,10 @@ def _queue_job(
     connector: str,
     params: dict[str, Any],
     payload: dict[str, Any],
+    document: tuple[str, str] | None = None,
 ) -> tuple[uuid.UUID, int]:
-    """A run and its job, committed together; the person's queue is bounded."""
+    """A run and its job, committed together; the person's queue is bounded. ``document``
+    (source, external id): a background push, after which earlier ones never apply."""
     settings = resources.settings
     pipeline = pipeline_for(resources)
     with resources.database.transaction() as conn:
@@ -65,6 +67,9 @@ def _queue_job(
             max_attempts=settings.job_max_attempts,
             run_id=run.run_id,
         )
+        if document is not None:
+            source, external_id = document
+            supersede_document_jobs(conn, source, external_id, job_id, f"run {run.run_id}")
     workers = resources.jobs
     if workers is not None:
         workers.wake()
@@ -158,6 +163,7 @@ def push_document(body: DocumentIn, principal: Admin, resources: ResourcesDep) -
             connector="api",
             params={"source": doc.source, "external_id": doc.external_id, "queued": True},
             payload={"document": body.model_dump(mode="json", exclude_unset=True)},
+            document=(doc.source, doc.external_id),
         )
         queued = DocumentQueued(
             run_id=str(run_id),
@@ -177,6 +183,15 @@ def push_document(body: DocumentIn, principal: Admin, resources: ResourcesDep) -
     )
     outcome = pipeline.ingest(run, doc)
     report = pipeline.finish_run(run)
+    if outcome.status == "error" and outcome.reason == STORE_FAILED:
+        # not the document's fault: the write did not go through (a lock not had in time, a
+        # lost connection); the same push again may well succeed
+        raise AppError(
+            "ingest_unavailable",
+            "Document not stored: the database did not take the write; push it again.",
+            503,
+            {"run_id": report.get("run_id")},
+        )
     if outcome.status == "error":
         reason = outcome.reason or "the document could not be ingested"
         raise Unprocessable(

@@ -49,6 +49,15 @@ class DocumentIn(BaseModel):
             raise ValueError("must not contain control characters")
         return value
 
+    @field_validator("acl", mode="before")
+    @classmethod
+    def _acl_given(cls, value: object) -> object:
+        # absent: public within the firm (api.md); null is not "absent", and reading it as
+        # public would open a private document to the firm (the source's rules unread)
+        if value is None:
+            raise ValueError("must be an object; leave acl out for public within the firm")
+        return value
+
 
 class DocumentOut(BaseModel):
     document_id: int | None

@@ -63,9 +63,13 @@ def _tri(row: dict[str, Any], key: str) -> str | None:
     return str(value)
 
 
-def parse_acl(value: Any) -> SourceAcl | None:
-    """None/absent -> no source rules (public within the firm, walls apply)."""
+def parse_acl(value: Any, *, given: bool = False) -> SourceAcl | None:
+    """Absent -> no source rules (public within the firm, walls apply). ``given``: the key
+    is in the row; then an empty value (null, "") is an error, never public: rules that were
+    not exported are not "no rules"."""
     if value is None or value == "":
+        if given:
+            raise ValueError("acl is empty: leave the key out for public within the firm")
         return None
     data = json.loads(value) if isinstance(value, str) else value
     if not isinstance(data, dict):
@@ -167,8 +171,19 @@ class FolderSource(BaseSource):
         return self._total
 
     def full(self, resume: Checkpoint | None) -> Iterator[SourceItem]:
+        first_line: dict[str, int] = {}
         for number, row in self._rows():
             item = row if isinstance(row, _EntryError) else self._document(number, row)
+            if isinstance(item, SourceDocument):
+                # one row per document: a second would overwrite the first silently
+                first = first_line.setdefault(item.external_id, number)
+                if first != number:
+                    item = _EntryError(
+                        item.external_id,
+                        f"line {number}: external_id is listed again (first on line {first});"
+                        " the first row stands",
+                        number,
+                    )
             if isinstance(item, _EntryError):
                 yield DocumentFailure(
                     self.name, item.external_id, item.reason, details={"line": item.line}
@@ -207,7 +222,10 @@ class FolderSource(BaseSource):
         if size > MAX_FILE_BYTES:
             return _EntryError(external_id, f"file {rel!r} is larger than 50 MB", number)
         try:
-            acl = parse_acl(row.get("acl"))
+            # a CSV row has every column: an empty acl cell is no rules, as before; a JSON
+            # line that names the key says something, and an empty value is no answer
+            jsonl = self.sidecar is not None and self.sidecar.suffix == ".jsonl"
+            acl = parse_acl(row.get("acl"), given=jsonl and "acl" in row)
             modified = _parse_time(_tri(row, "modified_at") or None)
         except (ValueError, json.JSONDecodeError) as exc:
             return _EntryError(external_id, f"bad metadata: {exc}", number)

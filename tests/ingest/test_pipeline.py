@@ -251,6 +251,7 @@ def test_delete_removes_the_chunks(firm: Firm, client: TestClient, db: DbHandle)
         ({"text": "x", "acl": {"default": "secret"}}, "acl.default"),
         ({"text": "x", "acl": {"allow": ["jsmith"]}}, "acl.allow.0"),
         ({"text": "x", "source": "Bad Source!"}, "source"),
+        ({"text": "x", "acl": None}, "acl"),  # null is no rules unread, not public
     ],
 )
 def test_bad_documents_get_a_clear_422(
@@ -480,3 +481,35 @@ def test_ingest_run_through_the_api(
         assert r.json()["error"]["code"] == "connector_not_configured"
         assert r.json()["error"]["details"]["field"] == "connector"
     assert client.get("/v1/ingest/runs/not-a-run", headers=admin).status_code == 404
+
+
+def test_one_bad_row_of_a_sidecar_is_one_entry_and_a_repeated_id_is_refused(
+    firm: Firm, tmp_path: Path, db: DbHandle, embedder: Any, settings: Any
+) -> None:
+    """A date that no datetime holds once in UTC and a lone surrogate in a title were raised
+    where the document's fingerprint is taken, outside the per-document guard: the whole
+    run ended and the rows after them were never read. An empty acl in a JSON line was read
+    as public; a second row of one external_id overwrote the first in silence."""
+    from app.ingest.runs import ingest_folder
+
+    base = {"path": "docs/a.txt", "client_id": "C-1", "matter_id": "M-1"}
+    rows = [
+        {**base, "external_id": "R-1", "modified_at": "0001-01-01T00:00:00+14:00"},
+        {**base, "external_id": "R-2", "title": "a\ud800b"},
+        {**base, "external_id": "R-3", "acl": None},
+        {**base, "external_id": "R-4"},
+        {**base, "external_id": "R-4", "path": "docs/c.txt"},
+        {**base, "external_id": "R-5", "path": "docs/b.html"},
+    ]
+    folder = _folder(tmp_path, "metadata.jsonl", "\n".join(json.dumps(r) for r in rows))
+    pipeline = IngestPipeline(db.database, embedder, settings)
+    report = ingest_folder(pipeline, folder, started_by="admin@firm.nl")
+    assert report["status"] == "partial", report
+    assert report["counts"]["added"] == 2 and report["counts"]["errors"] == 4, report["counts"]
+    by_id = {e["external_id"]: e["reason"] for e in report["errors"]}
+    assert set(by_id) == {"R-1", "R-2", "R-3", "R-4"}, by_id
+    assert "listed again (first on line 4)" in by_id["R-4"]
+    assert "acl is empty" in by_id["R-3"]
+    assert ok(firm.client.get("/v1/documents/folder/R-4", headers=firm.h))["status"] == "active"
+    memo = firm.search("alice@firm.nl", "huurovereenkomst ontbinding", mode="sparse")
+    assert {r["document"]["external_id"] for r in memo["results"]} == {"R-4"}

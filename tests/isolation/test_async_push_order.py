@@ -1,0 +1,89 @@
+"""A background push (202) never undoes a write of the same document that came after it:
+a delete, a push that moves it behind a wall, or a newer background push. The job found its
+stored body when its turn came and wrote it over the later state (the deleted document came
+back; the moved one came back out from behind its wall)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.ingest.jobs import ingest_handlers, mark_run_failed
+from app.jobs.queue import JobWorker
+from tests.conftest import DbHandle, Tokens, make_client, make_settings
+from tests.helpers import ADMIN, Firm, ok, retag
+from tests.isolation.test_async_ingest import LONG_TEXT
+
+INSIDER, OUTSIDER = "in@firm.nl", "out@firm.nl"
+QUERY = "pakhuis Zeeuwse gracht"
+SHORT = "Korte notitie over het pakhuis aan de Zeeuwse gracht."
+
+
+def _body(external_id: str, text: str, matter_id: str) -> dict[str, Any]:
+    return {"source": "api", "external_id": external_id, "client_id": "C-1",
+            "matter_id": matter_id, "title": "Memo", "text": text}
+
+
+def _run_jobs(client: TestClient) -> None:
+    resources = client.app.state.resources  # type: ignore[attr-defined]
+    worker = JobWorker(
+        resources.database,
+        ingest_handlers(resources),
+        retry_base_s=0.01,
+        on_failed=mark_run_failed(resources),
+    )
+    try:
+        while worker.run_once():
+            pass
+    finally:
+        worker.close()
+
+
+@pytest.mark.parametrize("later", ["delete", "move_behind_wall", "newer_background_push"])
+def test_a_queued_push_yields_to_a_later_write(
+    db: DbHandle, embedder: Any, auth: Tokens, later: str
+) -> None:
+    settings = make_settings(document_async_chars=len(LONG_TEXT) - 1, job_workers=0)
+    with make_client(db, settings, embedder) as client:
+        firm = Firm(client, auth)
+        for person in (INSIDER, OUTSIDER):
+            firm.person(person)
+        firm.client_("C-1", "Acme B.V.")
+        firm.matter("M-OPEN", "C-1", team=[INSIDER, OUTSIDER])
+        firm.matter("M-WALLED", "C-1", team=[INSIDER])
+        firm.wall(kind="inclusionary", protects={"matters": ["M-WALLED"]}, allowed=[INSIDER])
+        retag(client)
+        admin = auth(*ADMIN)
+        ok(client.post("/v1/documents", json=_body("D-1", SHORT, "M-OPEN"), headers=admin))
+        queued = client.post(
+            "/v1/documents", json=_body("D-1", LONG_TEXT, "M-OPEN"), headers=admin
+        )
+        assert queued.status_code == 202, queued.text
+        run_url = f"/v1/ingest/runs/{queued.json()['run_id']}"
+
+        expected_out: set[str | None] = set()
+        if later == "delete":
+            ok(client.delete("/v1/documents/api/D-1", headers=admin))
+            expected_in: set[str | None] = set()
+        elif later == "move_behind_wall":
+            ok(client.post("/v1/documents", json=_body("D-1", SHORT, "M-WALLED"),
+                           headers=admin))
+            expected_in = {"M-WALLED"}
+        else:
+            newer = LONG_TEXT.replace("Kade", "Werf")
+            second = client.post(
+                "/v1/documents", json=_body("D-1", newer, "M-WALLED"), headers=admin
+            )
+            assert second.status_code == 202, second.text
+            expected_in = {"M-WALLED"}
+
+        _run_jobs(client)
+        report = ok(client.get(run_url, headers=admin))
+        assert report["status"] == "failed" and "superseded" in report["error"], report
+        assert firm.matters_seen(INSIDER, QUERY, mode="sparse") == expected_in
+        assert firm.matters_seen(OUTSIDER, QUERY, mode="sparse") == expected_out
+        if later == "newer_background_push":  # the newer push is what stands
+            stored = ok(client.get("/v1/documents/api/D-1", headers=admin))
+            assert stored["matter_id"] == "M-WALLED", stored
