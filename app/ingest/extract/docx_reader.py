@@ -52,12 +52,13 @@ def extract_docx(content: bytes) -> ExtractedDocument:
     blocks: list[str] = []
     title: str | None = None
     try:
+        style_name_of = _style_names(document)
         for item in document.iter_inner_content():
             if isinstance(item, Paragraph):
                 para = clean_text(item.text).strip()
                 if not para:
                     continue
-                style_name = item.style.name if item.style is not None else ""
+                style_name = style_name_of(item)
                 level = _heading_level(style_name or "")
                 if level is not None:
                     para = " ".join(para.split())
@@ -86,6 +87,24 @@ def extract_docx(content: bytes) -> ExtractedDocument:
     return ExtractedDocument(
         text="\n\n".join(blocks), mime_type=DOCX, title=title, metadata=metadata
     )
+
+
+def _style_names(document: Any) -> Any:
+    """paragraph -> its style's name, from a table of the styles read once. python-docx's
+    own ``paragraph.style`` scans every style of the document for the default one on each
+    call: a document of 350,000 paragraphs (a 92 KB zip) took more than six minutes."""
+    from docx.enum.style import WD_STYLE_TYPE
+
+    names = {s.style_id: s.name or "" for s in document.styles if s.style_id}
+    default = document.styles.default(WD_STYLE_TYPE.PARAGRAPH)
+    default_name = (default.name or "") if default is not None else ""
+
+    def name(paragraph: Any) -> str:
+        properties = paragraph._p.pPr  # the style id, without the scan
+        style_id = properties.style if properties is not None else None
+        return str(names.get(style_id, default_name)) if style_id else default_name
+
+    return name
 
 
 def _docx_table_rows(table: Any) -> list[str]:
