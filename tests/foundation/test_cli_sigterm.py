@@ -52,6 +52,24 @@ def _folder(path: Path) -> Path:
     return path
 
 
+def ingest_child(
+    folder: Path, stderr: int = subprocess.PIPE, **settings: str
+) -> subprocess.Popen[str]:
+    """`ewall ingest folder FOLDER` in a process of its own, with only these EWALL_ settings
+    (plain logs); ``stderr`` PIPE (read it: a full pipe stalls the child) or DEVNULL."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EWALL_")}
+    env.update(settings, EWALL_LOG_JSON="false", PYTHONPATH=str(ROOT))
+    return subprocess.Popen(  # noqa: S603
+        [sys.executable, "-m", "app.cli", "ingest", "folder", str(folder)],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+        text=True,
+    )
+
+
 def _wait(condition: Callable[[], bool], what: str, child: subprocess.Popen[str]) -> None:
     deadline = time.monotonic() + GUARD_S
     while not condition():
@@ -79,17 +97,7 @@ def _running(data_dir: Path) -> bool:
 def test_sigterm_closes_the_run_and_stops_the_embedded_server(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     folder = _folder(tmp_path / "export")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EWALL_")}
-    env.update(EWALL_DATA_DIR=str(data_dir), EWALL_LOG_JSON="false", PYTHONPATH=str(ROOT))
-    child = subprocess.Popen(  # noqa: S603
-        [sys.executable, "-m", "app.cli", "ingest", "folder", str(folder)],
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    child = ingest_child(folder, EWALL_DATA_DIR=str(data_dir))
     try:
         _wait(lambda: _running(data_dir), "the ingest run to start", child)
         child.send_signal(signal.SIGTERM)

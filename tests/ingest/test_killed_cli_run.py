@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -18,10 +17,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import text
 
 from tests.conftest import DbHandle, Tokens
-from tests.foundation.test_cli_sigterm import _folder
+from tests.foundation.test_cli_sigterm import _folder, ingest_child
 from tests.helpers import ADMIN, ok
 
-ROOT = Path(__file__).resolve().parents[2]
 GUARD_S = 300  # a bound against a hang, never a timed assertion
 
 pytestmark = pytest.mark.slow
@@ -47,21 +45,12 @@ def test_a_run_whose_process_was_killed_reads_as_failed(
     db: DbHandle, client: TestClient, auth: Tokens, tmp_path: Path
 ) -> None:
     folder = _folder(tmp_path / "export")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EWALL_")}
-    env.update(
+    child = ingest_child(
+        folder,
+        subprocess.DEVNULL,
         EWALL_DATABASE_URL=db.app_url,
         EWALL_MIGRATIONS_DATABASE_URL=db.superuser_url,
         EWALL_EMBEDDING_MODEL=os.environ["EWALL_EMBEDDING_MODEL"],  # the test database's
-        EWALL_LOG_JSON="false",
-        PYTHONPATH=str(ROOT),
-    )
-    child = subprocess.Popen(  # noqa: S603
-        [sys.executable, "-m", "app.cli", "ingest", "folder", str(folder)],
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
     )
     admin = auth(*ADMIN)
     try:
