@@ -6,12 +6,13 @@ in one transaction, holding the corpus statistics row that every other push need
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.conftest import DbHandle, Tokens
+from tests.conftest import DbHandle, Tokens, make_client, make_settings
 from tests.helpers import Firm
 
 COUNTER = """
@@ -72,3 +73,27 @@ def test_a_document_is_written_in_one_statement(
     assert again["added"] >= 1, again
     counts = _counts(statements)
     assert counts.get("INSERT") == 1 and counts.get("UPDATE", 0) <= 2, counts
+
+
+def test_a_write_the_database_did_not_take_is_503_not_the_documents_fault(
+    db: DbHandle, embedder: Any, auth: Tokens
+) -> None:
+    """The write waits on a row it needs (here the corpus statistics, held by another
+    transaction) past the statement timeout: the push is a 503 to retry, not a 422 that
+    blames the document; once the row is free the same push goes through."""
+    settings = make_settings(statement_timeout_ms=500)
+    with make_client(db, settings, embedder) as client:
+        firm = Firm(client, auth)
+        firm.person("alice@firm.nl")
+        firm.client_("C-1", "Verhuurder B.V.")
+        firm.matter("M-1", "C-1", team=["alice@firm.nl"])
+        body = {"source": "api", "external_id": "held", "client_id": "C-1",
+                "matter_id": "M-1", "text": _text(3, "b")}
+        with psycopg.connect(db.superuser_url) as holder:
+            holder.execute("SELECT 1 FROM corpus_stats WHERE id = 1 FOR UPDATE")
+            refused = client.post("/v1/documents", json=body, headers=firm.h)
+            holder.rollback()
+        assert refused.status_code == 503, refused.text
+        assert refused.json()["error"]["code"] == "ingest_unavailable"
+        again = client.post("/v1/documents", json=body, headers=firm.h)
+        assert again.status_code == 200 and again.json()["status"] == "added", again.text
