@@ -395,7 +395,12 @@ SELECT (SELECT version FROM policy) AS policy_version_seen,
 FROM (SELECT 1) AS one
 LEFT JOIN LATERAL (
     SELECT t.chunk_id, t.score, t.dense_rank, t.sparse_rank, t.distance, t.relevance,
-           c.body, c.content_sha256, c.client_id, c.matter_id, c.section_path, c.page_from,
+           c.body, c.content_sha256,
+           -- the matter's client now (a matter moved to another client keeps its chunks'
+           -- client as ingested); public sources have no matter
+           coalesce((SELECT m.client_id FROM matters m WHERE m.matter_id = c.matter_id),
+                    c.client_id) AS client_id,
+           c.matter_id, c.section_path, c.page_from,
            c.page_to, c.doc_type, d.source, d.external_id, d.title, d.modified_at,
            ts_headline('ewall_nl_plain',
                        replace(replace(replace(c.body, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),

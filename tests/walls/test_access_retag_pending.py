@@ -1,5 +1,6 @@
-"""GET /v1/people/{id}/access gives the walls' decision; while a matter waits for its re-tag
-searches show it to no one, and the explanation says so (it said allowed and nothing else)."""
+"""After a matrix change: GET /v1/people/{id}/access gives the walls' decision, and while a
+matter waits for its re-tag (searches show it to no one) says so; a search names a moved
+matter's client now, not the one its chunks were ingested with."""
 
 from __future__ import annotations
 
@@ -33,3 +34,18 @@ def test_the_access_explanation_says_when_a_matter_waits_for_its_re_tag(
     retag(client)
     assert firm.access(OUTSIDER, "M-1")["retag_pending"] is False
     assert firm.matters_seen(OUTSIDER, QUERY, mode="sparse") == {"M-1"}
+
+
+def test_a_result_names_its_matters_client_now(client: TestClient, auth: Tokens) -> None:
+    """A matter moved to another client: its chunks keep the client they were ingested
+    with, the search names the matter's client now."""
+    firm = Firm(client, auth)
+    firm.person(OUTSIDER)
+    firm.client_("C-1", "Helderglas B.V.")
+    firm.client_("C-2", "Glastech B.V.")
+    firm.matter("M-1", "C-1", team=[OUTSIDER])
+    firm.document("d-1", TEXT, client_id="C-1", matter_id="M-1")
+    firm.matter("M-1", "C-2", team=[OUTSIDER])
+    retag(client)
+    (hit,) = firm.search(OUTSIDER, QUERY, mode="sparse")["results"]
+    assert (hit["matter_id"], hit["client_id"]) == ("M-1", "C-2"), hit
