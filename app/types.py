@@ -105,7 +105,9 @@ Identifier = Annotated[
     AfterValidator(_no_control),
     AfterValidator(_identifier),
 ]
-Principal = Annotated[str, StringConstraints(max_length=400), AfterValidator(_principal)]
+Principal = Annotated[
+    str, StringConstraints(max_length=400), AfterValidator(_no_control), AfterValidator(_principal)
+]
 UserPrincipal = Annotated[Principal, AfterValidator(_user_principal)]
 AwareDatetime = Annotated[datetime, BeforeValidator(_rfc3339), AfterValidator(_aware)]
 # A caller-chosen session id (a chat thread, an agent run): opaque, printable, bounded.

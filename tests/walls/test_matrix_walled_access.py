@@ -238,11 +238,13 @@ def test_reactivating_a_person_who_would_see_walled_matters_needs_the_conflicts_
     ("path", "body"),
     [
         ("/v1/people/bob@firm.nl", {"name": "Bob", "aliases": ["imanage:group:deal-team"]}),
+        ("/v1/people/bob@firm.nl", {"name": "Bob", "aliases": ["imanage:user:b\u0001ob"]}),
+        ("/v1/groups/imanage/lit", {"members": ["imanage:user:b\u0007ob"]}),
         ("/v1/people/bdevries%E2%80%8B@firm.nl", {"name": "B. de Vries"}),
         ("/v1/matters/M%E2%80%AE1", {"client_id": "C-OPEN", "title": "t"}),
     ],
 )
-def test_a_group_alias_or_an_invisible_character_in_an_id_is_refused(
+def test_a_group_alias_a_control_character_or_an_invisible_one_is_refused(
     firm: Firm, client: TestClient, path: str, body: dict[str, Any]
 ) -> None:
     """A group as an alias would give the person the group's rights for good, whatever the
