@@ -30,14 +30,23 @@ def _sync_fake() -> FakeIManage:
     return fake
 
 
-def test_sync_api_crawl_with_cursors_and_trustees(sleeps: Sleeps) -> None:
-    fake = _sync_fake()
+def _connector(fake: FakeIManage, sleeps: Sleeps) -> IManageConnector:
+    return IManageConnector(imanage_settings(fake), sleep=sleeps, sync_page_size=2)
+
+
+def _full_crawl(fake: FakeIManage, sleeps: Sleeps) -> tuple[list[object], IManageConnector]:
+    """Every item of one full crawl against the running fake, and the (closed) connector."""
     with fake.running():
-        connector = IManageConnector(imanage_settings(fake), sleep=sleeps, sync_page_size=2)
+        connector = _connector(fake, sleeps)
         try:
-            items = list(connector.crawl_full(None))
+            return list(connector.crawl_full(None)), connector
         finally:
             connector.close()
+
+
+def test_sync_api_crawl_with_cursors_and_trustees(sleeps: Sleeps) -> None:
+    fake = _sync_fake()
+    items, _ = _full_crawl(fake, sleeps)
     docs = by_id(items)
     assert sorted(docs) == [f"ACTIVE!{n}" for n in range(1, 6)]
     crawl_calls = fake.calls(r"/sync/documents/crawl$")
@@ -61,12 +70,7 @@ def test_empty_pages_that_carry_a_cursor(sleeps: Sleeps, empties: int, complete:
     listing cannot be completed: a failed crawl, never an empty (deleting) one."""
     fake = _sync_fake()
     fake.empty_cursor_pages = empties
-    with fake.running():
-        connector = IManageConnector(imanage_settings(fake), sleep=sleeps, sync_page_size=2)
-        try:
-            items = list(connector.crawl_full(None))
-        finally:
-            connector.close()
+    items, connector = _full_crawl(fake, sleeps)
     failures = [i for i in items if isinstance(i, DocumentFailure)]
     if complete:
         assert sorted(by_id(items)) == [f"ACTIVE!{n}" for n in range(1, 6)]
@@ -82,7 +86,7 @@ def test_expired_sync_cursor_restarts_the_endpoint(sleeps: Sleeps, expiry_status
     fake = _sync_fake()
     fake.cursor_expiry_status = expiry_status
     with fake.running():
-        connector = IManageConnector(imanage_settings(fake), sleep=sleeps, sync_page_size=2)
+        connector = _connector(fake, sleeps)
         try:
             delivered: list[str] = []
             for item in connector.crawl_full(None):
@@ -101,7 +105,7 @@ def test_expired_sync_cursor_restarts_the_endpoint(sleeps: Sleeps, expiry_status
 def test_resume_from_a_stored_sync_cursor_that_expired(sleeps: Sleeps) -> None:
     fake = _sync_fake()
     with fake.running():
-        first = IManageConnector(imanage_settings(fake), sleep=sleeps, sync_page_size=2)
+        first = _connector(fake, sleeps)
         checkpoint = None
         for item in first.crawl_full(None):
             if isinstance(item, str):
@@ -111,7 +115,7 @@ def test_resume_from_a_stored_sync_cursor_that_expired(sleeps: Sleeps) -> None:
         assert checkpoint
         assert json.loads(checkpoint)["full"]["sync"] == "c0-2"
         fake.expire_cursors()
-        second = IManageConnector(imanage_settings(fake), sleep=sleeps, sync_page_size=2)
+        second = _connector(fake, sleeps)
         try:
             docs = by_id(list(second.crawl_full(checkpoint)))
         finally:
