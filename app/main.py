@@ -238,7 +238,6 @@ def create_app(
         return ready, checks
 
     readiness = Readiness(readiness_checks)
-    app.state.readiness = readiness
 
     @app.get("/readyz", tags=["operations"])
     async def readyz() -> JSONResponse:
