@@ -43,6 +43,15 @@ BEGIN
 END
 $$;
 
+-- FUNCTION public ewall_chunk_document(text)
+
+CREATE FUNCTION public.ewall_chunk_document(chunk_id text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT CASE WHEN substr(chunk_id, length(chunk_id) - 16, 1) = ':'
+                THEN left(chunk_id, -17) ELSE chunk_id END
+$$;
+
 -- FUNCTION public ewall_chunk_visible(text, text, text, boolean, text[], text[], text[], boolean)
 
 CREATE FUNCTION public.ewall_chunk_visible(wall_group_id text, source_acl_id text, matter_id text, suppressed boolean, allowed_wall_groups text[], allowed_source_acls text[], pending_matters text[], group_index boolean DEFAULT true) RETURNS boolean
@@ -1999,9 +2008,9 @@ ALTER TABLE ONLY public.relevance_queries
 ALTER TABLE ONLY public.relevance_sets
     ADD CONSTRAINT uq_relevance_sets_name UNIQUE (name);
 
--- INDEX public ix_audit_retrieval_results_chunk_id
+-- INDEX public ix_audit_retrieval_results_document
 
-CREATE INDEX ix_audit_retrieval_results_chunk_id ON public.audit_retrieval_results USING btree (chunk_id);
+CREATE INDEX ix_audit_retrieval_results_document ON public.audit_retrieval_results USING btree (public.ewall_chunk_document(chunk_id));
 
 -- INDEX public ix_audit_retrieval_results_matter_id
 

@@ -20,6 +20,8 @@ WHERE (CAST(:person_id AS text) IS NULL OR r.person_id = CAST(:person_id AS text
   AND (CAST(:chunk_id AS text) IS NULL OR EXISTS (
         SELECT 1 FROM audit_retrieval_results x
         WHERE x.retrieval_id = r.retrieval_id AND x.chunk_id = CAST(:chunk_id AS text)
+          -- found by its document (ix_audit_retrieval_results_document)
+          AND ewall_chunk_document(x.chunk_id) = ewall_chunk_document(CAST(:chunk_id AS text))
           AND (x.matter_id IS NULL OR CAST(:hidden_matters AS text[]) IS NULL
                OR x.matter_id <> ALL(CAST(:hidden_matters AS text[])))))
   AND (CAST(:purpose AS text) IS NULL OR r.purpose = CAST(:purpose AS text))

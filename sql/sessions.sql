@@ -41,18 +41,16 @@ ORDER BY r.person_id, x.matter_id
 -- name: session_documents
 -- Every document a session's retrievals returned chunks of that the firm still holds, per
 -- person, with its matter and source ACL now (a document moved into another matter, or
--- whose ACL changed since, is judged as it is now). The document is the content-addressed
--- chunk id "<source>:<external_id>:<16 hex>" less its hash (the test and the cut that
--- exposure uses; a source name holds no colon, an external id may), taken once per
--- document before uq_documents_source_external_id finds it. Reads documents, never chunks:
--- only matter and ACL ids leave this statement.
+-- whose ACL changed since, is judged as it is now). The document is the one its chunk id
+-- names (ewall_chunk_document), taken once per document before
+-- uq_documents_source_external_id finds it. Reads documents, never chunks: only matter and
+-- ACL ids leave this statement.
 WITH read AS (
-    SELECT DISTINCT r.person_id, left(x.chunk_id, -17) AS document
+    SELECT DISTINCT r.person_id, ewall_chunk_document(x.chunk_id) AS document
     FROM audit_retrievals r
     JOIN audit_retrieval_results x ON x.retrieval_id = r.retrieval_id
     WHERE r.session_id = :session_id
       AND (CAST(:person_id AS text) IS NULL OR r.person_id = CAST(:person_id AS text))
-      AND substr(x.chunk_id, length(x.chunk_id) - 16, 1) = ':'
 )
 SELECT rd.person_id, rd.document, d.matter_id, d.source_acl_id
 FROM read rd
@@ -63,9 +61,11 @@ ORDER BY rd.person_id, rd.document
 
 -- name: exposure
 -- Who retrieved chunks of :matter_ids since :since, per person, session and matter, with the
--- documents (the chunk id without its ":<16 hex>" content hash: "<source>:<external_id>";
--- a string test, not a regular expression, as it runs once per row). Every audited result
--- counts as retrieved, the sections a collapsed search named under a hit too.
+-- documents (the one each chunk id names, "<source>:<external_id>"). Every audited result
+-- counts as retrieved, the sections a collapsed search named under a hit too. A result
+-- counts under the matter its retrieval recorded when that is one of :matter_ids, else
+-- under the one of them that holds its document now: a document read elsewhere and refiled
+-- under a protected matter was read all the same.
 -- Only the rows of the people the wall denies are read and grouped. The conflict graph
 -- decides who they are and passes them in one of two forms: :denied (an exclusionary wall:
 -- a few people), or :admitted when the wall also denies people unknown to the matrix (an
@@ -79,26 +79,52 @@ WITH candidates AS MATERIALIZED (
     WHERE r.at >= CAST(:since AS timestamptz)
       AND (CAST(:denied AS text[]) IS NULL OR r.person_id = ANY(CAST(:denied AS text[])))
       AND (CAST(:admitted AS text[]) IS NULL OR r.person_id <> ALL(CAST(:admitted AS text[])))
+),
+held AS MATERIALIZED (
+    -- the documents the matters hold now, named as ewall_chunk_document names them
+    SELECT d.source || ':' || d.external_id AS document, d.matter_id
+    FROM documents d
+    WHERE d.matter_id = ANY(CAST(:matter_ids AS text[]))
+),
+results AS (
+    SELECT r.person_id, r.session_id, r.at, x.chunk_id, x.matter_id,
+           ewall_chunk_document(x.chunk_id) AS document
+    FROM candidates r
+    JOIN audit_retrieval_results x ON x.retrieval_id = r.retrieval_id
+    -- the candidates' results by primary key, not every result of the matters
+    WHERE x.retrieval_id = ANY(ARRAY(SELECT retrieval_id FROM candidates))
+),
+counted AS (
+    SELECT x.person_id, x.session_id, x.at, x.chunk_id, x.document,
+           CASE WHEN x.matter_id = ANY(CAST(:matter_ids AS text[])) THEN x.matter_id
+                ELSE h.matter_id END AS matter_id
+    FROM results x
+    LEFT JOIN held h ON h.document = x.document
 )
-SELECT r.person_id, r.session_id, x.matter_id,
-       min(r.at) AS first_at, max(r.at) AS last_at,
-       count(DISTINCT x.chunk_id) AS chunks,
-       array_agg(DISTINCT CASE WHEN substr(x.chunk_id, length(x.chunk_id) - 16, 1) = ':'
-                               THEN left(x.chunk_id, -17) ELSE x.chunk_id END) AS documents
-FROM candidates r
-JOIN audit_retrieval_results x ON x.retrieval_id = r.retrieval_id
-WHERE x.matter_id = ANY(CAST(:matter_ids AS text[]))
-  -- the candidates' results by primary key, not every result of the matters
-  AND x.retrieval_id = ANY(ARRAY(SELECT retrieval_id FROM candidates))
-GROUP BY r.person_id, r.session_id, x.matter_id
+SELECT person_id, session_id, matter_id,
+       min(at) AS first_at, max(at) AS last_at,
+       count(DISTINCT chunk_id) AS chunks,
+       array_agg(DISTINCT document) AS documents
+FROM counted
+WHERE matter_id IS NOT NULL
+GROUP BY person_id, session_id, matter_id
 
 -- name: exposure_any
--- Whether anyone retrieved chunks of :matter_ids since :since (stops at the first row).
+-- Whether anyone retrieved chunks of :matter_ids since :since, or of a document they hold
+-- now (ix_audit_retrieval_results_document); stops at the first row.
 SELECT EXISTS (
     SELECT 1
     FROM audit_retrieval_results x
     JOIN audit_retrievals r ON r.retrieval_id = x.retrieval_id
     WHERE x.matter_id = ANY(CAST(:matter_ids AS text[]))
+      AND r.at >= CAST(:since AS timestamptz)
+) OR EXISTS (
+    SELECT 1
+    FROM documents d
+    JOIN audit_retrieval_results x
+      ON ewall_chunk_document(x.chunk_id) = d.source || ':' || d.external_id
+    JOIN audit_retrievals r ON r.retrieval_id = x.retrieval_id
+    WHERE d.matter_id = ANY(CAST(:matter_ids AS text[]))
       AND r.at >= CAST(:since AS timestamptz)
 )
 
