@@ -22,16 +22,21 @@ WALL = {
 }
 
 
-def test_a_document_refiled_under_the_protected_matter_is_exposure(
-    client: TestClient, auth: Tokens
-) -> None:
+def _firm(client: TestClient, auth: Tokens, *, med_team: list[str]) -> Firm:
     firm = Firm(client, auth)
     for person in (HIRE, PEER):
         firm.person(person)
     firm.client_("C-OPEN", "Helderglas B.V.")
     firm.client_("C-MED", "Medivers B.V.")
     firm.matter("M-OPEN", "C-OPEN", team=[HIRE, PEER])
-    firm.matter("M-MED", "C-MED", team=[PEER])
+    firm.matter("M-MED", "C-MED", team=med_team)
+    return firm
+
+
+def test_a_document_refiled_under_the_protected_matter_is_exposure(
+    client: TestClient, auth: Tokens
+) -> None:
+    firm = _firm(client, auth, med_team=[PEER])
     # "LIB!7" moves; "LIB!7:1" (whose chunk ids begin with the same characters) stays
     for external_id in ("LIB!7", "LIB!7:1"):
         firm.document(external_id, TEXT, client_id="C-OPEN", matter_id="M-OPEN")
@@ -59,13 +64,7 @@ def test_a_document_refiled_under_the_protected_matter_is_exposure(
 def test_a_document_refiled_away_from_the_protected_matter_still_counts_there(
     client: TestClient, auth: Tokens
 ) -> None:
-    firm = Firm(client, auth)
-    for person in (HIRE, PEER):
-        firm.person(person)
-    firm.client_("C-OPEN", "Helderglas B.V.")
-    firm.client_("C-MED", "Medivers B.V.")
-    firm.matter("M-OPEN", "C-OPEN", team=[HIRE, PEER])
-    firm.matter("M-MED", "C-MED", team=[PEER, HIRE])
+    firm = _firm(client, auth, med_team=[PEER, HIRE])
     firm.document("LIB!8", TEXT, client_id="C-MED", matter_id="M-MED")
     assert firm.documents_found(HIRE, QUERY, mode="sparse") == ["LIB!8"]
     firm.document("LIB!8", TEXT, client_id="C-OPEN", matter_id="M-OPEN")
