@@ -110,10 +110,12 @@ WHERE resolvable
 
 -- name: visible_chunks
 -- Chunks among :chunk_ids that the person may read now (the visibility rule the search
--- applies, sql/functions/chunk_visible.v1.sql).
+-- applies, sql/functions/chunk_visible.v1.sql), with their document's title (the search
+-- result shows it beside the chunk).
 SELECT c.chunk_id, c.body, CAST(c.embedding AS text) AS embedding, c.content_sha256,
-       c.matter_id, c.document_id
+       c.matter_id, c.document_id, d.title
 FROM chunks c
+LEFT JOIN documents d ON d.document_id = c.document_id
 WHERE c.chunk_id = ANY(CAST(:chunk_ids AS text[]))
   AND ewall_chunk_visible(c.wall_group_id, c.source_acl_id, c.matter_id, c.suppressed,
                           CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[]),

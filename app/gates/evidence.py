@@ -54,6 +54,11 @@ _OPPOSITE_PAIRS = """
     bevestigd:vernietigd bevestigt:vernietigt bevestigen:vernietigen bevestiging:vernietiging
     toegewezen:afgewezen toewijst:afwijst toewijzen:afwijzen toewijzing:afwijzing
     terecht:onrechte aanvaard:verworpen aanvaardt:verwerpt verwerpt:vernietigt
+    bekrachtigd:vernietigd bekrachtigt:vernietigt bekrachtigen:vernietigen
+    bekrachtiging:vernietiging verleend:geweigerd verleent:weigert verlenen:weigeren
+    faalt:slaagt falen:slagen toegekend:afgewezen verminderd:verhoogd vermindert:verhoogt
+    verminderen:verhogen vermindering:verhoging gedeeltelijk:volledig maand:jaar
+    maandelijks:jaarlijks
     vrijgesproken:veroordeeld vrijspraak:veroordeling toegestaan:verboden
     hoger:lager hogere:lagere meer:minder groter:kleiner grotere:kleinere langer:korter
     huurder:verhuurder huurders:verhuurders huurster:verhuurster koper:verkoper
@@ -142,9 +147,11 @@ MONTHS = {
     "dec": 12,
 }
 
-# a citation marker at the end of a sentence: "[2]", "[1, 3]", "[2-4]" (as sentences.py
-# keeps them with their sentence), possibly several
-_MARKERS_AT_END = re.compile(r"(?:\s*\[\d+(?:\s*[,;–-]\s*\d+)*\])+\s*$")
+# citation markers that end a sentence: "[2]", "[1, 3]", "[2-4]", possibly several, after
+# its full stop (as sentences.py keeps them with their sentence) or before it ("... [2].",
+# as language models often write them: the stop is kept with the sentence)
+_MARKERS_AT_END = re.compile(r"(?:\s*\[\d+(?:\s*[,;–-]\s*\d+)*\])+\s*([.!?…]*)\s*$")
+_RANK_DIGITS = 9  # a longer rank is out of range whatever it is (and int() refuses 4,300+)
 _MARKER = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
 
 _WORD = re.compile(r"[a-z]+")
@@ -184,8 +191,14 @@ def stem(word: str) -> str:
     return word[:STEM]
 
 
-def content_stems(text: str) -> set[str]:
-    """The distinct content words of ``text``, stemmed: what containment counts."""
+def content_stems(text: str, facts: Sequence[Fact] | None = None) -> set[str]:
+    """The distinct content words of ``text``, stemmed: what containment counts. With the
+    ``facts`` read from it, the words of their spans leave out (a name's word stays): the
+    facts are checked for themselves, and "artikel", "euro", a month or the letters of an
+    ECLI would otherwise count again, in one spelling of the fact only ("art." or
+    "artikel", "EUR" or "€")."""
+    if facts:
+        text = _blank(text, [f.span for f in facts if f.kind != "name"])
     return {stem(w) for w in words(text) if len(w) > 1 and w not in STOPWORDS}
 
 
@@ -193,19 +206,24 @@ def content_stems(text: str) -> set[str]:
 
 
 def split_markers(sentence: str) -> tuple[str, list[int]]:
-    """The sentence without its trailing citation markers, and the ranks they cite (in
-    order, without repeats; "[2-4]" cites 2, 3 and 4)."""
+    """The sentence without its trailing citation markers (its final stop kept), and the
+    ranks they cite (in order, without repeats; "[2-4]" cites 2, 3 and 4; a reversed or
+    very wide range, "[9-7]", cites its two ends)."""
     found = _MARKERS_AT_END.search(sentence)
     if found is None:
         return sentence, []
     ranks: list[int] = []
     for marker in _MARKER.findall(found.group(0)):
         for part in re.split(r"\s*[,;]\s*", marker):
-            bounds = [int(x) for x in re.split(r"\s*[–-]\s*", part) if x]
+            bounds = [
+                int(x) if len(x) <= _RANK_DIGITS else 10**_RANK_DIGITS
+                for x in re.split(r"\s*[–-]\s*", part)
+                if x
+            ]
             low, high = bounds[0], bounds[-1]
-            span = range(low, high + 1) if high - low <= 100 else [low, high]
+            span = range(low, high + 1) if 0 <= high - low <= 100 else [low, high]
             ranks.extend(r for r in span if r not in ranks)
-    return sentence[: found.start()].rstrip(), ranks
+    return sentence[: found.start()].rstrip() + found.group(1), ranks
 
 
 # --- facts ---------------------------------------------------------------------------------
@@ -418,10 +436,12 @@ class FactIndex:
     sites: tuple[FactSite, ...] = ()
 
 
-def index_facts(text: str) -> FactIndex:
+def index_facts(text: str, facts: list[Fact] | None = None) -> FactIndex:
+    """``facts``: ``extract_facts(text, skip_first_word=False)`` when the caller has it."""
     values: set[tuple[str, str]] = set()
     currencies: dict[str, set[str]] = {}
-    facts = extract_facts(text, skip_first_word=False)
+    if facts is None:
+        facts = extract_facts(text, skip_first_word=False)
     for fact in facts:
         values.add((fact.kind, fact.value))
         if fact.kind == "date":
@@ -443,6 +463,26 @@ def index_facts(text: str) -> FactIndex:
         frozenset(words(text)),
         {k: frozenset(v) for k, v in currencies.items()},
         tuple(fact_sites(text, facts)),
+    )
+
+
+def document_facts(title: str) -> FactIndex | None:
+    """What a chunk's document title states (the ECLI, court, date and parties of a
+    decision: "ECLI:NL:HR:1994:AA3004 (Hoge Raad, 1994-11-09)"): every passage of the chunk
+    holds it too, as the search result showed it beside the chunk. None for no title."""
+    return index_facts(title) if title.strip() else None
+
+
+def with_document(held: FactIndex, document: FactIndex | None) -> FactIndex:
+    """``held`` and the facts and words of its document's title (``document_facts``); what
+    each value is said of stays the passage's own."""
+    if document is None:
+        return held
+    currencies = dict(held.currencies)
+    for number, marks in document.currencies.items():
+        currencies[number] = currencies.get(number, frozenset()) | marks
+    return FactIndex(
+        held.values | document.values, held.words | document.words, currencies, held.sites
     )
 
 

@@ -28,7 +28,7 @@ from app.embeddings import Embedder
 from app.errors import Forbidden, NotFound, Unprocessable
 from app.gates import repository
 from app.gates.calibration import calibration_for
-from app.gates.evidence import split_markers
+from app.gates.evidence import document_facts, split_markers
 from app.gates.judge import (
     Calibration,
     ReturnedChunk,
@@ -82,6 +82,7 @@ class SupportChunk:
     rank: int
     content_sha256: str
     body: str
+    title: str = ""  # its document's, as the search result showed it
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,15 @@ def read_support(
         # same id but other content would mean a broken content address: do not trust it
         if audited.get(chunk_id) != row.get("content_sha256"):
             continue
-        chunks.append(SupportChunk(chunk_id, ranks[chunk_id], audited[chunk_id], str(row["body"])))
+        chunks.append(
+            SupportChunk(
+                chunk_id,
+                ranks[chunk_id],
+                audited[chunk_id],
+                str(row["body"]),
+                str(row.get("title") or ""),
+            )
+        )
     chunks.sort(key=lambda c: c.rank)
     return Support(chunks, len(audited), access.policy_version)
 
@@ -175,7 +184,7 @@ def check_grounding(
             cache_key, [(c.content_sha256, c.body) for c in support.chunks], encode
         )
         returned = [
-            ReturnedChunk(c.chunk_id, c.rank, p)
+            ReturnedChunk(c.chunk_id, c.rank, p, document_facts(c.title))
             for c, p in zip(support.chunks, passages, strict=True)
         ]
         vectors = normalized(encode([_without_markers(s) for s in sentences]))

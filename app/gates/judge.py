@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from app.gates.evidence import (
+    FactIndex,
     FactSite,
     content_stems,
     extract_facts,
@@ -37,13 +38,14 @@ from app.gates.evidence import (
     missing_facts,
     negation_mismatch_words,
     split_markers,
+    with_document,
     words,
 )
 from app.gates.passages import ChunkPassages
 
 Matrix = npt.NDArray[np.float32]
 
-CANDIDATES = 8  # passages over the threshold whose facts are checked, best first
+CANDIDATES = 8  # passages over the threshold whose facts are checked (those holding them first)
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ class ReturnedChunk:
     chunk_id: str
     rank: int
     passages: ChunkPassages
+    document: FactIndex | None = None  # what its document's title states (document_facts)
 
 
 @dataclass(frozen=True)
@@ -134,12 +137,22 @@ class _Passages:
         # the proper names of all the returned chunks: a sentence that opens with one must
         # find it in its supporting passage
         self.names: frozenset[str] = frozenset().union(*(c.passages.names for c in self.chunks))
+        self._held: dict[int, FactIndex] = {}
 
     def __len__(self) -> int:
         return len(self.owner)
 
     def text(self, i: int) -> str:
         return self.chunks[self.owner[i]].passages.texts[self.local[i]]
+
+    def facts(self, i: int) -> FactIndex:
+        """What passage ``i`` holds, its document's title included (built when asked)."""
+        held = self._held.get(i)
+        if held is None:
+            chunk = self.chunks[self.owner[i]]
+            own = chunk.passages.facts[self.local[i]]
+            held = self._held[i] = with_document(own, chunk.document)
+        return held
 
     def containment(self, stems: set[str]) -> npt.NDArray[np.float32]:
         rows = [self.vocabulary[s] for s in stems if s in self.vocabulary]
@@ -176,14 +189,18 @@ def _verdict(
     best = int(order[0])
     if scores[best] < threshold:
         return _Verdict(best, float(scores[best]), [Reason("no_support", "")])
+    above = [int(i) for i in order[: int(np.count_nonzero(scores[order] >= threshold))]]
+    if facts:
+        # the passages that hold every fact come first: when many score alike (a holding
+        # that several returned decisions repeat), the one that states this date or amount
+        # is not crowded out by the first CANDIDATES that state another
+        fits = {i for i in above if not missing_facts(facts, passages.facts(i))}
+        above = [i for i in above if i in fits] + [i for i in above if i not in fits]
     first_reasons: list[Reason] | None = None
-    for i in order[:CANDIDATES]:
-        index = int(i)
-        if scores[index] < threshold:
-            break
+    for index in above[:CANDIDATES]:
         chunk = passages.chunks[passages.owner[index]].passages
         local = passages.local[index]
-        held = chunk.facts[local]
+        held = passages.facts(index)
         wrong = missing_facts(facts, held) + misbound_facts(bound, held)
         reasons = [Reason("fact_mismatch", f.text) for f in wrong]
         negated = negation_mismatch_words(core, chunk.words[local])
@@ -222,10 +239,10 @@ def judge_sentences(
                 )
             )
             continue
-        lexical = passages.containment(content_stems(core))
+        facts = extract_facts(core)
+        lexical = passages.containment(content_stems(core, facts))
         cosine = passages.vectors @ sentence_vectors[i]
         scores = np.asarray(weight * lexical + (1.0 - weight) * cosine, dtype=np.float32)
-        facts = extract_facts(core)
         opener = leading_name(core, passages.names)
         if opener is not None:
             facts.append(opener)

@@ -22,7 +22,14 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from app.gates.evidence import FactIndex, content_stems, index_facts, proper_names, words
+from app.gates.evidence import (
+    FactIndex,
+    content_stems,
+    extract_facts,
+    index_facts,
+    proper_names,
+    words,
+)
 from app.gates.sentences import split_sentences
 
 Matrix = npt.NDArray[np.float32]
@@ -68,11 +75,12 @@ def build_passages(sentences: Sequence[str], sentence_vectors: Matrix) -> ChunkP
     sentence_vectors = normalized(sentence_vectors)
     texts = [" ".join(sentences[a:b]) for a, b in spans]
     vectors = normalized(np.vstack([sentence_vectors[a:b].sum(axis=0) for a, b in spans]))
+    facts = [extract_facts(t, skip_first_word=False) for t in texts]
     return ChunkPassages(
         texts=texts,
-        stems=[frozenset(content_stems(t)) for t in texts],
+        stems=[frozenset(content_stems(t, f)) for t, f in zip(texts, facts, strict=True)],
         words=[tuple(words(t)) for t in texts],
-        facts=[index_facts(t) for t in texts],
+        facts=[index_facts(t, f) for t, f in zip(texts, facts, strict=True)],
         vectors=vectors,
         names=proper_names(sentences),
     )

@@ -57,6 +57,13 @@ _ABBREVIATIONS = frozenset(
         "hfdst",
         "afd",
         "ov",
+        "rb",
+        "ktr",
+        "pag",
+        "d.d",
+        # guilders, as in "fl. 300" and "hfl. 2.500"
+        "fl",
+        "hfl",
         # titles and names
         "mr",
         "mrs",
@@ -118,6 +125,9 @@ _ABBREVIATIONS = frozenset(
         "dec",
     }
 )
+# currency marks that end a sentence ("... bedraagt 300 EUR. De ...") unless an amount
+# follows them ("EUR. 300")
+_BEFORE_AN_AMOUNT = frozenset({"eur", "nlg", "f", "ƒ"})
 _COMPANY_FORMS = frozenset({"B.V.", "N.V.", "C.V.", "V.O.F.", "U.A.", "S.A."})
 # "J.", "J.A.", "P.Th.", "Chr."
 _INITIALS = re.compile(r"(?:[A-Z](?:h|hr)?\.)+")
@@ -161,6 +171,8 @@ def _is_boundary(text: str, start: int, match: re.Match[str]) -> bool:
     word_start = text.rfind(" ", start, punct_at) + 1
     word = text[max(word_start, start) : punct_at].lstrip(_LEADING_PUNCT)
     if word.lower() in _ABBREVIATIONS:
+        return False
+    if word.lower() in _BEFORE_AN_AMOUNT and text[after].isdigit():
         return False
     if _INITIALS.fullmatch(word + ".") and word + "." not in _COMPANY_FORMS:
         return False

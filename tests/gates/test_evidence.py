@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from app.gates.evidence import (
     content_stems,
+    document_facts,
     extract_facts,
     fact_sites,
     index_facts,
@@ -15,7 +17,10 @@ from app.gates.evidence import (
     negation_mismatch,
     proper_names,
     split_markers,
+    with_document,
 )
+from app.gates.judge import Calibration, ReturnedChunk, judge_sentences
+from app.gates.passages import build_passages, chunk_sentences
 
 
 def missing(sentence: str, passage: str) -> list[str]:
@@ -169,6 +174,13 @@ def test_negation_flipped_either_way_and_agreement() -> None:
          "De werkgever heeft de arbeidsovereenkomst opgezegd.", "werknemer"),
         ("De boete is hoger dan het wettelijk maximum.",
          "De boete is lager dan het wettelijk maximum.", "hoger"),
+        # the usual outcome of an appeal, and others a fuzz of the gate turned round
+        ("Het hof heeft het vonnis van de kantonrechter vernietigd.",
+         "Het hof heeft het vonnis van de kantonrechter bekrachtigd.", "vernietigd"),
+        ("De vergunning is door het college geweigerd.",
+         "De vergunning is door het college verleend.", "geweigerd"),
+        ("Het eerste middel slaagt.", "Het eerste middel faalt.", "slaagt"),
+        ("De huur bedraagt € 7.250 per jaar.", "De huur bedraagt € 7.250 per maand.", "jaar"),
     ],
 )
 def test_an_outcome_or_a_role_turned_round_is_a_reversal(
@@ -216,6 +228,47 @@ def test_markers() -> None:
     assert split_markers("Zo is het. [2-4] [6]") == ("Zo is het.", [2, 3, 4, 6])
     assert split_markers("Zo is het [eiser].") == ("Zo is het [eiser].", [])
     assert split_markers("Zie r.o. 3.4.") == ("Zie r.o. 3.4.", [])
+    # before the full stop, as language models write them: the stop stays with the sentence
+    assert split_markers("Zo is het [2].") == ("Zo is het.", [2])
+    assert split_markers("Zo is het [1, 3] [4]!") == ("Zo is het!", [1, 3, 4])
+    # a reversed range cites its ends (so they are checked), not nothing
+    assert split_markers("Zo is het. [9-7]") == ("Zo is het.", [9, 7])
+    # a rank too long for int() is out of range like any other (it was a 500)
+    assert split_markers("Zo is het. [" + "9" * 4301 + "]") == ("Zo is het.", [10**9])
+
+
+def test_the_words_of_a_fact_are_not_content_words() -> None:
+    """The facts are checked for themselves: "EUR" or "euro", "artikel" or "art.", a month,
+    an ECLI's letters count nowhere else, so a notation does not cost containment."""
+    notations = [
+        "De bankgarantie bedraagt € 21.750.",
+        "De bankgarantie bedraagt EUR 21.750.",
+        "De bankgarantie bedraagt 21.750 euro.",
+    ]
+    stems = [content_stems(s, extract_facts(s)) for s in notations]
+    assert stems[0] == stems[1] == stems[2] == {"bankga", "bedraa"}
+    cited = "De Hoge Raad verwerpt het beroep (ECLI:NL:HR:1994:AA3004)."
+    assert content_stems(cited, extract_facts(cited)) == {"hoge", "raad", "verwer", "beroep"}
+    article = "Dat volgt uit artikel 7:231 BW op 1 januari 2020."
+    assert content_stems(article, extract_facts(article)) == {"volgt", "bw"}
+    # a name's words stay: they are what the sentence is about
+    assert "genova" in content_stems("Genova betaalt € 5.", extract_facts("Genova betaalt € 5."))
+
+
+def test_a_document_title_holds_what_it_states() -> None:
+    """The ECLI, court and date of the decision a chunk is part of stand in its document's
+    title, which the search result shows beside the chunk: every passage holds them."""
+    title = document_facts("ECLI:NL:HR:1994:AA3004 (Hoge Raad, 1994-11-09)")
+    assert title is not None and document_facts("  ") is None
+    passage = index_facts("Verwerpt het beroep.")
+    sentence = "De Hoge Raad verwerpt op 9 november 1994 het beroep (ECLI:NL:HR:1994:AA3004)."
+    facts = extract_facts(sentence)
+    assert missing_facts(facts, with_document(passage, title)) == []
+    assert {f.text for f in missing_facts(facts, passage)} >= {"ECLI:NL:HR:1994:AA3004"}
+    wrong = extract_facts("De Hoge Raad verwerpt het beroep (ECLI:NL:HR:1994:AA3005).")
+    assert [f.text for f in missing_facts(wrong, with_document(passage, title))] == [
+        "ECLI:NL:HR:1994:AA3005"
+    ]
 
 
 def test_content_words_are_folded_and_truncated() -> None:
@@ -259,3 +312,23 @@ def test_proper_names_are_capitalised_inside_sentences_and_never_lower_case() ->
     assert fact is not None and (fact.kind, fact.value) == ("name", "glastech")
     assert leading_name("Gelet op de stukken sluit de lijn.", names) is None
     assert leading_name("glastech sluit de lijn.", names) is None  # not written as a name
+
+
+def test_the_passage_that_states_the_fact_is_checked_among_many_alike() -> None:
+    """Ten decisions end alike ("verwerpt het beroep"); a sentence dated as the tenth is
+    held by the tenth. Only the best few passages over the threshold are checked, and ties
+    went by position: the first eight, dated otherwise, crowded it out (fact_mismatch)."""
+    dates = [f"{day} maart 2019" for day in range(1, 11)]
+    returned = []
+    for rank, date in enumerate(dates, start=1):
+        sentences = chunk_sentences(f"Op {date} verwerpt de Hoge Raad het beroep.")
+        vectors = np.zeros((len(sentences), 4), dtype=np.float32)
+        returned.append(ReturnedChunk(f"c{rank}", rank, build_passages(sentences, vectors)))
+    answer = [f"Op {date} verwerpt de Hoge Raad het beroep." for date in (dates[9], dates[2])]
+    answer.append("Op 11 maart 2019 verwerpt de Hoge Raad het beroep.")
+    tenth, third, none = judge_sentences(
+        answer, np.zeros((3, 4), dtype=np.float32), returned, 10, Calibration(0.8, 1.0)
+    )
+    assert tenth.supported and tenth.evidence is not None and tenth.evidence.rank == 10
+    assert third.supported and third.evidence is not None and third.evidence.rank == 3
+    assert not none.supported and [r.kind for r in none.reasons] == ["fact_mismatch"]

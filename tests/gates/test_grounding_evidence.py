@@ -221,3 +221,59 @@ def test_a_value_swapped_for_another_the_passage_states_is_unsupported(
     assert {"kind": "fact_mismatch", "detail": "€ 7.250"} in verdicts[0]["reasons"]
     assert {"kind": "fact_mismatch", "detail": "15 april 2024"} in verdicts[1]["reasons"]
     assert body["trimmed_answer"] == " ".join(faithful)
+
+
+def test_markers_before_the_full_stop_are_markers(
+    client: TestClient, auth: Tokens, retrieval: dict[str, Any]
+) -> None:
+    """"... [2]." is how language models usually cite; its digits are no number of the
+    sentence (a fuzz found the right rank flagged fact_mismatch "2" and the wrong one
+    supported). A reversed range and a rank too long for int() are out of range, not 500."""
+    results = retrieval["results"]
+    holder = results[0]
+    sentence = next(
+        s for s in sentences_of(holder) if all(s not in r["text"] for r in results[1:])
+    ).rstrip(".")
+    right, wrong = holder["rank"], results[1]["rank"]
+    answer = "\n\n".join(
+        [
+            f"{sentence} [{right}].",
+            f"{sentence} [{wrong}].",
+            f"{sentence}. [9-7]",
+            f"{sentence}. [{'9' * 4301}]",
+        ]
+    )
+    body = ground(client, auth, retrieval["retrieval_id"], answer)
+    cited, misattributed, reversed_range, overlong = body["sentences"]
+    assert cited["supported"] and cited["cited"] == [right] and cited["cited_supported"], cited
+    assert not misattributed["supported"] and misattributed["cited"] == [wrong]
+    assert [r["kind"] for r in misattributed["reasons"]] == ["misattributed"], misattributed
+    for out in (reversed_range, overlong):
+        assert not out["supported"]
+        assert "marker_out_of_range" in [r["kind"] for r in out["reasons"]], out
+    assert body["trimmed_answer"] == f"{sentence} [{right}]."
+
+
+def test_the_decisions_own_ecli_in_its_title_grounds_a_citation(
+    client: TestClient, auth: Tokens
+) -> None:
+    """An answer names the decision it relies on; the ECLI stands in the document's title
+    (shown in the search result), not in the chunk's text."""
+    require((rechtspraak_dir() / "manifest.tsv").exists(), "../shared/corpus (Rechtspraak)")
+    firm = Firm(client, auth)
+    firm.person(ALICE)
+    firm.client_("C-1", "Gemeente")
+    firm.matter("M-1", "C-1", team=[ALICE])
+    ecli = INGESTED[0]
+    title = f"{ecli} (Hoge Raad)"
+    firm.document(ecli, decision_text(ecli), client_id="C-1", matter_id="M-1", title=title)
+    out = firm.search(ALICE, QUERY, k=2)
+    holder = out["results"][0]
+    assert holder["document"]["title"] == title
+    sentence = next(s for s in sentences_of(holder) if ecli not in s).rstrip(".")
+    other = ecli[:-1] + ("8" if ecli[-1] != "8" else "9")
+    answer = f"{sentence} ({ecli}).\n\n{sentence} ({other})."
+    own, wrong = ground(client, auth, out["retrieval_id"], answer)["sentences"]
+    assert own["supported"], own
+    assert not wrong["supported"]
+    assert wrong["reasons"] == [{"kind": "fact_mismatch", "detail": other}], wrong

@@ -85,6 +85,28 @@ from app.gates.sentences import split_sentences
             ["Eerste alinea zonder punt", "Tweede alinea."],
         ),
         ("  \n\n ", []),
+        (
+            # guilders, "d.d.", court abbreviations and "pag." (a fuzz of the gate saw the
+            # stumps "... geheven van fl." and "300. [2]" ship in a trimmed answer)
+            "Er wordt een recht geheven van fl. 300. [2] Bij brief d.d. 1 november 2026 is "
+            "opgezegd. Rb. Amsterdam en Ktr. Utrecht oordeelden anders. Zie pag. 4 daarvan.",
+            [
+                "Er wordt een recht geheven van fl. 300. [2]",
+                "Bij brief d.d. 1 november 2026 is opgezegd.",
+                "Rb. Amsterdam en Ktr. Utrecht oordeelden anders.",
+                "Zie pag. 4 daarvan.",
+            ],
+        ),
+        (
+            # a currency mark ends a sentence, unless an amount follows it
+            "Het bedrag is 300 EUR. De rest volgt. Het bedrag is EUR. 300 in totaal.",
+            ["Het bedrag is 300 EUR.", "De rest volgt.", "Het bedrag is EUR. 300 in totaal."],
+        ),
+        (
+            # markers before the full stop, as language models write them
+            "De huur is € 36.250 [1]. De boete is € 7.250 [2, 3]. Zie ook [4].",
+            ["De huur is € 36.250 [1].", "De boete is € 7.250 [2, 3].", "Zie ook [4]."],
+        ),
     ],
 )
 def test_split(text: str, expected: list[str]) -> None:
