@@ -61,6 +61,18 @@ def issue_dev_token(settings: Settings, sub: str, roles: list[str], ttl_s: int =
     return jwt.encode(claims, dev_signing_key(settings), algorithm="HS256")
 
 
+# How long a fetched key set is trusted: a key the issuer withdraws (rotation, or a leak)
+# is refused at most this long after. A key id not in the cached set refetches it at once.
+JWKS_CACHE_S = 300.0
+
+
+def signing_keys(url: str) -> jwt.PyJWKClient:
+    """The issuer's key set at ``url``, cached whole for ``JWKS_CACHE_S``. Not per key as
+    well (PyJWT's ``cache_keys``): that cache never expires, so a withdrawn key that had
+    signed a token once stayed trusted until the process restarted."""
+    return jwt.PyJWKClient(url, cache_keys=False, cache_jwk_set=True, lifespan=JWKS_CACHE_S)
+
+
 class TokenVerifier:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -74,7 +86,7 @@ class TokenVerifier:
                     "EWALL_AUTH_MODE=oidc needs EWALL_OIDC_JWKS_URL, EWALL_OIDC_ISSUER and "
                     "EWALL_OIDC_AUDIENCE"
                 )
-            self._jwks = jwt.PyJWKClient(settings.oidc_jwks_url, cache_keys=True, lifespan=300)
+            self._jwks = signing_keys(settings.oidc_jwks_url)
 
     def verify(self, token: str) -> Principal:
         try:

@@ -171,7 +171,11 @@ def form_instant(raw: str, label: str, errors: list[str]) -> datetime | None:
     except ValueError:
         errors.append(f"{label}: not a date and time ({value[:40]!r}).")
         return None
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    try:
+        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    except OverflowError:  # "0001-01-01T00:00:00+01:00": before year 1 in UTC (was a 500)
+        errors.append(f"{label}: out of range once converted to UTC ({value[:40]!r}).")
+        return None
 
 
 def shorten(text: str, limit: int = 24) -> str:

@@ -177,14 +177,40 @@ def oidc_start(request: Request, next: str | None = None) -> Response:
     return response
 
 
+# the error codes of an authorization response (RFC 6749 4.1.2.1, OpenID Connect Core 3.1.2.6)
+OAUTH_ERRORS = frozenset(
+    {
+        "invalid_request",
+        "unauthorized_client",
+        "access_denied",
+        "unsupported_response_type",
+        "invalid_scope",
+        "server_error",
+        "temporarily_unavailable",
+        "interaction_required",
+        "login_required",
+        "account_selection_required",
+        "consent_required",
+        "invalid_request_uri",
+        "invalid_request_object",
+        "request_not_supported",
+        "request_uri_not_supported",
+        "registration_not_supported",
+    }
+)
+
+
 @router.get("/oidc/callback", name="oidc_callback")
 def oidc_callback(request: Request, code: str = "", state: str = "", error: str = "") -> Response:
     resources = get_resources(request)
     if resources.settings.auth_mode != "oidc":
         raise PageRefused(404, "Not available", "The console signs in with tokens here.", None)
     if error:
+        # only a code the protocols define is shown: the parameter is anyone's text, and
+        # the firm's own sign-in page must not repeat it (a phishing aid on a trusted page)
+        code_named = error if error in OAUTH_ERRORS else "an error it did not name"
         return _signin_page(
-            request, status=401, error=f"The identity provider refused: {error[:200]}"
+            request, status=401, error=f"The identity provider refused: {code_named}"
         )
     if not state or not same_token(request.cookies.get(OIDC_COOKIE), state):
         return _signin_page(

@@ -362,6 +362,8 @@ def test_wall_form_refusals_match_the_api(firm: Firm) -> None:
             "effective_until must be later",
         ),
         (wall_form(effective_from="yesterday"), "not a date and time"),
+        # a time before year 1 once in UTC, as the API says (it was a 500: OverflowError)
+        (wall_form(effective_from="0001-01-01T00:00:00+01:00"), "out of range once converted"),
         # a kind the form does not offer is never taken for one (they deny opposite ways)
         (wall_form(kind="inclusionnary"), "choose exclusionary or inclusionary"),
     ]
@@ -589,3 +591,12 @@ def test_preview_is_complete_for_a_partner_outside_the_matrix(firm: Firm) -> Non
     changes = preview.text[preview.text.index('id="access-changes"') :]
     changes = changes[: changes.index("</table>")]
     assert LAWYER in changes and "M-2" in changes and "loses access" in changes
+
+
+def test_audit_times_out_of_range_in_utc_are_refused_not_a_500(firm: Firm) -> None:
+    client = signed_in(firm, COMPLIANCE, "compliance")
+    for url in ("/console/audit", "/console/audit/export.jsonl", "/console/audit/export.csv"):
+        for field, value in (("since", "0001-01-01T00:00:00+01:00"),
+                             ("until", "9999-12-31T23:59:59-01:00")):
+            response = client.get(url, params={field: value})
+            assert 400 <= response.status_code < 500, (url, field, response.status_code)

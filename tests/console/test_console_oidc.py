@@ -154,6 +154,11 @@ def test_a_lawyer_or_a_refusal_gets_no_session(console: TestClient, issuer: Fake
     refused = console.get(_to_issuer(console, issuer), follow_redirects=False)
     assert refused.status_code == 401
     assert "access_denied" in refused.text
+    # any other text in the parameter is not repeated on the firm's sign-in page
+    lure = "access_denied. Your account is locked: call +31 20 555 0100"
+    forged = console.get("/console/oidc/callback", params={"error": lure})
+    assert forged.status_code == 401
+    assert "locked" not in forged.text and "an error it did not name" in forged.text
     for response in (lawyer, refused):
         assert not any(c.startswith(f"{COOKIE}=") for c in response.headers.get_list("set-cookie"))
     assert console.get("/console/audit", follow_redirects=False).status_code == 303

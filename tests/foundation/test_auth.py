@@ -113,3 +113,60 @@ def test_token_cli_prints_a_usable_token(
         == 200
     )
     assert main(["token", "--sub", " "]) == 2
+
+
+def test_a_key_the_issuer_withdraws_is_refused_once_the_key_set_is_refetched(
+    db: DbHandle, embedder: Any, keys: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Key rotation, or a leaked key pulled: once the cached key set expires, a token signed
+    with a key the issuer no longer publishes is 401. PyJWT's per-key cache never expired,
+    so a key that had signed one token stayed trusted until a restart (fuzz)."""
+    published = {"rsa-1": keys["rsa"], "ec-1": keys["ec"]}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            jwks = []
+            for kid, key in list(published.items()):
+                if kid.startswith("rsa"):
+                    public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+                else:
+                    public = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(key.public_key()))
+                public.update({"kid": kid, "use": "sig"})
+                jwks.append(public)
+            body = json.dumps({"keys": jwks}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setattr("app.auth.service.JWKS_CACHE_S", 0.2)
+    settings = make_settings(
+        auth_mode="oidc",
+        oidc_issuer=ISSUER,
+        oidc_audience=AUDIENCE,
+        oidc_jwks_url=f"http://127.0.0.1:{server.server_port}/keys",
+    )
+    try:
+        with make_client(db, settings, embedder) as client:
+
+            def status(token: str) -> int:
+                return client.get(
+                    "/v1/audit/verify", headers={"Authorization": f"Bearer {token}"}
+                ).status_code
+
+            old = _token(keys["rsa"], "RS256", "rsa-1")
+            assert status(old) == 200
+            del published["rsa-1"]  # the issuer withdraws it
+            deadline = time.monotonic() + 60  # a bound on a condition, not a timing
+            while status(old) == 200:
+                assert time.monotonic() < deadline, "a withdrawn key is still trusted"
+                time.sleep(0.1)
+            assert status(old) == 401
+            assert status(_token(keys["ec"], "ES256", "ec-1")) == 200
+    finally:
+        server.shutdown()
