@@ -114,6 +114,7 @@ def model_id_for(name: str) -> str:
 _MIB = 1 << 20
 # Queued questions encoded together in one pass (a burst of searches shares one forward pass).
 QUERY_BATCH_MAX = 32
+QUERY_PASS_TOKENS = 256  # word pieces a query pass takes along (or its first query's own)
 # With the in-process encoder (EWALL_EMBEDDING_BULK_PROCESS=false): for this long after a
 # question, bulk batches run on half the torch threads, so the next question finds a core.
 BULK_YIELD_S = 2.0
@@ -341,6 +342,7 @@ class _Batch:
     call: int  # the caller's request number (encode_calls when it was made)
     texts: list[str]
     kind: Kind = "passage"  # the native encoders prefix (or not) by kind themselves
+    tokens: int = 0  # estimated word pieces (queries: what a pass may take along)
     done: threading.Event = field(default_factory=threading.Event)
     result: npt.NDArray[np.float32] | None = None
     error: BaseException | None = None
@@ -373,6 +375,7 @@ class Embedder:
         self._ready = threading.Condition(self._lock)
         self._order = itertools.count()
         self._held: dict[str, int] = {"query": 0, "bulk": 0}
+        self._queued: dict[str, int] = {}  # query batches in the lane per caller
         self._closed = False
         self.encode_calls = 0
         self.encoded_texts = 0
@@ -522,23 +525,23 @@ class Embedder:
             return counts
 
     def _take(self, lane: _Lane) -> list[_Batch]:
-        """Under the lock: the next forward pass. A query takes every other queued query
-        with it (up to ``query_batch_max`` texts); a bulk batch goes alone."""
+        """Under the lock: the next forward pass. A query takes the queries queued next with
+        it (up to ``query_batch_max`` texts and QUERY_PASS_TOKENS word pieces, or its own
+        length: a short question never waits for another caller's long one in its pass);
+        a bulk batch goes alone."""
         _, _, _, first = heapq.heappop(lane.queue)
         taken = [first]
         if first.priority == "query":
-            size = len(first.texts)
-            while (
-                lane.queue
-                and lane.queue[0][3].priority == "query"
-                and lane.queue[0][3].kind == first.kind
-            ):
-                nxt = lane.queue[0][3]
-                if size + len(nxt.texts) > self.query_batch_max:
+            size, tokens = len(first.texts), first.tokens
+            budget = max(tokens, QUERY_PASS_TOKENS)
+            while lane.queue and (nxt := lane.queue[0][3]).priority == "query":
+                if nxt.kind != first.kind or size + len(nxt.texts) > self.query_batch_max:
+                    break
+                if tokens + nxt.tokens > budget:
                     break
                 heapq.heappop(lane.queue)
                 taken.append(nxt)
-                size += len(nxt.texts)
+                size, tokens = size + len(nxt.texts), tokens + nxt.tokens
         return taken
 
     def _blocked(self, lane: _Lane) -> bool:
@@ -625,8 +628,15 @@ class Embedder:
         return batches
 
     def _encode(
-        self, texts: Sequence[str], priority: Priority, kind: Kind = "passage"
+        self,
+        texts: Sequence[str],
+        priority: Priority,
+        kind: Kind = "passage",
+        caller: str | None = None,
     ) -> npt.NDArray[np.float32]:
+        """``caller`` (a person): their query batches queue round-robin with other callers'
+        (the n-th of theirs in the lane behind everyone's first), so many long questions of
+        one person never stall another's (invariant 10)."""
         if priority == "query":
             groups = [
                 list(range(i, min(i + self.query_batch_max, len(texts))))
@@ -638,21 +648,43 @@ class Embedder:
             self.encode_calls += 1
             self.encoded_texts += len(texts)
             call = self.encode_calls
-            batches = [_Batch(priority, call, [texts[i] for i in group], kind) for group in groups]
+            batches = [
+                _Batch(
+                    priority,
+                    call,
+                    [texts[i] for i in group],
+                    kind,
+                    sum(self._estimate_tokens(texts[i]) for i in group),
+                )
+                for group in groups
+            ]
             lane = self._lanes[priority]
             self._start(lane)
+            # queries first; among bulk callers round-robin by batch number, among query
+            # callers by how many batches of theirs the lane holds already
+            first = self._queued.get(caller, 0) if caller is not None else 0
+            if caller is not None:
+                self._queued[caller] = first + len(batches)
             for round_no, batch in enumerate(batches):
-                # queries first; among bulk callers, round-robin by batch number
-                key = (_RANK[priority], round_no if priority == "bulk" else 0)
+                key = (_RANK[priority], round_no + (first if priority == "query" else 0))
                 heapq.heappush(lane.queue, (*key, next(self._order), batch))
             self._ready.notify_all()
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for group, batch in zip(groups, batches, strict=True):
-            batch.done.wait()
-            if batch.error is not None:
-                raise batch.error
-            if batch.result is not None:
-                out[group] = batch.result
+        try:
+            for group, batch in zip(groups, batches, strict=True):
+                batch.done.wait()
+                if batch.error is not None:
+                    raise batch.error
+                if batch.result is not None:
+                    out[group] = batch.result
+        finally:
+            if caller is not None:
+                with self._lock:
+                    left = self._queued[caller] - len(batches)
+                    if left > 0:
+                        self._queued[caller] = left
+                    else:
+                        del self._queued[caller]
         return out
 
     def embed_passages(
@@ -663,16 +695,16 @@ class Embedder:
         return self._encode([self.passage_prompt + t for t in texts], priority, "passage")
 
     def embed_queries(
-        self, texts: Sequence[str], *, priority: Priority = "query"
+        self, texts: Sequence[str], *, priority: Priority = "query", caller: str | None = None
     ) -> npt.NDArray[np.float32]:
         """Query-side encoding. Callers with many texts that no one waits on interactively
-        (the grounding gate) pass ``priority="bulk"``."""
+        (the grounding gate) pass ``priority="bulk"``; ``caller``: see ``_encode``."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return self._encode([self.query_prompt + t for t in texts], priority, "query")
+        return self._encode([self.query_prompt + t for t in texts], priority, "query", caller)
 
-    def embed_query(self, text: str) -> Vector:
-        vector: Vector = self.embed_queries([text])[0]
+    def embed_query(self, text: str, caller: str | None = None) -> Vector:
+        vector: Vector = self.embed_queries([text], caller=caller)[0]
         return vector
 
 
@@ -734,57 +766,6 @@ def passage_input(
     while words and counter.count_tokens(" ".join(words)) > max(room, 0):
         words = words[: int(len(words) * 0.8)]
     return " ".join(words) + "\n" + body if words else body
-
-
-KNOWN_MIN_COSINE = 0.999
-
-
-class KnownVectors:
-    """Passage vectors one model has already encoded, by the exact encoder input (its
-    sha256): ingestion takes a chunk's vector from here instead of encoding it (the demo
-    firm ships its own, app/demo/vectors.py). The first vector taken is checked against the
-    live encoder; one that differs (other weights under the same model id) discards them
-    all, so a stale set costs time, never a wrong vector. Vectors encoded meanwhile are
-    added, so a later identical input is not encoded twice."""
-
-    def __init__(self, model_id: str, vectors: dict[bytes, Vector] | None = None) -> None:
-        self.model_id = model_id
-        self.vectors: dict[bytes, Vector] = dict(vectors or {})
-        self.checked = False
-        self.taken = 0
-
-    @staticmethod
-    def key(text: str) -> bytes:
-        return hashlib.sha256(text.encode("utf-8")).digest()
-
-    def take(self, embedder: Embedder, texts: Sequence[str]) -> list[Vector | None]:
-        """The known vector of each input, None where it must be encoded."""
-        if embedder.model_id != self.model_id or not self.vectors:
-            return [None] * len(texts)
-        found = [self.vectors.get(self.key(t)) for t in texts]
-        first = next((i for i, v in enumerate(found) if v is not None), None)
-        if first is not None and not self.checked:
-            self.checked = True
-            live = embedder.embed_passages([texts[first]])[0]
-            stored = np.asarray(found[first], dtype=np.float32)
-            cosine = (
-                float(live @ stored) / float(np.linalg.norm(live) * np.linalg.norm(stored) or 1)
-                if live.shape == stored.shape
-                else 0.0
-            )
-            if cosine < KNOWN_MIN_COSINE:
-                log.warning(
-                    "known vectors differ from the live encoder's; encoding every input",
-                    extra={"model": self.model_id, "cosine": round(cosine, 6)},
-                )
-                self.vectors = {}
-                return [None] * len(texts)
-        self.taken += sum(v is not None for v in found)
-        return found
-
-    def add(self, texts: Sequence[str], vectors: npt.NDArray[np.float32]) -> None:
-        for text, vector in zip(texts, vectors, strict=True):
-            self.vectors[self.key(text)] = np.asarray(vector, dtype=np.float32)
 
 
 def vector_literal(vec: Sequence[float] | npt.NDArray[np.float32]) -> str:

@@ -2,7 +2,8 @@
 everyone else's search (docs/isolation.md).
 
 Two kinds, both answering 429 ``rate_limited`` with a ``Retry-After`` header:
-- concurrency: at most N calls of one person in flight on a route family (the gates);
+- concurrency: at most N calls of one person in flight on a route family (the gates,
+  across processes; searches, per process: ``local_slot``);
 - budgets: a token bucket per person and budget (grounding sentences and characters,
   citations checked), refilled continuously at its per-minute rate.
 
@@ -60,6 +61,7 @@ class PersonLimiter:
         )
         self._lock = threading.Lock()
         self._checks = 0
+        self._local: dict[tuple[str, str], int] = {}  # local_slot's calls in flight
 
     def _now(self) -> float | None:
         return self.clock() if self.clock is not None else None
@@ -88,6 +90,36 @@ class PersonLimiter:
                     repo.release_slot(conn, family, person_id, holder)
             except Exception:  # the lease lapses on its own; the call's own outcome stands
                 log.warning("releasing a %s slot failed", family, exc_info=True)
+
+    @contextmanager
+    def local_slot(self, family: str, person_id: str, limit: int) -> Iterator[None]:
+        """Hold one of ``limit`` slots of ``person_id`` for ``family`` in this process. What
+        it guards is the process's own: its request threads (a sync route holds one while it
+        waits for the encoder or the database) and its encoder lane, which one person's
+        dozens of concurrent searches would fill, stalling everyone's. Counted in memory,
+        not in PostgreSQL: the search is the hot path, and each process has its own threads
+        to guard (the per-minute budget holds across processes)."""
+        key = (family, person_id)
+        with self._lock:
+            taken = self._local.get(key, 0)
+            if taken < limit:
+                self._local[key] = taken + 1
+        if taken >= limit:
+            raise RateLimited(
+                f"You already have {limit} {family} calls in progress; wait for one to finish.",
+                retry_after_s=1,
+                limit=limit,
+                scope=f"{family}_concurrent",
+            )
+        try:
+            yield
+        finally:
+            with self._lock:
+                left = self._local[key] - 1
+                if left:
+                    self._local[key] = left
+                else:
+                    del self._local[key]
 
     def in_flight(self, family: str, person_id: str) -> int:
         with self._database.transaction() as conn:

@@ -347,6 +347,11 @@ class Settings(BaseSettings):
         ge=1,
         description=("Searches (POST /v1/search) per person per minute (429 beyond)."),
     )
+    search_max_concurrent_per_person: int = Field(
+        default=4,
+        ge=1,
+        description="Searches one person may have in flight in one API process (429 beyond).",
+    )
     session_gate_per_minute: int = Field(
         default=120,
         ge=1,

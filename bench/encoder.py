@@ -59,9 +59,9 @@ class QueryLaneEmbedder(Embedder):
     """Every query-side encoding through the query lane (the backend under test)."""
 
     def embed_queries(
-        self, texts: Sequence[str], *, priority: Priority = "query"
+        self, texts: Sequence[str], *, priority: Priority = "query", caller: str | None = None
     ) -> npt.NDArray[np.float32]:
-        return super().embed_queries(texts, priority="query")
+        return super().embed_queries(texts, priority="query", caller=caller)
 
 
 def dutch_questions() -> list[str]:

@@ -26,9 +26,10 @@ from pathlib import Path
 from app.caselaw.ingest import ingest_rechtspraak_folder
 from app.db.runtime import open_database
 from app.demo import vectors
-from app.embeddings import Embedder, KnownVectors
+from app.embeddings import Embedder
 from app.evaluation.starter import stage_starter_files
 from app.ingest.pipeline import IngestPipeline
+from app.known_vectors import KnownVectors
 from tests.conftest import make_settings
 from tests.fakes.rechtspraak import corpus_dir, rechtspraak_dir
 

@@ -15,7 +15,8 @@ from pathlib import Path
 from app.db.runtime import open_database
 from app.demo.loader import load_demo
 from app.demo.vectors import FILE, save
-from app.embeddings import Embedder, KnownVectors
+from app.embeddings import Embedder
+from app.known_vectors import KnownVectors
 from app.settings import Settings
 
 

@@ -41,9 +41,10 @@ from app.demo import documents as demo_docs
 from app.demo import firm
 from app.demo import repository as demo_repo
 from app.demo import vectors as demo_vectors
-from app.embeddings import Embedder, KnownVectors
+from app.embeddings import Embedder
 from app.evaluation.starter import STARTER_ECLIS, load_starter_set
 from app.ingest.pipeline import IngestPipeline, IngestRun
+from app.known_vectors import KnownVectors
 from app.matrix.schemas import ClientImport, MatterImport, PartyIn, PersonImport
 from app.matrix.service import apply_matrix
 from app.settings import Settings

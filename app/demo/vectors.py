@@ -4,7 +4,7 @@ Every machine that loads the demo encodes the same public texts with the same mo
 CPU cores that was most of a first `make run` (minutes). ``data/vectors.npz`` holds the
 vector of every encoder input a demo load produces with the default encoder, by its sha256,
 for both case-law selections (the shared corpus's starter set and the packaged sample). The
-load takes them through ``KnownVectors`` (app/embeddings.py): the first one is checked
+load takes them through ``KnownVectors`` (app/known_vectors.py): the first one is checked
 against the live encoder, an input not in the file (changed chunking, other documents) is
 encoded as before, and another encoder uses none of them.
 
@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from app.embeddings import Embedder, KnownVectors
+from app.embeddings import Embedder
+from app.known_vectors import KnownVectors
 
 FILE = Path(__file__).parent / "data" / "vectors.npz"
 

@@ -29,7 +29,6 @@ from app.audit.chain import canonical_json
 from app.db.engine import Database
 from app.embeddings import (
     Embedder,
-    KnownVectors,
     document_summary,
     passage_context,
     passage_input,
@@ -44,6 +43,7 @@ from app.ingest.types import (
     ExtractionError,
     PreparedChunk,
 )
+from app.known_vectors import KnownVectors
 from app.matrix.schemas import GroupImport
 from app.matrix.service import apply_matrix
 from app.reembed.service import check_write_model

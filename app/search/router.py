@@ -37,13 +37,18 @@ def search(
         body.model = x_model.strip()
     if body.prompt_version is None and x_prompt_version:
         body.prompt_version = x_prompt_version.strip()
-    # Encode before the transaction opens: no connection is held while the model runs. A
-    # search without a dense leg (sparse mode, dense weight 0) does not wait for the model.
-    qvec = service.query_vector(resources, principal.person_id, body)
-    # The rest is one service call (app/search/service.py): it picks the read connection
-    # (a healthy replica or the primary), resolves access, runs the statement and commits
-    # the audit row before the response leaves: no audit row, no results.
-    result = service.search(resources, principal, body, qvec=qvec, started=started)
+    # One person's searches in flight are bounded: dozens of them waiting on the encoder
+    # would hold every request thread of this process, and others' searches with them.
+    limit = resources.settings.search_max_concurrent_per_person
+    with resources.limiter.local_slot("search", principal.person_id, limit):
+        # Encode before the transaction opens: no connection is held while the model runs.
+        # A search without a dense leg (sparse mode, dense weight 0) does not wait for it.
+        qvec = service.query_vector(resources, principal.person_id, body)
+        # The rest is one service call (app/search/service.py): it picks the read
+        # connection (a healthy replica or the primary), resolves access, runs the
+        # statement and commits the audit row before the response leaves: no audit row,
+        # no results.
+        result = service.search(resources, principal, body, qvec=qvec, started=started)
     response.headers["X-Ewall-Read-From"] = "primary" if result.read_from == PRIMARY else "replica"
     return service.to_response(result)
 

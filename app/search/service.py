@@ -704,8 +704,8 @@ def needs_query_vector(settings: Settings, request: SearchIn) -> bool:
     return _weights(settings, request.mode)[0] > 0
 
 
-def embed_query(embedder: Embedder, query: str) -> str:
-    return vector_literal(embedder.embed_query(query))
+def embed_query(embedder: Embedder, query: str, person_id: str | None = None) -> str:
+    return vector_literal(embedder.embed_query(query, caller=person_id))
 
 
 def query_vector(resources: Resources, person_id: str, request: SearchIn) -> str | None:
@@ -718,7 +718,7 @@ def query_vector(resources: Resources, person_id: str, request: SearchIn) -> str
     cache = resources.query_vectors
     found = cache.get(person_id, embedder.model_id, request.query)
     if found is None:
-        found = embed_query(embedder, request.query)
+        found = embed_query(embedder, request.query, person_id)
         cache.put(person_id, embedder.model_id, request.query, found)
     return found
 

@@ -5,6 +5,7 @@ call takes nothing (the budgets are token buckets on a stopped clock here)."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from fastapi.testclient import TestClient
@@ -12,7 +13,7 @@ from sqlalchemy import text
 
 from tests.conftest import DbHandle, Tokens
 from tests.gates.conftest import GateClient
-from tests.gates.test_limits import _frozen_limiter, assert_rate_limited
+from tests.gates.test_limits import _frozen_limiter, assert_rate_limited, wait_for
 
 
 def _exhaust(
@@ -44,6 +45,48 @@ def test_searches_per_person_are_limited(
             text("SELECT count(*) FROM audit_retrievals WHERE person_id = 'alice'")
         ).scalar_one()
     assert count == 2
+
+
+def test_searches_in_flight_per_person_are_limited(
+    gate_client: GateClient, auth: Tokens, embedder: Any
+) -> None:
+    """One person's searches waiting on the encoder are bounded (a fuzz saw 45 concurrent
+    long questions of one lawyer hold every request thread, so that another lawyer's sparse
+    search took 10 s); the next one is 429 at once, and others are served meanwhile."""
+    client = gate_client(search_max_concurrent_per_person=2)
+    alice, bob = auth("alice", "lawyer"), auth("bob", "lawyer")
+    answers: list[int] = []
+
+    def search(headers: dict[str, str], query: str, mode: str = "hybrid") -> Any:
+        body = {"query": query, "k": 3, "mode": mode}
+        return client.post("/v1/search", json=body, headers=headers)
+
+    threads: list[threading.Thread] = []
+    third: list[Any] = []
+    try:
+        with embedder.held("query"):  # Alice's searches wait at the encoder until released
+            for query in ("huurovereenkomst ontbinding", "octrooi inbreuk"):
+                threads.append(
+                    threading.Thread(
+                        target=lambda q=query: answers.append(search(alice, q).status_code)
+                    )
+                )
+                threads[-1].start()
+            wait_for(lambda: embedder.pending()["query"] == 2, "two searches at the encoder")
+            threads.append(
+                threading.Thread(target=lambda: third.append(search(alice, "onrechtmatige daad")))
+            )
+            threads[-1].start()
+            wait_for(lambda: bool(third) or embedder.pending()["query"] > 2, "the third search")
+            assert third, "a third search of Alice's reached the encoder"
+            assert_rate_limited(third[0], "search_concurrent")
+            assert search(bob, "huurovereenkomst", "sparse").status_code == 200  # per person
+            assert search(alice, "huurovereenkomst", "sparse").status_code == 429
+    finally:  # every request ends before the client does
+        for thread in threads:
+            thread.join(timeout=300)
+    assert answers == [200, 200]
+    assert search(alice, "onrechtmatige daad").status_code == 200  # the slots are free again
 
 
 def test_session_gate_calls_per_person_are_limited(

@@ -1,4 +1,4 @@
-"""Vectors already encoded by the model (app/embeddings.py ``KnownVectors``, shipped for the
+"""Vectors already encoded by the model (app/known_vectors.py ``KnownVectors``, shipped for the
 demo firm by app/demo/vectors.py) are taken instead of encoding, exactly as stored; a set
 that is not the live encoder's is discarded after one check, never stored."""
 
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from app.demo import vectors as demo_vectors
-from app.embeddings import KnownVectors
 from app.ingest.pipeline import IngestPipeline
 from app.ingest.runs import ingest_folder
+from app.known_vectors import KnownVectors
 from app.settings import Settings
 from tests import pg
 from tests.conftest import DbHandle, fresh_database

@@ -123,3 +123,34 @@ def test_bulk_callers_share_the_encoder_round_robin(embedder: Any) -> None:
             expected.append(calls["second"])
     assert served == expected, served
     np.testing.assert_allclose(done["second"], embedder.embed_passages(second), atol=1e-4)
+
+
+def test_query_callers_take_turns_and_a_long_question_rides_alone(embedder: Any) -> None:
+    """One person's many long questions never stall another's short one (invariant 10; a
+    fuzz saw a colleague's search take 9 s behind 8 questions of 2,000 characters): the lane
+    serves each caller's n-th question after every caller's earlier ones, and a pass takes
+    along only questions that fit its word-piece budget."""
+    long = "huurachterstand ontruiming gebreken huurgenot " * 60
+    short = "octrooi inventiviteit"
+    calls: dict[str, int] = {}
+    threads: list[threading.Thread] = []
+
+    def ask(name: str, text: str, caller: str) -> None:
+        thread = threading.Thread(target=lambda: embedder.embed_query(text, caller=caller))
+        thread.start()
+        threads.append(thread)
+        wait_for(lambda: embedder.pending()["query"] == len(threads), f"{name} to queue")
+        calls[name] = embedder.encode_calls
+
+    embedder.served.clear()
+    passes = embedder.forward_passes
+    with embedder.held():
+        for i in range(3):
+            ask(f"a{i}", f"{long} {i}", "a@firm.nl")
+        ask("b", short, "b@firm.nl")
+    for thread in threads:
+        thread.join(timeout=300)
+    served = [call for _, call in embedder.served]
+    assert served == [calls["a0"], calls["b"], calls["a1"], calls["a2"]], (served, calls)
+    assert embedder.forward_passes - passes == 4  # the short one was not padded to the long
+    assert embedder._queued == {}  # nothing left counted against either caller
