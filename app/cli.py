@@ -327,9 +327,9 @@ def cmd_audit_export(args: argparse.Namespace, settings: Settings) -> int:
     from app.audit.service import export_lines
     from app.db.runtime import open_database
 
-    with open_database(settings) as database, database.transaction() as conn:
+    with open_database(settings) as database:
         for line in export_lines(
-            conn, since=args.since, until=args.until, after_seq=args.after_seq
+            database.transaction, since=args.since, until=args.until, after_seq=args.after_seq
         ):
             sys.stdout.write(line)
     return 0

@@ -13,6 +13,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.logging import redacted_traceback
@@ -160,6 +161,25 @@ def install_error_handlers(app: FastAPI) -> None:
                 "The request took too long and was cancelled."
                 if timeout
                 else "The database is not reachable right now; nothing was returned.",
+                {"request_id": request_id},
+            ),
+            status_code=503,
+            headers={"X-Request-ID": request_id, "Retry-After": "1"},
+        )
+
+    @app.exception_handler(PoolTimeout)
+    async def _pool_exhausted(request: Request, exc: PoolTimeout) -> JSONResponse:
+        # every connection of this process's pool stayed in use for the pool's timeout
+        request_id = getattr(request.state, "request_id", "-")
+        log.error(
+            "no database connection free",
+            extra={"request_id": request_id, "path": request.url.path},
+        )
+        return JSONResponse(
+            envelope(
+                "busy",
+                "Every database connection of the service is in use; nothing was done. "
+                "Try again shortly.",
                 {"request_id": request_id},
             ),
             status_code=503,

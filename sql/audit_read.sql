@@ -37,14 +37,16 @@ WHERE retrieval_id = ANY(:retrieval_ids)
 ORDER BY retrieval_id, rank, sub_rank
 
 -- name: export_retrievals
--- :after_seq continues an export without gaps: sequence numbers are taken under the chain
--- head's row lock, so they follow commit order (the times in `at` are taken before it).
+-- One page of an export. :after_seq continues it (and a later export) without gaps:
+-- sequence numbers are taken under the chain head's row lock, so they follow commit order
+-- (the times in `at` are taken before it).
 SELECT r.*
 FROM audit_retrievals r
 WHERE (CAST(:since AS timestamptz) IS NULL OR r.at >= CAST(:since AS timestamptz))
   AND (CAST(:until AS timestamptz) IS NULL OR r.at < CAST(:until AS timestamptz))
   AND (CAST(:after_seq AS bigint) IS NULL OR r.seq > CAST(:after_seq AS bigint))
 ORDER BY r.seq
+LIMIT :limit
 
 -- name: list_policy_events
 SELECT * FROM policy_events

@@ -178,17 +178,17 @@ def list_newest_first(
     return [dict(r) for r in rows]
 
 
-def stream_retrievals(
+def export_page(
     conn: Connection,
     *,
     since: datetime | str | None,
     until: datetime | str | None,
-    after_seq: int | None = None,
-) -> Iterator[dict[str, Any]]:
-    """Every retrieval in the window (and after ``after_seq``), oldest first, streamed."""
-    result = conn.execution_options(stream_results=True, yield_per=1000).execute(
+    after_seq: int | None,
+    limit: int,
+) -> list[dict[str, Any]]:
+    """The first ``limit`` retrievals in the window after ``after_seq``, oldest first."""
+    result = conn.execute(
         sqlfiles.query("audit_read.export_retrievals"),
-        {"since": since, "until": until, "after_seq": after_seq},
+        {"since": since, "until": until, "after_seq": after_seq, "limit": limit},
     )
-    for row in result.mappings():
-        yield dict(row)
+    return [dict(row) for row in result.mappings()]

@@ -8,6 +8,7 @@ import hmac
 import re
 import uuid
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
@@ -234,23 +235,36 @@ def withhold(item: dict[str, Any], view: MatterView) -> dict[str, Any]:
     return item
 
 
+EXPORT_PAGE = 500  # retrievals read per transaction of an export
+
+
 def export_lines(
-    conn: Connection,
+    transaction: Callable[[], AbstractContextManager[Connection]],
     *,
     since: datetime | str | None,
     until: datetime | str | None,
     after_seq: int | None = None,
+    page: int = EXPORT_PAGE,
 ) -> Iterator[str]:
     """One JSON line per retrieval, in chain order. ``after_seq``: only those after it (the
-    last ``seq`` a previous export wrote), so exports continue one another without gaps."""
-    batch: list[dict[str, Any]] = []
-    for row in repository.stream_retrievals(conn, since=since, until=until, after_seq=after_seq):
-        batch.append(row)
-        if len(batch) >= 500:
-            yield from (canonical_json(i) + "\n" for i in _retrieval_items(conn, batch))
-            batch = []
-    if batch:
-        yield from (canonical_json(i) + "\n" for i in _retrieval_items(conn, batch))
+    last ``seq`` a previous export wrote), so exports continue one another without gaps.
+
+    Read a page at a time, each in a short transaction of its own (``transaction``), and
+    written out after it ended: a client that reads slowly, or stops reading, holds no
+    connection (a fuzz saw 16 stalled downloads take every connection of the pool, so that
+    every search failed). Sequence numbers follow commit order, so paging by them skips no
+    row; a retrieval committed during the export is in it if it falls in the window."""
+    last = after_seq
+    while True:
+        with transaction() as conn:
+            rows = repository.export_page(
+                conn, since=since, until=until, after_seq=last, limit=page
+            )
+            items = _retrieval_items(conn, rows) if rows else []
+        yield from (canonical_json(i) + "\n" for i in items)
+        if len(rows) < page:
+            return
+        last = int(rows[-1]["seq"])
 
 
 def list_policy_events(

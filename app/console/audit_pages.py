@@ -128,10 +128,13 @@ def audit_page(
 
 
 def _filtered(resources: Resources, args: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """Every retrieval matching the filter, newest first, page by page in one snapshot."""
-    with resources.database.transaction() as conn:
-        cursor: str | None = None
-        while True:
+    """Every retrieval matching the filter, newest first, page by page, each page in its own
+    transaction and handed on after it ended: a download that stalls holds no connection.
+    The cursor pages down by sequence number, so a retrieval committed meanwhile (a higher
+    one) is not in it, and none is skipped."""
+    cursor: str | None = None
+    while True:
+        with resources.database.transaction() as conn:
             page = audit_service.list_retrievals(
                 conn,
                 limit=EXPORT_PAGE,
@@ -139,10 +142,10 @@ def _filtered(resources: Resources, args: dict[str, Any]) -> Iterator[dict[str, 
                 cursor_secret=audit_service.cursor_key(resources.settings),
                 **args,
             )
-            yield from page["items"]
-            cursor = page["next_cursor"]
-            if cursor is None:
-                return
+        yield from page["items"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return
 
 
 CSV_COLUMNS = (

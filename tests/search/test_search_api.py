@@ -249,6 +249,73 @@ def test_cursor_paging_and_export(firm: Firm, client: TestClient, auth: Tokens) 
         assert refused.status_code == 422, (bad, refused.text)
 
 
+def test_an_export_holds_no_connection_between_pages(
+    firm: Firm, client: TestClient, auth: Tokens
+) -> None:
+    """A download that stalls must not keep a connection (a fuzz saw 16 stalled exports take
+    the whole pool, and every search fail): each page is read in a transaction of its own,
+    and its lines are handed on after it ended."""
+    from contextlib import contextmanager
+
+    from app.audit.service import export_lines
+
+    for i in range(5):
+        firm.search("alice@firm.nl", f"octrooi {i}")
+    database = client.app.state.resources.database  # type: ignore[attr-defined]
+    open_now: list[int] = []
+    opened = 0
+
+    @contextmanager
+    def transaction() -> Any:
+        nonlocal opened
+        opened += 1
+        open_now.append(1)
+        try:
+            with database.transaction() as conn:
+                yield conn
+        finally:
+            open_now.pop()
+
+    pool = database.engine.pool
+    before = pool.checkedout()  # the app's own (its background work), not the export's
+    lines = export_lines(transaction, since=None, until=None, page=2)
+    seqs = []
+    for line in lines:
+        assert not open_now, "a line was handed on inside a transaction"
+        assert pool.checkedout() == before
+        seqs.append(json.loads(line)["seq"])
+    assert seqs == sorted(seqs) and len(seqs) == 5 and opened == 3  # 2 + 2 + 1
+    comp = auth("co@firm.nl", "compliance")
+    whole = client.get("/v1/audit/export", headers=comp).text.strip().splitlines()
+    assert [json.loads(line)["seq"] for line in whole] == seqs
+
+
+def test_a_full_pool_is_503_busy_in_the_envelope(
+    firm: Firm, client: TestClient, auth: Tokens
+) -> None:
+    """Every connection held (by stalled requests) is the service being busy, not a bug."""
+    database = client.app.state.resources.database  # type: ignore[attr-defined]
+    from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+    pool = database.engine.pool
+    saved = pool._timeout
+    pool._timeout = 0.1
+    held = []
+    try:
+        while True:  # every connection the pool will give
+            try:
+                held.append(database.engine.connect())
+            except PoolTimeout:
+                break
+        r = client.get("/v1/walls", headers=auth("cp@firm.nl", "conflicts"))
+    finally:
+        pool._timeout = saved
+        for conn in held:
+            conn.close()
+    assert r.status_code == 503, r.text
+    assert r.json()["error"]["code"] == "busy" and r.headers["Retry-After"] == "1"
+
+
 def test_plan_cache_trap_same_connection_alternating_strategies(
     firm: Firm, client: TestClient
 ) -> None:
