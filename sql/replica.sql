@@ -22,8 +22,10 @@
 -- The statements below are the replicas' connection plumbing (app/db/replicas.py).
 
 -- name: probe
--- The monitor's look at a replica: standby or not, and how far it has replayed.
-SELECT pg_is_in_recovery() AS standby,
+-- The monitor's look at a replica: does the database hold the schema, standby or not, and
+-- how far it has replayed.
+SELECT to_regclass('chunks') IS NOT NULL AS schema,
+       pg_is_in_recovery() AS standby,
        pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0') AS replay,
        pg_wal_lsn_diff(pg_last_wal_receive_lsn(), '0/0') AS receive
 

@@ -4,7 +4,9 @@ Each URL in ``EWALL_REPLICA_URLS`` gets its own pool (a `Database`, so a superus
 switches to the application role there as on the primary). A monitor thread measures every
 replica each ``EWALL_REPLICA_CHECK_INTERVAL_S``:
 
-- down:        no connection, or the probe failed;
+- down:        no connection, the probe failed or did not answer within ``PROBE_WAIT_S``
+               (a frozen server: until that probe returns, no other is started), or the
+               database holds no ewall schema (a URL naming the wrong database);
 - not_standby: the server is not in recovery (a promoted or misconfigured "replica" would
                never see the primary's walls again; it gets no searches);
 - lagging:     its replay is more than ``EWALL_REPLICA_MAX_LAG_MS`` behind the primary;
@@ -46,6 +48,20 @@ DOWN = "down"
 LAGGING = "lagging"
 NOT_STANDBY = "not_standby"
 UNKNOWN = "unknown"
+PROBE_WAIT_S = 5.0  # a healthy probe takes milliseconds; a frozen replica never answers
+# TCP settings of replica connections, unless the URL sets them: a replica whose host or
+# network path goes away mid-statement (a paused VM, a lost route) fails the statement within
+# about 10-25 s instead of the operating system's minutes (libpq's keepalive parameters and
+# tcp_user_timeout, in ms). A replica process that is itself stopped keeps its socket
+# answered by its kernel; only the monitor's PROBE_WAIT_S routes searches away from it.
+_TCP_DEFAULTS = (
+    ("connect_timeout", "5"),
+    ("keepalives", "1"),
+    ("keepalives_idle", "10"),
+    ("keepalives_interval", "5"),
+    ("keepalives_count", "3"),
+    ("tcp_user_timeout", "10000"),
+)
 
 
 def primary_lsn(conn: Connection) -> str:
@@ -136,8 +152,9 @@ class ReplicaSet:
             # a replica that stops answering must not hold a search (or the monitor) for
             # the operating system's TCP timeout
             dsn = url
-            if "connect_timeout=" not in dsn:
-                dsn += ("&" if "?" in dsn else "?") + "connect_timeout=5"
+            for key, value in _TCP_DEFAULTS:
+                if f"{key}=" not in dsn:
+                    dsn += ("&" if "?" in dsn else "?") + f"{key}={value}"
             database = Database(
                 DatabaseUrls(app=dsn, migrations=dsn),
                 app_role=settings.app_role,
@@ -151,6 +168,7 @@ class ReplicaSet:
         self._samples: deque[tuple[float, int]] = deque()
         self._window_s = max(60.0, 10 * self.max_lag_ms / 1000)
         self._turn = itertools.count()
+        self._probes: dict[str, threading.Thread] = {}  # the latest probe of each replica
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -204,7 +222,16 @@ class ReplicaSet:
             )
             replica.set_state(state)
             return state
-        if not row.standby:
+        if not row.schema:
+            state = ReplicaState(
+                replica.name,
+                DOWN,
+                None,
+                None,
+                "the database holds no ewall schema (does the URL name the right database?)",
+                time.time(),
+            )
+        elif not row.standby:
             state = ReplicaState(
                 replica.name,
                 NOT_STANDBY,
@@ -229,7 +256,34 @@ class ReplicaSet:
 
     def check_all(self) -> list[ReplicaState]:
         self._sample_primary()
-        return [self.check(r) for r in self.replicas]
+        return [self._bounded_check(r) for r in self.replicas]
+
+    def _bounded_check(self, replica: Replica) -> ReplicaState:
+        """``check`` on a thread of its own, waited for at most PROBE_WAIT_S: a replica
+        that does not answer (its process stopped, its host paused) blocks the driver, where
+        no statement_timeout can fire, and must not keep its last state ("ok") while the
+        monitor waits; a probe still blocked is not started again."""
+        probe = self._probes.get(replica.name)
+        if probe is None or not probe.is_alive():
+            probe = threading.Thread(
+                target=self.check, args=(replica,), name="ewall-replica-probe", daemon=True
+            )
+            self._probes[replica.name] = probe
+            probe.start()
+            probe.join(PROBE_WAIT_S)
+        if probe.is_alive():
+            old = replica.state
+            state = ReplicaState(
+                replica.name,
+                DOWN,
+                None,
+                old.replay_lsn,
+                f"the replica did not answer within {PROBE_WAIT_S:g} s",
+                time.time(),
+            )
+            replica.set_state(state)
+            return state
+        return replica.state
 
     def states(self) -> list[ReplicaState]:
         return [r.state for r in self.replicas]

@@ -39,6 +39,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from psycopg import OperationalError
+from psycopg import errors as pg_errors
 from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError
 
@@ -62,6 +63,14 @@ if TYPE_CHECKING:
     from app.walls.graph import MatrixSnapshot
 
 log = logging.getLogger("ewall.search")
+# a replica that fails a search so is taken out of routing until the monitor sees it well: it
+# is gone, or its database lacks the schema (a URL naming another database)
+REPLICA_DOWN_ERRORS = (
+    OperationalError,
+    pg_errors.UndefinedTable,
+    pg_errors.UndefinedColumn,
+    pg_errors.UndefinedFunction,
+)
 
 _WEBSEARCH = re.compile(r'"|(^|\s)-\S|\sOR\s')
 MAX_POLICY_RETRIES = 5
@@ -201,7 +210,7 @@ def search(
             replicas.count(resources, replica.name, "behind")
         except DBAPIError as exc:
             replicas.count(resources, replica.name, "failed")
-            if exc.connection_invalidated or isinstance(exc.orig, OperationalError):
+            if exc.connection_invalidated or isinstance(exc.orig, REPLICA_DOWN_ERRORS):
                 replica.mark_down(type(exc.orig).__name__)
             log.warning(
                 "replica search failed; running it on the primary",

@@ -8,9 +8,12 @@ by pausing WAL replay on the replica (``pg_wal_replay_pause()``).
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -349,6 +352,78 @@ def test_replica_killed_mid_search(
     body, served = search(client, auth, LAWYER)
     assert served == "replica"
     chain_ok(pair, dbname)
+
+
+def _replica_processes(pair: Pair) -> list[int]:
+    """The replica's postmaster and every process it started (its backends, startup, WAL
+    receiver)."""
+    postmaster = int((pair.replica_dir / "postmaster.pid").read_text().split()[0])
+    pids = [postmaster]
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        if int(fields[1]) == postmaster:
+            pids.append(int(stat.parent.name))
+    return pids
+
+
+def test_a_frozen_replica_is_routed_away_from(
+    pair: Pair, dbname: str, replica_app: AppFactory, auth: Tokens
+) -> None:
+    """A replica whose processes stop (a paused host looks the same to its clients) never
+    answers the monitor's probe, and the driver waits where no timeout fires: the state
+    stayed "ok" for minutes and searches kept going there (fuzz). Now the probe is waited for
+    PROBE_WAIT_S: the replica is down, searches go to the primary, and it comes back."""
+    client = replica_app()
+    build_firm(client, auth)
+    pair.wait_replayed()
+    wait_state(client, "ok")
+    frozen = _replica_processes(pair)
+    for pid in frozen:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        wait_state(client, "down")
+        (state,) = ok(client.get("/readyz"))["checks"]["replicas"]
+        assert "did not answer" in state["error"], state
+        _, served = search(client, auth, LAWYER)
+        assert served == "primary"
+    finally:
+        for pid in frozen:
+            os.kill(pid, signal.SIGCONT)
+    wait_state(client, "ok")
+    _, served = search(client, auth, LAWYER)
+    assert served == "replica"
+
+
+def test_a_replica_url_naming_a_database_without_the_schema_is_down(
+    pair: Pair, dbname: str, embedder: Any, auth: Tokens
+) -> None:
+    """A standby of the right server, but the URL names another of its databases: every
+    search sent there failed on a missing table and reran on the primary while /readyz said
+    "ok" (fuzz). The probe now asks for the schema."""
+    from app.main import create_app
+
+    settings = make_settings(
+        replica_urls=pair.replica_url("postgres"), replica_check_interval_s=0.05
+    )
+    database = Database(
+        DatabaseUrls(
+            app=pair.primary_url(dbname, pg.APP_ROLE),
+            migrations=pair.primary_url(dbname),
+            superuser=pair.primary_url(dbname),
+        ),
+        app_role=pg.APP_ROLE,
+    )
+    app = create_app(settings, database, embedder=embedder, start_worker=False)
+    try:
+        with TestClient(app, raise_server_exceptions=False) as client:
+            wait_state(client, "down")
+            (state,) = ok(client.get("/readyz"))["checks"]["replicas"]
+            assert "no ewall schema" in state["error"], state
+    finally:
+        database.dispose()
 
 
 def test_replica_far_behind_is_routed_away_and_back(
