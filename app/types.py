@@ -27,7 +27,7 @@ _IDENT = re.compile(r"^[^\s/\\?#%]+(?: [^\s/\\?#%]+)*$")
 _PRINCIPAL = re.compile(r"^[a-z0-9][a-z0-9_.-]*:(user|group):\S.*$")
 
 
-def _no_control(value: str) -> str:
+def no_control(value: str) -> str:
     if _CONTROL.search(value):
         raise ValueError("must not contain control characters")
     return value
@@ -95,18 +95,18 @@ def _aware(value: datetime) -> datetime:
         raise ValueError("is out of range once converted to UTC") from None
 
 
-Text = Annotated[str, StringConstraints(max_length=100_000), AfterValidator(_no_control)]
+Text = Annotated[str, StringConstraints(max_length=100_000), AfterValidator(no_control)]
 ShortText = Annotated[
-    str, StringConstraints(strip_whitespace=True, max_length=1000), AfterValidator(_no_control)
+    str, StringConstraints(strip_whitespace=True, max_length=1000), AfterValidator(no_control)
 ]
 Identifier = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
-    AfterValidator(_no_control),
+    AfterValidator(no_control),
     AfterValidator(_identifier),
 ]
 Principal = Annotated[
-    str, StringConstraints(max_length=400), AfterValidator(_no_control), AfterValidator(_principal)
+    str, StringConstraints(max_length=400), AfterValidator(no_control), AfterValidator(_principal)
 ]
 UserPrincipal = Annotated[Principal, AfterValidator(_user_principal)]
 AwareDatetime = Annotated[datetime, BeforeValidator(_rfc3339), AfterValidator(_aware)]
@@ -114,7 +114,7 @@ AwareDatetime = Annotated[datetime, BeforeValidator(_rfc3339), AfterValidator(_a
 SessionId = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
-    AfterValidator(_no_control),
+    AfterValidator(no_control),
 ]
 
 

@@ -14,6 +14,7 @@ from app.errors import NotFound, Unprocessable
 from app.search import repository, service
 from app.search.replica import PRIMARY
 from app.search.schemas import SearchIn, SearchOut
+from app.types import storable
 
 router = APIRouter(prefix="/v1", tags=["search"])
 
@@ -34,9 +35,9 @@ def search(
         "searches", principal.person_id, 1, resources.settings.search_per_minute
     )
     if body.model is None and x_model:
-        body.model = x_model.strip()
+        body.model = _header_label(x_model, "X-Model")
     if body.prompt_version is None and x_prompt_version:
-        body.prompt_version = x_prompt_version.strip()
+        body.prompt_version = _header_label(x_prompt_version, "X-Prompt-Version")
     # One person's searches in flight are bounded: dozens of them waiting on the encoder
     # would hold every request thread of this process, and others' searches with them.
     limit = resources.settings.search_max_concurrent_per_person
@@ -51,6 +52,21 @@ def search(
         result = service.search(resources, principal, body, qvec=qvec, started=started)
     response.headers["X-Ewall-Read-From"] = "primary" if result.read_from == PRIMARY else "replica"
     return service.to_response(result)
+
+
+def _header_label(raw: str, name: str) -> str:
+    """A label from a header as the caller wrote it: HTTP hands header bytes over as
+    Latin-1, so UTF-8 ("café") is read back as such; control characters are refused, as in
+    the body."""
+    try:
+        value = raw.encode("latin-1").decode("utf-8").strip()
+    except UnicodeError:
+        raise Unprocessable("invalid_header", f"{name} is not UTF-8 text.", field=name) from None
+    if not storable(value):
+        raise Unprocessable(
+            "invalid_header", f"{name} must not contain control characters.", field=name
+        )
+    return value
 
 
 class SynonymIn(BaseModel):

@@ -5,20 +5,38 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
 
-from app.types import AwareDatetime, Identifier, SessionId
+from app.types import AwareDatetime, Identifier, SessionId, no_control
 
-Query = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
-Label = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
+# no control characters (tab and line breaks stay in a question): they would be stored in
+# the audit row as sent, and a terminal or log reading it would run them
+Query = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=2000),
+    AfterValidator(no_control),
+]
+Label = Annotated[
+    str, StringConstraints(strip_whitespace=True, max_length=200), AfterValidator(no_control)
+]
 FilterValue = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
 
 
 class Filters(BaseModel):
+    """Each filter narrows; an empty list is refused rather than read as "no filter" (which
+    would widen what the caller asked for: an agent sending the user's empty selection)."""
+
     model_config = ConfigDict(extra="forbid")
-    doc_types: list[FilterValue] | None = Field(default=None, max_length=100)
-    sources: list[FilterValue] | None = Field(default=None, max_length=100)
-    matter_ids: list[FilterValue] | None = Field(default=None, max_length=10_000)
+    doc_types: list[FilterValue] | None = Field(default=None, min_length=1, max_length=100)
+    sources: list[FilterValue] | None = Field(default=None, min_length=1, max_length=100)
+    matter_ids: list[FilterValue] | None = Field(default=None, min_length=1, max_length=10_000)
     modified_from: AwareDatetime | None = None
     modified_to: AwareDatetime | None = None
 
@@ -26,7 +44,7 @@ class Filters(BaseModel):
 class SearchIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: Query
-    k: int = Field(default=10, ge=1, le=100)
+    k: int = Field(default=10, ge=1, le=100, strict=True)  # not true, "1_0" or 10.0
     mode: Literal["hybrid", "dense", "sparse"] = "hybrid"
     filters: Filters | None = None
     model: Label | None = None
@@ -35,7 +53,7 @@ class SearchIn(BaseModel):
     # binds the session to a matter: its searches narrow to it plus public sources
     session_matter_id: Identifier | None = None
     # one search of a bound session searches everything the person may see (audited as such)
-    session_widen: bool = False
+    session_widen: bool = Field(default=False, strict=True)  # not "yes", "t" or 1
     collapse: Literal["document"] | None = None
 
     @model_validator(mode="after")

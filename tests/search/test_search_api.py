@@ -161,6 +161,49 @@ def test_filters_only_narrow(firm: Firm) -> None:
     assert _seen(firm, "bob@firm.nl", "octrooi", k=100, filters={"sources": ["netdocuments"]}) == []
 
 
+def test_what_would_widen_or_smuggle_is_refused(
+    firm: Firm, client: TestClient, auth: Tokens
+) -> None:
+    """A fuzz of the search found "matter_ids": [] read as no filter (results from every
+    matter, the audit row saying [] beside them), lax types (k true, session_widen "yes"),
+    control characters stored in the labels, and a UTF-8 X-Model stored as mojibake."""
+    bob = auth("bob@firm.nl", "lawyer")
+
+    def refused(body: dict[str, Any], field: str, headers: dict[str, Any] | None = None) -> None:
+        r = client.post(
+            "/v1/search", json={"query": "octrooi", **body}, headers={**bob, **(headers or {})}
+        )
+        assert r.status_code == 422, (body, r.text)
+        assert r.json()["error"]["details"]["field"] == field, r.json()
+
+    for name in ("matter_ids", "doc_types", "sources"):
+        refused({"filters": {name: []}}, f"filters.{name}")
+    refused({"k": True}, "k")
+    refused({"k": "10"}, "k")
+    refused({"session_id": "s", "session_widen": "yes"}, "session_widen")
+    refused({"model": "gpt\x1b[2J"}, "model")
+    refused({"prompt_version": "v\x07"}, "prompt_version")
+    refused({"query": "octrooi\x1b[31m"}, "query")
+    refused({}, "X-Model", {"X-Model": "gpt\x1b[2J"})
+    # a question may span lines
+    assert (
+        client.post(
+            "/v1/search", json={"query": "octrooi\ninbreuk\tstand"}, headers=bob
+        ).status_code
+        == 200
+    )
+    raw = {k.encode(): v.encode() for k, v in bob.items()} | {b"X-Model": "café-7b".encode()}
+    r = client.post("/v1/search", json={"query": "octrooi"}, headers=raw)
+    assert r.status_code == 200, r.text
+    row = ok(
+        client.get(
+            f"/v1/audit/retrievals/{r.json()['retrieval_id']}",
+            headers=auth("co@firm.nl", "compliance"),
+        )
+    )
+    assert row["model"] == "café-7b"
+
+
 def test_audit_row_per_search_with_everything_named(
     firm: Firm, client: TestClient, auth: Tokens
 ) -> None:
@@ -346,9 +389,7 @@ def test_plan_cache_trap_same_connection_alternating_strategies(
                 r[0]
                 for r in conn.execute(
                     text("EXPLAIN " + sqlfiles.raw(BLOCKS["hybrid"])),
-                    hybrid_explain_params(
-                        hnsw=strategy == "hnsw", collapse=False
-                    ),
+                    hybrid_explain_params(hnsw=strategy == "hnsw", collapse=False),
                 )
             )
             assert ("ix_chunks_embedding_hnsw" in plan) == (strategy == "hnsw"), (i, plan)
