@@ -375,7 +375,8 @@ class Embedder:
         self._ready = threading.Condition(self._lock)
         self._order = itertools.count()
         self._held: dict[str, int] = {"query": 0, "bulk": 0}
-        self._queued: dict[str, int] = {}  # query batches in the lane per caller
+        self._query_round = 0  # the tag of the query batch served last (fair queueing)
+        self._last_tag: dict[str, int] = {}  # per caller, the tag of their latest batch
         self._closed = False
         self.encode_calls = 0
         self.encoded_texts = 0
@@ -529,9 +530,10 @@ class Embedder:
         it (up to ``query_batch_max`` texts and QUERY_PASS_TOKENS word pieces, or its own
         length: a short question never waits for another caller's long one in its pass);
         a bulk batch goes alone."""
-        _, _, _, first = heapq.heappop(lane.queue)
+        _, tag, _, first = heapq.heappop(lane.queue)
         taken = [first]
         if first.priority == "query":
+            self._query_round = max(self._query_round, tag)
             size, tokens = len(first.texts), first.tokens
             budget = max(tokens, QUERY_PASS_TOKENS)
             while lane.queue and (nxt := lane.queue[0][3]).priority == "query":
@@ -539,7 +541,7 @@ class Embedder:
                     break
                 if tokens + nxt.tokens > budget:
                     break
-                heapq.heappop(lane.queue)
+                self._query_round = max(self._query_round, heapq.heappop(lane.queue)[1])
                 taken.append(nxt)
                 size, tokens = size + len(nxt.texts), tokens + nxt.tokens
         return taken
@@ -634,9 +636,11 @@ class Embedder:
         kind: Kind = "passage",
         caller: str | None = None,
     ) -> npt.NDArray[np.float32]:
-        """``caller`` (a person): their query batches queue round-robin with other callers'
-        (the n-th of theirs in the lane behind everyone's first), so many long questions of
-        one person never stall another's (invariant 10)."""
+        """``caller`` (a person): the query lane is fair between callers (start-time fair
+        queueing: a caller's next batch is tagged one round after the later of the round
+        being served and their own last tag, and the lowest tag goes first), so many long
+        questions of one person never stall another's (invariant 10), and a person's
+        later questions are not overtaken for ever by others' first ones."""
         if priority == "query":
             groups = [
                 list(range(i, min(i + self.query_batch_max, len(texts))))
@@ -661,31 +665,30 @@ class Embedder:
             lane = self._lanes[priority]
             self._start(lane)
             # queries first; among bulk callers round-robin by batch number, among query
-            # callers by how many batches of theirs the lane holds already
-            first = self._queued.get(caller, 0) if caller is not None else 0
-            if caller is not None:
-                self._queued[caller] = first + len(batches)
+            # callers by fair-queueing tag
             for round_no, batch in enumerate(batches):
-                key = (_RANK[priority], round_no + (first if priority == "query" else 0))
-                heapq.heappush(lane.queue, (*key, next(self._order), batch))
+                tag = round_no if priority == "bulk" else self._query_tag(caller)
+                heapq.heappush(lane.queue, (_RANK[priority], tag, next(self._order), batch))
             self._ready.notify_all()
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        try:
-            for group, batch in zip(groups, batches, strict=True):
-                batch.done.wait()
-                if batch.error is not None:
-                    raise batch.error
-                if batch.result is not None:
-                    out[group] = batch.result
-        finally:
-            if caller is not None:
-                with self._lock:
-                    left = self._queued[caller] - len(batches)
-                    if left > 0:
-                        self._queued[caller] = left
-                    else:
-                        del self._queued[caller]
+        for group, batch in zip(groups, batches, strict=True):
+            batch.done.wait()
+            if batch.error is not None:
+                raise batch.error
+            if batch.result is not None:
+                out[group] = batch.result
         return out
+
+    def _query_tag(self, caller: str | None) -> int:
+        """Under the lock: the fair-queueing tag of a caller's next query batch."""
+        tag = max(self._query_round, self._last_tag.get(caller, 0) if caller else 0) + 1
+        if caller is not None:
+            if len(self._last_tag) > 10_000:  # callers whose tags have all been served
+                self._last_tag = {
+                    c: t for c, t in self._last_tag.items() if t > self._query_round
+                }
+            self._last_tag[caller] = tag
+        return tag
 
     def embed_passages(
         self, texts: Sequence[str], *, priority: Priority = "bulk"

@@ -45,6 +45,15 @@ POOL_SIZE = 2
 POOL_MAX_OVERFLOW = 2  # with POOL_SIZE, 4 connections a process at most: checks take microseconds
 
 
+def _in_progress(family: str, limit: int) -> RateLimited:
+    return RateLimited(
+        f"You already have {limit} {family} calls in progress; wait for one to finish.",
+        retry_after_s=1,
+        limit=limit,
+        scope=f"{family}_concurrent",
+    )
+
+
 class PersonLimiter:
     """``clock``: epoch seconds to count with instead of the database's clock (tests freeze
     it so that buckets do not refill between two calls)."""
@@ -76,12 +85,7 @@ class PersonLimiter:
             )
         self._counted()
         if not taken:
-            raise RateLimited(
-                f"You already have {limit} {family} calls in progress; wait for one to finish.",
-                retry_after_s=1,
-                limit=limit,
-                scope=f"{family}_concurrent",
-            )
+            raise _in_progress(family, limit)
         try:
             yield
         finally:
@@ -105,12 +109,7 @@ class PersonLimiter:
             if taken < limit:
                 self._local[key] = taken + 1
         if taken >= limit:
-            raise RateLimited(
-                f"You already have {limit} {family} calls in progress; wait for one to finish.",
-                retry_after_s=1,
-                limit=limit,
-                scope=f"{family}_concurrent",
-            )
+            raise _in_progress(family, limit)
         try:
             yield
         finally:

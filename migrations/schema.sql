@@ -46,7 +46,7 @@ $$;
 -- FUNCTION public ewall_chunk_document(text)
 
 CREATE FUNCTION public.ewall_chunk_document(chunk_id text) RETURNS text
-    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
     SELECT CASE WHEN substr(chunk_id, length(chunk_id) - 16, 1) = ':'
                 THEN left(chunk_id, -17) ELSE chunk_id END

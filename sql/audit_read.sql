@@ -45,8 +45,14 @@ FROM audit_retrievals r
 WHERE (CAST(:since AS timestamptz) IS NULL OR r.at >= CAST(:since AS timestamptz))
   AND (CAST(:until AS timestamptz) IS NULL OR r.at < CAST(:until AS timestamptz))
   AND (CAST(:after_seq AS bigint) IS NULL OR r.seq > CAST(:after_seq AS bigint))
+  AND r.seq <= CAST(:upto AS bigint)
 ORDER BY r.seq
 LIMIT :limit
+
+-- name: last_retrieval_seq
+-- Where an export ends: the chain as it stood when the export began (a slow reader of a
+-- busy audit would otherwise chase its head for ever).
+SELECT max(seq) FROM audit_retrievals
 
 -- name: list_policy_events
 SELECT * FROM policy_events

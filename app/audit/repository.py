@@ -178,17 +178,24 @@ def list_newest_first(
     return [dict(r) for r in rows]
 
 
+def last_retrieval_seq(conn: Connection) -> int | None:
+    seq = conn.execute(sqlfiles.query("audit_read.last_retrieval_seq")).scalar_one()
+    return None if seq is None else int(seq)
+
+
 def export_page(
     conn: Connection,
     *,
     since: datetime | str | None,
     until: datetime | str | None,
     after_seq: int | None,
+    upto: int,
     limit: int,
 ) -> list[dict[str, Any]]:
-    """The first ``limit`` retrievals in the window after ``after_seq``, oldest first."""
+    """The first ``limit`` retrievals in the window after ``after_seq`` and at or before
+    ``upto``, oldest first."""
     result = conn.execute(
         sqlfiles.query("audit_read.export_retrievals"),
-        {"since": since, "until": until, "after_seq": after_seq, "limit": limit},
+        {"since": since, "until": until, "after_seq": after_seq, "upto": upto, "limit": limit},
     )
     return [dict(row) for row in result.mappings()]

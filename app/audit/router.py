@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
@@ -128,11 +129,15 @@ def export(
     until: AwareDatetime | None = None,
     after_seq: Annotated[int | None, Query(ge=0, le=2**63 - 1)] = None,
 ) -> StreamingResponse:
-    # a page at a time, each in its own transaction: a slow reader holds no connection
+    # a page at a time, each in its own transaction: a slow reader holds no connection. The
+    # first page is read before the answer starts, so that a database that cannot serve it
+    # is a 503, not a 200 with an empty body; one that fails later cuts the body short, and
+    # the export continues with after_seq (the last seq it wrote).
     lines = service.export_lines(
         resources.database.transaction, since=since, until=until, after_seq=after_seq
     )
-    return StreamingResponse(lines, media_type="application/x-ndjson")
+    first = list(itertools.islice(lines, 1))
+    return StreamingResponse(itertools.chain(first, lines), media_type="application/x-ndjson")
 
 
 @router.get("/policy-events")

@@ -253,12 +253,16 @@ def export_lines(
     written out after it ended: a client that reads slowly, or stops reading, holds no
     connection (a fuzz saw 16 stalled downloads take every connection of the pool, so that
     every search failed). Sequence numbers follow commit order, so paging by them skips no
-    row; a retrieval committed during the export is in it if it falls in the window."""
-    last = after_seq
+    row; the export ends at the chain's head as it stood when it began."""
+    last, upto = after_seq, None
     while True:
         with transaction() as conn:
+            if upto is None:
+                upto = repository.last_retrieval_seq(conn)
+                if upto is None:
+                    return  # no retrieval at all
             rows = repository.export_page(
-                conn, since=since, until=until, after_seq=last, limit=page
+                conn, since=since, until=until, after_seq=last, upto=upto, limit=page
             )
             items = _retrieval_items(conn, rows) if rows else []
         yield from (canonical_json(i) + "\n" for i in items)

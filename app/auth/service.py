@@ -7,6 +7,8 @@ Development tokens are signed with the key of ``app.auth.keys`` and live at most
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,9 +16,11 @@ from typing import Any
 import jwt
 
 from app.auth.keys import DEV_TOKEN_MAX_TTL_S, InsecureConfiguration, dev_signing_key
-from app.errors import Unauthenticated
+from app.errors import AppError, Unauthenticated
 from app.settings import Settings
 from app.types import storable
+
+log = logging.getLogger("ewall.auth")
 
 ROLES = ("lawyer", "conflicts", "compliance", "admin")
 # characters: an OIDC subject is at most 255 ASCII characters (OpenID Connect Core 1.0,
@@ -64,19 +68,55 @@ def issue_dev_token(settings: Settings, sub: str, roles: list[str], ttl_s: int =
 # How long a fetched key set is trusted: a key the issuer withdraws (rotation, or a leak)
 # is refused at most this long after. A key id not in the cached set refetches it at once.
 JWKS_CACHE_S = 300.0
+JWKS_TIMEOUT_S = 5.0  # a fetch of the key set, on the thread of the request that needs it
+# While the issuer cannot be reached, the last key set fetched stands in for this long after
+# it was fetched; then tokens are refused (503) until the issuer answers again.
+JWKS_STALE_MAX_S = 3600.0
 
 
-def signing_keys(url: str) -> jwt.PyJWKClient:
-    """The issuer's key set at ``url``, cached whole for ``JWKS_CACHE_S``. Not per key as
-    well (PyJWT's ``cache_keys``): that cache never expires, so a withdrawn key that had
-    signed a token once stayed trusted until the process restarted."""
-    return jwt.PyJWKClient(url, cache_keys=False, cache_jwk_set=True, lifespan=JWKS_CACHE_S)
+class SigningKeys(jwt.PyJWKClient):
+    """The issuer's key set, cached whole for ``JWKS_CACHE_S``. Not per key as well (PyJWT's
+    ``cache_keys``): that cache never expires, so a withdrawn key that had signed a token
+    once stayed trusted until the process restarted. One fetch at a time: requests that find
+    the set expired wait for that one. An issuer that cannot be reached does not sign every
+    lawyer out: the last set fetched serves for up to ``JWKS_STALE_MAX_S``."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(
+            url,
+            cache_keys=False,
+            cache_jwk_set=True,
+            lifespan=JWKS_CACHE_S,
+            timeout=JWKS_TIMEOUT_S,
+        )
+        self._fetching = threading.Lock()
+        self._good: tuple[float, jwt.PyJWKSet] | None = None  # (fetched at, set)
+
+    def get_jwk_set(self, refresh: bool = False) -> jwt.PyJWKSet:
+        with self._fetching:
+            try:
+                found = super().get_jwk_set(refresh)
+            except jwt.PyJWKClientConnectionError:
+                good = self._good
+                if good is None or time.monotonic() - good[0] > JWKS_STALE_MAX_S:
+                    raise
+                log.warning("the identity provider's key set is unreachable; using the last")
+                if self.jwk_set_cache is not None:  # no refetch on every request meanwhile
+                    self.jwk_set_cache.put(good[1])
+                return good[1]
+            if self._good is None or found is not self._good[1]:
+                self._good = (time.monotonic(), found)
+            return found
+
+
+def signing_keys(url: str) -> SigningKeys:
+    return SigningKeys(url)
 
 
 class TokenVerifier:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._jwks: jwt.PyJWKClient | None = None
+        self._jwks: SigningKeys | None = None
         # resolved at the first development token, so processes that never verify one (the
         # job worker, the evaluation CLI) need no key
         self._dev_key: str | None = None
@@ -91,6 +131,12 @@ class TokenVerifier:
     def verify(self, token: str) -> Principal:
         try:
             claims = self._decode(token)
+        except jwt.PyJWKClientConnectionError as exc:
+            raise AppError(
+                "identity_provider_unavailable",
+                "The identity provider's signing keys cannot be fetched; try again shortly.",
+                status=503,
+            ) from exc
         except jwt.PyJWKClientError as exc:
             raise Unauthenticated("The token's signing key could not be resolved.") from exc
         except jwt.ExpiredSignatureError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -204,16 +205,20 @@ def audit_export(
         raise PageRefused(422, "Filter refused", " ".join(errors), session)
     resources = get_resources(request)
     stamp = now_utc().strftime("%Y%m%dT%H%M%SZ")
+    # the first page read before the download starts: a database that cannot serve it is an
+    # error page, not an empty file
+    found = _filtered(resources, args)
+    items = itertools.chain(list(itertools.islice(found, 1)), found)
 
     def jsonl() -> Iterator[str]:
-        for item in _filtered(resources, args):
+        for item in items:
             yield canonical_json(item) + "\n"
 
     def table() -> Iterator[str]:
         buffer = io.StringIO()
         writer = csv.writer(buffer)
         writer.writerow(CSV_COLUMNS)
-        for item in _filtered(resources, args):
+        for item in items:
             writer.writerow(_csv_row(item))
             if buffer.tell() > 64_000:
                 yield buffer.getvalue()

@@ -202,7 +202,8 @@ class ReplicaSet:
             self._samples.popleft()
 
     def _lag_ms(self, replay: int, now: float) -> float:
-        for at, lsn in self._samples:
+        # a copy: a probe that ended late runs beside the monitor, which changes the samples
+        for at, lsn in list(self._samples):
             if lsn > replay:
                 return max(0.0, (now - at) * 1000)
         return 0.0

@@ -82,7 +82,7 @@ class SupportChunk:
     rank: int
     content_sha256: str
     body: str
-    title: str = ""  # its document's, as the search result showed it
+    title: str = ""  # its document's, as it is now (the search result showed it too)
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ from app.gates.passages import ChunkPassages
 Matrix = npt.NDArray[np.float32]
 
 CANDIDATES = 8  # passages over the threshold whose facts are checked (those holding them first)
+FITTING_MAX = 64  # passages over the threshold looked through for the ones holding the facts
 
 
 @dataclass(frozen=True)
@@ -193,7 +194,9 @@ def _verdict(
     if facts:
         # the passages that hold every fact come first: when many score alike (a holding
         # that several returned decisions repeat), the one that states this date or amount
-        # is not crowded out by the first CANDIDATES that state another
+        # is not crowded out by the first CANDIDATES that state another (among the best
+        # FITTING_MAX: a bound on the work of one sentence)
+        above = above[:FITTING_MAX]
         fits = {i for i in above if not missing_facts(facts, passages.facts(i))}
         above = [i for i in above if i in fits] + [i for i in above if i not in fits]
     first_reasons: list[Reason] | None = None

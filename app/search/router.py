@@ -29,19 +29,21 @@ def search(
     x_prompt_version: Annotated[str | None, Header(max_length=200)] = None,
 ) -> dict[str, Any]:
     started = time.perf_counter()
-    # Charged before the model runs and before any connection is taken: a refused search
-    # costs nobody else anything.
-    resources.limiter.spend(
-        "searches", principal.person_id, 1, resources.settings.search_per_minute
-    )
     if body.model is None and x_model:
         body.model = _header_label(x_model, "X-Model")
     if body.prompt_version is None and x_prompt_version:
         body.prompt_version = _header_label(x_prompt_version, "X-Prompt-Version")
-    # One person's searches in flight are bounded: dozens of them waiting on the encoder
-    # would hold every request thread of this process, and others' searches with them.
+    # One person's searches in flight are bounded (in this process: what it guards is the
+    # process's request threads, which dozens of searches waiting on the encoder would all
+    # hold, and others' searches with them). Taken first: a search refused here spends no
+    # budget.
     limit = resources.settings.search_max_concurrent_per_person
     with resources.limiter.local_slot("search", principal.person_id, limit):
+        # Charged before the model runs and before any connection is taken: a refused
+        # search costs nobody else anything.
+        resources.limiter.spend(
+            "searches", principal.person_id, 1, resources.settings.search_per_minute
+        )
         # Encode before the transaction opens: no connection is held while the model runs.
         # A search without a dense leg (sparse mode, dense weight 0) does not wait for it.
         qvec = service.query_vector(resources, principal.person_id, body)

@@ -26,7 +26,11 @@ Query = Annotated[
 Label = Annotated[
     str, StringConstraints(strip_whitespace=True, max_length=200), AfterValidator(no_control)
 ]
-FilterValue = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
+FilterValue = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=500),
+    AfterValidator(no_control),
+]
 
 
 class Filters(BaseModel):

@@ -39,7 +39,7 @@ TABLE = "audit_retrieval_results"
 
 def upgrade() -> None:
     apply_function_source(
-        "chunk_document.v1.sql", "e3e2c6866fb09439e44c3d2bfc7bd09a6e662591ff16c3a8919ebd703467edbf"
+        "chunk_document.v1.sql", "b905910237981ba9b7bcc904e29e5c890113b5d6c4b23bf6407391e453303ea1"
     )
     with op.get_context().autocommit_block():
         op.execute(

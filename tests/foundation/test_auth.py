@@ -6,6 +6,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
@@ -30,16 +31,24 @@ def keys() -> dict[str, Any]:
     }
 
 
-@pytest.fixture(scope="module")
-def jwks_url(keys: dict[str, Any]) -> Iterator[str]:
-    rsa_jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(keys["rsa"].public_key()))
-    rsa_jwk.update({"kid": "rsa-1", "use": "sig", "alg": "RS256"})
-    ec_jwk = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(keys["ec"].public_key()))
-    ec_jwk.update({"kid": "ec-1", "use": "sig", "alg": "ES256"})
-    body = json.dumps({"keys": [rsa_jwk, ec_jwk]}).encode()
+@contextmanager
+def _jwks_server(published: dict[str, Any]) -> Iterator[str]:
+    """A JWKS over real HTTP serving the keys of ``published`` (key id -> private key) as
+    they are at each request: a test may withdraw one."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            jwks = []
+            for kid, key in list(published.items()):
+                if isinstance(key, rsa.RSAPrivateKey):
+                    public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+                    public["alg"] = "RS256"
+                else:
+                    public = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(key.public_key()))
+                    public["alg"] = "ES256"
+                public.update({"kid": kid, "use": "sig"})
+                jwks.append(public)
+            body = json.dumps({"keys": jwks}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
@@ -49,10 +58,17 @@ def jwks_url(keys: dict[str, Any]) -> Iterator[str]:
             pass
 
     server = HTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/keys"
-    server.shutdown()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/keys"
+    finally:
+        server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def jwks_url(keys: dict[str, Any]) -> Iterator[str]:
+    with _jwks_server({"rsa-1": keys["rsa"], "ec-1": keys["ec"]}) as url:
+        yield url
 
 
 def _token(key: Any, alg: str, kid: str, **overrides: Any) -> str:
@@ -122,36 +138,11 @@ def test_a_key_the_issuer_withdraws_is_refused_once_the_key_set_is_refetched(
     with a key the issuer no longer publishes is 401. PyJWT's per-key cache never expired,
     so a key that had signed one token stayed trusted until a restart (fuzz)."""
     published = {"rsa-1": keys["rsa"], "ec-1": keys["ec"]}
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            jwks = []
-            for kid, key in list(published.items()):
-                if kid.startswith("rsa"):
-                    public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
-                else:
-                    public = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(key.public_key()))
-                public.update({"kid": kid, "use": "sig"})
-                jwks.append(public)
-            body = json.dumps({"keys": jwks}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setattr("app.auth.service.JWKS_CACHE_S", 0.2)
-    settings = make_settings(
-        auth_mode="oidc",
-        oidc_issuer=ISSUER,
-        oidc_audience=AUDIENCE,
-        oidc_jwks_url=f"http://127.0.0.1:{server.server_port}/keys",
-    )
-    try:
+    with _jwks_server(published) as url:
+        settings = make_settings(
+            auth_mode="oidc", oidc_issuer=ISSUER, oidc_audience=AUDIENCE, oidc_jwks_url=url
+        )
         with make_client(db, settings, embedder) as client:
 
             def status(token: str) -> int:
@@ -168,5 +159,35 @@ def test_a_key_the_issuer_withdraws_is_refused_once_the_key_set_is_refetched(
                 time.sleep(0.1)
             assert status(old) == 401
             assert status(_token(keys["ec"], "ES256", "ec-1")) == 200
+
+
+
+def test_an_unreachable_issuer_does_not_sign_everyone_out(
+    db: DbHandle, embedder: Any, keys: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key set expires every few minutes; while the issuer cannot be reached, the last
+    one fetched stands in (for JWKS_STALE_MAX_S), and with none fetched yet a token is 503,
+    not 401: the caller is not wrong, the identity provider is away."""
+    monkeypatch.setattr("app.auth.service.JWKS_CACHE_S", 0.2)
+    token = {"Authorization": f"Bearer {_token(keys['rsa'], 'RS256', 'rsa-1')}"}
+    with _jwks_server({"rsa-1": keys["rsa"]}) as url:
+        settings = make_settings(
+            auth_mode="oidc", oidc_issuer=ISSUER, oidc_audience=AUDIENCE, oidc_jwks_url=url
+        )
+        client = make_client(db, settings, embedder)
+        client.__enter__()
+        assert client.get("/v1/audit/verify", headers=token).status_code == 200
+    try:  # the issuer is gone now
+        verifier = client.app.state.resources.verifier  # type: ignore[attr-defined]
+        cache = verifier._jwks.jwk_set_cache
+        deadline = time.monotonic() + 60
+        while not cache.is_expired():
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert client.get("/v1/audit/verify", headers=token).status_code == 200
+        with make_client(db, settings, embedder) as fresh:  # never fetched the set
+            refused = fresh.get("/v1/audit/verify", headers=token)
+            assert refused.status_code == 503, refused.text
+            assert refused.json()["error"]["code"] == "identity_provider_unavailable"
     finally:
-        server.shutdown()
+        client.__exit__(None, None, None)

@@ -153,4 +153,6 @@ def test_query_callers_take_turns_and_a_long_question_rides_alone(embedder: Any)
     served = [call for _, call in embedder.served]
     assert served == [calls["a0"], calls["b"], calls["a1"], calls["a2"]], (served, calls)
     assert embedder.forward_passes - passes == 4  # the short one was not padded to the long
-    assert embedder._queued == {}  # nothing left counted against either caller
+    # a caller's later question is not overtaken for ever: a newcomer now queues behind
+    # the round being served, not ahead of everyone's second
+    assert embedder._last_tag["a@firm.nl"] <= embedder._query_round

@@ -55,6 +55,19 @@ def dbname(pair: Pair) -> Iterator[str]:
 AppFactory = Callable[..., Any]
 
 
+def primary_database(pair: Pair, dbname: str) -> Database:
+    return Database(
+        DatabaseUrls(
+            app=pair.primary_url(dbname, pg.APP_ROLE),
+            migrations=pair.primary_url(dbname),
+            superuser=pair.primary_url(dbname),
+        ),
+        app_role=pg.APP_ROLE,
+        pool_size=4,
+        max_overflow=8,
+    )
+
+
 @pytest.fixture
 def replica_app(pair: Pair, dbname: str, embedder: Any) -> Iterator[AppFactory]:
     """Start the service on the primary with the replica configured (a superuser login: the
@@ -70,16 +83,7 @@ def replica_app(pair: Pair, dbname: str, embedder: Any) -> Iterator[AppFactory]:
             replica_max_lag_ms=overrides.pop("max_lag_ms", 600_000),
             **overrides,
         )
-        database = Database(
-            DatabaseUrls(
-                app=pair.primary_url(dbname, pg.APP_ROLE),
-                migrations=pair.primary_url(dbname),
-                superuser=pair.primary_url(dbname),
-            ),
-            app_role=pg.APP_ROLE,
-            pool_size=4,
-            max_overflow=8,
-        )
+        database = primary_database(pair, dbname)
         client = TestClient(
             create_app(settings, database, embedder=embedder, start_worker=False),
             raise_server_exceptions=False,
@@ -408,14 +412,7 @@ def test_a_replica_url_naming_a_database_without_the_schema_is_down(
     settings = make_settings(
         replica_urls=pair.replica_url("postgres"), replica_check_interval_s=0.05
     )
-    database = Database(
-        DatabaseUrls(
-            app=pair.primary_url(dbname, pg.APP_ROLE),
-            migrations=pair.primary_url(dbname),
-            superuser=pair.primary_url(dbname),
-        ),
-        app_role=pg.APP_ROLE,
-    )
+    database = primary_database(pair, dbname)
     app = create_app(settings, database, embedder=embedder, start_worker=False)
     try:
         with TestClient(app, raise_server_exceptions=False) as client:
