@@ -348,7 +348,7 @@ class Settings(BaseSettings):
         description=("Searches (POST /v1/search) per person per minute (429 beyond)."),
     )
     search_max_concurrent_per_person: int = Field(
-        default=4,
+        default=8,
         ge=1,
         description="Searches one person may have in flight in one API process (429 beyond).",
     )
