@@ -320,14 +320,18 @@ def query_results(
             "prompt_version": f"rate:{info.name}"[:200],
         }
     )
-    # before the transaction: none waits on the model
-    qvec = query_vector(resources, principal.person_id, request)
-    with resources.database.transaction() as conn:
-        result = run_search(
-            conn, resources, principal, request, qvec=qvec, purpose="rating", started=started
-        )
-        mine = evalrepo.load_judgements(conn, info.set_id, judged_by=principal.person_id)
-        progress = _progress(conn, info.set_id, principal.person_id, len(queries))
+    # an audited search like POST /v1/search: the same bound in flight and the same budget
+    person, settings = principal.person_id, resources.settings
+    with resources.limiter.local_slot("search", person, settings.search_max_concurrent_per_person):
+        resources.limiter.spend("searches", person, 1, settings.search_per_minute)
+        # before the transaction: none waits on the model
+        qvec = query_vector(resources, person, request)
+        with resources.database.transaction() as conn:
+            result = run_search(
+                conn, resources, principal, request, qvec=qvec, purpose="rating", started=started
+            )
+            mine = evalrepo.load_judgements(conn, info.set_id, judged_by=person)
+            progress = _progress(conn, info.set_id, person, len(queries))
     grades = {(j.target_kind, j.target_id): j.grade for j in mine.get(query.key, [])}
     results = []
     for rank, row in enumerate(result.rows, start=1):

@@ -7,14 +7,14 @@ from dataclasses import asdict
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Response
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints
 
 from app.deps import Admin, ConnDep, Lawyer, ResourcesDep
 from app.errors import NotFound, Unprocessable
 from app.search import repository, service
 from app.search.replica import PRIMARY
 from app.search.schemas import SearchIn, SearchOut
-from app.types import storable
+from app.types import no_control, storable
 
 router = APIRouter(prefix="/v1", tags=["search"])
 
@@ -71,10 +71,17 @@ def _header_label(raw: str, name: str) -> str:
     return value
 
 
+SynonymText = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
+    AfterValidator(no_control),
+]
+
+
 class SynonymIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    term: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-    synonym: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+    term: SynonymText
+    synonym: SynonymText
 
 
 @router.get("/search/synonyms")

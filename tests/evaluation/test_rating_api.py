@@ -321,3 +321,22 @@ def test_a_rating_while_the_set_drops_its_query_is_404_not_500(
     assert answer[0].status_code == 404, answer[0].text
     assert answer[0].json()["error"]["code"] == "not_found"
     assert _judgements(db) == set()
+
+
+def test_a_rating_search_spends_the_search_budget(
+    firm: Firm, client: TestClient, auth: Tokens
+) -> None:
+    """The rating page's results are an audited search, bounded as POST /v1/search is: a
+    review found it ran with neither the per-minute budget nor the bound in flight."""
+    settings = client.app.state.resources.settings  # type: ignore[attr-defined]
+    saved = settings.search_per_minute
+    settings.__dict__["search_per_minute"] = 1
+    try:
+        _results(client, auth, RATER)
+        refused = client.get(
+            "/v1/eval/sets/walls/queries/2/results", headers=auth(RATER, "lawyer")
+        )
+    finally:
+        settings.__dict__["search_per_minute"] = saved
+    assert refused.status_code == 429, refused.text
+    assert refused.json()["error"]["details"]["scope"] == "searches"

@@ -65,6 +65,11 @@ def test_synonyms_are_editable_at_run_time(client: TestClient, auth: Tokens) -> 
     assert "b" not in _ids(firm, "octrooi")
     r = client.put("/v1/search/synonyms", json={"term": "de", "synonym": "het"}, headers=admin)
     assert r.status_code == 422
+    # no control characters in what is stored (and listed to an admin's terminal)
+    r = client.put(
+        "/v1/search/synonyms", json={"term": "octrooi\x1b[2J", "synonym": "patent"}, headers=admin
+    )
+    assert r.status_code == 422 and r.json()["error"]["details"]["field"] == "term", r.text
     assert client.get("/v1/search/synonyms", headers=auth("l@firm.nl", "lawyer")).status_code == 403
 
 
