@@ -122,7 +122,10 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = [
             {
-                "field": _field_name(err.get("loc", ())),
+                # a body that is not JSON: its loc is ("body", <character offset>)
+                "field": "body"
+                if err.get("type") == "json_invalid"
+                else _field_name(err.get("loc", ())),
                 "message": str(err.get("msg", "invalid")),
                 "type": str(err.get("type", "")),
             }

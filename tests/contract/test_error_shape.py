@@ -137,6 +137,8 @@ def test_422_for_broken_json(client: TestClient, auth: Tokens) -> None:
     )
     assert r.status_code == 422
     assert_envelope(r.json(), "validation_error")
+    # the body is what is wrong, not a field named by a character offset ("1")
+    assert r.json()["error"]["details"]["field"] == "body"
 
 
 def test_500_reveals_nothing_and_carries_a_request_id(client: TestClient) -> None:
