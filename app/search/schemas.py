@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime
 from typing import Annotated, Literal
 
@@ -16,12 +17,22 @@ from pydantic import (
 
 from app.types import AwareDatetime, Identifier, SessionId, no_control
 
+
 # no control characters (tab and line breaks stay in a question): they would be stored in
 # the audit row as sent, and a terminal or log reading it would run them
+def _visible(value: str) -> str:
+    """A question of only invisible characters (zero-width spaces, direction marks) is
+    empty: it would search on nothing and return the dense leg's nearest chunks to nothing."""
+    if all(c.isspace() or unicodedata.category(c) == "Cf" for c in value):
+        raise ValueError("must contain visible text")
+    return value
+
+
 Query = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=2000),
     AfterValidator(no_control),
+    AfterValidator(_visible),
 ]
 Label = Annotated[
     str, StringConstraints(strip_whitespace=True, max_length=200), AfterValidator(no_control)

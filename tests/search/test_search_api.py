@@ -184,6 +184,7 @@ def test_what_would_widen_or_smuggle_is_refused(
     refused({"model": "gpt\x1b[2J"}, "model")
     refused({"prompt_version": "v\x07"}, "prompt_version")
     refused({"query": "octrooi\x1b[31m"}, "query")
+    refused({"query": "\u200b\u200f \u2060"}, "query")  # only invisible characters
     refused({}, "X-Model", {"X-Model": "gpt\x1b[2J"})
     # a question may span lines
     assert (
