@@ -15,7 +15,7 @@ class Strict(BaseModel):
 
 class PersonIn(Strict):
     name: ShortText = ""
-    active: bool = True
+    active: bool = Field(default=True, strict=True)  # not "yes", "no" or 0: access turns on it
     aliases: list[UserPrincipal] = Field(default_factory=list, max_length=200)
 
 

@@ -239,6 +239,8 @@ def test_reactivating_a_person_who_would_see_walled_matters_needs_the_conflicts_
     [
         ("/v1/people/bob@firm.nl", {"name": "Bob", "aliases": ["imanage:group:deal-team"]}),
         ("/v1/people/bob@firm.nl", {"name": "Bob", "aliases": ["imanage:user:b\u0001ob"]}),
+        # whether a person is active decides their access: a JSON boolean, never "yes"
+        ("/v1/people/bob@firm.nl", {"name": "Bob", "active": "yes"}),
         ("/v1/groups/imanage/lit", {"members": ["imanage:user:b\u0007ob"]}),
         ("/v1/people/bdevries%E2%80%8B@firm.nl", {"name": "B. de Vries"}),
         ("/v1/matters/M%E2%80%AE1", {"client_id": "C-OPEN", "title": "t"}),
