@@ -120,6 +120,15 @@ class PersonLimiter:
                 else:
                     del self._local[key]
 
+    @contextmanager
+    def search(self, person_id: str, in_flight: int, per_minute: int) -> Iterator[None]:
+        """What one audited search of ``person_id`` takes: one of ``in_flight`` slots in this
+        process (taken first, so a search refused there spends nothing), then one of the
+        ``per_minute`` budget."""
+        with self.local_slot("search", person_id, in_flight):
+            self.spend("searches", person_id, 1, per_minute)
+            yield
+
     def in_flight(self, family: str, person_id: str) -> int:
         with self._database.transaction() as conn:
             return repo.slots_in_flight(conn, family, person_id, self._now())

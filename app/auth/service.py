@@ -109,10 +109,6 @@ class SigningKeys(jwt.PyJWKClient):
             return found
 
 
-def signing_keys(url: str) -> SigningKeys:
-    return SigningKeys(url)
-
-
 class TokenVerifier:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -126,7 +122,7 @@ class TokenVerifier:
                     "EWALL_AUTH_MODE=oidc needs EWALL_OIDC_JWKS_URL, EWALL_OIDC_ISSUER and "
                     "EWALL_OIDC_AUDIENCE"
                 )
-            self._jwks = signing_keys(settings.oidc_jwks_url)
+            self._jwks = SigningKeys(settings.oidc_jwks_url)
 
     def verify(self, token: str) -> Principal:
         try:

@@ -22,7 +22,7 @@ from urllib.parse import urlencode
 import httpx
 import jwt
 
-from app.auth.service import signing_keys
+from app.auth.service import SigningKeys
 from app.console import session_repository as repo
 from app.console.sessions import digest
 from app.db.engine import Database
@@ -93,7 +93,7 @@ class OidcClient:
             url = self.settings.oidc_jwks_url or self.metadata().get("jwks_uri")
             if not url:
                 raise SignInFailed("The identity provider publishes no signing keys.")
-            self._keys = signing_keys(str(url))
+            self._keys = SigningKeys(str(url))
         return self._keys
 
     # --- the flow -------------------------------------------------------------------------

@@ -322,8 +322,9 @@ def query_results(
     )
     # an audited search like POST /v1/search: the same bound in flight and the same budget
     person, settings = principal.person_id, resources.settings
-    with resources.limiter.local_slot("search", person, settings.search_max_concurrent_per_person):
-        resources.limiter.spend("searches", person, 1, settings.search_per_minute)
+    with resources.limiter.search(
+        person, settings.search_max_concurrent_per_person, settings.search_per_minute
+    ):
         # before the transaction: none waits on the model
         qvec = query_vector(resources, person, request)
         with resources.database.transaction() as conn:

@@ -197,8 +197,7 @@ def _verdict(
         # is not crowded out by the first CANDIDATES that state another (among the best
         # FITTING_MAX: a bound on the work of one sentence)
         above = above[:FITTING_MAX]
-        fits = {i for i in above if not missing_facts(facts, passages.facts(i))}
-        above = [i for i in above if i in fits] + [i for i in above if i not in fits]
+        above.sort(key=lambda i: bool(missing_facts(facts, passages.facts(i))))
     first_reasons: list[Reason] | None = None
     for index in above[:CANDIDATES]:
         chunk = passages.chunks[passages.owner[index]].passages

@@ -35,15 +35,12 @@ def search(
         body.prompt_version = _header_label(x_prompt_version, "X-Prompt-Version")
     # One person's searches in flight are bounded (in this process: what it guards is the
     # process's request threads, which dozens of searches waiting on the encoder would all
-    # hold, and others' searches with them). Taken first: a search refused here spends no
-    # budget.
-    limit = resources.settings.search_max_concurrent_per_person
-    with resources.limiter.local_slot("search", principal.person_id, limit):
-        # Charged before the model runs and before any connection is taken: a refused
-        # search costs nobody else anything.
-        resources.limiter.spend(
-            "searches", principal.person_id, 1, resources.settings.search_per_minute
-        )
+    # hold, and others' searches with them), and the budget is charged before the model runs
+    # and before any connection is taken: a refused search costs nobody else anything.
+    settings = resources.settings
+    with resources.limiter.search(
+        principal.person_id, settings.search_max_concurrent_per_person, settings.search_per_minute
+    ):
         # Encode before the transaction opens: no connection is held while the model runs.
         # A search without a dense leg (sparse mode, dense weight 0) does not wait for it.
         qvec = service.query_vector(resources, principal.person_id, body)
