@@ -327,6 +327,10 @@ def cmd_audit_export(args: argparse.Namespace, settings: Settings) -> int:
     from app.audit.service import export_lines
     from app.db.runtime import open_database
 
+    if args.since is not None and args.until is not None and args.since > args.until:
+        # an empty export would read as "nobody read anything then"
+        print("ewall audit export: --until must not be before --since", file=sys.stderr)
+        return 2
     with open_database(settings) as database:
         for line in export_lines(
             database.transaction, since=args.since, until=args.until, after_seq=args.after_seq

@@ -22,7 +22,9 @@ NOBODY_ACL = "nobody"  # the source ACL of a document whose access list cannot b
 SOURCE_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,39}$")
 EXTERNAL_ID_MAX = 500
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# C0 and C1 controls (tab and line breaks allowed): "\x9b" is an escape sequence's start
+# (CSI) to many terminals, as "\x1b[" is
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _IDENT = re.compile(r"^[^\s/\\?#%]+(?: [^\s/\\?#%]+)*$")
 _PRINCIPAL = re.compile(r"^[a-z0-9][a-z0-9_.-]*:(user|group):\S.*$")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
@@ -14,7 +15,7 @@ from app.audit.chain import now_utc, record_refusal, verify_all
 from app.auth.service import Principal
 from app.db.engine import begin_snapshot
 from app.deps import Compliance, ConnDep, PrincipalDep, ResourcesDep
-from app.errors import Forbidden, envelope
+from app.errors import Forbidden, Unprocessable, envelope
 from app.resources import Resources
 from app.types import AwareDatetime, SessionId
 from app.walls.visibility import MatterView, matter_view
@@ -22,6 +23,15 @@ from app.walls.visibility import MatterView, matter_view
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
 
 Limit = Annotated[int, Query(ge=1, le=500)]
+
+
+def _ordered(since: datetime | None, until: datetime | None) -> None:
+    """A window that ends before it starts is refused: read as empty, an export or a list
+    would tell a compliance officer that nobody read anything then."""
+    if since is not None and until is not None and since > until:
+        raise Unprocessable(
+            "validation_error", "Invalid request: until: must not be before since.", "until"
+        )
 
 
 def _view(principal: Principal, conn: Connection, resources: Resources) -> MatterView:
@@ -65,6 +75,7 @@ def list_retrievals(
     """Compliance reads every retrieval. Anyone else may list only their own sessions, and
     sees no matter that they may not see now (e.g. one a wall has since screened off): not in
     the items, and not through the matter and chunk filters either."""
+    _ordered(since, until)
     view = _view(principal, conn, resources)
     if not view.full:
         if session_id is None or person_id not in (None, principal.person_id):
@@ -133,6 +144,7 @@ def export(
     # first page is read before the answer starts, so that a database that cannot serve it
     # is a 503, not a 200 with an empty body; one that fails later cuts the body short, and
     # the export continues with after_seq (the last seq it wrote).
+    _ordered(since, until)
     lines = service.export_lines(
         resources.database.transaction, since=since, until=until, after_seq=after_seq
     )
@@ -151,6 +163,7 @@ def policy_events(
     limit: Limit = 50,
     cursor: str | None = None,
 ) -> dict[str, Any]:
+    _ordered(since, until)
     return service.list_policy_events(
         conn,
         since=since,
@@ -180,6 +193,7 @@ def gate_events(
 
     Each event holds hashes and counts, never the draft or the answer.
     """
+    _ordered(since, until)
     return service.list_gate_events(
         conn,
         person_id=person_id,

@@ -62,6 +62,9 @@ class AuditFilter:
             "since": form_instant(self.since, "Since", errors),
             "until": form_instant(self.until, "Until", errors),
         }
+        if args["since"] and args["until"] and args["since"] > args["until"]:
+            # an empty page would read as "nobody read anything then"
+            errors.append("Until must not be before Since.")
         return args, errors
 
 

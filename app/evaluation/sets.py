@@ -51,8 +51,8 @@ DOCUMENT_SAMPLE = 3  # chunks per document checked through app.walls.access
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 _CHUNK_ID = re.compile(r"^[^\s:]+:.+:[0-9a-f]{16}$")
 _DOCUMENT_ID = re.compile(r"^[^\s:]+:.+$")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_CONTROL_BUT_SPACE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # tabs, newlines ok
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL_BUT_SPACE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # tabs, newlines ok
 
 
 class FormatError(ValueError):

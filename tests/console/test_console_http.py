@@ -516,6 +516,10 @@ def test_audit_filter_paging_retrieval_and_exports(
     assert [r["retrieval_id"] for r in rows] == [second["retrieval_id"], first["retrieval_id"]]
     assert rows[0]["query"].startswith("'=HYPERLINK")  # never a live formula
     assert client.get("/console/audit", params={"since": "soon"}).status_code == 422
+    backwards = {"since": "2026-02-01T00:00", "until": "2026-01-01T00:00"}
+    for url in ("/console/audit", "/console/audit/export.jsonl", "/console/audit/export.csv"):
+        page = client.get(url, params=backwards)  # not an empty page: "nobody read then"
+        assert page.status_code == 422 and "Until must not be before Since" in page.text, url
     assert client.get("/console/audit", params={"cursor": "!!"}).status_code == 422
 
 

@@ -110,6 +110,12 @@ def test_arguments_out_of_their_form_are_status_2(
         _refused(capsys, "error: argument")
     assert main(["reembed", "run", "usem3", "--pause-s", "-1"]) == 2
     _refused(capsys, "--pause-s not negative")
+    # a window that ends before it starts: an empty export would read as "nobody read then"
+    assert (
+        main(["audit", "export", "--since", "2026-02-01T00:00Z", "--until", "2026-01-01T00:00Z"])
+        == 2
+    )
+    _refused(capsys, "--until must not be before --since")
     assert main(["audit", "export", "--since", "2026-01-31T09:00:00Z"]) == 0
     assert main(["audit", "export", "--after-seq", "0"]) == 0
 

@@ -184,6 +184,8 @@ def test_what_would_widen_or_smuggle_is_refused(
     refused({"model": "gpt\x1b[2J"}, "model")
     refused({"prompt_version": "v\x07"}, "prompt_version")
     refused({"query": "octrooi\x1b[31m"}, "query")
+    refused({"query": "octrooi\x9b31m"}, "query")  # C1: the 8-bit form of ESC [
+    refused({"filters": {"doc_types": ["me\x9bmo"]}}, "filters.doc_types.0")
     refused({"query": "\u200b\u200f \u2060"}, "query")  # only invisible characters
     refused({}, "X-Model", {"X-Model": "gpt\x1b[2J"})
     # a question may span lines
@@ -291,6 +293,13 @@ def test_cursor_paging_and_export(firm: Firm, client: TestClient, auth: Tokens) 
     for bad in ("-1", "x", str(2**63)):
         refused = client.get("/v1/audit/export", params={"after_seq": bad}, headers=comp)
         assert refused.status_code == 422, (bad, refused.text)
+    # a window that ends before it starts is refused, not answered as empty (which would
+    # read as "nobody read anything then")
+    backwards = {"since": "2026-02-01T00:00:00Z", "until": "2026-01-01T00:00:00Z"}
+    for path in ("export", "retrievals", "policy-events", "gate-events"):
+        refused = client.get(f"/v1/audit/{path}", params=backwards, headers=comp)
+        assert refused.status_code == 422, (path, refused.text)
+        assert refused.json()["error"]["details"]["field"] == "until", refused.text
 
 
 def test_an_export_holds_no_connection_between_pages(
