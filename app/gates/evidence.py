@@ -43,7 +43,7 @@ _STOPWORD_TEXT = """
     zal ze zelf zich zij zijn zo zoals zodat zonder zou zouden zullen daar daarbij daarin
     daarmee daarom daarop daarvan daarnaast dergelijk dergelijke evenmin geenszins nergens
     allerminst ieder iedere elk elke zulks zulk zulke eerder thans alsnog aldus ingevolge
-    krachtens overeenkomstig blijkens gelet omtrent betreffende inzake per via
+    krachtens overeenkomstig blijkens gelet omtrent betreffende inzake per via nimmer
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
@@ -85,6 +85,8 @@ NEGATIONS = frozenset(
         "geenszins",
         "evenmin",
         "allerminst",
+        "nimmer",
+        "zonder",
     }
 )
 
@@ -173,6 +175,14 @@ _PERCENT = re.compile(rf"\b({_NUM})\s*(%|procent\b|pct\b)", re.I)
 _CASE_NUMBER = re.compile(r"\b(?:[A-Z]{1,4}\s?)?\d+(?:[./]\d+)*/\d+(?:[./-]\d+)*\b")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _NAME = re.compile(r"(?<!\w)[A-Z][\w’'-]*")  # a word that starts upper case ("pH" has none)
+# "acht" as a verb ("Evenmin acht het College ...", "Het hof acht aannemelijk dat ..."), not 8
+_VERB_ACHT = re.compile(
+    r"\s+(?:het|de|een|hij|zij|ze|ik|wij|we|men|zich|dit|dat|deze|die|u|hem|haar|niet|geen|"
+    r"wel|ook|dan|daarom|derhalve|echter|evenmin|eveneens|aannemelijk|bewezen|voldoende|"
+    r"onvoldoende|(?:on)?juist|(?:on)?redelijk|(?:on)?aanvaardbaar|gerechtvaardigd|"
+    r"noodzakelijk|(?:on)?gegrond|aanwezig|termen|geraden)\b",
+    re.I,
+)
 _ANONYMISED = re.compile(r"\[([^\]\d][^\]]{0,60})\]")
 
 
@@ -313,6 +323,8 @@ def extract_facts(text: str, *, skip_first_word: bool = True) -> list[Fact]:
     for m in re.finditer(r"[A-Za-zÀ-ÿ]+", rest):
         word = m.group(0)
         folded = fold(word)
+        if folded == "acht" and _VERB_ACHT.match(rest, m.end()):
+            continue  # "acht het College", "acht de rechtbank aannemelijk": the verb
         if folded in NUMBER_WORDS:
             facts.append(Fact("number", NUMBER_WORDS[folded], word, m.span()))
     first = re.search(r"[^\W\d_]", text)
@@ -537,22 +549,118 @@ def misbound_facts(sites: Iterable[FactSite], held: FactIndex) -> list[Fact]:
 # --- negation ------------------------------------------------------------------------------
 
 _CONTEXT = 4  # content words either side of a negation that say what it negates
+BREAK = "|"  # where a clause ends, among ``negation_words``
+# conjunctions that open a clause of their own: "niet X, maar Y", "zodat ... geen"
+_OPENS_CLAUSE = frozenset(
+    {"maar", "doch", "zodat", "omdat", "terwijl", "hoewel", "aangezien", "want"}
+)
+_TOKEN = re.compile(r"[a-z]+|[,;:()]|[.!?](?=\s|$)")
+# "niet alleen ... maar ook" adds; it does not negate
+_ADDITIVE = frozenset({"alleen", "slechts", "enkel", "uitsluitend"})
 
 
-def _negation_sites(tokens: Sequence[str]) -> list[set[str]]:
-    """For each negation in ``tokens``, the stems of the content words around it."""
-    sites = []
-    for i, token in enumerate(tokens):
-        if token in NEGATIONS:
-            around = [*tokens[max(0, i - _CONTEXT - 2) : i], *tokens[i + 1 : i + _CONTEXT + 3]]
-            sites.append({stem(w) for w in around if len(w) > 1 and w not in STOPWORDS})
-    return sites
+def negation_words(text: str) -> list[str]:
+    """The folded words of ``text`` with ``BREAK`` where a clause ends (punctuation, or a
+    conjunction that opens one): what the negation check reads. A negation says something
+    of its own clause: the words of the next one are not what it negates."""
+    out: list[str] = []
+    tokens = _TOKEN.findall(fold(text))
+    for i, word in enumerate(tokens):
+        if not word[0].isalpha() or word in _OPENS_CLAUSE:
+            if out and out[-1] != BREAK:
+                out.append(BREAK)
+            if not word[0].isalpha():
+                continue
+        if word == "niet" and i + 1 < len(tokens) and tokens[i + 1] in _ADDITIVE:
+            continue
+        out.append(word)
+    return out
 
 
-def _negated_stems(tokens: Sequence[str]) -> set[str]:
+def _content(word: str) -> bool:
+    return len(word) > 1 and word not in STOPWORDS
+
+
+@dataclass(frozen=True)
+class _Negation:
+    """A negation in a text: the word, the stems near it in its clause (what it negates),
+    the first content word after it (the word it negates most often: "niet juist", "geen
+    sprake", "niet bevoegd") and every stem of its clause (where the other side's negation
+    may stand and still say the same)."""
+
+    word: str
+    near: frozenset[str]
+    head: str | None
+    clause: frozenset[str]
+    own: frozenset[str]  # ``near`` inside its own clause only
+
+    def agrees(self, other: Sequence[_Negation]) -> bool:
+        """The other side negates the same: a negation there negates the same word, or half
+        of what this one negates stands in a negated clause there (or half of its own
+        clause's words, where ``near`` reaches back)."""
+        if self.head is not None and any(n.head == self.head for n in other):
+            return True
+        negated = _negated(other)
+        if self.own and self.own != self.near and len(self.own & negated) >= 0.5 * len(self.own):
+            return True
+        return len(self.near & negated) >= 0.5 * len(self.near)
+
+
+def _negations(tokens: Sequence[str]) -> list[_Negation]:
+    out = []
+    for i, word in enumerate(tokens):
+        if word not in NEGATIONS:
+            continue
+        near: list[str] = []
+        clause: list[str] = []
+        for step in (-1, 1):
+            j, reach = i + step, _CONTEXT + (2 if step < 0 else 3)
+            while 0 <= j < len(tokens) and tokens[j] != BREAK:
+                (near if abs(j - i) <= reach else clause).append(tokens[j])
+                j += step
+        head = next((w for w in tokens[i + 1 : i + 4] if w == BREAK or _content(w)), None)
+        stems = {stem(w) for w in near if _content(w)}
+        own = frozenset(stems)
+        opens = i == 0 or tokens[i - 1] == BREAK
+        if len(stems) < 2 or opens:
+            # "..., maar daarvan is geen sprake", "M.i. is dat niet het geval", "het
+            # oordeel, gelet op ..., niet juist is": what it negates is said before it
+            j, breaks = i - 1, 0
+            while j >= 0 and breaks <= 2 and len(stems) < _CONTEXT + 2:
+                breaks += tokens[j] == BREAK
+                if _content(tokens[j]):
+                    stems.add(stem(tokens[j]))
+                j -= 1
+        out.append(
+            _Negation(
+                word,
+                frozenset(stems),
+                None if head in (None, BREAK) else stem(head),
+                frozenset(stems | {stem(w) for w in clause if _content(w)}),
+                own,
+            )
+        )
+    return out
+
+
+def _negated(negations: Sequence[_Negation]) -> set[str]:
     out: set[str] = set()
-    for site in _negation_sites(tokens):
-        out |= site
+    for negation in negations:
+        out |= negation.clause
+    return out
+
+
+def _negation_count(tokens: Sequence[str]) -> list[str]:
+    """The negations that count: "noch" after a negation of the same statement adds none
+    ("noch A noch B" = "A noch B" = "niet A noch B"; "niets gesteld of gebleken")."""
+    out: list[str] = []
+    last = -100
+    for i, word in enumerate(tokens):
+        if word not in NEGATIONS:
+            continue
+        if word != "noch" or i - last > 12:
+            out.append(word)
+        last = i
     return out
 
 
@@ -560,7 +668,7 @@ def negation_mismatch(sentence: str, passage: str) -> str | None:
     """A negation that the other side's same statement lacks, as the word concerned; None
     when both agree (or the passage does not say the same thing at all: containment
     judges that)."""
-    return negation_mismatch_words(words(sentence), words(passage))
+    return negation_mismatch_words(negation_words(sentence), negation_words(passage))
 
 
 def _aligned_span(s_tokens: Sequence[str], p_tokens: Sequence[str]) -> Sequence[str] | None:
@@ -568,7 +676,7 @@ def _aligned_span(s_tokens: Sequence[str], p_tokens: Sequence[str]) -> Sequence[
     word to its last (the stretch closest to the sentence's length, widened by the
     sentence's own leading and trailing function words); None when the passage has no such
     stretch of similar length."""
-    content = [i for i, w in enumerate(s_tokens) if len(w) > 1 and w not in STOPWORDS]
+    content = [i for i, w in enumerate(s_tokens) if _content(w)]
     if len(content) < 3:
         return None
     first, last = s_tokens[content[0]], s_tokens[content[-1]]
@@ -582,30 +690,52 @@ def _aligned_span(s_tokens: Sequence[str], p_tokens: Sequence[str]) -> Sequence[
                 best = (i, j)
     if best is None or best[1] - best[0] + 1 > 1.5 * len(s_tokens) + 3:
         return None
-    lead, trail = content[0], len(s_tokens) - 1 - content[-1]
-    return p_tokens[max(0, best[0] - lead) : best[1] + 1 + trail]
+    if best[1] - best[0] < 0.6 * target:  # a stretch of a sentence that says it in another order
+        return None
+    # the sentence's own leading and trailing function words, and two more (a reworded
+    # sentence drops some: "Zonder zulk voorziening" for "Zonder zulk een voorziening"),
+    # not past the end of the passage's clause
+    start, end = best[0], best[1] + 1
+    for _ in range(content[0] + 2):
+        if start == 0 or p_tokens[start - 1] == BREAK:
+            break
+        start -= 1
+    for _ in range(len(s_tokens) - 1 - content[-1] + 2):
+        if end == len(p_tokens) or p_tokens[end] == BREAK:
+            break
+        end += 1
+    return p_tokens[start:end]
 
 
 def negation_mismatch_words(s_tokens: Sequence[str], p_tokens: Sequence[str]) -> str | None:
-    """``negation_mismatch`` on folded words (``words``), as the gate keeps them."""
+    """``negation_mismatch`` on ``negation_words``, as the gate keeps them."""
     span = _aligned_span(s_tokens, p_tokens)
     if span is not None:
-        s_neg = [t for t in s_tokens if t in NEGATIONS]
-        p_neg = [t for t in span if t in NEGATIONS]
+        s_neg, p_neg = _negation_count(s_tokens), _negation_count(span)
         if len(s_neg) != len(p_neg):  # "noch ... noch" against one "noch", a "niet" added
             extra = [t for t in s_neg if t not in p_neg] or [t for t in p_neg if t not in s_neg]
             return (extra or s_neg or p_neg)[0]
-    s_stems = {stem(w) for w in s_tokens if len(w) > 1 and w not in STOPWORDS}
-    p_stems = {stem(w) for w in p_tokens if len(w) > 1 and w not in STOPWORDS}
-    p_negated, s_negated = _negated_stems(p_tokens), _negated_stems(s_tokens)
-    for i, site in enumerate(_negation_sites(s_tokens)):
-        agrees = len(site & p_negated) >= 0.5 * len(site)
-        if len(site) >= 2 and len(site & p_stems) >= 0.6 * len(site) and not agrees:
-            return [t for t in s_tokens if t in NEGATIONS][i]
-    for i, site in enumerate(_negation_sites(p_tokens)):
-        agrees = len(site & s_negated) >= 0.5 * len(site)
-        if len(site) >= 2 and len(site & s_stems) >= 0.75 * len(site) and not agrees:
-            return [t for t in p_tokens if t in NEGATIONS][i]
+    s_stems = {stem(w) for w in s_tokens if _content(w)}
+    p_stems = {stem(w) for w in p_tokens if _content(w)}
+    s_negations, p_negations = _negations(s_tokens), _negations(p_tokens)
+    s_negated = _negated(s_negations)
+    for negation in s_negations:  # the sentence negates what the passage states
+        site = negation.near
+        stated = len(site) >= 2 and len(site & p_stems) >= 0.6 * len(site)
+        if stated and not negation.agrees(p_negations):
+            return negation.word
+    for negation in p_negations:  # the sentence states what the passage negates
+        site = negation.near
+        stated = len(site) >= 2 and len(site & s_stems) >= 0.75 * len(site)
+        before = site - negation.own  # what it reaches back to, where it does
+        stated = stated or (len(before) >= 2 and len(before & s_stems) >= 0.75 * len(before))
+        if stated and not negation.agrees(s_negations):
+            return negation.word
+        # the word it negates, stated beside what stands near it, and negated nowhere
+        shared = site & s_stems
+        head_stated = negation.head in shared and negation.head not in s_negated
+        if head_stated and len(shared) >= max(2, 0.5 * len(site)):
+            return negation.word
     s_words, p_words = set(s_tokens), set(p_tokens)
     for word in s_words:  # "onrechtmatig" against "rechtmatig", either way
         if len(word) >= 7 and word.startswith("on") and word[2:] in p_words and word not in p_words:

@@ -37,9 +37,9 @@ from app.gates.evidence import (
     misbound_facts,
     missing_facts,
     negation_mismatch_words,
+    negation_words,
     split_markers,
     with_document,
-    words,
 )
 from app.gates.passages import ChunkPassages
 
@@ -248,7 +248,7 @@ def judge_sentences(
         opener = leading_name(core, passages.names)
         if opener is not None:
             facts.append(opener)
-        core_words = tuple(words(core))
+        core_words = tuple(negation_words(core))
         bound = fact_sites(core, facts)
         overall = _verdict(passages, scores, None, core_words, facts, threshold, bound)
         chosen = overall

@@ -27,8 +27,8 @@ from app.gates.evidence import (
     content_stems,
     extract_facts,
     index_facts,
+    negation_words,
     proper_names,
-    words,
 )
 from app.gates.sentences import split_sentences
 
@@ -79,7 +79,7 @@ def build_passages(sentences: Sequence[str], sentence_vectors: Matrix) -> ChunkP
     return ChunkPassages(
         texts=texts,
         stems=[frozenset(content_stems(t, f)) for t, f in zip(texts, facts, strict=True)],
-        words=[tuple(words(t)) for t in texts],
+        words=[tuple(negation_words(t)) for t in texts],
         facts=[index_facts(t, f) for t, f in zip(texts, facts, strict=True)],
         vectors=vectors,
         names=proper_names(sentences),

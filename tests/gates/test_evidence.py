@@ -288,7 +288,8 @@ def test_content_words_are_folded_and_truncated() -> None:
         ("Dergelijk onderzoek is niet in eerste instantie gericht op een omschreven doel.",
          "Onder onderzoek verstaat verweerder niet alleen fundamenteel onderzoek. Dergelijk "
          "onderzoek is in eerste instantie gericht op een omschreven doel."),
-        ("Belanghebbende komt noch rechtstreeks via het gelijkheidsbeginsel voor de "
+        # every "noch" dropped ("noch A noch B" against "A noch B" is the same statement)
+        ("Belanghebbende komt rechtstreeks en via het gelijkheidsbeginsel voor de "
          "vrijstelling in aanmerking.",
          "Belanghebbende komt noch rechtstreeks noch via het gelijkheidsbeginsel voor de "
          "vrijstelling in aanmerking."),
@@ -297,6 +298,87 @@ def test_content_words_are_folded_and_truncated() -> None:
 def test_a_flip_beside_another_negation_is_caught(sentence: str, passage: str) -> None:
     assert negation_mismatch(sentence, passage) is not None
     assert negation_mismatch(passage, passage) is None
+
+
+# Dutch answers written by hand on real decisions (a labelled set of 202, docs/grounding.md):
+# the negation stands far from what it negates, after it, or in a clause of its own
+@pytest.mark.parametrize(
+    ("sentence", "passage"),
+    [
+        # clause-final, after a parenthetical clause
+        ("Volgens de rechtbank is het in de tussenuitspraak gegeven oordeel, gelet op de "
+         "uitspraken van de CRvB, juist.",
+         "De rechtbank is van oordeel dat dit een zeer bijzonder geval is, omdat het in de "
+         "tussenuitspraak gegeven oordeel, gelet op de in rechtsoverweging 2 genoemde "
+         "uitspraken van de CRvB, niet juist is en een einduitspraak in lijn met de "
+         "tussenuitspraak eveneens onjuist zal zijn."),
+        # a clause of its own that refers back to the one before
+        ("In die figuur had de moeder de storting ook voor zichzelf kunnen bedingen.",
+         "In die figuur is het echter de vraag of de moeder de storting ook voor zichzelf "
+         "had kunnen bedingen. M.i. is dat niet het geval."),
+        ("De aandelen in de dochter zijn door de storting in waarde gestegen.",
+         "Wellicht zou daar anders over kunnen worden geoordeeld, als de aandelen in de "
+         "dochter door de storting in waarde zijn gestegen, maar daarvan is i.c. geen sprake."),
+        # "zonder" and "nimmer" are negations
+        ("Op 19 december 1990 is met het motorrijtuig de weg gebruikt, waarbij de "
+         "motorrijtuigenbelasting vooraf was betaald.",
+         "Op 19 december 1990 is geconstateerd dat met het motorrijtuig de weg is gebruikt, "
+         "zonder dat vooraf motorrijtuigenbelasting was betaald."),
+        ("Het onjuiste beeld van een omvangrijke fraude is achteraf alsnog gecorrigeerd.",
+         "Er is een compromis bereikt, maar het onjuiste beeld van een omvangrijke fraude "
+         "is achteraf nimmer gecorrigeerd."),
+        # the negation moved to the other half of "niet ..., maar ..."
+        ("De rapporten hebben niet betrekking op de jaarrekeningen als zodanig, maar op de "
+         "controle ervan.",
+         "Bovendien hebben de rapporten betrekking op de jaarrekeningen als zodanig en niet "
+         "op de controle ervan."),
+        # one of two negations dropped, where the first says something else
+        ("Ook als met de wijziging uit 1989 geen rekening wordt gehouden, zou de balans een "
+         "juist beeld geven.",
+         "Indien met zodanige wijziging die zich heeft voorgedaan in 1989 geen rekening "
+         "wordt gehouden, zou de balans niet stroken met de werkelijkheid. De balans zou "
+         "daardoor geen juist beeld geven."),
+    ],
+)
+def test_a_negation_far_from_what_it_negates_is_read(sentence: str, passage: str) -> None:
+    assert negation_mismatch(sentence, passage) is not None
+    assert negation_mismatch(passage, passage) is None
+
+
+@pytest.mark.parametrize(
+    ("sentence", "passage"),
+    [
+        ("Aanvankelijk heeft noch de Inspecteur noch de FIOD belanghebbende op de hoogte "
+         "gesteld van de aanleiding tot het onderzoek.",
+         "Belanghebbende is aanvankelijk door de Inspecteur noch door de FIOD op de hoogte "
+         "gesteld van de aanleiding tot het onderzoek."),
+        ("A heeft niet alleen in zijn brief van 18 maart 1997, maar ook ter zitting van de "
+         "raad van tucht over een optie gesproken.",
+         "Overigens heeft A niet alleen in de door hem genoemde brief van 18 maart 1997, "
+         "doch blijkens het proces-verbaal van de zitting van de raad van tucht ook bij "
+         "die gelegenheid gesproken van een optie."),
+        ("Volgens appellante is het onjuiste beeld van een omvangrijke fraude achteraf "
+         "nooit gecorrigeerd.",
+         "Er is een compromis bereikt, maar het onjuiste beeld van een omvangrijke fraude "
+         "is achteraf nimmer gecorrigeerd."),
+        ("Bayer A.G. en Sumitomo Chemical Company hebben geen toelating in Nederland.",
+         "Bayer A.G. en Sumitomo Chemical Company, Ltd. hebben beide geen toelating in "
+         "Nederland."),
+        ("Volgens verzoeker geeft de beschikking zonder enige onderbouwing slechts aan dat "
+         "hij vervoerder is.",
+         "De beschikking is onduidelijk over de aanduiding van de vervoerder, althans geeft "
+         "zonder daarvoor enige onderbouwing te leveren slechts aan dat verzoeker "
+         "vervoerder is."),
+    ],
+)
+def test_a_negation_reworded_in_place_is_no_mismatch(sentence: str, passage: str) -> None:
+    assert negation_mismatch(sentence, passage) is None
+
+
+def test_acht_as_a_verb_is_no_number() -> None:
+    facts = extract_facts("Evenmin acht het College de motivering voldoende draagkrachtig.")
+    assert [f for f in facts if f.kind == "number"] == []
+    assert [f.value for f in extract_facts("De termijn is acht weken.")] == ["8"]
 
 
 def test_proper_names_are_capitalised_inside_sentences_and_never_lower_case() -> None:
