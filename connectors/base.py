@@ -73,7 +73,9 @@ class SourceDocument:
 class SourceGroup:
     source: str
     group_id: str
-    members: frozenset[str]  # principals
+    # principals; None: the members could not be read (the group is forgotten until they
+    # can: a deny naming it then admits nobody, a grant through it nobody)
+    members: frozenset[str] | None
 
 
 @runtime_checkable

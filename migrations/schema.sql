@@ -380,6 +380,16 @@ BEGIN
 END
 $$;
 
+-- FUNCTION public ewall_group_principals(text[])
+
+CREATE FUNCTION public.ewall_group_principals(principals text[]) RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT coalesce(array_agg(p ORDER BY p), '{}')
+    FROM unnest(principals) AS t(p)
+    WHERE split_part(p, ':', 2) = 'group'
+$$;
+
 -- FUNCTION public ewall_is_summary_section(text)
 
 CREATE FUNCTION public.ewall_is_summary_section(section_path text) RETURNS boolean
@@ -1628,6 +1638,7 @@ CREATE TABLE public.source_acls (
     deny text[] DEFAULT '{}'::text[] NOT NULL,
     resolvable boolean DEFAULT true NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    deny_groups text[] GENERATED ALWAYS AS (public.ewall_group_principals(deny)) STORED NOT NULL,
     CONSTRAINT ck_source_acls_default_access CHECK ((default_access = ANY (ARRAY['public'::text, 'view'::text, 'private'::text, 'none'::text])))
 );
 

@@ -53,6 +53,10 @@ SELECT * FROM unnest(CAST(:aliases AS text[]), CAST(:person_ids AS text[]))
 INSERT INTO source_groups (source, group_id) VALUES (:source, :group_id)
 ON CONFLICT DO NOTHING
 
+-- name: delete_source_group
+-- A group whose membership could not be read: removed with its members (ON DELETE CASCADE)
+DELETE FROM source_groups WHERE source = :source AND group_id = :group_id
+
 -- name: delete_source_group_members
 DELETE FROM source_group_members WHERE source = :source AND group_id = :group_id
 

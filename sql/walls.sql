@@ -100,13 +100,24 @@ RETURNING p.matter_id
 
 -- name: allowed_source_acls
 -- Source ACLs a person with these principals may read: deny beats allow; "public"/"view"
--- defaults admit every internal person; unresolvable rules admit nobody.
-SELECT coalesce(array_agg(source_acl_id ORDER BY source_acl_id), '{}') AS acl_ids
-FROM source_acls
-WHERE resolvable
-  AND default_access <> 'none'
-  AND NOT (deny && CAST(:principals AS text[]))
-  AND (default_access IN ('public', 'view') OR allow && CAST(:principals AS text[]))
+-- defaults admit every internal person; unresolvable rules admit nobody, and so does a
+-- deny of a group whose members ewall does not hold (migration 20261206_0054: the deny
+-- would lapse, its members unknown). One index probe per denied group, only for the rules
+-- that deny one.
+SELECT coalesce(array_agg(a.source_acl_id ORDER BY a.source_acl_id), '{}') AS acl_ids
+FROM source_acls a
+WHERE a.resolvable
+  AND a.default_access <> 'none'
+  AND NOT (a.deny && CAST(:principals AS text[]))
+  AND (a.default_access IN ('public', 'view') OR a.allow && CAST(:principals AS text[]))
+  AND NOT EXISTS (
+      SELECT 1 FROM unnest(a.deny_groups) AS d(principal)
+      WHERE NOT EXISTS (
+          SELECT 1 FROM source_groups g
+          WHERE g.source = split_part(d.principal, ':', 1)
+            AND g.group_id = substr(d.principal, length(split_part(d.principal, ':', 1)) + 8)
+      )
+  )
 
 -- name: visible_chunks
 -- Chunks among :chunk_ids that the person may read now (the visibility rule the search

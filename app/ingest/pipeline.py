@@ -741,6 +741,10 @@ class IngestPipeline:
                         members=sorted(g.members),
                     )
                     for g in groups
+                    if g.members is not None
+                ],
+                forget_groups=[
+                    (g.source.lower(), g.group_id.lower()) for g in groups if g.members is None
                 ],
                 action="groups.sync",
                 # the source's own membership, synced; group changes are not reviewed

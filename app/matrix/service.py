@@ -85,7 +85,8 @@ class _Plan:
     people_rows: list[repo.PersonRow] = field(default_factory=list)
     alias_changes: dict[str, set[str]] = field(default_factory=dict)
     activated: set[str] = field(default_factory=set)  # people switched from inactive to active
-    group_changes: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    # a group's new members; None: its membership is unknown now (forgotten)
+    group_changes: dict[tuple[str, str], set[str] | None] = field(default_factory=dict)
     client_rows: list[repo.ClientRow] = field(default_factory=list)
     matter_rows: list[repo.MatterRow] = field(default_factory=list)
     party_changes: dict[str, list[repo.PartyRow]] = field(default_factory=dict)
@@ -113,12 +114,16 @@ def apply_matrix(
     clients: Sequence[ClientImport] = (),
     matters: Sequence[MatterImport] = (),
     source_groups: Sequence[GroupImport] = (),
+    forget_groups: Sequence[tuple[str, str]] = (),
     action: str = "matrix.import",
     may_widen_walls: bool,
     lookback_days: int = 180,
 ) -> MatrixResult:
     """``may_widen_walls``: whether the actor may widen who sees a walled matter (the
-    conflicts role, or the system itself: demo loads, benches, connector group syncs)."""
+    conflicts role, or the system itself: demo loads, benches, connector group syncs).
+    ``forget_groups``: (source, group id) whose membership could not be read; they are
+    removed with their members, so that a deny naming them admits nobody (walls.sql,
+    allowed_source_acls) and a grant through them admits nobody, until the next sync."""
     people, clients, matters = list(people), list(clients), list(matters)
     _check_unique_ids(people, clients, matters, source_groups)
     # one matrix write at a time: the checks, the diff and the wall review below read the
@@ -133,7 +138,7 @@ def apply_matrix(
 
     plan = _Plan()
     _diff_people(plan, people, known_people)
-    _diff_groups(conn, plan, source_groups)
+    _diff_groups(conn, plan, source_groups, forget_groups)
     _diff_clients(plan, _order_parents_first(clients), known_clients)
     _diff_matters(conn, plan, matters)
     # the matrix before the write, when the change could move a walled matter's access
@@ -351,10 +356,27 @@ def _diff_people(
             )
 
 
-def _diff_groups(conn: Connection, plan: _Plan, source_groups: Sequence[GroupImport]) -> None:
-    if not source_groups:
+def _diff_groups(
+    conn: Connection,
+    plan: _Plan,
+    source_groups: Sequence[GroupImport],
+    forget: Sequence[tuple[str, str]] = (),
+) -> None:
+    if not source_groups and not forget:
         return
-    before_groups = repo.existing_groups(conn, {(g.source, g.group_id) for g in source_groups})
+    wanted = {(g.source, g.group_id) for g in source_groups} | set(forget)
+    before_groups = repo.existing_groups(conn, wanted)
+    for key in sorted(set(forget) & set(before_groups)):
+        plan.group_changes[key] = None
+        plan.relevant = True
+        plan.events.append(
+            {
+                "type": "group",
+                "id": f"{key[0]}:group:{key[1]}",
+                "change": "membership_unknown",
+                "removed": sorted(before_groups[key]),
+            }
+        )
     for group in source_groups:
         key = (group.source, group.group_id)
         members = set(group.members)

@@ -296,11 +296,27 @@ class IManageClient(DmsClient):
         )
 
     def group_members(self, lib: str, group_id: str) -> list[dict[str, Any]]:
-        # I16 [U]: no documented paging, so exactly one request.
+        # I16 [U]: no documented paging, so exactly one request. An answer that says it holds
+        # more than it gave (a total, a next link or cursor) is refused rather than read as
+        # the whole group: a member missed is a deny that lapses for them.
         path = f"{self._library(lib)}/groups/{segment(group_id)}/members"
+
+        def rows() -> list[dict[str, Any]]:
+            body = self.http.get_json(path, auth=self.auth)
+            found = _results(body)
+            total = _total(body)
+            more = pick(body, "next", "cursor", "next_cursor", "nextLink")
+            if (total is not None and total > len(found)) or more:
+                raise ConnectorError(
+                    f"imanage: members of group {group_id} are paged "
+                    f"({len(found)} of {total if total is not None else 'more'}); "
+                    "no paging is documented for them"
+                )
+            return found
+
         return one_request(
             f"imanage group {group_id} members",
-            lambda: _results(self.http.get_json(path, auth=self.auth)),
+            rows,
             lambda row: as_text(pick(row, "id", "user_id")),
         )
 

@@ -330,10 +330,14 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             log.warning("imanage groups endpoint unavailable", extra={"status": exc.status})
             return
         for gid, users in sorted(members.items()):
-            yield SourceGroup(source=SOURCE, group_id=gid, members=frozenset(users))
+            known = None if users is None else frozenset(users)
+            yield SourceGroup(source=SOURCE, group_id=gid, members=known)
 
-    def _group_members(self) -> dict[str, set[str]]:
+    def _group_members(self) -> dict[str, set[str] | None]:
+        """Members by group id; None for a group whose members could not be read (unknown,
+        not empty: a deny naming it must not lapse, SourceGroup)."""
         members: dict[str, set[str]] = {}
+        unknown: set[str] = set()
         for lib in self.libraries():
             if self.sync_api_available():
                 rows = self.client.sync_all(
@@ -357,11 +361,19 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
                 bucket = members.setdefault(gid.strip().lower(), set())
                 if pick(group, "enabled") is False:
                     continue  # a disabled group grants nothing: sync it empty
-                for member in self.client.group_members(lib, gid.strip()):
+                try:
+                    listed = self.client.group_members(lib, gid.strip())
+                except CredentialsError:
+                    raise
+                except ConnectorError as exc:
+                    unknown.add(gid.strip().lower())
+                    self.warnings.append(f"imanage: members of group {gid.strip()}: {exc}")
+                    continue
+                for member in listed:
                     uid = as_text(pick(member, "id", "user_id"))
                     if uid and uid.strip():
                         bucket.add(principal("user", uid))
-        return members
+        return {gid: None if gid in unknown else users for gid, users in members.items()}
 
     # --- full crawl ------------------------------------------------------------------------------
 

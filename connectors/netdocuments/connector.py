@@ -189,13 +189,22 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
 
     def groups(self) -> Iterator[SourceGroup]:
         members: dict[str, set[str]] = {}
+        unknown: set[str] = set()  # members not readable: unknown, not empty (SourceGroup)
         for cabinet in self.cabinets():
             for group in self.client.cabinet_groups(cabinet.id):
                 gid = as_text(pick(group, "Id", "id", "groupId"))
                 if not gid or not gid.strip():
                     continue
                 bucket = members.setdefault(gid.strip().lower(), set())
-                for member in self.client.group_members(gid.strip()):
+                try:
+                    listed = self.client.group_members(gid.strip())
+                except CredentialsError:
+                    raise
+                except ConnectorError as exc:
+                    unknown.add(gid.strip().lower())
+                    self.warnings.append(f"netdocuments: members of group {gid.strip()}: {exc}")
+                    continue
+                for member in listed:
                     # ACLs name users as U:email, membership lists by id: emit both forms
                     # so either resolves through the person's aliases.
                     for value in (pick(member, "email", "Email"), pick(member, "id", "Id")):
@@ -203,7 +212,8 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
                         if text and text.strip():
                             bucket.add(principal("user", text))
         for gid, users in sorted(members.items()):
-            yield SourceGroup(source=SOURCE, group_id=gid, members=frozenset(users))
+            known = None if gid in unknown else frozenset(users)
+            yield SourceGroup(source=SOURCE, group_id=gid, members=known)
 
     # --- paging --------------------------------------------------------------------------------
 

@@ -146,7 +146,11 @@ class RecordingPipeline:
 
     def sync_groups(self, run: Run, groups: list[SourceGroup], actor: str) -> None:
         for group in groups:
-            self.groups[f"{group.source}:group:{group.group_id}"] = group.members
+            key = f"{group.source}:group:{group.group_id}"
+            if group.members is None:  # unknown now: forgotten, as the pipeline does
+                self.groups.pop(key, None)
+            else:
+                self.groups[key] = group.members
 
     # --- who may see what --------------------------------------------------------------------
 
@@ -161,6 +165,9 @@ class RecordingPipeline:
             return False
         principals = {user} | {g for g, members in self.groups.items() if user in members}
         if principals & acl.deny:
+            return False
+        # a deny of a group whose members are not held admits nobody (sql/walls.sql)
+        if any(":group:" in p and p not in self.groups for p in acl.deny):
             return False
         return acl.default in ("public", "view") or bool(principals & acl.allow)
 

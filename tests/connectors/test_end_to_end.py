@@ -215,3 +215,49 @@ def test_a_move_whose_permissions_cannot_be_read_takes_the_document_out(
     assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!2"}
     back = client.get("/v1/documents/imanage/ACTIVE!1", headers=firm.h).json()
     assert back["matter_id"] == "M-2", back
+
+
+def test_a_deny_of_a_group_whose_members_cannot_be_read_admits_nobody(
+    client: TestClient,
+    auth: Tokens,
+    db: DbFixture,
+    imanage_fake: FakeIManage,
+    imanage: ImanageFactory,
+) -> None:
+    """A fuzz of the connectors: the members list of a denied group answered 500 and the
+    membership stayed as last synced, so a person added to the group at the DMS still saw
+    the document. The group is forgotten until its members can be read: its deny admits
+    nobody meanwhile."""
+    firm = Firm(client, auth)
+    for person in ("alice", "bob", "dave"):
+        firm.person(f"{person}@firm.nl", aliases=[f"imanage:user:{person}"])
+    firm.client_("C-1", "Acme B.V.")
+    firm.matter("M-1", "C-1")
+    imanage_fake.add_group("SCREEN", ["BOB"])
+    screened = {
+        "default_security": "public",
+        "acl": [{"id": "SCREEN", "type": "group", "access_level": "no_access"}],
+    }
+    imanage_fake.add_document(
+        "ACTIVE", 1, custom1="C-1", custom2="M-1", default_security="public",
+        security=screened, filename="memo.txt",
+        content=b"Vertrouwelijk memo over de octrooiaanvraag van Acme.",
+    )
+    pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
+    store = SyncStateStore(db.database)
+    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
+    assert _found(firm, "dave@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
+    assert _found(firm, "bob@firm.nl", "octrooiaanvraag") == set()
+
+    imanage_fake.groups["SCREEN"]["members"].append("DAVE")  # dave is screened at the DMS
+    imanage_fake.inject(r"/groups/SCREEN/members$", 500, times=50)
+    report = run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    assert any("SCREEN" in w["reason"] for w in report["warnings"]), report["warnings"]
+    for person in ("alice", "bob", "dave"):
+        assert _found(firm, f"{person}@firm.nl", "octrooiaanvraag") == set(), person
+
+    imanage_fake.faults.clear()
+    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
+    assert _found(firm, "dave@firm.nl", "octrooiaanvraag") == set()

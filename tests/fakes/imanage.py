@@ -17,6 +17,8 @@ Tenant quirks, each one something docs/dms-apis.md allows (section in brackets):
   (documents are listed by number, so a low number shifts every later offset).
 * ``strict_ids`` (default on): documents are addressed only as ``LIB!number.version``
   (§1.2 ``{docId}``, §1.3 ``id``); ``LIB!number`` is a container id form and answers 404.
+* ``members_page``: .../groups/{id}/members answers its first N rows and a ``total_count``
+  (its paging is [U]).
 * ``groups_endpoint``: GET .../groups is in no published endpoint list, and
   .../groups/{id}/members is [U]; False makes both answer 404.
 * ``security_endpoint``: I7's path is [U]; False makes it answer 404.
@@ -115,6 +117,7 @@ class FakeIManage(FakeDms):
         self.on_search_page: Any = None
         self.strict_ids = True
         self.groups_endpoint = True
+        self.members_page: int | None = None  # .../members paging is [U]: first N and a total
         self.security_endpoint = True
         self.extra_fields: dict[str, Any] = {}
         self.drop_fields: set[str] = set()
@@ -409,7 +412,10 @@ class FakeIManage(FakeDms):
             group = fake.groups.get(group_id)
             if group is None or not fake.groups_endpoint:
                 return error(404)
-            return {"data": [{"id": m} for m in group["members"]]}
+            rows = [{"id": m} for m in group["members"]]
+            if fake.members_page is not None and len(rows) > fake.members_page:
+                return {"data": rows[: fake.members_page], "total_count": len(rows)}
+            return {"data": rows}
 
         def sync_rows(lib: str, kind: str) -> list[dict[str, Any]]:
             docs = fake._visible(lib)
