@@ -56,6 +56,7 @@ log = logging.getLogger("ewall.connectors.sync")
 # phase, deletions and errors go to ``Pipeline.progress`` at the same moments.
 ProgressCallback = Callable[[int, int | None], None]
 _LISTED_MAX = 1000  # ids listed per category in the report; counts are always complete
+_REVOKED = "access revoked at source (fail closed)"
 _EXAMPLES_MAX = 10  # ids named in one warning
 # Source trouble that ends a run as "failed" with a report; anything else is a bug.
 _SOURCE_TROUBLE = (ConnectorError, CursorError, SourceUnavailableError, SourceUnsupportedError,
@@ -330,7 +331,7 @@ class _SyncRun:
         if presence == "deleted":
             return "deleted at source"
         if presence == "forbidden":
-            return "access revoked at source (fail closed)"
+            return _REVOKED
         if presence == "out_of_scope":
             return "moved out of the configured scope"
         if presence == "unplaced" and listed and not self.listed_again(external_id):
@@ -370,9 +371,12 @@ class _SyncRun:
         candidates = [c for c in candidates if self.origin.owns(c)]
         self.give_version_hints()
         removals: dict[str, list[tuple[str, str]]] = {}
+        before = self.deleted_count
         for external_id in candidates:
             reason = self.verdict(external_id, "sweep", listed=True)
-            if reason is not None:
+            if reason == _REVOKED:  # a verdict on access, no guess: never held (fail closed)
+                self.delete(external_id, f"sweep: {reason}", self.container_of(external_id))
+            elif reason is not None:
                 container = self.container_of(external_id) or "?"
                 removals.setdefault(container, []).append((external_id, reason))
         # How big each library/cabinet is: what the index knew of it before the sweep.
@@ -382,7 +386,6 @@ class _SyncRun:
         total_known = len(seen) + len(candidates)
         held: list[tuple[str, str]] = []
         held_containers: dict[str, dict[str, Any]] = {}
-        before = self.deleted_count
         for container, items in sorted(removals.items()):
             size = total_known if container == "?" else seen_by[container] + len(items)
             share = len(items) / size if size else 1.0
@@ -430,7 +433,7 @@ class _SyncRun:
             self.state.forget_crawls(self.source, self.scope)  # leftovers of abandoned crawls
             self.state.save(self.source, self.scope, st)
         crawl_id = st.crawl_id
-        self.summary.update(crawl_id=crawl_id, resumed=resumed,
+        self.summary.update(crawl_id=crawl_id, resumed=resumed, document_failures=0,
                             resumed_from_checkpoint=bool(resumed and st.crawl_cursor))
         resume = Checkpoint(st.crawl_cursor) if st.crawl_cursor else None
         sweeps = self.caps.sweep
@@ -443,10 +446,17 @@ class _SyncRun:
                 self.checkpoints += 1
                 continue
             self.items += 1
-            if isinstance(item, SourceDocument):
-                if self.ingest(item) == "error":
-                    self._crawl_error(st, f"{item.external_id}: ingest error")
-                if sweeps:  # seen marks exist for the sweep only
+            # A document that was listed but failed (its content, its ingest) is seen: the
+            # listing was whole, so it blocks no sweep; only a listing's failure does
+            listed_failure = isinstance(item, DocumentFailure) and bool(item.external_id)
+            if isinstance(item, SourceDocument) or listed_failure:
+                failed = (
+                    self.failure(item)
+                    if isinstance(item, DocumentFailure)
+                    else self.ingest(item) == "error"
+                )
+                self.summary["document_failures"] += failed
+                if sweeps and item.external_id:  # seen marks exist for the sweep only
                     pending.append(item.external_id)
                 if len(pending) >= self.seen_batch:
                     self.state.mark_seen(self.source, self.scope, crawl_id, pending)
@@ -456,7 +466,8 @@ class _SyncRun:
             self.progress()
         self.state.checkpoint(self.source, self.scope, st, pending)
         self.summary["finished"] = True
-        # Complete: finished, no page or document failed, every listing reconciled.
+        # Complete: finished, no listing failed, every listing reconciled (documents that
+        # failed are in document_failures and the run's errors).
         self.summary["complete"] = not st.crawl_errors
         if not sweeps:
             self.summary["sweep"] = {

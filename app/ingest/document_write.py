@@ -17,9 +17,10 @@ report, the previous value kept).
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import Connection
@@ -71,11 +72,16 @@ def document_title(
     return title[:MAX_FIELD]
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
+
+
 def clean_field(value: str | None) -> str | None:
-    """Tri-state: None stays None (absent); whitespace-only becomes "" (present, empty)."""
+    """Tri-state: None stays None (absent); whitespace-only becomes "" (present, empty). A
+    control character (a NUL from a source's profile: PostgreSQL cannot store it) becomes
+    U+FFFD, never nothing: "M-1\x00" must not turn into another matter's id "M-1"."""
     if value is None:
         return None
-    return " ".join(value.split())[:MAX_FIELD]
+    return " ".join(_CONTROL.sub("\ufffd", value).split())[:MAX_FIELD]
 
 
 def acl_id_for(acl: SourceAcl) -> str:
@@ -165,8 +171,12 @@ def store_source_acl(conn: Connection, acl: SourceAcl | None) -> str:
     rules that cannot be resolved: nobody passes (fail closed)."""
     if acl is None:
         return PUBLIC_ACL
-    if not acl.resolvable:
-        return NOBODY_ACL
+    if not acl.resolvable or any(_CONTROL.search(p) for p in acl.deny):
+        return NOBODY_ACL  # a deny of a principal PostgreSQL cannot hold must not lapse
+    if any(_CONTROL.search(p) for p in acl.allow):
+        # a grant to such a principal admits nobody: no person's alias holds a control
+        # character (PostgreSQL stores no NUL)
+        acl = replace(acl, allow=frozenset(_CONTROL.sub("\ufffd", p) for p in acl.allow))
     acl_id = acl_id_for(acl)
     repository.upsert_source_acl(
         conn,
@@ -199,6 +209,7 @@ def document_record(
     metadata.update({k: v for k, v in extracted.metadata.items() if k not in metadata})
     if extracted.warnings:
         metadata["extraction_warnings"] = list(extracted.warnings)
+    metadata = _without_nul(metadata)
     return DocumentRecord(
         source=doc.source,
         external_id=doc.external_id,
@@ -207,8 +218,8 @@ def document_record(
         quarantine_reason=placement.quarantine,
         client_id=placement.client_id,
         matter_id=placement.matter_id,
-        client_raw=doc.client_raw if doc.client_raw is not None else doc.client_id,
-        matter_raw=doc.matter_raw if doc.matter_raw is not None else doc.matter_id,
+        client_raw=_without_nul(doc.client_raw if doc.client_raw is not None else doc.client_id),
+        matter_raw=_without_nul(doc.matter_raw if doc.matter_raw is not None else doc.matter_id),
         doc_type=doc_type,
         title=title[:MAX_FIELD],
         author=clean_field(doc.author) or (before.author if before is not None else None),
@@ -216,11 +227,23 @@ def document_record(
         mime_type=extracted.mime_type,
         content_sha256=content_sha,
         source_acl_id=acl_id,
-        source_url=doc.source_url,
+        source_url=_without_nul(doc.source_url),
         search_state=search_state or (before.search_state if before is not None else "active"),
         metadata_json=canonical_json(metadata),
         last_run_id=run_id,
     )
+
+
+def _without_nul(value: Any) -> Any:
+    """``value`` with U+FFFD for every NUL, in strings, keys and nested lists and objects: a
+    source's raw values are kept as given, but PostgreSQL stores no NUL (text or jsonb)."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_without_nul(v) for v in value]
+    return value
 
 
 def save_document(conn: Connection, before: StoredDocument | None, record: DocumentRecord) -> int:

@@ -1,7 +1,9 @@
 """When to retry a request and how long to wait first.
 
-Retries cover 429 (server-provided waits first), 502/503/504 and transport errors, bounded by
-``connector_max_attempts``; waits go through an injectable ``sleep`` so tests run fast.
+Retries cover 429 (server-provided waits first), 500/502/503/504 and transport errors, bounded
+by ``connector_max_attempts``; waits go through an injectable ``sleep`` so tests run fast. A
+500 is retried too: docs/dms-apis.md §2.8 treats 5xx on a download as retryable, and one
+500 failed the document for the run (501, "not implemented", is an answer, not a fault).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import httpx
 
 Sleep = Callable[[float], None]
 
-RETRY_STATUSES = frozenset({429, 502, 503, 504})
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
 def header_seconds(value: str | None) -> float | None:

@@ -132,7 +132,15 @@ def build_acl(
     return draft.build(default)
 
 
-def acl_entries(security: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The explicit entries of a /security answer, under any of their key names."""
+def acl_entries(security: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """The explicit entries of a /security answer, under any of their key names; None when
+    they are there in a shape we cannot read (an object, a string, a list of strings): read
+    as "no entries", a deny among them would be lost (a fuzz of the connectors)."""
+    if not has_key(security, "acl", "access_list", "permissions"):
+        return []
     rows = pick(security, "acl", "access_list", "permissions")
-    return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+    if rows is None:
+        return []
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        return None
+    return rows

@@ -559,16 +559,22 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             raise
         except SourceHTTPError as exc:
             failure = self._verdict(lib, doc_id, external_id, "security", exc)
-            if failure is not None:
-                return failure
-            # The document is there but its permissions cannot be read: visible to nobody.
+            if failure is not None and failure.status in (404, 403):
+                return failure  # gone, or access revoked: out of the index
+            # The document is there (or its presence is unknown) and its permissions cannot
+            # be read: visible to nobody until they can. Keeping the last ACL read would keep
+            # a grant revoked since (a fuzz of the connectors saw a new deny ignored while
+            # /security answered 500).
             return unresolvable_acl(f"security could not be read (HTTP {exc.status})")
+        entries = acl_entries(security)
+        if entries is None:
+            return unresolvable_acl("security: its access list is in a shape that cannot be read")
         return build_acl(
             library=lib,
             document_id=doc_id,
             default_security=pick(security, "default_security") or pick(row, "default_security"),
             inherited_default=pick(security, "inherited_default_security"),
-            entries=acl_entries(security),
+            entries=entries,
             implicit_users=implicit,
             resolver=self.resolver,
         )
@@ -615,7 +621,12 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
                 ),
             )
         author_id, author_name = _person(pick(row, "author"))
-        fields = self._client_matter(lib, row)
+        try:
+            fields = self._client_matter(lib, row)
+        except SourceHTTPError as exc:  # its workspace (after retries): this document only
+            return DocumentFailure(
+                SOURCE, external_id, f"workspace could not be read for client/matter: {exc}"
+            )
         extension = as_text(pick(row, "extension"))
         checksum = as_text(pick(row, "checksum"))
         client_field, matter_field = self._fields_for(lib)

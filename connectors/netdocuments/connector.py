@@ -43,7 +43,6 @@ from connectors.base import (
 )
 from connectors.dms.acl import unresolvable_acl
 from connectors.dms.connector import (
-    GONE_STATUSES,
     REFUSED_STATUSES,
     DeltaWatermark,
     DmsConnector,
@@ -484,18 +483,19 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
         # the matter this profile names: a document that moved but cannot be read is taken
         # out of the index by the sync (fail closed), not left under its old matter
         listed = qualify_matter(self.matter_format, client, matter)
+        unreadable = "access list could not be read"
         try:
             entries: list[dict[str, Any]] | None = self.client.acl(doc_id)
         except CredentialsError:
             raise
         except SourceHTTPError as exc:
-            if exc.status not in GONE_STATUSES | REFUSED_STATUSES:
-                return DocumentFailure(
-                    SOURCE, doc_id, f"acl: {exc}", exc.status, listed_matter=listed
-                )
-            entries = None  # /info just answered, so the document is there; its ACL is not
+            # /info just answered, so the document is there; its ACL is not. Whatever the
+            # status, the last ACL read may be stale (a deny added since): visible to nobody
+            # until it can be read, never left as it was
+            entries = None
+            unreadable = f"access list could not be read (HTTP {exc.status})"
         if entries is None:
-            acl = unresolvable_acl("access list could not be read")
+            acl = unresolvable_acl(unreadable)
         else:
             acl = self._profile_acl(cabinet, merged, entries, client, matter)
         try:

@@ -261,3 +261,36 @@ def test_a_deny_of_a_group_whose_members_cannot_be_read_admits_nobody(
     run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
     assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
     assert _found(firm, "dave@firm.nl", "octrooiaanvraag") == set()
+
+
+def test_a_nul_in_a_profile_field_is_stored_not_an_internal_error(
+    client: TestClient,
+    auth: Tokens,
+    db: DbFixture,
+    imanage_fake: FakeIManage,
+    imanage: ImanageFactory,
+) -> None:
+    """A fuzz of the connectors: a NUL in a profile's name, author or matter field failed
+    the document with "internal error while storing: DataError" (PostgreSQL stores no NUL).
+    It is U+FFFD now; in a matter id that names no matter, so the document is quarantined."""
+    firm = Firm(client, auth)
+    firm.person("alice@firm.nl", aliases=["imanage:user:alice"])
+    firm.client_("C-1", "Acme B.V.")
+    firm.matter("M-1", "C-1", team=["alice@firm.nl"])
+    imanage_fake.add_document(
+        "ACTIVE", 1, custom1="C-1", custom2="M-1", name="Memo\x00 octrooi", author="JS\x00",
+        filename="memo.txt", content=b"Memo over de octrooiaanvraag van Acme.",
+    )
+    imanage_fake.add_document(
+        "ACTIVE", 2, custom1="C-1", custom2="M-1\x00", filename="notitie.txt",
+        content=b"Notitie over de octrooiaanvraag.",
+    )
+    pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
+    report = run_sync(
+        "imanage", imanage(), pipeline, SyncStateStore(db.database), mode="full",
+        started_by="svc",
+    )
+    assert not [e for e in report["errors"] if "internal" in e["reason"]], report["errors"]
+    assert report["counts"]["quarantined"] == 1, report["counts"]
+    results = firm.search("alice@firm.nl", "octrooiaanvraag", k=10, mode="sparse")["results"]
+    assert [r["document"]["title"] for r in results] == ["Memo\ufffd octrooi"]

@@ -196,6 +196,23 @@ def test_workspace_fills_empty_client_and_matter(
     assert len(imanage_fake.calls(r"/workspaces/ACTIVE!311$")) == 1  # cached
 
 
+def test_a_workspace_that_fails_fails_its_documents_not_the_crawl(
+    imanage_fake: FakeIManage, imanage: ImanageFactory
+) -> None:
+    """A fuzz of the connectors: a workspace answering 500 (after retries) failed the whole
+    crawl, every run, and the documents after it were never ingested."""
+    imanage_fake.add_workspace("ACTIVE", "ACTIVE!999", custom1="10025", custom2="0007")
+    imanage_fake.add_document("ACTIVE", 1, custom1="", custom2="", workspace_id="ACTIVE!999")
+    for n in range(2, 5):
+        imanage_fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
+    imanage_fake.inject(r"/workspaces/ACTIVE!999$", 500, times=50)
+    items = list(imanage().crawl_full(None))
+    assert sorted(by_id(items)) == ["ACTIVE!2", "ACTIVE!3", "ACTIVE!4"]
+    failed = [i for i in items if isinstance(i, DocumentFailure)]
+    assert [f.external_id for f in failed] == ["ACTIVE!1"]
+    assert "workspace" in failed[0].reason
+
+
 def test_field_map_per_library(sleeps: Sleeps) -> None:
     fake = FakeIManage(libraries=("ACTIVE", "ARCH"))
     fake.add_document("ACTIVE", 1, custom1="10025", custom2="0007", custom29="X", custom30="Y")
@@ -300,6 +317,39 @@ def test_unreadable_security_fails_closed(
     assert doc.acl is not None
     assert doc.acl.resolvable is False
     assert doc.metadata["acl_note"].startswith("security could not be read")
+
+
+def test_security_failing_with_5xx_fails_closed_not_as_last_read(
+    imanage_fake: FakeIManage, imanage: ImanageFactory
+) -> None:
+    """A fuzz of the connectors: /security answering 500 failed the document, and the sync
+    kept the copy indexed with the ACL read before, a deny added since ignored."""
+    imanage_fake.add_document("ACTIVE", 1)
+    imanage_fake.inject(r"/security$", 500, times=50)
+    doc = documents(list(imanage().crawl_full(None)))[0]
+    assert doc.acl is not None and doc.acl.resolvable is False
+    assert "HTTP 500" in doc.metadata["acl_note"]
+
+
+@pytest.mark.parametrize(
+    "acl",
+    [
+        {"entries": [{"id": "BOB", "type": "user", "access_level": "no_access"}]},
+        "BOB:no_access",
+        ["BOB|no_access"],
+        [{"id": "BOB", "type": "user", "access_level": "no_access"}, "ALICE|read"],
+    ],
+)
+def test_an_access_list_in_an_unreadable_shape_fails_closed(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, acl: object
+) -> None:
+    """A fuzz of the connectors: an ``acl`` that was not a list of objects was read as "no
+    entries", and the deny it carried was lost (the document public to everyone)."""
+    imanage_fake.add_document(
+        "ACTIVE", 1, default_security="public", security={"default_security": "public", "acl": acl}
+    )
+    doc = documents(list(imanage().crawl_full(None)))[0]
+    assert doc.acl is not None and doc.acl.resolvable is False
 
 
 @pytest.mark.parametrize(
@@ -695,6 +745,18 @@ def test_groups_from_the_sync_api(sleeps: Sleeps) -> None:
         "litigation": {"imanage:user:jsmith", "imanage:user:akhan", "imanage:user:pvdb"}
     }
     assert len(fake.calls(r"/sync/groups/members/search$")) == 2
+
+
+def test_a_500_on_a_download_is_retried(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, sleeps: Sleeps
+) -> None:
+    """A fuzz of the connectors: one transient 500 failed the document for the run (and, with
+    it, the sweep); docs/dms-apis.md §2.8 treats 5xx on a download as retryable."""
+    imanage_fake.add_document("ACTIVE", 1)
+    imanage_fake.inject(r"/download$", 500)
+    docs = documents(list(imanage().crawl_full(None)))
+    assert [d.external_id for d in docs] == ["ACTIVE!1"]
+    assert len(imanage_fake.calls(r"/download$")) == 2
 
 
 def test_429_and_503_during_a_crawl(

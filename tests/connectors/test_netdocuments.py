@@ -375,6 +375,18 @@ def test_unreadable_access_list_fails_closed(
     assert doc.acl.resolvable is False
 
 
+def test_an_access_list_failing_with_5xx_fails_closed_not_as_last_read(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
+) -> None:
+    """A fuzz of the connectors: /acl answering 500 failed the document and the sync kept
+    the copy indexed with the ACL read before (a deny added since ignored)."""
+    netdocuments_fake.add_document("1000-0000-0001", client="10025", matter="0007")
+    netdocuments_fake.inject(r"/acl$", 500, times=50)
+    doc = documents(list(netdocuments().crawl_full(None)))[0]
+    assert doc.acl is not None and doc.acl.resolvable is False
+    assert "HTTP 500" in (doc.acl.note or "")
+
+
 # --- client / matter ------------------------------------------------------------------------------
 
 

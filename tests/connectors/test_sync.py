@@ -86,24 +86,44 @@ def test_full_crawl_then_sweep_after_deletions_at_source(
     assert imanage_fake.writes() == []
 
 
-def test_no_sweep_after_a_crawl_with_an_error(
+def test_a_document_that_fails_holds_back_no_deletion_and_is_kept(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, store: SyncStateStore
+) -> None:
+    """A fuzz of the connectors: any document error skipped the sweep, so one document that
+    never downloads (empty, over the size limit, a 500 each time) kept every deletion at the
+    source out of the index for good. The listing was whole: the failed document was listed
+    (seen, kept) and the others are swept."""
+    _seed(imanage_fake, 4)
+    pipeline = RecordingPipeline()
+    _full(imanage(), pipeline, store)
+    imanage_fake.trash("ACTIVE!2.1")
+    imanage_fake.inject(r"ACTIVE!3\.1/download$", 500, times=50)
+    report = _full(imanage(), pipeline, store)
+    assert report["status"] == "partial"
+    assert report["sync"]["document_failures"] == 1
+    assert report["sync"]["sweep"]["ran"] is True
+    assert "ACTIVE!2" not in pipeline.index
+    assert "ACTIVE!3" in pipeline.index  # listed: kept as last read, and reported
+    assert pipeline.errors
+    assert pipeline.errors[0][0] == "ACTIVE!3"
+
+
+def test_no_sweep_after_a_listing_that_failed(
     imanage_fake: FakeIManage, imanage: ImanageFactory, store: SyncStateStore
 ) -> None:
     _seed(imanage_fake, 4)
     pipeline = RecordingPipeline()
     _full(imanage(), pipeline, store)
     imanage_fake.trash("ACTIVE!2.1")
-    imanage_fake.inject(r"ACTIVE!3\.1/download$", 500)  # 500 is final: not retried
+    imanage_fake.total_mode = "high"  # the listing does not reconcile with its total
     report = _full(imanage(), pipeline, store)
-    assert report["status"] == "partial"
     sweep = report["sync"]["sweep"]
     assert sweep["ran"] is False
-    assert "1 error(s) during the crawl" in sweep["skipped_reason"]
-    assert "ACTIVE!2" in pipeline.index  # kept until a clean crawl proves it gone
-    assert pipeline.errors
-    assert pipeline.errors[0][0] == "ACTIVE!3"
+    assert "error(s) during the crawl" in sweep["skipped_reason"]
+    assert "ACTIVE!2" in pipeline.index  # kept until a whole listing proves it gone
 
-    report = _full(imanage(), pipeline, store)  # the fault is gone
+    imanage_fake.total_mode = "exact"
+    report = _full(imanage(), pipeline, store)
     assert report["sync"]["sweep"]["ran"] is True
     assert "ACTIVE!2" not in pipeline.index
 
@@ -444,6 +464,39 @@ def test_a_sweep_over_the_fraction_is_held_per_library(
         assert "ARCH!1" not in pipeline.index
         assert "ARCH!2" in pipeline.index
         assert store.load("imanage", SCOPE).held_sweep is None
+
+
+def test_access_revoked_found_by_a_sweep_is_applied_at_once_never_held(
+    sleeps: Sleeps, store: SyncStateStore
+) -> None:
+    """A fuzz of the connectors: 3 of 43 documents turned 403 for the service account were
+    held with the deletions (over EWALL_SWEEP_MAX_FRACTION) and stayed searchable until
+    someone confirmed. A 403 is a verdict on access, not a guess about a deletion: it is
+    applied at once, as it is for a document still listed."""
+    fake = FakeIManage()
+    for n in range(1, 11):
+        fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
+    pipeline = RecordingPipeline()
+    with fake.running():
+        def full() -> dict[str, Any]:
+            connector = IManageConnector(imanage_settings(fake), sleep=sleeps)
+            try:
+                return run_sync("imanage", connector, pipeline, store, mode="full",
+                                started_by="t", sweep_max_fraction=0.05)
+            finally:
+                connector.close()
+
+        full()
+        fake.revoke("ACTIVE!1.1")
+        fake.revoke("ACTIVE!2.1")
+        fake.trash("ACTIVE!3.1")  # a deletion: 1 of 10 is over 5 %, held
+        report = full()
+    assert dict(pipeline.deleted) == {
+        "ACTIVE!1": "sweep: access revoked at source (fail closed)",
+        "ACTIVE!2": "sweep: access revoked at source (fail closed)",
+    }
+    assert report["sync"]["sweep"]["held"]["ids"] == ["ACTIVE!3"]
+    assert "ACTIVE!3" in pipeline.index
 
 
 def test_an_offset_shift_mid_crawl_makes_the_crawl_incomplete_not_shorter(
