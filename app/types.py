@@ -112,11 +112,20 @@ Principal = Annotated[
 ]
 UserPrincipal = Annotated[Principal, AfterValidator(_user_principal)]
 AwareDatetime = Annotated[datetime, BeforeValidator(_rfc3339), AfterValidator(_aware)]
+def _printable(value: str) -> str:
+    """No line break or tab, and nothing invisible: two session ids that print alike must be
+    one id ("s-1\u200b" would be another session that looks like s-1 in every report)."""
+    if any(c in "\t\n\r" or unicodedata.category(c) in ("Cf", "Co", "Cn") for c in value):
+        raise ValueError("must not contain tabs, line breaks or invisible characters")
+    return value
+
+
 # A caller-chosen session id (a chat thread, an agent run): opaque, printable, bounded.
 SessionId = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
     AfterValidator(no_control),
+    AfterValidator(_printable),
 ]
 
 

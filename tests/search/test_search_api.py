@@ -181,6 +181,9 @@ def test_what_would_widen_or_smuggle_is_refused(
     refused({"k": True}, "k")
     refused({"k": "10"}, "k")
     refused({"session_id": "s", "session_widen": "yes"}, "session_widen")
+    # a session id that prints like another one is another session in every report
+    for session in ("a\nb", "a\tb", "s-1\u200b", "a\u202eb"):
+        refused({"session_id": session}, "session_id")
     refused({"model": "gpt\x1b[2J"}, "model")
     refused({"prompt_version": "v\x07"}, "prompt_version")
     refused({"query": "octrooi\x1b[31m"}, "query")
