@@ -47,6 +47,10 @@ RETURNING query_key, query_id
 DELETE FROM relevance_queries
 WHERE set_id = :set_id AND query_key <> ALL(CAST(:keep AS text[]))
 
+-- name: delete_judgements_of_queries
+-- A query whose text changed is another question: its judgements were made for the old one
+DELETE FROM relevance_judgements WHERE query_id = ANY(CAST(:query_ids AS bigint[]))
+
 -- name: upsert_judgements
 -- The same grade again is no change: the judgement keeps the time it was made, so reloading
 -- a shipped set is a true no-op.

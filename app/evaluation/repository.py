@@ -141,6 +141,14 @@ def delete_queries_except(conn: Connection, set_id: int, keep: Iterable[str]) ->
     return int(result.rowcount)
 
 
+def delete_judgements_of_queries(conn: Connection, query_ids: Sequence[int]) -> None:
+    if query_ids:
+        conn.execute(
+            sqlfiles.query("evaluation.delete_judgements_of_queries"),
+            {"query_ids": list(query_ids)},
+        )
+
+
 def upsert_judgements(conn: Connection, rows: Sequence[JudgementRow]) -> None:
     """Insert or re-grade; the rows' keys must be distinct (one statement writes them all)."""
     if not rows:

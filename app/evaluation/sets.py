@@ -152,7 +152,9 @@ def import_queries(
     replace: bool = False,
 ) -> int:
     """Create or extend a set from parsed queries; ``replace`` drops the set's other queries
-    (and their judgements). Returns the set id."""
+    (and their judgements). A query whose text changed loses the judgements made for its old
+    text (the same key now asks another question; a fuzz found old grades counted for the
+    new text); judgements given with it here are kept. Returns the set id."""
     keys = [q.key for q in queries]
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if keys.count(k) > 1)
@@ -160,6 +162,13 @@ def import_queries(
     set_id = repo.ensure_set(conn, check_name(name), description, created_by)
     if replace:
         repo.delete_queries_except(conn, set_id, keys)
+    before = {q.key: q for q in repo.load_queries(conn, set_id)}
+    changed = [
+        before[q.key].query_id
+        for q in queries
+        if q.key in before and before[q.key].text != q.text
+    ]
+    repo.delete_judgements_of_queries(conn, changed)
     ids = repo.upsert_queries(conn, set_id, queries)
     upsert_judgements(conn, ids, [j for q in queries for j in q.judgements])
     return set_id

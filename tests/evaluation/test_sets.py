@@ -188,6 +188,24 @@ def test_database_round_trip_and_replace(db: DbHandle) -> None:
     }
 
 
+def test_a_query_whose_text_changed_loses_the_judgements_of_its_old_text(db: DbHandle) -> None:
+    """A fuzz of the evaluation API: a set re-imported with another text for q1 kept q1's
+    grades, which then counted for the new question."""
+    with db.database.transaction() as conn:
+        set_id = sets.import_queries(conn, "retext", "", "tester", _queries())
+        before = {q.key: q for q in sets.export_queries(conn, set_id)}
+    assert before["q1"].judgements
+    asked_again = [
+        QueryIn("q1", "Iets heel anders?", None, [Judgement("q1", "chunk", CHUNK, 1, "ann", AT)]),
+        before["q2"],
+    ]
+    with db.database.transaction() as conn:
+        sets.import_queries(conn, "retext", "", "tester", asked_again)
+        after = {q.key: q for q in sets.export_queries(conn, set_id)}
+    assert [(j.target_id, j.grade) for j in after["q1"].judgements] == [(CHUNK, 1)]
+    assert _canon([after["q2"]]) == _canon([before["q2"]])  # same text: kept
+
+
 def test_set_and_key_names_are_checked(db: DbHandle) -> None:
     with db.database.transaction() as conn, pytest.raises(FormatError, match="set name"):
         sets.import_queries(conn, "no spaces please", "", "t", [])
