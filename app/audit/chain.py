@@ -56,6 +56,17 @@ def now_utc() -> datetime:
     return datetime.now(UTC)
 
 
+# A search appends its retrieval at most this long after the instant its access was resolved
+# at (its ``at``; the chain orders by seq, not by time): a later append is refused, and the
+# search returns nothing (app.search.service). So a row whose ``at`` lies in a window that
+# ended longer ago than FINAL_AFTER_S can no longer arrive, and an export of that window is
+# final (the export says from when: X-Audit-Final-Before). A fuzz exported windows just
+# after they ended and missed rows of searches still running, which committed later with an
+# earlier ``at``.
+APPEND_LAG_MAX_S = 120.0
+FINAL_AFTER_S = APPEND_LAG_MAX_S + 10.0  # and the commit after the append
+
+
 # --- canonical forms, one per chain (they define what the hash covers) ---------------------
 
 

@@ -145,11 +145,20 @@ def export(
     # is a 503, not a 200 with an empty body; one that fails later cuts the body short, and
     # the export continues with after_seq (the last seq it wrote).
     _ordered(since, until)
+    final = service.final_before()
     lines = service.export_lines(
         resources.database.transaction, since=since, until=until, after_seq=after_seq
     )
     first = list(itertools.islice(lines, 1))
-    return StreamingResponse(itertools.chain(first, lines), media_type="application/x-ndjson")
+    # A window that ended less than a few minutes ago may still gain rows: searches resolved
+    # in it that are still running. The headers say whether this one is final, and from when.
+    headers = {
+        "X-Audit-Final-Before": final.isoformat(),
+        "X-Audit-Window-Final": "true" if until is not None and until <= final else "false",
+    }
+    return StreamingResponse(
+        itertools.chain(first, lines), media_type="application/x-ndjson", headers=headers
+    )
 
 
 @router.get("/policy-events")

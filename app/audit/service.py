@@ -9,12 +9,12 @@ import re
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection
 
-from app.audit import repository
+from app.audit import chain, repository
 from app.audit.chain import RESULT_FIELDS, canonical_json, iso, retrieval_fields
 from app.audit.repository import (
     AuditFilter,
@@ -236,6 +236,12 @@ def withhold(item: dict[str, Any], view: MatterView) -> dict[str, Any]:
 
 
 EXPORT_PAGE = 500  # retrievals read per transaction of an export
+
+
+def final_before() -> datetime:
+    """The instant before which the retrievals chain is final: a search resolved earlier is
+    recorded by now, or never (app.audit.chain.APPEND_LAG_MAX_S)."""
+    return chain.now_utc() - timedelta(seconds=chain.FINAL_AFTER_S)
 
 
 def export_lines(

@@ -621,7 +621,15 @@ def _audited_results(hits: list[repository.Hit]) -> list[chain.RetrievedChunk]:
 def _audit_row(
     principal: Principal, request: SearchIn, found: SearchResult, purpose: str
 ) -> tuple[chain.Retrieval, list[chain.RetrievedChunk]]:
-    """The retrieval audit row and its results (the chain's input, app/audit/chain.py)."""
+    """The retrieval audit row and its results (the chain's input, app/audit/chain.py). A
+    search resolved longer ago than APPEND_LAG_MAX_S is not recorded (503, no results): an
+    export of a window that ended FINAL_AFTER_S ago must be final."""
+    if (chain.now_utc() - found.at).total_seconds() > chain.APPEND_LAG_MAX_S:
+        raise AppError(
+            "audit_unavailable",
+            "The search took too long to be recorded in the audit log, so it returns nothing.",
+            503,
+        )
     access = found.access
     session = found.session
     filters = request.filters.model_dump(mode="json", exclude_none=True) if request.filters else {}

@@ -1,0 +1,69 @@
+"""An export of a time window says whether the window is final: whether a search resolved
+in it could still be recorded. A fuzz exported windows just after they ended and missed rows
+of searches still running, which committed later with an earlier ``at``. A search is now
+recorded within APPEND_LAG_MAX_S of its ``at`` or not at all, so a window that ended
+FINAL_AFTER_S ago is final, and the export says from when."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.audit import chain
+from tests.conftest import Tokens
+from tests.helpers import Firm, ok, retag
+
+LAWYER = "alice@firm.nl"
+TEXT = "octrooi inbreuk retard-tablet"
+
+
+@pytest.fixture
+def firm(client: TestClient, auth: Tokens) -> Firm:
+    f = Firm(client, auth)
+    f.person(LAWYER)
+    f.client_("C-1")
+    f.matter("M-1", "C-1", team=[LAWYER])
+    f.document("d1", TEXT, client_id="C-1", matter_id="M-1")
+    retag(client)
+    return f
+
+
+def test_a_search_recorded_too_late_returns_nothing_and_leaves_no_row(
+    firm: Firm, client: TestClient, auth: Tokens, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    compliance = auth("co@firm.nl", "compliance")
+    before = client.get("/v1/audit/export", headers=compliance).text.splitlines()
+    monkeypatch.setattr(chain, "APPEND_LAG_MAX_S", -1.0)  # every search is "too late"
+    late = client.post("/v1/search", json={"query": TEXT}, headers=auth(LAWYER, "lawyer"))
+    assert late.status_code == 503, late.text
+    assert late.json()["error"]["code"] == "audit_unavailable"
+    assert client.get("/v1/audit/export", headers=compliance).text.splitlines() == before
+
+
+def test_an_export_says_whether_its_window_is_final(
+    firm: Firm, client: TestClient, auth: Tokens
+) -> None:
+    found = firm.search(LAWYER, TEXT)
+    compliance = auth("co@firm.nl", "compliance")
+    now = datetime.now(UTC)
+    old = {
+        "since": (now - timedelta(days=2)).isoformat(),
+        "until": (now - timedelta(days=1)).isoformat(),
+    }
+    recent = {"since": (now - timedelta(hours=1)).isoformat(), "until": now.isoformat()}
+    for params, final in ((old, "true"), (recent, "false"), ({}, "false")):
+        r = client.get("/v1/audit/export", params=params, headers=compliance)
+        assert r.status_code == 200, r.text
+        assert r.headers["X-Audit-Window-Final"] == final, params
+        before = datetime.fromisoformat(r.headers["X-Audit-Final-Before"])
+        assert before <= datetime.now(UTC) - timedelta(seconds=chain.FINAL_AFTER_S)
+    rows = ok(client.get("/v1/audit/retrievals", headers=compliance))["items"]
+    exported = client.get("/v1/audit/export", params=recent, headers=compliance).text
+    assert (
+        [json.loads(x)["retrieval_id"] for x in exported.splitlines()]
+        == [found["retrieval_id"]]
+        == [rows[0]["retrieval_id"]]
+    )
