@@ -55,9 +55,14 @@ def _identifier(value: str) -> str:
     return value
 
 
+def is_principal(value: str) -> bool:
+    """``<source>:user:<id>`` or ``<source>:group:<id>`` (lower case, trimmed)."""
+    return bool(_PRINCIPAL.match(value))
+
+
 def _principal(value: str) -> str:
     value = value.strip().lower()
-    if not _PRINCIPAL.match(value):
+    if not is_principal(value):
         raise ValueError("must look like '<source>:user:<id>' or '<source>:group:<id>'")
     return value
 

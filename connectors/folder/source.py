@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from app.types import EXTERNAL_ID_MAX, storable
+from app.types import EXTERNAL_ID_MAX, is_principal, storable
 from connectors.base import (
     BaseSource,
     Checkpoint,
@@ -81,10 +81,20 @@ def parse_acl(value: Any, *, given: bool = False) -> SourceAcl | None:
     deny = data.get("deny", []) or []
     if not isinstance(allow, list) or not isinstance(deny, list):
         raise ValueError("acl.allow and acl.deny must be lists")  # noqa: TRY004
+    rules = {}
+    for key, given_list in (("allow", allow), ("deny", deny)):
+        principals = frozenset(str(p).strip().lower() for p in given_list if str(p).strip())
+        # "bob" for "folder:user:bob" would match nobody: a deny that lapses, a grant lost
+        wrong = sorted(p for p in principals if not is_principal(p))
+        if wrong:
+            raise ValueError(
+                f"acl.{key}: {wrong[0]!r} is not '<source>:user:<id>' or '<source>:group:<id>'"
+            )
+        rules[key] = principals
     return SourceAcl(
         default=default,  # type: ignore[arg-type]
-        allow=frozenset(str(p).strip().lower() for p in allow if str(p).strip()),
-        deny=frozenset(str(p).strip().lower() for p in deny if str(p).strip()),
+        allow=rules["allow"],
+        deny=rules["deny"],
     )
 
 
