@@ -387,7 +387,7 @@ def _date(day: str, month: str, year: str | None, text: str) -> Fact | None:
 
 # --- what a fact is bound to ---------------------------------------------------------------
 
-BOUND_KINDS = frozenset({"amount", "date", "percent"})
+BOUND_KINDS = frozenset({"amount", "date", "percent", "number"})
 _BIND = 4  # content words either side of an amount, date or percentage: what it is said of
 # a clause ends at "; " or at ". ", "! ", "? " before a capital (not "ca. 8%", "d.d. 1 mei")
 _CLAUSE_END = re.compile(r";\s|[.!?]\s+(?=[\[(A-ZÀ-ÖØ-Þ])")
@@ -429,6 +429,8 @@ def fact_sites(text: str, facts: Sequence[Fact]) -> list[FactSite]:
         if cut is not None:
             right = right[: cut.start()]
         left_words, right_words = words(left), words(right)
+        if fact.kind == "number" and not re.search(r"[^\W_]", left):
+            continue  # a number that opens a clause numbers it ("4.5. De inspecteur ...")
         before = [stem(w) for w in left_words if len(w) > 1 and w not in STOPWORDS]
         after = [stem(w) for w in right_words if len(w) > 1 and w not in STOPWORDS]
         back = any(w in REFERS_BACK for w in (*left_words, *right_words))
