@@ -280,7 +280,9 @@ class Pipeline(Protocol[RunT]):
 
     def known_external_ids(self, source: str) -> set[str]: ...
 
-    def sync_groups(self, run: RunT, groups: list[SourceGroup], actor: str) -> None: ...
+    def sync_groups(
+        self, run: RunT, groups: list[SourceGroup], actor: str, *, source: str
+    ) -> None: ...
 
 
 class Source(Protocol):

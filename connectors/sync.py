@@ -43,6 +43,7 @@ from connectors.base import (
     RunT,
     Source,
     SourceDocument,
+    SourceGroup,
     SourceUnavailableError,
     SourceUnsupportedError,
 )
@@ -552,21 +553,19 @@ class _SyncRun:
             return
         self.phase = "groups"
         try:
-            groups = list(self.origin.groups())
+            groups: list[SourceGroup] | None = list(self.origin.groups())
         except CredentialsError:
             raise
         except ConnectorError as exc:
-            # Membership could not be read: the documents are synced all the same; the
-            # membership stays as last synced and the report says why.
-            self.error(None, f"group membership not synced: {exc}")
-            self.summary["groups"] = None
-            return
+            self.error(None, f"group membership not read, its groups forgotten: {exc}")
+            groups = None
         self.collect_warnings()
-        if not groups and self.origin.warnings():
-            self.summary["groups"] = None  # the feature is off on this tenant
-            return
-        self.pipeline.sync_groups(self.run, groups, actor=self.started_by)
-        self.summary["groups"] = len(groups)
+        if not groups and (groups is None or self.origin.warnings()):
+            groups = None  # unreadable, or the feature is off on this tenant
+        # the source's whole membership: a group it lacks (every group, when it could not be
+        # read) is forgotten, and a deny naming it admits nobody until it is read again
+        self.pipeline.sync_groups(self.run, groups or [], self.started_by, source=self.source)
+        self.summary["groups"] = None if groups is None else len(groups)
 
 
 def run_source(

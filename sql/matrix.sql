@@ -53,6 +53,9 @@ SELECT * FROM unnest(CAST(:aliases AS text[]), CAST(:person_ids AS text[]))
 INSERT INTO source_groups (source, group_id) VALUES (:source, :group_id)
 ON CONFLICT DO NOTHING
 
+-- name: groups_of_source
+SELECT group_id FROM source_groups WHERE source = :source
+
 -- name: delete_source_group
 -- A group whose membership could not be read: removed with its members (ON DELETE CASCADE)
 DELETE FROM source_groups WHERE source = :source AND group_id = :group_id

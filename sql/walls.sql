@@ -101,21 +101,26 @@ RETURNING p.matter_id
 -- name: allowed_source_acls
 -- Source ACLs a person with these principals may read: deny beats allow; "public"/"view"
 -- defaults admit every internal person; unresolvable rules admit nobody, and so does a
--- deny of a group whose members ewall does not hold (migration 20261206_0054: the deny
--- would lapse, its members unknown). One index probe per denied group, only for the rules
--- that deny one.
+-- deny of a group whose members ewall does not hold, or that holds such a group at any depth
+-- (:incomplete_groups, from the matrix snapshot): the deny would lapse for the members it
+-- cannot name (migration 20261206_0054). The rules that deny no group skip the test; for the
+-- others, source_groups is hashed once per statement (NOT IN: its key columns are NOT NULL).
 SELECT coalesce(array_agg(a.source_acl_id ORDER BY a.source_acl_id), '{}') AS acl_ids
 FROM source_acls a
 WHERE a.resolvable
   AND a.default_access <> 'none'
   AND NOT (a.deny && CAST(:principals AS text[]))
   AND (a.default_access IN ('public', 'view') OR a.allow && CAST(:principals AS text[]))
-  AND NOT EXISTS (
-      SELECT 1 FROM unnest(a.deny_groups) AS d(principal)
-      WHERE NOT EXISTS (
-          SELECT 1 FROM source_groups g
-          WHERE g.source = split_part(d.principal, ':', 1)
-            AND g.group_id = substr(d.principal, length(split_part(d.principal, ':', 1)) + 8)
+  AND (
+      a.deny_groups = '{}'
+      OR (
+          NOT (a.deny_groups && CAST(:incomplete_groups AS text[]))
+          AND NOT EXISTS (
+              SELECT 1 FROM unnest(a.deny_groups) AS d(principal)
+              WHERE (split_part(d.principal, ':', 1),
+                     substr(d.principal, length(split_part(d.principal, ':', 1)) + 8))
+                    NOT IN (SELECT g.source, g.group_id FROM source_groups g)
+          )
       )
   )
 
@@ -220,7 +225,10 @@ SELECT person_id, name, active FROM people
 SELECT person_id, alias FROM person_aliases
 
 -- name: snapshot_group_members
-SELECT source, group_id, member FROM source_group_members
+-- Every group ewall holds members for, one row per member (member NULL for an empty one)
+SELECT g.source, g.group_id, m.member
+FROM source_groups g
+LEFT JOIN source_group_members m ON m.source = g.source AND m.group_id = g.group_id
 
 -- name: snapshot_protected_matters
 SELECT wall_id, matter_id FROM wall_protected_matters

@@ -727,9 +727,11 @@ class IngestPipeline:
         with self.database.transaction() as conn:
             self.record_event(conn, run, "sweep_held", source, external_id, reason)
 
-    def sync_groups(self, run: IngestRun, groups: list[SourceGroup], actor: str) -> None:
-        if not groups:
-            return
+    def sync_groups(
+        self, run: IngestRun, groups: list[SourceGroup], actor: str, *, source: str
+    ) -> None:
+        """``groups``: the source's whole membership as just read (empty when it could not be
+        read): its groups not listed, or listed without members, are forgotten."""
         with self.database.transaction() as conn:
             result = apply_matrix(
                 conn,
@@ -746,6 +748,7 @@ class IngestPipeline:
                 forget_groups=[
                     (g.source.lower(), g.group_id.lower()) for g in groups if g.members is None
                 ],
+                whole_source=source.lower(),
                 action="groups.sync",
                 # the source's own membership, synced; group changes are not reviewed
                 may_widen_walls=True,

@@ -114,6 +114,11 @@ def existing_matters(conn: Connection, ids: Iterable[str]) -> dict[str, KnownMat
     return out
 
 
+def groups_of_source(conn: Connection, source: str) -> list[str]:
+    rows = conn.execute(sqlfiles.query("matrix.groups_of_source"), {"source": source})
+    return sorted(str(r.group_id) for r in rows)
+
+
 def existing_groups(
     conn: Connection, keys: Iterable[tuple[str, str]]
 ) -> dict[tuple[str, str], set[str]]:

@@ -115,6 +115,7 @@ def apply_matrix(
     matters: Sequence[MatterImport] = (),
     source_groups: Sequence[GroupImport] = (),
     forget_groups: Sequence[tuple[str, str]] = (),
+    whole_source: str | None = None,
     action: str = "matrix.import",
     may_widen_walls: bool,
     lookback_days: int = 180,
@@ -123,7 +124,9 @@ def apply_matrix(
     conflicts role, or the system itself: demo loads, benches, connector group syncs).
     ``forget_groups``: (source, group id) whose membership could not be read; they are
     removed with their members, so that a deny naming them admits nobody (walls.sql,
-    allowed_source_acls) and a grant through them admits nobody, until the next sync."""
+    allowed_source_acls) and a grant through them admits nobody, until the next sync.
+    ``whole_source``: ``source_groups`` (and ``forget_groups``) are that source's whole
+    membership as just read; its other groups are forgotten the same way."""
     people, clients, matters = list(people), list(clients), list(matters)
     _check_unique_ids(people, clients, matters, source_groups)
     # one matrix write at a time: the checks, the diff and the wall review below read the
@@ -138,6 +141,14 @@ def apply_matrix(
 
     plan = _Plan()
     _diff_people(plan, people, known_people)
+    if whole_source is not None:
+        listed = {(g.source, g.group_id) for g in source_groups}
+        absent = {
+            (whole_source, group_id)
+            for group_id in repo.groups_of_source(conn, whole_source)
+            if (whole_source, group_id) not in listed
+        }
+        forget_groups = sorted(set(forget_groups) | absent)
     _diff_groups(conn, plan, source_groups, forget_groups)
     _diff_clients(plan, _order_parents_first(clients), known_clients)
     _diff_matters(conn, plan, matters)

@@ -49,7 +49,9 @@ def current_access(
 def allowed_source_acls(conn: Connection, resolution: Resolution) -> tuple[str, ...]:
     if resolution.known and not resolution.active:
         return ()
-    return repository.allowed_source_acls(conn, resolution.principals)
+    return repository.allowed_source_acls(
+        conn, resolution.principals, resolution.incomplete_groups
+    )
 
 
 def access_for(conn: Connection, resolution: Resolution) -> Access:

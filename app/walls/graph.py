@@ -302,6 +302,23 @@ class MatrixSnapshot:
                     changed = True
         return frozenset(found)
 
+    @cached_property
+    def incomplete_groups(self) -> frozenset[str]:
+        """Groups that hold, at any depth, a group whose members ewall does not hold: their
+        members are not all known, so a deny of them must admit nobody (sql/walls.sql)."""
+        out: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for group, members in self.group_members.items():
+                if group not in out and any(
+                    m.split(":", 2)[1:2] == ["group"] and (m not in self.group_members or m in out)
+                    for m in members
+                ):
+                    out.add(group)
+                    changed = True
+        return frozenset(out)
+
     # --- graph ------------------------------------------------------------------------------
 
     @cached_property

@@ -72,9 +72,12 @@ def bump_policy_version(conn: Connection) -> int:
     return int(conn.execute(sqlfiles.query("walls.bump_policy_version")).scalar_one())
 
 
-def allowed_source_acls(conn: Connection, principals: Sequence[str]) -> tuple[str, ...]:
+def allowed_source_acls(
+    conn: Connection, principals: Sequence[str], incomplete_groups: Iterable[str] = ()
+) -> tuple[str, ...]:
     ids = conn.execute(
-        sqlfiles.prepared("walls.allowed_source_acls"), {"principals": list(principals)}
+        sqlfiles.prepared("walls.allowed_source_acls"),
+        {"principals": list(principals), "incomplete_groups": sorted(incomplete_groups)},
     ).scalar_one()
     return tuple(ids)
 

@@ -31,6 +31,9 @@ class Resolution:
     valid_until: datetime | None
     known: bool
     active: bool
+    # groups whose members include, at any depth, a group ewall holds no members for (the
+    # snapshot's set, shared): a deny of one admits nobody
+    incomplete_groups: frozenset[str] = frozenset()
 
 
 def _walls(conn: Connection, snap: MatrixSnapshot, *, with_protects: bool) -> None:
@@ -81,7 +84,9 @@ def load_snapshot(conn: Connection, *, full: bool = True) -> MatrixSnapshot:
     snap.aliases = {k: frozenset(v) for k, v in aliases.items()}
     members: dict[str, set[str]] = defaultdict(set)
     for source, group_id, member in repository.snapshot_rows(conn, "group_members"):
-        members[f"{source}:group:{group_id}"].add(member)
+        held = members[f"{source}:group:{group_id}"]  # an empty group is known too
+        if member is not None:
+            held.add(member)
     snap.group_members = {k: frozenset(v) for k, v in members.items()}
     _walls(conn, snap, with_protects=full)
     for group_id, wall_ids in repository.snapshot_rows(conn, "wall_groups"):
@@ -221,6 +226,7 @@ class AccessResolver:
             valid_until=snap.next_boundary(at),
             known=person is not None,
             active=person is not None and person.active,
+            incomplete_groups=snap.incomplete_groups,
         )
         if self.use_cache:
             with self._lock:

@@ -144,7 +144,13 @@ class RecordingPipeline:
         self.held.append((external_id, reason))
         run.counts["held"] += 1
 
-    def sync_groups(self, run: Run, groups: list[SourceGroup], actor: str) -> None:
+    def sync_groups(
+        self, run: Run, groups: list[SourceGroup], actor: str, *, source: str
+    ) -> None:
+        listed = {f"{g.source}:group:{g.group_id}" for g in groups}
+        for key in [k for k in self.groups if k.startswith(f"{source}:group:")]:
+            if key not in listed:  # the source's whole membership: the rest is forgotten
+                self.groups.pop(key)
         for group in groups:
             key = f"{group.source}:group:{group.group_id}"
             if group.members is None:  # unknown now: forgotten, as the pipeline does

@@ -262,6 +262,21 @@ def test_a_deny_of_a_group_whose_members_cannot_be_read_admits_nobody(
     assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
     assert _found(firm, "dave@firm.nl", "octrooiaanvraag") == set()
 
+    # the groups listing goes away (404: the feature off) or fails as a whole: every group
+    # of the source is forgotten, not kept as last read (a review found dave, added since,
+    # still seeing the document)
+    imanage_fake.groups["SCREEN"]["members"].append("ALICE")
+    for broken in ("404", "500"):
+        if broken == "404":
+            imanage_fake.groups_endpoint = False
+        else:
+            imanage_fake.groups_endpoint = True
+            imanage_fake.inject(r"/groups$", 500, times=50)
+        run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+        for person in ("alice", "bob", "dave"):
+            assert _found(firm, f"{person}@firm.nl", "octrooiaanvraag") == set(), (broken, person)
+        imanage_fake.faults.clear()
+
 
 def test_a_nul_in_a_profile_field_is_stored_not_an_internal_error(
     client: TestClient,

@@ -39,3 +39,27 @@ def test_a_group_deny_with_unknown_members_admits_nobody(
     # a known group without members denies nobody
     ok(client.put("/v1/groups/api/screen", json={"members": []}, headers=auth(*ADMIN)))
     assert sorted(firm.documents_found("bob@firm.nl", TEXT)) == ["open", "screened"]
+
+
+def test_a_deny_of_a_group_holding_an_unknown_group_admits_nobody(
+    client: TestClient, auth: Tokens
+) -> None:
+    """Groups nest: the deny of "screen", whose member "sub" has no members ewall holds,
+    lapsed for sub's members (a review found it). Until sub is known, nobody passes."""
+    firm = Firm(client, auth)
+    firm.person("alice@firm.nl", aliases=["api:user:alice"])
+    firm.person("bob@firm.nl", aliases=["api:user:bob"])
+    firm.client_("C-1")
+    firm.matter("M-1", "C-1", team=["alice@firm.nl", "bob@firm.nl"])
+    firm.document(
+        "screened", TEXT, client_id="C-1", matter_id="M-1",
+        acl={"default": "public", "deny": ["api:group:screen"]},
+    )
+    retag(client)
+    admin = auth(*ADMIN)
+    ok(client.put("/v1/groups/api/screen", json={"members": ["api:group:sub"]}, headers=admin))
+    for person in ("alice@firm.nl", "bob@firm.nl"):
+        assert firm.documents_found(person, TEXT) == [], person
+    ok(client.put("/v1/groups/api/sub", json={"members": ["api:user:bob"]}, headers=admin))
+    assert firm.documents_found("alice@firm.nl", TEXT) == ["screened"]
+    assert firm.documents_found("bob@firm.nl", TEXT) == []
