@@ -15,6 +15,7 @@ from app.settings import Settings
 from connectors.http.allowlist import AllowList
 from connectors.http.client import SourceHttp
 from connectors.http.errors import ConnectorError
+from connectors.http.lenient import pick
 from connectors.http.mime import disposition_filename
 from connectors.http.retry import Sleep
 from connectors.paging import Listing, Page
@@ -43,6 +44,22 @@ def required_url(settings: Settings, source: str, fields: tuple[str, ...]) -> st
     if missing:
         raise ConnectorError(f"{source}: not configured, missing {', '.join(missing)}")
     return str(getattr(settings, fields[0]))
+
+
+def whole_members(
+    what: str, rows: object, *, total: object, more: object, id_keys: tuple[str, ...]
+) -> list[dict[str, Any]]:
+    """A group's members as listed, or ConnectorError when the answer may not be all of
+    them: not a list of objects that each carry an id (a shape we cannot read), or one that
+    says it holds more (a total above the rows, a next link, a cursor; paging of these lists
+    is undocumented). Read as fewer members, a deny of the group would lapse for the rest."""
+    if not isinstance(rows, list) or not all(
+        isinstance(r, dict) and any(pick(r, k) not in (None, "") for k in id_keys) for r in rows
+    ):
+        raise ConnectorError(f"{what}: an answer in a shape that cannot be read")
+    if (isinstance(total, int) and not isinstance(total, bool) and total > len(rows)) or more:
+        raise ConnectorError(f"{what}: {len(rows)} rows of more (paged, and no paging is known)")
+    return rows
 
 
 def whole_row_key(row: dict[str, Any]) -> str:

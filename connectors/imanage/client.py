@@ -21,6 +21,7 @@ from connectors.dms.client import (
     one_request,
     read_download,
     required_url,
+    whole_members,
     whole_row_key,
 )
 from connectors.http.allowlist import AllowList, segment
@@ -303,16 +304,14 @@ class IManageClient(DmsClient):
 
         def rows() -> list[dict[str, Any]]:
             body = self.http.get_json(path, auth=self.auth)
-            found = _results(body)
-            total = _total(body)
-            more = pick(body, "next", "cursor", "next_cursor", "nextLink")
-            if (total is not None and total > len(found)) or more:
-                raise ConnectorError(
-                    f"imanage: members of group {group_id} are paged "
-                    f"({len(found)} of {total if total is not None else 'more'}); "
-                    "no paging is documented for them"
-                )
-            return found
+            data = body if isinstance(body, list) else pick(body, "data")
+            return whole_members(
+                f"imanage: members of group {group_id}",
+                pick(data, "results") if isinstance(data, dict) else data,
+                total=_total(body),
+                more=pick(body, "next", "cursor", "next_cursor", "nextLink"),
+                id_keys=("id", "user_id"),
+            )
 
         return one_request(
             f"imanage group {group_id} members",

@@ -25,6 +25,7 @@ from connectors.dms.client import (
     one_request,
     read_download,
     required_url,
+    whole_members,
     whole_row_key,
 )
 from connectors.http.allowlist import AllowList, segment
@@ -369,11 +370,18 @@ class NetDocumentsClient(DmsClient):
         )
 
     def group_members(self, group: str) -> list[dict[str, Any]]:
-        return self._single(
-            f"netdocuments group {group} members",
-            f"/v1/Group/{segment(group)}/members",
-            "members",
-            "Members",
-            "list",
-            "users",
-        )
+        path = f"/v1/Group/{segment(group)}/members"
+
+        def rows() -> list[dict[str, Any]]:
+            body = self.http.get_json(path, auth=self.auth)
+            return whole_members(
+                f"netdocuments: members of group {group}",
+                body if isinstance(body, list) else pick(body, "members", "list", "users"),
+                total=pick(body, "TotalFound", "totalFound", "total", "count")
+                if isinstance(body, dict) else None,
+                more=pick(body, "next", "skiptoken", "nextLink", "cursor")
+                if isinstance(body, dict) else None,
+                id_keys=("id", "email"),
+            )
+
+        return one_request(f"netdocuments group {group} members", rows)

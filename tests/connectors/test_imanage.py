@@ -711,27 +711,6 @@ def test_an_undocumented_groups_endpoint_that_404s_degrades(
     assert "group membership not available" in connector.warnings[0]
 
 
-def test_group_members_not_read_in_full_are_unknown_not_empty(
-    imanage_fake: FakeIManage, imanage: ImanageFactory
-) -> None:
-    """A fuzz of the connectors: a members list that answered 500, or one page of a paged
-    list (paging is [U] there), was kept or read as the whole group, and a deny naming the
-    group lapsed for the members missed. Such a group's members are unknown (None)."""
-    imanage_fake.add_group("LITIGATION", ["JSMITH", "AKHAN"])
-    imanage_fake.add_group("SCREEN", ["BOB", "DAVE", "EVE"])
-    imanage_fake.add_group("WALL", ["CAROL"])
-    imanage_fake.members_page = 2
-    imanage_fake.inject(r"/groups/WALL/members$", 500, times=50)
-    connector = imanage()
-    groups: dict[str, object] = {g.group_id: g.members for g in connector.groups()}
-    assert groups == {
-        "litigation": {"imanage:user:jsmith", "imanage:user:akhan"},
-        "screen": None,
-        "wall": None,
-    }
-    assert any("SCREEN" in w and "paged" in w for w in connector.warnings), connector.warnings
-
-
 def test_groups_from_the_sync_api(sleeps: Sleeps) -> None:
     fake = FakeIManage(sync_api=True)
     fake.add_group("LITIGATION", ["JSMITH", "AKHAN", "PVDB"])
