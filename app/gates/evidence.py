@@ -559,9 +559,15 @@ BREAK = "|"  # where a clause ends, among ``negation_words``
 _OPENS_CLAUSE = frozenset(
     {"maar", "doch", "zodat", "omdat", "terwijl", "hoewel", "aangezien", "want"}
 )
-_TOKEN = re.compile(r"[a-z]+|[,;:()]|[.!?](?=\s|$)")
-# "niet alleen ... maar ook" adds; it does not negate
+# a colon or full stop ends a clause only before a space ("artikel 6:162", "art. 3" stay whole)
+_TOKEN = re.compile(r"[a-z]+|[,;()]|[:.!?](?=\s|$)")
+# "niet alleen ... maar ook" adds; it does not negate (without a "maar" it does: "niet
+# uitsluitend bevoegd"); "zonder meer" means "simply"
 _ADDITIVE = frozenset({"alleen", "slechts", "enkel", "uitsluitend"})
+_SENTENCE_END = frozenset({".", "!", "?"})
+# abbreviations whose full stop ends no clause ("art. 3", "jo. art. 6"; a single letter
+# before it is one too: "i.c. geen", "J. Smith")
+_ABBREVIATED = frozenset({"art", "artt", "nr", "nrs", "jo", "resp", "bijv", "vgl", "blz", "pag"})
 
 
 def negation_words(text: str) -> list[str]:
@@ -571,15 +577,30 @@ def negation_words(text: str) -> list[str]:
     out: list[str] = []
     tokens = _TOKEN.findall(fold(text))
     for i, word in enumerate(tokens):
+        if word == "." and out and (out[-1] in _ABBREVIATED or len(out[-1]) == 1):
+            continue
         if not word[0].isalpha() or word in _OPENS_CLAUSE:
             if out and out[-1] != BREAK:
                 out.append(BREAK)
             if not word[0].isalpha():
                 continue
-        if word == "niet" and i + 1 < len(tokens) and tokens[i + 1] in _ADDITIVE:
+        following = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if word == "zonder" and following == "meer":
+            continue
+        if word == "niet" and following in _ADDITIVE and _but_follows(tokens, i + 2):
             continue
         out.append(word)
     return out
+
+
+def _but_follows(tokens: Sequence[str], start: int) -> bool:
+    """A "maar" or "doch" later in the same sentence."""
+    for token in tokens[start:]:
+        if token in _SENTENCE_END:
+            return False
+        if token in ("maar", "doch"):
+            return True
+    return False
 
 
 def _content(word: str) -> bool:
@@ -655,15 +676,18 @@ def _negated(negations: Sequence[_Negation]) -> set[str]:
     return out
 
 
-def _negation_count(tokens: Sequence[str]) -> list[str]:
+_NOCH_REACH = 12  # words within which a "noch" continues the negation before it
+
+
+def _counted_negations(tokens: Sequence[str]) -> list[str]:
     """The negations that count: "noch" after a negation of the same statement adds none
     ("noch A noch B" = "A noch B" = "niet A noch B"; "niets gesteld of gebleken")."""
     out: list[str] = []
-    last = -100
+    last: int | None = None
     for i, word in enumerate(tokens):
         if word not in NEGATIONS:
             continue
-        if word != "noch" or i - last > 12:
+        if word != "noch" or last is None or i - last > _NOCH_REACH:
             out.append(word)
         last = i
     return out
@@ -716,7 +740,7 @@ def negation_mismatch_words(s_tokens: Sequence[str], p_tokens: Sequence[str]) ->
     """``negation_mismatch`` on ``negation_words``, as the gate keeps them."""
     span = _aligned_span(s_tokens, p_tokens)
     if span is not None:
-        s_neg, p_neg = _negation_count(s_tokens), _negation_count(span)
+        s_neg, p_neg = _counted_negations(s_tokens), _counted_negations(span)
         if len(s_neg) != len(p_neg):  # "noch ... noch" against one "noch", a "niet" added
             extra = [t for t in s_neg if t not in p_neg] or [t for t in p_neg if t not in s_neg]
             return (extra or s_neg or p_neg)[0]

@@ -386,6 +386,20 @@ def test_a_number_said_of_something_else_in_the_window_is_misbound() -> None:
     assert misbound("4.5. inspecteur heeft de boekwinst belast.", numbered) == []
 
 
+def test_niet_before_uitsluitend_negates_without_a_maar_and_zonder_meer_does_not() -> None:
+    """A review: "niet uitsluitend bevoegd" lost its negation (only "niet alleen ... maar
+    ook" adds), and "zonder meer" ("simply") read as a negation."""
+    assert negation_mismatch(
+        "De rechter is niet uitsluitend bevoegd.", "De rechter is uitsluitend bevoegd."
+    ) == "niet"
+    assert negation_mismatch(
+        "De werkgever heeft niet slechts gewaarschuwd.", "De werkgever heeft slechts gewaarschuwd."
+    ) == "niet"
+    assert negation_mismatch(
+        "Het verzoek is zonder meer toewijsbaar.", "Het verzoek is toewijsbaar."
+    ) is None
+
+
 def test_acht_as_a_verb_is_no_number() -> None:
     facts = extract_facts("Evenmin acht het College de motivering voldoende draagkrachtig.")
     assert [f for f in facts if f.kind == "number"] == []
