@@ -76,11 +76,15 @@ class AuditClock:
         original = chain.append_retrieval
 
         def timed(
-            conn: Connection, entry: chain.Retrieval, results: Sequence[chain.RetrievedChunk]
+            conn: Connection,
+            entry: chain.Retrieval,
+            results: Sequence[chain.RetrievedChunk],
+            *,
+            within_s: float | None = None,
         ) -> chain.Appended:
             watch = Stopwatch()
             try:
-                return original(conn, entry, results)
+                return original(conn, entry, results, within_s=within_s)
             finally:
                 self.last = watch.elapsed()
 

@@ -237,22 +237,45 @@ class Fence:
 
 
 def append_retrieval(
-    conn: Connection, entry: Retrieval, results: Sequence[RetrievedChunk]
+    conn: Connection,
+    entry: Retrieval,
+    results: Sequence[RetrievedChunk],
+    *,
+    within_s: float | None = None,
 ) -> Appended:
     """Write one retrieval and its results. Results go first (their FK is deferred); the
-    chain step, which locks the chain head until commit, comes last."""
+    chain step, which locks the chain head until commit, comes last. ``within_s``: refuse
+    (503, the caller rolls back) when the row went in later than that after ``entry.at``,
+    the wait for the chain head included (APPEND_LAG_MAX_S, for a search)."""
     out = repository.insert_retrieval(conn, _retrieval_params(conn, entry, results, None))
     if out is None:  # pragma: no cover - only a fenced append can be held back
         raise RuntimeError("the unfenced retrieval append returned no row")
+    _in_time(entry, within_s)
     return out
 
 
 def append_fenced_retrieval(
-    conn: Connection, entry: Retrieval, results: Sequence[RetrievedChunk], fence: Fence
+    conn: Connection,
+    entry: Retrieval,
+    results: Sequence[RetrievedChunk],
+    fence: Fence,
+    *,
+    within_s: float | None = None,
 ) -> Appended | None:
     """``append_retrieval`` gated on the replica fence in the same statement (sql/audit.sql);
     None when the fence failed: the chain head did not move and the caller must roll back."""
-    return repository.insert_retrieval(conn, _retrieval_params(conn, entry, results, fence))
+    out = repository.insert_retrieval(conn, _retrieval_params(conn, entry, results, fence))
+    _in_time(entry, within_s)
+    return out
+
+
+def _in_time(entry: Retrieval, within_s: float | None) -> None:
+    if within_s is not None and (now_utc() - entry.at).total_seconds() > within_s:
+        raise AppError(
+            "audit_unavailable",
+            "The search took too long to be recorded in the audit log, so it returns nothing.",
+            503,
+        )
 
 
 def _retrieval_params(

@@ -139,7 +139,9 @@ def fenced_append(
             if repository.session_binding(conn, session_id, entry.person_id) is not None:
                 raise Fenced
         apply(conn, access)  # row-level security reads the same sets as the fence
-        appended = chain.append_fenced_retrieval(conn, entry, results, fence)
+        appended = chain.append_fenced_retrieval(
+            conn, entry, results, fence, within_s=chain.APPEND_LAG_MAX_S
+        )
         if appended is None:
             # leaving the block with an exception rolls back (no audit row, no results)
             raise Fenced

@@ -254,8 +254,10 @@ def run_search(
 
 def _audit(conn: Connection, entry: chain.Retrieval, results: list[chain.RetrievedChunk]) -> None:
     """The audit row, in the search's own transaction on the primary."""
+    # recorded within APPEND_LAG_MAX_S of its ``at`` or not at all (503, no results), so that
+    # an export of a window that ended FINAL_AFTER_S ago is final
     with _audit_unavailable_on_error():
-        chain.append_retrieval(conn, entry, results)
+        chain.append_retrieval(conn, entry, results, within_s=chain.APPEND_LAG_MAX_S)
 
 
 def _search_on_replica(
@@ -621,15 +623,7 @@ def _audited_results(hits: list[repository.Hit]) -> list[chain.RetrievedChunk]:
 def _audit_row(
     principal: Principal, request: SearchIn, found: SearchResult, purpose: str
 ) -> tuple[chain.Retrieval, list[chain.RetrievedChunk]]:
-    """The retrieval audit row and its results (the chain's input, app/audit/chain.py). A
-    search resolved longer ago than APPEND_LAG_MAX_S is not recorded (503, no results): an
-    export of a window that ended FINAL_AFTER_S ago must be final."""
-    if (chain.now_utc() - found.at).total_seconds() > chain.APPEND_LAG_MAX_S:
-        raise AppError(
-            "audit_unavailable",
-            "The search took too long to be recorded in the audit log, so it returns nothing.",
-            503,
-        )
+    """The retrieval audit row and its results (the chain's input, app/audit/chain.py)."""
     access = found.access
     session = found.session
     filters = request.filters.model_dump(mode="json", exclude_none=True) if request.filters else {}

@@ -535,7 +535,7 @@ def test_a_500_logs_no_query_text(
 ) -> None:
     from app.audit import chain
 
-    def broken(conn: Any, entry: chain.Retrieval, results: Any) -> None:
+    def broken(conn: Any, entry: chain.Retrieval, results: Any, **_: Any) -> None:
         raise RuntimeError(f"could not record {entry.query} for {entry.allowed_wall_groups}")
 
     monkeypatch.setattr(chain, "append_retrieval", broken)
@@ -553,7 +553,7 @@ def test_a_database_error_logs_no_statement_parameters(
     parameters; neither may reach a log line."""
     from app.audit import chain
 
-    def broken(conn: Any, entry: chain.Retrieval, results: Any) -> None:
+    def broken(conn: Any, entry: chain.Retrieval, results: Any, **_: Any) -> None:
         conn.execute(text("SELECT CAST(:q AS integer)"), {"q": entry.query})
 
     monkeypatch.setattr(chain, "append_retrieval", broken)
