@@ -373,11 +373,12 @@ class _SyncRun:
         self.give_version_hints()
         removals: dict[str, list[tuple[str, str]]] = {}
         before = self.deleted_count
+        hide = getattr(self.pipeline, "hide", None)
         for external_id in candidates:
             reason = self.verdict(external_id, "sweep", listed=True)
-            if reason == _REVOKED:  # a verdict on access, no guess: never held (fail closed)
-                self.delete(external_id, f"sweep: {reason}", self.container_of(external_id))
-            elif reason is not None:
+            if reason == _REVOKED and callable(hide):  # access: hidden now, deleted as held
+                hide(self.run, self.source, external_id, f"sweep: {reason}")
+            if reason is not None:
                 container = self.container_of(external_id) or "?"
                 removals.setdefault(container, []).append((external_id, reason))
         # How big each library/cabinet is: what the index knew of it before the sweep.

@@ -121,6 +121,22 @@ FROM unnest(CAST(:chunk_ids AS text[]), CAST(:section_paths AS text[]),
 -- name: delete_chunks
 DELETE FROM chunks WHERE chunk_id = ANY(:chunk_ids)
 
+-- name: hide_document
+-- Access revoked at the source, the deletion held: visible to nobody until it is deleted or
+-- a sync reads it again (which gives the document its rules back)
+WITH doc AS (
+    -- without its input fingerprint, the next read is no "unchanged" skip: it writes the
+    -- document's rules again
+    UPDATE documents SET source_acl_id = 'nobody', metadata = metadata - 'input_sha256'
+    WHERE source = :source AND external_id = :external_id AND source_acl_id <> 'nobody'
+    RETURNING document_id
+), hidden AS (
+    UPDATE chunks SET source_acl_id = 'nobody'
+    FROM doc WHERE chunks.document_id = doc.document_id
+    RETURNING chunks.document_id
+)
+SELECT document_id FROM doc
+
 -- name: update_chunk_metadata
 -- Metadata of a document changed (matter, group, ACL, type, date): its unchanged chunks
 -- follow without re-embedding.

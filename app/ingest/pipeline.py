@@ -681,6 +681,15 @@ class IngestPipeline:
                 run.counts["deleted"] += 1
         return deleted
 
+    def hide(self, run: IngestRun, source: str, external_id: str, reason: str) -> None:
+        """Visible to nobody from now on (its source ACL "nobody"), kept in the index: the
+        source revoked access, and the deletion waits for the sweep's hold. A sync that
+        reads the document again gives it its rules back."""
+        with self.database.transaction() as conn:
+            mark_writer(conn)
+            if repository.hide_document(conn, source, external_id):
+                self.record_event(conn, run, "hidden", source, external_id, reason)
+
     def remove_if_moved(
         self, run: IngestRun, source: str, external_id: str, matter_id: str, reason: str
     ) -> bool:

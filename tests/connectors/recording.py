@@ -11,10 +11,10 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from connectors.base import SourceDocument, SourceGroup
+from connectors.base import SourceAcl, SourceDocument, SourceGroup
 
 
 class ConsumerCrashError(Exception):
@@ -53,6 +53,7 @@ class RecordingPipeline:
 
     def __init__(self, *, crash_after: int | None = None) -> None:
         self.index: dict[str, SourceDocument] = {}
+        self.hidden: list[tuple[str, str]] = []
         self.fingerprints: dict[str, tuple[Any, ...]] = {}
         self.ingested: list[str] = []
         self.deleted: list[tuple[str, str]] = []
@@ -87,6 +88,12 @@ class RecordingPipeline:
             status = "updated"
         run.counts[status] += 1
         return Outcome(status)
+
+    def hide(self, run: Run, source: str, external_id: str, reason: str) -> None:
+        doc = self.index.get(external_id)
+        if doc is not None:  # visible to nobody, kept (the pipeline's source ACL "nobody")
+            self.index[external_id] = replace(doc, acl=SourceAcl("private", resolvable=False))
+            self.hidden.append((external_id, reason))
 
     def delete(self, run: Run, source: str, external_id: str, reason: str) -> bool:
         if external_id not in self.index:

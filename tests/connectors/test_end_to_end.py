@@ -9,6 +9,7 @@ person its access list would otherwise admit.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -309,3 +310,44 @@ def test_a_nul_in_a_profile_field_is_stored_not_an_internal_error(
     assert report["counts"]["quarantined"] == 1, report["counts"]
     results = firm.search("alice@firm.nl", "octrooiaanvraag", k=10, mode="sparse")["results"]
     assert [r["document"]["title"] for r in results] == ["Memo\ufffd octrooi"]
+
+
+def test_access_revoked_in_a_sweep_hides_at_once_and_comes_back_with_access(
+    client: TestClient,
+    auth: Tokens,
+    db: DbFixture,
+    imanage_fake: FakeIManage,
+    imanage: ImanageFactory,
+) -> None:
+    """Two of ten documents turn 403 for the service account: over the sweep's fraction
+    their deletion is held, but nobody finds them meanwhile (the real pipeline's source
+    ACL "nobody"); once readable again, a sync gives them their rules back."""
+    firm = Firm(client, auth)
+    firm.person("alice@firm.nl", aliases=["imanage:user:alice"])
+    firm.client_("C-1", "Acme B.V.")
+    firm.matter("M-1", "C-1")
+    for n in range(1, 11):
+        imanage_fake.add_document(
+            "ACTIVE", n, custom1="C-1", custom2="M-1", filename=f"n{n}.txt",
+            content=f"Notitie {n} over de octrooiaanvraag van Acme.".encode(),
+        )
+    pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
+    store = SyncStateStore(db.database)
+
+    def sync() -> dict[str, Any]:
+        return run_sync(
+            "imanage", imanage(), pipeline, store, mode="full", started_by="svc",
+            sweep_max_fraction=0.05,
+        )
+
+    sync()
+    everything = {f"ACTIVE!{n}" for n in range(1, 11)}
+    assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == everything
+    imanage_fake.revoke("ACTIVE!1.1")
+    imanage_fake.revoke("ACTIVE!2.1")
+    report = sync()
+    assert report["sync"]["sweep"]["held"]["ids"] == ["ACTIVE!1", "ACTIVE!2"]
+    assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == everything - {"ACTIVE!1", "ACTIVE!2"}
+    imanage_fake.revoked.clear()
+    sync()
+    assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == everything

@@ -466,13 +466,14 @@ def test_a_sweep_over_the_fraction_is_held_per_library(
         assert store.load("imanage", SCOPE).held_sweep is None
 
 
-def test_access_revoked_found_by_a_sweep_is_applied_at_once_never_held(
+def test_access_revoked_found_by_a_sweep_is_hidden_at_once_and_its_deletion_held(
     sleeps: Sleeps, store: SyncStateStore
 ) -> None:
     """A fuzz of the connectors: 3 of 43 documents turned 403 for the service account were
     held with the deletions (over EWALL_SWEEP_MAX_FRACTION) and stayed searchable until
-    someone confirmed. A 403 is a verdict on access, not a guess about a deletion: it is
-    applied at once, as it is for a document still listed."""
+    someone confirmed. A 403 is a verdict on access: the document is hidden at once; its
+    deletion waits for the hold like any other (a review: a service account demoted across a
+    library would otherwise delete the library in one run)."""
     fake = FakeIManage()
     for n in range(1, 11):
         fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
@@ -491,12 +492,15 @@ def test_access_revoked_found_by_a_sweep_is_applied_at_once_never_held(
         fake.revoke("ACTIVE!2.1")
         fake.trash("ACTIVE!3.1")  # a deletion: 1 of 10 is over 5 %, held
         report = full()
-    assert dict(pipeline.deleted) == {
+    assert dict(pipeline.hidden) == {
         "ACTIVE!1": "sweep: access revoked at source (fail closed)",
         "ACTIVE!2": "sweep: access revoked at source (fail closed)",
     }
-    assert report["sync"]["sweep"]["held"]["ids"] == ["ACTIVE!3"]
-    assert "ACTIVE!3" in pipeline.index
+    assert pipeline.deleted == []
+    assert report["sync"]["sweep"]["held"]["ids"] == ["ACTIVE!1", "ACTIVE!2", "ACTIVE!3"]
+    for external_id in ("ACTIVE!1", "ACTIVE!2"):
+        assert not pipeline.visible(external_id, "imanage:user:jsmith"), external_id
+    assert pipeline.visible("ACTIVE!3", "imanage:user:jsmith")  # deleted, not revoked
 
 
 def test_an_offset_shift_mid_crawl_makes_the_crawl_incomplete_not_shorter(
