@@ -118,9 +118,9 @@ Principal = Annotated[
 UserPrincipal = Annotated[Principal, AfterValidator(_user_principal)]
 AwareDatetime = Annotated[datetime, BeforeValidator(_rfc3339), AfterValidator(_aware)]
 def _printable(value: str) -> str:
-    """No line break or tab, and nothing invisible: two session ids that print alike must be
-    one id ("s-1\u200b" would be another session that looks like s-1 in every report)."""
-    if any(c in "\t\n\r" or unicodedata.category(c) in ("Cf", "Co", "Cn") for c in value):
+    """No line break or tab, and no invisible format character: "s-1\u200b" would be a
+    session that looks like s-1 in every report."""
+    if any(c in "\t\n\r" or unicodedata.category(c) in ("Cf", "Co") for c in value):
         raise ValueError("must not contain tabs, line breaks or invisible characters")
     return value
 
@@ -130,8 +130,10 @@ SessionId = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
     AfterValidator(no_control),
-    AfterValidator(_printable),
 ]
+# ... as a search starts a session with it: stricter (ids stored before are still read and
+# gated by the looser form above)
+NewSessionId = Annotated[SessionId, AfterValidator(_printable)]
 
 
 # The source ACL of a document whose source permissions cannot be resolved (e.g. a group

@@ -15,7 +15,7 @@ from pydantic import (
     model_validator,
 )
 
-from app.types import AwareDatetime, Identifier, SessionId, no_control
+from app.types import AwareDatetime, Identifier, NewSessionId, no_control
 
 
 # no control characters (tab and line breaks stay in a question): they would be stored in
@@ -64,7 +64,7 @@ class SearchIn(BaseModel):
     filters: Filters | None = None
     model: Label | None = None
     prompt_version: Label | None = None
-    session_id: SessionId | None = None
+    session_id: NewSessionId | None = None
     # binds the session to a matter: its searches narrow to it plus public sources
     session_matter_id: Identifier | None = None
     # one search of a bound session searches everything the person may see (audited as such)
