@@ -351,3 +351,34 @@ def test_access_revoked_in_a_sweep_hides_at_once_and_comes_back_with_access(
     imanage_fake.revoked.clear()
     sync()
     assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == everything
+
+
+def test_a_document_whose_workspace_cannot_be_read_leaves_the_index_until_it_can(
+    client: TestClient,
+    auth: Tokens,
+    db: DbFixture,
+    imanage_fake: FakeIManage,
+    imanage: ImanageFactory,
+) -> None:
+    """A document filed only through its workspace: when the workspace answers 500, where it
+    is filed now is unknown (it may have moved behind a wall), so it is out of the index
+    until a sync reads it (a review: a delta passed it by under its old matter)."""
+    firm = Firm(client, auth)
+    firm.person("alice@firm.nl", aliases=["imanage:user:alice"])
+    firm.client_("C-1", "Acme B.V.")
+    firm.matter("M-1", "C-1")
+    imanage_fake.add_workspace("ACTIVE", "ACTIVE!311", custom1="C-1", custom2="M-1")
+    imanage_fake.add_document(
+        "ACTIVE", 1, custom1="", custom2="", workspace_id="ACTIVE!311", filename="m.txt",
+        content=b"Memo over de octrooiaanvraag van Acme.",
+    )
+    pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
+    store = SyncStateStore(db.database)
+    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
+    imanage_fake.inject(r"/workspaces/ACTIVE!311$", 500, times=50)
+    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == set()
+    imanage_fake.faults.clear()
+    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
