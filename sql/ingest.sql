@@ -121,6 +121,16 @@ FROM unnest(CAST(:chunk_ids AS text[]), CAST(:section_paths AS text[]),
 -- name: delete_chunks
 DELETE FROM chunks WHERE chunk_id = ANY(:chunk_ids)
 
+-- name: unknown_denied_groups
+SELECT DISTINCT d.principal
+FROM source_acls a, unnest(a.deny_groups) AS d(principal)
+WHERE a.deny_groups <> '{}'
+  AND split_part(d.principal, ':', 1) = :source
+  AND substr(d.principal, length(:source) + 8)
+      NOT IN (SELECT g.group_id FROM source_groups g WHERE g.source = :source)
+ORDER BY d.principal
+LIMIT :limit
+
 -- name: hide_document
 -- Access revoked at the source, the deletion held: visible to nobody until it is deleted or
 -- a sync reads it again (which gives the document its rules back)

@@ -772,3 +772,10 @@ class IngestPipeline:
                     None,
                     {"groups": len(groups), "policy_version": result.policy_version},
                 )
+            unknown = repository.unknown_denied_groups(conn, source.lower())
+            if unknown:  # fail closed, and said: nobody sees what denies them
+                self.record_event(
+                    conn, run, "warning", source, None,
+                    f"{len(unknown)} group(s) that access lists deny have no members ewall "
+                    f"holds; documents denying them are visible to nobody: {', '.join(unknown)}",
+                )  # fmt: skip

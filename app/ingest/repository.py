@@ -533,6 +533,15 @@ def insert_chunks(
     )
 
 
+def unknown_denied_groups(conn: Connection, source: str, limit: int = 20) -> list[str]:
+    """Groups of ``source`` that some access list denies and whose members ewall does not
+    hold (sql/walls.sql allowed_source_acls admits nobody to those lists)."""
+    rows = conn.execute(
+        sqlfiles.query("ingest.unknown_denied_groups"), {"source": source, "limit": limit}
+    )
+    return [str(r.principal) for r in rows]
+
+
 def hide_document(conn: Connection, source: str, external_id: str) -> bool:
     """The document and its chunks to the source ACL "nobody"; False when it was not there
     or already hidden."""

@@ -273,9 +273,13 @@ def test_a_deny_of_a_group_whose_members_cannot_be_read_admits_nobody(
         else:
             imanage_fake.groups_endpoint = True
             imanage_fake.inject(r"/groups$", 500, times=50)
-        run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+        report = run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
         for person in ("alice", "bob", "dave"):
             assert _found(firm, f"{person}@firm.nl", "octrooiaanvraag") == set(), (broken, person)
+        # and the run says what it hides
+        assert any(
+            "visible to nobody: imanage:group:screen" in w["reason"] for w in report["warnings"]
+        ), report["warnings"]
         imanage_fake.faults.clear()
 
 
