@@ -60,9 +60,8 @@ def now_utc() -> datetime:
 # at (its ``at``; the chain orders by seq, not by time): a later append is refused, and the
 # search returns nothing (app.search.service). So a row whose ``at`` lies in a window that
 # ended longer ago than FINAL_AFTER_S can no longer arrive, and an export of that window is
-# final (the export says from when: X-Audit-Final-Before). A fuzz exported windows just
-# after they ended and missed rows of searches still running, which committed later with an
-# earlier ``at``.
+# final (the export says from when: X-Audit-Final-Before); without the bound, a search still
+# running could commit a row with an earlier ``at`` into a window already exported.
 APPEND_LAG_MAX_S = 120.0
 FINAL_AFTER_S = APPEND_LAG_MAX_S + 10.0  # and the commit after the append
 

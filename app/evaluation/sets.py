@@ -153,8 +153,8 @@ def import_queries(
 ) -> int:
     """Create or extend a set from parsed queries; ``replace`` drops the set's other queries
     (and their judgements). A query whose text changed loses the judgements made for its old
-    text (the same key now asks another question; a fuzz found old grades counted for the
-    new text); judgements given with it here are kept. Returns the set id."""
+    text (the same key now asks another question, and the old grades must not count for
+    it); judgements given with it here are kept. Returns the set id."""
     keys = [q.key for q in queries]
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if keys.count(k) > 1)

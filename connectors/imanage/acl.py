@@ -135,7 +135,7 @@ def build_acl(
 def acl_entries(security: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     """The explicit entries of a /security answer, under any of their key names; None when
     they are there in a shape we cannot read (an object, a string, a list of strings): read
-    as "no entries", a deny among them would be lost (a fuzz of the connectors)."""
+    as "no entries", a deny among them would be lost."""
     if not has_key(security, "acl", "access_list", "permissions"):
         return []
     rows = pick(security, "acl", "access_list", "permissions")

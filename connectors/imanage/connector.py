@@ -563,8 +563,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
                 return failure  # gone, or access revoked: out of the index
             # The document is there (or its presence is unknown) and its permissions cannot
             # be read: visible to nobody until they can. Keeping the last ACL read would keep
-            # a grant revoked since (a fuzz of the connectors saw a new deny ignored while
-            # /security answered 500).
+            # a grant revoked, or ignore a deny added, since.
             return unresolvable_acl(f"security could not be read (HTTP {exc.status})")
         entries = acl_entries(security)
         if entries is None:
