@@ -24,13 +24,13 @@ EXTERNAL_ID_MAX = 500
 
 # C0 and C1 controls (tab and line breaks allowed): "\x9b" is an escape sequence's start
 # (CSI) to many terminals, as "\x1b[" is
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _IDENT = re.compile(r"^[^\s/\\?#%]+(?: [^\s/\\?#%]+)*$")
 _PRINCIPAL = re.compile(r"^[a-z0-9][a-z0-9_.-]*:(user|group):\S.*$")
 
 
 def no_control(value: str) -> str:
-    if _CONTROL.search(value):
+    if CONTROL.search(value):
         raise ValueError("must not contain control characters")
     return value
 
@@ -42,7 +42,7 @@ def storable(value: str) -> bool:
         value.encode("utf-8")
     except UnicodeEncodeError:
         return False
-    return not _CONTROL.search(value)
+    return not CONTROL.search(value)
 
 
 def _identifier(value: str) -> str:

@@ -17,7 +17,6 @@ report, the previous value kept).
 from __future__ import annotations
 
 import hashlib
-import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -29,7 +28,7 @@ from app.audit.chain import canonical_json
 from app.ingest import repository
 from app.ingest.repository import ChunkPlacement, DocumentRecord, StoredDocument
 from app.ingest.types import ExtractedDocument, PreparedChunk
-from app.types import NOBODY_ACL
+from app.types import CONTROL, NOBODY_ACL
 from app.walls.graph import OPEN_GROUP, QUARANTINE_GROUP
 from connectors.base import SourceAcl, SourceDocument
 
@@ -72,16 +71,13 @@ def document_title(
     return title[:MAX_FIELD]
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
-
-
 def clean_field(value: str | None) -> str | None:
     """Tri-state: None stays None (absent); whitespace-only becomes "" (present, empty). A
     control character (a NUL from a source's profile: PostgreSQL cannot store it) becomes
     U+FFFD, never nothing: "M-1\x00" must not turn into another matter's id "M-1"."""
     if value is None:
         return None
-    return " ".join(_CONTROL.sub("\ufffd", value).split())[:MAX_FIELD]
+    return " ".join(CONTROL.sub("\ufffd", value).split())[:MAX_FIELD]
 
 
 def acl_id_for(acl: SourceAcl) -> str:
@@ -171,12 +167,12 @@ def store_source_acl(conn: Connection, acl: SourceAcl | None) -> str:
     rules that cannot be resolved: nobody passes (fail closed)."""
     if acl is None:
         return PUBLIC_ACL
-    if not acl.resolvable or any(_CONTROL.search(p) for p in acl.deny):
+    if not acl.resolvable or any(CONTROL.search(p) for p in acl.deny):
         return NOBODY_ACL  # a deny of a principal PostgreSQL cannot hold must not lapse
-    if any(_CONTROL.search(p) for p in acl.allow):
+    if any(CONTROL.search(p) for p in acl.allow):
         # a grant to such a principal admits nobody: no person's alias holds a control
         # character (PostgreSQL stores no NUL)
-        acl = replace(acl, allow=frozenset(_CONTROL.sub("\ufffd", p) for p in acl.allow))
+        acl = replace(acl, allow=frozenset(CONTROL.sub("\ufffd", p) for p in acl.allow))
     acl_id = acl_id_for(acl)
     repository.upsert_source_acl(
         conn,
