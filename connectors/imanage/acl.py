@@ -132,15 +132,19 @@ def build_acl(
     return draft.build(default)
 
 
+_ENTRY_KEYS = frozenset({"acl", "access_list", "permissions"})
+
+
 def acl_entries(security: Mapping[str, Any]) -> list[dict[str, Any]] | None:
-    """The explicit entries of a /security answer, under any of their key names; None when
-    they are there in a shape we cannot read (an object, a string, a list of strings): read
-    as "no entries", a deny among them would be lost."""
-    if not has_key(security, "acl", "access_list", "permissions"):
-        return []
-    rows = pick(security, "acl", "access_list", "permissions")
-    if rows is None:
-        return []
-    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-        return None
-    return rows
+    """The explicit entries of a /security answer, under every one of their key names (an
+    empty "acl" beside a full "permissions" must not hide it); None when any of them is in a
+    shape we cannot read (an object, a string, a list of strings): read as "no entries", a
+    deny among them would be lost."""
+    entries: list[dict[str, Any]] = []
+    for key, rows in security.items():
+        if str(key).lower() not in _ENTRY_KEYS or rows is None:
+            continue
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            return None
+        entries.extend(rows)
+    return entries

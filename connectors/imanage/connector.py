@@ -565,7 +565,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             # be read: visible to nobody until they can. Keeping the last ACL read would keep
             # a grant revoked, or ignore a deny added, since.
             return unresolvable_acl(f"security could not be read (HTTP {exc.status})")
-        entries = acl_entries(security)
+        entries = acl_entries(security) if security else None  # {} or data null: no answer
         if entries is None:
             return unresolvable_acl("security: its access list is in a shape that cannot be read")
         return build_acl(

@@ -19,7 +19,7 @@ from connectors.base import (
     ResumableCrawl,
 )
 from connectors.http.errors import ConnectorError, CredentialsError
-from connectors.imanage.acl import build_acl
+from connectors.imanage.acl import acl_entries, build_acl
 from connectors.imanage.connector import IManageConnector, parse_field_map
 from tests.connectors.conftest import ImanageFactory, Sleeps, imanage_settings
 from tests.connectors.recording import by_id, cursor_text, documents
@@ -350,6 +350,23 @@ def test_an_access_list_in_an_unreadable_shape_fails_closed(
     )
     doc = documents(list(imanage().crawl_full(None)))[0]
     assert doc.acl is not None and doc.acl.resolvable is False
+
+
+@pytest.mark.parametrize("body", [{}, {"data": None}])
+def test_a_security_answer_without_its_data_fails_closed(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, body: object
+) -> None:
+    """Read as "no entries", the listing row's "public" stood and a deny was lost."""
+    imanage_fake.add_document("ACTIVE", 1, default_security="public")
+    imanage_fake.inject(r"/security$", 200, body=body, times=50)
+    doc = documents(list(imanage().crawl_full(None)))[0]
+    assert doc.acl is not None and doc.acl.resolvable is False
+
+
+def test_entries_under_every_key_name_are_read() -> None:
+    deny = [{"id": "BOB", "type": "user", "access_level": "no_access"}]
+    for security in ({"acl": None, "permissions": deny}, {"acl": [], "access_list": deny}):
+        assert acl_entries(security) == deny, security
 
 
 @pytest.mark.parametrize(
