@@ -139,6 +139,9 @@ class DocumentFailure:
     # When the index holds it under another matter, it moved, perhaps behind a wall: the sync
     # takes it out of the index until it can be read (fail closed).
     listed_matter: str | None = None
+    # The access rules read before the failure (or "unresolvable" when not even they could be
+    # read): the index takes them though the content waits, since a deny must not wait
+    acl: SourceAcl | None = None
 
     @property
     def gone(self) -> bool:

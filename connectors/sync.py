@@ -281,13 +281,13 @@ class _SyncRun:
         """Act on a connector failure; True when it counts as an error."""
         if item.external_id:
             self.count(item.container, "seen")
-        if item.external_id and item.gone:
-            self.delete(item.external_id, f"deleted at source: {item.reason}", item.container)
+        if item.external_id and (item.gone or item.revoked):
+            what = "deleted at source" if item.gone else "access revoked at source (fail closed)"
+            self.delete(item.external_id, f"{what}: {item.reason}", item.container)
             return False
-        if item.external_id and item.revoked:
-            self.delete(item.external_id, f"access revoked at source (fail closed): "
-                                          f"{item.reason}", item.container)
-            return False
+        apply_acl = getattr(self.pipeline, "apply_acl", None)
+        if item.external_id and item.acl is not None and callable(apply_acl):
+            apply_acl(self.run, self.source, item.external_id, item.acl)  # the rules read stand
         if item.external_id and item.listed_matter:
             remove = getattr(self.pipeline, "remove_if_moved", None)
             reason = (f"moved at source to matter {item.listed_matter!r} but could not be read "

@@ -44,12 +44,11 @@ from app.ingest.types import (
     PreparedChunk,
 )
 from app.known_vectors import KnownVectors
-from app.matrix.schemas import GroupImport
-from app.matrix.service import apply_matrix
+from app.matrix.service import apply_matrix, group_imports
 from app.reembed.service import check_write_model
 from app.settings import Settings
 from app.walls.access import mark_writer
-from connectors.base import SourceDocument, SourceGroup
+from connectors.base import SourceAcl, SourceDocument, SourceGroup
 
 __all__ = ["DocumentOutcome", "IngestPipeline", "IngestRun"]
 
@@ -681,6 +680,15 @@ class IngestPipeline:
                 run.counts["deleted"] += 1
         return deleted
 
+    def apply_acl(self, run: IngestRun, source: str, external_id: str, acl: SourceAcl) -> None:
+        """The access rules just read, on a stored document whose content could not be read:
+        a deny added at the source must not wait for the content."""
+        with self.database.transaction() as conn:
+            mark_writer(conn)
+            acl_id = document_write.store_source_acl(conn, acl)
+            if repository.set_document_acl(conn, source, external_id, acl_id):
+                self.record_event(conn, run, "acl_applied", source, external_id, acl_id)
+
     def hide(self, run: IngestRun, source: str, external_id: str, reason: str) -> None:
         """Visible to nobody from now on (its source ACL "nobody"), kept in the index: the
         source revoked access, and the deletion waits for the sweep's hold. A sync that
@@ -741,22 +749,19 @@ class IngestPipeline:
     ) -> None:
         """``groups``: the source's whole membership as just read (empty when it could not be
         read): its groups not listed, or listed without members, are forgotten."""
+        imports, forget, refused = group_imports((g.source, g.group_id, g.members) for g in groups)
         with self.database.transaction() as conn:
+            if refused:
+                self.record_event(
+                    conn, run, "warning", source, None,
+                    f"{len(refused)} group(s) the matrix cannot hold, unknown (their denies "
+                    f"admit nobody): {', '.join(repr(r) for r in refused[:20])}",
+                )  # fmt: skip
             result = apply_matrix(
                 conn,
                 actor=actor,
-                source_groups=[
-                    GroupImport(
-                        source=g.source.lower(),
-                        group_id=g.group_id.lower(),
-                        members=sorted(g.members),
-                    )
-                    for g in groups
-                    if g.members is not None
-                ],
-                forget_groups=[
-                    (g.source.lower(), g.group_id.lower()) for g in groups if g.members is None
-                ],
+                source_groups=imports,
+                forget_groups=forget,
                 whole_source=source.lower(),
                 action="groups.sync",
                 # the source's own membership, synced; group changes are not reviewed

@@ -542,6 +542,15 @@ def unknown_denied_groups(conn: Connection, source: str, limit: int = 20) -> lis
     return [str(r.principal) for r in rows]
 
 
+def set_document_acl(conn: Connection, source: str, external_id: str, acl_id: str) -> bool:
+    """The document and its chunks to ``acl_id``; False when it was not there or had it."""
+    row = conn.execute(
+        sqlfiles.query("ingest.set_document_acl"),
+        {"source": source, "external_id": external_id, "acl_id": acl_id},
+    ).first()
+    return row is not None
+
+
 def hide_document(conn: Connection, source: str, external_id: str) -> bool:
     """The document and its chunks to the source ACL "nobody"; False when it was not there
     or already hidden."""

@@ -12,10 +12,11 @@ role, as issuing and lifting walls do; its review goes into the policy event eit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy import Connection
 
 from app.audit.chain import now_utc
@@ -104,6 +105,34 @@ class _Plan:
                 | set(self.team_changes)
             ),
         }
+
+
+def group_imports(
+    groups: Iterable[tuple[str, str, Iterable[str] | None]],
+) -> tuple[list[GroupImport], list[tuple[str, str]], list[str]]:
+    """A source's groups as read (source, id, members; None: unknown) as the matrix holds
+    them: the imports, the groups to forget, and the ids it cannot hold. A group the matrix
+    cannot hold (an id with "/" or "%", a member with a NUL) is unknown, forgotten when its
+    id can be, and never fails the others."""
+    imports: list[GroupImport] = []
+    forget: list[tuple[str, str]] = []
+    refused: list[str] = []
+    for source, group_id, members in groups:
+        key = (source.lower(), group_id.lower())
+        try:
+            GroupImport(source=key[0], group_id=key[1])  # the id alone
+        except ValidationError:
+            refused.append(group_id[:200])  # never known: a deny of it admits nobody
+            continue
+        if members is None:
+            forget.append(key)
+            continue
+        try:
+            imports.append(GroupImport(source=key[0], group_id=key[1], members=sorted(members)))
+        except ValidationError:
+            refused.append(group_id[:200])
+            forget.append(key)
+    return imports, forget, refused
 
 
 def apply_matrix(

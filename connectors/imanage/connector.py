@@ -603,6 +603,8 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         except SourceHTTPError as exc:
             failure = self._verdict(lib, doc_id, external_id, "download", exc)
             if failure is not None:
+                if not (failure.gone or failure.revoked):
+                    failure = dataclasses.replace(failure, acl=acl)  # the rules read stand
                 return self._with_listed_matter(lib, row, failure)
             if exc.status in REFUSED_STATUSES:
                 # Readable profile, refused content (e.g. an encrypted HIPAA document): it
@@ -617,6 +619,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
                     SOURCE,
                     external_id,
                     f"download returned HTTP {exc.status} for an existing document",
+                    acl=acl,  # the rules read stand though the content waits
                 ),
             )
         author_id, author_name = _person(pick(row, "author"))
@@ -630,6 +633,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
                 external_id,
                 f"workspace could not be read for client/matter: {exc}",
                 listed_matter="(unknown: its workspace could not be read)",
+                acl=acl,
             )
         extension = as_text(pick(row, "extension"))
         checksum = as_text(pick(row, "checksum"))

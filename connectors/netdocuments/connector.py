@@ -472,7 +472,9 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
         except CredentialsError:
             raise
         except SourceHTTPError as exc:
-            return DocumentFailure(SOURCE, doc_id, f"info: {exc}", exc.status)
+            # listed, profile unreadable: its rules may have changed too, so nobody until read
+            unread = None if exc.status in (401, 403, 404, 410) else unresolvable_acl("info unread")
+            return DocumentFailure(SOURCE, doc_id, f"info: {exc}", exc.status, acl=unread)
         if info is not None and info.deleted:
             return DocumentFailure(SOURCE, doc_id, "info: document is in Deleted Items", 404)
         merged = _merge(hit, info)
@@ -507,10 +509,13 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
             if failure is not None:
                 if failure.gone or failure.revoked:
                     return failure
-                return dataclasses.replace(failure, listed_matter=listed)
+                return dataclasses.replace(failure, listed_matter=listed, acl=acl)
             if exc.status in REFUSED_STATUSES:
                 return DocumentFailure(SOURCE, doc_id, "download: access refused", 403)
-            return DocumentFailure(SOURCE, doc_id, f"download: {exc}", listed_matter=listed)
+            # the rules read stand though the content waits
+            return DocumentFailure(
+                SOURCE, doc_id, f"download: {exc}", listed_matter=listed, acl=acl
+            )
         metadata: dict[str, Any] = {
             "cabinet": cabinet.id,
             "container": cabinet.id,

@@ -386,3 +386,73 @@ def test_a_document_whose_workspace_cannot_be_read_leaves_the_index_until_it_can
     imanage_fake.faults.clear()
     run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
     assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
+
+
+def test_a_group_the_matrix_cannot_hold_is_unknown_and_the_others_sync(
+    client: TestClient,
+    auth: Tokens,
+    db: DbFixture,
+    imanage_fake: FakeIManage,
+    imanage: ImanageFactory,
+) -> None:
+    """A re-run of the connector fuzz: one group id the matrix refuses ("FIRM\\LIT") failed
+    the whole run, so no group was synced and a person added to a denied group kept seeing
+    the document."""
+    firm = Firm(client, auth)
+    firm.person("carol@firm.nl", aliases=["imanage:user:carol"])
+    firm.client_("C-1", "Acme B.V.")
+    firm.matter("M-1", "C-1")
+    imanage_fake.add_group("FLAKY", ["BOB"])
+    imanage_fake.add_group("FIRM\\LIT", ["CAROL"])
+    screened = {
+        "default_security": "public",
+        "acl": [{"id": "FLAKY", "type": "group", "access_level": "no_access"}],
+    }
+    imanage_fake.add_document(
+        "ACTIVE", 1, custom1="C-1", custom2="M-1", default_security="public",
+        security=screened, filename="memo.txt", content=b"Memo over de octrooiaanvraag.",
+    )
+    pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
+    store = SyncStateStore(db.database)
+    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    assert _found(firm, "carol@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
+    imanage_fake.groups["FLAKY"]["members"].append("CAROL")
+    report = run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    assert report["status"] != "failed", report
+    assert _found(firm, "carol@firm.nl", "octrooiaanvraag") == set()
+    assert any(
+        "cannot hold" in w["reason"] and "firm" in w["reason"] for w in report["warnings"]
+    ), report["warnings"]
+
+
+def test_a_deny_read_stands_though_the_content_cannot_be_downloaded(
+    client: TestClient,
+    auth: Tokens,
+    db: DbFixture,
+    imanage_fake: FakeIManage,
+    imanage: ImanageFactory,
+) -> None:
+    """A re-run of the connector fuzz: the new deny of bob was read, the download answered
+    500, and the stored copy kept its old rules, so bob still found it. The rules read now
+    stand at once; the content waits for a sync that can read it."""
+    firm = Firm(client, auth)
+    firm.person("alice@firm.nl", aliases=["imanage:user:alice"])
+    firm.person("bob@firm.nl", aliases=["imanage:user:bob"])
+    firm.client_("C-1", "Acme B.V.")
+    firm.matter("M-1", "C-1")
+    imanage_fake.add_document(
+        "ACTIVE", 1, custom1="C-1", custom2="M-1", default_security="public",
+        filename="memo.txt", content=b"Memo over de octrooiaanvraag van Acme.",
+    )
+    pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
+    store = SyncStateStore(db.database)
+    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    assert _found(firm, "bob@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
+    imanage_fake.docs["ACTIVE!1.1"].security = {
+        "default_security": "public",
+        "acl": [{"id": "BOB", "type": "user", "access_level": "no_access"}],
+    }
+    imanage_fake.inject(r"/download$", 500, times=50)
+    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    assert _found(firm, "bob@firm.nl", "octrooiaanvraag") == set()
+    assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}

@@ -375,6 +375,19 @@ def test_unreadable_access_list_fails_closed(
     assert doc.acl.resolvable is False
 
 
+def test_a_profile_that_cannot_be_read_carries_rules_that_admit_nobody(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
+) -> None:
+    """Its /info answers 500: the listing names the document, its rules may have changed,
+    so the index holds it visible to nobody until a sync reads it."""
+    netdocuments_fake.add_document("1000-0000-0001", client="10025", matter="0007")
+    netdocuments_fake.inject(r"/info$", 500, times=50)
+    items = list(netdocuments().crawl_full(None))
+    failed = [i for i in items if isinstance(i, DocumentFailure)]
+    assert [f.external_id for f in failed] == ["1000-0000-0001"]
+    assert failed[0].acl is not None and failed[0].acl.resolvable is False
+
+
 def test_an_access_list_failing_with_5xx_fails_closed_not_as_last_read(
     netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
 ) -> None:
