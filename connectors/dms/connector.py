@@ -359,6 +359,19 @@ class DmsConnector(Generic[RowT, ClientT]):
 
     # --- failures -------------------------------------------------------------------------------
 
+    def read_members(
+        self, group_id: str, read: Callable[[], list[dict[str, Any]]]
+    ) -> list[dict[str, Any]] | None:
+        """A group's member rows, or None when they cannot be read in full: unknown, not
+        empty (SourceGroup), so that a deny naming the group does not lapse."""
+        try:
+            return read()
+        except CredentialsError:
+            raise
+        except ConnectorError as exc:
+            self.warnings.append(f"{self.source}: members of group {group_id}: {exc}")
+            return None
+
     def _refusal(
         self,
         external_id: str,

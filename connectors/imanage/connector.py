@@ -16,6 +16,7 @@ as ``LIB!number.version``. Cursors are JSON strings owned by this module.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import random
 import re
@@ -361,13 +362,12 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
                 bucket = members.setdefault(gid.strip().lower(), set())
                 if pick(group, "enabled") is False:
                     continue  # a disabled group grants nothing: sync it empty
-                try:
-                    listed = self.client.group_members(lib, gid.strip())
-                except CredentialsError:
-                    raise
-                except ConnectorError as exc:
-                    unknown.add(gid.strip().lower())
-                    self.warnings.append(f"imanage: members of group {gid.strip()}: {exc}")
+                group_id = gid.strip()
+                listed = self.read_members(
+                    group_id, functools.partial(self.client.group_members, lib, group_id)
+                )
+                if listed is None:
+                    unknown.add(group_id.lower())
                     continue
                 for member in listed:
                     uid = as_text(pick(member, "id", "user_id"))

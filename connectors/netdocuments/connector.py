@@ -18,6 +18,7 @@ document moved to a cabinet outside the configured scope looks like a delete
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import logging
 import random
@@ -195,13 +196,12 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
                 if not gid or not gid.strip():
                     continue
                 bucket = members.setdefault(gid.strip().lower(), set())
-                try:
-                    listed = self.client.group_members(gid.strip())
-                except CredentialsError:
-                    raise
-                except ConnectorError as exc:
-                    unknown.add(gid.strip().lower())
-                    self.warnings.append(f"netdocuments: members of group {gid.strip()}: {exc}")
+                group_id = gid.strip()
+                listed = self.read_members(
+                    group_id, functools.partial(self.client.group_members, group_id)
+                )
+                if listed is None:
+                    unknown.add(group_id.lower())
                     continue
                 for member in listed:
                     # ACLs name users as U:email, membership lists by id: emit both forms

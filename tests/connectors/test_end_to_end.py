@@ -218,6 +218,30 @@ def test_a_move_whose_permissions_cannot_be_read_takes_the_document_out(
     assert back["matter_id"] == "M-2", back
 
 
+def _acme(client: TestClient, auth: Tokens, *people: str, team: bool = False) -> Firm:
+    """Acme B.V. with matter M-1 and ``people`` (aliases imanage:user:<name>), on its team
+    when ``team``."""
+    firm = Firm(client, auth)
+    for person in people:
+        firm.person(f"{person}@firm.nl", aliases=[f"imanage:user:{person}"])
+    firm.client_("C-1", "Acme B.V.")
+    firm.matter("M-1", "C-1", team=[f"{p}@firm.nl" for p in people] if team else [])
+    return firm
+
+
+def _syncer(client: TestClient, db: DbFixture, imanage: ImanageFactory) -> Any:
+    """A full iManage sync into the real pipeline, one state store across calls."""
+    pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
+    store = SyncStateStore(db.database)
+
+    def sync(**kw: Any) -> dict[str, Any]:
+        return run_sync(
+            "imanage", imanage(), pipeline, store, mode="full", started_by="svc", **kw
+        )
+
+    return sync
+
+
 def test_a_deny_of_a_group_whose_members_cannot_be_read_admits_nobody(
     client: TestClient,
     auth: Tokens,
@@ -229,11 +253,7 @@ def test_a_deny_of_a_group_whose_members_cannot_be_read_admits_nobody(
     membership stayed as last synced, so a person added to the group at the DMS still saw
     the document. The group is forgotten until its members can be read: its deny admits
     nobody meanwhile."""
-    firm = Firm(client, auth)
-    for person in ("alice", "bob", "dave"):
-        firm.person(f"{person}@firm.nl", aliases=[f"imanage:user:{person}"])
-    firm.client_("C-1", "Acme B.V.")
-    firm.matter("M-1", "C-1")
+    firm = _acme(client, auth, "alice", "bob", "dave")
     imanage_fake.add_group("SCREEN", ["BOB"])
     screened = {
         "default_security": "public",
@@ -244,22 +264,21 @@ def test_a_deny_of_a_group_whose_members_cannot_be_read_admits_nobody(
         security=screened, filename="memo.txt",
         content=b"Vertrouwelijk memo over de octrooiaanvraag van Acme.",
     )
-    pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
-    store = SyncStateStore(db.database)
-    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    sync = _syncer(client, db, imanage)
+    sync()
     assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
     assert _found(firm, "dave@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
     assert _found(firm, "bob@firm.nl", "octrooiaanvraag") == set()
 
     imanage_fake.groups["SCREEN"]["members"].append("DAVE")  # dave is screened at the DMS
     imanage_fake.inject(r"/groups/SCREEN/members$", 500, times=50)
-    report = run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    report = sync()
     assert any("SCREEN" in w["reason"] for w in report["warnings"]), report["warnings"]
     for person in ("alice", "bob", "dave"):
         assert _found(firm, f"{person}@firm.nl", "octrooiaanvraag") == set(), person
 
     imanage_fake.faults.clear()
-    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    sync()
     assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
     assert _found(firm, "dave@firm.nl", "octrooiaanvraag") == set()
 
@@ -273,7 +292,7 @@ def test_a_deny_of_a_group_whose_members_cannot_be_read_admits_nobody(
         else:
             imanage_fake.groups_endpoint = True
             imanage_fake.inject(r"/groups$", 500, times=50)
-        report = run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+        report = sync()
         for person in ("alice", "bob", "dave"):
             assert _found(firm, f"{person}@firm.nl", "octrooiaanvraag") == set(), (broken, person)
         # and the run says what it hides
@@ -293,10 +312,7 @@ def test_a_nul_in_a_profile_field_is_stored_not_an_internal_error(
     """A fuzz of the connectors: a NUL in a profile's name, author or matter field failed
     the document with "internal error while storing: DataError" (PostgreSQL stores no NUL).
     It is U+FFFD now; in a matter id that names no matter, so the document is quarantined."""
-    firm = Firm(client, auth)
-    firm.person("alice@firm.nl", aliases=["imanage:user:alice"])
-    firm.client_("C-1", "Acme B.V.")
-    firm.matter("M-1", "C-1", team=["alice@firm.nl"])
+    firm = _acme(client, auth, "alice", team=True)
     imanage_fake.add_document(
         "ACTIVE", 1, custom1="C-1", custom2="M-1", name="Memo\x00 octrooi", author="JS\x00",
         filename="memo.txt", content=b"Memo over de octrooiaanvraag van Acme.",
@@ -305,11 +321,7 @@ def test_a_nul_in_a_profile_field_is_stored_not_an_internal_error(
         "ACTIVE", 2, custom1="C-1", custom2="M-1\x00", filename="notitie.txt",
         content=b"Notitie over de octrooiaanvraag.",
     )
-    pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
-    report = run_sync(
-        "imanage", imanage(), pipeline, SyncStateStore(db.database), mode="full",
-        started_by="svc",
-    )
+    report = _syncer(client, db, imanage)()
     assert not [e for e in report["errors"] if "internal" in e["reason"]], report["errors"]
     assert report["counts"]["quarantined"] == 1, report["counts"]
     results = firm.search("alice@firm.nl", "octrooiaanvraag", k=10, mode="sparse")["results"]
@@ -326,23 +338,16 @@ def test_access_revoked_in_a_sweep_hides_at_once_and_comes_back_with_access(
     """Two of ten documents turn 403 for the service account: over the sweep's fraction
     their deletion is held, but nobody finds them meanwhile (the real pipeline's source
     ACL "nobody"); once readable again, a sync gives them their rules back."""
-    firm = Firm(client, auth)
-    firm.person("alice@firm.nl", aliases=["imanage:user:alice"])
-    firm.client_("C-1", "Acme B.V.")
-    firm.matter("M-1", "C-1")
+    firm = _acme(client, auth, "alice")
     for n in range(1, 11):
         imanage_fake.add_document(
             "ACTIVE", n, custom1="C-1", custom2="M-1", filename=f"n{n}.txt",
             content=f"Notitie {n} over de octrooiaanvraag van Acme.".encode(),
         )
-    pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
-    store = SyncStateStore(db.database)
+    full = _syncer(client, db, imanage)
 
     def sync() -> dict[str, Any]:
-        return run_sync(
-            "imanage", imanage(), pipeline, store, mode="full", started_by="svc",
-            sweep_max_fraction=0.05,
-        )
+        return dict(full(sweep_max_fraction=0.05))
 
     sync()
     everything = {f"ACTIVE!{n}" for n in range(1, 11)}
@@ -367,24 +372,20 @@ def test_a_document_whose_workspace_cannot_be_read_leaves_the_index_until_it_can
     """A document filed only through its workspace: when the workspace answers 500, where it
     is filed now is unknown (it may have moved behind a wall), so it is out of the index
     until a sync reads it (a review: a delta passed it by under its old matter)."""
-    firm = Firm(client, auth)
-    firm.person("alice@firm.nl", aliases=["imanage:user:alice"])
-    firm.client_("C-1", "Acme B.V.")
-    firm.matter("M-1", "C-1")
+    firm = _acme(client, auth, "alice")
     imanage_fake.add_workspace("ACTIVE", "ACTIVE!311", custom1="C-1", custom2="M-1")
     imanage_fake.add_document(
         "ACTIVE", 1, custom1="", custom2="", workspace_id="ACTIVE!311", filename="m.txt",
         content=b"Memo over de octrooiaanvraag van Acme.",
     )
-    pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
-    store = SyncStateStore(db.database)
-    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    sync = _syncer(client, db, imanage)
+    sync()
     assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
     imanage_fake.inject(r"/workspaces/ACTIVE!311$", 500, times=50)
-    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    sync()
     assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == set()
     imanage_fake.faults.clear()
-    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    sync()
     assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
 
 
@@ -398,10 +399,7 @@ def test_a_group_the_matrix_cannot_hold_is_unknown_and_the_others_sync(
     """A re-run of the connector fuzz: one group id the matrix refuses ("FIRM\\LIT") failed
     the whole run, so no group was synced and a person added to a denied group kept seeing
     the document."""
-    firm = Firm(client, auth)
-    firm.person("carol@firm.nl", aliases=["imanage:user:carol"])
-    firm.client_("C-1", "Acme B.V.")
-    firm.matter("M-1", "C-1")
+    firm = _acme(client, auth, "carol")
     imanage_fake.add_group("FLAKY", ["BOB"])
     imanage_fake.add_group("FIRM\\LIT", ["CAROL"])
     screened = {
@@ -412,12 +410,11 @@ def test_a_group_the_matrix_cannot_hold_is_unknown_and_the_others_sync(
         "ACTIVE", 1, custom1="C-1", custom2="M-1", default_security="public",
         security=screened, filename="memo.txt", content=b"Memo over de octrooiaanvraag.",
     )
-    pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
-    store = SyncStateStore(db.database)
-    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    sync = _syncer(client, db, imanage)
+    sync()
     assert _found(firm, "carol@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
     imanage_fake.groups["FLAKY"]["members"].append("CAROL")
-    report = run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    report = sync()
     assert report["status"] != "failed", report
     assert _found(firm, "carol@firm.nl", "octrooiaanvraag") == set()
     assert any(
@@ -435,24 +432,19 @@ def test_a_deny_read_stands_though_the_content_cannot_be_downloaded(
     """A re-run of the connector fuzz: the new deny of bob was read, the download answered
     500, and the stored copy kept its old rules, so bob still found it. The rules read now
     stand at once; the content waits for a sync that can read it."""
-    firm = Firm(client, auth)
-    firm.person("alice@firm.nl", aliases=["imanage:user:alice"])
-    firm.person("bob@firm.nl", aliases=["imanage:user:bob"])
-    firm.client_("C-1", "Acme B.V.")
-    firm.matter("M-1", "C-1")
+    firm = _acme(client, auth, "alice", "bob")
     imanage_fake.add_document(
         "ACTIVE", 1, custom1="C-1", custom2="M-1", default_security="public",
         filename="memo.txt", content=b"Memo over de octrooiaanvraag van Acme.",
     )
-    pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
-    store = SyncStateStore(db.database)
-    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    sync = _syncer(client, db, imanage)
+    sync()
     assert _found(firm, "bob@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
     imanage_fake.docs["ACTIVE!1.1"].security = {
         "default_security": "public",
         "acl": [{"id": "BOB", "type": "user", "access_level": "no_access"}],
     }
     imanage_fake.inject(r"/download$", 500, times=50)
-    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    sync()
     assert _found(firm, "bob@firm.nl", "octrooiaanvraag") == set()
     assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
