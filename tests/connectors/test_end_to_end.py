@@ -229,6 +229,19 @@ def _acme(client: TestClient, auth: Tokens, *people: str, team: bool = False) ->
     return firm
 
 
+def _memo_denying(fake: FakeIManage, group: str) -> None:
+    """ACTIVE!1 in M-1, public but for the members of ``group`` (no_access)."""
+    security = {
+        "default_security": "public",
+        "acl": [{"id": group, "type": "group", "access_level": "no_access"}],
+    }
+    fake.add_document(
+        "ACTIVE", 1, custom1="C-1", custom2="M-1", default_security="public",
+        security=security, filename="memo.txt",
+        content=b"Vertrouwelijk memo over de octrooiaanvraag van Acme.",
+    )
+
+
 def _syncer(client: TestClient, db: DbFixture, imanage: ImanageFactory) -> Any:
     """A full iManage sync into the real pipeline, one state store across calls."""
     pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
@@ -255,15 +268,7 @@ def test_a_deny_of_a_group_whose_members_cannot_be_read_admits_nobody(
     nobody meanwhile."""
     firm = _acme(client, auth, "alice", "bob", "dave")
     imanage_fake.add_group("SCREEN", ["BOB"])
-    screened = {
-        "default_security": "public",
-        "acl": [{"id": "SCREEN", "type": "group", "access_level": "no_access"}],
-    }
-    imanage_fake.add_document(
-        "ACTIVE", 1, custom1="C-1", custom2="M-1", default_security="public",
-        security=screened, filename="memo.txt",
-        content=b"Vertrouwelijk memo over de octrooiaanvraag van Acme.",
-    )
+    _memo_denying(imanage_fake, "SCREEN")
     sync = _syncer(client, db, imanage)
     sync()
     assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
@@ -402,14 +407,7 @@ def test_a_group_the_matrix_cannot_hold_is_unknown_and_the_others_sync(
     firm = _acme(client, auth, "carol")
     imanage_fake.add_group("FLAKY", ["BOB"])
     imanage_fake.add_group("FIRM\\LIT", ["CAROL"])
-    screened = {
-        "default_security": "public",
-        "acl": [{"id": "FLAKY", "type": "group", "access_level": "no_access"}],
-    }
-    imanage_fake.add_document(
-        "ACTIVE", 1, custom1="C-1", custom2="M-1", default_security="public",
-        security=screened, filename="memo.txt", content=b"Memo over de octrooiaanvraag.",
-    )
+    _memo_denying(imanage_fake, "FLAKY")
     sync = _syncer(client, db, imanage)
     sync()
     assert _found(firm, "carol@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
