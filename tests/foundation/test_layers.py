@@ -148,6 +148,8 @@ READS_FOR_NO_PERSON = {
     "ingest.delete_chunks": "writer: ingestion removes a document's dropped chunks",
     "ingest.update_chunk_metadata": "writer: ingestion moves unchanged chunks to new metadata",
     "ingest.update_chunk_positions": "writer: ingestion renumbers unchanged chunks",
+    "ingest.set_document_acl": "writer: a sync applies the access rules it read",
+    "ingest.hide_document": "writer: a sweep hides a document whose access was revoked",
     "ingest_runs.document_summary": "admin's document view: a chunk count",
     "pipeline.document_fingerprint": "ingestion's skip test: a document's chunk count",
     "reembed.count_chunks": "writer: the re-embed run's progress",
