@@ -685,6 +685,9 @@ class IngestPipeline:
         a deny added at the source must not wait for the content."""
         with self.database.transaction() as conn:
             mark_writer(conn)
+            # as a write of it: an older queued push of the document must not undo this
+            repository.lock_document(conn, source, external_id)
+            self._supersede(conn, source, external_id, run)
             acl_id = document_write.store_source_acl(conn, acl)
             if repository.set_document_acl(conn, source, external_id, acl_id):
                 self.record_event(conn, run, "acl_applied", source, external_id, acl_id)
@@ -695,6 +698,8 @@ class IngestPipeline:
         reads the document again gives it its rules back."""
         with self.database.transaction() as conn:
             mark_writer(conn)
+            repository.lock_document(conn, source, external_id)
+            self._supersede(conn, source, external_id, run)
             if repository.hide_document(conn, source, external_id):
                 self.record_event(conn, run, "hidden", source, external_id, reason)
 

@@ -306,17 +306,19 @@ class MatrixSnapshot:
     def incomplete_groups(self) -> frozenset[str]:
         """Groups that hold, at any depth, a group whose members ewall does not hold: their
         members are not all known, so a deny of them must admit nobody (sql/walls.sql)."""
+        holders: dict[str, set[str]] = defaultdict(set)  # group member -> groups holding it
+        for group, members in self.group_members.items():
+            for member in members:
+                if member.split(":", 2)[1:2] == ["group"]:
+                    holders[member].add(group)
+        # from each unknown group outwards, once: linear in the nested memberships
+        todo = [m for m in holders if m not in self.group_members]
         out: set[str] = set()
-        changed = True
-        while changed:
-            changed = False
-            for group, members in self.group_members.items():
-                if group not in out and any(
-                    m.split(":", 2)[1:2] == ["group"] and (m not in self.group_members or m in out)
-                    for m in members
-                ):
+        while todo:
+            for group in holders.get(todo.pop(), ()):
+                if group not in out:
                     out.add(group)
-                    changed = True
+                    todo.append(group)
         return frozenset(out)
 
     # --- graph ------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from connectors.base import (
     SourceDocument,
     SourceItem,
 )
+from connectors.dms.acl import unresolvable_acl
 
 SIDECAR_NAMES = ("metadata.jsonl", "metadata.csv", "sidecar.jsonl", "sidecar.csv")
 MAX_FILE_BYTES = 50 * 1024 * 1024
@@ -52,6 +53,7 @@ class _EntryError:
     external_id: str | None
     reason: str
     line: int
+    acl_unread: bool = False  # its access list could not be read: the stored copy admits nobody
 
 
 def _tri(row: dict[str, Any], key: str) -> str | None:
@@ -196,7 +198,11 @@ class FolderSource(BaseSource):
                     )
             if isinstance(item, _EntryError):
                 yield DocumentFailure(
-                    self.name, item.external_id, item.reason, details={"line": item.line}
+                    self.name,
+                    item.external_id,
+                    item.reason,
+                    details={"line": item.line},
+                    acl=unresolvable_acl("access list unreadable") if item.acl_unread else None,
                 )
             else:
                 yield item
@@ -236,6 +242,10 @@ class FolderSource(BaseSource):
             # line that names the key says something, and an empty value is no answer
             jsonl = self.sidecar is not None and self.sidecar.suffix == ".jsonl"
             acl = parse_acl(row.get("acl"), given=jsonl and "acl" in row)
+        except (ValueError, json.JSONDecodeError) as exc:
+            # the rules given cannot be read: a deny among them must not wait for a good row
+            return _EntryError(external_id, f"bad metadata: {exc}", number, acl_unread=True)
+        try:
             modified = _parse_time(_tri(row, "modified_at") or None)
         except (ValueError, json.JSONDecodeError) as exc:
             return _EntryError(external_id, f"bad metadata: {exc}", number)

@@ -626,14 +626,13 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         try:
             fields = self._client_matter(lib, row)
         except SourceHTTPError as exc:  # its workspace (after retries): this document only
-            # where it is filed now is unknown: out of the index until a sync reads it (a
-            # delta passes it by, and it may have moved behind a wall)
+            # where it is filed now is unknown (it may have moved behind a wall): the stored
+            # copy admits nobody until a sync reads it; hidden, not deleted
             return DocumentFailure(
                 SOURCE,
                 external_id,
                 f"workspace could not be read for client/matter: {exc}",
-                listed_matter="(unknown: its workspace could not be read)",
-                acl=acl,
+                acl=unresolvable_acl("its workspace could not be read: placement unknown"),
             )
         extension = as_text(pick(row, "extension"))
         checksum = as_text(pick(row, "checksum"))

@@ -404,9 +404,12 @@ def test_acht_as_a_verb_is_no_number() -> None:
     facts = extract_facts("Evenmin acht het College de motivering voldoende draagkrachtig.")
     assert [f for f in facts if f.kind == "number"] == []
     assert [f.value for f in extract_facts("De termijn is acht weken.")] == ["8"]
-    # a rewording that reads "acht" as 8 on one side only: the passage writes the word
+    # "acht door" is the verb too (a rewording dropped the "het"); a verb "acht" in the
+    # passage holds no 8 for a sentence that counts eight (a review)
     assert missing("Insp. acht door belangh. gevolgde stelsel onaanvaardbaar.",
                    "Insp. acht het door belangh. gevolgde stelsel onaanvaardbaar.") == []
+    assert missing("De termijn is acht weken.",
+                   "Het hof acht een termijn van zes weken redelijk.") == ["acht"]
 
 
 def test_proper_names_are_capitalised_inside_sentences_and_never_lower_case() -> None:
