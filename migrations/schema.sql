@@ -1655,7 +1655,8 @@ CREATE TABLE public.source_group_members (
 CREATE TABLE public.source_groups (
     source text NOT NULL,
     group_id text NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    synced boolean DEFAULT false NOT NULL
 );
 
 -- TABLE public sync_seen

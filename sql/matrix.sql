@@ -50,11 +50,16 @@ INSERT INTO person_aliases (alias, person_id)
 SELECT * FROM unnest(CAST(:aliases AS text[]), CAST(:person_ids AS text[]))
 
 -- name: ensure_source_group
-INSERT INTO source_groups (source, group_id) VALUES (:source, :group_id)
-ON CONFLICT DO NOTHING
+INSERT INTO source_groups (source, group_id, synced) VALUES (:source, :group_id, :synced)
+ON CONFLICT (source, group_id) DO UPDATE SET synced = EXCLUDED.synced
+
+-- name: mark_groups_synced
+UPDATE source_groups SET synced = true
+WHERE source = :source AND group_id = ANY(CAST(:group_ids AS text[])) AND NOT synced
 
 -- name: groups_of_source
-SELECT group_id FROM source_groups WHERE source = :source
+-- The groups a connector's sync wrote for the source (not those set through the API)
+SELECT group_id FROM source_groups WHERE source = :source AND synced
 
 -- name: delete_source_group
 -- A group whose membership could not be read: removed with its members (ON DELETE CASCADE)

@@ -114,6 +114,14 @@ def existing_matters(conn: Connection, ids: Iterable[str]) -> dict[str, KnownMat
     return out
 
 
+def mark_groups_synced(conn: Connection, source: str, group_ids: Sequence[str]) -> None:
+    if group_ids:
+        conn.execute(
+            sqlfiles.query("matrix.mark_groups_synced"),
+            {"source": source, "group_ids": list(group_ids)},
+        )
+
+
 def groups_of_source(conn: Connection, source: str) -> list[str]:
     rows = conn.execute(sqlfiles.query("matrix.groups_of_source"), {"source": source})
     return sorted(str(r.group_id) for r in rows)
@@ -164,15 +172,18 @@ def replace_aliases(conn: Connection, aliases_of: Mapping[str, set[str]]) -> Non
         )
 
 
-def upsert_groups(conn: Connection, groups: Mapping[tuple[str, str], set[str] | None]) -> None:
+def upsert_groups(
+    conn: Connection, groups: Mapping[tuple[str, str], set[str] | None], *, synced: bool = False
+) -> None:
     """Each listed group exists and has exactly the given members; a group listed with
-    None is removed (its membership is unknown: see apply_matrix)."""
+    None is removed (its membership is unknown: see apply_matrix). ``synced``: a
+    connector's group sync writes them (only such groups does a later sync forget)."""
     for (source, group_id), members in sorted(groups.items()):
         key = {"source": source, "group_id": group_id}
         if members is None:
             conn.execute(sqlfiles.query("matrix.delete_source_group"), key)
             continue
-        conn.execute(sqlfiles.query("matrix.ensure_source_group"), key)
+        conn.execute(sqlfiles.query("matrix.ensure_source_group"), {**key, "synced": synced})
         conn.execute(sqlfiles.query("matrix.delete_source_group_members"), key)
         if members:
             conn.execute(

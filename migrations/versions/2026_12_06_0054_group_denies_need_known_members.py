@@ -38,8 +38,12 @@ def upgrade() -> None:
         "ALTER TABLE source_acls ADD COLUMN deny_groups text[] NOT NULL"
         " GENERATED ALWAYS AS (ewall_group_principals(deny)) STORED"
     )
+    # whether a connector's group sync wrote the group: a sync forgets only the groups it
+    # synced, never one set through the API or an import (a tenant without a groups endpoint)
+    op.execute("ALTER TABLE source_groups ADD COLUMN synced boolean NOT NULL DEFAULT false")
 
 
 def downgrade() -> None:
+    op.execute("ALTER TABLE source_groups DROP COLUMN synced")
     op.execute("ALTER TABLE source_acls DROP COLUMN deny_groups")
     op.execute("DROP FUNCTION ewall_group_principals(text[])")

@@ -446,3 +446,25 @@ def test_a_deny_read_stands_though_the_content_cannot_be_downloaded(
     sync()
     assert _found(firm, "bob@firm.nl", "octrooiaanvraag") == set()
     assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
+
+
+def test_a_group_set_through_the_api_is_kept_by_a_sync(
+    client: TestClient,
+    auth: Tokens,
+    db: DbFixture,
+    imanage_fake: FakeIManage,
+    imanage: ImanageFactory,
+) -> None:
+    """A tenant without a groups endpoint: the firm sets the group's members through the
+    API. A sync forgets only the groups a sync wrote (a review: it forgot this one every
+    run, and the document denying it became visible to nobody)."""
+    firm = _acme(client, auth, "alice", "bob")
+    imanage_fake.groups_endpoint = False
+    _memo_denying(imanage_fake, "MANUAL")
+    members = {"members": ["imanage:user:bob"]}
+    assert client.put("/v1/groups/imanage/manual", json=members, headers=firm.h).status_code == 200
+    sync = _syncer(client, db, imanage)
+    for _ in range(2):
+        sync()
+        assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1"}
+        assert _found(firm, "bob@firm.nl", "octrooiaanvraag") == set()
