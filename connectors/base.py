@@ -287,6 +287,10 @@ class Pipeline(Protocol[RunT]):
         self, run: RunT, groups: list[SourceGroup], actor: str, *, source: str
     ) -> None: ...
 
+    def hide(self, run: RunT, source: str, external_id: str, reason: str) -> None: ...
+
+    def apply_acl(self, run: RunT, source: str, external_id: str, acl: SourceAcl) -> None: ...
+
 
 class Source(Protocol):
     """One source behind the one run loop (`connectors.sync.run_source`).

@@ -285,9 +285,8 @@ class _SyncRun:
             what = "deleted at source" if item.gone else "access revoked at source (fail closed)"
             self.delete(item.external_id, f"{what}: {item.reason}", item.container)
             return False
-        apply_acl = getattr(self.pipeline, "apply_acl", None)
-        if item.external_id and item.acl is not None and callable(apply_acl):
-            apply_acl(self.run, self.source, item.external_id, item.acl)  # the rules read stand
+        if item.external_id and item.acl is not None:  # the rules read stand, content or not
+            self.pipeline.apply_acl(self.run, self.source, item.external_id, item.acl)
         if item.external_id and item.listed_matter:
             remove = getattr(self.pipeline, "remove_if_moved", None)
             reason = (f"moved at source to matter {item.listed_matter!r} but could not be read "
@@ -373,11 +372,10 @@ class _SyncRun:
         self.give_version_hints()
         removals: dict[str, list[tuple[str, str]]] = {}
         before = self.deleted_count
-        hide = getattr(self.pipeline, "hide", None)
         for external_id in candidates:
             reason = self.verdict(external_id, "sweep", listed=True)
-            if reason == _REVOKED and callable(hide):  # access: hidden now, deleted as held
-                hide(self.run, self.source, external_id, f"sweep: {reason}")
+            if reason == _REVOKED:  # access: hidden now, deleted as the hold allows
+                self.pipeline.hide(self.run, self.source, external_id, f"sweep: {reason}")
             if reason is not None:
                 container = self.container_of(external_id) or "?"
                 removals.setdefault(container, []).append((external_id, reason))

@@ -89,6 +89,11 @@ class RecordingPipeline:
         run.counts[status] += 1
         return Outcome(status)
 
+    def apply_acl(self, run: Run, source: str, external_id: str, acl: SourceAcl) -> None:
+        doc = self.index.get(external_id)
+        if doc is not None:
+            self.index[external_id] = replace(doc, acl=acl)
+
     def hide(self, run: Run, source: str, external_id: str, reason: str) -> None:
         doc = self.index.get(external_id)
         if doc is not None:  # visible to nobody, kept (the pipeline's source ACL "nobody")
