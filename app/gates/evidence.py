@@ -575,7 +575,8 @@ def negation_words(text: str) -> list[str]:
     out: list[str] = []
     tokens = _TOKEN.findall(fold(text))
     for i, word in enumerate(tokens):
-        if word == "." and out and (out[-1] in _ABBREVIATED or len(out[-1]) == 1):
+        before = tokens[i - 1] if i else ""  # the token, not the last word kept ("art. 3.")
+        if word == "." and (before in _ABBREVIATED or (before.isalpha() and len(before) == 1)):
             continue
         if not word[0].isalpha() or word in _OPENS_CLAUSE:
             if out and out[-1] != BREAK:

@@ -15,6 +15,7 @@ from app.gates.evidence import (
     misbound_facts,
     missing_facts,
     negation_mismatch,
+    negation_words,
     proper_names,
     split_markers,
     with_document,
@@ -398,6 +399,8 @@ def test_niet_before_uitsluitend_negates_without_a_maar_and_zonder_meer_does_not
     assert negation_mismatch(
         "Het verzoek is zonder meer toewijsbaar.", "Het verzoek is toewijsbaar."
     ) is None
+    # a full stop after a number ends the sentence; after "art." it does not (a review)
+    assert negation_words("Zie art. 3. Het hof") == ["zie", "art", "|", "het", "hof"]
 
 
 def test_acht_as_a_verb_is_no_number() -> None:
