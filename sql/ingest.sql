@@ -132,30 +132,15 @@ ORDER BY d.principal
 LIMIT :limit
 
 -- name: set_document_acl
--- The access rules read for a document whose content could not be read: they stand at once.
--- Without its input fingerprint, the next read is no "unchanged" skip.
+-- The access rules read for a document whose content could not be read, or "nobody" (access
+-- revoked, the deletion held): they stand at once. Without its input fingerprint, the next
+-- read is no "unchanged" skip: it writes the document's rules again.
 WITH doc AS (
     UPDATE documents SET source_acl_id = :acl_id, metadata = metadata - 'input_sha256'
     WHERE source = :source AND external_id = :external_id AND source_acl_id <> :acl_id
     RETURNING document_id
 ), moved AS (
     UPDATE chunks SET source_acl_id = :acl_id
-    FROM doc WHERE chunks.document_id = doc.document_id
-    RETURNING chunks.document_id
-)
-SELECT document_id FROM doc
-
--- name: hide_document
--- Access revoked at the source, the deletion held: visible to nobody until it is deleted or
--- a sync reads it again (which gives the document its rules back)
-WITH doc AS (
-    -- without its input fingerprint, the next read is no "unchanged" skip: it writes the
-    -- document's rules again
-    UPDATE documents SET source_acl_id = 'nobody', metadata = metadata - 'input_sha256'
-    WHERE source = :source AND external_id = :external_id AND source_acl_id <> 'nobody'
-    RETURNING document_id
-), hidden AS (
-    UPDATE chunks SET source_acl_id = 'nobody'
     FROM doc WHERE chunks.document_id = doc.document_id
     RETURNING chunks.document_id
 )

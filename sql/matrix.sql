@@ -50,8 +50,10 @@ INSERT INTO person_aliases (alias, person_id)
 SELECT * FROM unnest(CAST(:aliases AS text[]), CAST(:person_ids AS text[]))
 
 -- name: ensure_source_group
-INSERT INTO source_groups (source, group_id, synced) VALUES (:source, :group_id, :synced)
-ON CONFLICT (source, group_id) DO UPDATE SET synced = EXCLUDED.synced
+-- Written through the API or an import: a group a later sync does not forget (a sync marks
+-- what it wrote: mark_groups_synced)
+INSERT INTO source_groups (source, group_id) VALUES (:source, :group_id)
+ON CONFLICT (source, group_id) DO UPDATE SET synced = false
 
 -- name: mark_groups_synced
 UPDATE source_groups SET synced = true

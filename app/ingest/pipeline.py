@@ -47,6 +47,7 @@ from app.known_vectors import KnownVectors
 from app.matrix.service import apply_matrix, group_imports
 from app.reembed.service import check_write_model
 from app.settings import Settings
+from app.types import NOBODY_ACL
 from app.walls.access import mark_writer
 from connectors.base import SourceAcl, SourceDocument, SourceGroup
 
@@ -683,25 +684,32 @@ class IngestPipeline:
     def apply_acl(self, run: IngestRun, source: str, external_id: str, acl: SourceAcl) -> None:
         """The access rules just read, on a stored document whose content could not be read:
         a deny added at the source must not wait for the content."""
-        with self.database.transaction() as conn:
-            mark_writer(conn)
-            # as a write of it: an older queued push of the document must not undo this
-            repository.lock_document(conn, source, external_id)
-            self._supersede(conn, source, external_id, run)
-            acl_id = document_write.store_source_acl(conn, acl)
-            if repository.set_document_acl(conn, source, external_id, acl_id):
-                self.record_event(conn, run, "acl_applied", source, external_id, acl_id)
+        self._set_acl(run, source, external_id, acl, "acl_applied", None)
 
     def hide(self, run: IngestRun, source: str, external_id: str, reason: str) -> None:
         """Visible to nobody from now on (its source ACL "nobody"), kept in the index: the
         source revoked access, and the deletion waits for the sweep's hold. A sync that
         reads the document again gives it its rules back."""
+        self._set_acl(run, source, external_id, None, "hidden", reason)
+
+    def _set_acl(
+        self,
+        run: IngestRun,
+        source: str,
+        external_id: str,
+        acl: SourceAcl | None,
+        kind: str,
+        reason: str | None,
+    ) -> None:
+        """A stored document's rules set apart from its content (``acl`` None: nobody)."""
         with self.database.transaction() as conn:
             mark_writer(conn)
+            # as a write of it: an older queued push of the document must not undo this
             repository.lock_document(conn, source, external_id)
             self._supersede(conn, source, external_id, run)
-            if repository.hide_document(conn, source, external_id):
-                self.record_event(conn, run, "hidden", source, external_id, reason)
+            acl_id = NOBODY_ACL if acl is None else document_write.store_source_acl(conn, acl)
+            if repository.set_document_acl(conn, source, external_id, acl_id):
+                self.record_event(conn, run, kind, source, external_id, reason or acl_id)
 
     def remove_if_moved(
         self, run: IngestRun, source: str, external_id: str, matter_id: str, reason: str

@@ -551,15 +551,6 @@ def set_document_acl(conn: Connection, source: str, external_id: str, acl_id: st
     return row is not None
 
 
-def hide_document(conn: Connection, source: str, external_id: str) -> bool:
-    """The document and its chunks to the source ACL "nobody"; False when it was not there
-    or already hidden."""
-    row = conn.execute(
-        sqlfiles.query("ingest.hide_document"), {"source": source, "external_id": external_id}
-    ).first()
-    return row is not None
-
-
 def delete_document(conn: Connection, source: str, external_id: str) -> bool:
     """Delete a document (its chunks go with it); False when there was none."""
     row = conn.execute(

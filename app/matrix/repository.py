@@ -172,18 +172,16 @@ def replace_aliases(conn: Connection, aliases_of: Mapping[str, set[str]]) -> Non
         )
 
 
-def upsert_groups(
-    conn: Connection, groups: Mapping[tuple[str, str], set[str] | None], *, synced: bool = False
-) -> None:
-    """Each listed group exists and has exactly the given members; a group listed with
-    None is removed (its membership is unknown: see apply_matrix). ``synced``: a
-    connector's group sync writes them (only such groups does a later sync forget)."""
+def upsert_groups(conn: Connection, groups: Mapping[tuple[str, str], set[str] | None]) -> None:
+    """Each listed group exists and has exactly the given members, written by hand until a
+    sync marks it (mark_groups_synced); a group listed with None is removed (its membership
+    is unknown: see apply_matrix)."""
     for (source, group_id), members in sorted(groups.items()):
         key = {"source": source, "group_id": group_id}
         if members is None:
             conn.execute(sqlfiles.query("matrix.delete_source_group"), key)
             continue
-        conn.execute(sqlfiles.query("matrix.ensure_source_group"), {**key, "synced": synced})
+        conn.execute(sqlfiles.query("matrix.ensure_source_group"), key)
         conn.execute(sqlfiles.query("matrix.delete_source_group_members"), key)
         if members:
             conn.execute(

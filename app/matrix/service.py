@@ -192,8 +192,8 @@ def apply_matrix(
         or plan.group_changes
         else None
     )
-    _write(conn, plan, synced_groups=whole_source is not None)
-    if whole_source is not None:  # listed unchanged too: the sync holds them now
+    _write(conn, plan)
+    if whole_source is not None:  # written or listed unchanged: the sync holds them now
         repo.mark_groups_synced(conn, whole_source, [g.group_id for g in source_groups])
     review = None
     if before is not None:
@@ -538,10 +538,10 @@ def _diff_matters(conn: Connection, plan: _Plan, matters: Sequence[MatterImport]
             )
 
 
-def _write(conn: Connection, plan: _Plan, *, synced_groups: bool = False) -> None:
+def _write(conn: Connection, plan: _Plan) -> None:
     repo.upsert_people(conn, plan.people_rows)
     repo.replace_aliases(conn, plan.alias_changes)
-    repo.upsert_groups(conn, plan.group_changes, synced=synced_groups)
+    repo.upsert_groups(conn, plan.group_changes)
     repo.upsert_clients(conn, plan.client_rows)
     repo.upsert_matters(conn, plan.matter_rows)
     repo.replace_parties(conn, plan.party_changes)
