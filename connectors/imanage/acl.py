@@ -29,9 +29,12 @@ def principal(kind: str, ident: str) -> str:
     return principal_name(SOURCE, kind, ident)
 
 
+_KIND_KEYS = ("type", "trustee_type", "member_type")
+
+
 def _trustee(entry: Mapping[str, Any]) -> tuple[str | None, str | None]:
     ident = as_text(pick(entry, "trustee_id", "user_id", "group_id", "id"))
-    kind = (as_text(pick(entry, "type", "trustee_type", "member_type")) or "").strip().lower()
+    kind = (as_text(pick(entry, *_KIND_KEYS)) or "").strip().lower()
     if kind not in ("user", "group"):
         kind = (
             "group" if has_key(entry, "group_id") else "user" if has_key(entry, "user_id") else ""
@@ -133,16 +136,30 @@ def build_acl(
 
 
 _ENTRY_KEYS = frozenset({"acl", "access_list", "permissions"})
+# A server that lists users and groups apart: the key names the entries' kind.
+_KIND_BY_KEY = {"users": "user", "user": "user", "groups": "group", "group": "group"}
 
 
 def acl_entries(security: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     """The explicit entries of a /security answer, under every one of their key names (an
-    empty "acl" beside a full "permissions" must not hide it); None when any of them is in a
-    shape we cannot read (an object, a string, a list of strings): read as "no entries", a
-    deny among them would be lost."""
+    empty "acl" beside a full "permissions" must not hide it), and under any other key whose
+    rows carry an access level ("users": [...], "groups": [...]): a deny there must not be
+    lost. None when an entry key is in a shape we cannot read (an object, a string, a list of
+    strings): read as "no entries", a deny among them would be lost."""
     entries: list[dict[str, Any]] = []
     for key, rows in security.items():
-        if str(key).lower() not in _ENTRY_KEYS or rows is None:
+        name = str(key).lower()
+        if rows is None:
+            continue
+        if name not in _ENTRY_KEYS:
+            if isinstance(rows, list) and any(
+                isinstance(r, dict) and _level(r) is not None for r in rows
+            ):
+                if not all(isinstance(r, dict) for r in rows):
+                    return None
+                kind = _KIND_BY_KEY.get(name)
+                typed = kind is None or any(has_key(r, *_KIND_KEYS) for r in rows)
+                entries.extend(rows if typed else [{**r, "type": kind} for r in rows])
             continue
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
             return None

@@ -369,6 +369,25 @@ def test_entries_under_every_key_name_are_read() -> None:
         assert acl_entries(security) == deny, security
 
 
+def test_entries_under_users_and_groups_keys_are_read(
+    imanage_fake: FakeIManage, imanage: ImanageFactory
+) -> None:
+    """A server that lists users and groups under keys of their own: the deny there was
+    skipped with the unknown key, and the document stood public to the denied user."""
+    security = {
+        "default_security": "public",
+        "users": [{"id": "BOB", "access_level": "no_access"}],
+        "groups": [{"id": "LIT", "access_level": "read"}],
+        "inherited_from": [{"id": "WS1"}],  # rows without an access level are no entries
+    }
+    imanage_fake.add_document("ACTIVE", 1, default_security="public", security=security)
+    doc = documents(list(imanage().crawl_full(None)))[0]
+    assert doc.acl is not None and doc.acl.resolvable, doc.acl
+    assert "imanage:user:bob" in doc.acl.deny and "imanage:group:lit" in doc.acl.allow
+    stray = {"default_security": "public", "users": [{"id": "BOB", "access": 0}, "ALICE"]}
+    assert acl_entries(stray) is None
+
+
 @pytest.mark.parametrize(
     ("default", "inherited", "expected"),
     [
