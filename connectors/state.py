@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Connection
 
@@ -124,3 +124,58 @@ class SyncStateStore:
             finally:
                 repository.advisory_unlock(conn, _LOCK_NAMESPACE, key)
                 conn.commit()
+
+
+class StateStore(Protocol):
+    """`SyncStateStore`, as the run loop (`connectors.sync`) uses it."""
+
+    def load(self, source: str, scope: str) -> SyncState: ...
+
+    def save(self, source: str, scope: str, state: SyncState) -> None: ...
+
+    def checkpoint(self, source: str, scope: str, state: SyncState,
+                   seen: Iterable[str] = ()) -> None: ...
+
+    def mark_seen(self, source: str, scope: str, crawl_id: str,
+                  external_ids: Iterable[str]) -> None: ...
+
+    def seen_ids(self, source: str, scope: str, crawl_id: str) -> set[str]: ...
+
+    def forget_crawls(self, source: str, scope: str, keep: str | None = None) -> None: ...
+
+    def lock(self, source: str, scope: str) -> AbstractContextManager[None]: ...
+
+
+class RunLocalState:
+    """The state of a source that keeps none between runs (no checkpoints, no sweep): the
+    run loop's bookkeeping lives for one run only and nothing is written or locked."""
+
+    def __init__(self) -> None:
+        self.states: dict[tuple[str, str], SyncState] = {}
+        self.seen: dict[tuple[str, str, str], set[str]] = {}
+
+    def load(self, source: str, scope: str) -> SyncState:
+        return self.states.get((source, scope)) or SyncState()
+
+    def save(self, source: str, scope: str, state: SyncState) -> None:
+        self.states[(source, scope)] = state
+
+    def checkpoint(self, source: str, scope: str, state: SyncState,
+                   seen: Iterable[str] = ()) -> None:
+        if state.crawl_id is not None:
+            self.mark_seen(source, scope, state.crawl_id, seen)
+        self.save(source, scope, state)
+
+    def mark_seen(self, source: str, scope: str, crawl_id: str,
+                  external_ids: Iterable[str]) -> None:
+        self.seen.setdefault((source, scope, crawl_id), set()).update(external_ids)
+
+    def seen_ids(self, source: str, scope: str, crawl_id: str) -> set[str]:
+        return set(self.seen.get((source, scope, crawl_id), set()))
+
+    def forget_crawls(self, source: str, scope: str, keep: str | None = None) -> None:
+        for key in [k for k in self.seen if k[:2] == (source, scope) and k[2] != keep]:
+            del self.seen[key]
+
+    def lock(self, source: str, scope: str) -> AbstractContextManager[None]:
+        return nullcontext()

@@ -10,15 +10,16 @@ Rules this module enforces:
   deleted ONLY after a complete crawl without a single error. Each sweep candidate is first
   confirmed with a point check when the connector offers one (a crawl can miss a document
   for harmless reasons: offsets that shifted, a cabinet out of scope), so only "deleted" and
-  "access revoked" answers delete.
+  "access revoked" answers remove.
 * A full crawl is complete only when no page failed and, where the server reported a total,
   the ids listed reconcile with it (the connectors report both per library/cabinet).
 * A sweep that would remove more than ``sweep_max_fraction`` of a library or cabinet is held:
   listed in the report and kept in the sync state, applied only by `confirm_sweep` (``ewall
   ingest confirm-sweep RUN`` or its admin route), which point-checks every id again.
-* Point checks: 404/410 -> delete; 401/403 -> remove from the index (fail closed); a document
-  that left the configured scope (moved to a cabinet not crawled) -> remove.
-* A document the connector reports gone or revoked mid-crawl is removed the same way.
+* Point checks: 404/410 -> delete; a document that left the configured scope -> remove;
+  401/403 -> hidden at once (visible to nobody: fail closed), deleted only by a full crawl's
+  sweep under its hold (a service account that lost access to a whole library must not empty
+  the index). A document the connector reports gone or revoked mid-crawl: the same.
 * Crash safety: the connector's checkpoint is persisted only after the documents before it
   are ingested, together with their "seen" marks (see `connectors.state`).
 * Source trouble (auth refused, retries exhausted, an unreadable cursor) ends the run as
@@ -31,9 +32,8 @@ import logging
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from connectors.base import (
     Checkpoint,
@@ -49,7 +49,7 @@ from connectors.base import (
 )
 from connectors.crawl import as_source
 from connectors.http import ConnectorError, CredentialsError
-from connectors.state import SyncBusyError, SyncState
+from connectors.state import RunLocalState, StateStore, SyncBusyError, SyncState
 
 log = logging.getLogger("ewall.connectors.sync")
 
@@ -62,61 +62,6 @@ _EXAMPLES_MAX = 10  # ids named in one warning
 # Source trouble that ends a run as "failed" with a report; anything else is a bug.
 _SOURCE_TROUBLE = (ConnectorError, CursorError, SourceUnavailableError, SourceUnsupportedError,
                    OSError)
-
-
-class StateStore(Protocol):
-    """`connectors.state.SyncStateStore`, as the run loop uses it."""
-
-    def load(self, source: str, scope: str) -> SyncState: ...
-
-    def save(self, source: str, scope: str, state: SyncState) -> None: ...
-
-    def checkpoint(self, source: str, scope: str, state: SyncState,
-                   seen: Iterable[str] = ()) -> None: ...
-
-    def mark_seen(self, source: str, scope: str, crawl_id: str,
-                  external_ids: Iterable[str]) -> None: ...
-
-    def seen_ids(self, source: str, scope: str, crawl_id: str) -> set[str]: ...
-
-    def forget_crawls(self, source: str, scope: str, keep: str | None = None) -> None: ...
-
-    def lock(self, source: str, scope: str) -> AbstractContextManager[None]: ...
-
-
-class RunLocalState:
-    """The state of a source that keeps none between runs (no checkpoints, no sweep): the
-    run loop's bookkeeping lives for one run only and nothing is written or locked."""
-
-    def __init__(self) -> None:
-        self.states: dict[tuple[str, str], SyncState] = {}
-        self.seen: dict[tuple[str, str, str], set[str]] = {}
-
-    def load(self, source: str, scope: str) -> SyncState:
-        return self.states.get((source, scope)) or SyncState()
-
-    def save(self, source: str, scope: str, state: SyncState) -> None:
-        self.states[(source, scope)] = state
-
-    def checkpoint(self, source: str, scope: str, state: SyncState,
-                   seen: Iterable[str] = ()) -> None:
-        if state.crawl_id is not None:
-            self.mark_seen(source, scope, state.crawl_id, seen)
-        self.save(source, scope, state)
-
-    def mark_seen(self, source: str, scope: str, crawl_id: str,
-                  external_ids: Iterable[str]) -> None:
-        self.seen.setdefault((source, scope, crawl_id), set()).update(external_ids)
-
-    def seen_ids(self, source: str, scope: str, crawl_id: str) -> set[str]:
-        return set(self.seen.get((source, scope, crawl_id), set()))
-
-    def forget_crawls(self, source: str, scope: str, keep: str | None = None) -> None:
-        for key in [k for k in self.seen if k[:2] == (source, scope) and k[2] != keep]:
-            del self.seen[key]
-
-    def lock(self, source: str, scope: str) -> AbstractContextManager[None]:
-        return nullcontext()
 
 
 # --- the run ---------------------------------------------------------------------------------
@@ -159,6 +104,7 @@ class _SyncRun:
         self._relisted: set[str] | None = None
         self._known_containers: dict[str, str | None] | None = None
         self._relist_failed = False
+        self.revoked: list[tuple[str, str, str | None]] = []  # hidden; the sweep may delete
 
     # --- reporting ----------------------------------------------------------------------------
 
@@ -234,7 +180,7 @@ class _SyncRun:
 
     def container_report(self) -> dict[str, dict[str, Any]]:
         """Per library/cabinet: server total, seen, ingested, unchanged, quarantined, failed,
-        deleted, held (and whether its listing was complete)."""
+        deleted, held, hidden (access revoked) and whether its listing was complete."""
         listings = self.origin.listings()
         out: dict[str, dict[str, Any]] = {}
         for name in sorted(set(self.containers) | set(listings)):
@@ -251,6 +197,7 @@ class _SyncRun:
                 "failed": counts["failed"],
                 "deleted": counts["deleted"],
                 "held": counts["held"],
+                "hidden": counts["hidden"],
             }
             if listing.get("reason"):
                 out[name]["reason"] = listing["reason"]
@@ -281,9 +228,12 @@ class _SyncRun:
         """Act on a connector failure; True when it counts as an error."""
         if item.external_id:
             self.count(item.container, "seen")
-        if item.external_id and (item.gone or item.revoked):
-            what = "deleted at source" if item.gone else "access revoked at source (fail closed)"
-            self.delete(item.external_id, f"{what}: {item.reason}", item.container)
+        if item.external_id and item.gone:
+            self.delete(item.external_id, f"deleted at source: {item.reason}", item.container)
+            return False
+        if item.external_id and item.revoked:
+            self.hide(item.external_id, f"{_REVOKED}: {item.reason}", item.container)
+            self.revoked.append((item.external_id, f"{_REVOKED}: {item.reason}", item.container))
             return False
         if item.external_id and item.acl is not None:  # the rules read stand, content or not
             self.pipeline.apply_acl(self.run, self.source, item.external_id, item.acl)
@@ -361,8 +311,14 @@ class _SyncRun:
 
     def confirm_and_delete(self, external_id: str, origin: str, *, listed: bool) -> None:
         reason = self.verdict(external_id, origin, listed=listed)
-        if reason is not None:
+        if reason == _REVOKED and origin == "point check":
+            self.hide(external_id, f"{origin}: {reason}", None)
+        elif reason is not None:
             self.delete(external_id, f"{origin}: {reason}")
+
+    def hide(self, external_id: str, reason: str, container: str | None) -> None:
+        self.pipeline.hide(self.run, self.source, external_id, reason)
+        self.count(container or self.container_of(external_id), "hidden")
 
     def sweep(self, crawl_id: str, st: SyncState) -> dict[str, Any]:
         self.phase = "sweep"
@@ -375,10 +331,15 @@ class _SyncRun:
         for external_id in candidates:
             reason = self.verdict(external_id, "sweep", listed=True)
             if reason == _REVOKED:  # access: hidden now, deleted as the hold allows
-                self.pipeline.hide(self.run, self.source, external_id, f"sweep: {reason}")
+                self.hide(external_id, f"sweep: {reason}", None)
             if reason is not None:
                 container = self.container_of(external_id) or "?"
                 removals.setdefault(container, []).append((external_id, reason))
+        listed: Counter[str] = Counter()  # revoked while listed: hidden, seen, removals too
+        for external_id, reason, where in self.revoked:
+            container = where or self.container_of(external_id) or "?"
+            removals.setdefault(container, []).append((external_id, reason))
+            listed[container] += 1
         # How big each library/cabinet is: what the index knew of it before the sweep.
         seen_by: Counter[str] = Counter()
         for name, counts in self.containers.items():
@@ -387,7 +348,8 @@ class _SyncRun:
         held: list[tuple[str, str]] = []
         held_containers: dict[str, dict[str, Any]] = {}
         for container, items in sorted(removals.items()):
-            size = total_known if container == "?" else seen_by[container] + len(items)
+            size = total_known if container == "?" else (
+                seen_by[container] + len(items) - listed[container])
             share = len(items) / size if size else 1.0
             if share > self.sweep_max_fraction:
                 held.extend(items)

@@ -19,7 +19,7 @@ from connectors.base import (
     ResumableCrawl,
 )
 from connectors.http.errors import ConnectorError, CredentialsError
-from connectors.imanage.acl import acl_entries, build_acl
+from connectors.imanage.acl import build_acl
 from connectors.imanage.connector import IManageConnector, parse_field_map
 from tests.connectors.conftest import ImanageFactory, Sleeps, imanage_settings
 from tests.connectors.recording import by_id, cursor_text, documents
@@ -329,63 +329,6 @@ def test_security_failing_with_5xx_fails_closed_not_as_last_read(
     doc = documents(list(imanage().crawl_full(None)))[0]
     assert doc.acl is not None and doc.acl.resolvable is False
     assert "HTTP 500" in doc.metadata["acl_note"]
-
-
-@pytest.mark.parametrize(
-    "acl",
-    [
-        {"entries": [{"id": "BOB", "type": "user", "access_level": "no_access"}]},
-        "BOB:no_access",
-        ["BOB|no_access"],
-        [{"id": "BOB", "type": "user", "access_level": "no_access"}, "ALICE|read"],
-    ],
-)
-def test_an_access_list_in_an_unreadable_shape_fails_closed(
-    imanage_fake: FakeIManage, imanage: ImanageFactory, acl: object
-) -> None:
-    """A fuzz of the connectors: an ``acl`` that was not a list of objects was read as "no
-    entries", and the deny it carried was lost (the document public to everyone)."""
-    imanage_fake.add_document(
-        "ACTIVE", 1, default_security="public", security={"default_security": "public", "acl": acl}
-    )
-    doc = documents(list(imanage().crawl_full(None)))[0]
-    assert doc.acl is not None and doc.acl.resolvable is False
-
-
-@pytest.mark.parametrize("body", [{}, {"data": None}])
-def test_a_security_answer_without_its_data_fails_closed(
-    imanage_fake: FakeIManage, imanage: ImanageFactory, body: object
-) -> None:
-    """Read as "no entries", the listing row's "public" stood and a deny was lost."""
-    imanage_fake.add_document("ACTIVE", 1, default_security="public")
-    imanage_fake.inject(r"/security$", 200, body=body, times=50)
-    doc = documents(list(imanage().crawl_full(None)))[0]
-    assert doc.acl is not None and doc.acl.resolvable is False
-
-
-def test_entries_under_every_key_name_are_read() -> None:
-    deny = [{"id": "BOB", "type": "user", "access_level": "no_access"}]
-    for security in ({"acl": None, "permissions": deny}, {"acl": [], "access_list": deny}):
-        assert acl_entries(security) == deny, security
-
-
-def test_entries_under_users_and_groups_keys_are_read(
-    imanage_fake: FakeIManage, imanage: ImanageFactory
-) -> None:
-    """A server that lists users and groups under keys of their own: the deny there was
-    skipped with the unknown key, and the document stood public to the denied user."""
-    security = {
-        "default_security": "public",
-        "users": [{"id": "BOB", "access_level": "no_access"}],
-        "groups": [{"id": "LIT", "access_level": "read"}],
-        "inherited_from": [{"id": "WS1"}],  # rows without an access level are no entries
-    }
-    imanage_fake.add_document("ACTIVE", 1, default_security="public", security=security)
-    doc = documents(list(imanage().crawl_full(None)))[0]
-    assert doc.acl is not None and doc.acl.resolvable, doc.acl
-    assert "imanage:user:bob" in doc.acl.deny and "imanage:group:lit" in doc.acl.allow
-    stray = {"default_security": "public", "users": [{"id": "BOB", "access": 0}, "ALICE"]}
-    assert acl_entries(stray) is None
 
 
 @pytest.mark.parametrize(

@@ -217,7 +217,9 @@ def test_delta_point_checks(
 
     imanage_fake.revoke("ACTIVE!4.1")
     report = _delta(imanage(), pipeline, store, deletion_scan=True)
-    assert dict(pipeline.deleted)["ACTIVE!4"] == (
+    # hidden at once; only a full crawl's sweep deletes, under its hold
+    assert "ACTIVE!4" not in dict(pipeline.deleted)
+    assert dict(pipeline.hidden)["ACTIVE!4"] == (
         "point check: access revoked at source (fail closed)"
     )
     assert report["sync"]["point_checks"]["listed"] == 2
@@ -440,7 +442,7 @@ def test_a_sweep_over_the_fraction_is_held_per_library(
         assert containers["ACTIVE"] | {"reason": None} == {
             "server_total": 39, "listed": 39, "complete": True, "seen": 39, "ingested": 0,
             "unchanged": 39, "quarantined": 0, "failed": 0, "deleted": 1, "held": 0,
-            "reason": None}
+            "hidden": 0, "reason": None}
         assert containers["ARCH"]["held"] == 2
         assert containers["ARCH"]["deleted"] == 0
         state = store.load("imanage", SCOPE)
@@ -501,6 +503,50 @@ def test_access_revoked_found_by_a_sweep_is_hidden_at_once_and_its_deletion_held
     for external_id in ("ACTIVE!1", "ACTIVE!2"):
         assert not pipeline.visible(external_id, "imanage:user:jsmith"), external_id
     assert pipeline.visible("ACTIVE!3", "imanage:user:jsmith")  # deleted, not revoked
+
+
+def test_content_refused_while_listed_is_hidden_and_deleted_only_under_the_hold(
+    sleeps: Sleeps, store: SyncStateStore
+) -> None:
+    """Documents listed but whose content answers 403 were deleted at once, outside the
+    sweep's hold: a service account that lost access to a library emptied its index in one
+    run (and re-embedding it all when access came back). They are hidden at once; the sweep
+    deletes them under its hold; readable again, they come back."""
+    fake = FakeIManage()
+    for n in range(1, 41):
+        fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
+    pipeline = RecordingPipeline()
+    with fake.running():
+        def full() -> dict[str, Any]:
+            connector = IManageConnector(imanage_settings(fake), sleep=sleeps)
+            try:
+                return run_sync("imanage", connector, pipeline, store, mode="full",
+                                started_by="t", sweep_max_fraction=0.05)
+            finally:
+                connector.close()
+
+        full()
+        fake.inject(r"/download$", 403, times=40)  # every document's content refused
+        report = full()
+        assert pipeline.deleted == []
+        assert len(pipeline.hidden) == 40
+        assert not any(pipeline.visible(f"ACTIVE!{n}", "imanage:user:jsmith")
+                       for n in range(1, 41))
+        assert report["sync"]["sweep"]["held"]["count"] == 40
+        assert report["sync"]["containers"]["ACTIVE"]["hidden"] == 40
+        assert report["sync"]["containers"]["ACTIVE"]["held"] == 40
+
+        full()  # readable again: every document back, nothing was deleted
+        assert pipeline.deleted == []
+        assert all(pipeline.visible(f"ACTIVE!{n}", "imanage:user:jsmith")
+                   for n in range(1, 41))
+
+        fake.inject(r"ACTIVE!7\.\d+/download$", 403, times=1)  # 1 of 40: under the hold
+        report = full()
+    assert dict(pipeline.deleted) == {
+        "ACTIVE!7": "sweep: access revoked at source (fail closed): "
+                    "download refused though the profile is readable"}
+    assert "held" not in report["sync"]["sweep"]
 
 
 def test_an_offset_shift_mid_crawl_makes_the_crawl_incomplete_not_shorter(
