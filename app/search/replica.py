@@ -1,6 +1,7 @@
 """Which connection a search reads on, and the fence behind a replica read (invariant 8,
-docs/scale-out.md). The search itself is app/search/service.py's ``search``; this module
-only picks and opens the read transaction and appends the audit row behind the fence.
+docs/scale-out.md). The search itself, and the choice of a replica or the primary, is
+app/search/service.py's ``search``; this module opens a replica's read transaction and
+appends the audit row behind the fence.
 
 A search routed to a healthy replica runs there in ONE repeatable-read, read-only
 transaction: the policy_version, the matrix snapshot it resolves with (cached per version),
@@ -87,12 +88,6 @@ def replica_snapshot(resources: Resources, conn: Connection, version: int) -> Ma
     """The matrix snapshot of ``version`` as this replica transaction sees it (shared cache
     with the searches; the grounding gate resolves with it on a replica too)."""
     return _snapshots(resources).get(conn, version)
-
-
-def pick(resources: Resources) -> Replica | None:
-    """The replica to read on, or None: read on the primary (no replica configured, or none
-    healthy and within the lag limit)."""
-    return resources.replicas.choose() if resources.replicas else None
 
 
 @contextmanager

@@ -189,7 +189,8 @@ def search(
 ) -> SearchResult:
     """One search, start to finish; the audit row is committed before this returns."""
     started = started if started is not None else time.perf_counter()
-    replica = replicas.pick(resources)
+    # a healthy replica within the lag limit, or None: the primary
+    replica = resources.replicas.choose() if resources.replicas else None
     if replica is not None:
         # the binding lives in audit rows committed on the primary, which the replica may
         # not have replayed yet (it would see the session unbound): read it there
