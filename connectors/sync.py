@@ -323,7 +323,8 @@ class _SyncRun:
     def sweep(self, crawl_id: str, st: SyncState) -> dict[str, Any]:
         self.phase = "sweep"
         seen = self.state.seen_ids(self.source, self.scope, crawl_id)
-        candidates = sorted(self.pipeline.known_external_ids(self.source) - seen)
+        known = self.pipeline.known_external_ids(self.source)
+        candidates = sorted(known - seen)
         candidates = [c for c in candidates if self.origin.owns(c)]
         self.give_version_hints()
         removals: dict[str, list[tuple[str, str]]] = {}
@@ -337,6 +338,8 @@ class _SyncRun:
                 removals.setdefault(container, []).append((external_id, reason))
         listed: Counter[str] = Counter()  # revoked while listed: hidden, seen, removals too
         for external_id, reason, where in self.revoked:
+            if external_id not in known:  # never indexed: nothing to delete or hold
+                continue
             container = where or self.container_of(external_id) or "?"
             removals.setdefault(container, []).append((external_id, reason))
             listed[container] += 1

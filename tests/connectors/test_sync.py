@@ -542,6 +542,9 @@ def test_content_refused_while_listed_is_hidden_and_deleted_only_under_the_hold(
                    for n in range(1, 41))
 
         fake.inject(r"ACTIVE!7\.\d+/download$", 403, times=1)  # 1 of 40: under the hold
+        for n in (41, 42):  # new, never readable: nothing to delete, no share of the hold
+            fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
+            fake.inject(rf"ACTIVE!{n}\.\d+/download$", 403, times=1)
         report = full()
     assert dict(pipeline.deleted) == {
         "ACTIVE!7": "sweep: access revoked at source (fail closed): "
