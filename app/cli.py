@@ -331,14 +331,15 @@ def cmd_audit_export(args: argparse.Namespace, settings: Settings) -> int:
         # an empty export would read as "nobody read anything then"
         print("ewall audit export: --until must not be before --since", file=sys.stderr)
         return 2
-    final = final_before()
-    if args.until is None or args.until > final:
-        print(
-            f"ewall audit export: retrievals resolved after {final.isoformat()} may still be "
-            "recorded (searches still running); export that window again later to have it whole",
-            file=sys.stderr,
-        )
     with open_database(settings) as database:
+        final = final_before(database.transaction)
+        if args.until is None or args.until > final:
+            print(
+                f"ewall audit export: retrievals resolved after {final.isoformat()} may still "
+                "be recorded (searches still running); export that window again later to have "
+                "it whole",
+                file=sys.stderr,
+            )
         for line in export_lines(
             database.transaction, since=args.since, until=args.until, after_seq=args.after_seq
         ):

@@ -99,6 +99,19 @@ RETURNING seq, hash
 -- name: heads
 SELECT chain, seq, hash FROM audit_heads ORDER BY chain
 
+-- name: final_before
+-- The instant before which the retrievals chain is final (app.audit.service.final_before). A
+-- search appends within APPEND_LAG_MAX_S of its "at" or not at all, and appends in a
+-- transaction that started at most that long after its "at" (a replica's search appends on
+-- the primary after its read). A transaction still open may still commit a row, however long
+-- its commit takes (waiting on a synchronous standby, say): the oldest open one's start holds
+-- the instant back. Sessions of another login show no start here; the clock bounds those.
+SELECT least(clock_timestamp(), min(a.xact_start)) - make_interval(secs => :margin_s)
+       AS final_before
+FROM pg_stat_activity AS a
+WHERE a.datname = current_database() AND a.backend_type = 'client backend'
+  AND a.pid <> pg_backend_pid()
+
 -- name: head
 SELECT seq, hash FROM audit_heads WHERE chain = :chain
 

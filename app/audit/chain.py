@@ -63,7 +63,7 @@ def now_utc() -> datetime:
 # final (the export says from when: X-Audit-Final-Before); without the bound, a search still
 # running could commit a row with an earlier ``at`` into a window already exported.
 APPEND_LAG_MAX_S = 120.0
-FINAL_AFTER_S = APPEND_LAG_MAX_S + 10.0  # and the commit after the append
+FINAL_AFTER_S = APPEND_LAG_MAX_S + 10.0  # and clocks of hosts that disagree a little
 
 
 # --- canonical forms, one per chain (they define what the hash covers) ---------------------

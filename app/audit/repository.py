@@ -77,6 +77,13 @@ def insert_gate_event(conn: Connection, params: Mapping[str, Any]) -> Appended:
 # --- verification reads --------------------------------------------------------------
 
 
+def final_before(conn: Connection, margin_s: float) -> datetime:
+    found: datetime = conn.execute(
+        sqlfiles.query("audit.final_before"), {"margin_s": margin_s}
+    ).scalar_one()
+    return found
+
+
 def chain_head(conn: Connection, chain: str) -> tuple[int, str] | None:
     """(seq, hash) of a chain's head row; None when the row is missing."""
     row = conn.execute(sqlfiles.query("audit.head"), {"chain": chain}).first()

@@ -145,7 +145,7 @@ def export(
     # is a 503, not a 200 with an empty body; one that fails later cuts the body short, and
     # the export continues with after_seq (the last seq it wrote).
     _ordered(since, until)
-    final = service.final_before()
+    final = service.final_before(resources.database.transaction)
     lines = service.export_lines(
         resources.database.transaction, since=since, until=until, after_seq=after_seq
     )

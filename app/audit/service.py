@@ -9,7 +9,7 @@ import re
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection
@@ -238,10 +238,12 @@ def withhold(item: dict[str, Any], view: MatterView) -> dict[str, Any]:
 EXPORT_PAGE = 500  # retrievals read per transaction of an export
 
 
-def final_before() -> datetime:
+def final_before(transaction: Callable[[], AbstractContextManager[Connection]]) -> datetime:
     """The instant before which the retrievals chain is final: a search resolved earlier is
-    recorded by now, or never (app.audit.chain.APPEND_LAG_MAX_S)."""
-    return chain.now_utc() - timedelta(seconds=chain.FINAL_AFTER_S)
+    recorded by now, or never (app.audit.chain.APPEND_LAG_MAX_S), and no transaction that
+    could still commit one is open (sql/audit.sql, final_before)."""
+    with transaction() as conn:
+        return repository.final_before(conn, chain.FINAL_AFTER_S)
 
 
 def export_lines(

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import text
 
 from app.audit import chain
 from tests.conftest import Tokens
@@ -67,3 +68,30 @@ def test_an_export_says_whether_its_window_is_final(
         == [found["retrieval_id"]]
         == [rows[0]["retrieval_id"]]
     )
+
+
+def test_an_open_transaction_holds_the_final_instant_back(
+    firm: Firm, client: TestClient, auth: Tokens, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search's row may commit long after its append (a commit waiting on a synchronous
+    standby): the clock alone called its window final. The oldest open transaction of the
+    service's login holds the instant back, and releases it when it ends."""
+    monkeypatch.setattr(chain, "FINAL_AFTER_S", 1.0)
+    compliance = auth("co@firm.nl", "compliance")
+    engine = client.app.state.resources.database.engine  # type: ignore[attr-defined]
+    ahead = "SELECT clock_timestamp() > CAST(:started AS timestamptz) + interval '2 seconds'"
+
+    def final() -> datetime:
+        r = client.get("/v1/audit/export", headers=compliance)
+        assert r.status_code == 200, r.text
+        return datetime.fromisoformat(r.headers["X-Audit-Final-Before"])
+
+    with engine.connect() as held:
+        started = held.execute(text("SELECT now()")).scalar_one()  # its transaction's start
+        with engine.connect() as probe:  # wait until the clock is past it (a condition)
+            while not probe.execute(text(ahead), {"started": started}).scalar_one():
+                probe.rollback()
+        assert final() <= started - timedelta(seconds=1)
+        held.rollback()
+    assert final() > started
+
