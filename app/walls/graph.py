@@ -508,7 +508,11 @@ class MatrixSnapshot:
                     "name": self.clients[member].name,
                     "match": relation,
                 }
-        family_norms = {normalize_name(self.clients[c].name) for c in families}
+        # a party named as a family member is named (matched as the question's name is: "Zeeburg
+        # Holding N.V. c.s." is Zeeburg Holding), not only one spelled exactly alike
+        family_norms = {
+            norm for c in families for norm in self._party_names.matching(self.clients[c].name)
+        }
         # in matrix order, so that of two parties with one key the later one is reported
         for _, _, matter_id, party in sorted(
             {

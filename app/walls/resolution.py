@@ -19,6 +19,7 @@ from sqlalchemy import Connection, Engine
 from app.db.engine import Database, begin_snapshot
 from app.walls import repository
 from app.walls.graph import Client, MatrixSnapshot, Matter, Party, Person, Wall
+from app.walls.names import normalize_name
 
 
 @dataclass(frozen=True)
@@ -106,11 +107,9 @@ def load_snapshot(conn: Connection, *, full: bool = True) -> MatrixSnapshot:
     for matter_id, client_id, title, status in repository.snapshot_rows(conn, "matters"):
         snap.matters[matter_id] = Matter(matter_id, client_id, title, status)
     parties: dict[str, list[Party]] = defaultdict(list)
-    for matter_id, name, name_norm, role in repository.snapshot_rows(
-        conn,
-        "parties",
-    ):
-        parties[matter_id].append(Party(name, name_norm, role))
+    for matter_id, name, _stored_norm, role in repository.snapshot_rows(conn, "parties"):
+        # normalised by today's rule (as clients are), not the one it was written with
+        parties[matter_id].append(Party(name, normalize_name(name), role))
     snap.parties = {k: tuple(v) for k, v in parties.items()}
     team: dict[str, set[str]] = defaultdict(set)
     for matter_id, person_id in repository.snapshot_rows(conn, "team"):

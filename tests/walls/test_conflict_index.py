@@ -48,11 +48,11 @@ def reference_conflicts(snap: MatrixSnapshot, name: str) -> list[dict[str, Any]]
                 if member == via
                 else f"corporate family of {via} ({snap.clients[via].name})",
             }
-    family_norms = {normalize_name(snap.clients[c].name) for c in families}
+    family_names = [snap.clients[c].name for c in families]
     for matter_id, parties in snap.parties.items():
         for party in parties:
             direct = name_matches(name, party.name_norm)
-            if not (direct or party.name_norm in family_norms):
+            if not (direct or any(name_matches(n, party.name_norm) for n in family_names)):
                 continue
             hits[(matter_id, party.name_norm, party.role)] = {
                 "matter_id": matter_id,

@@ -1,0 +1,111 @@
+"""Invariant 11 by name: a party is the client in one matter and adverse in another "after
+name normalisation and corporate-family expansion". A fuzz of the session gate found the
+family missed when the adverse party's name carried more than the member's name ("Zeeburg
+Holding N.V. c.s." against the family's "Zeeburg Holding N.V."), and spellings of one
+name that never met: initials with spaces, legal forms with spaces or spelled out,
+invisible characters, letters that decomposition leaves whole."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.walls.graph import Client, MatrixSnapshot, Matter, Party
+from app.walls.names import name_matches, normalize_name
+from tests.conftest import Tokens
+from tests.helpers import Firm, ok
+
+LAWYER = "ann@firm.nl"
+
+# (the name as the matrix has it, how another matter writes the same party)
+SAME_PARTY = [
+    ("Zeeburg Holding N.V.", "Zeeburg Holding N.V. c.s."),
+    ("Zeeburg Holding N.V.", "Zeeburg Holding N. V."),
+    ("Zeeburg Holding N.V.", "Zeeburg Holding (N.V.)"),
+    ("Zeeburg Holding N.V.", "Zeeburg Holding N.V.,"),
+    ("Zeeburg Holding N.V.", "Zeeburg Holding Naamloze Vennootschap"),
+    ("Zeeburg Holding N.V.", "Zeeburg Holding N.V. (in liquidatie)"),
+    ("Zeeburg Holding N.V.", "Zeeburg Holding N.V. in staat van faillissement"),
+    ("Zeeburg Holding N.V.", "Zeeburg Holding B.V. i.o."),
+    ("Stichting Wonen Zuid", "St. Wonen Zuid"),
+    ("Bakker en Zonen V.O.F.", "Bakker & Zonen V. O. F."),
+    ("Bouwbedrijf M.J. de Nijs B.V.", "Bouwbedrijf M. J. de Nijs B.V."),
+    ("A.S.R. Nederland N.V.", "A. S. R. Nederland N.V."),
+    ("Noordzee Wind B.V.", "Noord\u00adzee Wind B.V."),  # a soft hyphen
+    ("Noordzee Wind B.V.", "Noord\u200bzee Wind B.V."),  # a zero-width space
+    ("Ørsted Nederland A/S", "Orsted Nederland A/S"),
+    ("Łukasz Transport", "Lukasz Transport"),
+]
+OTHER_PARTY = [
+    ("Coop Supermarkten B.V.", "Jumbo Supermarkten B.V."),  # "Coop" is a name, not a form
+    ("Bakker Zonen", "Bakker Bouw"),
+]
+
+
+@pytest.mark.parametrize(("name", "written"), SAME_PARTY)
+def test_spellings_of_one_name_normalise_alike(name: str, written: str) -> None:
+    assert normalize_name(written) == normalize_name(name)
+
+
+@pytest.mark.parametrize(("name", "other"), OTHER_PARTY)
+def test_other_names_stay_apart(name: str, other: str) -> None:
+    assert not name_matches(name, normalize_name(other))
+    assert not name_matches(other, normalize_name(name))
+
+
+def _family_firm(parent: str, child: str, m1_client: str, adverse: str) -> MatrixSnapshot:
+    """M1 acts for one member of a family (parent P, child C1); M2 acts for someone else
+    against a party written ``adverse``."""
+    snap = MatrixSnapshot(version=1)
+    snap.clients["P"] = Client("P", parent, None)
+    snap.clients["C1"] = Client("C1", child, "P")
+    snap.clients["C2"] = Client("C2", "Visser Installatietechniek B.V.", None)
+    snap.matters["M1"] = Matter("M1", m1_client, "Huur", "open")
+    snap.matters["M2"] = Matter("M2", "C2", "Aanneming", "open")
+    snap.parties["M2"] = (Party(adverse, normalize_name(adverse), "adverse"),)
+    return snap
+
+
+@pytest.mark.parametrize(("name", "written"), SAME_PARTY)
+@pytest.mark.parametrize("adverse_is_parent", [True, False])
+def test_the_family_is_found_however_the_adverse_party_is_written(
+    name: str, written: str, adverse_is_parent: bool
+) -> None:
+    """M1 acts for one member of a family; M2 is adverse to the other member, under any
+    spelling of its name: the two matters are directly adverse."""
+    if adverse_is_parent:  # M1 for the subsidiary, M2 against the parent
+        snap = _family_firm(name, "Havenkwartier Vastgoed B.V.", "C1", written)
+    else:  # M1 for the parent, M2 against the subsidiary
+        snap = _family_firm("Oostelijke Beheer B.V.", name, "P", written)
+    pairs = {(a["client_in"], a["adverse_in"]) for m in ("M1", "M2")
+             for a in snap.adverse_matters(m)}
+    assert ("M1", "M2") in pairs, (name, written, adverse_is_parent)
+
+
+def test_the_session_gate_finds_a_family_member_written_with_more_words(
+    client: TestClient, auth: Tokens
+) -> None:
+    """The fuzz's reproduction through the API: a session that read a matter of Zeeburg's
+    subsidiary and a matter against "Zeeburg Holding N.V. c.s." was ok; so was the conflicts
+    lookup of the subsidiary's name."""
+    firm = Firm(client, auth)
+    firm.person(LAWYER)
+    firm.client_("P", "Zeeburg Holding N.V.")
+    firm.client_("C1", "Havenkwartier Vastgoed B.V.", parent="P")
+    firm.client_("C2", "Visser Installatietechniek B.V.")
+    firm.matter("M1", "C1", team=[LAWYER])
+    firm.matter("M2", "C2", team=[LAWYER],
+                parties=[{"name": "Zeeburg Holding N.V. c.s.", "role": "adverse"}])
+    firm.document("d1", "Huurachterstand distributiecentrum Havenkwartier.", client_id="C1",
+                  matter_id="M1")
+    firm.document("d2", "Aanneming installatie warmtepomp opgeleverd.", client_id="C2",
+                  matter_id="M2")
+    found = ok(client.get("/v1/conflicts", params={"name": "Havenkwartier Vastgoed B.V."},
+                          headers=firm.h))
+    assert {"M1", "M2"} <= {h["matter_id"] for h in found["matches"]}, found
+    firm.search(LAWYER, "huurachterstand distributiecentrum", session_id="s-z", mode="sparse")
+    firm.search(LAWYER, "aanneming warmtepomp", session_id="s-z", mode="sparse")
+    answer = ok(client.post("/v1/gates/session", json={"session_id": "s-z"},
+                            headers=auth(LAWYER, "lawyer")))
+    assert answer["status"] == "tainted", answer
+    assert [r["matters"] for r in answer["reasons"]] == [["M1", "M2"]]
