@@ -163,10 +163,19 @@ def answer_for(
 ) -> dict[str, Any]:
     """The finding as the caller may read it (``view``, the audit API's rule): matters they
     may not see now are left out of every reason (and so is the party that would point at
-    them); the reason itself stays, so the status never depends on who asks."""
+    them), and an adverse pair with a hidden matter is left out whole; the status never
+    depends on who asks."""
     reasons: list[dict[str, Any]] = []
+    withheld: list[dict[str, Any]] = []
     for reason in finding.reasons:
         visible = [m for m in reason["matters"] if view.may_see(m)]
+        if reason["kind"] == "adverse" and visible != reason["matters"]:
+            # even with neither half named, its arrival after a party was added to a hidden
+            # matter would tell what that matter became adverse to: left out (a hidden matter
+            # read is a reason of its own; below, a status never stands without a reason)
+            withheld.append({"kind": "adverse", "person_id": reason["person_id"],
+                             "matters": [], "walls": []})
+            continue
         shown = {
             "kind": reason["kind"],
             "person_id": reason["person_id"],
@@ -184,7 +193,7 @@ def answer_for(
     return {
         "session_id": finding.session_id,
         "status": finding.status,
-        "reasons": _unique(reasons),
+        "reasons": _unique(reasons or withheld),
         "people": finding.people,
         "checked_at": at.isoformat(),
         "policy_version": snap.version,

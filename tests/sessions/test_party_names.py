@@ -109,3 +109,38 @@ def test_the_session_gate_finds_a_family_member_written_with_more_words(
                             headers=auth(LAWYER, "lawyer")))
     assert answer["status"] == "tainted", answer
     assert [r["matters"] for r in answer["reasons"]] == [["M1", "M2"]]
+
+
+def test_the_gate_names_no_half_of_an_adverse_pair_with_a_hidden_matter(
+    client: TestClient, auth: Tokens
+) -> None:
+    """A fuzz: after a wall hid NORD-001 from the lawyer, a party added to it (adverse to a
+    client whose matter the lawyer read) showed up in the gate as an adverse reason naming
+    that visible matter: it told the lawyer what the hidden matter had become adverse to."""
+    firm = Firm(client, auth)
+    for person in (LAWYER, "eva@firm.nl"):
+        firm.person(person)
+    firm.client_("NORD", "Nordwind Beheer B.V.")
+    firm.client_("KRAAN", "Kraan Logistiek B.V.")
+    firm.matter("NORD-001", "NORD", team=["eva@firm.nl"])
+    firm.matter("KRAAN-001", "KRAAN", team=[LAWYER])
+    firm.document("n1", "Windpark vergunning bezwaar ingediend.", client_id="NORD",
+                  matter_id="NORD-001")
+    firm.document("k1", "Containeroverslag kade huurcontract.", client_id="KRAAN",
+                  matter_id="KRAAN-001")
+    firm.search(LAWYER, "windpark vergunning", session_id="s-n", mode="sparse")
+    firm.search(LAWYER, "containeroverslag kade", session_id="s-n", mode="sparse")
+    firm.wall(kind="exclusionary", protects={"matters": ["NORD-001"]}, screened=[LAWYER])
+    h = auth(LAWYER, "lawyer")
+    before = ok(client.post("/v1/gates/session", json={"session_id": "s-n"}, headers=h))
+    firm.matter("NORD-001", "NORD", team=["eva@firm.nl"],
+                parties=[{"name": "Kraan Logistiek B.V.", "role": "adverse"}])
+    after = ok(client.post("/v1/gates/session", json={"session_id": "s-n"}, headers=h))
+    assert before["status"] == after["status"] == "tainted"
+    assert before["reasons"] == after["reasons"], (before, after)
+    assert "KRAAN-001" not in repr(after["reasons"]), after
+    assert "NORD-001" not in repr(after["reasons"]), after
+    # compliance reads the whole finding
+    full = ok(client.post("/v1/gates/session", json={"session_id": "s-n"},
+                          headers=auth("co@firm.nl", "compliance")))
+    assert ["KRAAN-001", "NORD-001"] in [sorted(r["matters"]) for r in full["reasons"]], full
