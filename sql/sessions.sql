@@ -68,8 +68,8 @@ ORDER BY rd.person_id, rd.document
 -- under a protected matter was read all the same.
 -- Only the rows of the people the wall denies are read and grouped. The conflict graph
 -- decides who they are and passes them in one of two forms: :denied (an exclusionary wall:
--- a few people), or :admitted when the wall also denies people unknown to the matrix (an
--- inclusionary wall: everyone but its insiders). The retrievals come first, materialised:
+-- a few people, and the readers the matrix does not know, whom every wall denies), or
+-- :admitted (an inclusionary wall: everyone but its insiders). The retrievals come first, materialised:
 -- for a few denied people that is their retrievals within the lookback
 -- (ix_audit_retrievals_person_id_at), whose results then come by primary key, instead of
 -- every result of a much-read matter joined back to its retrieval.
@@ -108,6 +108,23 @@ SELECT person_id, session_id, matter_id,
        array_agg(DISTINCT document) AS documents
 FROM counted
 GROUP BY person_id, session_id, matter_id
+
+-- name: stranger_readers
+-- Everyone who ever made a retrieval and is not in the conflict matrix: a stranger sees only
+-- unwalled matters, so every wall denies them. One probe of ix_audit_retrievals_person_id per
+-- distinct reader (a skip scan), not a read of every retrieval.
+WITH RECURSIVE readers AS (
+    (SELECT person_id FROM audit_retrievals ORDER BY person_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT r.person_id FROM audit_retrievals r
+            WHERE r.person_id > readers.person_id ORDER BY r.person_id LIMIT 1)
+    FROM readers
+    WHERE readers.person_id IS NOT NULL
+)
+SELECT readers.person_id
+FROM readers
+WHERE readers.person_id IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM people p WHERE p.person_id = readers.person_id)
 
 -- name: exposure_any
 -- Whether anyone retrieved chunks of :matter_ids since :since, or of a document they hold

@@ -138,24 +138,19 @@ def exposure(
         return snap.wall_denies(wall, person_id)
 
     # The statement groups only the denied people's rows. Who they are is the graph's answer
-    # for every person in the matrix, and for a stranger to it (an id it does not know).
-    known = sorted(snap.people)
-    strangers_denied = denied(_stranger(snap))
-    rows = repository.exposure_rows(
-        conn,
-        matter_ids,
-        since,
-        denied=None if strangers_denied else [p for p in known if denied(p)],
-        admitted=[p for p in known if not denied(p)] if strangers_denied else None,
-    )
+    # for every person in the matrix; a reader the matrix does not know is denied by every
+    # wall (they see only unwalled matters). The shorter list goes to the statement: the
+    # denied with those readers (an exclusionary wall), or the admitted (an inclusionary one).
+    admitted = [p for p in sorted(snap.people) if not denied(p)]
+    screened = [p for p in sorted(snap.people) if denied(p)]
+    if len(screened) < len(admitted):
+        rows = repository.exposure_rows(
+            conn, matter_ids, since,
+            denied=screened + repository.stranger_readers(conn), admitted=None,
+        )
+    else:
+        rows = repository.exposure_rows(conn, matter_ids, since, denied=None, admitted=admitted)
     return aggregate(rows, denied, may_see)
-
-
-def _stranger(snap: MatrixSnapshot) -> str:
-    candidate = "stranger"
-    while candidate in snap.people:
-        candidate += "_"
-    return candidate
 
 
 def aggregate(

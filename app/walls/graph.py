@@ -246,6 +246,8 @@ class MatrixSnapshot:
         return None
 
     def wall_denies(self, wall: Wall, person_id: str) -> bool:
+        if person_id not in self.people:  # a stranger to the matrix sees no walled matter
+            return True
         if wall.kind == "exclusionary":
             return person_id in wall.screened
         return person_id not in self.insiders.get(wall.wall_id, frozenset())

@@ -341,6 +341,10 @@ def anyone_retrieved(conn: Connection, matter_ids: Sequence[str], since: datetim
     )
 
 
+def stranger_readers(conn: Connection) -> list[str]:
+    return list(conn.execute(sqlfiles.query("sessions.stranger_readers")).scalars())
+
+
 def exposure_rows(
     conn: Connection,
     matter_ids: Sequence[str],
