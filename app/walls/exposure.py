@@ -56,6 +56,29 @@ def matter_view(
     return caller_may_see(snap, person_id, at)
 
 
+def matter_details(
+    snap: MatrixSnapshot, matter_ids: Iterable[str], may_see: MaySee | None
+) -> list[dict[str, Any]]:
+    """What the matrix says of each matter an answer names (title, client, status, parties),
+    for those the reader may have named: the conflicts and compliance roles, who manage and
+    audit the matrix, read it for every one."""
+    out = []
+    for matter_id in sorted(set(matter_ids)):
+        matter = snap.matters.get(matter_id)
+        if matter is None or not (may_see is None or may_see(matter_id)):
+            continue
+        client = snap.clients.get(matter.client_id)
+        out.append({
+            "matter_id": matter_id,
+            "title": matter.title,
+            "status": matter.status,
+            "client_id": matter.client_id,
+            "client_name": client.name if client is not None else None,
+            "parties": [{"name": p.name, "role": p.role} for p in snap.parties.get(matter_id, ())],
+        })
+    return out
+
+
 @dataclasses.dataclass(frozen=True)
 class AccessChange:
     person_id: str
@@ -291,4 +314,9 @@ def preview(
         "conflicts": conflicts,
         "exposure": {"lookback_days": lookback_days, **report},
         "partial": len(visible) < len(impact.covered) or report["partial"],
+        "matter_details": matter_details(
+            impact.after,
+            [*visible, *(m for c in conflicts for m in (c["client_in"], c["adverse_in"]))],
+            may_see,
+        ),
     }

@@ -77,7 +77,16 @@ def wall_exposure(
         snapshot=lambda: snap,
         may_see=exposure.matter_view(principal.roles, principal.person_id, snap, now),
     )
-    return {"wall_id": wall_id, "lookback_days": days, "policy_version": snap.version, **report}
+    return {
+        "wall_id": wall_id,
+        "lookback_days": days,
+        "policy_version": snap.version,
+        **report,
+        "matter_details": exposure.matter_details(
+            snap, snap.covered_matters[wall_id], exposure.matter_view(
+                principal.roles, principal.person_id, snap, now)
+        ),
+    }
 
 
 @router.get("/walls", response_model=WallList)
@@ -86,8 +95,15 @@ def list_walls(principal: WallReader, conn: ConnDep, active: bool | None = None)
 
 
 @router.get("/walls/{wall_id}", response_model=WallOut)
-def get_wall(wall_id: str, principal: WallReader, conn: ConnDep) -> WallOut:
-    return service.get_wall(conn, wall_id)
+def get_wall(
+    wall_id: str, principal: WallReader, conn: ConnDep, resources: ResourcesDep
+) -> WallOut:
+    wall = service.get_wall(conn, wall_id)
+    snap = resources.require_resolver().matrix(conn, resources.database)
+    named = [*(wall.covered_matters or ()), *wall.protects.matters]
+    # the reader is conflicts or compliance: every matter named, whatever the walls say
+    wall.matter_details = exposure.matter_details(snap, named, None)
+    return wall
 
 
 @router.post("/walls/{wall_id}/lift", response_model=LiftOut)

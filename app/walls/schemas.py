@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -71,6 +71,8 @@ class WallOut(BaseModel):
     lift_reason: str | None
     active: bool
     covered_matters: list[str] | None = None
+    # title, status, client and parties of each matter named (GET /v1/walls/{id} only)
+    matter_details: list[dict[str, Any]] | None = None
 
 
 class WallList(BaseModel):
