@@ -44,7 +44,7 @@ ORDER BY r.person_id, x.matter_id
 -- whose ACL changed since, is judged as it is now). The document is the one its chunk id
 -- names (ewall_chunk_document), taken once per document before
 -- uq_documents_source_external_id finds it. Reads documents, never chunks: only matter and
--- ACL ids leave this statement.
+-- ACL ids and whether it is quarantined now (visible to no one) leave this statement.
 WITH read AS (
     SELECT DISTINCT r.person_id, ewall_chunk_document(x.chunk_id) AS document
     FROM audit_retrievals r
@@ -52,7 +52,8 @@ WITH read AS (
     WHERE r.session_id = :session_id
       AND (CAST(:person_id AS text) IS NULL OR r.person_id = CAST(:person_id AS text))
 )
-SELECT rd.person_id, rd.document, d.matter_id, d.source_acl_id
+SELECT rd.person_id, rd.document, d.matter_id, d.source_acl_id,
+       d.status = 'quarantined' AS quarantined
 FROM read rd
 JOIN documents d
   ON d.source = split_part(rd.document, ':', 1)

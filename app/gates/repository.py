@@ -25,6 +25,7 @@ class SessionDocument:
     document: str  # "<source>:<external_id>"
     matter_id: str | None  # its matter now
     source_acl_id: str  # its source ACL now
+    quarantined: bool = False  # visible to no one now (e.g. refiled under an unknown matter)
 
 
 def known_dead_cases(conn: Connection, eclis: list[str]) -> dict[str, tuple[str, str | None]]:
@@ -86,6 +87,7 @@ def session_documents(
             str(r.document),
             None if r.matter_id is None else str(r.matter_id),
             str(r.source_acl_id),
+            bool(r.quarantined),
         )
         for r in rows
     ]

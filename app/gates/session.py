@@ -86,7 +86,9 @@ def findings(
     ``documents`` are the documents read, as the firm holds them now: one moved into a
     matter its reader may no longer access is a ``wall`` reason for that matter (the session
     holds its text), and with ``readable`` (person -> the source ACL ids they may read now)
-    one whose ACL no longer admits its reader is a reason too (cause ``source_acl``).
+    one whose ACL no longer admits its reader is a reason too (cause ``source_acl``), and so
+    is one quarantined since (cause ``quarantined``: refiled under a matter the matrix does not
+    know, say, which may be behind a wall not yet entered).
     Adversity stays with the matters the retrievals recorded: a matter a document moved to
     was never read as that matter."""
     finding = SessionFinding(session_id, sorted(by_person), by_person)
@@ -106,6 +108,11 @@ def findings(
             )
         if readable is not None:
             finding.reasons.extend(_acl_reasons(owner, docs_of[owner], readable[owner]))
+        quarantined = sorted(d.document for d in docs_of[owner] if d.quarantined)
+        if quarantined:  # visible to no one now: its matter is unknown, so none is named
+            finding.reasons.append({"kind": "wall", "person_id": owner, "matters": [],
+                                    "walls": [], "cause": "quarantined",
+                                    "documents": quarantined})
         for matter_id in sorted(read):
             # a pair is found from either side: from the client's name (client_in is this
             # matter) or from an adverse party's (adverse_in is): both must have been read

@@ -79,6 +79,25 @@ def test_a_document_moved_behind_a_wall_taints_the_session(
     assert events[0]["outcome"]["reasons"][0]["matters"] == ["M-MED"]
 
 
+def test_a_document_quarantined_since_taints_without_naming_its_new_matter(
+    firm: Firm, client: TestClient, auth: Tokens
+) -> None:
+    """A fuzz: a document refiled under a matter the matrix does not know yet is quarantined
+    (visible to no one), and the sessions that had read it stayed ok. That matter may be
+    one a wall will cover once it is entered: the session is tainted, the matter unnamed."""
+    firm.document("pleitnota", TEXT, client_id="C-OPEN", matter_id="M-OPEN")
+    _read(firm, PEER, "s-peer")
+    pushed = ok(client.post("/v1/documents", headers=firm.h, json={
+        "source": "api", "external_id": "pleitnota", "client_id": "C-NEW",
+        "matter_id": "NEW-SECRET", "title": "pleitnota", "text": TEXT}))
+    assert pushed["quarantined"] is True, pushed
+    answer = _gate(client, auth, PEER, "s-peer")
+    assert answer["status"] == "tainted", answer
+    assert [(r["kind"], r["cause"], r["documents"]) for r in answer["reasons"]] == [
+        ("wall", "quarantined", ["api:pleitnota"])]
+    assert "NEW-SECRET" not in str(answer) and "C-NEW" not in str(answer)
+
+
 @pytest.mark.parametrize("change", ["document_acl", "source_group"])
 def test_a_document_whose_source_acl_no_longer_admits_its_reader_taints(
     firm: Firm, client: TestClient, auth: Tokens, change: str
