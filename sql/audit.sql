@@ -101,16 +101,36 @@ SELECT chain, seq, hash FROM audit_heads ORDER BY chain
 
 -- name: final_before
 -- The instant before which the retrievals chain is final (app.audit.service.final_before). A
--- search appends within APPEND_LAG_MAX_S of its "at" or not at all, and appends in a
--- transaction that started at most that long after its "at" (a replica's search appends on
--- the primary after its read). A transaction still open may still commit a row, however long
--- its commit takes (waiting on a synchronous standby, say): the oldest open one's start holds
--- the instant back. Sessions of another login show no start here; the clock bounds those.
-SELECT least(clock_timestamp(), min(a.xact_start)) - make_interval(secs => :margin_s)
-       AS final_before
-FROM pg_stat_activity AS a
-WHERE a.datname = current_database() AND a.backend_type = 'client backend'
-  AND a.pid <> pg_backend_pid()
+-- search appends within APPEND_LAG_MAX_S of its "at" or not at all, and every append holds
+-- the chain head's row (ewall_audit_advance) from its insert to its commit, one at a time.
+-- When no transaction holds it, a row still to come is appended from now on: the clock less
+-- the margin. When one holds it (its commit may take any time: waiting on a synchronous
+-- standby, say), that row was appended after the last committed row committed, so its "at"
+-- is at most the margin before the last committed row's: the instant stops there. The head
+-- row's xmax names the holder, whose state pg_xact_status reads (its 32-bit id widened with
+-- the epoch of this snapshot); no privilege on other sessions is needed.
+WITH head AS (
+    SELECT h.seq, h.xmax::text::bigint AS holder,
+           pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS next_xid
+    FROM audit_heads h
+    WHERE h.chain = 'retrievals'
+), held AS (
+    SELECT head.seq,
+           head.holder <> 0 AND pg_xact_status(CAST(CAST(
+               CASE WHEN (head.next_xid >> 32 << 32 | head.holder) > head.next_xid
+                    THEN (head.next_xid >> 32 << 32 | head.holder) - 4294967296
+                    ELSE head.next_xid >> 32 << 32 | head.holder END
+               AS text) AS xid8)) = 'in progress' AS busy
+    FROM head
+)
+SELECT CASE WHEN held.busy
+            -- the first row of the chain still to commit: nothing is final yet
+            THEN coalesce((SELECT r.at FROM audit_retrievals r WHERE r.seq = held.seq)
+                          - make_interval(secs => :margin_s),
+                          CAST('0001-01-01 00:00:00+00' AS timestamptz))
+            ELSE clock_timestamp() - make_interval(secs => :margin_s) END AS final_before
+FROM (VALUES (1)) AS one (x)
+LEFT JOIN held ON true
 
 -- name: head
 SELECT seq, hash FROM audit_heads WHERE chain = :chain

@@ -240,8 +240,8 @@ EXPORT_PAGE = 500  # retrievals read per transaction of an export
 
 def final_before(transaction: Callable[[], AbstractContextManager[Connection]]) -> datetime:
     """The instant before which the retrievals chain is final: a search resolved earlier is
-    recorded by now, or never (app.audit.chain.APPEND_LAG_MAX_S), and no transaction that
-    could still commit one is open (sql/audit.sql, final_before)."""
+    recorded by now, or never (app.audit.chain.APPEND_LAG_MAX_S), and no append still has to
+    commit (sql/audit.sql, final_before)."""
     with transaction() as conn:
         return repository.final_before(conn, chain.FINAL_AFTER_S)
 

@@ -11,10 +11,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import text
+from sqlalchemy import create_engine, text
 
 from app.audit import chain
-from tests.conftest import Tokens
+from tests.conftest import DbHandle, Tokens
 from tests.helpers import Firm, ok, retag
 
 LAWYER = "alice@firm.nl"
@@ -70,28 +70,37 @@ def test_an_export_says_whether_its_window_is_final(
     )
 
 
-def test_an_open_transaction_holds_the_final_instant_back(
-    firm: Firm, client: TestClient, auth: Tokens, monkeypatch: pytest.MonkeyPatch
+def test_an_append_still_to_commit_holds_the_final_instant_back(
+    firm: Firm, client: TestClient, auth: Tokens, db: DbHandle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A search's row may commit long after its append (a commit waiting on a synchronous
-    standby): the clock alone called its window final. The oldest open transaction of the
-    service's login holds the instant back, and releases it when it ends."""
+    standby): the clock alone called its window final. While an append holds the chain head
+    (here a transaction of the owner's, as a stalled commit would), the instant stops at the
+    last committed row's time less the margin; after it, the clock rules again. Read through
+    the head row itself, it needs no privilege over other sessions (a login that is not the
+    app role sees no other session's transaction)."""
     monkeypatch.setattr(chain, "FINAL_AFTER_S", 1.0)
+    firm.search(LAWYER, TEXT)
     compliance = auth("co@firm.nl", "compliance")
-    engine = client.app.state.resources.database.engine  # type: ignore[attr-defined]
-    ahead = "SELECT clock_timestamp() > CAST(:started AS timestamptz) + interval '2 seconds'"
+    last = datetime.fromisoformat(
+        ok(client.get("/v1/audit/retrievals", headers=compliance))["items"][0]["at"]
+    )
+    owner = create_engine(db.superuser_url)
+    ahead = "SELECT clock_timestamp() > CAST(:at AS timestamptz) + interval '2 seconds'"
 
     def final() -> datetime:
         r = client.get("/v1/audit/export", headers=compliance)
         assert r.status_code == 200, r.text
         return datetime.fromisoformat(r.headers["X-Audit-Final-Before"])
 
-    with engine.connect() as held:
-        started = held.execute(text("SELECT now()")).scalar_one()  # its transaction's start
-        with engine.connect() as probe:  # wait until the clock is past it (a condition)
-            while not probe.execute(text(ahead), {"started": started}).scalar_one():
+    try:
+        with owner.connect() as probe:  # wait until the clock is past the row (a condition)
+            while not probe.execute(text(ahead), {"at": last}).scalar_one():
                 probe.rollback()
-        assert final() <= started - timedelta(seconds=1)
-        held.rollback()
-    assert final() > started
-
+        with owner.connect() as holder:
+            holder.execute(text("UPDATE audit_heads SET seq = seq WHERE chain = 'retrievals'"))
+            assert final() <= last - timedelta(seconds=1)
+            holder.rollback()
+        assert final() > last
+    finally:
+        owner.dispose()
