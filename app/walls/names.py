@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -18,6 +19,8 @@ LEGAL_FORMS = frozenset(
         "stichting",
         "vereniging",
         "cooperatie",
+        "cooperatieve",
+        "coop",
         "ua",
         "wa",
         "ba",
@@ -79,40 +82,52 @@ def _strip_accents(value: str) -> str:
     )
 
 
+def _undot(match: re.Match[str]) -> str:
+    letters = match.group(1).replace(".", "")
+    if letters in LEGAL_FORMS or letters in _NOT_THE_NAME:
+        return letters
+    return " ".join(letters)  # initials: joined below, as spaced ones are
+
+
 def _join_initials(tokens: list[str]) -> list[str]:
-    """Single letters in a row are one token: "M. J. de Nijs" is "mj de nijs", as "M.J." is,
-    and "N. V." is "nv"."""
+    """Single letters in a row are also one token: "M. J. de Nijs" and "M.J. de Nijs" are
+    "mj m j de nijs", so they meet each other and "M. de Nijs"; "N. V." and "b.v." are "nv"
+    and "bv", legal forms, and nothing else."""
     out: list[str] = []
-    run = ""
+    run: list[str] = []
     for token in [*tokens, ""]:
         if len(token) == 1:
-            run += token
+            run.append(token)
             continue
         if run:
-            out.append(run)
-            run = ""
+            joined = "".join(run)
+            out.append(joined)
+            if len(run) > 1 and joined not in LEGAL_FORMS and joined not in _NOT_THE_NAME:
+                out.extend(run)
+            run = []
         if token:
             out.append(token)
     return out
 
 
-def name_tokens(name: str) -> list[str]:
+@functools.lru_cache(maxsize=65_536)  # a matrix read normalises every party's name again
+def name_tokens(name: str) -> tuple[str, ...]:
     """Tokens of a party or client name with legal forms removed.
 
     "Acme Holding B.V." -> ["acme"]; "Café de Flore N.V." -> ["cafe", "de", "flore"];
-    "Zeeburg Holding N.V. c.s." -> ["zeeburg"]. Holding words are kept when they are the
-    whole name.
+    "Zeeburg Holding N.V. c.s." -> ["zeeburg"]; "C&A" and "C en A" -> ["ca", "c", "a"].
+    Holding words are kept when they are the whole name.
     """
     value = _strip_accents(name).casefold().translate(_LETTERS)
-    # "b.v." -> "bv" before other punctuation becomes space
-    value = _DOTTED.sub(lambda m: m.group(1).replace(".", ""), value)
+    # "b.v." -> "bv" and "m.j." -> "m j" before other punctuation becomes space
+    value = _DOTTED.sub(_undot, value)
     value = _SPELLED_OUT.sub(" ", value)
-    value = _PUNCT.sub(" ", value)
-    tokens = _join_initials([t for t in value.split() if t])
+    words = [t for t in _PUNCT.sub(" ", value).split() if t not in _NOT_THE_NAME]
+    tokens = _join_initials(words)
     kept = [t for t in tokens if t not in LEGAL_FORMS and t not in _NOT_THE_NAME]
     if not kept:
         kept = [t for t in tokens if t in _HOLDING_WORDS] or tokens
-    return kept
+    return tuple(kept)
 
 
 def normalize_name(name: str) -> str:
