@@ -110,10 +110,11 @@ SELECT person_id, session_id, matter_id,
 FROM counted
 GROUP BY person_id, session_id, matter_id
 
--- name: stranger_readers
--- Everyone who ever made a retrieval and is not in the conflict matrix: a stranger sees only
--- unwalled matters, so every wall denies them. One probe of ix_audit_retrievals_person_id per
--- distinct reader (a skip scan), not a read of every retrieval.
+-- name: readers
+-- Everyone who ever made a retrieval (the caller keeps those its matrix snapshot does not
+-- know: a stranger sees only unwalled matters, so every wall denies them). One probe of
+-- ix_audit_retrievals_person_id per distinct reader (a skip scan), not a read of every
+-- retrieval.
 WITH RECURSIVE readers AS (
     (SELECT person_id FROM audit_retrievals ORDER BY person_id LIMIT 1)
     UNION ALL
@@ -125,7 +126,6 @@ WITH RECURSIVE readers AS (
 SELECT readers.person_id
 FROM readers
 WHERE readers.person_id IS NOT NULL
-  AND NOT EXISTS (SELECT 1 FROM people p WHERE p.person_id = readers.person_id)
 
 -- name: exposure_any
 -- Whether anyone retrieved chunks of :matter_ids since :since, or of a document they hold

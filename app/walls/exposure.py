@@ -167,9 +167,10 @@ def exposure(
     admitted = [p for p in sorted(snap.people) if not denied(p)]
     screened = [p for p in sorted(snap.people) if denied(p)]
     if len(screened) < len(admitted):
+        # strangers to this snapshot (the people table may have moved since it was read)
+        strangers = [p for p in repository.readers(conn) if p not in snap.people]
         rows = repository.exposure_rows(
-            conn, matter_ids, since,
-            denied=screened + repository.stranger_readers(conn), admitted=None,
+            conn, matter_ids, since, denied=screened + strangers, admitted=None
         )
     else:
         rows = repository.exposure_rows(conn, matter_ids, since, denied=None, admitted=admitted)

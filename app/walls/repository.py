@@ -341,8 +341,9 @@ def anyone_retrieved(conn: Connection, matter_ids: Sequence[str], since: datetim
     )
 
 
-def stranger_readers(conn: Connection) -> list[str]:
-    return list(conn.execute(sqlfiles.query("sessions.stranger_readers")).scalars())
+def readers(conn: Connection) -> list[str]:
+    """Everyone who ever made a retrieval."""
+    return list(conn.execute(sqlfiles.query("sessions.readers")).scalars())
 
 
 def exposure_rows(

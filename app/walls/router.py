@@ -69,23 +69,21 @@ def wall_exposure(
         raise NotFound("Wall", wall_id)
     now = now_utc()
     days = lookback_days or resources.settings.exposure_lookback_days
+    may_see = exposure.matter_view(principal.roles, principal.person_id, snap, now)
     report = exposure.exposure(
         conn,
         wall_id,
         snap.covered_matters[wall_id],
         since=now - timedelta(days=days),
         snapshot=lambda: snap,
-        may_see=exposure.matter_view(principal.roles, principal.person_id, snap, now),
+        may_see=may_see,
     )
     return {
         "wall_id": wall_id,
         "lookback_days": days,
         "policy_version": snap.version,
         **report,
-        "matter_details": exposure.matter_details(
-            snap, snap.covered_matters[wall_id], exposure.matter_view(
-                principal.roles, principal.person_id, snap, now)
-        ),
+        "matter_details": exposure.matter_details(snap, snap.covered_matters[wall_id], may_see),
     }
 
 
