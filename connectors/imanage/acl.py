@@ -7,6 +7,7 @@ hints at (``has_restricted_member`` on a group).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -136,32 +137,37 @@ def build_acl(
 
 
 _ENTRY_KEYS = frozenset({"acl", "access_list", "permissions"})
-# A server that lists users and groups apart: the key names the entries' kind.
+# A server that lists users and groups apart: the key names the kind of a row that has none.
 _KIND_BY_KEY = {"users": "user", "user": "user", "groups": "group", "group": "group"}
+# Other keys whose name speaks of access: a list or object there that we cannot read fails
+# closed ("denied_users": ["BOB"] must not be skipped).
+_ACCESS_WORDS = re.compile(r"acl|access|permission|trustee|den(y|ied)|user|group|member")
 
 
 def acl_entries(security: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     """The explicit entries of a /security answer, under every one of their key names (an
-    empty "acl" beside a full "permissions" must not hide it), and under any other key whose
-    rows carry an access level ("users": [...], "groups": [...]): a deny there must not be
-    lost. None when an entry key is in a shape we cannot read (an object, a string, a list of
-    strings): read as "no entries", a deny among them would be lost."""
+    empty "acl" beside a full "permissions" must not hide it; "users" and "groups" lists);
+    under any other key only the denies ("no_access" rows): a deny anywhere must not be lost,
+    and a row of another list ("checked_out") must not become a grant. None when an entry
+    list, or another list or object whose key speaks of access, is in a shape we cannot read
+    (an object, a string, a list of strings): a deny there would be lost."""
     entries: list[dict[str, Any]] = []
     for key, rows in security.items():
         name = str(key).lower()
         if rows is None:
             continue
-        if name not in _ENTRY_KEYS:
-            if isinstance(rows, list) and any(
-                isinstance(r, dict) and _level(r) is not None for r in rows
-            ):
-                if not all(isinstance(r, dict) for r in rows):
-                    return None
-                kind = _KIND_BY_KEY.get(name)
-                typed = kind is None or any(has_key(r, *_KIND_KEYS) for r in rows)
-                entries.extend(rows if typed else [{**r, "type": kind} for r in rows])
-            continue
-        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        readable = isinstance(rows, list) and all(isinstance(r, dict) for r in rows)
+        if name in _ENTRY_KEYS or name in _KIND_BY_KEY:
+            if not readable:
+                return None
+            kind = _KIND_BY_KEY.get(name)
+            entries.extend(
+                r if kind is None or has_key(r, *_KIND_KEYS, "user_id", "group_id")
+                else {**r, "type": kind}
+                for r in rows
+            )
+        elif readable:
+            entries.extend(r for r in rows if _level(r) == "no_access")
+        elif isinstance(rows, (list, dict)) and rows and _ACCESS_WORDS.search(name):
             return None
-        entries.extend(rows)
     return entries

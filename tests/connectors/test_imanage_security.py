@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from connectors.imanage.acl import acl_entries
+from connectors.base import SourceAcl
+from connectors.imanage.acl import acl_entries, build_acl
 from tests.connectors.conftest import ImanageFactory
 from tests.connectors.recording import documents
 from tests.fakes.imanage import FakeIManage
@@ -66,3 +67,47 @@ def test_entries_under_users_and_groups_keys_are_read(
     assert "imanage:user:bob" in doc.acl.deny and "imanage:group:lit" in doc.acl.allow
     stray = {"default_security": "public", "users": [{"id": "BOB", "access": 0}, "ALICE"]}
     assert acl_entries(stray) is None
+
+
+def _acl(security: dict[str, object]) -> SourceAcl | None:
+    entries = acl_entries(security)
+    if entries is None:
+        return None
+    return build_acl(library="ACTIVE", document_id="ACTIVE!1.1",
+                     default_security=security.get("default_security"), entries=entries)
+
+
+def test_a_row_keeps_its_own_kind_under_a_users_key() -> None:
+    """Review: the key's kind overrode the row's own group_id, and a group's deny became a
+    deny of a user of the same name (the group's members kept the document)."""
+    acl = _acl({"default_security": "public",
+                "users": [{"group_id": "LIT", "access_level": "no_access"},
+                          {"id": "BOB", "access_level": "no_access"}]})
+    assert acl is not None and acl.resolvable
+    assert acl.deny == frozenset({"imanage:group:lit", "imanage:user:bob"})
+
+
+def test_rows_of_other_lists_give_denies_never_grants() -> None:
+    """Review: any list whose rows carried an access field was read as entries, so a
+    checked-out-by row granted a private document."""
+    acl = _acl({"default_security": "private",
+                "checked_out": [{"user_id": "ANN", "access": "read_write"},
+                                {"user_id": "BOB", "access": 0}]})
+    assert acl is not None and acl.resolvable
+    assert "imanage:user:ann" not in acl.allow
+    assert "imanage:user:bob" in acl.deny
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{"users": {"data": [{"id": "BOB", "access_level": "no_access"}]}},
+     {"denied_users": ["BOB"]},
+     {"group_members": {"LIT": ["BOB"]}}],
+)
+def test_a_list_about_access_we_cannot_read_fails_closed(extra: dict[str, object]) -> None:
+    assert acl_entries({"default_security": "public", **extra}) is None
+
+
+def test_scalars_beside_the_entries_are_no_entries() -> None:
+    security = {"default_security": "public", "access": "full_access", "acl": []}
+    assert acl_entries(security) == []
