@@ -18,8 +18,9 @@ Rules this module enforces:
   ingest confirm-sweep RUN`` or its admin route), which point-checks every id again.
 * Point checks: 404/410 -> delete; a document that left the configured scope -> remove;
   401/403 -> hidden at once (visible to nobody: fail closed), deleted only by a full crawl's
-  sweep under its hold (a service account that lost access to a whole library must not empty
-  the index). A document the connector reports gone or revoked mid-crawl: the same.
+  sweep, when a point check agrees, under its hold (a service account that lost access to a
+  whole library must not empty the index). A document reported gone or revoked mid-crawl:
+  the same.
 * Crash safety: the connector's checkpoint is persisted only after the documents before it
   are ingested, together with their "seen" marks (see `connectors.state`).
 * Source trouble (auth refused, retries exhausted, an unreadable cursor) ends the run as
@@ -337,8 +338,12 @@ class _SyncRun:
                 container = self.container_of(external_id) or "?"
                 removals.setdefault(container, []).append((external_id, reason))
         listed: Counter[str] = Counter()  # revoked while listed: hidden, seen, removals too
-        for external_id, reason, where in self.revoked:
-            if external_id not in known:  # never indexed: nothing to delete or hold
+        for external_id, _, where in self.revoked:
+            if external_id not in known or not self.caps.point_check:
+                continue  # never indexed: nothing to delete; or no point check: stays hidden
+            # listed, so a point check must agree (a refusal may pass): else it stays hidden
+            reason = self.verdict(external_id, "sweep", listed=False)
+            if reason is None:
                 continue
             container = where or self.container_of(external_id) or "?"
             removals.setdefault(container, []).append((external_id, reason))

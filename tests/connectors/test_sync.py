@@ -511,7 +511,8 @@ def test_content_refused_while_listed_is_hidden_and_deleted_only_under_the_hold(
     """Documents listed but whose content answers 403 were deleted at once, outside the
     sweep's hold: a service account that lost access to a library emptied its index in one
     run (and re-embedding it all when access came back). They are hidden at once; the sweep
-    deletes them under its hold; readable again, they come back."""
+    deletes them when a point check agrees (a refusal may pass), under its hold; readable
+    again, they come back."""
     fake = FakeIManage()
     for n in range(1, 41):
         fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
@@ -526,8 +527,10 @@ def test_content_refused_while_listed_is_hidden_and_deleted_only_under_the_hold(
                 connector.close()
 
         full()
-        fake.inject(r"/download$", 403, times=40)  # every document's content refused
+        # every document refused, and the point checks agree: hidden, their deletion held
+        fake.inject(r"ACTIVE!\d+\.\d+(/download|/security)?$", 403, times=400)
         report = full()
+        fake.faults.clear()
         assert pipeline.deleted == []
         assert len(pipeline.hidden) == 40
         assert not any(pipeline.visible(f"ACTIVE!{n}", "imanage:user:jsmith")
@@ -541,14 +544,21 @@ def test_content_refused_while_listed_is_hidden_and_deleted_only_under_the_hold(
         assert all(pipeline.visible(f"ACTIVE!{n}", "imanage:user:jsmith")
                    for n in range(1, 41))
 
-        fake.inject(r"ACTIVE!7\.\d+/download$", 403, times=1)  # 1 of 40: under the hold
+        # a refusal the point check does not confirm (the profile is readable): hidden, kept
+        fake.inject(r"ACTIVE!7\.\d+/download$", 403, times=1)
         for n in (41, 42):  # new, never readable: nothing to delete, no share of the hold
             fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
             fake.inject(rf"ACTIVE!{n}\.\d+/download$", 403, times=1)
         report = full()
-    assert dict(pipeline.deleted) == {
-        "ACTIVE!7": "sweep: access revoked at source (fail closed): "
-                    "download refused though the profile is readable"}
+        assert pipeline.deleted == [] and "held" not in report["sync"]["sweep"]
+        assert not pipeline.visible("ACTIVE!7", "imanage:user:jsmith")
+        full()
+        assert pipeline.visible("ACTIVE!7", "imanage:user:jsmith")  # read again: back
+
+        # a refusal the point check confirms, 1 of 42: deleted under the hold
+        fake.inject(r"ACTIVE!8\.\d+(/download|/security)?$", 403, times=10)
+        report = full()
+    assert dict(pipeline.deleted) == {"ACTIVE!8": "sweep: access revoked at source (fail closed)"}
     assert "held" not in report["sync"]["sweep"]
 
 
