@@ -318,8 +318,8 @@ class _SyncRun:
             self.delete(external_id, f"{origin}: {reason}")
 
     def hide(self, external_id: str, reason: str, container: str | None) -> None:
-        self.pipeline.hide(self.run, self.source, external_id, reason)
-        self.count(container or self.container_of(external_id), "hidden")
+        if self.pipeline.hide(self.run, self.source, external_id, reason):
+            self.count(container or self.container_of(external_id), "hidden")
 
     def sweep(self, crawl_id: str, st: SyncState) -> dict[str, Any]:
         self.phase = "sweep"

@@ -686,21 +686,15 @@ class IngestPipeline:
         a deny added at the source must not wait for the content."""
         self._set_acl(run, source, external_id, acl, "acl_applied", None)
 
-    def hide(self, run: IngestRun, source: str, external_id: str, reason: str) -> None:
+    def hide(self, run: IngestRun, source: str, external_id: str, reason: str) -> bool:
         """Visible to nobody from now on (its source ACL "nobody"), kept in the index: the
         source revoked access, and the deletion waits for the sweep's hold. A sync that
-        reads the document again gives it its rules back."""
-        self._set_acl(run, source, external_id, None, "hidden", reason)
+        reads the document again gives it its rules back. False: not stored, or hidden
+        already."""
+        return self._set_acl(run, source, external_id, None, "hidden", reason)
 
-    def _set_acl(
-        self,
-        run: IngestRun,
-        source: str,
-        external_id: str,
-        acl: SourceAcl | None,
-        kind: str,
-        reason: str | None,
-    ) -> None:
+    def _set_acl(self, run: IngestRun, source: str, external_id: str,
+                 acl: SourceAcl | None, kind: str, reason: str | None) -> bool:
         """A stored document's rules set apart from its content (``acl`` None: nobody)."""
         with self.database.transaction() as conn:
             mark_writer(conn)
@@ -708,8 +702,10 @@ class IngestPipeline:
             repository.lock_document(conn, source, external_id)
             self._supersede(conn, source, external_id, run)
             acl_id = NOBODY_ACL if acl is None else document_write.store_source_acl(conn, acl)
-            if repository.set_document_acl(conn, source, external_id, acl_id):
+            changed = repository.set_document_acl(conn, source, external_id, acl_id)
+            if changed:
                 self.record_event(conn, run, kind, source, external_id, reason or acl_id)
+            return changed
 
     def remove_if_moved(
         self, run: IngestRun, source: str, external_id: str, matter_id: str, reason: str

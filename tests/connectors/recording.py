@@ -94,11 +94,12 @@ class RecordingPipeline:
         if doc is not None:
             self.index[external_id] = replace(doc, acl=acl)
 
-    def hide(self, run: Run, source: str, external_id: str, reason: str) -> None:
+    def hide(self, run: Run, source: str, external_id: str, reason: str) -> bool:
         doc = self.index.get(external_id)
         if doc is not None:  # visible to nobody, kept (the pipeline's source ACL "nobody")
             self.index[external_id] = replace(doc, acl=SourceAcl("private", resolvable=False))
             self.hidden.append((external_id, reason))
+        return doc is not None
 
     def delete(self, run: Run, source: str, external_id: str, reason: str) -> bool:
         if external_id not in self.index:
