@@ -4,7 +4,7 @@ recording pipeline (tests/connectors/recording.py)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -409,6 +409,22 @@ def test_plain_full_load_connectors_and_foreign_items(store: SyncStateStore) -> 
 # --- issue 12: held sweeps, scope, groups that 404, scheduled full crawls -----------------------
 
 
+def _full_runs(
+    fake: FakeIManage, pipeline: RecordingPipeline, store: SyncStateStore, sleeps: Sleeps,
+    **connector: Any,
+) -> Callable[[], dict[str, Any]]:
+    """Full syncs of ``fake`` into ``pipeline``, sweeping at most 5 % of a library."""
+    def full() -> dict[str, Any]:
+        source = IManageConnector(imanage_settings(fake), sleep=sleeps, **connector)
+        try:
+            return run_sync("imanage", source, pipeline, store, mode="full", started_by="t",
+                            sweep_max_fraction=0.05)
+        finally:
+            source.close()
+
+    return full
+
+
 def test_a_sweep_over_the_fraction_is_held_per_library(
     sleeps: Sleeps, store: SyncStateStore
 ) -> None:
@@ -419,14 +435,7 @@ def test_a_sweep_over_the_fraction_is_held_per_library(
         fake.add_document("ARCH", n, custom1="10025", custom2="0007")
     pipeline = RecordingPipeline()
     with fake.running():
-        def full() -> dict[str, Any]:
-            connector = IManageConnector(imanage_settings(fake), sleep=sleeps, page_size=7)
-            try:
-                return run_sync("imanage", connector, pipeline, store, mode="full",
-                                started_by="t", sweep_max_fraction=0.05)
-            finally:
-                connector.close()
-
+        full = _full_runs(fake, pipeline, store, sleeps, page_size=7)
         full()
         fake.trash("ACTIVE!1.1")  # 1 of 40 = 2.5 %: applied
         for n in (1, 2):
@@ -481,14 +490,7 @@ def test_access_revoked_found_by_a_sweep_is_hidden_at_once_and_its_deletion_held
         fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
     pipeline = RecordingPipeline()
     with fake.running():
-        def full() -> dict[str, Any]:
-            connector = IManageConnector(imanage_settings(fake), sleep=sleeps)
-            try:
-                return run_sync("imanage", connector, pipeline, store, mode="full",
-                                started_by="t", sweep_max_fraction=0.05)
-            finally:
-                connector.close()
-
+        full = _full_runs(fake, pipeline, store, sleeps)
         full()
         fake.revoke("ACTIVE!1.1")
         fake.revoke("ACTIVE!2.1")
@@ -518,14 +520,7 @@ def test_content_refused_while_listed_is_hidden_and_deleted_only_under_the_hold(
         fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
     pipeline = RecordingPipeline()
     with fake.running():
-        def full() -> dict[str, Any]:
-            connector = IManageConnector(imanage_settings(fake), sleep=sleeps)
-            try:
-                return run_sync("imanage", connector, pipeline, store, mode="full",
-                                started_by="t", sweep_max_fraction=0.05)
-            finally:
-                connector.close()
-
+        full = _full_runs(fake, pipeline, store, sleeps)
         full()
         # every document refused, and the point checks agree: hidden, their deletion held
         fake.inject(r"ACTIVE!\d+\.\d+(/download|/security)?$", 403, times=400)

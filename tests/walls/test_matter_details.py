@@ -8,14 +8,8 @@ from fastapi.testclient import TestClient
 
 from tests.conftest import Tokens
 from tests.helpers import Firm, ok
+from tests.walls.test_exposure_strangers import WALL
 
-WALL = {
-    "kind": "exclusionary",
-    "title": "Screen",
-    "reason": "conflict",
-    "protects": {"matters": ["K-001"]},
-    "screened": ["bob@firm.nl"],
-}
 KRAAN = {
     "matter_id": "K-001",
     "title": "Overslag kade",
