@@ -60,9 +60,8 @@ def check_dimensions(
 ) -> None:
     """The model fits the database: its dimension is the column's and (with ``model_id``)
     it is the live model, claimed here on a database that has none recorded yet. A model
-    that an active re-embed targets may start before the switch: until then it searches by
-    words (hybrid without its dense leg; dense searches and pushes 503), and at the switch
-    it serves in full (start the new services early, so that search goes on throughout)."""
+    that an active re-embed targets may start before the switch: it answers 503 and is not
+    ready until then (start the new services early, so that the switch costs no downtime)."""
     column = migrate.embedding_dimension(database)
     waiting = model_id is not None and awaiting_switch(database, model_id, model_dim)
     if model_dim != settings.embedding_dim:
@@ -225,15 +224,6 @@ def create_app(
             except Exception:
                 log.warning("could not read the live model", exc_info=True)
         checks["model_live"] = live_ok
-        awaiting = False
-        if model is not None and checks["database"] and not live_ok:
-            try:
-                # started before a re-embed to its model switches: it searches by words
-                # meanwhile (hybrid runs its sparse leg alone, "+dense-paused")
-                awaiting = awaiting_switch(database, model.model_id, model.dimension)
-            except Exception:
-                log.warning("could not read the re-embed run", exc_info=True)
-            checks["model"]["awaiting_switch"] = awaiting
         if replicas:
             # informational: a replica that is down or lagging only sends searches to the
             # primary, so it never makes the service unready
@@ -242,7 +232,8 @@ def create_app(
             checks["database"]
             and checks["migrations"]["ok"]
             and model is not None
-            and ((dim_ok and live_ok) or awaiting)
+            and dim_ok
+            and live_ok
         )
         return ready, checks
 

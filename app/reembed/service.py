@@ -86,26 +86,20 @@ def live_model(database: Database) -> LiveModel:
 
 def awaiting_switch(database: Database, model_id: str, dimension: int) -> bool:
     """An active re-embed targets this model: a service started with it before the switch
-    may start (it searches by words alone until the switch: ``check_query_model``)."""
+    may start (it answers 503 and is not ready until the switch)."""
     with database.transaction() as conn:
         run = repository.active_run(conn)
     return run is not None and run.target_model_id == model_id and run.dimension == dimension
 
 
-def check_query_model(conn: Connection, model_id: str, *, may_wait: bool = False) -> bool:
-    """In a search's transaction, before it reads chunks: True when the query was encoded
-    with the live model. ACCESS SHARE on chunks first, so a switch is either fully visible or
-    not started (it waits for this transaction). Otherwise 503 ``model_not_live``, unless
-    ``may_wait`` and a re-embed to this model is under way: False (the search goes on
-    without its dense leg until the switch)."""
+def check_query_model(conn: Connection, model_id: str) -> None:
+    """In a search's transaction, before it reads chunks: the query was encoded with the
+    live model. ACCESS SHARE on chunks first, so a switch is either fully visible or not
+    started (it waits for this transaction)."""
     repository.lock_chunks_shared(conn)
     live = repository.live_model(conn)
-    if live.model_id is None or live.model_id == model_id:
-        return True
-    run = repository.active_run(conn) if may_wait else None
-    if run is not None and run.target_model_id == model_id:
-        return False
-    raise model_not_live(model_id, live)
+    if live.model_id is not None and live.model_id != model_id:
+        raise model_not_live(model_id, live)
 
 
 def check_write_model(conn: Connection, model_id: str, model_name: str, dimension: int) -> None:

@@ -160,7 +160,7 @@ class SearchResult:
     access: Access
     session: SessionBinding
     at: datetime  # the instant access was resolved for
-    query_model: str | None  # the query encoder's model (checked live when the dense leg runs)
+    query_model: str | None  # the live query encoder's model, checked even when no vector ran
     read_from: str = replicas.PRIMARY  # who ran the statement: "primary" or a replica's name
     # the answer names the session's bound matter only while its person may see it (the audit
     # row records the binding whatever happens to it)
@@ -327,17 +327,8 @@ def _find(
     websearch = bool(_WEBSEARCH.search(request.query))
     # the query vector must be the live model's (a re-embed may have switched): 503 if not
     query_model = resources.embedder.model_id if resources.embedder is not None else None
-    # the chunks' vectors are another model's until a re-embed to this one switches (days
-    # for a large firm): meanwhile a hybrid search finds by the question's words alone
-    dense_paused = (
-        query_model is not None
-        and use_dense
-        and not check_query_model(
-            conn, query_model, may_wait=request.mode == "hybrid" and use_sparse
-        )
-    )
-    if dense_paused:
-        use_dense, w_dense, qvec, query_model = False, 0.0, None, None
+    if query_model is not None:
+        check_query_model(conn, query_model)
 
     at_least: int | None = None
     for attempt in range(MAX_POLICY_RETRIES):
@@ -418,8 +409,6 @@ def _find(
                 )
                 found, strategy = _execute(conn, plan, params)
                 strategy += "+full-sparse"
-            if dense_paused:
-                strategy += "+dense-paused"
         except StalePolicy as stale:
             at_least = stale.seen
             continue
