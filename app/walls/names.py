@@ -89,10 +89,11 @@ def _undot(match: re.Match[str]) -> str:
     return " ".join(letters)  # initials: joined below, as spaced ones are
 
 
-def _join_initials(tokens: list[str]) -> list[str]:
-    """Single letters in a row are also one token: "M. J. de Nijs" and "M.J. de Nijs" are
-    "mj m j de nijs", so they meet each other and "M. de Nijs"; "N. V." and "b.v." are "nv"
-    and "bv", legal forms, and nothing else."""
+def _join_initials(tokens: list[str], letters: bool) -> list[str]:
+    """Single letters in a row are one token: "M. J. de Nijs" and "M.J. de Nijs" are both
+    "mj de nijs"; "N. V." and "b.v." are "nv" and "bv", legal forms. With ``letters`` the
+    letters are kept too ("mj m j de nijs"): a stored name holds them, so that "M. de Nijs"
+    finds it; a question does not need them, so that "J.P. Morgan" still finds "JP Morgan"."""
     out: list[str] = []
     run: list[str] = []
     for token in [*tokens, ""]:
@@ -102,7 +103,7 @@ def _join_initials(tokens: list[str]) -> list[str]:
         if run:
             joined = "".join(run)
             out.append(joined)
-            if len(run) > 1 and joined not in LEGAL_FORMS and joined not in _NOT_THE_NAME:
+            if letters and len(run) > 1 and joined not in LEGAL_FORMS | _NOT_THE_NAME:
                 out.extend(run)
             run = []
         if token:
@@ -111,11 +112,12 @@ def _join_initials(tokens: list[str]) -> list[str]:
 
 
 @functools.lru_cache(maxsize=65_536)  # a matrix read normalises every party's name again
-def name_tokens(name: str) -> tuple[str, ...]:
-    """Tokens of a party or client name with legal forms removed.
+def name_tokens(name: str, letters: bool = False) -> tuple[str, ...]:
+    """Tokens of a party or client name with legal forms removed, as a question needs them
+    (``letters``: as a stored name holds them, with the letters of its initials).
 
     "Acme Holding B.V." -> ["acme"]; "Café de Flore N.V." -> ["cafe", "de", "flore"];
-    "Zeeburg Holding N.V. c.s." -> ["zeeburg"]; "C&A" and "C en A" -> ["ca", "c", "a"].
+    "Zeeburg Holding N.V. c.s." -> ["zeeburg"]; "C&A" and "C en A" -> ["ca"].
     Holding words are kept when they are the whole name.
     """
     value = _strip_accents(name).casefold().translate(_LETTERS)
@@ -123,7 +125,7 @@ def name_tokens(name: str) -> tuple[str, ...]:
     value = _DOTTED.sub(_undot, value)
     value = _SPELLED_OUT.sub(" ", value)
     words = [t for t in _PUNCT.sub(" ", value).split() if t not in _NOT_THE_NAME]
-    tokens = _join_initials(words)
+    tokens = _join_initials(words, letters)
     kept = [t for t in tokens if t not in LEGAL_FORMS and t not in _NOT_THE_NAME]
     if not kept:
         kept = [t for t in tokens if t in _HOLDING_WORDS] or tokens
@@ -131,7 +133,8 @@ def name_tokens(name: str) -> tuple[str, ...]:
 
 
 def normalize_name(name: str) -> str:
-    return " ".join(name_tokens(name))
+    """A name as stored and matched against: its tokens with the letters of its initials."""
+    return " ".join(name_tokens(name, letters=True))
 
 
 def name_matches(query: str, candidate_norm: str) -> bool:

@@ -40,16 +40,23 @@ OTHER_PARTY = [
     ("Bakker Zonen", "Bakker Bouw"),
     ("Gemeente Haren", "Gemeente Zuidhorn"),
 ]
-# Pairs that met before the rules above were added must still meet (in either direction,
-# as the conflict check tries both): a review found three that no longer did.
+# (question, name) pairs that met before the rules above were added must still meet in
+# that direction (a conflict check asks one way at a time): two reviews found some that no
+# longer did.
 STILL_MEET = [
     ("M. de Nijs", "M. J. de Nijs"),
     ("M. de Nijs", "M.J. de Nijs"),
+    ("J.P. Morgan", "JP Morgan Chase"),
+    ("P.W. de Vries", "PW de Vries Advocaten"),
+    ("A.B.N. Amro", "ABN Amro Bank"),
+    ("Acme B.V.B.A.", "Acme BVBA"),
+    ("A.S.R. Nederland N.V.", "ASR Nederland"),
     ("Coöp. Rabobank U.A.", "Coöperatieve Rabobank U.A."),
     ("C&A Nederland B.V.", "C en A Nederland B.V."),
+    ("C&A Nederland", "CA Nederland"),
     ("Acme", "Acme Holding B.V."),
-    ("Granite Capital B. V.", "Granite Capital BV"),
-    ("Borealis Lines B.V. (h.o.d.n. Borealis Shipping)", "Borealis Lines B.V."),
+    ("Granite Capital BV", "Granite Capital B. V."),
+    ("Borealis Lines B.V.", "Borealis Lines B.V. (h.o.d.n. Borealis Shipping)"),
     ("'s-Hertogenbosch", "s Hertogenbosch"),
 ]
 
@@ -61,7 +68,7 @@ def test_spellings_of_one_name_normalise_alike(name: str, written: str) -> None:
 
 @pytest.mark.parametrize(("name", "other"), STILL_MEET)
 def test_names_that_met_still_meet(name: str, other: str) -> None:
-    assert name_matches(name, normalize_name(other)) or name_matches(other, normalize_name(name))
+    assert name_matches(name, normalize_name(other))
 
 
 @pytest.mark.parametrize(("name", "other"), OTHER_PARTY)
