@@ -108,20 +108,36 @@ SELECT chain, seq, hash FROM audit_heads ORDER BY chain
 -- standby, say), that row was appended after the last committed row committed, so its "at"
 -- is at most the margin before the last committed row's: the instant stops there. The head
 -- row's xmax names the holder, whose state pg_xact_status reads (its 32-bit id widened with
--- the epoch of this snapshot); no privilege on other sessions is needed.
+-- the epoch of this snapshot); no privilege on other sessions is needed. A share lock on the
+-- head row also reads as busy (held back, never early); a key-share lock taken together with
+-- an append turns xmax into a multixact id that does not name the appender: nothing in
+-- ewall takes one, and an operator's would let that one window be called final early.
 WITH head AS (
     SELECT h.seq, h.xmax::text::bigint AS holder,
            pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS next_xid
     FROM audit_heads h
     WHERE h.chain = 'retrievals'
-), held AS (
-    SELECT head.seq,
-           head.holder <> 0 AND pg_xact_status(CAST(CAST(
-               CASE WHEN (head.next_xid >> 32 << 32 | head.holder) > head.next_xid
-                    THEN (head.next_xid >> 32 << 32 | head.holder) - 4294967296
-                    ELSE head.next_xid >> 32 << 32 | head.holder END
-               AS text) AS xid8)) = 'in progress' AS busy
+), widened AS (
+    -- the holder's 32-bit id against the next id of this snapshot, on the circle of ids:
+    -- "ahead" (not before the snapshot's next id) began after this snapshot; else it is the
+    -- id that many steps back
+    SELECT head.seq, head.holder,
+           (head.holder - (head.next_xid & 4294967295) + 4294967296) % 4294967296
+               < 2147483648 AS ahead,
+           head.next_xid
+               - ((head.next_xid & 4294967295) - head.holder + 4294967296) % 4294967296
+               AS full_xid
     FROM head
+), held AS (
+    -- one that began after this snapshot is busy (pg_xact_status refuses an id from the
+    -- future); one too old to be known (NULL) is long gone
+    SELECT w.seq,
+           w.holder <> 0
+           AND (w.ahead
+                OR (w.full_xid > 0
+                    AND coalesce(pg_xact_status(CAST(CAST(w.full_xid AS text) AS xid8))
+                                 = 'in progress', false))) AS busy
+    FROM widened w
 )
 SELECT CASE WHEN held.busy
             -- the first row of the chain still to commit: nothing is final yet
