@@ -138,19 +138,21 @@ def build_acl(
 
 _ENTRY_KEYS = frozenset({"acl", "access_list", "permissions"})
 # A server that lists users and groups apart: the key names the kind of a row that has none.
-_KIND_BY_KEY = {"users": "user", "user": "user", "groups": "group", "group": "group"}
-# Other keys whose name speaks of access: a list or object there that we cannot read fails
-# closed ("denied_users": ["BOB"] must not be skipped).
-_ACCESS_WORDS = re.compile(r"acl|access|permission|trustee|den(y|ied)|user|group|member")
+_KIND_BY_KEY = {"users": "user", "groups": "group"}
+# Other keys whose name speaks of access, or of denies: a list there that we cannot read
+# fails closed ("denied_users": ["BOB"] must not be skipped), as does an object under a deny.
+_ACCESS_WORDS = re.compile(r"acl|access|permission|trustee|den(y|ied)|users|groups|members")
+_DENY_WORDS = re.compile(r"den(y|ied)|block|exclu|restrict")
 
 
 def acl_entries(security: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     """The explicit entries of a /security answer, under every one of their key names (an
-    empty "acl" beside a full "permissions" must not hide it; "users" and "groups" lists);
-    under any other key only the denies ("no_access" rows): a deny anywhere must not be lost,
-    and a row of another list ("checked_out") must not become a grant. None when an entry
-    list, or another list or object whose key speaks of access, is in a shape we cannot read
-    (an object, a string, a list of strings): a deny there would be lost."""
+    empty "acl" beside a full "permissions" must not hide it; "users" and "groups" lists).
+    Under any other key a row is never a grant: its denies count ("no_access", or any row of
+    a list named for denies), and a level we do not know makes the document unresolvable.
+    None when an entry list, or a list about access, or an object under a deny's name, is in
+    a shape we cannot read (an object, a string, a list of strings): a deny there would be
+    lost."""
     entries: list[dict[str, Any]] = []
     for key, rows in security.items():
         name = str(key).lower()
@@ -167,7 +169,16 @@ def acl_entries(security: Mapping[str, Any]) -> list[dict[str, Any]] | None:
                 for r in rows
             )
         elif readable:
-            entries.extend(r for r in rows if _level(r) == "no_access")
-        elif isinstance(rows, (list, dict)) and rows and _ACCESS_WORDS.search(name):
+            denies = _DENY_WORDS.search(name) is not None
+            for row in rows:
+                level = _level(row)
+                if level is None and denies:
+                    entries.append({**row, "access_level": "no_access"})
+                elif level is not None and level not in _GRANTS:
+                    entries.append(row)  # a deny, or a level we do not know (unresolvable)
+        elif rows and (
+            (isinstance(rows, list) and _ACCESS_WORDS.search(name))
+            or (isinstance(rows, dict) and _DENY_WORDS.search(name))
+        ):
             return None
     return entries

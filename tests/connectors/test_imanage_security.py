@@ -102,7 +102,7 @@ def test_rows_of_other_lists_give_denies_never_grants() -> None:
     "extra",
     [{"users": {"data": [{"id": "BOB", "access_level": "no_access"}]}},
      {"denied_users": ["BOB"]},
-     {"group_members": {"LIT": ["BOB"]}}],
+     {"denied_trustees": {"users": ["BOB"]}}],
 )
 def test_a_list_about_access_we_cannot_read_fails_closed(extra: dict[str, object]) -> None:
     assert acl_entries({"default_security": "public", **extra}) is None
@@ -111,3 +111,17 @@ def test_a_list_about_access_we_cannot_read_fails_closed(extra: dict[str, object
 def test_scalars_beside_the_entries_are_no_entries() -> None:
     security = {"default_security": "public", "access": "full_access", "acl": []}
     assert acl_entries(security) == []
+
+
+def test_other_lists_fail_closed_on_levels_we_do_not_know() -> None:
+    """Second review: only "no_access" rows of other lists were kept, so a deny written
+    another way ("deny", "No Access") or a row of a deny list without a level was lost."""
+    for rows in ([{"user_id": "BOB", "access_level": "deny"}],
+                 [{"user_id": "BOB", "access": "No Access"}]):
+        acl = _acl({"default_security": "public", "ethical_wall": rows})
+        assert acl is not None and not acl.resolvable, rows
+    acl = _acl({"default_security": "public", "denied_users": [{"user_id": "BOB"}]})
+    assert acl is not None and acl.resolvable and "imanage:user:bob" in acl.deny
+    # an object under a singular key (an owner, say) is no access list
+    owner = {"default_security": "public", "user": {"id": "JSMITH"}, "acl": []}
+    assert acl_entries(owner) == []
