@@ -96,10 +96,12 @@ class RecordingPipeline:
 
     def hide(self, run: Run, source: str, external_id: str, reason: str) -> bool:
         doc = self.index.get(external_id)
-        if doc is not None:  # visible to nobody, kept (the pipeline's source ACL "nobody")
-            self.index[external_id] = replace(doc, acl=SourceAcl("private", resolvable=False))
-            self.hidden.append((external_id, reason))
-        return doc is not None
+        nobody = SourceAcl("private", resolvable=False)  # the pipeline's source ACL "nobody"
+        if doc is None or doc.acl == nobody:  # as the pipeline: not stored, or hidden already
+            return False
+        self.index[external_id] = replace(doc, acl=nobody)
+        self.hidden.append((external_id, reason))
+        return True
 
     def delete(self, run: Run, source: str, external_id: str, reason: str) -> bool:
         if external_id not in self.index:

@@ -505,6 +505,10 @@ def test_access_revoked_found_by_a_sweep_is_hidden_at_once_and_its_deletion_held
     for external_id in ("ACTIVE!1", "ACTIVE!2"):
         assert not pipeline.visible(external_id, "imanage:user:jsmith"), external_id
     assert pipeline.visible("ACTIVE!3", "imanage:user:jsmith")  # deleted, not revoked
+    with fake.running():
+        again = full()  # still refused: hidden already, not counted again
+    assert again["sync"]["containers"]["ACTIVE"]["hidden"] == 0
+    assert len(pipeline.hidden) == 2
 
 
 def test_content_refused_while_listed_is_hidden_and_deleted_only_under_the_hold(
