@@ -13,8 +13,8 @@ The HTTP connectors (iManage, NetDocuments) implement the smaller crawl protocol
 `Source`. The ingest pipeline consumes the documents; it never talks to a source itself.
 
 Metadata is tri-state everywhere: a field is absent (None), present but empty ("" or only
-whitespace), or present with a value. The pipeline treats the three differently (a present
-but empty client never overwrites a known one; an unknown one quarantines a new document).
+whitespace), or present with a value. The pipeline quarantines a document whose client or
+matter is absent, empty or unknown (a stored one pushed again so too), and reports which.
 """
 
 from __future__ import annotations

@@ -129,7 +129,7 @@ def _sections(report: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
     caselaw = report.get("caselaw") or {}
     return [
         ("Errors", report.get("errors") or []),
-        ("Parse errors (previous value kept)", report.get("parse_errors") or []),
+        ("Parse errors", report.get("parse_errors") or []),
         ("Held: not searchable until confirmed", caselaw.get("held") or []),
         ("Case-law state changes", caselaw.get("state_changes") or []),
         ("Cross-check discrepancies (not resolved)", caselaw.get("crosscheck") or []),

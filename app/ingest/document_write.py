@@ -8,10 +8,9 @@ inside one write transaction (a reader sees the old version or the new one, neve
    document's placement without re-embedding (unless their document's context changed);
 5. ``metadata_changes`` and ``outcome_status``: what the run's report says about it.
 
-Metadata is tri-state (absent None, present-but-empty "", value). A new document whose
-client or matter is absent, empty or unknown is quarantined (stored in the quarantine group,
-visible to no one). An empty field never overwrites a known value (a parse error in the
-report, the previous value kept).
+Metadata is tri-state (absent None, present-but-empty "", value). A document whose client
+or matter is absent, empty or unknown is quarantined (stored in the quarantine group,
+visible to no one), a stored one pushed again so too.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import Connection
@@ -36,7 +35,6 @@ PUBLIC_ACL = "public"
 MAX_FIELD = 2000
 
 # A report entry: (kind, reason, details)
-ReportEntry = tuple[str, str, dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -47,7 +45,6 @@ class Placement:
     matter_id: str | None
     wall_group_id: str
     quarantine: str | None
-    parse_errors: list[ReportEntry] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -95,57 +92,38 @@ def acl_id_for(acl: SourceAcl) -> str:
 # --- 1. placement --------------------------------------------------------------------------
 
 
-def place_document(
-    conn: Connection, doc: SourceDocument, before: StoredDocument | None, public: bool
-) -> Placement:
+def place_document(conn: Connection, doc: SourceDocument, public: bool) -> Placement:
     """``public`` documents (case law, statutes) go to the open group without a client or
     matter; every other document to its matter's wall group, or to quarantine."""
     if public:
         return Placement(None, None, OPEN_GROUP, None)
-    client_id, matter_id, reasons, parse_errors = _resolve_client_and_matter(doc, before)
+    client_id, matter_id, reasons = _resolve_client_and_matter(doc)
     if not reasons and matter_id is not None and client_id is not None:
         reasons += _conflict_matrix_problems(conn, client_id, matter_id)
     quarantine = "; ".join(reasons) or None
     if quarantine is None and matter_id is not None:
         wall_group = repository.share_matter_wall_group(conn, matter_id)
         if wall_group is not None:
-            return Placement(client_id, matter_id, wall_group, None, parse_errors)
+            return Placement(client_id, matter_id, wall_group, None)
         quarantine = f"matter {matter_id!r} has no wall group"  # it vanished between checks
     # Quarantined chunks carry no client or matter: nothing (not a later wall change, not a
     # re-tag) can move them into a visible group by accident.
-    return Placement(None, None, QUARANTINE_GROUP, quarantine, parse_errors)
+    return Placement(None, None, QUARANTINE_GROUP, quarantine)
 
 
-def _resolve_client_and_matter(
-    doc: SourceDocument, before: StoredDocument | None
-) -> tuple[str | None, str | None, list[str], list[ReportEntry]]:
-    """(client_id, matter_id, quarantine reasons, parse errors) from the incoming values and
-    the stored ones."""
+def _resolve_client_and_matter(doc: SourceDocument) -> tuple[str | None, str | None, list[str]]:
+    """(client_id, matter_id, quarantine reasons) from the incoming values. A
+    document that arrives without its client or matter is quarantined, a stored one too
+    (architecture.md, invariant 6): it may have been taken out of its matter at the source,
+    and the old placement must not outlive that (until 2026-12-05 the stored value was kept,
+    and two fuzzes found a document pushed again without its matter still visible there)."""
     incoming = {"client_id": clean_field(doc.client_id), "matter_id": clean_field(doc.matter_id)}
-    resolved: dict[str, str | None] = {}
-    reasons: list[str] = []
-    parse_errors: list[ReportEntry] = []
-    for name, value in incoming.items():
-        previous = getattr(before, name) if before is not None else None
-        if value is None:
-            resolved[name] = previous or None
-            if not previous:
-                reasons.append(f"{name} absent")
-        elif value == "":
-            resolved[name] = previous or None
-            if previous:
-                parse_errors.append(
-                    (
-                        "parse_error",
-                        f"{name} arrived empty; kept the known value {previous!r}",
-                        {"field": name, "kept": previous},
-                    )
-                )
-            else:
-                reasons.append(f"{name} present but empty")
-        else:
-            resolved[name] = value
-    return resolved["client_id"], resolved["matter_id"], reasons, parse_errors
+    reasons = [
+        f"{name} absent" if value is None else f"{name} present but empty"
+        for name, value in incoming.items()
+        if not value
+    ]
+    return incoming["client_id"] or None, incoming["matter_id"] or None, reasons
 
 
 def _conflict_matrix_problems(conn: Connection, client_id: str, matter_id: str) -> list[str]:

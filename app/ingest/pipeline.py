@@ -10,7 +10,7 @@ Invariants:
   vanished ones and leaves unchanged ones alone (no re-embedding);
 - a document is replaced in one transaction (the steps are in ``document_write``);
 - metadata is tri-state (absent None, present-but-empty "", value); see ``document_write``
-  for quarantine and for how an empty field keeps the known value.
+  for quarantine (absent, empty or unknown client or matter, a stored document's too).
 """
 
 from __future__ import annotations
@@ -580,7 +580,7 @@ class IngestPipeline:
             changed, cut_away = self._input_changed(
                 stored, before.title if before else None, chunks, inputs
             )
-            placement = document_write.place_document(conn, doc, before, public)
+            placement = document_write.place_document(conn, doc, public)
             acl_id = document_write.store_source_acl(conn, doc.acl)
             record = document_write.document_record(
                 doc, extracted, chunks, doc_type, before, placement, acl_id, search_state,
@@ -637,10 +637,6 @@ class IngestPipeline:
     ) -> None:
         """The document's entries in the run's report, in the write transaction."""
         source, external_id = doc.source, doc.external_id
-        for kind, reason, details in placement.parse_errors:
-            self.record_event(conn, run, kind, source, external_id, reason, details)
-            with run.lock:
-                run.counts["parse_errors"] += 1
         for change in changes:
             reason = f"{change['field']} changed"
             self.record_event(conn, run, "metadata_change", source, external_id, reason, change)
