@@ -32,6 +32,17 @@ CREATE FUNCTION public.ewall_audit_advance(p_chain text, p_canonical text, p_pro
     RETURNING h.seq, h.prev_hash, h.hash
 $$;
 
+-- FUNCTION public ewall_audit_append_pending(text)
+
+CREATE FUNCTION public.ewall_audit_append_pending(p_chain text) RETURNS boolean
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+    SELECT NOT EXISTS (
+        SELECT 1 FROM public.audit_heads AS h WHERE h.chain = p_chain FOR SHARE SKIP LOCKED
+    )
+$$;
+
 -- FUNCTION public ewall_audit_refuse_change()
 
 CREATE FUNCTION public.ewall_audit_refuse_change() RETURNS trigger
@@ -2474,6 +2485,11 @@ GRANT USAGE ON SCHEMA public TO ewall_writer;
 REVOKE ALL ON FUNCTION public.ewall_audit_advance(p_chain text, p_canonical text, p_proceed boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.ewall_audit_advance(p_chain text, p_canonical text, p_proceed boolean) TO ewall_app;
 GRANT ALL ON FUNCTION public.ewall_audit_advance(p_chain text, p_canonical text, p_proceed boolean) TO ewall_writer;
+
+-- ACL public FUNCTION ewall_audit_append_pending(p_chain text)
+
+REVOKE ALL ON FUNCTION public.ewall_audit_append_pending(p_chain text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.ewall_audit_append_pending(p_chain text) TO ewall_app;
 
 -- ACL public FUNCTION ewall_chunks_relayout(partitions integer, storage text)
 

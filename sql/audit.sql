@@ -102,51 +102,19 @@ SELECT chain, seq, hash FROM audit_heads ORDER BY chain
 -- name: final_before
 -- The instant before which the retrievals chain is final (app.audit.service.final_before). A
 -- search appends within APPEND_LAG_MAX_S of its "at" or not at all, and every append holds
--- the chain head's row (ewall_audit_advance) from its insert to its commit, one at a time.
--- When no transaction holds it, a row still to come is appended from now on: the clock less
--- the margin. When one holds it (its commit may take any time: waiting on a synchronous
--- standby, say), that row was appended after the last committed row committed, so its "at"
--- is at most the margin before the last committed row's: the instant stops there. The head
--- row's xmax names the holder, whose state pg_xact_status reads (its 32-bit id widened with
--- the epoch of this snapshot); no privilege on other sessions is needed. A share lock on the
--- head row also reads as busy (held back, never early); a key-share lock taken together with
--- an append turns xmax into a multixact id that does not name the appender: nothing in
--- ewall takes one, and an operator's would let that one window be called final early.
-WITH head AS (
-    SELECT h.seq, h.xmax::text::bigint AS holder,
-           pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS next_xid
-    FROM audit_heads h
-    WHERE h.chain = 'retrievals'
-), widened AS (
-    -- the holder's 32-bit id against the next id of this snapshot, on the circle of ids:
-    -- "ahead" (not before the snapshot's next id) began after this snapshot; else it is the
-    -- id that many steps back
-    SELECT head.seq, head.holder,
-           (head.holder - (head.next_xid & 4294967295) + 4294967296) % 4294967296
-               < 2147483648 AS ahead,
-           head.next_xid
-               - ((head.next_xid & 4294967295) - head.holder + 4294967296) % 4294967296
-               AS full_xid
-    FROM head
-), held AS (
-    -- one that began after this snapshot is busy (pg_xact_status refuses an id from the
-    -- future); one too old to be known (NULL) is long gone
-    SELECT w.seq,
-           w.holder <> 0
-           AND (w.ahead
-                OR (w.full_xid > 0
-                    AND coalesce(pg_xact_status(CAST(CAST(w.full_xid AS text) AS xid8))
-                                 = 'in progress', false))) AS busy
-    FROM widened w
-)
-SELECT CASE WHEN held.busy
-            -- the first row of the chain still to commit: nothing is final yet
-            THEN coalesce((SELECT r.at FROM audit_retrievals r WHERE r.seq = held.seq)
+-- the chain head's row (ewall_audit_advance) from its update to its commit, one at a time.
+-- When none does, a row still to come is appended from now on: the clock less the margin.
+-- While one does (its commit may take any time: waiting on a synchronous standby, say), that
+-- row was appended after the last committed row committed, so its "at" is at most the
+-- margin before the last committed row's: the instant stops there (and before the chain's
+-- first row nothing is final). ewall_audit_append_pending asks the head row without waiting
+-- (sql/functions/audit_append_pending.v1.sql).
+SELECT CASE WHEN ewall_audit_append_pending('retrievals')
+            THEN coalesce((SELECT r.at FROM audit_retrievals r
+                           JOIN audit_heads h ON h.chain = 'retrievals' AND r.seq = h.seq)
                           - make_interval(secs => :margin_s),
                           CAST('0001-01-01 00:00:00+00' AS timestamptz))
             ELSE clock_timestamp() - make_interval(secs => :margin_s) END AS final_before
-FROM (VALUES (1)) AS one (x)
-LEFT JOIN held ON true
 
 -- name: head
 SELECT seq, hash FROM audit_heads WHERE chain = :chain

@@ -97,10 +97,23 @@ def test_an_append_still_to_commit_holds_the_final_instant_back(
         with owner.connect() as probe:  # wait until the clock is past the row (a condition)
             while not probe.execute(text(ahead), {"at": last}).scalar_one():
                 probe.rollback()
+        head = "SELECT 1 FROM audit_heads WHERE chain = 'retrievals'"
         with owner.connect() as holder:
             holder.execute(text("UPDATE audit_heads SET seq = seq WHERE chain = 'retrievals'"))
             assert final() <= last - timedelta(seconds=1)
             holder.rollback()
         assert final() > last
+        # a reader's share lock on the head is no append (review: it held the instant back)
+        with owner.connect() as reader:
+            reader.execute(text(head + " FOR SHARE"))
+            assert final() > last
+            reader.rollback()
+        # a key-share lock beside an append (its xmax then names no appender: review)
+        with owner.connect() as reader, owner.connect() as holder:
+            reader.execute(text(head + " FOR KEY SHARE"))
+            holder.execute(text("UPDATE audit_heads SET seq = seq WHERE chain = 'retrievals'"))
+            assert final() <= last - timedelta(seconds=1)
+            holder.rollback()
+            reader.rollback()
     finally:
         owner.dispose()
