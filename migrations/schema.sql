@@ -2490,6 +2490,7 @@ GRANT ALL ON FUNCTION public.ewall_audit_advance(p_chain text, p_canonical text,
 
 REVOKE ALL ON FUNCTION public.ewall_audit_append_pending(p_chain text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.ewall_audit_append_pending(p_chain text) TO ewall_app;
+GRANT ALL ON FUNCTION public.ewall_audit_append_pending(p_chain text) TO ewall_writer;
 
 -- ACL public FUNCTION ewall_chunks_relayout(partitions integer, storage text)
 

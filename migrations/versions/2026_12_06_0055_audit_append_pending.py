@@ -56,6 +56,8 @@ def upgrade() -> None:
     )
     run_statement(f"REVOKE ALL ON FUNCTION {SIGNATURE} FROM PUBLIC")
     run_statement(f"GRANT EXECUTE ON FUNCTION {SIGNATURE} TO {migration_app_role()}")
+    # the writer holds every privilege of the service role (0036)
+    run_statement(f"GRANT EXECUTE ON FUNCTION {SIGNATURE} TO ewall_writer")
     run_statement(OWNER_UP)
 
 
