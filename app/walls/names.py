@@ -101,14 +101,24 @@ def _join_initials(tokens: list[str], letters: bool) -> list[str]:
             run.append(token)
             continue
         if run:
-            joined = "".join(run)
-            out.append(joined)
-            if letters and len(run) > 1 and joined not in LEGAL_FORMS | _NOT_THE_NAME:
-                out.extend(run)
+            out.extend(_initials(run, letters))
             run = []
         if token:
             out.append(token)
     return out
+
+
+def _initials(run: list[str], letters: bool) -> list[str]:
+    """A run of single letters as tokens. A spaced legal form at its end is its own token
+    ("V&D B. V." is "vd" and "bv", not "vdbv"; "K.P.N. N. V." is "kpn" and "nv")."""
+    forms = LEGAL_FORMS | _NOT_THE_NAME
+    joined = "".join(run)
+    for size in (4, 3, 2):
+        if len(run) > size and "".join(run[-size:]) in forms and joined not in forms:
+            return [*_initials(run[:-size], letters), "".join(run[-size:])]
+    if letters and len(run) > 1 and joined not in forms:
+        return [joined, *run]
+    return [joined]
 
 
 @functools.lru_cache(maxsize=65_536)  # a matrix read normalises every party's name again

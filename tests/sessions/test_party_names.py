@@ -35,6 +35,10 @@ SAME_PARTY = [
     ("Noordzee Wind B.V.", "Noord\u200bzee Wind B.V."),  # a zero-width space
     ("Ørsted Nederland A/S", "Orsted Nederland A/S"),
     ("Łukasz Transport", "Lukasz Transport"),
+    # a spaced form after initials is not glued to them (a re-run of the fuzz: "vdbv")
+    ("V&D B.V.", "V&D B. V."),
+    ("H&M B.V.", "H & M B. V."),
+    ("C&A Nederland B.V.", "C&A Nederland (B.V.)"),
 ]
 OTHER_PARTY = [
     ("Bakker Zonen", "Bakker Bouw"),
@@ -58,6 +62,7 @@ STILL_MEET = [
     ("Granite Capital BV", "Granite Capital B. V."),
     ("Borealis Lines B.V.", "Borealis Lines B.V. (h.o.d.n. Borealis Shipping)"),
     ("'s-Hertogenbosch", "s Hertogenbosch"),
+    ("KPN B.V.", "K.P.N. N. V."),
 ]
 
 
