@@ -105,7 +105,8 @@ class _SyncRun:
         self._relisted: set[str] | None = None
         self._known_containers: dict[str, str | None] | None = None
         self._relist_failed = False
-        self.revoked: list[tuple[str, str, str | None]] = []  # hidden; the sweep may delete
+        # refused while listed (id, container): hidden; the sweep may delete them
+        self.revoked: list[tuple[str, str | None]] = []
 
     # --- reporting ----------------------------------------------------------------------------
 
@@ -234,7 +235,7 @@ class _SyncRun:
             return False
         if item.external_id and item.revoked:
             self.hide(item.external_id, f"{_REVOKED}: {item.reason}", item.container)
-            self.revoked.append((item.external_id, f"{_REVOKED}: {item.reason}", item.container))
+            self.revoked.append((item.external_id, item.container))
             return False
         if item.external_id and item.acl is not None:  # the rules read stand, content or not
             self.pipeline.apply_acl(self.run, self.source, item.external_id, item.acl)
@@ -338,7 +339,7 @@ class _SyncRun:
                 container = self.container_of(external_id) or "?"
                 removals.setdefault(container, []).append((external_id, reason))
         listed: Counter[str] = Counter()  # revoked while listed: hidden, seen, removals too
-        for external_id, _, where in self.revoked:
+        for external_id, where in self.revoked:
             if external_id not in known or not self.caps.point_check:
                 continue  # never indexed: nothing to delete; or no point check: stays hidden
             # listed, so a point check must agree (a refusal may pass): else it stays hidden

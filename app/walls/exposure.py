@@ -164,8 +164,10 @@ def exposure(
     # for every person in the matrix; a reader the matrix does not know is denied by every
     # wall (they see only unwalled matters). The shorter list goes to the statement: the
     # denied with those readers (an exclusionary wall), or the admitted (an inclusionary one).
-    admitted = [p for p in sorted(snap.people) if not denied(p)]
-    screened = [p for p in sorted(snap.people) if denied(p)]
+    screened: list[str] = []
+    admitted: list[str] = []
+    for person_id in sorted(snap.people):
+        (screened if denied(person_id) else admitted).append(person_id)
     if len(screened) < len(admitted):
         # strangers to this snapshot (the people table may have moved since it was read)
         strangers = [p for p in repository.readers(conn) if p not in snap.people]

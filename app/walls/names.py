@@ -58,6 +58,7 @@ _HOLDING_WORDS = frozenset({"holding", "holdings"})
 # Said of a party, not part of its name: "c.s." (cum suis), "i.o." (in oprichting), "St."
 # (Stichting, or Sint), and the words that join names ("&" is punctuation, "en" its word).
 _NOT_THE_NAME = frozenset({"cs", "io", "qq", "st", "en", "and"})
+_DROPPED = LEGAL_FORMS | _NOT_THE_NAME
 # Legal forms and states written out, removed before the name is cut into tokens.
 _SPELLED_OUT = re.compile(
     r"\b(?:(?:besloten|naamloze|commanditaire) vennootschap"
@@ -84,7 +85,7 @@ def _strip_accents(value: str) -> str:
 
 def _undot(match: re.Match[str]) -> str:
     letters = match.group(1).replace(".", "")
-    if letters in LEGAL_FORMS or letters in _NOT_THE_NAME:
+    if letters in _DROPPED:
         return letters
     return " ".join(letters)  # initials: joined below, as spaced ones are
 
@@ -111,12 +112,11 @@ def _join_initials(tokens: list[str], letters: bool) -> list[str]:
 def _initials(run: list[str], letters: bool) -> list[str]:
     """A run of single letters as tokens. A spaced legal form at its end is its own token
     ("V&D B. V." is "vd" and "bv", not "vdbv"; "K.P.N. N. V." is "kpn" and "nv")."""
-    forms = LEGAL_FORMS | _NOT_THE_NAME
     joined = "".join(run)
     for size in (4, 3, 2):
-        if len(run) > size and "".join(run[-size:]) in forms and joined not in forms:
+        if len(run) > size and "".join(run[-size:]) in _DROPPED and joined not in _DROPPED:
             return [*_initials(run[:-size], letters), "".join(run[-size:])]
-    if letters and len(run) > 1 and joined not in forms:
+    if letters and len(run) > 1 and joined not in _DROPPED:
         return [joined, *run]
     return [joined]
 
@@ -136,7 +136,7 @@ def name_tokens(name: str, letters: bool = False) -> tuple[str, ...]:
     value = _SPELLED_OUT.sub(" ", value)
     words = [t for t in _PUNCT.sub(" ", value).split() if t not in _NOT_THE_NAME]
     tokens = _join_initials(words, letters)
-    kept = [t for t in tokens if t not in LEGAL_FORMS and t not in _NOT_THE_NAME]
+    kept = [t for t in tokens if t not in _DROPPED]
     if not kept:
         kept = [t for t in tokens if t in _HOLDING_WORDS] or tokens
     return tuple(kept)
