@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic.config import JsonDict
 
 from app.types import EXTERNAL_ID_MAX, SOURCE_NAME, AwareDatetime, Principal, ShortText
 
@@ -26,6 +27,15 @@ class AclIn(BaseModel):
     deny: list[Principal] = Field(default_factory=list, max_length=10_000)
 
 
+def _not_nullable(schema: JsonDict) -> None:
+    # absent is public within the firm, null is refused (DocumentIn._acl_given): a client
+    # generated from /openapi.json must not be told that null is allowed
+    options = schema.pop("anyOf", None)
+    if isinstance(options, list):
+        schema.update(next(o for o in options if isinstance(o, dict) and o.get("type") != "null"))
+    schema.pop("default", None)
+
+
 class DocumentIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     source: SourceName
@@ -40,7 +50,7 @@ class DocumentIn(BaseModel):
     text: Annotated[str, StringConstraints(max_length=MAX_TEXT)] | None = None
     content_base64: Annotated[str, StringConstraints(max_length=MAX_BASE64)] | None = None
     mime_type: ShortText | None = None
-    acl: AclIn | None = None
+    acl: AclIn | None = Field(default=None, json_schema_extra=_not_nullable)
 
     @field_validator("external_id")
     @classmethod

@@ -232,6 +232,14 @@ def test_delete_removes_the_chunks(firm: Firm, client: TestClient, db: DbHandle)
     assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
 
 
+def test_the_openapi_schema_does_not_offer_a_null_acl(client: TestClient) -> None:
+    # a client generated from /openapi.json must not learn that null is allowed: it is refused
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    acl = schemas["DocumentIn"]["properties"]["acl"]
+    assert acl.get("$ref", "").endswith("/AclIn"), acl
+    assert "anyOf" not in acl and acl.get("type") != "null", acl
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [
