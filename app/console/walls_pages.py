@@ -27,6 +27,7 @@ from app.console.sessions import ConsoleSession
 from app.deps import get_resources
 from app.errors import AppError
 from app.resources import Resources
+from app.walls import exposure
 from app.walls import service as wall_service
 from app.walls.resolution import read_snapshot
 from app.walls.schemas import LiftIn, WallIn, WallOut
@@ -332,6 +333,20 @@ def _wall_page(
         )["items"]
         covered = wall.covered_matters or []
         pending = repository.retag_progress(conn, covered)
+        snap = resources.require_resolver().matrix(conn, resources.database)
+        exposed = (
+            exposure.wall_report(
+                conn,
+                snap,
+                wall_id,
+                roles=session.roles,
+                person_id=session.person_id,
+                lookback_days=resources.settings.exposure_lookback_days,
+                now=now_utc(),
+            )
+            if wall_id in snap.walls
+            else None  # issued after the snapshot was read: the next refresh has it
+        )
     totals: dict[str, int] = {}
     if pending:
         with resources.database.transaction() as conn:
@@ -350,6 +365,7 @@ def _wall_page(
         history=list(reversed(history)),
         covered=covered,
         progress=progress,
+        exposure=exposed,
         issued=request.query_params.get("issued") == "1",
         lift_error=lift_error,
         lift_reason=lift_reason,

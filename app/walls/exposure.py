@@ -179,6 +179,38 @@ def exposure(
     return aggregate(rows, denied, may_see)
 
 
+def wall_report(
+    conn: Connection,
+    snap: MatrixSnapshot,
+    wall_id: str,
+    *,
+    roles: Iterable[str],
+    person_id: str,
+    lookback_days: int,
+    now: datetime,
+) -> dict[str, Any]:
+    """The exposure of an issued wall as its reader may have it named (GET
+    /v1/walls/{id}/exposure and the console's wall page): the people it screens who
+    retrieved its matters within the lookback, and the matters' details."""
+    may_see = matter_view(roles, person_id, snap, now)
+    covered = snap.covered_matters[wall_id]
+    report = exposure(
+        conn,
+        wall_id,
+        covered,
+        since=now - timedelta(days=lookback_days),
+        snapshot=lambda: snap,
+        may_see=may_see,
+    )
+    return {
+        "wall_id": wall_id,
+        "lookback_days": lookback_days,
+        "policy_version": snap.version,
+        **report,
+        "matter_details": matter_details(snap, covered, may_see),
+    }
+
+
 def aggregate(
     rows: Iterable[Mapping[Any, Any]], denied: Callable[[str], bool], may_see: MaySee | None
 ) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
@@ -67,24 +66,15 @@ def wall_exposure(
     snap = resources.require_resolver().matrix(conn, resources.database)
     if wall_id not in snap.walls:
         raise NotFound("Wall", wall_id)
-    now = now_utc()
-    days = lookback_days or resources.settings.exposure_lookback_days
-    may_see = exposure.matter_view(principal.roles, principal.person_id, snap, now)
-    report = exposure.exposure(
+    return exposure.wall_report(
         conn,
+        snap,
         wall_id,
-        snap.covered_matters[wall_id],
-        since=now - timedelta(days=days),
-        snapshot=lambda: snap,
-        may_see=may_see,
+        roles=principal.roles,
+        person_id=principal.person_id,
+        lookback_days=lookback_days or resources.settings.exposure_lookback_days,
+        now=now_utc(),
     )
-    return {
-        "wall_id": wall_id,
-        "lookback_days": days,
-        "policy_version": snap.version,
-        **report,
-        "matter_details": exposure.matter_details(snap, snap.covered_matters[wall_id], may_see),
-    }
 
 
 @router.get("/walls", response_model=WallList)

@@ -349,6 +349,35 @@ def test_preview_issue_retag_and_lift(firm: Firm) -> None:
     assert "lifted" in client.get("/console/walls?state=lifted").text
 
 
+def _exposure_table(html: str) -> str:
+    table = html[html.index('id="exposure"') :]
+    return table[: table.index("</table>")]
+
+
+def test_the_wall_page_shows_who_was_exposed_as_the_api_does(firm: Firm) -> None:
+    assert "M-2" in firm.matters_seen(LAWYER, "lekkage magazijn")  # read before the wall
+    client = signed_in(firm, PARTNER, "conflicts")
+    token = csrf_of(client.get("/console/walls/new").text)
+    issued = client.post(
+        "/console/walls", data={**wall_form(), "csrf": token}, follow_redirects=False
+    )
+    wall_id = issued.headers["location"].split("/")[-1].split("?")[0]
+    api = ok(firm.client.get(f"/v1/walls/{wall_id}/exposure", headers=firm.h))
+    assert [item["person_id"] for item in api["items"]] == [LAWYER]
+    for reader in (client, signed_in(firm, COMPLIANCE, "compliance")):
+        table = _exposure_table(reader.get(f"/console/walls/{wall_id}").text)
+        assert LAWYER in table and PARTNER not in table
+        assert api["items"][0]["first_at"] in table
+    # a wall over a matter nobody it screens has read says so
+    other = client.post(
+        "/console/walls",
+        data={**wall_form(matters="M-1", screened=OTHER, title="Screen M-1"), "csrf": token},
+        follow_redirects=False,
+    )
+    page = client.get(other.headers["location"]).text
+    assert 'id="exposure-none"' in page and 'id="exposure"' not in page
+
+
 def test_wall_form_refusals_match_the_api(firm: Firm) -> None:
     client = signed_in(firm, PARTNER, "conflicts")
     token = csrf_of(client.get("/console/walls/new").text)
