@@ -27,7 +27,7 @@ from typing import Any
 
 import networkx as nx
 
-from app.walls.names import name_matches, name_tokens, normalize_name
+from app.walls.names import name_matches, normalize_name, query_forms
 
 OPEN_GROUP = "open"
 QUARANTINE_GROUP = "quarantine"
@@ -101,14 +101,17 @@ class NameIndex:
                     self._prefix[token[:end]].add(norm)
 
     def matching(self, query: str) -> set[str]:
-        found: set[str] | None = None
-        for token in name_tokens(query):
-            index = self._prefix if len(token) >= 5 else self._exact
-            have = index.get(token, set())
-            found = set(have) if found is None else found & have
-            if not found:
-                return set()
-        return {norm for norm in found or () if name_matches(query, norm)}
+        candidates: set[str] = set()
+        for tokens in query_forms(query):
+            found: set[str] | None = None
+            for token in tokens:
+                index = self._prefix if len(token) >= 5 else self._exact
+                have = index.get(token, set())
+                found = set(have) if found is None else found & have
+                if not found:
+                    break
+            candidates |= found or set()
+        return {norm for norm in candidates if name_matches(query, norm)}
 
 
 @dataclass

@@ -69,6 +69,26 @@ _SPELLED_OUT = re.compile(
 # Letters that Unicode decomposition leaves whole ("Ørsted" is "Orsted").
 _LETTERS = str.maketrans({"ø": "o", "ł": "l", "đ": "d", "ð": "d", "ħ": "h", "ı": "i",
                           "ŀ": "l", "æ": "ae", "œ": "oe", "þ": "th"})  # fmt: skip
+# Abbreviations written with their dot ("Gem. Zuiderveen" is "Gemeente Zuiderveen"), and
+# "'t" for "het" ("Café 't Hoekje").
+_ABBREVIATED = {
+    "gem": "gemeente",
+    "kon": "koninklijke",
+    "mij": "maatschappij",
+    "mpij": "maatschappij",
+    "maats": "maatschappij",
+    "prov": "provincie",
+    "ned": "nederlandse",
+    "bros": "brothers",
+    "gebr": "gebroeders",
+}
+_ABBREVIATION = re.compile(r"(?<![\w.])(" + "|".join(_ABBREVIATED) + r")\.")
+_HET = re.compile(r"(?<!\w)['\u2019]t\b")
+# Surname particles: "van den Berg" is also written "Vandenberg", "de Vries" "DeVries".
+_PARTICLES = frozenset(
+    {"van", "de", "der", "den", "het", "ten", "ter", "te", "op", "in", "von", "la", "le", "du",
+     "di", "da", "del", "della", "d", "l", "vd"}
+)  # fmt: skip
 _PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
 _DOTTED = re.compile(r"\b((?:[a-z]\.){1,3}[a-z]?\.?)(?=\s|$)")
 
@@ -131,6 +151,7 @@ def name_tokens(name: str, letters: bool = False) -> tuple[str, ...]:
     Holding words are kept when they are the whole name.
     """
     value = _strip_accents(name).casefold().translate(_LETTERS)
+    value = _HET.sub(" het", _ABBREVIATION.sub(lambda m: _ABBREVIATED[m.group(1)] + " ", value))
     # "b.v." -> "bv" and "m.j." -> "m j" before other punctuation becomes space
     value = _DOTTED.sub(_undot, value)
     value = _SPELLED_OUT.sub(" ", value)
@@ -142,18 +163,47 @@ def name_tokens(name: str, letters: bool = False) -> tuple[str, ...]:
     return tuple(kept)
 
 
+def _glued(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """Surname particles glued to the word they precede: ("van", "den", "berg", "bv") ->
+    ("vandenberg", "bv"). A run of particles at the end stays as it is."""
+    out: list[str] = []
+    run: list[str] = []
+    for token in tokens:
+        if token in _PARTICLES:
+            run.append(token)
+            continue
+        out.append("".join(run) + token)
+        run = []
+    return (*out, *run)
+
+
 def normalize_name(name: str) -> str:
-    """A name as stored and matched against: its tokens with the letters of its initials."""
-    return " ".join(name_tokens(name, letters=True))
+    """A name as stored and matched against: its tokens with the letters of its initials,
+    and the glued form of any surname particles ("van den berg vandenberg")."""
+    tokens = name_tokens(name, letters=True)
+    glued = [t for t in _glued(tokens) if t not in tokens]
+    return " ".join((*tokens, *glued))
+
+
+@functools.lru_cache(maxsize=65_536)
+def query_forms(query: str) -> tuple[tuple[str, ...], ...]:
+    """The ways a question's name may be written in a stored one: its tokens, and with its
+    surname particles glued ("van den Berg" also as "vandenberg")."""
+    tokens = name_tokens(query)
+    glued = _glued(tokens)
+    return (tokens,) if glued == tokens else (tokens, glued)
 
 
 def name_matches(query: str, candidate_norm: str) -> bool:
-    """Every token of the query appears in the candidate, as a token or a token prefix of
-    at least four characters ("Acme" matches "Acme Holding B.V.", "Phil" does not match
-    "Philips" but "Phili" does)."""
-    wanted = name_tokens(query)
+    """Every token of the query (in one of its forms) appears in the candidate, as a token
+    or a token prefix of at least five characters ("Acme" matches "Acme Holding B.V.",
+    "Phil" does not match "Philips" but "Phili" does)."""
     have = candidate_norm.split()
-    if not wanted or not have:
+    return bool(have) and any(_all_in(wanted, have) for wanted in query_forms(query))
+
+
+def _all_in(wanted: tuple[str, ...], have: list[str]) -> bool:
+    if not wanted:
         return False
     for token in wanted:
         if token in have:
