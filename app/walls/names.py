@@ -66,6 +66,7 @@ _SPELLED_OUT = re.compile(
     r"|met (?:beperkte|uitgesloten) aansprakelijkheid"
     r"|in (?:liquidatie|oprichting)|in staat van faillissement|cum suis)\b"
 )
+_VVE = re.compile(r"\bvereniging van eigenaars\b")
 # Letters that Unicode decomposition leaves whole ("Ørsted" is "Orsted").
 _LETTERS = str.maketrans({"ø": "o", "ł": "l", "đ": "d", "ð": "d", "ħ": "h", "ı": "i",
                           "ŀ": "l", "æ": "ae", "œ": "oe", "þ": "th"})  # fmt: skip
@@ -81,6 +82,7 @@ _ABBREVIATED = {
     "ned": "nederlandse",
     "bros": "brothers",
     "gebr": "gebroeders",
+    "zn": "zonen",
 }
 _ABBREVIATION = re.compile(r"(?<![\w.])(" + "|".join(_ABBREVIATED) + r")\.")
 _HET = re.compile(r"(?<!\w)['\u2019]t\b")
@@ -89,7 +91,8 @@ _PARTICLES = frozenset(
     {"van", "de", "der", "den", "het", "ten", "ter", "te", "op", "in", "von", "la", "le", "du",
      "di", "da", "del", "della", "d", "l", "vd"}
 )  # fmt: skip
-_PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
+_PUNCT = re.compile(r"[^\w\s]|_", re.UNICODE)
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z][a-z])")
 _DOTTED = re.compile(r"\b((?:[a-z]\.){1,3}[a-z]?\.?)(?=\s|$)")
 
 
@@ -154,7 +157,7 @@ def name_tokens(name: str, letters: bool = False) -> tuple[str, ...]:
     value = _HET.sub(" het", _ABBREVIATION.sub(lambda m: _ABBREVIATED[m.group(1)] + " ", value))
     # "b.v." -> "bv" and "m.j." -> "m j" before other punctuation becomes space
     value = _DOTTED.sub(_undot, value)
-    value = _SPELLED_OUT.sub(" ", value)
+    value = _SPELLED_OUT.sub(" ", _VVE.sub("vve", value))
     words = [t for t in _PUNCT.sub(" ", value).split() if t not in _NOT_THE_NAME]
     tokens = _join_initials(words, letters)
     kept = [t for t in tokens if t not in _DROPPED]
@@ -179,19 +182,21 @@ def _glued(tokens: tuple[str, ...]) -> tuple[str, ...]:
 
 def normalize_name(name: str) -> str:
     """A name as stored and matched against: its tokens with the letters of its initials,
-    and the glued form of any surname particles ("van den berg vandenberg")."""
+    the glued form of any surname particles ("van den berg vandenberg") and the words of a
+    name written together ("AholdDelhaize": "aholddelhaize ahold delhaize")."""
     tokens = name_tokens(name, letters=True)
-    glued = [t for t in _glued(tokens) if t not in tokens]
-    return " ".join((*tokens, *glued))
+    more = [*_glued(tokens), *name_tokens(_CAMEL.sub(" ", name), letters=True)]
+    return " ".join(dict.fromkeys((*tokens, *more)))
 
 
 @functools.lru_cache(maxsize=65_536)
 def query_forms(query: str) -> tuple[tuple[str, ...], ...]:
-    """The ways a question's name may be written in a stored one: its tokens, and with its
-    surname particles glued ("van den Berg" also as "vandenberg")."""
+    """The ways a question's name may be written in a stored one: its tokens, with its
+    surname particles glued ("van den Berg" also as "vandenberg"), and with words written
+    together split where a capital begins one ("AholdDelhaize" also as "ahold delhaize")."""
     tokens = name_tokens(query)
-    glued = _glued(tokens)
-    return (tokens,) if glued == tokens else (tokens, glued)
+    forms = (tokens, _glued(tokens), name_tokens(_CAMEL.sub(" ", query)))
+    return tuple(dict.fromkeys(forms))
 
 
 def name_matches(query: str, candidate_norm: str) -> bool:

@@ -53,6 +53,10 @@ WRITTEN_OTHERWISE = [
     ("Bouwbedrijf De Vries", "Bouwbedrijf DeVries"),
     ("J. van der Meer", "J. Vandermeer"),
     ("D'Ancona Advies", "Dancona Advies"),
+    ("Ahold Delhaize", "AholdDelhaize"),
+    ("Dijkstra en Zonen", "Dijkstra & Zn."),
+    ("Vereniging van Eigenaars De Linde", "VvE De Linde"),
+    ("Kuiper Trust", "Kuiper_Trust"),
 ]
 OTHER_PARTY = [
     ("Bakker Zonen", "Bakker Bouw"),
