@@ -38,7 +38,10 @@ class Settings(BaseSettings):
     # --- database -------------------------------------------------------------------------
     database_url: str | None = Field(
         default=None,
-        description="PostgreSQL URL the service connects with. Unset: embedded PostgreSQL.",
+        description=(
+            "PostgreSQL URL the service connects with (libpq's connect_timeout, keepalives_* "
+            "and tcp_user_timeout in it replace ewall's 10 s / 30 s). Unset: embedded PostgreSQL."
+        ),
     )
     migrations_database_url: str | None = Field(
         default=None,

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from psycopg import sql
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, make_url
 
 from app.db import sqlfiles
 
@@ -62,6 +62,26 @@ class DatabaseUrls:
 
 
 SIDE_POOL_SIZE = 2
+# How long the service waits on a database it cannot reach, unless the URL says otherwise
+# (libpq's own names): a connection attempt gives up after 10 s, a connection whose peer
+# stops answering (a partition, a paused host) is dropped after about 30 s, sending or
+# idle. Without them a request waits minutes for the operating system to give up, holding
+# its pooled connection, and the requests behind it wait for the pool. Unix sockets (the
+# embedded server) ignore the TCP ones.
+NETWORK_TIMEOUTS: dict[str, int] = {
+    "connect_timeout": 10,
+    "keepalives": 1,
+    "keepalives_idle": 15,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 30_000,
+}
+
+
+def network_timeouts(url: str) -> dict[str, int]:
+    """NETWORK_TIMEOUTS less those the URL sets itself."""
+    given = set(make_url(sqlalchemy_url(url)).query)
+    return {key: value for key, value in NETWORK_TIMEOUTS.items() if key not in given}
 
 
 def _engine(
@@ -83,6 +103,7 @@ def _engine(
             "prepare_threshold": NEVER_AUTO_PREPARE if prepare_marked else None,
             "application_name": "ewall",
             "options": options,
+            **network_timeouts(url),
         },
     )
 
