@@ -88,12 +88,17 @@ _LOOKALIKES = str.maketrans(
         **dict.fromkeys("\ua789\u02f8\u2236\u0589\u05c3\u16ec", ":"),
     }
 )
-_SEP = r"(?:\s*(?::|%3a|-|/)\s*|\s+)"
+# A separator as a reader takes one: a run of up to three punctuation marks or underscores
+# (":", "%3A", "-", ".", "_", "/", ";", "|", dashes, "::"), with or without spaces, or spaces.
+_SEP = r"(?:\s*(?:%3a|[^\w\s]|_){1,3}\s*|\s+)"
+# A court as written: letters or digits, split once by "." or "-" ("G.HAMS", "RB-AMS"), or
+# spaced letters ("H R"); country, court and year in any script's letters and digits.
+_COURT = r"(?:[^\W_](?: [^\W_]){1,6}|[^\W_]{1,20}(?:[.\-][^\W_]{1,20})?)"
 # Anything that reads as ECLI + country + court + year (+ ordinal), whatever the case, the
 # separators or what splits it. Matched on the text as a reader sees it.
 _LOOSE = re.compile(
-    rf"ecli{_SEP}[a-z]{{1,3}}{_SEP}[a-z0-9]{{0,12}}{_SEP}[0-9]{{2,5}}"
-    rf"(?:{_SEP}(?:[a-z0-9.:]*[a-z0-9])?)?",
+    rf"e[ .]?c[ .]?l[ .]?i{_SEP}[^\W\d_]{{1,4}}{_SEP}{_COURT}{_SEP}\d{{2,6}}"
+    rf"(?:{_SEP}(?:[\w.:]*[^\W_])?)?",
     re.IGNORECASE,
 )
 MAX_SHOWN = 100  # characters of a malformed citation named in the gate's answer

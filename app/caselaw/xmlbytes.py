@@ -68,6 +68,15 @@ def _legacy_char(byte: int, before: str, after: str) -> tuple[str, str]:
 MAX_REPAIRED_BYTES = 200_000
 
 
+def legacy_bytes(data: bytes) -> int:
+    """How many bytes of ``data`` are not UTF-8 (0 for clean UTF-8): the repair's cost."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return len(_LEGACY_BYTE.findall(data.decode("utf-8", errors="surrogateescape")))
+    return 0
+
+
 def _decode_mixed(data: bytes) -> tuple[bytes, dict[str, int]]:
     """UTF-8 with stray legacy bytes repaired; returns clean UTF-8 and counts per code page."""
     text = data.decode("utf-8", errors="surrogateescape")

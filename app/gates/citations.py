@@ -27,6 +27,7 @@ from typing import Any
 import httpx
 
 from app.caselaw.parse import assess, parse_rechtspraak
+from app.caselaw.xmlbytes import legacy_bytes
 from app.ecli import normalize_ecli
 from app.ingest.types import ExtractionError
 from app.settings import Settings
@@ -34,6 +35,10 @@ from app.settings import Settings
 log = logging.getLogger("ewall.gates.citations")
 
 MAX_BODY_BYTES = 32 * 1024 * 1024  # the largest real records are a few MB
+# Real records hold at most a few dozen stray legacy bytes (87 in ../shared/corpus); each
+# costs a Python call to repair, so an answer with more is refused before parsing, not left
+# to hold a parse thread that other callers' checks wait for.
+MAX_LEGACY_BYTES = 5_000
 USER_AGENT = "ewall-citation-gate/1"
 # Parsing runs here, off the call's event loop and under the same deadline as the fetch: a
 # body of stray non-UTF-8 bytes takes seconds per MB to repair. Not the loop's default
@@ -68,6 +73,10 @@ class CitationResult:
 
 class _TooLargeError(Exception):
     """The answer exceeds max_body_bytes."""
+
+
+class _ElsewhereError(Exception):
+    """The source redirected to another server."""
 
 
 def _unverifiable(
@@ -172,8 +181,17 @@ class CitationChecker:
             follow_redirects=True,
             max_redirects=3,
             headers={"Accept": "application/xml", "User-Agent": USER_AGENT},
+            event_hooks={"request": [self._same_source]},
         ) as client:
             return list(await asyncio.gather(*(self._check_one(client, gate, e) for e in unique)))
+
+    async def _same_source(self, request: httpx.Request) -> None:
+        """A redirect may change the scheme to https, never the host or port: an answer from
+        elsewhere is not the judiciary's."""
+        source = httpx.URL(self.url)
+        same = (request.url.host, request.url.port) == (source.host, source.port)
+        if not same or request.url.scheme not in {source.scheme, "https"}:
+            raise _ElsewhereError(str(request.url.copy_with(query=None))[:200])
 
     def check_sync(self, eclis: Sequence[str]) -> list[CitationResult]:
         """For sync code such as a FastAPI ``def`` route (it runs in the threadpool).
@@ -229,6 +247,10 @@ class CitationChecker:
             return _unverifiable(
                 ecli, f"no answer from the source within {self.timeout_s:g} s", started
             )
+        except _ElsewhereError as exc:
+            return _unverifiable(
+                ecli, f"the source redirected to another server ({exc})", started
+            )
         except _TooLargeError:
             return _unverifiable(ecli, "the answer from the source is too large", started, 200)
         except httpx.HTTPError as exc:
@@ -237,6 +259,10 @@ class CitationChecker:
             return _unverifiable(ecli, "the source has no record of it (HTTP 404)", started, status)
         if status != httpx.codes.OK:
             return _unverifiable(ecli, f"the source answered HTTP {status}", started, status)
+        if legacy_bytes(body) > MAX_LEGACY_BYTES:
+            return _unverifiable(
+                ecli, "unreadable answer from the source (not UTF-8)", started, status
+            )
         left = started + self.timeout_s - time.monotonic()
         try:
             parsing = asyncio.get_running_loop().run_in_executor(_PARSERS, parse_rechtspraak, body)

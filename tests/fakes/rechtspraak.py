@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from urllib.parse import urlencode
 
 import uvicorn
 from fastapi import FastAPI, Query
@@ -81,6 +82,8 @@ class Knob:
     set_aside_by: str | None = None
     vervallen_by: str | None = None
     withdrawal: str | None = None  # text of an explicit <ingetrokken> marker ("" = empty)
+    redirect_to: str | None = None  # answer 302 to this URL (with the ECLI, once)
+    stray_bytes: int = 0  # this many Latin-1 bytes in a comment: declared UTF-8, not UTF-8
 
 
 @dataclass
@@ -164,7 +167,7 @@ def _build_app(state: _State, files: dict[str, Path]) -> FastAPI:
     app = FastAPI(title="fake data.rechtspraak.nl")
 
     @app.get(PATH)
-    async def content(ecli: str = Query("", alias="id")) -> Response:
+    async def content(ecli: str = Query("", alias="id"), moved: str = Query("")) -> Response:
         with state.lock:
             state.hits[ecli] += 1
             knob = state.knobs.get(ecli, Knob())
@@ -178,9 +181,15 @@ def _build_app(state: _State, files: dict[str, Path]) -> FastAPI:
             return Response(f"error {knob.status}", status_code=knob.status)
         if knob.garbage:
             return Response(b"\x00\xffnot <xml at all", media_type="application/xml")
+        if knob.redirect_to is not None and not moved:
+            target = f"{knob.redirect_to}?{urlencode({'id': ecli, 'moved': '1'})}"
+            return Response(status_code=302, headers={"Location": target})
         body = render(ecli, knob, files)
         if body is None:
             return Response("Not found", status_code=404, media_type="text/plain")
+        if knob.stray_bytes:
+            end = body.index(b"?>") + 2 if body.startswith(b"<?xml") else 0
+            body = body[:end] + b"<!-- " + b"\xe9" * knob.stray_bytes + b" -->" + body[end:]
         if knob.trickle_s > 0:
             return StreamingResponse(
                 _trickle(body, knob.trickle_s, state), media_type="application/xml"

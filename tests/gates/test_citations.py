@@ -14,9 +14,9 @@ from app.audit.chain import verify_chain
 from app.caselaw.parse import parse_rechtspraak
 from app.gates import citations
 from app.gates import repository as gate_repository
-from app.gates.citations import CitationChecker, CitationResult
+from app.gates.citations import MAX_LEGACY_BYTES, CitationChecker, CitationResult
 from tests.conftest import Tokens, make_settings
-from tests.fakes.rechtspraak import FakeRechtspraak, closed_port_url, manifest
+from tests.fakes.rechtspraak import FakeRechtspraak, closed_port_url, manifest, running_fake
 from tests.gates.conftest import GateClient
 
 if TYPE_CHECKING:
@@ -274,6 +274,32 @@ def test_oversized_answer_is_unverifiable(rechtspraak: FakeRechtspraak) -> None:
     settings = make_settings(rechtspraak_url=rechtspraak.url)
     [result] = CitationChecker(settings, max_body_bytes=100).check_sync([ecli])
     assert result.reason == "unverifiable: the answer from the source is too large"
+
+
+def test_a_redirect_to_another_server_is_unverifiable(rechtspraak: FakeRechtspraak) -> None:
+    """A record served from elsewhere is not the judiciary's, whatever it says."""
+    live, moved = live_eclis(2)
+    with running_fake() as elsewhere:
+        rechtspraak.set(live, redirect_to=elsewhere.url)
+        [result] = check(rechtspraak.url, [live])
+        assert not result.live and elsewhere.hits(live) == 0
+        assert result.reason.startswith("unverifiable: the source redirected to another server")
+    rechtspraak.set(moved, redirect_to=rechtspraak.url)  # the same server: followed
+    [result] = check(rechtspraak.url, [moved])
+    assert result.live and rechtspraak.hits(moved) == 2
+
+
+def test_an_answer_of_stray_bytes_is_refused_before_parsing(
+    rechtspraak: FakeRechtspraak,
+) -> None:
+    """Repairing stray bytes costs a Python call each, in parse threads that every caller
+    shares: a fuzz held another lawyer's check past its deadline with 199,000 of them."""
+    few, many = live_eclis(2)
+    rechtspraak.set(few, stray_bytes=90)  # as many as real records hold: repaired
+    rechtspraak.set(many, stray_bytes=MAX_LEGACY_BYTES + 1)
+    by_ecli = {r.ecli: r for r in check(rechtspraak.url, [few, many], timeout=GENEROUS)}
+    assert by_ecli[few].live
+    assert by_ecli[many].reason == "unverifiable: unreadable answer from the source (not UTF-8)"
 
 
 def test_not_an_ecli_is_unverifiable_without_a_request(rechtspraak: FakeRechtspraak) -> None:

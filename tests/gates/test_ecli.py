@@ -92,6 +92,24 @@ def test_helpers() -> None:
         ("ECLI:NL:HR:2019:" + "A" * 26, "ECLI:NL:HR:2019:" + "A" * 26),
         ("ECLI:NL:HR:2019:1:2", "ECLI:NL:HR:2019:1:2"),
         ("ECLI:NL:HR:19:1", "ECLI:NL:HR:19:1"),
+        # other separators, as in file names and word processors (a fuzz found each of these
+        # read as no citation at all, so the draft passed unchecked)
+        ("ECLI.NL.RBAMS.2012.BZ5426", "ECLI.NL.RBAMS.2012.BZ5426"),
+        ("ECLI_NL_RBAMS_2012_BZ5426", "ECLI_NL_RBAMS_2012_BZ5426"),
+        ("ECLI\u2013NL\u2013HR\u20131996\u2013AA1742", "ECLI\u2013NL\u2013HR\u20131996\u2013AA1742"),
+        ("ECLI\u2212NL\u2212HR\u22121996\u2212AA1742", "ECLI\u2212NL\u2212HR\u22121996\u2212AA1742"),
+        ("ECLI;NL;HR;1996;AA1742", "ECLI;NL;HR;1996;AA1742"),
+        ("ECLI|NL|HR|1996|AA1742", "ECLI|NL|HR|1996|AA1742"),
+        ("ECLI\\NL\\HR\\1996\\AA1742", "ECLI\\NL\\HR\\1996\\AA1742"),
+        ("ECLI::NL:HR:1996:AA1742", "ECLI::NL:HR:1996:AA1742"),
+        ("ECLI :NL :HR :1996 :AA1742", "ECLI :NL :HR :1996 :AA1742"),
+        ("ECLI:NL:H-R:2019:1278", "ECLI:NL:H-R:2019:1278"),
+        ("ECLI:NL:H R:2019:1278", "ECLI:NL:H R:2019:1278"),
+        ("ECLI:NL:G.HAMS:2013:2283", "ECLI:NL:G.HAMS:2013:2283"),
+        ("ECLI:NL:RECHTBANKAMSTD:2013:1", "ECLI:NL:RECHTBANKAMSTD:2013:1"),
+        ("ECLI:NEDL:HR:1996:AA1742", "ECLI:NEDL:HR:1996:AA1742"),
+        ("E C L I:NL:HR:1996:AA1742", "E C L I:NL:HR:1996:AA1742"),
+        ("ECLI:NL:HR:\u0661\u0669\u0669\u0666:AA1742", "ECLI:NL:HR:\u0661\u0669\u0669\u0666:AA1742"),
     ],
 )
 def test_the_gate_reads_near_eclis_as_malformed_citations(text: str, read_as: str) -> None:
