@@ -98,6 +98,10 @@ _STATUS_CODES = {
 }
 
 
+# what FastAPI says of a body that is not UTF-8, or nested deeper than the JSON parser goes
+_UNPARSED_BODY = "There was an error parsing the body"
+
+
 def _field_name(loc: tuple[Any, ...] | list[Any]) -> str:
     parts = [str(p) for p in loc]
     # the first element says where the value came from (body, query string, path, header)
@@ -140,6 +144,16 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400 and exc.detail == _UNPARSED_BODY:
+            # not UTF-8, or JSON nested past what the parser follows: as unreadable as
+            # JSON that does not parse, which is a 422 naming the body
+            message = "Invalid request: body: not JSON that can be read (UTF-8, nested at most"
+            message += " a few hundred levels)"
+            error = {"field": "body", "message": message, "type": "json_invalid"}
+            return JSONResponse(
+                envelope("validation_error", message, {"field": "body", "errors": [error]}),
+                status_code=422,
+            )
         code = _STATUS_CODES.get(exc.status_code, "error" if exc.status_code < 500 else "internal")
         message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
         return JSONResponse(

@@ -388,6 +388,21 @@ def test_broken_json_without_a_token_is_401(client: TestClient) -> None:
         assert r.headers["WWW-Authenticate"] == "Bearer"
 
 
+@pytest.mark.parametrize(
+    "body", [b'{"query": "\xff\xfe huur"}', b"[" * 50_000 + b"]" * 50_000], ids=["latin1", "deep"]
+)
+def test_a_body_not_utf8_or_nested_too_deep_is_a_422_naming_the_body(
+    client: TestClient, auth: Tokens, body: bytes
+) -> None:
+    """A fuzz: these were 400 bad_request, naming nothing, where JSON that does not parse is
+    a 422 naming the body."""
+    headers = {**auth("alice@firm.nl", "lawyer"), "Content-Type": "application/json"}
+    r = client.post("/v1/search", content=body, headers=headers)
+    assert r.status_code == 422, r.text
+    assert_envelope(r.json(), "validation_error")
+    assert r.json()["error"]["details"]["field"] == "body"
+
+
 def test_unknown_routes_stay_404_without_a_token(client: TestClient) -> None:
     r = client.post("/v1/no/such/route", content=b"{}")
     assert r.status_code == 404
