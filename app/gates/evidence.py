@@ -21,6 +21,7 @@ Nothing here touches the database or the encoder.
 
 from __future__ import annotations
 
+import calendar
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -55,7 +56,8 @@ _OPPOSITE_PAIRS = """
     toegewezen:afgewezen toewijst:afwijst toewijzen:afwijzen toewijzing:afwijzing
     terecht:onrechte aanvaard:verworpen aanvaardt:verwerpt verwerpt:vernietigt
     bekrachtigd:vernietigd bekrachtigt:vernietigt bekrachtigen:vernietigen
-    bekrachtiging:vernietiging verleend:geweigerd verleent:weigert verlenen:weigeren
+    bekrachtiging:vernietiging gehandhaafd:vernietigd handhaaft:vernietigt
+    handhaven:vernietigen verleend:geweigerd verleent:weigert verlenen:weigeren
     faalt:slaagt falen:slagen toegekend:afgewezen verminderd:verhoogd vermindert:verhoogt
     verminderen:verhogen vermindering:verhoging gedeeltelijk:volledig maand:jaar
     maandelijks:jaarlijks
@@ -72,6 +74,19 @@ for _pair in _OPPOSITE_PAIRS.split():
     _a, _b = _pair.split(":")
     OPPOSITES[_a] = OPPOSITES.get(_a, frozenset()) | {_b}
     OPPOSITES[_b] = OPPOSITES.get(_b, frozenset()) | {_a}
+
+# Heads of Dutch legal compounds whose first part says which one: "inkomstenbelasting" is
+# not "omzetbelasting", a "tussenvonnis" no "eindvonnis" (``compound_swap``).
+COMPOUND_HEADS = frozenset(
+    {
+        "belasting", "heffing", "aanslag", "boete", "premie", "uitkering", "vergunning",
+        "overeenkomst", "verzekering", "rechter", "rechtbank", "vordering", "toeslag", "subsidie",
+        "beschikking", "verordening", "procedure", "termijn", "uitspraak", "vonnis", "arrest",
+        "contract", "ontslag", "straf", "verlof", "vennootschap", "aangifte",
+    }
+)
+_HEADS_LONGEST_FIRST = sorted(COMPOUND_HEADS, key=lambda h: (-len(h), h))
+_LINKS = ("s", "en", "e")  # what joins the parts: "inkomsten|belasting", "loon|s|..."
 
 NEGATIONS = frozenset(
     {
@@ -152,9 +167,11 @@ MONTHS = {
 # citation markers that end a sentence: "[2]", "[1, 3]", "[2-4]", possibly several, after
 # its full stop (as sentences.py keeps them with their sentence) or before it ("... [2].",
 # as language models often write them: the stop is kept with the sentence)
-_MARKERS_AT_END = re.compile(r"(?:\s*\[\d+(?:\s*[,;–-]\s*\d+)*\])+\s*([.!?…]*)\s*$")
+# "[2]", "[1, 3]", "[2-4]", "[ 1 ]"; "[-1]" and "[0]" cite no result (out of range)
+_MARKER_TEXT = r"\[\s*([-−]?\d+(?:\s*[,;–-]\s*\d+)*)\s*\]"
+_MARKERS_AT_END = re.compile(rf"(?:\s*{_MARKER_TEXT})+\s*([.!?…]*)\s*$")
 _RANK_DIGITS = 9  # a longer rank is out of range whatever it is (and int() refuses 4,300+)
-_MARKER = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
+_MARKER = re.compile(_MARKER_TEXT)
 
 _WORD = re.compile(r"[a-z]+")
 _MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
@@ -225,6 +242,9 @@ def split_markers(sentence: str) -> tuple[str, list[int]]:
         return sentence, []
     ranks: list[int] = []
     for marker in _MARKER.findall(found.group(0)):
+        if marker[0] in "-−":  # a negative rank: no result has it
+            ranks.extend(r for r in [0] if r not in ranks)
+            continue
         for part in re.split(r"\s*[,;]\s*", marker):
             bounds = [
                 int(x) if len(x) <= _RANK_DIGITS else 10**_RANK_DIGITS
@@ -234,7 +254,7 @@ def split_markers(sentence: str) -> tuple[str, list[int]]:
             low, high = bounds[0], bounds[-1]
             span = range(low, high + 1) if 0 <= high - low <= 100 else [low, high]
             ranks.extend(r for r in span if r not in ranks)
-    return sentence[: found.start()].rstrip() + found.group(1), ranks
+    return sentence[: found.start()].rstrip() + found.group(2), ranks
 
 
 # --- facts ---------------------------------------------------------------------------------
@@ -298,7 +318,7 @@ def extract_facts(text: str, *, skip_first_word: bool = True) -> list[Fact]:
     rest = take(
         _DATE_WORDS,
         rest,
-        lambda m: _date(m.group(1), str(MONTHS[m.group(2).lower()]), m.group(3), m.group(0)),
+        lambda m: _named_date(m.group(1), str(MONTHS[m.group(2).lower()]), m.group(3), m.group(0)),
     )
     rest = take(
         _AMOUNT_BEFORE, rest, lambda m: _amount(m.group(1), m.group(2), m.group(3), m.group(0))
@@ -379,11 +399,21 @@ def _amount(currency: str, number: str, scale: str | None, text: str) -> Fact:
 
 def _date(day: str, month: str, year: str | None, text: str) -> Fact | None:
     d, mo = int(day), int(month)
-    if not (1 <= d <= 31 and 1 <= mo <= 12):
+    if not 1 <= mo <= 12:
+        return None
+    # 29 February without a year may be a leap year's
+    last = calendar.monthrange(int(year) if year and int(year) > 0 else 2000, mo)[1]
+    if not 1 <= d <= last:
         return None
     if year is None:
         return Fact("day", f"{mo:02d}-{d:02d}", text)
     return Fact("date", f"{int(year):04d}-{mo:02d}-{d:02d}", text)
+
+
+def _named_date(day: str, month: str, year: str | None, text: str) -> Fact:
+    """A day and a month's name are a date, a possible one or not: "34 februari 1990" is a
+    date no passage can hold (its "34" is no number to be found elsewhere)."""
+    return _date(day, month, year, text) or Fact("date", f"impossible: {text.strip()}", text)
 
 
 # --- what a fact is bound to ---------------------------------------------------------------
@@ -553,6 +583,7 @@ def misbound_facts(sites: Iterable[FactSite], held: FactIndex) -> list[Fact]:
 
 _CONTEXT = 4  # content words either side of a negation that say what it negates
 BREAK = "|"  # where a clause ends, among ``negation_words``
+END = "."  # after a BREAK where a sentence ends (no content word, no negation)
 # conjunctions that open a clause of their own: "niet X, maar Y", "zodat ... geen"
 _OPENS_CLAUSE = frozenset(
     {"maar", "doch", "zodat", "omdat", "terwijl", "hoewel", "aangezien", "want"}
@@ -570,7 +601,8 @@ _ABBREVIATED = frozenset({"art", "artt", "nr", "nrs", "jo", "resp", "bijv", "vgl
 
 def negation_words(text: str) -> list[str]:
     """The folded words of ``text`` with ``BREAK`` where a clause ends (punctuation, or a
-    conjunction that opens one): what the negation check reads. A negation says something
+    conjunction that opens one), and ``END`` after it where a sentence ends: what the
+    negation check reads. A negation says something
     of its own clause: the words of the next one are not what it negates."""
     out: list[str] = []
     tokens = _TOKEN.findall(fold(text))
@@ -579,8 +611,10 @@ def negation_words(text: str) -> list[str]:
         if word == "." and (before in _ABBREVIATED or (before.isalpha() and len(before) == 1)):
             continue
         if not word[0].isalpha() or word in _OPENS_CLAUSE:
-            if out and out[-1] != BREAK:
+            if out and out[-1] not in (BREAK, END):
                 out.append(BREAK)
+            if word in _SENTENCE_END and out and out[-1] == BREAK:
+                out.append(END)
             if not word[0].isalpha():
                 continue
         following = tokens[i + 1] if i + 1 < len(tokens) else ""
@@ -618,6 +652,7 @@ class _Negation:
     head: str | None
     clause: frozenset[str]
     own: frozenset[str]  # ``near`` inside its own clause only
+    at: int  # its index among the tokens
 
     def agrees(self, other: Sequence[_Negation]) -> bool:
         """The other side negates the same: a negation there negates the same word, or half
@@ -646,7 +681,7 @@ def _negations(tokens: Sequence[str]) -> list[_Negation]:
         head = next((w for w in tokens[i + 1 : i + 4] if w == BREAK or _content(w)), None)
         stems = {stem(w) for w in near if _content(w)}
         own = frozenset(stems)
-        opens = i == 0 or tokens[i - 1] == BREAK
+        opens = i == 0 or tokens[i - 1] in (BREAK, END)
         if len(stems) < 2 or opens:
             # "..., maar daarvan is geen sprake", "M.i. is dat niet het geval", "het
             # oordeel, gelet op ..., niet juist is": what it negates is said before it
@@ -663,6 +698,7 @@ def _negations(tokens: Sequence[str]) -> list[_Negation]:
                 None if head in (None, BREAK) else stem(head),
                 frozenset(stems | {stem(w) for w in clause if _content(w)}),
                 own,
+                i,
             )
         )
     return out
@@ -735,18 +771,51 @@ def _aligned_span(s_tokens: Sequence[str], p_tokens: Sequence[str]) -> Sequence[
     return p_tokens[start:end]
 
 
+def _same_heads(
+    s_tokens: Sequence[str], p_tokens: Sequence[str], span: Sequence[str]
+) -> bool:
+    """Every negation of the sentence negates a word that one of the passage negates, and
+    every negation of the passage's stretch a word that one of the sentence negates."""
+    s_heads = [n.head for n in _negations(s_tokens)]
+    p_heads = {n.head for n in _negations(p_tokens)}
+    span_heads = [n.head for n in _negations(span)]
+    return (
+        None not in s_heads
+        and None not in span_heads
+        and set(s_heads) <= p_heads
+        and set(span_heads) <= set(s_heads)
+    )
+
+
+def _saying_sentences(p_tokens: Sequence[str], s_stems: set[str]) -> set[int]:
+    """The indexes of the passage's tokens in its sentences that say most of what the
+    sentence says (at least three quarters as many of its content words as the best one)."""
+    spans: list[tuple[int, int, int]] = []  # start, end, content words shared
+    start = 0
+    for end in [*(i for i, t in enumerate(p_tokens) if t == END), len(p_tokens)]:
+        shared = {stem(w) for w in p_tokens[start:end] if _content(w)} & s_stems
+        spans.append((start, end, len(shared)))
+        start = end + 1
+    best = max(n for *_, n in spans)
+    return {i for a, b, n in spans if n >= 0.75 * best for i in range(a, b)}
+
+
 def negation_mismatch_words(s_tokens: Sequence[str], p_tokens: Sequence[str]) -> str | None:
     """``negation_mismatch`` on ``negation_words``, as the gate keeps them."""
     span = _aligned_span(s_tokens, p_tokens)
     if span is not None:
         s_neg, p_neg = _counted_negations(s_tokens), _counted_negations(span)
-        if len(s_neg) != len(p_neg):  # "noch ... noch" against one "noch", a "niet" added
+        # "noch ... noch" against one "noch", a "niet" added; unless every negation on either
+        # side negates a word that the other side negates too, said elsewhere in the clause
+        # (Dutch moves "zonder verhoging" before the verb: the stretch misses it)
+        if len(s_neg) != len(p_neg) and not _same_heads(s_tokens, p_tokens, span):
             extra = [t for t in s_neg if t not in p_neg] or [t for t in p_neg if t not in s_neg]
             return (extra or s_neg or p_neg)[0]
     s_stems = {stem(w) for w in s_tokens if _content(w)}
     p_stems = {stem(w) for w in p_tokens if _content(w)}
     s_negations, p_negations = _negations(s_tokens), _negations(p_tokens)
     s_negated = _negated(s_negations)
+    said = _saying_sentences(p_tokens, s_stems)
     for negation in s_negations:  # the sentence negates what the passage states
         site = negation.near
         stated = len(site) >= 2 and len(site & p_stems) >= 0.6 * len(site)
@@ -759,10 +828,12 @@ def negation_mismatch_words(s_tokens: Sequence[str], p_tokens: Sequence[str]) ->
         stated = stated or (len(before) >= 2 and len(before & s_stems) >= 0.75 * len(before))
         if stated and not negation.agrees(s_negations):
             return negation.word
-        # the word it negates, stated beside what stands near it, and negated nowhere
+        # the word it negates, stated beside what stands near it, and negated nowhere (in a
+        # sentence of the passage that says what the sentence says, not in the one before:
+        # "... besloot geen teruggaaf te verlenen. Het Hof ... heeft een teruggaaf verleend.")
         shared = site & s_stems
         head_stated = negation.head in shared and negation.head not in s_negated
-        if head_stated and len(shared) >= max(2, 0.5 * len(site)):
+        if head_stated and len(shared) >= max(2, 0.5 * len(site)) and negation.at in said:
             return negation.word
     s_words, p_words = set(s_tokens), set(p_tokens)
     for word in s_words:  # "onrechtmatig" against "rechtmatig", either way
@@ -775,4 +846,41 @@ def negation_mismatch_words(s_tokens: Sequence[str], p_tokens: Sequence[str]) ->
         opposite = OPPOSITES.get(word, frozenset())
         if word not in p_words and opposite & p_words and not opposite & s_words:
             return word
+    return None
+
+
+def _compound(word: str) -> tuple[str, str] | None:
+    """(first part, head) of a compound on one of ``COMPOUND_HEADS``, or None."""
+    for head in _HEADS_LONGEST_FIRST:
+        if word.endswith(head) and len(word) >= len(head) + 3:
+            first = word[: -len(head)]
+            for link in _LINKS:
+                if first.endswith(link) and len(first) > len(link) + 2:
+                    first = first[: -len(link)]
+                    break
+            return first, head
+    return None
+
+
+def compound_swap(s_tokens: Sequence[str], p_tokens: Sequence[str]) -> str | None:
+    """A compound of the sentence that the passage does not hold while it holds another of
+    the same head ("inkomstenbelasting" where the passage says "omzetbelasting"): another
+    one of its kind, as a changed date is another date. A first part that is itself a head
+    names the general kind ("belastingaanslag" for "naheffingsaanslag") and is no swap."""
+    held = set(p_tokens)
+    kinds: dict[str, set[str]] = {}
+    for word in held:
+        parts = _compound(word)
+        if parts is not None:
+            kinds.setdefault(parts[1], set()).add(parts[0])
+    for word in s_tokens:
+        if word in held:
+            continue
+        parts = _compound(word)
+        if parts is None or parts[1] not in kinds:
+            continue
+        first, head = parts
+        if first in COMPOUND_HEADS or any(first in other for other in kinds[head]):
+            continue
+        return word
     return None

@@ -30,6 +30,7 @@ import numpy.typing as npt
 from app.gates.evidence import (
     FactIndex,
     FactSite,
+    compound_swap,
     content_stems,
     extract_facts,
     fact_sites,
@@ -208,6 +209,9 @@ def _verdict(
         negated = negation_mismatch_words(core, chunk.words[local])
         if negated is not None:
             reasons.append(Reason("negation", negated))
+        swapped = compound_swap(core, chunk.words[local])
+        if swapped is not None:
+            reasons.append(Reason("fact_mismatch", swapped))
         if not reasons:
             return _Verdict(index, float(scores[index]), [])
         if first_reasons is None:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from app.gates.evidence import (
+    compound_swap,
     content_stems,
     document_facts,
     extract_facts,
@@ -400,7 +401,7 @@ def test_niet_before_uitsluitend_negates_without_a_maar_and_zonder_meer_does_not
         "Het verzoek is zonder meer toewijsbaar.", "Het verzoek is toewijsbaar."
     ) is None
     # a full stop after a number ends the sentence; after "art." it does not (a review)
-    assert negation_words("Zie art. 3. Het hof") == ["zie", "art", "|", "het", "hof"]
+    assert negation_words("Zie art. 3. Het hof") == ["zie", "art", "|", ".", "het", "hof"]
 
 
 def test_acht_as_a_verb_is_no_number() -> None:
@@ -448,3 +449,72 @@ def test_the_passage_that_states_the_fact_is_checked_among_many_alike() -> None:
     assert tenth.supported and tenth.evidence is not None and tenth.evidence.rank == 10
     assert third.supported and third.evidence is not None and third.evidence.rank == 3
     assert not none.supported and [r.kind for r in none.reasons] == ["fact_mismatch"]
+
+
+def test_a_negation_in_the_sentence_before_is_not_what_the_answer_restates() -> None:
+    """A fuzz of the gate: the passage's window held the sentence before, whose "geen
+    teruggaaf" flagged a faithful account of the next sentence's "teruggaaf verleend"."""
+    passage = (
+        "Hij heeft bezwaar gemaakt bij de Inspecteur en verzocht om teruggaaf van dit bedrag, "
+        "waarna de Inspecteur bij uitspraak heeft besloten geen teruggaaf te verlenen van dit "
+        "bedrag. Belanghebbende is tegen die uitspraak in beroep gekomen bij het Hof, dat deze "
+        "uitspraak heeft vernietigd en een teruggaaf ten bedrage van f 6.075 heeft verleend."
+    )
+    faithful = "Het Hof vernietigde de uitspraak van de Inspecteur en verleende een teruggaaf."
+    assert negation_mismatch(faithful, passage) is None
+    # the sentence that restates the first one still needs its negation
+    flipped = "De Inspecteur heeft bij uitspraak besloten een teruggaaf te verlenen van dit bedrag."
+    assert negation_mismatch(flipped, passage) == "geen"
+
+
+def test_a_negation_said_in_another_place_of_the_clause_agrees() -> None:
+    """Dutch moves "zonder verhoging" before the verb: the passage's stretch from the
+    sentence's first to last content word then holds no "zonder", but the passage negates
+    the same word."""
+    passage = (
+        "Aan belanghebbende is over 1989 een naheffingsaanslag in de omzetbelasting opgelegd "
+        "ten bedrage van f 123.500,--, zonder verhoging, welke aanslag, na daartegen gemaakt "
+        "bezwaar, bij uitspraak van de Inspecteur is gehandhaafd."
+    )
+    reordered = "De naheffingsaanslag van f 123.500 werd zonder verhoging opgelegd."
+    assert negation_mismatch(reordered, passage) is None
+    assert negation_mismatch("De naheffingsaanslag werd met verhoging opgelegd.", passage)
+
+
+def test_another_compound_of_the_same_head_is_a_changed_fact() -> None:
+    """A fuzz of the gate: one word in five may be anything by containment, and "in de
+    inkomstenbelasting" for the passage's "in de omzetbelasting" was supported."""
+    passage = negation_words(
+        "Aan belanghebbende is over 1989 een naheffingsaanslag in de omzetbelasting opgelegd."
+    )
+    for sentence, swapped in [
+        ("Over 1989 is een naheffingsaanslag in de inkomstenbelasting opgelegd.",
+         "inkomstenbelasting"),
+        ("Over 1989 is een navorderingsaanslag in de omzetbelasting opgelegd.",
+         "navorderingsaanslag"),
+        ("Over 1989 is een naheffingsaanslag in de omzetbelasting opgelegd.", None),
+        ("Over 1989 is een aanslag in de omzetbelasting opgelegd.", None),  # the general word
+        ("Over 1989 is een belastingaanslag opgelegd.", None),  # the general kind
+    ]:
+        assert compound_swap(negation_words(sentence), passage) == swapped, sentence
+
+
+def test_an_impossible_date_is_a_fact_no_passage_holds() -> None:
+    """"34 februari 1990" read as no date let its "34" be found anywhere in the window."""
+    [fact] = extract_facts("De beschikking van 34 februari 1990 is vernietigd.")
+    assert fact.kind == "date" and fact.value.startswith("impossible")
+    held = index_facts("De beschikking van 27 februari 1990 is, na 34 dagen, vernietigd.")
+    assert missing_facts([fact], held) == [fact]
+    assert extract_facts("op 29 februari 1992")[0].value == "1992-02-29"  # a leap year
+    assert extract_facts("op 29 februari 1991")[0].value.startswith("impossible")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "ranks"),
+    [("Het hof oordeelt [ 1 ].", [1]), ("Het hof oordeelt. [ 2, 3 ]", [2, 3]),
+     ("Het hof oordeelt [-1].", [0]), ("Het hof oordeelt [1][2].", [1, 2])],
+)
+def test_markers_with_spaces_or_a_minus_are_read(sentence: str, ranks: list[int]) -> None:
+    """"[ 1 ]" and "[-1]" were left in the sentence, unread, and shipped as supported."""
+    core, found = split_markers(sentence)
+    assert found == ranks and "[" not in core
