@@ -144,6 +144,16 @@ def write_checkpoint(conn: Connection, key: Ed25519PrivateKey, directory: Path) 
         raise CheckpointError(
             f"the audit chain does not verify ({report.get('problem')}); nothing was signed"
         )
+    # a chain rewritten consistently verifies from its genesis: only the checkpoints signed
+    # before it show the rewrite, and a new one must not vouch for it (files of another key
+    # are for `verify --checkpoints` to judge)
+    for path in sorted(directory.glob(PATTERN)) if directory.is_dir() else []:
+        earlier = check_checkpoint(conn, path, key.public_key())
+        if earlier.signed and not earlier.ok:
+            raise CheckpointError(
+                f"the audit chain no longer passes through the checkpoint {path.name} "
+                f"({earlier.problems[0]}); nothing was signed"
+            )
     heads = {
         name: {"seq": int(chain["checked"]), "hash": str(chain["head"])}
         for name, chain in report["chains"].items()
@@ -169,6 +179,7 @@ class CheckpointReport:
     ok: bool
     created_at: str | None = None
     problems: list[str] = field(default_factory=list)
+    signed: bool = False  # its signature verifies with the key it was checked against
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"file": self.file, "ok": self.ok, "created_at": self.created_at}
@@ -199,6 +210,7 @@ def check_checkpoint(conn: Connection, path: Path, public: Ed25519PublicKey) -> 
             f"checkpoint, or signed by key {payload['key_id']})"
         )
         return report
+    report.signed = True
     chains = payload["chains"]
     if not isinstance(chains, dict) or set(chains) != set(CHAINS):
         report.problems.append("the checkpoint does not name every chain")
