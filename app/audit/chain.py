@@ -218,6 +218,14 @@ def _stored_sets(conn: Connection) -> set[str]:
         return known
 
 
+def forget_stored_sets() -> None:
+    """After an append failed: the database may have lost sets this process saw committed
+    (a point-in-time restore, a failover to a lagging standby), and a row naming one fails
+    its foreign key for ever. The next appends send their members again."""
+    with _STORED_LOCK:
+        _STORED_SETS.clear()
+
+
 @lru_cache(maxsize=4096)
 def _access_set(members: tuple[str, ...]) -> tuple[list[str], str]:
     """(sorted members, set id); searches of one person under one policy pass the same

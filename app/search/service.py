@@ -666,6 +666,7 @@ def _audit_unavailable_on_error() -> Iterator[None]:
     try:
         yield
     except DBAPIError as exc:
+        chain.forget_stored_sets()
         # the error's parameters hold the query and the access sets: types and frames only
         log.error(  # noqa: TRY400 (log.exception would log the message and its parameters)
             "audit append failed; the search returns nothing",

@@ -198,3 +198,31 @@ def test_concurrent_searches_keep_the_chain_gapless(
     report = _verify(client, auth)
     assert report["ok"] is True
     assert report["chains"]["retrievals"]["checked"] == 6 + 18  # type: ignore[index]
+
+
+def test_sets_lost_in_a_restore_are_stored_again(
+    audited: Firm, client: TestClient, auth: Tokens, db: DbHandle
+) -> None:
+    """A fuzz restored the audit tables to an earlier state: the process still held the
+    access sets of a later search as stored, left their members out, and every search of
+    that person failed its foreign key (503) until the service restarted."""
+    audited.person("bob@firm.nl", aliases=["imanage:user:BOB"])  # sets of his own
+    audited.matter("M-1", "C-1", team=["alice@firm.nl", "bob@firm.nl"])
+    audited.search("bob@firm.nl", "octrooi", k=3)  # bob's sets: committed, and remembered
+    # the restore: the rows after seq 6, and the sets no remaining row names, are gone
+    _tamper(
+        db,
+        "DELETE FROM audit_retrieval_results WHERE retrieval_id IN "
+        "(SELECT retrieval_id FROM audit_retrievals WHERE seq > 6)",
+        "DELETE FROM audit_retrievals WHERE seq > 6",
+        "DELETE FROM audit_access_sets s WHERE NOT EXISTS (SELECT 1 FROM audit_retrievals r "
+        "WHERE s.set_id IN (r.allowed_wall_groups_set, r.source_principals_set))",
+        "UPDATE audit_heads SET seq = 6, hash = (SELECT hash FROM audit_retrievals "
+        "WHERE seq = 6) WHERE chain = 'retrievals'",
+    )
+    search = {"query": "octrooi", "k": 3}
+    first = client.post("/v1/search", json=search, headers=auth("bob@firm.nl", "lawyer"))
+    assert first.status_code == 503, first.text  # the set the process thought stored
+    again = client.post("/v1/search", json=search, headers=auth("bob@firm.nl", "lawyer"))
+    assert again.status_code == 200, again.text
+    assert _verify(client, auth)["ok"] is True
