@@ -97,12 +97,20 @@ def list_retrievals(
     )
 
 
-@router.get("/retrievals/{retrieval_id}", response_model=None)
+@router.get(
+    "/retrievals/{retrieval_id}",
+    response_model=None,
+    responses={429: {"description": "A per-person limit was reached (see Retry-After)."}},
+)
 def get_retrieval(
-    retrieval_id: str, principal: PrincipalDep, conn: ConnDep, resources: ResourcesDep
+    retrieval_id: str,
+    principal: Annotated[Principal, Depends(_own_read_budget)],
+    conn: ConnDep,
+    resources: ResourcesDep,
 ) -> dict[str, Any] | JSONResponse:
     """Compliance sees every retrieval; anyone else only their own, withheld as the list
-    withholds it (no matter they may not see now, however old the retrieval).
+    withholds it (no matter they may not see now, however old the retrieval), charged on the
+    same budget as the list (each refused read is a gate event: unbounded, they flooded it).
 
     A refused read is written to the gates chain (no content, only who asked for which id)
     and answered, not raised, so that the event commits with the request's transaction.

@@ -6,6 +6,7 @@ call takes nothing (the budgets are token buckets on a stopped clock here)."""
 from __future__ import annotations
 
 import threading
+import uuid
 from typing import Any
 
 from fastapi.testclient import TestClient
@@ -117,3 +118,12 @@ def test_own_session_audit_reads_per_person_are_limited(
     # compliance reads the whole audit and is not charged on this lawyer budget
     for _ in range(3):
         assert read(compliance).status_code == 200
+    # reading one retrieval is on the same budget: a fuzz wrote 300 refused reads of another
+    # person's retrieval to the gates chain in a second
+    bob = auth("bob", "lawyer")
+
+    def read_one(headers: dict[str, str]) -> Any:
+        return client.get(f"/v1/audit/retrievals/{uuid.uuid4()}", headers=headers)
+
+    _exhaust(client, lambda: read_one(bob), 2, "own_audit_reads", 404)
+    assert read_one(compliance).status_code == 404
