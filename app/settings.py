@@ -366,8 +366,8 @@ class Settings(BaseSettings):
         default=120,
         ge=1,
         description=(
-            "Lists of one's own sessions (GET /v1/audit/retrievals without the compliance "
-            "role) per person per minute (429 beyond)."
+            "Reads of one's own audit (GET /v1/audit/retrievals and /retrievals/{id} "
+            "without the compliance role) per person per minute (429 beyond)."
         ),
     )
 
