@@ -255,8 +255,12 @@ def append_retrieval(
     (503, the caller rolls back) when the row went in later than that after ``entry.at``,
     the wait for the chain head included (APPEND_LAG_MAX_S, for a search)."""
     out = repository.insert_retrieval(conn, _retrieval_params(conn, entry, results, None))
-    if out is None:  # pragma: no cover - only a fenced append can be held back
-        raise RuntimeError("the unfenced retrieval append returned no row")
+    if out is None:  # no chain head to advance (a row a superuser deleted): fail closed
+        raise AppError(
+            "audit_unavailable",
+            "The audit chain has no head to append to, so the search returns nothing.",
+            503,
+        )
     _in_time(entry, within_s)
     return out
 

@@ -226,3 +226,15 @@ def test_sets_lost_in_a_restore_are_stored_again(
     again = client.post("/v1/search", json=search, headers=auth("bob@firm.nl", "lawyer"))
     assert again.status_code == 200, again.text
     assert _verify(client, auth)["ok"] is True
+
+
+def test_a_deleted_chain_head_is_a_503_not_a_500(
+    audited: Firm, client: TestClient, auth: Tokens, db: DbHandle
+) -> None:
+    """A fuzz deleted the head row as a superuser: searches answered 500 internal."""
+    _tamper(db, "DELETE FROM audit_heads WHERE chain = 'retrievals'")
+    r = client.post(
+        "/v1/search", json={"query": "octrooi", "k": 3}, headers=auth("alice@firm.nl", "lawyer")
+    )
+    assert r.status_code == 503, r.text
+    assert r.json()["error"]["code"] == "audit_unavailable"
