@@ -27,7 +27,7 @@ from typing import Any
 
 import networkx as nx
 
-from app.walls.names import name_matches, normalize_name, query_forms
+from app.walls.names import GLUED, name_matches, normalize_name, query_forms
 
 OPEN_GROUP = "open"
 QUARANTINE_GROUP = "quarantine"
@@ -97,16 +97,24 @@ class NameIndex:
         for norm in norms:
             for token in norm.split():
                 self._exact[token].add(norm)
+                if token.startswith(GLUED):
+                    continue  # matched whole only
                 for end in range(5, len(token) + 1):
                     self._prefix[token[:end]].add(norm)
+
+    def _holding(self, token: str) -> set[str]:
+        """The names that may hold ``token`` as ``name_matches`` reads it."""
+        if token.startswith(GLUED):
+            return self._exact.get(token, set()) | self._exact.get(token[1:], set())
+        index = self._prefix if len(token) >= 5 else self._exact
+        return index.get(token, set()) | self._exact.get(GLUED + token, set())
 
     def matching(self, query: str) -> set[str]:
         candidates: set[str] = set()
         for tokens in query_forms(query):
             found: set[str] | None = None
             for token in tokens:
-                index = self._prefix if len(token) >= 5 else self._exact
-                have = index.get(token, set())
+                have = self._holding(token)
                 found = set(have) if found is None else found & have
                 if not found:
                     break

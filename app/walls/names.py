@@ -66,12 +66,11 @@ _SPELLED_OUT = re.compile(
     r"|met (?:beperkte|uitgesloten) aansprakelijkheid"
     r"|in (?:liquidatie|oprichting)|in staat van faillissement|cum suis)\b"
 )
-_VVE = re.compile(r"\bvereniging van eigenaars\b")
 # Letters that Unicode decomposition leaves whole ("Ørsted" is "Orsted").
 _LETTERS = str.maketrans({"ø": "o", "ł": "l", "đ": "d", "ð": "d", "ħ": "h", "ı": "i",
                           "ŀ": "l", "æ": "ae", "œ": "oe", "þ": "th"})  # fmt: skip
-# Abbreviations written with their dot ("Gem. Zuiderveen" is "Gemeente Zuiderveen"), and
-# "'t" for "het" ("Café 't Hoekje").
+# Abbreviations, with their dot or without ("Gem. Zuiderveen", "Gem Zuiderveen" and
+# "Gemeente Zuiderveen" are one name; "VvE" is "Vereniging van Eigenaars").
 _ABBREVIATED = {
     "gem": "gemeente",
     "kon": "koninklijke",
@@ -83,16 +82,17 @@ _ABBREVIATED = {
     "bros": "brothers",
     "gebr": "gebroeders",
     "zn": "zonen",
+    "vve": "vereniging van eigenaars",
 }
-_ABBREVIATION = re.compile(r"(?<![\w.])(" + "|".join(_ABBREVIATED) + r")\.")
-_HET = re.compile(r"(?<!\w)['\u2019]t\b")
 # Surname particles: "van den Berg" is also written "Vandenberg", "de Vries" "DeVries".
 _PARTICLES = frozenset(
     {"van", "de", "der", "den", "het", "ten", "ter", "te", "op", "in", "von", "la", "le", "du",
      "di", "da", "del", "della", "d", "l", "vd"}
 )  # fmt: skip
 _PUNCT = re.compile(r"[^\w\s]|_", re.UNICODE)
-_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z][a-z])")
+# words written together, each of four letters or more ("AholdDelhaize", not "McDonald")
+_CAMEL = re.compile(r"(?<=[a-z]{4})(?=[A-Z][a-z]{3})")
+GLUED = "="  # marks a token of particles glued to their word: matched whole, never by prefix
 _DOTTED = re.compile(r"\b((?:[a-z]\.){1,3}[a-z]?\.?)(?=\s|$)")
 
 
@@ -154,11 +154,15 @@ def name_tokens(name: str, letters: bool = False) -> tuple[str, ...]:
     Holding words are kept when they are the whole name.
     """
     value = _strip_accents(name).casefold().translate(_LETTERS)
-    value = _HET.sub(" het", _ABBREVIATION.sub(lambda m: _ABBREVIATED[m.group(1)] + " ", value))
     # "b.v." -> "bv" and "m.j." -> "m j" before other punctuation becomes space
     value = _DOTTED.sub(_undot, value)
-    value = _SPELLED_OUT.sub(" ", _VVE.sub("vve", value))
-    words = [t for t in _PUNCT.sub(" ", value).split() if t not in _NOT_THE_NAME]
+    value = _SPELLED_OUT.sub(" ", value)
+    words = [
+        w
+        for t in _PUNCT.sub(" ", value).split()
+        for w in _ABBREVIATED.get(t, t).split()
+        if w not in _NOT_THE_NAME
+    ]
     tokens = _join_initials(words, letters)
     kept = [t for t in tokens if t not in _DROPPED]
     if not kept:
@@ -167,25 +171,26 @@ def name_tokens(name: str, letters: bool = False) -> tuple[str, ...]:
 
 
 def _glued(tokens: tuple[str, ...]) -> tuple[str, ...]:
-    """Surname particles glued to the word they precede: ("van", "den", "berg", "bv") ->
-    ("vandenberg", "bv"). A run of particles at the end stays as it is."""
+    """Surname particles glued to the word they precede, marked ``GLUED``: ("van", "den",
+    "berg", "bv") -> ("=vandenberg", "bv"). A run of particles at the end stays as it is."""
     out: list[str] = []
     run: list[str] = []
     for token in tokens:
         if token in _PARTICLES:
             run.append(token)
             continue
-        out.append("".join(run) + token)
+        out.append(GLUED + "".join(run) + token if run else token)
         run = []
     return (*out, *run)
 
 
 def normalize_name(name: str) -> str:
     """A name as stored and matched against: its tokens with the letters of its initials,
-    the glued form of any surname particles ("van den berg vandenberg") and the words of a
-    name written together ("AholdDelhaize": "aholddelhaize ahold delhaize")."""
+    the glued form of any surname particles ("van den berg =vandenberg") and the words of
+    a name written together ("AholdDelhaize": "aholddelhaize ahold delhaize")."""
     tokens = name_tokens(name, letters=True)
-    more = [*_glued(tokens), *name_tokens(_CAMEL.sub(" ", name), letters=True)]
+    glued = [t for t in _glued(tokens) if t.startswith(GLUED)]
+    more = [*glued, *name_tokens(_CAMEL.sub(" ", name), letters=True)]
     return " ".join(dict.fromkeys((*tokens, *more)))
 
 
@@ -202,7 +207,9 @@ def query_forms(query: str) -> tuple[tuple[str, ...], ...]:
 def name_matches(query: str, candidate_norm: str) -> bool:
     """Every token of the query (in one of its forms) appears in the candidate, as a token
     or a token prefix of at least five characters ("Acme" matches "Acme Holding B.V.",
-    "Phil" does not match "Philips" but "Phili" does)."""
+    "Phil" does not match "Philips" but "Phili" does). Particles glued to their word are
+    one whole word either side ("=vandenberg" is "vandenberg"), never a prefix: "Intel" is
+    not "Investeringen in Telecom", "Van Dam" not "Van Damme"."""
     have = candidate_norm.split()
     return bool(have) and any(_all_in(wanted, have) for wanted in query_forms(query))
 
@@ -212,6 +219,12 @@ def _all_in(wanted: tuple[str, ...], have: list[str]) -> bool:
         return False
     for token in wanted:
         if token in have:
+            continue
+        if token.startswith(GLUED):
+            if token[1:] in have:
+                continue
+            return False
+        if GLUED + token in have:
             continue
         if len(token) >= 5 and any(h.startswith(token) for h in have):
             continue

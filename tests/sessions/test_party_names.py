@@ -48,7 +48,6 @@ WRITTEN_OTHERWISE = [
     ("Maatschappij tot Exploitatie van Veerdiensten", "Mij. tot Exploitatie van Veerdiensten"),
     ("Gebroeders Jansen B.V.", "Gebr. Jansen B.V."),
     ("Nederlandse Spoorwegen", "Ned. Spoorwegen"),
-    ("Café het Hoekje", "Café 't Hoekje"),
     ("Van den Berg Transport B.V.", "Vandenberg Transport B.V."),
     ("Bouwbedrijf De Vries", "Bouwbedrijf DeVries"),
     ("J. van der Meer", "J. Vandermeer"),
@@ -64,6 +63,16 @@ OTHER_PARTY = [
     ("Gem. Haren", "Gemeente Zuidhorn"),
     ("Van den Berg Transport", "Van der Berg Transport"),
     ("De Vries Bouw", "De Jong Bouw"),
+    # particles glued to their word are one whole word, never a prefix; words written
+    # together split only where both are four letters or more (a review found these met)
+    ("Intel", "Investeringen in Telecom B.V."),
+    ("Vander", "Van der Meer B.V."),
+    ("Van Dam", "Van Damme Transport"),
+    ("De Boer", "De Boerderij B.V."),
+    ("Tennet", "Ten Netten Holding"),
+    ("Donald", "McDonald's Nederland B.V."),
+    ("Bay", "eBay International AG"),
+    ("Tube", "YouTube LLC"),
 ]
 # (question, name) pairs that met before the rules above were added must still meet in
 # that direction (a conflict check asks one way at a time): two reviews found some that no
@@ -84,6 +93,14 @@ STILL_MEET = [
     ("Borealis Lines B.V.", "Borealis Lines B.V. (h.o.d.n. Borealis Shipping)"),
     ("'s-Hertogenbosch", "s Hertogenbosch"),
     ("KPN B.V.", "K.P.N. N. V."),
+    # an abbreviation with or without its dot (a review of its expansion found these apart)
+    ("Warner Bros", "Warner Bros. Entertainment"),
+    ("Warner Bros.", "Warner Bros Discovery"),
+    ("Jansen & Zn", "Jansen & Zn. B.V."),
+    ("Kon Philips", "Kon. Philips N.V."),
+    ("Gem Zuiderveen", "Gem. Zuiderveen"),
+    ("Cafe t Hoekje", "Café 't Hoekje"),
+    ("Eigenaars Parkzicht", "Vereniging van Eigenaars Parkzicht"),
 ]
 
 
