@@ -88,17 +88,17 @@ _LOOKALIKES = str.maketrans(
         **dict.fromkeys("\ua789\u02f8\u2236\u0589\u05c3\u16ec", ":"),
     }
 )
-# A separator as a reader takes one: a run of up to three punctuation marks or underscores
-# (":", "%3A", "-", ".", "_", "/", ";", "|", dashes, "::"), with or without spaces, or spaces.
-_SEP = r"(?:\s*(?:%3a|[^\w\s]|_){1,3}\s*|\s+)"
-# A court as written: letters or digits, split once by "." or "-" ("G.HAMS", "RB-AMS"), or
-# spaced letters ("H R"); country, court and year in any script's letters and digits.
+# A separator as a reader takes one: up to three of ":", "%3A", "-" (and the other dashes),
+# ".", "_", "/", "\\", ";", "|", "~", with or without spaces, or spaces alone. Not a comma,
+# quote or bracket: prose about ECLIs ("de ECLI's uit 2019", "onder ECLI, op 12 maart 2019")
+# is no citation.
+_SEP = r"(?:\s*(?:%3a|[:;.\-_/\\|~\u2010-\u2015\u2212\u2043]){1,3}\s*|\s+)"
 _COURT = r"(?:[^\W_](?: [^\W_]){1,6}|[^\W_]{1,20}(?:[.\-][^\W_]{1,20})?)"
 # Anything that reads as ECLI + country + court + year (+ ordinal), whatever the case, the
 # separators or what splits it. Matched on the text as a reader sees it.
 _LOOSE = re.compile(
     rf"e[ .]?c[ .]?l[ .]?i{_SEP}[^\W\d_]{{1,4}}{_SEP}{_COURT}{_SEP}\d{{2,6}}"
-    rf"(?:{_SEP}(?:[\w.:]*[^\W_])?)?",
+    rf"(?:{_SEP}(?:(?:[^\W_]|[.:])*[^\W_])?)?",
     re.IGNORECASE,
 )
 MAX_SHOWN = 100  # characters of a malformed citation named in the gate's answer

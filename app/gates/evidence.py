@@ -75,16 +75,14 @@ for _pair in _OPPOSITE_PAIRS.split():
     OPPOSITES[_a] = OPPOSITES.get(_a, frozenset()) | {_b}
     OPPOSITES[_b] = OPPOSITES.get(_b, frozenset()) | {_a}
 
-# Heads of Dutch legal compounds whose first part says which one: "inkomstenbelasting" is
-# not "omzetbelasting", a "tussenvonnis" no "eindvonnis" (``compound_swap``).
-COMPOUND_HEADS = frozenset(
-    {
-        "belasting", "heffing", "aanslag", "boete", "premie", "uitkering", "vergunning",
-        "overeenkomst", "verzekering", "rechter", "rechtbank", "vordering", "toeslag", "subsidie",
-        "beschikking", "verordening", "procedure", "termijn", "uitspraak", "vonnis", "arrest",
-        "contract", "ontslag", "straf", "verlof", "vennootschap", "aangifte",
-    }
-)
+# Heads of Dutch compounds whose first part names which one, among kinds that do not
+# include each other: "inkomstenbelasting" is not "omzetbelasting", a "navorderingsaanslag"
+# no "naheffingsaanslag" (``compound_swap``). Heads whose kinds nest or have synonyms
+# ("vrijheidsstraf" holds "gevangenisstraf", a "kortgedingrechter" is a
+# "voorzieningenrechter") are left out: a review found them flagging faithful sentences.
+COMPOUND_HEADS = frozenset({"belasting", "heffing", "aanslag", "toeslag", "uitkering", "premie"})
+# first parts that name the general kind ("belastingaanslag" for any assessment)
+_GENERAL = frozenset({"belasting", "heffing"})
 _HEADS_LONGEST_FIRST = sorted(COMPOUND_HEADS, key=lambda h: (-len(h), h))
 _LINKS = ("s", "en", "e")  # what joins the parts: "inkomsten|belasting", "loon|s|..."
 
@@ -167,8 +165,9 @@ MONTHS = {
 # citation markers that end a sentence: "[2]", "[1, 3]", "[2-4]", possibly several, after
 # its full stop (as sentences.py keeps them with their sentence) or before it ("... [2].",
 # as language models often write them: the stop is kept with the sentence)
-# "[2]", "[1, 3]", "[2-4]", "[ 1 ]"; "[-1]" and "[0]" cite no result (out of range)
-_MARKER_TEXT = r"\[\s*([-−]?\d+(?:\s*[,;–-]\s*\d+)*)\s*\]"
+# "[2]", "[1, 3]", "[2-4]", "[ 1 ]", "[+1]"; "[-1]", "[–1]" and "[0]" cite no result (out of
+# range)
+_MARKER_TEXT = r"\[\s*([-−–+]?\s*\d+(?:\s*[,;]?\s*[-−–+]?\s*\d+)*)\s*\]"
 _MARKERS_AT_END = re.compile(rf"(?:\s*{_MARKER_TEXT})+\s*([.!?…]*)\s*$")
 _RANK_DIGITS = 9  # a longer rank is out of range whatever it is (and int() refuses 4,300+)
 _MARKER = re.compile(_MARKER_TEXT)
@@ -242,13 +241,15 @@ def split_markers(sentence: str) -> tuple[str, list[int]]:
         return sentence, []
     ranks: list[int] = []
     for marker in _MARKER.findall(found.group(0)):
-        if marker[0] in "-−":  # a negative rank: no result has it
-            ranks.extend(r for r in [0] if r not in ranks)
-            continue
-        for part in re.split(r"\s*[,;]\s*", marker):
+        joined = re.sub(r"\s*([–−+-])\s*", r"\1", marker.strip())  # "1 - 3" is "1-3"
+        for written in re.split(r"[,;\s]+", joined):
+            part = written.lstrip("+")
+            if part[:1] in ("-", "−", "–"):  # a negative rank: no result has it
+                ranks.extend(r for r in [0] if r not in ranks)
+                continue
             bounds = [
                 int(x) if len(x) <= _RANK_DIGITS else 10**_RANK_DIGITS
-                for x in re.split(r"\s*[–-]\s*", part)
+                for x in re.split(r"[–−+-]", part)
                 if x
             ]
             low, high = bounds[0], bounds[-1]
@@ -413,7 +414,8 @@ def _date(day: str, month: str, year: str | None, text: str) -> Fact | None:
 def _named_date(day: str, month: str, year: str | None, text: str) -> Fact:
     """A day and a month's name are a date, a possible one or not: "34 februari 1990" is a
     date no passage can hold (its "34" is no number to be found elsewhere)."""
-    return _date(day, month, year, text) or Fact("date", f"impossible: {text.strip()}", text)
+    impossible = f"impossible: {year or ''}-{int(month):02d}-{int(day):02d}"
+    return _date(day, month, year, text) or Fact("date", impossible, text)
 
 
 # --- what a fact is bound to ---------------------------------------------------------------
@@ -772,12 +774,13 @@ def _aligned_span(s_tokens: Sequence[str], p_tokens: Sequence[str]) -> Sequence[
 
 
 def _same_heads(
-    s_tokens: Sequence[str], p_tokens: Sequence[str], span: Sequence[str]
+    s_negations: Sequence[_Negation], p_negations: Sequence[_Negation], span: Sequence[str]
 ) -> bool:
-    """Every negation of the sentence negates a word that one of the passage negates, and
-    every negation of the passage's stretch a word that one of the sentence negates."""
-    s_heads = [n.head for n in _negations(s_tokens)]
-    p_heads = {n.head for n in _negations(p_tokens)}
+    """Every negation of the sentence negates a word that one of ``p_negations`` (those of
+    the passage's sentences that say what it says) negates, and every negation of the
+    passage's stretch a word that one of the sentence negates."""
+    s_heads = [n.head for n in s_negations]
+    p_heads = {n.head for n in p_negations}
     span_heads = [n.head for n in _negations(span)]
     return (
         None not in s_heads
@@ -802,20 +805,22 @@ def _saying_sentences(p_tokens: Sequence[str], s_stems: set[str]) -> set[int]:
 
 def negation_mismatch_words(s_tokens: Sequence[str], p_tokens: Sequence[str]) -> str | None:
     """``negation_mismatch`` on ``negation_words``, as the gate keeps them."""
+    s_stems = {stem(w) for w in s_tokens if _content(w)}
+    p_stems = {stem(w) for w in p_tokens if _content(w)}
+    s_negations, p_negations = _negations(s_tokens), _negations(p_tokens)
+    said = _saying_sentences(p_tokens, s_stems)
     span = _aligned_span(s_tokens, p_tokens)
     if span is not None:
         s_neg, p_neg = _counted_negations(s_tokens), _counted_negations(span)
         # "noch ... noch" against one "noch", a "niet" added; unless every negation on either
-        # side negates a word that the other side negates too, said elsewhere in the clause
-        # (Dutch moves "zonder verhoging" before the verb: the stretch misses it)
-        if len(s_neg) != len(p_neg) and not _same_heads(s_tokens, p_tokens, span):
+        # side negates a word that the other side negates too, said elsewhere in the same
+        # sentence of the passage (Dutch moves "zonder verhoging" before the verb: the
+        # stretch misses it)
+        same = _same_heads(s_negations, [n for n in p_negations if n.at in said], span)
+        if len(s_neg) != len(p_neg) and not same:
             extra = [t for t in s_neg if t not in p_neg] or [t for t in p_neg if t not in s_neg]
             return (extra or s_neg or p_neg)[0]
-    s_stems = {stem(w) for w in s_tokens if _content(w)}
-    p_stems = {stem(w) for w in p_tokens if _content(w)}
-    s_negations, p_negations = _negations(s_tokens), _negations(p_tokens)
     s_negated = _negated(s_negations)
-    said = _saying_sentences(p_tokens, s_stems)
     for negation in s_negations:  # the sentence negates what the passage states
         site = negation.near
         stated = len(site) >= 2 and len(site & p_stems) >= 0.6 * len(site)
@@ -865,22 +870,32 @@ def _compound(word: str) -> tuple[str, str] | None:
 def compound_swap(s_tokens: Sequence[str], p_tokens: Sequence[str]) -> str | None:
     """A compound of the sentence that the passage does not hold while it holds another of
     the same head ("inkomstenbelasting" where the passage says "omzetbelasting"): another
-    one of its kind, as a changed date is another date. A first part that is itself a head
-    names the general kind ("belastingaanslag" for "naheffingsaanslag") and is no swap."""
-    held = set(p_tokens)
+    one of its kind, as a changed date is another date. A first part such as "belasting"
+    names the general kind ("belastingaanslag" for "naheffingsaanslag") and is no swap; a
+    plural is its singular."""
+    held = {_singular(w) for w in p_tokens}
     kinds: dict[str, set[str]] = {}
     for word in held:
         parts = _compound(word)
         if parts is not None:
             kinds.setdefault(parts[1], set()).add(parts[0])
     for word in s_tokens:
-        if word in held:
+        if _singular(word) in held:
             continue
-        parts = _compound(word)
+        parts = _compound(_singular(word))
         if parts is None or parts[1] not in kinds:
             continue
         first, head = parts
-        if first in COMPOUND_HEADS or any(first in other for other in kinds[head]):
+        if first in _GENERAL or any(first in other for other in kinds[head]):
             continue
         return word
     return None
+
+
+def _singular(word: str) -> str:
+    """A plural of a listed head as its singular ("toeslagen" -> "toeslag")."""
+    for head in _HEADS_LONGEST_FIRST:
+        for ending in ("en", "s"):
+            if word.endswith(head + ending):
+                return word[: -len(ending)]
+    return word

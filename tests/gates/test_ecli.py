@@ -124,6 +124,22 @@ def test_the_gate_finds_well_formed_eclis_wherever_they_stand() -> None:
     assert found.malformed == []
 
 
-def test_prose_about_eclis_is_no_citation() -> None:
-    text = "Het ECLI-stelsel bestaat sinds 2013; een ECLI van de HR uit 2019 volgt het."
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Het ECLI-stelsel bestaat sinds 2013; een ECLI van de HR uit 2019 volgt het.",
+        # a review of the wider separators: a comma, quote or bracket is prose, not a citation
+        "De ECLI's uit 2019 staan in de bijlage.",
+        "Het arrest, te vinden onder ECLI, is op 12 maart 2019 gewezen.",
+        "De vindplaats (ECLI) is in 2019 gewijzigd.",
+        "Noem het ECLI, de datum (12 maart 2019) en de rechter.",
+        "een ECLI (bv. HR, 2019)",
+    ],
+)
+def test_prose_about_eclis_is_no_citation(text: str) -> None:
     assert find_citations(text) == find_citations("")
+
+
+def test_a_well_formed_ecli_glued_to_a_file_name_is_only_itself() -> None:
+    found = find_citations("ECLI:NL:HR:2019:1234_bijlage.pdf")
+    assert found.eclis == ["ECLI:NL:HR:2019:1234"] and found.malformed == []

@@ -479,6 +479,13 @@ def test_a_negation_said_in_another_place_of_the_clause_agrees() -> None:
     reordered = "De naheffingsaanslag van f 123.500 werd zonder verhoging opgelegd."
     assert negation_mismatch(reordered, passage) is None
     assert negation_mismatch("De naheffingsaanslag werd met verhoging opgelegd.", passage)
+    # a negation of the same word in another sentence of the window agrees with nothing (a
+    # review: the appeal against the cross-appeal)
+    assert negation_mismatch(
+        "De rechtbank heeft de vordering van eiser niet toegewezen.",
+        "De rechtbank heeft de vordering van eiser toegewezen. Het beroep van gedaagde op "
+        "verjaring is niet toegewezen.",
+    ) == "niet"
 
 
 def test_another_compound_of_the_same_head_is_a_changed_fact() -> None:
@@ -495,8 +502,19 @@ def test_another_compound_of_the_same_head_is_a_changed_fact() -> None:
         ("Over 1989 is een naheffingsaanslag in de omzetbelasting opgelegd.", None),
         ("Over 1989 is een aanslag in de omzetbelasting opgelegd.", None),  # the general word
         ("Over 1989 is een belastingaanslag opgelegd.", None),  # the general kind
+        # a first part that is a head of the list itself still names another kind (a review)
+        ("Over 1989 is een naheffingsaanslag in de vennootschapsbelasting opgelegd.",
+         "vennootschapsbelasting"),
     ]:
         assert compound_swap(negation_words(sentence), passage) == swapped, sentence
+    # kinds that nest or have synonyms are not judged (a review found these flagged), and a
+    # plural is its singular
+    for sentence, held in [
+        ("Hij kreeg een vrijheidsstraf.", "Hij kreeg een gevangenisstraf van drie jaar."),
+        ("De kortgedingrechter wees het af.", "De voorzieningenrechter wees het af."),
+        ("De huurtoeslag werd herzien.", "De huurtoeslagen en de zorgtoeslag werden herzien."),
+    ]:
+        assert compound_swap(negation_words(sentence), negation_words(held)) is None, sentence
 
 
 def test_an_impossible_date_is_a_fact_no_passage_holds() -> None:
@@ -507,12 +525,17 @@ def test_an_impossible_date_is_a_fact_no_passage_holds() -> None:
     assert missing_facts([fact], held) == [fact]
     assert extract_facts("op 29 februari 1992")[0].value == "1992-02-29"  # a leap year
     assert extract_facts("op 29 februari 1991")[0].value.startswith("impossible")
+    # a faithful copy of a passage's impossible date is held, however it is capitalised
+    typo = extract_facts("op 31 April 2019")
+    assert missing_facts(typo, index_facts("Het besluit van 31 april 2019.")) == []
 
 
 @pytest.mark.parametrize(
     ("sentence", "ranks"),
     [("Het hof oordeelt [ 1 ].", [1]), ("Het hof oordeelt. [ 2, 3 ]", [2, 3]),
-     ("Het hof oordeelt [-1].", [0]), ("Het hof oordeelt [1][2].", [1, 2])],
+     ("Het hof oordeelt [-1].", [0]), ("Het hof oordeelt [1][2].", [1, 2]),
+     ("Het hof oordeelt [\u20131].", [0]), ("Het hof oordeelt [1, -2].", [1, 0]),
+     ("Het hof oordeelt [+1].", [1]), ("Het hof oordeelt [1 - 3].", [1, 2, 3])],
 )
 def test_markers_with_spaces_or_a_minus_are_read(sentence: str, ranks: list[int]) -> None:
     """"[ 1 ]" and "[-1]" were left in the sentence, unread, and shipped as supported."""
