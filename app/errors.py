@@ -144,7 +144,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        if exc.status_code == 400 and exc.detail == _UNPARSED_BODY:
+        json_body = "json" in request.headers.get("content-type", "").lower()
+        if exc.status_code == 400 and exc.detail == _UNPARSED_BODY and json_body:
             # not UTF-8, or JSON nested past what the parser follows: as unreadable as
             # JSON that does not parse, which is a 422 naming the body
             message = "Invalid request: body: not JSON that can be read (UTF-8, nested at most"

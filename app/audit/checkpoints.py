@@ -152,7 +152,9 @@ def write_checkpoint(conn: Connection, key: Ed25519PrivateKey, directory: Path) 
         if earlier.signed and not earlier.ok:
             raise CheckpointError(
                 f"the audit chain no longer passes through the checkpoint {path.name} "
-                f"({earlier.problems[0]}); nothing was signed"
+                f"({earlier.problems[0]}); nothing was signed. After a restore of the "
+                "database to an earlier point, move the checkpoints signed after that point "
+                "out of the folder (keep them: they record what was lost)"
             )
     heads = {
         name: {"seq": int(chain["checked"]), "hash": str(chain["head"])}

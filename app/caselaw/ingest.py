@@ -170,6 +170,10 @@ class CrossChecker:
                 self.gave_up = True
             return {**base, "status": "unavailable", "error": f"{type(exc).__name__}: {exc}"[:300]}
         self.failures_in_a_row = 0
+        asked, answered = httpx.URL(self.url), response.url
+        if (answered.host, answered.port) != (asked.host, asked.port):
+            # a record served elsewhere is not the second source's (as in the citation gate)
+            return {**base, "status": "unavailable", "error": "redirected to another server"}
         if response.status_code == 404:
             secondary: RechtspraakRecord | None = None
         elif response.status_code != 200:

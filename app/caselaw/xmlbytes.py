@@ -69,7 +69,11 @@ MAX_REPAIRED_BYTES = 200_000
 
 
 def legacy_bytes(data: bytes) -> int:
-    """How many bytes of ``data`` are not UTF-8 (0 for clean UTF-8): the repair's cost."""
+    """How many bytes of ``data``, declared UTF-8 (or not declared), are not UTF-8: the
+    repair's cost (0 for clean UTF-8, or XML that declares another encoding)."""
+    declared = _DECLARED.match(data.lstrip(b"\xef\xbb\xbf \t\r\n"))
+    if declared and declared.group(1).lower() not in (b"utf-8", b"utf8"):
+        return 0
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:

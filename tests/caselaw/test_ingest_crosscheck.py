@@ -114,3 +114,18 @@ def test_an_unreachable_second_source_is_given_up_after_a_few_failures() -> None
     tried = results[:CROSSCHECK_MAX_CONSECUTIVE_FAILURES]
     assert all("ConnectError" in r["error"] for r in tried)
     assert all(r["error"].startswith("skipped") for r in results[len(tried) :])
+
+
+def test_a_record_served_by_another_server_is_no_second_source() -> None:
+    """The citation gate refuses a redirect to another server; so does the cross-check (a
+    review: it followed one and compared what came back)."""
+    record = parse_rechtspraak(corpus_file(SMALL).read_bytes())
+    with FakeRechtspraak() as asked, FakeRechtspraak() as elsewhere:
+        asked.set(record.ecli, redirect_to=elsewhere.url)
+        checker = CrossChecker(asked.url, timeout_s=10.0)
+        try:
+            result = checker.check(record)
+        finally:
+            checker.close()
+    assert result["status"] == "unavailable"
+    assert result["error"] == "redirected to another server"

@@ -12,6 +12,7 @@ import pytest
 
 from app.audit.chain import verify_chain
 from app.caselaw.parse import parse_rechtspraak
+from app.caselaw.xmlbytes import legacy_bytes
 from app.gates import citations
 from app.gates import repository as gate_repository
 from app.gates.citations import MAX_LEGACY_BYTES, CitationChecker, CitationResult
@@ -617,3 +618,12 @@ def test_api_roles(rechtspraak: FakeRechtspraak, gate_client: GateClient, auth: 
     r = client.post("/v1/gates/citations", json=body, headers=auth("c@firm.nl", "compliance"))
     assert r.status_code == 403
     assert r.json()["error"]["code"] == "forbidden"
+
+
+def test_an_answer_declared_in_another_encoding_is_not_counted_as_stray_bytes() -> None:
+    """Only XML declared UTF-8 (or undeclared) has stray bytes to repair: a record declared
+    ISO-8859-1 is read as such by the parser, however many accents it holds."""
+    accents = b"\xe9" * (MAX_LEGACY_BYTES + 1)
+    latin = b'<?xml version="1.0" encoding="ISO-8859-1"?><a>' + accents + b"</a>"
+    assert legacy_bytes(latin) == 0
+    assert legacy_bytes(b"<a>" + accents + b"</a>") == MAX_LEGACY_BYTES + 1
