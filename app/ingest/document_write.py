@@ -28,6 +28,7 @@ from app.ingest import repository
 from app.ingest.repository import ChunkPlacement, DocumentRecord, StoredDocument
 from app.ingest.types import ExtractedDocument, PreparedChunk
 from app.types import CONTROL, NOBODY_ACL
+from app.walls.access import mark_writer
 from app.walls.graph import OPEN_GROUP, QUARANTINE_GROUP
 from connectors.base import SourceAcl, SourceDocument
 
@@ -87,6 +88,32 @@ def acl_id_for(acl: SourceAcl) -> str:
     if acl.default == "public" and not rules["allow"] and not rules["deny"]:
         return PUBLIC_ACL
     return "acl_" + hashlib.sha256(canonical_json(rules).encode()).hexdigest()[:24]
+
+
+def hide_until_written(conn: Connection, doc: SourceDocument) -> bool:
+    """Before a push is queued (a large document, written in the background minutes later):
+    a stored version whose access the push changes (its rules, client or matter, or none
+    given: quarantine) is visible to nobody until the job writes the new one. Served
+    meanwhile, the old rules would outlive a deny or a refile by the queue's length (a
+    fuzz read a withdrawn version for 72 s); a push that keeps the access keeps it visible.
+    True when it hid the stored version."""
+    mark_writer(conn)  # row-level security lets the writer's statements reach every chunk
+    stored = repository.lock_document(conn, doc.source, doc.external_id)
+    if stored is None or stored.source_acl_id == NOBODY_ACL:
+        return False
+    if doc.acl is None:
+        acl_id = PUBLIC_ACL
+    else:
+        acl_id = acl_id_for(doc.acl) if doc.acl.resolvable else NOBODY_ACL
+    same = (
+        bool(doc.client_id)
+        and bool(doc.matter_id)
+        and (doc.client_id, doc.matter_id) == (stored.client_id, stored.matter_id)
+        and acl_id == stored.source_acl_id
+    )
+    if same:
+        return False
+    return repository.set_document_acl(conn, doc.source, doc.external_id, NOBODY_ACL)
 
 
 # --- 1. placement --------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from sqlalchemy import Connection
 
 from app.deps import Admin, ConnDep, ResourcesDep
 from app.errors import AppError, Conflict, NotFound, RateLimited, Unprocessable
+from app.ingest.document_write import hide_until_written
 from app.ingest.pipeline import STORE_FAILED, IngestPipeline
 from app.ingest.report import load_report
 from app.ingest.repository import document_summary, reap_orphaned_run, supersede_document_jobs
@@ -48,10 +49,11 @@ def _queue_job(
     connector: str,
     params: dict[str, Any],
     payload: dict[str, Any],
-    document: tuple[str, str] | None = None,
+    document: SourceDocument | None = None,
 ) -> tuple[uuid.UUID, int]:
-    """A run and its job, committed together; the person's queue is bounded. ``document``
-    (source, external id): a background push, after which earlier ones never apply."""
+    """A run and its job, committed together; the person's queue is bounded. ``document``:
+    a background push, after which earlier ones never apply, and until which a stored
+    version whose access it changes is visible to nobody."""
     settings = resources.settings
     pipeline = pipeline_for(resources)
     with resources.database.transaction() as conn:
@@ -68,8 +70,13 @@ def _queue_job(
             run_id=run.run_id,
         )
         if document is not None:
-            source, external_id = document
+            source, external_id = document.source, document.external_id
             supersede_document_jobs(conn, source, external_id, job_id, f"run {run.run_id}")
+            if hide_until_written(conn, document):
+                pipeline.record_event(
+                    conn, run, "hidden", source, external_id,
+                    "the queued push changes its access: visible to nobody until written",
+                )  # fmt: skip
     workers = resources.jobs
     if workers is not None:
         workers.wake()
@@ -163,7 +170,7 @@ def push_document(body: DocumentIn, principal: Admin, resources: ResourcesDep) -
             connector="api",
             params={"source": doc.source, "external_id": doc.external_id, "queued": True},
             payload={"document": body.model_dump(mode="json", exclude_unset=True)},
-            document=(doc.source, doc.external_id),
+            document=doc,
         )
         queued = DocumentQueued(
             run_id=str(run_id),

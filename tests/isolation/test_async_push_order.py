@@ -87,3 +87,56 @@ def test_a_queued_push_yields_to_a_later_write(
         if later == "newer_background_push":  # the newer push is what stands
             stored = ok(client.get("/v1/documents/api/D-1", headers=admin))
             assert stored["matter_id"] == "M-WALLED", stored
+
+
+@pytest.mark.parametrize(
+    ("change", "outsider_before_the_job", "outsider_after"),
+    [
+        ("deny", set(), set()),
+        ("move_behind_wall", set(), set()),
+        ("no_matter", set(), set()),
+        ("content_only", {"M-OPEN"}, {"M-OPEN"}),
+    ],
+)
+def test_a_queued_push_that_changes_access_hides_the_stored_version_until_written(
+    db: DbHandle,
+    embedder: Any,
+    auth: Tokens,
+    change: str,
+    outsider_before_the_job: set[str | None],
+    outsider_after: set[str | None],
+) -> None:
+    """A fuzz: a large push (202) denying a lawyer left the stored version readable by that
+    lawyer until the background job ran (72 s behind other jobs). Until then the stored
+    version is visible to nobody when the push changes its access; a push of new content
+    under the same access leaves it as it was."""
+    settings = make_settings(document_async_chars=len(LONG_TEXT) - 1, job_workers=0)
+    with make_client(db, settings, embedder) as client:
+        firm = Firm(client, auth)
+        for person in (INSIDER, OUTSIDER):
+            firm.person(person)
+        firm.client_("C-1", "Acme B.V.")
+        firm.matter("M-OPEN", "C-1", team=[INSIDER, OUTSIDER])
+        firm.matter("M-WALLED", "C-1", team=[INSIDER])
+        firm.wall(kind="inclusionary", protects={"matters": ["M-WALLED"]}, allowed=[INSIDER])
+        retag(client)
+        admin = auth(*ADMIN)
+        ok(client.post("/v1/documents", json=_body("D-1", SHORT, "M-OPEN"), headers=admin))
+        assert firm.matters_seen(OUTSIDER, QUERY, mode="sparse") == {"M-OPEN"}
+        body = _body("D-1", LONG_TEXT, "M-OPEN")
+        if change == "deny":
+            body["acl"] = {"default": "public", "deny": [f"api:user:{OUTSIDER}"]}
+            firm.person(OUTSIDER, aliases=[f"api:user:{OUTSIDER}"])
+        elif change == "move_behind_wall":
+            body["matter_id"] = "M-WALLED"
+        elif change == "no_matter":
+            del body["matter_id"]
+        queued = client.post("/v1/documents", json=body, headers=admin)
+        assert queued.status_code == 202, queued.text
+        assert firm.matters_seen(OUTSIDER, QUERY, mode="sparse") == outsider_before_the_job
+        _run_jobs(client)
+        report = ok(client.get(f"/v1/ingest/runs/{queued.json()['run_id']}", headers=admin))
+        assert report["status"] in ("succeeded", "partial"), report
+        assert firm.matters_seen(OUTSIDER, QUERY, mode="sparse") == outsider_after
+        if change == "move_behind_wall":
+            assert firm.matters_seen(INSIDER, QUERY, mode="sparse") == {"M-WALLED"}
