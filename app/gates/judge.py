@@ -30,18 +30,16 @@ import numpy.typing as npt
 from app.gates.evidence import (
     FactIndex,
     FactSite,
-    compound_swap,
     content_stems,
     extract_facts,
     fact_sites,
     leading_name,
     misbound_facts,
     missing_facts,
-    negation_mismatch_words,
-    negation_words,
     split_markers,
     with_document,
 )
+from app.gates.negation import compound_swap, negation_mismatch_words, negation_words
 from app.gates.passages import ChunkPassages
 
 Matrix = npt.NDArray[np.float32]

@@ -27,9 +27,9 @@ from app.gates.evidence import (
     content_stems,
     extract_facts,
     index_facts,
-    negation_words,
     proper_names,
 )
+from app.gates.negation import negation_words
 from app.gates.sentences import split_sentences
 
 Matrix = npt.NDArray[np.float32]

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from app.gates.evidence import (
-    compound_swap,
     content_stems,
     document_facts,
     extract_facts,
@@ -15,13 +14,12 @@ from app.gates.evidence import (
     leading_name,
     misbound_facts,
     missing_facts,
-    negation_mismatch,
-    negation_words,
     proper_names,
     split_markers,
     with_document,
 )
 from app.gates.judge import Calibration, ReturnedChunk, judge_sentences
+from app.gates.negation import compound_swap, negation_mismatch, negation_words
 from app.gates.passages import build_passages, chunk_sentences
 
 
