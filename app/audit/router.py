@@ -42,9 +42,13 @@ def _view(principal: Principal, conn: Connection, resources: Resources) -> Matte
 
 
 def _own_read_budget(principal: PrincipalDep, resources: ResourcesDep) -> Principal:
-    """A lawyer's read of their own sessions is charged before the transaction opens (it
-    reads the matrix to withhold matters); compliance reads are not a lawyer route."""
+    """Compliance reads every retrieval; a lawyer, only their own (the searches that role
+    makes), charged before the transaction opens (it reads the matrix to withhold matters).
+    Any other token is the wrong role: a person whose lawyer role was withdrawn no longer
+    reads the queries they made with it."""
     if not principal.has_any("compliance"):
+        if not principal.has_any("lawyer"):
+            raise Forbidden("This needs the compliance role, or the lawyer role for your own.")
         resources.limiter.spend(
             "own_audit_reads",
             principal.person_id,

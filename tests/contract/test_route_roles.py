@@ -61,7 +61,9 @@ ROLES: dict[tuple[str, str], str | frozenset[str]] = {
     ("GET", "/v1/ingest/runs/{run_id}"): frozenset({"admin"}),
     ("POST", "/v1/ingest/runs/{run_id}/confirm-sweep"): frozenset({"admin"}),
     ("GET", "/v1/audit/retrievals"): frozenset({"compliance"}),
-    ("GET", "/v1/audit/retrievals/{retrieval_id}"): ANY,
+    # compliance reads any, a lawyer their own; no other token (a fuzz read its own rows
+    # with roles [] or ["admin"])
+    ("GET", "/v1/audit/retrievals/{retrieval_id}"): frozenset({"compliance", "lawyer"}),
     ("GET", "/v1/audit/verify"): frozenset({"compliance"}),
     ("GET", "/v1/audit/export"): frozenset({"compliance"}),
     ("GET", "/v1/audit/policy-events"): frozenset({"compliance"}),
