@@ -14,8 +14,11 @@ import contextlib
 import hashlib
 import hmac
 import ipaddress
+import itertools
+import math
 import os
 import secrets
+import string
 import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -30,6 +33,9 @@ DEV_TOKEN_MAX_TTL_S = 12 * 3600
 # words that mark a placeholder someone forgot to replace
 _PLACEHOLDER_WORDS = ("change", "secret", "password", "example", "default")
 _MIN_DISTINCT_CHARACTERS = 8
+_MAX_IN_SEQUENCE = 0.5  # share of neighbours in alphabet or keyboard order (random: 2-13%)
+# 32 bytes less a margin for a random draw that misses a class (no digit in 43 base64)
+_MIN_SECRET_BITS = 7 * MIN_SECRET_BYTES
 _GENERATE = 'python -c "import secrets; print(secrets.token_urlsafe(48))"'
 
 
@@ -48,9 +54,39 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def _alphabet_bits(secret: str) -> float:
+    """Bits a character of ``secret`` can carry at most, from the alphabet it is written in
+    (hex 4, letters and digits about 6): what "32 random bytes" asks of its length."""
+    if all(c in string.hexdigits for c in secret):
+        return 4.0
+    if all(c in string.digits for c in secret):
+        return math.log2(10)
+    classes = [string.ascii_lowercase, string.ascii_uppercase, string.digits, "-_+/="]
+    size = sum(len(c) for c in classes if any(ch in c for ch in secret))
+    others = {ch for ch in secret if not any(ch in c for c in classes)}
+    return math.log2(max(size + len(others) * 4, 2))  # each other character: a few more
+
+
+def _in_sequence(secret: str) -> float:
+    """The share of neighbouring characters that follow each other in the alphabet or on
+    a keyboard row ("abcdef", "012345", "qwerty"): about 3% in a random secret."""
+    rows = ("1234567890", "qwertyuiop", "asdfghjkl", "zxcvbnm")
+    lowered = secret.lower()
+    pairs = list(itertools.pairwise(lowered))
+    if not pairs:
+        return 0.0
+    def keyboard(a: str, b: str) -> bool:
+        return any(a in r and b in r and abs(r.index(a) - r.index(b)) == 1 for r in rows)
+
+    near = sum(1 for a, b in pairs if abs(ord(a) - ord(b)) == 1 or keyboard(a, b))
+    return near / len(pairs)
+
+
 def weakness(secret: str) -> str | None:
-    """Why ``secret`` is not fit to sign tokens, or None when it is."""
-    if len(secret.encode()) < MIN_SECRET_BYTES:
+    """Why ``secret`` is not fit to sign tokens, or None when it is: at least 32 random
+    bytes, so at least 32 characters, and as many bits as 32 bytes hold by its alphabet (64
+    hex digits, 43 base64 characters)."""
+    if len(secret.encode()) < MIN_SECRET_BYTES or len(secret) < MIN_SECRET_BYTES:
         return f"is shorter than {MIN_SECRET_BYTES} bytes"
     lowered = secret.lower()
     if any(word in lowered for word in _PLACEHOLDER_WORDS):
@@ -59,6 +95,13 @@ def weakness(secret: str) -> str | None:
         return "repeats too few characters to be random"
     if (secret + secret).find(secret, 1) < len(secret):  # "abcdefgh" * 4: one period repeated
         return "repeats a shorter pattern"
+    if _in_sequence(secret) > _MAX_IN_SEQUENCE:
+        return "follows the alphabet or the keyboard"
+    if len(secret) * _alphabet_bits(secret) < _MIN_SECRET_BITS:
+        return (
+            f"holds fewer than {MIN_SECRET_BYTES} random bytes for its alphabet "
+            "(e.g. 32 hex digits are 16 bytes)"
+        )
     return None
 
 
@@ -171,6 +214,7 @@ def data_dir_secret(data_dir: Path, name: str) -> str:
     if path.stat().st_mode & 0o077:
         raise InsecureConfiguration(f"{path} is readable by others; `chmod 600 {path}`")
     value = path.read_text(encoding="ascii").strip()
-    if len(value) < MIN_SECRET_BYTES:
-        raise InsecureConfiguration(f"{path} is too short; remove it and a new one is made")
+    problem = weakness(value)
+    if problem:
+        raise InsecureConfiguration(f"{path} {problem}; remove it and a new one is made")
     return value

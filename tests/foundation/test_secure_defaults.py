@@ -103,6 +103,11 @@ def test_the_default_key_is_generated_per_data_dir_0600_and_signs_what_verifies(
     os.chmod(path, 0o644)
     with pytest.raises(InsecureConfiguration):
         dev_signing_key(settings)
+    # a key written there by hand is held to the rules of EWALL_DEV_SECRET (a fuzz: 40 'a's)
+    path.write_text("a" * 40 + "\n")
+    os.chmod(path, 0o600)
+    with pytest.raises(InsecureConfiguration, match="repeats"):
+        dev_signing_key(settings)
 
 
 def test_ewall_token_reuses_the_data_dir_key(tmp_path: Path) -> None:
@@ -174,11 +179,19 @@ def test_dev_mode_beyond_loopback_or_on_an_external_database_needs_a_strong_secr
     ):
         with pytest.raises(InsecureConfiguration):
             check_serve(settings, host)
-    for weak in ("short-secret", PUBLISHED_SECRET, "a" * 64, "abcd" * 10, "abcdefgh" * 4):
+    # and secrets a fuzz had accepted: the alphabet in order, keyboard rows, 16 random bytes
+    # in hex, 32 bytes of 16 characters
+    for weak in (
+        "short-secret", PUBLISHED_SECRET, "a" * 64, "abcd" * 10, "abcdefgh" * 4,
+        "abcdefghijklmnopqrstuvwxyz012345", "qwertyuiopasdfghjklzxcvbnm123456",
+        secrets.token_hex(16), "\u03b1\u03b2\u03b3\u03b4\u03b5\u03b6\u03b7\u03b8" * 2,
+        "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+    ):  # fmt: skip
         with pytest.raises(InsecureConfiguration):
             check_serve(_defaults(tmp_path, dev_secret=weak), "127.0.0.1")
+    for strong in (secrets.token_urlsafe(32), secrets.token_hex(32), secrets.token_urlsafe(48)):
+        check_serve(_defaults(tmp_path, dev_secret=strong, database_url=EXTERNAL_URL), ANYWHERE)
     strong = secrets.token_urlsafe(48)
-    check_serve(_defaults(tmp_path, dev_secret=strong, database_url=EXTERNAL_URL), ANYWHERE)
     with pytest.raises(InsecureConfiguration):
         check_serve(_defaults(tmp_path, auth_mode="oidc"), ANYWHERE)
     # the key set every token is checked against comes over https (plain http on loopback)
