@@ -112,7 +112,7 @@ def get_retrieval(
     conn: ConnDep,
     resources: ResourcesDep,
 ) -> dict[str, Any] | JSONResponse:
-    """Compliance sees every retrieval; anyone else only their own, withheld as the list
+    """Compliance sees every retrieval; a lawyer only their own, withheld as the list
     withholds it (no matter they may not see now, however old the retrieval), charged on the
     same budget as the list (each refused read is a gate event: unbounded, they flooded it).
 
