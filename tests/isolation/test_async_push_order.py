@@ -41,22 +41,29 @@ def _run_jobs(client: TestClient) -> None:
         worker.close()
 
 
+def _firm_with_d1(client: TestClient, auth: Tokens) -> tuple[Firm, dict[str, str]]:
+    """Both lawyers on M-OPEN, only the insider behind the wall on M-WALLED, and D-1's
+    short version stored under M-OPEN; with the admin's headers."""
+    firm = Firm(client, auth)
+    for person in (INSIDER, OUTSIDER):
+        firm.person(person)
+    firm.client_("C-1", "Acme B.V.")
+    firm.matter("M-OPEN", "C-1", team=[INSIDER, OUTSIDER])
+    firm.matter("M-WALLED", "C-1", team=[INSIDER])
+    firm.wall(kind="inclusionary", protects={"matters": ["M-WALLED"]}, allowed=[INSIDER])
+    retag(client)
+    admin = auth(*ADMIN)
+    ok(client.post("/v1/documents", json=_body("D-1", SHORT, "M-OPEN"), headers=admin))
+    return firm, admin
+
+
 @pytest.mark.parametrize("later", ["delete", "move_behind_wall", "newer_background_push"])
 def test_a_queued_push_yields_to_a_later_write(
     db: DbHandle, embedder: Any, auth: Tokens, later: str
 ) -> None:
     settings = make_settings(document_async_chars=len(LONG_TEXT) - 1, job_workers=0)
     with make_client(db, settings, embedder) as client:
-        firm = Firm(client, auth)
-        for person in (INSIDER, OUTSIDER):
-            firm.person(person)
-        firm.client_("C-1", "Acme B.V.")
-        firm.matter("M-OPEN", "C-1", team=[INSIDER, OUTSIDER])
-        firm.matter("M-WALLED", "C-1", team=[INSIDER])
-        firm.wall(kind="inclusionary", protects={"matters": ["M-WALLED"]}, allowed=[INSIDER])
-        retag(client)
-        admin = auth(*ADMIN)
-        ok(client.post("/v1/documents", json=_body("D-1", SHORT, "M-OPEN"), headers=admin))
+        firm, admin = _firm_with_d1(client, auth)
         queued = client.post(
             "/v1/documents", json=_body("D-1", LONG_TEXT, "M-OPEN"), headers=admin
         )
@@ -112,16 +119,7 @@ def test_a_queued_push_that_changes_access_hides_the_stored_version_until_writte
     under the same access leaves it as it was."""
     settings = make_settings(document_async_chars=len(LONG_TEXT) - 1, job_workers=0)
     with make_client(db, settings, embedder) as client:
-        firm = Firm(client, auth)
-        for person in (INSIDER, OUTSIDER):
-            firm.person(person)
-        firm.client_("C-1", "Acme B.V.")
-        firm.matter("M-OPEN", "C-1", team=[INSIDER, OUTSIDER])
-        firm.matter("M-WALLED", "C-1", team=[INSIDER])
-        firm.wall(kind="inclusionary", protects={"matters": ["M-WALLED"]}, allowed=[INSIDER])
-        retag(client)
-        admin = auth(*ADMIN)
-        ok(client.post("/v1/documents", json=_body("D-1", SHORT, "M-OPEN"), headers=admin))
+        firm, admin = _firm_with_d1(client, auth)
         assert firm.matters_seen(OUTSIDER, QUERY, mode="sparse") == {"M-OPEN"}
         body = _body("D-1", LONG_TEXT, "M-OPEN")
         if change == "deny":
