@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 
@@ -69,8 +70,9 @@ _SPELLED_OUT = re.compile(
 # Letters that Unicode decomposition leaves whole ("Ørsted" is "Orsted").
 _LETTERS = str.maketrans({"ø": "o", "ł": "l", "đ": "d", "ð": "d", "ħ": "h", "ı": "i",
                           "ŀ": "l", "æ": "ae", "œ": "oe", "þ": "th"})  # fmt: skip
-# Abbreviations, with their dot or without ("Gem. Zuiderveen", "Gem Zuiderveen" and
-# "Gemeente Zuiderveen" are one name; "VvE" is "Vereniging van Eigenaars").
+# Abbreviations written with their dot: a name holds both ("Gem. Zuiderveen" is "gem" and
+# "gemeente"), so that it meets "Gemeente Zuiderveen" and "Gem Zuiderveen" alike; without a
+# dot a word is only itself ("Ned Kelly" is no "Nederlandse Kelly").
 _ABBREVIATED = {
     "gem": "gemeente",
     "kon": "koninklijke",
@@ -82,17 +84,20 @@ _ABBREVIATED = {
     "bros": "brothers",
     "gebr": "gebroeders",
     "zn": "zonen",
-    "vve": "vereniging van eigenaars",
 }
+_ABBREVIATION = re.compile(r"(?<![\w.])(" + "|".join(_ABBREVIATED) + r")\.")
+# "'t" is "het" ("Brouwerij 't Kuipje"), as is a lower-case "t" standing alone (its
+# apostrophe lost); a capital "T" alone is an initial
+_HET = re.compile(r"(?<![\w.])(?:['\u2019][tT]|t)(?=\s)")
+_VVE = re.compile(r"\bvereniging van eigena(?:ars|ren)\b")
+_VVE_WORDS = {"vve": ("vve", "eigenaars")}
 # Surname particles: "van den Berg" is also written "Vandenberg", "de Vries" "DeVries".
 _PARTICLES = frozenset(
     {"van", "de", "der", "den", "het", "ten", "ter", "te", "op", "in", "von", "la", "le", "du",
      "di", "da", "del", "della", "d", "l", "vd"}
 )  # fmt: skip
 _PUNCT = re.compile(r"[^\w\s]|_", re.UNICODE)
-# words written together, each of four letters or more ("AholdDelhaize", not "McDonald")
-_CAMEL = re.compile(r"(?<=[a-z]{4})(?=[A-Z][a-z]{3})")
-GLUED = "="  # marks a token of particles glued to their word: matched whole, never by prefix
+GLUED = "="  # marks words a stored name holds written together: matched whole, never by prefix
 _DOTTED = re.compile(r"\b((?:[a-z]\.){1,3}[a-z]?\.?)(?=\s|$)")
 
 
@@ -145,25 +150,25 @@ def _initials(run: list[str], letters: bool) -> list[str]:
 
 
 @functools.lru_cache(maxsize=65_536)  # a matrix read normalises every party's name again
-def name_tokens(name: str, letters: bool = False) -> tuple[str, ...]:
+def name_tokens(name: str, letters: bool = False, expanded: bool = False) -> tuple[str, ...]:
     """Tokens of a party or client name with legal forms removed, as a question needs them
-    (``letters``: as a stored name holds them, with the letters of its initials).
+    (``letters``: as a stored name holds them, with the letters of its initials;
+    ``expanded``: abbreviations written with their dot read out).
 
     "Acme Holding B.V." -> ["acme"]; "Café de Flore N.V." -> ["cafe", "de", "flore"];
     "Zeeburg Holding N.V. c.s." -> ["zeeburg"]; "C&A" and "C en A" -> ["ca"].
     Holding words are kept when they are the whole name.
     """
-    value = _strip_accents(name).casefold().translate(_LETTERS)
+    value = _strip_accents(_HET.sub(" het", name)).casefold().translate(_LETTERS)
+    value = _ABBREVIATION.sub(
+        lambda m: (_ABBREVIATED[m.group(1)] if expanded else m.group(1)) + " ", value
+    )
     # "b.v." -> "bv" and "m.j." -> "m j" before other punctuation becomes space
     value = _DOTTED.sub(_undot, value)
-    value = _SPELLED_OUT.sub(" ", value)
-    words = [
-        w
-        for t in _PUNCT.sub(" ", value).split()
-        for w in _ABBREVIATED.get(t, t).split()
-        if w not in _NOT_THE_NAME
-    ]
-    tokens = _join_initials(words, letters)
+    value = _SPELLED_OUT.sub(" ", _VVE.sub("vve", value))
+    words = [t for t in _PUNCT.sub(" ", value).split() if t not in _NOT_THE_NAME]
+    # "VvE", "V.v.E." and "Vereniging van Eigenaars" (or "Eigenaren") are one association
+    tokens = [w for t in _join_initials(words, letters) for w in _VVE_WORDS.get(t, (t,))]
     kept = [t for t in tokens if t not in _DROPPED]
     if not kept:
         kept = [t for t in tokens if t in _HOLDING_WORDS] or tokens
@@ -185,22 +190,31 @@ def _glued(tokens: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def normalize_name(name: str) -> str:
-    """A name as stored and matched against: its tokens with the letters of its initials,
-    the glued form of any surname particles ("van den berg =vandenberg") and the words of
-    a name written together ("AholdDelhaize": "aholddelhaize ahold delhaize")."""
+    """A name as stored and matched against: its tokens with the letters of its initials
+    (and its dotted abbreviations both as written and read out), and, marked ``GLUED``, its
+    surname particles glued to their word ("van den berg =vandenberg") and each two
+    neighbouring words written together ("ahold delhaize =aholddelhaize")."""
     tokens = name_tokens(name, letters=True)
+    read_out = name_tokens(name, letters=True, expanded=True)
     glued = [t for t in _glued(tokens) if t.startswith(GLUED)]
-    more = [*glued, *name_tokens(_CAMEL.sub(" ", name), letters=True)]
-    return " ".join(dict.fromkeys((*tokens, *more)))
+    joined = [  # two particles are no word ("Vander" is not every "Van der ...")
+        GLUED + a + b
+        for a, b in itertools.pairwise(tokens)
+        if not (a in _PARTICLES and b in _PARTICLES)
+    ]
+    return " ".join(dict.fromkeys((*tokens, *read_out, *glued, *joined)))
 
 
 @functools.lru_cache(maxsize=65_536)
 def query_forms(query: str) -> tuple[tuple[str, ...], ...]:
-    """The ways a question's name may be written in a stored one: its tokens, with its
-    surname particles glued ("van den Berg" also as "vandenberg"), and with words written
-    together split where a capital begins one ("AholdDelhaize" also as "ahold delhaize")."""
+    """The ways a question's name may be written in a stored one: its tokens (with dotted
+    abbreviations as written, or read out), with its surname particles glued ("van den
+    Berg" also as "=vandenberg"), and with any two neighbouring words written together
+    ("Akzo Nobel" also as "akzonobel")."""
     tokens = name_tokens(query)
-    forms = (tokens, _glued(tokens), name_tokens(_CAMEL.sub(" ", query)))
+    forms = [tokens, name_tokens(query, expanded=True), _glued(tokens)]
+    forms += [(*tokens[:i], tokens[i] + tokens[i + 1], *tokens[i + 2 :])
+              for i in range(len(tokens) - 1)]  # fmt: skip
     return tuple(dict.fromkeys(forms))
 
 

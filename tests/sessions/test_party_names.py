@@ -56,6 +56,19 @@ WRITTEN_OTHERWISE = [
     ("Dijkstra en Zonen", "Dijkstra & Zn."),
     ("Vereniging van Eigenaars De Linde", "VvE De Linde"),
     ("Kuiper Trust", "Kuiper_Trust"),
+    # a second review and a re-run: two words written together, 't for het, VvE dotted or
+    # spelled with "Eigenaren", particles written as one word
+    ("Akzo Nobel", "AkzoNobel N.V."),
+    ("Rabo Bank", "RaboBank"),
+    ("Tom Tom", "TomTom N.V."),
+    ("Ahold Delhaize", "Aholddelhaize"),
+    ("Café het Hoekje", "Café 't Hoekje"),
+    ("Brouwerij Het Kuipje B.V.", "Brouwerij 't Kuipje B.V."),
+    ("Jan het Hart", "Jan 't Hart"),
+    ("Vereniging van Eigenaars Parkzicht", "V.v.E. Parkzicht"),
+    ("Vereniging van Eigenaren Parkzicht", "VvE Parkzicht"),
+    ("Van de Moortel", "Vande Moortel"),
+    ("Mc Donald's Nederland", "McDonald's Nederland"),
 ]
 OTHER_PARTY = [
     ("Bakker Zonen", "Bakker Bouw"),
@@ -73,6 +86,11 @@ OTHER_PARTY = [
     ("Donald", "McDonald's Nederland B.V."),
     ("Bay", "eBay International AG"),
     ("Tube", "YouTube LLC"),
+    ("Wessels Bouw B.V.", "VolkerWessels Bouw B.V."),
+    # without its dot a word is only itself
+    ("Ned Kelly B.V.", "Nederlandse Kelly B.V."),
+    ("Bros Bouw", "Brothers Bouw"),
+    ("Van Parkzicht Holding", "VvE Parkzicht"),
 ]
 # (question, name) pairs that met before the rules above were added must still meet in
 # that direction (a conflict check asks one way at a time): two reviews found some that no
