@@ -90,30 +90,27 @@ def acl_id_for(acl: SourceAcl) -> str:
     return "acl_" + hashlib.sha256(canonical_json(rules).encode()).hexdigest()[:24]
 
 
-def hide_until_written(conn: Connection, doc: SourceDocument) -> bool:
-    """Before a push is queued (a large document, written in the background minutes later):
-    a stored version whose access the push changes (its rules, client or matter, or none
-    given: quarantine) is visible to nobody until the job writes the new one. Served
-    meanwhile, the old rules would outlive a deny or a refile by the queue's length (a
-    fuzz read a withdrawn version for 72 s); a push that keeps the access keeps it visible.
-    True when it hid the stored version."""
+def access_until_written(conn: Connection, doc: SourceDocument) -> str | None:
+    """Before a push is queued (a large document, written in the background minutes later),
+    its access stands at once on the stored version: its rules, when the push keeps the
+    client and matter; visible to nobody, when it moves the document or gives no client or
+    matter (quarantine), until the job writes it. Served meanwhile, the old rules would
+    outlive a deny or a refile by the queue's length (a fuzz read a version whose new rules
+    denied it for 72 s); a job that fails leaves the rules the source gave, not a document
+    hidden for good. The ACL id set, or None when nothing changed."""
     mark_writer(conn)  # row-level security lets the writer's statements reach every chunk
     stored = repository.lock_document(conn, doc.source, doc.external_id)
-    if stored is None or stored.source_acl_id == NOBODY_ACL:
-        return False
-    if doc.acl is None:
-        acl_id = PUBLIC_ACL
-    else:
-        acl_id = acl_id_for(doc.acl) if doc.acl.resolvable else NOBODY_ACL
-    same = (
+    if stored is None:
+        return None
+    placed = (
         bool(doc.client_id)
         and bool(doc.matter_id)
         and (doc.client_id, doc.matter_id) == (stored.client_id, stored.matter_id)
-        and acl_id == stored.source_acl_id
     )
-    if same:
-        return False
-    return repository.set_document_acl(conn, doc.source, doc.external_id, NOBODY_ACL)
+    acl_id = store_source_acl(conn, doc.acl) if placed else NOBODY_ACL
+    if not repository.set_document_acl(conn, doc.source, doc.external_id, acl_id):
+        return None
+    return acl_id
 
 
 # --- 1. placement --------------------------------------------------------------------------

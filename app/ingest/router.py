@@ -14,7 +14,7 @@ from sqlalchemy import Connection
 
 from app.deps import Admin, ConnDep, ResourcesDep
 from app.errors import AppError, Conflict, NotFound, RateLimited, Unprocessable
-from app.ingest.document_write import hide_until_written
+from app.ingest.document_write import access_until_written
 from app.ingest.pipeline import STORE_FAILED, IngestPipeline
 from app.ingest.report import load_report
 from app.ingest.repository import document_summary, reap_orphaned_run, supersede_document_jobs
@@ -22,6 +22,7 @@ from app.ingest.runs import confirm_sweep
 from app.ingest.schemas import DocumentIn, DocumentOut, DocumentQueued, RunIn, RunStarted
 from app.jobs.repository import enqueue, job_of_run, pending_for_person
 from app.resources import Resources
+from app.types import NOBODY_ACL
 from connectors import registry
 from connectors.base import SourceAcl, SourceDocument
 from connectors.http import ConnectorError
@@ -52,8 +53,8 @@ def _queue_job(
     document: SourceDocument | None = None,
 ) -> tuple[uuid.UUID, int]:
     """A run and its job, committed together; the person's queue is bounded. ``document``:
-    a background push, after which earlier ones never apply, and until which a stored
-    version whose access it changes is visible to nobody."""
+    a background push, after which earlier ones never apply, and whose access stands on the
+    stored version at once (app.ingest.document_write.access_until_written)."""
     settings = resources.settings
     pipeline = pipeline_for(resources)
     with resources.database.transaction() as conn:
@@ -72,10 +73,13 @@ def _queue_job(
         if document is not None:
             source, external_id = document.source, document.external_id
             supersede_document_jobs(conn, source, external_id, job_id, f"run {run.run_id}")
-            if hide_until_written(conn, document):
+            acl_id = access_until_written(conn, document)
+            if acl_id is not None:
                 pipeline.record_event(
-                    conn, run, "hidden", source, external_id,
-                    "the queued push changes its access: visible to nobody until written",
+                    conn, run, "hidden" if acl_id == NOBODY_ACL else "acl_applied",
+                    source, external_id,
+                    "the queued push moves it: visible to nobody until written"
+                    if acl_id == NOBODY_ACL else "the queued push's access rules, at once",
                 )  # fmt: skip
     workers = resources.jobs
     if workers is not None:

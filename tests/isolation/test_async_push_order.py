@@ -5,6 +5,7 @@ back; the moved one came back out from behind its wall)."""
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pytest
@@ -103,6 +104,7 @@ def test_a_queued_push_yields_to_a_later_write(
         ("move_behind_wall", set(), set()),
         ("no_matter", set(), set()),
         ("content_only", {"M-OPEN"}, {"M-OPEN"}),
+        ("deny_and_unreadable", set(), set()),
     ],
 )
 def test_a_queued_push_that_changes_access_hides_the_stored_version_until_written(
@@ -115,16 +117,23 @@ def test_a_queued_push_that_changes_access_hides_the_stored_version_until_writte
 ) -> None:
     """A fuzz: a large push (202) denying a lawyer left the stored version readable by that
     lawyer until the background job ran (72 s behind other jobs). Until then the stored
-    version is visible to nobody when the push changes its access; a push of new content
-    under the same access leaves it as it was."""
+    version carries the push's rules (or is visible to nobody, when the push moves it or
+    gives no matter); a push of new content under the same access leaves it as it was, and
+    a job that fails leaves the push's rules on the stored text, not a document hidden for
+    good (a review)."""
     settings = make_settings(document_async_chars=len(LONG_TEXT) - 1, job_workers=0)
     with make_client(db, settings, embedder) as client:
         firm, admin = _firm_with_d1(client, auth)
         assert firm.matters_seen(OUTSIDER, QUERY, mode="sparse") == {"M-OPEN"}
         body = _body("D-1", LONG_TEXT, "M-OPEN")
-        if change == "deny":
+        if change.startswith("deny"):
             body["acl"] = {"default": "public", "deny": [f"api:user:{OUTSIDER}"]}
             firm.person(OUTSIDER, aliases=[f"api:user:{OUTSIDER}"])
+        if change == "deny_and_unreadable":  # the job fails: the stored text stays, denied
+            del body["text"]
+            broken = b"%PDF-1.4 broken " + b"x" * len(LONG_TEXT)
+            body.update(content_base64=base64.b64encode(broken).decode(),
+                        mime_type="application/pdf")
         elif change == "move_behind_wall":
             body["matter_id"] = "M-WALLED"
         elif change == "no_matter":
@@ -136,5 +145,5 @@ def test_a_queued_push_that_changes_access_hides_the_stored_version_until_writte
         report = ok(client.get(f"/v1/ingest/runs/{queued.json()['run_id']}", headers=admin))
         assert report["status"] in ("succeeded", "partial"), report
         assert firm.matters_seen(OUTSIDER, QUERY, mode="sparse") == outsider_after
-        if change == "move_behind_wall":
-            assert firm.matters_seen(INSIDER, QUERY, mode="sparse") == {"M-WALLED"}
+        inside = {"move_behind_wall": {"M-WALLED"}, "no_matter": set()}.get(change, {"M-OPEN"})
+        assert firm.matters_seen(INSIDER, QUERY, mode="sparse") == inside

@@ -19,6 +19,7 @@ ALLOWED = {
     "app/walls/exposure.py": "wall preview: counts every chunk a new wall would move",
     "app/console/repository.py": "console issue page: counts chunks per matter a wall moves",
     "app/ingest/pipeline.py": "ingestion: writes chunks",
+    "app/ingest/document_write.py": "a queued push: sets the stored chunks' access (writes)",
     "app/ingest/repository.py": "admin document view: counts the document's chunks",
     "app/caselaw/repository.py": "case-law ingestion (writes) and its admin view (counts)",
     "app/demo/repository.py": "demo loader: counts chunks in its summary (past RLS)",
