@@ -89,17 +89,25 @@ _LOOKALIKES = str.maketrans(
     }
 )
 # A separator as a reader takes one: up to three of ":", "%3A", "-" (and the other dashes),
-# ".", "_", "/", "\\", ";", "|", "~", with or without spaces, or spaces alone. Not a comma,
-# quote or bracket: prose about ECLIs ("de ECLI's uit 2019", "onder ECLI, op 12 maart 2019")
-# is no citation.
-_SEP = r"(?:\s*(?:%3a|[:;.\-_/\\|~\u2010-\u2015\u2212\u2043]){1,3}\s*|\s+)"
+# ".", "_", "/", "\\", ";", "|", "~", "+", "=", "*", middle dots and bullets, with or
+# without spaces; a comma or a double quote only with no space around it ("ECLI,NL,HR,...",
+# CSV); or spaces alone. Not a comma before a space, an apostrophe or a bracket: prose about
+# ECLIs ("de ECLI's uit 2019", "onder ECLI, op 12 maart 2019") is no citation.
+_MARKS = "%3a|[:;.\\-_/\\\\|~+=*\u00b7\u2022\u2219\u30fb\u2044\u2215\u2010-\u2015\u2212\u2043]"
+_SEP = rf"(?:\s*(?:{_MARKS}){{1,3}}\s*|(?:{_MARKS}|[,\"]){{1,3}}|\s+)"
 _COURT = r"(?:[^\W_](?: [^\W_]){1,6}|[^\W_]{1,20}(?:[.\-][^\W_]{1,20})?)"
 # Anything that reads as ECLI + country + court + year (+ ordinal), whatever the case, the
 # separators or what splits it. Matched on the text as a reader sees it.
 _LOOSE = re.compile(
     rf"e[ .]?c[ .]?l[ .]?i{_SEP}[^\W\d_]{{1,4}}{_SEP}{_COURT}{_SEP}\d{{2,6}}"
-    rf"(?:{_SEP}(?:(?:[^\W_]|[.:])*[^\W_])?)?",
+    rf"(?:{_SEP}(?:[\w.:]*[^\W_])?)?",
     re.IGNORECASE,
+)
+# Also a comma with spaces, a bracket or a quote before a country and court in capitals
+# ("ECLI, NL, HR, 1996, AA1742", "ECLI (NL:HR:1996:AA1742)"): prose has no such capitals.
+_CAPITALS = re.compile(
+    r"(?i:ecli)\s*[,(\[\"']\s*[A-Z]{2}\s*[,:;./-]\s*[A-Z0-9]{1,7}\s*[,:;./-]\s*\d{4}"
+    r"(?:\s*[,:;./-]\s*[A-Za-z0-9.]*[A-Za-z0-9])?"
 )
 MAX_SHOWN = 100  # characters of a malformed citation named in the gate's answer
 
@@ -119,6 +127,17 @@ def _as_read(text: str) -> str:
     return visible.translate(_LOOKALIKES)
 
 
+_FILE_SUFFIX = re.compile(r"_[^\W\d_]{3,}(?:\.[^\W_]+)?")
+
+
+def _file_name_of(seen: str, eclis: dict[str, None]) -> bool:
+    """A well-formed ECLI that names a file ("ECLI:NL:HR:2019:1234_bijlage.pdf"): a word
+    after an underscore is no part of its ordinal; digits are ("..:12_78" is malformed)."""
+    return any(
+        seen.startswith(ecli) and _FILE_SUFFIX.fullmatch(seen[len(ecli) :]) for ecli in eclis
+    )
+
+
 def find_citations(text: str) -> Citations:
     """For the citation gate, which must fail closed: every well-formed ECLI in ``text``
     (as `extract_eclis`, also after a ":" or a letter and before a ":" of punctuation), and
@@ -126,9 +145,11 @@ def find_citations(text: str) -> Citations:
     for colons, hidden or look-alike characters, a part too long or missing), as read."""
     eclis = _scan(_WRITTEN, text, colon_ends=True)
     malformed: dict[str, None] = {}
-    for match in _LOOSE.finditer(_as_read(text)):
+    read = _as_read(text)
+    for match in [*_LOOSE.finditer(read), *_CAPITALS.finditer(read)]:
         seen = " ".join(match.group(0).rstrip(".:").split())  # a line break shown as a space
         canonical = "ECLI" + seen[4:] if seen[:5].lower() == "ecli:" else seen
-        if canonical not in eclis:
-            malformed.setdefault(seen[:MAX_SHOWN], None)
+        if canonical in eclis or _file_name_of(canonical, eclis):
+            continue
+        malformed.setdefault(seen[:MAX_SHOWN], None)
     return Citations(eclis=list(eclis), malformed=list(malformed))

@@ -110,6 +110,17 @@ def test_helpers() -> None:
         ("ECLI:NEDL:HR:1996:AA1742", "ECLI:NEDL:HR:1996:AA1742"),
         ("E C L I:NL:HR:1996:AA1742", "E C L I:NL:HR:1996:AA1742"),
         ("ECLI:NL:HR:\u0661\u0669\u0669\u0666:AA1742", "ECLI:NL:HR:\u0661\u0669\u0669\u0666:AA1742"),
+        # a second review and a re-run: middle dots, bullets, "+", "=", "*", CSV, a comma with
+        # spaces or a bracket before capitals, and digits after an underscore
+        ("ECLI\u00b7NL\u00b7HR\u00b72019\u00b71278", "ECLI\u00b7NL\u00b7HR\u00b72019\u00b71278"),
+        ("ECLI\u2022NL\u2022HR\u20222019\u20221278", "ECLI\u2022NL\u2022HR\u20222019\u20221278"),
+        ("ECLI+NL+HR+2019+1278", "ECLI+NL+HR+2019+1278"),
+        ("ECLI=NL=HR=2019=1278", "ECLI=NL=HR=2019=1278"),
+        ("ECLI,NL,HR,1996,AA1742", "ECLI,NL,HR,1996,AA1742"),
+        ('"ECLI","NL","HR","2019","1278"', 'ECLI","NL","HR","2019","1278'),
+        ("ECLI, NL, HR, 1996, AA1742", "ECLI, NL, HR, 1996, AA1742"),
+        ("ECLI (NL:HR:1996:AA1742)", "ECLI (NL:HR:1996:AA1742"),
+        ("ECLI:NL:HR:2019:12_78", "ECLI:NL:HR:2019:12_78"),
     ],
 )
 def test_the_gate_reads_near_eclis_as_malformed_citations(text: str, read_as: str) -> None:
