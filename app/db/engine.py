@@ -20,7 +20,6 @@ server's parse and rewrite of the statement on every search.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -80,13 +79,12 @@ NETWORK_TIMEOUTS: dict[str, int] = {
 
 
 def network_timeouts(url: str) -> dict[str, int]:
-    """NETWORK_TIMEOUTS less those the URL or libpq's environment sets itself (a connection
-    service names any of them: then none is added)."""
+    """NETWORK_TIMEOUTS less those the URL sets itself; none when the URL names a connection
+    service (whose file sets them). libpq's environment (PGCONNECT_TIMEOUT) does not count:
+    the service reads no environment but its own settings, and the URL is one of them."""
     given = set(make_url(sqlalchemy_url(url)).query)
-    if "service" in given or os.environ.get("PGSERVICE"):
+    if "service" in given:
         return {}
-    if os.environ.get("PGCONNECT_TIMEOUT"):
-        given.add("connect_timeout")
     return {key: value for key, value in NETWORK_TIMEOUTS.items() if key not in given}
 
 

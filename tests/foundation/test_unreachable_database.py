@@ -53,16 +53,10 @@ def test_a_database_that_never_answers_is_given_up_on(silent_server: int) -> Non
     assert answer == [False]
 
 
-def test_a_url_keeps_its_own_network_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("PGSERVICE", raising=False)
-    monkeypatch.delenv("PGCONNECT_TIMEOUT", raising=False)
+def test_a_url_keeps_its_own_network_settings() -> None:
     assert network_timeouts("postgresql://u@h/db") == NETWORK_TIMEOUTS
     own = network_timeouts("postgresql://u@h/db?connect_timeout=3&keepalives=0")
     assert "connect_timeout" not in own and "keepalives" not in own
     assert own["tcp_user_timeout"] == NETWORK_TIMEOUTS["tcp_user_timeout"]
-    # libpq's environment and connection services are the operator's too
+    # a connection service named in the URL sets them in its own file
     assert network_timeouts("postgresql://u@h/db?service=ewall") == {}
-    monkeypatch.setenv("PGCONNECT_TIMEOUT", "3")
-    assert "connect_timeout" not in network_timeouts("postgresql://u@h/db")
-    monkeypatch.setenv("PGSERVICE", "ewall")
-    assert network_timeouts("postgresql://u@h/db") == {}
