@@ -47,13 +47,19 @@ for _pair in _OPPOSITE_PAIRS.split():
     OPPOSITES[_b] = OPPOSITES.get(_b, frozenset()) | {_a}
 
 # Heads of Dutch compounds whose first part names which one, among kinds that do not
-# include each other: "inkomstenbelasting" is not "omzetbelasting", a "navorderingsaanslag"
-# no "naheffingsaanslag" (``compound_swap``). Heads whose kinds nest or have synonyms
-# ("vrijheidsstraf" holds "gevangenisstraf", a "kortgedingrechter" is a
-# "voorzieningenrechter") are left out: a review found them flagging faithful sentences.
-COMPOUND_HEADS = frozenset({"belasting", "heffing", "aanslag", "toeslag", "uitkering", "premie"})
-# first parts that name the general kind ("belastingaanslag" for any assessment)
-_GENERAL = frozenset({"belasting", "heffing"})
+# include each other: "inkomstenbelasting" is not "omzetbelasting", a "tussenvonnis" no
+# "eindvonnis", a "bezwaartermijn" no "beroepstermijn" (``compound_swap``). Heads whose kinds
+# nest or have synonyms ("vrijheidsstraf" holds "gevangenisstraf", a "kortgedingrechter" is
+# a "voorzieningenrechter", an "omgevingsvergunning" was a "bouwvergunning") are left out: a
+# review found them flagging faithful sentences.
+COMPOUND_HEADS = frozenset(
+    {
+        "belasting", "heffing", "aanslag", "toeslag", "uitkering", "premie", "vonnis",
+        "arrest", "uitspraak", "overeenkomst", "termijn", "boete",
+    }
+)  # fmt: skip
+# first parts that name the general kind ("belastingaanslag", "geldboete")
+_GENERAL = frozenset({"belasting", "heffing", "geld"})
 _HEADS_LONGEST_FIRST = sorted(COMPOUND_HEADS, key=lambda h: (-len(h), h))
 _LINKS = ("s", "en", "e")  # what joins the parts: "inkomsten|belasting", "loon|s|..."
 

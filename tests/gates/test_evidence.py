@@ -505,6 +505,18 @@ def test_another_compound_of_the_same_head_is_a_changed_fact() -> None:
          "vennootschapsbelasting"),
     ]:
         assert compound_swap(negation_words(sentence), passage) == swapped, sentence
+    # the other heads whose kinds do not nest (a second review found them dropped)
+    for sentence, held, swapped in [
+        ("Het hof wees een eindvonnis.", "Het hof wees een tussenvonnis.", "eindvonnis"),
+        ("De koopovereenkomst is ontbonden.", "De huurovereenkomst is ontbonden.",
+         "koopovereenkomst"),
+        ("De beroepstermijn is verstreken.", "De bezwaartermijn is verstreken.",
+         "beroepstermijn"),
+        ("Een vergrijpboete werd opgelegd.", "Een verzuimboete werd opgelegd.",
+         "vergrijpboete"),
+        ("Een geldboete werd opgelegd.", "Een verzuimboete werd opgelegd.", None),
+    ]:
+        assert compound_swap(negation_words(sentence), negation_words(held)) == swapped
     # kinds that nest or have synonyms are not judged (a review found these flagged), and a
     # plural is its singular
     for sentence, held in [
