@@ -33,7 +33,9 @@ DEV_TOKEN_MAX_TTL_S = 12 * 3600
 # words that mark a placeholder someone forgot to replace
 _PLACEHOLDER_WORDS = ("change", "secret", "password", "example", "default")
 _MIN_DISTINCT_CHARACTERS = 8
-_MAX_IN_SEQUENCE = 0.5  # share of neighbours in alphabet or keyboard order (random: 2-13%)
+# share of neighbours alike or next in alphabet or keyboard order (random: 3-19%)
+_MAX_IN_SEQUENCE = 0.5
+_MAX_STEP_RUN = 8  # characters a constant step apart ("acegikmo")
 # 32 bytes less a margin for a random draw that misses a class (no digit in 43 base64)
 _MIN_SECRET_BITS = 7 * MIN_SECRET_BYTES
 _GENERATE = 'python -c "import secrets; print(secrets.token_urlsafe(48))"'
@@ -57,10 +59,10 @@ def is_loopback(host: str) -> bool:
 def _alphabet_bits(secret: str) -> float:
     """Bits a character of ``secret`` can carry at most, from the alphabet it is written in
     (hex 4, letters and digits about 6): what "32 random bytes" asks of its length."""
-    if all(c in string.hexdigits for c in secret):
-        return 4.0
     if all(c in string.digits for c in secret):
         return math.log2(10)
+    if all(c in string.hexdigits for c in secret):
+        return 4.0
     classes = [string.ascii_lowercase, string.ascii_uppercase, string.digits, "-_+/="]
     size = sum(len(c) for c in classes if any(ch in c for ch in secret))
     others = {ch for ch in secret if not any(ch in c for c in classes)}
@@ -68,8 +70,9 @@ def _alphabet_bits(secret: str) -> float:
 
 
 def _in_sequence(secret: str) -> float:
-    """The share of neighbouring characters that follow each other in the alphabet or on
-    a keyboard row ("abcdef", "012345", "qwerty"): about 3% in a random secret."""
+    """The share of neighbouring characters that are alike or follow each other in the
+    alphabet or on a keyboard row ("aabbcc", "abcdef", "012345", "qwerty"): a few percent in
+    a random secret."""
     rows = ("1234567890", "qwertyuiop", "asdfghjkl", "zxcvbnm")
     lowered = secret.lower()
     pairs = list(itertools.pairwise(lowered))
@@ -78,8 +81,18 @@ def _in_sequence(secret: str) -> float:
     def keyboard(a: str, b: str) -> bool:
         return any(a in r and b in r and abs(r.index(a) - r.index(b)) == 1 for r in rows)
 
-    near = sum(1 for a, b in pairs if abs(ord(a) - ord(b)) == 1 or keyboard(a, b))
+    near = sum(1 for a, b in pairs if abs(ord(a) - ord(b)) <= 1 or keyboard(a, b))
     return near / len(pairs)
+
+
+def _longest_step_run(secret: str) -> int:
+    """The longest stretch of characters a constant step apart ("acegikmo": 8)."""
+    steps = [ord(b) - ord(a) for a, b in itertools.pairwise(secret)]
+    longest = run = 1
+    for before, step in itertools.pairwise(steps):
+        run = run + 1 if step == before else 1
+        longest = max(longest, run)
+    return longest + 1 if steps else len(secret)
 
 
 def weakness(secret: str) -> str | None:
@@ -95,7 +108,7 @@ def weakness(secret: str) -> str | None:
         return "repeats too few characters to be random"
     if (secret + secret).find(secret, 1) < len(secret):  # "abcdefgh" * 4: one period repeated
         return "repeats a shorter pattern"
-    if _in_sequence(secret) > _MAX_IN_SEQUENCE:
+    if _in_sequence(secret) > _MAX_IN_SEQUENCE or _longest_step_run(secret) >= _MAX_STEP_RUN:
         return "follows the alphabet or the keyboard"
     if len(secret) * _alphabet_bits(secret) < _MIN_SECRET_BITS:
         return (

@@ -186,6 +186,10 @@ def test_dev_mode_beyond_loopback_or_on_an_external_database_needs_a_strong_secr
         "abcdefghijklmnopqrstuvwxyz012345", "qwertyuiopasdfghjklzxcvbnm123456",
         secrets.token_hex(16), "\u03b1\u03b2\u03b3\u03b4\u03b5\u03b6\u03b7\u03b8" * 2,
         "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+        # and a second review's: doubled letters, every other letter, decimal digits only
+        "aabbccddeeffgghhiijjkkllmmnnooppqqrrssttuuvvwwxxyyzz",
+        "acegikmoqsuwybdfhjlnprtvxz0246813579ACEG", "".join(secrets.choice("0123456789")
+                                                           for _ in range(56)),
     ):  # fmt: skip
         with pytest.raises(InsecureConfiguration):
             check_serve(_defaults(tmp_path, dev_secret=weak), "127.0.0.1")
