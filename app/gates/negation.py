@@ -257,6 +257,14 @@ def _aligned_span(s_tokens: Sequence[str], p_tokens: Sequence[str]) -> Sequence[
     return p_tokens[start:end]
 
 
+def _unsaid(negation: _Negation, s_stems: set[str]) -> bool:
+    """A "zonder" of the passage in a clause of its own whose words the sentence does not
+    use (", zonder verhoging,"): it qualifies what the clause before says, and a sentence
+    that leaves it out says less, not the opposite. Other negations standing alone negate
+    what was said before them ("M.i. is dat niet het geval", "daarvan is geen sprake")."""
+    return negation.word == "zonder" and bool(negation.own) and not negation.own & s_stems
+
+
 def _same_heads(
     s_negations: Sequence[_Negation], p_negations: Sequence[_Negation], span: Sequence[str]
 ) -> bool:
@@ -301,7 +309,8 @@ def negation_mismatch_words(s_tokens: Sequence[str], p_tokens: Sequence[str]) ->
         # sentence of the passage (Dutch moves "zonder verhoging" before the verb: the
         # stretch misses it)
         same = _same_heads(s_negations, [n for n in p_negations if n.at in said], span)
-        if len(s_neg) != len(p_neg) and not same:
+        left_out = sum(1 for n in _negations(span) if _unsaid(n, s_stems))
+        if len(s_neg) != len(p_neg) - left_out and not same:
             extra = [t for t in s_neg if t not in p_neg] or [t for t in p_neg if t not in s_neg]
             return (extra or s_neg or p_neg)[0]
     s_negated = _negated(s_negations)
@@ -311,6 +320,8 @@ def negation_mismatch_words(s_tokens: Sequence[str], p_tokens: Sequence[str]) ->
         if stated and not negation.agrees(p_negations):
             return negation.word
     for negation in p_negations:  # the sentence states what the passage negates
+        if _unsaid(negation, s_stems):
+            continue
         site = negation.near
         stated = len(site) >= 2 and len(site & s_stems) >= 0.75 * len(site)
         before = site - negation.own  # what it reaches back to, where it does
