@@ -185,3 +185,9 @@ SELECT matter_id, client_id FROM matters WHERE matter_id = :matter_id
 
 -- name: client_exists
 SELECT 1 FROM clients WHERE client_id = :client_id
+
+-- name: source_acl_rules
+-- A document's stored rules, to judge whether a queued push only narrows them
+-- (app.ingest.document_write.access_until_written).
+SELECT default_access, allow, deny, resolvable FROM source_acls
+WHERE source_acl_id = :source_acl_id

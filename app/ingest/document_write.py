@@ -91,26 +91,50 @@ def acl_id_for(acl: SourceAcl) -> str:
 
 
 def access_until_written(conn: Connection, doc: SourceDocument) -> str | None:
-    """Before a push is queued (a large document, written in the background minutes later),
-    its access stands at once on the stored version: its rules, when the push keeps the
-    client and matter; visible to nobody, when it moves the document or gives no client or
-    matter (quarantine), until the job writes it. Served meanwhile, the old rules would
-    outlive a deny or a refile by the queue's length (a fuzz read a version whose new rules
-    denied it for 72 s); a job that fails leaves the rules the source gave, not a document
-    hidden for good. The ACL id set, or None when nothing changed."""
+    """Before a push is queued (a large document, written in the background minutes later):
+    a stored version whose access the push changes must not be served under the old rules
+    meanwhile (a fuzz read a version whose new rules denied it for 72 s). When the push keeps
+    the client and matter and its rules only narrow the stored ones (a deny added, an allow
+    taken away), they stand at once, and also if the job fails; otherwise (the push moves
+    the document, gives no client or matter, or widens the rules, which must wait for the
+    text they were given with) the stored version is visible to nobody until the job writes
+    it. The ACL id set, or None when nothing changed."""
     mark_writer(conn)  # row-level security lets the writer's statements reach every chunk
     stored = repository.lock_document(conn, doc.source, doc.external_id)
-    if stored is None:
+    if stored is None or stored.source_acl_id == NOBODY_ACL:
         return None
     placed = (
         bool(doc.client_id)
         and bool(doc.matter_id)
         and (doc.client_id, doc.matter_id) == (stored.client_id, stored.matter_id)
     )
-    acl_id = store_source_acl(conn, doc.acl) if placed else NOBODY_ACL
+    acl_id = NOBODY_ACL
+    if placed:
+        new_id = store_source_acl(conn, doc.acl)
+        if new_id == stored.source_acl_id:
+            return None
+        old = repository.source_acl_rules(conn, stored.source_acl_id)
+        if new_id == NOBODY_ACL or (old is not None and _narrows(doc.acl, old)):
+            acl_id = new_id
     if not repository.set_document_acl(conn, doc.source, doc.external_id, acl_id):
         return None
     return acl_id
+
+
+def _narrows(new: SourceAcl | None, old: repository.StoredRules) -> bool:
+    """Everyone ``new`` admits, ``old`` admits (by the principals written: a deny of more of
+    them, an allow of fewer, a default no more open)."""
+    if not old.resolvable or old.default_access not in ("public", "view", "private"):
+        return False  # the stored rules admit nobody: nothing narrows them but nobody
+    default, allow, deny = ("public", set(), set()) if new is None else (
+        new.default, {p.lower() for p in new.allow}, {p.lower() for p in new.deny}
+    )  # fmt: skip
+    old_open = old.default_access in ("public", "view")
+    if not deny >= old.deny:
+        return False
+    if default in ("public", "view"):
+        return old_open
+    return old_open or allow <= old.allow
 
 
 # --- 1. placement --------------------------------------------------------------------------

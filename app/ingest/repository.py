@@ -459,6 +459,26 @@ def upsert_source_acl(
     )
 
 
+@dataclass(frozen=True)
+class StoredRules:
+    default_access: str
+    allow: frozenset[str]  # lower-cased, as stored
+    deny: frozenset[str]
+    resolvable: bool
+
+
+def source_acl_rules(conn: Connection, source_acl_id: str) -> StoredRules | None:
+    row = conn.execute(
+        sqlfiles.query("ingest.source_acl_rules"), {"source_acl_id": source_acl_id}
+    ).first()
+    if row is None:
+        return None
+    return StoredRules(
+        str(row.default_access), frozenset(row.allow or ()), frozenset(row.deny or ()),
+        bool(row.resolvable),
+    )  # fmt: skip
+
+
 def _document_values(record: DocumentRecord) -> dict[str, Any]:
     values = asdict(record)
     values["metadata"] = values.pop("metadata_json")

@@ -78,8 +78,9 @@ def _queue_job(
                 pipeline.record_event(
                     conn, run, "hidden" if acl_id == NOBODY_ACL else "acl_applied",
                     source, external_id,
-                    "the queued push moves it: visible to nobody until written"
-                    if acl_id == NOBODY_ACL else "the queued push's access rules, at once",
+                    "the queued push moves it or widens its rules: visible to nobody until "
+                    "written" if acl_id == NOBODY_ACL else "the queued push's narrower rules, "
+                    "at once",
                 )  # fmt: skip
     workers = resources.jobs
     if workers is not None:

@@ -105,6 +105,10 @@ def test_a_queued_push_yields_to_a_later_write(
         ("no_matter", set(), set()),
         ("content_only", {"M-OPEN"}, {"M-OPEN"}),
         ("deny_and_unreadable", set(), set()),
+        # wider rules wait for the text they came with, also when it cannot be read (a
+        # review: a private memo opened to the firm the moment the redacted push queued)
+        ("widen", set(), {"M-OPEN"}),
+        ("widen_and_unreadable", set(), set()),
     ],
 )
 def test_a_queued_push_that_changes_access_hides_the_stored_version_until_written(
@@ -124,12 +128,17 @@ def test_a_queued_push_that_changes_access_hides_the_stored_version_until_writte
     settings = make_settings(document_async_chars=len(LONG_TEXT) - 1, job_workers=0)
     with make_client(db, settings, embedder) as client:
         firm, admin = _firm_with_d1(client, auth)
-        assert firm.matters_seen(OUTSIDER, QUERY, mode="sparse") == {"M-OPEN"}
         body = _body("D-1", LONG_TEXT, "M-OPEN")
         if change.startswith("deny"):
             body["acl"] = {"default": "public", "deny": [f"api:user:{OUTSIDER}"]}
             firm.person(OUTSIDER, aliases=[f"api:user:{OUTSIDER}"])
-        if change == "deny_and_unreadable":  # the job fails: the stored text stays, denied
+        if change.startswith("widen"):  # the stored memo was private to the insider
+            firm.person(INSIDER, aliases=[f"api:user:{INSIDER}"])
+            private = {**_body("D-1", SHORT, "M-OPEN"),
+                       "acl": {"default": "private", "allow": [f"api:user:{INSIDER}"]}}
+            ok(client.post("/v1/documents", json=private, headers=admin))
+            assert firm.matters_seen(OUTSIDER, QUERY, mode="sparse") == set()
+        if change.endswith("unreadable"):  # the job fails: the stored text stays
             del body["text"]
             broken = b"%PDF-1.4 broken " + b"x" * len(LONG_TEXT)
             body.update(content_base64=base64.b64encode(broken).decode(),
@@ -145,5 +154,6 @@ def test_a_queued_push_that_changes_access_hides_the_stored_version_until_writte
         report = ok(client.get(f"/v1/ingest/runs/{queued.json()['run_id']}", headers=admin))
         assert report["status"] in ("succeeded", "partial"), report
         assert firm.matters_seen(OUTSIDER, QUERY, mode="sparse") == outsider_after
-        inside = {"move_behind_wall": {"M-WALLED"}, "no_matter": set()}.get(change, {"M-OPEN"})
+        inside = {"move_behind_wall": {"M-WALLED"}, "no_matter": set(),
+                  "widen_and_unreadable": set()}.get(change, {"M-OPEN"})  # fmt: skip
         assert firm.matters_seen(INSIDER, QUERY, mode="sparse") == inside
