@@ -86,9 +86,9 @@ _ABBREVIATED = {
     "zn": "zonen",
 }
 _ABBREVIATION = re.compile(r"(?<![\w.])(" + "|".join(_ABBREVIATED) + r")\.")
-# "'t" is "het" ("Brouwerij 't Kuipje"), as is a lower-case "t" standing alone (its
-# apostrophe lost); a capital "T" alone is an initial
-_HET = re.compile(r"(?<![\w.])(?:['\u2019][tT]|t)(?=\s)")
+# "'t" may be "het" ("Brouwerij 't Kuipje"), and so may a lower-case "t" standing alone
+# (its apostrophe lost); a name holds both readings, as "T-Mobile" or "M. t Jansen" need "t"
+_HET = re.compile(r"(?<![\w.])(?:['\u2018\u2019`][tT]|t)(?=\s)")
 _VVE = re.compile(r"\bvereniging van eigena(?:ars|ren)\b")
 _VVE_WORDS = {"vve": ("vve", "eigenaars")}
 # Surname particles: "van den Berg" is also written "Vandenberg", "de Vries" "DeVries".
@@ -150,16 +150,19 @@ def _initials(run: list[str], letters: bool) -> list[str]:
 
 
 @functools.lru_cache(maxsize=65_536)  # a matrix read normalises every party's name again
-def name_tokens(name: str, letters: bool = False, expanded: bool = False) -> tuple[str, ...]:
+def name_tokens(
+    name: str, letters: bool = False, expanded: bool = False, het: bool = False
+) -> tuple[str, ...]:
     """Tokens of a party or client name with legal forms removed, as a question needs them
     (``letters``: as a stored name holds them, with the letters of its initials;
-    ``expanded``: abbreviations written with their dot read out).
+    ``expanded``: abbreviations written with their dot read out; ``het``: "'t" as "het").
 
     "Acme Holding B.V." -> ["acme"]; "Café de Flore N.V." -> ["cafe", "de", "flore"];
     "Zeeburg Holding N.V. c.s." -> ["zeeburg"]; "C&A" and "C en A" -> ["ca"].
     Holding words are kept when they are the whole name.
     """
-    value = _strip_accents(_HET.sub(" het", name)).casefold().translate(_LETTERS)
+    value = _strip_accents(_HET.sub(" het", name) if het else name)
+    value = " ".join(value.casefold().translate(_LETTERS).split())  # one space between words
     value = _ABBREVIATION.sub(
         lambda m: (_ABBREVIATED[m.group(1)] if expanded else m.group(1)) + " ", value
     )
@@ -195,7 +198,11 @@ def normalize_name(name: str) -> str:
     surname particles glued to their word ("van den berg =vandenberg") and each two
     neighbouring words written together ("ahold delhaize =aholddelhaize")."""
     tokens = name_tokens(name, letters=True)
-    read_out = name_tokens(name, letters=True, expanded=True)
+    read_out = [
+        t
+        for expanded, het in ((True, False), (False, True), (True, True))
+        for t in name_tokens(name, letters=True, expanded=expanded, het=het)
+    ]
     glued = [t for t in _glued(tokens) if t.startswith(GLUED)]
     joined = [  # two particles are no word ("Vander" is not every "Van der ...")
         GLUED + a + b
@@ -210,10 +217,12 @@ def query_forms(query: str) -> tuple[tuple[str, ...], ...]:
     """The ways a question's name may be written in a stored one: its tokens (with dotted
     abbreviations as written, or read out), with its surname particles glued ("van den
     Berg" also as "=vandenberg"), and with any two neighbouring words written together
-    ("Akzo Nobel" also as "akzonobel")."""
+    ("Akzo Nobel" also as "=akzonobel": whole, never a prefix)."""
     tokens = name_tokens(query)
-    forms = [tokens, name_tokens(query, expanded=True), _glued(tokens)]
-    forms += [(*tokens[:i], tokens[i] + tokens[i + 1], *tokens[i + 2 :])
+    forms = [tokens, name_tokens(query, expanded=True), name_tokens(query, het=True)]
+    forms.append(name_tokens(query, expanded=True, het=True))
+    forms.append(_glued(tokens))
+    forms += [(*tokens[:i], GLUED + tokens[i] + tokens[i + 1], *tokens[i + 2 :])
               for i in range(len(tokens) - 1)]  # fmt: skip
     return tuple(dict.fromkeys(forms))
 
