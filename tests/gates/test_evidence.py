@@ -480,6 +480,13 @@ def test_a_negation_said_in_another_place_of_the_clause_agrees() -> None:
     # (a re-run of the fuzz: the verbatim sentence without it was flagged)
     shorter = passage.replace(", zonder verhoging,", ",")
     assert negation_mismatch(shorter, passage) is None
+    # but a sentence that says the opposite in other words is no shorter sentence (a review)
+    raised = shorter.replace("een naheffingsaanslag", "een verhoogde naheffingsaanslag")
+    assert negation_mismatch(raised, passage) == "zonder"
+    sublet = "De huurder heeft de woning, zonder toestemming, onderverhuurd aan derden."
+    assert negation_mismatch(
+        "De huurder heeft de woning toegestaan onderverhuurd aan derden.", sublet
+    ) == "zonder"
     assert negation_mismatch("De naheffingsaanslag werd met verhoging opgelegd.", passage)
     # a negation of the same word in another sentence of the window agrees with nothing (a
     # review: the appeal against the cross-appeal)
@@ -509,18 +516,15 @@ def test_another_compound_of_the_same_head_is_a_changed_fact() -> None:
          "vennootschapsbelasting"),
     ]:
         assert compound_swap(negation_words(sentence), passage) == swapped, sentence
-    # the other heads whose kinds do not nest (a second review found them dropped)
-    for sentence, held, swapped in [
-        ("Het hof wees een eindvonnis.", "Het hof wees een tussenvonnis.", "eindvonnis"),
-        ("De koopovereenkomst is ontbonden.", "De huurovereenkomst is ontbonden.",
-         "koopovereenkomst"),
-        ("De beroepstermijn is verstreken.", "De bezwaartermijn is verstreken.",
-         "beroepstermijn"),
-        ("Een vergrijpboete werd opgelegd.", "Een verzuimboete werd opgelegd.",
-         "vergrijpboete"),
-        ("Een geldboete werd opgelegd.", "Een verzuimboete werd opgelegd.", None),
+    # heads whose kinds nest or have synonyms are not judged (two reviews found faithful
+    # sentences flagged by each)
+    for sentence, held in [
+        ("Het hof wees een eindvonnis.", "Het hof wees een verstekvonnis."),
+        ("De arbeidsovereenkomst is ontbonden.", "De uitzendovereenkomst is ontbonden."),
+        ("De appeltermijn is verstreken.", "De beroepstermijn is verstreken."),
+        ("Een bestuursboete werd opgelegd.", "Een verzuimboete werd opgelegd."),
     ]:
-        assert compound_swap(negation_words(sentence), negation_words(held)) == swapped
+        assert compound_swap(negation_words(sentence), negation_words(held)) is None
     # kinds that nest or have synonyms are not judged (a review found these flagged), and a
     # plural is its singular
     for sentence, held in [
