@@ -89,11 +89,12 @@ _LOOKALIKES = str.maketrans(
     }
 )
 # A separator as a reader takes one: up to three of ":", "%3A", "-" (and the other dashes),
-# ".", "_", "/", "\\", ";", "|", "~", "+", "=", "*", middle dots and bullets, with or
+# ".", "_", "/", "\\", ";", "|", "~", "+", "=", middle dots and bullets (not "*", a
+# footnote's mark: "Het ECLI*: zie HR 12 maart 2019"), with or
 # without spaces; a comma or a double quote only with no space around it ("ECLI,NL,HR,...",
 # CSV); or spaces alone. Not a comma before a space, an apostrophe or a bracket: prose about
 # ECLIs ("de ECLI's uit 2019", "onder ECLI, op 12 maart 2019") is no citation.
-_MARKS = "%3a|[:;.\\-_/\\\\|~+=*\u00b7\u2022\u2219\u30fb\u2044\u2215\u2010-\u2015\u2212\u2043]"
+_MARKS = "%3a|[:;.\\-_/\\\\|~+=\u00b7\u2022\u2219\u30fb\u2044\u2215\u2010-\u2015\u2212\u2043]"
 _SEP = rf"(?:\s*(?:{_MARKS}){{1,3}}\s*|(?:{_MARKS}|[,\"]){{1,3}}|\s+)"
 _COURT = r"(?:[^\W_](?: [^\W_]){1,6}|[^\W_]{1,20}(?:[.\-][^\W_]{1,20})?)"
 # Anything that reads as ECLI + country + court + year (+ ordinal), whatever the case, the
@@ -103,12 +104,26 @@ _LOOSE = re.compile(
     rf"(?:{_SEP}(?:[\w.:]*[^\W_])?)?",
     re.IGNORECASE,
 )
-# Also a comma with spaces, a bracket or a quote before a country and court in capitals
-# ("ECLI, NL, HR, 1996, AA1742", "ECLI (NL:HR:1996:AA1742)"): prose has no such capitals.
+# Also ECLI, country, court and a four-digit year split by commas with spaces, brackets or
+# quotes ("ECLI, NL, HR, 1996, AA1742", "ECLI (NL:HR:1996:AA1742)", "ECLI: NL, HR, 2019"),
+# when at least two of its separators are punctuation: prose ("onder ECLI, de HR 2019")
+# has at most one.
+_PART = r"(?:\s*[,:;./\-\"'\u201c\u201d]){1,3}\s*|\s+"
 _CAPITALS = re.compile(
-    r"(?i:ecli)\s*[,(\[\"']\s*[A-Z]{2}\s*[,:;./-]\s*[A-Z0-9]{1,7}\s*[,:;./-]\s*\d{4}"
-    r"(?:\s*[,:;./-]\s*[A-Za-z0-9.]*[A-Za-z0-9])?"
+    rf"(?i:ecli)(?:(?:\s*[,:;(\[\"'\u201c\u201d\u2018\u2019]){{1,3}}\s*|\s+)"
+    rf"(?P<country>[A-Za-z]{{2}})(?:{_PART})[A-Za-z0-9]{{1,7}}(?:{_PART})\d{{4}}"
+    rf"(?P<ordinal>(?:{_PART})[A-Za-z0-9.]*[A-Za-z0-9])?"
 )
+_PUNCTUATION = re.compile(r"[,:;./\-(\[\"'\u201c\u201d\u2018\u2019]")
+
+
+def _reads_as_split_ecli(match: re.Match[str]) -> bool:
+    """Two separators that are punctuation and an ordinal after the year, or a country in
+    capitals with an ordinal: "een ECLI (bv. HR, 2019)" is prose, "ECLI (NL HR 2019 1278)"
+    and "ecli, nl, hr, 2019, 1278" are not."""
+    if not match["ordinal"]:
+        return False
+    return match["country"].isupper() or len(_PUNCTUATION.findall(match.group(0))) >= 3
 MAX_SHOWN = 100  # characters of a malformed citation named in the gate's answer
 
 
@@ -127,12 +142,13 @@ def _as_read(text: str) -> str:
     return visible.translate(_LOOKALIKES)
 
 
-_FILE_SUFFIX = re.compile(r"_[^\W\d_]{3,}(?:\.[^\W_]+)?")
+_FILE_SUFFIX = re.compile(r"_[^\W\d_][\w.-]*")
 
 
 def _file_name_of(seen: str, eclis: dict[str, None]) -> bool:
-    """A well-formed ECLI that names a file ("ECLI:NL:HR:2019:1234_bijlage.pdf"): a word
-    after an underscore is no part of its ordinal; digits are ("..:12_78" is malformed)."""
+    """A well-formed ECLI that names a file ("ECLI:NL:HR:2019:1234_bijlage_2.pdf", "_v2"):
+    what follows an underscore and a letter is no part of its ordinal; digits right after
+    the underscore are ("..:12_78" is malformed)."""
     return any(
         seen.startswith(ecli) and _FILE_SUFFIX.fullmatch(seen[len(ecli) :]) for ecli in eclis
     )
@@ -146,10 +162,13 @@ def find_citations(text: str) -> Citations:
     eclis = _scan(_WRITTEN, text, colon_ends=True)
     malformed: dict[str, None] = {}
     read = _as_read(text)
-    for match in [*_LOOSE.finditer(read), *_CAPITALS.finditer(read)]:
+    split = [m for m in _CAPITALS.finditer(read) if _reads_as_split_ecli(m)]
+    for match in [*_LOOSE.finditer(read), *split]:
         seen = " ".join(match.group(0).rstrip(".:").split())  # a line break shown as a space
         canonical = "ECLI" + seen[4:] if seen[:5].lower() == "ecli:" else seen
         if canonical in eclis or _file_name_of(canonical, eclis):
             continue
         malformed.setdefault(seen[:MAX_SHOWN], None)
-    return Citations(eclis=list(eclis), malformed=list(malformed))
+    # one stretch read two ways ("ECLI:NL:HR:2019:1:2" and its first five parts): the longer
+    shown = [m for m in malformed if not any(o != m and o.startswith(m) for o in malformed)]
+    return Citations(eclis=list(eclis), malformed=shown)

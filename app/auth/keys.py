@@ -33,8 +33,9 @@ DEV_TOKEN_MAX_TTL_S = 12 * 3600
 # words that mark a placeholder someone forgot to replace
 _PLACEHOLDER_WORDS = ("change", "secret", "password", "example", "default")
 _MIN_DISTINCT_CHARACTERS = 8
-# share of neighbours alike or next in alphabet or keyboard order (random: 3-19%)
-_MAX_IN_SEQUENCE = 0.5
+# share of neighbours next in alphabet or keyboard order, or twice the share alike (random:
+# up to about 20%)
+_MAX_IN_SEQUENCE = 0.6
 _MAX_STEP_RUN = 8  # characters a constant step apart ("acegikmo")
 # 32 bytes less a margin for a random draw that misses a class (no digit in 43 base64)
 _MIN_SECRET_BITS = 7 * MIN_SECRET_BYTES
@@ -81,8 +82,10 @@ def _in_sequence(secret: str) -> float:
     def keyboard(a: str, b: str) -> bool:
         return any(a in r and b in r and abs(r.index(a) - r.index(b)) == 1 for r in rows)
 
-    near = sum(1 for a, b in pairs if abs(ord(a) - ord(b)) <= 1 or keyboard(a, b))
-    return near / len(pairs)
+    near = sum(1 for a, b in pairs if abs(ord(a) - ord(b)) == 1 or keyboard(a, b))
+    alike = sum(1 for a, b in pairs if a == b)
+    # doubled letters ("aabbcc") count as much as a sequence; random: alike 2-10% of pairs
+    return max(near, 2 * alike) / len(pairs)
 
 
 def _longest_step_run(secret: str) -> int:

@@ -120,6 +120,13 @@ def test_helpers() -> None:
         ('"ECLI","NL","HR","2019","1278"', 'ECLI","NL","HR","2019","1278'),
         ("ECLI, NL, HR, 1996, AA1742", "ECLI, NL, HR, 1996, AA1742"),
         ("ECLI (NL:HR:1996:AA1742)", "ECLI (NL:HR:1996:AA1742"),
+        # a third review: a comma with spaces after the first part, brackets or quotes
+        ("ECLI: NL, HR, 2019, 1278", "ECLI: NL, HR, 2019, 1278"),
+        ("ECLI:NL:HR, 2019:1278", "ECLI:NL:HR, 2019:1278"),
+        ("ECLI (NL HR 2019 1278)", "ECLI (NL HR 2019 1278"),
+        ("ECLI (nl:hr:2019:1278)", "ECLI (nl:hr:2019:1278"),
+        ("ecli, nl, hr, 2019, 1278", "ecli, nl, hr, 2019, 1278"),
+        ('"ECLI", "NL", "HR", "2019", "1278"', 'ECLI", "NL", "HR", "2019", "1278'),
         ("ECLI:NL:HR:2019:12_78", "ECLI:NL:HR:2019:12_78"),
     ],
 )
@@ -145,12 +152,15 @@ def test_the_gate_finds_well_formed_eclis_wherever_they_stand() -> None:
         "De vindplaats (ECLI) is in 2019 gewijzigd.",
         "Noem het ECLI, de datum (12 maart 2019) en de rechter.",
         "een ECLI (bv. HR, 2019)",
+        "Het ECLI*: zie HR 12 maart 2019 voor de regel.",
+        "onder ECLI, de HR 2019, ook",
     ],
 )
 def test_prose_about_eclis_is_no_citation(text: str) -> None:
     assert find_citations(text) == find_citations("")
 
 
-def test_a_well_formed_ecli_glued_to_a_file_name_is_only_itself() -> None:
-    found = find_citations("ECLI:NL:HR:2019:1234_bijlage.pdf")
+@pytest.mark.parametrize("suffix", ["_bijlage.pdf", "_v2", "_HR.pdf", "_bijlage_2.pdf"])
+def test_a_well_formed_ecli_glued_to_a_file_name_is_only_itself(suffix: str) -> None:
+    found = find_citations(f"ECLI:NL:HR:2019:1234{suffix}")
     assert found.eclis == ["ECLI:NL:HR:2019:1234"] and found.malformed == []
