@@ -89,12 +89,12 @@ _LOOKALIKES = str.maketrans(
     }
 )
 # A separator as a reader takes one: up to three of ":", "%3A", "-" (and the other dashes),
-# ".", "_", "/", "\\", ";", "|", "~", "+", "=", middle dots and bullets (not "*", a
-# footnote's mark: "Het ECLI*: zie HR 12 maart 2019"), with or
+# ".", "_", "/", "\\", ";", "|", "~", "+", "=", "*" (markdown's "**ECLI**:NL:..."), middle
+# dots and bullets, with or
 # without spaces; a comma or a double quote only with no space around it ("ECLI,NL,HR,...",
 # CSV); or spaces alone. Not a comma before a space, an apostrophe or a bracket: prose about
 # ECLIs ("de ECLI's uit 2019", "onder ECLI, op 12 maart 2019") is no citation.
-_MARKS = "%3a|[:;.\\-_/\\\\|~+=\u00b7\u2022\u2219\u30fb\u2044\u2215\u2010-\u2015\u2212\u2043]"
+_MARKS = "%3a|[:;.\\-_/\\\\|~+=*\u00b7\u2022\u2219\u30fb\u2044\u2215\u2010-\u2015\u2212\u2043]"
 _SEP = rf"(?:\s*(?:{_MARKS}){{1,3}}\s*|(?:{_MARKS}|[,\"]){{1,3}}|\s+)"
 _COURT = r"(?:[^\W_](?: [^\W_]){1,6}|[^\W_]{1,20}(?:[.\-][^\W_]{1,20})?)"
 # Anything that reads as ECLI + country + court + year (+ ordinal), whatever the case, the
@@ -105,25 +105,22 @@ _LOOSE = re.compile(
     re.IGNORECASE,
 )
 # Also ECLI, country, court and a four-digit year split by commas with spaces, brackets or
-# quotes ("ECLI, NL, HR, 1996, AA1742", "ECLI (NL:HR:1996:AA1742)", "ECLI: NL, HR, 2019"),
-# when at least two of its separators are punctuation: prose ("onder ECLI, de HR 2019")
-# has at most one.
+# quotes ("ECLI, NL, HR, 1996, AA1742", "ECLI (NL:HR:1996:AA1742)", "ECLI: NL, HR, 2019,
+# 1278"), with country and court in capitals and an ordinal: prose ("onder ECLI, de HR
+# 2019", "het ECLI (EU, Raad 2011, ...)") has no such capitals.
 _PART = r"(?:\s*[,:;./\-\"'\u201c\u201d]){1,3}\s*|\s+"
 _CAPITALS = re.compile(
     rf"(?i:ecli)(?:(?:\s*[,:;(\[\"'\u201c\u201d\u2018\u2019]){{1,3}}\s*|\s+)"
-    rf"(?P<country>[A-Za-z]{{2}})(?:{_PART})[A-Za-z0-9]{{1,7}}(?:{_PART})\d{{4}}"
+    rf"(?P<country>[A-Z]{{2}})(?:{_PART})[A-Z0-9]{{1,7}}(?:{_PART})\d{{4}}"
     rf"(?P<ordinal>(?:{_PART})[A-Za-z0-9.]*[A-Za-z0-9])?"
 )
-_PUNCTUATION = re.compile(r"[,:;./\-(\[\"'\u201c\u201d\u2018\u2019]")
 
 
 def _reads_as_split_ecli(match: re.Match[str]) -> bool:
-    """Two separators that are punctuation and an ordinal after the year, or a country in
-    capitals with an ordinal: "een ECLI (bv. HR, 2019)" is prose, "ECLI (NL HR 2019 1278)"
-    and "ecli, nl, hr, 2019, 1278" are not."""
-    if not match["ordinal"]:
-        return False
-    return match["country"].isupper() or len(_PUNCTUATION.findall(match.group(0))) >= 3
+    """Country and court in capitals, a four-digit year and an ordinal after it: "ECLI (NL HR
+    2019 1278)" and "ECLI: NL, HR, 2019, 1278" are citations, "een ECLI (bv. HR, 2019)" and
+    "het ECLI (EU, Raad 2011, C 127/1)" prose."""
+    return bool(match["ordinal"])
 MAX_SHOWN = 100  # characters of a malformed citation named in the gate's answer
 
 
@@ -142,13 +139,13 @@ def _as_read(text: str) -> str:
     return visible.translate(_LOOKALIKES)
 
 
-_FILE_SUFFIX = re.compile(r"_[^\W\d_][\w.-]*")
+_FILE_SUFFIX = re.compile(r"_[^\W\d_]{3,}[\w.-]*")
 
 
 def _file_name_of(seen: str, eclis: dict[str, None]) -> bool:
-    """A well-formed ECLI that names a file ("ECLI:NL:HR:2019:1234_bijlage_2.pdf", "_v2"):
-    what follows an underscore and a letter is no part of its ordinal; digits right after
-    the underscore are ("..:12_78" is malformed)."""
+    """A well-formed ECLI that names a file ("ECLI:NL:HR:2019:1234_bijlage_2.pdf"): what
+    follows an underscore and a word of three letters or more is no part of its ordinal;
+    anything shorter may be ("..:12_78", "..:12_A34" are malformed)."""
     return any(
         seen.startswith(ecli) and _FILE_SUFFIX.fullmatch(seen[len(ecli) :]) for ecli in eclis
     )
@@ -163,12 +160,17 @@ def find_citations(text: str) -> Citations:
     malformed: dict[str, None] = {}
     read = _as_read(text)
     split = [m for m in _CAPITALS.finditer(read) if _reads_as_split_ecli(m)]
-    for match in [*_LOOSE.finditer(read), *split]:
+    found = [*_LOOSE.finditer(read), *split]
+    # one stretch read two ways ("ECLI:NL:HR:2019:1:2" and its first five parts): the longer
+    inside = {
+        id(m) for m in found for o in found
+        if o is not m and o.start() <= m.start() and m.end() <= o.end()
+        and (o.end() - o.start()) > (m.end() - m.start())
+    }  # fmt: skip
+    for match in (m for m in found if id(m) not in inside):
         seen = " ".join(match.group(0).rstrip(".:").split())  # a line break shown as a space
         canonical = "ECLI" + seen[4:] if seen[:5].lower() == "ecli:" else seen
         if canonical in eclis or _file_name_of(canonical, eclis):
             continue
         malformed.setdefault(seen[:MAX_SHOWN], None)
-    # one stretch read two ways ("ECLI:NL:HR:2019:1:2" and its first five parts): the longer
-    shown = [m for m in malformed if not any(o != m and o.startswith(m) for o in malformed)]
-    return Citations(eclis=list(eclis), malformed=shown)
+    return Citations(eclis=list(eclis), malformed=list(malformed))

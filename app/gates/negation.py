@@ -254,9 +254,10 @@ def _aligned_span(s_tokens: Sequence[str], p_tokens: Sequence[str]) -> Sequence[
     return p_tokens[start:end]
 
 
-def _unsaid(negation: _Negation, s_stems: set[str], p_stems: set[str]) -> bool:
+def _unsaid(negation: _Negation, s_stems: set[str], said_stems: set[str]) -> bool:
     """A "zonder" of the passage in a clause of its own whose words the sentence does not
-    use (", zonder verhoging,"), in a sentence that says nothing the passage does not: it
+    use (", zonder verhoging,"), in a sentence that says nothing the passage's sentence does
+    not (another sentence of the window does not count): it
     qualifies what the clause before says, and leaving it out says less, not the opposite
     ("een verhoogde aanslag" says something else). Other negations standing alone negate
     what was said before them ("M.i. is dat niet het geval", "daarvan is geen sprake")."""
@@ -264,7 +265,7 @@ def _unsaid(negation: _Negation, s_stems: set[str], p_stems: set[str]) -> bool:
         negation.word == "zonder"
         and bool(negation.own)
         and not negation.own & s_stems
-        and s_stems <= p_stems
+        and s_stems <= said_stems
     )
 
 
@@ -304,6 +305,8 @@ def negation_mismatch_words(s_tokens: Sequence[str], p_tokens: Sequence[str]) ->
     p_stems = {stem(w) for w in p_tokens if _content(w)}
     s_negations, p_negations = _negations(s_tokens), _negations(p_tokens)
     said = _saying_sentences(p_tokens, s_stems)
+    # what the passage's sentences that say it say (not another sentence of the window)
+    said_stems = {stem(w) for i, w in enumerate(p_tokens) if i in said and _content(w)}
     span = _aligned_span(s_tokens, p_tokens)
     if span is not None:
         s_neg, p_neg = _counted_negations(s_tokens), _counted_negations(span)
@@ -312,7 +315,7 @@ def negation_mismatch_words(s_tokens: Sequence[str], p_tokens: Sequence[str]) ->
         # sentence of the passage (Dutch moves "zonder verhoging" before the verb: the
         # stretch misses it)
         same = _same_heads(s_negations, [n for n in p_negations if n.at in said], span)
-        left_out = sum(1 for n in _negations(span) if _unsaid(n, s_stems, p_stems))
+        left_out = sum(1 for n in _negations(span) if _unsaid(n, s_stems, said_stems))
         if len(s_neg) != len(p_neg) - left_out and not same:
             extra = [t for t in s_neg if t not in p_neg] or [t for t in p_neg if t not in s_neg]
             return (extra or s_neg or p_neg)[0]
@@ -323,7 +326,7 @@ def negation_mismatch_words(s_tokens: Sequence[str], p_tokens: Sequence[str]) ->
         if stated and not negation.agrees(p_negations):
             return negation.word
     for negation in p_negations:  # the sentence states what the passage negates
-        if _unsaid(negation, s_stems, p_stems):
+        if _unsaid(negation, s_stems, said_stems):
             continue
         site = negation.near
         stated = len(site) >= 2 and len(site & s_stems) >= 0.75 * len(site)

@@ -53,8 +53,9 @@ def _queue_job(
     document: SourceDocument | None = None,
 ) -> tuple[uuid.UUID, int]:
     """A run and its job, committed together; the person's queue is bounded. ``document``:
-    a background push, after which earlier ones never apply, and whose access stands on the
-    stored version at once (app.ingest.document_write.access_until_written)."""
+    a background push, after which earlier ones never apply, and whose access the stored
+    version takes at once when it only narrows it, else hides it until the job writes
+    (app.ingest.document_write.access_until_written)."""
     settings = resources.settings
     pipeline = pipeline_for(resources)
     with resources.database.transaction() as conn:
@@ -78,9 +79,9 @@ def _queue_job(
                 pipeline.record_event(
                     conn, run, "hidden" if acl_id == NOBODY_ACL else "acl_applied",
                     source, external_id,
-                    "the queued push moves it or widens its rules: visible to nobody until "
-                    "written" if acl_id == NOBODY_ACL else "the queued push's narrower rules, "
-                    "at once",
+                    "the queued push moves it, widens its rules or gives rules that admit "
+                    "nobody: visible to nobody until written" if acl_id == NOBODY_ACL
+                    else "the queued push's narrower rules, at once",
                 )  # fmt: skip
     workers = resources.jobs
     if workers is not None:

@@ -110,7 +110,7 @@ def test_helpers() -> None:
         ("ECLI:NEDL:HR:1996:AA1742", "ECLI:NEDL:HR:1996:AA1742"),
         ("E C L I:NL:HR:1996:AA1742", "E C L I:NL:HR:1996:AA1742"),
         ("ECLI:NL:HR:\u0661\u0669\u0669\u0666:AA1742", "ECLI:NL:HR:\u0661\u0669\u0669\u0666:AA1742"),
-        # a second review and a re-run: middle dots, bullets, "+", "=", "*", CSV, a comma with
+        # a second review and a re-run: middle dots, bullets, "+", "=", CSV, a comma with
         # spaces or a bracket before capitals, and digits after an underscore
         ("ECLI\u00b7NL\u00b7HR\u00b72019\u00b71278", "ECLI\u00b7NL\u00b7HR\u00b72019\u00b71278"),
         ("ECLI\u2022NL\u2022HR\u20222019\u20221278", "ECLI\u2022NL\u2022HR\u20222019\u20221278"),
@@ -124,8 +124,10 @@ def test_helpers() -> None:
         ("ECLI: NL, HR, 2019, 1278", "ECLI: NL, HR, 2019, 1278"),
         ("ECLI:NL:HR, 2019:1278", "ECLI:NL:HR, 2019:1278"),
         ("ECLI (NL HR 2019 1278)", "ECLI (NL HR 2019 1278"),
-        ("ECLI (nl:hr:2019:1278)", "ECLI (nl:hr:2019:1278"),
-        ("ecli, nl, hr, 2019, 1278", "ecli, nl, hr, 2019, 1278"),
+        # a fourth review: markdown's emphasis beside it
+        ("**ECLI**:NL:HR:2019:1278", "ECLI**:NL:HR:2019:1278"),
+        ("ECLI*NL*HR*2019*1278", "ECLI*NL*HR*2019*1278"),
+        ("ECLI:NL:HR:2019:12_A34", "ECLI:NL:HR:2019:12_A34"),
         ('"ECLI", "NL", "HR", "2019", "1278"', 'ECLI", "NL", "HR", "2019", "1278'),
         ("ECLI:NL:HR:2019:12_78", "ECLI:NL:HR:2019:12_78"),
     ],
@@ -152,15 +154,28 @@ def test_the_gate_finds_well_formed_eclis_wherever_they_stand() -> None:
         "De vindplaats (ECLI) is in 2019 gewijzigd.",
         "Noem het ECLI, de datum (12 maart 2019) en de rechter.",
         "een ECLI (bv. HR, 2019)",
-        "Het ECLI*: zie HR 12 maart 2019 voor de regel.",
         "onder ECLI, de HR 2019, ook",
+        # a fourth review: a country or court not in capitals is prose
+        "Het ECLI (NL: sinds 2013, verplicht) staat bovenaan.",
+        "Het ECLI (EU, Raad 2011, C 127/1) regelt dit.",
+        "Vermeld het ECLI, de rechter, 2019, en het zaaknummer.",
+        "In het ECLI: de HR, 2019, nr. 12",
+        "Het ECLI, nl. HR 2019, 1278, ontbreekt.",
     ],
 )
 def test_prose_about_eclis_is_no_citation(text: str) -> None:
     assert find_citations(text) == find_citations("")
 
 
-@pytest.mark.parametrize("suffix", ["_bijlage.pdf", "_v2", "_HR.pdf", "_bijlage_2.pdf"])
+@pytest.mark.parametrize("suffix", ["_bijlage.pdf", "_bijlage_2.pdf", "_arrest_v2.pdf"])
 def test_a_well_formed_ecli_glued_to_a_file_name_is_only_itself(suffix: str) -> None:
     found = find_citations(f"ECLI:NL:HR:2019:1234{suffix}")
     assert found.eclis == ["ECLI:NL:HR:2019:1234"] and found.malformed == []
+
+
+def test_two_near_eclis_are_both_named() -> None:
+    """One stretch read two ways is named once, the longer; two citations whose texts share
+    a beginning are two (a review)."""
+    found = find_citations("Zie ECLI NL HR 2019 12 en ook ECLI NL HR 2019 1278.")
+    assert found.malformed == ["ECLI NL HR 2019 12", "ECLI NL HR 2019 1278"]
+    assert find_citations("Zie ECLI:NL:HR:2019:1:2.").malformed == ["ECLI:NL:HR:2019:1:2"]

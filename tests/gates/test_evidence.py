@@ -487,6 +487,13 @@ def test_a_negation_said_in_another_place_of_the_clause_agrees() -> None:
     assert negation_mismatch(
         "De huurder heeft de woning toegestaan onderverhuurd aan derden.", sublet
     ) == "zonder"
+    # another sentence of the window that holds the word is no licence (a fourth review)
+    elsewhere = f"{passage} Over 1990 is een verhoogde aanslag opgelegd."
+    assert negation_mismatch(raised, elsewhere) == "zonder"
+    earlier = f"{sublet} De verhuurder had de onderhuur eerder wel toegestaan."
+    assert negation_mismatch(
+        "De huurder heeft de woning toegestaan onderverhuurd aan derden.", earlier
+    ) == "zonder"
     assert negation_mismatch("De naheffingsaanslag werd met verhoging opgelegd.", passage)
     # a negation of the same word in another sentence of the window agrees with nothing (a
     # review: the appeal against the cross-appeal)

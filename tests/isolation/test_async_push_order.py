@@ -121,10 +121,11 @@ def test_a_queued_push_that_changes_access_hides_the_stored_version_until_writte
 ) -> None:
     """A fuzz: a large push (202) denying a lawyer left the stored version readable by that
     lawyer until the background job ran (72 s behind other jobs). Until then the stored
-    version carries the push's rules (or is visible to nobody, when the push moves it or
-    gives no matter); a push of new content under the same access leaves it as it was, and
-    a job that fails leaves the push's rules on the stored text, not a document hidden for
-    good (a review)."""
+    version carries the push's rules when they only narrow its own, and is visible to
+    nobody when the push widens them, moves it or gives no matter; a push of new content
+    under the same access leaves it as it was. A job that fails leaves narrower rules on the
+    stored text (a review: not hidden for good), and wider rules never on it (a review: a
+    private memo opened to the firm)."""
     settings = make_settings(document_async_chars=len(LONG_TEXT) - 1, job_workers=0)
     with make_client(db, settings, embedder) as client:
         firm, admin = _firm_with_d1(client, auth)
