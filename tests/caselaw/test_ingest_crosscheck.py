@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from app.caselaw.ingest import CROSSCHECK_MAX_CONSECUTIVE_FAILURES, CrossChecker
+import httpx
+
+from app.caselaw.ingest import CROSSCHECK_MAX_CONSECUTIVE_FAILURES, CrossChecker, _same_server
 from app.caselaw.ingest import ingest_rechtspraak_folder as ingest
 from app.caselaw.parse import parse_rechtspraak
 from app.ingest.pipeline import IngestPipeline
@@ -129,3 +131,13 @@ def test_a_record_served_by_another_server_is_no_second_source() -> None:
             checker.close()
     assert result["status"] == "unavailable"
     assert result["error"] == "redirected to another server"
+
+
+def test_only_the_same_server_or_its_https_counts() -> None:
+    """The cross-check's every hop: the host and port asked, by the same scheme or https."""
+    asked = "https://data.rechtspraak.nl/uitspraken/content"
+    assert _same_server(asked, httpx.URL("https://data.rechtspraak.nl/other?id=1"))
+    assert not _same_server(asked, httpx.URL("http://data.rechtspraak.nl/uitspraken/content"))
+    assert not _same_server(asked, httpx.URL("https://evil.example/uitspraken/content"))
+    assert not _same_server(asked, httpx.URL("https://data.rechtspraak.nl:8443/content"))
+    assert _same_server("http://127.0.0.1:8799/c", httpx.URL("https://127.0.0.1:8799/c"))
