@@ -90,10 +90,10 @@ _LOOKALIKES = str.maketrans(
 )
 # A separator as a reader takes one: up to three of ":", "%3A", "-" (and the other dashes),
 # ".", "_", "/", "\\", ";", "|", "~", "+", "=", "*" (markdown's "**ECLI**:NL:..."), middle
-# dots and bullets, with or
-# without spaces; a comma or a double quote only with no space around it ("ECLI,NL,HR,...",
-# CSV); or spaces alone. Not a comma before a space, an apostrophe or a bracket: prose about
-# ECLIs ("de ECLI's uit 2019", "onder ECLI, op 12 maart 2019") is no citation.
+# dots and bullets, with or without spaces; a comma or a double quote only with no space
+# around it ("ECLI,NL,HR,...", CSV); or spaces alone. Not a comma before a space, an
+# apostrophe or a bracket: prose about ECLIs ("de ECLI's uit 2019", "onder ECLI, op 12
+# maart 2019") is no citation.
 _MARKS = "%3a|[:;.\\-_/\\\\|~+=*\u00b7\u2022\u2219\u30fb\u2044\u2215\u2010-\u2015\u2212\u2043]"
 _SEP = rf"(?:\s*(?:{_MARKS}){{1,3}}\s*|(?:{_MARKS}|[,\"]){{1,3}}|\s+)"
 _COURT = r"(?:[^\W_](?: [^\W_]){1,6}|[^\W_]{1,20}(?:[.\-][^\W_]{1,20})?)"
@@ -106,21 +106,14 @@ _LOOSE = re.compile(
 )
 # Also ECLI, country, court and a four-digit year split by commas with spaces, brackets or
 # quotes ("ECLI, NL, HR, 1996, AA1742", "ECLI (NL:HR:1996:AA1742)", "ECLI: NL, HR, 2019,
-# 1278"), with country and court in capitals and an ordinal: prose ("onder ECLI, de HR
-# 2019", "het ECLI (EU, Raad 2011, ...)") has no such capitals.
+# 1278"), with country and court in capitals and an ordinal after the year: prose ("een
+# ECLI (bv. HR, 2019)", "het ECLI (EU, Raad 2011, ...)") has no such capitals or ordinal.
 _PART = r"(?:\s*[,:;./\-\"'\u201c\u201d]){1,3}\s*|\s+"
 _CAPITALS = re.compile(
     rf"(?i:ecli)(?:(?:\s*[,:;(\[\"'\u201c\u201d\u2018\u2019]){{1,3}}\s*|\s+)"
-    rf"(?P<country>[A-Z]{{2}})(?:{_PART})[A-Z0-9]{{1,7}}(?:{_PART})\d{{4}}"
-    rf"(?P<ordinal>(?:{_PART})[A-Za-z0-9.]*[A-Za-z0-9])?"
+    rf"[A-Z]{{2}}(?:{_PART})[A-Z0-9]{{1,7}}(?:{_PART})\d{{4}}"
+    rf"(?:{_PART})[A-Za-z0-9.]*[A-Za-z0-9]"
 )
-
-
-def _reads_as_split_ecli(match: re.Match[str]) -> bool:
-    """Country and court in capitals, a four-digit year and an ordinal after it: "ECLI (NL HR
-    2019 1278)" and "ECLI: NL, HR, 2019, 1278" are citations, "een ECLI (bv. HR, 2019)" and
-    "het ECLI (EU, Raad 2011, C 127/1)" prose."""
-    return bool(match["ordinal"])
 MAX_SHOWN = 100  # characters of a malformed citation named in the gate's answer
 
 
@@ -159,8 +152,7 @@ def find_citations(text: str) -> Citations:
     eclis = _scan(_WRITTEN, text, colon_ends=True)
     malformed: dict[str, None] = {}
     read = _as_read(text)
-    split = [m for m in _CAPITALS.finditer(read) if _reads_as_split_ecli(m)]
-    found = [*_LOOSE.finditer(read), *split]
+    found = [*_LOOSE.finditer(read), *_CAPITALS.finditer(read)]
     # one stretch read two ways ("ECLI:NL:HR:2019:1:2" and its first five parts): the longer
     inside = {
         id(m) for m in found for o in found

@@ -62,6 +62,7 @@ from connectors.base import (
     SourceItem,
     SourceUnavailableError,
 )
+from connectors.http.allowlist import same_server
 from connectors.sync import ProgressCallback, run_source
 
 log = logging.getLogger("ewall.caselaw.ingest")
@@ -170,7 +171,7 @@ class CrossChecker:
                 self.gave_up = True
             return {**base, "status": "unavailable", "error": f"{type(exc).__name__}: {exc}"[:300]}
         self.failures_in_a_row = 0
-        if not all(_same_server(self.url, hop.url) for hop in [*response.history, response]):
+        if not all(same_server(self.url, hop.url) for hop in [*response.history, response]):
             # a record served elsewhere is not the second source's (as in the citation gate)
             return {**base, "status": "unavailable", "error": "redirected to another server"}
         if response.status_code == 404:
@@ -192,16 +193,6 @@ class CrossChecker:
                 }
         found = crosscheck(record, secondary)
         return {**base, "status": "discrepancies" if found else "agree", "discrepancies": found}
-
-
-def _same_server(asked: str, url: httpx.URL) -> bool:
-    """``url`` is on the server ``asked`` names: the same host and port, by the same scheme
-    or upgraded to https (httpx gives a default port as None either way)."""
-    source = httpx.URL(asked)
-    return (url.host, url.port) == (source.host, source.port) and url.scheme in {
-        source.scheme,
-        "https",
-    }
 
 
 def _merged_crosscheck(fresh: dict[str, Any] | None, previous: Any) -> dict[str, Any] | None:

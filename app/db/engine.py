@@ -81,7 +81,7 @@ NETWORK_TIMEOUTS: dict[str, int] = {
 def network_timeouts(url: str) -> dict[str, int]:
     """NETWORK_TIMEOUTS less those the URL sets itself; none when the URL names a connection
     service (whose file sets them). libpq's environment (PGCONNECT_TIMEOUT) does not count:
-    the service reads no environment but its own settings, and the URL is one of them."""
+    only the settings read the environment, and the URL is where an operator changes these."""
     given = set(make_url(sqlalchemy_url(url)).query)
     if "service" in given:
         return {}

@@ -31,6 +31,7 @@ from app.caselaw.xmlbytes import legacy_bytes
 from app.ecli import normalize_ecli
 from app.ingest.types import ExtractionError
 from app.settings import Settings
+from connectors.http.allowlist import same_server
 
 log = logging.getLogger("ewall.gates.citations")
 
@@ -188,9 +189,7 @@ class CitationChecker:
     async def _same_source(self, request: httpx.Request) -> None:
         """A redirect may change the scheme to https, never the host or port: an answer from
         elsewhere is not the judiciary's."""
-        source = httpx.URL(self.url)
-        same = (request.url.host, request.url.port) == (source.host, source.port)
-        if not same or request.url.scheme not in {source.scheme, "https"}:
+        if not same_server(self.url, request.url):
             raise _ElsewhereError(str(request.url.copy_with(query=None))[:200])
 
     def check_sync(self, eclis: Sequence[str]) -> list[CitationResult]:

@@ -178,6 +178,15 @@ def name_tokens(
     return tuple(kept)
 
 
+def _readings(name: str, letters: bool) -> list[tuple[str, ...]]:
+    """The name's tokens as written, then with dotted abbreviations read out, with a lone
+    "t" as "het", and both."""
+    return [
+        name_tokens(name, letters=letters, expanded=expanded, het=het)
+        for expanded, het in ((False, False), (True, False), (False, True), (True, True))
+    ]
+
+
 def _glued(tokens: tuple[str, ...]) -> tuple[str, ...]:
     """Surname particles glued to the word they precede, marked ``GLUED``: ("van", "den",
     "berg", "bv") -> ("=vandenberg", "bv"). A run of particles at the end stays as it is."""
@@ -197,19 +206,15 @@ def normalize_name(name: str) -> str:
     (and its dotted abbreviations both as written and read out), and, marked ``GLUED``, its
     surname particles glued to their word ("van den berg =vandenberg") and each two
     neighbouring words written together ("ahold delhaize =aholddelhaize")."""
-    tokens = name_tokens(name, letters=True)
-    read_out = [
-        t
-        for expanded, het in ((True, False), (False, True), (True, True))
-        for t in name_tokens(name, letters=True, expanded=expanded, het=het)
-    ]
+    tokens, *read_out = _readings(name, letters=True)
     glued = [t for t in _glued(tokens) if t.startswith(GLUED)]
     joined = [  # two particles are no word ("Vander" is not every "Van der ...")
         GLUED + a + b
         for a, b in itertools.pairwise(tokens)
         if not (a in _PARTICLES and b in _PARTICLES)
     ]
-    return " ".join(dict.fromkeys((*tokens, *read_out, *glued, *joined)))
+    more = [t for reading in read_out for t in reading]
+    return " ".join(dict.fromkeys((*tokens, *more, *glued, *joined)))
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -218,9 +223,8 @@ def query_forms(query: str) -> tuple[tuple[str, ...], ...]:
     abbreviations as written, or read out), with its surname particles glued ("van den
     Berg" also as "=vandenberg"), and with any two neighbouring words written together
     ("Akzo Nobel" also as "=akzonobel": whole, never a prefix)."""
-    tokens = name_tokens(query)
-    forms = [tokens, name_tokens(query, expanded=True), name_tokens(query, het=True)]
-    forms.append(name_tokens(query, expanded=True, het=True))
+    forms = _readings(query, letters=False)
+    tokens = forms[0]
     forms.append(_glued(tokens))
     forms += [(*tokens[:i], GLUED + tokens[i] + tokens[i + 1], *tokens[i + 2 :])
               for i in range(len(tokens) - 1)]  # fmt: skip

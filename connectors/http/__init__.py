@@ -1,7 +1,8 @@
 """The HTTP layer every source connector goes through, one module per concern.
 
 * ``errors``: what a connector raises on purpose.
-* ``allowlist``: the (method, path) pairs a connector may send; ``segment`` for ids in paths.
+* ``allowlist``: the (method, path) pairs a connector may send; ``segment`` for ids in paths;
+  ``same_server`` for the clients that follow redirects.
 * ``ratelimit``: per-tenant concurrency cap and token bucket.
 * ``redaction``: secrets out of log lines and error texts.
 * ``auth``: cached, renewed tokens; one refresh on 401.

@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import quote
 
+import httpx
+
 from connectors.http.errors import ConnectorError, RequestNotAllowedError
 
 
@@ -64,3 +66,13 @@ class AllowList:
             raise RequestNotAllowedError(
                 f"{self.source}: {method.upper()} {path} is not on the connector's allow-list"
             )
+
+
+def same_server(asked: str, url: httpx.URL) -> bool:
+    """``url`` is on the server ``asked`` names: the same host and port, by the same scheme
+    or upgraded to https (httpx gives a default port as None either way). For the clients
+    that follow redirects (the citation gate, the case-law cross-check): an answer from
+    elsewhere is not the source's."""
+    source = httpx.URL(asked)
+    same = (url.host, url.port) == (source.host, source.port)
+    return same and url.scheme in {source.scheme, "https"}

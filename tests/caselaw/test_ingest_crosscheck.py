@@ -8,10 +8,11 @@ from typing import Any
 
 import httpx
 
-from app.caselaw.ingest import CROSSCHECK_MAX_CONSECUTIVE_FAILURES, CrossChecker, _same_server
+from app.caselaw.ingest import CROSSCHECK_MAX_CONSECUTIVE_FAILURES, CrossChecker
 from app.caselaw.ingest import ingest_rechtspraak_folder as ingest
 from app.caselaw.parse import parse_rechtspraak
 from app.ingest.pipeline import IngestPipeline
+from connectors.http.allowlist import same_server
 from tests.caselaw.test_ingest import (
     PARKING,
     SMALL,
@@ -136,8 +137,8 @@ def test_a_record_served_by_another_server_is_no_second_source() -> None:
 def test_only_the_same_server_or_its_https_counts() -> None:
     """The cross-check's every hop: the host and port asked, by the same scheme or https."""
     asked = "https://data.rechtspraak.nl/uitspraken/content"
-    assert _same_server(asked, httpx.URL("https://data.rechtspraak.nl/other?id=1"))
-    assert not _same_server(asked, httpx.URL("http://data.rechtspraak.nl/uitspraken/content"))
-    assert not _same_server(asked, httpx.URL("https://evil.example/uitspraken/content"))
-    assert not _same_server(asked, httpx.URL("https://data.rechtspraak.nl:8443/content"))
-    assert _same_server("http://127.0.0.1:8799/c", httpx.URL("https://127.0.0.1:8799/c"))
+    assert same_server(asked, httpx.URL("https://data.rechtspraak.nl/other?id=1"))
+    assert not same_server(asked, httpx.URL("http://data.rechtspraak.nl/uitspraken/content"))
+    assert not same_server(asked, httpx.URL("https://evil.example/uitspraken/content"))
+    assert not same_server(asked, httpx.URL("https://data.rechtspraak.nl:8443/content"))
+    assert same_server("http://127.0.0.1:8799/c", httpx.URL("https://127.0.0.1:8799/c"))
