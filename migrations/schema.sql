@@ -43,6 +43,59 @@ CREATE FUNCTION public.ewall_audit_append_pending(p_chain text) RETURNS boolean
     )
 $$;
 
+-- FUNCTION public ewall_audit_head_agrees()
+
+CREATE FUNCTION public.ewall_audit_head_agrees() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+DECLARE
+    v_chain text;
+    v_seq bigint;
+    v_hash text;
+    v_named boolean;
+BEGIN
+    IF TG_TABLE_NAME = 'audit_heads' THEN
+        v_chain := NEW.chain;
+    ELSE
+        v_chain := TG_ARGV[0];
+    END IF;
+    SELECT h.seq, h.hash INTO v_seq, v_hash FROM public.audit_heads AS h WHERE h.chain = v_chain;
+    IF v_seq IS NULL THEN
+        RAISE EXCEPTION 'audit chain % has no head', v_chain
+            USING ERRCODE = 'integrity_constraint_violation';
+    END IF;
+    IF TG_TABLE_NAME <> 'audit_heads' THEN
+        IF NEW.seq > v_seq THEN
+            RAISE EXCEPTION 'audit chain %: row % lies beyond the head (seq %)',
+                v_chain, NEW.seq, v_seq
+                USING ERRCODE = 'integrity_constraint_violation';
+        END IF;
+        RETURN NULL;
+    END IF;
+    IF v_seq = 0 THEN
+        v_named := v_hash = repeat('0', 64);
+    ELSIF v_chain = 'retrievals' THEN
+        v_named := EXISTS (SELECT FROM public.audit_retrievals AS r
+                           WHERE r.seq = v_seq AND r.hash = v_hash);
+    ELSIF v_chain = 'policy' THEN
+        v_named := EXISTS (SELECT FROM public.policy_events AS p
+                           WHERE p.seq = v_seq AND p.hash = v_hash);
+    ELSIF v_chain = 'gates' THEN
+        v_named := EXISTS (SELECT FROM public.gate_events AS g
+                           WHERE g.seq = v_seq AND g.hash = v_hash);
+    ELSE
+        v_named := false;
+    END IF;
+    IF NOT v_named THEN
+        RAISE EXCEPTION 'audit chain %: the head (seq %) names no row of the chain',
+            v_chain, v_seq
+            USING ERRCODE = 'integrity_constraint_violation';
+    END IF;
+    RETURN NULL;
+END
+$$;
+
 -- FUNCTION public ewall_audit_refuse_change()
 
 CREATE FUNCTION public.ewall_audit_refuse_change() RETURNS trigger
@@ -2191,6 +2244,10 @@ CREATE TRIGGER audit_access_sets_no_truncate BEFORE TRUNCATE ON public.audit_acc
 
 ALTER TABLE public.audit_access_sets ENABLE ALWAYS TRIGGER audit_access_sets_no_truncate;
 
+-- TRIGGER public audit_heads audit_heads_name_their_rows
+
+CREATE CONSTRAINT TRIGGER audit_heads_name_their_rows AFTER UPDATE ON public.audit_heads DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION public.ewall_audit_head_agrees();
+
 -- TRIGGER public audit_heads audit_heads_no_delete
 
 CREATE TRIGGER audit_heads_no_delete BEFORE DELETE ON public.audit_heads FOR EACH ROW EXECUTE FUNCTION public.ewall_audit_refuse_change();
@@ -2226,6 +2283,10 @@ ALTER TABLE public.audit_retrievals ENABLE ALWAYS TRIGGER audit_retrievals_appen
 CREATE TRIGGER audit_retrievals_no_truncate BEFORE TRUNCATE ON public.audit_retrievals FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_audit_refuse_change();
 
 ALTER TABLE public.audit_retrievals ENABLE ALWAYS TRIGGER audit_retrievals_no_truncate;
+
+-- TRIGGER public audit_retrievals audit_retrievals_within_head
+
+CREATE CONSTRAINT TRIGGER audit_retrievals_within_head AFTER INSERT ON public.audit_retrievals DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION public.ewall_audit_head_agrees('retrievals');
 
 -- TRIGGER public chunks chunks_document_stats_delete
 
@@ -2287,6 +2348,10 @@ CREATE TRIGGER gate_events_no_truncate BEFORE TRUNCATE ON public.gate_events FOR
 
 ALTER TABLE public.gate_events ENABLE ALWAYS TRIGGER gate_events_no_truncate;
 
+-- TRIGGER public gate_events gate_events_within_head
+
+CREATE CONSTRAINT TRIGGER gate_events_within_head AFTER INSERT ON public.gate_events DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION public.ewall_audit_head_agrees('gates');
+
 -- TRIGGER public policy_events policy_events_append_only
 
 CREATE TRIGGER policy_events_append_only BEFORE DELETE OR UPDATE ON public.policy_events FOR EACH ROW EXECUTE FUNCTION public.ewall_audit_refuse_change();
@@ -2298,6 +2363,10 @@ ALTER TABLE public.policy_events ENABLE ALWAYS TRIGGER policy_events_append_only
 CREATE TRIGGER policy_events_no_truncate BEFORE TRUNCATE ON public.policy_events FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_audit_refuse_change();
 
 ALTER TABLE public.policy_events ENABLE ALWAYS TRIGGER policy_events_no_truncate;
+
+-- TRIGGER public policy_events policy_events_within_head
+
+CREATE CONSTRAINT TRIGGER policy_events_within_head AFTER INSERT ON public.policy_events DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION public.ewall_audit_head_agrees('policy');
 
 -- TRIGGER public search_document_stats search_document_stats_totals_delete
 

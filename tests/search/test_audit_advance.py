@@ -5,6 +5,9 @@ heads, and no step when the fence says no."""
 
 from __future__ import annotations
 
+import uuid
+from typing import Any
+
 import psycopg
 import pytest
 
@@ -52,4 +55,53 @@ def test_the_service_role_cannot_move_a_head_itself(db: DbHandle) -> None:
         # the step itself still works for the service role
         moved = conn.execute("SELECT seq FROM ewall_audit_advance('gates', 'y', true)").fetchall()
         assert moved == [(1,)]
+        conn.rollback()
+
+
+def _gate_row(seq: int, prev_hash: str, hash_: str) -> tuple[object, ...]:
+    return (str(uuid.uuid4()), seq, "u@firm.nl", "citations", True, "{}", "{}", prev_hash, hash_)
+
+
+INSERT_GATE_ROW = (
+    "INSERT INTO gate_events (event_id, seq, at, person_id, gate, ok, request, outcome, "
+    "prev_hash, hash) VALUES (%s, %s, now(), %s, %s, %s, %s, %s, %s, %s)"
+)
+
+
+def _head(conn: psycopg.Connection[tuple[Any, ...]], chain: str) -> tuple[int, str]:
+    row = conn.execute("SELECT seq, hash FROM audit_heads WHERE chain = %s", (chain,)).fetchone()
+    assert row is not None
+    return int(row[0]), str(row[1])
+
+
+def test_the_service_role_cannot_commit_a_head_without_its_row(db: DbHandle) -> None:
+    """A head moved by the step alone names no row: verification would fail for good, so the
+    transaction does not commit. Moved together with its row (what sql/audit.sql does), it
+    does."""
+    with psycopg.connect(db.app_url) as conn:
+        before = _head(conn, "retrievals")
+        conn.execute("SELECT * FROM ewall_audit_advance('retrievals', 'alone', true)")
+        with pytest.raises(psycopg.errors.IntegrityConstraintViolation, match="names no row"):
+            conn.commit()
+        assert _head(conn, "retrievals") == before
+        conn.rollback()
+        seq, prev, hash_ = conn.execute(
+            "SELECT seq, prev_hash, hash FROM ewall_audit_advance('gates', 'with row', true)"
+        ).fetchone() or (0, "", "")
+        conn.execute(INSERT_GATE_ROW, _gate_row(int(seq), str(prev), str(hash_)))
+        conn.commit()
+        assert _head(conn, "gates") == (seq, hash_)
+
+
+def test_the_service_role_cannot_commit_a_row_beyond_the_head(db: DbHandle) -> None:
+    """A row at the next sequence number, written without the step, would make every later
+    append collide with it (every search failing): the transaction does not commit."""
+    with psycopg.connect(db.app_url) as conn:
+        seq, hash_ = _head(conn, "gates")
+        conn.execute(INSERT_GATE_ROW, _gate_row(seq + 1, str(hash_), "f" * 64))
+        with pytest.raises(psycopg.errors.IntegrityConstraintViolation, match="beyond the head"):
+            conn.commit()
+        conn.rollback()
+        moved = conn.execute("SELECT seq FROM ewall_audit_advance('gates', 'y', true)").fetchall()
+        assert moved == [(seq + 1,)]
         conn.rollback()
