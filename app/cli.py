@@ -65,6 +65,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
     from app.db.runtime import open_database
     from app.embeddings import Embedder, EncoderUnavailable
+    from app.http11 import uvicorn_options
     from app.main import StartupError, check_dimensions, create_app
 
     # uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown, so code after
@@ -110,7 +111,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         )
         _print_welcome(settings, host, port)
         try:
-            uvicorn.run(app, host=host, port=port, log_config=None, access_log=False)
+            uvicorn.run(app, host=host, port=port, **uvicorn_options())
         except StartupError as exc:
             return _fail(str(exc))
     finally:

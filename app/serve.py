@@ -23,6 +23,7 @@ from fastapi import FastAPI
 
 from app.db.embedded import DATABASE_NAME, running_server_url
 from app.db.engine import Database, DatabaseUrls
+from app.http11 import uvicorn_options
 from app.jobs.supervisor import WorkerSupervisor
 from app.logging import configure_logging
 from app.main import create_app
@@ -95,8 +96,7 @@ def serve_workers(
             port=port,
             workers=workers,
             timeout_worker_healthcheck=WORKER_READY_S,
-            log_config=None,
-            access_log=False,
+            **uvicorn_options(),
         )
     finally:
         if jobs is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import uuid
 from collections.abc import Iterator
@@ -232,3 +233,25 @@ def retrieved(
     resources = client.app.state.resources  # type: ignore[attr-defined]
     with resources.database.transaction() as conn:
         append_retrieval(conn, entry, [result])
+
+
+def read_answer(port: int, raw: bytes) -> bytes:
+    """Everything the server sends back for ``raw`` until it closes the connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as conn:
+        conn.sendall(raw)
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    return answer
+
+
+def assert_envelope(answer: bytes) -> None:
+    """A raw HTTP answer that is a 400 with the error envelope, code malformed_request."""
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    assert status_line.startswith("HTTP/1.1 400 "), answer[:300]
+    headers = {k.lower(): v.strip() for k, _, v in (h.partition(":") for h in header_lines)}
+    assert headers["content-type"] == "application/json", headers
+    assert int(headers["content-length"]) == len(body), (headers, body)
+    error = json.loads(body)["error"]
+    assert error["code"] == "malformed_request" and error["message"], error

@@ -18,6 +18,8 @@ import httpx
 import psutil
 import pytest
 
+from tests.helpers import assert_envelope, read_answer
+
 ROOT = Path(__file__).resolve().parents[2]
 STEP_TIMEOUT_S = 300  # a bound against a hang, never a timed assertion
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
@@ -129,6 +131,10 @@ def test_two_workers_share_console_sessions_across_a_rolling_restart(
             gone = browser.get("/console/walls")
             assert gone.status_code == 303
             assert gone.headers["location"].startswith("/console/signin")
+
+    # a request that HTTP parsing refuses: uvicorn's own 400, with the error envelope
+    port = int(base.rsplit(":", 1)[1])
+    assert_envelope(read_answer(port, b"GET /v1/search HTTP/1.1\r\n\r\n"))
 
     server.send_signal(signal.SIGTERM)
     assert server.wait(timeout=STEP_TIMEOUT_S) == 0
