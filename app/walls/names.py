@@ -22,6 +22,9 @@ LEGAL_FORMS = frozenset(
         "cooperatie",
         "cooperatieve",
         "coop",
+        "cooeperatie",  # "coöperatie" with its diaeresis read as an umlaut
+        "cooeperatieve",
+        "cooep",
         "ua",
         "wa",
         "ba",
@@ -96,6 +99,14 @@ _PARTICLES = frozenset(
     {"van", "de", "der", "den", "het", "ten", "ter", "te", "op", "in", "von", "la", "le", "du",
      "di", "da", "del", "della", "d", "l", "vd"}
 )  # fmt: skip
+# German umlauts are also written out ("Müller" is "Mueller"): a name with one holds both
+# readings. Dutch writes the diaeresis on the same letters ("coöperatie"); its written-out
+# reading is a token nobody asks for, so it costs nothing but its size.
+_UMLAUTS = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue"})
+# "v.d.", "v/d" and "vd" before a surname: "van de", "van den" or "van der", which one the
+# abbreviation does not say; read out, a name holds all three (and a question is any one)
+_VD = "vd"
+_VD_READ_OUT = (("van", "de"), ("van", "den"), ("van", "der"))
 _PUNCT = re.compile(r"[^\w\s]|_", re.UNICODE)
 GLUED = "="  # marks words a stored name holds written together: matched whole, never by prefix
 _DOTTED = re.compile(r"\b((?:[a-z]\.){1,3}[a-z]?\.?)(?=\s|$)")
@@ -151,16 +162,23 @@ def _initials(run: list[str], letters: bool) -> list[str]:
 
 @functools.lru_cache(maxsize=65_536)  # a matrix read normalises every party's name again
 def name_tokens(
-    name: str, letters: bool = False, expanded: bool = False, het: bool = False
+    name: str,
+    letters: bool = False,
+    expanded: bool = False,
+    het: bool = False,
+    umlaut: bool = False,
 ) -> tuple[str, ...]:
     """Tokens of a party or client name with legal forms removed, as a question needs them
     (``letters``: as a stored name holds them, with the letters of its initials;
-    ``expanded``: abbreviations written with their dot read out; ``het``: "'t" as "het").
+    ``expanded``: abbreviations written with their dot read out; ``het``: "'t" as "het";
+    ``umlaut``: "ü" as "ue").
 
     "Acme Holding B.V." -> ["acme"]; "Café de Flore N.V." -> ["cafe", "de", "flore"];
     "Zeeburg Holding N.V. c.s." -> ["zeeburg"]; "C&A" and "C en A" -> ["ca"].
     Holding words are kept when they are the whole name.
     """
+    if umlaut:
+        name = unicodedata.normalize("NFC", name).translate(_UMLAUTS)
     value = _strip_accents(_HET.sub(" het", name) if het else name)
     value = " ".join(value.casefold().translate(_LETTERS).split())  # one space between words
     value = _ABBREVIATION.sub(
@@ -180,10 +198,27 @@ def name_tokens(
 
 def _readings(name: str, letters: bool) -> list[tuple[str, ...]]:
     """The name's tokens as written, then with dotted abbreviations read out, with a lone
-    "t" as "het", and both."""
+    "t" as "het", and both; a name with an umlaut each of these again with it written out."""
+    umlauts = (False, True) if _has_umlaut(name) else (False,)
     return [
-        name_tokens(name, letters=letters, expanded=expanded, het=het)
+        name_tokens(name, letters=letters, expanded=expanded, het=het, umlaut=umlaut)
+        for umlaut in umlauts
         for expanded, het in ((False, False), (True, False), (False, True), (True, True))
+    ]
+
+
+def _has_umlaut(name: str) -> bool:
+    return any(ch in "äöüÄÖÜ" for ch in unicodedata.normalize("NFC", name))
+
+
+def _vd_read_out(readings: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """The readings in which "vd" stands before a word, with it read as "van de", "van den"
+    and "van der" in turn (one choice for the whole name). "V&D" alone stays itself."""
+    return [
+        tuple(part for token in tokens for part in (spelled if token == _VD else (token,)))
+        for tokens in readings
+        if _VD in tokens[:-1]
+        for spelled in _VD_READ_OUT
     ]
 
 
@@ -203,11 +238,17 @@ def _glued(tokens: tuple[str, ...]) -> tuple[str, ...]:
 
 def normalize_name(name: str) -> str:
     """A name as stored and matched against: its tokens with the letters of its initials
-    (and its dotted abbreviations both as written and read out), and, marked ``GLUED``, its
-    surname particles glued to their word ("van den berg =vandenberg") and each two
-    neighbouring words written together ("ahold delhaize =aholddelhaize")."""
-    tokens, *read_out = _readings(name, letters=True)
-    glued = [t for t in _glued(tokens) if t.startswith(GLUED)]
+    (and its other readings: dotted abbreviations read out, "'t" as "het", umlauts written
+    out), and, marked ``GLUED``, its surname particles glued to their word ("van den berg
+    =vandenberg"; "v.d. berg" also as "=vandeberg", "=vandenberg" and "=vanderberg") and
+    each two neighbouring words written together ("ahold delhaize =aholddelhaize")."""
+    readings = _readings(name, letters=True)
+    tokens, *read_out = readings
+    # "vd" read out only glued ("=vandenberg"; read without the letters of initials, which
+    # would stand between): loose, its particles would meet every question that is only
+    # "de" or "van der"
+    spelled = _vd_read_out(_readings(name, letters=False))
+    glued = [t for reading in (*readings, *spelled) for t in _glued(reading) if t.startswith(GLUED)]
     joined = [  # two particles are no word ("Vander" is not every "Van der ...")
         GLUED + a + b
         for a, b in itertools.pairwise(tokens)
@@ -224,8 +265,9 @@ def query_forms(query: str) -> tuple[tuple[str, ...], ...]:
     Berg" also as "=vandenberg"), and with any two neighbouring words written together
     ("Akzo Nobel" also as "=akzonobel": whole, never a prefix)."""
     forms = _readings(query, letters=False)
+    forms += _vd_read_out(forms)
     tokens = forms[0]
-    forms.append(_glued(tokens))
+    forms += [_glued(reading) for reading in forms]
     forms += [(*tokens[:i], GLUED + tokens[i] + tokens[i + 1], *tokens[i + 2 :])
               for i in range(len(tokens) - 1)]  # fmt: skip
     return tuple(dict.fromkeys(forms))
