@@ -59,12 +59,12 @@ ACTOR = firm.CONFLICTS_PARTNER  # the conflicts partner sets up the matrix and i
 DATA_DIR = Path(__file__).parent / "data"
 STATUTE_SOURCE = "wetten"
 # Decisions loaded whatever else is chosen, because they show the withdrawal states of
-# app.caselaw: one set aside by a higher court, one declared lapsed, one voided and
-# published as metadata only. None of them is searchable after the load.
+# app.caselaw: one set aside by a higher court, one declared lapsed, one voided (replaced by
+# another ECLI) and published as metadata only. None of them is searchable after the load.
 WITHDRAWAL_EXAMPLES = (
     "ECLI:NL:RBAMS:2012:BZ5426",
     "ECLI:NL:CRVB:2012:BY5954",
-    "ECLI:NL:CBB:1997:ZG0125",
+    "ECLI:NL:RBAMS:2007:YB0083",
 )
 
 # (phase, done, total): the CLI turns these into progress bars.
