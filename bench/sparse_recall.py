@@ -31,7 +31,7 @@ from sqlalchemy import Connection, text
 from app.db.engine import Database
 from app.resources import Resources
 from app.search.repository import QueryAnalysis
-from app.search.service import _WEBSEARCH, analyze_configured
+from app.search.service import analyze_configured
 from app.walls.access import access_for, apply
 
 REFERENCE_SQL = """-- bench.sparse_reference
@@ -168,7 +168,6 @@ def sparse_reference(
         analysis = analyze_configured(
             conn,
             query,
-            bool(_WEBSEARCH.search(query)),
             wall_groups=groups,
             source_acl_ids=acls,
             full=full,

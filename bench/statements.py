@@ -103,7 +103,7 @@ def one_search(variant: Variant, settings: Settings, groups: list[str], question
         timed(
             "query analysis",
             lambda: search_service.analyze_configured(
-                conn, question, False, wall_groups=bound, source_acl_ids=list(acls)
+                conn, question, wall_groups=bound, source_acl_ids=list(acls)
             ),
         )
         row = chain.Retrieval(

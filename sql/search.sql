@@ -55,7 +55,9 @@
 -- analyze_query (run first; it reads no chunks) turns the question into the sparse leg's
 -- inputs. It matches on the OR of the question's lexemes (AND semantics returns nothing for
 -- most natural-language questions) and keeps websearch operators when the user typed
--- them (ANDed with the same budgeted OR, so every form of question is bounded), applies
+-- them (a "phrase" must stand, a -term must not, OR splits alternatives; the other words
+-- of an alternative are ORed; all ANDed with the same budgeted OR, so every form of
+-- question is bounded), applies
 -- synonyms with ts_rewrite, drops lexemes found in more than :common_df of the chunks the
 -- person may see (and in more than 1,000: a small corpus costs nothing) and adds lexemes
 -- rarest first only while their summed document frequency (among those chunks) stays under
@@ -68,13 +70,27 @@
 -- tsquery as a constant (and can estimate it against the GIN statistics). Every statistic is
 -- over the chunks the person may see: the access keys' counts less those of the matters
 -- pending re-tag, which are hidden from everyone (ewall_pending_key_counts).
-WITH query_tsq AS (
-    -- OR of the question's lexemes, or the user's own operators (quotes, OR, -term)
+WITH plain AS (
+    -- OR of the question's lexemes
+    SELECT CAST(coalesce(nullif(array_to_string(ARRAY(
+               SELECT quote_literal(l) FROM unnest(ewall_query_lexemes(:query)) AS l
+               ORDER BY l), ' | '), ''), '') AS tsquery) AS tsq
+), alternatives AS (
+    -- with typed syntax: per alternative (split at a typed OR), the phrases that must stand
+    -- and the -terms that must not, ANDed with the OR of its other words
+    SELECT a.n,
+           ewall_nl_websearch(a.operators)
+           && CAST(coalesce(nullif(array_to_string(ARRAY(
+                  SELECT quote_literal(l) FROM unnest(ewall_query_lexemes(a.words)) AS l
+                  ORDER BY l), ' | '), ''), '') AS tsquery) AS tsq
+    FROM unnest(CAST(:alt_operators AS text[]), CAST(:alt_words AS text[]))
+         WITH ORDINALITY AS a (operators, words, n)
+), query_tsq AS (
     SELECT CASE WHEN :websearch
-                THEN ewall_nl_websearch(:query)
-                ELSE CAST(coalesce(nullif(array_to_string(ARRAY(
-                         SELECT quote_literal(l) FROM unnest(ewall_query_lexemes(:query)) AS l
-                         ORDER BY l), ' | '), ''), '') AS tsquery)
+                THEN CAST(coalesce(nullif(array_to_string(ARRAY(
+                         SELECT '(' || CAST(x.tsq AS text) || ')' FROM alternatives AS x
+                         WHERE numnode(x.tsq) > 0 ORDER BY x.n), ' | '), ''), '') AS tsquery)
+                ELSE (SELECT p.tsq FROM plain AS p)
            END AS tsq
 ), rewritten AS (
     -- synonyms from the editable table, applied at query time (no server files)

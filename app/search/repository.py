@@ -3,6 +3,7 @@ app/search that runs statements."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from typing import Any, Literal
@@ -51,6 +52,48 @@ def group_sizes(
     return GroupSizes(int(row.allowed or 0), int(row.total or 0))
 
 
+# Characters that PDF and Word put inside words and that say nothing (soft hyphen, zero-width
+# space and joiners, word joiner, BOM): ingestion takes the first ones out of documents
+# (app/ingest/extract/text.py), so a question must not keep them either ("na\u00adheffing"
+# found nothing).
+_INVISIBLE = re.compile("[\u00ad\u200b-\u200d\u2060\ufeff]")
+# What a lawyer types as search syntax (websearch_to_tsquery's): a "quoted phrase", a -term
+# or -"phrase" to leave out, and an upper-case OR between alternatives.
+_OPERATOR = re.compile(r'(?:(?<=\s)|^)-"[^"]*"|(?:(?<=\s)|^)-[^\s"]+|"[^"]*"')
+_OR = re.compile(r"(?<=\s)OR(?=\s)")
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question as the sparse leg reads it: alternatives (split at a typed OR), each its
+    ``operators`` (the phrases that must stand and the terms that must not, in websearch
+    syntax) and its ``words``, ORed as for any question (the phrases' words among them, the
+    left-out terms not). websearch_to_tsquery ANDs the words of an alternative instead: a
+    typed quote or -term turned the whole question into "every word must match", which
+    found nothing for most questions."""
+
+    operators: tuple[str, ...]
+    words: tuple[str, ...]
+
+    @property
+    def typed_syntax(self) -> bool:
+        return len(self.words) > 1 or any(self.operators)
+
+
+def visible(query: str) -> str:
+    """The question without the invisible characters of ``_INVISIBLE``."""
+    return _INVISIBLE.sub("", query)
+
+
+def read_question(query: str) -> Question:
+    operators, words = [], []
+    for part in _OR.split(visible(query)):
+        operators.append(" ".join(m.group() for m in _OPERATOR.finditer(part)))
+        kept = _OPERATOR.sub(lambda m: " " if m.group().startswith("-") else m.group(), part)
+        words.append(" ".join(kept.replace('"', " ").split()))
+    return Question(tuple(operators), tuple(words))
+
+
 @dataclass(frozen=True)
 class QueryAnalysis:
     """The sparse leg's inputs for one question (search.analyze_query)."""
@@ -75,21 +118,24 @@ def analyze_query(
     query: str,
     wall_groups: str | list[str],
     source_acl_ids: list[str],
-    websearch: bool,
     common_df: float,
     match_budget: int,
     rank_lexeme_limit: int,
     synonym_weight: float,
 ) -> QueryAnalysis:
-    """The sparse leg's inputs for one question (search.analyze_query)."""
+    """The sparse leg's inputs for one question as the lawyer typed it (search.analyze_query;
+    ``read_question`` separates its words from its operators)."""
+    question = read_question(query)
     row = (
         conn.execute(
             sqlfiles.prepared(BLOCKS["analyze_query"]),
             {
-                "query": query,
+                "query": " ".join(question.words),
+                "alt_operators": list(question.operators),
+                "alt_words": list(question.words),
                 "wall_groups": wall_groups,
                 "source_acl_ids": source_acl_ids,
-                "websearch": websearch,
+                "websearch": question.typed_syntax,
                 "common_df": common_df,
                 "match_budget": match_budget,
                 "rank_lexeme_limit": rank_lexeme_limit,

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 import time
 import uuid
 from collections.abc import Iterator
@@ -72,7 +71,6 @@ REPLICA_DOWN_ERRORS = (
     pg_errors.UndefinedFunction,
 )
 
-_WEBSEARCH = re.compile(r'"|(^|\s)-\S|\sOR\s')
 MAX_POLICY_RETRIES = 5
 COLLAPSE_DEPTH_FACTOR = 5  # candidates per leg per requested document when collapsing
 # The sparse leg ranks documents by BM25 from their impact postings (sql/functions/
@@ -324,7 +322,7 @@ def _find(
         dense_candidates = max(dense_candidates, COLLAPSE_DEPTH_FACTOR * request.k)
         sparse_candidates = max(sparse_candidates, COLLAPSE_DEPTH_FACTOR * request.k)
     filters = request.filters or Filters()
-    websearch = bool(_WEBSEARCH.search(request.query))
+    websearch = repository.read_question(request.query).typed_syntax
     # the query vector must be the live model's (a re-embed may have switched): 503 if not
     query_model = resources.embedder.model_id if resources.embedder is not None else None
     if query_model is not None:
@@ -353,7 +351,6 @@ def _find(
             analyze_configured(
                 conn,
                 request.query,
-                websearch,
                 wall_groups=wall_groups,
                 source_acl_ids=source_acl_ids,
             )
@@ -399,7 +396,6 @@ def _find(
                 full = analyze_configured(
                     conn,
                     request.query,
-                    websearch,
                     wall_groups=wall_groups,
                     source_acl_ids=source_acl_ids,
                     full=True,
@@ -468,7 +464,6 @@ def resolve_binding(conn: Connection, person_id: str, request: SearchIn) -> Sess
 def analyze_query(
     conn: Connection,
     query: str,
-    websearch: bool,
     common_df: float,
     match_budget: int,
     *,
@@ -485,7 +480,6 @@ def analyze_query(
         query=query,
         wall_groups=wall_groups,
         source_acl_ids=source_acl_ids,
-        websearch=websearch,
         common_df=common_df,
         match_budget=match_budget,
         rank_lexeme_limit=rank_lexeme_limit,
@@ -496,7 +490,6 @@ def analyze_query(
 def analyze_configured(
     conn: Connection,
     query: str,
-    websearch: bool,
     *,
     wall_groups: str | list[str],
     source_acl_ids: list[str],
@@ -507,7 +500,6 @@ def analyze_configured(
     return analyze_query(
         conn,
         query,
-        websearch,
         1.0 if full else SPARSE_COMMON_DF,
         1 << 62 if full else SPARSE_MATCH_BUDGET,
         wall_groups=wall_groups,
@@ -729,10 +721,11 @@ def query_vector(resources: Resources, person_id: str, request: SearchIn) -> str
         return None
     embedder = resources.require_embedder()
     cache = resources.query_vectors
-    found = cache.get(person_id, embedder.model_id, request.query)
+    question = repository.visible(request.query)
+    found = cache.get(person_id, embedder.model_id, question)
     if found is None:
-        found = embed_query(embedder, request.query, person_id)
-        cache.put(person_id, embedder.model_id, request.query, found)
+        found = embed_query(embedder, question, person_id)
+        cache.put(person_id, embedder.model_id, question, found)
     return found
 
 

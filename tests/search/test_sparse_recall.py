@@ -52,7 +52,7 @@ def _reference(client: TestClient, query: str, *, full: bool = False, k: int = 1
         apply(conn, access)
         groups, acls = list(access.wall_groups), list(access.source_acl_ids)
         analysis = analyze_configured(
-            conn, query, False, wall_groups=groups, source_acl_ids=acls, full=full
+            conn, query, wall_groups=groups, source_acl_ids=acls, full=full
         )
         return reference_top(conn, wall_groups=groups, source_acl_ids=acls, analysis=analysis, k=k)
 

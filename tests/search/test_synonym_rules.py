@@ -59,7 +59,6 @@ def _weights(db: DbHandle, question: str, synonym_weight: float) -> dict[str, fl
         out = analyze_query(
             conn,
             question,
-            False,
             1.0,
             1 << 62,
             wall_groups=["open"],

@@ -45,13 +45,12 @@ def stats(db: DbHandle) -> None:
 
 
 def analyze_query(
-    conn: Connection, query: str, websearch: bool, common_df: float, match_budget: int
+    conn: Connection, query: str, common_df: float, match_budget: int
 ) -> QueryAnalysis:
     """The analysis for a person who may see the key the statistics above are under."""
     return service_analyze_query(
         conn,
         query,
-        websearch,
         common_df,
         match_budget,
         wall_groups=[KEY[0]],
@@ -82,7 +81,7 @@ def test_the_match_budget_bounds_every_query_form(
     db: DbHandle, stats: None, question: str, websearch: bool
 ) -> None:
     with db.database.engine.connect() as conn:
-        out = analyze_query(conn, question, websearch, 1.0, 1000)
+        out = analyze_query(conn, question, 1.0, 1000)
     tsq = out.match_tsq
     # the rare word's chunks still match; a chunk with only the common word (50,000 of
     # them, past the budget of 1,000) is not a match candidate
@@ -90,14 +89,14 @@ def test_the_match_budget_bounds_every_query_form(
     assert not _matches(db, tsq, f"de {COMMON} {COMMON2}"), tsq
     # lifted budget (a sparse search that came back short): the common word matches again
     with db.database.engine.connect() as conn:
-        full = analyze_query(conn, question, websearch, 1.0, 1 << 62)
+        full = analyze_query(conn, question, 1.0, 1 << 62)
     assert _matches(db, full.match_tsq, f"de {COMMON} {COMMON2}"), full.match_tsq
 
 
 def test_the_user_s_operators_still_apply_within_the_budget(db: DbHandle, stats: None) -> None:
     with db.database.engine.connect() as conn:
-        negated = analyze_query(conn, f"{RARE} -{COMMON}", True, 1.0, 1000).match_tsq
-        only_negative = analyze_query(conn, f"-{RARE}", True, 1.0, 1000).match_tsq
+        negated = analyze_query(conn, f"{RARE} -{COMMON}", 1.0, 1000).match_tsq
+        only_negative = analyze_query(conn, f"-{RARE}", 1.0, 1000).match_tsq
     assert _matches(db, negated, f"het {RARE} is verleend")
     assert not _matches(db, negated, f"het {RARE} en de {COMMON}")
     # no positive word: nothing to match (not every chunk without the word)
@@ -108,7 +107,7 @@ def test_a_negated_word_does_not_garble_the_lexemes_after_it(db: DbHandle, stats
     # the closing quote of !'fiet' was once read as the opening quote of ' | ', so the
     # question gained lexemes made of operators and lost the words after the negation
     with db.database.engine.connect() as conn:
-        out = analyze_query(conn, f'{RARE} -fiets OR "{COMMON} {MID}"', True, 1.0, 1 << 62)
+        out = analyze_query(conn, f'{RARE} -fiets OR "{COMMON} {MID}"', 1.0, 1 << 62)
     with psycopg.connect(db.superuser_url) as conn:
         expected = {_lexeme(conn, w) for w in (RARE, COMMON, MID)}
     assert set(out.rank_lexemes) == expected

@@ -1,0 +1,60 @@
+"""A lawyer types a question, now and then with search syntax in it (retrieval.md): a quoted
+phrase must stand, a -term must not, an upper-case OR separates alternatives, and the other
+words are ORed as in any question. A fuzz (2026-12-05) found that one quoted word or one
+-term turned the whole question into "every word must match" (32 of 32 questions found
+nothing), and that a soft hyphen or zero-width space inside a word, common in text copied
+from PDF or Word, made the word match nothing."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.conftest import Tokens
+from tests.helpers import Firm, retag
+
+LAWYER = "lena@firm.nl"
+PLATE = "naheffingsaanslag motorrijtuigenbelasting voor het kenteken van de bestelauto"
+TRAILER = "naheffingsaanslag motorrijtuigenbelasting voor een aanhangwagen van de boer"
+COUNCIL = "de ondernemingsraad heeft adviesrecht bij een reorganisatie van het bedrijf"
+
+
+@pytest.fixture
+def firm(client: TestClient, auth: Tokens) -> Firm:
+    f = Firm(client, auth)
+    f.person(LAWYER)
+    f.client_("C-1")
+    f.matter("M-1", "C-1", team=[LAWYER])
+    for external_id, text in (("plate", PLATE), ("trailer", TRAILER), ("council", COUNCIL)):
+        f.document(external_id, text, client_id="C-1", matter_id="M-1")
+    retag(client)
+    return f
+
+
+def found(firm: Firm, query: str) -> set[str]:
+    return set(firm.documents_found(LAWYER, query, mode="sparse", k=10))
+
+
+def test_a_left_out_term_leaves_out_and_the_other_words_are_ored(firm: Firm) -> None:
+    assert found(firm, "motorrijtuigenbelasting naheffingsaanslag -kenteken") == {"trailer"}
+    # a word no document holds does not empty the question, as without the -term
+    assert found(firm, "aanhangwagen fietsenstalling -kenteken") == {"trailer"}
+
+
+def test_a_quoted_phrase_must_stand_and_the_other_words_are_ored(firm: Firm) -> None:
+    assert found(firm, '"kenteken" naheffingsaanslag fietsenstalling') == {"plate"}
+    assert found(firm, '"een aanhangwagen" fietsenstalling') == {"trailer"}
+    assert found(firm, '"aanhangwagen kenteken" naheffingsaanslag') == set()
+
+
+def test_an_upper_case_or_splits_alternatives(firm: Firm) -> None:
+    assert found(firm, "Heeft de OR adviesrecht bij de reorganisatie?") == {"council"}
+    assert found(firm, '"bestelauto" OR adviesrecht') == {"plate", "council"}
+    assert found(firm, "kenteken OR reorganisatie -adviesrecht") == {"plate"}
+
+
+@pytest.mark.parametrize("mark", ["\u00ad", "\u200b", "\u200d", "\u2060", "\ufeff"])
+def test_an_invisible_character_inside_a_word_is_no_break(firm: Firm, mark: str) -> None:
+    assert found(firm, f"aanhang{mark}wagen") == {"trailer"}
+    hybrid = firm.documents_found(LAWYER, f"aanhang{mark}wagen", k=1)
+    assert hybrid == ["trailer"]
