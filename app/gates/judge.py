@@ -15,7 +15,9 @@ A sentence is supported when one passage of a returned chunk holds it:
    ``misattributed`` names that result; a rank past the results is
    ``marker_out_of_range``, a cited result that may no longer be shown ``cited_unavailable``.
    Such a sentence is unsupported: shipped as is, it would point the reader at the wrong
-   source.
+   source;
+4. a sentence that names a court, a role, a procedure or an outcome that no returned chunk
+   speaks of (app/gates/referents.py) is unsupported, ``fact_mismatch`` naming the word.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from app.gates.evidence import (
 )
 from app.gates.negation import compound_swap, negation_mismatch_words, negation_words
 from app.gates.passages import ChunkPassages
+from app.gates.referents import RetrievalReferents
 
 Matrix = npt.NDArray[np.float32]
 
@@ -137,6 +140,8 @@ class _Passages:
         # the proper names of all the returned chunks: a sentence that opens with one must
         # find it in its supporting passage
         self.names: frozenset[str] = frozenset().union(*(c.passages.names for c in self.chunks))
+        # the courts, roles, procedures and outcomes they speak of
+        self.referents = RetrievalReferents(w for c in self.chunks for w in c.passages.words)
         self._held: dict[int, FactIndex] = {}
 
     def __len__(self) -> int:
@@ -274,6 +279,10 @@ def judge_sentences(
                 holder = passages.chunks[passages.owner[overall.best]]
                 reasons.append(Reason("misattributed", f"rank {holder.rank} ({holder.chunk_id})"))
             reasons += marker_reasons
+        unheld = passages.referents.unheld(core_words)
+        if unheld is not None:  # whatever passage scored best: no returned chunk says it
+            reasons.append(Reason("fact_mismatch", unheld))
+            cited_supported = False if ranks else None
         evidence = None
         if chosen.best is not None:
             holder = passages.chunks[passages.owner[chosen.best]]

@@ -1,0 +1,95 @@
+"""A court, role, procedure or outcome that an answer names and no returned chunk names is
+no support (app/gates/referents.py). A fuzz of the gate (2026-12-05) replaced one content
+word of copied sentences by a legal term that no returned chunk held ("... heeft de
+curator vernietigd", "... het cassatieberoep verzekeraar"): 67 of 89 stayed supported,
+since containment lets one word in five be anything."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.gates.judge import Calibration, ReturnedChunk, SentenceResult, judge_sentences
+from app.gates.passages import build_passages, chunk_sentences
+from app.gates.referents import FAMILIES, family
+
+FIRST = (
+    "De Inspecteur heeft aan belanghebbende over het jaar 2015 een naheffingsaanslag in de "
+    "omzetbelasting opgelegd. Het Hof heeft de uitspraak van de Inspecteur bevestigd en het "
+    "beroep van belanghebbende ongegrond verklaard."
+)
+SECOND = (
+    "De rechtbank heeft de vordering van de curator tot betaling van de huurachterstand "
+    "toegewezen na het faillissement van de huurder."
+)
+
+
+def judge(sentences: list[str]) -> list[SentenceResult]:
+    returned = []
+    for rank, text in enumerate((FIRST, SECOND), start=1):
+        parts = chunk_sentences(text)
+        vectors = np.zeros((len(parts), 4), dtype=np.float32)
+        returned.append(ReturnedChunk(f"c{rank}", rank, build_passages(parts, vectors)))
+    vectors = np.zeros((len(sentences), 4), dtype=np.float32)
+    return judge_sentences(sentences, vectors, returned, 2, Calibration(0.8, 1.0))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "word"),
+    [
+        (
+            "Het Hof heeft de uitspraak van de kantonrechter bevestigd en het beroep van "
+            "belanghebbende ongegrond verklaard.",
+            "kantonrechter",
+        ),
+        (
+            "De Inspecteur heeft aan belanghebbende over het jaar 2015 een dwangsom in de "
+            "omzetbelasting opgelegd.",
+            "dwangsom",
+        ),
+        (
+            "Het Hof heeft de uitspraak van de Inspecteur geschorst en het beroep van "
+            "belanghebbende ongegrond verklaard.",
+            "geschorst",
+        ),
+    ],
+)
+def test_a_referent_no_returned_chunk_names_is_no_support(sentence: str, word: str) -> None:
+    (verdict,) = judge([sentence])
+    assert not verdict.supported
+    assert [(r.kind, r.detail) for r in verdict.reasons] == [("fact_mismatch", word)]
+
+
+def test_a_referent_another_returned_chunk_names_is_held() -> None:
+    """Only the retrieval is asked: the curator and the bankruptcy stand in the second chunk,
+    and a sentence copied from the first, or from the second, is supported as before."""
+    copied, other, reworded = judge(
+        [
+            "Het Hof heeft de uitspraak van de Inspecteur bevestigd en het beroep van "
+            "belanghebbende ongegrond verklaard.",
+            "De rechtbank heeft de vordering van de curator tot betaling van de "
+            "huurachterstand toegewezen na het faillissement van de huurder.",
+            "De rechtbank wees de vordering van de curatoren toe na het faillissement van de "
+            "huurder tot betaling van de huurachterstand.",
+        ]
+    )
+    assert copied.supported and other.supported and reworded.supported, (copied, other, reworded)
+
+
+def test_a_marker_on_a_sentence_with_an_unheld_referent_is_not_cited_support() -> None:
+    (verdict,) = judge(
+        [
+            "Het Hof heeft de uitspraak van de Inspecteur bevestigd en het beroep van de "
+            "notaris ongegrond verklaard. [1]"
+        ]
+    )
+    assert not verdict.supported and verdict.cited_supported is False
+
+
+def test_families_read_inflections_and_keep_apart() -> None:
+    assert family("faillissement") == family("failliet") == family("gefailleerd")
+    assert family("octrooi") == family("patentrecht")
+    assert family("kantonrechter") != family("strafrechter")
+    assert family("rechter") is None and family("uitspraak") is None
+    prefixes = [p for f in FAMILIES for p in f]
+    assert len(prefixes) == len(set(prefixes))  # one family per prefix
