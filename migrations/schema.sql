@@ -55,24 +55,19 @@ DECLARE
     v_hash text;
     v_named boolean;
 BEGIN
-    IF TG_TABLE_NAME = 'audit_heads' THEN
-        v_chain := NEW.chain;
-    ELSE
-        v_chain := TG_ARGV[0];
-    END IF;
-    SELECT h.seq, h.hash INTO v_seq, v_hash FROM public.audit_heads AS h WHERE h.chain = v_chain;
-    IF v_seq IS NULL THEN
-        RAISE EXCEPTION 'audit chain % has no head', v_chain
-            USING ERRCODE = 'integrity_constraint_violation';
-    END IF;
     IF TG_TABLE_NAME <> 'audit_heads' THEN
-        IF NEW.seq > v_seq THEN
+        v_chain := TG_ARGV[0];
+        SELECT h.seq INTO v_seq FROM public.audit_heads AS h WHERE h.chain = v_chain;
+        IF v_seq IS NULL OR NEW.seq > v_seq THEN
             RAISE EXCEPTION 'audit chain %: row % lies beyond the head (seq %)',
                 v_chain, NEW.seq, v_seq
                 USING ERRCODE = 'integrity_constraint_violation';
         END IF;
         RETURN NULL;
     END IF;
+    v_chain := NEW.chain;
+    v_seq := NEW.seq;
+    v_hash := NEW.hash;
     IF v_seq = 0 THEN
         v_named := v_hash = repeat('0', 64);
     ELSIF v_chain = 'retrievals' THEN
@@ -1194,6 +1189,7 @@ CREATE TABLE public.audit_retrievals (
     session_matter_id text,
     session_scope text,
     query_model text,
+    CONSTRAINT ck_audit_retrievals_seq_positive CHECK ((seq >= 1)),
     CONSTRAINT ck_audit_retrievals_session_scope CHECK ((session_scope = ANY (ARRAY['bound'::text, 'widened'::text])))
 );
 
@@ -1368,7 +1364,8 @@ CREATE TABLE public.gate_events (
     request jsonb NOT NULL,
     outcome jsonb NOT NULL,
     prev_hash text NOT NULL,
-    hash text NOT NULL
+    hash text NOT NULL,
+    CONSTRAINT ck_gate_events_seq_positive CHECK ((seq >= 1))
 );
 
 -- TABLE public ingest_run_events
@@ -1528,7 +1525,8 @@ CREATE TABLE public.policy_events (
     details jsonb NOT NULL,
     policy_version bigint NOT NULL,
     prev_hash text NOT NULL,
-    hash text NOT NULL
+    hash text NOT NULL,
+    CONSTRAINT ck_policy_events_seq_positive CHECK ((seq >= 1))
 );
 
 -- TABLE public policy_state
@@ -2560,6 +2558,10 @@ GRANT ALL ON FUNCTION public.ewall_audit_advance(p_chain text, p_canonical text,
 REVOKE ALL ON FUNCTION public.ewall_audit_append_pending(p_chain text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.ewall_audit_append_pending(p_chain text) TO ewall_app;
 GRANT ALL ON FUNCTION public.ewall_audit_append_pending(p_chain text) TO ewall_writer;
+
+-- ACL public FUNCTION ewall_audit_head_agrees()
+
+REVOKE ALL ON FUNCTION public.ewall_audit_head_agrees() FROM PUBLIC;
 
 -- ACL public FUNCTION ewall_chunks_relayout(partitions integer, storage text)
 

@@ -9,9 +9,12 @@ tables, because the appends of sql/audit.sql do both in one statement. Leaked se
 credentials could do one without the other: move a head with no row behind it (verification
 then fails for good) or insert a row at the next sequence number (every later append takes
 that number again and fails, so every search answers 503). Both were detected, neither was
-prevented. Deferred constraint triggers now check at commit that each moved head names its
-chain's last row and that no inserted row lies beyond its head
-(sql/functions/audit_head_agrees.v1.sql). The check costs one index probe per append.
+prevented. Deferred constraint triggers now check at commit that each move of a head names
+a row of its chain and that no inserted row lies beyond its head
+(sql/functions/audit_head_agrees.v1.sql), and a check constraint refuses rows at sequence
+number 0 or below, which the unique index let in below the first row. The check costs two
+trigger calls and three index probes per append (p50 0.76 -> 0.80 ms per append and commit,
+measured on a busy machine).
 """
 
 from collections.abc import Sequence
@@ -32,13 +35,16 @@ CHAINS = (("audit_retrievals", "retrievals"), ("policy_events", "policy"), ("gat
 def upgrade() -> None:
     apply_function_source(
         "audit_head_agrees.v1.sql",
-        "6c58781c1c6cbf3526dddc9122f555e7e6256d1ae58bdf6889160d6a6ae15ae3",
+        "bb53e3e59f1aea0c5740c8ec6722198b05e5656163edf66d3fb9cfa42ce703dc",
     )
     op.execute(
         "CREATE CONSTRAINT TRIGGER audit_heads_name_their_rows AFTER UPDATE ON audit_heads "
         "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ewall_audit_head_agrees()"
     )
+    # it runs as its owner: nobody calls it but the triggers
+    op.execute("REVOKE ALL ON FUNCTION ewall_audit_head_agrees() FROM PUBLIC")
     for table, chain in CHAINS:
+        op.execute(f"ALTER TABLE {table} ADD CONSTRAINT ck_{table}_seq_positive CHECK (seq >= 1)")
         op.execute(
             f"CREATE CONSTRAINT TRIGGER {table}_within_head AFTER INSERT ON {table} "
             "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW "
@@ -49,5 +55,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     for table, _chain in CHAINS:
         op.execute(f"DROP TRIGGER {table}_within_head ON {table}")
+        op.execute(f"ALTER TABLE {table} DROP CONSTRAINT ck_{table}_seq_positive")
     op.execute("DROP TRIGGER audit_heads_name_their_rows ON audit_heads")
     op.execute("DROP FUNCTION ewall_audit_head_agrees()")

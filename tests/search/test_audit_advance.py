@@ -105,3 +105,28 @@ def test_the_service_role_cannot_commit_a_row_beyond_the_head(db: DbHandle) -> N
         moved = conn.execute("SELECT seq FROM ewall_audit_advance('gates', 'y', true)").fetchall()
         assert moved == [(seq + 1,)]
         conn.rollback()
+
+
+def test_each_move_of_a_head_needs_its_own_row(db: DbHandle) -> None:
+    """Two moves in one transaction and only the second row written: the head names a row,
+    but the chain skips one (verification fails for good); every move is checked as it left
+    the head, so the transaction does not commit (a review of the first form of the check,
+    which read the head once at commit)."""
+    with psycopg.connect(db.app_url) as conn:
+        conn.execute("SELECT * FROM ewall_audit_advance('gates', 'skipped', true)")
+        seq, prev, hash_ = conn.execute(
+            "SELECT seq, prev_hash, hash FROM ewall_audit_advance('gates', 'written', true)"
+        ).fetchone() or (0, "", "")
+        conn.execute(INSERT_GATE_ROW, _gate_row(int(seq), str(prev), str(hash_)))
+        with pytest.raises(psycopg.errors.IntegrityConstraintViolation, match="names no row"):
+            conn.commit()
+
+
+@pytest.mark.parametrize("seq", [0, -5])
+def test_a_row_below_the_first_sequence_number_is_refused(db: DbHandle, seq: int) -> None:
+    """The unique index holds 1..head; a row at 0 or below went in beside it, and no row can
+    ever be deleted, so the chain failed verification for good."""
+    with psycopg.connect(db.app_url) as conn:
+        with pytest.raises(psycopg.errors.CheckViolation):
+            conn.execute(INSERT_GATE_ROW, _gate_row(seq, "0" * 64, "f" * 64))
+        conn.rollback()

@@ -74,9 +74,10 @@ ATTACKS: dict[str, tuple[list[str], int]] = {
     "deleted last row": (["DELETE FROM audit_retrievals WHERE seq = 6"], 6),
     "swapped rows": (
         [
-            "UPDATE audit_retrievals SET seq = -2 WHERE seq = 2",
+            # (a superuser passes the check constraints: seq >= 1 holds at every step)
+            "UPDATE audit_retrievals SET seq = 1000002 WHERE seq = 2",
             "UPDATE audit_retrievals SET seq = 2 WHERE seq = 3",
-            "UPDATE audit_retrievals SET seq = 3 WHERE seq = -2",
+            "UPDATE audit_retrievals SET seq = 3 WHERE seq = 1000002",
         ],
         2,
     ),
@@ -105,8 +106,8 @@ ATTACKS: dict[str, tuple[list[str], int]] = {
     ),
     "renumbered tail": (
         [
-            "UPDATE audit_retrievals SET seq = -seq WHERE seq >= 5",
-            "UPDATE audit_retrievals SET seq = 1 - seq WHERE seq < 0",
+            "UPDATE audit_retrievals SET seq = seq + 1000000 WHERE seq >= 5",
+            "UPDATE audit_retrievals SET seq = seq - 999999 WHERE seq > 1000000",
         ],
         5,
     ),
