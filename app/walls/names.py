@@ -247,7 +247,7 @@ def normalize_name(name: str) -> str:
     # "vd" read out only glued ("=vandenberg"; read without the letters of initials, which
     # would stand between): loose, its particles would meet every question that is only
     # "de" or "van der"
-    spelled = _vd_read_out(_readings(name, letters=False))
+    spelled = _vd_read_out(_readings(name, letters=False)) if _VD in tokens else []
     glued = [t for reading in (*readings, *spelled) for t in _glued(reading) if t.startswith(GLUED)]
     joined = [  # two particles are no word ("Vander" is not every "Van der ...")
         GLUED + a + b
@@ -265,9 +265,10 @@ def query_forms(query: str) -> tuple[tuple[str, ...], ...]:
     Berg" also as "=vandenberg"), and with any two neighbouring words written together
     ("Akzo Nobel" also as "=akzonobel": whole, never a prefix)."""
     forms = _readings(query, letters=False)
-    forms += _vd_read_out(forms)
     tokens = forms[0]
-    forms += [_glued(reading) for reading in forms]
+    # "vd" read out glued only, as a stored name holds it: loose, "V&D Amsterdam" met
+    # "Gemeente Amsterdam van de Kamer"
+    forms += [_glued(reading) for reading in (*forms, *_vd_read_out(forms))]
     forms += [(*tokens[:i], GLUED + tokens[i] + tokens[i + 1], *tokens[i + 2 :])
               for i in range(len(tokens) - 1)]  # fmt: skip
     return tuple(dict.fromkeys(forms))

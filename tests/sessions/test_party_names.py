@@ -113,6 +113,10 @@ OTHER_PARTY = [
     ("de", "v.d. Berg"),
     ("van der", "v.d. Berg"),
     ("Coöperatie", "Coöperatie Noord U.A."),
+    # nor is "vd" in a question read out loose (a review found these met)
+    ("V&D Amsterdam", "Gemeente Amsterdam van de Kamer"),
+    ("V.D. Jansen", "Jansen van de Kamp"),
+    ("VD Transport", "Transport van de Ven B.V."),
 ]
 # (question, name) pairs that met before the rules above were added must still meet in
 # that direction (a conflict check asks one way at a time): two reviews found some that no
