@@ -1,11 +1,11 @@
 """How the service speaks HTTP/1.1: uvicorn's h11 protocol, with the error envelope on the
 400 that uvicorn writes itself.
 
-A request that h11 cannot parse (two Content-Length headers, a negative or 23-digit one, a
-header past h11's size limit, a broken request line) never reaches the app: uvicorn answers
-it on its own with a plain-text 400. API clients, agents mostly, read one error shape, so
-that answer carries the envelope of app/errors.py too. ``ewall serve`` passes these options
-to uvicorn, with one worker or several.
+A request that h11 cannot parse (two Content-Length headers, a negative or 23-digit one, an
+incomplete head past h11's 16 KiB limit, a broken request line) never reaches the app:
+uvicorn answers it on its own with a plain-text 400. API clients, agents mostly, read one
+error shape, so that answer carries the envelope of app/errors.py too. ``ewall serve``
+passes these options to uvicorn, with one worker or several.
 """
 
 from __future__ import annotations
@@ -43,4 +43,6 @@ class EnvelopeH11Protocol(H11Protocol):
 
 def uvicorn_options() -> dict[str, Any]:
     """What ``ewall serve`` hands uvicorn besides the app, the address and the workers."""
-    return {"http": EnvelopeH11Protocol, "log_config": None, "access_log": False}
+    # no websocket support: the API has no websocket route, and uvicorn answers an upgrade
+    # itself (an empty 400 or 403) when a websocket library happens to be installed
+    return {"http": EnvelopeH11Protocol, "ws": "none", "log_config": None, "access_log": False}

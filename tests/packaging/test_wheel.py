@@ -27,6 +27,7 @@ import httpx
 import pytest
 
 from app.db import migrate
+from tests.helpers import assert_envelope, read_answer
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = ("pyproject.toml", "README.md", "app", "connectors", "migrations", "sql")
@@ -225,6 +226,8 @@ def test_installed_wheel_migrates_loads_the_demo_and_searches(
         results = found.json()["results"]
         assert results
         assert any(r["matter_id"] == "MEDIVERS-001" for r in results), results
+        # one process, as `make run` serves: uvicorn's own 400 carries the envelope too
+        assert_envelope(read_answer(port, b"GET /v1/search HTTP/1.1\r\n\r\n"))
     finally:
         server.send_signal(signal.SIGTERM)
         try:
