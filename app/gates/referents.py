@@ -90,9 +90,8 @@ class RetrievalReferents:
     """The families that the returned chunks speak of."""
 
     def __init__(self, chunk_words: Iterable[Sequence[str]]) -> None:
-        self.families = frozenset(
-            found for words in chunk_words for word in words if (found := family(word)) is not None
-        )
+        distinct = {word for words in chunk_words for word in words}  # windows repeat words
+        self.families = frozenset(found for word in distinct if (found := family(word)) is not None)
 
     def unheld(self, sentence_words: Sequence[str]) -> str | None:
         """The first word of the sentence that names a referent no returned chunk names."""
