@@ -173,6 +173,21 @@ class Firm:
         return {r["matter_id"] for r in self.search(person_id, query, **body)["results"]}
 
 
+def one_matter_firm(
+    client: TestClient, auth: Tokens, lawyer: str, documents: dict[str, str]
+) -> Firm:
+    """A firm of one lawyer on the team of matter M-1 of client C-1, which holds
+    ``documents`` (external id -> text), re-tagged."""
+    firm = Firm(client, auth)
+    firm.person(lawyer)
+    firm.client_("C-1")
+    firm.matter("M-1", "C-1", team=[lawyer])
+    for external_id, text in documents.items():
+        firm.document(external_id, text, client_id="C-1", matter_id="M-1")
+    retag(client)
+    return firm
+
+
 def retag(client: TestClient) -> None:
     """Drain the re-tag queue now (tests run the app without the background worker)."""
     from app.walls.retag import run_once

@@ -15,7 +15,7 @@ from sqlalchemy import create_engine, text
 
 from app.audit import chain
 from tests.conftest import DbHandle, Tokens
-from tests.helpers import Firm, ok, retag
+from tests.helpers import Firm, ok, one_matter_firm
 
 LAWYER = "alice@firm.nl"
 TEXT = "octrooi inbreuk retard-tablet"
@@ -23,13 +23,7 @@ TEXT = "octrooi inbreuk retard-tablet"
 
 @pytest.fixture
 def firm(client: TestClient, auth: Tokens) -> Firm:
-    f = Firm(client, auth)
-    f.person(LAWYER)
-    f.client_("C-1")
-    f.matter("M-1", "C-1", team=[LAWYER])
-    f.document("d1", TEXT, client_id="C-1", matter_id="M-1")
-    retag(client)
-    return f
+    return one_matter_firm(client, auth, LAWYER, {"d1": TEXT})
 
 
 def test_a_search_recorded_too_late_returns_nothing_and_leaves_no_row(

@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.conftest import Tokens
-from tests.helpers import Firm, retag
+from tests.helpers import Firm, one_matter_firm
 
 LAWYER = "lena@firm.nl"
 PLATE = "naheffingsaanslag motorrijtuigenbelasting voor het kenteken van de bestelauto"
@@ -21,14 +21,8 @@ COUNCIL = "de ondernemingsraad heeft adviesrecht bij een reorganisatie van het b
 
 @pytest.fixture
 def firm(client: TestClient, auth: Tokens) -> Firm:
-    f = Firm(client, auth)
-    f.person(LAWYER)
-    f.client_("C-1")
-    f.matter("M-1", "C-1", team=[LAWYER])
-    for external_id, text in (("plate", PLATE), ("trailer", TRAILER), ("council", COUNCIL)):
-        f.document(external_id, text, client_id="C-1", matter_id="M-1")
-    retag(client)
-    return f
+    documents = {"plate": PLATE, "trailer": TRAILER, "council": COUNCIL}
+    return one_matter_firm(client, auth, LAWYER, documents)
 
 
 def found(firm: Firm, query: str) -> set[str]:
