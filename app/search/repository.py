@@ -81,8 +81,10 @@ class Question:
 
 
 def visible(query: str) -> str:
-    """The question without the invisible characters of ``_INVISIBLE``."""
-    return _INVISIBLE.sub("", query)
+    """The question without the invisible characters of ``_INVISIBLE``, and with one plain
+    space for every run of white space: a non-breaking or narrow space ("art.\u00a06:162
+    BW", as word processors write it) kept a statute citation from being read as one."""
+    return " ".join(_INVISIBLE.sub("", query).split())
 
 
 def read_question(query: str) -> Question:
