@@ -278,6 +278,8 @@ def _analysis_plan(conn: Connection) -> str:
             text("EXPLAIN " + sqlfiles.raw("search.analyze_query")),
             {
                 "query": "octrooi inbreuk",
+                "alt_operators": [""],
+                "alt_words": ["octrooi inbreuk"],
                 "wall_groups": ["wg-a", "wg-b"],
                 "source_acl_ids": ["public"],
                 "websearch": False,
