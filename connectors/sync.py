@@ -61,6 +61,8 @@ _LISTED_MAX = 1000  # ids listed per category in the report; counts are always c
 _REVOKED = "access revoked at source (fail closed)"
 _EXAMPLES_MAX = 10  # ids named in one warning
 # Source trouble that ends a run as "failed" with a report; anything else is a bug.
+_UNREAD = ("present at source but missed by a complete listing: its access was not read; "
+           "hidden until a listing holds it again")
 _SOURCE_TROUBLE = (ConnectorError, CursorError, SourceUnavailableError, SourceUnsupportedError,
                    OSError)
 
@@ -93,6 +95,8 @@ class _SyncRun:
         self.deleted: list[dict[str, str]] = []
         self.deleted_count = 0
         self.kept_present: list[str] = []
+        # present at source, yet no complete listing held them (kept_present is the report)
+        self.present_unlisted: set[str] = set()
         self.checkpoints = 0
         self.phase = "crawl"
         self.summary: dict[str, Any] = {}
@@ -289,6 +293,7 @@ class _SyncRun:
         if presence == "unplaced" and listed and not self.listed_again(external_id):
             return ("present at source but in no complete listing of the configured scope, "
                     "twice (moved out of it)")
+        self.present_unlisted.add(external_id)
         if len(self.kept_present) < _LISTED_MAX:
             self.kept_present.append(external_id)
         return None
@@ -335,6 +340,12 @@ class _SyncRun:
             reason = self.verdict(external_id, "sweep", listed=True)
             if reason == _REVOKED:  # access: hidden now, deleted as the hold allows
                 self.hide(external_id, f"sweep: {reason}", None)
+            elif external_id in self.present_unlisted:
+                # Present, but the complete listing skipped it (an offset that shifted under
+                # a deletion, a page a server dropped): its security was not read, so the
+                # access it was indexed with may be wider than the source's now. Hidden
+                # until a listing holds it again and reads it (fail closed; nothing deleted).
+                self.hide(external_id, f"sweep: {_UNREAD}", None)
             if reason is not None:
                 container = self.container_of(external_id) or "?"
                 removals.setdefault(container, []).append((external_id, reason))

@@ -28,7 +28,7 @@ from connectors.http.allowlist import AllowList, segment
 from connectors.http.auth import TokenAuth, TokenGrant
 from connectors.http.client import SourceHttp
 from connectors.http.errors import ConnectorError, SourceAuthError, SourceHTTPError
-from connectors.http.lenient import as_list, as_text, pick
+from connectors.http.lenient import as_text, pick
 from connectors.http.ratelimit import Clock
 from connectors.http.retry import Sleep
 from connectors.paging import Listing, Page, Position, PositionExpiredError
@@ -136,12 +136,23 @@ def _data_object(body: Any) -> dict[str, Any]:
 
 
 def _results(body: Any) -> list[dict[str, Any]]:
-    """Document lists arrive as ``data.results`` (I1, [V-code]) or a flat ``data`` (I3, Sync)."""
+    """Document lists arrive as ``data.results`` (I1, [V-code]) or a flat ``data`` (I3, Sync).
+    A body of another shape (no list there, or rows that are no objects) is an error, not an
+    empty page: read as one, it ended a listing early and the crawl was called complete."""
     data = pick(body, "data")
     rows = pick(data, "results") if isinstance(data, dict) else data
-    if rows is None and isinstance(body, list):
+    if rows is None and isinstance(body, list) and body:
         rows = body
-    return [r for r in as_list(rows) if isinstance(r, dict)]
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise ConnectorError(f"imanage: a list answer of an unexpected shape: {_shape(body)}")
+    return rows
+
+
+def _shape(body: Any) -> str:
+    """What a body looks like, without its content (reports and logs hold no document data)."""
+    if isinstance(body, dict):
+        return "object with " + (", ".join(sorted(str(k) for k in body)[:8]) or "no keys")
+    return type(body).__name__
 
 
 def _total(body: Any) -> int | None:

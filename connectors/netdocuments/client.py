@@ -31,6 +31,7 @@ from connectors.dms.client import (
 from connectors.http.allowlist import AllowList, segment
 from connectors.http.auth import TokenAuth, TokenGrant
 from connectors.http.client import SourceHttp
+from connectors.http.errors import ConnectorError
 from connectors.http.lenient import as_int, as_list, as_text, is_true, parse_datetime, pick
 from connectors.http.ratelimit import Clock
 from connectors.http.retry import Sleep
@@ -193,10 +194,20 @@ def parse_hit(row: object) -> Hit | None:
 
 
 def parse_search(body: object) -> SearchPage:
+    """One page of a listing. A body of another shape (no list of rows under any of the known
+    keys) is an error, not an empty page: read as one, it ended a listing early and the
+    crawl was called complete."""
     rows = pick(body, "Results", "standardList", "list", "results", "documents")
-    if rows is None and isinstance(body, list):
+    if rows is None and isinstance(body, list) and body:
         rows = body
-    hits = [h for h in (parse_hit(r) for r in as_list(rows)) if h is not None]
+    if not isinstance(rows, list):
+        shape = (
+            "object with " + (", ".join(sorted(str(k) for k in body)[:8]) or "no keys")
+            if isinstance(body, dict)
+            else type(body).__name__
+        )
+        raise ConnectorError(f"netdocuments: a search answer of an unexpected shape: {shape}")
+    hits = [h for h in (parse_hit(r) for r in rows) if h is not None]
     total = as_int(pick(body, "TotalFound", "totalFound", "total", "TotalCount"))
     raw_next = as_text(
         pick(body, "skiptoken", "SkipToken", "skipToken", "next", "@odata.nextLink", "nextLink")
