@@ -72,15 +72,16 @@ WITH pending AS (
     FROM matching GROUP BY 1, 2, 3, 4, 5
 ), scores AS (
     SELECT t.document_id, t.wall_group_id, t.source_acl_id, t.matter_id,
-           sum(q.idf_w * CAST(CAST(t.tf * 4.0 / (t.tf + 3.0 * (0.1 + 0.9 * greatest(p.dl, 1)
-                                                                 / 2000.0)) AS real)
-                              AS float8)) AS score
+           -- to 1e-9, as the statement compares them (ties broken alike)
+           round(sum(q.idf_w * CAST(CAST(t.tf * 4.0 / (t.tf + 3.0 * (0.1 + 0.9
+                                                                 * greatest(p.dl, 1) / 2000.0))
+                                         AS real) AS float8)) * 1e9) / 1e9 AS score
     FROM part_tf t JOIN q ON q.lexeme = t.lexeme
     JOIN parts p USING (document_id, wall_group_id, source_acl_id, matter_id)
     GROUP BY 1, 2, 3, 4
 ), own AS (
     SELECT chunk_id, document_id, wall_group_id, source_acl_id, matter_id,
-           sum(q.w * m.tf / (m.tf + 1.2)) AS weight
+           round(sum(q.w * m.tf / (m.tf + 1.2)) * 1e9) / 1e9 AS weight
     FROM matching m JOIN q USING (lexeme)
     GROUP BY 1, 2, 3, 4, 5
 ), ranked AS (

@@ -299,12 +299,13 @@ WITH policy AS (
       AND p.matter_id <> ALL(CAST((SELECT ewall_retag_pending()) AS text[]))
     GROUP BY p.document_id, p.wall_group_id, p.source_acl_id, p.matter_id
 ), sparse_top AS MATERIALIZED (
-    -- Scores to 1e-9: a float sum's last bits follow the order its terms were added in,
-    -- which the plan and the tables' physical state decide (rows the person may not see
-    -- among them), and two parts of equal score swapped places when only hidden rows
-    -- changed (invariant 12, a fuzz of 2026-12-05). Rounded, a tie is a tie, broken by part.
+    -- Scores to 1e-9 (in float8; through numeric it cost 0.6 us a part): a float sum's last
+    -- bits follow the order its terms were added in, which the plan and the tables'
+    -- physical state decide (rows the person may not see among them), and two parts of
+    -- equal score swapped places when only hidden rows changed (invariant 12, a fuzz of
+    -- 2026-12-05). Rounded, a tie is a tie, broken by part.
     SELECT p.document_id, p.wall_group_id, p.source_acl_id, p.matter_id,
-           CAST(round(CAST(p.score AS numeric), 9) AS float8) AS score
+           round(p.score * 1e9) / 1e9 AS score
     FROM sparse_parts AS p
     ORDER BY 5 DESC, p.document_id, p.wall_group_id, p.source_acl_id, p.matter_id
     LIMIT :sparse_candidates
@@ -358,8 +359,7 @@ WITH policy AS (
     FROM sparse_rows r
     CROSS JOIN LATERAL (
         -- to 1e-9, as the parts' scores: ties between a part's chunks go by chunk id
-        SELECT CAST(round(CAST(coalesce(sum(q.w * u.tf / (u.tf + 1.2)), 0) AS numeric), 9)
-                    AS float8) AS weight
+        SELECT round(coalesce(sum(q.w * u.tf / (u.tf + 1.2)), 0) * 1e9) / 1e9 AS weight
         FROM (SELECT x.lexeme, coalesce(array_length(x.positions, 1), 1) AS tf
               FROM unnest(ts_filter(setweight(setweight(r.body_tsv, 'D'), 'A',
                                               CAST(:rank_lexemes AS text[])), '{a}')) AS x

@@ -60,7 +60,9 @@ _INVISIBLE = re.compile("[\u00ad\u200b-\u200d\u2060\ufeff]")
 # What a lawyer types as search syntax (websearch_to_tsquery's): a "quoted phrase", a -term
 # or -"phrase" to leave out, and an upper-case OR between alternatives.
 _OPERATOR = re.compile(r'(?:(?<=\s)|^)-"[^"]*"|(?:(?<=\s)|^)-[^\s"]+|"[^"]*"')
-_OR = re.compile(r"(?<=\s)OR(?=\s)")
+# an OR inside a "phrase" is a word of it ("de OR", the works council): only one with an
+# even number of quotes after it splits
+_OR = re.compile(r'(?<=\s)OR(?=\s)(?=(?:[^"]*"[^"]*")*[^"]*$)')
 
 
 @dataclass(frozen=True)

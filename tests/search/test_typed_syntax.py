@@ -46,6 +46,9 @@ def test_an_upper_case_or_splits_alternatives(firm: Firm) -> None:
     assert found(firm, "Heeft de OR adviesrecht bij de reorganisatie?") == {"council"}
     assert found(firm, '"bestelauto" OR adviesrecht') == {"plate", "council"}
     assert found(firm, "kenteken OR reorganisatie -adviesrecht") == {"plate"}
+    # an OR inside a phrase is a word of it (a review: the phrase was cut in two)
+    assert found(firm, '"de ondernemingsraad heeft" boer') == {"council"}
+    assert found(firm, '"van de OR van" boer') == set()
 
 
 @pytest.mark.parametrize("mark", ["\u00ad", "\u200b", "\u200d", "\u2060", "\ufeff"])
