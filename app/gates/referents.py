@@ -15,7 +15,9 @@ another returned chunk names.
 A family is one referent with the forms that speak of it (prefixes of folded words, so
 inflections and compounds that begin with it count: "faillissement", "failliet",
 "gefailleerd"). Kinds that nest or stand for each other in practice are one family or none
-("octrooi" and "patent"; "verzekeraar" and "verzekering"); verbs that Dutch splits
+("octrooi" and "patent"; "verzekeraar" and "verzekering"; "testament" and "uiterste
+wilsbeschikking"), and a chunk names a referent inside a compound too ("derdenbeslag"
+holds "beslag"); verbs that Dutch splits
 ("trekt ... in", "scheldt ... kwijt") are left out, because the chunk's split form would
 hold no word of the family. Tax compounds are not families: Dutch writes "loon- en
 inkomstenbelasting", so a chunk may speak of "loonbelasting" without the word
@@ -26,6 +28,7 @@ Nothing here touches the database or the encoder.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 _FAMILIES_TEXT = """
@@ -43,9 +46,9 @@ _FAMILIES_TEXT = """
     bewindvoer
     aandeelhouder
     pandhouder pandrecht
-    verzeker
+    verzekeraar verzekering
     executeur
-    vereffen
+    vereffenaar vereffening
     aannemer
     faillis faillie gefaille
     surseance
@@ -61,8 +64,8 @@ _FAMILIES_TEXT = """
     verjaring verjaard verjaart verjaren
     ontslag ontslaan ontslaat
     ontruim
-    hypothe
-    testament
+    hypothee hypothec
+    testament wilsbeschikking
     nalatenschap erfgena erflat
     echtschei
     alimentat
@@ -72,18 +75,28 @@ _FAMILIES_TEXT = """
 FAMILIES: tuple[tuple[str, ...], ...] = tuple(
     tuple(line.split()) for line in _FAMILIES_TEXT.strip().splitlines()
 )
-_BY_FIRST_LETTER: dict[str, list[tuple[str, int]]] = {}
-for _index, _family in enumerate(FAMILIES):
-    for _prefix in _family:
-        _BY_FIRST_LETTER.setdefault(_prefix[0], []).append((_prefix, _index))
+# ordinary words that begin like a family: "goed beslagen ten ijs"
+_NOT_OF_A_FAMILY = frozenset({"beslagen"})
+_FAMILY_OF = {prefix: index for index, members in enumerate(FAMILIES) for prefix in members}
+# every prefix, longest first, anywhere in a word: a chunk's compound names its head's
+# referent ("derdenbeslag", "minderheidsaandeelhouder", "onderaannemer")
+_ANYWHERE = re.compile("|".join(sorted(_FAMILY_OF, key=lambda p: (-len(p), p))))
 
 
 def family(word: str) -> int | None:
-    """The family a folded word belongs to (the index in ``FAMILIES``), or None."""
-    for prefix, index in _BY_FIRST_LETTER.get(word[:1], ()):
-        if word.startswith(prefix):
-            return index
-    return None
+    """The family a folded word of an answer belongs to (it begins with one of its
+    prefixes; the index in ``FAMILIES``), or None."""
+    if word in _NOT_OF_A_FAMILY:
+        return None
+    found = _ANYWHERE.match(word)
+    return None if found is None else _FAMILY_OF[found.group()]
+
+
+def families_in(word: str) -> set[int]:
+    """The families a folded word of a chunk names, at its start or inside a compound."""
+    if word in _NOT_OF_A_FAMILY:
+        return set()
+    return {_FAMILY_OF[m.group()] for m in _ANYWHERE.finditer(word)}
 
 
 class RetrievalReferents:
@@ -91,7 +104,7 @@ class RetrievalReferents:
 
     def __init__(self, chunk_words: Iterable[Sequence[str]]) -> None:
         distinct = {word for words in chunk_words for word in words}  # windows repeat words
-        self.families = frozenset(found for word in distinct if (found := family(word)) is not None)
+        self.families = frozenset(found for word in distinct for found in families_in(word))
 
     def unheld(self, sentence_words: Sequence[str]) -> str | None:
         """The first word of the sentence that names a referent no returned chunk names."""

@@ -93,3 +93,26 @@ def test_families_read_inflections_and_keep_apart() -> None:
     assert family("rechter") is None and family("uitspraak") is None
     prefixes = [p for f in FAMILIES for p in f]
     assert len(prefixes) == len(set(prefixes))  # one family per prefix
+
+
+def test_a_referent_inside_a_chunk_s_compound_is_held() -> None:
+    """A review: the chunk's "derdenbeslag", "minderheidsaandeelhouder" or "onderaannemer"
+    name the referent an answer calls "beslag", "aandeelhouder" or "aannemer"."""
+    chunk = "Eiser heeft derdenbeslag gelegd onder de werkgever van gedaagde."
+    parts = chunk_sentences(chunk)
+    returned = [
+        ReturnedChunk("c1", 1, build_passages(parts, np.zeros((len(parts), 4), dtype=np.float32)))
+    ]
+    answer = ["Eiser heeft beslag gelegd onder de werkgever van gedaagde."]
+    (verdict,) = judge_sentences(
+        answer, np.zeros((1, 4), dtype=np.float32), returned, 1, Calibration(0.8, 1.0)
+    )
+    assert verdict.supported, verdict.reasons
+
+
+@pytest.mark.parametrize(
+    "word", ["beslagen", "verzekerd", "hypothetische", "vereffend", "competent", "officieel"]
+)
+def test_ordinary_words_that_begin_like_a_referent_are_none(word: str) -> None:
+    """A review found these read as referents ("goed beslagen ten ijs", "ervan verzekerd")."""
+    assert family(word) is None
