@@ -138,11 +138,14 @@ def _data_object(body: Any) -> dict[str, Any]:
 def _results(body: Any) -> list[dict[str, Any]]:
     """Document lists arrive as ``data.results`` (I1, [V-code]) or a flat ``data`` (I3, Sync).
     A body of another shape (no list there, or rows that are no objects) is an error, not an
-    empty page: read as one, it ended a listing early and the crawl was called complete."""
+    empty page: read as one, it ended a listing early and the crawl was called complete. An
+    answer without rows that states a total of 0 is empty."""
     data = pick(body, "data")
     rows = pick(data, "results") if isinstance(data, dict) else data
     if rows is None and isinstance(body, list) and body:
         rows = body
+    if rows is None and _total(body) == 0:
+        return []  # no rows, and says so: an empty answer in another spelling
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise ConnectorError(f"imanage: a list answer of an unexpected shape: {_shape(body)}")
     return rows

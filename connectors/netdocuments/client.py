@@ -196,10 +196,12 @@ def parse_hit(row: object) -> Hit | None:
 def parse_search(body: object) -> SearchPage:
     """One page of a listing. A body of another shape (no list of rows under any of the known
     keys) is an error, not an empty page: read as one, it ended a listing early and the
-    crawl was called complete."""
+    crawl was called complete. An answer without rows that states a total of 0 is empty."""
     rows = pick(body, "Results", "standardList", "list", "results", "documents")
     if rows is None and isinstance(body, list) and body:
         rows = body
+    if rows is None and as_int(pick(body, "TotalFound", "totalFound", "total", "TotalCount")) == 0:
+        rows = []  # no rows, and says so: an empty answer in another spelling
     if not isinstance(rows, list):
         shape = (
             "object with " + (", ".join(sorted(str(k) for k in body)[:8]) or "no keys")
@@ -389,9 +391,11 @@ class NetDocumentsClient(DmsClient):
                 f"netdocuments: members of group {group}",
                 body if isinstance(body, list) else pick(body, "members", "list", "users"),
                 total=pick(body, "TotalFound", "totalFound", "total", "count")
-                if isinstance(body, dict) else None,
+                if isinstance(body, dict)
+                else None,
                 more=pick(body, "next", "skiptoken", "nextLink", "cursor")
-                if isinstance(body, dict) else None,
+                if isinstance(body, dict)
+                else None,
                 id_keys=("id", "email"),
             )
 

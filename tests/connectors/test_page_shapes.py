@@ -55,3 +55,7 @@ def test_the_documented_shapes_and_their_empty_pages_still_read() -> None:
     assert _results({"data": []}) == []
     assert parse_search({"Results": []}).hits == []
     assert parse_search({"standardList": []}).hits == []
+    # no rows, but a stated total of 0: empty in another spelling (a review)
+    assert _results({"data": {"results": None}, "total_count": 0}) == []
+    assert parse_search({"TotalFound": 0}).hits == []
+    assert parse_search({"Results": None, "TotalFound": 0}).hits == []
