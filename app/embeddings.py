@@ -402,7 +402,8 @@ class Embedder:
 
     def _init_native(self, settings: Settings) -> None:
         """A bundled numpy encoder (no torch): one in-process lane, queries first."""
-        encoder = load_native(settings.embedding_model)  # every core, for queries and bulk
+        # every core, for queries and bulk
+        encoder = load_native(settings.embedding_model, omp_wait_policy=settings.omp_wait_policy)
         self.native = encoder
         self.dimension = encoder.dimension
         self.max_tokens = encoder.max_tokens
@@ -684,9 +685,7 @@ class Embedder:
         tag = max(self._query_round, self._last_tag.get(caller, 0) if caller else 0) + 1
         if caller is not None:
             if len(self._last_tag) > 10_000:  # callers whose tags have all been served
-                self._last_tag = {
-                    c: t for c, t in self._last_tag.items() if t > self._query_round
-                }
+                self._last_tag = {c: t for c, t in self._last_tag.items() if t > self._query_round}
             self._last_tag[caller] = tag
         return tag
 

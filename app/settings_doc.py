@@ -29,7 +29,10 @@ _FIELD = re.compile(r"^\s{4}(?P<name>[a-z_][a-z0-9_]*)\s*:")
 
 
 def env_name(field_name: str) -> str:
-    return f"{PREFIX}{field_name.upper()}"
+    """The variable a setting is read from: EWALL_ and its name, or the name it is given (a
+    library's own variable)."""
+    alias = Settings.model_fields[field_name].validation_alias
+    return alias if isinstance(alias, str) else f"{PREFIX}{field_name.upper()}"
 
 
 def _groups() -> dict[str, str]:

