@@ -34,6 +34,14 @@ def has_key(obj: object, *names: str) -> bool:
     return any(n.lower() in keys for n in names)
 
 
+def shape(body: object) -> str:
+    """What an answer looks like, without its content (reports and logs hold no document
+    data): its type, or an object's first keys."""
+    if isinstance(body, Mapping):
+        return "object with " + (", ".join(sorted(str(k) for k in body)[:8]) or "no keys")
+    return type(body).__name__
+
+
 def as_list(value: object) -> list[Any]:
     return list(value) if isinstance(value, list) else []
 

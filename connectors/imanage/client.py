@@ -28,7 +28,7 @@ from connectors.http.allowlist import AllowList, segment
 from connectors.http.auth import TokenAuth, TokenGrant
 from connectors.http.client import SourceHttp
 from connectors.http.errors import ConnectorError, SourceAuthError, SourceHTTPError
-from connectors.http.lenient import as_text, pick
+from connectors.http.lenient import as_text, pick, shape
 from connectors.http.ratelimit import Clock
 from connectors.http.retry import Sleep
 from connectors.paging import Listing, Page, Position, PositionExpiredError
@@ -147,15 +147,8 @@ def _results(body: Any) -> list[dict[str, Any]]:
     if rows is None and _total(body) == 0:
         return []  # no rows, and says so: an empty answer in another spelling
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-        raise ConnectorError(f"imanage: a list answer of an unexpected shape: {_shape(body)}")
+        raise ConnectorError(f"imanage: a list answer of an unexpected shape: {shape(body)}")
     return rows
-
-
-def _shape(body: Any) -> str:
-    """What a body looks like, without its content (reports and logs hold no document data)."""
-    if isinstance(body, dict):
-        return "object with " + (", ".join(sorted(str(k) for k in body)[:8]) or "no keys")
-    return type(body).__name__
 
 
 def _total(body: Any) -> int | None:

@@ -32,7 +32,15 @@ from connectors.http.allowlist import AllowList, segment
 from connectors.http.auth import TokenAuth, TokenGrant
 from connectors.http.client import SourceHttp
 from connectors.http.errors import ConnectorError
-from connectors.http.lenient import as_int, as_list, as_text, is_true, parse_datetime, pick
+from connectors.http.lenient import (
+    as_int,
+    as_list,
+    as_text,
+    is_true,
+    parse_datetime,
+    pick,
+    shape,
+)
 from connectors.http.ratelimit import Clock
 from connectors.http.retry import Sleep
 from connectors.paging import Listing, Page, Position
@@ -203,12 +211,7 @@ def parse_search(body: object) -> SearchPage:
     if rows is None and as_int(pick(body, "TotalFound", "totalFound", "total", "TotalCount")) == 0:
         rows = []  # no rows, and says so: an empty answer in another spelling
     if not isinstance(rows, list):
-        shape = (
-            "object with " + (", ".join(sorted(str(k) for k in body)[:8]) or "no keys")
-            if isinstance(body, dict)
-            else type(body).__name__
-        )
-        raise ConnectorError(f"netdocuments: a search answer of an unexpected shape: {shape}")
+        raise ConnectorError(f"netdocuments: a search answer of an unexpected shape: {shape(body)}")
     hits = [h for h in (parse_hit(r) for r in rows) if h is not None]
     total = as_int(pick(body, "TotalFound", "totalFound", "total", "TotalCount"))
     raw_next = as_text(
