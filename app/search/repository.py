@@ -111,6 +111,7 @@ class QueryAnalysis:
     rank_df: int  # the chunks the person may see that hold a ranking lexeme (summed)
     lexeme_count: int  # the question's lexemes (after synonyms)
     matched_lexeme_count: int  # those the match kept (the common-lexeme cut, the budget)
+    typed_syntax: bool = False  # the question's own phrases, -terms or OR (read_question)
 
 
 NO_ANALYSIS = QueryAnalysis("", "", [], [], [], "", 0, 0, 0)  # a search without the sparse leg
@@ -159,6 +160,7 @@ def analyze_query(
         int(row["rank_df"]),
         int(row["lexeme_count"]),
         int(row["matched_lexeme_count"]),
+        question.typed_syntax,
     )
 
 

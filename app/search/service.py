@@ -322,7 +322,6 @@ def _find(
         dense_candidates = max(dense_candidates, COLLAPSE_DEPTH_FACTOR * request.k)
         sparse_candidates = max(sparse_candidates, COLLAPSE_DEPTH_FACTOR * request.k)
     filters = request.filters or Filters()
-    websearch = repository.read_question(request.query).typed_syntax
     # the query vector must be the live model's (a re-embed may have switched): 503 if not
     query_model = resources.embedder.model_id if resources.embedder is not None else None
     if query_model is not None:
@@ -387,6 +386,7 @@ def _find(
             sparse_gin=True,
             collapse=request.collapse == "document",
         )
+        websearch = analysis.typed_syntax  # read from the question with its analysis
         params = sparse_form(params, analysis, websearch=websearch, allowed_rows=plan.allowed_rows)
         try:
             found, strategy = _execute(conn, plan, params)

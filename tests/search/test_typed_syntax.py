@@ -72,3 +72,14 @@ def test_a_statute_citation_written_with_other_spaces_is_one_citation(
         )
     assert "art6x162bw" in plain.rank_lexemes
     assert written.rank_lexemes == plain.rank_lexemes
+
+
+def test_the_analysis_says_whether_the_question_typed_syntax(db: DbHandle) -> None:
+    """The search reads from the analysis whether to keep the exact form for typed syntax
+    (sparse_form: the impact form cannot test a phrase or a -term)."""
+    with db.database.engine.connect() as conn:
+        typed, plain = (
+            analyze_configured(conn, q, wall_groups=["open"], source_acl_ids=["public"])
+            for q in ('"aanhangwagen" boer', "aanhangwagen boer")
+        )
+    assert typed.typed_syntax and not plain.typed_syntax
