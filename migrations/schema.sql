@@ -337,6 +337,37 @@ CREATE FUNCTION public.ewall_cut_lexemes(tsv tsvector, keep integer) RETURNS tsv
     FROM unnest(tsv) AS u
 $_$;
 
+-- FUNCTION public ewall_document_names(text, text, jsonb)
+
+CREATE FUNCTION public.ewall_document_names(title text, external_id text, metadata jsonb) RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $_$
+    WITH eclis AS (
+        SELECT DISTINCT m[1] AS ecli
+        FROM unnest(ARRAY[upper(metadata ->> 'ecli'), upper(title), upper(external_id)])
+             AS t (text),
+             regexp_matches(t.text, '(ECLI:[A-Z]{2}:[A-Z0-9]{1,7}:[0-9]{4}:[A-Z0-9.]{0,24}[A-Z0-9])',
+                            'g') AS m
+    ), ljns AS (
+        SELECT substr(ecli, length(ecli) - 5) AS ljn
+        FROM eclis
+        WHERE ecli ~ ':[A-Z]{2}[0-9]{4}$'
+        UNION
+        SELECT upper(r.value)
+        FROM jsonb_array_elements_text(
+                 CASE jsonb_typeof(metadata -> 'replaces')
+                      WHEN 'array' THEN metadata -> 'replaces' ELSE '[]' END) AS r (value)
+        WHERE r.value ~* '^[A-Z]{2}[0-9]{4}$'
+        UNION
+        SELECT upper(m[1])
+        FROM regexp_matches(title, 'LJN:? *([A-Za-z]{2}[0-9]{4})(?![A-Za-z0-9])', 'gi') AS m
+    )
+    SELECT ARRAY(SELECT ecli FROM eclis
+                 UNION
+                 SELECT 'LJN:' || ljn FROM ljns
+                 ORDER BY 1)
+$_$;
+
 -- FUNCTION public ewall_document_stats_after_delete()
 
 CREATE FUNCTION public.ewall_document_stats_after_delete() RETURNS trigger
@@ -848,6 +879,24 @@ CREATE FUNCTION public.ewall_query_lexemes(query text) RETURNS text[]
     LANGUAGE sql STABLE STRICT PARALLEL SAFE
     AS $$
     SELECT coalesce(tsvector_to_array(public.ewall_nl_tsvector(query)), '{}')
+$$;
+
+-- FUNCTION public ewall_question_names(text)
+
+CREATE FUNCTION public.ewall_question_names(question text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT ARRAY(
+        SELECT n.name
+        FROM (SELECT coalesce(m.x[1], 'LJN:' || m.x[2]) AS name, min(m.pos) AS first
+              FROM regexp_matches(
+                       upper(question),
+                       '(ECLI:[A-Z]{2}:[A-Z0-9]{1,7}:[0-9]{4}:[A-Z0-9.]{0,24}[A-Z0-9])'
+                       || '|(?<![A-Z0-9:.!/-])([A-Z]{2}[0-9]{4})(?![A-Z0-9])',
+                       'g') WITH ORDINALITY AS m (x, pos)
+              GROUP BY 1) AS n
+        ORDER BY n.first
+        LIMIT 20)
 $$;
 
 -- FUNCTION public ewall_reembed_forget_next()
@@ -2149,6 +2198,10 @@ CREATE INDEX ix_console_sessions_expires_at ON public.console_sessions USING btr
 -- INDEX public ix_documents_matter_id
 
 CREATE INDEX ix_documents_matter_id ON public.documents USING btree (matter_id);
+
+-- INDEX public ix_documents_names
+
+CREATE INDEX ix_documents_names ON public.documents USING gin (public.ewall_document_names(title, external_id, metadata));
 
 -- INDEX public ix_jobs_person_id_status
 

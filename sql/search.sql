@@ -27,6 +27,8 @@
 -- Parameters
 --   :qvec              query embedding (pgvector text)
 --   :match_tsq, :headline_tsq, :rank_lexemes   from analyze_query
+--   :names             the ECLIs and LJNs the question names (analyze_query): the named leg
+--                      puts the documents they name first (their best chunk each)
 --   :wall_groups, :source_acl_ids   the person's allowed sets (text[])
 --   :policy_version    the version the sets were resolved at; a leg returns nothing when
 --                      the statement's own snapshot sees another version (caller retries)
@@ -197,7 +199,9 @@ SELECT CASE WHEN NOT :websearch
        (SELECT coalesce(sum(df), 0) FROM ranked WHERE pos <= :rank_lexeme_limit) AS rank_df,
        (SELECT count(*) FROM query_lexemes) AS lexeme_count,
        (SELECT count(*) FROM match_lexemes
-        WHERE lexeme IN (SELECT lexeme FROM query_lexemes)) AS matched_lexeme_count
+        WHERE lexeme IN (SELECT lexeme FROM query_lexemes)) AS matched_lexeme_count,
+       -- the ECLIs and LJNs the question names: the hybrid statement's named leg
+       ewall_question_names(:query) AS names
 
 -- name: hybrid
 WITH policy AS (
@@ -377,22 +381,67 @@ WITH policy AS (
     SELECT s.chunk_id, s.document_id, s.relevance,
            row_number() OVER (ORDER BY s.relevance DESC, s.chunk_id) AS r
     FROM sparse s
+), named AS MATERIALIZED (
+    -- The documents the question names by their own identifiers (:names, ECLIs and LJNs:
+    -- sql/functions/document_names.v1.sql reads both sides), found through the GIN index
+    -- on ewall_document_names, ranked in the order the question names them; for each, one
+    -- chunk under the rule and the filters: the one the legs ranked best, else its first.
+    -- Only chunks the person may see come out: a named document behind a wall changes
+    -- nothing (invariant 12).
+    SELECT DISTINCT ON (c.document_id) c.chunk_id, c.document_id, n.r
+    FROM (SELECT d.document_id,
+                 (SELECT min(array_position(CAST(:names AS text[]), x))
+                  FROM unnest(ewall_document_names(d.title, d.external_id, d.metadata)) AS x)
+                 AS r
+          FROM documents d
+          -- a constant when planned: no names, no scan
+          WHERE cardinality(CAST(:names AS text[])) > 0
+            AND ewall_document_names(d.title, d.external_id, d.metadata)
+                && CAST(:names AS text[])) AS n
+    JOIN chunks c ON c.document_id = n.document_id
+    LEFT JOIN (SELECT chunk_id, r FROM dense_ranked
+               UNION ALL
+               SELECT chunk_id, r FROM sparse_ranked) AS l ON l.chunk_id = c.chunk_id
+    WHERE (SELECT version FROM policy) = :policy_version
+      AND ewall_chunk_visible(c.wall_group_id, c.source_acl_id, c.matter_id, c.suppressed,
+                              CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[]),
+                              (SELECT ewall_retag_pending()), false)
+      AND (CAST(:doc_types AS text[]) IS NULL OR c.doc_type = ANY(CAST(:doc_types AS text[])))
+      AND (CAST(:sources AS text[]) IS NULL OR c.source = ANY(CAST(:sources AS text[])))
+      AND (CAST(:matter_ids AS text[]) IS NULL OR c.matter_id = ANY(CAST(:matter_ids AS text[])))
+      AND (CAST(:session_matter_id AS text) IS NULL
+           OR c.matter_id = CAST(:session_matter_id AS text) OR c.matter_id IS NULL)
+      AND (CAST(:modified_from AS timestamptz) IS NULL
+           OR c.modified_at >= CAST(:modified_from AS timestamptz))
+      AND (CAST(:modified_to AS timestamptz) IS NULL
+           OR c.modified_at <= CAST(:modified_to AS timestamptz))
+    ORDER BY c.document_id, l.r NULLS LAST, c.ordinal, c.chunk_id
 ), fused AS (
+    -- Weighted reciprocal rank fusion: a leg's hit at rank r adds weight / (rrf_k + r). With
+    -- W the weights of both legs, no chunk scores more than W / (rrf_k + 1); a chunk the
+    -- named leg ranks r adds W / (rrf_k + 1) x (1 + 1 / r), more than that: what the
+    -- question names comes first, at any rrf_k.
     SELECT chunk_id, document_id,
-           sum(weight / (:rrf_k + r)) AS score,
+           sum(part) AS score,
            min(dense_rank) AS dense_rank,
            min(sparse_rank) AS sparse_rank,
+           min(named_rank) AS named_rank,
            min(distance) AS distance,
            max(relevance) AS relevance
     FROM (
-        SELECT chunk_id, document_id, r, CAST(:dense_weight AS float8) AS weight,
-               r AS dense_rank, CAST(NULL AS bigint) AS sparse_rank, distance,
-               CAST(NULL AS float8) AS relevance
+        SELECT chunk_id, document_id, CAST(:dense_weight AS float8) / (:rrf_k + r) AS part,
+               r AS dense_rank, CAST(NULL AS bigint) AS sparse_rank,
+               CAST(NULL AS bigint) AS named_rank, distance, CAST(NULL AS float8) AS relevance
         FROM dense_ranked
         UNION ALL
-        SELECT chunk_id, document_id, r, CAST(:sparse_weight AS float8), NULL, r, NULL,
-               relevance
+        SELECT chunk_id, document_id, CAST(:sparse_weight AS float8) / (:rrf_k + r), NULL, r,
+               NULL, NULL, relevance
         FROM sparse_ranked
+        UNION ALL
+        SELECT chunk_id, document_id,
+               (CAST(:dense_weight AS float8) + CAST(:sparse_weight AS float8))
+               / (:rrf_k + 1) * (1 + 1 / CAST(r AS float8)), NULL, NULL, r, NULL, NULL
+        FROM named
     ) AS legs
     GROUP BY chunk_id, document_id
 ), fused_doc AS (
@@ -418,7 +467,8 @@ SELECT (SELECT version FROM policy) AS policy_version_seen,
        hit.*
 FROM (SELECT 1) AS one
 LEFT JOIN LATERAL (
-    SELECT t.chunk_id, t.score, t.dense_rank, t.sparse_rank, t.distance, t.relevance,
+    SELECT t.chunk_id, t.score, t.dense_rank, t.sparse_rank, t.named_rank, t.distance,
+           t.relevance,
            c.body, c.content_sha256,
            -- the matter's client now (a matter moved to another client keeps its chunks'
            -- client as ingested); public sources have no matter

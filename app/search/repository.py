@@ -112,6 +112,7 @@ class QueryAnalysis:
     lexeme_count: int  # the question's lexemes (after synonyms)
     matched_lexeme_count: int  # those the match kept (the common-lexeme cut, the budget)
     typed_syntax: bool = False  # the question's own phrases, -terms or OR (read_question)
+    names: tuple[str, ...] = ()  # the ECLIs and LJNs it names (ewall_question_names)
 
 
 NO_ANALYSIS = QueryAnalysis("", "", [], [], [], "", 0, 0, 0)  # a search without the sparse leg
@@ -161,6 +162,7 @@ def analyze_query(
         int(row["lexeme_count"]),
         int(row["matched_lexeme_count"]),
         question.typed_syntax,
+        tuple(row["names"] or ()),
     )
 
 
@@ -177,6 +179,7 @@ class HybridParams:
     rank_lexemes: list[str]  # the most informative lexemes the ranking weighs
     rank_weights: list[float]  # their weights (1 the question's own, less a synonym's)
     rank_idf_weights: list[float]  # those weights x each lexeme's IDF: a document's score
+    names: list[str]  # the documents' identifiers the question names: the named leg
     # access: the person's allowed sets, resolved at policy_version; a leg returns nothing
     # when the statement's own snapshot sees another version (the caller retries)
     wall_groups: str  # text[] literal (app/db/sqlfiles.py)
@@ -225,6 +228,7 @@ class Hit:
     score: float
     dense_rank: int | None
     sparse_rank: int | None
+    named_rank: int | None  # the named leg's: the question names this chunk's document
     distance: float | None
     relevance: float | None
     body: str

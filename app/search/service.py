@@ -363,6 +363,7 @@ def _find(
             rank_lexemes=analysis.rank_lexemes,
             rank_weights=analysis.rank_weights,
             rank_idf_weights=analysis.rank_idf_weights,
+            names=list(analysis.names),
             wall_groups=wall_groups,
             source_acl_ids=source_acl_ids,
             policy_version=access.policy_version,
@@ -737,7 +738,7 @@ def to_response(result: SearchResult) -> dict[str, Any]:
                 "chunk_id": h.chunk_id,
                 "rank": rank,
                 "score": round(float(h.score), 6),
-                "ranks": {"dense": h.dense_rank, "sparse": h.sparse_rank},
+                "ranks": {"dense": h.dense_rank, "sparse": h.sparse_rank, "named": h.named_rank},
                 "document": {
                     "source": h.source,
                     "external_id": h.external_id,

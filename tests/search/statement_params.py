@@ -15,6 +15,7 @@ def hybrid_explain_params(*, hnsw: bool, **override: Any) -> dict[str, Any]:
         "rank_lexemes": ["octrooi"],
         "rank_weights": [1.0],
         "rank_idf_weights": [2.0],
+        "names": [],
         "wall_groups": ["open"],
         "source_acl_ids": ["public"],
         "policy_version": 1,

@@ -125,6 +125,7 @@ def _params(policy_version: int) -> HybridParams:
         rank_lexemes=[],
         rank_weights=[],
         rank_idf_weights=[],
+        names=[],
         wall_groups="{open}",
         source_acl_ids=["public"],
         policy_version=policy_version,
