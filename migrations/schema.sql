@@ -972,9 +972,10 @@ BEGIN
         )
         SELECT (SELECT nth.lb FROM nth), (SELECT b.total FROM b),
                ARRAY(SELECT DISTINCT m.document_id FROM met AS m
-                     -- (a margin for rounding: ub and lb are sums in another order)
+                     -- (a margin for two half steps of rounding and for float sums in
+                     -- other orders: the head of this file)
                      WHERE (SELECT b.total FROM b) + m.gain
-                           >= (SELECT nth.lb - 1e-9 * (1 + abs(nth.lb)) FROM nth)
+                           >= (SELECT nth.lb - 2e-9 * (1 + abs(nth.lb)) FROM nth)
                      ORDER BY 1)
         INTO nth_lb, bound, candidates;
 
@@ -986,16 +987,19 @@ BEGIN
         END IF;
         RAISE DEBUG 'ewall_sparse_impact_topk: depth % scored', depth;
 
+        -- rounded and ordered as sparse_top in sql/search.sql: a tie is a tie, broken by part
         SELECT array_agg(s.document_id), array_agg(s.wall_group_id),
                array_agg(s.source_acl_id), array_agg(s.matter_id), array_agg(s.score)
         INTO best_documents, best_groups, best_acls, best_matters, best_scores
-        FROM (SELECT x.*
+        FROM (SELECT x.document_id, x.wall_group_id, x.source_acl_id, x.matter_id,
+                     round(x.score * 1e9) / 1e9 AS score
               FROM ewall_sparse_part_scores(candidates, lexemes, weights, wall_groups,
                                             source_acl_ids, pending) AS x
-              ORDER BY x.score DESC, x.document_id, x.wall_group_id, x.source_acl_id,
-                       x.matter_id
+              ORDER BY 5 DESC, x.document_id, x.wall_group_id, x.source_acl_id, x.matter_id
               LIMIT n) AS s;
 
+        -- the n-th rounded score over B by the margin (the head of this file): nothing
+        -- unread reaches it, not even to tie
         IF bound <= 0 OR coalesce(cardinality(best_scores), 0) = n
                           AND best_scores[n] >= bound + 1e-9 * (1 + bound) THEN
             RETURN QUERY
