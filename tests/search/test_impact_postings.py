@@ -316,3 +316,105 @@ def test_a_round_that_cannot_end_is_not_scored(db: DbHandle, shared: bool) -> No
         assert said == ["depth 1024 scored"]
     else:
         assert said == ["depth 1024 not scored", "depth 4096 scored"]
+
+
+# The full ranking the hybrid statement's sparse_top makes of every visible part: scores
+# rounded to 1e-9 in float8, a tie broken by part (sql/search.sql)
+ROUNDED_BRUTE_FORCE = """
+SELECT p.document_id, p.wall_group_id, p.source_acl_id, p.matter_id,
+       round(sum(q.w * p.impact) * 1e9) / 1e9 AS score
+FROM unnest(%(lexemes)s::text[], %(weights)s::float8[]) AS q(lexeme, w)
+JOIN search_postings p ON p.lexeme = q.lexeme
+WHERE p.wall_group_id = ANY(%(groups)s) AND p.source_acl_id = ANY(%(acls)s)
+  AND p.matter_id <> ALL(%(pending)s)
+GROUP BY 1, 2, 3, 4
+ORDER BY score DESC, 1, 2, 3, 4
+LIMIT %(n)s
+"""
+
+# Impacts (exact in a real) for lexemes a, b, c of weights 0.1, 0.2, 0.3 whose three-term
+# sums come out the same in every order of adding them, and differ from one another in the
+# last bit only: 0.45 three ways, 0.6 two ways. Each list lowest first, so a cut on the
+# unrounded sums keeps the higher document ids of a tie.
+TIES = (
+    (1, (1.25, 0.5, 0.75)),  # 0.45 - 1 ulp
+    (2, (1.25, 1.25, 0.25)),  # 0.45
+    (3, (1.5, 0.75, 0.5)),  # 0.45 + 1 ulp
+    (4, (1.25, 1.25, 0.75)),  # 0.6
+    (5, (1.5, 1.5, 0.5)),  # 0.6 + 1 ulp
+    (6, (4.0, 2.0, 4.0)),  # 2.0, alone
+)
+
+
+def test_the_cut_and_order_are_those_of_rounded_scores_ties_broken_by_part(
+    db: DbHandle,
+) -> None:
+    """Parts whose exact sums differ in the last bits only (each one's the same in any order
+    of adding): for every n the impact top-k returns the first n parts of the rounded,
+    tie-broken full ranking, in its order and with its scores. Version 2 cut on the unrounded
+    sums, and kept 5 before 4 and 3 before 1 (migration 20261208_0058)."""
+    weights = [0.1, 0.2, 0.3]
+    sums = {
+        document: {
+            sum(weights[i] * impacts[i] for i in order)
+            for order in ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))
+        }
+        for document, impacts in TIES
+    }
+    assert all(len(s) == 1 for s in sums.values())  # no order of adding decides here
+    assert len({s.pop() for s in sums.values()}) == len(TIES)  # ... but the last bits differ
+    rows = [
+        (lexeme, document, "g", "public", "", 1, 1, impacts[i])
+        for i, lexeme in enumerate(["a", "b", "c"])
+        for document, impacts in TIES
+    ]
+    with psycopg.connect(db.superuser_url) as conn:
+        _copy_postings(conn, rows)
+        conn.execute("ANALYZE search_postings")
+        for n in range(1, len(TIES) + 2):
+            args = {
+                "lexemes": ["a", "b", "c"],
+                "weights": weights,
+                "groups": ["g"],
+                "acls": ["public"],
+                "pending": [],
+                "n": n,
+            }
+            expected = conn.execute(ROUNDED_BRUTE_FORCE, args).fetchall()
+            assert [r[0] for r in expected] == [6, 4, 5, 1, 2, 3][:n]
+            assert conn.execute(TOPK, args).fetchall() == expected, n
+
+
+def test_impact_order_is_the_rounded_ranking_on_random_postings_with_many_ties(
+    db: DbHandle,
+) -> None:
+    """Random postings whose scores tie often once rounded (impacts in steps of 0.25,
+    weights in tenths), with lists longer than a first round reads, several wall groups and
+    ACLs and a pending matter: for random allowed sets, lexemes and n, the impact top-k is
+    the rounded, tie-broken full ranking's first n, exactly (parts, order, scores)."""
+    rng = random.Random(58)
+    lexemes = [f"w{i}" for i in range(6)]
+    rows = []
+    for document in range(6_000):
+        group = f"g{rng.randrange(8)}"
+        acl = rng.choice(["public", "acl-1"])
+        matter = rng.choice(["m-1", "m-2", "m-pending", ""])
+        for i, lexeme in enumerate(lexemes):
+            if rng.random() < 0.9 / (i + 1):
+                impact = rng.randint(1, 16) / 4
+                rows.append((lexeme, document, group, acl, matter, 1, 1, impact))
+    with psycopg.connect(db.superuser_url) as conn:
+        _copy_postings(conn, rows)
+        conn.execute("ANALYZE search_postings")
+        for trial in range(60):
+            asked = rng.sample(lexemes, rng.randint(2, 5))
+            args = {
+                "lexemes": asked,
+                "weights": [rng.choice([0.1, 0.2, 0.3, 0.7, 1.1]) for _ in asked],
+                "groups": [f"g{i}" for i in rng.sample(range(8), rng.randint(1, 8))],
+                "acls": rng.sample(["public", "acl-1"], rng.randint(1, 2)),
+                "pending": ["m-pending"] if trial % 2 else [],
+                "n": rng.choice([1, 5, 10, 50, 100]),
+            }
+            expected = conn.execute(ROUNDED_BRUTE_FORCE, args).fetchall()
+            assert conn.execute(TOPK, args).fetchall() == expected, args
