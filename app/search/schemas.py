@@ -12,6 +12,8 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
+    ValidationInfo,
+    field_validator,
     model_validator,
 )
 
@@ -54,6 +56,16 @@ class Filters(BaseModel):
     matter_ids: list[FilterValue] | None = Field(default=None, min_length=1, max_length=10_000)
     modified_from: AwareDatetime | None = None
     modified_to: AwareDatetime | None = None
+
+    @field_validator("modified_to")
+    @classmethod
+    def _range_not_inverted(cls, value: datetime | None, info: ValidationInfo) -> datetime | None:
+        """A range that ends before it begins is a mistake (swapped dates), not a question
+        whose answer is nothing."""
+        start = info.data.get("modified_from")
+        if value is not None and start is not None and value < start:
+            raise ValueError("must not be before modified_from")
+        return value
 
 
 class SearchIn(BaseModel):

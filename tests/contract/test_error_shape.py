@@ -115,6 +115,16 @@ def test_409_lifting_a_lifted_wall(client: TestClient, auth: Tokens) -> None:
             {"query": "x", "filters": {"modified_from": "2020-01-01T00:00:00"}},
             "filters.modified_from",
         ),
+        (
+            {
+                "query": "x",
+                "filters": {
+                    "modified_from": "2021-01-01T00:00:00Z",
+                    "modified_to": "2020-01-01T00:00:00+01:00",
+                },
+            },
+            "filters.modified_to",
+        ),
         ({"k": 3}, "query"),
     ],
 )
