@@ -29,6 +29,8 @@
 --   :match_tsq, :headline_tsq, :rank_lexemes   from analyze_query
 --   :names             the ECLIs and LJNs the question names (analyze_query): the named leg
 --                      puts the documents they name first (their best chunk each)
+--   :typed_tsq         what every hit must hold (analyze_query; NULL: nothing): the question's
+--                      typed phrases and left-out terms, tested in the dense and named legs
 --   :wall_groups, :source_acl_ids   the person's allowed sets (text[])
 --   :policy_version    the version the sets were resolved at; a leg returns nothing when
 --                      the statement's own snapshot sees another version (caller retries)
@@ -201,7 +203,16 @@ SELECT CASE WHEN NOT :websearch
        (SELECT count(*) FROM match_lexemes
         WHERE lexeme IN (SELECT lexeme FROM query_lexemes)) AS matched_lexeme_count,
        -- the ECLIs and LJNs the question names: the hybrid statement's named leg
-       ewall_question_names(:query) AS names
+       ewall_question_names(:query) AS names,
+       -- what every hit must hold, the dense and named legs' too (the sparse leg's match
+       -- holds it already): an alternative's phrases and left-out terms, ORed over the
+       -- alternatives; NULL (no test) when one of them types neither
+       CASE WHEN :websearch AND '' <> ALL(CAST(:alt_operators AS text[]))
+            THEN (SELECT CAST(string_agg('(' || CAST(t.tsq AS text) || ')', ' | ') AS text)
+                  FROM (SELECT ewall_nl_websearch(o) AS tsq
+                        FROM unnest(CAST(:alt_operators AS text[])) AS o) AS t
+                  HAVING bool_and(numnode(t.tsq) > 0))
+       END AS typed_tsq
 
 -- name: hybrid
 WITH policy AS (
@@ -234,6 +245,9 @@ WITH policy AS (
            OR c.modified_at >= CAST(:modified_from AS timestamptz))
       AND (CAST(:modified_to AS timestamptz) IS NULL
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
+      -- the question's typed phrases and left-out terms hold in this leg too: a hit this
+      -- leg alone ranks would otherwise bring back what the lawyer left out
+      AND (CAST(:typed_tsq AS tsquery) IS NULL OR c.body_tsv @@ CAST(:typed_tsq AS tsquery))
     ORDER BY distance, CASE WHEN CAST(:dense_hnsw AS boolean) THEN NULL ELSE c.chunk_id END
     LIMIT :dense_candidates
 ), sparse_docs AS MATERIALIZED (
@@ -415,6 +429,9 @@ WITH policy AS (
            OR c.modified_at >= CAST(:modified_from AS timestamptz))
       AND (CAST(:modified_to AS timestamptz) IS NULL
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
+      -- the question's typed phrases and left-out terms hold in this leg too: as in the
+      -- dense leg
+      AND (CAST(:typed_tsq AS tsquery) IS NULL OR c.body_tsv @@ CAST(:typed_tsq AS tsquery))
     ORDER BY c.document_id, l.r NULLS LAST, c.ordinal, c.chunk_id
 ), fused AS (
     -- Weighted reciprocal rank fusion: a leg's hit at rank r adds weight / (rrf_k + r). With

@@ -89,10 +89,17 @@ def visible(query: str) -> str:
     return " ".join(_INVISIBLE.sub("", query).split())
 
 
+def _operator(typed: str) -> str:
+    """A typed operator as websearch syntax. A -term is left out whole, as a phrase: the
+    parser reads "-ECLI:NL:HR:2019:1" as "not ecli, and nl, hr, 2019, 1 must stand", so the
+    question found nothing."""
+    return f'-"{typed[1:]}"' if typed.startswith("-") and not typed.startswith('-"') else typed
+
+
 def read_question(query: str) -> Question:
     operators, words = [], []
     for part in _OR.split(visible(query)):
-        operators.append(" ".join(m.group() for m in _OPERATOR.finditer(part)))
+        operators.append(" ".join(_operator(m.group()) for m in _OPERATOR.finditer(part)))
         kept = _OPERATOR.sub(lambda m: " " if m.group().startswith("-") else m.group(), part)
         words.append(" ".join(kept.replace('"', " ").split()))
     return Question(tuple(operators), tuple(words))
@@ -113,6 +120,7 @@ class QueryAnalysis:
     matched_lexeme_count: int  # those the match kept (the common-lexeme cut, the budget)
     typed_syntax: bool = False  # the question's own phrases, -terms or OR (read_question)
     names: tuple[str, ...] = ()  # the ECLIs and LJNs it names (ewall_question_names)
+    typed_tsq: str | None = None  # what every hit must hold: its typed phrases and -terms
 
 
 NO_ANALYSIS = QueryAnalysis("", "", [], [], [], "", 0, 0, 0)  # a search without the sparse leg
@@ -163,6 +171,7 @@ def analyze_query(
         int(row["matched_lexeme_count"]),
         question.typed_syntax,
         tuple(row["names"] or ()),
+        row["typed_tsq"],
     )
 
 
@@ -180,6 +189,7 @@ class HybridParams:
     rank_weights: list[float]  # their weights (1 the question's own, less a synonym's)
     rank_idf_weights: list[float]  # those weights x each lexeme's IDF: a document's score
     names: list[str]  # the documents' identifiers the question names: the named leg
+    typed_tsq: str | None  # the question's typed phrases and -terms, tested in every leg
     # access: the person's allowed sets, resolved at policy_version; a leg returns nothing
     # when the statement's own snapshot sees another version (the caller retries)
     wall_groups: str  # text[] literal (app/db/sqlfiles.py)

@@ -364,6 +364,7 @@ def _find(
             rank_weights=analysis.rank_weights,
             rank_idf_weights=analysis.rank_idf_weights,
             names=list(analysis.names),
+            typed_tsq=analysis.typed_tsq,
             wall_groups=wall_groups,
             source_acl_ids=source_acl_ids,
             policy_version=access.policy_version,

@@ -16,6 +16,7 @@ def hybrid_explain_params(*, hnsw: bool, **override: Any) -> dict[str, Any]:
         "rank_weights": [1.0],
         "rank_idf_weights": [2.0],
         "names": [],
+        "typed_tsq": None,
         "wall_groups": ["open"],
         "source_acl_ids": ["public"],
         "policy_version": 1,

@@ -126,6 +126,7 @@ def _params(policy_version: int) -> HybridParams:
         rank_weights=[],
         rank_idf_weights=[],
         names=[],
+        typed_tsq=None,
         wall_groups="{open}",
         source_acl_ids=["public"],
         policy_version=policy_version,

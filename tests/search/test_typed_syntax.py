@@ -34,6 +34,10 @@ def test_a_left_out_term_leaves_out_and_the_other_words_are_ored(firm: Firm) -> 
     assert found(firm, "motorrijtuigenbelasting naheffingsaanslag -kenteken") == {"trailer"}
     # a word no document holds does not empty the question, as without the -term
     assert found(firm, "aanhangwagen fietsenstalling -kenteken") == {"trailer"}
+    # a left-out term the parser cuts in several is left out whole (it read "not ecli, and
+    # nl, hr, 2019 must stand", which emptied the question)
+    assert found(firm, "naheffingsaanslag -ECLI:NL:HR:2019:1") == {"plate", "trailer"}
+    assert found(firm, "naheffingsaanslag -aanhangwagen-boer") == {"plate", "trailer"}
 
 
 def test_a_quoted_phrase_must_stand_and_the_other_words_are_ored(firm: Firm) -> None:
@@ -83,3 +87,19 @@ def test_the_analysis_says_whether_the_question_typed_syntax(db: DbHandle) -> No
             for q in ('"aanhangwagen" boer', "aanhangwagen boer")
         )
     assert typed.typed_syntax and not plain.typed_syntax
+
+
+def test_typed_syntax_holds_in_every_leg(firm: Firm) -> None:
+    """The dense leg ranks by meaning alone: a chunk holding a left-out term, or lacking a
+    phrase that must stand, reached the hybrid answer through it (a fuzz of 2026-12-05: the
+    left-out word still ranked 3rd-7th)."""
+
+    def hybrid(query: str) -> set[str]:
+        return set(firm.documents_found(LAWYER, query, k=10))
+
+    assert hybrid("motorrijtuigenbelasting naheffingsaanslag") == {"plate", "trailer", "council"}
+    assert "plate" not in hybrid("motorrijtuigenbelasting naheffingsaanslag -kenteken")
+    assert hybrid('"een aanhangwagen" fietsenstalling') == {"trailer"}
+    assert hybrid('"bestelauto" OR "adviesrecht"') == {"plate", "council"}
+    # an alternative that types nothing admits anything the legs find, as before
+    assert hybrid("motorrijtuigenbelasting OR -kenteken") == {"plate", "trailer", "council"}
