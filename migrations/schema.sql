@@ -361,10 +361,19 @@ CREATE FUNCTION public.ewall_document_names(title text, external_id text, metada
         UNION
         SELECT upper(m[1])
         FROM regexp_matches(title, 'LJN:? *([A-Za-z]{2}[0-9]{4})(?![A-Za-z0-9])', 'gi') AS m
+    ), places AS (
+        SELECT 'VP:' || m[1] || ' ' || m[2] || '/' || m[3] AS place
+        FROM jsonb_array_elements_text(
+                 CASE jsonb_typeof(metadata -> 'vindplaatsen')
+                      WHEN 'array' THEN metadata -> 'vindplaatsen' ELSE '[]' END) AS v (value),
+             regexp_match(upper(v.value), '^([A-Z][A-Z-]{0,11}) ?([0-9]{4}) ?[/,] ?([0-9]+)') AS m
+        WHERE m IS NOT NULL
     )
     SELECT ARRAY(SELECT ecli FROM eclis
                  UNION
                  SELECT 'LJN:' || ljn FROM ljns
+                 UNION
+                 SELECT place FROM places
                  ORDER BY 1)
 $_$;
 
@@ -888,11 +897,14 @@ CREATE FUNCTION public.ewall_question_names(question text) RETURNS text[]
     AS $$
     SELECT ARRAY(
         SELECT n.name
-        FROM (SELECT coalesce(m.x[1], 'LJN:' || m.x[2]) AS name, min(m.pos) AS first
+        FROM (SELECT coalesce(m.x[1], 'LJN:' || m.x[2],
+                              'VP:' || m.x[3] || ' ' || m.x[4] || '/' || m.x[5]) AS name,
+                     min(m.pos) AS first
               FROM regexp_matches(
                        upper(question),
                        '(ECLI:[A-Z]{2}:[A-Z0-9]{1,7}:[0-9]{4}:[A-Z0-9.]{0,24}[A-Z0-9])'
-                       || '|(?<![A-Z0-9:.!/-])([A-Z]{2}[0-9]{4})(?![A-Z0-9])',
+                       || '|(?<![A-Z0-9:.!/-])([A-Z]{2}[0-9]{4})(?![A-Z0-9])'
+                       || '|(?<![A-Z0-9-])([A-Z][A-Z-]{0,11}) ?([0-9]{4}) ?[/,] ?([0-9]+)(?![0-9])',
                        'g') WITH ORDINALITY AS m (x, pos)
               GROUP BY 1) AS n
         ORDER BY n.first

@@ -27,7 +27,8 @@
 -- Parameters
 --   :qvec              query embedding (pgvector text)
 --   :match_tsq, :headline_tsq, :rank_lexemes   from analyze_query
---   :names             the ECLIs and LJNs the question names (analyze_query): the named leg
+--   :names             the ECLIs, LJNs and journal citations the question names
+--                      (analyze_query): the named leg
 --                      puts the documents they name first (their best chunk each)
 --   :typed_tsq         what every hit must hold (analyze_query; NULL: nothing): the question's
 --                      typed phrases and left-out terms, tested in the dense and named legs
@@ -202,7 +203,7 @@ SELECT CASE WHEN NOT :websearch
        (SELECT count(*) FROM query_lexemes) AS lexeme_count,
        (SELECT count(*) FROM match_lexemes
         WHERE lexeme IN (SELECT lexeme FROM query_lexemes)) AS matched_lexeme_count,
-       -- the ECLIs and LJNs the question names: the hybrid statement's named leg
+       -- the ECLIs, LJNs and journal citations the question names: the named leg
        ewall_question_names(:query) AS names,
        -- what every hit must hold, the dense and named legs' too (the sparse leg's match
        -- holds it already): an alternative's phrases and left-out terms, ORed over the
@@ -396,10 +397,11 @@ WITH policy AS (
            row_number() OVER (ORDER BY s.relevance DESC, s.chunk_id) AS r
     FROM sparse s
 ), named AS MATERIALIZED (
-    -- The documents the question names by their own identifiers (:names, ECLIs and LJNs:
-    -- sql/functions/document_names.v1.sql reads both sides), found through the GIN index
-    -- on ewall_document_names, ranked in the order the question names them; for each, one
-    -- chunk under the rule and the filters: the one the legs ranked best, else its first.
+    -- The documents the question names by their own identifiers (:names, ECLIs, LJNs and
+    -- journal citations: sql/functions/document_names.v1.sql reads both sides), found
+    -- through the GIN index on ewall_document_names, ranked in the order the question
+    -- names them; for each, one chunk under the rule and the filters: the one the legs
+    -- ranked best, else its first.
     -- Only chunks the person may see come out: a named document behind a wall changes
     -- nothing (invariant 12).
     SELECT DISTINCT ON (c.document_id) c.chunk_id, c.document_id, n.r

@@ -7,8 +7,8 @@ Create Date: 2026-12-08
 Searched by its own ECLI, a decision came first in 8 of 60 tries (and was missing from the
 top 10 in 12): the identifier lives in the title and the metadata, which the full-text leg
 does not index, and its lexemes match every decision of the court and year. The hybrid
-statement's named leg (sql/search.sql) looks up the documents that a question's ECLIs and
-LJNs name, through ``ewall_document_names`` (sql/functions/document_names.v1.sql) and a GIN
+statement's named leg (sql/search.sql) looks up the documents that a question's ECLIs,
+LJNs and journal citations ("NJ 1996/123") name, through ``ewall_document_names`` (sql/functions/document_names.v1.sql) and a GIN
 index on it.
 
 Built with CREATE INDEX CONCURRENTLY, outside a transaction: ingestion goes on while it
@@ -30,7 +30,7 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     apply_function_source(
-        "document_names.v1.sql", "73635ca2447a3b6c827992c77b27206753c68d30bc64f24303c5b824ce26f9ca"
+        "document_names.v1.sql", "fc973f0d1a5b99638ff0c74989b8ecf1b72c8c880b1c2d275341b19f728e12ce"
     )
     with op.get_context().autocommit_block():
         op.execute(

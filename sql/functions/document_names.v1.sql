@@ -16,9 +16,12 @@
 --   - "LJN:" and each LJN, the national number before ECLIs (two letters, four digits): the
 --     ordinal of an ECLI of that form (the first ECLIs took over the LJN), each the
 --     metadata lists under "replaces", and one written "LJN AA1234" or "LJN: AA1234" in
---     the title.
--- Metadata comes from connectors as well: a "replaces" that is no array, or entries that
--- are no strings, name nothing (an error here would refuse the document's ingestion).
+--     the title;
+--   - "VP:" and each place the metadata says the decision is published ("vindplaatsen"), as
+--     lawyers cite it: journal, year and number ("NJ 1996/123", "BNB 1997/220 met annotatie
+--     door ..." -> "VP:BNB 1997/220"; "PW 1996, 20646" -> "VP:PW 1996/20646").
+-- Metadata comes from connectors as well: a "replaces" or "vindplaatsen" that is no array,
+-- or entries that are no strings, name nothing (an error here would refuse the document's ingestion).
 CREATE OR REPLACE FUNCTION ewall_document_names(title text, external_id text, metadata jsonb)
 RETURNS text[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
@@ -41,28 +44,41 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
         UNION
         SELECT upper(m[1])
         FROM regexp_matches(title, 'LJN:? *([A-Za-z]{2}[0-9]{4})(?![A-Za-z0-9])', 'gi') AS m
+    ), places AS (
+        SELECT 'VP:' || m[1] || ' ' || m[2] || '/' || m[3] AS place
+        FROM jsonb_array_elements_text(
+                 CASE jsonb_typeof(metadata -> 'vindplaatsen')
+                      WHEN 'array' THEN metadata -> 'vindplaatsen' ELSE '[]' END) AS v (value),
+             regexp_match(upper(v.value), '^([A-Z][A-Z-]{0,11}) ?([0-9]{4}) ?[/,] ?([0-9]+)') AS m
+        WHERE m IS NOT NULL
     )
     SELECT ARRAY(SELECT ecli FROM eclis
                  UNION
                  SELECT 'LJN:' || ljn FROM ljns
+                 UNION
+                 SELECT place FROM places
                  ORDER BY 1)
 $fn$;
 
 -- The identifiers a question names, as ewall_document_names writes them, first appearance
--- first, at most 20: each ECLI (any case: "ecli:nl:hr:1995:aa3120" is typed too) and each
+-- first, at most 20: each ECLI (any case: "ecli:nl:hr:1995:aa3120" is typed too), each
 -- LJN standing alone ("BO3979"; not the ordinal inside an ECLI, which the ECLI names, nor
--- part of a longer token such as "NL:AB1234" or "X-AB1234"). analyze_query (sql/search.sql)
+-- part of a longer token such as "NL:AB1234" or "X-AB1234"), and each journal citation
+-- ("NJ 1996/123", "nj 1996, 123", "V-N 1997/1908"). analyze_query (sql/search.sql)
 -- reads the question's words without the terms it leaves out ("-ECLI:..." names nothing).
 CREATE OR REPLACE FUNCTION ewall_question_names(question text)
 RETURNS text[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
     SELECT ARRAY(
         SELECT n.name
-        FROM (SELECT coalesce(m.x[1], 'LJN:' || m.x[2]) AS name, min(m.pos) AS first
+        FROM (SELECT coalesce(m.x[1], 'LJN:' || m.x[2],
+                              'VP:' || m.x[3] || ' ' || m.x[4] || '/' || m.x[5]) AS name,
+                     min(m.pos) AS first
               FROM regexp_matches(
                        upper(question),
                        '(ECLI:[A-Z]{2}:[A-Z0-9]{1,7}:[0-9]{4}:[A-Z0-9.]{0,24}[A-Z0-9])'
-                       || '|(?<![A-Z0-9:.!/-])([A-Z]{2}[0-9]{4})(?![A-Z0-9])',
+                       || '|(?<![A-Z0-9:.!/-])([A-Z]{2}[0-9]{4})(?![A-Z0-9])'
+                       || '|(?<![A-Z0-9-])([A-Z][A-Z-]{0,11}) ?([0-9]{4}) ?[/,] ?([0-9]+)(?![0-9])',
                        'g') WITH ORDINALITY AS m (x, pos)
               GROUP BY 1) AS n
         ORDER BY n.first

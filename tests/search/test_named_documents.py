@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import text
 
 from tests.conftest import DbHandle, Tokens
-from tests.helpers import Firm, retag
+from tests.helpers import Firm, retag, superuser_rows
 
 LAWYER = "lena@firm.nl"
 BODY = (
@@ -66,6 +66,22 @@ def test_an_ljn_names_its_decision_alone_and_not_inside_another_token(firm: Firm
         assert first(firm, other)[1]["named"] is None, other
 
 
+def test_a_journal_citation_names_the_decision_published_there(firm: Firm, db: DbHandle) -> None:
+    # case law carries where it is published (app/caselaw/parse.py "vindplaatsen")
+    places = '["Rechtspraak.nl", "NJ 2019/123 m.nt. J. Jansen", "JAR 2019, 77"]'
+    superuser_rows(
+        db,
+        "UPDATE documents SET metadata = CAST(%s AS jsonb) || jsonb_build_object("
+        "'vindplaatsen', CAST(%s AS jsonb)) WHERE external_id = 'dms-M-1-2' RETURNING 1",
+        "{}",
+        places,
+    )
+    for query in ("NJ 2019/123", "zie nj 2019, 123 over de werkgever", "JAR 2019/77"):
+        found, ranks = first(firm, query)
+        assert (found, ranks["named"]) == ("dms-M-1-2", 1), query
+    assert first(firm, "NJ 2019/12")[1]["named"] is None
+
+
 def test_several_names_come_first_in_the_order_the_question_names_them(firm: Firm) -> None:
     found = firm.documents_found(LAWYER, f"vergelijk {ECLIS[4]} met {ECLIS[1]} en AB1234")
     assert found[:3] == ["dms-M-1-4", "dms-M-1-1", "dms-M-1-5"]
@@ -112,14 +128,22 @@ def test_odd_metadata_names_nothing_and_refuses_nothing(db: DbHandle) -> None:
                 {"metadata": metadata},
             ).scalar_one()
             for metadata in (
-                '{"replaces": {"a": 1}, "ecli": 5}',
-                '{"replaces": [1, null, "ab1234", {"x": 1}], "ecli": ["ECLI:NL:HR:2019:1"]}',
+                '{"replaces": {"a": 1}, "ecli": 5, "vindplaatsen": "NJ 2019/1"}',
+                '{"replaces": [1, null, "ab1234", {"x": 1}], "ecli": ["ECLI:NL:HR:2019:1"],'
+                ' "vindplaatsen": [null, 7, "Rechtspraak.nl", "NJ 2019, 1 m.nt."]}',
                 "[]",
                 "null",
             )
         ]
-        assert names == [[], ["ECLI:NL:HR:2019:1", "LJN:AB1234"], [], []]
+        assert names == [
+            [],
+            ["ECLI:NL:HR:2019:1", "LJN:AB1234", "VP:NJ 2019/1"],
+            [],
+            [],
+        ]
         assert conn.execute(
             text("SELECT ewall_question_names(:q)"),
-            {"q": "ecli:nl:hr:1995:aa3120 en BO3979; niet NL:AB1234, x-CD1234 of EF12345"},
-        ).scalar_one() == ["ECLI:NL:HR:1995:AA3120", "LJN:BO3979"]
+            {
+                "q": "ecli:nl:hr:1995:aa3120 en BO3979; niet NL:AB1234, x-CD1234 of EF12345 (nj 1996, 12)"
+            },
+        ).scalar_one() == ["ECLI:NL:HR:1995:AA3120", "LJN:BO3979", "VP:NJ 1996/12"]
