@@ -343,6 +343,7 @@ class _Batch:
     texts: list[str]
     kind: Kind = "passage"  # the native encoders prefix (or not) by kind themselves
     tokens: int = 0  # estimated word pieces (queries: what a pass may take along)
+    caller: str | None = None  # the person a query batch is for (fair queueing)
     done: threading.Event = field(default_factory=threading.Event)
     result: npt.NDArray[np.float32] | None = None
     error: BaseException | None = None
@@ -354,7 +355,7 @@ class _Lane:
     a query lane and a bulk lane whose thread hands batches to the bulk process."""
 
     name: str
-    queue: list[tuple[int, int, int, _Batch]] = field(default_factory=list)
+    queue: list[tuple[int, float, int, _Batch]] = field(default_factory=list)
     thread: threading.Thread | None = None
 
 
@@ -375,8 +376,8 @@ class Embedder:
         self._ready = threading.Condition(self._lock)
         self._order = itertools.count()
         self._held: dict[str, int] = {"query": 0, "bulk": 0}
-        self._query_round = 0  # the tag of the query batch served last (fair queueing)
-        self._last_tag: dict[str, int] = {}  # per caller, the tag of their latest batch
+        self._query_round = 0.0  # the query lane's virtual time (fair queueing, _query_tag)
+        self._last_tag: dict[str, float] = {}  # per caller, the tag of their latest batch
         self._closed = False
         self.encode_calls = 0
         self.encoded_texts = 0
@@ -531,10 +532,12 @@ class Embedder:
         it (up to ``query_batch_max`` texts and QUERY_PASS_TOKENS word pieces, or its own
         length: a short question never waits for another caller's long one in its pass);
         a bulk batch goes alone."""
-        _, tag, _, first = heapq.heappop(lane.queue)
+        _, _, _, first = heapq.heappop(lane.queue)
         taken = [first]
         if first.priority == "query":
-            self._query_round = max(self._query_round, tag)
+            # the callers sharing the lane now: the virtual time moves by the pass's word
+            # pieces divided among them (_query_tag)
+            sharing = {b.caller for _, _, _, b in lane.queue if b.priority == "query"}
             size, tokens = len(first.texts), first.tokens
             budget = max(tokens, QUERY_PASS_TOKENS)
             while lane.queue and (nxt := lane.queue[0][3]).priority == "query":
@@ -542,9 +545,11 @@ class Embedder:
                     break
                 if tokens + nxt.tokens > budget:
                     break
-                self._query_round = max(self._query_round, heapq.heappop(lane.queue)[1])
+                heapq.heappop(lane.queue)
                 taken.append(nxt)
                 size, tokens = size + len(nxt.texts), tokens + nxt.tokens
+            sharing.update(b.caller for b in taken)
+            self._query_round += tokens / len(sharing)
         return taken
 
     def _blocked(self, lane: _Lane) -> bool:
@@ -637,11 +642,10 @@ class Embedder:
         kind: Kind = "passage",
         caller: str | None = None,
     ) -> npt.NDArray[np.float32]:
-        """``caller`` (a person): the query lane is fair between callers (start-time fair
-        queueing: a caller's next batch is tagged one round after the later of the round
-        being served and their own last tag, and the lowest tag goes first), so many long
-        questions of one person never stall another's (invariant 10), and a person's
-        later questions are not overtaken for ever by others' first ones."""
+        """``caller`` (a person): the query lane is fair between callers (``_query_tag``),
+        so long questions, of one person or of several, never stall another's short one
+        beyond the pass in flight (invariant 10), and a person's later questions are not
+        overtaken for ever by others' first ones."""
         if priority == "query":
             groups = [
                 list(range(i, min(i + self.query_batch_max, len(texts))))
@@ -660,6 +664,7 @@ class Embedder:
                     [texts[i] for i in group],
                     kind,
                     sum(self._estimate_tokens(texts[i]) for i in group),
+                    caller=caller,
                 )
                 for group in groups
             ]
@@ -668,7 +673,7 @@ class Embedder:
             # queries first; among bulk callers round-robin by batch number, among query
             # callers by fair-queueing tag
             for round_no, batch in enumerate(batches):
-                tag = round_no if priority == "bulk" else self._query_tag(caller)
+                tag = round_no if priority == "bulk" else self._query_tag(caller, batch.tokens)
                 heapq.heappush(lane.queue, (_RANK[priority], tag, next(self._order), batch))
             self._ready.notify_all()
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
@@ -680,9 +685,18 @@ class Embedder:
                 out[group] = batch.result
         return out
 
-    def _query_tag(self, caller: str | None) -> int:
-        """Under the lock: the fair-queueing tag of a caller's next query batch."""
-        tag = max(self._query_round, self._last_tag.get(caller, 0) if caller else 0) + 1
+    def _query_tag(self, caller: str | None, tokens: int) -> float:
+        """Under the lock: the fair-queueing tag of a caller's next query batch of
+        ``tokens`` estimated word pieces, lowest first (weighted fair queueing): the later
+        of the lane's virtual time and the caller's own last tag, plus the batch's word
+        pieces. The virtual time moves as an equal share would: by each pass's word pieces
+        divided among the callers sharing the lane. Tagged by cost, not one turn per
+        question: six people's pasted paragraphs (a window each) queued at once kept a
+        seventh's short question behind all six, 1.5-2.9 s (a fuzz of 2026-12-05); now it
+        goes after the pass in flight, and a long question waits for at most a few times
+        its own length of others' questions."""
+        tag = max(self._query_round, self._last_tag.get(caller, 0.0) if caller else 0.0)
+        tag += max(1, tokens)
         if caller is not None:
             if len(self._last_tag) > 10_000:  # callers whose tags have all been served
                 self._last_tag = {c: t for c, t in self._last_tag.items() if t > self._query_round}

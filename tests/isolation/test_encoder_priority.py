@@ -151,8 +151,36 @@ def test_query_callers_take_turns_and_a_long_question_rides_alone(embedder: Any)
     for thread in threads:
         thread.join(timeout=300)
     served = [call for _, call in embedder.served]
-    assert served == [calls["a0"], calls["b"], calls["a1"], calls["a2"]], (served, calls)
+    # tagged by word pieces: the short question goes first, the long ones in their order
+    assert served == [calls["b"], calls["a0"], calls["a1"], calls["a2"]], (served, calls)
     assert embedder.forward_passes - passes == 4  # the short one was not padded to the long
     # a caller's later question is not overtaken for ever: a newcomer now queues behind
     # the round being served, not ahead of everyone's second
     assert embedder._last_tag["a@firm.nl"] <= embedder._query_round
+
+
+def test_a_short_question_is_not_queued_behind_several_peoples_long_ones(embedder: Any) -> None:
+    """Six people's pasted paragraphs queued at once kept a seventh's short question behind
+    all six, one turn each (a fuzz of 2026-12-05: 1.5-2.9 s): tagged by their word pieces,
+    the short one goes first."""
+    long = "huurachterstand ontruiming gebreken huurgenot " * 60
+    threads: list[threading.Thread] = []
+    calls: dict[str, int] = {}
+
+    def ask(name: str, text: str, caller: str) -> None:
+        thread = threading.Thread(target=lambda: embedder.embed_query(text, caller=caller))
+        thread.start()
+        threads.append(thread)
+        wait_for(lambda: embedder.pending()["query"] == len(threads), f"{name} to queue")
+        calls[name] = embedder.encode_calls
+
+    embedder.served.clear()
+    with embedder.held():
+        for i in range(6):
+            ask(f"long{i}", f"{long} {i}", f"p{i}@firm.nl")
+        ask("short", "octrooi inventiviteit", "q@firm.nl")
+    for thread in threads:
+        thread.join(timeout=300)
+    served = [call for _, call in embedder.served]
+    assert served[0] == calls["short"], (served, calls)
+    assert served[1:] == [calls[f"long{i}"] for i in range(6)], (served, calls)
