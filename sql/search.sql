@@ -400,8 +400,8 @@ WITH policy AS (
     -- The documents the question names by their own identifiers (:names, ECLIs, LJNs and
     -- journal citations: sql/functions/document_names.v1.sql reads both sides), found
     -- through the GIN index on ewall_document_names, ranked in the order the question
-    -- names them; for each, one chunk under the rule and the filters: the one the legs
-    -- ranked best, else its first.
+    -- names them; for each, one chunk under the rule and the filters: the one the sparse
+    -- leg ranked best, else the dense leg, else its first.
     -- Only chunks the person may see come out: a named document behind a wall changes
     -- nothing (invariant 12).
     SELECT DISTINCT ON (c.document_id) c.chunk_id, c.document_id, n.r
@@ -415,9 +415,9 @@ WITH policy AS (
             AND ewall_document_names(d.title, d.external_id, d.metadata)
                 && CAST(:names AS text[])) AS n
     JOIN chunks c ON c.document_id = n.document_id
-    LEFT JOIN (SELECT chunk_id, r FROM dense_ranked
-               UNION ALL
-               SELECT chunk_id, r FROM sparse_ranked) AS l ON l.chunk_id = c.chunk_id
+    -- the legs' own rows (materialized already; their ranked forms stay inlined in fused)
+    LEFT JOIN sparse AS s ON s.chunk_id = c.chunk_id
+    LEFT JOIN dense AS d ON d.chunk_id = c.chunk_id
     WHERE (SELECT version FROM policy) = :policy_version
       AND ewall_chunk_visible(c.wall_group_id, c.source_acl_id, c.matter_id, c.suppressed,
                               CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[]),
@@ -434,7 +434,8 @@ WITH policy AS (
       -- the question's typed phrases and left-out terms hold in this leg too: as in the
       -- dense leg
       AND (CAST(:typed_tsq AS tsquery) IS NULL OR c.body_tsv @@ CAST(:typed_tsq AS tsquery))
-    ORDER BY c.document_id, l.r NULLS LAST, c.ordinal, c.chunk_id
+    ORDER BY c.document_id, s.relevance DESC NULLS LAST, d.distance NULLS LAST, c.ordinal,
+             c.chunk_id
 ), fused AS (
     -- Weighted reciprocal rank fusion: a leg's hit at rank r adds weight / (rrf_k + r). With
     -- W the weights of both legs, no chunk scores more than W / (rrf_k + 1); a chunk the

@@ -147,3 +147,19 @@ def test_odd_metadata_names_nothing_and_refuses_nothing(db: DbHandle) -> None:
                 "q": "ecli:nl:hr:1995:aa3120 en BO3979; niet NL:AB1234, x-CD1234 of EF12345 (nj 1996, 12)"
             },
         ).scalar_one() == ["ECLI:NL:HR:1995:AA3120", "LJN:BO3979", "VP:NJ 1996/12"]
+
+
+def test_the_named_chunk_is_the_one_the_rest_of_the_question_is_about(firm: Firm) -> None:
+    """A long decision is several chunks: "what does ECLI X say about Y" gets X's chunk on Y
+    first, not its opening."""
+    filler = " ".join(f"overweging {i} over de arbeidsovereenkomst en het loon." for i in range(60))
+    text = f"{filler}\n\nDe bouwvergunning voor de loods is ten onrechte verleend.\n\n{filler}"
+    firm.document(
+        "dms-long", text, client_id="C-1", matter_id="M-1", title="ECLI:NL:RVS:2020:777 (RvS)"
+    )
+    retag(firm.client)
+    hits = firm.search(LAWYER, "ECLI:NL:RVS:2020:777 bouwvergunning")["results"]
+    assert hits[0]["document"]["external_id"] == "dms-long"
+    assert hits[0]["ranks"]["named"] == 1
+    assert "bouwvergunning" in hits[0]["text"]
+    assert sum(h["document"]["external_id"] == "dms-long" for h in hits) >= 2  # several chunks
