@@ -274,6 +274,78 @@ def test_docx_feeds_the_brief_and_claim_chart_chunkers(embedder: Any) -> None:
     ]
 
 
+def _docx_with_body(paragraphs_xml: str) -> bytes:
+    """A python-docx document whose body is replaced by raw WordprocessingML paragraphs."""
+    import zipfile
+
+    source = zipfile.ZipFile(io.BytesIO(_docx()))
+    namespaces = (
+        'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" '
+        'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"'
+    )
+    body = f"<w:document {namespaces}><w:body>{paragraphs_xml}</w:body></w:document>"
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as target:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == "word/document.xml":
+                data = body.encode()
+            target.writestr(item, data)
+    return out.getvalue()
+
+
+def test_docx_text_in_wrappers_is_read_and_deleted_text_is_not() -> None:
+    """python-docx reads only a paragraph's own runs: the text of tracked insertions, moves,
+    smart tags, simple fields, custom XML and inline content controls was dropped without a
+    warning (a fuzz of 2026-12-05); tracked changes are everyday material in a law firm."""
+
+    def run(text: str) -> str:
+        return f'<w:r><w:t xml:space="preserve">{text}</w:t></w:r>'
+
+    wrapped = {
+        "ins": "<w:ins w:id='1' w:author='a'>{}</w:ins>",
+        "moveto": "<w:moveTo w:id='2' w:author='a'>{}</w:moveTo>",
+        "smarttag": "<w:smartTag w:uri='u' w:element='e'>{}</w:smartTag>",
+        "field": "<w:fldSimple w:instr='PAGE'>{}</w:fldSimple>",
+        "customxml": "<w:customXml w:element='x'>{}</w:customXml>",
+        "control": "<w:sdt><w:sdtContent>{}</w:sdtContent></w:sdt>",
+        "nested": "<w:ins w:id='3' w:author='a'><w:smartTag w:uri='u' w:element='e'>"
+        "{}</w:smartTag></w:ins>",
+    }
+    shown = "".join(
+        f"<w:p>{run(f'voor-{name} ')}{xml.format(run(f'tekst{name}'))}{run(' na')}</w:p>"
+        for name, xml in wrapped.items()
+    )
+    hidden = (
+        "<w:p>"
+        + run("zichtbaar ")
+        + "<w:del w:id='4' w:author='a'><w:r><w:delText>geschrapt</w:delText></w:r></w:del>"
+        + "<w:moveFrom w:id='5' w:author='a'>"
+        + run("weggezet")
+        + "</w:moveFrom>"
+        + "<w:r><w:fldChar w:fldCharType='begin'/></w:r>"
+        + "<w:r><w:instrText>HYPERLINK veldcode</w:instrText></w:r>"
+        + "<w:r><w:fldChar w:fldCharType='separate'/></w:r>"
+        + run("veldresultaat")
+        + "<w:r><w:fldChar w:fldCharType='end'/></w:r>"
+        + "<mc:AlternateContent><mc:Choice Requires='w14'>"
+        + run(" keuze")
+        + "</mc:Choice><mc:Fallback>"
+        + run("terugval")
+        + "</mc:Fallback></mc:AlternateContent>"
+        + "<w:r><w:t>a</w:t><w:tab/><w:t>b</w:t><w:noBreakHyphen/><w:t>c</w:t></w:r>"
+        + "</w:p>"
+    )
+    cell = f"<w:tbl><w:tr><w:tc><w:p><w:ins w:id='6' w:author='a'>{run('celtekst')}</w:ins></w:p></w:tc></w:tr></w:tbl>"
+    doc = extract(text=None, content=_docx_with_body(shown + hidden + cell), mime_type=DOCX)
+    for name in wrapped:
+        assert f"voor-{name} tekst{name} na" in doc.text, name
+    assert "zichtbaar veldresultaat keuzea\tb-c" in doc.text
+    for gone in ("geschrapt", "weggezet", "veldcode", "terugval"):
+        assert gone not in doc.text, gone
+    assert "celtekst" in doc.text
+
+
 def test_corrupt_docx_is_reported() -> None:
     assert _reason(text=None, content=b"PK\x03\x04broken", mime_type=DOCX).startswith(
         "corrupt docx"

@@ -14,6 +14,20 @@ from app.ingest.types import ExtractedDocument, ExtractionError
 MAX_DOCX_UNPACKED_BYTES = 400 * 1024 * 1024
 
 _HEADING_STYLE_RE = re.compile(r"^(?:heading|kop)\s*(\d)$", re.IGNORECASE)
+
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
+# What a paragraph shows, in document order, wherever a run stands: python-docx's
+# Paragraph.text reads only the runs that are the paragraph's (or a hyperlink's) children,
+# so the text of tracked insertions (w:ins), moves, smart tags, simple fields, custom XML
+# and inline content controls was dropped without a word (a fuzz of 2026-12-05).
+_CHARACTERS = {_W + "t": None, _W + "tab": "\t", _W + "ptab": "\t", _W + "br": "\n",
+               _W + "cr": "\n", _W + "noBreakHyphen": "-"}  # fmt: skip
+# Not shown: deleted and moved-away text, field codes, the fallback copy of alternate
+# content, and text boxes and comments, which are separate stories.
+_HIDDEN = {_W + "del", _W + "moveFrom", _W + "instrText", _W + "delInstrText",
+           _W + "txbxContent", _W + "comment", _MC + "Fallback"}  # fmt: skip
+
 _TITLE_STYLES = {"title", "titel"}
 
 
@@ -55,7 +69,7 @@ def extract_docx(content: bytes) -> ExtractedDocument:
         style_name_of = _style_names(document)
         for item in document.iter_inner_content():
             if isinstance(item, Paragraph):
-                para = clean_text(item.text).strip()
+                para = clean_text(_paragraph_text(item._p)).strip()
                 if not para:
                     continue
                 style_name = style_name_of(item)
@@ -117,7 +131,29 @@ def _docx_table_rows(table: Any) -> list[str]:
             if previous is not None and cell._tc is previous:
                 continue
             previous = cell._tc
-            cells.append(" ".join(clean_text(cell.text).split()))
+            text = "\n".join(_paragraph_text(p._p) for p in cell.paragraphs)
+            cells.append(" ".join(clean_text(text).split()))
         if any(cells):
             rows.append(" | ".join(cells))
     return rows
+
+
+def _paragraph_text(paragraph: Any) -> str:
+    """The text a paragraph element shows (``_CHARACTERS``, less ``_HIDDEN``), read with an
+    explicit stack: Word nests wrappers, and a hostile file nests them deeply."""
+    parts: list[str] = []
+    stack = [iter(paragraph)]
+    while stack:
+        element = next(stack[-1], None)
+        if element is None:
+            stack.pop()
+            continue
+        tag = element.tag
+        if not isinstance(tag, str) or tag in _HIDDEN:
+            continue  # comments and processing instructions of the XML itself, too
+        if tag in _CHARACTERS:
+            shown = _CHARACTERS[tag]
+            parts.append(element.text or "" if shown is None else shown)
+        else:
+            stack.append(iter(element))
+    return "".join(parts)
