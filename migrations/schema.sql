@@ -897,13 +897,14 @@ CREATE FUNCTION public.ewall_question_names(question text) RETURNS text[]
     AS $$
     SELECT ARRAY(
         SELECT n.name
-        FROM (SELECT coalesce(m.x[1], 'LJN:' || m.x[2],
-                              'VP:' || m.x[3] || ' ' || m.x[4] || '/' || m.x[5]) AS name,
+        FROM (SELECT coalesce(m.x[1], 'LJN:' || coalesce(m.x[2], m.x[3]),
+                              'VP:' || m.x[4] || ' ' || m.x[5] || '/' || m.x[6]) AS name,
                      min(m.pos) AS first
               FROM regexp_matches(
                        upper(question),
                        '(ECLI:[A-Z]{2}:[A-Z0-9]{1,7}:[0-9]{4}:[A-Z0-9.]{0,24}[A-Z0-9])'
-                       || '|(?<![A-Z0-9:.!/-])([A-Z]{2}[0-9]{4})(?![A-Z0-9])'
+                       || '|(?<![A-Z0-9])LJN:? *([A-Z]{2}[0-9]{4})(?![A-Z0-9/-])'
+                       || '|(?<![A-Z0-9:.!/-])([A-Z]{2}[0-9]{4})(?![A-Z0-9/-])'
                        || '|(?<![A-Z0-9-])([A-Z][A-Z-]{0,11}) ?([0-9]{4}) ?[/,] ?([0-9]+)(?![0-9])',
                        'g') WITH ORDINALITY AS m (x, pos)
               GROUP BY 1) AS n

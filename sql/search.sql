@@ -31,7 +31,7 @@
 --                      (analyze_query): the named leg
 --                      puts the documents they name first (their best chunk each)
 --   :typed_tsq         what every hit must hold (analyze_query; NULL: nothing): the question's
---                      typed phrases and left-out terms, tested in the dense and named legs
+--                      typed phrases and left-out terms, tested in the dense leg
 --   :wall_groups, :source_acl_ids   the person's allowed sets (text[])
 --   :policy_version    the version the sets were resolved at; a leg returns nothing when
 --                      the statement's own snapshot sees another version (caller retries)
@@ -205,12 +205,15 @@ SELECT CASE WHEN NOT :websearch
         WHERE lexeme IN (SELECT lexeme FROM query_lexemes)) AS matched_lexeme_count,
        -- the ECLIs, LJNs and journal citations the question names: the named leg
        ewall_question_names(:query) AS names,
-       -- what every hit must hold, the dense and named legs' too (the sparse leg's match
-       -- holds it already): an alternative's phrases and left-out terms, ORed over the
-       -- alternatives; NULL (no test) when one of them types neither
+       -- what every hit must hold, the dense leg's too (the sparse leg's match holds it
+       -- already): an alternative's phrases and left-out terms with the synonyms the
+       -- sparse leg applies, ORed over the alternatives; NULL (no test) when one of them
+       -- types neither
        CASE WHEN :websearch AND '' <> ALL(CAST(:alt_operators AS text[]))
             THEN (SELECT CAST(string_agg('(' || CAST(t.tsq AS text) || ')', ' | ') AS text)
-                  FROM (SELECT ewall_nl_websearch(o) AS tsq
+                  FROM (SELECT ts_rewrite(ewall_nl_websearch(o),
+                                          'SELECT target, substitute FROM search_synonym_rules')
+                               AS tsq
                         FROM unnest(CAST(:alt_operators AS text[])) AS o) AS t
                   HAVING bool_and(numnode(t.tsq) > 0))
        END AS typed_tsq
@@ -431,9 +434,8 @@ WITH policy AS (
            OR c.modified_at >= CAST(:modified_from AS timestamptz))
       AND (CAST(:modified_to AS timestamptz) IS NULL
            OR c.modified_at <= CAST(:modified_to AS timestamptz))
-      -- the question's typed phrases and left-out terms hold in this leg too: as in the
-      -- dense leg
-      AND (CAST(:typed_tsq AS tsquery) IS NULL OR c.body_tsv @@ CAST(:typed_tsq AS tsquery))
+      -- not the typed phrases: an identifier lives in the title and metadata, so a quoted
+      -- ECLI, a phrase no chunk holds, would name nothing (a review of 2026-12-05)
     ORDER BY c.document_id, s.relevance DESC NULLS LAST, d.distance NULLS LAST, c.ordinal,
              c.chunk_id
 ), fused AS (

@@ -30,7 +30,7 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     apply_function_source(
-        "document_names.v1.sql", "fc973f0d1a5b99638ff0c74989b8ecf1b72c8c880b1c2d275341b19f728e12ce"
+        "document_names.v1.sql", "ae2b4c5d7479e8d9608a84506d8a1da7cc0ca0a6055a8688b911325ee9577ed8"
     )
     with op.get_context().autocommit_block():
         op.execute(

@@ -62,22 +62,24 @@ $fn$;
 
 -- The identifiers a question names, as ewall_document_names writes them, first appearance
 -- first, at most 20: each ECLI (any case: "ecli:nl:hr:1995:aa3120" is typed too), each
--- LJN standing alone ("BO3979"; not the ordinal inside an ECLI, which the ECLI names, nor
--- part of a longer token such as "NL:AB1234" or "X-AB1234"), and each journal citation
--- ("NJ 1996/123", "nj 1996, 123", "V-N 1997/1908"). analyze_query (sql/search.sql)
+-- LJN after "LJN" or standing alone ("LJN: BO3979", "BO3979"; not the ordinal inside an
+-- ECLI, which the ECLI names, nor part of a longer token such as "NL:AB1234", "X-AB1234",
+-- "NJ1996/123" or "EN1992-1-1"), and each journal citation ("NJ 1996/123", "nj 1996, 123",
+-- "V-N 1997/1908"). analyze_query (sql/search.sql)
 -- reads the question's words without the terms it leaves out ("-ECLI:..." names nothing).
 CREATE OR REPLACE FUNCTION ewall_question_names(question text)
 RETURNS text[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
     SELECT ARRAY(
         SELECT n.name
-        FROM (SELECT coalesce(m.x[1], 'LJN:' || m.x[2],
-                              'VP:' || m.x[3] || ' ' || m.x[4] || '/' || m.x[5]) AS name,
+        FROM (SELECT coalesce(m.x[1], 'LJN:' || coalesce(m.x[2], m.x[3]),
+                              'VP:' || m.x[4] || ' ' || m.x[5] || '/' || m.x[6]) AS name,
                      min(m.pos) AS first
               FROM regexp_matches(
                        upper(question),
                        '(ECLI:[A-Z]{2}:[A-Z0-9]{1,7}:[0-9]{4}:[A-Z0-9.]{0,24}[A-Z0-9])'
-                       || '|(?<![A-Z0-9:.!/-])([A-Z]{2}[0-9]{4})(?![A-Z0-9])'
+                       || '|(?<![A-Z0-9])LJN:? *([A-Z]{2}[0-9]{4})(?![A-Z0-9/-])'
+                       || '|(?<![A-Z0-9:.!/-])([A-Z]{2}[0-9]{4})(?![A-Z0-9/-])'
                        || '|(?<![A-Z0-9-])([A-Z][A-Z-]{0,11}) ?([0-9]{4}) ?[/,] ?([0-9]+)(?![0-9])',
                        'g') WITH ORDINALITY AS m (x, pos)
               GROUP BY 1) AS n

@@ -103,3 +103,27 @@ def test_typed_syntax_holds_in_every_leg(firm: Firm) -> None:
     assert hybrid('"bestelauto" OR "adviesrecht"') == {"plate", "council"}
     # an alternative that types nothing admits anything the legs find, as before
     assert hybrid("motorrijtuigenbelasting OR -kenteken") == {"plate", "trailer", "council"}
+
+
+def test_the_dense_leg_leaves_out_what_a_synonym_adds_as_the_sparse_leg_does(
+    client: TestClient, auth: Tokens
+) -> None:
+    """A left-out term's synonyms are left out too in the sparse leg (ts_rewrite); the dense
+    leg's test read the term alone and let the synonym's document in (a review of
+    2026-12-05)."""
+    firm = one_matter_firm(
+        client,
+        auth,
+        LAWYER,
+        {
+            "plate": PLATE,
+            "sign": PLATE.replace("het kenteken", "de nummerplaat"),
+            "trailer": TRAILER,
+        },
+    )
+    headers = auth("admin@firm.nl", "admin")
+    body = {"term": "kenteken", "synonym": "nummerplaat"}
+    assert client.put("/v1/search/synonyms", json=body, headers=headers).status_code == 200
+    for mode in ("sparse", "hybrid"):
+        found = set(firm.documents_found(LAWYER, "naheffingsaanslag -kenteken", mode=mode, k=10))
+        assert found == {"trailer"}, mode
