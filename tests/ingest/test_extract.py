@@ -464,6 +464,42 @@ def test_email_html_only_body_is_converted() -> None:
     assert doc.metadata["email"]["attachments"] == []
 
 
+def test_email_forwarded_messages_and_text_attachments_are_read() -> None:
+    """A forwarded message's body and a text attachment's text were left out without a
+    word, and a broken base64 body was stored garbled without one (the ingestion fuzz of
+    2026-12-05). Forwarded messages nest; each is read with its own headers."""
+    inner = EmailMessage()
+    inner["From"] = "wederpartij@advocaat.nl"
+    inner["To"] = "a.devries@kantoor.nl"
+    inner["Subject"] = "Schikkingsvoorstel"
+    inner.set_content("Wij stellen een schikking van EUR 40.000 voor (merkwoordbinnen).")
+    forwarded = EmailMessage()
+    forwarded["From"] = "a.devries@kantoor.nl"
+    forwarded["Subject"] = "FW: Schikkingsvoorstel"
+    forwarded.set_content("Zie het doorgestuurde bericht.")
+    forwarded.add_attachment(inner)
+    outer = EmailMessage()
+    outer["From"] = "p.jansen@kantoor.nl"
+    outer["Subject"] = "FW: FW: Schikkingsvoorstel"
+    outer.set_content("Ter informatie.")
+    outer.add_attachment(forwarded)
+    outer.add_attachment("telefoonnotitie merkwoordbijlage", filename="notitie.txt")
+    outer.add_attachment(b"%PDF-1.4", maintype="application", subtype="pdf", filename="p.pdf")
+    doc = extract(text=None, content=outer.as_bytes(), mime_type=EML)
+    assert doc.text.index("Ter informatie.") < doc.text.index("Zie het doorgestuurde bericht.")
+    assert doc.text.index("Zie het doorgestuurde") < doc.text.index("merkwoordbinnen")
+    assert "Onderwerp: Schikkingsvoorstel" in doc.text.split("\n")
+    assert "Bijlage notitie.txt:\ntelefoonnotitie merkwoordbijlage" in doc.text
+    assert any("p.pdf" in w and "not read" in w for w in doc.warnings), doc.warnings
+
+    broken = (
+        b"From: a@b.nl\r\nSubject: x\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        b"Content-Transfer-Encoding: base64\r\n\r\nSGFsbG8gd2VyZWxk!!!@@@===\r\n"
+    )
+    doc = extract(text=None, content=broken, mime_type=EML)
+    assert any("invalid base64" in w for w in doc.warnings), doc.warnings
+
+
 # --- XML -----------------------------------------------------------------------------------
 
 RECHTSPRAAK_XML = (
