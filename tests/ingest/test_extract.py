@@ -406,6 +406,20 @@ def test_html_without_text_is_reported() -> None:
     assert reason.startswith("no text:")
 
 
+def test_binary_sent_as_text_is_refused_and_utf16_without_bom_is_read() -> None:
+    """Random bytes sent as text/plain were decoded as cp1252 into chunks of garbage with
+    no report entry (the ingestion fuzz of 2026-12-05)."""
+    import random
+
+    noise = random.Random(7).randbytes(20_000)
+    assert _reason(text=None, content=noise, mime_type=TEXT).startswith("binary content")
+    for codec in ("utf-16-le", "utf-16-be"):
+        written = "Huurovereenkomst € ontbinding, café".encode(codec)
+        assert extract(text=None, content=written, mime_type=TEXT).text == (
+            "Huurovereenkomst € ontbinding, café"
+        )
+
+
 # --- e-mail --------------------------------------------------------------------------------
 
 
