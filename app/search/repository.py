@@ -96,12 +96,62 @@ def _operator(typed: str) -> str:
     return f'-"{typed[1:]}"' if typed.startswith("-") and not typed.startswith('-"') else typed
 
 
+# Statute citations by book and article as lawyers write them, beyond the one form the text
+# normaliser reads ("art. 6:162 BW", one lexeme art6x162bw in documents and questions):
+# "artikel 6:162" without its code, "BW 6:162", "art. 6:162 lid 2 e.v. BW", "6:162 en 6:163
+# BW", "artikel 6:162 van het Burgerlijk Wetboek", "artikel 162 van Boek 6 BW". Each is
+# added to the question in the normalised form (a question of "artikel 6:162" matched no
+# document citing art. 6:162 BW: its lexemes were "artikel", "6" and "162"). Book:article
+# numbering is the Civil Code's and the Awb's; without a code both are added. A bare "10:30"
+# (a time, a score) is no citation.
+_CODE = r"(?P<code>BW|Awb|Burgerlijk\s+Wetboek|Algemene\s+wet\s+bestuursrecht)\b"
+_REF = r"\d{1,2}:\d{1,4}[a-z]?"
+_BOOK_ARTICLE = re.compile(r"(?<![\w:.])(\d{1,2}):(\d{1,4}[a-z]?)(?![\w:])", re.IGNORECASE)
+_CODE_AFTER = re.compile(
+    r"\s*(?:(?:lid|leden|sub|onder|aanhef\s+en)\s+[\w.]+\s*,?\s*)*(?:e\.v\.\s*)?"
+    rf"(?:(?:,|en|of|t/m)\s*{_REF}\s*)*(?:van\s+(?:het\s+|de\s+)?)?{_CODE}",
+    re.IGNORECASE,
+)
+_CODE_BEFORE = re.compile(rf"{_CODE}\s*(?:art(?:ikel|t)?\.?\s*)?$", re.IGNORECASE)
+_ARTICLE_BEFORE = re.compile(rf"\bart(?:ikel|ikelen|t)?\.?\s*(?:{_REF}\s*(?:,|en|of)\s*)*$", re.I)
+_BOOK_FORM = re.compile(
+    r"\bart(?:ikel)?\.?\s*(\d{1,4}[a-z]?)\s+(?:van\s+)?Boek\s+(\d{1,2})\b", re.IGNORECASE
+)
+
+
+def _code(written: str) -> str:
+    return "BW" if written.lower().startswith(("bw", "burgerlijk")) else "Awb"
+
+
+def statute_citations(text: str) -> list[str]:
+    """The book:article citations ``text`` writes in another form than the normalised one,
+    normalised ("art. 6:162 BW"), first appearance first."""
+    found: dict[str, None] = {}
+    for m in _BOOK_ARTICLE.finditer(text):
+        ref = f"{m[1]}:{m[2].lower()}"
+        after = _CODE_AFTER.match(text, m.end())
+        before = _CODE_BEFORE.search(text, 0, m.start())
+        written = after or before
+        if written is not None:
+            codes = [_code(written["code"])]
+        elif _ARTICLE_BEFORE.search(text, 0, m.start()):
+            codes = ["BW", "Awb"]
+        else:
+            continue
+        for code in codes:
+            found.setdefault(f"art. {ref} {code}")
+    for m in _BOOK_FORM.finditer(text):
+        found.setdefault(f"art. {m[2]}:{m[1].lower()} BW")
+    return list(found)
+
+
 def read_question(query: str) -> Question:
     operators, words = [], []
     for part in _OR.split(visible(query)):
         operators.append(" ".join(_operator(m.group()) for m in _OPERATOR.finditer(part)))
         kept = _OPERATOR.sub(lambda m: " " if m.group().startswith("-") else m.group(), part)
-        words.append(" ".join(kept.replace('"', " ").split()))
+        plain = " ".join(kept.replace('"', " ").split())
+        words.append(" ".join([plain, *statute_citations(plain)]))
     return Question(tuple(operators), tuple(words))
 
 

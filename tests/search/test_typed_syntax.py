@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from app.search.service import analyze_configured
 from tests.conftest import DbHandle, Tokens
-from tests.helpers import Firm, one_matter_firm
+from tests.helpers import Firm, one_matter_firm, retag
 
 LAWYER = "lena@firm.nl"
 PLATE = "naheffingsaanslag motorrijtuigenbelasting voor het kenteken van de bestelauto"
@@ -76,6 +76,45 @@ def test_a_statute_citation_written_with_other_spaces_is_one_citation(
         )
     assert "art6x162bw" in plain.rank_lexemes
     assert written.rank_lexemes == plain.rank_lexemes
+
+
+@pytest.mark.parametrize(
+    ("written", "lexemes"),
+    [
+        ("aansprakelijkheid artikel 6:162", {"art6x162bw", "art6x162awb"}),
+        ("BW 6:162", {"art6x162bw"}),
+        ("art. 6:162 lid 2 e.v. BW", {"art6x162bw"}),
+        ("art. 6:162 en 6:163 BW", {"art6x162bw", "art6x163bw"}),
+        ("artikel 6:162 van het Burgerlijk Wetboek", {"art6x162bw"}),
+        ("artikel 162 van Boek 6 BW", {"art6x162bw"}),
+        ("artikel 8:1 Algemene wet bestuursrecht", {"art8x1awb"}),
+    ],
+)
+def test_a_statute_citation_in_another_form_is_read_as_the_citation(
+    db: DbHandle, written: str, lexemes: set[str]
+) -> None:
+    """Only "art. 6:162 BW" was read as the citation (the lexeme documents hold): "artikel
+    6:162" gave "artikel", "6" and "162", which no document citing the article holds."""
+    with db.database.engine.connect() as conn:
+        analysis = analyze_configured(
+            conn, written, wall_groups=["open"], source_acl_ids=["public"], full=True
+        )
+    assert lexemes <= set(analysis.rank_lexemes), analysis.rank_lexemes
+    assert not analysis.typed_syntax
+    # a time or a score is no citation
+    with db.database.engine.connect() as conn:
+        analysis = analyze_configured(
+            conn, "zitting om 10:30 uur", wall_groups=["open"], source_acl_ids=["public"]
+        )
+    assert not any(lexeme.startswith("art") for lexeme in analysis.rank_lexemes)
+
+
+def test_a_question_citing_an_article_without_its_code_finds_the_decision(firm: Firm) -> None:
+    firm.document(
+        "tort", "Eiseres baseert haar vordering op art. 6:162 BW.", client_id="C-1", matter_id="M-1"
+    )
+    retag(firm.client)
+    assert found(firm, "artikel 6:162") == {"tort"}
 
 
 def test_the_analysis_says_whether_the_question_typed_syntax(db: DbHandle) -> None:
