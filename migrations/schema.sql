@@ -111,6 +111,19 @@ CREATE FUNCTION public.ewall_chunk_document(chunk_id text) RETURNS text
                 THEN left(chunk_id, -17) ELSE chunk_id END
 $$;
 
+-- FUNCTION public ewall_chunk_narrowed(text, text, text, timestamp with time zone, text[], text[], text[], text, timestamp with time zone, timestamp with time zone)
+
+CREATE FUNCTION public.ewall_chunk_narrowed(doc_type text, source text, matter_id text, modified_at timestamp with time zone, doc_types text[], sources text[], matter_ids text[], session_matter_id text, modified_from timestamp with time zone, modified_to timestamp with time zone) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT (doc_types IS NULL OR doc_type = ANY(doc_types))
+       AND (sources IS NULL OR source = ANY(sources))
+       AND (matter_ids IS NULL OR matter_id = ANY(matter_ids))
+       AND (session_matter_id IS NULL OR matter_id = session_matter_id OR matter_id IS NULL)
+       AND (modified_from IS NULL OR modified_at >= modified_from)
+       AND (modified_to IS NULL OR modified_at <= modified_to)
+$$;
+
 -- FUNCTION public ewall_chunk_visible(text, text, text, boolean, text[], text[], text[], boolean)
 
 CREATE FUNCTION public.ewall_chunk_visible(wall_group_id text, source_acl_id text, matter_id text, suppressed boolean, allowed_wall_groups text[], allowed_source_acls text[], pending_matters text[], group_index boolean DEFAULT true) RETURNS boolean

@@ -3,8 +3,9 @@
 -- A dense leg (pgvector cosine) and a sparse leg (Dutch full text, IDF-weighted OR of the
 -- query's lexemes) each carry the visibility rule, ewall_chunk_visible (allowed wall
 -- groups, allowed source ACLs, no matter pending re-tagging, not suppressed:
--- sql/functions/chunk_visible.v1.sql), and the caller's narrowing filters, each with its
--- own candidate limit, fused by weighted reciprocal rank fusion. The forbidden rows are
+-- sql/functions/chunk_visible.v1.sql), and the caller's narrowing filters
+-- (ewall_chunk_narrowed: sql/functions/chunk_narrowed.v1.sql), each with its own candidate
+-- limit, fused by weighted reciprocal rank fusion. The forbidden rows are
 -- filtered before ranking in both legs: they never leave PostgreSQL. Every other read of
 -- chunks here (the hit's text, a collapsed hit's listed sections) carries the rule too.
 -- Row-level security on chunks applies the same sets again as a backstop.
@@ -240,15 +241,11 @@ WITH policy AS (
                               CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[]),
                               (SELECT ewall_retag_pending()),
                               NOT CAST(:dense_hnsw AS boolean))
-      AND (CAST(:doc_types AS text[]) IS NULL OR c.doc_type = ANY(CAST(:doc_types AS text[])))
-      AND (CAST(:sources AS text[]) IS NULL OR c.source = ANY(CAST(:sources AS text[])))
-      AND (CAST(:matter_ids AS text[]) IS NULL OR c.matter_id = ANY(CAST(:matter_ids AS text[])))
-      AND (CAST(:session_matter_id AS text) IS NULL
-           OR c.matter_id = CAST(:session_matter_id AS text) OR c.matter_id IS NULL)
-      AND (CAST(:modified_from AS timestamptz) IS NULL
-           OR c.modified_at >= CAST(:modified_from AS timestamptz))
-      AND (CAST(:modified_to AS timestamptz) IS NULL
-           OR c.modified_at <= CAST(:modified_to AS timestamptz))
+      AND ewall_chunk_narrowed(c.doc_type, c.source, c.matter_id, c.modified_at,
+                               CAST(:doc_types AS text[]), CAST(:sources AS text[]),
+                               CAST(:matter_ids AS text[]), CAST(:session_matter_id AS text),
+                               CAST(:modified_from AS timestamptz),
+                               CAST(:modified_to AS timestamptz))
       -- the question's typed phrases and left-out terms hold in this leg too: a hit this
       -- leg alone ranks would otherwise bring back what the lawyer left out
       AND (CAST(:typed_tsq AS tsquery) IS NULL OR c.body_tsv @@ CAST(:typed_tsq AS tsquery))
@@ -276,15 +273,11 @@ WITH policy AS (
                               CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[]),
                               (SELECT ewall_retag_pending()),
                               CAST(:sparse_group_index AS boolean))
-      AND (CAST(:doc_types AS text[]) IS NULL OR c.doc_type = ANY(CAST(:doc_types AS text[])))
-      AND (CAST(:sources AS text[]) IS NULL OR c.source = ANY(CAST(:sources AS text[])))
-      AND (CAST(:matter_ids AS text[]) IS NULL OR c.matter_id = ANY(CAST(:matter_ids AS text[])))
-      AND (CAST(:session_matter_id AS text) IS NULL
-           OR c.matter_id = CAST(:session_matter_id AS text) OR c.matter_id IS NULL)
-      AND (CAST(:modified_from AS timestamptz) IS NULL
-           OR c.modified_at >= CAST(:modified_from AS timestamptz))
-      AND (CAST(:modified_to AS timestamptz) IS NULL
-           OR c.modified_at <= CAST(:modified_to AS timestamptz))
+      AND ewall_chunk_narrowed(c.doc_type, c.source, c.matter_id, c.modified_at,
+                               CAST(:doc_types AS text[]), CAST(:sources AS text[]),
+                               CAST(:matter_ids AS text[]), CAST(:session_matter_id AS text),
+                               CAST(:modified_from AS timestamptz),
+                               CAST(:modified_to AS timestamptz))
 ), sparse_parts AS MATERIALIZED (
     -- Each document part's exact BM25 score from its impact postings (sql/functions/
     -- search_postings.v1.sql): the weight of a lexeme is its IDF among the chunks the person
@@ -361,15 +354,11 @@ WITH policy AS (
       AND ewall_chunk_visible(c.wall_group_id, c.source_acl_id, c.matter_id, c.suppressed,
                               CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[]),
                               (SELECT ewall_retag_pending()), false)
-      AND (CAST(:doc_types AS text[]) IS NULL OR c.doc_type = ANY(CAST(:doc_types AS text[])))
-      AND (CAST(:sources AS text[]) IS NULL OR c.source = ANY(CAST(:sources AS text[])))
-      AND (CAST(:matter_ids AS text[]) IS NULL OR c.matter_id = ANY(CAST(:matter_ids AS text[])))
-      AND (CAST(:session_matter_id AS text) IS NULL
-           OR c.matter_id = CAST(:session_matter_id AS text) OR c.matter_id IS NULL)
-      AND (CAST(:modified_from AS timestamptz) IS NULL
-           OR c.modified_at >= CAST(:modified_from AS timestamptz))
-      AND (CAST(:modified_to AS timestamptz) IS NULL
-           OR c.modified_at <= CAST(:modified_to AS timestamptz))
+      AND ewall_chunk_narrowed(c.doc_type, c.source, c.matter_id, c.modified_at,
+                               CAST(:doc_types AS text[]), CAST(:sources AS text[]),
+                               CAST(:matter_ids AS text[]), CAST(:session_matter_id AS text),
+                               CAST(:modified_from AS timestamptz),
+                               CAST(:modified_to AS timestamptz))
 ), sparse AS MATERIALIZED (
     -- Within a part, its chunks in the order of their own saturated weight of the ranking
     -- lexemes; chunk n of a part gets the part's score / n (its first chunk carries the
@@ -421,19 +410,15 @@ WITH policy AS (
     -- the legs' own rows (materialized already; their ranked forms stay inlined in fused)
     LEFT JOIN sparse AS s ON s.chunk_id = c.chunk_id
     LEFT JOIN dense AS d ON d.chunk_id = c.chunk_id
-    WHERE (SELECT version FROM policy) = :policy_version
-      AND ewall_chunk_visible(c.wall_group_id, c.source_acl_id, c.matter_id, c.suppressed,
+    WHERE ewall_chunk_visible(c.wall_group_id, c.source_acl_id, c.matter_id, c.suppressed,
                               CAST(:wall_groups AS text[]), CAST(:source_acl_ids AS text[]),
                               (SELECT ewall_retag_pending()), false)
-      AND (CAST(:doc_types AS text[]) IS NULL OR c.doc_type = ANY(CAST(:doc_types AS text[])))
-      AND (CAST(:sources AS text[]) IS NULL OR c.source = ANY(CAST(:sources AS text[])))
-      AND (CAST(:matter_ids AS text[]) IS NULL OR c.matter_id = ANY(CAST(:matter_ids AS text[])))
-      AND (CAST(:session_matter_id AS text) IS NULL
-           OR c.matter_id = CAST(:session_matter_id AS text) OR c.matter_id IS NULL)
-      AND (CAST(:modified_from AS timestamptz) IS NULL
-           OR c.modified_at >= CAST(:modified_from AS timestamptz))
-      AND (CAST(:modified_to AS timestamptz) IS NULL
-           OR c.modified_at <= CAST(:modified_to AS timestamptz))
+      AND (SELECT version FROM policy) = :policy_version
+      AND ewall_chunk_narrowed(c.doc_type, c.source, c.matter_id, c.modified_at,
+                               CAST(:doc_types AS text[]), CAST(:sources AS text[]),
+                               CAST(:matter_ids AS text[]), CAST(:session_matter_id AS text),
+                               CAST(:modified_from AS timestamptz),
+                               CAST(:modified_to AS timestamptz))
       -- not the typed phrases: an identifier lives in the title and metadata, so a quoted
       -- ECLI, a phrase no chunk holds, would name nothing (a review of 2026-12-05)
     ORDER BY c.document_id, s.relevance DESC NULLS LAST, d.distance NULLS LAST, c.ordinal,

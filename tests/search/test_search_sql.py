@@ -29,15 +29,18 @@ RULE = "ewall_chunk_visible("
 # the caller's narrowing filters
 LEG_PREDICATES = (
     "AND (SELECT version FROM policy) = :policy_version",
-    "AND (CAST(:session_matter_id AS text) IS NULL",
-    "AND (CAST(:matter_ids AS text[]) IS NULL OR c.matter_id = ANY(CAST(:matter_ids AS text[])))",
-    "AND (CAST(:doc_types AS text[]) IS NULL OR c.doc_type = ANY(CAST(:doc_types AS text[])))",
-    "AND (CAST(:sources AS text[]) IS NULL OR c.source = ANY(CAST(:sources AS text[])))",
+    # the caller's filters, one rule (sql/functions/chunk_narrowed.v1.sql)
+    "AND ewall_chunk_narrowed(c.doc_type, c.source, c.matter_id, c.modified_at,",
+    "CAST(:doc_types AS text[]), CAST(:sources AS text[]),",
+    "CAST(:matter_ids AS text[]), CAST(:session_matter_id AS text),",
+    "CAST(:modified_from AS timestamptz),",
+    "CAST(:modified_to AS timestamptz))",
 )
 # the rule's last argument in each leg: may the btree on wall_group_id serve the group test
 GROUP_INDEX = {
     "dense": "NOT CAST(:dense_hnsw AS boolean))",
     "sparse_docs": "CAST(:sparse_group_index AS boolean))",
+    "named": "(SELECT ewall_retag_pending()), false)",
 }
 DENSE_DISTANCE = (
     "CASE WHEN CAST(:dense_hnsw AS boolean) THEN c.embedding <=> CAST(:qvec AS vector)\n"
@@ -83,7 +86,7 @@ def test_the_dense_form_is_chosen_by_folding_constants_not_by_copies() -> None:
 
 def test_every_leg_carries_the_rule_and_the_filters() -> None:
     sections = _sections(sqlfiles.raw(BLOCK))
-    for leg in ("dense", "sparse_docs"):
+    for leg in ("dense", "sparse_docs", "named"):
         assert sections[leg].count(RULE) == 1, leg
         assert GROUP_INDEX[leg] in sections[leg], leg
         for predicate in LEG_PREDICATES:
