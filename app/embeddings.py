@@ -115,6 +115,7 @@ _MIB = 1 << 20
 # Queued questions encoded together in one pass (a burst of searches shares one forward pass).
 QUERY_BATCH_MAX = 32
 QUERY_PASS_TOKENS = 256  # word pieces a query pass takes along (or its first query's own)
+QUERY_TURN_TOKENS = 64  # a question's turn in the fair queue: a longer one pays more turns
 # With the in-process encoder (EWALL_EMBEDDING_BULK_PROCESS=false): for this long after a
 # question, bulk batches run on half the torch threads, so the next question finds a core.
 BULK_YIELD_S = 2.0
@@ -344,6 +345,8 @@ class _Batch:
     kind: Kind = "passage"  # the native encoders prefix (or not) by kind themselves
     tokens: int = 0  # estimated word pieces (queries: what a pass may take along)
     caller: str | None = None  # the person a query batch is for (fair queueing)
+    start: float = 0.0  # its fair-queueing start and finish tags (_query_tag)
+    finish: float = 0.0
     done: threading.Event = field(default_factory=threading.Event)
     result: npt.NDArray[np.float32] | None = None
     error: BaseException | None = None
@@ -535,9 +538,6 @@ class Embedder:
         _, _, _, first = heapq.heappop(lane.queue)
         taken = [first]
         if first.priority == "query":
-            # the callers sharing the lane now: the virtual time moves by the pass's word
-            # pieces divided among them (_query_tag)
-            sharing = {b.caller for _, _, _, b in lane.queue if b.priority == "query"}
             size, tokens = len(first.texts), first.tokens
             budget = max(tokens, QUERY_PASS_TOKENS)
             while lane.queue and (nxt := lane.queue[0][3]).priority == "query":
@@ -548,8 +548,11 @@ class Embedder:
                 heapq.heappop(lane.queue)
                 taken.append(nxt)
                 size, tokens = size + len(nxt.texts), tokens + nxt.tokens
-            sharing.update(b.caller for b in taken)
-            self._query_round += tokens / len(sharing)
+            # the virtual time: the latest start tag served, and once no question waits,
+            # the latest finish tag (what was asked before the lane went idle is paid)
+            waiting = any(b.priority == "query" for _, _, _, b in lane.queue)
+            served = (b.start if waiting else b.finish for b in taken)
+            self._query_round = max(self._query_round, *served)
         return taken
 
     def _blocked(self, lane: _Lane) -> bool:
@@ -673,7 +676,10 @@ class Embedder:
             # queries first; among bulk callers round-robin by batch number, among query
             # callers by fair-queueing tag
             for round_no, batch in enumerate(batches):
-                tag = round_no if priority == "bulk" else self._query_tag(caller, batch.tokens)
+                tag: float = round_no
+                if priority == "query":
+                    batch.start, batch.finish = self._query_tag(caller, batch.tokens)
+                    tag = batch.finish
                 heapq.heappush(lane.queue, (_RANK[priority], tag, next(self._order), batch))
             self._ready.notify_all()
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
@@ -685,23 +691,24 @@ class Embedder:
                 out[group] = batch.result
         return out
 
-    def _query_tag(self, caller: str | None, tokens: int) -> float:
-        """Under the lock: the fair-queueing tag of a caller's next query batch of
-        ``tokens`` estimated word pieces, lowest first (weighted fair queueing): the later
-        of the lane's virtual time and the caller's own last tag, plus the batch's word
-        pieces. The virtual time moves as an equal share would: by each pass's word pieces
-        divided among the callers sharing the lane. Tagged by cost, not one turn per
-        question: six people's pasted paragraphs (a window each) queued at once kept a
-        seventh's short question behind all six, 1.5-2.9 s (a fuzz of 2026-12-05); now it
-        goes after the pass in flight, and a long question waits for at most a few times
-        its own length of others' questions."""
-        tag = max(self._query_round, self._last_tag.get(caller, 0.0) if caller else 0.0)
-        tag += max(1, tokens)
+    def _query_tag(self, caller: str | None, tokens: int) -> tuple[float, float]:
+        """Under the lock: the fair-queueing (start, finish) tags of a caller's next query
+        batch of ``tokens`` estimated word pieces; the lowest finish tag goes first. It
+        starts at the later of the lane's virtual time (the latest start tag served) and the
+        caller's last finish tag, and costs one turn, or one per QUERY_TURN_TOKENS word
+        pieces for a longer batch (a pasted paragraph: 8). One turn per question kept a
+        seventh person's short question behind six people's pasted paragraphs, 1.5-2.9 s
+        (a fuzz of 2026-12-05); now it goes after the pass in flight. Each person's next
+        question starts its cost on, so a long one waits for at most that many turns of each other
+        person (a review: cost in word pieces alone let it wait for a hundred people's
+        questions, and a burst shared with others stayed charged after the lane idled)."""
+        start = max(self._query_round, self._last_tag.get(caller, 0.0) if caller else 0.0)
+        finish = start + max(1.0, tokens / QUERY_TURN_TOKENS)
         if caller is not None:
             if len(self._last_tag) > 10_000:  # callers whose tags have all been served
                 self._last_tag = {c: t for c, t in self._last_tag.items() if t > self._query_round}
-            self._last_tag[caller] = tag
-        return tag
+            self._last_tag[caller] = finish
+        return start, finish
 
     def embed_passages(
         self, texts: Sequence[str], *, priority: Priority = "bulk"
