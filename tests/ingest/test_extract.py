@@ -401,6 +401,15 @@ def test_html_nested_deeply_is_read_in_one_pass() -> None:
     assert text == "begin\n\nmerkwoord"
 
 
+def test_html_ruby_text_and_what_follows_a_stray_rp_are_kept() -> None:
+    """bs4 types the strings inside <rt> and <rp> apart; a stray unclosed <rp> made the rest
+    of the document such strings, and all of it was left out (a review of 2026-12-05)."""
+    text, _ = html_to_text("<p>Intro</p><rp>(<h2>Kop</h2><p>verzuim</p>")
+    assert text == "Intro\n\n(\n\n## Kop\n\nverzuim"
+    text, _ = html_to_text("<ruby>漢<rp>(</rp><rt>kan</rt><rp>)</rp></ruby> <!-- c -->")
+    assert text == "漢(kan)"
+
+
 def test_html_without_text_is_reported() -> None:
     reason = _reason(text=None, content=b"<html><script>x()</script></html>", mime_type=HTML)
     assert reason.startswith("no text:")

@@ -53,11 +53,24 @@ def html_to_text(markup: str | bytes) -> tuple[str, str | None]:
 
 
 def _text_of(node: Any) -> str | None:
-    """A text node's text (None for a tag, a comment, a doctype or a processing
-    instruction), the break sentinels in it made spaces."""
-    from bs4.element import CData, NavigableString
+    """A text node's text (None for a tag, a comment, a doctype, a processing instruction
+    or script and style text), the break sentinels in it made spaces. Ruby text counts:
+    bs4 gives the strings inside <rt> and <rp> types of their own, and a stray unclosed
+    <rp> made the rest of the document such strings, all left out (a review of
+    2026-12-05)."""
+    from bs4.element import (
+        Comment,
+        Declaration,
+        Doctype,
+        NavigableString,
+        ProcessingInstruction,
+        Script,
+        Stylesheet,
+        TemplateString,
+    )
 
-    if type(node) not in (NavigableString, CData):
+    skipped = (Comment, Declaration, Doctype, ProcessingInstruction, Script, Stylesheet)
+    if not isinstance(node, NavigableString) or isinstance(node, (*skipped, TemplateString)):
         return None
     return str(node).replace(_LINE, " ").replace(_PARA, " ")
 
