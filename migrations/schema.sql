@@ -375,12 +375,13 @@ CREATE FUNCTION public.ewall_document_names(title text, external_id text, metada
         SELECT upper(m[1])
         FROM regexp_matches(title, 'LJN:? *([A-Za-z]{2}[0-9]{4})(?![A-Za-z0-9])', 'gi') AS m
     ), places AS (
-        SELECT 'VP:' || m[1] || ' ' || m[2] || '/' || m[3] AS place
+        SELECT 'VP:' || replace(m[1], '.', '') || ' ' || m[2] || '/' || m[3] AS place
         FROM jsonb_array_elements_text(
                  CASE jsonb_typeof(metadata -> 'vindplaatsen')
                       WHEN 'array' THEN metadata -> 'vindplaatsen' ELSE '[]' END) AS v (value),
-             regexp_match(upper(v.value), '^([A-Z][A-Z-]{0,11}) ?([0-9]{4}) ?[/,] ?([0-9]+)') AS m
-        WHERE m IS NOT NULL
+             regexp_matches(upper(v.value),
+                            '(?<![A-Z0-9.-])([A-Z][A-Z.-]{0,15}) ?([0-9]{4}) ?(?:[/,]|,? NR\.?) ?'
+                            || '([0-9]+(?:\.[0-9]+)*[A-Z]?)(?![0-9A-Z])', 'g') AS m
     )
     SELECT ARRAY(SELECT ecli FROM eclis
                  UNION
@@ -911,14 +912,16 @@ CREATE FUNCTION public.ewall_question_names(question text) RETURNS text[]
     SELECT ARRAY(
         SELECT n.name
         FROM (SELECT coalesce(m.x[1], 'LJN:' || coalesce(m.x[2], m.x[3]),
-                              'VP:' || m.x[4] || ' ' || m.x[5] || '/' || m.x[6]) AS name,
+                              'VP:' || replace(m.x[4], '.', '') || ' ' || m.x[5] || '/'
+                              || m.x[6]) AS name,
                      min(m.pos) AS first
               FROM regexp_matches(
                        upper(question),
                        '(ECLI:[A-Z]{2}:[A-Z0-9]{1,7}:[0-9]{4}:[A-Z0-9.]{0,24}[A-Z0-9])'
                        || '|(?<![A-Z0-9])LJN:? *([A-Z]{2}[0-9]{4})(?![A-Z0-9/-])'
                        || '|(?<![A-Z0-9:.!/-])([A-Z]{2}[0-9]{4})(?![A-Z0-9/-])'
-                       || '|(?<![A-Z0-9-])([A-Z][A-Z-]{0,11}) ?([0-9]{4}) ?[/,] ?([0-9]+)(?![0-9])',
+                       || '|(?<![A-Z0-9.-])([A-Z][A-Z.-]{0,15}) ?([0-9]{4}) ?(?:[/,]|,? NR\.?) ?'
+                       || '([0-9]+(?:\.[0-9]+)*[A-Z]?)(?![0-9A-Z])',
                        'g') WITH ORDINALITY AS m (x, pos)
               GROUP BY 1) AS n
         ORDER BY n.first

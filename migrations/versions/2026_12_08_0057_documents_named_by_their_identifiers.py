@@ -30,7 +30,7 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     apply_function_source(
-        "document_names.v1.sql", "ae2b4c5d7479e8d9608a84506d8a1da7cc0ca0a6055a8688b911325ee9577ed8"
+        "document_names.v1.sql", "a59e45e70b1567e073090599ef2428df61903aa77fd08174bee192f808b6ec4c"
     )
     with op.get_context().autocommit_block():
         op.execute(

@@ -18,8 +18,10 @@
 --     metadata lists under "replaces", and one written "LJN AA1234" or "LJN: AA1234" in
 --     the title;
 --   - "VP:" and each place the metadata says the decision is published ("vindplaatsen"), as
---     lawyers cite it: journal, year and number ("NJ 1996/123", "BNB 1997/220 met annotatie
---     door ..." -> "VP:BNB 1997/220"; "PW 1996, 20646" -> "VP:PW 1996/20646").
+--     lawyers cite it: journal (its periods left out), year and number ("NJ 1996/123", "BNB
+--     1997/220 met annotatie door ..." -> "VP:BNB 1997/220"; "PW 1996, 20646" and "NJ 1996
+--     nr. 20646" -> ".../20646"; "R.v.d.W. 2019/456" -> "VP:RVDW 2019/456"; "V-N
+--     2019/28.6" and "BNB 1998/33c" keep their whole number), every one an entry names.
 -- Metadata comes from connectors as well: a "replaces" or "vindplaatsen" that is no array,
 -- or entries that are no strings, name nothing (an error here would refuse the document's ingestion).
 CREATE OR REPLACE FUNCTION ewall_document_names(title text, external_id text, metadata jsonb)
@@ -45,12 +47,13 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
         SELECT upper(m[1])
         FROM regexp_matches(title, 'LJN:? *([A-Za-z]{2}[0-9]{4})(?![A-Za-z0-9])', 'gi') AS m
     ), places AS (
-        SELECT 'VP:' || m[1] || ' ' || m[2] || '/' || m[3] AS place
+        SELECT 'VP:' || replace(m[1], '.', '') || ' ' || m[2] || '/' || m[3] AS place
         FROM jsonb_array_elements_text(
                  CASE jsonb_typeof(metadata -> 'vindplaatsen')
                       WHEN 'array' THEN metadata -> 'vindplaatsen' ELSE '[]' END) AS v (value),
-             regexp_match(upper(v.value), '^([A-Z][A-Z-]{0,11}) ?([0-9]{4}) ?[/,] ?([0-9]+)') AS m
-        WHERE m IS NOT NULL
+             regexp_matches(upper(v.value),
+                            '(?<![A-Z0-9.-])([A-Z][A-Z.-]{0,15}) ?([0-9]{4}) ?(?:[/,]|,? NR\.?) ?'
+                            || '([0-9]+(?:\.[0-9]+)*[A-Z]?)(?![0-9A-Z])', 'g') AS m
     )
     SELECT ARRAY(SELECT ecli FROM eclis
                  UNION
@@ -73,14 +76,16 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
     SELECT ARRAY(
         SELECT n.name
         FROM (SELECT coalesce(m.x[1], 'LJN:' || coalesce(m.x[2], m.x[3]),
-                              'VP:' || m.x[4] || ' ' || m.x[5] || '/' || m.x[6]) AS name,
+                              'VP:' || replace(m.x[4], '.', '') || ' ' || m.x[5] || '/'
+                              || m.x[6]) AS name,
                      min(m.pos) AS first
               FROM regexp_matches(
                        upper(question),
                        '(ECLI:[A-Z]{2}:[A-Z0-9]{1,7}:[0-9]{4}:[A-Z0-9.]{0,24}[A-Z0-9])'
                        || '|(?<![A-Z0-9])LJN:? *([A-Z]{2}[0-9]{4})(?![A-Z0-9/-])'
                        || '|(?<![A-Z0-9:.!/-])([A-Z]{2}[0-9]{4})(?![A-Z0-9/-])'
-                       || '|(?<![A-Z0-9-])([A-Z][A-Z-]{0,11}) ?([0-9]{4}) ?[/,] ?([0-9]+)(?![0-9])',
+                       || '|(?<![A-Z0-9.-])([A-Z][A-Z.-]{0,15}) ?([0-9]{4}) ?(?:[/,]|,? NR\.?) ?'
+                       || '([0-9]+(?:\.[0-9]+)*[A-Z]?)(?![0-9A-Z])',
                        'g') WITH ORDINALITY AS m (x, pos)
               GROUP BY 1) AS n
         ORDER BY n.first

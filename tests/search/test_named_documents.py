@@ -136,14 +136,14 @@ def test_odd_metadata_names_nothing_and_refuses_nothing(db: DbHandle) -> None:
             for metadata in (
                 '{"replaces": {"a": 1}, "ecli": 5, "vindplaatsen": "NJ 2019/1"}',
                 '{"replaces": [1, null, "ab1234", {"x": 1}], "ecli": ["ECLI:NL:HR:2019:1"],'
-                ' "vindplaatsen": [null, 7, "Rechtspraak.nl", "NJ 2019, 1 m.nt."]}',
+                ' "vindplaatsen": [null, 7, "Rechtspraak.nl", " NJ 2019, 1 m.nt.; AB 2019/2"]}',
                 "[]",
                 "null",
             )
         ]
         assert names == [
             [],
-            ["ECLI:NL:HR:2019:1", "LJN:AB1234", "VP:NJ 2019/1"],
+            ["ECLI:NL:HR:2019:1", "LJN:AB1234", "VP:AB 2019/2", "VP:NJ 2019/1"],
             [],
             [],
         ]
@@ -151,7 +151,8 @@ def test_odd_metadata_names_nothing_and_refuses_nothing(db: DbHandle) -> None:
             text("SELECT ewall_question_names(:q)"),
             {
                 "q": "ecli:nl:hr:1995:aa3120 en BO3979; niet NL:AB1234, x-CD1234 of EF12345 "
-                "(nj 1996, 12), ljn: GH1234, EN1992-1-1, JB2019/12"
+                "(nj 1996, 12), ljn: GH1234, EN1992-1-1, JB2019/12, V-N 2019/28.6, "
+                "R.v.d.W. 2019/456, NJ 1996 nr. 125"
             },
         ).scalar_one() == [
             "ECLI:NL:HR:1995:AA3120",
@@ -159,6 +160,9 @@ def test_odd_metadata_names_nothing_and_refuses_nothing(db: DbHandle) -> None:
             "VP:NJ 1996/12",
             "LJN:GH1234",
             "VP:JB 2019/12",
+            "VP:V-N 2019/28.6",
+            "VP:RVDW 2019/456",
+            "VP:NJ 1996/125",
         ]
 
 
