@@ -347,6 +347,42 @@ def test_docx_text_in_wrappers_is_read_and_deleted_text_is_not() -> None:
     assert "celtekst" in doc.text
 
 
+def test_docx_content_controls_nested_tables_text_boxes_and_math_are_read() -> None:
+    """python-docx's iter_inner_content skips block-level content controls (templates put
+    whole sections in them), a cell's text leaves out its nested tables, and text boxes and
+    equations were left out too (a review of 2026-12-05)."""
+
+    def para(text: str) -> str:
+        return f"<w:p><w:r><w:t>{text}</w:t></w:r></w:p>"
+
+    math_ns = "http://schemas.openxmlformats.org/officeDocument/2006/math"
+    body = (
+        para("inleiding")
+        + "<w:sdt><w:sdtPr/><w:sdtContent>"
+        + para("sectieinhoud")
+        + "<w:tbl><w:tr><w:tc>"
+        + para("buitencel")
+        + "<w:tbl><w:tr><w:tc>"
+        + para("binnencel")
+        + "</w:tc></w:tr></w:tbl></w:tc>"
+        + "<w:sdt><w:sdtContent><w:tc>"
+        + para("celincontrole")
+        + "</w:tc></w:sdtContent></w:sdt></w:tr></w:tbl>"
+        + "</w:sdtContent></w:sdt>"
+        + "<w:p><w:r><mc:AlternateContent><mc:Choice Requires='wps'><w:drawing><w:txbxContent>"
+        + para("tekstvak")
+        + "</w:txbxContent></w:drawing></mc:Choice><mc:Fallback><w:pict><w:txbxContent>"
+        + para("tekstvak")
+        + "</w:txbxContent></w:pict></mc:Fallback></mc:AlternateContent></w:r>"
+        + f"<m:oMath xmlns:m='{math_ns}'><m:r><m:t>x=2</m:t></m:r></m:oMath></w:p>"
+    )
+    doc = extract(text=None, content=_docx_with_body(body), mime_type=DOCX)
+    for word in ("inleiding", "sectieinhoud", "buitencel", "binnencel", "celincontrole", "x=2"):
+        assert word in doc.text, word
+    assert doc.text.count("tekstvak") == 1
+    assert "buitencel binnencel | celincontrole" in doc.text
+
+
 def test_corrupt_docx_is_reported() -> None:
     assert _reason(text=None, content=b"PK\x03\x04broken", mime_type=DOCX).startswith(
         "corrupt docx"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from app.ingest.extract.mime import DOCX
@@ -21,12 +22,15 @@ _MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 # Paragraph.text reads only the runs that are the paragraph's (or a hyperlink's) children,
 # so the text of tracked insertions (w:ins), moves, smart tags, simple fields, custom XML
 # and inline content controls was dropped without a word (a fuzz of 2026-12-05).
+_M = "{http://schemas.openxmlformats.org/officeDocument/2006/math}"
 _CHARACTERS = {_W + "t": None, _W + "tab": "\t", _W + "ptab": "\t", _W + "br": "\n",
-               _W + "cr": "\n", _W + "noBreakHyphen": "-"}  # fmt: skip
+               _W + "cr": "\n", _W + "noBreakHyphen": "-", _M + "t": None}  # fmt: skip
 # Not shown: deleted and moved-away text, field codes, the fallback copy of alternate
-# content, and text boxes and comments, which are separate stories.
+# content (a text box is in both copies), and comments.
 _HIDDEN = {_W + "del", _W + "moveFrom", _W + "instrText", _W + "delInstrText",
-           _W + "txbxContent", _W + "comment", _MC + "Fallback"}  # fmt: skip
+           _W + "comment", _MC + "Fallback"}  # fmt: skip
+# Block-level wrappers a body's or a cell's paragraphs and tables may stand in.
+_BLOCK_WRAPPERS = {_W + "sdt", _W + "sdtContent", _W + "customXml"}
 
 _TITLE_STYLES = {"title", "titel"}
 
@@ -54,8 +58,6 @@ def _check_docx_size(content: bytes) -> None:
 
 def extract_docx(content: bytes) -> ExtractedDocument:
     import docx
-    from docx.table import Table
-    from docx.text.paragraph import Paragraph
 
     _check_docx_size(content)
     try:
@@ -67,9 +69,9 @@ def extract_docx(content: bytes) -> ExtractedDocument:
     title: str | None = None
     try:
         style_name_of = _style_names(document)
-        for item in document.iter_inner_content():
-            if isinstance(item, Paragraph):
-                para = clean_text(_paragraph_text(item._p)).strip()
+        for item in _blocks(document.element.body):
+            if item.tag == _W + "p":
+                para = clean_text(_paragraph_text(item)).strip()
                 if not para:
                     continue
                 style_name = style_name_of(item)
@@ -81,8 +83,8 @@ def extract_docx(content: bytes) -> ExtractedDocument:
                     blocks.append("#" * level + " " + para)
                 else:
                     blocks.append(tidy_lines(para))
-            elif isinstance(item, Table):
-                rows = _docx_table_rows(item)
+            else:
+                rows = _table_rows(item)
                 if rows:
                     blocks.append("\n".join(rows))
     except ExtractionError:
@@ -114,28 +116,65 @@ def _style_names(document: Any) -> Any:
     default_name = (default.name or "") if default is not None else ""
 
     def name(paragraph: Any) -> str:
-        properties = paragraph._p.pPr  # the style id, without the scan
+        properties = paragraph.pPr  # (the w:p element) the style id, without the scan
         style_id = properties.style if properties is not None else None
         return str(names.get(style_id, default_name)) if style_id else default_name
 
     return name
 
 
-def _docx_table_rows(table: Any) -> list[str]:
+def _blocks(container: Any) -> Iterator[Any]:
+    """The paragraphs (w:p) and tables (w:tbl) of a body, a cell or a content control, in
+    order, read into block-level content controls and custom XML: python-docx's
+    iter_inner_content skips a w:sdt, and templates put whole sections in them (a review
+    of 2026-12-05)."""
+    stack = [iter(container)]
+    while stack:
+        element = next(stack[-1], None)
+        if element is None:
+            stack.pop()
+        elif element.tag in (_W + "p", _W + "tbl"):
+            yield element
+        elif element.tag in _BLOCK_WRAPPERS:
+            stack.append(iter(element))
+
+
+def _table_rows(table: Any) -> list[str]:
+    """A table's rows, cells separated by " | " (a cell once, however many grid columns it
+    spans); a cell's nested tables are read into it."""
     rows: list[str] = []
-    for row in table.rows:
-        cells: list[str] = []
-        previous: Any = None
-        for cell in row.cells:
-            # A merged cell is repeated once per grid column it spans.
-            if previous is not None and cell._tc is previous:
-                continue
-            previous = cell._tc
-            text = "\n".join(_paragraph_text(p._p) for p in cell.paragraphs)
-            cells.append(" ".join(clean_text(text).split()))
+    for row in _descendants(table, _W + "tr", stop=_W + "tbl"):
+        cells = [
+            " ".join(clean_text(_cell_text(cell)).split())
+            for cell in _descendants(row, _W + "tc", stop=_W + "tbl")
+        ]
         if any(cells):
             rows.append(" | ".join(cells))
     return rows
+
+
+def _cell_text(cell: Any) -> str:
+    parts = []
+    for block in _blocks(cell):
+        if block.tag == _W + "p":
+            parts.append(_paragraph_text(block))
+        else:
+            parts.extend(_table_rows(block))
+    return "\n".join(parts)
+
+
+def _descendants(element: Any, tag: str, stop: str) -> Iterator[Any]:
+    """The ``tag`` elements below ``element`` (rows and cells may stand in content controls
+    and custom XML), not looking into ``tag`` ones or into ``stop`` ones (nested tables)."""
+    stack = [iter(element)]
+    while stack:
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+        elif child.tag == tag:
+            yield child
+        elif child.tag != stop and isinstance(child.tag, str):
+            stack.append(iter(child))
 
 
 def _paragraph_text(paragraph: Any) -> str:
@@ -155,5 +194,7 @@ def _paragraph_text(paragraph: Any) -> str:
             shown = _CHARACTERS[tag]
             parts.append(element.text or "" if shown is None else shown)
         else:
+            if tag == _W + "p":  # a text box's paragraph: a line of its own
+                parts.append("\n")
             stack.append(iter(element))
     return "".join(parts)
