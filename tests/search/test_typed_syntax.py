@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
+from app.search.repository import read_question
 from app.search.service import analyze_configured
 from tests.conftest import DbHandle, Tokens
 from tests.helpers import Firm, one_matter_firm, retag
@@ -107,6 +108,15 @@ def test_a_statute_citation_in_another_form_is_read_as_the_citation(
             conn, "zitting om 10:30 uur", wall_groups=["open"], source_acl_ids=["public"]
         )
     assert not any(lexeme.startswith("art") for lexeme in analysis.rank_lexemes)
+
+
+@pytest.mark.timeout(120)  # a hang guard, no time bound: the first patterns backtracked
+def test_reading_citations_takes_linear_time() -> None:
+    """A review: each space of "6:162 lid 2 lid 2 ... x" could be read two ways, so the
+    citation pattern tried every split before failing (151 characters took 7 s; a question
+    may have 2,000)."""
+    for question in ("6:162" + " lid 2" * 330 + " x", "art. " + "1:1, " * 399, "BW " * 666):
+        assert read_question(question).words
 
 
 def test_a_question_citing_an_article_without_its_code_finds_the_decision(firm: Firm) -> None:
