@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import io
 from collections.abc import Callable
 from email.message import EmailMessage
@@ -458,11 +459,22 @@ def test_binary_sent_as_text_is_refused_and_utf16_without_bom_is_read() -> None:
 
     noise = random.Random(7).randbytes(20_000)
     assert _reason(text=None, content=noise, mime_type=TEXT).startswith("binary content")
-    for codec in ("utf-16-le", "utf-16-be"):
-        written = "Huurovereenkomst € ontbinding, café".encode(codec)
-        assert extract(text=None, content=written, mime_type=TEXT).text == (
-            "Huurovereenkomst € ontbinding, café"
-        )
+    chinese = "本合同由双方签订，租赁期限为五年。双方同意以下条款：" * 20
+    for written, codec in [
+        ("Huurovereenkomst € ontbinding, café", "utf-16-le"),
+        ("Huurovereenkomst € ontbinding, café", "utf-16-be"),
+        (chinese, "utf-16-le"),  # no zero bytes: told apart from noise by its script
+        (chinese, "utf-16-be"),
+    ]:
+        assert extract(text=None, content=written.encode(codec), mime_type=TEXT).text == written
+    # a review: real text was refused as binary
+    cut = extract(text=None, content=chinese.encode()[:-1], mime_type=TEXT)
+    assert cut.text == chinese[:-1] + "\ufffd"
+    log = "\x1b[31mFOUT\x1b[0m verbinding met de server mislukt\n" * 20
+    assert (
+        "verbinding met de server mislukt"
+        in extract(text=None, content=log.encode(), mime_type=TEXT).text
+    )
 
 
 # --- e-mail --------------------------------------------------------------------------------
@@ -550,6 +562,23 @@ def test_email_forwarded_messages_and_text_attachments_are_read() -> None:
     assert "Onderwerp: Schikkingsvoorstel" in doc.text.split("\n")
     assert "Bijlage notitie.txt:\ntelefoonnotitie merkwoordbijlage" in doc.text
     assert any("p.pdf" in w and "not read" in w for w in doc.warnings), doc.warnings
+
+    # a forwarded message its mailer encoded (RFC 2046 forbids it; a review found the base64)
+    encoded = base64.encodebytes(inner.as_bytes())
+    raw = (
+        b"From: a@b.nl\r\nSubject: FW\r\nMIME-Version: 1.0\r\n"
+        b"Content-Type: multipart/mixed; boundary=XX\r\n\r\n--XX\r\n"
+        b"Content-Type: text/plain\r\n\r\nZie onder.\r\n--XX\r\n"
+        b"Content-Type: message/rfc822\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+        + encoded
+        + b"--XX--\r\n"
+    )
+    doc = extract(text=None, content=raw, mime_type=EML)
+    assert "merkwoordbinnen" in doc.text and "Onderwerp: Schikkingsvoorstel" in doc.text
+    garbled = raw.replace(encoded, b"@@@ niet base64 @@@\r\n")
+    doc = extract(text=None, content=garbled, mime_type=EML)
+    assert "Zie onder." in doc.text
+    assert any("could not be decoded" in w for w in doc.warnings), doc.warnings
 
     broken = (
         b"From: a@b.nl\r\nSubject: x\r\nContent-Type: text/plain; charset=utf-8\r\n"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import quopri
 from collections.abc import Iterator
 from email import errors, policy
 from email.message import EmailMessage, Message
@@ -176,6 +178,22 @@ def _forwarded(part: Message, warnings: list[str], depth: int) -> str:
     inner = payload[0] if isinstance(payload, list) and payload else None
     if not isinstance(inner, Message):
         return ""
+    encoding = str(part.get("Content-Transfer-Encoding", "")).strip().lower()
+    if encoding in ("base64", "quoted-printable"):
+        # RFC 2046 forbids encoding a message/rfc822 part, and the parser read the encoded
+        # text as the message; some mailers encode it all the same (a review: its base64
+        # came out as the forwarded text)
+        encoded = inner.as_string().encode("ascii", errors="replace")
+        try:
+            raw = (
+                base64.b64decode(b"".join(encoded.split()))
+                if encoding == "base64"
+                else quopri.decodestring(encoded)
+            )
+            inner = BytesParser(policy=policy.default).parsebytes(raw)
+        except Exception:  # binascii.Error, and whatever the parser raises
+            warnings.append("a forwarded message could not be decoded")
+            return ""
     if depth + 1 > MAX_FORWARD_DEPTH:
         warnings.append(f"forwarded messages nested deeper than {MAX_FORWARD_DEPTH} are not read")
         return ""

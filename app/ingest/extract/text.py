@@ -51,8 +51,10 @@ def decode_text(content: bytes, charset: str | None, warnings: list[str]) -> str
             warnings.append(f"declared charset {charset!r} did not decode")
     try:
         return content.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
+    except UnicodeDecodeError as exc:
+        if exc.reason == "unexpected end of data":  # cut inside its last character
+            warnings.append("the last bytes were an incomplete UTF-8 character")
+            return content[: exc.start].decode("utf-8", errors="replace") + "\ufffd"
     # cp1252 leaves five bytes undefined; replacing them beats refusing the document.
     warnings.append("decoded as cp1252")
     return content.decode("cp1252", errors="replace")
@@ -62,7 +64,15 @@ def decode_text(content: bytes, charset: str | None, warnings: list[str]) -> str
 # characters, "text" is binary: random bytes decode as cp1252 with about 12%, text copied
 # from anywhere with well under 1%.
 MAX_CONTROL_SHARE = 0.05
-_NOT_TEXT_RE = re.compile("[\x00-\x08\x0e-\x1f\x7f\ufffd]")
+# (ESC is left out: terminal colours in a log are text)
+_NOT_TEXT_RE = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
+# Where the characters of a text in a living script lie: UTF-16 without a byte order mark
+# and without zero bytes (Chinese, say) is taken for UTF-16 when nearly all its characters
+# fall here; random bytes read as UTF-16 scatter over all of them (about 60% fall here).
+_SCRIPT_RANGES = (
+    (0x09, 0x0D), (0x20, 0x7E), (0xA0, 0x24F), (0x370, 0x6FF), (0xE00, 0xE7F),
+    (0x2000, 0x206F), (0x3000, 0x30FF), (0x3400, 0x9FFF), (0xAC00, 0xD7AF), (0xFF00, 0xFFEF),
+)  # fmt: skip
 
 
 def _utf16_without_bom(content: bytes) -> str | None:
@@ -79,6 +89,22 @@ def _utf16_without_bom(content: bytes) -> str | None:
     return None
 
 
+def _utf16_of_a_script(content: bytes) -> str | None:
+    """UTF-16 without a byte order mark or zero bytes, when nearly every character it
+    reads as lies in a living script (_SCRIPT_RANGES)."""
+    if len(content) < 4 or len(content) % 2:
+        return None
+    for codec in ("utf-16-le", "utf-16-be"):
+        try:
+            text = content.decode(codec)
+        except UnicodeDecodeError:
+            continue
+        inside = sum(any(a <= ord(c) <= b for a, b in _SCRIPT_RANGES) for c in text)
+        if inside >= 0.95 * len(text):
+            return text
+    return None
+
+
 def extract_plain(content: bytes, charset: str | None) -> ExtractedDocument:
     """Plain text. Binary content sent as text is refused: decoded as cp1252 it made chunks
     of garbage with no report entry (the ingestion fuzz of 2026-12-05)."""
@@ -87,6 +113,10 @@ def extract_plain(content: bytes, charset: str | None) -> ExtractedDocument:
     if decoded is None:
         decoded = decode_text(content, charset, warnings)
     odd = len(_NOT_TEXT_RE.findall(decoded))
+    if decoded and odd > MAX_CONTROL_SHARE * len(decoded) and not charset:
+        utf16 = _utf16_of_a_script(content)
+        if utf16 is not None:
+            decoded, odd, warnings = utf16, 0, ["read as UTF-16 without a byte order mark"]
     if decoded and odd > MAX_CONTROL_SHARE * len(decoded):
         raise ExtractionError(
             f"binary content, not text: {odd} of {len(decoded)} characters are control or "
