@@ -246,7 +246,7 @@ class HybridParams:
     rank_weights: list[float]  # their weights (1 the question's own, less a synonym's)
     rank_idf_weights: list[float]  # those weights x each lexeme's IDF: a document's score
     names: list[str]  # the documents' identifiers the question names: the named leg
-    typed_tsq: str | None  # the question's typed phrases and -terms, tested in every leg
+    typed_tsq: str | None  # its typed phrases and -terms, tested in the dense leg too
     # access: the person's allowed sets, resolved at policy_version; a leg returns nothing
     # when the statement's own snapshot sees another version (the caller retries)
     wall_groups: str  # text[] literal (app/db/sqlfiles.py)
