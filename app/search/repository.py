@@ -52,11 +52,11 @@ def group_sizes(
     return GroupSizes(int(row.allowed or 0), int(row.total or 0))
 
 
-# Characters that PDF and Word put inside words and that say nothing (soft hyphen, zero-width
-# space and joiners, word joiner, BOM): ingestion takes the first ones out of documents
-# (app/ingest/extract/text.py), so a question must not keep them either ("na\u00adheffing"
-# found nothing).
-_INVISIBLE = re.compile("[\u00ad\u200b-\u200d\u2060\ufeff]")
+# Characters that say nothing and break a word (soft hyphen, zero-width space and joiners,
+# direction marks and overrides, word joiner, BOM): ingestion takes the same ones out of
+# documents (app/ingest/extract/text.py INVISIBLE), so a question must not keep them either
+# ("na\u00adheffing" found nothing).
+_INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 # What a lawyer types as search syntax (websearch_to_tsquery's): a "quoted phrase", a -term
 # or -"phrase" to leave out, and an upper-case OR between alternatives.
 _OPERATOR = re.compile(r'(?:(?<=\s)|^)-"[^"]*"|(?:(?<=\s)|^)-[^\s"]+|"[^"]*"')

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from app.search.repository import read_question
+from app.search.repository import read_question, visible
 from app.search.service import analyze_configured
 from tests.conftest import DbHandle, Tokens
 from tests.helpers import Firm, one_matter_firm, retag
@@ -61,6 +61,30 @@ def test_an_invisible_character_inside_a_word_is_no_break(firm: Firm, mark: str)
     assert found(firm, f"aanhang{mark}wagen") == {"trailer"}
     hybrid = firm.documents_found(LAWYER, f"aanhang{mark}wagen", k=1)
     assert hybrid == ["trailer"]
+
+
+def test_documents_and_questions_lose_the_same_invisible_characters(firm: Firm) -> None:
+    """A direction override inside a word ("\u202eonrechtmatig", a fuzz of 2026-12-05) kept
+    it from matching; ingestion and the question took out different lists."""
+    import unicodedata
+
+    from app.ingest.extract.text import clean_text
+
+    for code in range(0x80, 0x10000):
+        mark = chr(code)
+        if unicodedata.category(mark) == "Cf" and clean_text(f"a{mark}b") == "ab":
+            assert visible(f"a{mark}b") == "ab", hex(code)
+        if visible(f"a{mark}b") == "ab":
+            assert clean_text(f"a{mark}b") == "ab", hex(code)
+    firm.document(
+        "bidi",
+        "de \u202eschadevergoedingsplicht\u202c van de\u200e boer",
+        client_id="C-1",
+        matter_id="M-1",
+    )
+    retag(firm.client)
+    assert found(firm, "schadevergoedingsplicht") == {"bidi"}
+    assert found(firm, "schade\u200fvergoedingsplicht") == {"bidi"}
 
 
 @pytest.mark.parametrize("space", ["\u00a0", "\u202f", "\u2007", "\u2009"])
