@@ -747,3 +747,34 @@ def test_malformed_rechtspraak_records_are_reported_or_recovered() -> None:
             text=None, content=path.read_bytes(), mime_type="application/xml"
         )
         assert outcome, path.name  # a document, or a reason for the report
+
+
+def test_docx_placeholders_are_not_text_and_symbols_are() -> None:
+    """A content control that shows its placeholder holds the template's prompt, not the
+    document's words; a w:sym holds a real character unless it is a symbol font's glyph."""
+
+    def control(text: str, *, placeholder: bool, block: bool) -> str:
+        shown = "<w:showingPlcHdr/>" if placeholder else ""
+        inner = (
+            f"<w:p><w:r><w:t>{text}</w:t></w:r></w:p>" if block else f"<w:r><w:t>{text}</w:t></w:r>"
+        )
+        return f"<w:sdt><w:sdtPr><w:alias w:val='x'/>{shown}</w:sdtPr><w:sdtContent>{inner}</w:sdtContent></w:sdt>"
+
+    body = (
+        control("Klikoftikblok", placeholder=True, block=True)
+        + control("ingevuldblok", placeholder=False, block=True)
+        + "<w:p><w:r><w:t xml:space='preserve'>naam: </w:t></w:r>"
+        + control("Klikoftikregel", placeholder=True, block=False)
+        + control("Jansen", placeholder=False, block=False)
+        + "<w:r><w:sym w:font='Times New Roman' w:char='00A7'/><w:t>12</w:t>"
+        + "<w:sym w:font='Wingdings' w:char='F0FC'/><w:sym w:font='x' w:char='D800'/>"
+        + "<w:sym w:font='x' w:char='zz'/></w:r></w:p>"
+        + "<w:tbl><w:tr><w:tc><w:p><w:r><w:t>cel</w:t></w:r></w:p></w:tc>"
+        + "<w:sdt><w:sdtPr><w:showingPlcHdr/></w:sdtPr><w:sdtContent><w:tc><w:p><w:r>"
+        + "<w:t>Klikoftikcel</w:t></w:r></w:p></w:tc></w:sdtContent></w:sdt></w:tr></w:tbl>"
+    )
+    doc = extract(text=None, content=_docx_with_body(body), mime_type=DOCX)
+    assert "Klikoftik" not in doc.text
+    assert "ingevuldblok" in doc.text
+    assert "naam: Jansen§12" in doc.text
+    assert "cel" in doc.text

@@ -31,6 +31,30 @@ _HIDDEN = {_W + "del", _W + "moveFrom", _W + "instrText", _W + "delInstrText",
            _W + "comment", _MC + "Fallback"}  # fmt: skip
 # Block-level wrappers a body's or a cell's paragraphs and tables may stand in.
 _BLOCK_WRAPPERS = {_W + "sdt", _W + "sdtContent", _W + "customXml"}
+_SYM = _W + "sym"
+_PRIVATE_USE = range(0xE000, 0xF900)  # a symbol font's glyph (Wingdings, Symbol): no text
+
+
+def _placeholder(element: Any) -> bool:
+    """A content control that shows its placeholder ("Klik of tik om tekst in te voeren."),
+    not content: templates leave dozens, and the same words in every document would match
+    every question about entering text."""
+    if element.tag != _W + "sdt":
+        return False
+    properties = element.find(_W + "sdtPr")
+    return properties is not None and properties.find(_W + "showingPlcHdr") is not None
+
+
+def _symbol(element: Any) -> str:
+    """A w:sym character: shown when it is a real character (U+00A7 in Times New Roman),
+    not a glyph of a symbol font's private-use area."""
+    try:
+        code = int(element.get(_W + "char") or "", 16)
+    except ValueError:
+        return ""
+    shown = 0x20 <= code <= 0x10FFFF and code not in _PRIVATE_USE and not 0xD800 <= code < 0xE000
+    return chr(code) if shown else ""
+
 
 _TITLE_STYLES = {"title", "titel"}
 
@@ -135,7 +159,7 @@ def _blocks(container: Any) -> Iterator[Any]:
             stack.pop()
         elif element.tag in (_W + "p", _W + "tbl"):
             yield element
-        elif element.tag in _BLOCK_WRAPPERS:
+        elif element.tag in _BLOCK_WRAPPERS and not _placeholder(element):
             stack.append(iter(element))
 
 
@@ -173,7 +197,7 @@ def _descendants(element: Any, tag: str, stop: str) -> Iterator[Any]:
             stack.pop()
         elif child.tag == tag:
             yield child
-        elif child.tag != stop and isinstance(child.tag, str):
+        elif child.tag != stop and isinstance(child.tag, str) and not _placeholder(child):
             stack.append(iter(child))
 
 
@@ -188,9 +212,11 @@ def _paragraph_text(paragraph: Any) -> str:
             stack.pop()
             continue
         tag = element.tag
-        if not isinstance(tag, str) or tag in _HIDDEN:
+        if not isinstance(tag, str) or tag in _HIDDEN or _placeholder(element):
             continue  # comments and processing instructions of the XML itself, too
-        if tag in _CHARACTERS:
+        if tag == _SYM:
+            parts.append(_symbol(element))
+        elif tag in _CHARACTERS:
             shown = _CHARACTERS[tag]
             parts.append(element.text or "" if shown is None else shown)
         else:
