@@ -305,8 +305,8 @@ class Settings(BaseSettings):
         default=200_000,
         ge=1,
         description=(
-            "POST /v1/documents at or above this size (characters, or bytes of content) "
-            "answers 202 and ingests in the background."
+            "POST /v1/documents at or above this many characters of text (of a file: the "
+            "characters extracted from it) answers 202 and ingests in the background."
         ),
     )
     job_workers: int = Field(

@@ -103,3 +103,42 @@ def test_queued_jobs_per_person_are_bounded(db: DbHandle, embedder: Any, auth: T
         other = auth("admin2@firm.nl", "admin")
         r = client.post("/v1/documents", json=_document("LARGE-3", LONG_TEXT), headers=other)
         assert r.status_code == 202, r.text
+
+
+def _docx_base64(paragraphs: list[str]) -> str:
+    import base64
+    import io
+
+    import docx
+
+    document = docx.Document()
+    for paragraph in paragraphs:
+        document.add_paragraph(paragraph)
+    out = io.BytesIO()
+    document.save(out)
+    return base64.b64encode(out.getvalue()).decode()
+
+
+def test_a_small_file_holding_much_text_is_queued_by_its_text(
+    db: DbHandle, embedder: Any, auth: Tokens
+) -> None:
+    """The size of a Word file's zip says little about its text: a 60 KB file held half a
+    million characters, and its push held the request for minutes of encoding."""
+    paragraphs = LONG_TEXT.split("\n\n") * 10
+    large = _docx_base64(paragraphs)
+    text_chars = len("\n\n".join(paragraphs))
+    threshold = len(large) * 3 // 4 + 1  # above the file's bytes, below its text
+    assert threshold < text_chars
+    settings = make_settings(document_async_chars=threshold, job_workers=0)
+    with make_client(db, settings, embedder) as client:
+        _firm(client, auth)
+        admin = auth(*ADMIN)
+        mime = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+        small = dict(_document("DOCX-1", ""), content_base64=_docx_base64(["Korte notitie."]))
+        small.pop("text")
+        small["mime_type"] = mime
+        assert ok(client.post("/v1/documents", json=small, headers=admin))["status"] == "added"
+        big = dict(small, external_id="DOCX-2", content_base64=large)
+        r = client.post("/v1/documents", json=big, headers=admin)
+        assert r.status_code == 202, r.text
+        assert r.json()["status"] == "queued"
