@@ -34,7 +34,7 @@ from app.gates.schemas import (
     SessionGateIn,
     SessionGateOut,
 )
-from app.gates.sentences import split_sentences
+from app.gates.sentences import answer_sentences
 from app.gates.session import answer_for, assess
 from app.limits import PersonLimiter
 from app.resources import Resources
@@ -170,7 +170,7 @@ def check_answer_grounding(
         len(body.answer),
         settings.grounding_chars_per_minute,
     )
-    sentences = split_sentences(body.answer)
+    sentences = answer_sentences(body.answer)
     if len(sentences) > settings.grounding_max_sentences:
         # each sentence is a model call's worth of work; bound one request's cost
         raise Unprocessable(

@@ -9,6 +9,7 @@ Citation markers such as "[1]" or "[2, 3]" after the full stop stay with their s
 
 from __future__ import annotations
 
+import html
 import re
 
 # lower case, without the final dot
@@ -155,7 +156,7 @@ def _starts_sentence(text: str, pos: int) -> bool:
     return bool(re.match(r"s[- ]", text[pos : pos + 2])) and pos > 0 and text[pos - 1] in "'’"
 
 
-def _is_boundary(text: str, start: int, match: re.Match[str]) -> bool:
+def _is_boundary(text: str, start: int, match: re.Match[str], *, lower_case: bool) -> bool:
     punct_at = match.start()
     if punct_at > 0 and text[punct_at - 1] in "([":
         return False  # "(...)": an omission inside a quotation
@@ -164,12 +165,21 @@ def _is_boundary(text: str, start: int, match: re.Match[str]) -> bool:
         after += 1
     if after >= len(text):
         return True
-    if not _starts_sentence(text, after):
-        return False
-    if text[punct_at] != ".":
-        return True
     word_start = text.rfind(" ", start, punct_at) + 1
     word = text[max(word_start, start) : punct_at].lstrip(_LEADING_PUNCT)
+    if not _starts_sentence(text, after):
+        # an answer's next sentence may start in lower case: after a whole word that is no
+        # abbreviation ("slaagt. het hof"), not after "o.i.d." or "3.4."
+        return (
+            lower_case
+            and text[after].islower()
+            and text[punct_at] == "."
+            and len(word) > 1
+            and word.isalpha()
+            and word.lower() not in _ABBREVIATIONS
+        )
+    if text[punct_at] != ".":
+        return True
     if word.lower() in _ABBREVIATIONS:
         return False
     if word.lower() in _BEFORE_AN_AMOUNT and text[after].isdigit():
@@ -180,8 +190,9 @@ def _is_boundary(text: str, start: int, match: re.Match[str]) -> bool:
     return not (_NUMBERING.fullmatch(word) and not text[start:word_start].strip())
 
 
-def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text`` in order; blank lines always separate."""
+def split_sentences(text: str, *, lower_case: bool = False) -> list[str]:
+    """Sentences of ``text`` in order; blank lines always separate. ``lower_case``: a full
+    stop after a whole word ends a sentence before a lower-case word too (answers)."""
     sentences: list[str] = []
     for paragraph in re.split(r"\n\s*\n", text):
         flat = " ".join(paragraph.split())
@@ -191,7 +202,7 @@ def split_sentences(text: str) -> list[str]:
         for match in _CANDIDATE.finditer(flat):
             if match.start() < start:
                 continue
-            if not _is_boundary(flat, start, match):
+            if not _is_boundary(flat, start, match, lower_case=lower_case):
                 continue
             sentence = flat[start : match.end()].strip()
             if sentence:
@@ -201,3 +212,75 @@ def split_sentences(text: str) -> list[str]:
         if rest:
             sentences.append(rest)
     return sentences
+
+
+# --- answers: what an assistant writes is marked up ----------------------------------------
+
+# Block-level HTML: where a block starts or ends, a sentence ends. Tags are matched by name so
+# that "a < b en c > d" stays text; the rest of a tag's markup is bounded.
+_HTML_BLOCK = re.compile(
+    r"</?(?:p|div|li|ul|ol|br|h[1-6]|tr|td|th|table|blockquote|pre|section|article|dd|dt|hr)"
+    r"\b[^<>]{0,2000}>",
+    re.IGNORECASE,
+)
+_HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]{0,40}\b[^<>]{0,2000}>")
+# Markdown: a list item, a heading, a quote or a table row starts a block; emphasis, code
+# and a link's address are markup.
+_LIST_ITEM = re.compile(
+    r"^[ \t]*(?:[-*+•·▪◦‣–—]|\d{1,3}[.)]|[a-zA-Z][.)]|\(\d{1,3}\)|#{1,6}|>)[ \t]+"
+)
+_LINK = re.compile(r"\[([^\[\]\n]{1,500})\]\([^()\s]{0,2000}\)")
+_EMPHASIS = re.compile(r"\*\*|__|~~|`+|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])")
+# A line that ends a sentence (closers and markers may follow its mark) ends its block.
+_LINE_ENDS_SENTENCE = re.compile(r"[.!?…][\"'”’»)\]]*(?:\s*" + _MARKER + r")*\s*$")
+
+
+def _answer_blocks(text: str) -> str:
+    """``text`` with its markup taken out and a blank line wherever a block ends: a list
+    item, heading, quote, table cell, HTML block, or a line that ends a sentence. An invented
+    sentence set as the next bullet, in the next <p> or after "**" was read as one sentence
+    with the copied one before it, and passed with it (a check of 2026-12-06)."""
+    if "<" in text:
+        text = _HTML_TAG.sub(" ", _HTML_BLOCK.sub("\n\n", text))
+    if "&" in text:
+        text = html.unescape(text)
+    text = _EMPHASIS.sub("", _LINK.sub(r"\1", text))
+    blocks: list[str] = []
+    current: list[str] = []
+    label = False  # the block so far is a heading or a short lead-in ending in ":"
+
+    def close() -> None:
+        nonlocal current, label
+        if current and not label:
+            blocks.append(" ".join(current))
+            current = []
+
+    for raw in text.splitlines():
+        line = raw.strip()
+        cells = [c.strip() for c in line.strip("|").split("|")] if line.startswith("|") else None
+        item = _LIST_ITEM.match(raw)
+        if not line or item or cells is not None:
+            close()
+        if cells is not None:  # a table row: each cell on its own; a |---| rule is nothing
+            blocks.extend(c for c in cells if c.strip("-: "))
+            continue
+        if not line:
+            continue
+        text_of_line = raw[item.end() :].strip() if item else line
+        current.append(text_of_line)
+        # A heading ("## Conclusie") or a lead-in ("De rechtbank oordeelt:") says nothing on
+        # its own: it is read with the block after it, as before, not judged as a claim.
+        label = (item is not None and item.group().strip().startswith("#")) or (
+            text_of_line.endswith(":") and len(text_of_line.split()) <= 6
+        )
+        if _LINE_ENDS_SENTENCE.search(line):
+            close()
+    label = False
+    close()
+    return "\n\n".join(b for b in blocks if b.strip())
+
+
+def answer_sentences(text: str) -> list[str]:
+    """The sentences of an answer, each judged on its own: markup is layout (HTML,
+    Markdown), each block is read alone, and a sentence may start in lower case."""
+    return split_sentences(_answer_blocks(text), lower_case=True)

@@ -358,3 +358,38 @@ def test_roles(db: DbHandle, gate_client: GateClient, auth: Tokens) -> None:
     assert client.post("/v1/gates/grounding", json=payload).status_code == 401
     r = client.post("/v1/gates/grounding", json=payload, headers=auth(ALICE, "admin"))
     assert r.status_code == 403
+
+
+INVENTED = "Het cassatieberoep slaagt."
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        "- {copied}\n- {invented}",
+        "* {copied} [2]\n* {invented} [2]",
+        "1. {copied}\n2. {invented}",
+        "<p>{copied}</p><p>{invented}</p>",
+        "<ul><li>{copied}</li><li>{invented}</li></ul>",
+        "{copied} **{invented}**",
+        "{copied} {invented_lower}",
+        "{copied}\n{invented_lower}",
+        "## Antwoord\n\n{copied}\n\n| conclusie |\n|---|\n| {invented} |",
+    ],
+)
+def test_an_invented_sentence_in_markup_is_judged_on_its_own(
+    corpus: DbHandle, gate_client: GateClient, auth: Tokens, layout: str
+) -> None:
+    """A bullet, an HTML block, Markdown emphasis or a lower-case start joined an invented
+    sentence to the copied one before it, and containment let the pair pass: the invented
+    one shipped in trimmed_answer (a check of 2026-12-06)."""
+    rid = record_retrieval(corpus, ALICE, list(RETURNED))
+    copied = RETURNED["c-termijn"]
+    answer = layout.format(
+        copied=copied, invented=INVENTED, invented_lower=INVENTED[0].lower() + INVENTED[1:]
+    )
+    body = ground(gate_client(), auth, ALICE, rid, answer).json()
+    assert body["ok"] is False, body
+    supported = [s["text"] for s in body["sentences"] if s["supported"]]
+    assert len(supported) == 1 and copied.removesuffix(".") in supported[0], body
+    assert "cassatieberoep" not in body["trimmed_answer"].lower()

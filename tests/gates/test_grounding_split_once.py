@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from app.gates import grounding, router
-from app.gates.sentences import split_sentences
+from app.gates.sentences import answer_sentences
 from tests.conftest import DbHandle, Tokens
 from tests.gates.conftest import GateClient
 from tests.gates.test_grounding import (
@@ -32,11 +32,11 @@ def splits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     def counted(text: str) -> list[str]:
         calls.append(len(text))
-        return split_sentences(text)
+        return answer_sentences(text)
 
     counted_split: Callable[[str], list[str]] = counted
-    monkeypatch.setattr(router, "split_sentences", counted_split)
-    monkeypatch.setattr(grounding, "split_sentences", counted_split, raising=False)
+    monkeypatch.setattr(router, "answer_sentences", counted_split)
+    monkeypatch.setattr(grounding, "answer_sentences", counted_split, raising=False)
     return calls
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.gates.sentences import split_sentences
+from app.gates.sentences import answer_sentences, split_sentences
 
 
 @pytest.mark.parametrize(
@@ -118,3 +118,30 @@ def test_whitespace_inside_a_paragraph_is_normalized() -> None:
         "Een zin over twee regels.",
         "En nog een.",
     ]
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("- Eerste zin\n- Tweede zin.", ["Eerste zin", "Tweede zin."]),
+        ("<p>Eén.</p><p>Twee &amp; drie.</p>", ["Eén.", "Twee & drie."]),
+        ("Eén. **Twee.**", ["Eén.", "Twee."]),
+        ("Het hof slaagt. het beroep faalt.", ["Het hof slaagt.", "het beroep faalt."]),
+        (
+            "Zie o.a. r.o. 3.4. het hof en art. 6:162 BW.",
+            ["Zie o.a. r.o. 3.4. het hof en art. 6:162 BW."],
+        ),
+        ("Een zin\nover twee regels.", ["Een zin over twee regels."]),
+        ("Eerste zin.\ntweede zin.", ["Eerste zin.", "tweede zin."]),
+        ("## Conclusie\nDe vordering faalt.", ["Conclusie De vordering faalt."]),
+        (
+            "De rechtbank oordeelt:\n\n3. De vordering faalt.",
+            ["De rechtbank oordeelt: De vordering faalt."],
+        ),
+        ("Zie [de uitspraak](https://x.nl/a) van 2019. [1]", ["Zie de uitspraak van 2019. [1]"]),
+        ("a < b en c > d.", ["a < b en c > d."]),
+        ("| a | De huur is opgezegd. |\n|---|---|", ["a", "De huur is opgezegd."]),
+    ],
+)
+def test_answer_sentences_read_markup_as_layout(answer: str, expected: list[str]) -> None:
+    assert answer_sentences(answer) == expected

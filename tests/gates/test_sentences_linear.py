@@ -82,3 +82,17 @@ def test_normal_prose_is_unchanged_by_a_long_run() -> None:
         "Dat is juist. [1]",
         "Zie r.o. 3.4.",
     ]
+
+
+def test_answer_markup_is_read_in_linear_time() -> None:
+    # the answer's markup pass (HTML tags, Markdown links, emphasis, list items, table rows)
+    # on 200,000 characters of each pattern that a backtracking form would retry
+    out = run_bounded(
+        "from app.gates.sentences import answer_sentences\n"
+        "for piece in ('<a', '<p x', '[a](', '[a]', '**', '*a', '- ', '|', '.]', '1) ',\n"
+        "              '<br>', '&amp;', '\\n- a.', ':\\n'):\n"
+        "    answer_sentences(piece * (200_000 // len(piece)))\n"
+        "print('done')\n",
+        "reading 200,000 characters of answer markup",
+    )
+    assert out.strip() == "done"
