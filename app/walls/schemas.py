@@ -24,7 +24,7 @@ class WallIn(BaseModel):
     protects: Protects
     screened: list[Identifier] = Field(default_factory=list, max_length=10_000)
     allowed: list[Identifier] = Field(default_factory=list, max_length=10_000)
-    include_team: bool = True
+    include_team: bool = Field(default=True, strict=True)  # not "no" or 0: access turns on it
     effective_from: AwareDatetime | None = None
     effective_until: AwareDatetime | None = None
 

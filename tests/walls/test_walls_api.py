@@ -93,6 +93,19 @@ def _firm(client: TestClient, auth: Tokens) -> Firm:
             "effective_until",
         ),
         ({"kind": "sideways", "title": "t", "protects": {"matters": ["M-1"]}}, "kind"),
+        *(
+            (
+                {
+                    "kind": "inclusionary",
+                    "title": "t",
+                    "protects": {"matters": ["M-1"]},
+                    "allowed": ["alice@firm.nl"],
+                    "include_team": loose,
+                },
+                "include_team",
+            )
+            for loose in ("no", "yes", 0, 1, "false", None)
+        ),
     ],
 )
 def test_bad_walls_are_422_naming_the_field(
