@@ -10,7 +10,7 @@ The wall checks are `app.walls.service`'s own. Nothing is written.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from app.audit.chain import now_utc
@@ -119,7 +119,8 @@ def preview_wall(
             conn,
             PREVIEW_WALL_ID,
             impact.covered,
-            since=now - timedelta(days=lookback_days),
+            now=now,
+            lookback_days=lookback_days,
             snapshot=lambda: impact.after,
             may_see=may_see,
         )

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection
@@ -245,7 +245,8 @@ def _exposure_of_losses(
             conn,
             wall_id,
             matters,
-            since=now - timedelta(days=lookback_days),
+            now=now,
+            lookback_days=lookback_days,
             snapshot=lambda: after,
         )
         out[wall_id] = exposure.summary(report, lookback_days)

@@ -144,18 +144,25 @@ def exposure(
     wall_id: str,
     covered: Iterable[str],
     *,
-    since: datetime,
+    now: datetime,
+    lookback_days: int,
     snapshot: Callable[[], MatrixSnapshot],
     may_see: MaySee | None = None,
 ) -> dict[str, Any]:
-    """``{"items": [...], "partial": bool}`` for the wall ``wall_id`` covering ``covered``.
-    ``snapshot`` (with the wall in it) is read only when someone retrieved those matters;
-    ``may_see`` None: the audit's own view (every matter), for the policy event's summary."""
+    """``{"items": [...], "partial": bool}`` for the wall ``wall_id`` covering ``covered``:
+    who retrieved those matters within the lookback and is denied by the wall when it acts
+    (now, or its start if later). A wall that does not act then (lifted, its window over)
+    denies nobody: no items. ``snapshot`` (with the wall in it) is read only when someone
+    retrieved those matters; ``may_see`` None: the audit's own view (every matter), for the
+    policy event's summary."""
     matter_ids = sorted(set(covered))
+    since = now - timedelta(days=lookback_days)
     if not matter_ids or not repository.anyone_retrieved(conn, matter_ids, since):
         return {"items": [], "partial": False}
     snap = snapshot()
     wall = snap.walls[wall_id]
+    if not wall.active_at(wall.takes_force(now)):
+        return {"items": [], "partial": False}
 
     def denied(person_id: str) -> bool:
         return snap.wall_denies(wall, person_id)
@@ -198,13 +205,18 @@ def wall_report(
         conn,
         wall_id,
         covered,
-        since=now - timedelta(days=lookback_days),
+        now=now,
+        lookback_days=lookback_days,
         snapshot=lambda: snap,
         may_see=may_see,
     )
+    wall = snap.walls[wall_id]
+    at = wall.takes_force(now)
     return {
         "wall_id": wall_id,
         "lookback_days": lookback_days,
+        "at": iso(at),
+        "in_force": wall.active_at(at),
         "policy_version": snap.version,
         **report,
         "matter_details": matter_details(snap, covered, may_see),
@@ -334,7 +346,8 @@ def preview(
         conn,
         impact.wall.wall_id,
         impact.covered,
-        since=now - timedelta(days=lookback_days),
+        now=now,
+        lookback_days=lookback_days,
         snapshot=lambda: impact.after,
         may_see=may_see,
     )

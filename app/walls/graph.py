@@ -85,6 +85,10 @@ class Wall:
             return False
         return not (self.effective_until is not None and at >= self.effective_until)
 
+    def takes_force(self, now: datetime) -> datetime:
+        """When the wall acts, seen from ``now``: now, or its start when that is later."""
+        return max(now, self.effective_from) if self.effective_from is not None else now
+
 
 class NameIndex:
     """Normalised names by token and by token prefix of five characters or more: the names

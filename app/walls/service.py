@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection
@@ -103,7 +103,8 @@ def issue_wall(
         conn,
         wall_id,
         _covered(conn, wall_id),
-        since=now_utc() - timedelta(days=lookback_days),
+        now=now_utc(),
+        lookback_days=lookback_days,
         snapshot=lambda: load_snapshot(conn, full=False),
     )
     version = _regroup_and_record(
