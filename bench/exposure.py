@@ -146,7 +146,8 @@ def time_exposure(
                 conn,
                 wall_id,
                 covered,
-                since=now - timedelta(days=lookback_days),
+                now=now,
+                lookback_days=lookback_days,
                 snapshot=lambda: snap,
                 may_see=exposure.caller_may_see(snap, caller, now),
             )
