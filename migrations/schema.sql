@@ -2276,6 +2276,10 @@ CREATE INDEX ix_matters_client_id ON public.matters USING btree (client_id);
 
 CREATE INDEX ix_person_aliases_person_id ON public.person_aliases USING btree (person_id);
 
+-- INDEX public ix_policy_events_changes
+
+CREATE INDEX ix_policy_events_changes ON public.policy_events USING gin (((details -> 'changes'::text)) jsonb_path_ops);
+
 -- INDEX public ix_search_postings_document_id
 
 CREATE INDEX ix_search_postings_document_id ON public.search_postings USING btree (document_id);

@@ -55,10 +55,13 @@ LIMIT :limit
 SELECT max(seq) FROM audit_retrievals
 
 -- name: list_policy_events
+-- :object_id finds an event by its subject or by any object its changes name (an import
+-- is filed under one subject and changes many; ix_policy_events_changes).
 SELECT * FROM policy_events
 WHERE (CAST(:since AS timestamptz) IS NULL OR at >= CAST(:since AS timestamptz))
   AND (CAST(:until AS timestamptz) IS NULL OR at < CAST(:until AS timestamptz))
-  AND (CAST(:object_id AS text) IS NULL OR object_id = CAST(:object_id AS text))
+  AND (CAST(:object_id AS text) IS NULL OR object_id = CAST(:object_id AS text)
+       OR details -> 'changes' @> jsonb_build_array(jsonb_build_object('id', CAST(:object_id AS text))))
   AND (CAST(:before_seq AS bigint) IS NULL OR seq < CAST(:before_seq AS bigint))
 ORDER BY seq DESC
 LIMIT :limit

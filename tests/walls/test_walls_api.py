@@ -408,3 +408,27 @@ def test_policy_events_are_logged_and_chained(client: TestClient, auth: Tokens) 
         client.get("/v1/audit/policy-events", headers=auth("l@firm.nl", "lawyer")).status_code
         == 403
     )
+
+
+def test_policy_events_are_found_by_every_object_they_changed(
+    client: TestClient, auth: Tokens
+) -> None:
+    """An import that changes several objects is filed under one subject; asked for by one
+    of the people it deactivated, the event was not found (a check of 2026-12-06)."""
+    firm = _firm(client, auth)
+    people = [
+        {"person_id": "bob@firm.nl", "name": "Bob", "active": False},
+        {"person_id": "dave@firm.nl", "name": "Dave"},
+    ]
+    ok(client.post("/v1/matrix/import", json={"people": people}, headers=firm.h))
+    comp = auth("co@firm.nl", "compliance")
+
+    def actions(object_id: str) -> list[str]:
+        events = ok(
+            client.get("/v1/audit/policy-events", params={"object_id": object_id}, headers=comp)
+        )["items"]
+        return [e["action"] for e in events]
+
+    assert actions("bob@firm.nl")[0] == "matrix.import"
+    assert actions("dave@firm.nl") == ["matrix.import"]
+    assert actions("nobody@firm.nl") == []
