@@ -114,6 +114,14 @@ _CAPITALS = re.compile(
     rf"[A-Z]{{2}}(?:{_PART})[A-Z0-9]{{1,7}}(?:{_PART})\d{{4}}"
     rf"(?:{_PART})[A-Za-z0-9.]*[A-Za-z0-9]"
 )
+# A well-formed ECLI whose ordinal a reader sees go on: after a hyphen ("...:2020:1-\n5",
+# "...:1278-A") or, on the next line, with digits alone ("...:2020:1\n5", a PDF's line
+# break). Checked as written, the gate confirmed ECLI:NL:HR:2020:1 for a text that cites
+# HR:2020:15 (a check of 2026-12-06). Not a numbered line ("\n2. De rechtbank").
+_CONTINUED = re.compile(
+    r"(?i:ecli):[A-Z]{2}:[A-Z0-9]{1,7}:[0-9]{4}:[A-Za-z0-9.]{0,24}[A-Za-z0-9]"
+    r"(?:-[ \t]*(?:\r?\n[ \t]*)?[A-Za-z0-9]+|[ \t]*\r?\n[ \t]*[0-9]+(?![0-9.)]))"
+)
 MAX_SHOWN = 100  # characters of a malformed citation named in the gate's answer
 
 
@@ -139,9 +147,25 @@ def _file_name_of(seen: str, eclis: dict[str, None]) -> bool:
     """A well-formed ECLI that names a file ("ECLI:NL:HR:2019:1234_bijlage_2.pdf"): what
     follows an underscore and a word of three letters or more is no part of its ordinal;
     anything shorter may be ("..:12_78", "..:12_A34" are malformed)."""
-    return any(
-        seen.startswith(ecli) and _FILE_SUFFIX.fullmatch(seen[len(ecli) :]) for ecli in eclis
-    )
+    cut = seen.find("_")  # an ordinal holds no underscore: the ECLI ends before the first
+    return cut > 0 and seen[:cut] in eclis and _FILE_SUFFIX.fullmatch(seen[cut:]) is not None
+
+
+def _inside_longer(found: list[re.Match[str]]) -> set[int]:
+    """One stretch read two ways ("ECLI:NL:HR:2019:1:2" and its first five parts): the ids of
+    the matches that lie inside a longer one. One sweep in order of start (and longest
+    first): comparing every pair cost 86 s for 20,000 near-citations (a check of
+    2026-12-06)."""
+    inside: set[int] = set()
+    before = -1  # the furthest end of the matches that start before the current start
+    start, same_start = -1, -1  # the current start, and the furthest end of its matches
+    for match in sorted(found, key=lambda m: (m.start(), -m.end())):
+        if match.start() != start:
+            before, start, same_start = max(before, same_start), match.start(), -1
+        if before >= match.end() or same_start > match.end():
+            inside.add(id(match))
+        same_start = max(same_start, match.end())
+    return inside
 
 
 def find_citations(text: str) -> Citations:
@@ -153,12 +177,9 @@ def find_citations(text: str) -> Citations:
     malformed: dict[str, None] = {}
     read = _as_read(text)
     found = [*_LOOSE.finditer(read), *_CAPITALS.finditer(read)]
-    # one stretch read two ways ("ECLI:NL:HR:2019:1:2" and its first five parts): the longer
-    inside = {
-        id(m) for m in found for o in found
-        if o is not m and o.start() <= m.start() and m.end() <= o.end()
-        and (o.end() - o.start()) > (m.end() - m.start())
-    }  # fmt: skip
+    inside = _inside_longer(found)
+    for match in _CONTINUED.finditer(read):
+        malformed.setdefault(" ".join(match.group(0).split())[:MAX_SHOWN], None)
     for match in (m for m in found if id(m) not in inside):
         seen = " ".join(match.group(0).rstrip(".:").split())  # a line break shown as a space
         canonical = "ECLI" + seen[4:] if seen[:5].lower() == "ecli:" else seen

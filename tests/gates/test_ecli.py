@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.ecli import extract_eclis, find_citations, is_ecli, normalize_ecli
+from tests.bounded_child import run_bounded
 
 
 def test_finds_eclis_in_prose_with_trailing_punctuation() -> None:
@@ -96,8 +101,14 @@ def test_helpers() -> None:
         # read as no citation at all, so the draft passed unchecked)
         ("ECLI.NL.RBAMS.2012.BZ5426", "ECLI.NL.RBAMS.2012.BZ5426"),
         ("ECLI_NL_RBAMS_2012_BZ5426", "ECLI_NL_RBAMS_2012_BZ5426"),
-        ("ECLI\u2013NL\u2013HR\u20131996\u2013AA1742", "ECLI\u2013NL\u2013HR\u20131996\u2013AA1742"),
-        ("ECLI\u2212NL\u2212HR\u22121996\u2212AA1742", "ECLI\u2212NL\u2212HR\u22121996\u2212AA1742"),
+        (
+            "ECLI\u2013NL\u2013HR\u20131996\u2013AA1742",
+            "ECLI\u2013NL\u2013HR\u20131996\u2013AA1742",
+        ),
+        (
+            "ECLI\u2212NL\u2212HR\u22121996\u2212AA1742",
+            "ECLI\u2212NL\u2212HR\u22121996\u2212AA1742",
+        ),
         ("ECLI;NL;HR;1996;AA1742", "ECLI;NL;HR;1996;AA1742"),
         ("ECLI|NL|HR|1996|AA1742", "ECLI|NL|HR|1996|AA1742"),
         ("ECLI\\NL\\HR\\1996\\AA1742", "ECLI\\NL\\HR\\1996\\AA1742"),
@@ -109,7 +120,10 @@ def test_helpers() -> None:
         ("ECLI:NL:RECHTBANKAMSTD:2013:1", "ECLI:NL:RECHTBANKAMSTD:2013:1"),
         ("ECLI:NEDL:HR:1996:AA1742", "ECLI:NEDL:HR:1996:AA1742"),
         ("E C L I:NL:HR:1996:AA1742", "E C L I:NL:HR:1996:AA1742"),
-        ("ECLI:NL:HR:\u0661\u0669\u0669\u0666:AA1742", "ECLI:NL:HR:\u0661\u0669\u0669\u0666:AA1742"),
+        (
+            "ECLI:NL:HR:\u0661\u0669\u0669\u0666:AA1742",
+            "ECLI:NL:HR:\u0661\u0669\u0669\u0666:AA1742",
+        ),
         # a second review and a re-run: middle dots, bullets, "+", "=", CSV, a comma with
         # spaces or a bracket before capitals, and digits after an underscore
         ("ECLI\u00b7NL\u00b7HR\u00b72019\u00b71278", "ECLI\u00b7NL\u00b7HR\u00b72019\u00b71278"),
@@ -179,3 +193,63 @@ def test_two_near_eclis_are_both_named() -> None:
     found = find_citations("Zie ECLI NL HR 2019 12 en ook ECLI NL HR 2019 1278.")
     assert found.malformed == ["ECLI NL HR 2019 12", "ECLI NL HR 2019 1278"]
     assert find_citations("Zie ECLI:NL:HR:2019:1:2.").malformed == ["ECLI:NL:HR:2019:1:2"]
+
+
+@pytest.mark.parametrize(
+    ("text", "read_as"),
+    [
+        ("Zie ECLI:NL:HR:2020:1-\n5.", "ECLI:NL:HR:2020:1- 5"),
+        ("Zie ECLI:NL:HR:2020:1\n5 en verder.", "ECLI:NL:HR:2020:1 5"),
+        ("Zie ECLI:NL:HR:2019:1278-A.", "ECLI:NL:HR:2019:1278-A"),
+    ],
+)
+def test_an_ordinal_that_goes_on_past_a_hyphen_or_line_break_is_malformed(
+    text: str, read_as: str
+) -> None:
+    """Checked as written, "ECLI:NL:HR:2020:1-<line break>5" confirmed HR:2020:1 for a text
+    that a reader takes for HR:2020:15 (a check of 2026-12-06): the gate must not pass it."""
+    assert read_as in find_citations(text).malformed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ECLI:NL:HR:2019:1278\n2. De rechtbank oordeelt.",
+        "ECLI:NL:HR:2019:1278\nDe rechtbank oordeelt.",
+        "ECLI:NL:HR:2019:1278 - de Hoge Raad.",
+    ],
+)
+def test_a_line_after_an_ecli_is_not_its_ordinal(text: str) -> None:
+    assert find_citations(text).malformed == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab ", max_size=40))
+def test_matches_inside_a_longer_one_are_found_in_one_sweep(text: str) -> None:
+    """The sweep that replaced a comparison of every pair (86 s for 20,000 near-citations)
+    keeps its answer: a match inside a strictly longer one, identical spans both kept."""
+    from app.ecli import _inside_longer
+
+    found = [*re.finditer(r"a+b?", text), *re.finditer(r"a?b+a?", text), *re.finditer(r"a", text)]
+    reference = {
+        id(m)
+        for m in found
+        for o in found
+        if o is not m
+        and o.start() <= m.start()
+        and m.end() <= o.end()
+        and (o.end() - o.start()) > (m.end() - m.start())
+    }
+    assert _inside_longer(found) == reference
+
+
+def test_many_near_citations_are_read_in_linear_time() -> None:
+    out = run_bounded(
+        "from app.ecli import find_citations\n"
+        "find_citations('ECLI:NL:HR:2019:1-' * 20_000)\n"
+        "find_citations(' '.join(f'ECLI NL HR 2019 {i}' for i in range(20_000)))\n"
+        "find_citations(' '.join(f'ECLI:NL:HR:2019:{i}_bijlage.pdf' for i in range(20_000)))\n"
+        "print('done')\n",
+        "reading 20,000 near-citations",
+    )
+    assert out.strip() == "done"
