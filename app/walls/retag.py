@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.db.engine import Database
+from app.logging import Failures
 from app.settings import Settings
 from app.walls import repository
 from app.walls.access import mark_writer
@@ -117,10 +118,12 @@ class RetagWorker:
         self._wake.set()
 
     def _loop(self) -> None:
+        failures = Failures(self.poll_s)
         while not self._stop.is_set():
             self._running.wait()
             if self._stop.is_set():
                 return
+            wait = self.poll_s
             try:
                 progress = run_once(
                     self.database,
@@ -129,13 +132,14 @@ class RetagWorker:
                     keep_going=self._running.is_set,
                     batch_lock=self._batch_lock,
                 )
+                failures.succeeded(log, "re-tag batches run again")
                 if progress.chunks_moved or progress.matters_done:
                     log.info(
                         "re-tagged",
                         extra={"chunks": progress.chunks_moved, "matters": progress.matters_done},
                     )
                     continue
-            except Exception:
-                log.exception("re-tag batch failed; will retry")
-            self._wake.wait(self.poll_s)
+            except Exception as exc:
+                wait = failures.failed(log, "re-tag batch failed; will retry", exc)
+            self._wake.wait(wait)
             self._wake.clear()
