@@ -60,6 +60,9 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         check_serve(settings, host)
     except InsecureConfiguration as exc:
         return _fail(f"refusing to serve: {exc}")
+    problem = _cannot_listen(host, port)
+    if problem:  # before the migrations and the model, which take a while
+        return _fail(f"cannot listen on {host}:{port}: {problem}")
 
     import uvicorn
 
@@ -117,6 +120,23 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         resources.close()
     return 0
+
+
+def _cannot_listen(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be bound (in use, not ours to take), as uvicorn would bind
+    it, or None. Uvicorn finds out only after the migrations and the model and then exits 3
+    with the reason in a log line (a check of 2026-12-06). The port may still be taken
+    between this test and uvicorn's bind: then uvicorn's own exit stands."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, port))
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
 
 
 def _print_welcome(settings: Settings, host: str, port: int) -> None:

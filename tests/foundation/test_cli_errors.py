@@ -157,3 +157,27 @@ def test_a_model_folder_that_holds_no_model_is_one_line(
     get_settings.cache_clear()
     assert main(["serve"]) == 2
     _refused(capsys, "did not load")
+
+
+def test_a_port_in_use_is_one_line_before_the_model_loads(
+    env: DbHandle, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """uvicorn found the port taken only after the migrations and the model, and exited 3
+    with the reason in a JSON log line (a check of 2026-12-06)."""
+    import socket
+
+    import app.embeddings
+
+    def no_model(*_: object, **__: object) -> None:
+        raise AssertionError("the model must not load for a server that cannot listen")
+
+    monkeypatch.setattr(app.embeddings, "Embedder", no_model)
+    monkeypatch.setenv("EWALL_DEV_SECRET", secrets.token_urlsafe(48))  # past the deployment check
+    get_settings.cache_clear()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--host", "127.0.0.1", "--port", str(port)]) == 2
+    err = _refused(capsys, f"cannot listen on 127.0.0.1:{port}")
+    assert len(err.strip().splitlines()) == 1, err
