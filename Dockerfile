@@ -29,8 +29,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
 RUN if [ "$EXTRAS" = "torch" ]; then \
       pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu; fi
 COPY --from=wheel /dist /dist
+# The data directory (EWALL_DATA_DIR, default .ewall under the working directory) belongs to
+# the user that serves: the cursor key, `ewall audit keygen` and `ewall audit checkpoint`
+# write there (compose mounts a volume on it).
 RUN pip install "$(ls /dist/ewall-*.whl)${EXTRAS:+[$EXTRAS]}" && rm -rf /dist \
-    && useradd --system --uid 10001 ewall
+    && useradd --system --uid 10001 ewall \
+    && mkdir -p /srv/ewall/.ewall && chown ewall:ewall /srv/ewall/.ewall && chmod 0700 /srv/ewall/.ewall
 WORKDIR /srv/ewall
 USER ewall
 EXPOSE 8000

@@ -299,3 +299,18 @@ def test_the_image_does_not_serve_dev_auth_on_all_interfaces() -> None:
     assert cmd and f'"{ANYWHERE}"' in cmd.group(1)
     with pytest.raises(InsecureConfiguration):
         check_serve(Settings(_env_file=None, auth_mode="dev"), ANYWHERE)
+
+
+def test_the_image_user_owns_its_data_directory() -> None:
+    """WORKDIR made /srv/ewall root's: the cursor key, `ewall audit keygen` and `ewall audit
+    checkpoint` could not write the default data directory (a read of 2026-12-06)."""
+    dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    runtime = dockerfile.split("FROM python:3.11-slim\n")[-1]
+    workdir = re.search(r"^WORKDIR (\S+)$", runtime, re.MULTILINE)
+    user = re.search(r"^USER (\S+)$", runtime, re.MULTILINE)
+    assert workdir and user
+    name, folder = user.group(1), workdir.group(1)
+    owned = re.search(rf"chown {name}:{name} {folder}/\.ewall\b", runtime)
+    assert owned and owned.start() < user.start()
+    compose = (ROOT / "docker-compose.yml").read_text(encoding="utf-8")
+    assert f":{folder}/.ewall" in compose
