@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,14 +40,31 @@ class Principal:
         return bool(self.roles.intersection(roles))
 
 
+def subject_problem(sub: str) -> str | None:
+    """Why ``sub`` cannot name a person, or None. It is written to the audit log and the
+    budget tables as the person id: " alice" or "alice<zero-width space>" would be another
+    person who prints like alice, and a line break splits a line of a report."""
+    if not sub.strip():
+        return "it is empty"
+    if sub != sub.strip():
+        return "it begins or ends with white space"
+    if len(sub) > MAX_SUBJECT:
+        return f"it is longer than {MAX_SUBJECT} characters"
+    if not storable(sub) or any(unicodedata.category(c) in _HIDDEN_CATEGORIES for c in sub):
+        return "it holds control or invisible characters"
+    return None
+
+
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
 def issue_dev_token(settings: Settings, sub: str, roles: list[str], ttl_s: int = 8 * 3600) -> str:
     unknown = [r for r in roles if r not in ROLES]
     if unknown:
         raise ValueError(f"unknown role(s) {unknown}; choose from {', '.join(ROLES)}")
-    if not sub.strip():
-        raise ValueError("sub must not be empty")
-    if sub != sub.strip():
-        raise ValueError("sub must not begin or end with white space")
+    problem = subject_problem(sub)
+    if problem:
+        raise ValueError(f"sub cannot name a person: {problem}")
     if not 0 < ttl_s <= DEV_TOKEN_MAX_TTL_S:
         raise ValueError(
             f"ttl must be between 1 and {DEV_TOKEN_MAX_TTL_S} seconds "
@@ -146,7 +164,7 @@ class TokenVerifier:
             raise Unauthenticated("The token has no subject.")
         # the subject is written to the audit log and the budget tables as the person id;
         # " alice" would be another person than "alice"
-        if len(sub) > MAX_SUBJECT or not storable(sub) or sub != sub.strip():
+        if subject_problem(sub):
             raise Unauthenticated("The token's subject cannot name a person.")
         raw_roles = claims.get(self.settings.oidc_roles_claim, [])
         if isinstance(raw_roles, str):

@@ -108,6 +108,9 @@ def test_oidc_tokens(db: DbHandle, embedder: Any, keys: dict[str, Any], jwks_url
         assert status(_token(keys["ec"], "ES256", "rsa-1")) == 401
         assert status(_token(keys["rsa"], "RS256", "ec-1")) == 401
         assert status(_token(keys["rsa"], "RS256", "rsa-1", sub=" alice@firm.nl")) == 401
+        # a subject that prints like another person's, or splits a report's line
+        for hidden in ("alice@firm.nl\u200b", "alice@\nfirm.nl", "alice\u202e@firm.nl"):
+            assert status(_token(keys["rsa"], "RS256", "rsa-1", sub=hidden)) == 401, hidden
         # a development token is worthless in production mode
         dev = issue_dev_token(make_settings(), "alice@firm.nl", ["compliance"])
         assert status(dev) == 401
@@ -129,6 +132,9 @@ def test_token_cli_prints_a_usable_token(
         == 200
     )
     assert main(["token", "--sub", " "]) == 2
+    # tokens the server would refuse are not issued (a check of 2026-12-06)
+    for sub in ("x" * 401, "x\x00@firm.nl", "x@\nfirm.nl", "x\u200b@firm.nl"):
+        assert main(["token", "--sub", sub]) == 2, sub
 
 
 def test_a_key_the_issuer_withdraws_is_refused_once_the_key_set_is_refetched(
