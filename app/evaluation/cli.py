@@ -347,10 +347,19 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
                             repository.delete_set(conn, info.set_id)
     except (ValueError, AppError) as exc:
         return _fail(getattr(exc, "message", None) or str(exc))
+    data = report.as_dict()
     if args.json:
-        _print_json(report.as_dict())
+        _print_json(data)
     else:
-        _render_report(report.as_dict())
+        _render_report(data)
+    if not any(m.get("queries") for m in data["metrics"].values()):
+        # a check built on ewall eval must not pass while measuring nothing
+        print(
+            "ewall: no query was measured: none has a judged document that can be found "
+            "(unknown ids, or documents this person may not see)",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

@@ -352,3 +352,8 @@ def test_cli_imports_exports_and_evaluates(
     assert f"{qrels}: line 1: grade must be an integer 0-3" in capsys.readouterr().err
     assert _cli(["eval", "--set", "missing"], db) == 2
     assert "does not exist" in capsys.readouterr().err
+    # judged ids that name no document: a run that measures nothing is no success
+    qrels.write_text("q1 0 api:no-such-document 3\n", encoding="utf-8")
+    argv = ["eval", "--queries", str(queries), "--qrels", str(qrels), "--as", PERSON]
+    assert _cli([*argv, "--mode", "sparse"], db) == 1
+    assert "no query was measured" in capsys.readouterr().err
