@@ -143,10 +143,27 @@ _DATE_DIGITS = re.compile(r"\b(\d{1,2})[-/.](\d{1,2})[-/.](\d{4})\b")
 _DATE_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _NUM = r"\d+(?:[.\s]\d{3})*(?:,\d+)?|\d+(?:,\d+)?"
 _SCALE = r"(?:\s*(miljoen|mln\.?|miljard|mrd\.?))?"
+# Other currencies too: "$ 123.500" was read as a bare number, which a passage stating
+# "f 123.500,--" holds, so a swapped currency passed (a check of 2026-12-06).
 _AMOUNT_BEFORE = re.compile(
-    rf"(€|eur\b|euro\b|ƒ|hfl\.?|fl\.?|f\s?(?=\d))\s*({_NUM})(?:,[-–]{{1,2}})?{_SCALE}", re.I
+    rf"(€|eur\b|euro\b|ƒ|hfl\.?|fl\.?|f\s?(?=\d)|us\$|\$|£|¥|usd\b|gbp\b|chf\b|jpy\b|dm\b|dem\b)"
+    rf"\s*({_NUM})(?:,[-–]{{1,2}})?{_SCALE}",
+    re.I,
 )
-_AMOUNT_AFTER = re.compile(rf"\b({_NUM}){_SCALE}\s*(euro|eur|gulden)\b", re.I)
+_AMOUNT_AFTER = re.compile(
+    rf"\b({_NUM}){_SCALE}\s*(euro|eur|gulden|dollars?|usd|ponden|pond|gbp|yen|jpy|"
+    rf"zwitserse\s+frank|frank|francs?|chf|mark|dem)\b",
+    re.I,
+)
+_CURRENCIES = {
+    **dict.fromkeys(("€", "eur", "euro"), "EUR"),
+    **dict.fromkeys(("$", "us$", "usd", "dollar", "dollars"), "USD"),
+    **dict.fromkeys(("£", "gbp", "pond", "ponden"), "GBP"),
+    **dict.fromkeys(("¥", "jpy", "yen"), "JPY"),
+    **dict.fromkeys(("chf", "zwitserse frank"), "CHF"),
+    **dict.fromkeys(("frank", "franc", "francs"), "FRANK"),
+    **dict.fromkeys(("dm", "dem", "mark"), "DEM"),
+}
 _PERCENT = re.compile(rf"\b({_NUM})\s*(%|procent\b|pct\b)", re.I)
 _CASE_NUMBER = re.compile(r"\b(?:[A-Z]{1,4}\s?)?\d+(?:[./]\d+)*/\d+(?:[./-]\d+)*\b")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -245,8 +262,8 @@ def _number(raw: str, scale: str | None = None) -> str:
 
 
 def _currency(mark: str) -> str:
-    mark = mark.lower().strip(". ")
-    return "EUR" if mark in ("€", "eur", "euro") else "NLG"
+    """The currency a mark names; guilders (ƒ, f, fl., hfl., gulden) otherwise."""
+    return _CURRENCIES.get(" ".join(mark.lower().strip(". ").split()), "NLG")
 
 
 def _blank(text: str, spans: list[tuple[int, int]]) -> str:

@@ -59,6 +59,11 @@ def test_facts_match_across_notations(sentence: str, passage: str) -> None:
         ("De rechtbank Utrecht oordeelt.", "De rechtbank Amsterdam oordeelt.", "Utrecht"),
         ("Verweerder betaalt [gedaagde] de kosten.", "Verweerder betaalt [eiser].",
          "[gedaagde]"),
+        # another currency for the same number (a check of 2026-12-06)
+        ("Het bedrag is $ 123.500.", "Het bedrag is f 123.500,--.", "$ 123.500"),
+        ("Het bedrag is £ 123.500.", "Het bedrag is f 123.500,--.", "£ 123.500"),
+        ("Het bedrag is 123.500 dollar.", "Het bedrag is € 123.500.", "123.500 dollar"),
+        ("Het bedrag is DM 123.500.", "Het bedrag is 123.500 gulden.", "DM 123.500"),
     ],
 )
 def test_a_changed_fact_is_named(sentence: str, passage: str, fact: str) -> None:
