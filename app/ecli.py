@@ -100,7 +100,7 @@ _COURT = r"(?:[^\W_](?: [^\W_]){1,6}|[^\W_]{1,20}(?:[.\-][^\W_]{1,20})?)"
 # Anything that reads as ECLI + country + court + year (+ ordinal), whatever the case, the
 # separators or what splits it. Matched on the text as a reader sees it.
 _LOOSE = re.compile(
-    rf"e[ .]?c[ .]?l[ .]?i{_SEP}[^\W\d_]{{1,4}}{_SEP}{_COURT}{_SEP}\d{{2,6}}"
+    rf"e[ .]?c[ .]?l[ .]?[il1|]{_SEP}[^\W\d_]{{1,4}}{_SEP}{_COURT}{_SEP}\d{{2,6}}"
     rf"(?:{_SEP}(?:[\w.:]*[^\W_])?)?",
     re.IGNORECASE,
 )

@@ -92,6 +92,8 @@ def test_helpers() -> None:
         ("ECLI:NL:RBAMS:2012:BZ54\u00ad26", "ECLI:NL:RBAMS:2012:BZ5426"),  # soft hyphen
         ("ECLI\uff1aNL:RBAMS:2012:BZ\uff15426", "ECLI:NL:RBAMS:2012:BZ5426"),  # full width
         ("ECLI:NL:RB\u0410MS:2012:BZ5426", "ECLI:NL:RBAMS:2012:BZ5426"),  # Cyrillic A
+        ("ECLl:NL:HR:2019:1278", "ECLl:NL:HR:2019:1278"),  # a lower-case L for the I
+        ("ECL1:NL:HR:2019:1278", "ECL1:NL:HR:2019:1278"),
         ("ECLI%3ANL%3AHR%3A2019%3A1", "ECLI%3ANL%3AHR%3A2019%3A1"),
         ("ECLI:NL:ABCDEFGH:2019:1", "ECLI:NL:ABCDEFGH:2019:1"),
         ("ECLI:NL:HR:2019:" + "A" * 26, "ECLI:NL:HR:2019:" + "A" * 26),
