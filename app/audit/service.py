@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import hmac
 import re
@@ -139,12 +140,26 @@ _LISTS: dict[type[AuditFilter], tuple[str, Items]] = {
 }
 
 
+def _filter_digest(where: AuditFilter) -> str:
+    """The caller's filters, which a cursor is signed with: a cursor taken under one
+    person_id and sent with another silently skipped that person's rows above its seq (a
+    check of 2026-12-06). What the reader may see now (hidden_matters) is not the caller's
+    filter and may change between pages."""
+    fields = sorted(
+        (f.name, repr(getattr(where, f.name)))
+        for f in dataclasses.fields(where)
+        if f.name != "hidden_matters"
+    )
+    return hashlib.sha256(repr(fields).encode()).hexdigest()[:16]
+
+
 def _page(
     conn: Connection, where: AuditFilter, *, limit: int, cursor: str | None, cursor_secret: bytes
 ) -> dict[str, Any]:
     """One page of a list, newest first: the cursor (signed for its list) is the last seq of
     the previous page; one row more than ``limit`` is read to know whether a next page is."""
     kind, items = _LISTS[type(where)]
+    kind = f"{kind}:{_filter_digest(where)}"
     before_seq = decode_cursor(cursor, key=cursor_secret, kind=kind)
     rows = repository.list_newest_first(conn, where, before_seq=before_seq, limit=limit + 1)
     more = len(rows) > limit

@@ -375,6 +375,15 @@ def test_cursors_page_and_cannot_be_tampered_with(client: TestClient, auth: Toke
         r = client.get(route, params={"cursor": bad}, headers=comp)
         assert r.status_code == 422, (route, r.text)
         assert_envelope(r.json(), "invalid_cursor")
+    # the cursor of one filter sent with another: refused, not a page that silently skips
+    # the other filter's rows above its seq (a check of 2026-12-06)
+    r = client.get(
+        "/v1/audit/policy-events",
+        params={"limit": 2, "cursor": cursor, "object_id": "p0@firm.nl"},
+        headers=comp,
+    )
+    assert r.status_code == 422, r.text
+    assert_envelope(r.json(), "invalid_cursor")
 
 
 # --- point 4: size limit and authentication before the body is read ------------------------
