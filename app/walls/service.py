@@ -63,9 +63,12 @@ def check_wall(conn: Connection, body: WallIn) -> None:
     ):
         missing = _missing(conn, what, list(ids))
         if missing:
+            named = ", ".join(missing[:10]) + (
+                f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+            )  # the message stays a line; details.ids has them all
             raise Unprocessable(
                 f"unknown_{what}",
-                f"Unknown {what}{'s' if len(missing) > 1 else ''}: {', '.join(missing)}.",
+                f"Unknown {what}{'s' if len(missing) > 1 else ''}: {named}.",
                 field=field_name,
                 id=missing[0],
                 ids=missing,

@@ -432,3 +432,21 @@ def test_policy_events_are_found_by_every_object_they_changed(
     assert actions("bob@firm.nl")[0] == "matrix.import"
     assert actions("dave@firm.nl") == ["matrix.import"]
     assert actions("nobody@firm.nl") == []
+
+
+def test_many_unknown_ids_are_all_in_the_details_and_few_in_the_message(
+    client: TestClient, auth: Tokens
+) -> None:
+    firm = _firm(client, auth)
+    ghosts = [f"M-GHOST-{i:02d}" for i in range(15)]
+    body = {
+        "kind": "exclusionary",
+        "title": "t",
+        "protects": {"matters": ghosts},
+        "screened": ["alice@firm.nl"],
+    }
+    r = client.post("/v1/walls", json=body, headers=firm.h)
+    assert r.status_code == 422, r.text
+    error = r.json()["error"]
+    assert error["details"]["ids"] == ghosts
+    assert "M-GHOST-09 and 5 more." in error["message"] and "M-GHOST-14" not in error["message"]
