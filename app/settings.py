@@ -302,7 +302,7 @@ class Settings(BaseSettings):
         description="Padded word pieces per bulk encoder batch; a query waits at most one.",
     )
     document_async_chars: int = Field(
-        default=200_000,
+        default=50_000,
         ge=1,
         description=(
             "POST /v1/documents at or above this many characters of text (of a file: the "
