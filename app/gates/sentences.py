@@ -80,6 +80,31 @@ _ABBREVIATIONS = frozenset(
         "jr",
         "sr",
         # common Dutch abbreviations
+        "incl",
+        "excl",
+        "evt",
+        "max",
+        "min",
+        "ong",
+        "mln",
+        "mrd",
+        "gem",
+        "conv",
+        "reconv",
+        "vnl",
+        "overw",
+        "ibid",
+        "prod",
+        "vlg",
+        "cass",
+        "rv",
+        "sv",
+        "awb",
+        "aanv",
+        "alg",
+        "betr",
+        "bijz",
+        "gew",
         "e.a",
         "i.c",
         "m.i",
@@ -170,14 +195,7 @@ def _is_boundary(text: str, start: int, match: re.Match[str], *, lower_case: boo
     if not _starts_sentence(text, after):
         # an answer's next sentence may start in lower case: after a whole word that is no
         # abbreviation ("slaagt. het hof"), not after "o.i.d." or "3.4."
-        return (
-            lower_case
-            and text[after].islower()
-            and text[punct_at] == "."
-            and len(word) > 1
-            and word.isalpha()
-            and word.lower() not in _ABBREVIATIONS
-        )
+        return lower_case and text[after].islower() and _ends_a_word(text[punct_at], word)
     if text[punct_at] != ".":
         return True
     if word.lower() in _ABBREVIATIONS:
@@ -188,6 +206,21 @@ def _is_boundary(text: str, start: int, match: re.Match[str], *, lower_case: boo
         return False
     # a paragraph number at the start of the sentence ("3.4. De rechtbank ...")
     return not (_NUMBERING.fullmatch(word) and not text[start:word_start].strip())
+
+
+def _ends_a_word(mark: str, word: str) -> bool:
+    """Whether ``mark`` after ``word`` ends a sentence whatever follows: "!", "?" and "…"
+    always; a full stop after a whole word ("slaagt.", "2020.", "Noord-Holland."), not after
+    an abbreviation, an initial or a number with dots ("o.i.d.", "J.", "3.4.")."""
+    if mark != ".":
+        return True
+    bare = word.replace("-", "").replace("'", "").replace("’", "")
+    return (
+        len(bare) > 1
+        and bare.isalnum()
+        and word.lower() not in _ABBREVIATIONS
+        and not _INITIALS.fullmatch(word + ".")
+    )
 
 
 def split_sentences(text: str, *, lower_case: bool = False) -> list[str]:
@@ -223,16 +256,43 @@ _HTML_BLOCK = re.compile(
     r"\b[^<>]{0,2000}>",
     re.IGNORECASE,
 )
-_HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]{0,40}\b[^<>]{0,2000}>")
+# A tag's name ends at white space, "/" or ">": "<jansen@firm.nl>" is text.
+_HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]{0,40}(?:[\s/][^<>]{0,2000})?>")
 # Markdown: a list item, a heading, a quote or a table row starts a block; emphasis, code
-# and a link's address are markup.
+# and a link's address are markup. A bullet sign or a quote mark needs no space after it.
 _LIST_ITEM = re.compile(
-    r"^[ \t]*(?:[-*+•·▪◦‣–—]|\d{1,3}[.)]|[a-zA-Z][.)]|\(\d{1,3}\)|#{1,6}|>)[ \t]+"
+    r"^[ \t]*(?:[•·▪◦‣●○■□➢➤►✓✔]|>(?:[ \t]*>)*|(?:[-*+–—]|\d{1,3}[.)]|[a-zA-Z][.)]"
+    r"|\(\w{1,4}\)|[ivxlcIVXLC]{1,6}[.)]|#{1,6})(?=[ \t]))[ \t]*"
 )
 _LINK = re.compile(r"\[([^\[\]\n]{1,500})\]\([^()\s]{0,2000}\)")
-_EMPHASIS = re.compile(r"\*\*|__|~~|`+|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])")
-# A line that ends a sentence (closers and markers may follow its mark) ends its block.
+_EMPHASIS = re.compile(
+    r"\*\*|__|~~|`+|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|(?<![\w_])_(?=\S)|(?<=\S)_(?![\w_])"
+)
+# A line that ends a sentence (closers and markers may follow its mark) ends its block,
+# unless its last word is an abbreviation or an initial ("naar art.<line break>6:162 BW").
 _LINE_ENDS_SENTENCE = re.compile(r"[.!?…][\"'”’»)\]]*(?:\s*" + _MARKER + r")*\s*$")
+_LABEL_WORDS = 6  # a heading or lead-in of at most this many words is read with what follows
+
+
+def _line_ends_sentence(line: str) -> bool:
+    end = _LINE_ENDS_SENTENCE.search(line)
+    if end is None:
+        return False
+    before = line[: end.start()].rsplit(None, 1)
+    word = before[-1].lstrip(_LEADING_PUNCT) if before else ""
+    return not word or _ends_a_word(line[end.start()], word)
+
+
+def _without_comments(text: str) -> str:
+    """HTML comments taken out, in one pass (an unclosed one runs to the end)."""
+    out: list[str] = []
+    at = 0
+    while (start := text.find("<!--", at)) >= 0:
+        out.append(text[at:start])
+        end = text.find("-->", start + 4)
+        at = len(text) if end < 0 else end + 3
+    out.append(text[at:])
+    return " ".join(out) if len(out) > 1 else text
 
 
 def _answer_blocks(text: str) -> str:
@@ -241,7 +301,7 @@ def _answer_blocks(text: str) -> str:
     sentence set as the next bullet, in the next <p> or after "**" was read as one sentence
     with the copied one before it, and passed with it (a check of 2026-12-06)."""
     if "<" in text:
-        text = _HTML_TAG.sub(" ", _HTML_BLOCK.sub("\n\n", text))
+        text = _HTML_TAG.sub(" ", _HTML_BLOCK.sub("\n\n", _without_comments(text)))
     if "&" in text:
         text = html.unescape(text)
     text = _EMPHASIS.sub("", _LINK.sub(r"\1", text))
@@ -270,10 +330,10 @@ def _answer_blocks(text: str) -> str:
         current.append(text_of_line)
         # A heading ("## Conclusie") or a lead-in ("De rechtbank oordeelt:") says nothing on
         # its own: it is read with the block after it, as before, not judged as a claim.
-        label = (item is not None and item.group().strip().startswith("#")) or (
-            text_of_line.endswith(":") and len(text_of_line.split()) <= 6
-        )
-        if _LINE_ENDS_SENTENCE.search(line):
+        short = len(text_of_line.split()) <= _LABEL_WORDS
+        heading = item is not None and item.group().strip().startswith("#")
+        label = short and (heading or text_of_line.endswith(":"))
+        if heading or _line_ends_sentence(line):  # a heading is one line: its own block
             close()
     label = False
     close()

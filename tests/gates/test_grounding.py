@@ -375,6 +375,16 @@ INVENTED = "Het cassatieberoep slaagt."
         "{copied} {invented_lower}",
         "{copied}\n{invented_lower}",
         "## Antwoord\n\n{copied}\n\n| conclusie |\n|---|\n| {invented} |",
+        # a review's layouts: underscores, glued bullets, nested or glued quotes, a long
+        # heading, lettered and roman numbering, a lower-case start after "!"
+        "_{copied}_ _{invented_lower}_",
+        "•{copied_bare}\n•{invented}",
+        ">> {copied}\n>> {invented_lower}",
+        ">{copied}\n>{invented_lower}",
+        "## {copied_bare}\n{invented}",
+        "(a) {copied}\n(b) {invented_lower}",
+        "i. {copied}\nii. {invented_lower}",
+        "{copied_bare}! {invented_lower}",
     ],
 )
 def test_an_invented_sentence_in_markup_is_judged_on_its_own(
@@ -386,7 +396,10 @@ def test_an_invented_sentence_in_markup_is_judged_on_its_own(
     rid = record_retrieval(corpus, ALICE, list(RETURNED))
     copied = RETURNED["c-termijn"]
     answer = layout.format(
-        copied=copied, invented=INVENTED, invented_lower=INVENTED[0].lower() + INVENTED[1:]
+        copied=copied,
+        copied_bare=copied.removesuffix("."),
+        invented=INVENTED,
+        invented_lower=INVENTED[0].lower() + INVENTED[1:],
     )
     body = ground(gate_client(), auth, ALICE, rid, answer).json()
     assert body["ok"] is False, body

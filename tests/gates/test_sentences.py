@@ -141,6 +141,23 @@ def test_whitespace_inside_a_paragraph_is_normalized() -> None:
         ("Zie [de uitspraak](https://x.nl/a) van 2019. [1]", ["Zie de uitspraak van 2019. [1]"]),
         ("a < b en c > d.", ["a < b en c > d."]),
         ("| a | De huur is opgezegd. |\n|---|---|", ["a", "De huur is opgezegd."]),
+        # a review: abbreviations before lower case and at a line's end are no ends
+        ("Het kost EUR 1.500 incl. btw per maand.", ["Het kost EUR 1.500 incl. btw per maand."]),
+        (
+            "Eiseres in conv. en verweerster in reconv. vordert.",
+            ["Eiseres in conv. en verweerster in reconv. vordert."],
+        ),
+        (
+            "Het hof verwijst naar art.\n6:162 BW en oordeelt.",
+            ["Het hof verwijst naar art. 6:162 BW en oordeelt."],
+        ),
+        ("Volgens mr.\nJansen is dat zo.", ["Volgens mr. Jansen is dat zo."]),
+        ("Dat was in 2020. de rechter wees af.", ["Dat was in 2020.", "de rechter wees af."]),
+        ("Schrijf <jansen@firm.nl> een <!-- x --> brief.", ["Schrijf <jansen@firm.nl> een brief."]),
+        (
+            "## Een kop van heel veel woorden zonder punt\nDe vordering faalt.",
+            ["Een kop van heel veel woorden zonder punt", "De vordering faalt."],
+        ),
     ],
 )
 def test_answer_sentences_read_markup_as_layout(answer: str, expected: list[str]) -> None:
