@@ -50,12 +50,25 @@ def subject_problem(sub: str) -> str | None:
         return "it begins or ends with white space"
     if len(sub) > MAX_SUBJECT:
         return f"it is longer than {MAX_SUBJECT} characters"
-    if not storable(sub) or any(unicodedata.category(c) in _HIDDEN_CATEGORIES for c in sub):
+    if not storable(sub) or any(_invisible(c) for c in sub):
         return "it holds control or invisible characters"
     return None
 
 
-_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
+# default-ignorable characters of other categories: a combining grapheme joiner, variation
+# selectors, the Hangul fillers and the blank Braille pattern (a review of 2026-12-06)
+_BLANKS = frozenset("\u034f\u115f\u1160\u2800\u3164\uffa0")
+
+
+def _invisible(char: str) -> bool:
+    code = ord(char)
+    return (
+        unicodedata.category(char) in _HIDDEN_CATEGORIES
+        or char in _BLANKS
+        or 0xFE00 <= code <= 0xFE0F
+        or 0xE0100 <= code <= 0xE01EF
+    )
 
 
 def issue_dev_token(settings: Settings, sub: str, roles: list[str], ttl_s: int = 8 * 3600) -> str:

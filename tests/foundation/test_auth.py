@@ -109,7 +109,10 @@ def test_oidc_tokens(db: DbHandle, embedder: Any, keys: dict[str, Any], jwks_url
         assert status(_token(keys["rsa"], "RS256", "ec-1")) == 401
         assert status(_token(keys["rsa"], "RS256", "rsa-1", sub=" alice@firm.nl")) == 401
         # a subject that prints like another person's, or splits a report's line
-        for hidden in ("alice@firm.nl\u200b", "alice@\nfirm.nl", "alice\u202e@firm.nl"):
+        for hidden in (
+            "alice@firm.nl\u200b", "alice@\nfirm.nl", "alice\u202e@firm.nl", "alice\u034f@firm.nl",
+            "alice\ufe0f@firm.nl", "alice\u3164@firm.nl",
+        ):  # fmt: skip
             assert status(_token(keys["rsa"], "RS256", "rsa-1", sub=hidden)) == 401, hidden
         # a development token is worthless in production mode
         dev = issue_dev_token(make_settings(), "alice@firm.nl", ["compliance"])
