@@ -114,13 +114,20 @@ _CAPITALS = re.compile(
     rf"[A-Z]{{2}}(?:{_PART})[A-Z0-9]{{1,7}}(?:{_PART})\d{{4}}"
     rf"(?:{_PART})[A-Za-z0-9.]*[A-Za-z0-9]"
 )
+_MONTHS = ("januari", "februari", "maart", "april", "mei", "juni", "juli", "augustus",
+           "september", "oktober", "november", "december")  # fmt: skip
 # A well-formed ECLI whose ordinal a reader sees go on: after a hyphen ("...:2020:1-\n5",
-# "...:1278-A") or, on the next line, with digits alone ("...:2020:1\n5", a PDF's line
-# break). Checked as written, the gate confirmed ECLI:NL:HR:2020:1 for a text that cites
-# HR:2020:15 (a check of 2026-12-06). Not a numbered line ("\n2. De rechtbank").
+# "...:1278-A") or, on the next line, with a token holding a digit ("...:2020:1\n5", a PDF's
+# line break; "...:2011:B\nP8730"). Checked as written, the gate confirmed ECLI:NL:HR:2020:1
+# for a text that cites HR:2020:15 (a check of 2026-12-06). Not a compound ("...:1278-arrest"),
+# a numbered line ("\n2. De rechtbank") or a date ("\n12 januari 2021").
+_BREAK = r"(?:\r\n|[\r\n\u2028\u2029\x0b\x0c\x85])"
+_GOES_ON = r"(?>[A-Za-z0-9]*[0-9][A-Za-z0-9]*)"  # atomic: one way to read a token
 _CONTINUED = re.compile(
     r"(?i:ecli):[A-Z]{2}:[A-Z0-9]{1,7}:[0-9]{4}:[A-Za-z0-9.]{0,24}[A-Za-z0-9]"
-    r"(?:-[ \t]*(?:\r?\n[ \t]*)?[A-Za-z0-9]+|[ \t]*\r?\n[ \t]*[0-9]+(?![0-9.)]))"
+    rf"(?:[-\u2010\u2011\u2012\u2013][ \t]*(?:{_BREAK}[ \t]*)?(?:{_GOES_ON}|[A-Z]{{1,3}}\b)"
+    rf"|[ \t]*{_BREAK}[ \t]*{_GOES_ON}"
+    rf"(?![0-9A-Za-z]|[.)][ \t]+[A-Z]|[ \t]+(?i:{'|'.join(_MONTHS)})\b))"
 )
 MAX_SHOWN = 100  # characters of a malformed citation named in the gate's answer
 

@@ -203,6 +203,13 @@ def test_two_near_eclis_are_both_named() -> None:
         ("Zie ECLI:NL:HR:2020:1-\n5.", "ECLI:NL:HR:2020:1- 5"),
         ("Zie ECLI:NL:HR:2020:1\n5 en verder.", "ECLI:NL:HR:2020:1 5"),
         ("Zie ECLI:NL:HR:2019:1278-A.", "ECLI:NL:HR:2019:1278-A"),
+        # a review: at a sentence's end, other line breaks and hyphens, a letter ordinal
+        ("Zie ECLI:NL:HR:2020:1\n5.", "ECLI:NL:HR:2020:1 5"),
+        ("Zie ECLI:NL:HR:2020:1\r5 en verder.", "ECLI:NL:HR:2020:1 5"),
+        ("Zie ECLI:NL:HR:2020:1\u20285 en verder.", "ECLI:NL:HR:2020:1 5"),
+        ("Zie ECLI:NL:HR:2020:1\u2010\n5.", "ECLI:NL:HR:2020:1\u2010 5"),
+        ("Zie ECLI:NL:HR:2011:B\nP8730.", "ECLI:NL:HR:2011:B P8730"),
+        ("Zie ECLI:NL:HR:2020:1\n5)", "ECLI:NL:HR:2020:1 5"),
     ],
 )
 def test_an_ordinal_that_goes_on_past_a_hyphen_or_line_break_is_malformed(
@@ -219,6 +226,8 @@ def test_an_ordinal_that_goes_on_past_a_hyphen_or_line_break_is_malformed(
         "ECLI:NL:HR:2019:1278\n2. De rechtbank oordeelt.",
         "ECLI:NL:HR:2019:1278\nDe rechtbank oordeelt.",
         "ECLI:NL:HR:2019:1278 - de Hoge Raad.",
+        "Zie ECLI:NL:HR:2020:1234\n12 januari 2021 oordeelde het hof anders.",
+        "Het ECLI:NL:HR:2019:1278-arrest is bekend.",
     ],
 )
 def test_a_line_after_an_ecli_is_not_its_ordinal(text: str) -> None:
@@ -251,6 +260,8 @@ def test_many_near_citations_are_read_in_linear_time() -> None:
         "find_citations('ECLI:NL:HR:2019:1-' * 20_000)\n"
         "find_citations(' '.join(f'ECLI NL HR 2019 {i}' for i in range(20_000)))\n"
         "find_citations(' '.join(f'ECLI:NL:HR:2019:{i}_bijlage.pdf' for i in range(20_000)))\n"
+        "find_citations('ECLI:NL:HR:2020:1\\n' + '1' * 100_000 + '. De')\n"
+        "find_citations('ECLI:NL:HR:2020:1-' + '1' * 100_000 + 'x')\n"
         "print('done')\n",
         "reading 20,000 near-citations",
     )
