@@ -761,7 +761,11 @@ def test_docx_placeholders_are_not_text_and_symbols_are() -> None:
         return f"<w:sdt><w:sdtPr><w:alias w:val='x'/>{shown}</w:sdtPr><w:sdtContent>{inner}</w:sdtContent></w:sdt>"
 
     body = (
-        control("Klikoftikblok", placeholder=True, block=True)
+        "<w:sdt><w:sdtPr><w:showingPlcHdr w:val='0'/></w:sdtPr><w:sdtContent><w:p><w:r>"
+        "<w:t>ingevuldmetval</w:t></w:r></w:p></w:sdtContent></w:sdt>"
+        "<w:sdt><w:sdtPr><w:showingPlcHdr w:val='false'/></w:sdtPr><w:sdtContent><w:p><w:r>"
+        "<w:t>ingevuldfalse</w:t></w:r></w:p></w:sdtContent></w:sdt>"
+        + control("Klikoftikblok", placeholder=True, block=True)
         + control("ingevuldblok", placeholder=False, block=True)
         + "<w:p><w:r><w:t xml:space='preserve'>naam: </w:t></w:r>"
         + control("Klikoftikregel", placeholder=True, block=False)
@@ -776,5 +780,6 @@ def test_docx_placeholders_are_not_text_and_symbols_are() -> None:
     doc = extract(text=None, content=_docx_with_body(body), mime_type=DOCX)
     assert "Klikoftik" not in doc.text
     assert "ingevuldblok" in doc.text
+    assert "ingevuldmetval" in doc.text and "ingevuldfalse" in doc.text
     assert "naam: Jansen§12" in doc.text
     assert "cel" in doc.text

@@ -42,7 +42,14 @@ def _placeholder(element: Any) -> bool:
     if element.tag != _W + "sdt":
         return False
     properties = element.find(_W + "sdtPr")
-    return properties is not None and properties.find(_W + "showingPlcHdr") is not None
+    flag = properties.find(_W + "showingPlcHdr") if properties is not None else None
+    # an on/off property: present means on unless its w:val says off (a review: generators
+    # write val="0"/"false" on filled-in controls, whose text was dropped)
+    return flag is not None and (flag.get(_W + "val") or "true").lower() not in (
+        "0",
+        "false",
+        "off",
+    )
 
 
 def _symbol(element: Any) -> str:
@@ -52,7 +59,12 @@ def _symbol(element: Any) -> str:
         code = int(element.get(_W + "char") or "", 16)
     except ValueError:
         return ""
-    shown = 0x20 <= code <= 0x10FFFF and code not in _PRIVATE_USE and not 0xD800 <= code < 0xE000
+    shown = (
+        0x20 <= code <= 0x10FFFF
+        and not 0x7F <= code <= 0x9F  # C1 controls (U+0085 is a line break)
+        and code not in _PRIVATE_USE
+        and not 0xD800 <= code < 0xE000
+    )
     return chr(code) if shown else ""
 
 
