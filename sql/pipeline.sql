@@ -62,6 +62,12 @@ FROM ingest_runs WHERE run_id = :run_id
 SELECT seq, kind, source, external_id, reason, details, at
 FROM ingest_run_events WHERE run_id = :run_id ORDER BY seq
 
+-- name: document_input
+-- A pushed file's status and input fingerprint, read before the file is extracted to weigh
+-- it: an unchanged one is neither extracted nor queued (documents has no row security).
+SELECT status, metadata->>'input_sha256' AS input_sha
+FROM documents WHERE source = :source AND external_id = :external_id
+
 -- name: document_fingerprint
 -- What decides whether a document may be skipped: its status, the fingerprint of the input
 -- it was built from, and how many chunks it has.

@@ -292,6 +292,14 @@ class SourceDocumentRef:
     container: str | None
 
 
+def stored_input(conn: Connection, source: str, external_id: str) -> tuple[str, str | None] | None:
+    """A document's status and input fingerprint, or None when it is not stored."""
+    row = conn.execute(
+        sqlfiles.query("pipeline.document_input"), {"source": source, "external_id": external_id}
+    ).first()
+    return None if row is None else (str(row.status), row.input_sha)
+
+
 def find_fingerprint(conn: Connection, source: str, external_id: str) -> StoredFingerprint | None:
     row = conn.execute(
         sqlfiles.query("pipeline.document_fingerprint"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,12 @@ from app.ingest.document_write import access_until_written
 from app.ingest.extract import extract
 from app.ingest.pipeline import STORE_FAILED, IngestPipeline
 from app.ingest.report import load_report
-from app.ingest.repository import document_summary, reap_orphaned_run, supersede_document_jobs
+from app.ingest.repository import (
+    document_summary,
+    reap_orphaned_run,
+    stored_input,
+    supersede_document_jobs,
+)
 from app.ingest.runs import confirm_sweep
 from app.ingest.schemas import DocumentIn, DocumentOut, DocumentQueued, RunIn, RunStarted
 from app.ingest.types import ExtractionError
@@ -108,12 +114,15 @@ def document_size(body: DocumentIn) -> int:
     return len(body.content_base64 or "") * 3 // 4
 
 
-def text_size(body: DocumentIn, doc: SourceDocument, threshold: int) -> int:
+def text_size(
+    body: DocumentIn, doc: SourceDocument, threshold: int, unchanged: Callable[[], bool]
+) -> int:
     """What decides a push's path: characters of text, and for content under ``threshold``
-    bytes the characters extracted from it. A 100 KB Word file unpacks to half a million
-    characters and held its request for minutes of encoding (a fuzz of 2026-12-06)."""
+    bytes the characters extracted from it, unless it is ``unchanged`` (the pipeline answers
+    that at once). A 60 KB Word file unpacks to half a million characters and held its
+    request for minutes of encoding (a check of 2026-12-06)."""
     size = document_size(body)
-    if doc.content is None or size >= threshold:
+    if doc.content is None or size >= threshold or unchanged():
         return size
     try:
         filename = doc.metadata.get("filename")
@@ -126,6 +135,17 @@ def text_size(body: DocumentIn, doc: SourceDocument, threshold: int) -> int:
     except ExtractionError:
         return size  # the synchronous path reports why, as before
     return len(extracted.text)
+
+
+def _unchanged(resources: Resources, doc: SourceDocument) -> bool:
+    """The document is stored, active, from this very input (the pipeline's own test)."""
+    try:
+        input_sha = pipeline_for(resources).input_fingerprint(doc, False, None)
+    except (ValueError, OverflowError):
+        return False  # what the pipeline reports as unreadable metadata
+    with resources.database.transaction() as conn:
+        stored = stored_input(conn, doc.source.strip(), doc.external_id.strip())
+    return stored == ("active", input_sha)
 
 
 def _tri_state(body: DocumentIn, name: str) -> str | None:
@@ -189,7 +209,7 @@ def to_source_document(body: DocumentIn) -> SourceDocument:
 def push_document(body: DocumentIn, principal: Admin, resources: ResourcesDep) -> Any:
     doc = to_source_document(body)
     threshold = resources.settings.document_async_chars
-    if text_size(body, doc, threshold) >= threshold:
+    if text_size(body, doc, threshold, lambda: _unchanged(resources, doc)) >= threshold:
         # A large document would hold this request (and the encoder) for minutes: it
         # becomes a background job whose run the caller follows.
         run_id, job_id = _queue_job(

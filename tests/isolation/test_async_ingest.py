@@ -142,3 +142,13 @@ def test_a_small_file_holding_much_text_is_queued_by_its_text(
         r = client.post("/v1/documents", json=big, headers=admin)
         assert r.status_code == 202, r.text
         assert r.json()["status"] == "queued"
+    # stored once (synchronously, under a higher threshold), the same file pushed again is
+    # unchanged: answered at once, not extracted and queued on every re-push (a review)
+    with make_client(db, make_settings(document_async_chars=10 * text_chars), embedder) as c:
+        admin = auth(*ADMIN)
+        stored = dict(big, external_id="DOCX-3")
+        assert ok(c.post("/v1/documents", json=stored, headers=admin))["status"] == "added"
+    with make_client(db, settings, embedder) as client:
+        again = client.post("/v1/documents", json=stored, headers=auth(*ADMIN))
+        assert again.status_code == 200, again.text
+        assert again.json()["status"] == "unchanged"
