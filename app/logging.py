@@ -117,11 +117,14 @@ class Failures:
         self.base_s = base_s
         self.cap_s = max(cap_s, base_s)
         self.count = 0
+        self._kind: type[BaseException] | None = None
 
     def failed(self, logger: logging.Logger, message: str, exc: BaseException) -> float:
-        """Record the failure ``exc``; the seconds to wait before the next try."""
+        """Record the failure ``exc``; the seconds to wait before the next try. A failure of
+        another kind than the one before is logged with its traceback too."""
         self.count += 1
-        if self.count == 1:
+        if self.count == 1 or type(exc) is not self._kind:
+            self._kind = type(exc)
             logger.error(message, exc_info=exc)
         elif self.count & (self.count - 1) == 0:
             logger.warning("%s (still failing)", message, extra={"failures": self.count})
@@ -130,4 +133,4 @@ class Failures:
     def succeeded(self, logger: logging.Logger, message: str) -> None:
         if self.count:
             logger.info(message, extra={"failures": self.count})
-            self.count = 0
+            self.count, self._kind = 0, None
