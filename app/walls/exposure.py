@@ -148,20 +148,21 @@ def exposure(
     lookback_days: int,
     snapshot: Callable[[], MatrixSnapshot],
     may_see: MaySee | None = None,
+    at: datetime | None = None,
 ) -> dict[str, Any]:
     """``{"items": [...], "partial": bool}`` for the wall ``wall_id`` covering ``covered``:
-    who retrieved those matters within the lookback and is denied by the wall when it acts
-    (now, or its start if later). A wall that does not act then (lifted, its window over)
-    denies nobody: no items. ``snapshot`` (with the wall in it) is read only when someone
-    retrieved those matters; ``may_see`` None: the audit's own view (every matter), for the
-    policy event's summary."""
+    who retrieved those matters within the lookback and is denied by the wall at ``at``
+    (default: when it acts, now or its start if later; GET exposure asks for now). A wall
+    that does not act then (lifted, its window over or not begun) denies nobody: no items.
+    ``snapshot`` (with the wall in it) is read only when someone retrieved those matters;
+    ``may_see`` None: the audit's own view (every matter), for the policy event's summary."""
     matter_ids = sorted(set(covered))
     since = now - timedelta(days=lookback_days)
     if not matter_ids or not repository.anyone_retrieved(conn, matter_ids, since):
         return {"items": [], "partial": False}
     snap = snapshot()
     wall = snap.walls[wall_id]
-    if not wall.active_at(wall.takes_force(now)):
+    if not wall.active_at(at or wall.takes_force(now)):
         return {"items": [], "partial": False}
 
     def denied(person_id: str) -> bool:
@@ -209,14 +210,13 @@ def wall_report(
         lookback_days=lookback_days,
         snapshot=lambda: snap,
         may_see=may_see,
+        at=now,
     )
-    wall = snap.walls[wall_id]
-    at = wall.takes_force(now)
     return {
         "wall_id": wall_id,
         "lookback_days": lookback_days,
-        "at": iso(at),
-        "in_force": wall.active_at(at),
+        "at": iso(now),
+        "in_force": snap.walls[wall_id].active_at(now),
         "policy_version": snap.version,
         **report,
         "matter_details": matter_details(snap, covered, may_see),

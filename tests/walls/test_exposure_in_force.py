@@ -48,12 +48,13 @@ def test_exposure_counts_only_a_wall_that_acts(client: TestClient, auth: Tokens)
     assert preview["exposure"]["items"] == [], preview
     assert exposed(firm.wall(**over)) == ([], False)
 
-    # a wall that starts later will deny bob then: who already read the matter is named
+    # a wall that starts later will deny bob then: its preview (what issuing it would do)
+    # names him; its exposure now (api.md: "now screened") does not, until it starts
     later = _wall(effective_from="2100-01-01T00:00:00Z")
     assert [i["person_id"] for i in ok(
         client.post("/v1/walls/preview", json=later, headers=firm.h)
     )["exposure"]["items"]] == [BOB]  # fmt: skip
-    assert exposed(firm.wall(**later)) == ([BOB], True)
+    assert exposed(firm.wall(**later)) == ([], False)
 
     now = firm.wall(**_wall())
     assert exposed(now) == ([BOB], True)
