@@ -4,6 +4,7 @@ given up on within seconds, not after minutes: psycopg without a connect_timeout
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 from collections.abc import Iterator
@@ -11,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from app.db.engine import NETWORK_TIMEOUTS, Database, DatabaseUrls, network_timeouts
+from tests.conftest import DbHandle
 
 
 @pytest.fixture
@@ -60,3 +62,27 @@ def test_a_url_keeps_its_own_network_settings() -> None:
     assert own["tcp_user_timeout"] == NETWORK_TIMEOUTS["tcp_user_timeout"]
     # a connection service named in the URL sets them in its own file
     assert network_timeouts("postgresql://u@h/db?service=ewall") == {}
+
+
+def test_a_database_down_is_logged_once_per_outage(
+    caplog: pytest.LogCaptureFixture, db: DbHandle
+) -> None:
+    """/readyz pings on every probe: while the database was down, each probe logged a
+    traceback (6.5 KB; a compose health check every 5 s). Now the first failure is logged
+    with its traceback and the recovery once."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]  # nothing listens on it once closed
+    url = f"postgresql://ewall@127.0.0.1:{port}/ewall"
+    down = Database(DatabaseUrls(app=url, migrations=url), app_role="ewall_app")
+    with caplog.at_level(logging.INFO, logger="ewall.db"):
+        assert [down.ping() for _ in range(3)] == [False, False, False]
+        up = Database(
+            DatabaseUrls(app=db.app_url, migrations=db.superuser_url), app_role="ewall_app"
+        )
+        up._unreachable = True  # as after an outage
+        assert [up.ping() for _ in range(2)] == [True, True]
+    down.dispose()
+    up.dispose()
+    records = [(r.getMessage(), r.exc_info is not None) for r in caplog.records]
+    assert records == [("database ping failed", True), ("database reachable again", False)]
