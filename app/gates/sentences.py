@@ -151,6 +151,8 @@ _ABBREVIATIONS = frozenset(
         "dec",
     }
 )
+# abbreviations that end a list and so, before a capital, a sentence of an answer ("etc. Het")
+_SENTENCE_FINAL = frozenset({"etc", "enz", "e.d", "e.a", "e.v", "c.s", "lid"})
 # currency marks that end a sentence ("... bedraagt 300 EUR. De ...") unless an amount
 # follows them ("EUR. 300")
 _BEFORE_AN_AMOUNT = frozenset({"eur", "nlg", "f", "ƒ"})
@@ -198,6 +200,8 @@ def _is_boundary(text: str, start: int, match: re.Match[str], *, lower_case: boo
         return lower_case and text[after].islower() and _ends_a_word(text[punct_at], word)
     if text[punct_at] != ".":
         return True
+    if lower_case and word.lower() in _SENTENCE_FINAL:
+        return True  # an answer's "... enz. Het hof ..."
     if word.lower() in _ABBREVIATIONS:
         return False
     if word.lower() in _BEFORE_AN_AMOUNT and text[after].isdigit():
@@ -272,6 +276,48 @@ _EMPHASIS = re.compile(
 # unless its last word is an abbreviation or an initial ("naar art.<line break>6:162 BW").
 _LINE_ENDS_SENTENCE = re.compile(r"[.!?…][\"'”’»)\]]*(?:\s*" + _MARKER + r")*\s*$")
 _LABEL_WORDS = 6  # a heading or lead-in of at most this many words is read with what follows
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"))
+_FOOTNOTE = re.compile(
+    r"(?<=[.!?…])(?:[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+|\[\^[^\]\s]{1,20}\]|\(\d{1,3}\))"
+    r"|\[\^[^\]\s]{1,20}\]"
+)
+_GLUED = re.compile(r"(?<=[a-zà-ÿ]{2}[.!?])(?=[A-Z])|(?<=\])(?=[A-Z])")
+_BOLD_LEAD = re.compile(
+    r"(?m)^([ \t]*(?:[-*+•][ \t]+|\d{1,3}[.)][ \t]+)?)(\*\*|__)([^*_\n]{1,200}?:)\2[ \t]*"
+)
+_INLINE_BULLET = re.compile(r"[ \t]+([•▪◦‣●])[ \t]+")
+# What a heading or lead-in may say and still be a label read with the block after it
+# ("## Conclusie", "De rechtbank oordeelt:"); one that says more ("### Het beroep slaagt",
+# "De Hoge Raad vernietigt het arrest:") is a claim, judged on its own.
+_LABEL_VOCABULARY = frozenset((
+    "let", "kortom", "samengevat", "daarnaast", "bovendien", "ook", "nb", "belangrijk",
+    "waarschuwing", "tip", "praktisch", "praktische", "gevolgen", "gevolg", "risico", "s",
+    "de", "het", "een", "en", "of", "van", "in", "op", "voor", "met", "als", "bij", "naar",
+    "over", "tot", "uit", "aan", "om", "door", "volgens", "onder", "zie", "kort", "korte",
+    "antwoord", "conclusie", "conclusies", "samenvatting", "gronden", "grond", "feiten",
+    "overwegingen", "overweging", "beoordeling", "advies", "vraag", "vragen", "kern",
+    "inleiding", "achtergrond", "toelichting", "bronnen", "bron", "analyse", "uitkomst",
+    "oordeel", "beslissing", "slotsom", "uitspraak", "uitspraken", "relevante",
+    "rechtspraak", "jurisprudentie", "wetgeving", "artikelen", "citaten", "punten",
+    "stappen", "aanbeveling", "aanbevelingen", "opmerkingen", "noot", "noten",
+    "vindplaatsen", "standpunten", "partijen", "procesverloop", "context", "overzicht",
+    "resultaat", "resultaten", "toepassing", "regel", "regels", "criteria", "juridisch",
+    "juridische", "kader", "feitelijk", "feitelijke", "oordeelt", "overweegt", "stelt",
+    "concludeert", "beslist", "volgt", "volgende", "geldt", "luidt", "zegt", "bepaalt",
+    "schrijft", "merkt", "rechtbank", "hof", "raad", "hoge", "kantonrechter", "rechter",
+    "college", "gerechtshof", "afdeling", "arrest", "vonnis", "beschikking", "zaak",
+    "belangrijkste", "eerste", "tweede", "derde", "slot", "dit", "dat", "deze", "die",
+    "wat", "waarom", "hoe"
+))  # fmt: skip
+
+
+def _is_label(line: str, heading: bool) -> bool:
+    words = re.findall(r"[^\W\d_]+", line.lower())
+    return (
+        (heading or line.endswith(":"))
+        and len(line.split()) <= _LABEL_WORDS
+        and all(w in _LABEL_VOCABULARY for w in words)
+    )
 
 
 def _line_ends_sentence(line: str) -> bool:
@@ -304,7 +350,13 @@ def _answer_blocks(text: str) -> str:
         text = _HTML_TAG.sub(" ", _HTML_BLOCK.sub("\n\n", _without_comments(text)))
     if "&" in text:
         text = html.unescape(text)
+    text = _BOLD_LEAD.sub(r"\1\3\n", text.translate(_INVISIBLE))  # "**Let op:** ..."
     text = _EMPHASIS.sub("", _LINK.sub(r"\1", text))
+    # a re-run's layouts (2026-12-06): a footnote after a sentence's mark, a sentence glued
+    # to the one before it ("gehandhaafd.Het", "[1]Het"), a bullet sign inside a line
+    text = _FOOTNOTE.sub("", text)
+    text = _GLUED.sub(" ", text)
+    text = _INLINE_BULLET.sub(r"\n\1 ", text)
     blocks: list[str] = []
     current: list[str] = []
     label = False  # the block so far is a heading or a short lead-in ending in ":"
@@ -330,11 +382,10 @@ def _answer_blocks(text: str) -> str:
         current.append(text_of_line)
         # A heading ("## Conclusie") or a lead-in ("De rechtbank oordeelt:") says nothing on
         # its own: it is read with the block after it, as before, not judged as a claim.
-        short = len(text_of_line.split()) <= _LABEL_WORDS
         heading = item is not None and item.group().strip().startswith("#")
-        label = short and (heading or text_of_line.endswith(":"))
-        if heading or _line_ends_sentence(line):  # a heading is one line: its own block
-            close()
+        label = _is_label(text_of_line, heading)
+        if heading or text_of_line.endswith(":") or _line_ends_sentence(line):
+            close()  # a heading is one line, a lead-in ends at its colon: their own blocks
     label = False
     close()
     return "\n\n".join(b for b in blocks if b.strip())

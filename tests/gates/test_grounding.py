@@ -385,6 +385,19 @@ INVENTED = "Het cassatieberoep slaagt."
         "(a) {copied}\n(b) {invented_lower}",
         "i. {copied}\nii. {invented_lower}",
         "{copied_bare}! {invented_lower}",
+        # a re-run's layouts: footnotes after the stop, a heading or lead-in that makes the
+        # claim, a glued sentence, an invisible space, a marker, an inline bullet, "etc."
+        "{copied}¹ {invented}",
+        "{copied}[^1] {invented}",
+        "{copied}(1) {invented}",
+        "### {invented_bare}\n{copied}",
+        "{invented_bare}:\n{copied}",
+        "**{invented_bare}:** {copied}",
+        "{copied_bare}.{invented}",
+        "{copied}\u200b{invented}",
+        "{copied} [2]{invented}",
+        "{copied} • {invented}",
+        "{copied_bare} etc. {invented}",
     ],
 )
 def test_an_invented_sentence_in_markup_is_judged_on_its_own(
@@ -399,6 +412,7 @@ def test_an_invented_sentence_in_markup_is_judged_on_its_own(
         copied=copied,
         copied_bare=copied.removesuffix("."),
         invented=INVENTED,
+        invented_bare=INVENTED.removesuffix("."),
         invented_lower=INVENTED[0].lower() + INVENTED[1:],
     )
     body = ground(gate_client(), auth, ALICE, rid, answer).json()

@@ -158,6 +158,19 @@ def test_whitespace_inside_a_paragraph_is_normalized() -> None:
             "## Een kop van heel veel woorden zonder punt\nDe vordering faalt.",
             ["Een kop van heel veel woorden zonder punt", "De vordering faalt."],
         ),
+        # a heading or lead-in that makes a claim is judged on its own; a label is not
+        (
+            "### Het beroep slaagt\nDe vordering faalt.",
+            ["Het beroep slaagt", "De vordering faalt."],
+        ),
+        (
+            "De Hoge Raad vernietigt het arrest:\nDe vordering faalt.",
+            ["De Hoge Raad vernietigt het arrest:", "De vordering faalt."],
+        ),
+        ("**Let op:** de vordering faalt.", ["Let op: de vordering faalt."]),
+        ("Dat is zo.¹ Het hof wijst af.", ["Dat is zo.", "Het hof wijst af."]),
+        ("Dat is zo.Het hof wijst af.", ["Dat is zo.", "Het hof wijst af."]),
+        ("Het is 100 m² groot.", ["Het is 100 m² groot."]),
     ],
 )
 def test_answer_sentences_read_markup_as_layout(answer: str, expected: list[str]) -> None:

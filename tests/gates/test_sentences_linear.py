@@ -90,7 +90,7 @@ def test_answer_markup_is_read_in_linear_time() -> None:
     out = run_bounded(
         "from app.gates.sentences import answer_sentences\n"
         "for piece in ('<a', '<p x', '[a](', '[a]', '**', '*a', '- ', '|', '.]', '1) ',\n"
-        "              '<br>', '&amp;', '\\n- a.', ':\\n'):\n"
+        "              '<br>', '&amp;', '\\n- a.', ':\\n', '**a:**', '[^1]', '.¹', ' • ', 'ab.C'):\n"
         "    answer_sentences(piece * (200_000 // len(piece)))\n"
         "print('done')\n",
         "reading 200,000 characters of answer markup",
