@@ -38,6 +38,11 @@ _WRITTEN = re.compile(_GRAMMAR)
 _EXACT = re.compile(r"ECLI:[A-Z]{2}:[A-Z0-9]{1,7}:[0-9]{4}:[A-Za-z0-9.]{0,24}[A-Za-z0-9]")
 
 
+def _canonical(match: re.Match[str]) -> str:
+    ordinal = match["ordinal"].rstrip(".")
+    return f"ECLI:{match['country']}:{match['court']}:{match['year']}:{ordinal}"
+
+
 def _scan(pattern: re.Pattern[str], text: str, *, colon_ends: bool) -> dict[str, None]:
     """The ECLIs ``pattern`` finds, prefix upper-cased, first appearance first. A ":" right
     after the ordinal makes a sixth part ("ECLI:NL:HR:2019:1:2" is malformed, not
@@ -185,12 +190,27 @@ def find_citations(text: str) -> Citations:
     read = _as_read(text)
     found = [*_LOOSE.finditer(read), *_CAPITALS.finditer(read)]
     inside = _inside_longer(found)
+    continued: dict[str, int] = {}
+    dropped: set[str] = set()
     for match in _CONTINUED.finditer(read):
         malformed.setdefault(" ".join(match.group(0).split())[:MAX_SHOWN], None)
+        head = next(iter(_scan(_WRITTEN, match.group(0), colon_ends=True)), None)
+        if head is not None:
+            continued[head] = continued.get(head, 0) + 1
+    written: dict[str, int] = {}
+    if continued:
+        for m in _WRITTEN.finditer(text):
+            written[_canonical(m)] = written.get(_canonical(m), 0) + 1
+    for ecli, times in continued.items():
+        # written only as the beginning of a longer ordinal: not a citation of its own, so
+        # not checked and shown as live beside the malformed one (a re-run)
+        if written.get(ecli, 0) <= times:
+            eclis.pop(ecli, None)
+            dropped.add(ecli)
     for match in (m for m in found if id(m) not in inside):
         seen = " ".join(match.group(0).rstrip(".:").split())  # a line break shown as a space
         canonical = "ECLI" + seen[4:] if seen[:5].lower() == "ecli:" else seen
-        if canonical in eclis or _file_name_of(canonical, eclis):
+        if canonical in eclis or canonical in dropped or _file_name_of(canonical, eclis):
             continue
         malformed.setdefault(seen[:MAX_SHOWN], None)
     return Citations(eclis=list(eclis), malformed=list(malformed))
