@@ -12,6 +12,8 @@ from __future__ import annotations
 import html
 import re
 
+from app.ingest.extract.text import INVISIBLE
+
 # lower case, without the final dot
 _ABBREVIATIONS = frozenset(
     {
@@ -276,7 +278,8 @@ _EMPHASIS = re.compile(
 # unless its last word is an abbreviation or an initial ("naar art.<line break>6:162 BW").
 _LINE_ENDS_SENTENCE = re.compile(r"[.!?…][\"'”’»)\]]*(?:\s*" + _MARKER + r")*\s*$")
 _LABEL_WORDS = 6  # a heading or lead-in of at most this many words is read with what follows
-_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"))
+# the invisible characters that documents lose at ingestion (and questions at search)
+_INVISIBLE = re.compile(f"[{INVISIBLE}]")
 _FOOTNOTE = re.compile(
     r"(?<=[.!?…])(?:[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+|\[\^[^\]\s]{1,20}\]|\(\d{1,3}\))"
     r"|\[\^[^\]\s]{1,20}\]"
@@ -350,7 +353,7 @@ def _answer_blocks(text: str) -> str:
         text = _HTML_TAG.sub(" ", _HTML_BLOCK.sub("\n\n", _without_comments(text)))
     if "&" in text:
         text = html.unescape(text)
-    text = _BOLD_LEAD.sub(r"\1\3\n", text.translate(_INVISIBLE))  # "**Let op:** ..."
+    text = _BOLD_LEAD.sub(r"\1\3\n", _INVISIBLE.sub("", text))  # "**Let op:** ..."
     text = _EMPHASIS.sub("", _LINK.sub(r"\1", text))
     # a re-run's layouts (2026-12-06): a footnote after a sentence's mark, a sentence glued
     # to the one before it ("gehandhaafd.Het", "[1]Het"), a bullet sign inside a line
