@@ -128,7 +128,8 @@ MONTHS = {
 # "[2]", "[1, 3]", "[2-4]", "[ 1 ]", "[+1]"; "[-1]", "[–1]" and "[0]" cite no result (out of
 # range)
 _MARKER_TEXT = r"\[\s*([-−–+]?\s*\d+(?:\s*[,;]?\s*[-−–+]?\s*\d+)*)\s*\]"
-_MARKERS_AT_END = re.compile(rf"(?:\s*{_MARKER_TEXT})+\s*([.!?…]*)\s*$")
+# (a list item's marker may stand before its ";" or ",": "... verstrijkt [2];")
+_MARKERS_AT_END = re.compile(rf"(?:\s*{_MARKER_TEXT})+\s*([.!?…;:,]*)\s*$")
 _RANK_DIGITS = 9  # a longer rank is out of range whatever it is (and int() refuses 4,300+)
 _MARKER = re.compile(_MARKER_TEXT)
 

@@ -84,6 +84,10 @@ _ABBREVIATIONS = frozenset(
         # common Dutch abbreviations
         "incl",
         "excl",
+        "t.o.v",
+        "zaaknr",
+        "rolnr",
+        "kenmerk",
         "evt",
         "max",
         "min",
@@ -154,7 +158,7 @@ _ABBREVIATIONS = frozenset(
     }
 )
 # abbreviations that end a list and so, before a capital, a sentence of an answer ("etc. Het")
-_SENTENCE_FINAL = frozenset({"etc", "enz", "e.d", "e.a", "e.v", "c.s", "lid"})
+_SENTENCE_FINAL = frozenset({"etc", "enz", "e.d", "e.a", "e.v", "c.s", "lid", "vol"})
 # currency marks that end a sentence ("... bedraagt 300 EUR. De ...") unless an amount
 # follows them ("EUR. 300")
 _BEFORE_AN_AMOUNT = frozenset({"eur", "nlg", "f", "ƒ"})
@@ -185,6 +189,17 @@ def _starts_sentence(text: str, pos: int) -> bool:
     return bool(re.match(r"s[- ]", text[pos : pos + 2])) and pos > 0 and text[pos - 1] in "'’"
 
 
+def _past_symbols(text: str, pos: int, most: int = 12) -> int:
+    """The position of the first letter or digit after the dashes, arrows, emoji, bars and
+    brackets (and spaces) that an answer may set between two sentences ("— Het", "(…) Het");
+    ``pos`` when none comes within ``most`` characters."""
+    end = min(len(text), pos + most)
+    at = pos
+    while at < end and not text[at].isalnum():
+        at += 1
+    return at if at < len(text) and text[at].isalnum() else pos
+
+
 def _is_boundary(text: str, start: int, match: re.Match[str], *, lower_case: bool) -> bool:
     punct_at = match.start()
     if punct_at > 0 and text[punct_at - 1] in "([":
@@ -196,6 +211,8 @@ def _is_boundary(text: str, start: int, match: re.Match[str], *, lower_case: boo
         return True
     word_start = text.rfind(" ", start, punct_at) + 1
     word = text[max(word_start, start) : punct_at].lstrip(_LEADING_PUNCT)
+    if lower_case:  # an answer's "... stop. — Het", "... stop. ✅ Het", "... (…) Het"
+        after = _past_symbols(text, after)
     if not _starts_sentence(text, after):
         # an answer's next sentence may start in lower case: after a whole word that is no
         # abbreviation ("slaagt. het hof"), not after "o.i.d." or "3.4."
@@ -258,7 +275,8 @@ def split_sentences(text: str, *, lower_case: bool = False) -> list[str]:
 # Block-level HTML: where a block starts or ends, a sentence ends. Tags are matched by name so
 # that "a < b en c > d" stays text; the rest of a tag's markup is bounded.
 _HTML_BLOCK = re.compile(
-    r"</?(?:p|div|li|ul|ol|br|h[1-6]|tr|td|th|table|blockquote|pre|section|article|dd|dt|hr)"
+    r"</?(?:p|div|li|ul|ol|br|h[1-6]|tr|td|th|table|blockquote|pre|section|article|dd|dt|hr"
+    r"|details|summary|figure|figcaption|caption|header|footer|aside|main|nav)"
     r"\b[^<>]{0,2000}>",
     re.IGNORECASE,
 )
@@ -279,20 +297,47 @@ _EMPHASIS = re.compile(
 _LINE_ENDS_SENTENCE = re.compile(r"[.!?…][\"'”’»)\]]*(?:\s*" + _MARKER + r")*\s*$")
 _LABEL_WORDS = 6  # a heading or lead-in of at most this many words is read with what follows
 # the invisible characters that documents lose at ingestion (and questions at search)
-_INVISIBLE = re.compile(f"[{INVISIBLE}]")
+_INVISIBLE = re.compile(f"[{INVISIBLE}\u034f]")
 _FOOTNOTE = re.compile(
-    r"(?<=[.!?…])(?:[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+|\[\^[^\]\s]{1,20}\]|\(\d{1,3}\))"
+    r"(?<=[.!?…])(?:[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+|\[\^[^\]\s]{1,20}\]|\(\d{1,3}\)"
+    r"|[†‡]+|\([a-z]\)|\u207d[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]{1,3}\u207e|\^\d{1,3})"
     r"|\[\^[^\]\s]{1,20}\]"
 )
+_RULE = re.compile(r"(?:[-=_*][ \t]*){3,}")
+_CLOSING_QUOTE = re.compile(r"(?<=[.!?…])“")
 _GLUED = re.compile(r"(?<=[a-zà-ÿ]{2}[.!?])(?=[A-Z])|(?<=\])(?=[A-Z])")
 _BOLD_LEAD = re.compile(
-    r"(?m)^([ \t]*(?:[-*+•][ \t]+|\d{1,3}[.)][ \t]+)?)(\*\*|__)([^*_\n]{1,200}?:)\2[ \t]*"
+    r"(?m)^([ \t]*(?:[-*+•][ \t]+|\d{1,3}[.)][ \t]+)?)(\*\*|__)([^*_\n]{1,200}?)(:?)\2"
+    r"[ \t]*(:?)[ \t]*(?:[–—-][ \t]*)?"
 )
+
+
+def _bold_lead(match: re.Match[str]) -> str:
+    """A bold phrase that opens a line is a lead-in on a line of its own when a colon ends it
+    ("**Kern:** een ...") or a sentence follows it ("**Het beroep slaagt** De ..."), not
+    when the sentence goes on in lower case ("**De huurder** moet betalen.")."""
+    follows = match.string[match.end() : match.end() + 1]
+    if (
+        match.group(4)
+        or match.group(5)
+        or not follows
+        or follows in "\"'„“("
+        or (follows.isupper() or follows.isdigit())
+    ):
+        return f"{match.group(1)}{match.group(3)}:\n"
+    return match.group(0)
+
+
+_IMAGE = re.compile(r"!\[([^\[\]\n]{0,500})\]\([^()\s]{0,2000}\)")
+# a full stop of other scripts, and a closing „…“ quote right after a stop
+_STOPS = str.maketrans({"．": ".", "。": ".", "｡": "."})
 _INLINE_BULLET = re.compile(r"[ \t]+([•▪◦‣●])[ \t]+")
 # What a heading or lead-in may say and still be a label read with the block after it
 # ("## Conclusie", "De rechtbank oordeelt:"); one that says more ("### Het beroep slaagt",
 # "De Hoge Raad vernietigt het arrest:") is a claim, judged on its own.
 _LABEL_VOCABULARY = frozenset((
+    "r", "o", "ro", "rov", "art", "lid", "bw", "sv", "sr", "awb", "rv", "nr", "memo", "notitie",
+    "dossier", "stukken", "vergelijk", "vgl", "zie", "ook",
     "let", "kortom", "samengevat", "daarnaast", "bovendien", "ook", "nb", "belangrijk",
     "waarschuwing", "tip", "praktisch", "praktische", "gevolgen", "gevolg", "risico", "s",
     "de", "het", "een", "en", "of", "van", "in", "op", "voor", "met", "als", "bij", "naar",
@@ -314,13 +359,25 @@ _LABEL_VOCABULARY = frozenset((
 ))  # fmt: skip
 
 
+_PARENTHESES = re.compile(r"\([^()]{0,200}\)")
+_OUTCOMES = frozenset((
+    "afgewezen", "toegewezen", "gegrond", "ongegrond", "vernietigd", "bekrachtigd", "bevestigd",
+    "vernietigt", "bekrachtigt", "bevestigt", "slaagt", "faalt", "verworpen", "ontvankelijk",
+    "niet-ontvankelijk", "ja", "nee", "aansprakelijk", "ontbonden", "nietig", "vernietigbaar",
+))  # fmt: skip
+
+
 def _is_label(line: str, heading: bool) -> bool:
+    """A heading or lead-in that states nothing: only a label's words ("Conclusie", "De
+    rechtbank oordeelt:"), or one topic word with what it refers to ("Verjaring:",
+    "Hoofdregel (art. 6:82 lid 1 BW):"), unless that word is an outcome ("Afgewezen:")."""
+    if not (heading or line.endswith(":")) or len(line.split()) > _LABEL_WORDS:
+        return False
     words = re.findall(r"[^\W\d_]+", line.lower())
-    return (
-        (heading or line.endswith(":"))
-        and len(line.split()) <= _LABEL_WORDS
-        and all(w in _LABEL_VOCABULARY for w in words)
-    )
+    topic = re.findall(r"[^\W\d_]+", _PARENTHESES.sub(" ", line.lower()))
+    if len(topic) == 1 and topic[0] not in _OUTCOMES:
+        return True
+    return all(w in _LABEL_VOCABULARY for w in words)
 
 
 def _line_ends_sentence(line: str) -> bool:
@@ -353,25 +410,30 @@ def _answer_blocks(text: str) -> str:
         text = _HTML_TAG.sub(" ", _HTML_BLOCK.sub("\n\n", _without_comments(text)))
     if "&" in text:
         text = html.unescape(text)
-    text = _BOLD_LEAD.sub(r"\1\3\n", _INVISIBLE.sub("", text))  # "**Let op:** ..."
+    text = _INVISIBLE.sub("", text).translate(_STOPS)
+    text = _IMAGE.sub(r"\n\n\1\n\n", text)  # an image's alt text says what it says
+    text = _BOLD_LEAD.sub(_bold_lead, text)  # "**Let op:** ...", "**Kern** - ..."
     text = _EMPHASIS.sub("", _LINK.sub(r"\1", text))
     # a re-run's layouts (2026-12-06): a footnote after a sentence's mark, a sentence glued
     # to the one before it ("gehandhaafd.Het", "[1]Het"), a bullet sign inside a line
-    text = _FOOTNOTE.sub("", text)
+    text = _CLOSING_QUOTE.sub("”", _FOOTNOTE.sub("", text))
     text = _GLUED.sub(" ", text)
     text = _INLINE_BULLET.sub(r"\n\1 ", text)
     blocks: list[str] = []
     current: list[str] = []
-    label = False  # the block so far is a heading or a short lead-in ending in ":"
 
     def close() -> None:
-        nonlocal current, label
-        if current and not label:
+        nonlocal current
+        if current:
             blocks.append(" ".join(current))
             current = []
 
+    abbreviated = False  # the line before ended in an abbreviation ("art.", "mr.")
     for raw in text.splitlines():
         line = raw.strip()
+        if _RULE.fullmatch(line):  # "---", "===": a rule, or a setext heading's underline
+            close()
+            continue
         cells = [c.strip() for c in line.strip("|").split("|")] if line.startswith("|") else None
         item = _LIST_ITEM.match(raw)
         if not line or item or cells is not None:
@@ -382,14 +444,18 @@ def _answer_blocks(text: str) -> str:
         if not line:
             continue
         text_of_line = raw[item.end() :].strip() if item else line
-        current.append(text_of_line)
-        # A heading ("## Conclusie") or a lead-in ("De rechtbank oordeelt:") says nothing on
-        # its own: it is read with the block after it, as before, not judged as a claim.
+        if (text_of_line[:1].isupper() or text_of_line[:1].isdigit()) and not abbreviated:
+            close()  # a line that starts a sentence (an answer is not hard-wrapped), not
+            # one after "art." or "mr." at the end of the line before
         heading = item is not None and item.group().strip().startswith("#")
-        label = _is_label(text_of_line, heading)
-        if heading or text_of_line.endswith(":") or _line_ends_sentence(line):
+        if _is_label(text_of_line, heading):
+            close()  # "## Conclusie", "De rechtbank oordeelt:": states nothing, not judged
+            continue
+        current.append(text_of_line)
+        ends = _line_ends_sentence(line)
+        abbreviated = not ends and text_of_line.endswith(".")
+        if heading or text_of_line.endswith(":") or ends:
             close()  # a heading is one line, a lead-in ends at its colon: their own blocks
-    label = False
     close()
     return "\n\n".join(b for b in blocks if b.strip())
 

@@ -398,6 +398,26 @@ INVENTED = "Het cassatieberoep slaagt."
         "{copied} [2]{invented}",
         "{copied} • {invented}",
         "{copied_bare} etc. {invented}",
+        # a measurement's layouts: quotes, stops of other scripts, symbols between
+        # sentences, invisible marks, other footnotes, headings and lead-ins in more forms
+        "„{copied}“ {invented}",
+        "{copied_bare}． {invented}",
+        "{copied} — {invented}",
+        "{copied} → {invented}",
+        "{copied} ✅ {invented}",
+        "{copied} | {invented}",
+        "{copied} (…) {invented}",
+        "{copied}\u200e{invented}",
+        "{copied}† {invented}",
+        "{copied}⁽¹⁾ {invented}",
+        "{invented_bare}\n{copied}",
+        "{invented_bare}\n-----------------\n{copied}",
+        "**{invented_bare}** {copied}",
+        "- **{invented_bare}**: {copied}",
+        "<details><summary>{invented_bare}</summary>{copied}</details>",
+        "{copied} ![{invented_bare}](x.png)",
+        "{copied_bare};\n{invented}",
+        "{copied_bare} vol. {invented}",
     ],
 )
 def test_an_invented_sentence_in_markup_is_judged_on_its_own(
@@ -420,3 +440,27 @@ def test_an_invented_sentence_in_markup_is_judged_on_its_own(
     supported = [s["text"] for s in body["sentences"] if s["supported"]]
     assert len(supported) == 1 and copied.removesuffix(".") in supported[0], body
     assert "cassatieberoep" not in body["trimmed_answer"].lower()
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        "## Antwoord\n\n**Kern:** {copied}",
+        "### Conclusie\n{copied}",
+        "### Vergelijk\n{copied}",
+        "## Termijn (art. 7:658 BW)\n{copied}",
+        "De rechtbank oordeelt:\n\n1. {copied}",
+        "- {copied_bare} [2];\n- {copied}",
+    ],
+)
+def test_labels_and_list_punctuation_raise_no_alarm(
+    corpus: DbHandle, gate_client: GateClient, auth: Tokens, layout: str
+) -> None:
+    """A heading or lead-in that states nothing is not judged and not glued to the sentence
+    under it, and a list item's marker may stand before its ";" (a measurement of realistic
+    answers found each of these judged unsupported)."""
+    rid = record_retrieval(corpus, ALICE, list(RETURNED))
+    copied = RETURNED["c-termijn"]
+    answer = layout.format(copied=copied, copied_bare=copied.removesuffix("."))
+    body = ground(gate_client(), auth, ALICE, rid, answer).json()
+    assert body["ok"] is True, body
