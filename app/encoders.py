@@ -186,11 +186,13 @@ def _passive_openmp(operator_policy: str | None) -> Iterator[None]:
     if operator_policy:
         yield
         return
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # the process's C environment, which the native library's OpenMP reads as it loads;
+    # unset before (Settings read it as operator_policy), os.environ is neither read nor set
+    os.putenv("OMP_WAIT_POLICY", "PASSIVE")
     try:
         yield
     finally:
-        os.environ.pop("OMP_WAIT_POLICY", None)
+        os.unsetenv("OMP_WAIT_POLICY")
 
 
 def load_native(name: str, threads: int = 0, *, omp_wait_policy: str | None = None) -> Encoder:

