@@ -295,7 +295,7 @@ _EMPHASIS = re.compile(
 # A line that ends a sentence (closers and markers may follow its mark) ends its block,
 # unless its last word is an abbreviation or an initial ("naar art.<line break>6:162 BW").
 _LINE_ENDS_SENTENCE = re.compile(r"[.!?…][\"'”’»)\]]*(?:\s*" + _MARKER + r")*\s*$")
-_LABEL_WORDS = 6  # a heading or lead-in of at most this many words is read with what follows
+_LABEL_WORDS = 6  # a heading or lead-in of more words is never a label (see _is_label)
 # the invisible characters that documents lose at ingestion (and questions at search)
 _INVISIBLE = re.compile(f"[{INVISIBLE}\u034f]")
 _FOOTNOTE = re.compile(
@@ -304,7 +304,7 @@ _FOOTNOTE = re.compile(
     r"|\[\^[^\]\s]{1,20}\]"
 )
 _RULE = re.compile(r"(?:[-=_*][ \t]*){3,}")
-_CLOSING_QUOTE = re.compile(r"(?<=[.!?…])“")
+_CLOSING_QUOTE = re.compile(r"(?<=[.!?…])“")  # the „…“ quote closed right after a stop
 _GLUED = re.compile(r"(?<=[a-zà-ÿ]{2}[.!?])(?=[A-Z])|(?<=\])(?=[A-Z])")
 _BOLD_LEAD = re.compile(
     r"(?m)^([ \t]*(?:[-*+•][ \t]+|\d{1,3}[.)][ \t]+)?)(\*\*|__)([^*_\n]{1,200}?)(:?)\2"
@@ -329,33 +329,32 @@ def _bold_lead(match: re.Match[str]) -> str:
 
 
 _IMAGE = re.compile(r"!\[([^\[\]\n]{0,500})\]\([^()\s]{0,2000}\)")
-# a full stop of other scripts, and a closing „…“ quote right after a stop
+# the full stops of other scripts
 _STOPS = str.maketrans({"．": ".", "。": ".", "｡": "."})
 _INLINE_BULLET = re.compile(r"[ \t]+([•▪◦‣●])[ \t]+")
-# What a heading or lead-in may say and still be a label read with the block after it
-# ("## Conclusie", "De rechtbank oordeelt:"); one that says more ("### Het beroep slaagt",
-# "De Hoge Raad vernietigt het arrest:") is a claim, judged on its own.
+# What a heading or lead-in may say and still be a label, which is dropped ("## Conclusie",
+# "De rechtbank oordeelt:"); one that says more ("### Het beroep slaagt", "De Hoge Raad
+# vernietigt het arrest:") is a claim, judged on its own.
 _LABEL_VOCABULARY = frozenset((
-    "r", "o", "ro", "rov", "art", "lid", "bw", "sv", "sr", "awb", "rv", "nr", "memo", "notitie",
-    "dossier", "stukken", "vergelijk", "vgl", "zie", "ook",
-    "let", "kortom", "samengevat", "daarnaast", "bovendien", "ook", "nb", "belangrijk",
-    "waarschuwing", "tip", "praktisch", "praktische", "gevolgen", "gevolg", "risico", "s",
-    "de", "het", "een", "en", "of", "van", "in", "op", "voor", "met", "als", "bij", "naar",
-    "over", "tot", "uit", "aan", "om", "door", "volgens", "onder", "zie", "kort", "korte",
-    "antwoord", "conclusie", "conclusies", "samenvatting", "gronden", "grond", "feiten",
-    "overwegingen", "overweging", "beoordeling", "advies", "vraag", "vragen", "kern",
-    "inleiding", "achtergrond", "toelichting", "bronnen", "bron", "analyse", "uitkomst",
-    "oordeel", "beslissing", "slotsom", "uitspraak", "uitspraken", "relevante",
-    "rechtspraak", "jurisprudentie", "wetgeving", "artikelen", "citaten", "punten",
-    "stappen", "aanbeveling", "aanbevelingen", "opmerkingen", "noot", "noten",
-    "vindplaatsen", "standpunten", "partijen", "procesverloop", "context", "overzicht",
-    "resultaat", "resultaten", "toepassing", "regel", "regels", "criteria", "juridisch",
-    "juridische", "kader", "feitelijk", "feitelijke", "oordeelt", "overweegt", "stelt",
-    "concludeert", "beslist", "volgt", "volgende", "geldt", "luidt", "zegt", "bepaalt",
-    "schrijft", "merkt", "rechtbank", "hof", "raad", "hoge", "kantonrechter", "rechter",
-    "college", "gerechtshof", "afdeling", "arrest", "vonnis", "beschikking", "zaak",
-    "belangrijkste", "eerste", "tweede", "derde", "slot", "dit", "dat", "deze", "die",
-    "wat", "waarom", "hoe"
+    "r", "o", "ro", "rov", "art", "lid", "bw", "sv", "sr", "awb", "rv", "nr", "memo",
+    "notitie", "dossier", "stukken", "vergelijk", "vgl", "zie", "ook", "let", "kortom",
+    "samengevat", "daarnaast", "bovendien", "nb", "belangrijk", "waarschuwing", "tip",
+    "praktisch", "praktische", "gevolgen", "gevolg", "risico", "s", "de", "het", "een",
+    "en", "of", "van", "in", "op", "voor", "met", "als", "bij", "naar", "over", "tot",
+    "uit", "aan", "om", "door", "volgens", "onder", "kort", "korte", "antwoord",
+    "conclusie", "conclusies", "samenvatting", "gronden", "grond", "feiten", "overwegingen",
+    "overweging", "beoordeling", "advies", "vraag", "vragen", "kern", "inleiding",
+    "achtergrond", "toelichting", "bronnen", "bron", "analyse", "uitkomst", "oordeel",
+    "beslissing", "slotsom", "uitspraak", "uitspraken", "relevante", "rechtspraak",
+    "jurisprudentie", "wetgeving", "artikelen", "citaten", "punten", "stappen",
+    "aanbeveling", "aanbevelingen", "opmerkingen", "noot", "noten", "vindplaatsen",
+    "standpunten", "partijen", "procesverloop", "context", "overzicht", "resultaat",
+    "resultaten", "toepassing", "regel", "regels", "criteria", "juridisch", "juridische",
+    "kader", "feitelijk", "feitelijke", "oordeelt", "overweegt", "stelt", "concludeert",
+    "beslist", "volgt", "volgende", "geldt", "luidt", "zegt", "bepaalt", "schrijft",
+    "merkt", "rechtbank", "hof", "raad", "hoge", "kantonrechter", "rechter", "college",
+    "gerechtshof", "afdeling", "arrest", "vonnis", "beschikking", "zaak", "belangrijkste",
+    "eerste", "tweede", "derde", "slot", "dit", "dat", "deze", "die", "wat", "waarom", "hoe"
 ))  # fmt: skip
 
 
@@ -402,10 +401,11 @@ def _without_comments(text: str) -> str:
 
 
 def _answer_blocks(text: str) -> str:
-    """``text`` with its markup taken out and a blank line wherever a block ends: a list
-    item, heading, quote, table cell, HTML block, or a line that ends a sentence. An invented
-    sentence set as the next bullet, in the next <p> or after "**" was read as one sentence
-    with the copied one before it, and passed with it (a check of 2026-12-06)."""
+    """``text`` with its markup and labels taken out and a blank line wherever a block ends:
+    a list item, heading, lead-in, quote, table cell, HTML block, a line that starts or ends
+    a sentence. An invented sentence set as the next bullet, in the next <p> or after "**"
+    was read as one sentence with the copied one before it, and passed with it (a check of
+    2026-12-06; docs/grounding.md lists the layouts since)."""
     if "<" in text:
         text = _HTML_TAG.sub(" ", _HTML_BLOCK.sub("\n\n", _without_comments(text)))
     if "&" in text:
