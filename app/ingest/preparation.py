@@ -27,18 +27,25 @@ def chunk_id_for(source: str, external_id: str, normalized_text: str) -> str:
     return f"{source}:{external_id}:{digest[:16]}"
 
 
+def extract_document(doc: SourceDocument) -> ExtractedDocument:
+    """The text of ``doc`` (its ``text``, else what its ``content`` holds). Raises
+    ExtractionError for bad or missing content."""
+    if doc.text is None and doc.content is None:
+        raise ExtractionError("no content: neither text nor content was given")
+    filename = doc.metadata.get("filename")
+    return extract(
+        text=doc.text,
+        content=doc.content,
+        mime_type=doc.mime_type,
+        filename=str(filename) if filename else None,
+    )
+
+
 def prepare_document(
     doc: SourceDocument, tokens: TokenCounter, limits: ChunkLimits
 ) -> tuple[ExtractedDocument, list[PreparedChunk], str]:
     """Extract and chunk (no database). Raises ExtractionError for bad content."""
-    if doc.text is None and doc.content is None:
-        raise ExtractionError("no content: neither text nor content was given")
-    extracted = extract(
-        text=doc.text,
-        content=doc.content,
-        mime_type=doc.mime_type,
-        filename=str(doc.metadata.get("filename")) if doc.metadata.get("filename") else None,
-    )
+    extracted = extract_document(doc)
     if not extracted.has_text:
         raise ExtractionError("no text: the document contains no extractable text")
     doc_type = normalize_doc_type(doc.doc_type)

@@ -16,8 +16,8 @@ from sqlalchemy import Connection
 from app.deps import Admin, ConnDep, ResourcesDep
 from app.errors import AppError, Conflict, NotFound, RateLimited, Unprocessable
 from app.ingest.document_write import access_until_written
-from app.ingest.extract import extract
 from app.ingest.pipeline import STORE_FAILED, IngestPipeline
+from app.ingest.preparation import extract_document
 from app.ingest.report import load_report
 from app.ingest.repository import (
     document_summary,
@@ -107,34 +107,19 @@ def _check_pending(conn: Connection, person_id: str, limit: int) -> None:
         )
 
 
-def document_size(body: DocumentIn) -> int:
-    """Characters of text, or bytes of decoded content (estimated from the base64)."""
-    if body.text is not None:
-        return len(body.text)
-    return len(body.content_base64 or "") * 3 // 4
-
-
-def text_size(
-    body: DocumentIn, doc: SourceDocument, threshold: int, unchanged: Callable[[], bool]
-) -> int:
+def text_size(doc: SourceDocument, threshold: int, unchanged: Callable[[], bool]) -> int:
     """What decides a push's path: characters of text, and for content under ``threshold``
     bytes the characters extracted from it, unless it is ``unchanged`` (the pipeline answers
     that at once). A 60 KB Word file unpacks to half a million characters and held its
     request for minutes of encoding (a check of 2026-12-06)."""
-    size = document_size(body)
-    if doc.content is None or size >= threshold or unchanged():
-        return size
+    if doc.content is None:
+        return len(doc.text or "")
+    if len(doc.content) >= threshold or unchanged():
+        return len(doc.content)
     try:
-        filename = doc.metadata.get("filename")
-        extracted = extract(
-            text=None,
-            content=doc.content,
-            mime_type=doc.mime_type,
-            filename=str(filename) if filename else None,
-        )
+        return len(extract_document(doc).text)
     except ExtractionError:
-        return size  # the synchronous path reports why, as before
-    return len(extracted.text)
+        return len(doc.content)  # the synchronous path reports why, as before
 
 
 def _unchanged(resources: Resources, doc: SourceDocument) -> bool:
@@ -209,7 +194,7 @@ def to_source_document(body: DocumentIn) -> SourceDocument:
 def push_document(body: DocumentIn, principal: Admin, resources: ResourcesDep) -> Any:
     doc = to_source_document(body)
     threshold = resources.settings.document_async_chars
-    if text_size(body, doc, threshold, lambda: _unchanged(resources, doc)) >= threshold:
+    if text_size(doc, threshold, lambda: _unchanged(resources, doc)) >= threshold:
         # A large document would hold this request (and the encoder) for minutes: it
         # becomes a background job whose run the caller follows.
         run_id, job_id = _queue_job(
