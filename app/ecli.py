@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 MAX_ORDINAL = 25
@@ -38,16 +40,10 @@ _WRITTEN = re.compile(_GRAMMAR)
 _EXACT = re.compile(r"ECLI:[A-Z]{2}:[A-Z0-9]{1,7}:[0-9]{4}:[A-Za-z0-9.]{0,24}[A-Za-z0-9]")
 
 
-def _canonical(match: re.Match[str]) -> str:
-    ordinal = match["ordinal"].rstrip(".")
-    return f"ECLI:{match['country']}:{match['court']}:{match['year']}:{ordinal}"
-
-
-def _scan(pattern: re.Pattern[str], text: str, *, colon_ends: bool) -> dict[str, None]:
-    """The ECLIs ``pattern`` finds, prefix upper-cased, first appearance first. A ":" right
-    after the ordinal makes a sixth part ("ECLI:NL:HR:2019:1:2" is malformed, not
+def _accepted(pattern: re.Pattern[str], text: str, *, colon_ends: bool) -> Iterator[str]:
+    """Each ECLI ``pattern`` finds, prefix upper-cased, in order, once per occurrence. A ":"
+    right after the ordinal makes a sixth part ("ECLI:NL:HR:2019:1:2" is malformed, not
     ECLI:NL:HR:2019:1 followed by noise); with ``colon_ends`` not before a space or the end."""
-    found: dict[str, None] = {}
     for match in pattern.finditer(text):
         ordinal = match["ordinal"].rstrip(".")
         if not ordinal or len(ordinal) > MAX_ORDINAL:
@@ -55,8 +51,12 @@ def _scan(pattern: re.Pattern[str], text: str, *, colon_ends: bool) -> dict[str,
         after = text[match.end() : match.end() + 2]
         if after[:1] == ":" and not (colon_ends and not after[1:2].isalnum()):
             continue
-        found.setdefault(f"ECLI:{match['country']}:{match['court']}:{match['year']}:{ordinal}")
-    return found
+        yield f"ECLI:{match['country']}:{match['court']}:{match['year']}:{ordinal}"
+
+
+def _scan(pattern: re.Pattern[str], text: str, *, colon_ends: bool) -> dict[str, None]:
+    """The ECLIs ``pattern`` finds (`_accepted`), first appearance first, each once."""
+    return dict.fromkeys(_accepted(pattern, text, colon_ends=colon_ends))
 
 
 def extract_eclis(text: str) -> list[str]:
@@ -197,10 +197,7 @@ def find_citations(text: str) -> Citations:
         head = next(iter(_scan(_WRITTEN, match.group(0), colon_ends=True)), None)
         if head is not None:
             continued[head] = continued.get(head, 0) + 1
-    written: dict[str, int] = {}
-    if continued:
-        for m in _WRITTEN.finditer(text):
-            written[_canonical(m)] = written.get(_canonical(m), 0) + 1
+    written = Counter(_accepted(_WRITTEN, text, colon_ends=True)) if continued else Counter()
     for ecli, times in continued.items():
         # written only as the beginning of a longer ordinal: not a citation of its own, so
         # not checked and shown as live beside the malformed one (a re-run)
