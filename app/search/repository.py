@@ -12,6 +12,7 @@ from sqlalchemy import Connection, CursorResult
 
 from app.db import sqlfiles
 from app.db.locks import LockNamespace
+from app.ingest.extract.text import INVISIBLE
 
 DenseForm = Literal["exact", "hnsw"]
 
@@ -53,10 +54,9 @@ def group_sizes(
 
 
 # Characters that say nothing and break a word (soft hyphen, zero-width space and joiners,
-# direction marks and overrides, word joiner, BOM): ingestion takes the same ones out of
-# documents (app/ingest/extract/text.py INVISIBLE), so a question must not keep them either
-# ("na\u00adheffing" found nothing).
-_INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+# direction marks and overrides, word joiner, BOM): ingestion takes them out of documents,
+# so a question must not keep them either ("na\u00adheffing" found nothing).
+_INVISIBLE = re.compile(f"[{INVISIBLE}]")
 # What a lawyer types as search syntax (websearch_to_tsquery's): a "quoted phrase", a -term
 # or -"phrase" to leave out, and an upper-case OR between alternatives.
 _OPERATOR = re.compile(r'(?:(?<=\s)|^)-"[^"]*"|(?:(?<=\s)|^)-[^\s"]+|"[^"]*"')

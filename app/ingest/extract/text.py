@@ -25,8 +25,8 @@ _NEWLINE_LIKE = str.maketrans(
 # Characters that say nothing and, inside a word, keep it from matching: the soft hyphen,
 # zero-width space, non-joiner and joiner, the direction marks, embeddings, overrides and
 # isolates (a fuzz of 2026-12-05: "\u202eonrechtmatig" matched no question), the word
-# joiner and invisible operators, the BOM. A question loses the same ones
-# (app/search/repository.py _INVISIBLE; tests/ingest/test_extract.py holds the two equal).
+# joiner and invisible operators, the BOM. A question (app/search/repository.py) and an
+# answer to the grounding gate (app/gates/sentences.py) lose the same ones.
 INVISIBLE = "\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
 # C0/C1 controls except \t and \n, and the invisible characters
 _CONTROL_RE = re.compile(f"[\x00-\x08\x0e-\x1f\x7f-\x9f{INVISIBLE}]")
