@@ -69,10 +69,10 @@ def extract_email(content: bytes) -> ExtractedDocument:
     meta, text = _message(msg, warnings, depth=0)
     if not text.strip():
         warnings.append("e-mail has no text body")
-    header_lines = [f"Van: {meta['from'] or ''}", f"Aan: {meta['to'] or ''}"]
+    header_lines = _header_lines(meta)
     if meta["cc"]:
-        header_lines.append(f"Cc: {meta['cc']}")
-    header_lines += [f"Onderwerp: {meta['subject'] or ''}", f"Datum: {meta.pop('date_raw') or ''}"]
+        header_lines.insert(2, f"Cc: {meta['cc']}")
+    del meta["date_raw"]  # shown in the text; the metadata holds the parsed date
     if meta["attachments"]:
         header_lines.append("Bijlagen: " + ", ".join(meta["attachments"]))
     return ExtractedDocument(
@@ -198,6 +198,14 @@ def _forwarded(part: Message, warnings: list[str], depth: int) -> str:
         warnings.append(f"forwarded messages nested deeper than {MAX_FORWARD_DEPTH} are not read")
         return ""
     meta, text = _message(inner, warnings, depth + 1)
-    lines = ["Doorgestuurd bericht:", f"Van: {meta['from'] or ''}", f"Aan: {meta['to'] or ''}"]
-    lines += [f"Onderwerp: {meta['subject'] or ''}", f"Datum: {meta['date_raw'] or ''}"]
-    return "\n".join(lines) + "\n\n" + text
+    return "\n".join(["Doorgestuurd bericht:", *_header_lines(meta)]) + "\n\n" + text
+
+
+def _header_lines(meta: dict[str, Any]) -> list[str]:
+    """Who wrote to whom, about what and when, as the text shows a message's headers."""
+    return [
+        f"Van: {meta['from'] or ''}",
+        f"Aan: {meta['to'] or ''}",
+        f"Onderwerp: {meta['subject'] or ''}",
+        f"Datum: {meta['date_raw'] or ''}",
+    ]
