@@ -16,6 +16,8 @@ chunks from two decisions, and its answer sentences are labelled by how they wer
 - ``negation_flipped``: "niet" added after the verb, or a "niet"/"geen" removed;
 - ``party_swapped``: a name (capitalised word or "[eiser]"-style party) replaced by a name
   from another decision;
+- ``outcome_added``: a copied sentence with an outcome clause added (", zodat het beroep
+  slaagt") whose outcome no returned chunk states;
 - ``unrelated``: a sentence of a decision the retrieval did not return;
 - ``marker_correct``: a copied sentence with the marker of its chunk's rank (must be
   supported); ``marker_wrong``: with another returned rank (must be reported
@@ -46,6 +48,7 @@ from app.caselaw.parse import parse_rechtspraak
 from app.gates.evidence import NEGATIONS, extract_facts, split_markers, words
 from app.gates.judge import Calibration, ReturnedChunk, judge_sentences
 from app.gates.passages import build_passages, chunk_sentences, normalized
+from app.gates.referents import outcome
 from app.gates.sentences import split_sentences
 
 Matrix = npt.NDArray[np.float32]
@@ -57,7 +60,7 @@ OLD_THRESHOLD = 0.78
 WEIGHTS = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 THRESHOLDS = tuple(round(0.4 + 0.05 * i, 3) for i in range(12))  # 0.40 .. 0.95
 FAITHFUL = ("copied", "reworded", "marker_correct")
-ALTERED = ("fact_changed", "fact_swapped", "negation_flipped", "party_swapped")
+ALTERED = ("fact_changed", "fact_swapped", "negation_flipped", "party_swapped", "outcome_added")
 SWAPPABLE = ("amount", "date", "percent")
 MARKERS = ("marker_wrong", "marker_out_of_range")
 
@@ -82,6 +85,17 @@ SYNONYMS = {
     "aldus": "zo",
 }
 FILLERS = ("immers", "dan ook", "evenwel", "overigens", "voorts", "mitsdien")
+# clauses that add what the court decided to a copied sentence
+OUTCOME_CLAUSES = (
+    "zodat het beroep slaagt",
+    "zodat het hoger beroep faalt",
+    "waarna het hof het vonnis vernietigt",
+    "en de vordering wordt afgewezen",
+    "zodat de vordering wordt toegewezen",
+    "waarna het vonnis wordt bekrachtigd",
+    "zodat het beroep gegrond is",
+    "en de eiser wordt niet-ontvankelijk verklaard",
+)
 VERBS = ("is", "was", "wordt", "werd", "heeft", "had", "kan", "kon", "zal", "moet", "mag", "zijn")
 
 
@@ -229,6 +243,19 @@ def swap_party(sentence: str, names: Sequence[str], rng: random.Random) -> str |
     return sentence.replace(fact.text, rng.choice(candidates), 1)
 
 
+def add_outcome(
+    pool: Sequence[tuple[int, str]], chunks: Sequence[str], rng: random.Random
+) -> str | None:
+    """A sentence of ``pool`` with an outcome clause added whose outcome none of ``chunks``
+    states; None when each clause's outcome is stated somewhere."""
+    stated = {found for c in chunks for w in words(c) if (found := outcome(w)) is not None}
+    clauses = [c for c in OUTCOME_CLAUSES if not any(outcome(w) in stated for w in words(c))]
+    ended = [s for _, s in pool if s.endswith(".")]
+    if not clauses or not ended:
+        return None
+    return f"{rng.choice(ended)[:-1]}, {rng.choice(clauses)}."
+
+
 def build_set(
     decisions: Sequence[Decision], retrievals: int, rng: random.Random
 ) -> tuple[list[Retrieval], list[Item]]:
@@ -286,6 +313,9 @@ def build_set(
         swapped = swap_party(rng.choice(pool)[1], names, rng)
         if swapped is not None:
             items.append(Item(r, "party_swapped", swapped))
+        added = add_outcome(pool, picked, random.Random(f"outcome_added-{r}"))  # noqa: S311
+        if added is not None:
+            items.append(Item(r, "outcome_added", added))
         other = rng.choice(others)
         # boilerplate ("De uitspraak van het Hof is aan dit arrest gehecht.") that the
         # returned chunks hold too is not unrelated

@@ -17,7 +17,9 @@ A sentence is supported when one passage of a returned chunk holds it:
    Such a sentence is unsupported: shipped as is, it would point the reader at the wrong
    source;
 4. a sentence that names a court, a role, a procedure or an outcome that no returned chunk
-   speaks of (app/gates/referents.py) is unsupported, ``fact_mismatch`` naming the word.
+   speaks of (app/gates/referents.py) is unsupported, ``fact_mismatch`` naming the word; an
+   outcome ("slaagt", "afgewezen", "vernietigt") must stand in the evidence passage itself,
+   checked with its facts in step 2.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from app.gates.evidence import (
 )
 from app.gates.negation import compound_swap, negation_mismatch_words, negation_words
 from app.gates.passages import ChunkPassages
-from app.gates.referents import RetrievalReferents
+from app.gates.referents import RetrievalReferents, unheld_outcome
 
 Matrix = npt.NDArray[np.float32]
 
@@ -215,6 +217,9 @@ def _verdict(
         swapped = compound_swap(core, chunk.words[local])
         if swapped is not None:
             reasons.append(Reason("fact_mismatch", swapped))
+        decided = unheld_outcome(core, chunk.words[local])
+        if decided is not None and decided != negated:  # "gegrond" where it says "ongegrond"
+            reasons.append(Reason("fact_mismatch", decided))
         if not reasons:
             return _Verdict(index, float(scores[index]), [])
         if first_reasons is None:

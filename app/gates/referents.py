@@ -23,6 +23,12 @@ hold no word of the family. Tax compounds are not families: Dutch writes "loon- 
 inkomstenbelasting", so a chunk may speak of "loonbelasting" without the word
 (``compound_swap`` in app/gates/negation.py compares them within a passage).
 
+What the court decided is held closer: a word that states an outcome ("slaagt",
+"afgewezen", "vernietigt", "bekrachtigd", "niet-ontvankelijk") must find its outcome in the
+passage that supports the sentence (``unheld_outcome``). A copied sentence with ", zodat het
+beroep slaagt" added kept the copy's containment (0.875) and passed whenever any returned
+chunk spoke of success; the outcome is the claim a lawyer acts on.
+
 Nothing here touches the database or the encoder.
 """
 
@@ -97,6 +103,57 @@ def families_in(word: str) -> set[int]:
     if word in _NOT_OF_A_FAMILY:
         return set()
     return {_FAMILY_OF[m.group()] for m in _ANYWHERE.finditer(word)}
+
+
+# Outcomes, one line per outcome (prefixes of folded words). Success and failure hold their
+# synonyms ("het beroep is gegrond" for "het beroep slaagt"; "afgewezen" for "faalt").
+_OUTCOMES_TEXT = """
+    slaag slagen geslaagd gegrond toegewezen toewijs toewijz toewees toewezen
+    faal falen faalde gefaald ongegrond afgewezen afwijs afwijz afwees afwezen verworpen verwerp
+    bekrachtig
+    vernietig casseer casseert casseren gecasseerd
+    ontvankelijk
+    veroordeel veroordel
+    vrijspr vrijgespr vrijgesproken
+"""
+OUTCOMES: tuple[tuple[str, ...], ...] = tuple(
+    tuple(line.split()) for line in _OUTCOMES_TEXT.strip().splitlines()
+)
+_OUTCOME_OF = {prefix: index for index, members in enumerate(OUTCOMES) for prefix in members}
+_OUTCOME = re.compile("|".join(sorted(_OUTCOME_OF, key=lambda p: (-len(p), p))))
+_SUCCESS, _FAILURE, _AFFIRMED = 0, 1, 2
+# what a passage says in other words: Dutch splits "wijst ... toe" and "wijst ... af", and
+# "bevestigt het vonnis" affirms it (as an answer's word "bevestigt" it often means "confirms
+# that", so it is no outcome there)
+_PASSAGE_HOLDS = {
+    "wijst": (_SUCCESS, _FAILURE),
+    "wees": (_SUCCESS, _FAILURE),
+    "wezen": (_SUCCESS, _FAILURE),
+    "wijzen": (_SUCCESS, _FAILURE),
+    "bevestig": (_AFFIRMED,),
+}
+
+
+def outcome(word: str) -> int | None:
+    """The outcome a folded word states (the index in ``OUTCOMES``), or None."""
+    found = _OUTCOME.match(word)
+    return None if found is None else _OUTCOME_OF[found.group()]
+
+
+def unheld_outcome(sentence_words: Sequence[str], passage_words: Sequence[str]) -> str | None:
+    """The first word of the sentence that states an outcome the passage does not state."""
+    stated = [(word, found) for word in sentence_words if (found := outcome(word)) is not None]
+    if not stated:
+        return None
+    held: set[int] = set()
+    for word in passage_words:
+        found = outcome(word)
+        if found is not None:
+            held.add(found)
+        for prefix, outcomes in _PASSAGE_HOLDS.items():
+            if word.startswith(prefix):
+                held.update(outcomes)
+    return next((word for word, found in stated if found not in held), None)
 
 
 class RetrievalReferents:

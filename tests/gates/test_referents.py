@@ -11,7 +11,7 @@ import pytest
 
 from app.gates.judge import Calibration, ReturnedChunk, SentenceResult, judge_sentences
 from app.gates.passages import build_passages, chunk_sentences
-from app.gates.referents import FAMILIES, family
+from app.gates.referents import FAMILIES, family, outcome
 
 FIRST = (
     "De Inspecteur heeft aan belanghebbende over het jaar 2015 een naheffingsaanslag in de "
@@ -116,3 +116,70 @@ def test_a_referent_inside_a_chunk_s_compound_is_held() -> None:
 def test_ordinary_words_that_begin_like_a_referent_are_none(word: str) -> None:
     """A review found these read as referents ("goed beslagen ten ijs", "ervan verzekerd")."""
     assert family(word) is None
+
+
+# --- an outcome must stand in the supporting passage ----------------------------------------
+
+RULING = (
+    "De rechtbank heeft de vordering van de verhuurder tot ontruiming van de woning aan de "
+    "Havenstraat toegewezen. Het hof oordeelt dat de huurder de huur over de maanden januari "
+    "tot en met april niet tijdig heeft betaald en dat de verhuurder hem daarover meermaals "
+    "schriftelijk heeft aangemaand. Het hof wijst de vordering van de verhuurder tot "
+    "vergoeding van de schade aan de woning aan de Havenstraat af."
+)
+COPIED = (
+    "Het hof oordeelt dat de huurder de huur over de maanden januari tot en met april niet "
+    "tijdig heeft betaald en dat de verhuurder hem daarover meermaals schriftelijk heeft "
+    "aangemaand"
+)
+
+
+def judge_ruling(sentences: list[str]) -> list[SentenceResult]:
+    parts = chunk_sentences(RULING)
+    returned = [
+        ReturnedChunk("c1", 1, build_passages(parts, np.zeros((len(parts), 4), dtype=np.float32)))
+    ]
+    vectors = np.zeros((len(sentences), 4), dtype=np.float32)
+    return judge_sentences(sentences, vectors, returned, 1, Calibration(0.8, 1.0))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "word"),
+    [
+        (f"{COPIED}, zodat de verhuurder niet-ontvankelijk is.", "ontvankelijk"),
+        (f"{COPIED} en vernietigt het vonnis.", "vernietigt"),
+        (f"{COPIED}, waarna het vonnis wordt bekrachtigd.", "bekrachtigd"),
+    ],
+)
+def test_an_outcome_added_to_a_copied_sentence_is_no_support(sentence: str, word: str) -> None:
+    """The copy holds 13 of 15 content words (containment 0.87 passed it), and the
+    retrieval speaks of success and failure elsewhere: the added outcome is a claim of its
+    own, which the passage that holds the rest does not make. (A window of the three
+    sentences states success and failure, "toegewezen" and "wijst ... af": an outcome of
+    either kind is held there.)"""
+    (verdict,) = judge_ruling([sentence])
+    assert not verdict.supported
+    assert ("fact_mismatch", word) in [(r.kind, r.detail) for r in verdict.reasons]
+
+
+def test_an_outcome_the_passage_states_in_other_words_is_held() -> None:
+    """"Afgewezen" for the split verb "wijst ... af"; "toegewezen" copied; an outcome that
+    the passage states beside the sentence's other words."""
+    results = judge_ruling(
+        [
+            f"{COPIED}.",
+            "Het hof heeft de vordering van de verhuurder tot vergoeding van de schade aan de "
+            "woning aan de Havenstraat afgewezen.",
+            "De rechtbank heeft de vordering van de verhuurder tot ontruiming van de woning "
+            "aan de Havenstraat toegewezen.",
+        ]
+    )
+    assert all(r.supported for r in results), [(r.text, r.reasons) for r in results]
+
+
+def test_outcomes_read_their_synonyms_and_keep_success_from_failure() -> None:
+    assert outcome("slaagt") == outcome("gegrond") == outcome("toegewezen")
+    assert outcome("faalt") == outcome("ongegrond") == outcome("afgewezen") == outcome("verworpen")
+    assert outcome("slaagt") != outcome("faalt")
+    assert outcome("vernietigt") != outcome("bekrachtigt")
+    assert outcome("beroep") is None and outcome("vordering") is None
