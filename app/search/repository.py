@@ -89,6 +89,19 @@ def visible(query: str) -> str:
     return " ".join(_INVISIBLE.sub("", query).split())
 
 
+# a word of five or more capitals and nothing else: typed in capitals, not an acronym (those
+# are short: BW, Awb, BPM, AWBZ, ECLI)
+_SHOUTED = re.compile(r"\b[^\W\d_a-z]{5,}\b")
+
+
+def meant(query: str) -> str:
+    """The question as the dense leg reads it: ``visible``, with each word typed in capitals
+    in lower case. The passages are in ordinary case and the encoder cuts "HEFFINGSRENTE"
+    into other pieces than "heffingsrente": an all-capitals question shared 0 of its dense
+    top 10 with the same question in lower case (a check of 2026-12-06)."""
+    return _SHOUTED.sub(lambda m: m.group().lower(), visible(query))
+
+
 def _operator(typed: str) -> str:
     """A typed operator as websearch syntax. A -term is left out whole, as a phrase: the
     parser reads "-ECLI:NL:HR:2019:1" as "not ecli, and nl, hr, 2019, 1 must stand", so the

@@ -723,7 +723,7 @@ def query_vector(resources: Resources, person_id: str, request: SearchIn) -> str
         return None
     embedder = resources.require_embedder()
     cache = resources.query_vectors
-    question = repository.visible(request.query)
+    question = repository.meant(request.query)
     found = cache.get(person_id, embedder.model_id, question)
     if found is None:
         found = embed_query(embedder, question, person_id)

