@@ -63,6 +63,9 @@ _OPERATOR = re.compile(r'(?:(?<=\s)|^)-"[^"]*"|(?:(?<=\s)|^)-[^\s"]+|"[^"]*"')
 # an OR inside a "phrase" is a word of it ("de OR", the works council): only one with an
 # even number of quotes after it splits
 _OR = re.compile(r'(?<=\s)OR(?=\s)(?=(?:[^"]*"[^"]*")*[^"]*$)')
+# an upper-case NOT before a term or phrase leaves it out, as a -term does (lawyers bring it
+# from Boolean search); inside a "phrase" it is a word of it
+_NOT = re.compile(r'(?:(?<=\s)|^)NOT\s+(?=\S)(?=(?:[^"]*"[^"]*")*[^"]*$)')
 
 
 @dataclass(frozen=True)
@@ -167,7 +170,7 @@ def statute_citations(text: str) -> list[str]:
 
 def read_question(query: str) -> Question:
     operators, words = [], []
-    for part in _OR.split(visible(query)):
+    for part in _OR.split(_NOT.sub("-", visible(query))):
         operators.append(" ".join(_operator(m.group()) for m in _OPERATOR.finditer(part)))
         kept = _OPERATOR.sub(lambda m: " " if m.group().startswith("-") else m.group(), part)
         plain = " ".join(kept.replace('"', " ").split())

@@ -41,6 +41,14 @@ def test_a_left_out_term_leaves_out_and_the_other_words_are_ored(firm: Firm) -> 
     assert found(firm, "naheffingsaanslag -aanhangwagen-boer") == {"plate", "trailer"}
 
 
+def test_an_upper_case_not_leaves_out_as_a_minus_does(firm: Firm) -> None:
+    """ "omzetbelasting NOT golf" put the golf decision first (a check of 2026-12-06): NOT
+    was a word of the question."""
+    assert found(firm, "motorrijtuigenbelasting naheffingsaanslag NOT kenteken") == {"trailer"}
+    assert found(firm, 'naheffingsaanslag NOT "een aanhangwagen"') == {"plate"}
+    assert found(firm, '"van de NOT van" boer') == set()  # inside a phrase, a word of it
+
+
 def test_a_quoted_phrase_must_stand_and_the_other_words_are_ored(firm: Firm) -> None:
     assert found(firm, '"kenteken" naheffingsaanslag fietsenstalling') == {"plate"}
     assert found(firm, '"een aanhangwagen" fietsenstalling') == {"trailer"}
