@@ -262,7 +262,8 @@ def _bodies(url: str) -> dict[str, str]:
 def test_downgrades_put_back_the_versions_their_revisions_replaced(
     db: DbHandle, settings: Settings
 ) -> None:
-    """0058's downgrade puts back the impact top-k of 0047, 0047's that of 0045; 0041's
+    """0061's downgrade puts back the citation normaliser of 0001; 0058's puts back the
+    impact top-k of 0047, 0047's that of 0045; 0041's
     re-creates the two functions it dropped from the files 0034/0035 apply; 0033's puts back
     the ranking's first version, the one 0027 applies; 0044's puts back the question's
     snowball lexemes and the rule trigger of 0001/0032."""
@@ -276,7 +277,12 @@ def test_downgrades_put_back_the_versions_their_revisions_replaced(
         return _bodies(url)
 
     topk = "ewall_sparse_impact_topk"
+    normalise = "ewall_legal_normalize"
     assert _bodies(url)[topk] == sources["search_postings.v3.sql"][topk]
+    assert _bodies(url)[normalise] == sources["legal_normalize.v2.sql"][normalise]
+    before_0061 = move("20261209_0060")
+    assert before_0061[normalise] == sources["legal_normalize.v1.sql"][normalise]
+    assert before_0061[normalise] == sources["legal_text.v1.sql"][normalise]
     before_0058 = move("20261208_0057")
     assert before_0058[topk] == sources["search_postings.v2.sql"][topk]
     before_0047 = move("20261203_0046")
@@ -306,6 +312,7 @@ def test_downgrades_put_back_the_versions_their_revisions_replaced(
     migrate.upgrade(url, app_role=pg.APP_ROLE, embedding_dim=settings.embedding_dim)
     at_head = _bodies(url)
     assert rank not in at_head
+    assert at_head[normalise] == sources["legal_normalize.v2.sql"][normalise]
     assert at_head[topk] == sources["search_postings.v3.sql"][topk]
     assert "ewall_sparse_feedback_rank" not in at_head
     for file, name in (("legal_text.v2.sql", "ewall_query_lexemes"),

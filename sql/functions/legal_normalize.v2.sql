@@ -1,0 +1,102 @@
+-- Legal citations as one canonical token, version 2 (migration 20261210_0061): version 1
+-- (legal_text.v1.sql) read "art. 6:162 lid 1 BW" and "BW art. 6:162" but not most of what
+-- decisions write. A check of 2026-12-06 found 26 of 35 Awb and BW citations in the demo's
+-- decisions without a token, so "art. 6:18 Awb" did not find the decision that turns on it.
+-- Read now as well:
+--   "artikel 8:29, eerste lid, aanhef en onder a, van de Awb"   ordinal paragraphs, parts
+--   "artikel 6:19 van de Algemene wet bestuursrecht (Awb)"      the law's name written out
+--   "de artikelen 6:18 en 6:19, eerste lid, van de Awb"          a list before one code:
+--   "6:19 in verbinding met artikel 6:24 van de Awb"              every article gets it
+--   "6:18 Awb", "6:162BW", "art. 6: 162 BW", "6:162 (oud) BW"   no "artikel", odd spacing
+--   "art. 6:162 lid 2 e.v. BW", "artikel 162 van Boek 6 BW"     (Boek N: the Civil Code's)
+--   "art. 5 Handelsnaamwet" and "art. 5 Hnw"                     one code per law: the
+--     short one (awb, bw, rv, sr, sv, awr, wob, ro, hnw, aw, row, gw, ew; EPC is the EOV),
+--     so both forms meet
+-- A written-out name stays in the text beside the token (a question may use its words).
+-- "ECLI:NL:HR:2019:1278" keeps its parts and gains the token "eclinlhr20191278", as before.
+-- Used on both sides (chunks.body_tsv through ewall_nl_tsvector, and every question), so
+-- all forms meet on the same lexeme.
+
+CREATE OR REPLACE FUNCTION ewall_legal_normalize(input text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $fn$
+DECLARE
+    -- the names written out first: the longest alternative that matches is taken
+    codes  constant text := '(algemene\s+wet\s+bestuursrecht(?:\s*\((?:hierna:?\s*)?awb\))?'
+        '|burgerlijk\s+wetboek(?:\s*\((?:hierna:?\s*)?bw\))?'
+        '|wetboek\s+van\s+burgerlijke\s+rechtsvordering(?:\s*\(rv\))?'
+        '|wetboek\s+van\s+strafrecht(?:\s*\(sr\))?|wetboek\s+van\s+strafvordering(?:\s*\(sv\))?'
+        '|algemene\s+wet\s+inzake\s+rijksbelastingen(?:\s*\(awr\))?'
+        '|wet\s+openbaarheid\s+van\s+bestuur(?:\s*\(wob\))?'
+        '|wet\s+op\s+de\s+rechterlijke\s+organisatie(?:\s*\(ro\))?'
+        '|rijksoctrooiwet(?:\s+1995)?|auteurswet(?:\s+1912)?|handelsnaamwet|grondwet'
+        '|elektriciteitswet(?:\s+1998)?|e-wet'
+        '|eov|epc|evrm|ehrm|bw|rv|sr|sv|awb|awr|wob|ro|gw|aw|hnw|row|wvw|fw|avg)';
+    short  constant text := '(awb|bw|rv|sr|sv|awr|wob|ro|hnw|aw|row|gw|ew|eov|evrm|ehrm|wvw|fw|avg)';
+    artkw  constant text := '(?:artikel(?:en)?|artt?\.?)\s*';
+    ordinal constant text :=
+        '(?:eerste|tweede|derde|vierde|vijfde|zesde|zevende|achtste|negende|tiende)';
+    qual   constant text := '(?:\s*,?\s*(?:(?:lid|leden)\s+\d+(?:\s*(?:en|,)\s*\d+)*'
+        '|' || ordinal || '(?:\s+en\s+' || ordinal || ')?\s+(?:lid|leden)'
+        '|aanhef(?:\s+en)?|(?:sub|onder|onderdeel|letter)\s+[a-z0-9]{1,3}\M|e\.\s?v\.))*';
+    van    constant text := '\s*,?\s*(?:\(oud\)\s*)?(?:van\s+(?:het|de)\s+)?';
+    -- between two articles of one list: a comma, "en", "of", "t/m", "juncto", "in verbinding met"
+    conn   constant text := '(?:en|of|t/m|juncto|jo\.|in\s+verbinding\s+met)';
+    joined constant text := '(\s*,\s*(?:' || conn || '\s+)?|\s+' || conn || '\s+)';
+    result text := input;
+    before text;
+    rounds integer := 0;
+BEGIN
+    -- book:article forms first ("6:162"), so the plain article form cannot eat them
+    result := regexp_replace(result,
+        '\m' || artkw || '(\d+):\s?(\d+[a-z]?)' || qual || van || codes || '\M',
+        ' art\1x\2\3 \3 ', 'gi');
+    result := regexp_replace(result,
+        '\m' || codes || '\s*,?\s*' || artkw || '(\d+):\s?(\d+[a-z]?)\M' || qual,
+        ' art\2x\3\1 \1 ', 'gi');
+    -- a book:article without "artikel": "6:18 Awb", "en 6:19, eerste lid, van de Awb"
+    result := regexp_replace(result,
+        '(?:^|(?<=[\s(,]))(\d{1,2}):(\d{1,4}[a-z]?)' || qual || van || codes || '\M',
+        ' art\1x\2\3 \3 ', 'gi');
+    -- "artikel 162 van Boek 6 (BW)": the books are the Civil Code's
+    result := regexp_replace(result,
+        '\m' || artkw || '(\d+[a-z]?)\s+(?:van\s+)?boek\s+(\d{1,2})\M'
+        '(?:\s*,?\s*(?:van\s+het\s+)?(?:bw|burgerlijk\s+wetboek)\M)?',
+        ' art\2x\1bw bw ', 'gi');
+    result := regexp_replace(result,
+        '\m' || artkw || '(\d+[a-z]?)\M' || qual || van || codes || '\M',
+        ' art\1\2 \2 ', 'gi');
+    result := regexp_replace(result,
+        '\m' || codes || '\s*,?\s*' || artkw || '(\d+[a-z]?)\M' || qual,
+        ' art\2\1 \1 ', 'gi');
+    -- each token's code the short one: "art6x19Algemene wet bestuursrecht (Awb)" -> art6x19awb
+    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)algemene\s+wet\s+bestuursrecht(?:\s*\((?:hierna:?\s*)?awb\))?', '\1awb', 'gi');
+    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)burgerlijk\s+wetboek(?:\s*\((?:hierna:?\s*)?bw\))?', '\1bw', 'gi');
+    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)wetboek\s+van\s+burgerlijke\s+rechtsvordering(?:\s*\(rv\))?', '\1rv', 'gi');
+    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)wetboek\s+van\s+strafrecht(?:\s*\(sr\))?', '\1sr', 'gi');
+    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)wetboek\s+van\s+strafvordering(?:\s*\(sv\))?', '\1sv', 'gi');
+    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)algemene\s+wet\s+inzake\s+rijksbelastingen(?:\s*\(awr\))?', '\1awr', 'gi');
+    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)wet\s+openbaarheid\s+van\s+bestuur(?:\s*\(wob\))?', '\1wob', 'gi');
+    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)wet\s+op\s+de\s+rechterlijke\s+organisatie(?:\s*\(ro\))?', '\1ro', 'gi');
+    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)rijksoctrooiwet(?:\s+1995)?', '\1row', 'gi');
+    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)auteurswet(?:\s+1912)?', '\1aw', 'gi');
+    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)handelsnaamwet', '\1hnw', 'gi');
+    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)grondwet', '\1gw', 'gi');
+    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)(?:elektriciteitswet(?:\s+1998)?|e-wet)', '\1ew', 'gi');
+    -- the European Patent Convention in English and in Dutch
+    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)epc\M', '\1eov', 'gi');
+    -- a list before one code: the article before a token takes the token's code, from the
+    -- last of the list to the first ("6:18 en art6x19awb" -> "art6x18awb en art6x19awb")
+    LOOP
+        before := result;
+        result := regexp_replace(result,
+            '(\d{1,2}):(\d{1,4}[a-z]?)\M' || qual || joined || '(art\d+x\d+[a-z]?)' || short || '\M',
+            ' art\1x\2\5 \3\4\5', 'gi');
+        rounds := rounds + 1;
+        EXIT WHEN result = before OR rounds >= 20;
+    END LOOP;
+    result := regexp_replace(result,
+        '\m(ECLI):([A-Z]{2}):([A-Z0-9]{1,7}):(\d{4}):([A-Z0-9.]{1,25}[A-Z0-9])',
+        '\1:\2:\3:\4:\5 \1\2\3\4\5 ', 'gi');
+    RETURN result;
+END
+$fn$;
