@@ -131,12 +131,23 @@ WITH plain AS (
     WHERE k.wall_group_id = ANY(CAST(:wall_groups AS text[]))
       AND k.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
 ), query_lexemes AS (
-    -- the positive lexemes with BM25-style IDF; w is 1 for the question's own lexemes and
-    -- :synonym_weight for those only a synonym added
+    -- the positive lexemes with BM25-style IDF; w is 1 for the question's own lexemes,
+    -- :synonym_weight for those only a synonym added, and 0.3 for a law's code that the
+    -- question names with a citation of it ("awb" beside art6x18awb, from "art. 6:18 Awb"):
+    -- the citation says which law already, and a decision that writes "Awb" thirty times
+    -- outranked the one that cites the article (a check of 2026-12-06)
     SELECT m.lexeme, s.df,
            ln(1 + ((SELECT n FROM corpus) - s.df + 0.5) / (s.df + 0.5)) AS idf,
-           CASE WHEN m.lexeme IN (SELECT lexeme FROM typed) THEN 1.0
-                ELSE CAST(:synonym_weight AS float8) END AS w
+           CASE WHEN m.lexeme NOT IN (SELECT lexeme FROM typed)
+                THEN CAST(:synonym_weight AS float8)
+                WHEN m.lexeme ~ '^[a-z]+$' AND EXISTS (
+                         SELECT 1 FROM typed AS c
+                         WHERE length(c.lexeme) > length(m.lexeme)
+                           AND right(c.lexeme, length(m.lexeme)) = m.lexeme
+                           AND left(c.lexeme, length(c.lexeme) - length(m.lexeme))
+                               ~ '^art[0-9]+(x[0-9]+[a-z]?)?$')
+                THEN 0.3
+                ELSE 1.0 END AS w
     FROM positive AS m
     -- document frequency among the chunks the person may see
     CROSS JOIN LATERAL (
