@@ -102,6 +102,14 @@ BEGIN
 END
 $$;
 
+-- FUNCTION public ewall_case_number(text)
+
+CREATE FUNCTION public.ewall_case_number(digits text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT replace(digits, '.', '')
+$$;
+
 -- FUNCTION public ewall_chunk_document(text)
 
 CREATE FUNCTION public.ewall_chunk_document(chunk_id text) RETURNS text
@@ -374,6 +382,18 @@ CREATE FUNCTION public.ewall_document_names(title text, external_id text, metada
         UNION
         SELECT upper(m[1])
         FROM regexp_matches(title, 'LJN:? *([A-Za-z]{2}[0-9]{4})(?![A-Za-z0-9])', 'gi') AS m
+    ), cases AS (
+        -- each case number of the metadata's "zaaknummers": every run of 4 or more digits
+        -- with its separators, as ewall_case_number writes it
+        SELECT public.ewall_case_number(m[1]) AS zn
+        FROM jsonb_array_elements_text(
+                 CASE jsonb_typeof(metadata -> 'zaaknummers')
+                      WHEN 'array' THEN metadata -> 'zaaknummers' ELSE '[]' END) AS z (value),
+             regexp_matches(regexp_replace(regexp_replace(z.value,
+                                '([0-9])\s*[_/-]\s*([0-9])', '\1/\2', 'g'),
+                                '([0-9])\s*[_/-]\s*([0-9])', '\1/\2', 'g'),
+                            '(?<![0-9])([0-9]+(?:[./][0-9]+)*)(?![0-9])', 'g') AS m
+        WHERE length(regexp_replace(m[1], '[^0-9]', '', 'g')) >= 4
     ), places AS (
         SELECT 'VP:' || replace(m[1], '.', '') || ' ' || m[2] || '/' || m[3] AS place
         FROM jsonb_array_elements_text(
@@ -388,6 +408,8 @@ CREATE FUNCTION public.ewall_document_names(title text, external_id text, metada
                  SELECT 'LJN:' || ljn FROM ljns
                  UNION
                  SELECT place FROM places
+                 UNION
+                 SELECT 'ZN:' || zn FROM cases
                  ORDER BY 1)
 $_$;
 
@@ -961,19 +983,40 @@ CREATE FUNCTION public.ewall_question_names(question text) RETURNS text[]
     AS $$
     SELECT ARRAY(
         SELECT n.name
-        FROM (SELECT coalesce(m.x[1], 'LJN:' || coalesce(m.x[2], m.x[3]),
-                              'VP:' || replace(m.x[4], '.', '') || ' ' || m.x[5] || '/'
-                              || m.x[6]) AS name,
-                     min(m.pos) AS first
-              FROM regexp_matches(
-                       upper(question),
-                       '(ECLI:[A-Z]{2}:[A-Z0-9]{1,7}:[0-9]{4}:[A-Z0-9.]{0,24}[A-Z0-9])'
-                       || '|(?<![A-Z0-9])LJN:? *([A-Z]{2}[0-9]{4})(?![A-Z0-9/-])'
-                       || '|(?<![A-Z0-9:.!/-])([A-Z]{2}[0-9]{4})(?![A-Z0-9/-])'
-                       || '|(?<![A-Z0-9.-])([A-Z][A-Z.-]{0,15}) ?([0-9]{4}) ?(?:[/,]|,? NR\.?) ?'
-                       || '([0-9]+(?:\.[0-9]+)*[A-Z]?)(?![0-9A-Z])',
-                       'g') WITH ORDINALITY AS m (x, pos)
-              GROUP BY 1) AS n
+        FROM (SELECT f.name, min(f.first) AS first
+              FROM (SELECT coalesce(m.x[1],
+                                    'ECLI:' || m.x[7] || ':' || m.x[8] || ':' || m.x[9] || ':'
+                                    || m.x[10],
+                                    'LJN:' || coalesce(m.x[2], m.x[3]),
+                                    'VP:' || replace(m.x[4], '.', '') || ' ' || m.x[5] || '/'
+                                    || m.x[6]) AS name,
+                           m.pos AS first
+                    FROM regexp_matches(
+                             upper(question),
+                             '(ECLI:[A-Z]{2}:[A-Z0-9]{1,7}:[0-9]{4}:[A-Z0-9.]{0,24}[A-Z0-9])'
+                             || '|(?<![A-Z0-9])LJN:? *([A-Z]{2}[0-9]{4})(?![A-Z0-9/-])'
+                             || '|(?<![A-Z0-9:.!/-])([A-Z]{2}[0-9]{4})(?![A-Z0-9/-])'
+                             || '|(?<![A-Z0-9.-])([A-Z][A-Z.-]{0,15}) ?([0-9]{4}) ?(?:[/,]|,? NR\.?) ?'
+                             || '([0-9]+(?:\.[0-9]+)*[A-Z]?)(?![0-9A-Z])'
+                             || '|(?<![A-Z0-9])ECLI *[:. ] *([A-Z]{2}) *[:. ] *([A-Z0-9]{1,7}) *[:. ] *'
+                             || '([0-9]{4}) *[:. ] *([A-Z0-9]{0,24}[A-Z0-9])(?![A-Z0-9])',
+                             'g') WITH ORDINALITY AS m (x, pos)
+                    UNION ALL
+                    -- case numbers, after the names above (their own pass: "nr." also ends
+                    -- a journal citation, which the pass above reads)
+                    SELECT 'ZN:' || public.ewall_case_number(
+                               regexp_replace(coalesce(c.x[1], c.x[2], c.x[3]), '[_-]', '/', 'g')),
+                           1000 + c.pos
+                    FROM regexp_matches(
+                             upper(question),
+                             '(?:ZAAKNUMMERS?|ZAAKNR\.?|ROLNUMMERS?|ROLNR\.?|NR\.)[: ]*(?:[A-Z]{1,5} )?'
+                             || '([0-9]+(?:[./_-][0-9]+)*)(?![0-9])'
+                             || '|(?<![0-9A-Z./-])([0-9]{2,3}(?:\.[0-9]{3}){1,3}[/-][0-9]{1,3})(?![0-9/.-])'
+                             || '|(?<![0-9A-Z./-])([0-9]{2}/[0-9]{3,7})(?![0-9/.-])',
+                             'g') WITH ORDINALITY AS c (x, pos)
+                    WHERE length(regexp_replace(coalesce(c.x[1], c.x[2], c.x[3]), '[^0-9]', '', 'g'))
+                          >= 4) AS f
+              GROUP BY f.name) AS n
         ORDER BY n.first
         LIMIT 20)
 $$;

@@ -262,7 +262,8 @@ def _bodies(url: str) -> dict[str, str]:
 def test_downgrades_put_back_the_versions_their_revisions_replaced(
     db: DbHandle, settings: Settings
 ) -> None:
-    """0061's downgrade puts back the citation normaliser of 0001; 0058's puts back the
+    """0062's downgrade puts back the names of 0057; 0061's the citation normaliser of 0001;
+    0058's puts back the
     impact top-k of 0047, 0047's that of 0045; 0041's
     re-creates the two functions it dropped from the files 0034/0035 apply; 0033's puts back
     the ranking's first version, the one 0027 applies; 0044's puts back the question's
@@ -280,6 +281,11 @@ def test_downgrades_put_back_the_versions_their_revisions_replaced(
     normalise = "ewall_legal_normalize"
     assert _bodies(url)[topk] == sources["search_postings.v3.sql"][topk]
     assert _bodies(url)[normalise] == sources["legal_normalize.v2.sql"][normalise]
+    names = "ewall_question_names"
+    assert _bodies(url)[names] == sources["document_names.v2.sql"][names]
+    before_0062 = move("20261210_0061")
+    assert before_0062[names] == sources["document_names.v1.sql"][names]
+    assert "ewall_case_number" not in before_0062
     before_0061 = move("20261209_0060")
     assert before_0061[normalise] == sources["legal_normalize.v1.sql"][normalise]
     assert before_0061[normalise] == sources["legal_text.v1.sql"][normalise]
@@ -313,6 +319,7 @@ def test_downgrades_put_back_the_versions_their_revisions_replaced(
     at_head = _bodies(url)
     assert rank not in at_head
     assert at_head[normalise] == sources["legal_normalize.v2.sql"][normalise]
+    assert at_head[names] == sources["document_names.v2.sql"][names]
     assert at_head[topk] == sources["search_postings.v3.sql"][topk]
     assert "ewall_sparse_feedback_rank" not in at_head
     for file, name in (("legal_text.v2.sql", "ewall_query_lexemes"),

@@ -3,7 +3,7 @@ live in a document's title and metadata, which the full-text leg does not index,
 lexemes ("ecli", "nl", "hr", "2019") match every decision of the court and year: a fuzz
 (2026-12-05) found a decision first for its own ECLI in 8 of 60 tries. The named leg of the
 hybrid statement looks the documents up by their identifiers (sql/functions/
-document_names.v1.sql), under the visibility rule and the caller's filters."""
+document_names.v2.sql), under the visibility rule and the caller's filters."""
 
 from __future__ import annotations
 
@@ -86,6 +86,46 @@ def test_a_journal_citation_names_the_decision_published_there(firm: Firm, db: D
         found, ranks = first(firm, query)
         assert (found, ranks["named"]) == ("dms-M-1-2", 1), query
     assert first(firm, "NJ 2019/12")[1]["named"] is None
+
+
+@pytest.mark.parametrize("n", [1, 4])
+def test_an_ecli_typed_with_spaces_or_dots_names_its_decision(firm: Firm, n: int) -> None:
+    """A check of 2026-12-06: "ecli nl crvb 2013 1886" and "ECLI.NL.HR.1996.AA1985" named
+    nothing (document_names.v2.sql)."""
+    parts = ECLIS[n].split(":")
+    for query in (" ".join(parts).lower(), ".".join(parts), ": ".join(parts)):
+        found, ranks = first(firm, query)
+        assert (found, ranks["named"]) == (f"dms-M-1-{n}", 1), query
+
+
+def test_a_case_number_names_the_decision_it_was_given(firm: Firm, db: DbHandle) -> None:
+    """Case law carries its case numbers (app/caselaw/parse.py "zaaknummers"); a check of
+    2026-12-06 found none of them searchable ("zaaknummer 200.058.091/01", "nr. 30460")."""
+    for external_id, numbers in (
+        ("dms-M-1-1", '["200.058.091-01"]'),
+        ("dms-M-1-2", '["30460"]'),
+        ("dms-M-1-3", '["AWB - 13 _ 7992", "12-2272 WWB-G"]'),
+    ):
+        superuser_rows(
+            db,
+            "UPDATE documents SET metadata = metadata || jsonb_build_object("
+            "'zaaknummers', CAST(%s AS jsonb)) WHERE external_id = %s RETURNING 1",
+            numbers,
+            external_id,
+        )
+    for query, expected in (
+        ("zaaknummer 200.058.091/01", "dms-M-1-1"),
+        ("200.058.091-01 werkgever", "dms-M-1-1"),
+        ("HR 27 september 1995, nr. 30460", "dms-M-1-2"),
+        ("zaaknr. 30.460", "dms-M-1-2"),
+        ("AWB 13/7992", "dms-M-1-3"),
+        ("12/2272 WWB-G", "dms-M-1-3"),
+    ):
+        found, ranks = first(firm, query)
+        assert found == expected and ranks["named"] is not None, (query, ranks)
+    # an amount, a number standing alone, a date: no case number
+    for query in ("huur van 30.460 euro", "30460", "uitspraak van 12/2013", "€ 200.058.091"):
+        assert first(firm, query)[1]["named"] is None, query
 
 
 def test_several_names_come_first_in_the_order_the_question_names_them(firm: Firm) -> None:
