@@ -75,23 +75,38 @@ def _flatten(routes: list[Any]) -> list[_Route]:
     return out
 
 
-def nul_path(value: Any, prefix: tuple[str, ...] = ()) -> tuple[str, ...] | None:
-    """The place of the first string holding a NUL in parsed JSON, or None."""
-    if isinstance(value, str):
-        return prefix if "\x00" in value else None
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            found = nul_path(item, (*prefix, str(i)))
-            if found is not None:
-                return found
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            if "\x00" in key:
-                return (*prefix, key.replace("\x00", "\\u0000"))
-            found = nul_path(item, (*prefix, key))
-            if found is not None:
-                return found
+def nul_path(value: Any) -> tuple[str, ...] | None:
+    """The place of the first string holding a NUL in parsed JSON (depth first, in order),
+    or None. Walked with a stack of its own: a body nested a thousand deep is valid JSON
+    that Python's recursion limit would turn into a 500 (a fuzz of 2026-12-06)."""
+    # (node, its parent's index in ``steps``, the key or index that reached it)
+    steps: list[tuple[int, str]] = []
+    stack: list[tuple[Any, int, str | None]] = [(value, -1, None)]
+    while stack:
+        item, parent, key = stack.pop()
+        if key is not None:
+            steps.append((parent, key))
+            parent = len(steps) - 1
+        if isinstance(item, str):
+            if "\x00" in item:
+                return _path(steps, parent)
+        elif isinstance(item, list):
+            stack.extend((v, parent, str(i)) for i, v in reversed(list(enumerate(item))))
+        elif isinstance(item, dict):
+            for name in item:
+                if "\x00" in name:  # a NUL in a key is named before what the key holds
+                    steps.append((parent, name.replace("\x00", "\\u0000")))
+                    return _path(steps, len(steps) - 1)
+            stack.extend((v, parent, k) for k, v in reversed(list(item.items())))
     return None
+
+
+def _path(steps: list[tuple[int, str]], at: int) -> tuple[str, ...]:
+    out: list[str] = []
+    while at >= 0:
+        at, key = steps[at]
+        out.append(key)
+    return tuple(reversed(out))
 
 
 def _nul_response(field: str) -> JSONResponse:
@@ -255,8 +270,8 @@ def _body_nul_field(body: bytes) -> str | None:
         return "body"  # a raw NUL is never valid JSON; say where it is without parsing
     try:
         parsed = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return None  # the route's own parser answers 422 for broken JSON
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None  # the route's own parser answers 422 for broken or too deep JSON
     found = nul_path(parsed)
     if found is None:
         return None  # an escaped backslash followed by "u0000": text, not a NUL

@@ -186,6 +186,26 @@ def test_escaped_backslash_u0000_is_text_not_a_nul(client: TestClient, auth: Tok
     assert r.status_code == 200, r.text
 
 
+@pytest.mark.parametrize("depth", [990, 5000])
+def test_a_deeply_nested_body_with_a_nul_is_a_4xx_not_a_500(
+    client: TestClient, auth: Tokens, depth: int
+) -> None:
+    """A fuzz of 2026-12-06: a body nested about a thousand deep holding an escaped NUL
+    was a 500 on every route, /healthz without a token included (the NUL guard recursed
+    past Python's limit), and wrote two traceback lines each time."""
+    body = ("[" * depth + '"\\u0000"' + "]" * depth).encode()
+    for method, url, headers in (
+        ("GET", "/healthz", {}),
+        ("POST", "/v1/search", auth("l@firm.nl", "lawyer")),
+    ):
+        r = client.request(
+            method, url, content=body, headers={**headers, "Content-Type": "application/json"}
+        )
+        assert r.status_code < 500, (url, depth, r.status_code, r.text[:200])
+        if r.status_code >= 400:
+            assert_envelope(r.json())
+
+
 def test_a_failed_search_leaves_no_retrieval_row(
     client: TestClient, auth: Tokens, db: DbHandle
 ) -> None:
