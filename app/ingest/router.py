@@ -282,8 +282,12 @@ def start_run(
     if registry.needs_path(body.connector):
         if not body.path:
             raise Unprocessable("path_required", "This connector needs a path.", field="path")
-        path = Path(body.path).expanduser()
-        if not path.is_dir():
+        try:  # "~nosuchuser/x", a name longer than the file system takes: no folder either
+            path = Path(body.path).expanduser()
+            found = path.is_dir()
+        except (OSError, RuntimeError, ValueError):
+            found = False
+        if not found:
             raise Unprocessable("path_not_found", f"No folder at {body.path}.", field="path")
         payload["path"] = str(path)
     run_id, job_id = _queue_job(

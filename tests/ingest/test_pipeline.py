@@ -482,10 +482,20 @@ def test_ingest_run_through_the_api(
         assert time.monotonic() < deadline
         time.sleep(0.2)
     assert report["status"] == "succeeded" and report["counts"]["added"] == 1
-    r = client.post(
-        "/v1/ingest/runs", json={"connector": "folder", "path": "/no/such/folder"}, headers=admin
-    )
-    assert r.status_code == 422 and r.json()["error"]["details"]["field"] == "path"
+    # a fuzz of 2026-12-06: a name longer than the file system takes and "~nosuchuser" were
+    # a 500 (OSError, RuntimeError) instead of "no folder"
+    for path in (
+        "/no/such/folder",
+        "/" + "a" * 300,
+        "~nosuchuser-ewall/x",
+        "/tmp/" + "\u0301" * 300,
+    ):
+        r = client.post(
+            "/v1/ingest/runs", json={"connector": "folder", "path": path}, headers=admin
+        )
+        assert r.status_code == 422, (path, r.text)
+        assert r.json()["error"]["code"] == "path_not_found", r.text
+        assert r.json()["error"]["details"]["field"] == "path"
     r = client.post("/v1/ingest/runs", json={"connector": "ftp"}, headers=admin)
     assert r.status_code == 422
     # a DMS connector whose URL is not set is refused up front, not queued to fail later
