@@ -48,10 +48,11 @@ def storable(value: str) -> bool:
 def _identifier(value: str) -> str:
     if not _IDENT.match(value):
         raise ValueError("must not contain whitespace runs, '/', '\\', '?', '#' or '%'")
-    if any(unicodedata.category(c) in ("Cf", "Co", "Cn") for c in value):
+    if any(unicodedata.category(c) in ("Cf", "Co", "Cn") or c == "\ufffd" for c in value):
         # zero-width spaces, joiners, direction marks: "bdevries\u200b@firm.nl" would look
-        # like bdevries and be someone else
-        raise ValueError("must not contain invisible or unassigned characters")
+        # like bdevries and be someone else; the replacement character is what a path id
+        # that was no UTF-8 decodes to ("%FF" and "%FE" both), so two ids would be one
+        raise ValueError("must not contain invisible, unassigned or replacement characters")
     return value
 
 
@@ -117,11 +118,13 @@ Principal = Annotated[
 ]
 UserPrincipal = Annotated[Principal, AfterValidator(_user_principal)]
 AwareDatetime = Annotated[datetime, BeforeValidator(_rfc3339), AfterValidator(_aware)]
+
+
 def _printable(value: str) -> str:
-    """No line break or tab, and no invisible format character: "s-1\u200b" would be a
-    session that looks like s-1 in every report."""
-    if any(c in "\t\n\r" or unicodedata.category(c) in ("Cf", "Co") for c in value):
-        raise ValueError("must not contain tabs, line breaks or invisible characters")
+    """No line break or tab, and no invisible format or unassigned character: "s-1\u200b"
+    would be a session that looks like s-1 in every report."""
+    if any(c in "\t\n\r" or unicodedata.category(c) in ("Cf", "Co", "Cn") for c in value):
+        raise ValueError("must not contain tabs, line breaks, invisible or unassigned characters")
     return value
 
 

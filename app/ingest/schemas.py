@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 from pydantic.config import JsonDict
 
-from app.types import EXTERNAL_ID_MAX, SOURCE_NAME, AwareDatetime, Principal, ShortText
+from app.types import (
+    CONTROL,
+    EXTERNAL_ID_MAX,
+    SOURCE_NAME,
+    AwareDatetime,
+    Principal,
+    ShortText,
+)
 
 SourceName = Annotated[
     str,
@@ -55,8 +63,12 @@ class DocumentIn(BaseModel):
     @field_validator("external_id")
     @classmethod
     def _printable(cls, value: str) -> str:
-        if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
-            raise ValueError("must not contain control characters")
+        # C0 and C1 controls ("\x9b" starts a terminal escape), and what does not show: a
+        # direction override or a zero-width space makes an id look like another
+        if CONTROL.search(value) or any(
+            unicodedata.category(c) in ("Cf", "Co", "Cn") or c == "\ufffd" for c in value
+        ):
+            raise ValueError("must not contain control, invisible or unassigned characters")
         return value
 
     @field_validator("acl", mode="before")

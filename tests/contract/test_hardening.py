@@ -710,3 +710,28 @@ def test_gate_events_list_refusals_without_content(client: TestClient, auth: Tok
     # the chain still verifies with the refusals in it
     verified = ok(client.get("/v1/audit/verify", headers=comp))
     assert verified["ok"] is True and verified["chains"]["gates"]["checked"] == 2
+
+
+def test_ids_that_would_look_like_others_are_refused(client: TestClient, auth: Tokens) -> None:
+    """A fuzz of 2026-12-06: a path id that was no UTF-8 ("%FF", "%FE") was stored as
+    U+FFFD, so two ids named one person; a pushed document's external id took C1 controls
+    and invisible characters; a session id took an unassigned code point."""
+    admin = auth("admin@firm.nl", "admin")
+    for raw in ("%FF%FE", "a%EF%BF%BDb"):
+        r = client.put(f"/v1/people/{raw}", json={"name": "X"}, headers=admin)
+        assert r.status_code == 422, (raw, r.text)
+        assert_envelope(r.json(), "validation_error")
+    for external_id in ("doc\u009b1", "doc\u202e1", "doc\u200b1", "doc\ufffd1"):
+        r = client.post(
+            "/v1/documents",
+            json={"source": "dms", "external_id": external_id, "text": "huur"},
+            headers=admin,
+        )
+        assert r.status_code == 422, (external_id, r.text)
+        assert r.json()["error"]["details"]["field"] == "external_id"
+    r = client.post(
+        "/v1/search",
+        json={"query": "huur", "session_id": "s-\uffff"},
+        headers=auth("l@firm.nl", "lawyer"),
+    )
+    assert r.status_code == 422 and r.json()["error"]["details"]["field"] == "session_id", r.text
