@@ -285,6 +285,14 @@ def test_compose_gives_the_schema_owner_to_the_one_shot_migration_only() -> None
     )
 
 
+def test_compose_publishes_the_api_only() -> None:
+    """No service needs PostgreSQL from the host: a published port, even on 127.0.0.1, lets
+    every local user try the superuser's password."""
+    compose = (ROOT / "docker-compose.yml").read_text(encoding="utf-8")
+    published = re.findall(r'^\s*-\s*"?([\d.]*:?\d+:\d+)"?\s*$', compose, re.MULTILINE)
+    assert published == ["127.0.0.1:8000:8000"], published
+
+
 def test_the_image_does_not_serve_dev_auth_on_all_interfaces() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
     runtime = dockerfile.split("FROM python:3.11-slim\n")[-1]
