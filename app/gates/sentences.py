@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import re
+from itertools import pairwise
 
 from app.ingest.extract.text import INVISIBLE
 
@@ -296,14 +297,20 @@ _EMPHASIS = re.compile(
 # unless its last word is an abbreviation or an initial ("naar art.<line break>6:162 BW").
 _LINE_ENDS_SENTENCE = re.compile(r"[.!?…][\"'”’»)\]]*(?:\s*" + _MARKER + r")*\s*$")
 _LABEL_WORDS = 6  # a heading or lead-in of more words is never a label (see _is_label)
+_WRAP_WIDTH = 60  # a line this long that stops mid-sentence was cut by a hard wrap
 # the invisible characters that documents lose at ingestion (and questions at search)
 _INVISIBLE = re.compile(f"[{INVISIBLE}\u034f]")
 _FOOTNOTE = re.compile(
     r"(?<=[.!?…])(?:[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+|\[\^[^\]\s]{1,20}\]|\(\d{1,3}\)"
-    r"|[†‡]+|\([a-z]\)|\u207d[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]{1,3}\u207e|\^\d{1,3})"
+    r"|[†‡]+|\([a-z]\)|\[[a-z]\]|\u207d[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]{1,3}\u207e|\^\d{1,3})"
     r"|\[\^[^\]\s]{1,20}\]"
+    # a chat assistant's source marker, wherever it stands ("【4:0†source】")
+    r"|【[^】\n]{0,40}】"
 )
 _RULE = re.compile(r"(?:[-=_*][ \t]*){3,}")
+# an escaped line break after a sentence's mark or before what starts a line (a capital, a
+# digit, a bullet, a heading, another break), not inside "C:\\new"
+_ESCAPED_BREAK = re.compile(r"(?<=[.!?…])(?:\\r)?\\n|(?:\\r)?\\n(?=[A-Z0-9*#>•-]|(?:\\r)?\\n|$)")
 _CLOSING_QUOTE = re.compile(r"(?<=[.!?…])“")  # the „…“ quote closed right after a stop
 _GLUED = re.compile(r"(?<=[a-zà-ÿ]{2}[.!?])(?=[A-Z])|(?<=\])(?=[A-Z])")
 _BOLD_LEAD = re.compile(
@@ -388,6 +395,11 @@ def _line_ends_sentence(line: str) -> bool:
     return not word or _ends_a_word(line[end.start()], word)
 
 
+def _cut_at_wrap(line: str) -> bool:
+    """A line long enough to have been cut by a hard wrap, cut after a word."""
+    return len(line) >= _WRAP_WIDTH and line[-1].isalnum()
+
+
 def _without_comments(text: str) -> str:
     """HTML comments taken out, in one pass (an unclosed one runs to the end)."""
     out: list[str] = []
@@ -410,6 +422,8 @@ def _answer_blocks(text: str) -> str:
         text = _HTML_TAG.sub(" ", _HTML_BLOCK.sub("\n\n", _without_comments(text)))
     if "&" in text:
         text = html.unescape(text)
+    if "\n" not in text and "\\n" in text:  # sent escaped twice: "zijn.\\nHet" is a line break
+        text = _ESCAPED_BREAK.sub("\n", text)
     text = _INVISIBLE.sub("", text).translate(_STOPS)
     text = _IMAGE.sub(r"\n\n\1\n\n", text)  # an image's alt text says what it says
     text = _BOLD_LEAD.sub(_bold_lead, text)  # "**Let op:** ...", "**Kern** - ..."
@@ -429,7 +443,17 @@ def _answer_blocks(text: str) -> str:
             current = []
 
     abbreviated = False  # the line before ended in an abbreviation ("art.", "mr.")
-    for raw in text.splitlines():
+    lines = text.splitlines()
+    # an answer hard-wrapped at 72-80 characters shows it where a long line is cut before a
+    # lower-case word; only there does a long line cut mid-sentence go on after a capital
+    # ("... de vordering van<break>Jansen ..."): elsewhere a sentence that starts a line
+    # is judged on its own, as an invented one set after a copied line without its stop
+    hard_wrapped = any(
+        _cut_at_wrap(a.strip()) and b.strip()[:1].islower() and not _LIST_ITEM.match(b)
+        for a, b in pairwise(lines)
+    )
+    wrapped = False  # the line before was cut mid-sentence at a hard wrap
+    for raw in lines:
         line = raw.strip()
         if _RULE.fullmatch(line):  # "---", "===": a rule, or a setext heading's underline
             close()
@@ -444,9 +468,12 @@ def _answer_blocks(text: str) -> str:
         if not line:
             continue
         text_of_line = raw[item.end() :].strip() if item else line
-        if (text_of_line[:1].isupper() or text_of_line[:1].isdigit()) and not abbreviated:
-            close()  # a line that starts a sentence (an answer is not hard-wrapped), not
-            # one after "art." or "mr." at the end of the line before
+        if (text_of_line[:1].isupper() or text_of_line[:1].isdigit()) and not (
+            abbreviated or wrapped
+        ):
+            close()  # a line that starts a sentence, not one after "art." or "mr." at the
+            # end of the line before, nor one after a long line cut mid-sentence (an answer
+            # hard-wrapped at 72-80 characters: "... de vordering van<break>Jansen ...")
         heading = item is not None and item.group().strip().startswith("#")
         if _is_label(text_of_line, heading):
             close()  # "## Conclusie", "De rechtbank oordeelt:": states nothing, not judged
@@ -454,6 +481,7 @@ def _answer_blocks(text: str) -> str:
         current.append(text_of_line)
         ends = _line_ends_sentence(line)
         abbreviated = not ends and text_of_line.endswith(".")
+        wrapped = hard_wrapped and not heading and not ends and _cut_at_wrap(line)
         if heading or text_of_line.endswith(":") or ends:
             close()  # a heading is one line, a lead-in ends at its colon: their own blocks
     close()

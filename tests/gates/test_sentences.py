@@ -171,6 +171,48 @@ def test_whitespace_inside_a_paragraph_is_normalized() -> None:
         ("Dat is zo.¹ Het hof wijst af.", ["Dat is zo.", "Het hof wijst af."]),
         ("Dat is zo.Het hof wijst af.", ["Dat is zo.", "Het hof wijst af."]),
         ("Het is 100 m² groot.", ["Het is 100 m² groot."]),
+        # hard-wrapped at 72-80 characters (the answer shows it: a long line is cut before
+        # a lower-case word): a long line cut mid-sentence goes on after a capital (a name)
+        (
+            "Het hof heeft de vordering van de verhuurder tot ontruiming van de woning van\n"
+            "Jansen aan de Havenstraat toegewezen. De kosten van de procedure zijn voor de\n"
+            "huurder.",
+            [
+                "Het hof heeft de vordering van de verhuurder tot ontruiming van de woning van "
+                "Jansen aan de Havenstraat toegewezen.",
+                "De kosten van de procedure zijn voor de huurder.",
+            ],
+        ),
+        (
+            "- Het hof heeft de vordering van de verhuurder tot ontruiming van de woning van\n"
+            "  Jansen toegewezen.\n- De kosten van de procedure zijn in beide instanties geheel voor\n"
+            "  de huurder.",
+            [
+                "Het hof heeft de vordering van de verhuurder tot ontruiming van de woning van "
+                "Jansen toegewezen.",
+                "De kosten van de procedure zijn in beide instanties geheel voor de huurder.",
+            ],
+        ),
+        # a re-run's layouts (2026-12-06): a letter footnote, a chat assistant's source
+        # marker, an answer sent escaped twice; a Windows path stays as it is
+        ("Dat is zo.[a] Het hof wijst af.", ["Dat is zo.", "Het hof wijst af."]),
+        ("Dat is zo.【4:0†source】 Het hof wijst af.", ["Dat is zo.", "Het hof wijst af."]),
+        ("Dat is zo.\\nHet hof wijst af.", ["Dat is zo.", "Het hof wijst af."]),
+        ("- Een\\n- Twee", ["Een", "Twee"]),
+        (
+            "Het bestand staat in C:\\nieuw op de schijf.",
+            ["Het bestand staat in C:\\nieuw op de schijf."],
+        ),
+        # not hard-wrapped elsewhere: a line that starts with a capital is a sentence of its own
+        (
+            "Het hof heeft de vordering van de verhuurder tot ontruiming van de woning van\n"
+            "Jansen aan de Havenstraat toegewezen.",
+            [
+                "Het hof heeft de vordering van de verhuurder tot ontruiming van de woning van",
+                "Jansen aan de Havenstraat toegewezen.",
+            ],
+        ),
+        ("Het beroep slaagt\nDe vordering faalt.", ["Het beroep slaagt", "De vordering faalt."]),
     ],
 )
 def test_answer_sentences_read_markup_as_layout(answer: str, expected: list[str]) -> None:
