@@ -47,8 +47,9 @@ import numpy.typing as npt
 from app.caselaw.parse import parse_rechtspraak
 from app.gates.evidence import NEGATIONS, extract_facts, split_markers, words
 from app.gates.judge import Calibration, ReturnedChunk, judge_sentences
+from app.gates.negation import negation_words
 from app.gates.passages import build_passages, chunk_sentences, normalized
-from app.gates.referents import outcome
+from app.gates.referents import held_outcomes, stated_outcomes
 from app.gates.sentences import split_sentences
 
 Matrix = npt.NDArray[np.float32]
@@ -248,8 +249,12 @@ def add_outcome(
 ) -> str | None:
     """A sentence of ``pool`` with an outcome clause added whose outcome none of ``chunks``
     states; None when each clause's outcome is stated somewhere."""
-    stated = {found for c in chunks for w in words(c) if (found := outcome(w)) is not None}
-    clauses = [c for c in OUTCOME_CLAUSES if not any(outcome(w) in stated for w in words(c))]
+    stated = set().union(*(held_outcomes(negation_words(c)) for c in chunks))
+    clauses = [
+        c
+        for c in OUTCOME_CLAUSES
+        if not any(found in stated for _, found in stated_outcomes(negation_words(c)))
+    ]
     ended = [s for _, s in pool if s.endswith(".")]
     if not clauses or not ended:
         return None

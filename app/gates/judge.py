@@ -45,7 +45,7 @@ from app.gates.evidence import (
 )
 from app.gates.negation import compound_swap, negation_mismatch_words, negation_words
 from app.gates.passages import ChunkPassages
-from app.gates.referents import RetrievalReferents, unheld_outcome
+from app.gates.referents import RetrievalReferents, held_outcomes, unheld_outcome
 
 Matrix = npt.NDArray[np.float32]
 
@@ -217,7 +217,7 @@ def _verdict(
         swapped = compound_swap(core, chunk.words[local])
         if swapped is not None:
             reasons.append(Reason("fact_mismatch", swapped))
-        decided = unheld_outcome(core, chunk.words[local])
+        decided = unheld_outcome(core, held_outcomes(chunk.words[local]))
         if decided is not None and decided != negated:  # "gegrond" where it says "ongegrond"
             reasons.append(Reason("fact_mismatch", decided))
         if not reasons:

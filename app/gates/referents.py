@@ -24,10 +24,13 @@ inkomstenbelasting", so a chunk may speak of "loonbelasting" without the word
 (``compound_swap`` in app/gates/negation.py compares them within a passage).
 
 What the court decided is held closer: a word that states an outcome ("slaagt",
-"afgewezen", "vernietigt", "bekrachtigd", "niet-ontvankelijk") must find its outcome in the
-passage that supports the sentence (``unheld_outcome``). A copied sentence with ", zodat het
-beroep slaagt" added kept the copy's containment (0.875) and passed whenever any returned
-chunk spoke of success; the outcome is the claim a lawyer acts on.
+"afgewezen", "wijst ... af", "vernietigt", "bekrachtigd", "niet-ontvankelijk") must find
+its outcome in the passage that supports the sentence (``unheld_outcome``), stated in an
+outcome word or in a decision's own phrases ("kan niet tot cassatie leiden", "kan niet in
+stand blijven", "dit betoog is juist"). A copied sentence with ", zodat het beroep slaagt"
+added kept the copy's containment (0.875) and passed whenever any returned chunk spoke of
+success; the outcome is the claim a lawyer acts on. The passage, not its chunk: a chunk
+that awards one claim and refuses another would hold both for either.
 
 Nothing here touches the database or the encoder.
 """
@@ -121,39 +124,112 @@ OUTCOMES: tuple[tuple[str, ...], ...] = tuple(
 )
 _OUTCOME_OF = {prefix: index for index, members in enumerate(OUTCOMES) for prefix in members}
 _OUTCOME = re.compile("|".join(sorted(_OUTCOME_OF, key=lambda p: (-len(p), p))))
-_SUCCESS, _FAILURE, _AFFIRMED = 0, 1, 2
-# what a passage says in other words: Dutch splits "wijst ... toe" and "wijst ... af", and
-# "bevestigt het vonnis" affirms it (as an answer's word "bevestigt" it often means "confirms
-# that", so it is no outcome there)
-_PASSAGE_HOLDS = {
-    "wijst": (_SUCCESS, _FAILURE),
-    "wees": (_SUCCESS, _FAILURE),
-    "wezen": (_SUCCESS, _FAILURE),
-    "wijzen": (_SUCCESS, _FAILURE),
-    "bevestig": (_AFFIRMED,),
-}
+_SUCCESS, _FAILURE, _AFFIRMED, _QUASHED = 0, 1, 2, 3
+# the verb Dutch splits: "wijst de vordering af" (failure), "wees het verzoek toe" (success)
+_SPLIT_VERB = frozenset({"wijst", "wees", "wezen", "wijzen", "wijs"})
+_PARTICLE = {"af": _FAILURE, "toe": _SUCCESS}
+# "bevestigt het vonnis" affirms it as a passage says it; an answer's "bevestigt" often means
+# "confirms that", so it is no outcome there (whole words: "bevestigende" is neither)
+_AFFIRMS = frozenset({"bevestigt", "bevestigd", "bevestigde", "bevestigden", "bevestigen"})
+# the stop words a clause's outcome phrase may carry ("kan niet in stand blijven")
+_CLAUSE_ENDS = frozenset({"|", "."})  # negation.BREAK, negation.END
 
 
 def outcome(word: str) -> int | None:
-    """The outcome a folded word states (the index in ``OUTCOMES``), or None."""
+    """The outcome a folded word of a decision may state (the index in ``OUTCOMES``; by
+    prefix, so "afwijzing" and "gegronde" count), or None."""
     found = _OUTCOME.match(word)
     return None if found is None else _OUTCOME_OF[found.group()]
 
 
-def unheld_outcome(sentence_words: Sequence[str], passage_words: Sequence[str]) -> str | None:
-    """The first word of the sentence that states an outcome the passage does not state."""
-    stated = [(word, found) for word in sentence_words if (found := outcome(word)) is not None]
-    if not stated:
-        return None
+# An answer's outcome words, whole, in the order of OUTCOMES: a prefix would take the party
+# "de veroordeelde", the refusal "de afwijzing van zijn aanvraag" or "slaagkans" for a claim
+# of what a court decided
+_STATED_WORDS: tuple[str, ...] = (
+    "slaagt slagen slaagde slaagden geslaagd gegrond toegewezen toewijst toewees toewezen",
+    "faalt falen faalde faalden gefaald ongegrond afgewezen afwijst afwees afwezen verworpen "
+    "verwerpt verwierp verwierpen verwerpen",
+    "bekrachtigt bekrachtigd bekrachtigde bekrachtigden bekrachtigen",
+    "vernietigt vernietigd vernietigde vernietigden vernietigen casseert casseerde gecasseerd "
+    "casseren",
+    "ontvankelijk",
+    "veroordeelt veroordeeld veroordelen",
+    "vrijgesproken vrijspreekt",
+)
+_STATED = {word: index for index, line in enumerate(_STATED_WORDS) for word in line.split()}
+
+
+def _clauses(words: Sequence[str]) -> list[list[str]]:
+    out: list[list[str]] = [[]]
+    for word in words:
+        if word in _CLAUSE_ENDS:
+            if out[-1]:
+                out.append([])
+        else:
+            out[-1].append(word)
+    return [c for c in out if c]
+
+
+def stated_outcomes(words: Sequence[str]) -> list[tuple[str, int]]:
+    """The outcome words of an answer sentence's folded words and what each states; a split
+    verb with its particle ("wijst ... af") counts as its verb."""
+    stated: list[tuple[str, int]] = []
+    for clause in _clauses(words):
+        for i, word in enumerate(clause):
+            found = _STATED.get(word)
+            if found == _SUCCESS and word == "gegrond" and "niet" in clause[max(0, i - 3) : i]:
+                found = _FAILURE  # "zijn niet gegrond"
+            if found is not None:
+                stated.append((word, found))
+            elif word in _SPLIT_VERB:
+                particle = next((_PARTICLE[w] for w in clause[i + 1 :] if w in _PARTICLE), None)
+                if particle is not None:
+                    stated.append((word, particle))
+    return stated
+
+
+def held_outcomes(words: Sequence[str]) -> set[int]:
+    """The outcomes a chunk's folded words state, in the words of a decision as well: "niet
+    gegrond" and "kan niet tot cassatie leiden" (failure), "kan niet in stand blijven"
+    (success, quashed), "het betoog is juist" (success), "tevergeefs" (failure)."""
     held: set[int] = set()
-    for word in passage_words:
-        found = outcome(word)
-        if found is not None:
-            held.add(found)
-        for prefix, outcomes in _PASSAGE_HOLDS.items():
-            if word.startswith(prefix):
-                held.update(outcomes)
-    return next((word for word, found in stated if found not in held), None)
+    for clause in _clauses(words):
+        negated = "niet" in clause or "geen" in clause
+        for i, word in enumerate(clause):
+            found = outcome(word)
+            if (
+                found == _SUCCESS
+                and word.startswith("gegrond")
+                and "niet" in clause[max(0, i - 3) : i]
+            ):
+                found = _FAILURE
+            if found is not None:
+                held.add(found)
+            elif word in _SPLIT_VERB:
+                held.update(_PARTICLE[w] for w in clause[i + 1 :] if w in _PARTICLE)
+            elif word in _AFFIRMS:
+                held.add(_AFFIRMED)
+            elif word == "tevergeefs":
+                held.add(_FAILURE)
+        if negated and "cassatie" in clause and "leiden" in clause:
+            held.add(_FAILURE)
+        if negated and "stand" in clause and "blijven" in clause:
+            held.update((_SUCCESS, _QUASHED))
+        if (
+            not negated
+            and ("juist" in clause or "terecht" in clause)
+            and ({"betoog", "klacht", "middel", "grief", "beroep"} & set(clause))
+        ):
+            held.add(_SUCCESS)
+    return held
+
+
+def unheld_outcome(sentence_words: Sequence[str], held: set[int]) -> str | None:
+    """The first word of the sentence that states an outcome ``held`` (the supporting
+    passage's ``held_outcomes``) does not hold."""
+    return next(
+        (word for word, found in stated_outcomes(sentence_words) if found not in held), None
+    )
 
 
 class RetrievalReferents:

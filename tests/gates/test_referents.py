@@ -10,8 +10,15 @@ import numpy as np
 import pytest
 
 from app.gates.judge import Calibration, ReturnedChunk, SentenceResult, judge_sentences
+from app.gates.negation import negation_words
 from app.gates.passages import build_passages, chunk_sentences
-from app.gates.referents import FAMILIES, family, outcome
+from app.gates.referents import (
+    FAMILIES,
+    family,
+    held_outcomes,
+    outcome,
+    stated_outcomes,
+)
 
 FIRST = (
     "De Inspecteur heeft aan belanghebbende over het jaar 2015 een naheffingsaanslag in de "
@@ -163,7 +170,7 @@ def test_an_outcome_added_to_a_copied_sentence_is_no_support(sentence: str, word
 
 
 def test_an_outcome_the_passage_states_in_other_words_is_held() -> None:
-    """"Afgewezen" for the split verb "wijst ... af"; "toegewezen" copied; an outcome that
+    """ "Afgewezen" for the split verb "wijst ... af"; "toegewezen" copied; an outcome that
     the passage states beside the sentence's other words."""
     results = judge_ruling(
         [
@@ -183,3 +190,85 @@ def test_outcomes_read_their_synonyms_and_keep_success_from_failure() -> None:
     assert outcome("slaagt") != outcome("faalt")
     assert outcome("vernietigt") != outcome("bekrachtigt")
     assert outcome("beroep") is None and outcome("vordering") is None
+
+
+def _held(text: str) -> set[int]:
+    return held_outcomes(negation_words(text))
+
+
+def test_a_decision_states_its_outcome_in_its_own_words() -> None:
+    """A check of faithful answers (2026-12-06): "faalt" for "kan niet tot cassatie leiden",
+    "slaagt" for "Dit betoog is juist", "falen" for "zijn niet gegrond" were flagged."""
+    success, failure = outcome("slaagt"), outcome("faalt")
+    assert _held("Middel II kan niet tot cassatie leiden.") == {failure}
+    assert _held("De middelen zijn derhalve niet gegrond.") == {failure}
+    assert _held("Het middel is gegrond.") == {success}
+    assert success in _held("Dit betoog is juist. Geen rechtsregel staat eraan in de weg.")
+    assert {success, outcome("vernietigt")} <= _held("De uitspraak kan niet in stand blijven.")
+    assert _held("Het hof wijst de vordering af.") == {failure}
+    assert _held("De rechtbank wees het verzoek toe.") == {success}
+
+
+def test_words_that_only_begin_like_an_outcome_hold_none() -> None:
+    """A review: the passage's "wezenlijke" held success and failure (the prefix of the split
+    verb "wezen"), and "bevestigende" held an affirmation, so invented outcomes passed."""
+    assert _held("Dat is van wezenlijke betekenis voor de tijdsduur van het recht.") == set()
+    assert _held("Het vormt onvoldoende grondslag voor een bevestigende beantwoording.") == set()
+    assert _held("Het hof wijst erop dat de termijn is verstreken.") == set()
+
+
+def test_a_split_verb_in_an_answer_states_its_outcome() -> None:
+    """ "De rechtbank wijst het verzoek toe" where the chunk says "wijst ... af" passed: the
+    answer's split verb was no outcome word."""
+    chunk = "Het hof wijst de vordering van de verhuurder tot vergoeding van de schade af."
+    parts = chunk_sentences(chunk)
+    returned = [
+        ReturnedChunk("c1", 1, build_passages(parts, np.zeros((len(parts), 4), dtype=np.float32)))
+    ]
+    answer = ["Het hof wijst de vordering van de verhuurder tot vergoeding van de schade toe."]
+    (verdict,) = judge_sentences(
+        answer, np.zeros((1, 4), dtype=np.float32), returned, 1, Calibration(0.8, 1.0)
+    )
+    assert ("fact_mismatch", "wijst") in [(r.kind, r.detail) for r in verdict.reasons], verdict
+    assert stated_outcomes(negation_words("De rechtbank wijst het verzoek af.")) == [
+        ("wijst", outcome("faalt"))
+    ]
+    # "niet gegrond" states failure in an answer as in a decision
+    assert stated_outcomes(negation_words("De middelen zijn derhalve niet gegrond.")) == [
+        ("gegrond", outcome("faalt"))
+    ]
+
+
+def test_an_outcome_beside_its_reasons_is_held_in_the_decision_s_words() -> None:
+    """A faithful summary joins a decision's outcome ("Het middel is gegrond.") to its
+    reasons in the next sentence, in other words ("slaagt" for "gegrond")."""
+    chunk = (
+        "De verkoper heeft het mestquotum geleverd. 3.4. Het middel is gegrond. Nu het Hof "
+        "niet heeft onderzocht of zulks zich in het onderhavige geval heeft voorgedaan, kan "
+        "zijn uitspraak niet in stand blijven."
+    )
+    parts = chunk_sentences(chunk)
+    returned = [
+        ReturnedChunk("c1", 1, build_passages(parts, np.zeros((len(parts), 4), dtype=np.float32)))
+    ]
+    answer = [
+        "Het middel slaagt, want het Hof heeft niet onderzocht of zulks zich in het "
+        "onderhavige geval heeft voorgedaan."
+    ]
+    (verdict,) = judge_sentences(
+        answer, np.zeros((1, 4), dtype=np.float32), returned, 1, Calibration(0.8, 1.0)
+    )
+    assert verdict.supported, verdict.reasons
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "De veroordeelde heeft hoger beroep ingesteld tegen het vonnis van de rechtbank.",
+        "De appellant komt op tegen de afwijzing van zijn aanvraag om een vergunning.",
+    ],
+)
+def test_a_noun_that_begins_like_an_outcome_states_none(sentence: str) -> None:
+    """A review: "de veroordeelde" (the party) and "de afwijzing van zijn aanvraag" (the
+    refusal under appeal) were read as outcomes the passage had to state."""
+    assert stated_outcomes(negation_words(sentence)) == []
