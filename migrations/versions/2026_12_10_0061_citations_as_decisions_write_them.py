@@ -63,7 +63,7 @@ ANALYZE search_postings;
 
 def upgrade() -> None:
     apply_function_source(
-        "legal_normalize.v2.sql", "e5e72b09473f08267f13995b51ce1f2020a5348271e0130bc0d8712100419c54"
+        "legal_normalize.v2.sql", "a736c136d42382320ffcdc7e6317219aa23406669e0c74499b6438555dc52d93"
     )
     run_statement(REGENERATE)
     run_statement(RECOUNT)

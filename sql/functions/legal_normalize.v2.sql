@@ -42,25 +42,44 @@ DECLARE
     -- between two articles of one list: a comma, "en", "of", "t/m", "juncto", "in verbinding met"
     conn   constant text := '(?:en|of|t/m|juncto|jo\.|in\s+verbinding\s+met)';
     joined constant text := '(\s*,\s*(?:' || conn || '\s+)?|\s+' || conn || '\s+)';
+    -- the articles of a list after "artikel(en)" or "art(t)." ("de artikelen 6:18 en 6:19
+    -- ... van de Awb"), marked in their colon: only they take a code from the list's last
+    -- article, not a time ("om 10:30, artikel 8:29 Awb") or an ECLI's ordinal before one
+    mark   constant text := chr(57344);  -- U+E000, private use
+    colon  constant text := '[:' || chr(57344) || ']';
     result text := input;
     before text;
     rounds integer := 0;
 BEGIN
+    -- the first article after the keyword, then each next one of its list, a pass each
+    result := regexp_replace(result,
+        '\m(artikel(?:en)?|artt?\.?)(\s*\d{1,2}):(\d{1,4}[a-z]?\M)', '\1\2' || mark || '\3', 'gi');
+    LOOP
+        before := result;
+        result := regexp_replace(result,
+            '(\d{1,2}' || mark || '\d{1,4}[a-z]?\M' || qual || '(?:\s*,\s*(?:' || conn
+            || '\s+)?|\s+' || conn || '\s+)\d{1,2}):(\d{1,4}[a-z]?\M)',
+            '\1' || mark || '\2', 'gi');
+        rounds := rounds + 1;
+        EXIT WHEN result = before OR rounds >= 20;
+    END LOOP;
+    rounds := 0;
     -- book:article forms first ("6:162"), so the plain article form cannot eat them
     result := regexp_replace(result,
-        '\m' || artkw || '(\d+):\s?(\d+[a-z]?)' || qual || van || codes || '\M',
+        '\m' || artkw || '(\d+)' || colon || '\s?(\d+[a-z]?)' || qual || van || codes || '\M',
         ' art\1x\2\3 \3 ', 'gi');
     result := regexp_replace(result,
-        '\m' || codes || '\s*,?\s*' || artkw || '(\d+):\s?(\d+[a-z]?)\M' || qual,
+        '\m' || codes || '\s*,?\s*' || artkw || '(\d+)' || colon || '\s?(\d+[a-z]?)\M' || qual,
         ' art\2x\3\1 \1 ', 'gi');
     -- a book:article without "artikel": "6:18 Awb", "en 6:19, eerste lid, van de Awb"
     result := regexp_replace(result,
-        '(?:^|(?<=[\s(,]))(\d{1,2}):(\d{1,4}[a-z]?)' || qual || van || codes || '\M',
+        '(?:^|(?<=[\s(,]))(\d{1,2})' || colon || '(\d{1,4}[a-z]?)' || qual || van || codes || '\M',
         ' art\1x\2\3 \3 ', 'gi');
     -- "artikel 162 van Boek 6 (BW)": the books are the Civil Code's
     result := regexp_replace(result,
         '\m' || artkw || '(\d+[a-z]?)\s+(?:van\s+)?boek\s+(\d{1,2})\M'
-        '(?:\s*,?\s*(?:van\s+het\s+)?(?:bw|burgerlijk\s+wetboek)\M)?',
+        '(?:\s*,?\s*(?:van\s+het\s+)?(?:bw|burgerlijk\s+wetboek)\M)?'
+        '(?!\s*,?\s*(?:van\s+(?:het|de)\s+)?(?:wetboek\s+van|awb|rv|sr|sv|algemene)\M)',
         ' art\2x\1bw bw ', 'gi');
     result := regexp_replace(result,
         '\m' || artkw || '(\d+[a-z]?)\M' || qual || van || codes || '\M',
@@ -89,11 +108,13 @@ BEGIN
     LOOP
         before := result;
         result := regexp_replace(result,
-            '(\d{1,2}):(\d{1,4}[a-z]?)\M' || qual || joined || '(art\d+x\d+[a-z]?)' || short || '\M',
+            '(\d{1,2})' || mark || '(\d{1,4}[a-z]?)\M' || qual || joined || '(art\d+x\d+[a-z]?)'
+            || short || '\M',
             ' art\1x\2\5 \3\4\5', 'gi');
         rounds := rounds + 1;
         EXIT WHEN result = before OR rounds >= 20;
     END LOOP;
+    result := replace(result, mark, ':');
     result := regexp_replace(result,
         '\m(ECLI):([A-Z]{2}):([A-Z0-9]{1,7}):(\d{4}):([A-Z0-9.]{1,25}[A-Z0-9])',
         '\1:\2:\3:\4:\5 \1\2\3\4\5 ', 'gi');

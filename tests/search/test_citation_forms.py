@@ -46,6 +46,13 @@ from tests.helpers import Firm
         ("artikel 6:162 jo. 6:163 BW", {"art6x162bw", "art6x163bw"}),
         ("art. 23 E-wet", {"art23ew"}),
         ("art. 23 Elektriciteitswet 1998", {"art23ew"}),
+        # a review: what stands before a citation keeps its own (an ECLI's ordinal, a time)
+        ("ECLI:NL:HR:2019:1278, artikel 6:18 Awb", {"art6x18awb"}),
+        ("om 10:30, artikel 8:29 Awb", {"art8x29awb"}),
+        ("Johannes 3:16 juncto artikel 6:18 Awb", {"art6x18awb"}),
+        ("de score was 2:1 of art. 6:18 Awb", {"art6x18awb"}),
+        ("artikel 3 van boek 2 van de Awb", set()),
+        ("artt. 3:40 en 3:44 BW", {"art3x40bw", "art3x44bw"}),
         # version 1's forms, unchanged
         ("art. 56 EOV", {"art56eov"}),
         ("BW art. 6:162", {"art6x162bw"}),
@@ -61,6 +68,8 @@ def test_a_citation_as_written_becomes_its_token(
         ).fetchone()  # type: ignore[misc]
     citations = {x for x in lexemes if x.startswith("art") and any(c.isdigit() for c in x)}
     assert citations == tokens, lexemes
+    if "ECLI" in written:
+        assert "eclinlhr20191278" in lexemes, lexemes
 
 
 @pytest.mark.parametrize(
