@@ -1030,10 +1030,10 @@ CREATE FUNCTION public.ewall_question_names(question text) RETURNS text[]
                            1000 + c.pos
                     FROM regexp_matches(
                              upper(question),
-                             '(?:ZAAKNUMMERS?|ZAAKNR\.?|ROLNUMMERS?|ROLNR\.?|NR\.)[: ]*(?:[A-Z]{1,5} )?'
-                             || '([0-9]+(?:[./_-][0-9]+)*)(?![0-9])'
-                             || '|(?<![0-9A-Z./-])([0-9]{2,3}(?:\.[0-9]{3}){1,3}[/-][0-9]{1,3})(?![0-9/.-])'
-                             || '|(?<![0-9A-Z./-])([0-9]{2}/[0-9]{3,7})(?![0-9/.-])',
+                             '(?<![A-Z0-9-])(?:ZAAKNUMMERS?|ZAAKNR\.?|ROLNUMMERS?|ROLNR\.?)[: ]*'
+                             || '(?:[A-Z]{1,5} )?([0-9]+(?:[./_-][0-9]+)*)(?![0-9])'
+                             || '|(?<![0-9A-Z./-])([0-9]{2,3}(?:\.[0-9]{3}){2,3}[/-][0-9]{1,3})(?![0-9/.-])'
+                             || '|(?<![0-9A-Z./-])C/([0-9]{2}/[0-9]{5,7})(?![0-9/.-])',
                              'g') WITH ORDINALITY AS c (x, pos)
                     WHERE length(regexp_replace(coalesce(c.x[1], c.x[2], c.x[3]), '[^0-9]', '', 'g'))
                           >= 4) AS f

@@ -28,7 +28,7 @@
 -- Parameters
 --   :qvec              query embedding (pgvector text)
 --   :match_tsq, :headline_tsq, :rank_lexemes   from analyze_query
---   :names             the ECLIs, LJNs and journal citations the question names
+--   :names             the ECLIs, LJNs, journal citations and case numbers the question names
 --                      (analyze_query): the named leg
 --                      puts the documents they name first (their best chunk each)
 --   :typed_tsq         what every hit must hold (analyze_query; NULL: nothing): the question's
@@ -215,7 +215,7 @@ SELECT CASE WHEN NOT :websearch
        (SELECT count(*) FROM query_lexemes) AS lexeme_count,
        (SELECT count(*) FROM match_lexemes
         WHERE lexeme IN (SELECT lexeme FROM query_lexemes)) AS matched_lexeme_count,
-       -- the ECLIs, LJNs and journal citations the question names: the named leg
+       -- the ECLIs, LJNs, journal citations and case numbers the question names: the named leg
        ewall_question_names(:query) AS names,
        -- what every hit must hold, the dense leg's too (the sparse leg's match holds it
        -- already): an alternative's phrases and left-out terms with the synonyms the
@@ -401,7 +401,7 @@ WITH policy AS (
     FROM sparse s
 ), named AS MATERIALIZED (
     -- The documents the question names by their own identifiers (:names, ECLIs, LJNs and
-    -- journal citations: sql/functions/document_names.v1.sql reads both sides), found
+    -- journal citations, case numbers: sql/functions/document_names.v2.sql reads both sides), found
     -- through the GIN index on ewall_document_names, ranked in the order the question
     -- names them; for each, one chunk under the rule and the filters: the one the sparse
     -- leg ranked best, else the dense leg, else its first.

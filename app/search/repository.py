@@ -192,7 +192,7 @@ class QueryAnalysis:
     lexeme_count: int  # the question's lexemes (after synonyms)
     matched_lexeme_count: int  # those the match kept (the common-lexeme cut, the budget)
     typed_syntax: bool = False  # the question's own phrases, -terms or OR (read_question)
-    names: tuple[str, ...] = ()  # its ECLIs, LJNs, journal citations (ewall_question_names)
+    names: tuple[str, ...] = ()  # its ECLIs, LJNs, journal citations, case numbers
     typed_tsq: str | None = None  # what every hit must hold: its typed phrases and -terms
 
 

@@ -17,6 +17,8 @@ not) while it runs: one entry set per document, under a second for the shared co
 
 from collections.abc import Sequence
 
+from alembic import op
+
 from app.db.function_sources import apply_function_source, run_statement
 
 revision: str = "20261210_0062"
@@ -27,14 +29,19 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     apply_function_source(
-        "document_names.v2.sql", "4a22240a685ddd3109117c34e081a8200d40b81ee279aa2baa34a0a83c15b829"
+        "document_names.v2.sql", "a1d21a3beeea89aa59fab90cf8a7fde03e21b28c31453ae90050844eaee1c28c"
     )
-    run_statement("REINDEX INDEX ix_documents_names")
+    _reindex()
 
 
 def downgrade() -> None:
     apply_function_source(
         "document_names.v1.sql", "a59e45e70b1567e073090599ef2428df61903aa77fd08174bee192f808b6ec4c"
     )
-    run_statement("REINDEX INDEX ix_documents_names")
+    _reindex()
     run_statement("DROP FUNCTION ewall_case_number(text)")
+
+
+def _reindex() -> None:
+    with op.get_context().autocommit_block():
+        op.execute("REINDEX INDEX CONCURRENTLY ix_documents_names")

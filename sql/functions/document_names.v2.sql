@@ -72,9 +72,10 @@ $fn$;
 -- The identifiers a question names, as ewall_document_names writes them, first appearance
 -- first, at most 20: version 1's ECLIs, LJNs and journal citations, an ECLI whose parts are
 -- separated by spaces, dots or ": " ("ecli nl crvb 2013 1886", "ECLI: NL: HR: 2019: 1278"),
--- and a case number after "zaaknummer", "zaaknr.", "rolnummer" or "nr." ("nr. 30460",
--- "zaaknummer 200.058.091/01") or standing alone in the forms that are no amount, date or
--- journal number: "200.058.091/01" (appeal court) and "98/473" (two digits, a slash).
+-- and a case number after "zaaknummer", "zaaknr.", "rolnummer" or "rolnr." ("zaaknummer
+-- 200.058.091/01", "zaaknr. AWB 98/473") or standing alone in the two forms no amount,
+-- date or other number takes: "200.058.091/01" (a court of appeal's) and "C/13/654321" (a
+-- district court's). Not "nr.": it numbers journals, Staatscourant issues and KvK entries.
 CREATE OR REPLACE FUNCTION ewall_question_names(question text)
 RETURNS text[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
@@ -106,10 +107,10 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
                            1000 + c.pos
                     FROM regexp_matches(
                              upper(question),
-                             '(?:ZAAKNUMMERS?|ZAAKNR\.?|ROLNUMMERS?|ROLNR\.?|NR\.)[: ]*(?:[A-Z]{1,5} )?'
-                             || '([0-9]+(?:[./_-][0-9]+)*)(?![0-9])'
-                             || '|(?<![0-9A-Z./-])([0-9]{2,3}(?:\.[0-9]{3}){1,3}[/-][0-9]{1,3})(?![0-9/.-])'
-                             || '|(?<![0-9A-Z./-])([0-9]{2}/[0-9]{3,7})(?![0-9/.-])',
+                             '(?<![A-Z0-9-])(?:ZAAKNUMMERS?|ZAAKNR\.?|ROLNUMMERS?|ROLNR\.?)[: ]*'
+                             || '(?:[A-Z]{1,5} )?([0-9]+(?:[./_-][0-9]+)*)(?![0-9])'
+                             || '|(?<![0-9A-Z./-])([0-9]{2,3}(?:\.[0-9]{3}){2,3}[/-][0-9]{1,3})(?![0-9/.-])'
+                             || '|(?<![0-9A-Z./-])C/([0-9]{2}/[0-9]{5,7})(?![0-9/.-])',
                              'g') WITH ORDINALITY AS c (x, pos)
                     WHERE length(regexp_replace(coalesce(c.x[1], c.x[2], c.x[3]), '[^0-9]', '', 'g'))
                           >= 4) AS f

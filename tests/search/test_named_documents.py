@@ -105,6 +105,7 @@ def test_a_case_number_names_the_decision_it_was_given(firm: Firm, db: DbHandle)
         ("dms-M-1-1", '["200.058.091-01"]'),
         ("dms-M-1-2", '["30460"]'),
         ("dms-M-1-3", '["AWB - 13 _ 7992", "12-2272 WWB-G"]'),
+        ("dms-M-1-4", '["C/13/654321 / HA ZA 18-1234", "12/2019"]'),
     ):
         superuser_rows(
             db,
@@ -116,15 +117,26 @@ def test_a_case_number_names_the_decision_it_was_given(firm: Firm, db: DbHandle)
     for query, expected in (
         ("zaaknummer 200.058.091/01", "dms-M-1-1"),
         ("200.058.091-01 werkgever", "dms-M-1-1"),
-        ("HR 27 september 1995, nr. 30460", "dms-M-1-2"),
+        ("zaaknummer 30460", "dms-M-1-2"),
         ("zaaknr. 30.460", "dms-M-1-2"),
-        ("AWB 13/7992", "dms-M-1-3"),
-        ("12/2272 WWB-G", "dms-M-1-3"),
+        ("zaaknr. AWB 13/7992", "dms-M-1-3"),
+        ("rolnummer 12/2272 WWB-G", "dms-M-1-3"),
+        ("C/13/654321", "dms-M-1-4"),
     ):
         found, ranks = first(firm, query)
-        assert found == expected and ranks["named"] is not None, (query, ranks)
-    # an amount, a number standing alone, a date: no case number
-    for query in ("huur van 30.460 euro", "30460", "uitspraak van 12/2013", "€ 200.058.091"):
+        assert (found, ranks["named"]) == (expected, 1), query
+    # an amount, a number standing alone, a date, another register's number: no case number
+    # (a review: "KvK-nr. 30460" and "ontslag per 12/2019" named a decision, first)
+    for query in (
+        "huur van 30.460 euro",
+        "30460",
+        "HR 27 september 1995, nr. 30460",
+        "huurovereenkomst KvK-nr. 30460",
+        "Stcrt. 2019, nr. 30460",
+        "ontslag per 12/2019",
+        "€ 24.000/12",
+        "€ 200.058.091",
+    ):
         assert first(firm, query)[1]["named"] is None, query
 
 
