@@ -132,7 +132,7 @@ WITH plain AS (
       AND k.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
 ), query_lexemes AS (
     -- the positive lexemes with BM25-style IDF; w is 1 for the question's own lexemes,
-    -- :synonym_weight for those only a synonym added, and 0.3 for a law's code that the
+    -- :synonym_weight for those only a synonym added and for a law's code that the
     -- question names with a citation of it ("awb" beside art6x18awb, from "art. 6:18 Awb"):
     -- the citation says which law already, and a decision that writes "Awb" thirty times
     -- outranked the one that cites the article (a check of 2026-12-06)
@@ -146,7 +146,7 @@ WITH plain AS (
                            AND right(c.lexeme, length(m.lexeme)) = m.lexeme
                            AND left(c.lexeme, length(c.lexeme) - length(m.lexeme))
                                ~ '^art[0-9]+(x[0-9]+[a-z]?)?$')
-                THEN 0.3
+                THEN CAST(:synonym_weight AS float8)
                 ELSE 1.0 END AS w
     FROM positive AS m
     -- document frequency among the chunks the person may see

@@ -66,7 +66,8 @@ class DocumentIn(BaseModel):
         # C0 and C1 controls ("\x9b" starts a terminal escape), and what does not show: a
         # direction override or a zero-width space makes an id look like another
         if CONTROL.search(value) or any(
-            unicodedata.category(c) in ("Cf", "Co", "Cn") or c == "\ufffd" for c in value
+            c in "\t\n\r" or unicodedata.category(c) in ("Cf", "Co", "Cn") or c == "\ufffd"
+            for c in value
         ):
             raise ValueError("must not contain control, invisible or unassigned characters")
         return value

@@ -65,7 +65,7 @@ _OPERATOR = re.compile(r'(?:(?<=\s)|^)-"[^"]*"|(?:(?<=\s)|^)-[^\s"]+|"[^"]*"')
 _OR = re.compile(r'(?<=\s)OR(?=\s)(?=(?:[^"]*"[^"]*")*[^"]*$)')
 # an upper-case NOT before a term or phrase leaves it out, as a -term does (lawyers bring it
 # from Boolean search); inside a "phrase" it is a word of it
-_NOT = re.compile(r'(?:(?<=\s)|^)NOT\s+(?=\S)(?=(?:[^"]*"[^"]*")*[^"]*$)')
+_NOT = re.compile(r'(?:(?<=\s)|^)NOT\s+(?=\S)(?!OR\s)(?=(?:[^"]*"[^"]*")*[^"]*$)')
 
 
 @dataclass(frozen=True)

@@ -721,7 +721,7 @@ def test_ids_that_would_look_like_others_are_refused(client: TestClient, auth: T
         r = client.put(f"/v1/people/{raw}", json={"name": "X"}, headers=admin)
         assert r.status_code == 422, (raw, r.text)
         assert_envelope(r.json(), "validation_error")
-    for external_id in ("doc\u009b1", "doc\u202e1", "doc\u200b1", "doc\ufffd1"):
+    for external_id in ("doc\u009b1", "doc\u202e1", "doc\u200b1", "doc\ufffd1", "doc\n1", "doc\t1"):
         r = client.post(
             "/v1/documents",
             json={"source": "dms", "external_id": external_id, "text": "huur"},
