@@ -19,8 +19,7 @@ made again here, as migration 20261203_0044 did:
    rebuilds its indexes: seconds at demo scale; at a million chunks measure it first, as
    docs/scale-out.md did for 0044; the normaliser costs about 0.3 ms a chunk, four times
    version 1's, some 5 CPU-minutes a million chunks inside that lock). Tables that a
-   relayout kept (chunks_before_*) keep
-   the lexemes they had.
+   relayout kept (chunks_before_*) keep the lexemes they had.
 2. The lexeme statistics and the impact postings are counted again in the same transaction
    (their triggers see DML only, not a table rewrite), and every stored synonym rule is
    recomputed. The statistics per key and per document count model tokens and stay.
