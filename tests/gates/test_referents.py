@@ -31,6 +31,16 @@ SECOND = (
 )
 
 
+def judge_in(chunk: str, sentences: list[str]) -> list[SentenceResult]:
+    """``sentences`` judged against one returned chunk of text ``chunk``."""
+    parts = chunk_sentences(chunk)
+    returned = [
+        ReturnedChunk("c1", 1, build_passages(parts, np.zeros((len(parts), 4), dtype=np.float32)))
+    ]
+    vectors = np.zeros((len(sentences), 4), dtype=np.float32)
+    return judge_sentences(sentences, vectors, returned, 1, Calibration(0.8, 1.0))
+
+
 def judge(sentences: list[str]) -> list[SentenceResult]:
     returned = []
     for rank, text in enumerate((FIRST, SECOND), start=1):
@@ -106,14 +116,8 @@ def test_a_referent_inside_a_chunk_s_compound_is_held() -> None:
     """A review: the chunk's "derdenbeslag", "minderheidsaandeelhouder" or "onderaannemer"
     name the referent an answer calls "beslag", "aandeelhouder" or "aannemer"."""
     chunk = "Eiser heeft derdenbeslag gelegd onder de werkgever van gedaagde."
-    parts = chunk_sentences(chunk)
-    returned = [
-        ReturnedChunk("c1", 1, build_passages(parts, np.zeros((len(parts), 4), dtype=np.float32)))
-    ]
     answer = ["Eiser heeft beslag gelegd onder de werkgever van gedaagde."]
-    (verdict,) = judge_sentences(
-        answer, np.zeros((1, 4), dtype=np.float32), returned, 1, Calibration(0.8, 1.0)
-    )
+    (verdict,) = judge_in(chunk, answer)
     assert verdict.supported, verdict.reasons
 
 
@@ -142,12 +146,7 @@ COPIED = (
 
 
 def judge_ruling(sentences: list[str]) -> list[SentenceResult]:
-    parts = chunk_sentences(RULING)
-    returned = [
-        ReturnedChunk("c1", 1, build_passages(parts, np.zeros((len(parts), 4), dtype=np.float32)))
-    ]
-    vectors = np.zeros((len(sentences), 4), dtype=np.float32)
-    return judge_sentences(sentences, vectors, returned, 1, Calibration(0.8, 1.0))
+    return judge_in(RULING, sentences)
 
 
 @pytest.mark.parametrize(
@@ -221,14 +220,8 @@ def test_a_split_verb_in_an_answer_states_its_outcome() -> None:
     """ "De rechtbank wijst het verzoek toe" where the chunk says "wijst ... af" passed: the
     answer's split verb was no outcome word."""
     chunk = "Het hof wijst de vordering van de verhuurder tot vergoeding van de schade af."
-    parts = chunk_sentences(chunk)
-    returned = [
-        ReturnedChunk("c1", 1, build_passages(parts, np.zeros((len(parts), 4), dtype=np.float32)))
-    ]
     answer = ["Het hof wijst de vordering van de verhuurder tot vergoeding van de schade toe."]
-    (verdict,) = judge_sentences(
-        answer, np.zeros((1, 4), dtype=np.float32), returned, 1, Calibration(0.8, 1.0)
-    )
+    (verdict,) = judge_in(chunk, answer)
     assert ("fact_mismatch", "wijst") in [(r.kind, r.detail) for r in verdict.reasons], verdict
     assert stated_outcomes(negation_words("De rechtbank wijst het verzoek af.")) == [
         ("wijst", outcome("faalt"))
@@ -247,17 +240,11 @@ def test_an_outcome_beside_its_reasons_is_held_in_the_decision_s_words() -> None
         "niet heeft onderzocht of zulks zich in het onderhavige geval heeft voorgedaan, kan "
         "zijn uitspraak niet in stand blijven."
     )
-    parts = chunk_sentences(chunk)
-    returned = [
-        ReturnedChunk("c1", 1, build_passages(parts, np.zeros((len(parts), 4), dtype=np.float32)))
-    ]
     answer = [
         "Het middel slaagt, want het Hof heeft niet onderzocht of zulks zich in het "
         "onderhavige geval heeft voorgedaan."
     ]
-    (verdict,) = judge_sentences(
-        answer, np.zeros((1, 4), dtype=np.float32), returned, 1, Calibration(0.8, 1.0)
-    )
+    (verdict,) = judge_in(chunk, answer)
     assert verdict.supported, verdict.reasons
 
 
