@@ -793,7 +793,12 @@ BEGIN
     result := regexp_replace(result,
         '(?:^|(?<=[\s(,]))(\d{1,2})' || colon || '(\d{1,4}[a-z]?)' || qual || van || codes || '\M',
         ' art\1x\2\3 \3 ', 'gi');
-    -- "artikel 162 van Boek 6 (BW)": the books are the Civil Code's
+    -- "Boek 6 artikel 248" and "artikel 162 van Boek 6 (BW)": the books are the Civil Code's
+    result := regexp_replace(result,
+        '\mboek\s+(\d{1,2}),?\s+' || artkw || '(\d+[a-z]?)\M'
+        '(?:\s*,?\s*(?:van\s+het\s+)?(?:bw|burgerlijk\s+wetboek)\M)?'
+        '(?!\s*,?\s*(?:van\s+(?:het|de)\s+)?(?:wetboek\s+van|awb|rv|sr|sv|algemene)\M)',
+        ' art\1x\2bw bw ', 'gi');
     result := regexp_replace(result,
         '\m' || artkw || '(\d+[a-z]?)\s+(?:van\s+)?boek\s+(\d{1,2})\M'
         '(?:\s*,?\s*(?:van\s+het\s+)?(?:bw|burgerlijk\s+wetboek)\M)?'

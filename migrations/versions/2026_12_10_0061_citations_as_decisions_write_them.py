@@ -64,7 +64,7 @@ ANALYZE search_postings;
 
 def upgrade() -> None:
     apply_function_source(
-        "legal_normalize.v2.sql", "a736c136d42382320ffcdc7e6317219aa23406669e0c74499b6438555dc52d93"
+        "legal_normalize.v2.sql", "61cc319ec8981b3e449d5ece1e9bd3ca6a2e6a7f2bdda9a687f75170fd4ffdb6"
     )
     run_statement(REGENERATE)
     run_statement(RECOUNT)

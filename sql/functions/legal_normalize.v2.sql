@@ -8,7 +8,8 @@
 --   "de artikelen 6:18 en 6:19, eerste lid, van de Awb"          a list before one code:
 --   "6:19 in verbinding met artikel 6:24 van de Awb"              every article gets it
 --   "6:18 Awb", "6:162BW", "art. 6: 162 BW", "6:162 (oud) BW"   no "artikel", odd spacing
---   "art. 6:162 lid 2 e.v. BW", "artikel 162 van Boek 6 BW"     (Boek N: the Civil Code's)
+--   "art. 6:162 lid 2 e.v. BW", "artikel 162 van Boek 6 BW",
+--   "Boek 6 artikel 248"                                         (Boek N: the Civil Code's)
 --   "art. 5 Handelsnaamwet" and "art. 5 Hnw"                     one code per law: the
 --     short one (awb, bw, rv, sr, sv, awr, wob, ro, hnw, aw, row, gw, ew; EPC is the EOV),
 --     so both forms meet
@@ -75,7 +76,12 @@ BEGIN
     result := regexp_replace(result,
         '(?:^|(?<=[\s(,]))(\d{1,2})' || colon || '(\d{1,4}[a-z]?)' || qual || van || codes || '\M',
         ' art\1x\2\3 \3 ', 'gi');
-    -- "artikel 162 van Boek 6 (BW)": the books are the Civil Code's
+    -- "Boek 6 artikel 248" and "artikel 162 van Boek 6 (BW)": the books are the Civil Code's
+    result := regexp_replace(result,
+        '\mboek\s+(\d{1,2}),?\s+' || artkw || '(\d+[a-z]?)\M'
+        '(?:\s*,?\s*(?:van\s+het\s+)?(?:bw|burgerlijk\s+wetboek)\M)?'
+        '(?!\s*,?\s*(?:van\s+(?:het|de)\s+)?(?:wetboek\s+van|awb|rv|sr|sv|algemene)\M)',
+        ' art\1x\2bw bw ', 'gi');
     result := regexp_replace(result,
         '\m' || artkw || '(\d+[a-z]?)\s+(?:van\s+)?boek\s+(\d{1,2})\M'
         '(?:\s*,?\s*(?:van\s+het\s+)?(?:bw|burgerlijk\s+wetboek)\M)?'

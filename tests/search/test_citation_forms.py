@@ -28,6 +28,8 @@ from tests.helpers import Firm
         ("art. 6: 162 BW", {"art6x162bw"}),
         ("art. 6:162 lid 2 e.v. BW", {"art6x162bw"}),
         ("artikel 162 van Boek 6 BW", {"art6x162bw"}),
+        ("Boek 6 artikel 248", {"art6x248bw"}),
+        ("Boek 1 artikel 3 van het Wetboek van Burgerlijke Rechtsvordering", {"art3rv"}),
         ("Artikel 5 Handelsnaamwet", {"art5hnw"}),
         ("art. 5 Hnw", {"art5hnw"}),
         ("artikel 53 Rijksoctrooiwet 1995", {"art53row"}),
