@@ -160,6 +160,11 @@ WITH plain AS (
           AND k.wall_group_id = ANY(CAST(:wall_groups AS text[]))
           AND k.source_acl_id = ANY(CAST(:source_acl_ids AS text[]))
     ) AS s
+    -- a single letter ("g" of "WWB-G", "a:b:c:d") matches every list of items a) to g),
+    -- and put such a list first (a check of 2026-12-06): it neither matches nor ranks
+    -- unless the question holds nothing else
+    WHERE length(m.lexeme) > 1
+       OR NOT EXISTS (SELECT 1 FROM positive AS o WHERE length(o.lexeme) > 1)
 ), budgeted AS (
     -- rarest first: drop very common lexemes, stop when the match budget is spent
     SELECT lexeme, idf, df,

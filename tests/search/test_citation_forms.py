@@ -134,3 +134,15 @@ def test_a_code_beside_its_citation_weighs_as_a_synonym_does(db: DbHandle) -> No
     weights = dict(zip(cited.rank_lexemes, cited.rank_weights, strict=True))
     assert (weights["art6x18awb"], weights["awb"]) == (1.0, 0.3), weights
     assert dict(zip(alone.rank_lexemes, alone.rank_weights, strict=True))["awb"] == 1.0
+
+
+def test_a_single_letter_neither_matches_nor_ranks_beside_other_words(db: DbHandle) -> None:
+    """ "12/2272 WWB-G" put a statute with items a) to g) first: its "g" matched them (a
+    check of 2026-12-06). A question of single letters alone keeps them."""
+    with db.database.engine.connect() as conn:
+        cased, letters = (
+            analyze_configured(conn, q, wall_groups=["open"], source_acl_ids=["public"], full=True)
+            for q in ("12/2272 WWB-G", "a b")
+        )
+    assert "g" not in cased.rank_lexemes and "'g'" not in cased.match_tsq, cased
+    assert sorted(letters.rank_lexemes) == ["a", "b"], letters
