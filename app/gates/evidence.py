@@ -25,6 +25,8 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from app.gates.referents import outcome_stem
+
 STEM = 6  # characters of a content word kept: light Dutch stemming by truncation
 
 # Dutch function words (folded), negations included: they carry no content of their own, and
@@ -197,14 +199,15 @@ def stem(word: str) -> str:
 
 
 def content_stems(text: str, facts: Sequence[Fact] | None = None) -> set[str]:
-    """The distinct content words of ``text``, stemmed: what containment counts. With the
+    """The distinct content words of ``text``, stemmed (an outcome word as its outcome:
+    referents.outcome_stem): what containment counts. With the
     ``facts`` read from it, the words of their spans leave out (a name's word stays): the
     facts are checked for themselves, and "artikel", "euro", a month or the letters of an
     ECLI would otherwise count again, in one spelling of the fact only ("art." or
     "artikel", "EUR" or "€")."""
     if facts:
         text = _blank(text, [f.span for f in facts if f.kind != "name"])
-    return {stem(w) for w in words(text) if len(w) > 1 and w not in STOPWORDS}
+    return {outcome_stem(w) or stem(w) for w in words(text) if len(w) > 1 and w not in STOPWORDS}
 
 
 # --- markers -------------------------------------------------------------------------------

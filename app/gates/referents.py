@@ -159,6 +159,14 @@ _STATED_WORDS: tuple[str, ...] = (
 _STATED = {word: index for index, line in enumerate(_STATED_WORDS) for word in line.split()}
 
 
+def outcome_stem(word: str) -> str | None:
+    """What containment counts for a folded outcome word: its outcome, so "slaagt" meets
+    "gegrond" and "ongegrond" meets "verworpen" (one token per outcome, "~0" for success);
+    None for any other word. The same on both sides, so a copied sentence holds its own."""
+    found = _AFFIRMED if word in _AFFIRMS else outcome(word)
+    return None if found is None else f"~{found}"
+
+
 def _clauses(words: Sequence[str]) -> list[list[str]]:
     out: list[list[str]] = [[]]
     for word in words:

@@ -253,11 +253,25 @@ def test_the_words_of_a_fact_are_not_content_words() -> None:
     stems = [content_stems(s, extract_facts(s)) for s in notations]
     assert stems[0] == stems[1] == stems[2] == {"bankga", "bedraa"}
     cited = "De Hoge Raad verwerpt het beroep (ECLI:NL:HR:1994:AA3004)."
-    assert content_stems(cited, extract_facts(cited)) == {"hoge", "raad", "verwer", "beroep"}
+    # an outcome word counts as its outcome ("~1": failure; app/gates/referents.py)
+    assert content_stems(cited, extract_facts(cited)) == {"hoge", "raad", "~1", "beroep"}
     article = "Dat volgt uit artikel 7:231 BW op 1 januari 2020."
     assert content_stems(article, extract_facts(article)) == {"volgt", "bw"}
     # a name's words stay: they are what the sentence is about
     assert "genova" in content_stems("Genova betaalt € 5.", extract_facts("Genova betaalt € 5."))
+
+
+def test_an_outcome_in_other_words_costs_no_containment() -> None:
+    """A check of faithful answers (2026-12-06): "Het beroep in cassatie is dus ongegrond"
+    against "De Hoge Raad verwerpt het beroep in cassatie" held 2 of 3 content words, and
+    "slaagt" for "gegrond" cost a short sentence its support. Words of one outcome count
+    as one; the two outcomes stay apart."""
+    assert content_stems("Het beroep slaagt.") == content_stems("Het beroep is gegrond.")
+    assert content_stems("Het beroep is ongegrond.") == content_stems("Het beroep wordt verworpen.")
+    assert content_stems("Het beroep slaagt.") != content_stems("Het beroep faalt.")
+    assert content_stems("Het hof bekrachtigde het vonnis.") == content_stems(
+        "Het hof bevestigde het vonnis."
+    )
 
 
 def test_a_document_title_holds_what_it_states() -> None:
