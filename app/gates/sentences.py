@@ -227,7 +227,8 @@ def _is_boundary(text: str, start: int, match: re.Match[str], *, lower_case: boo
     if word.lower() in _BEFORE_AN_AMOUNT and text[after].isdigit():
         return False
     if _INITIALS.fullmatch(word + ".") and word + "." not in _COMPANY_FORMS:
-        return False
+        # an initial, unless an answer's bracket closes after it ("(bijlage B.) Het ...")
+        return lower_case and match.group().rstrip().endswith((")", "]"))
     # a paragraph number at the start of the sentence ("3.4. De rechtbank ...")
     return not (_NUMBERING.fullmatch(word) and not text[start:word_start].strip())
 

@@ -196,6 +196,14 @@ def test_whitespace_inside_a_paragraph_is_normalized() -> None:
         # a re-run's layouts (2026-12-06): a letter footnote, a chat assistant's source
         # marker, an answer sent escaped twice; a Windows path stays as it is
         ("Dat is zo.[a] Het hof wijst af.", ["Dat is zo.", "Het hof wijst af."]),
+        (
+            "Zie de brief (bijlage B.) Het hof wijst af.",
+            ["Zie de brief (bijlage B.)", "Het hof wijst af."],
+        ),
+        (
+            "Volgens mr. J. de Vries wijst het hof af.",
+            ["Volgens mr. J. de Vries wijst het hof af."],
+        ),
         ("Dat is zo.【4:0†source】 Het hof wijst af.", ["Dat is zo.", "Het hof wijst af."]),
         ("Dat is zo.\\nHet hof wijst af.", ["Dat is zo.", "Het hof wijst af."]),
         ("- Een\\n- Twee", ["Een", "Twee"]),
