@@ -7,6 +7,7 @@ from fastapi import FastAPI
 from app.audit.router import router as audit_router
 from app.caselaw.router import router as caselaw_router
 from app.console.router import install as install_console
+from app.errors import ERROR_RESPONSES
 from app.evaluation.router import router as eval_router
 from app.gates.router import router as gates_router
 from app.ingest.router import router as ingest_router
@@ -16,12 +17,15 @@ from app.walls.router import router as walls_router
 
 
 def include_routers(app: FastAPI) -> None:
-    app.include_router(search_router)
-    app.include_router(matrix_router)
-    app.include_router(walls_router)
-    app.include_router(ingest_router)
-    app.include_router(audit_router)
-    app.include_router(gates_router)
-    app.include_router(caselaw_router)
-    app.include_router(eval_router)
+    for router in (
+        search_router,
+        matrix_router,
+        walls_router,
+        ingest_router,
+        audit_router,
+        gates_router,
+        caselaw_router,
+        eval_router,
+    ):
+        app.include_router(router, responses=ERROR_RESPONSES)
     install_console(app)

@@ -735,3 +735,20 @@ def test_ids_that_would_look_like_others_are_refused(client: TestClient, auth: T
         headers=auth("l@firm.nl", "lawyer"),
     )
     assert r.status_code == 422 and r.json()["error"]["details"]["field"] == "session_id", r.text
+
+
+def test_the_openapi_document_names_the_error_envelope_of_each_refusal(
+    client: TestClient,
+) -> None:
+    """A fuzz of 2026-12-06: /openapi.json documented no 404, 409, 413 or 429, and its 422
+    was FastAPI's own shape, not the envelope the routes answer with."""
+    spec = client.get("/openapi.json").json()
+    search = spec["paths"]["/v1/search"]["post"]["responses"]
+    for status in ("401", "403", "404", "409", "413", "422", "429"):
+        schema = search[status]["content"]["application/json"]["schema"]
+        assert schema == {"$ref": "#/components/schemas/ErrorOut"}, (status, schema)
+    error = spec["components"]["schemas"]["ErrorBody"]
+    assert set(error["required"]) == {"code", "message", "details"}
+    # a route's own word on a status stays (the job queue's 429)
+    runs = spec["paths"]["/v1/ingest/runs"]["post"]["responses"]["429"]
+    assert "queued" in runs["description"]
