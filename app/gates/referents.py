@@ -108,22 +108,6 @@ def families_in(word: str) -> set[int]:
     return {_FAMILY_OF[m.group()] for m in _ANYWHERE.finditer(word)}
 
 
-# Outcomes, one line per outcome (prefixes of folded words). Success and failure hold their
-# synonyms ("het beroep is gegrond" for "het beroep slaagt"; "afgewezen" for "faalt").
-_OUTCOMES_TEXT = """
-    slaag slagen geslaagd gegrond toegewezen toewijs toewijz toewees toewezen
-    faal falen faalde gefaald ongegrond afgewezen afwijs afwijz afwees afwezen verworpen verwerp
-    bekrachtig
-    vernietig casseer casseert casseren gecasseerd
-    ontvankelijk
-    veroordeel veroordel
-    vrijspr vrijgespr vrijgesproken
-"""
-OUTCOMES: tuple[tuple[str, ...], ...] = tuple(
-    tuple(line.split()) for line in _OUTCOMES_TEXT.strip().splitlines()
-)
-_OUTCOME_OF = {prefix: index for index, members in enumerate(OUTCOMES) for prefix in members}
-_OUTCOME = re.compile("|".join(sorted(_OUTCOME_OF, key=lambda p: (-len(p), p))))
 _SUCCESS, _FAILURE, _AFFIRMED, _QUASHED = 0, 1, 2, 3
 # the verb Dutch splits: "wijst de vordering af" (failure), "wees het verzoek toe" (success)
 _SPLIT_VERB = frozenset({"wijst", "wees", "wezen", "wijzen", "wijs"})
@@ -135,14 +119,8 @@ _AFFIRMS = frozenset({"bevestigt", "bevestigd", "bevestigde", "bevestigden", "be
 _CLAUSE_ENDS = frozenset({"|", "."})  # negation.BREAK, negation.END
 
 
-def outcome(word: str) -> int | None:
-    """The outcome a folded word of a decision may state (the index in ``OUTCOMES``; by
-    prefix, so "afwijzing" and "gegronde" count), or None."""
-    found = _OUTCOME.match(word)
-    return None if found is None else _OUTCOME_OF[found.group()]
-
-
-# An answer's outcome words, whole, in the order of OUTCOMES: a prefix would take the party
+# Outcome words, whole, one line per outcome (success, failure, affirmed, quashed,
+# admissibility, convicted, acquitted): a prefix would take the party
 # "de veroordeelde", the refusal "de afwijzing van zijn aanvraag" or "slaagkans" for a claim
 # of what a court decided
 _STATED_WORDS: tuple[str, ...] = (
@@ -157,13 +135,37 @@ _STATED_WORDS: tuple[str, ...] = (
     "vrijgesproken vrijspreekt",
 )
 _STATED = {word: index for index, line in enumerate(_STATED_WORDS) for word in line.split()}
+_ADMISSIBLE = _STATED["ontvankelijk"]
+# what a decision also writes for an outcome, never read as an answer's claim: inflected
+# adjectives ("een gegronde grief") and the admissibility nouns ("de
+# niet-ontvankelijkverklaring", "de ontvankelijkheid van het beroep")
+_ALSO = {
+    "gegronde": _STATED["gegrond"],
+    "ongegronde": _STATED["ongegrond"],
+    "ontvankelijke": _ADMISSIBLE,
+    "ontvankelijkheid": _ADMISSIBLE,
+    "ontvankelijkverklaring": _ADMISSIBLE,
+}
+
+
+def outcome(word: str) -> int | None:
+    """The outcome a folded word states, whole words only (an index: 0 success, 1 failure,
+    2 affirmed, 3 quashed, 4 admissibility, ...), or None."""
+    if word in _AFFIRMS:
+        return _AFFIRMED
+    found = _STATED.get(word)
+    return _ALSO.get(word) if found is None else found
 
 
 def outcome_stem(word: str) -> str | None:
     """What containment counts for a folded outcome word: its outcome, so "slaagt" meets
     "gegrond" and "ongegrond" meets "verworpen" (one token per outcome, "~0" for success);
-    None for any other word. The same on both sides, so a copied sentence holds its own."""
-    found = _AFFIRMED if word in _AFFIRMS else outcome(word)
+    None for any other word. Whole words only: a noun ("slaagkans", "de afwijzing van het
+    verzoek", "vrijspraak") keeps its own stem (a review: "Het beroep slaagt" held against
+    "De slaagkans van het beroep is klein"). The same on both sides, so a copied sentence
+    holds its own; whether the passage states the outcome, or negates it, is
+    ``held_outcomes``'s to say."""
+    found = outcome(word)
     return None if found is None else f"~{found}"
 
 
@@ -197,28 +199,33 @@ def stated_outcomes(words: Sequence[str]) -> list[tuple[str, int]]:
 
 
 def held_outcomes(words: Sequence[str]) -> set[int]:
-    """The outcomes a chunk's folded words state, in the words of a decision as well: "niet
-    gegrond" and "kan niet tot cassatie leiden" (failure), "kan niet in stand blijven"
-    (success, quashed), "het betoog is juist" (success), "tevergeefs" (failure)."""
+    """The outcomes a chunk's folded words state: its outcome words (whole words, as an
+    answer's: a noun such as "vrijspraak" in "het verzoek om vrijspraak wordt verworpen"
+    states no acquittal), the split verb with its particle, and a decision's own phrases:
+    "niet gegrond" and "kan niet tot cassatie leiden" (failure), "kan niet in stand
+    blijven" (success, quashed), "met vernietiging van" (quashed), "het betoog is juist"
+    (success), "tevergeefs" (failure). An outcome word with "niet" or "geen" just before it
+    states nothing ("is niet geslaagd"), "niet gegrond" (failure) and "niet-ontvankelijk"
+    (admissibility, whose "niet" the negation check compares) apart."""
     held: set[int] = set()
     for clause in _clauses(words):
         negated = "niet" in clause or "geen" in clause
         for i, word in enumerate(clause):
             found = outcome(word)
             if (
-                found == _SUCCESS
-                and word.startswith("gegrond")
-                and "niet" in clause[max(0, i - 3) : i]
+                found is not None
+                and found != _ADMISSIBLE  # "niet-ontvankelijk": the negation check's
+                and {"niet", "geen"} & set(clause[max(0, i - 3) : i])
             ):
-                found = _FAILURE
+                found = _FAILURE if word.startswith("gegrond") else None
             if found is not None:
                 held.add(found)
             elif word in _SPLIT_VERB:
                 held.update(_PARTICLE[w] for w in clause[i + 1 :] if w in _PARTICLE)
-            elif word in _AFFIRMS:
-                held.add(_AFFIRMED)
             elif word == "tevergeefs":
                 held.add(_FAILURE)
+            elif word == "vernietiging" and i and clause[i - 1] == "met":
+                held.add(_QUASHED)
         if negated and "cassatie" in clause and "leiden" in clause:
             held.add(_FAILURE)
         if negated and "stand" in clause and "blijven" in clause:

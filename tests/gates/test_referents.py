@@ -259,3 +259,31 @@ def test_a_noun_that_begins_like_an_outcome_states_none(sentence: str) -> None:
     """A review: "de veroordeelde" (the party) and "de afwijzing van zijn aanvraag" (the
     refusal under appeal) were read as outcomes the passage had to state."""
     assert stated_outcomes(negation_words(sentence)) == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "chunk"),
+    [
+        ("Het beroep slaagt.", "Het beroep is niet geslaagd."),
+        (
+            "De verdachte wordt vrijgesproken.",
+            "Het verzoek om vrijspraak van de verdachte wordt verworpen.",
+        ),
+        (
+            "De vordering is toegewezen.",
+            "De toewijzing van de vordering door de kantonrechter kan niet in stand blijven.",
+        ),
+        ("Het verzoek is afgewezen.", "Het hof vernietigt de afwijzing van het verzoek."),
+        ("Het beroep slaagt.", "De slaagkans van het beroep is klein."),
+        (
+            "De vordering tot schadevergoeding faalt.",
+            "De eiser heeft faalangst en de vordering tot schadevergoeding is ingesteld.",
+        ),
+    ],
+)
+def test_an_outcome_a_passage_negates_or_only_names_is_no_support(answer: str, chunk: str) -> None:
+    """A review: with outcome words counted as their outcome by prefix, each of these passed
+    ("niet geslaagd" held success; the nouns "vrijspraak", "toewijzing", "afwijzing",
+    "slaagkans", "faalangst" held an outcome)."""
+    (verdict,) = judge_in(chunk, [answer])
+    assert not verdict.supported, (answer, chunk)
