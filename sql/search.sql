@@ -163,8 +163,8 @@ WITH plain AS (
     -- a single letter ("g" of "WWB-G", "a:b:c:d") matches every list of items a) to g),
     -- and put such a list first (a check of 2026-12-06): it neither matches nor ranks
     -- unless the question holds nothing else
-    WHERE length(m.lexeme) > 1
-       OR NOT EXISTS (SELECT 1 FROM positive AS o WHERE length(o.lexeme) > 1)
+    WHERE m.lexeme !~ '^[[:alpha:]]$'
+       OR NOT EXISTS (SELECT 1 FROM positive AS o WHERE o.lexeme !~ '^[[:alpha:]]$')
 ), budgeted AS (
     -- rarest first: drop very common lexemes, stop when the match budget is spent
     SELECT lexeme, idf, df,

@@ -144,5 +144,14 @@ def test_a_single_letter_neither_matches_nor_ranks_beside_other_words(db: DbHand
             analyze_configured(conn, q, wall_groups=["open"], source_acl_ids=["public"], full=True)
             for q in ("12/2272 WWB-G", "a b")
         )
+        digit = analyze_configured(
+            conn,
+            "richtlijn 5 artikel 3",
+            wall_groups=["open"],
+            source_acl_ids=["public"],
+            full=True,
+        )
     assert "g" not in cased.rank_lexemes and "'g'" not in cased.match_tsq, cased
     assert sorted(letters.rank_lexemes) == ["a", "b"], letters
+    # a single digit is no letter: "richtlijn 5" keeps its number (a review)
+    assert {"5", "3"} <= set(digit.rank_lexemes), digit
