@@ -96,6 +96,7 @@ class ErrorOut(BaseModel):
     error: ErrorBody
 
 
+ERROR_SCHEMA_REF = "#/components/schemas/ErrorOut"
 # what /openapi.json says of each route's refusals, so that a client (an agent) reads the
 # envelope from the schema: a fuzz of 2026-12-06 found no 404, 409, 413 or 429 documented
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
