@@ -187,7 +187,8 @@ def _passive_openmp(operator_policy: str | None) -> Iterator[None]:
         yield
         return
     # the process's C environment, which the native library's OpenMP reads as it loads;
-    # unset before (Settings read it as operator_policy), os.environ is neither read nor set
+    # unset before (Settings read it as operator_policy); the Python mapping of the
+    # environment is neither read nor set
     os.putenv("OMP_WAIT_POLICY", "PASSIVE")
     try:
         yield

@@ -45,10 +45,16 @@ def storable(value: str) -> bool:
     return not CONTROL.search(value)
 
 
+def hidden(value: str) -> bool:
+    """Whether ``value`` holds a character that does not show as itself: format characters
+    (zero-width spaces, joiners, direction marks), private use, unassigned code points."""
+    return any(unicodedata.category(c) in ("Cf", "Co", "Cn") for c in value)
+
+
 def _identifier(value: str) -> str:
     if not _IDENT.match(value):
         raise ValueError("must not contain whitespace runs, '/', '\\', '?', '#' or '%'")
-    if any(unicodedata.category(c) in ("Cf", "Co", "Cn") or c == "\ufffd" for c in value):
+    if hidden(value) or "\ufffd" in value:
         # zero-width spaces, joiners, direction marks: "bdevries\u200b@firm.nl" would look
         # like bdevries and be someone else; the replacement character is what a path id
         # that was no UTF-8 decodes to ("%FF" and "%FE" both), so two ids would be one
@@ -123,7 +129,7 @@ AwareDatetime = Annotated[datetime, BeforeValidator(_rfc3339), AfterValidator(_a
 def _printable(value: str) -> str:
     """No line break or tab, and no invisible format or unassigned character: "s-1\u200b"
     would be a session that looks like s-1 in every report."""
-    if any(c in "\t\n\r" or unicodedata.category(c) in ("Cf", "Co", "Cn") for c in value):
+    if any(c in "\t\n\r" for c in value) or hidden(value):
         raise ValueError("must not contain tabs, line breaks, invisible or unassigned characters")
     return value
 

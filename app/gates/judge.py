@@ -145,6 +145,7 @@ class _Passages:
         # the courts, roles, procedures and outcomes they speak of
         self.referents = RetrievalReferents(w for c in self.chunks for w in c.passages.words)
         self._held: dict[int, FactIndex] = {}
+        self._outcomes: dict[int, set[int]] = {}
 
     def __len__(self) -> int:
         return len(self.owner)
@@ -159,6 +160,15 @@ class _Passages:
             chunk = self.chunks[self.owner[i]]
             own = chunk.passages.facts[self.local[i]]
             held = self._held[i] = with_document(own, chunk.document)
+        return held
+
+    def outcomes(self, i: int) -> set[int]:
+        """The outcomes passage ``i`` states (built when asked, once: every sentence of an
+        answer may look at the same candidates)."""
+        held = self._outcomes.get(i)
+        if held is None:
+            words = self.chunks[self.owner[i]].passages.words[self.local[i]]
+            held = self._outcomes[i] = held_outcomes(words)
         return held
 
     def containment(self, stems: set[str]) -> npt.NDArray[np.float32]:
@@ -217,7 +227,7 @@ def _verdict(
         swapped = compound_swap(core, chunk.words[local])
         if swapped is not None:
             reasons.append(Reason("fact_mismatch", swapped))
-        decided = unheld_outcome(core, held_outcomes(chunk.words[local]))
+        decided = unheld_outcome(core, passages.outcomes(index))
         if decided is not None and decided != negated:  # "gegrond" where it says "ongegrond"
             reasons.append(Reason("fact_mismatch", decided))
         if not reasons:

@@ -180,6 +180,16 @@ def _clauses(words: Sequence[str]) -> list[list[str]]:
     return [c for c in out if c]
 
 
+def _negated_before(clause: Sequence[str], i: int) -> bool:
+    """Whether "niet" or "geen" stands in the three words before word ``i``."""
+    return bool({"niet", "geen"} & set(clause[max(0, i - 3) : i]))
+
+
+def _particle(clause: Sequence[str], i: int) -> int | None:
+    """The outcome the particle after the split verb at ``i`` gives it ("af", "toe")."""
+    return next((_PARTICLE[w] for w in clause[i + 1 :] if w in _PARTICLE), None)
+
+
 def stated_outcomes(words: Sequence[str]) -> list[tuple[str, int]]:
     """The outcome words of an answer sentence's folded words and what each states; a split
     verb with its particle ("wijst ... af") counts as its verb."""
@@ -187,14 +197,12 @@ def stated_outcomes(words: Sequence[str]) -> list[tuple[str, int]]:
     for clause in _clauses(words):
         for i, word in enumerate(clause):
             found = _STATED.get(word)
-            if found == _SUCCESS and word == "gegrond" and "niet" in clause[max(0, i - 3) : i]:
+            if word == "gegrond" and _negated_before(clause, i):
                 found = _FAILURE  # "zijn niet gegrond"
             if found is not None:
                 stated.append((word, found))
-            elif word in _SPLIT_VERB:
-                particle = next((_PARTICLE[w] for w in clause[i + 1 :] if w in _PARTICLE), None)
-                if particle is not None:
-                    stated.append((word, particle))
+            elif word in _SPLIT_VERB and (particle := _particle(clause, i)) is not None:
+                stated.append((word, particle))
     return stated
 
 
@@ -212,16 +220,13 @@ def held_outcomes(words: Sequence[str]) -> set[int]:
         negated = "niet" in clause or "geen" in clause
         for i, word in enumerate(clause):
             found = outcome(word)
-            if (
-                found is not None
-                and found != _ADMISSIBLE  # "niet-ontvankelijk": the negation check's
-                and {"niet", "geen"} & set(clause[max(0, i - 3) : i])
-            ):
+            # "niet-ontvankelijk" stays: its "niet" is the negation check's
+            if found not in (None, _ADMISSIBLE) and _negated_before(clause, i):
                 found = _FAILURE if word.startswith("gegrond") else None
             if found is not None:
                 held.add(found)
-            elif word in _SPLIT_VERB:
-                held.update(_PARTICLE[w] for w in clause[i + 1 :] if w in _PARTICLE)
+            elif word in _SPLIT_VERB and (particle := _particle(clause, i)) is not None:
+                held.add(particle)
             elif word == "tevergeefs":
                 held.add(_FAILURE)
             elif word == "vernietiging" and i and clause[i - 1] == "met":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
@@ -15,6 +14,7 @@ from app.types import (
     AwareDatetime,
     Principal,
     ShortText,
+    hidden,
 )
 
 SourceName = Annotated[
@@ -65,10 +65,7 @@ class DocumentIn(BaseModel):
     def _printable(cls, value: str) -> str:
         # C0 and C1 controls ("\x9b" starts a terminal escape), and what does not show: a
         # direction override or a zero-width space makes an id look like another
-        if CONTROL.search(value) or any(
-            c in "\t\n\r" or unicodedata.category(c) in ("Cf", "Co", "Cn") or c == "\ufffd"
-            for c in value
-        ):
+        if CONTROL.search(value) or any(c in "\t\n\r\ufffd" for c in value) or hidden(value):
             raise ValueError("must not contain control, invisible or unassigned characters")
         return value
 

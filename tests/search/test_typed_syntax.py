@@ -79,11 +79,11 @@ def test_documents_and_questions_lose_the_same_invisible_characters(firm: Firm) 
     from app.ingest.extract.text import clean_text
 
     for code in range(0x80, 0x10000):
-        mark = chr(code)
-        if unicodedata.category(mark) == "Cf" and clean_text(f"a{mark}b") == "ab":
-            assert visible(f"a{mark}b") == "ab", hex(code)
-        if visible(f"a{mark}b") == "ab":
-            assert clean_text(f"a{mark}b") == "ab", hex(code)
+        word = "a" + chr(code) + "b"
+        if unicodedata.category(chr(code)) == "Cf" and clean_text(word) == "ab":
+            assert visible(word) == "ab", hex(code)
+        if visible(word) == "ab":
+            assert clean_text(word) == "ab", hex(code)
     firm.document(
         "bidi",
         "de \u202eschadevergoedingsplicht\u202c van de\u200e boer",
