@@ -64,7 +64,7 @@ ANALYZE search_postings;
 
 def upgrade() -> None:
     apply_function_source(
-        "legal_normalize.v2.sql", "61cc319ec8981b3e449d5ece1e9bd3ca6a2e6a7f2bdda9a687f75170fd4ffdb6"
+        "legal_normalize.v2.sql", "3e68eeed6e4565e737efb25f716e53d206c34261d5b51b4540520a4953cf5c8c"
     )
     run_statement(REGENERATE)
     run_statement(RECOUNT)

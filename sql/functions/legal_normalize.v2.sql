@@ -21,17 +21,26 @@
 CREATE OR REPLACE FUNCTION ewall_legal_normalize(input text) RETURNS text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $fn$
 DECLARE
+    -- each law's names and the one code its tokens carry ("art5hnw" for "art. 5 Hnw" and
+    -- "Artikel 5 Handelsnaamwet" alike)
+    laws   constant text[] := ARRAY[
+        ['algemene\s+wet\s+bestuursrecht(?:\s*\((?:hierna:?\s*)?awb\))?', 'awb'],
+        ['burgerlijk\s+wetboek(?:\s*\((?:hierna:?\s*)?bw\))?', 'bw'],
+        ['wetboek\s+van\s+burgerlijke\s+rechtsvordering(?:\s*\(rv\))?', 'rv'],
+        ['wetboek\s+van\s+strafrecht(?:\s*\(sr\))?', 'sr'],
+        ['wetboek\s+van\s+strafvordering(?:\s*\(sv\))?', 'sv'],
+        ['algemene\s+wet\s+inzake\s+rijksbelastingen(?:\s*\(awr\))?', 'awr'],
+        ['wet\s+openbaarheid\s+van\s+bestuur(?:\s*\(wob\))?', 'wob'],
+        ['wet\s+op\s+de\s+rechterlijke\s+organisatie(?:\s*\(ro\))?', 'ro'],
+        ['rijksoctrooiwet(?:\s+1995)?', 'row'],
+        ['auteurswet(?:\s+1912)?', 'aw'],
+        ['handelsnaamwet', 'hnw'],
+        ['grondwet', 'gw'],
+        ['(?:elektriciteitswet(?:\s+1998)?|e-wet)', 'ew']];
     -- the names written out first: the longest alternative that matches is taken
-    codes  constant text := '(algemene\s+wet\s+bestuursrecht(?:\s*\((?:hierna:?\s*)?awb\))?'
-        '|burgerlijk\s+wetboek(?:\s*\((?:hierna:?\s*)?bw\))?'
-        '|wetboek\s+van\s+burgerlijke\s+rechtsvordering(?:\s*\(rv\))?'
-        '|wetboek\s+van\s+strafrecht(?:\s*\(sr\))?|wetboek\s+van\s+strafvordering(?:\s*\(sv\))?'
-        '|algemene\s+wet\s+inzake\s+rijksbelastingen(?:\s*\(awr\))?'
-        '|wet\s+openbaarheid\s+van\s+bestuur(?:\s*\(wob\))?'
-        '|wet\s+op\s+de\s+rechterlijke\s+organisatie(?:\s*\(ro\))?'
-        '|rijksoctrooiwet(?:\s+1995)?|auteurswet(?:\s+1912)?|handelsnaamwet|grondwet'
-        '|elektriciteitswet(?:\s+1998)?|e-wet'
-        '|eov|epc|evrm|ehrm|bw|rv|sr|sv|awb|awr|wob|ro|gw|aw|hnw|row|wvw|fw|avg)';
+    codes  constant text := '(' || array_to_string(ARRAY(
+            SELECT laws[i][1] FROM generate_subscripts(laws, 1) AS i ORDER BY i), '|')
+        || '|eov|epc|evrm|ehrm|bw|rv|sr|sv|awb|awr|wob|ro|gw|aw|hnw|row|wvw|fw|avg)';
     short  constant text := '(awb|bw|rv|sr|sv|awr|wob|ro|hnw|aw|row|gw|ew|eov|evrm|ehrm|wvw|fw|avg)';
     artkw  constant text := '(?:artikel(?:en)?|artt?\.?)\s*';
     ordinal constant text :=
@@ -94,19 +103,10 @@ BEGIN
         '\m' || codes || '\s*,?\s*' || artkw || '(\d+[a-z]?)\M' || qual,
         ' art\2\1 \1 ', 'gi');
     -- each token's code the short one: "art6x19Algemene wet bestuursrecht (Awb)" -> art6x19awb
-    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)algemene\s+wet\s+bestuursrecht(?:\s*\((?:hierna:?\s*)?awb\))?', '\1awb', 'gi');
-    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)burgerlijk\s+wetboek(?:\s*\((?:hierna:?\s*)?bw\))?', '\1bw', 'gi');
-    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)wetboek\s+van\s+burgerlijke\s+rechtsvordering(?:\s*\(rv\))?', '\1rv', 'gi');
-    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)wetboek\s+van\s+strafrecht(?:\s*\(sr\))?', '\1sr', 'gi');
-    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)wetboek\s+van\s+strafvordering(?:\s*\(sv\))?', '\1sv', 'gi');
-    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)algemene\s+wet\s+inzake\s+rijksbelastingen(?:\s*\(awr\))?', '\1awr', 'gi');
-    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)wet\s+openbaarheid\s+van\s+bestuur(?:\s*\(wob\))?', '\1wob', 'gi');
-    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)wet\s+op\s+de\s+rechterlijke\s+organisatie(?:\s*\(ro\))?', '\1ro', 'gi');
-    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)rijksoctrooiwet(?:\s+1995)?', '\1row', 'gi');
-    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)auteurswet(?:\s+1912)?', '\1aw', 'gi');
-    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)handelsnaamwet', '\1hnw', 'gi');
-    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)grondwet', '\1gw', 'gi');
-    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)(?:elektriciteitswet(?:\s+1998)?|e-wet)', '\1ew', 'gi');
+    FOR i IN 1 .. array_length(laws, 1) LOOP
+        result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)' || laws[i][1],
+                                 '\1' || laws[i][2], 'gi');
+    END LOOP;
     -- the European Patent Convention in English and in Dutch
     result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)epc\M', '\1eov', 'gi');
     -- a list before one code: the article before a token takes the token's code, from the
