@@ -39,6 +39,7 @@ from app.ingest import document_write, preparation, repository
 from app.ingest.report import load_report
 from app.ingest.types import (
     ChunkLimits,
+    DocumentOutcome,
     ExtractedDocument,
     ExtractionError,
     PreparedChunk,
@@ -83,32 +84,6 @@ class IngestRun:
         with self.lock:
             self.seq += 1
             return self.seq
-
-
-@dataclass
-class DocumentOutcome:
-    status: str  # added | updated | unchanged | quarantined | error | superseded
-    source: str
-    external_id: str
-    document_id: int | None = None
-    chunks: int = 0
-    added: int = 0
-    removed: int = 0
-    quarantined: bool = False
-    reason: str | None = None
-    run_id: uuid.UUID | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "document_id": self.document_id,
-            "status": self.status,
-            "chunks": self.chunks,
-            "added": self.added,
-            "removed": self.removed,
-            "quarantined": self.quarantined,
-            "reason": self.reason,
-            "run_id": str(self.run_id) if self.run_id else None,
-        }
 
 
 @dataclass(frozen=True)
@@ -436,6 +411,8 @@ class IngestPipeline:
                 run.counts["errors"] += 1
             with self.database.transaction() as conn:
                 self.record_event(conn, run, kind, source, external_id, exc.reason)
+            if not public:
+                self._rules_without_content(run, doc, exc.reason)
             return DocumentOutcome(
                 "error", source, external_id, reason=exc.reason, run_id=run.run_id
             )
@@ -703,16 +680,25 @@ class IngestPipeline:
                 self.record_event(conn, run, kind, source, external_id, reason or acl_id)
             return changed
 
+    def _rules_without_content(self, run: IngestRun, doc: SourceDocument, why: str) -> None:
+        """A version whose content cannot be read still says who may see the document and
+        where it is filed, and a stored earlier version must not stay visible against that
+        (invariant 9): its access rules apply now, and filed under another matter, or under
+        none, it leaves the index until a version is read."""
+        if doc.acl is not None:  # no rules pushed: the stored ones stay (never wider)
+            self.apply_acl(run, doc.source, doc.external_id, doc.acl)
+        reason = (f"filed at source under matter {doc.matter_id!r} but its content could not be "
+                  f"read ({why}): out of the index until a version is read (fail closed)")
+        self.remove_if_moved(run, doc.source, doc.external_id, doc.matter_id or "", reason)
+
     def remove_if_moved(
         self, run: IngestRun, source: str, external_id: str, matter_id: str, reason: str
     ) -> bool:
         """Take a document out of the index when the source lists it under another matter
-        than the index holds but it could not be read (its permissions or content failed):
-        the move may put it behind a wall, which must not wait for the source to answer. The
-        next sync that reads it ingests it again. True when it was removed."""
-        listed = document_write.clean_field(matter_id)
-        if not listed:
-            return False
+        than the index holds (or under none) but it could not be read (its permissions or
+        content failed): the move may put it behind a wall, which must not wait for the source
+        to answer. The next sync that reads it ingests it again. True when it was removed."""
+        listed = document_write.clean_field(matter_id) or ""
         with self.database.transaction() as conn:
             mark_writer(conn)
             stored = repository.lock_document(conn, source, external_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -111,3 +112,29 @@ class ChunkLimits:
     def scale(self) -> float:
         """Overlaps and windows shrink with the cap (the sizes assume a 512-token model)."""
         return min(1.0, self.model_max / 512)
+
+
+@dataclass
+class DocumentOutcome:
+    status: str  # added | updated | unchanged | quarantined | error | superseded
+    source: str
+    external_id: str
+    document_id: int | None = None
+    chunks: int = 0
+    added: int = 0
+    removed: int = 0
+    quarantined: bool = False
+    reason: str | None = None
+    run_id: uuid.UUID | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "document_id": self.document_id,
+            "status": self.status,
+            "chunks": self.chunks,
+            "added": self.added,
+            "removed": self.removed,
+            "quarantined": self.quarantined,
+            "reason": self.reason,
+            "run_id": str(self.run_id) if self.run_id else None,
+        }

@@ -307,6 +307,45 @@ def test_scanned_pdf_is_reported_as_no_text(firm: Firm, client: TestClient, auth
     assert report["errors"][0]["reason"].startswith("no text")
 
 
+def _unreadable(external_id: str, **fields: Any) -> dict[str, Any]:
+    """A new version of a document whose content cannot be read (a program, not a text)."""
+    content = base64.b64encode(b"MZ\x90\x00" * 64).decode()
+    return {"source": "api", "external_id": external_id, "content_base64": content,
+            "mime_type": "application/x-msdownload", **fields}
+
+
+def test_a_version_that_cannot_be_read_still_applies_its_access_rules(
+    firm: Firm, client: TestClient
+) -> None:
+    """Invariant 9, found by a connector check: a new version whose content could not be
+    extracted left the stored one searchable by a person the source had just removed."""
+    firm.person("alice@firm.nl", aliases=["api:user:alice"])
+    firm.person("bob@firm.nl", aliases=["api:user:bob"])
+    both = {"default": "private", "allow": ["api:user:alice", "api:user:bob"]}
+    firm.document("acl", "Memo over het octrooi.", client_id="C-1", matter_id="M-1", acl=both)
+    assert firm.documents_found("alice@firm.nl", "memo octrooi", mode="sparse") == ["acl"]
+    body = _unreadable("acl", client_id="C-1", matter_id="M-1",
+                       acl={"default": "private", "allow": ["api:user:bob"]})
+    r = client.post("/v1/documents", json=body, headers=firm.h)
+    assert r.status_code == 422, r.text
+    assert firm.documents_found("alice@firm.nl", "memo octrooi", mode="sparse") == []
+    assert firm.documents_found("bob@firm.nl", "memo octrooi", mode="sparse") == ["acl"]
+
+
+@pytest.mark.parametrize("matter", ["M-2", ""])
+def test_a_version_that_cannot_be_read_filed_elsewhere_leaves_the_index(
+    firm: Firm, client: TestClient, matter: str
+) -> None:
+    """The same for a move: filed under another matter (perhaps behind a wall) or under none,
+    the stored version must not stay searchable under its old matter."""
+    firm.document("moved", "Memo over het octrooi.", client_id="C-1", matter_id="M-1")
+    r = client.post("/v1/documents", json=_unreadable("moved", client_id="C-1",
+                                                       matter_id=matter), headers=firm.h)
+    assert r.status_code == 422, r.text
+    assert firm.documents_found("alice@firm.nl", "memo octrooi", mode="sparse") == []
+    assert client.get("/v1/documents/api/moved", headers=firm.h).status_code == 404
+
+
 def test_pdf_pages_survive_to_search(firm: Firm, client: TestClient) -> None:
     import fpdf  # fpdf2, a declared test dependency
 
