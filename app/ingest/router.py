@@ -13,7 +13,7 @@ from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 from sqlalchemy import Connection
 
-from app.deps import Admin, ConnDep, ResourcesDep
+from app.deps import Admin, ConnDep, CpuTurn, ResourcesDep
 from app.errors import AppError, Conflict, NotFound, RateLimited, Unprocessable
 from app.ingest.document_write import access_until_written
 from app.ingest.pipeline import STORE_FAILED, IngestPipeline
@@ -191,7 +191,9 @@ def to_source_document(body: DocumentIn) -> SourceDocument:
         **_RATE_LIMITED,
     },
 )
-def push_document(body: DocumentIn, principal: Admin, resources: ResourcesDep) -> Any:
+def push_document(
+    body: DocumentIn, principal: Admin, turn: CpuTurn, resources: ResourcesDep
+) -> Any:
     doc = to_source_document(body)
     threshold = resources.settings.document_async_chars
     if text_size(doc, threshold, lambda: _unchanged(resources, doc)) >= threshold:
