@@ -105,6 +105,7 @@ class _SyncRun:
         self.warnings: list[str] = []
         # documents ingested visible to nobody (fail closed): how many, and the first few
         self.unreadable_acls = 0
+        self.listing_failures: list[str] = []  # a listing that could not be completed
         self.unreadable_examples: list[str] = []
         self._relisted: set[str] | None = None
         self._known_containers: dict[str, str | None] | None = None
@@ -251,6 +252,8 @@ class _SyncRun:
                                            item.listed_matter, reason):
                 self.deleted_one(item.external_id, reason, item.container)
         self.count(item.container, "failed")
+        if not item.external_id:  # no document named: a listing failed, not a document
+            self.listing_failures.append(item.reason)
         details = dict(item.details or {})
         if self.caps.containers:
             details.update(status=item.status, container=item.container)
@@ -706,6 +709,12 @@ def _locked_run(
     if mode == "full" and not sync.summary.get("finished"):
         sync.summary["sweep"] = {"ran": False, "skipped_reason": "the crawl did not finish; "
                                  "it resumes from its last checkpoint next time"}
+    if failed is None and sync.listing_failures:
+        # invariant 9: a listing that cannot be completed is a failed crawl (a scheduler
+        # reading the exit status must see it), whatever it ingested on the way
+        n = len(sync.listing_failures)
+        failed = (f"{n} listing{'s' if n > 1 else ''} could not be completed, so no deletion "
+                  f"was applied: {sync.listing_failures[0]}")
     # Kept with the run, so GET /v1/ingest/runs/{id} shows it too (progress.sync).
     sync.progress(force=True, sync=sync.summary)
     report = pipeline.finish_run(run, status="failed" if failed else None, error=failed)

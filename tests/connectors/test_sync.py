@@ -121,6 +121,9 @@ def test_no_sweep_after_a_listing_that_failed(
     assert sweep["ran"] is False
     assert "error(s) during the crawl" in sweep["skipped_reason"]
     assert "ACTIVE!2" in pipeline.index  # kept until a whole listing proves it gone
+    # invariant 9: a failed crawl, which a scheduler sees (it read "partial" and exit 0)
+    assert report["status"] == "failed", report
+    assert "could not be completed" in report["error"] and "not complete" in report["error"]
 
     imanage_fake.total_mode = "exact"
     report = _full(imanage(), pipeline, store)
