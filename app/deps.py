@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Annotated
 
@@ -68,12 +67,13 @@ Admin = Annotated[Principal, Depends(require_roles("admin"))]
 
 
 class Lane:
-    """Turns for work that holds a request thread for seconds, often with a pooled
-    connection. FastAPI runs a route in the thread pool that searches run in too (40
+    """Turns for one kind of work that holds a request thread for seconds, often with a
+    pooled connection. FastAPI runs a route in the thread pool that searches run in too (40
     threads): fifty document pushes took every thread, and a search waited 45 s for the
     first push to end. A call of such a route waits for its turn on the event loop, holding
-    neither a thread nor a connection, so a search always finds both; one lane per app,
-    created on first use inside the app's event loop."""
+    neither a thread nor a connection, so a search always finds both; one lane per kind, so
+    pushes never wait behind grounding nor grounding behind pushes. A lane is made per app
+    on first use, inside the app's event loop."""
 
     def __init__(self, name: str, size: int) -> None:
         self.name = name
@@ -90,10 +90,17 @@ class Lane:
             yield
 
 
-# Encoding a pushed document, a wall preview, verifying the audit chain, judging an answer's
-# sentences: CPU work, one at a time per core (the GIL's holders slow every other thread).
-CPU_LANE = Lane("cpu", max(2, os.cpu_count() or 2))
-# Waiting on the citation source: no CPU, but a thread each (the source may be slow).
-NETWORK_LANE = Lane("network", 8)
-CpuTurn = Annotated[None, Depends(CPU_LANE, scope="function")]
-NetworkTurn = Annotated[None, Depends(NETWORK_LANE, scope="function")]
+# The sizes: together at most 18 of the 40 request threads, and at most 10 of the 16 pooled
+# connections held (citation checks wait on the source before they take one). A kind's
+# lane is larger where its calls wait rather than compute, or are lawyers' (grounding: two
+# people's calls in flight leave room for others).
+INGEST_LANE = Lane("ingest", 2)  # a pushed document's extraction and encoding
+GROUNDING_LANE = Lane("grounding", 4)  # an answer's sentences against its evidence
+AUDIT_LANE = Lane("audit", 2)  # verifying the chains: a connection for the whole read
+WALLS_LANE = Lane("walls", 2)  # previews and exposure over the whole matrix
+CITATIONS_LANE = Lane("citations", 8)  # waiting on the citation source, no CPU
+IngestTurn = Annotated[None, Depends(INGEST_LANE, scope="function")]
+GroundingTurn = Annotated[None, Depends(GROUNDING_LANE, scope="function")]
+AuditTurn = Annotated[None, Depends(AUDIT_LANE, scope="function")]
+WallsTurn = Annotated[None, Depends(WALLS_LANE, scope="function")]
+CitationsTurn = Annotated[None, Depends(CITATIONS_LANE, scope="function")]

@@ -14,7 +14,7 @@ from app.audit import service
 from app.audit.chain import now_utc, record_refusal, verify_all
 from app.auth.service import Principal
 from app.db.engine import begin_snapshot
-from app.deps import Compliance, ConnDep, CpuTurn, PrincipalDep, ResourcesDep
+from app.deps import AuditTurn, Compliance, ConnDep, PrincipalDep, ResourcesDep
 from app.errors import Forbidden, Unprocessable, envelope
 from app.resources import Resources
 from app.types import AwareDatetime, SessionId
@@ -136,7 +136,7 @@ def get_retrieval(
 
 
 @router.get("/verify")
-def verify(principal: Compliance, turn: CpuTurn, resources: ResourcesDep) -> dict[str, Any]:
+def verify(principal: Compliance, turn: AuditTurn, resources: ResourcesDep) -> dict[str, Any]:
     # one committed state: a search committing between the read of a chain's head and the
     # read of its rows would look like rows removed from the end
     with resources.database.engine.connect() as conn:

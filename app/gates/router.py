@@ -18,7 +18,14 @@ from fastapi.responses import JSONResponse
 
 from app.audit.chain import append_gate_event, now_utc
 from app.auth.service import Principal
-from app.deps import ConnDep, CpuTurn, Lawyer, NetworkTurn, ResourcesDep, require_roles
+from app.deps import (
+    CitationsTurn,
+    ConnDep,
+    GroundingTurn,
+    Lawyer,
+    ResourcesDep,
+    require_roles,
+)
 from app.ecli import find_citations
 from app.errors import AppError, Unprocessable, envelope
 from app.gates import repository
@@ -80,7 +87,7 @@ def citation_checker(resources: Resources) -> CitationChecker:
 
 @router.post("/citations", response_model=CitationsOut, responses=_RATE_LIMITED)
 def check_citations(
-    principal: GateCaller, turn: NetworkTurn, body: CitationsIn, resources: ResourcesDep
+    principal: GateCaller, turn: CitationsTurn, body: CitationsIn, resources: ResourcesDep
 ) -> CitationsOut:
     settings = resources.settings
     # distinct, first appearance first; what reads as a citation but is not a well-formed
@@ -146,7 +153,7 @@ def check_citations(
 )
 def check_answer_grounding(
     principal: GateCaller,
-    turn: CpuTurn,
+    turn: GroundingTurn,
     body: GroundingIn,
     resources: ResourcesDep,
     conn: ConnDep,

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 from sqlalchemy import Connection
 
-from app.deps import Admin, ConnDep, CpuTurn, ResourcesDep
+from app.deps import Admin, ConnDep, IngestTurn, ResourcesDep
 from app.errors import AppError, Conflict, NotFound, RateLimited, Unprocessable
 from app.ingest.document_write import access_until_written
 from app.ingest.pipeline import STORE_FAILED, IngestPipeline
@@ -192,7 +192,7 @@ def to_source_document(body: DocumentIn) -> SourceDocument:
     },
 )
 def push_document(
-    body: DocumentIn, principal: Admin, turn: CpuTurn, resources: ResourcesDep
+    body: DocumentIn, principal: Admin, turn: IngestTurn, resources: ResourcesDep
 ) -> Any:
     doc = to_source_document(body)
     threshold = resources.settings.document_async_chars

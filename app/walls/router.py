@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Query
 
 from app.audit.chain import now_utc
 from app.auth.service import Principal
-from app.deps import Conflicts, ConnDep, CpuTurn, ResourcesDep, WallReader, require_roles
+from app.deps import Conflicts, ConnDep, ResourcesDep, WallReader, WallsTurn, require_roles
 from app.errors import NotFound
 from app.types import Identifier, ShortText
 from app.walls import exposure, repository, service
@@ -33,7 +33,7 @@ def issue_wall(
 
 @router.post("/walls/preview")
 def preview_wall(
-    body: WallIn, principal: Conflicts, turn: CpuTurn, conn: ConnDep, resources: ResourcesDep
+    body: WallIn, principal: Conflicts, turn: WallsTurn, conn: ConnDep, resources: ResourcesDep
 ) -> dict[str, Any]:
     """What issuing this wall would do: who loses access to which matters, chunks to re-tag,
     conflicts found, and its exposure. Nothing is written."""
@@ -57,7 +57,7 @@ def preview_wall(
 def wall_exposure(
     wall_id: str,
     principal: WallReader,
-    turn: CpuTurn,
+    turn: WallsTurn,
     conn: ConnDep,
     resources: ResourcesDep,
     lookback_days: Annotated[int | None, Query(ge=1, le=3650)] = None,

@@ -10,7 +10,7 @@ import threading
 
 from fastapi.routing import iter_route_contexts
 
-from app.deps import NETWORK_LANE, Lane
+from app.deps import CITATIONS_LANE, Lane
 from tests.conftest import Tokens
 from tests.fakes.rechtspraak import FakeRechtspraak
 from tests.gates.conftest import GateClient
@@ -46,7 +46,7 @@ def test_a_search_runs_while_citation_calls_wait_on_a_slow_source(
         callers = [threading.Thread(target=cite, daemon=True) for _ in range(CALLS)]
         for t in callers:
             t.start()
-        wait_for(lambda: source.hits(ecli) >= NETWORK_LANE.size, "citation calls at the source")
+        wait_for(lambda: source.hits(ecli) >= CITATIONS_LANE.size, "citation calls at the source")
         found: list[int] = []
         search = threading.Thread(
             target=lambda: found.append(
@@ -60,18 +60,18 @@ def test_a_search_runs_while_citation_calls_wait_on_a_slow_source(
         wait_for(lambda: bool(found), "a search beside the citation calls")
         assert found == [200]
         assert ended == [], "the search waited for a citation call to end"
-        assert source.hits(ecli) == NETWORK_LANE.size, "more calls at the source than the lane"
+        assert source.hits(ecli) == CITATIONS_LANE.size, "more calls at the source than the lane"
     wait_for(lambda: len(ended) == CALLS, "the citation calls, once the source answers")
     assert set(ended) == {200}
 
 
 HEAVY = {
-    ("POST", "/v1/documents"): "cpu",
-    ("POST", "/v1/gates/grounding"): "cpu",
-    ("GET", "/v1/audit/verify"): "cpu",
-    ("POST", "/v1/walls/preview"): "cpu",
-    ("GET", "/v1/walls/{wall_id}/exposure"): "cpu",
-    ("POST", "/v1/gates/citations"): "network",
+    ("POST", "/v1/documents"): "ingest",
+    ("POST", "/v1/gates/grounding"): "grounding",
+    ("GET", "/v1/audit/verify"): "audit",
+    ("POST", "/v1/walls/preview"): "walls",
+    ("GET", "/v1/walls/{wall_id}/exposure"): "walls",
+    ("POST", "/v1/gates/citations"): "citations",
 }
 
 
