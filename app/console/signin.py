@@ -97,7 +97,11 @@ def signin(
     next: Annotated[str, Form()] = "/console",
 ) -> Response:
     expected = request.cookies.get(SIGNIN_COOKIE) or ""
-    if len(expected) < 32 or not same_token(csrf, expected):
+    # The double-submit cookie cannot tell apart pages that share the host name: a page on
+    # another port, or a sibling subdomain, can set it and sign a browser into the
+    # attacker's session (a console check). A browser says where a form came from.
+    elsewhere = request.headers.get("sec-fetch-site", "same-origin") != "same-origin"
+    if elsewhere or len(expected) < 32 or not same_token(csrf, expected):
         return _signin_page(
             request,
             status=403,

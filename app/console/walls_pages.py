@@ -203,7 +203,7 @@ class PostedWall:
 
 def _posted_wall(
     csrf: WallField = "",
-    kind: WallField = "exclusionary",
+    kind: WallField = "",  # missing or empty is no choice, not the first kind
     title: WallField = "",
     reason: WallField = "",
     matters: WallField = "",

@@ -127,6 +127,27 @@ def test_bad_token_and_missing_sign_in_token_are_refused(firm: Firm) -> None:
     assert short.post("/console/signin", data={"token": token, "csrf": "a"}).status_code == 403
 
 
+@pytest.mark.parametrize("fetch_site", ["same-site", "cross-site"])
+def test_a_sign_in_form_posted_from_another_origin_is_refused(firm: Firm, fetch_site: str) -> None:
+    """A console check: a page on another port of the same host set its own sign-in cookie
+    (cookies ignore ports) and posted the matching token with the attacker's credentials,
+    signing the victim's browser into the attacker's session."""
+    client = console_client(firm)
+    page = client.get("/console/signin")
+    token = firm.auth(PARTNER, "conflicts")["Authorization"].removeprefix("Bearer ")
+    form = {"token": token, "csrf": csrf_of(page.text)}
+    refused = client.post("/console/signin", data=form, headers={"Sec-Fetch-Site": fetch_site})
+    assert refused.status_code == 403
+    assert not any(c.startswith(f"{COOKIE}=") for c in refused.headers.get_list("set-cookie"))
+    again = client.post(
+        "/console/signin",
+        data=form,
+        headers={"Sec-Fetch-Site": "same-origin"},
+        follow_redirects=False,
+    )
+    assert again.status_code == 303
+
+
 def test_next_only_leads_inside_the_console(firm: Firm) -> None:
     client = console_client(firm)
     page = client.get("/console/signin?next=//evil.example/x")
@@ -395,6 +416,9 @@ def test_wall_form_refusals_match_the_api(firm: Firm) -> None:
         (wall_form(effective_from="0001-01-01T00:00:00+01:00"), "out of range once converted"),
         # a kind the form does not offer is never taken for one (they deny opposite ways)
         (wall_form(kind="inclusionnary"), "choose exclusionary or inclusionary"),
+        # nor is an empty or missing one (a console check: both issued an exclusionary wall)
+        (wall_form(kind=""), "choose exclusionary or inclusionary"),
+        ({k: v for k, v in wall_form().items() if k != "kind"}, "choose exclusionary or"),
     ]
     for form, message in cases:
         for url in ("/console/walls/preview", "/console/walls"):
