@@ -99,6 +99,23 @@ def access_until_written(conn: Connection, doc: SourceDocument) -> str | None:
     the document, gives no client or matter, or widens the rules, which must wait for the
     text they were given with) the stored version is visible to nobody until the job writes
     it. The ACL id set, or None when nothing changed."""
+    return _rules_before_text(conn, doc, keep_when_wider=False)
+
+
+def access_without_text(conn: Connection, doc: SourceDocument) -> str | None:
+    """A version whose text could not be read still says who may see the document and where
+    it is filed, and the stored version must not stay visible against that (invariant 9; a
+    connector check found it searchable by a person just removed, and under its old matter
+    after a move behind a wall). Rules that only narrow stand at once; a move, or no client
+    or matter, makes the stored version visible to nobody until a version is read; wider
+    rules wait for a readable version's text, the stored ones stay. The caller holds the
+    document's lock. The ACL id set, or None when nothing changed."""
+    return _rules_before_text(conn, doc, keep_when_wider=True)
+
+
+def _rules_before_text(
+    conn: Connection, doc: SourceDocument, *, keep_when_wider: bool
+) -> str | None:
     mark_writer(conn)  # row-level security lets the writer's statements reach every chunk
     stored = repository.lock_document(conn, doc.source, doc.external_id)
     if stored is None or stored.source_acl_id == NOBODY_ACL:
@@ -116,6 +133,8 @@ def access_until_written(conn: Connection, doc: SourceDocument) -> str | None:
         old = repository.source_acl_rules(conn, stored.source_acl_id)
         if new_id == NOBODY_ACL or (old is not None and _narrows(doc.acl, old)):
             acl_id = new_id
+        elif keep_when_wider:
+            return None
     if not repository.set_document_acl(conn, doc.source, doc.external_id, acl_id):
         return None
     return acl_id

@@ -406,13 +406,15 @@ class IngestPipeline:
         try:
             extracted, chunks, doc_type = self.prepare(doc)
         except ExtractionError as exc:
+            if not public and self._rules_without_text(run, doc):
+                with run.lock:
+                    run.counts["superseded"] += 1
+                return DocumentOutcome("superseded", source, external_id, run_id=run.run_id)
             kind = "no_text" if exc.reason.startswith("no text") else "error"
             with run.lock:
                 run.counts["errors"] += 1
             with self.database.transaction() as conn:
                 self.record_event(conn, run, kind, source, external_id, exc.reason)
-            if not public:
-                self._rules_without_content(run, doc, exc.reason)
             return DocumentOutcome(
                 "error", source, external_id, reason=exc.reason, run_id=run.run_id
             )
@@ -680,25 +682,36 @@ class IngestPipeline:
                 self.record_event(conn, run, kind, source, external_id, reason or acl_id)
             return changed
 
-    def _rules_without_content(self, run: IngestRun, doc: SourceDocument, why: str) -> None:
-        """A version whose content cannot be read still says who may see the document and
-        where it is filed, and a stored earlier version must not stay visible against that
-        (invariant 9): its access rules apply now, and filed under another matter, or under
-        none, it leaves the index until a version is read."""
-        if doc.acl is not None:  # no rules pushed: the stored ones stay (never wider)
-            self.apply_acl(run, doc.source, doc.external_id, doc.acl)
-        reason = (f"filed at source under matter {doc.matter_id!r} but its content could not be "
-                  f"read ({why}): out of the index until a version is read (fail closed)")
-        self.remove_if_moved(run, doc.source, doc.external_id, doc.matter_id or "", reason)
+    def _rules_without_text(self, run: IngestRun, doc: SourceDocument) -> bool:
+        """The rules of a version whose text could not be read, on the stored version
+        (document_write.access_without_text). True when a later write of the document came
+        first (this was a queued push): it stands, and this changes nothing."""
+        with self.database.transaction() as conn:
+            mark_writer(conn)
+            repository.lock_document(conn, doc.source, doc.external_id)
+            if run.job_id is not None and repository.job_superseded(conn, run.job_id):
+                return True
+            acl_id = document_write.access_without_text(conn, doc)
+            if acl_id is not None:  # as a write of it: an older queued push must not undo it
+                self._supersede(conn, doc.source, doc.external_id, run)
+                hidden = acl_id == NOBODY_ACL
+                self.record_event(
+                    conn, run, "hidden" if hidden else "acl_applied", doc.source,
+                    doc.external_id, "visible to nobody until a version of it is read: it "
+                    "was moved or its client or matter is missing" if hidden else acl_id,
+                )  # fmt: skip
+        return False
 
     def remove_if_moved(
         self, run: IngestRun, source: str, external_id: str, matter_id: str, reason: str
     ) -> bool:
         """Take a document out of the index when the source lists it under another matter
-        than the index holds (or under none) but it could not be read (its permissions or
-        content failed): the move may put it behind a wall, which must not wait for the source
-        to answer. The next sync that reads it ingests it again. True when it was removed."""
-        listed = document_write.clean_field(matter_id) or ""
+        than the index holds but it could not be read (its permissions or content failed):
+        the move may put it behind a wall, which must not wait for the source to answer. The
+        next sync that reads it ingests it again. True when it was removed."""
+        listed = document_write.clean_field(matter_id)
+        if not listed:
+            return False
         with self.database.transaction() as conn:
             mark_writer(conn)
             stored = repository.lock_document(conn, source, external_id)

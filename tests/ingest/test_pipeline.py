@@ -332,18 +332,36 @@ def test_a_version_that_cannot_be_read_still_applies_its_access_rules(
     assert firm.documents_found("bob@firm.nl", "memo octrooi", mode="sparse") == ["acl"]
 
 
+def test_wider_rules_of_a_version_that_cannot_be_read_wait_for_its_text(
+    firm: Firm, client: TestClient
+) -> None:
+    """A review: the first form applied them, and the old private memo opened to the firm."""
+    firm.person("alice@firm.nl", aliases=["api:user:alice"])
+    firm.person("bob@firm.nl", aliases=["api:user:bob"])
+    private = {"default": "private", "allow": ["api:user:alice"]}
+    firm.document("wide", "Memo over het octrooi.", client_id="C-1", matter_id="M-1", acl=private)
+    body = _unreadable("wide", client_id="C-1", matter_id="M-1", acl={"default": "public"})
+    assert client.post("/v1/documents", json=body, headers=firm.h).status_code == 422
+    assert firm.documents_found("bob@firm.nl", "memo octrooi", mode="sparse") == []
+    assert firm.documents_found("alice@firm.nl", "memo octrooi", mode="sparse") == ["wide"]
+
+
 @pytest.mark.parametrize("matter", ["M-2", ""])
-def test_a_version_that_cannot_be_read_filed_elsewhere_leaves_the_index(
+def test_a_version_that_cannot_be_read_filed_elsewhere_is_hidden(
     firm: Firm, client: TestClient, matter: str
 ) -> None:
     """The same for a move: filed under another matter (perhaps behind a wall) or under none,
-    the stored version must not stay searchable under its old matter."""
+    the stored version must not stay searchable under its old matter; it is kept, visible
+    to nobody, until a version of it is read."""
+    firm.person("bob@firm.nl")
     firm.document("moved", "Memo over het octrooi.", client_id="C-1", matter_id="M-1")
     r = client.post("/v1/documents", json=_unreadable("moved", client_id="C-1",
                                                        matter_id=matter), headers=firm.h)
     assert r.status_code == 422, r.text
-    assert firm.documents_found("alice@firm.nl", "memo octrooi", mode="sparse") == []
-    assert client.get("/v1/documents/api/moved", headers=firm.h).status_code == 404
+    for person in ("alice@firm.nl", "bob@firm.nl"):
+        assert firm.documents_found(person, "memo octrooi", mode="sparse") == []
+    firm.document("moved", "Memo over het octrooi.", client_id="C-2", matter_id="M-2")
+    assert firm.documents_found("bob@firm.nl", "memo octrooi", mode="sparse") == ["moved"]
 
 
 def test_pdf_pages_survive_to_search(firm: Firm, client: TestClient) -> None:

@@ -109,6 +109,7 @@ def test_a_queued_push_yields_to_a_later_write(
         # review: a private memo opened to the firm the moment the redacted push queued)
         ("widen", set(), {"M-OPEN"}),
         ("widen_and_unreadable", set(), set()),
+        ("widen_explicitly_and_unreadable", set(), set()),
     ],
 )
 def test_a_queued_push_that_changes_access_hides_the_stored_version_until_written(
@@ -139,6 +140,10 @@ def test_a_queued_push_that_changes_access_hides_the_stored_version_until_writte
                        "acl": {"default": "private", "allow": [f"api:user:{INSIDER}"]}}
             ok(client.post("/v1/documents", json=private, headers=admin))
             assert firm.matters_seen(OUTSIDER, QUERY, mode="sparse") == set()
+        if change.startswith("widen_explicitly"):  # a review: the failed job applied them
+            body["acl"] = {"default": "private",
+                           "allow": [f"api:user:{INSIDER}", f"api:user:{OUTSIDER}"]}
+            firm.person(OUTSIDER, aliases=[f"api:user:{OUTSIDER}"])
         if change.endswith("unreadable"):  # the job fails: the stored text stays
             del body["text"]
             broken = b"%PDF-1.4 broken " + b"x" * len(LONG_TEXT)
@@ -156,5 +161,32 @@ def test_a_queued_push_that_changes_access_hides_the_stored_version_until_writte
         assert report["status"] in ("succeeded", "partial"), report
         assert firm.matters_seen(OUTSIDER, QUERY, mode="sparse") == outsider_after
         inside = {"move_behind_wall": {"M-WALLED"}, "no_matter": set(),
-                  "widen_and_unreadable": set()}.get(change, {"M-OPEN"})  # fmt: skip
+                  "widen_and_unreadable": set(),
+                  "widen_explicitly_and_unreadable": set()}.get(change, {"M-OPEN"})  # fmt: skip
         assert firm.matters_seen(INSIDER, QUERY, mode="sparse") == inside
+
+
+def test_an_unreadable_queued_push_overtaken_by_a_later_write_changes_nothing(
+    db: DbHandle, embedder: Any, auth: Tokens
+) -> None:
+    """A review: the job of an unreadable push filed under the walled matter, run after a
+    later readable push had put the document back under M-OPEN, took the later version out
+    of everyone's sight: the rules of a version that cannot be read were applied without
+    asking whether a later write came first."""
+    settings = make_settings(document_async_chars=len(LONG_TEXT) - 1, job_workers=0)
+    with make_client(db, settings, embedder) as client:
+        firm, admin = _firm_with_d1(client, auth)
+        body = _body("D-1", LONG_TEXT, "M-WALLED")
+        del body["text"]
+        broken = b"%PDF-1.4 broken " + b"x" * len(LONG_TEXT)
+        body.update(content_base64=base64.b64encode(broken).decode(), mime_type="application/pdf")
+        queued = client.post("/v1/documents", json=body, headers=admin)
+        assert queued.status_code == 202, queued.text
+        ok(client.post("/v1/documents", json=_body("D-1", SHORT, "M-OPEN"), headers=admin))
+        assert firm.matters_seen(INSIDER, QUERY, mode="sparse") == {"M-OPEN"}
+        _run_jobs(client)
+        assert firm.matters_seen(INSIDER, QUERY, mode="sparse") == {"M-OPEN"}
+        assert firm.matters_seen(OUTSIDER, QUERY, mode="sparse") == {"M-OPEN"}
+        report = ok(client.get(f"/v1/ingest/runs/{queued.json()['run_id']}", headers=admin))
+        assert report["status"] == "failed", report  # as any overtaken push's run ends
+        assert str(report["error"]).startswith("superseded"), report
