@@ -91,9 +91,10 @@ class Lane:
 
 
 # The sizes: together at most 18 of the 40 request threads, and at most 10 of the 16 pooled
-# connections held (citation checks wait on the source before they take one). A kind's
-# lane is larger where its calls wait rather than compute, or are lawyers' (grounding: two
-# people's calls in flight leave room for others).
+# connections held for the length of a call (a citation check takes one only after the
+# source answered, to record its event). A kind's lane is larger where its calls wait
+# rather than compute, or are lawyers' (grounding: two people's calls in flight leave room
+# for others).
 INGEST_LANE = Lane("ingest", 2)  # a pushed document's extraction and encoding
 GROUNDING_LANE = Lane("grounding", 4)  # an answer's sentences against its evidence
 AUDIT_LANE = Lane("audit", 2)  # verifying the chains: a connection for the whole read

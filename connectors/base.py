@@ -142,6 +142,9 @@ class DocumentFailure:
     # The access rules read before the failure (or "unresolvable" when not even they could be
     # read): the index takes them though the content waits, since a deny must not wait
     acl: SourceAcl | None = None
+    # A listing that could not be completed (it stalled, or its ids do not reconcile with
+    # the server's total): a failed crawl (invariant 9), unlike a bad row or document.
+    listing: bool = False
 
     @property
     def gone(self) -> bool:

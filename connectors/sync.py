@@ -252,7 +252,7 @@ class _SyncRun:
                                            item.listed_matter, reason):
                 self.deleted_one(item.external_id, reason, item.container)
         self.count(item.container, "failed")
-        if not item.external_id:  # no document named: a listing failed, not a document
+        if item.listing:
             self.listing_failures.append(item.reason)
         details = dict(item.details or {})
         if self.caps.containers:
@@ -692,6 +692,12 @@ def _locked_run(
         except Exception:
             log.exception("could not close the interrupted run")
         raise
+    if failed is None and sync.listing_failures:
+        # invariant 9: a listing that cannot be completed is a failed crawl (a scheduler
+        # reading the exit status must see it), whatever it ingested on the way
+        n = len(sync.listing_failures)
+        failed = (f"{n} listing{'s' if n > 1 else ''} could not be completed (a failed crawl: "
+                  f"the sweep waits for a complete one): {sync.listing_failures[0]}")
     sync.phase = "done"
     sync.collect_warnings()
     sync.summary.update(
@@ -709,12 +715,6 @@ def _locked_run(
     if mode == "full" and not sync.summary.get("finished"):
         sync.summary["sweep"] = {"ran": False, "skipped_reason": "the crawl did not finish; "
                                  "it resumes from its last checkpoint next time"}
-    if failed is None and sync.listing_failures:
-        # invariant 9: a listing that cannot be completed is a failed crawl (a scheduler
-        # reading the exit status must see it), whatever it ingested on the way
-        n = len(sync.listing_failures)
-        failed = (f"{n} listing{'s' if n > 1 else ''} could not be completed, so no deletion "
-                  f"was applied: {sync.listing_failures[0]}")
     # Kept with the run, so GET /v1/ingest/runs/{id} shows it too (progress.sync).
     sync.progress(force=True, sync=sync.summary)
     report = pipeline.finish_run(run, status="failed" if failed else None, error=failed)

@@ -282,7 +282,7 @@ class DmsConnector(Generic[RowT, ClientT]):
         except ListingIncompleteError as exc:
             if full:
                 self._note_listing(container, listing, str(exc))
-            yield DocumentFailure(self.source, None, str(exc), container=container)
+            yield DocumentFailure(self.source, None, str(exc), container=container, listing=True)
             return
         if full:
             self._note_listing(container, listing, None)
@@ -293,6 +293,7 @@ class DmsConnector(Generic[RowT, ClientT]):
                     f"{label}: the server reported {listing.total} documents, the listing "
                     f"gave {listing.counted}; not complete",
                     container=container,
+                    listing=True,
                 )
 
     def _note_listing(self, container: str, listing: Listing[Any], error: str | None) -> None:
