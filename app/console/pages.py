@@ -3,6 +3,7 @@ session lookup with its role and CSRF checks, and the two exceptions that become
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -52,12 +53,27 @@ def format_time(value: object) -> str:
     return str(value)
 
 
+# embeddings, overrides and isolates (Unicode's bidirectional controls)
+BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def isolated(value: Any) -> Any:
+    """A value that carries bidirectional controls, set apart between U+2068 and U+2069 (an
+    isolate, whose end closes every override opened inside it): a wall's reason ending in an
+    unclosed U+202E turned the rest of the console's sentence around, its date and policy
+    version included (a console check)."""
+    if isinstance(value, str) and BIDI_CONTROLS.search(value):
+        return f"\u2068{value}\u2069"
+    return value
+
+
 templates = Environment(
     loader=FileSystemLoader(str(HERE / "templates")),
     autoescape=select_autoescape(["html", "svg"], default=True),
     undefined=StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,
+    finalize=isolated,
 )
 templates.filters["when"] = format_time
 

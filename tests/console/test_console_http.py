@@ -429,6 +429,18 @@ def test_wall_form_refusals_match_the_api(firm: Firm) -> None:
     assert ok(firm.client.get("/v1/walls", headers=firm.h))["items"] == []
 
 
+def test_a_reason_with_a_bidi_override_cannot_turn_the_page_around(firm: Firm) -> None:
+    """A console check: a reason ending in an unclosed U+202E (right-to-left override) turned
+    the rest of the preview's sentence around, its date and policy version included."""
+    client = signed_in(firm, PARTNER, "conflicts")
+    token = csrf_of(client.get("/console/walls/new").text)
+    reason = "conflict check \u202e"
+    page = client.post("/console/walls/preview", data={**wall_form(reason=reason), "csrf": token})
+    assert page.status_code == 200, page.text
+    assert f"\u2068{reason}\u2069" in page.text  # isolated: its override ends with it
+    assert reason not in page.text.replace(f"\u2068{reason}\u2069", "")
+
+
 def test_inclusionary_preview_and_client_wall(firm: Firm) -> None:
     client = signed_in(firm, PARTNER, "conflicts")
     token = csrf_of(client.get("/console/walls/new").text)
