@@ -10,7 +10,7 @@ from fastapi import Depends, Request
 from sqlalchemy import Connection
 
 from app.auth.service import Principal, bearer_principal
-from app.errors import Forbidden
+from app.errors import Forbidden, RateLimited
 from app.resources import Resources
 
 
@@ -86,8 +86,20 @@ class Lane:
         lane = lanes.get(self.name)
         if lane is None:
             lane = lanes[self.name] = anyio.CapacityLimiter(self.size)
+        if lane.statistics().tasks_waiting >= LANE_QUEUE_MAX:
+            # each waiting call holds its body in memory: the queue is bounded too
+            raise RateLimited(
+                f"{LANE_QUEUE_MAX} {self.name} calls are already waiting for their turn; "
+                "try again shortly.",
+                retry_after_s=1,
+                limit=LANE_QUEUE_MAX,
+                scope=f"{self.name}_queue",
+            )
         async with lane:
             yield
+
+
+LANE_QUEUE_MAX = 32  # calls waiting in one lane of one API process; beyond: 429
 
 
 # The sizes: together at most 18 of the 40 request threads, and at most 10 of the 16 pooled

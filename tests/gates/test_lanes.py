@@ -7,10 +7,11 @@ pushes did the same with the encoder."""
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from fastapi.routing import iter_route_contexts
 
-from app.deps import CITATIONS_LANE, Lane
+from app.deps import CITATIONS_LANE, LANE_QUEUE_MAX, Lane
 from tests.conftest import Tokens
 from tests.fakes.rechtspraak import FakeRechtspraak
 from tests.gates.conftest import GateClient
@@ -18,7 +19,7 @@ from tests.gates.test_citations import live_eclis
 from tests.gates.test_grounding import ALICE, BOB
 from tests.gates.test_limits import wait_for
 
-CALLS = 48  # more than the request threads (40)
+CALLS = CITATIONS_LANE.size + LANE_QUEUE_MAX  # 40, as many as the request threads
 
 
 def test_a_search_runs_while_citation_calls_wait_on_a_slow_source(
@@ -30,7 +31,7 @@ def test_a_search_runs_while_citation_calls_wait_on_a_slow_source(
         client = gate_client(
             rechtspraak_url=source.url,
             citation_timeout_s=600,
-            gate_max_concurrent_per_person=CALLS,
+            gate_max_concurrent_per_person=CALLS + 1,
             citations_per_minute=10 * CALLS,
         )
         ended: list[int] = []
@@ -47,6 +48,25 @@ def test_a_search_runs_while_citation_calls_wait_on_a_slow_source(
         for t in callers:
             t.start()
         wait_for(lambda: source.hits(ecli) >= CITATIONS_LANE.size, "citation calls at the source")
+        lane = client.app.state.lanes["citations"]  # type: ignore[attr-defined]
+        wait_for(lambda: lane.statistics().tasks_waiting == LANE_QUEUE_MAX, "a full queue")
+        # one more waits in no queue: each waiting call holds its body in memory
+        answered: list[Any] = []
+        threading.Thread(
+            target=lambda: answered.append(
+                client.post(
+                    "/v1/gates/citations",
+                    json={"text": f"Zie {ecli}."},
+                    headers=auth(BOB, "lawyer"),
+                )
+            ),
+            daemon=True,
+        ).start()
+        wait_for(lambda: bool(answered), "a call beyond the queue, refused at once")
+        [extra] = answered
+        assert extra.status_code == 429, extra.text
+        assert extra.json()["error"]["details"]["scope"] == "citations_queue"
+        assert extra.headers["Retry-After"] == "1"
         found: list[int] = []
         search = threading.Thread(
             target=lambda: found.append(
