@@ -91,31 +91,16 @@ def acl_id_for(acl: SourceAcl) -> str:
 
 
 def access_until_written(conn: Connection, doc: SourceDocument) -> str | None:
-    """Before a push is queued (a large document, written in the background minutes later):
-    a stored version whose access the push changes must not be served under the old rules
-    meanwhile (a fuzz read a version whose new rules denied it for 72 s). When the push keeps
-    the client and matter and its rules only narrow the stored ones (a deny added, an allow
-    taken away), they stand at once, and also if the job fails; otherwise (the push moves
-    the document, gives no client or matter, or widens the rules, which must wait for the
-    text they were given with) the stored version is visible to nobody until the job writes
-    it. The ACL id set, or None when nothing changed."""
-    return _rules_before_text(conn, doc, keep_when_wider=False)
-
-
-def access_without_text(conn: Connection, doc: SourceDocument) -> str | None:
-    """A version whose text could not be read still says who may see the document and where
-    it is filed, and the stored version must not stay visible against that (invariant 9; a
-    connector check found it searchable by a person just removed, and under its old matter
-    after a move behind a wall). Rules that only narrow stand at once; a move, or no client
-    or matter, makes the stored version visible to nobody until a version is read; wider
-    rules wait for a readable version's text, the stored ones stay. The caller holds the
-    document's lock. The ACL id set, or None when nothing changed."""
-    return _rules_before_text(conn, doc, keep_when_wider=True)
-
-
-def _rules_before_text(
-    conn: Connection, doc: SourceDocument, *, keep_when_wider: bool
-) -> str | None:
+    """Before a push is queued (a large document, written in the background minutes later),
+    or when a version's text cannot be read: a stored version whose access the new version
+    changes must not be served under the old rules (a fuzz read a version whose new rules
+    denied it for 72 s; a connector check found an unreadable version's removed reader, and
+    its move behind a wall, ignored). When the new version keeps the client and matter and
+    its rules only narrow the stored ones (a deny added, an allow taken away), they stand at
+    once, and also if the job fails; otherwise (the version moves the document, gives no
+    client or matter, or changes the rules in any other way, which must wait for the text
+    they were given with) the stored version is visible to nobody until a version is
+    written. The ACL id set, or None when nothing changed."""
     mark_writer(conn)  # row-level security lets the writer's statements reach every chunk
     stored = repository.lock_document(conn, doc.source, doc.external_id)
     if stored is None or stored.source_acl_id == NOBODY_ACL:
@@ -130,14 +115,21 @@ def _rules_before_text(
         new_id = store_source_acl(conn, doc.acl)
         if new_id == stored.source_acl_id:
             return None
-        old = repository.source_acl_rules(conn, stored.source_acl_id)
-        if new_id == NOBODY_ACL or (old is not None and _narrows(doc.acl, old)):
-            acl_id = new_id
-        elif keep_when_wider:
-            return None
+        acl_id = narrowed_or_nobody(conn, stored.source_acl_id, new_id, doc.acl)
     if not repository.set_document_acl(conn, doc.source, doc.external_id, acl_id):
         return None
     return acl_id
+
+
+def narrowed_or_nobody(
+    conn: Connection, stored_acl_id: str, new_acl_id: str, new: SourceAcl | None
+) -> str:
+    """The rules a stored version may carry before the text they came with is written: the
+    new ones when they only narrow the stored ones, else nobody."""
+    old = repository.source_acl_rules(conn, stored_acl_id)
+    if new_acl_id == NOBODY_ACL or (old is not None and _narrows(new, old)):
+        return new_acl_id
+    return NOBODY_ACL
 
 
 def _narrows(new: SourceAcl | None, old: repository.StoredRules) -> bool:

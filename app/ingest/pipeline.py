@@ -674,9 +674,13 @@ class IngestPipeline:
         with self.database.transaction() as conn:
             mark_writer(conn)
             # as a write of it: an older queued push of the document must not undo this
-            repository.lock_document(conn, source, external_id)
+            stored = repository.lock_document(conn, source, external_id)
             self._supersede(conn, source, external_id, run)
             acl_id = NOBODY_ACL if acl is None else document_write.store_source_acl(conn, acl)
+            if acl is not None and stored is not None and acl_id != stored.source_acl_id:
+                # wider rules wait for the text they came with (as for a queued push)
+                acl_id = document_write.narrowed_or_nobody(conn, stored.source_acl_id,
+                                                            acl_id, acl)
             changed = repository.set_document_acl(conn, source, external_id, acl_id)
             if changed:
                 self.record_event(conn, run, kind, source, external_id, reason or acl_id)
@@ -684,21 +688,24 @@ class IngestPipeline:
 
     def _rules_without_text(self, run: IngestRun, doc: SourceDocument) -> bool:
         """The rules of a version whose text could not be read, on the stored version
-        (document_write.access_without_text). True when a later write of the document came
+        (document_write.access_until_written). True when a later write of the document came
         first (this was a queued push): it stands, and this changes nothing."""
         with self.database.transaction() as conn:
             mark_writer(conn)
-            repository.lock_document(conn, doc.source, doc.external_id)
+            if repository.lock_document(conn, doc.source, doc.external_id) is None:
+                return False
             if run.job_id is not None and repository.job_superseded(conn, run.job_id):
                 return True
-            acl_id = document_write.access_without_text(conn, doc)
-            if acl_id is not None:  # as a write of it: an older queued push must not undo it
-                self._supersede(conn, doc.source, doc.external_id, run)
+            # the newest version, read or not: an older queued push must never apply
+            self._supersede(conn, doc.source, doc.external_id, run)
+            acl_id = document_write.access_until_written(conn, doc)
+            if acl_id is not None:
                 hidden = acl_id == NOBODY_ACL
                 self.record_event(
                     conn, run, "hidden" if hidden else "acl_applied", doc.source,
                     doc.external_id, "visible to nobody until a version of it is read: it "
-                    "was moved or its client or matter is missing" if hidden else acl_id,
+                    "moved, lacks a client or matter, or its rules do not only narrow"
+                    if hidden else acl_id,
                 )  # fmt: skip
         return False
 

@@ -332,18 +332,27 @@ def test_a_version_that_cannot_be_read_still_applies_its_access_rules(
     assert firm.documents_found("bob@firm.nl", "memo octrooi", mode="sparse") == ["acl"]
 
 
-def test_wider_rules_of_a_version_that_cannot_be_read_wait_for_its_text(
-    firm: Firm, client: TestClient
+@pytest.mark.parametrize(
+    "rules",
+    [
+        {"default": "public"},  # wider: the first form opened the old private memo to all
+        {"default": "private", "allow": ["api:user:alice", "api:user:carol"]},  # bob out
+    ],
+)
+def test_rules_of_a_version_that_cannot_be_read_that_do_not_only_narrow_hide_it(
+    firm: Firm, client: TestClient, rules: dict[str, Any]
 ) -> None:
-    """A review: the first form applied them, and the old private memo opened to the firm."""
-    firm.person("alice@firm.nl", aliases=["api:user:alice"])
-    firm.person("bob@firm.nl", aliases=["api:user:bob"])
-    private = {"default": "private", "allow": ["api:user:alice"]}
-    firm.document("wide", "Memo over het octrooi.", client_id="C-1", matter_id="M-1", acl=private)
-    body = _unreadable("wide", client_id="C-1", matter_id="M-1", acl={"default": "public"})
+    """Reviews: wider rules wait for the text they came with, and rules that take one person
+    out and let another in (the second form kept the stored ones) cannot wait: until a
+    version is read, the stored one is visible to nobody."""
+    for name in ("alice", "bob", "carol"):
+        firm.person(f"{name}@firm.nl", aliases=[f"api:user:{name}"])
+    stored = {"default": "private", "allow": ["api:user:alice", "api:user:bob"]}
+    firm.document("acl2", "Memo over het octrooi.", client_id="C-1", matter_id="M-1", acl=stored)
+    body = _unreadable("acl2", client_id="C-1", matter_id="M-1", acl=rules)
     assert client.post("/v1/documents", json=body, headers=firm.h).status_code == 422
-    assert firm.documents_found("bob@firm.nl", "memo octrooi", mode="sparse") == []
-    assert firm.documents_found("alice@firm.nl", "memo octrooi", mode="sparse") == ["wide"]
+    for name in ("alice", "bob", "carol"):
+        assert firm.documents_found(f"{name}@firm.nl", "memo octrooi", mode="sparse") == []
 
 
 @pytest.mark.parametrize("matter", ["M-2", ""])

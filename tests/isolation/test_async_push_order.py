@@ -190,3 +190,29 @@ def test_an_unreadable_queued_push_overtaken_by_a_later_write_changes_nothing(
         report = ok(client.get(f"/v1/ingest/runs/{queued.json()['run_id']}", headers=admin))
         assert report["status"] == "failed", report  # as any overtaken push's run ends
         assert str(report["error"]).startswith("superseded"), report
+
+
+def test_an_unreadable_push_overtakes_an_older_queued_one(
+    db: DbHandle, embedder: Any, auth: Tokens
+) -> None:
+    """A review: a later push whose text could not be read left an older queued push in
+    place when it changed no rules, and that older job then opened the document to the
+    firm against the newest rules."""
+    settings = make_settings(document_async_chars=len(LONG_TEXT) - 1, job_workers=0)
+    with make_client(db, settings, embedder) as client:
+        firm, admin = _firm_with_d1(client, auth)
+        firm.person(INSIDER, aliases=[f"api:user:{INSIDER}"])
+        private = {"default": "private", "allow": [f"api:user:{INSIDER}"]}
+        ok(client.post("/v1/documents", json={**_body("D-1", SHORT, "M-OPEN"), "acl": private},
+                       headers=admin))
+        wider = client.post("/v1/documents", json=_body("D-1", LONG_TEXT, "M-OPEN"), headers=admin)
+        assert wider.status_code == 202, wider.text
+        body = _body("D-1", SHORT, "M-OPEN")
+        del body["text"]
+        body.update(content_base64=base64.b64encode(b"%PDF-1.4 broken").decode(),
+                    mime_type="application/pdf", acl=private)
+        assert client.post("/v1/documents", json=body, headers=admin).status_code == 422
+        _run_jobs(client)
+        assert firm.matters_seen(OUTSIDER, QUERY, mode="sparse") == set()
+        report = ok(client.get(f"/v1/ingest/runs/{wider.json()['run_id']}", headers=admin))
+        assert str(report["error"]).startswith("superseded"), report
