@@ -73,9 +73,10 @@ templates = Environment(
     undefined=StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,
-    finalize=isolated,
 )
 templates.filters["when"] = format_time
+# on text only, never on a form's value: the form would send the marks back as typed
+templates.filters["isolate"] = isolated
 
 
 # --- navigation, sessions, errors --------------------------------------------------------------
