@@ -108,7 +108,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         (409, "The request conflicts with the current state (a lifted wall lifted again)."),
         (413, "The body is larger than the service takes."),
         (422, "Invalid input; details.field names the offending field."),
-        (429, "Too many requests or jobs of this person; see Retry-After."),
+        (429, "Too many requests or jobs of this person, or calls waiting; see Retry-After."),
     )
 }
 
