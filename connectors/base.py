@@ -140,7 +140,8 @@ class DocumentFailure:
     # takes it out of the index until it can be read (fail closed).
     listed_matter: str | None = None
     # The access rules read before the failure (or "unresolvable" when not even they could be
-    # read): the index takes them though the content waits, since a deny must not wait
+    # read): a deny must not wait for the content, so the index takes them when they only
+    # narrow the stored ones, and hides the document otherwise
     acl: SourceAcl | None = None
     # A listing that could not be completed (it stalled, or its ids do not reconcile with
     # the server's total): a failed crawl (invariant 9), unlike a bad row or document.

@@ -127,9 +127,7 @@ def narrowed_or_nobody(
     """The rules a stored version may carry before the text they came with is written: the
     new ones when they only narrow the stored ones, else nobody."""
     old = repository.source_acl_rules(conn, stored_acl_id)
-    if new_acl_id == NOBODY_ACL or (old is not None and _narrows(new, old)):
-        return new_acl_id
-    return NOBODY_ACL
+    return new_acl_id if old is not None and _narrows(new, old) else NOBODY_ACL
 
 
 def _narrows(new: SourceAcl | None, old: repository.StoredRules) -> bool:

@@ -658,7 +658,8 @@ class IngestPipeline:
 
     def apply_acl(self, run: IngestRun, source: str, external_id: str, acl: SourceAcl) -> None:
         """The access rules just read, on a stored document whose content could not be read:
-        a deny added at the source must not wait for the content."""
+        a deny added at the source must not wait for the content; rules that do not only
+        narrow the stored ones hide it until its content is read."""
         self._set_acl(run, source, external_id, acl, "acl_applied", None)
 
     def hide(self, run: IngestRun, source: str, external_id: str, reason: str) -> bool:
