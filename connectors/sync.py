@@ -517,7 +517,9 @@ class _SyncRun:
             except CredentialsError:
                 raise
             except ConnectorError as exc:
-                self.error(None, f"listing for deletion suspects failed, none checked: {exc}")
+                reason = f"listing for deletion suspects failed, none checked: {exc}"
+                self.listing_failures.append(reason)  # invariant 9: a failed crawl
+                self.error(None, reason)
             else:
                 known_missing = self.pipeline.known_external_ids(self.source) - listed
                 known_missing = {k for k in known_missing if self.origin.owns(k)}

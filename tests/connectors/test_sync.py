@@ -228,6 +228,21 @@ def test_delta_point_checks(
     assert report["sync"]["point_checks"]["listed"] == 2
 
 
+def test_a_deletion_scan_whose_listing_fails_fails_the_run(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, store: SyncStateStore
+) -> None:
+    _seed(imanage_fake, 3)
+    pipeline = RecordingPipeline()
+    _full(imanage(), pipeline, store)
+    imanage_fake.trash("ACTIVE!2.1")
+    imanage_fake.total_mode = "high"  # the whole listing does not reconcile with its total
+    report = _delta(imanage(), pipeline, store, deletion_scan=True)
+    assert "ACTIVE!2" in pipeline.index  # nothing deleted on a partial list
+    # invariant 9: a listing that cannot be completed is a failed crawl, not a shorter list
+    assert report["status"] == "failed", report
+    assert "deletion suspects" in report["error"]
+
+
 def test_source_permissions_reach_the_index(
     imanage_fake: FakeIManage, imanage: ImanageFactory, store: SyncStateStore
 ) -> None:
