@@ -93,6 +93,7 @@ class _SyncRun:
         self.items = 0
         self.errors = 0
         self.deleted: list[dict[str, str]] = []
+        self.gone_unstored: list[dict[str, str]] = []  # listed, gone before the first read
         self.deleted_count = 0
         self.kept_present: list[str] = []
         # present at source, yet no complete listing held them (kept_present is the report)
@@ -187,7 +188,8 @@ class _SyncRun:
 
     def container_report(self) -> dict[str, dict[str, Any]]:
         """Per library/cabinet: server total, seen, ingested, unchanged, quarantined, failed,
-        deleted, held, hidden (access revoked) and whether its listing was complete."""
+        deleted, gone (before a first read), held, hidden (access revoked) and whether its
+        listing was complete."""
         listings = self.origin.listings()
         out: dict[str, dict[str, Any]] = {}
         for name in sorted(set(self.containers) | set(listings)):
@@ -203,6 +205,7 @@ class _SyncRun:
                 "quarantined": counts["quarantined"],
                 "failed": counts["failed"],
                 "deleted": counts["deleted"],
+                "gone": counts["gone"],  # listed, then gone before it was ever stored
                 "held": counts["held"],
                 "hidden": counts["hidden"],
             }
@@ -236,7 +239,16 @@ class _SyncRun:
         if item.external_id:
             self.count(item.container, "seen")
         if item.external_id and item.gone:
-            self.delete(item.external_id, f"deleted at source: {item.reason}", item.container)
+            reason = f"deleted at source: {item.reason}"
+            if not self.pipeline.delete(self.run, self.source, item.external_id, reason):
+                # listed, then gone before it was ever read: nothing to delete, but the
+                # report accounts for every document it saw
+                self.count(item.container, "gone")
+                if len(self.gone_unstored) < _LISTED_MAX:
+                    self.gone_unstored.append({"external_id": item.external_id,
+                                               "reason": item.reason})
+                return False
+            self.deleted_one(item.external_id, reason, item.container)
             return False
         if item.external_id and item.revoked:
             self.hide(item.external_id, f"{_REVOKED}: {item.reason}", item.container)
@@ -712,6 +724,7 @@ def _locked_run(
         checkpoints=sync.checkpoints,
         deleted=sync.deleted,
         deleted_count=sync.deleted_count,
+        gone_unstored=sync.gone_unstored,
         kept_present=sync.kept_present,
     )
     if mode == "full" and not sync.summary.get("finished"):

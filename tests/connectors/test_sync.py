@@ -243,6 +243,23 @@ def test_a_deletion_scan_whose_listing_fails_fails_the_run(
     assert "deletion suspects" in report["error"]
 
 
+def test_a_document_gone_before_its_first_read_is_reported(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, store: SyncStateStore
+) -> None:
+    _seed(imanage_fake, 2)
+    pipeline = RecordingPipeline()
+    _full(imanage(), pipeline, store)
+    imanage_fake.add_document("ACTIVE", 3, custom1="10025", custom2="0007", edit_date=now_iso())
+    imanage_fake.inject(r"/documents/ACTIVE!3\.1(/download)?$", 404, times=10, method="GET")
+    report = _delta(imanage(), pipeline, store)
+    assert "ACTIVE!3" not in pipeline.index
+    # listed, then gone before it was read: nothing to delete, and said so
+    gone = report["sync"]["gone_unstored"]
+    assert [g["external_id"] for g in gone] == ["ACTIVE!3"]
+    assert report["sync"]["containers"]["ACTIVE"]["gone"] == 1
+    assert report["sync"]["deleted_count"] == 0
+
+
 def test_source_permissions_reach_the_index(
     imanage_fake: FakeIManage, imanage: ImanageFactory, store: SyncStateStore
 ) -> None:
@@ -468,8 +485,8 @@ def test_a_sweep_over_the_fraction_is_held_per_library(
         containers = report["sync"]["containers"]
         assert containers["ACTIVE"] | {"reason": None} == {
             "server_total": 39, "listed": 39, "complete": True, "seen": 39, "ingested": 0,
-            "unchanged": 39, "quarantined": 0, "failed": 0, "deleted": 1, "held": 0,
-            "hidden": 0, "reason": None}
+            "unchanged": 39, "quarantined": 0, "failed": 0, "deleted": 1, "gone": 0,
+            "held": 0, "hidden": 0, "reason": None}
         assert containers["ARCH"]["held"] == 2
         assert containers["ARCH"]["deleted"] == 0
         state = store.load("imanage", SCOPE)
