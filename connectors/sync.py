@@ -188,8 +188,7 @@ class _SyncRun:
 
     def container_report(self) -> dict[str, dict[str, Any]]:
         """Per library/cabinet: server total, seen, ingested, unchanged, quarantined, failed,
-        deleted, gone (before a first read), held, hidden (access revoked) and whether its
-        listing was complete."""
+        deleted, gone, held, hidden (access revoked) and whether its listing was complete."""
         listings = self.origin.listings()
         out: dict[str, dict[str, Any]] = {}
         for name in sorted(set(self.containers) | set(listings)):
@@ -240,15 +239,13 @@ class _SyncRun:
             self.count(item.container, "seen")
         if item.external_id and item.gone:
             reason = f"deleted at source: {item.reason}"
-            if not self.pipeline.delete(self.run, self.source, item.external_id, reason):
-                # listed, then gone before it was ever read: nothing to delete, but the
-                # report accounts for every document it saw
+            if self.pipeline.delete(self.run, self.source, item.external_id, reason):
+                self.deleted_one(item.external_id, reason, item.container)
+            else:  # listed, then gone before it was ever read: the report says so too
                 self.count(item.container, "gone")
                 if len(self.gone_unstored) < _LISTED_MAX:
                     self.gone_unstored.append({"external_id": item.external_id,
                                                "reason": item.reason})
-                return False
-            self.deleted_one(item.external_id, reason, item.container)
             return False
         if item.external_id and item.revoked:
             self.hide(item.external_id, f"{_REVOKED}: {item.reason}", item.container)
@@ -529,9 +526,8 @@ class _SyncRun:
             except CredentialsError:
                 raise
             except ConnectorError as exc:
-                reason = f"listing for deletion suspects failed, none checked: {exc}"
-                self.listing_failures.append(reason)  # invariant 9: a failed crawl
-                self.error(None, reason)
+                self.listing_failures.append(f"deletion suspects not listed, none checked: {exc}")
+                self.error(None, self.listing_failures[-1])
             else:
                 known_missing = self.pipeline.known_external_ids(self.source) - listed
                 known_missing = {k for k in known_missing if self.origin.owns(k)}

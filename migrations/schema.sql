@@ -17,6 +17,19 @@ CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public;
 
 COMMENT ON EXTENSION vector IS 'vector data type and ivfflat and hnsw access methods';
 
+-- FUNCTION public ewall_access_set_id(text[])
+
+CREATE FUNCTION public.ewall_access_set_id(p_members text[]) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    SELECT encode(sha256(convert_to(coalesce(
+               (SELECT CAST(array_to_json(array_agg(DISTINCT m COLLATE "C"
+                                                    ORDER BY m COLLATE "C")) AS text)
+                FROM unnest(p_members) AS m),
+               '[]'), 'UTF8')), 'hex')
+$$;
+
 -- FUNCTION public ewall_audit_advance(text, text, boolean)
 
 CREATE FUNCTION public.ewall_audit_advance(p_chain text, p_canonical text, p_proceed boolean) RETURNS TABLE(seq bigint, prev_hash text, hash text)
@@ -99,6 +112,32 @@ CREATE FUNCTION public.ewall_audit_refuse_change() RETURNS trigger
 BEGIN
     RAISE EXCEPTION 'audit table % is append-only (% refused)', TG_TABLE_NAME, TG_OP
         USING ERRCODE = 'insufficient_privilege';
+END
+$$;
+
+-- FUNCTION public ewall_audit_results_sealed()
+
+CREATE FUNCTION public.ewall_audit_results_sealed() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+DECLARE
+    v_top bigint := CAST(CAST(pg_current_xact_id() AS text) AS bigint);
+    v_retrieval uuid;
+BEGIN
+    SELECT n.retrieval_id INTO v_retrieval
+    FROM new_results AS n
+    WHERE NOT EXISTS (
+        SELECT FROM public.audit_retrievals AS r
+        WHERE r.retrieval_id = n.retrieval_id
+          AND pg_xact_status(CAST(CAST(v_top - age(r.xmin) AS text) AS xid8)) = 'in progress')
+    LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'audit retrieval %: its results are sealed (only the append that '
+                        'records the retrieval writes them)', v_retrieval
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN NULL;
 END
 $$;
 
@@ -2003,6 +2042,11 @@ CREATE TABLE public.walls (
 ALTER TABLE ONLY public.alembic_version
     ADD CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num);
 
+-- CHECK CONSTRAINT public audit_access_sets ck_audit_access_sets_content_addressed
+
+ALTER TABLE public.audit_access_sets
+    ADD CONSTRAINT ck_audit_access_sets_content_addressed CHECK (((array_position(members, NULL::text) IS NULL) AND (set_id = public.ewall_access_set_id(members)))) NOT VALID;
+
 -- CONSTRAINT public audit_access_sets pk_audit_access_sets
 
 ALTER TABLE ONLY public.audit_access_sets
@@ -2479,6 +2523,12 @@ CREATE TRIGGER audit_retrieval_results_no_truncate BEFORE TRUNCATE ON public.aud
 
 ALTER TABLE public.audit_retrieval_results ENABLE ALWAYS TRIGGER audit_retrieval_results_no_truncate;
 
+-- TRIGGER public audit_retrieval_results audit_retrieval_results_sealed
+
+CREATE TRIGGER audit_retrieval_results_sealed AFTER INSERT ON public.audit_retrieval_results REFERENCING NEW TABLE AS new_results FOR EACH STATEMENT EXECUTE FUNCTION public.ewall_audit_results_sealed();
+
+ALTER TABLE public.audit_retrieval_results ENABLE ALWAYS TRIGGER audit_retrieval_results_sealed;
+
 -- TRIGGER public audit_retrievals audit_retrievals_append_only
 
 CREATE TRIGGER audit_retrievals_append_only BEFORE DELETE OR UPDATE ON public.audit_retrievals FOR EACH ROW EXECUTE FUNCTION public.ewall_audit_refuse_change();
@@ -2771,6 +2821,10 @@ GRANT ALL ON FUNCTION public.ewall_audit_append_pending(p_chain text) TO ewall_w
 -- ACL public FUNCTION ewall_audit_head_agrees()
 
 REVOKE ALL ON FUNCTION public.ewall_audit_head_agrees() FROM PUBLIC;
+
+-- ACL public FUNCTION ewall_audit_results_sealed()
+
+REVOKE ALL ON FUNCTION public.ewall_audit_results_sealed() FROM PUBLIC;
 
 -- ACL public FUNCTION ewall_chunks_relayout(partitions integer, storage text)
 

@@ -33,7 +33,8 @@ def audited(client: TestClient, auth: Tokens, db: DbHandle) -> Firm:
 
 
 def _tamper(db: DbHandle, *statements: str) -> None:
-    """As superuser: the guard triggers are disabled first, as an attacker would."""
+    """As superuser: the guard triggers are disabled first, as an attacker would (and a
+    check constraint in the way is dropped by the attack's own first statement)."""
     with psycopg.connect(db.superuser_url, autocommit=True) as su:
         su.execute("ALTER TABLE audit_retrievals DISABLE TRIGGER ALL")
         su.execute("ALTER TABLE audit_retrieval_results DISABLE TRIGGER ALL")
@@ -92,8 +93,17 @@ ATTACKS: dict[str, tuple[list[str], int]] = {
     ),
     "altered access set": (
         [
+            "ALTER TABLE audit_access_sets DROP CONSTRAINT ck_audit_access_sets_content_addressed",
             "UPDATE audit_access_sets SET members = members || '{wg_extra}'::text[] WHERE set_id = "
             "(SELECT allowed_wall_groups_set FROM audit_retrievals WHERE seq = 1)"
+        ],
+        1,
+    ),
+    "access set with a NULL member": (  # verification reported it with an error (a 500)
+        [
+            "ALTER TABLE audit_access_sets DROP CONSTRAINT ck_audit_access_sets_content_addressed",
+            "UPDATE audit_access_sets SET members = members || NULL::text WHERE set_id = "
+            "(SELECT allowed_wall_groups_set FROM audit_retrievals WHERE seq = 1)",
         ],
         1,
     ),

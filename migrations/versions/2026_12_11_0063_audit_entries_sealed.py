@@ -1,0 +1,64 @@
+"""A committed audit entry is sealed: no result row added to it, no access set planted.
+
+Revision ID: 20261211_0063
+Revises: 20261210_0062
+Create Date: 2026-12-11
+
+The service role inserts a retrieval's results and its access sets when it appends (the
+chain tables refuse UPDATE and DELETE). A check of 2026-12-06 found that leaked service
+credentials could still change what a committed entry records: add a result row to an old
+retrieval ("who saw matter M" names someone who did not; verification fails for good), or
+insert an access set whose members its id is not the hash of, ahead of the search that
+names it (the append keeps the planted members), or with a NULL member (verification
+stopped with an error). sql/functions/audit_sealed.v1.sql has the two checks:
+
+- a statement trigger on audit_retrieval_results refuses a result row whose retrieval this
+  transaction did not insert itself (the append inserts both in one statement);
+- a check constraint on audit_access_sets holds every new set to its content address and
+  refuses NULL members. It is NOT VALID: rows already stored are verification's to judge
+  (`ewall audit verify` names an altered set), not a reason for the upgrade to stop.
+
+Cost per append: one trigger call with an index probe per result row; a set is checked only
+when it is first stored.
+"""
+
+from collections.abc import Sequence
+
+from alembic import op
+
+from app.db.function_sources import apply_function_source
+
+revision: str = "20261211_0063"
+down_revision: str | None = "20261210_0062"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    apply_function_source(
+        "audit_sealed.v1.sql", "f2427debea5b0ebed8031d2edfe09555faeac36d5711730023b967e8d448abb9"
+    )
+    op.execute(
+        "CREATE TRIGGER audit_retrieval_results_sealed AFTER INSERT ON audit_retrieval_results "
+        "REFERENCING NEW TABLE AS new_results FOR EACH STATEMENT "
+        "EXECUTE FUNCTION ewall_audit_results_sealed()"
+    )
+    # it fires under session_replication_role = replica too, as the append-only triggers do
+    op.execute(
+        "ALTER TABLE audit_retrieval_results ENABLE ALWAYS TRIGGER audit_retrieval_results_sealed"
+    )
+    op.execute("REVOKE ALL ON FUNCTION ewall_audit_results_sealed() FROM PUBLIC")
+    op.execute(
+        "ALTER TABLE audit_access_sets ADD CONSTRAINT ck_audit_access_sets_content_addressed "
+        "CHECK (array_position(members, NULL) IS NULL "
+        "AND set_id = ewall_access_set_id(members)) NOT VALID"
+    )
+
+
+def downgrade() -> None:
+    op.execute(
+        "ALTER TABLE audit_access_sets DROP CONSTRAINT ck_audit_access_sets_content_addressed"
+    )
+    op.execute("DROP TRIGGER audit_retrieval_results_sealed ON audit_retrieval_results")
+    op.execute("DROP FUNCTION ewall_audit_results_sealed()")
+    op.execute("DROP FUNCTION ewall_access_set_id(text[])")
