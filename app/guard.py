@@ -2,6 +2,10 @@
 
 A pure ASGI middleware, in this order:
 
+0. development auth on the data directory's generated key (no EWALL_DEV_SECRET) answers
+   only requests that arrived on a loopback address: 403 otherwise, whatever started the
+   server (`ewall serve` refuses such a bind, but uvicorn pointed at the app factory does
+   not ask; invariant 13);
 1. a declared ``Content-Length`` above the route's limit: 413, nothing read;
 2. a route that needs a bearer token and none (or a bad one) came: 401, nothing read;
 3. a NUL (U+0000) in a path or query parameter: 422 naming it;
@@ -28,6 +32,7 @@ from starlette.convertors import Convertor
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.auth.keys import is_loopback
 from app.auth.service import Principal, TokenVerifier, bearer_principal
 from app.deps import get_principal
 from app.errors import AppError, envelope
@@ -135,6 +140,24 @@ def _too_large(limit: int) -> JSONResponse:
     )
 
 
+def _arrived_on_loopback(scope: Scope) -> bool:
+    """Whether the connection came in on a loopback address (the server's side of it)."""
+    server = scope.get("server")
+    return server is not None and is_loopback(str(server[0]))
+
+
+def _loopback_only() -> JSONResponse:
+    return JSONResponse(
+        envelope(
+            "forbidden",
+            "Development auth without EWALL_DEV_SECRET answers on loopback only: set "
+            "EWALL_DEV_SECRET, or EWALL_AUTH_MODE=oidc with your identity provider.",
+            {},
+        ),
+        status_code=403,
+    )
+
+
 class _TooLarge(Exception):
     pass
 
@@ -145,6 +168,7 @@ class RequestGuard:
         self.settings = settings
         self.verifier = verifier
         self._routes: tuple[tuple[int, int], list[_Route]] | None = None
+        self.loopback_only = settings.auth_mode == "dev" and settings.dev_secret is None
 
     def limit_for(self, method: str, template: str | None) -> int:
         if (method, template) in BULK_ROUTES:
@@ -179,6 +203,9 @@ class RequestGuard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        if self.loopback_only and not _arrived_on_loopback(scope):
+            await _loopback_only()(scope, receive, send)
             return
         route, path_params = self._match(scope)
         method = scope["method"]

@@ -17,6 +17,7 @@ from typing import Any
 
 import jwt
 import pytest
+from fastapi.testclient import TestClient
 
 from app.audit.service import cursor_key, decode_cursor, encode_cursor
 from app.auth.keys import (
@@ -30,7 +31,9 @@ from app.auth.keys import (
 )
 from app.auth.service import DEV_AUDIENCE, TokenVerifier, issue_dev_token
 from app.errors import Unauthenticated, Unprocessable
+from app.main import create_app
 from app.settings import Settings
+from tests.conftest import DbHandle
 
 ROOT = Path(__file__).resolve().parents[2]
 # the value app/settings.py shipped as its default: published, so an attacker's first guess
@@ -225,6 +228,39 @@ def test_ewall_serve_refuses_before_it_serves(
     assert "refusing to serve" in started.stderr
     assert "Bearer" not in started.stdout + started.stderr
     assert not (tmp_path / "pg").exists()  # nothing started, nothing migrated
+
+
+def test_without_an_operator_secret_the_app_answers_on_loopback_only(
+    tmp_path: Path, db: DbHandle, settings: Settings, embedder: Any
+) -> None:
+    """`ewall serve` refuses such a bind, but the app factory served under uvicorn
+    (`uvicorn app.serve:worker_app --factory --host 0.0.0.0`) was not asked: a check found
+    it answering tokens signed with the data directory's key from the machine's address."""
+    local = settings.model_copy(
+        update={"dev_secret": None, "data_dir": tmp_path, "database_url": None}
+    )
+    headers = {"Authorization": f"Bearer {issue_dev_token(local, 'a@firm.nl', ['lawyer'])}"}
+    app = create_app(local, db.database, embedder=embedder, start_worker=False)
+    for base, status in (
+        ("http://127.0.0.1:8000", 200), ("http://[::1]:8000", 200),
+        ("http://10.1.2.3:8000", 403), ("http://ewall.firm.nl", 403),
+    ):  # fmt: skip
+        with TestClient(app, base_url=base, raise_server_exceptions=False) as client:
+            answer = client.post("/v1/search", json={"query": "octrooi"}, headers=headers)
+            assert answer.status_code == status, (base, answer.text)
+            if status == 403:
+                assert "EWALL_DEV_SECRET" in answer.json()["error"]["message"]
+                assert client.get("/console").status_code == 403  # the console as well
+    # with a secret the operator set, the address is the operator's choice
+    with TestClient(
+        create_app(settings, db.database, embedder=embedder, start_worker=False),
+        base_url="http://10.1.2.3:8000",
+    ) as client:
+        token = issue_dev_token(settings, "a@firm.nl", ["lawyer"])
+        answer = client.post(
+            "/v1/search", json={"query": "octrooi"}, headers={"Authorization": f"Bearer {token}"}
+        )
+        assert answer.status_code == 200, answer.text
 
 
 def test_only_the_loopback_embedded_dev_server_prints_a_token(tmp_path: Path) -> None:
