@@ -11,7 +11,8 @@ A pure ASGI middleware, in this order:
 3. a NUL (U+0000) in a path or query parameter: 422 naming it;
 4. the body is read in chunks and counted (chunked bodies too): 413 as soon as it passes the
    limit, the rest is never read;
-5. a NUL in any string of a JSON body: 422 naming its place (``filters.doc_types.0``).
+5. a NUL in any string of a JSON body: 422 naming its place (``filters.doc_types.0``);
+   bytes that are not UTF-8 in a query string or a posted form: 422 naming the field.
 
 PostgreSQL text cannot hold NUL, so without step 3/5 such a value reached psycopg and came
 back as a 500 (or as a misleading 503 from the audit writer). One check here covers every
@@ -24,7 +25,7 @@ import json
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote_to_bytes
 
 from fastapi.routing import APIRoute, iter_route_contexts
 from starlette.concurrency import run_in_threadpool
@@ -39,6 +40,7 @@ from app.errors import AppError, envelope
 from app.settings import Settings
 
 NUL_MESSAGE = "must not contain NUL (U+0000) characters"
+UTF8_MESSAGE = "is not valid UTF-8 once percent-decoded"
 # Routes that take bulk bodies get max_bulk_body_bytes, every other route max_body_bytes.
 BULK_ROUTES = frozenset({("POST", "/v1/documents"), ("POST", "/v1/matrix/import")})
 
@@ -115,17 +117,32 @@ def _path(steps: list[tuple[int, str]], at: int) -> tuple[str, ...]:
 
 
 def _nul_response(field: str) -> JSONResponse:
+    return _invalid_field(field, NUL_MESSAGE, "nul_character")
+
+
+def _invalid_field(field: str, message: str, kind: str) -> JSONResponse:
     return JSONResponse(
         envelope(
             "validation_error",
-            f"Invalid request: {field}: {NUL_MESSAGE}",
-            {
-                "field": field,
-                "errors": [{"field": field, "message": NUL_MESSAGE, "type": "nul_character"}],
-            },
+            f"Invalid request: {field}: {message}",
+            {"field": field, "errors": [{"field": field, "message": message, "type": kind}]},
         ),
         status_code=422,
     )
+
+
+def _undecodable_field(encoded: bytes) -> str | None:
+    """The first name in ``a=1&b=2`` form encoding (a query string, a posted form) whose
+    name or value is not UTF-8 once percent-decoded. The parsers downstream replace such
+    bytes with U+FFFD, so a wall's title was stored other than it was sent."""
+    for pair in encoded.split(b"&"):
+        for part in pair.split(b"=", 1):
+            try:
+                unquote_to_bytes(part.replace(b"+", b" ")).decode("utf-8")
+            except UnicodeDecodeError:
+                name = unquote_to_bytes(pair.split(b"=", 1)[0].replace(b"+", b" "))
+                return name.decode("utf-8", "backslashreplace") or "form"
+    return None
 
 
 def _too_large(limit: int) -> JSONResponse:
@@ -235,6 +252,10 @@ class RequestGuard:
             if isinstance(value, str) and "\x00" in value:
                 await _nul_response(name)(scope, receive, send)
                 return
+        undecodable = _undecodable_field(scope.get("query_string", b""))
+        if undecodable is not None:
+            await _invalid_field(undecodable, UTF8_MESSAGE, "invalid_utf8")(scope, receive, send)
+            return
         query = scope.get("query_string", b"").decode("latin-1")
         for name, value in parse_qsl(query, keep_blank_values=True):
             if "\x00" in name or "\x00" in value:
@@ -247,6 +268,10 @@ class RequestGuard:
             return
         if body is None:
             return  # the client went away before its body ended: nothing to answer
+        undecodable = _undecodable_field(body) if _is_form(scope) else None
+        if undecodable is not None:
+            await _invalid_field(undecodable, UTF8_MESSAGE, "invalid_utf8")(scope, receive, send)
+            return
         if body and (b"\\u0000" in body or b"\x00" in body) and _is_json(scope):
             field = _body_nul_field(body)
             if field is not None:
@@ -283,6 +308,13 @@ def _content_length(scope: Scope) -> int | None:
             except ValueError:
                 return None
     return None
+
+
+def _is_form(scope: Scope) -> bool:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-type":
+            return bool(value.lower().startswith(b"application/x-www-form-urlencoded"))
+    return False
 
 
 def _is_json(scope: Scope) -> bool:

@@ -8,6 +8,7 @@ import html
 import io
 import json
 import re
+from urllib.parse import urlencode
 
 import psycopg
 import pytest
@@ -306,6 +307,27 @@ def test_another_persons_csrf_token_does_not_pass(firm: Firm) -> None:
     their_token = csrf_of(theirs.get("/console/walls/new").text)
     response = mine.post("/console/walls", data={**wall_form(), "csrf": their_token})
     assert response.status_code == 403
+
+
+def test_a_form_field_that_is_not_utf8_is_refused_not_rewritten(firm: Firm) -> None:
+    """A check of 2026-12-06 posted a wall whose title held bytes that are not UTF-8: the
+    form parser replaced them with U+FFFD and the wall was issued under another title."""
+    client = signed_in(firm, PARTNER, "conflicts")
+    before = wall_count(firm)
+    fields = {**wall_form(), "csrf": csrf_of(client.get("/console/walls/new").text)}
+    body = urlencode(fields).replace("title=Screen", "title=bad%ED%A0%80%FFScreen")
+    response = client.post(
+        "/console/walls",
+        content=body.encode(),
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+        follow_redirects=False,
+    )
+    assert response.status_code == 422, response.text[:300]
+    assert response.json()["error"]["details"]["field"] == "title"
+    assert wall_count(firm) == before
+    # and in a query string
+    found = client.get("/v1/conflicts?name=Acme%FF", headers=firm.h)
+    assert found.status_code == 422 and found.json()["error"]["details"]["field"] == "name"
 
 
 # --- walls ---------------------------------------------------------------------------------------
