@@ -29,7 +29,7 @@ import numpy as np
 from rich.table import Table
 from sqlalchemy import text
 
-from app.audit.chain import now_utc
+from app.audit.chain import access_set_id, now_utc
 from app.settings import Settings
 from app.walls import exposure
 from app.walls.graph import MatrixSnapshot
@@ -73,7 +73,7 @@ def load_audit(bdb: BenchDatabase, args: argparse.Namespace, rng: np.random.Gene
     people = rng.integers(0, args.people, args.rows)
     sessions = rng.integers(0, args.rows // 5 + 1, args.rows)
     ages = rng.uniform(0, 365 * 86400, args.rows)
-    set_id = "0" * 64
+    set_id = access_set_id([])  # the empty set, under its content address (migration 0063)
     retrievals = io.StringIO()
     results = io.StringIO()
     for i in range(args.rows):
