@@ -53,6 +53,9 @@ WITH fence AS MATERIALIZED (
                 CAST(:result_chunk_ids AS text[]), CAST(:result_matter_ids AS text[]),
                 CAST(:result_hashes AS text[]), CAST(:result_scores AS float8[]))
          AS r (rank, sub_rank, chunk_id, matter_id, content_sha256, score)
+    -- none when the fence fails: a result row needs the retrieval this statement records
+    -- (a trigger refuses any other, migration 20261211_0063)
+    WHERE (SELECT ok FROM fence)
 ), head AS MATERIALIZED (
     SELECT seq, prev_hash, hash
     FROM ewall_audit_advance('retrievals', :canonical, (SELECT ok FROM fence))
