@@ -2,8 +2,8 @@
 everyone else's search (docs/isolation.md).
 
 Two kinds, both answering 429 ``rate_limited`` with a ``Retry-After`` header:
-- concurrency: at most N calls of one person in flight on a route family (the gates,
-  across processes; searches, per process: ``local_slot``);
+- concurrency: at most N calls of one person in flight on a route family, across
+  processes (searches are also bounded per process first, in memory: ``local_slot``);
 - budgets: a token bucket per person and budget (grounding sentences and characters,
   citations checked), refilled continuously at its per-minute rate.
 
@@ -28,6 +28,8 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+
+from sqlalchemy import Connection
 
 from app import limits_repository as repo
 from app.db.engine import Database
@@ -76,16 +78,31 @@ class PersonLimiter:
         return self.clock() if self.clock is not None else None
 
     @contextmanager
-    def slot(self, family: str, person_id: str, limit: int) -> Iterator[None]:
-        """Hold one of ``limit`` in-flight slots of ``person_id`` for ``family``."""
+    def slot(
+        self,
+        family: str,
+        person_id: str,
+        limit: int,
+        *,
+        budget: tuple[str, int] | None = None,
+    ) -> Iterator[None]:
+        """Hold one of ``limit`` in-flight slots of ``person_id`` for ``family``, and pay one
+        from ``budget`` (name, per minute) in the same transaction: a call refused for
+        either takes neither."""
         holder = str(uuid.uuid4())
-        with self._database.transaction() as conn:
-            taken = repo.take_slot(
+        refused: RateLimited | None = None
+        with self._database.engine.connect() as conn, conn.begin() as transaction:
+            if not repo.take_slot(
                 conn, family, person_id, holder, limit, SLOT_LEASE_S, self._now()
-            )
+            ):
+                refused = _in_progress(family, limit)
+            elif budget is not None:
+                refused = self._spent(conn, person_id, [(budget[0], 1, budget[1])])
+            if refused is not None:
+                transaction.rollback()
         self._counted()
-        if not taken:
-            raise _in_progress(family, limit)
+        if refused is not None:
+            raise refused
         try:
             yield
         finally:
@@ -100,9 +117,9 @@ class PersonLimiter:
         """Hold one of ``limit`` slots of ``person_id`` for ``family`` in this process. What
         it guards is the process's own: its request threads (a sync route holds one while it
         waits for the encoder or the database) and its encoder lane, which one person's
-        dozens of concurrent searches would fill, stalling everyone's. Counted in memory,
-        not in PostgreSQL: the search is the hot path, and each process has its own threads
-        to guard (the per-minute budget holds across processes)."""
+        dozens of concurrent searches would fill, stalling everyone's. Counted in memory: a
+        call refused here costs no round trip (the search also takes a slot across processes,
+        ``search``)."""
         key = (family, person_id)
         with self._lock:
             taken = self._local.get(key, 0)
@@ -123,10 +140,15 @@ class PersonLimiter:
     @contextmanager
     def search(self, person_id: str, in_flight: int, per_minute: int) -> Iterator[None]:
         """What one audited search of ``person_id`` takes: one of ``in_flight`` slots in this
-        process (taken first, so a search refused there spends nothing), then one of the
-        ``per_minute`` budget."""
-        with self.local_slot("search", person_id, in_flight):
-            self.spend("searches", person_id, 1, per_minute)
+        process (taken first and in memory, so a search refused there costs no round trip),
+        then, in one transaction, one of ``in_flight`` slots across every API process and
+        one of the ``per_minute`` budget (invariant 13: a person's limits hold however many
+        processes serve; a check of 2026-12-06 had 2 x 8 searches of one person in flight on
+        two processes)."""
+        with (
+            self.local_slot("search", person_id, in_flight),
+            self.slot("search", person_id, in_flight, budget=("searches", per_minute)),
+        ):
             yield
 
     def in_flight(self, family: str, person_id: str) -> int:
@@ -143,29 +165,39 @@ class PersonLimiter:
     def spend_all(self, person_id: str, costs: list[tuple[str, int, int]]) -> None:
         if not costs:
             return
+        with self._database.engine.connect() as conn, conn.begin() as transaction:
+            refused = self._spent(conn, person_id, costs)
+            if refused is not None:
+                transaction.rollback()
+        self._counted()
+        if refused is not None:
+            raise refused
+
+    def _spent(
+        self, conn: Connection, person_id: str, costs: list[tuple[str, int, int]]
+    ) -> RateLimited | None:
+        """Take ``costs`` (budget, amount, per minute) from the person's buckets on
+        ``conn``; the refusal of the first budget that cannot pay (the caller then rolls
+        back, so the others keep theirs), or None."""
         # a call larger than the whole budget needs a full bucket, not a miracle
         asked = [
             (budget, float(min(amount, per_minute)), float(per_minute))
             for budget, amount, per_minute in costs
         ]
-        with self._database.engine.connect() as conn, conn.begin() as transaction:
-            levels = {lv.budget: lv for lv in repo.spend(conn, person_id, asked, self._now())}
-            refused = [c for c in costs if not levels[c[0]].granted]
-            if refused:
-                transaction.rollback()
-        self._counted()
-        if refused:
-            budget, _amount, per_minute = refused[0]
-            need = min(_amount, per_minute)
-            rate = per_minute / 60.0
-            wait = math.ceil((need - levels[budget].tokens) / rate)
-            raise RateLimited(
-                f"Your {budget.replace('_', ' ')} budget ({per_minute} a minute) is "
-                f"spent; try again in {wait} s.",
-                retry_after_s=max(1, wait),
-                limit=per_minute,
-                scope=budget,
-            )
+        levels = {lv.budget: lv for lv in repo.spend(conn, person_id, asked, self._now())}
+        refused = [c for c in costs if not levels[c[0]].granted]
+        if not refused:
+            return None
+        budget, amount, per_minute = refused[0]
+        rate = per_minute / 60.0
+        wait = math.ceil((min(amount, per_minute) - levels[budget].tokens) / rate)
+        return RateLimited(
+            f"Your {budget.replace('_', ' ')} budget ({per_minute} a minute) is "
+            f"spent; try again in {wait} s.",
+            retry_after_s=max(1, wait),
+            limit=per_minute,
+            scope=budget,
+        )
 
     def sweep(self) -> int:
         """Delete a bounded batch of rows that no longer limit anyone; how many went."""

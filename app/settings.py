@@ -364,7 +364,7 @@ class Settings(BaseSettings):
     search_max_concurrent_per_person: int = Field(
         default=8,
         ge=1,
-        description="Searches one person may have in flight in one API process (429 beyond).",
+        description="Searches one person may have in flight, across API processes (429 beyond).",
     )
     session_gate_per_minute: int = Field(
         default=120,

@@ -33,10 +33,11 @@ def search(
         body.model = _header_label(x_model, "X-Model")
     if body.prompt_version is None and x_prompt_version:
         body.prompt_version = _header_label(x_prompt_version, "X-Prompt-Version")
-    # One person's searches in flight are bounded (in this process: what it guards is the
-    # process's request threads, which dozens of searches waiting on the encoder would all
-    # hold, and others' searches with them), and the budget is charged before the model runs
-    # and before any connection is taken: a refused search costs nobody else anything.
+    # One person's searches in flight are bounded (in this process first: what that guards is
+    # the process's request threads, which dozens of searches waiting on the encoder would all
+    # hold, and others' searches with them; then across processes), and the budget is charged
+    # before the model runs and before any connection is taken: a refused search costs
+    # nobody else anything.
     settings = resources.settings
     with resources.limiter.search(
         principal.person_id, settings.search_max_concurrent_per_person, settings.search_per_minute

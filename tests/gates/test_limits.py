@@ -243,6 +243,28 @@ def test_slots_are_shared_and_a_dead_holders_slot_lapses(gate_client: GateClient
         assert second.in_flight("gate", ALICE) == 1
 
 
+def test_searches_in_flight_are_counted_across_two_processes(gate_client: GateClient) -> None:
+    """A check of 2026-12-06 ran two API processes with one search in flight per person
+    allowed: the same person had one in flight on each. The slot is now shared, and a
+    search refused for its slot or its budget takes neither."""
+    first = _frozen_limiter(gate_client())
+    second = _frozen_limiter(gate_client())
+    with first.search(ALICE, 1, 100):
+        with pytest.raises(RateLimited) as refused, second.search(ALICE, 1, 100):
+            pass
+        assert refused.value.details["scope"] == "search_concurrent"
+        with second.search(BOB, 1, 100):  # per person
+            pass
+    with second.search(ALICE, 1, 100):  # released on the way out
+        pass
+    # a budget that cannot pay leaves the slot free (and a refused slot spends nothing)
+    with first.search(ALICE, 2, 1):
+        with pytest.raises(RateLimited) as spent, second.search(ALICE, 2, 1):
+            pass
+        assert spent.value.details["scope"] == "searches"
+        assert second.in_flight("search", ALICE) == 1
+
+
 def test_spent_budgets_that_refilled_and_ended_slots_are_swept(
     gate_client: GateClient, db: DbHandle
 ) -> None:
