@@ -18,8 +18,10 @@ stopped with an error). sql/functions/audit_sealed.v1.sql has the two checks:
   refuses NULL members. It is NOT VALID: rows already stored are verification's to judge
   (`ewall audit verify` names an altered set), not a reason for the upgrade to stop.
 
-Cost per append: one trigger call with an index probe per result row; a set is checked only
-when it is first stored.
+Cost per append: one trigger call with an index probe per result row (measured through the
+search on a test database, trigger on and off alternated, 6 x 35 searches of k 10 each: the
+append 1.036 -> 1.077 ms p50, 1.24 -> 1.50 ms p95, on a machine shared with other work); a
+set is checked only when it is first stored.
 """
 
 from collections.abc import Sequence
