@@ -66,6 +66,21 @@ _OR = re.compile(r'(?<=\s)OR(?=\s)(?=(?:[^"]*"[^"]*")*[^"]*$)')
 # an upper-case NOT before a term or phrase leaves it out, as a -term does (lawyers bring it
 # from Boolean search); inside a "phrase" it is a word of it
 _NOT = re.compile(r'(?:(?<=\s)|^)NOT\s+(?=\S)(?!OR\s)(?=(?:[^"]*"[^"]*")*[^"]*$)')
+# an upper-case AND between terms says what the ORed words with their ranking already do:
+# it is no word of the question ("stamrecht AND bv AND inbreng" ranked "and" as a term)
+_AND = re.compile(r'(?<=\s)AND(?=\s)(?=(?:[^"]*"[^"]*")*[^"]*$)')
+# English function words are no Dutch words (those that are, "is", "in", "of", "had", are
+# Dutch stop words already): a question in English kept "the", "for", "under" as terms, and
+# they matched the one decision that quotes an English treaty commentary, which then led the
+# sparse leg for almost every English question (a check of 2026-12-06). Left out of the
+# ORed words; a typed "phrase" keeps them.
+_ENGLISH = (
+    "a an and are at be been being but by can could did do does for from has how into it its"
+    " not on or should than that the their there these this those to under was were what when"
+    " where which who why will with would"
+)
+_ENGLISH_FUNCTION_WORDS = frozenset(_ENGLISH.split())
+_WORD_EDGES = "\"'.,;:!?()[]{}"
 
 
 @dataclass(frozen=True)
@@ -170,11 +185,14 @@ def statute_citations(text: str) -> list[str]:
 
 def read_question(query: str) -> Question:
     operators, words = [], []
-    for part in _OR.split(_NOT.sub("-", visible(query))):
+    for part in _OR.split(_NOT.sub("-", _AND.sub(" ", visible(query)))):
         operators.append(" ".join(_operator(m.group()) for m in _OPERATOR.finditer(part)))
         kept = _OPERATOR.sub(lambda m: " " if m.group().startswith("-") else m.group(), part)
         plain = " ".join(kept.replace('"', " ").split())
-        words.append(" ".join([plain, *statute_citations(plain)]))
+        ranked = " ".join(
+            w for w in plain.split() if w.strip(_WORD_EDGES).lower() not in _ENGLISH_FUNCTION_WORDS
+        )
+        words.append(" ".join([ranked, *statute_citations(plain)]))
     return Question(tuple(operators), tuple(words))
 
 
