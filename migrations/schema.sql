@@ -1052,6 +1052,8 @@ CREATE FUNCTION public.ewall_question_names(question text) RETURNS text[]
               FROM (SELECT coalesce(m.x[1],
                                     'ECLI:' || m.x[7] || ':' || m.x[8] || ':' || m.x[9] || ':'
                                     || m.x[10],
+                                    'ECLI:' || coalesce(m.x[11], 'NL') || ':' || m.x[12] || ':'
+                                    || m.x[13] || ':' || m.x[14],
                                     'LJN:' || coalesce(m.x[2], m.x[3]),
                                     'VP:' || replace(m.x[4], '.', '') || ' ' || m.x[5] || '/'
                                     || m.x[6]) AS name,
@@ -1061,25 +1063,36 @@ CREATE FUNCTION public.ewall_question_names(question text) RETURNS text[]
                              '(ECLI:[A-Z]{2}:[A-Z0-9]{1,7}:[0-9]{4}:[A-Z0-9.]{0,24}[A-Z0-9])'
                              || '|(?<![A-Z0-9])LJN:? *([A-Z]{2}[0-9]{4})(?![A-Z0-9/-])'
                              || '|(?<![A-Z0-9:.!/-])([A-Z]{2}[0-9]{4})(?![A-Z0-9/-])'
-                             || '|(?<![A-Z0-9.-])([A-Z][A-Z.-]{0,15}) ?([0-9]{4}) ?(?:[/,]|,? NR\.?) ?'
+                             || '|(?<![A-Z0-9.-])(?!(?:JANUARI|FEBRUARI|MAART|APRIL|MEI|JUNI|JULI|AUGUSTUS|SEPTEMBER|OKTOBER|NOVEMBER|DECEMBER) ?[0-9])'
+                             || '([A-Z][A-Z.-]{0,15}) ?([0-9]{4}) ?(?:[/,]|,? NR\.?) ?'
                              || '([0-9]+(?:\.[0-9]+)*[A-Z]?)(?![0-9A-Z])'
-                             || '|(?<![A-Z0-9])ECLI *[:. ] *([A-Z]{2}) *[:. ] *([A-Z0-9]{1,7}) *[:. ] *'
-                             || '([0-9]{4}) *[:. ] *([A-Z0-9]{0,24}[A-Z0-9])(?![A-Z0-9])',
+                             || '|(?<![A-Z0-9])ECLI *[:. -] *([A-Z]{2}) *[:. -] *([A-Z0-9]{1,7}) *[:. -] *'
+                             || '([0-9]{4}) *[:. -] *([A-Z0-9]{0,24}[A-Z0-9])(?![A-Z0-9])'
+                             || '|(?<![A-Z0-9:.-])(?:([A-Z]{2}):)?([A-Z][A-Z0-9]{1,6}):([0-9]{4}):'
+                             || '([A-Z0-9]{0,24}[A-Z0-9])(?![A-Z0-9:])',
                              'g') WITH ORDINALITY AS m (x, pos)
                     UNION ALL
                     -- case numbers, after the names above (their own pass: "nr." also ends
                     -- a journal citation, which the pass above reads)
                     SELECT 'ZN:' || public.ewall_case_number(
-                               regexp_replace(coalesce(c.x[1], c.x[2], c.x[3]), '[_-]', '/', 'g')),
+                               regexp_replace(coalesce(c.x[1], c.x[2], c.x[3], c.x[4], c.x[5]),
+                                              '[_-]', '/', 'g')),
                            1000 + c.pos
                     FROM regexp_matches(
                              upper(question),
                              '(?<![A-Z0-9-])(?:ZAAKNUMMERS?|ZAAKNR\.?|ROLNUMMERS?|ROLNR\.?)[: ]*'
                              || '(?:[A-Z]{1,5} )?([0-9]+(?:[./_-][0-9]+)*)(?![0-9])'
                              || '|(?<![0-9A-Z./-])([0-9]{2,3}(?:\.[0-9]{3}){2,3}[/-][0-9]{1,3})(?![0-9/.-])'
-                             || '|(?<![0-9A-Z./-])C/([0-9]{2}/[0-9]{5,7})(?![0-9/.-])',
+                             || '|(?<![0-9A-Z./-])C/([0-9]{2}/[0-9]{5,7})(?![0-9/.-])'
+                             -- after a court, its place and a date: "nr." and a number, or
+                             -- a date and a number with a slash
+                             || '|(?<![A-Z0-9])(?:HR|HOGE RAAD|CRVB|CBB|ABRVS|ABRS|RVS|HOF|GH[A-Z]{0,4}|RB|RECHTBANK|KTR|KANTONRECHTER)\.?(?: [A-Z''-]+){0,3}?(?:[ ,]+[0-9]{1,2}(?: (?:JANUARI|FEBRUARI|MAART|APRIL|MEI|JUNI|JULI|AUGUSTUS|SEPTEMBER|OKTOBER|NOVEMBER|DECEMBER) |-[0-9]{1,2}-)[0-9]{4})?[ ,]*'
+                             || '(?:NR\.?|NO\.?|NUMMER) *([0-9]+(?:[./_-][0-9]+)*)(?![0-9])'
+                             || '|(?<![A-Z0-9])(?:HR|HOGE RAAD|CRVB|CBB|ABRVS|ABRS|RVS|HOF|GH[A-Z]{0,4}|RB|RECHTBANK|KTR|KANTONRECHTER)\.?(?: [A-Z''-]+){0,3}?(?:[ ,]+[0-9]{1,2}(?: (?:JANUARI|FEBRUARI|MAART|APRIL|MEI|JUNI|JULI|AUGUSTUS|SEPTEMBER|OKTOBER|NOVEMBER|DECEMBER) |-[0-9]{1,2}-)[0-9]{4})[ ,]+'
+                             || '([0-9]{2,4}/[0-9]{3,7})(?![0-9/])',
                              'g') WITH ORDINALITY AS c (x, pos)
-                    WHERE length(regexp_replace(coalesce(c.x[1], c.x[2], c.x[3]), '[^0-9]', '', 'g'))
+                    WHERE length(regexp_replace(coalesce(c.x[1], c.x[2], c.x[3], c.x[4], c.x[5]),
+                                                '[^0-9]', '', 'g'))
                           >= 4) AS f
               GROUP BY f.name) AS n
         ORDER BY n.first

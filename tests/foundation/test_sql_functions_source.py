@@ -282,7 +282,9 @@ def test_downgrades_put_back_the_versions_their_revisions_replaced(
     assert _bodies(url)[topk] == sources["search_postings.v3.sql"][topk]
     assert _bodies(url)[normalise] == sources["legal_normalize.v2.sql"][normalise]
     names = "ewall_question_names"
-    assert _bodies(url)[names] == sources["document_names.v2.sql"][names]
+    assert _bodies(url)[names] == sources["document_names.v3.sql"][names]
+    before_0064 = move("20261211_0063")
+    assert before_0064[names] == sources["document_names.v2.sql"][names]
     before_0062 = move("20261210_0061")
     assert before_0062[names] == sources["document_names.v1.sql"][names]
     assert "ewall_case_number" not in before_0062
@@ -319,7 +321,7 @@ def test_downgrades_put_back_the_versions_their_revisions_replaced(
     at_head = _bodies(url)
     assert rank not in at_head
     assert at_head[normalise] == sources["legal_normalize.v2.sql"][normalise]
-    assert at_head[names] == sources["document_names.v2.sql"][names]
+    assert at_head[names] == sources["document_names.v3.sql"][names]
     assert at_head[topk] == sources["search_postings.v3.sql"][topk]
     assert "ewall_sparse_feedback_rank" not in at_head
     for file, name in (("legal_text.v2.sql", "ewall_query_lexemes"),

@@ -93,7 +93,16 @@ def test_an_ecli_typed_with_spaces_or_dots_names_its_decision(firm: Firm, n: int
     """A check of 2026-12-06: "ecli nl crvb 2013 1886" and "ECLI.NL.HR.1996.AA1985" named
     nothing (document_names.v2.sql)."""
     parts = ECLIS[n].split(":")
-    for query in (" ".join(parts).lower(), ".".join(parts), ": ".join(parts)):
+    # and a check of 2026-12-06 (document_names.v3.sql): dashes, and the ECLI written from its
+    # country or its court on ("NL:HR:1995:AA3120", "HR:1995:AA3120")
+    for query in (
+        " ".join(parts).lower(),
+        ".".join(parts),
+        ": ".join(parts),
+        "-".join(parts),
+        ":".join(parts[1:]),
+        f"zie {':'.join(parts[2:]).lower()} over de werkgever",
+    ):
         found, ranks = first(firm, query)
         assert (found, ranks["named"]) == (f"dms-M-1-{n}", 1), query
 
@@ -122,6 +131,12 @@ def test_a_case_number_names_the_decision_it_was_given(firm: Firm, db: DbHandle)
         ("zaaknr. AWB 13/7992", "dms-M-1-3"),
         ("rolnummer 12/2272 WWB-G", "dms-M-1-3"),
         ("C/13/654321", "dms-M-1-4"),
+        # after a court (its place, a date): "nr." and a number, or a date and a number
+        # with a slash (a check of 2026-12-06, document_names.v3.sql)
+        ("HR 27 september 1995, nr. 30460", "dms-M-1-2"),
+        ("HR nr. 30.460", "dms-M-1-2"),
+        ("Hoge Raad 27-09-1995 nr. 30460", "dms-M-1-2"),
+        ("CRvB 21-05-2013, 12/2272 WWB-G", "dms-M-1-3"),
     ):
         found, ranks = first(firm, query)
         assert (found, ranks["named"]) == (expected, 1), query
@@ -130,7 +145,7 @@ def test_a_case_number_names_the_decision_it_was_given(firm: Firm, db: DbHandle)
     for query in (
         "huur van 30.460 euro",
         "30460",
-        "HR 27 september 1995, nr. 30460",
+        "27 september 1995, nr. 30460",
         "huurovereenkomst KvK-nr. 30460",
         "Stcrt. 2019, nr. 30460",
         "ontslag per 12/2019",
