@@ -131,7 +131,7 @@ def _invalid_field(field: str, message: str, kind: str) -> JSONResponse:
     )
 
 
-def _undecodable_field(encoded: bytes) -> str | None:
+def _undecodable_field(encoded: bytes, whole: str) -> str | None:
     """The first name in ``a=1&b=2`` form encoding (a query string, a posted form) whose
     name or value is not UTF-8 once percent-decoded. The parsers downstream replace such
     bytes with U+FFFD, so a wall's title was stored other than it was sent."""
@@ -141,7 +141,7 @@ def _undecodable_field(encoded: bytes) -> str | None:
                 unquote_to_bytes(part.replace(b"+", b" ")).decode("utf-8")
             except UnicodeDecodeError:
                 name = unquote_to_bytes(pair.split(b"=", 1)[0].replace(b"+", b" "))
-                return name.decode("utf-8", "backslashreplace") or "form"
+                return name.decode("utf-8", "backslashreplace") or whole
     return None
 
 
@@ -158,9 +158,12 @@ def _too_large(limit: int) -> JSONResponse:
 
 
 def _arrived_on_loopback(scope: Scope) -> bool:
-    """Whether the connection came in on a loopback address (the server's side of it)."""
+    """Whether the connection came in on a loopback address (the server's side of it), or on
+    a unix socket (uvicorn --uds names it by its path, without a port)."""
     server = scope.get("server")
-    return server is not None and is_loopback(str(server[0]))
+    if server is None:
+        return False
+    return server[1] is None or is_loopback(str(server[0]))
 
 
 def _loopback_only() -> JSONResponse:
@@ -252,7 +255,7 @@ class RequestGuard:
             if isinstance(value, str) and "\x00" in value:
                 await _nul_response(name)(scope, receive, send)
                 return
-        undecodable = _undecodable_field(scope.get("query_string", b""))
+        undecodable = _undecodable_field(scope.get("query_string", b""), "query")
         if undecodable is not None:
             await _invalid_field(undecodable, UTF8_MESSAGE, "invalid_utf8")(scope, receive, send)
             return
@@ -268,7 +271,7 @@ class RequestGuard:
             return
         if body is None:
             return  # the client went away before its body ended: nothing to answer
-        undecodable = _undecodable_field(body) if _is_form(scope) else None
+        undecodable = _undecodable_form(scope, body)
         if undecodable is not None:
             await _invalid_field(undecodable, UTF8_MESSAGE, "invalid_utf8")(scope, receive, send)
             return
@@ -310,11 +313,21 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-def _is_form(scope: Scope) -> bool:
+def _undecodable_form(scope: Scope, body: bytes) -> str | None:
+    """The field of a posted form that is not UTF-8, "form" for a multipart body that is not
+    (no route takes a file: the parser read such bytes as Latin-1, a title nobody typed)."""
     for name, value in scope.get("headers", ()):
         if name == b"content-type":
-            return bool(value.lower().startswith(b"application/x-www-form-urlencoded"))
-    return False
+            kind = value.lower()
+            if kind.startswith(b"application/x-www-form-urlencoded"):
+                return _undecodable_field(body, "form")
+            if kind.startswith(b"multipart/form-data"):
+                try:
+                    body.decode("utf-8")
+                except UnicodeDecodeError:
+                    return "form"
+            return None
+    return None
 
 
 def _is_json(scope: Scope) -> bool:

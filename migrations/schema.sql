@@ -130,7 +130,7 @@ BEGIN
     WHERE NOT EXISTS (
         SELECT FROM public.audit_retrievals AS r
         WHERE r.retrieval_id = n.retrieval_id
-          AND pg_xact_status(CAST(CAST(v_top - age(r.xmin) AS text) AS xid8)) = 'in progress')
+          AND pg_xact_status(public.ewall_xid8_near(r.xmin, v_top)) = 'in progress')
     LIMIT 1;
     IF FOUND THEN
         RAISE EXCEPTION 'audit retrieval %: its results are sealed (only the append that '
@@ -1247,6 +1247,18 @@ BEGIN
     NEW.substitute := NEW.target || ewall_nl_phrase(NEW.synonym);
     RETURN NEW;
 END
+$$;
+
+-- FUNCTION public ewall_xid8_near(xid, bigint)
+
+CREATE FUNCTION public.ewall_xid8_near(p_xid xid, p_top bigint) RETURNS xid8
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    SELECT CAST(CAST(CASE WHEN n.x > p_top + 2147483648 THEN n.x - 4294967296
+                          WHEN n.x < p_top - 2147483648 THEN n.x + 4294967296
+                          ELSE n.x END AS text) AS xid8)
+    FROM (SELECT (p_top & -4294967296) | CAST(CAST(p_xid AS text) AS bigint) AS x) AS n
 $$;
 
 -- TEXT SEARCH DICTIONARY public ewall_nl_stop

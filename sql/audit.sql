@@ -42,6 +42,9 @@ WITH fence AS MATERIALIZED (
          AS s (set_id, members)
     WHERE s.members IS NOT NULL  -- NULL: the caller knows the set is stored already
     ON CONFLICT (set_id) DO NOTHING
+), head AS MATERIALIZED (
+    SELECT seq, prev_hash, hash
+    FROM ewall_audit_advance('retrievals', :canonical, (SELECT ok FROM fence))
 ), results AS (
     -- every chunk the response names: the hits (sub_rank 0) and, for a collapsed search,
     -- the other sections listed under each hit (sub_rank 1, 2, ...)
@@ -53,12 +56,10 @@ WITH fence AS MATERIALIZED (
                 CAST(:result_chunk_ids AS text[]), CAST(:result_matter_ids AS text[]),
                 CAST(:result_hashes AS text[]), CAST(:result_scores AS float8[]))
          AS r (rank, sub_rank, chunk_id, matter_id, content_sha256, score)
-    -- none when the fence fails: a result row needs the retrieval this statement records
-    -- (a trigger refuses any other, migration 20261211_0063)
-    WHERE (SELECT ok FROM fence)
-), head AS MATERIALIZED (
-    SELECT seq, prev_hash, hash
-    FROM ewall_audit_advance('retrievals', :canonical, (SELECT ok FROM fence))
+    -- none when the head did not move (the fence failed, or the chain has no head): a
+    -- result row needs the retrieval this statement records (a trigger refuses any other,
+    -- migration 20261211_0063)
+    WHERE EXISTS (SELECT FROM head)
 )
 INSERT INTO audit_retrievals (
     retrieval_id, seq, at, person_id, roles, purpose, query, mode, k, filters,

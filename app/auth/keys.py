@@ -47,14 +47,17 @@ class InsecureConfiguration(Exception):
 
 
 def is_loopback(host: str) -> bool:
-    """True for 127.0.0.0/8, ::1 and localhost; anything else (0.0.0.0, a name) is not."""
+    """True for 127.0.0.0/8, ::1, localhost and 127.x written as IPv6 (::ffff:127.0.0.1, how a
+    dual-stack socket names an IPv4 peer); anything else (0.0.0.0, a name) is not."""
     name = host.strip().strip("[]").lower()
     if name == "localhost":
         return True
     try:
-        return ipaddress.ip_address(name).is_loopback
+        address = ipaddress.ip_address(name)
     except ValueError:
         return False
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    return (mapped or address).is_loopback
 
 
 def _alphabet_bits(secret: str) -> float:

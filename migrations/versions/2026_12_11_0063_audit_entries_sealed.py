@@ -21,7 +21,8 @@ stopped with an error). sql/functions/audit_sealed.v1.sql has the two checks:
 Cost per append: one trigger call with an index probe per result row (measured through the
 search on a test database, trigger on and off alternated, 6 x 35 searches of k 10 each: the
 append 1.036 -> 1.077 ms p50, 1.24 -> 1.50 ms p95, on a machine shared with other work); a
-set is checked only when it is first stored.
+set is checked only when its members are sent (its first append, or after a process forgot
+which sets are stored: about 0.5 ms for 2,000 members).
 """
 
 from collections.abc import Sequence
@@ -38,7 +39,7 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     apply_function_source(
-        "audit_sealed.v1.sql", "f2427debea5b0ebed8031d2edfe09555faeac36d5711730023b967e8d448abb9"
+        "audit_sealed.v1.sql", "5fa5e1ac3191af514c788e5343b63de95cbacb736ad0eb056b7b92981e01a4ea"
     )
     op.execute(
         "CREATE TRIGGER audit_retrieval_results_sealed AFTER INSERT ON audit_retrieval_results "
@@ -64,3 +65,4 @@ def downgrade() -> None:
     op.execute("DROP TRIGGER audit_retrieval_results_sealed ON audit_retrieval_results")
     op.execute("DROP FUNCTION ewall_audit_results_sealed()")
     op.execute("DROP FUNCTION ewall_access_set_id(text[])")
+    op.execute("DROP FUNCTION ewall_xid8_near(xid, bigint)")

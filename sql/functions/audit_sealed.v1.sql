@@ -30,16 +30,30 @@ AS $fn$
                '[]'), 'UTF8')), 'hex')
 $fn$;
 
+-- The 64-bit id of a row's xmin, read near the 64-bit id p_top of this transaction: the
+-- 32-bit xmin in p_top's epoch, moved one epoch back or on when that puts it more than 2^31
+-- from p_top (PostgreSQL keeps every live id within 2^31 of the next one). A
+-- subtransaction's id (a savepoint) lies just above p_top, in this epoch or the next.
+CREATE OR REPLACE FUNCTION ewall_xid8_near(p_xid xid, p_top bigint) RETURNS xid8
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+    SELECT CAST(CAST(CASE WHEN n.x > p_top + 2147483648 THEN n.x - 4294967296
+                          WHEN n.x < p_top - 2147483648 THEN n.x + 4294967296
+                          ELSE n.x END AS text) AS xid8)
+    FROM (SELECT (p_top & -4294967296) | CAST(CAST(p_xid AS text) AS bigint) AS x) AS n
+$fn$;
+
 -- Statement trigger after INSERT on audit_retrieval_results (transition table new_results):
 -- every result row belongs to a retrieval that this transaction has itself inserted. The
 -- append inserts the retrieval and its results in one statement, so at the end of that
 -- statement both are there. A retrieval inserted by this transaction is a row this
 -- transaction sees whose inserting transaction is still in progress (another transaction's
--- uncommitted rows are invisible). Its xmin may be a subtransaction's (a savepoint), which
--- is newer than the top-level id that pg_current_xact_id() gives; age() is the signed
--- distance between the two, so top-level id minus age is the row's full 64-bit id. A
+-- uncommitted rows are invisible); its xmin may be a subtransaction's (a savepoint). A
 -- retrieval that another transaction committed, before or after this one began, reads
--- "committed": its results are sealed.
+-- "committed": its results are sealed. (Not closed: a retrieval frozen 2^32 ids ago whose
+-- raw xmin equals an id of this transaction; the service role would have to spend about
+-- four billion transaction ids first.)
 CREATE OR REPLACE FUNCTION ewall_audit_results_sealed() RETURNS trigger
 LANGUAGE plpgsql
 SET search_path = pg_catalog, public, pg_temp
@@ -53,7 +67,7 @@ BEGIN
     WHERE NOT EXISTS (
         SELECT FROM public.audit_retrievals AS r
         WHERE r.retrieval_id = n.retrieval_id
-          AND pg_xact_status(CAST(CAST(v_top - age(r.xmin) AS text) AS xid8)) = 'in progress')
+          AND pg_xact_status(public.ewall_xid8_near(r.xmin, v_top)) = 'in progress')
     LIMIT 1;
     IF FOUND THEN
         RAISE EXCEPTION 'audit retrieval %: its results are sealed (only the append that '

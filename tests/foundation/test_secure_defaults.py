@@ -168,7 +168,9 @@ def test_long_lived_or_iat_less_dev_tokens_are_refused_even_when_properly_signed
 
 def test_loopback_names() -> None:
     assert all(map(is_loopback, ["127.0.0.1", "127.8.0.1", "::1", "[::1]", "localhost"]))
+    assert is_loopback("::ffff:127.0.0.1")  # an IPv4 peer of a dual-stack socket
     assert not any(map(is_loopback, [ANYWHERE, "::", "10.0.0.5", "", "ewall.firm.nl"]))
+    assert not is_loopback("::ffff:10.0.0.5")
 
 
 def test_dev_mode_beyond_loopback_or_on_an_external_database_needs_a_strong_secret(
@@ -243,7 +245,9 @@ def test_without_an_operator_secret_the_app_answers_on_loopback_only(
     app = create_app(local, db.database, embedder=embedder, start_worker=False)
     for base, status in (
         ("http://127.0.0.1:8000", 200), ("http://[::1]:8000", 200),
+        ("http://[::ffff:127.0.0.1]:8000", 200),  # a dual-stack socket (a review)
         ("http://10.1.2.3:8000", 403), ("http://ewall.firm.nl", 403),
+        ("http://[::ffff:10.1.2.3]:8000", 403),
     ):  # fmt: skip
         with TestClient(app, base_url=base, raise_server_exceptions=False) as client:
             answer = client.post("/v1/search", json={"query": "octrooi"}, headers=headers)

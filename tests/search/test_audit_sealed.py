@@ -10,10 +10,11 @@ from __future__ import annotations
 import psycopg
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import text
 
-from app.audit.chain import access_set_id
+from app.audit.chain import RetrievedChunk, access_set_id, append_retrieval, verify_chain
 from tests.conftest import DbHandle, Tokens
-from tests.helpers import Firm, ok
+from tests.helpers import Firm, audit_entry, ok
 
 INSERT_RESULT = (
     "INSERT INTO audit_retrieval_results (retrieval_id, rank, sub_rank, chunk_id, matter_id, "
@@ -65,6 +66,20 @@ def test_the_results_of_a_committed_retrieval_are_sealed(
     assert firm.search("alice@firm.nl", "octrooi inventiviteit")
     assert len(_retrieval_ids(db)) == 2
     assert _verify(client, auth)["ok"] is True
+
+
+def test_an_append_inside_a_savepoint_or_with_no_results_is_recorded(db: DbHandle) -> None:
+    """The check finds the retrieval this transaction inserted by its transaction id, which
+    inside a savepoint is a subtransaction's (a review: a check of the top-level id alone
+    passed every other test and refused such an append)."""
+    results = [RetrievedChunk(1, "c-1", "M-1", "0" * 64, 1.0)]
+    for rows in (results, []):
+        with db.database.transaction() as conn:
+            conn.execute(text("SELECT 1"))  # the transaction's own statement first
+            with conn.begin_nested():
+                append_retrieval(conn, audit_entry(person_id="p@firm.nl"), rows)
+    with db.database.transaction() as conn:
+        assert verify_chain(conn, "retrievals").ok
 
 
 @pytest.mark.parametrize(
