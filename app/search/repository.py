@@ -69,18 +69,6 @@ _NOT = re.compile(r'(?:(?<=\s)|^)NOT\s+(?=\S)(?!OR\s)(?=(?:[^"]*"[^"]*")*[^"]*$)
 # an upper-case AND between terms says what the ORed words with their ranking already do:
 # it is no word of the question ("stamrecht AND bv AND inbreng" ranked "and" as a term)
 _AND = re.compile(r'(?<=\s)AND(?=\s)(?=(?:[^"]*"[^"]*")*[^"]*$)')
-# English function words are no Dutch words (those that are, "is", "in", "of", "had", are
-# Dutch stop words already): a question in English kept "the", "for", "under" as terms, and
-# they matched the one decision that quotes an English treaty commentary, which then led the
-# sparse leg for almost every English question (a check of 2026-12-06). Left out of the
-# ORed words; a typed "phrase" keeps them.
-_ENGLISH = (
-    "a an and are at be been being but by can could did do does for from has how into it its"
-    " not on or should than that the their there these this those to under was were what when"
-    " where which who why will with would"
-)
-_ENGLISH_FUNCTION_WORDS = frozenset(_ENGLISH.split())
-_WORD_EDGES = "\"'.,;:!?()[]{}"
 
 
 @dataclass(frozen=True)
@@ -113,11 +101,13 @@ _SHOUTED = re.compile(r"\b[^\W\d_a-z]{5,}\b")
 
 
 def meant(query: str) -> str:
-    """The question as the dense leg reads it: ``visible``, with each word typed in capitals
-    in lower case. The passages are in ordinary case and the encoder cuts "HEFFINGSRENTE"
-    into other pieces than "heffingsrente": an all-capitals question shared 0 of its dense
-    top 10 with the same question in lower case (a check of 2026-12-06)."""
-    return _SHOUTED.sub(lambda m: m.group().lower(), visible(query))
+    """The question as the dense leg reads it: ``visible``, without an upper-case AND between
+    terms (search syntax, not meaning), with each word typed in capitals in lower case. The
+    passages are in ordinary case and the encoder cuts "HEFFINGSRENTE" into other pieces
+    than "heffingsrente": an all-capitals question shared 0 of its dense top 10 with the
+    same question in lower case (a check of 2026-12-06)."""
+    plain = " ".join(_AND.sub(" ", visible(query)).split())
+    return _SHOUTED.sub(lambda m: m.group().lower(), plain)
 
 
 def _operator(typed: str) -> str:
@@ -189,10 +179,7 @@ def read_question(query: str) -> Question:
         operators.append(" ".join(_operator(m.group()) for m in _OPERATOR.finditer(part)))
         kept = _OPERATOR.sub(lambda m: " " if m.group().startswith("-") else m.group(), part)
         plain = " ".join(kept.replace('"', " ").split())
-        ranked = " ".join(
-            w for w in plain.split() if w.strip(_WORD_EDGES).lower() not in _ENGLISH_FUNCTION_WORDS
-        )
-        words.append(" ".join([ranked, *statute_citations(plain)]))
+        words.append(" ".join([plain, *statute_citations(plain)]))
     return Question(tuple(operators), tuple(words))
 
 
