@@ -80,3 +80,22 @@ def test_websearch_operators_are_kept_when_typed(client: TestClient, auth: Token
     assert _ids(firm, '"huurovereenkomst ontbonden"') == ["c"]
     assert _ids(firm, '"ontbonden huurovereenkomst"') == []  # the phrase, not the words
     assert _ids(firm, '"huurovereenkomst" huurder') == ["c"]
+
+
+def test_an_english_legal_term_finds_the_dutch_word(client: TestClient, auth: Tokens) -> None:
+    """Agents often ask in English: the sparse leg had nothing Dutch to match (a check of
+    2026-12-06, migration 20261211_0065). The terms are rows a firm may delete."""
+    firm = _firm(client, auth)
+    assert _ids(firm, "tenant dissolution of the lease") == ["c"]
+    assert _ids(firm, "the invention") == ["a"]
+    admin = auth("root@firm.nl", "admin")
+    listed = ok(client.get("/v1/search/synonyms", headers=admin))["items"]
+    assert {"term": "tenant", "synonym": "huurder"} in [
+        {"term": s["term"], "synonym": s["synonym"]} for s in listed
+    ]
+    for term, dutch in (("tenant", "huurder"), ("lease", "huur"), ("dissolution", "ontbinding")):
+        deleted = client.request(
+            "DELETE", "/v1/search/synonyms", json={"term": term, "synonym": dutch}, headers=admin
+        )
+        assert deleted.status_code == 200, deleted.text
+    assert _ids(firm, "tenant dissolution of the lease") == []

@@ -1,0 +1,181 @@
+"""English legal terms and their Dutch words, in the editable synonym table.
+
+Revision ID: 20261211_0065
+Revises: 20261211_0064
+Create Date: 2026-12-11
+
+Data, not code, as the starter list of 0019: rows of search_synonyms (created_by
+``ewall-starter-en``) that a firm changes with PUT/DELETE /v1/search/synonyms. Agents often
+ask in English; the sparse leg had nothing Dutch to match, and the dense leg found the right
+statute at ranks 20-60. A check of 2026-12-06 (27 English or mixed questions over the
+shared corpus): hit@10 0.52 -> 0.74, MRR 0.349 -> 0.467; the other 149 questions and
+``ewall eval`` unchanged (0.838 -> 0.842 dev, 0.816 held-out). docs/quality.md, sixteenth
+round. One English word each (a term of several words makes a phrase rule that an ORed
+question never holds); words an English question uses in other senses ("will", "fine") are
+left out.
+"""
+
+from collections.abc import Sequence
+
+from alembic import op
+
+revision: str = "20261211_0065"
+down_revision: str | None = "20261211_0064"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+ENGLISH_TERMS: tuple[tuple[str, str], ...] = (
+    ("tort", "onrechtmatige daad"),
+    ("torts", "onrechtmatige daad"),
+    ("liability", "aansprakelijkheid"),
+    ("liable", "aansprakelijk"),
+    ("damages", "schadevergoeding"),
+    ("damage", "schade"),
+    ("negligence", "nalatigheid"),
+    ("negligent", "nalatig"),
+    ("limitation", "verjaring"),
+    ("prescription", "verjaring"),
+    ("interest", "rente"),
+    ("contract", "overeenkomst"),
+    ("contracts", "overeenkomst"),
+    ("agreement", "overeenkomst"),
+    ("breach", "tekortkoming"),
+    ("default", "verzuim"),
+    ("termination", "ontbinding"),
+    ("dissolution", "ontbinding"),
+    ("rescission", "ontbinding"),
+    ("employment", "arbeidsovereenkomst"),
+    ("employee", "werknemer"),
+    ("employees", "werknemer"),
+    ("employer", "werkgever"),
+    ("dismissal", "ontslag"),
+    ("salary", "loon"),
+    ("wage", "loon"),
+    ("wages", "loon"),
+    ("lease", "huur"),
+    ("tenancy", "huur"),
+    ("rent", "huur"),
+    ("tenant", "huurder"),
+    ("landlord", "verhuurder"),
+    ("eviction", "ontruiming"),
+    ("patent", "octrooi"),
+    ("patents", "octrooi"),
+    ("infringement", "inbreuk"),
+    ("copyright", "auteursrecht"),
+    ("trademark", "merk"),
+    ("tax", "belasting"),
+    ("taxes", "belasting"),
+    ("taxpayer", "belastingplichtige"),
+    ("assessment", "aanslag"),
+    ("inspector", "inspecteur"),
+    ("vat", "omzetbelasting"),
+    ("inheritance", "nalatenschap"),
+    ("estate", "nalatenschap"),
+    ("heir", "erfgenaam"),
+    ("heirs", "erfgenaam"),
+    ("gift", "schenking"),
+    ("divorce", "echtscheiding"),
+    ("alimony", "alimentatie"),
+    ("custody", "gezag"),
+    ("bankruptcy", "faillissement"),
+    ("insolvency", "faillissement"),
+    ("trustee", "curator"),
+    ("creditor", "schuldeiser"),
+    ("creditors", "schuldeiser"),
+    ("debtor", "schuldenaar"),
+    ("shareholder", "aandeelhouder"),
+    ("shareholders", "aandeelhouder"),
+    ("director", "bestuurder"),
+    ("directors", "bestuurder"),
+    ("company", "vennootschap"),
+    ("subsidiary", "dochtermaatschappij"),
+    ("merger", "fusie"),
+    ("judgment", "uitspraak"),
+    ("ruling", "uitspraak"),
+    ("appeal", "hoger beroep"),
+    ("cassation", "cassatie"),
+    ("evidence", "bewijs"),
+    ("proof", "bewijs"),
+    ("fraud", "bedrog"),
+    ("mistake", "dwaling"),
+    ("duress", "bedreiging"),
+    ("void", "nietig"),
+    ("voidable", "vernietigbaar"),
+    ("nullity", "nietigheid"),
+    ("compensation", "vergoeding"),
+    ("penalty", "boete"),
+    ("municipality", "gemeente"),
+    ("permit", "vergunning"),
+    ("licence", "vergunning"),
+    ("license", "vergunning"),
+    ("benefit", "uitkering"),
+    ("benefits", "uitkering"),
+    ("unemployment", "werkloosheid"),
+    ("disability", "arbeidsongeschiktheid"),
+    ("pension", "pensioen"),
+    ("welfare", "bijstand"),
+    ("asylum", "asiel"),
+    ("unforeseen", "onvoorziene"),
+    ("circumstances", "omstandigheden"),
+    ("reasonableness", "redelijkheid"),
+    ("fairness", "billijkheid"),
+    ("seller", "verkoper"),
+    ("buyer", "koper"),
+    ("purchase", "koop"),
+    ("sale", "koop"),
+    ("delivery", "levering"),
+    ("defect", "gebrek"),
+    ("defects", "gebrek"),
+    ("warranty", "garantie"),
+    ("guarantee", "garantie"),
+    ("mortgage", "hypotheek"),
+    ("ownership", "eigendom"),
+    ("property", "eigendom"),
+    ("nuisance", "hinder"),
+    ("expropriation", "onteigening"),
+    ("legislation", "wetgeving"),
+    ("statutory", "wettelijke"),
+    ("invalid", "nietig"),
+    ("novelty", "nieuwheid"),
+    ("invention", "uitvinding"),
+    ("revocation", "herroeping"),
+    ("objection", "bezwaar"),
+    ("administrative", "bestuursrecht"),
+    ("criminal", "strafrecht"),
+    ("prosecution", "vervolging"),
+    ("suspect", "verdachte"),
+    ("witness", "getuige"),
+    ("judge", "rechter"),
+    ("lawyer", "advocaat"),
+    ("notary", "notaris"),
+)
+
+DOWNGRADE = "DELETE FROM search_synonyms WHERE created_by = 'ewall-starter-en'"
+
+
+def _run(statement: str) -> None:
+    driver = op.get_bind().connection.driver_connection
+    if driver is None:
+        raise RuntimeError("no driver connection")
+    with driver.cursor() as cur:
+        cur.execute(statement)
+
+
+def upgrade() -> None:
+    values = ", ".join(
+        "('"
+        + term.replace("'", "''")
+        + "', '"
+        + dutch.replace("'", "''")
+        + "', 'ewall-starter-en')"
+        for term, dutch in ENGLISH_TERMS
+    )
+    _run(
+        "INSERT INTO search_synonyms (term, synonym, created_by) VALUES "
+        + values
+        + " ON CONFLICT (term, synonym) DO NOTHING"
+    )
+
+
+def downgrade() -> None:
+    _run(DOWNGRADE)
