@@ -128,6 +128,9 @@ def _operator(typed: str) -> str:
 _CODE = r"(?P<code>BW|Awb|Burgerlijk\s+Wetboek|Algemene\s+wet\s+bestuursrecht)\b"
 _REF = r"\d{1,2}:\d{1,4}[a-z]?"
 _BOOK_ARTICLE = re.compile(r"(?<![\w:.])(\d{1,2}):(\d{1,4}[a-z]?)(?![\w:])", re.IGNORECASE)
+# "art. 6.162 BW": a dot for the colon, read only beside the code itself (other laws number
+# "artikel 3.2", and a dotted number is often an amount)
+_BOOK_DOT_ARTICLE = re.compile(r"(?<![\w:.,])(\d{1,2})\.(\d{1,4}[a-z]?)(?![\w:.,])", re.IGNORECASE)
 # Possessive repeats (Python 3.11): each piece of a citation can be read one way only, so a
 # question of many "lid 2"s fails at once instead of trying every split of its spaces (a
 # review: 151 characters took 7 s).
@@ -168,6 +171,11 @@ def statute_citations(text: str) -> list[str]:
             continue
         for code in codes:
             found.setdefault(f"art. {ref} {code}")
+    for m in _BOOK_DOT_ARTICLE.finditer(text):
+        back = max(0, m.start() - _LOOK_BACK)
+        written = _CODE_AFTER.match(text, m.end()) or _CODE_BEFORE.search(text, back, m.start())
+        if written is not None:
+            found.setdefault(f"art. {m[1]}:{m[2].lower()} {_code(written['code'])}")
     for m in _BOOK_FORM.finditer(text):
         found.setdefault(f"art. {m[2]}:{m[1].lower()} BW")
     return list(found)

@@ -132,6 +132,13 @@ def test_a_statute_citation_written_with_other_spaces_is_one_citation(
     assert written.rank_lexemes == plain.rank_lexemes
 
 
+def _lexemes(db: DbHandle, question: str) -> list[str]:
+    with db.database.engine.connect() as conn:
+        return analyze_configured(
+            conn, question, wall_groups=["open"], source_acl_ids=["public"], full=True
+        ).rank_lexemes
+
+
 @pytest.mark.parametrize(
     ("written", "lexemes"),
     [
@@ -142,6 +149,8 @@ def test_a_statute_citation_written_with_other_spaces_is_one_citation(
         ("artikel 6:162 van het Burgerlijk Wetboek", {"art6x162bw"}),
         ("artikel 162 van Boek 6 BW", {"art6x162bw"}),
         ("artikel 8:1 Algemene wet bestuursrecht", {"art8x1awb"}),
+        ("art. 6.162 BW", {"art6x162bw"}),  # a dot for the colon (a check of 2026-12-06)
+        ("BW art. 7.611", {"art7x611bw"}),
     ],
 )
 def test_a_statute_citation_in_another_form_is_read_as_the_citation(
@@ -155,6 +164,10 @@ def test_a_statute_citation_in_another_form_is_read_as_the_citation(
         )
     assert lexemes <= set(analysis.rank_lexemes), analysis.rank_lexemes
     assert not analysis.typed_syntax
+    # a dotted number without the code itself is no citation ("artikel 3.2 Wet IB 2001",
+    # an amount)
+    assert not any(lexeme.startswith("art3x2") for lexeme in _lexemes(db, "artikel 3.2 Wet IB"))
+    assert not any(lexeme.startswith("art6x162") for lexeme in _lexemes(db, "€ 6.162 schade"))
     # a time or a score is no citation
     with db.database.engine.connect() as conn:
         analysis = analyze_configured(
