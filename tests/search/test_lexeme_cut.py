@@ -172,8 +172,11 @@ def _column_state(url: str, expression: str) -> dict[str, object]:
             "(SELECT lex, count(*) FROM chunks, unnest(tsvector_to_array(body_tsv)) AS lex "
             " GROUP BY 1 EXCEPT SELECT lexeme, ndoc FROM lexeme_stats)"
         ).fetchall()
+        # the rows of migrations before 0043's downgrade target (0065's English terms leave
+        # with its own downgrade)
         rules = conn.execute(
             "SELECT count(*) FROM search_synonyms WHERE target IS NOT NULL"
+            " AND created_by <> 'ewall-starter-en'"
         ).fetchone()
     return {
         "generated": [g for (g,) in generated],
