@@ -8,11 +8,14 @@ Data, not code, as the starter list of 0019: rows of search_synonyms (created_by
 ``ewall-starter-en``) that a firm changes with PUT/DELETE /v1/search/synonyms. Agents often
 ask in English; the sparse leg had nothing Dutch to match, and the dense leg found the right
 statute at ranks 20-60. A check of 2026-12-06 (27 English or mixed questions over the
-shared corpus): hit@10 0.52 -> 0.74, MRR 0.349 -> 0.467; the other 149 questions and
-``ewall eval`` unchanged (0.838 -> 0.842 dev, 0.816 held-out). docs/quality.md, sixteenth
-round. One English word each (a term of several words makes a phrase rule that an ORed
-question never holds); words an English question uses in other senses ("will", "fine") are
-left out.
+shared corpus): hit@10 0.52 -> 0.70, MRR 0.349 -> 0.463; the other 149 questions
+unchanged. One English word each (a term of several words makes a phrase rule that an ORed
+question never holds). Left out: words an English question uses in other senses ("will",
+"fine"), and words whose 7-letter lexeme is also a Dutch word's of another meaning (a
+review: "subsidiary" rewrote "subsidie" to add "dochter"; likewise administrative /
+administratie, limitation / limitatief, interest / interessant, termination / terminale,
+dissolution, director / directoraat, compensation, invalid / invaliditeit, invention /
+inventiviteit, objection / objectief, negligence / negligeren). 109 terms.
 """
 
 from collections.abc import Sequence
@@ -31,18 +34,12 @@ ENGLISH_TERMS: tuple[tuple[str, str], ...] = (
     ("liable", "aansprakelijk"),
     ("damages", "schadevergoeding"),
     ("damage", "schade"),
-    ("negligence", "nalatigheid"),
-    ("negligent", "nalatig"),
-    ("limitation", "verjaring"),
     ("prescription", "verjaring"),
-    ("interest", "rente"),
     ("contract", "overeenkomst"),
     ("contracts", "overeenkomst"),
     ("agreement", "overeenkomst"),
     ("breach", "tekortkoming"),
     ("default", "verzuim"),
-    ("termination", "ontbinding"),
-    ("dissolution", "ontbinding"),
     ("rescission", "ontbinding"),
     ("employment", "arbeidsovereenkomst"),
     ("employee", "werknemer"),
@@ -85,10 +82,7 @@ ENGLISH_TERMS: tuple[tuple[str, str], ...] = (
     ("debtor", "schuldenaar"),
     ("shareholder", "aandeelhouder"),
     ("shareholders", "aandeelhouder"),
-    ("director", "bestuurder"),
-    ("directors", "bestuurder"),
     ("company", "vennootschap"),
-    ("subsidiary", "dochtermaatschappij"),
     ("merger", "fusie"),
     ("judgment", "uitspraak"),
     ("ruling", "uitspraak"),
@@ -102,7 +96,6 @@ ENGLISH_TERMS: tuple[tuple[str, str], ...] = (
     ("void", "nietig"),
     ("voidable", "vernietigbaar"),
     ("nullity", "nietigheid"),
-    ("compensation", "vergoeding"),
     ("penalty", "boete"),
     ("municipality", "gemeente"),
     ("permit", "vergunning"),
@@ -135,12 +128,8 @@ ENGLISH_TERMS: tuple[tuple[str, str], ...] = (
     ("expropriation", "onteigening"),
     ("legislation", "wetgeving"),
     ("statutory", "wettelijke"),
-    ("invalid", "nietig"),
     ("novelty", "nieuwheid"),
-    ("invention", "uitvinding"),
     ("revocation", "herroeping"),
-    ("objection", "bezwaar"),
-    ("administrative", "bestuursrecht"),
     ("criminal", "strafrecht"),
     ("prosecution", "vervolging"),
     ("suspect", "verdachte"),

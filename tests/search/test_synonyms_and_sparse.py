@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from tests.conftest import Tokens
+from app.search.service import analyze_configured
+from tests.conftest import DbHandle, Tokens
 from tests.helpers import Firm, ok
 
 
@@ -86,16 +87,41 @@ def test_an_english_legal_term_finds_the_dutch_word(client: TestClient, auth: To
     """Agents often ask in English: the sparse leg had nothing Dutch to match (a check of
     2026-12-06, migration 20261211_0065). The terms are rows a firm may delete."""
     firm = _firm(client, auth)
-    assert _ids(firm, "tenant dissolution of the lease") == ["c"]
+    assert _ids(firm, "tenant of the lease") == ["c"]
     assert _ids(firm, "the invention") == ["a"]
     admin = auth("root@firm.nl", "admin")
     listed = ok(client.get("/v1/search/synonyms", headers=admin))["items"]
     assert {"term": "tenant", "synonym": "huurder"} in [
         {"term": s["term"], "synonym": s["synonym"]} for s in listed
     ]
-    for term, dutch in (("tenant", "huurder"), ("lease", "huur"), ("dissolution", "ontbinding")):
+    for term, dutch in (("tenant", "huurder"), ("lease", "huur")):
         deleted = client.request(
             "DELETE", "/v1/search/synonyms", json={"term": term, "synonym": dutch}, headers=admin
         )
         assert deleted.status_code == 200, deleted.text
-    assert _ids(firm, "tenant dissolution of the lease") == []
+    assert _ids(firm, "tenant of the lease") == []
+
+
+def test_no_english_term_rewrites_a_dutch_word_of_another_meaning(db: DbHandle) -> None:
+    """Question words are cut to 7 letters, so an English term's lexeme is also that of
+    every Dutch word it begins: "subsidiary" added "dochter" to "subsidie" (a review of
+    2026-12-06). Such terms are left out of the list."""
+    with db.database.engine.connect() as conn:
+        for dutch in (
+            "subsidie",
+            "administratieplicht",
+            "limitatieve",
+            "interessant",
+            "terminale",
+            "dissolutieprofiel",
+            "directoraat",
+            "compensatie",
+            "invaliditeit",
+            "inventiviteit",
+            "objectieve",
+            "negligeren",
+        ):
+            analysis = analyze_configured(
+                conn, dutch, wall_groups=["open"], source_acl_ids=["public"]
+            )
+            assert len(analysis.rank_lexemes) == 1, (dutch, analysis.rank_lexemes)
