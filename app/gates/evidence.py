@@ -139,6 +139,20 @@ _WORD = re.compile(r"[a-z]+")
 _MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
 _ECLI = re.compile(r"\bECLI:[A-Z]{2}:[A-Z0-9]{1,7}:\d{4}:[A-Z0-9.]{1,25}[A-Z0-9]", re.I)
 _ARTICLE = re.compile(r"\b(?:artikelen|artikel|artt?\.?)\s*(\d+[a-z]?(?:[:.]\d+[a-z]?)*)", re.I)
+# An article's paragraph and item, as decisions write them: "artikel 15, lid 2, letter b",
+# "art. 365 lid 1 aanhef en onder c", "artikel 15, tweede lid, sub b". A check of 2026-12-06
+# changed "letter b" to "letter c" and "lid 2" to "lid 3": the article number held, the
+# paragraph was a bare number in the window and the letter no fact at all, so both passed.
+_ORDINAL_WORDS = "eerste tweede derde vierde vijfde zesde zevende achtste negende tiende"
+_ORDINALS = {word: str(n) for n, word in enumerate(_ORDINAL_WORDS.split(), start=1)}
+_PART = (
+    rf"(?:(?:lid|leden)\s*(?P<lid>\d+)|(?P<ordinal>{'|'.join(_ORDINALS)})\s+lid"
+    r"|aanhef(?:\s+en)?|(?:letter|onder|sub|onderdeel)\s*(?P<item>[a-z](?![\w-])|\d+[a-z]?))"
+)
+_ARTICLE_PARTS = re.compile(
+    r"\b(?:artikel|artt?\.?)\s*(\d+[a-z]?(?:[:.]\d+[a-z]?)*)((?:[\s,]+" + _PART + r")+)", re.I
+)
+_ONE_PART = re.compile(_PART, re.I)
 _DATE_WORDS = re.compile(
     rf"\b(\d{{1,2}})(?:e|ste|de)?\s+({_MONTH_NAMES})\.?(?:\s+(\d{{4}}))?\b", re.I
 )
@@ -309,6 +323,7 @@ def extract_facts(text: str, *, skip_first_word: bool = True) -> list[Fact]:
         _AMOUNT_AFTER, rest, lambda m: _amount(m.group(3), m.group(1), m.group(2), m.group(0))
     )
     rest = take(_PERCENT, rest, lambda m: Fact("percent", _number(m.group(1)), m.group(0)))
+    facts.extend(_article_parts(rest))
     rest = take(
         _ARTICLE, rest, lambda m: Fact("article", m.group(1).lower().replace(".", ":"), m.group(0))
     )
@@ -338,6 +353,23 @@ def extract_facts(text: str, *, skip_first_word: bool = True) -> list[Fact]:
         if name and name not in STOPWORDS and fold(m.group(0)) not in NUMBER_WORDS:
             facts.append(Fact("name", name, m.group(0), m.span()))
     return facts
+
+
+def _article_parts(text: str) -> list[Fact]:
+    """An "article_part" fact per article cited with its paragraph or item: "15|2|b" for
+    "artikel 15, lid 2, letter b" (an empty field for a part not named)."""
+    out = []
+    for m in _ARTICLE_PARTS.finditer(text):
+        lid = item = ""
+        for part in _ONE_PART.finditer(m.group(2)):
+            if part["lid"] or part["ordinal"]:
+                lid = lid or part["lid"] or _ORDINALS[part["ordinal"].lower()]
+            elif part["item"]:
+                item = item or part["item"].lower()
+        if lid or item:
+            article = m.group(1).lower().replace(".", ":")
+            out.append(Fact("article_part", f"{article}|{lid}|{item}", m.group(0), m.span()))
+    return out
 
 
 _WORD_AS_WRITTEN = re.compile(r"[^\W\d_][\w’'-]*")
@@ -486,6 +518,13 @@ def index_facts(text: str, facts: list[Fact] | None = None) -> FactIndex:
         elif fact.kind in ("article", "case_number", "ecli"):
             for part in re.findall(r"\d+", fact.value):
                 values.add(("number", part.lstrip("0") or "0"))
+        elif fact.kind == "article_part":
+            # a passage that names the paragraph and the item holds a sentence naming less
+            article, lid, item = fact.value.split("|")
+            values.update(
+                ("article_part", f"{article}|{a}|{b}") for a in {lid, ""} for b in {item, ""}
+            )
+            values.add(("article", article))
     return FactIndex(
         frozenset(values),
         frozenset(words(text)),

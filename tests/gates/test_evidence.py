@@ -36,6 +36,9 @@ def missing(sentence: str, passage: str) -> list[str]:
         ("Dat gebeurde in 2020.", "Op 1 januari 2020 werd de overeenkomst gesloten."),
         ("De rente bedraagt 8%.", "De wettelijke rente van 8 procent is verschuldigd."),
         ("Dit volgt uit art. 6:162 BW.", "Het hof past artikel 6:162 BW toe."),
+        # an article's paragraph and item, written either way, and a sentence naming less
+        ("Dat volgt uit artikel 15, tweede lid, onder b.", "Zie artikel 15, lid 2, letter b."),
+        ("Dat volgt uit artikel 15 lid 2.", "Zie artikel 15, lid 2, aanhef en onder b."),
         ("De termijn is drie maanden.", "De termijn bedraagt 3 maanden."),
         ("Zie ECLI:NL:HR:2019:1278.", "Het arrest ecli:nl:hr:2019:1278 is gepubliceerd."),
         ("Het zaaknummer is 200.123.456/01.", "In zaak 200.123.456/01 oordeelt het hof."),
@@ -54,6 +57,11 @@ def test_facts_match_across_notations(sentence: str, passage: str) -> None:
         ("Dat gebeurde op 2 januari 2020.", "Op 01-01-2020 werd gesloten.", "2 januari 2020"),
         ("Dat gebeurde in 2021.", "Op 1 januari 2020 werd gesloten.", "2021"),
         ("Dit volgt uit art. 6:163 BW.", "Het hof past artikel 6:162 BW toe.", "art. 6:163"),
+        # a check of 2026-12-06: a changed item or paragraph of a held article passed
+        ("Zie artikel 15, lid 2, letter c.", "Zie artikel 15, lid 2, letter b.",
+         "artikel 15, lid 2, letter c"),
+        ("Zie artikel 365 lid 3 boek 2 BW.", "Het betreft artikel 365 lid 1 aanhef en onder b "
+         "boek 2 BW, nu 3 jaren verstreken zijn.", "artikel 365 lid 3"),
         ("De termijn is vier maanden.", "De termijn bedraagt 3 maanden.", "vier"),
         ("Het bedrag is ƒ 50.000.", "Toegewezen wordt 50.000 euro.", "ƒ 50.000"),
         ("De rechtbank Utrecht oordeelt.", "De rechtbank Amsterdam oordeelt.", "Utrecht"),
