@@ -40,6 +40,10 @@ log = logging.getLogger("ewall.limits")
 # Longer than any gate call runs (the per-call caps bound its work), short enough that a slot
 # of a process that died frees itself within minutes.
 SLOT_LEASE_S = 600.0
+# A search ends within its statement timeout (15 s) and its wait for the encoder: a search
+# slot of a process that died frees itself within a minute (with the gates' lease, one
+# process killed during an agent's eight searches locked that person out for ten minutes).
+SEARCH_SLOT_LEASE_S = 60.0
 SWEEP_EVERY = 64
 SWEEP_BATCH = 500
 CHECK_TIMEOUT_MS = 2_000
@@ -85,6 +89,7 @@ class PersonLimiter:
         limit: int,
         *,
         budget: tuple[str, int] | None = None,
+        lease_s: float = SLOT_LEASE_S,
     ) -> Iterator[None]:
         """Hold one of ``limit`` in-flight slots of ``person_id`` for ``family``, and pay one
         from ``budget`` (name, per minute) in the same transaction: a call refused for
@@ -92,9 +97,7 @@ class PersonLimiter:
         holder = str(uuid.uuid4())
         refused: RateLimited | None = None
         with self._database.engine.connect() as conn, conn.begin() as transaction:
-            if not repo.take_slot(
-                conn, family, person_id, holder, limit, SLOT_LEASE_S, self._now()
-            ):
+            if not repo.take_slot(conn, family, person_id, holder, limit, lease_s, self._now()):
                 refused = _in_progress(family, limit)
             elif budget is not None:
                 refused = self._spent(conn, person_id, [(budget[0], 1, budget[1])])
@@ -147,7 +150,13 @@ class PersonLimiter:
         two processes)."""
         with (
             self.local_slot("search", person_id, in_flight),
-            self.slot("search", person_id, in_flight, budget=("searches", per_minute)),
+            self.slot(
+                "search",
+                person_id,
+                in_flight,
+                budget=("searches", per_minute),
+                lease_s=SEARCH_SLOT_LEASE_S,
+            ),
         ):
             yield
 

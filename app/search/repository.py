@@ -128,9 +128,12 @@ def _operator(typed: str) -> str:
 _CODE = r"(?P<code>BW|Awb|Burgerlijk\s+Wetboek|Algemene\s+wet\s+bestuursrecht)\b"
 _REF = r"\d{1,2}:\d{1,4}[a-z]?"
 _BOOK_ARTICLE = re.compile(r"(?<![\w:.])(\d{1,2}):(\d{1,4}[a-z]?)(?![\w:])", re.IGNORECASE)
-# "art. 6.162 BW": a dot for the colon, read only beside the code itself (other laws number
-# "artikel 3.2", and a dotted number is often an amount)
-_BOOK_DOT_ARTICLE = re.compile(r"(?<![\w:.,])(\d{1,2})\.(\d{1,4}[a-z]?)(?![\w:.,])", re.IGNORECASE)
+# "art. 6.162 BW": a dot for the colon, read only right after "art." and beside the code
+# itself (other laws number "artikel 3.2", and a dotted number is often an amount: a review
+# read "boete van 4.500 en 6:162 BW" and "BW 12.500 euro" as articles)
+_BOOK_DOT_ARTICLE = re.compile(
+    r"\bart(?:ikel|t)?\.?\s*+(\d{1,2})\.(\d{1,4}[a-z]?)(?![\w:.,])", re.IGNORECASE
+)
 # Possessive repeats (Python 3.11): each piece of a citation can be read one way only, so a
 # question of many "lid 2"s fails at once instead of trying every split of its spaces (a
 # review: 151 characters took 7 s).

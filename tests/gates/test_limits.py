@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from app.errors import RateLimited
 from app.gates import grounding
 from app.gates.judge import Calibration
-from app.limits import SLOT_LEASE_S, PersonLimiter
+from app.limits import SEARCH_SLOT_LEASE_S, SLOT_LEASE_S, PersonLimiter
 from tests.conftest import DbHandle, Tokens
 from tests.fakes.rechtspraak import FakeRechtspraak
 from tests.gates.conftest import GateClient
@@ -263,6 +263,15 @@ def test_searches_in_flight_are_counted_across_two_processes(gate_client: GateCl
             pass
         assert spent.value.details["scope"] == "searches"
         assert second.in_flight("search", ALICE) == 1
+    # a process that dies in its searches frees its slots within a minute, not the gates' ten
+    carol = "carol@firm.nl"
+    held = first.search(carol, 1, 100)
+    held.__enter__()
+    with pytest.raises(RateLimited), second.search(carol, 1, 100):
+        pass
+    second.clock = lambda: 1000.0 + SEARCH_SLOT_LEASE_S + 1
+    with second.search(carol, 1, 100):
+        pass
 
 
 def test_spent_budgets_that_refilled_and_ended_slots_are_swept(

@@ -168,6 +168,9 @@ def test_a_statute_citation_in_another_form_is_read_as_the_citation(
     # an amount)
     assert not any(lexeme.startswith("art3x2") for lexeme in _lexemes(db, "artikel 3.2 Wet IB"))
     assert not any(lexeme.startswith("art6x162") for lexeme in _lexemes(db, "€ 6.162 schade"))
+    # nor an amount beside a citation or the code (a review)
+    assert "art4x500bw" not in _lexemes(db, "boete van 4.500 en 6:162 BW")
+    assert "art12x500bw" not in _lexemes(db, "schade BW 12.500 euro")
     # a time or a score is no citation
     with db.database.engine.connect() as conn:
         analysis = analyze_configured(
