@@ -382,6 +382,19 @@ BEGIN
 END
 $$;
 
+-- FUNCTION public ewall_court_family(text)
+
+CREATE FUNCTION public.ewall_court_family(court text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT CASE WHEN c IN ('HR', 'HOGE RAAD') THEN 'HR'
+                WHEN c IN ('ABRVS', 'ABRS', 'RVS', 'RAAD VAN STATE') THEN 'RVS'
+                WHEN c IN ('HOF', 'GERECHTSHOF') OR c ~ '^GH[A-Z]' THEN 'GH'
+                WHEN c IN ('RB', 'RECHTBANK', 'KTR', 'KANTONRECHTER') OR c ~ '^RB[A-Z]' THEN 'RB'
+                ELSE c END
+    FROM (SELECT upper(replace(court, '.', '')) AS c) AS t
+$$;
+
 -- FUNCTION public ewall_cut_lexemes(tsvector, integer)
 
 CREATE FUNCTION public.ewall_cut_lexemes(tsv tsvector, keep integer) RETURNS tsvector
@@ -441,6 +454,8 @@ CREATE FUNCTION public.ewall_document_names(title text, external_id text, metada
              regexp_matches(upper(v.value),
                             '(?<![A-Z0-9.-])([A-Z][A-Z.-]{0,15}) ?([0-9]{4}) ?(?:[/,]|,? NR\.?) ?'
                             || '([0-9]+(?:\.[0-9]+)*[A-Z]?)(?![0-9A-Z])', 'g') AS m
+    ), courts AS (
+        SELECT DISTINCT public.ewall_court_family(split_part(ecli, ':', 3)) AS court FROM eclis
     )
     SELECT ARRAY(SELECT ecli FROM eclis
                  UNION
@@ -449,6 +464,8 @@ CREATE FUNCTION public.ewall_document_names(title text, external_id text, metada
                  SELECT place FROM places
                  UNION
                  SELECT 'ZN:' || zn FROM cases
+                 UNION
+                 SELECT 'ZC:' || court || ':' || zn FROM courts, cases
                  ORDER BY 1)
 $_$;
 
@@ -1074,8 +1091,11 @@ CREATE FUNCTION public.ewall_question_names(question text) RETURNS text[]
                     UNION ALL
                     -- case numbers, after the names above (their own pass: "nr." also ends
                     -- a journal citation, which the pass above reads)
-                    SELECT 'ZN:' || public.ewall_case_number(
-                               regexp_replace(coalesce(c.x[1], c.x[2], c.x[3], c.x[4], c.x[5]),
+                    SELECT CASE WHEN coalesce(c.x[5], c.x[7]) IS NULL THEN 'ZN:'
+                                ELSE 'ZC:' || public.ewall_court_family(coalesce(c.x[4], c.x[6]))
+                                     || ':' END
+                           || public.ewall_case_number(
+                               regexp_replace(coalesce(c.x[1], c.x[2], c.x[3], c.x[5], c.x[7]),
                                               '[_-]', '/', 'g')),
                            1000 + c.pos
                     FROM regexp_matches(
@@ -1086,12 +1106,12 @@ CREATE FUNCTION public.ewall_question_names(question text) RETURNS text[]
                              || '|(?<![0-9A-Z./-])C/([0-9]{2}/[0-9]{5,7})(?![0-9/.-])'
                              -- after a court, its place and a date: "nr." and a number, or
                              -- a date and a number with a slash
-                             || '|(?<![A-Z0-9])(?:HR|HOGE RAAD|CRVB|CBB|ABRVS|ABRS|RVS|HOF|GH[A-Z]{0,4}|RB|RECHTBANK|KTR|KANTONRECHTER)\.?(?: [A-Z''-]+){0,3}?(?:[ ,]+[0-9]{1,2}(?: (?:JANUARI|FEBRUARI|MAART|APRIL|MEI|JUNI|JULI|AUGUSTUS|SEPTEMBER|OKTOBER|NOVEMBER|DECEMBER) |-[0-9]{1,2}-)[0-9]{4})?[ ,]*'
+                             || '|(?<![A-Z0-9])(HR|HOGE RAAD|CRVB|CBB|ABRVS|ABRS|RVS|RAAD VAN STATE|HOF|GERECHTSHOF|RB|RECHTBANK|KTR|KANTONRECHTER)\.?(?: [A-Z''-]+){0,3}?(?:[ ,]+[0-9]{1,2}(?: (?:JANUARI|FEBRUARI|MAART|APRIL|MEI|JUNI|JULI|AUGUSTUS|SEPTEMBER|OKTOBER|NOVEMBER|DECEMBER) |-[0-9]{1,2}-)[0-9]{4})?[ ,]*'
                              || '(?:NR\.?|NO\.?|NUMMER) *([0-9]+(?:[./_-][0-9]+)*)(?![0-9])'
-                             || '|(?<![A-Z0-9])(?:HR|HOGE RAAD|CRVB|CBB|ABRVS|ABRS|RVS|HOF|GH[A-Z]{0,4}|RB|RECHTBANK|KTR|KANTONRECHTER)\.?(?: [A-Z''-]+){0,3}?(?:[ ,]+[0-9]{1,2}(?: (?:JANUARI|FEBRUARI|MAART|APRIL|MEI|JUNI|JULI|AUGUSTUS|SEPTEMBER|OKTOBER|NOVEMBER|DECEMBER) |-[0-9]{1,2}-)[0-9]{4})[ ,]+'
-                             || '([0-9]{2,4}/[0-9]{3,7})(?![0-9/])',
+                             || '|(?<![A-Z0-9])(HR|HOGE RAAD|CRVB|CBB|ABRVS|ABRS|RVS|RAAD VAN STATE|HOF|GERECHTSHOF|RB|RECHTBANK|KTR|KANTONRECHTER)\.?(?: [A-Z''-]+){0,3}?(?:[ ,]+[0-9]{1,2}(?: (?:JANUARI|FEBRUARI|MAART|APRIL|MEI|JUNI|JULI|AUGUSTUS|SEPTEMBER|OKTOBER|NOVEMBER|DECEMBER) |-[0-9]{1,2}-)[0-9]{4})[ ,]+'
+                             || '([0-9]{2,4}/[0-9]{3,7}|[0-9]{6,12}/[0-9]{1,3})(?![0-9])',
                              'g') WITH ORDINALITY AS c (x, pos)
-                    WHERE length(regexp_replace(coalesce(c.x[1], c.x[2], c.x[3], c.x[4], c.x[5]),
+                    WHERE length(regexp_replace(coalesce(c.x[1], c.x[2], c.x[3], c.x[5], c.x[7]),
                                                 '[^0-9]', '', 'g'))
                           >= 4) AS f
               GROUP BY f.name) AS n
