@@ -45,6 +45,7 @@ _STOPWORD_TEXT = """
     daarmee daarom daarop daarvan daarnaast dergelijk dergelijke evenmin geenszins nergens
     allerminst ieder iedere elk elke zulks zulk zulke eerder thans alsnog aldus ingevolge
     krachtens overeenkomstig blijkens gelet omtrent betreffende inzake per via nimmer
+    volgens
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
@@ -538,6 +539,13 @@ def document_facts(title: str) -> FactIndex | None:
     decision: "ECLI:NL:HR:1994:AA3004 (Hoge Raad, 1994-11-09)"): every passage of the chunk
     holds it too, as the search result showed it beside the chunk. None for no title."""
     return index_facts(title) if title.strip() else None
+
+
+def title_stems(document: FactIndex | None) -> set[str]:
+    """The content words of a document's title, stemmed (``document_facts``)."""
+    if document is None:
+        return set()
+    return {stem(w) for w in document.words if w not in STOPWORDS}
 
 
 def with_document(held: FactIndex, document: FactIndex | None) -> FactIndex:

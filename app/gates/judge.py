@@ -25,6 +25,7 @@ A sentence is supported when one passage of a returned chunk holds it:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +42,10 @@ from app.gates.evidence import (
     misbound_facts,
     missing_facts,
     split_markers,
+    stem,
+    title_stems,
     with_document,
+    words,
 )
 from app.gates.negation import compound_swap, negation_mismatch_words, negation_words
 from app.gates.passages import ChunkPassages
@@ -124,10 +128,12 @@ class _Passages:
         self.owner: list[int] = []
         self.local: list[int] = []
         vectors = []
+        titles: list[set[str]] = []
         vocabulary: dict[str, int] = {}
         stem_rows: list[list[int]] = []
         for c, chunk in enumerate(self.chunks):
             vectors.append(chunk.passages.vectors)
+            titles.append(title_stems(chunk.document))
             for p, stems in enumerate(chunk.passages.stems):
                 self.owner.append(c)
                 self.local.append(p)
@@ -139,6 +145,16 @@ class _Passages:
         for column, row in enumerate(stem_rows):
             self.incidence[row, column] = 1.0
         self.owner_array = np.asarray(self.owner, dtype=np.int64)
+        # A name the sentence gives is held by every passage whose document's title holds
+        # it: "Volgens de Hoge Raad ..." names the decision's own court, which its reasons
+        # never write (a check of 2026-12-06: such attributions cost faithful paraphrases
+        # their support). Only names: a court's name holds words ("Centrale Raad van
+        # Beroep") that in lower case are content of their own.
+        self.titled: dict[str, npt.NDArray[np.float32]] = {}
+        for stem_ in set().union(*titles) if titles else set():
+            self.titled[stem_] = np.asarray(
+                [stem_ in titles[c] for c in self.owner], dtype=np.float32
+            )
         # the proper names of all the returned chunks: a sentence that opens with one must
         # find it in its supporting passage
         self.names: frozenset[str] = frozenset().union(*(c.passages.names for c in self.chunks))
@@ -171,12 +187,18 @@ class _Passages:
             held = self._outcomes[i] = held_outcomes(words)
         return held
 
-    def containment(self, stems: set[str]) -> npt.NDArray[np.float32]:
-        rows = [self.vocabulary[s] for s in stems if s in self.vocabulary]
+    def containment(self, stems: set[str], names: AbstractSet[str] = frozenset()) -> Matrix:
+        """Per passage, the share of ``stems`` it holds; a stem among ``names`` (the
+        sentence's names) is held by its document's title too."""
         if not stems:
             return np.zeros(len(self), dtype=np.float32)
-        held: npt.NDArray[np.float32] = self.incidence[rows].sum(axis=0) / len(stems)
-        return held
+        titled = [s for s in stems if s in names and s in self.titled]
+        rows = [self.vocabulary[s] for s in stems if s in self.vocabulary and s not in titled]
+        held: Matrix = self.incidence[rows].sum(axis=0)
+        for s in titled:
+            own = self.incidence[self.vocabulary[s]] if s in self.vocabulary else 0.0
+            held = held + np.maximum(own, self.titled[s])
+        return np.asarray(held / len(stems), dtype=np.float32)
 
 
 @dataclass
@@ -264,7 +286,8 @@ def judge_sentences(
             )
             continue
         facts = extract_facts(core)
-        lexical = passages.containment(content_stems(core, facts))
+        names = {stem(w) for f in facts if f.kind == "name" for w in words(f.text)}
+        lexical = passages.containment(content_stems(core, facts), names)
         cosine = passages.vectors @ sentence_vectors[i]
         scores = np.asarray(weight * lexical + (1.0 - weight) * cosine, dtype=np.float32)
         opener = leading_name(core, passages.names)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from app.gates.evidence import document_facts
 from app.gates.judge import Calibration, ReturnedChunk, SentenceResult, judge_sentences
 from app.gates.negation import negation_words
 from app.gates.passages import build_passages, chunk_sentences
@@ -287,3 +288,29 @@ def test_an_outcome_a_passage_negates_or_only_names_is_no_support(answer: str, c
     "slaagkans", "faalangst" held an outcome)."""
     (verdict,) = judge_in(chunk, [answer])
     assert not verdict.supported, (answer, chunk)
+
+
+def _judge_titled(chunk: str, title: str, sentences: list[str]) -> list[SentenceResult]:
+    parts = chunk_sentences(chunk)
+    passages = build_passages(parts, np.zeros((len(parts), 4), dtype=np.float32))
+    returned = [ReturnedChunk("c1", 1, passages, document_facts(title))]
+    vectors = np.zeros((len(sentences), 4), dtype=np.float32)
+    return judge_sentences(sentences, vectors, returned, 1, Calibration(0.8, 1.0))
+
+
+def test_the_court_named_as_the_source_is_held_by_the_title_and_no_other_word() -> None:
+    """A check of 2026-12-06: "Volgens de Hoge Raad ..." cost faithful paraphrases their
+    support, since a decision's reasons never name the court that gives them. A name the
+    sentence gives is held by the document's title; a word of the title the sentence uses
+    in lower case is content of its own ("beroep" beside "Centrale Raad van Beroep")."""
+    chunk = "De heffing wordt verlaagd met de afgevoerde mest van het heffingstijdvak zelf."
+    supreme = "ECLI:NL:HR:1995:AA3120 (Hoge Raad, 1995-09-27)"
+    said = "Volgens de Hoge Raad wordt de heffing verlaagd met de afgevoerde mest."
+    assert _judge_titled(chunk, supreme, [said])[0].supported
+    assert not _judge_titled(chunk, "ECLI:NL:CRVB:2013:1 (Centrale Raad van Beroep)", [said])[
+        0
+    ].supported  # another court: the name is not held
+    appeal = "Het beroep verlaagt de heffing met de mest."
+    assert not _judge_titled(
+        chunk, "ECLI:NL:CRVB:2013:1 (Centrale Raad van Beroep, 2013-05-21)", [appeal]
+    )[0].supported
