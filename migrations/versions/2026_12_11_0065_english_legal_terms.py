@@ -20,6 +20,7 @@ inventiviteit, objection / objectief, negligence / negligeren). 109 terms.
 
 from collections.abc import Sequence
 
+import sqlalchemy as sa
 from alembic import op
 
 revision: str = "20261211_0065"
@@ -139,32 +140,18 @@ ENGLISH_TERMS: tuple[tuple[str, str], ...] = (
     ("notary", "notaris"),
 )
 
-DOWNGRADE = "DELETE FROM search_synonyms WHERE created_by = 'ewall-starter-en'"
-
-
-def _run(statement: str) -> None:
-    driver = op.get_bind().connection.driver_connection
-    if driver is None:
-        raise RuntimeError("no driver connection")
-    with driver.cursor() as cur:
-        cur.execute(statement)
-
 
 def upgrade() -> None:
-    values = ", ".join(
-        "('"
-        + term.replace("'", "''")
-        + "', '"
-        + dutch.replace("'", "''")
-        + "', 'ewall-starter-en')"
-        for term, dutch in ENGLISH_TERMS
-    )
-    _run(
-        "INSERT INTO search_synonyms (term, synonym, created_by) VALUES "
-        + values
-        + " ON CONFLICT (term, synonym) DO NOTHING"
+    op.get_bind().execute(
+        sa.text(
+            "INSERT INTO search_synonyms (term, synonym, created_by) "
+            "SELECT t.term, t.synonym, 'ewall-starter-en' "
+            "FROM unnest(CAST(:terms AS text[]), CAST(:dutch AS text[])) AS t (term, synonym) "
+            "ON CONFLICT (term, synonym) DO NOTHING"
+        ),
+        {"terms": [t for t, _ in ENGLISH_TERMS], "dutch": [d for _, d in ENGLISH_TERMS]},
     )
 
 
 def downgrade() -> None:
-    _run(DOWNGRADE)
+    op.execute("DELETE FROM search_synonyms WHERE created_by = 'ewall-starter-en'")
