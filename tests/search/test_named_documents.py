@@ -116,6 +116,8 @@ def test_a_case_number_names_the_decision_it_was_given(firm: Firm, db: DbHandle)
         # the Central Appeals Tribunal's (the fixture's titles are all the Supreme Court's)
         ("dms-M-1-3", '["AWB - 13 _ 7992", "12-2272 WWB-G"]', "ECLI:NL:CRVB:2013:1886"),
         ("dms-M-1-4", '["C/13/654321 / HA ZA 18-1234", "12/2019"]', None),
+        # the Council of State's Administrative Jurisdiction Division's
+        ("dms-M-1-5", '["201805678/1/A2"]', "ECLI:NL:RVS:2019:1313"),
         # a court of appeal's decision with the Supreme Court one's number
         ("dms-M-1-0", '["30460"]', "ECLI:NL:GHAMS:1994:1"),
     ):
@@ -147,6 +149,7 @@ def test_a_case_number_names_the_decision_it_was_given(firm: Firm, db: DbHandle)
         ("CRvB 21-05-2013, 12/2272 WWB-G", "dms-M-1-3"),
         # the court is the one named, not another with the same number (a review)
         ("Hof Amsterdam 3 mei 1994, nr. 30460", "dms-M-1-0"),
+        ("ABRvS 24 april 2019, 201805678/1/A2", "dms-M-1-5"),
     ):
         found, ranks = first(firm, query)
         assert found in (expected if isinstance(expected, set) else {expected}), query
