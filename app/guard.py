@@ -313,28 +313,31 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
+def _content_type(scope: Scope) -> bytes | None:
+    """The request's Content-Type, lower case; None without one."""
+    for name, value in scope.get("headers", ()):
+        if name == b"content-type":
+            return bytes(value).lower()
+    return None
+
+
 def _undecodable_form(scope: Scope, body: bytes) -> str | None:
     """The field of a posted form that is not UTF-8, "form" for a multipart body that is not
     (no route takes a file: the parser read such bytes as Latin-1, a title nobody typed)."""
-    for name, value in scope.get("headers", ()):
-        if name == b"content-type":
-            kind = value.lower()
-            if kind.startswith(b"application/x-www-form-urlencoded"):
-                return _undecodable_field(body, "form")
-            if kind.startswith(b"multipart/form-data"):
-                try:
-                    body.decode("utf-8")
-                except UnicodeDecodeError:
-                    return "form"
-            return None
+    kind = _content_type(scope) or b""
+    if kind.startswith(b"application/x-www-form-urlencoded"):
+        return _undecodable_field(body, "form")
+    if kind.startswith(b"multipart/form-data"):
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError:
+            return "form"
     return None
 
 
 def _is_json(scope: Scope) -> bool:
-    for name, value in scope.get("headers", ()):
-        if name == b"content-type":
-            return b"json" in value.lower()
-    return True  # FastAPI parses a body without a content type as JSON too
+    kind = _content_type(scope)
+    return kind is None or b"json" in kind  # FastAPI parses a body without a type as JSON
 
 
 def _body_nul_field(body: bytes) -> str | None:

@@ -139,9 +139,11 @@ class _SyncRun:
         self.errors += 1
         self.pipeline.record_error(self.run, self.source, external_id, reason, details)
 
-    def delete(self, external_id: str, reason: str, container: str | None = None) -> None:
-        if self.pipeline.delete(self.run, self.source, external_id, reason):
+    def delete(self, external_id: str, reason: str, container: str | None = None) -> bool:
+        deleted = bool(self.pipeline.delete(self.run, self.source, external_id, reason))
+        if deleted:
             self.deleted_one(external_id, reason, container)
+        return deleted
 
     def deleted_one(self, external_id: str, reason: str, container: str | None) -> None:
         """The report's share of a removal the pipeline made."""
@@ -239,9 +241,7 @@ class _SyncRun:
             self.count(item.container, "seen")
         if item.external_id and item.gone:
             reason = f"deleted at source: {item.reason}"
-            if self.pipeline.delete(self.run, self.source, item.external_id, reason):
-                self.deleted_one(item.external_id, reason, item.container)
-            else:  # listed, then gone before it was ever read: the report says so too
+            if not self.delete(item.external_id, reason, item.container):  # never stored
                 self.count(item.container, "gone")
                 if len(self.gone_unstored) < _LISTED_MAX:
                     self.gone_unstored.append({"external_id": item.external_id,
