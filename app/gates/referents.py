@@ -185,6 +185,13 @@ def _negated_before(clause: Sequence[str], i: int) -> bool:
     return bool({"niet", "geen"} & set(clause[max(0, i - 3) : i]))
 
 
+def _based_on(clause: Sequence[str], i: int) -> bool:
+    """Whether word ``i`` is "gegrond op" (based on), no outcome: "Het hof heeft dit
+    oordeel gegrond op ..." (a check of 2026-12-06: it held "het middel werd gegrond
+    verklaard")."""
+    return clause[i] == "gegrond" and clause[i + 1 : i + 2] == ["op"]
+
+
 def _particle(clause: Sequence[str], i: int) -> int | None:
     """The outcome the particle after the split verb at ``i`` gives it ("af", "toe")."""
     return next((_PARTICLE[w] for w in clause[i + 1 :] if w in _PARTICLE), None)
@@ -196,8 +203,8 @@ def stated_outcomes(words: Sequence[str]) -> list[tuple[str, int]]:
     stated: list[tuple[str, int]] = []
     for clause in _clauses(words):
         for i, word in enumerate(clause):
-            found = _STATED.get(word)
-            if word == "gegrond" and _negated_before(clause, i):
+            found = None if _based_on(clause, i) else _STATED.get(word)
+            if found is not None and word == "gegrond" and _negated_before(clause, i):
                 found = _FAILURE  # "zijn niet gegrond"
             if found is not None:
                 stated.append((word, found))
@@ -219,7 +226,7 @@ def held_outcomes(words: Sequence[str]) -> set[int]:
     for clause in _clauses(words):
         negated = "niet" in clause or "geen" in clause
         for i, word in enumerate(clause):
-            found = outcome(word)
+            found = None if _based_on(clause, i) else outcome(word)
             # "niet-ontvankelijk" stays: its "niet" is the negation check's
             if found not in (None, _ADMISSIBLE) and _negated_before(clause, i):
                 found = _FAILURE if word.startswith("gegrond") else None

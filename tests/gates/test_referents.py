@@ -217,6 +217,20 @@ def test_words_that_only_begin_like_an_outcome_hold_none() -> None:
     assert _held("Het hof wijst erop dat de termijn is verstreken.") == set()
 
 
+def test_based_on_is_no_outcome() -> None:
+    """A check of 2026-12-06: "Het Hof heeft dit oordeel gegrond op ..." (based on) held
+    success, and an invented "het middel werd gegrond verklaard" passed beside it."""
+    chunk = (
+        "Het Hof heeft dit oordeel gegrond op de in de punten 4.2 tot en met 4.4 van zijn "
+        "uitspraak vermelde overwegingen. Tegen voormeld oordeel keert zich middel I."
+    )
+    assert _held(chunk) == set()
+    assert stated_outcomes(negation_words("Het oordeel is gegrond op de feiten.")) == []
+    (verdict,) = judge_in(chunk, ["Middel I, dat zich tegen dit oordeel keert, is gegrond."])
+    assert ("fact_mismatch", "gegrond") in [(r.kind, r.detail) for r in verdict.reasons]
+    assert outcome("slaagt") in _held("Het middel is gegrond. Op dit punt beslist de HR.")
+
+
 def test_a_split_verb_in_an_answer_states_its_outcome() -> None:
     """ "De rechtbank wijst het verzoek toe" where the chunk says "wijst ... af" passed: the
     answer's split verb was no outcome word."""
