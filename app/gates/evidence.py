@@ -139,7 +139,13 @@ _MARKER = re.compile(_MARKER_TEXT)
 _WORD = re.compile(r"[a-z]+")
 _MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
 _ECLI = re.compile(r"\bECLI:[A-Z]{2}:[A-Z0-9]{1,7}:\d{4}:[A-Z0-9.]{1,25}[A-Z0-9]", re.I)
-_ARTICLE = re.compile(r"\b(?:artikelen|artikel|artt?\.?)\s*(\d+[a-z]?(?:[:.]\d+[a-z]?)*)", re.I)
+# An article's number; its letter may stand after a space ("artikel 32 d", "art. 3 a" are
+# 32d and 3a), when it is one lower-case letter alone: not the word after the number
+# ("artikel 3 van", "artikel 6 en 7", "artikel 3 lid 2"), an abbreviation ("art. 3 e.v.",
+# "c.q.") or "t/m".
+_LETTER = r"(?:[a-z]|[ \u00a0](?-i:[a-z])(?![\w/’'-]|\.\w))?"
+_ARTICLE_NUMBER = rf"(\d+{_LETTER}(?:[:.]\d+{_LETTER})*)"
+_ARTICLE = re.compile(r"\b(?:artikelen|artikel|artt?\.?)\s*" + _ARTICLE_NUMBER, re.I)
 # An article's paragraph and item, as decisions write them: "artikel 15, lid 2, letter b",
 # "art. 365 lid 1 aanhef en onder c", "artikel 15, tweede lid, sub b". A check of 2026-12-06
 # changed "letter b" to "letter c" and "lid 2" to "lid 3": the article number held, the
@@ -151,7 +157,7 @@ _PART = (
     r"|aanhef(?:\s+en)?|(?:letter|onder|sub|onderdeel)\s*(?P<item>[a-z](?![\w-])|\d+[a-z]?))"
 )
 _ARTICLE_PARTS = re.compile(
-    r"\b(?:artikel|artt?\.?)\s*(\d+[a-z]?(?:[:.]\d+[a-z]?)*)((?:[\s,]+" + _PART + r")+)", re.I
+    r"\b(?:artikel|artt?\.?)\s*" + _ARTICLE_NUMBER + r"((?:[\s,]+" + _PART + r")+)", re.I
 )
 _ONE_PART = re.compile(_PART, re.I)
 _DATE_WORDS = re.compile(
@@ -325,9 +331,7 @@ def extract_facts(text: str, *, skip_first_word: bool = True) -> list[Fact]:
     )
     rest = take(_PERCENT, rest, lambda m: Fact("percent", _number(m.group(1)), m.group(0)))
     facts.extend(_article_parts(rest))
-    rest = take(
-        _ARTICLE, rest, lambda m: Fact("article", m.group(1).lower().replace(".", ":"), m.group(0))
-    )
+    rest = take(_ARTICLE, rest, lambda m: Fact("article", _article_number(m.group(1)), m.group(0)))
     rest = take(
         _CASE_NUMBER,
         rest,
@@ -356,6 +360,11 @@ def extract_facts(text: str, *, skip_first_word: bool = True) -> list[Fact]:
     return facts
 
 
+def _article_number(written: str) -> str:
+    """An article's number as a fact: "6:162", "32d" for "32 d", "3:2" for "3.2"."""
+    return re.sub(r"\s", "", written).lower().replace(".", ":")
+
+
 def _article_parts(text: str) -> list[Fact]:
     """An "article_part" fact per article cited with its paragraph or item: "15|2|b" for
     "artikel 15, lid 2, letter b" (an empty field for a part not named)."""
@@ -368,7 +377,7 @@ def _article_parts(text: str) -> list[Fact]:
             elif part["item"]:
                 item = item or part["item"].lower()
         if lid or item:
-            article = m.group(1).lower().replace(".", ":")
+            article = _article_number(m.group(1))
             out.append(Fact("article_part", f"{article}|{lid}|{item}", m.group(0), m.span()))
     return out
 

@@ -80,6 +80,8 @@ _ABBREVIATIONS = frozenset(
         "mevr",
         "mw",
         "ds",
+        "jhr",
+        "jkvr",
         "jr",
         "sr",
         # common Dutch abbreviations
@@ -164,6 +166,45 @@ _SENTENCE_FINAL = frozenset({"etc", "enz", "e.d", "e.a", "e.v", "c.s", "lid", "v
 # follows them ("EUR. 300")
 _BEFORE_AN_AMOUNT = frozenset({"eur", "nlg", "f", "ƒ"})
 _COMPANY_FORMS = frozenset({"B.V.", "N.V.", "C.V.", "V.O.F.", "U.A.", "S.A."})
+# the advocate- and procurator-general before their names ("de A.-G. Wattel concludeert")
+_TITLES = frozenset({"A.-G.", "P.-G."})
+# After a company form or one of those titles a capitalised word is as often a name or a
+# place ("Jansen B.V. Amsterdam", "Acme B.V. (Acme) stelt", "de A.-G. Wattel") as the start
+# of a sentence ("... aan Acme B.V. Het hof ..."). A wrong split judges two stumps, each a
+# false alarm (and a name at a stump's start no longer counts as a name fact); a wrong
+# non-split joins two sentences, and an invented one joined to a copied one may pass with
+# it (see _answer_blocks), though the joined sentence's facts must all still be held. So
+# neither always: a sentence ends there only before a word that typically opens a Dutch
+# sentence (below), a number or "'s"; before any other capitalised word it goes on. After
+# a title a surname's particles before a capital are the name ("A.-G. De Bock", "P.-G.
+# Van den Berge"), so "... van de A.-G. De Hoge Raad ..." stays one sentence too.
+_SENTENCE_STARTERS = frozenset((
+    "de", "het", "een", "dit", "dat", "deze", "die", "dergelijke", "zo'n", "zulke", "elk",
+    "elke", "ieder", "iedere", "alle", "beide", "geen", "veel", "vele", "sommige", "enkele",
+    "andere", "ik", "je", "jij", "u", "hij", "zij", "ze", "wij", "we", "men", "mijn", "uw",
+    "zijn", "haar", "ons", "onze", "hun", "iemand", "niemand", "niets", "iets", "alles", "wie",
+    "wat", "welk", "welke", "waar", "waarom", "hoe", "wanneer", "er", "daar", "hier",
+    "daarom", "daardoor", "daarbij", "daarnaast", "daarmee", "daarin", "daarvan", "daarop",
+    "daartoe", "daaruit", "daarentegen", "daarover", "daarna", "daarvoor", "hierbij",
+    "hierdoor", "hiermee", "hierin", "hiervan", "hierop", "hiertoe", "hieruit", "hierover",
+    "hiervoor", "hierna", "dan", "toen", "nu", "thans", "ook", "wel", "niet", "nog", "al",
+    "reeds", "echter", "bovendien", "verder", "vervolgens", "tevens", "evenmin", "eveneens",
+    "kortom", "aldus", "zo", "dus", "derhalve", "immers", "voorts", "overigens", "tenslotte",
+    "sindsdien", "inmiddels", "uiteindelijk", "eerst", "eerder", "later", "alleen", "pas",
+    "zowel", "mede", "blijkens", "anders", "uiteraard", "primair", "subsidiair", "in", "op",
+    "bij", "met", "voor", "na", "naar", "door", "uit", "over", "onder", "tegen", "om", "aan",
+    "van", "volgens", "tussen", "binnen", "buiten", "zonder", "namens", "ingevolge",
+    "krachtens", "overeenkomstig", "conform", "ondanks", "sinds", "tijdens", "wegens", "per",
+    "vanaf", "vanwege", "gelet", "gezien", "omtrent", "inzake", "ten", "ter", "tot", "als",
+    "indien", "nadat", "omdat", "hoewel", "terwijl", "doordat", "zodat", "mits", "tenzij",
+    "zodra", "voordat", "aangezien", "maar", "en", "of", "want", "noch", "zoals", "ja", "nee",
+    "eiser", "eiseres", "eisers", "gedaagde", "gedaagden", "verweerder", "verweerster",
+    "appellant", "appellante", "appellanten", "geïntimeerde", "verzoeker", "verzoekster",
+    "belanghebbende", "verdachte", "klager", "klaagster", "betrokkene", "partijen",
+    "the", "this", "these", "it", "they", "he", "she", "however", "therefore", "according",
+))  # fmt: skip
+_SURNAME_PARTICLES = frozenset({"de", "den", "der", "van", "ten", "ter"})
+_NEXT_WORD = re.compile(r"[^\W\d_][\w’'-]*")
 # "J.", "J.A.", "P.Th.", "Chr."
 _INITIALS = re.compile(r"(?:[A-Z](?:h|hr)?\.)+")
 _NUMBERING = re.compile(r"\d+(?:\.\d+)*")
@@ -188,6 +229,27 @@ def _starts_sentence(text: str, pos: int) -> bool:
         return True
     # "’s-Gravenhage", "'s Hofs oordeel"
     return bool(re.match(r"s[- ]", text[pos : pos + 2])) and pos > 0 and text[pos - 1] in "'’"
+
+
+def _opens_a_sentence(text: str, pos: int, *, title: bool) -> bool:
+    """Whether the capitalised word, number or quote at ``pos`` starts a sentence after a
+    company form or a title (see _SENTENCE_STARTERS), not a name that goes on with it."""
+    while pos < len(text) and text[pos] in _OPENERS:
+        pos += 1
+    word = _NEXT_WORD.match(text, pos)
+    if word is None or not word.group()[0].isupper():
+        return True  # a number, "'s Hofs oordeel"
+    if word.group().lower() not in _SENTENCE_STARTERS:
+        return False  # a name or a place: "Jansen B.V. Amsterdam", "de A.-G. Wattel"
+    if title and word.group().lower() in _SURNAME_PARTICLES:
+        # a surname's particles before a capital: "A.-G. De Bock", "P.-G. Van den Berge"
+        while word is not None and word.group().lower() in _SURNAME_PARTICLES:
+            pos = word.end()
+            while pos < len(text) and text[pos].isspace():
+                pos += 1
+            word = _NEXT_WORD.match(text, pos)
+        return word is None or not word.group()[0].isupper()
+    return True
 
 
 def _past_symbols(text: str, pos: int, most: int = 12) -> int:
@@ -226,7 +288,10 @@ def _is_boundary(text: str, start: int, match: re.Match[str], *, lower_case: boo
         return False
     if word.lower() in _BEFORE_AN_AMOUNT and text[after].isdigit():
         return False
-    if _INITIALS.fullmatch(word + ".") and word + "." not in _COMPANY_FORMS:
+    form = word.upper() + "."
+    if form in _COMPANY_FORMS or form in _TITLES:
+        return _opens_a_sentence(text, after, title=form in _TITLES)
+    if _INITIALS.fullmatch(word + "."):
         # an initial, unless an answer's bracket closes after it ("(bijlage B.) Het ...")
         return lower_case and match.group().rstrip().endswith((")", "]"))
     # a paragraph number at the start of the sentence ("3.4. De rechtbank ...")
