@@ -11,7 +11,8 @@
     ewall eval sets
     ewall eval starter          (loads the shipped starter set)
     ewall eval corpus           (loads the shipped sets corpus-nl and corpus-nl-heldout)
-    ewall eval grounding [--decisions N] [--retrievals N] [--seed N] [--write] [--json]
+    ewall eval grounding [--decisions N] [--retrievals N] [--seed N] [--weights W,...]
+                         [--write] [--json]
                                 (measures the grounding gate on a set built from the corpus)
 
 ``--queries/--qrels`` with ``--set NAME`` import into that set, replacing its queries;
@@ -146,6 +147,13 @@ def register(subparsers: Any) -> None:
     g.add_argument("--retrievals", type=_depth, default=60)
     g.add_argument("--seed", type=int, default=28)
     g.add_argument(
+        "--weights",
+        type=_weights,
+        default=None,
+        help="lexical weights to measure, e.g. 0.5,0.6,0.7,0.8,0.9,1 (default 1: containment "
+        "alone; a lower weight makes the gate run the encoder on every check)",
+    )
+    g.add_argument(
         "--write",
         action="store_true",
         help="store threshold and weight under the encoder's model id",
@@ -193,6 +201,13 @@ def _floats(value: str) -> list[float]:
         raise argparse.ArgumentTypeError("expected numbers separated by commas") from None
     if not out or any(not (math.isfinite(v) and v >= 0) for v in out):
         raise argparse.ArgumentTypeError("expected finite non-negative numbers")
+    return out
+
+
+def _weights(value: str) -> list[float]:
+    out = _floats(value)
+    if any(v > 1 for v in out):
+        raise argparse.ArgumentTypeError("expected weights from 0 to 1")
     return out
 
 
@@ -676,7 +691,7 @@ def cmd_grounding(args: argparse.Namespace, settings: Settings) -> int:
     import numpy as np
 
     from app.embeddings import Embedder
-    from app.gates.calibrate import Matrix, measure
+    from app.gates.calibrate import WEIGHTS, Matrix, measure
     from app.gates.calibration import store_calibration
 
     embedder = Embedder(settings)
@@ -708,6 +723,7 @@ def cmd_grounding(args: argparse.Namespace, settings: Settings) -> int:
             decisions=args.decisions,
             retrievals=args.retrievals,
             seed=args.seed,
+            weights=tuple(args.weights) if args.weights else WEIGHTS,
         )
     except ValueError as exc:
         return _fail(str(exc))
@@ -724,6 +740,7 @@ def cmd_grounding(args: argparse.Namespace, settings: Settings) -> int:
                     "seed": report["seed"],
                     "after": report["after"]["kinds"],
                     "before": report["before"]["kinds"],
+                    "heldout": report["heldout"].get("chosen", {}).get("kinds"),
                 },
             },
         )
@@ -756,8 +773,22 @@ def cmd_grounding(args: argparse.Namespace, settings: Settings) -> int:
     console.print(table)
     console.print(
         "flagged: share judged unsupported (for marker kinds: the marker reported); "
-        "faithful kinds (copied, reworded, marker_correct) should stay near 0."
+        "faithful kinds (copied, reworded, marker_correct, written paraphrases, summaries "
+        "and copies) should stay near 0."
     )
+    held = report["heldout"]
+    if held.get("chosen"):
+        table = Table(title=f"Held-out written answers ({held['sentences']} sentences)")
+        for col in ("kind", "n", "in use: flagged", "chosen: flagged"):
+            table.add_column(col, justify="left" if col == "kind" else "right")
+        for kind, entry in held["chosen"]["kinds"].items():
+            table.add_row(
+                kind,
+                str(entry["n"]),
+                _fmt(held["in_use"]["kinds"][kind]["flagged"]),
+                _fmt(entry["flagged"]),
+            )
+        console.print(table)
     if args.write:
         console.print(f"written to {report['written']}")
     return 0

@@ -8,9 +8,13 @@ import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from app.gates import calibrate
 from app.gates.calibrate import choose, measure
 from app.gates.calibration import calibration_for, store_calibration
+from app.gates.judge import Calibration, ReturnedChunk, judge_sentences
+from app.gates.passages import build_passages, chunk_sentences
 from app.settings import Settings
 from tests.fakes.rechtspraak import corpus_dir
 from tests.shared_data import require
@@ -19,6 +23,7 @@ from tests.shared_data import require
 def test_measure_labels_and_chooses(embedder: Any) -> None:
     corpus = corpus_dir()
     require((corpus / "rechtspraak" / "xml").exists(), "../shared/corpus (Rechtspraak)")
+    written = calibrate.load_written("dev")
     report = measure(
         lambda texts: embedder.embed_passages(texts, priority="bulk"),
         embedder.model_id,
@@ -27,9 +32,16 @@ def test_measure_labels_and_chooses(embedder: Any) -> None:
         retrievals=4,
         weights=(0.8, 1.0),
         thresholds=(0.7, 0.8, 0.9),
+        written={"dev": written[:2], "heldout": written[2:3]},
     )
     after = report["after"]["kinds"]
     assert {"copied", "reworded", "unrelated", "marker_wrong", "marker_out_of_range"} <= set(after)
+    # the written answers: measured (dev) and reported with the pair chosen (held-out)
+    assert {"written:paraphrase", "written:invented"} <= set(after)
+    held = report["heldout"]
+    assert held["sentences"] == len(written[2][1]) > 0
+    assert held["chosen"]["threshold"] == report["threshold"]
+    assert sum(e["n"] for e in held["chosen"]["kinds"].values()) == held["sentences"]
     assert after["copied"]["supported"] == 1.0
     assert after["marker_correct"]["supported"] == 1.0
     assert after["marker_out_of_range"]["recall"] == 1.0
@@ -71,3 +83,46 @@ def test_a_swapped_value_replaces_the_value_itself() -> None:
         "De boete bedraagt 9% en de wettelijke rente 4%.",
         "De boete bedraagt 14% en de wettelijke rente 9%.",
     }
+
+
+def test_the_shipped_calibration_holds_a_checker_s_own_words() -> None:
+    """Calibrated on answers written by checks (2026-12-06): containment alone at 0.7, where
+    0.8 judged about half of their faithful paraphrases unsupported. Two of them (0.71 and
+    0.75 of their content words held) are supported now; what they invent is not."""
+    chunk = (
+        "3.4. De middelen kunnen derhalve niet tot cassatie leiden. 4. Proceskosten De Hoge "
+        "Raad acht geen termen aanwezig voor een veroordeling in de proceskosten als bedoeld "
+        "in artikel 5a van de Wet administratieve rechtspraak belastingzaken. 5. Beslissing De "
+        "Hoge Raad verwerpt het beroep. Voor wat betreft het beroep op artikel 1 van de "
+        "Grondwet faalt het reeds hierom, omdat de onderhavige tijdvakken zijn gelegen vóór de "
+        "datum van inwerkingtreding van dit artikel."
+    )
+    faithful = [
+        "De Hoge Raad verwierp het cassatieberoep en zag geen reden voor een "
+        "proceskostenveroordeling.",
+        "Het beroep op artikel 1 van de Grondwet faalt al omdat de betrokken tijdvakken vóór "
+        "de inwerkingtreding van dat artikel liggen.",
+    ]
+    invented = [
+        "De Hoge Raad verwierp het cassatieberoep en zag geen reden voor een "
+        "proceskostenveroordeling op grond van artikel 7 van die wet.",
+        "Het beroep op artikel 14 van de Grondwet faalt al omdat de betrokken tijdvakken vóór "
+        "de inwerkingtreding van dat artikel liggen.",
+    ]
+    calibration = calibration_for(Settings().embedding_model)
+    assert calibration.lexical_weight == 1.0  # no vector read: zeros stand in for them
+    parts = chunk_sentences(chunk)
+    returned = [
+        ReturnedChunk("c1", 1, build_passages(parts, np.zeros((len(parts), 4), np.float32)))
+    ]
+    sentences = faithful + invented
+    results = judge_sentences(
+        sentences, np.zeros((len(sentences), 4), np.float32), returned, 1, calibration
+    )
+    assert [r.supported for r in results] == [True, True, False, False], [
+        (r.text, r.similarity, r.reasons) for r in results
+    ]
+    at_before = judge_sentences(
+        faithful, np.zeros((2, 4), np.float32), returned, 1, Calibration(0.8, 1.0)
+    )
+    assert not any(r.supported for r in at_before)  # what the calibration changed

@@ -154,9 +154,9 @@ def test_at_lexical_weight_one_nothing_is_encoded_and_nothing_changes(
     client: TestClient, auth: Tokens, retrieval: dict[str, Any], embedder: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Both measured encoders calibrate to containment alone (lexical weight 1): the cosine
-    is multiplied by 0, so the gate encodes nothing, and its verdicts, scores and evidence
-    are those of the encoded path (issue 28, cost)."""
+    """At containment alone (lexical weight 1, the calibration of an encoder without its
+    own entry) the cosine is multiplied by 0, so the gate encodes nothing, and its verdicts,
+    scores and evidence are those of the encoded path (issue 28, cost)."""
     results = retrieval["results"]
     pool = [s for r in results for s in sentences_of(r)]
     unrelated = next(s for s in split_sentences(decision_text(ELSEWHERE)) if usable(s))
@@ -169,6 +169,10 @@ def test_at_lexical_weight_one_nothing_is_encoded_and_nothing_changes(
         return real(texts, **kw)
 
     monkeypatch.setattr(embedder, "embed_passages", counted)
+    monkeypatch.setattr(
+        grounding, "calibration_for",
+        lambda model_id, override=None: Calibration(0.8, 1.0, "test"),
+    )
     lexical = ground(client, auth, retrieval["retrieval_id"], answer)
     assert calls == []
 
