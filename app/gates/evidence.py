@@ -348,8 +348,13 @@ def extract_facts(text: str, *, skip_first_word: bool = True) -> list[Fact]:
         folded = fold(word)
         if folded == "acht" and _VERB_ACHT.match(rest, m.end()):
             continue  # "acht het College", "acht de rechtbank aannemelijk": the verb
-        if folded in NUMBER_WORDS:
-            facts.append(Fact("number", NUMBER_WORDS[folded], word, m.span()))
+        # "een achttal overtredingen": a collective numeral is its number (a check of
+        # 2026-12-06 wrote "een tiental" for it, and it passed)
+        value = NUMBER_WORDS.get(folded) or (
+            NUMBER_WORDS.get(folded[:-3]) if folded.endswith("tal") else None
+        )
+        if value is not None:
+            facts.append(Fact("number", value, word, m.span()))
     first = re.search(r"[^\W\d_]", text)
     for m in _NAME.finditer(rest):
         if skip_first_word and first is not None and m.start() == first.start():

@@ -441,6 +441,21 @@ def test_acht_as_a_verb_is_no_number() -> None:
                    "Het hof acht een termijn van zes weken redelijk.") == ["acht"]
 
 
+def test_a_collective_numeral_is_its_number() -> None:
+    """A check of 2026-12-06: "een tiental overtredingen" passed against "een achttal"."""
+    passage = (
+        "De bestreden tuchtbeschikking betreft een achttal overtredingen ter zake waarvan "
+        "vier tuchtrechtelijke verklaringen zijn opgemaakt."
+    )
+    assert missing("De tuchtbeschikking betrof een tiental overtredingen.", passage) == [
+        "tiental"
+    ]
+    assert missing("De tuchtbeschikking betrof acht overtredingen.", passage) == []
+    assert missing("Het ging om een achttal overtredingen.", passage) == []
+    assert [f.value for f in extract_facts("Een twintigtal getuigen.")] == ["20"]
+    assert [f for f in extract_facts("Het totaal en het getal.") if f.kind == "number"] == []
+
+
 def test_proper_names_are_capitalised_inside_sentences_and_never_lower_case() -> None:
     names = proper_names(
         [
