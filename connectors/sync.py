@@ -353,10 +353,9 @@ class _SyncRun:
             if reason == _REVOKED:  # access: hidden now, deleted as the hold allows
                 self.hide(external_id, f"sweep: {reason}", None)
             elif external_id in self.present_unlisted:
-                # Present, but the complete listing skipped it (an offset that shifted under
-                # a deletion, a page a server dropped): its security was not read, so the
-                # access it was indexed with may be wider than the source's now. Hidden
-                # until a listing holds it again and reads it (fail closed; nothing deleted).
+                # Present, but the complete listing skipped it (a shifted offset, a dropped
+                # page): its security was not read, and the access it was indexed with may be
+                # wider than the source's now. Hidden until a listing reads it (fail closed).
                 self.hide(external_id, f"sweep: {_UNREAD}", None)
             if reason is not None:
                 container = self.container_of(external_id) or "?"
@@ -372,8 +371,7 @@ class _SyncRun:
             container = where or self.container_of(external_id) or "?"
             removals.setdefault(container, []).append((external_id, reason))
             listed[container] += 1
-        # How big each library/cabinet is: what the index knew of it before the sweep.
-        seen_by: Counter[str] = Counter()
+        seen_by: Counter[str] = Counter()  # per library/cabinet: what the index knew before
         for name, counts in self.containers.items():
             seen_by[name] += counts["seen"]
         total_known = len(seen) + len(candidates)
@@ -384,7 +382,9 @@ class _SyncRun:
                 seen_by[container] + len(items) - listed[container])
             share = len(items) / size if size else 1.0
             if share > self.sweep_max_fraction:
-                held.extend(items)
+                held.extend(items)  # a point check confirmed them (gone, moved): hidden now
+                for external_id, reason in items if self.caps.point_check else ():
+                    self.hide(external_id, f"sweep: {reason}", None)
                 held_containers[container] = {"would_remove": len(items), "of": size,
                                               "share": round(share, 4)}
                 self.count(container, "held", len(items))

@@ -96,7 +96,9 @@ def test_crawl_search_delete_at_source_sync_again(
     stored = client.get(f"/v1/ingest/runs/{report['run_id']}", headers=firm.h).json()
     assert stored["progress"]["sync"]["containers"] == report["sync"]["containers"]
     assert stored["held"][0]["external_id"] == "ACTIVE!1"
-    assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!1", "ACTIVE!2"}
+    # the point check confirmed it gone: hidden while its deletion waits (it was searchable)
+    assert _found(firm, "alice@firm.nl", "octrooiaanvraag") == {"ACTIVE!2"}
+    assert report["sync"]["containers"]["ACTIVE"]["hidden"] == 1
 
     # An admin confirms through the API (the service's settings point at this tenant).
     resources = client.app.state.resources  # type: ignore[attr-defined]

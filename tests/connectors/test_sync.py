@@ -519,7 +519,10 @@ def test_access_revoked_found_by_a_sweep_is_hidden_at_once_and_its_deletion_held
     held with the deletions (over EWALL_SWEEP_MAX_FRACTION) and stayed searchable until
     someone confirmed. A 403 is a verdict on access: the document is hidden at once; its
     deletion waits for the hold like any other (a review: a service account demoted across a
-    library would otherwise delete the library in one run)."""
+    library would otherwise delete the library in one run). So is a deletion a point check
+    confirms (a check of 2026-12-06: a trashed document, invisible in iManage itself, stayed
+    searchable by everyone while its deletion was held); a sync that reads it again gives it
+    its rules back."""
     fake = FakeIManage()
     for n in range(1, 11):
         fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
@@ -534,16 +537,19 @@ def test_access_revoked_found_by_a_sweep_is_hidden_at_once_and_its_deletion_held
     assert dict(pipeline.hidden) == {
         "ACTIVE!1": "sweep: access revoked at source (fail closed)",
         "ACTIVE!2": "sweep: access revoked at source (fail closed)",
+        "ACTIVE!3": "sweep: deleted at source",
     }
     assert pipeline.deleted == []
     assert report["sync"]["sweep"]["held"]["ids"] == ["ACTIVE!1", "ACTIVE!2", "ACTIVE!3"]
-    for external_id in ("ACTIVE!1", "ACTIVE!2"):
+    for external_id in ("ACTIVE!1", "ACTIVE!2", "ACTIVE!3"):
         assert not pipeline.visible(external_id, "imanage:user:jsmith"), external_id
-    assert pipeline.visible("ACTIVE!3", "imanage:user:jsmith")  # deleted, not revoked
     with fake.running():
         again = full()  # still refused: hidden already, not counted again
-    assert again["sync"]["containers"]["ACTIVE"]["hidden"] == 0
-    assert len(pipeline.hidden) == 2
+        assert again["sync"]["containers"]["ACTIVE"]["hidden"] == 0
+        assert len(pipeline.hidden) == 3
+        fake.gone.pop(("ACTIVE", 3))  # restored from the trash: read again, its rules back
+        full()
+    assert pipeline.visible("ACTIVE!3", "imanage:user:jsmith")
 
 
 def test_content_refused_while_listed_is_hidden_and_deleted_only_under_the_hold(
