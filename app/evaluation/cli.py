@@ -208,7 +208,7 @@ def _weights(value: str) -> list[float]:
     out = _floats(value)
     if any(v > 1 for v in out):
         raise argparse.ArgumentTypeError("expected weights from 0 to 1")
-    return out
+    return sorted(set(out))  # a repeated weight would widen its own plateau (choose)
 
 
 def _ints(value: str) -> list[int]:

@@ -383,12 +383,14 @@ def load_written(name: str) -> Written:
     for row in json.loads(data.read_text(encoding="utf-8"))["retrievals"]:
         chunks = sorted(row["chunks"], key=lambda c: int(c["rank"]))
         retrieval = Retrieval([c["text"] for c in chunks], [c.get("title") or "" for c in chunks])
-        labelled = [
-            (WRITTEN_KINDS.get(label, "written:invented" if label.startswith("I:") else ""), text)
-            for answer in row["answers"]
-            for label, text in answer
-        ]
-        out.append((retrieval, [(k, t) for k, t in labelled if k]))
+        labelled = []
+        for answer in row["answers"]:
+            for label, text in answer:
+                kind = WRITTEN_KINDS.get(label, "written:invented" if label[:2] == "I:" else "")
+                if not kind:  # a typo would shrink the set unnoticed
+                    raise ValueError(f"{WRITTEN_FILES[name]}: unknown label {label!r}")
+                labelled.append((kind, text))
+        out.append((retrieval, labelled))
     return out
 
 
@@ -592,7 +594,7 @@ def measure(
         "model_id": model_id,
         "decisions": len(loaded),
         "retrievals": len(out_retrievals),
-        "sentences": len(items),
+        "sentences": len(measured),
         "seed": seed,
         "threshold": chosen.threshold,
         "lexical_weight": chosen.lexical_weight,

@@ -142,8 +142,8 @@ _ECLI = re.compile(r"\bECLI:[A-Z]{2}:[A-Z0-9]{1,7}:\d{4}:[A-Z0-9.]{1,25}[A-Z0-9]
 # An article's number; its letter may stand after a space ("artikel 32 d", "art. 3 a" are
 # 32d and 3a), when it is one lower-case letter alone: not the word after the number
 # ("artikel 3 van", "artikel 6 en 7", "artikel 3 lid 2"), an abbreviation ("art. 3 e.v.",
-# "c.q.") or "t/m".
-_LETTER = r"(?:[a-z]|[ \u00a0](?-i:[a-z])(?![\w/’'-]|\.\w))?"
+# "c.q."), "t/m", "j°" (juncto) or "a contrario" (a review).
+_LETTER = r"(?:[a-z]|[ \u00a0](?-i:[a-z])(?![\w/’'°-]|\.\w|\s+contrario))?"
 _ARTICLE_NUMBER = rf"(\d+{_LETTER}(?:[:.]\d+{_LETTER})*)"
 _ARTICLE = re.compile(r"\b(?:artikelen|artikel|artt?\.?)\s*" + _ARTICLE_NUMBER, re.I)
 # An article's paragraph and item, as decisions write them: "artikel 15, lid 2, letter b",

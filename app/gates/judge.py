@@ -54,6 +54,10 @@ from app.gates.referents import RetrievalReferents, held_outcomes, unheld_outcom
 Matrix = npt.NDArray[np.float32]
 
 CANDIDATES = 8  # passages over the threshold whose facts are checked (those holding them first)
+# content words of a sentence that its passage may lack, whatever the share: at threshold
+# 0.7 a share lets 20 copied content words carry 8 of their own (a review); 5 cost no
+# faithful sentence of the written answers (4: 1-3 in each set; docs/grounding.md)
+UNHELD_MAX = 5
 FITTING_MAX = 64  # passages over the threshold looked through for the ones holding the facts
 
 
@@ -287,9 +291,14 @@ def judge_sentences(
             continue
         facts = extract_facts(core)
         names = {stem(w) for f in facts if f.kind == "name" for w in words(f.text)}
-        lexical = passages.containment(content_stems(core, facts), names)
+        stems = content_stems(core, facts)
+        lexical = passages.containment(stems, names)
         cosine = passages.vectors @ sentence_vectors[i]
         scores = np.asarray(weight * lexical + (1.0 - weight) * cosine, dtype=np.float32)
+        # a share lets a long sentence carry that many more unheld words (a review: a copied
+        # sentence with a clause of its own added): more than UNHELD_MAX falls short
+        unheld = np.rint((1.0 - lexical) * len(stems)) > UNHELD_MAX
+        scores = np.where(unheld, np.minimum(scores, threshold - 1e-3), scores).astype(np.float32)
         opener = leading_name(core, passages.names)
         if opener is not None:
             facts.append(opener)

@@ -3,10 +3,11 @@ check that a sentence does not bring in a court, a role, a procedure or an outco
 none of the retrieval's chunks speaks of ("de kantonrechter" where the chunks know only the
 tax chamber of the Hoge Raad; "een dwangsom" in an answer about a tax assessment).
 
-Containment lets about one content word in five be anything (the calibrated threshold is
-0.8), and a paraphrase needs that: "vindt" for "oordeelt" is no new fact. A word that says
-which court, which role, which procedure or which outcome is one: the sentence then says
-something of the case that the retrieval does not hold, as an invented date or name does.
+Containment lets about three content words in ten be anything (the calibrated threshold is
+0.7; at most judge.UNHELD_MAX of them), and a paraphrase needs that: "vindt" for "oordeelt"
+is no new fact. A word that says which court, which role, which procedure or which outcome
+is one: the sentence then says something of the case that the retrieval does not hold, as
+an invented date or name does.
 So a sentence word of one of the families below, when no word of any returned chunk belongs
 to that family, makes the sentence unsupported (``fact_mismatch``, the word). Only the
 whole retrieval is asked, not the supporting passage: an answer may name the court that
@@ -203,8 +204,10 @@ def stated_outcomes(words: Sequence[str]) -> list[tuple[str, int]]:
     stated: list[tuple[str, int]] = []
     for clause in _clauses(words):
         for i, word in enumerate(clause):
-            found = None if _based_on(clause, i) else _STATED.get(word)
-            if found is not None and word == "gegrond" and _negated_before(clause, i):
+            # an answer's "gegrond op" states success all the same: read as "based on" it
+            # let "verklaart het beroep gegrond op alle punten" pass (a review)
+            found = _STATED.get(word)
+            if word == "gegrond" and _negated_before(clause, i):
                 found = _FAILURE  # "zijn niet gegrond"
             if found is not None:
                 stated.append((word, found))

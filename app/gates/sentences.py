@@ -204,6 +204,8 @@ _SENTENCE_STARTERS = frozenset((
     "the", "this", "these", "it", "they", "he", "she", "however", "therefore", "according",
 ))  # fmt: skip
 _SURNAME_PARTICLES = frozenset({"de", "den", "der", "van", "ten", "ter"})
+# after a particle they open a sentence ("... de A.-G. De Hoge Raad verwerpt ...": a review)
+_COURTS = frozenset({"Hoge", "Raad", "Rechtbank", "Hof", "Centrale", "College", "Staat"})
 _NEXT_WORD = re.compile(r"[^\W\d_][\w’'-]*")
 # "J.", "J.A.", "P.Th.", "Chr."
 _INITIALS = re.compile(r"(?:[A-Z](?:h|hr)?\.)+")
@@ -248,7 +250,7 @@ def _opens_a_sentence(text: str, pos: int, *, title: bool) -> bool:
             while pos < len(text) and text[pos].isspace():
                 pos += 1
             word = _NEXT_WORD.match(text, pos)
-        return word is None or not word.group()[0].isupper()
+        return word is None or not word.group()[0].isupper() or word.group() in _COURTS
     return True
 
 
@@ -290,6 +292,13 @@ def _is_boundary(text: str, start: int, match: re.Match[str], *, lower_case: boo
         return False
     form = word.upper() + "."
     if form in _COMPANY_FORMS or form in _TITLES:
+        # An answer splits after a company form as before: its stumps are each held by the
+        # passage that reads the whole sentence, and gluing would let an invented sentence
+        # ("... met Acme B.V. Jansen heeft nooit betaald.") pass on the copied one before it
+        # (a review of 2026-12-06). A title is followed by a name: "De A.-G." alone is held
+        # by nothing.
+        if lower_case and form in _COMPANY_FORMS:
+            return True
         return _opens_a_sentence(text, after, title=form in _TITLES)
     if _INITIALS.fullmatch(word + "."):
         # an initial, unless an answer's bracket closes after it ("(bijlage B.) Het ...")

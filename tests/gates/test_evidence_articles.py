@@ -62,6 +62,9 @@ def test_a_changed_spaced_letter_is_named(sentence: str, passage: str, facts: li
         ("Zie artikel 3 A BW en artikel 5 a BW.", ["3", "5a"]),
         ("Zie artikel 3 c.q. 4 en artikel 5 a", ["3", "5a"]),
         ("Zie artikel 3 aanhef en onder b en artikel 5 a.", ["3||b", "3", "5a"]),
+        # "juncto" and "a contrario" (a review)
+        ("Zie art. 15 j° 23 Sr en artikel 5 a.", ["15", "5a"]),
+        ("Artikel 3 a contrario gelezen, en artikel 5 a.", ["3", "5a"]),
     ],
 )
 def test_a_word_after_the_number_is_no_letter(text: str, expected: list[str]) -> None:

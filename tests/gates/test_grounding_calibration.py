@@ -3,13 +3,16 @@ real encoder; and the calibration file the gate reads per model id."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
+from app.evaluation.cli import _weights
 from app.gates import calibrate
 from app.gates.calibrate import choose, measure
 from app.gates.calibration import calibration_for, store_calibration
@@ -126,3 +129,36 @@ def test_the_shipped_calibration_holds_a_checker_s_own_words() -> None:
         faithful, np.zeros((2, 4), np.float32), returned, 1, Calibration(0.8, 1.0)
     )
     assert not any(r.supported for r in at_before)  # what the calibration changed
+
+
+def test_a_copied_sentence_carries_no_long_clause_of_its_own() -> None:
+    """A review: at 0.7 of the content words held, a long copied sentence could carry a
+    clause of its own (8 beside 20 copied content words). More than UNHELD_MAX unheld words
+    fall short."""
+    chunk = (
+        "Belanghebbende woonde gedurende het onderhavige jaar, evenals zijn echtgenote en "
+        "hun drie minderjarige kinderen, in België, waar hij ook een onderneming dreef in "
+        "de handel in landbouwwerktuigen en onroerende zaken."
+    )
+    copied = chunk
+    # 6 content words of its own beside the 15 copied: 0.71 held
+    added = chunk[:-1] + ", en verzweeg opzettelijk buitenlands vermogen en inkomsten voor de fiscus."
+    parts = chunk_sentences(chunk)
+    returned = [
+        ReturnedChunk("c1", 1, build_passages(parts, np.zeros((len(parts), 4), np.float32)))
+    ]
+    results = judge_sentences(
+        [copied, added], np.zeros((2, 4), np.float32), returned, 1, Calibration(0.7, 1.0)
+    )
+    assert results[0].supported
+    assert not results[1].supported
+    assert results[1].similarity is not None and results[1].similarity < 0.7
+
+
+def test_weights_are_checked_and_counted_once() -> None:
+    """``--weights``: a repeated weight would widen its own plateau in ``choose`` (a review);
+    a bad value is an argparse error, not a traceback."""
+    assert _weights("0.9,1,1") == [0.9, 1.0]
+    for bad in ("2", "abc", "nan", "-0.5", ",", ""):
+        with pytest.raises(argparse.ArgumentTypeError):
+            _weights(bad)

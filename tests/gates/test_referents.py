@@ -32,14 +32,14 @@ SECOND = (
 )
 
 
-def judge_in(chunk: str, sentences: list[str]) -> list[SentenceResult]:
+def judge_in(chunk: str, sentences: list[str], threshold: float = 0.8) -> list[SentenceResult]:
     """``sentences`` judged against one returned chunk of text ``chunk``."""
     parts = chunk_sentences(chunk)
     returned = [
         ReturnedChunk("c1", 1, build_passages(parts, np.zeros((len(parts), 4), dtype=np.float32)))
     ]
     vectors = np.zeros((len(sentences), 4), dtype=np.float32)
-    return judge_sentences(sentences, vectors, returned, 1, Calibration(0.8, 1.0))
+    return judge_sentences(sentences, vectors, returned, 1, Calibration(threshold, 1.0))
 
 
 def judge(sentences: list[str]) -> list[SentenceResult]:
@@ -225,8 +225,16 @@ def test_based_on_is_no_outcome() -> None:
         "uitspraak vermelde overwegingen. Tegen voormeld oordeel keert zich middel I."
     )
     assert _held(chunk) == set()
-    assert stated_outcomes(negation_words("Het oordeel is gegrond op de feiten.")) == []
     (verdict,) = judge_in(chunk, ["Middel I, dat zich tegen dit oordeel keert, is gegrond."])
+    assert ("fact_mismatch", "gegrond") in [(r.kind, r.detail) for r in verdict.reasons]
+    # an answer's "gegrond op" is still its claim of success (a review)
+    rejected = "De Hoge Raad verwerpt het beroep van belanghebbende tegen de uitspraak van het hof."
+    claim = (
+        "De Hoge Raad verklaart het beroep van belanghebbende tegen de uitspraak van het hof "
+        "gegrond op alle punten."
+    )
+    assert stated_outcomes(negation_words(claim)) == [("gegrond", outcome("slaagt"))]
+    (verdict,) = judge_in(rejected, [claim], threshold=0.6)  # its words are held
     assert ("fact_mismatch", "gegrond") in [(r.kind, r.detail) for r in verdict.reasons]
     assert outcome("slaagt") in _held("Het middel is gegrond. Op dit punt beslist de HR.")
 

@@ -17,7 +17,6 @@ SPLITTERS = pytest.mark.parametrize(
 )
 
 
-@SPLITTERS
 @pytest.mark.parametrize(
     "text",
     [
@@ -28,6 +27,37 @@ SPLITTERS = pytest.mark.parametrize(
         "Acme B.V. (Acme) stelt dat de koop is ontbonden.",
         "De zaak tegen Acme B.V. Beta N.V. en Gamma C.V. is gevoegd.",
         "De koop is gesloten door acme b.v. Amsterdam.",
+    ],
+)
+def test_a_company_form_before_a_name_ends_no_sentence_of_a_chunk(text: str) -> None:
+    assert split_sentences(text) == [text]
+
+
+def test_an_answer_splits_after_a_company_form() -> None:
+    """A review: glued, an invented sentence after "B.V." passed on the copied one before
+    it. An answer's stumps are each held by the passage that reads the whole sentence."""
+    chunk = (
+        "4.2 Belanghebbende heeft de aandelen op 1 januari 1996 verkocht aan Holding B.V. "
+        "Amsterdam. Het hof volgt de inspecteur."
+    )
+    copied = "Belanghebbende heeft de aandelen op 1 januari 1996 verkocht aan Holding B.V."
+    answer = answer_sentences(f"{copied} C heeft daarbij opzettelijk gefraudeerd. [1]")
+    assert answer == [copied, "C heeft daarbij opzettelijk gefraudeerd. [1]"]
+    sentences = chunk_sentences(chunk)
+    assert len(sentences) == 2  # the chunk's first sentence goes on past "B.V."
+    returned = [
+        ReturnedChunk("c1", 1, build_passages(sentences, np.zeros((2, 4), dtype=np.float32)))
+    ]
+    results = judge_sentences(
+        answer, np.zeros((2, 4), dtype=np.float32), returned, 1, Calibration(0.7, 1.0)
+    )
+    assert [r.supported for r in results] == [True, False]
+
+
+@SPLITTERS
+@pytest.mark.parametrize(
+    "text",
+    [
         "De A.-G. Wattel concludeert tot verwerping.",
         "Volgens de P.-G. Silvis faalt het middel.",
         "De A.-G. De Bock concludeert tot vernietiging.",
@@ -36,13 +66,12 @@ SPLITTERS = pytest.mark.parametrize(
         "Namens jkvr. Van Lynden is beroep ingesteld.",
     ],
 )
-def test_a_company_form_or_title_before_a_name_ends_no_sentence(
+def test_a_title_before_a_name_ends_no_sentence(
     split: Callable[[str], list[str]], text: str
 ) -> None:
     assert split(text) == [text]
 
 
-@SPLITTERS
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -76,12 +105,19 @@ def test_a_company_form_or_title_before_a_name_ends_no_sentence(
             "Volgens de A.-G. Hartlief volgt het hof de A.-G. Het beroep faalt.",
             ["Volgens de A.-G. Hartlief volgt het hof de A.-G.", "Het beroep faalt."],
         ),
+        (
+            # a court after a particle opens a sentence (a review)
+            "Het hof volgt de A.-G. De Hoge Raad verwerpt het beroep.",
+            ["Het hof volgt de A.-G.", "De Hoge Raad verwerpt het beroep."],
+        ),
     ],
 )
 def test_a_company_form_or_title_ends_a_sentence_before_a_sentence_starter(
-    split: Callable[[str], list[str]], text: str, expected: list[str]
+    text: str, expected: list[str]
 ) -> None:
-    assert split(text) == expected
+    assert split_sentences(text) == expected
+    if "B.V." not in text and "N.V." not in text:  # an answer splits at a company form
+        assert answer_sentences(text) == expected
 
 
 def test_a_title_at_the_end_of_an_answer_line_goes_on_with_the_next() -> None:
@@ -91,7 +127,9 @@ def test_a_title_at_the_end_of_an_answer_line_goes_on_with_the_next() -> None:
 
 
 def test_a_faithful_sentence_with_a_title_and_a_company_form_is_supported() -> None:
-    """Split at "A.-G." and "B.V.", the answer's stumps were judged alone: false alarms."""
+    """Split at "A.-G." and "B.V." in the chunk, the passages held stumps: false alarms.
+    The answer splits after "B.V." (each stump held by the whole passage), not after a
+    title ("De A.-G." alone is held by nothing)."""
     chunk = (
         "De A.-G. Wattel concludeert tot verwerping van het beroep van Helderglas B.V. "
         "Dordrecht. Het hof volgt de conclusie."
@@ -105,4 +143,7 @@ def test_a_faithful_sentence_with_a_title_and_a_company_form_is_supported() -> N
     results = judge_sentences(
         answer, np.zeros((len(answer), 4), dtype=np.float32), returned, 1, Calibration(0.8, 1.0)
     )
-    assert [(r.text, r.supported) for r in results] == [(answer[0], True)]
+    assert [(r.text, r.supported) for r in results] == [
+        ("De A.-G. Wattel concludeert tot verwerping van het beroep van Helderglas B.V.", True),
+        ("Dordrecht.", True),
+    ]
