@@ -517,33 +517,34 @@ def measure(
     for n, item in enumerate(items):
         by_retrieval[item.retrieval].append(n)
 
-    def run(calibration: Calibration, upto: int = len(measured)) -> list[Any]:
-        """Verdicts on the first ``upto`` items (the measured ones unless told)."""
-        results: list[Any] = [None] * upto
+    def returned(r: int) -> list[ReturnedChunk]:
+        titles = out_retrievals[r].titles
+        return [
+            ReturnedChunk(
+                f"r{r}-{k}", k, passages[c], document_facts(titles[k - 1]) if titles else None
+            )
+            for k, c in enumerate(out_retrievals[r].chunks, start=1)
+        ]
+
+    # each retrieval's returned chunks, built once: they do not depend on the calibration
+    returned_by = {r: returned(r) for r in by_retrieval}
+
+    def run(calibration: Calibration, span: range = range(len(measured))) -> list[Any]:
+        """Verdicts on the items of ``span`` (the measured ones unless told), in order."""
+        results: dict[int, Any] = {}
         for r, members_ in by_retrieval.items():
-            members = [n for n in members_ if n < upto]
+            members = [n for n in members_ if n in span]
             if not members:
                 continue
-            chunks, titles = out_retrievals[r].chunks, out_retrievals[r].titles
-            returned = [
-                ReturnedChunk(
-                    f"r{r}-{k}",
-                    k,
-                    passages[c],
-                    document_facts(titles[k - 1]) if titles else None,
-                )
-                for k, c in enumerate(chunks, start=1)
-            ]
             verdicts = judge_sentences(
                 [items[n].sentence for n in members],
                 item_vectors[members],
-                returned,
-                len(chunks),
+                returned_by[r],
+                len(out_retrievals[r].chunks),
                 calibration,
             )
-            for n, verdict in zip(members, verdicts, strict=True):
-                results[n] = verdict
-        return results
+            results.update(zip(members, verdicts, strict=True))
+        return [results[n] for n in span]
 
     kinds = kinds[: len(measured)]
     grid = []
@@ -571,7 +572,7 @@ def measure(
     held: dict[str, Any] = {"sentences": len(heldout)}
     if heldout:
         for label, calibration in (("chosen", chosen), ("in_use", calibration_for(model_id))):
-            verdicts = run(calibration, len(items))[len(measured) :]
+            verdicts = run(calibration, range(len(measured), len(items)))
             flags = [_flagged(k, r) for k, r in zip(held_kinds, verdicts, strict=True)]
             held[label] = {
                 "threshold": calibration.threshold,
