@@ -20,7 +20,7 @@ matter is absent, empty or unknown (a stored one pushed again so too), and repor
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
@@ -159,6 +159,38 @@ class DocumentFailure:
 CrawlItem = SourceDocument | DocumentFailure | str
 
 
+@dataclass(frozen=True)
+class Placed:
+    """Where a listed document is filed and what its rules are now, read without its content
+    (a security pass): a change of these alone need not touch its modification date."""
+
+    external_id: str
+    version: str | None
+    client_id: str | None
+    matter_id: str | None
+    acl: SourceAcl | None
+
+
+# The index's answer to a page of a security pass: the ids it holds under another version,
+# place or rules (the pass reads those documents in full; the rest stay as they are).
+StaleCheck = Callable[[list[Placed]], set[str]]
+
+
+@runtime_checkable
+class SecurityPass(Protocol):
+    """List every document's place and rules in scope without downloading them, so that a
+    delta sees what its change listing cannot: rules changed, a document moved, deleted or
+    gone out of scope without a new modification date (invariant 9)."""
+
+    source: str
+
+    def security_pass(self, stale: StaleCheck) -> Iterator[CrawlItem] | None:
+        """The stale documents read in full, and failures (a listing that cannot be
+        completed is one with ``listing=True``). None: this tenant cannot list rules in
+        bulk (the source says why in its warnings)."""
+        ...
+
+
 @runtime_checkable
 class ResumableCrawl(Protocol):
     """Crawls whose position survives a crash.
@@ -295,6 +327,11 @@ class Pipeline(Protocol[RunT]):
 
     def apply_acl(self, run: RunT, source: str, external_id: str, acl: SourceAcl) -> None: ...
 
+    def stale_placements(self, source: str, placed: list[Placed]) -> set[str]:
+        """The ids of ``placed`` that the index holds active under another version, client,
+        matter or rules (documents it does not hold, or holds quarantined, are not asked)."""
+        ...
+
 
 class Source(Protocol):
     """One source behind the one run loop (`connectors.sync.run_source`).
@@ -339,6 +376,11 @@ class Source(Protocol):
 
     def groups(self) -> Iterator[SourceGroup]:
         """Group memberships, for the permissions that document ACLs name by group."""
+        ...
+
+    def security_pass(self, stale: StaleCheck) -> Iterator[SourceItem] | None:
+        """Every document's place and rules in scope, without content (`SecurityPass`); the
+        ones ``stale`` names read in full. None: not offered (a full load is the only way)."""
         ...
 
     def owns(self, external_id: str) -> bool:
@@ -403,6 +445,9 @@ class BaseSource:
 
     def groups(self) -> Iterator[SourceGroup]:
         raise self._unsupported("group listing")
+
+    def security_pass(self, stale: StaleCheck) -> Iterator[SourceItem] | None:
+        return None
 
     def owns(self, external_id: str) -> bool:
         return True

@@ -26,10 +26,12 @@ from connectors.base import (
     PollSince,
     Presence,
     ResumableCrawl,
+    SecurityPass,
     Source,
     SourceDocument,
     SourceGroup,
     SourceItem,
+    StaleCheck,
 )
 
 
@@ -99,6 +101,12 @@ class ConnectorSource(BaseSource):
         if not isinstance(self.connector, PermissionSync):
             raise self._unsupported("group listing")
         return iter(self.connector.groups())
+
+    def security_pass(self, stale: StaleCheck) -> Iterator[SourceItem] | None:
+        if not isinstance(self.connector, SecurityPass):
+            return None
+        items = self.connector.security_pass(stale)
+        return None if items is None else self._items(iter(items))
 
     def owns(self, external_id: str) -> bool:
         if isinstance(self.connector, OwnsIds):

@@ -15,6 +15,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, fields
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from sqlalchemy import Connection
@@ -179,3 +180,18 @@ class RunLocalState:
 
     def lock(self, source: str, scope: str) -> AbstractContextManager[None]:
         return nullcontext()
+
+
+def full_crawl_due(st: SyncState, every_s: float | None) -> str | None:
+    """Why a delta should run as a full crawl now, or None."""
+    if not every_s:
+        return None
+    if st.crawl_id is not None:
+        return "a full crawl is unfinished; it resumes"
+    if not st.last_complete_crawl_at:
+        return "no complete full crawl yet"
+    last = datetime.strptime(st.last_complete_crawl_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    age = (datetime.now(UTC) - last).total_seconds()
+    if age >= every_s:
+        return f"the last complete full crawl is {int(age)} s old (EWALL_FULL_CRAWL_EVERY)"
+    return None

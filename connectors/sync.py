@@ -50,7 +50,14 @@ from connectors.base import (
 )
 from connectors.crawl import as_source
 from connectors.http import ConnectorError, CredentialsError
-from connectors.state import RunLocalState, StateStore, SyncBusyError, SyncState
+from connectors.security_pass import security_pass
+from connectors.state import (
+    RunLocalState,
+    StateStore,
+    SyncBusyError,
+    SyncState,
+    full_crawl_due,
+)
 
 log = logging.getLogger("ewall.connectors.sync")
 
@@ -511,16 +518,18 @@ class _SyncRun:
                 self.failure(item)
             self.progress()
         self.summary["complete"] = True
-        self.point_checks(set(suspects), deletion_scan)
+        self.summary["security_pass"], listed = security_pass(self)
+        self.point_checks(set(suspects), deletion_scan, listed)
         st.last_delta_at = _now()
         st.watermark = started
         self.state.save(self.source, self.scope, st)
 
-    def point_checks(self, suspects: set[str], deletion_scan: bool) -> None:
+    def point_checks(self, suspects: set[str], deletion_scan: bool,
+                     listed: set[str] | None) -> None:  # a whole listing's ids, if any
         self.phase = "point_checks"
         scanned: int | None = None
         known_missing: set[str] = set()
-        if deletion_scan and self.caps.listing and self.caps.point_check:
+        if listed is None and deletion_scan and self.caps.listing and self.caps.point_check:
             try:
                 listed = set(self.origin.list_ids())
             except CredentialsError:
@@ -528,10 +537,10 @@ class _SyncRun:
             except ConnectorError as exc:
                 self.listing_failures.append(f"deletion suspects not listed, none checked: {exc}")
                 self.error(None, self.listing_failures[-1])
-            else:
-                known_missing = self.pipeline.known_external_ids(self.source) - listed
-                known_missing = {k for k in known_missing if self.origin.owns(k)}
-                scanned = len(listed)
+        if listed is not None and self.caps.point_check:
+            known_missing = self.pipeline.known_external_ids(self.source) - listed
+            known_missing = {k for k in known_missing if self.origin.owns(k)}
+            scanned = len(listed)
         before = self.deleted_count
         self.give_version_hints()
         for external_id in sorted(suspects | known_missing):
@@ -633,21 +642,6 @@ def run_sync(
     return run_source(as_source(connector, source), pipeline, state, **kw)
 
 
-def _full_crawl_due(st: SyncState, every_s: float | None) -> str | None:
-    """Why a delta should run as a full crawl now, or None."""
-    if not every_s:
-        return None
-    if st.crawl_id is not None:
-        return "a full crawl is unfinished; it resumes"
-    if not st.last_complete_crawl_at:
-        return "no complete full crawl yet"
-    last = datetime.strptime(st.last_complete_crawl_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    age = (datetime.now(UTC) - last).total_seconds()
-    if age >= every_s:
-        return f"the last complete full crawl is {int(age)} s old (EWALL_FULL_CRAWL_EVERY)"
-    return None
-
-
 def _locked_run(
     source: Source,
     pipeline: Pipeline[RunT],
@@ -667,7 +661,7 @@ def _locked_run(
 ) -> dict[str, Any]:
     name, scope = source.name, source.scope
     st = state.load(name, scope)
-    promoted = _full_crawl_due(st, full_crawl_every_s) if mode == "delta" else None
+    promoted = full_crawl_due(st, full_crawl_every_s) if mode == "delta" else None
     if promoted:
         mode = "full"
     if run is None:

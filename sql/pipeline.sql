@@ -86,3 +86,9 @@ RETURNING document_id
 -- Every document of one source: its version and the library or cabinet it came from.
 SELECT external_id, version, metadata->>'container' AS container
 FROM documents WHERE source = :source
+
+-- name: stored_placements
+-- The version, place and rules of those of one source's documents that are active (a
+-- security pass compares them with what the source lists now).
+SELECT external_id, version, client_id, matter_id, source_acl_id
+FROM documents WHERE source = :source AND external_id = ANY(:ids) AND status = 'active'

@@ -30,7 +30,7 @@ from app.ingest.types import ExtractedDocument, PreparedChunk
 from app.types import CONTROL, NOBODY_ACL
 from app.walls.access import mark_writer
 from app.walls.graph import OPEN_GROUP, QUARANTINE_GROUP
-from connectors.base import SourceAcl, SourceDocument
+from connectors.base import Placed, SourceAcl, SourceDocument
 
 PUBLIC_ACL = "public"
 MAX_FIELD = 2000
@@ -197,9 +197,9 @@ def _conflict_matrix_problems(conn: Connection, client_id: str, matter_id: str) 
 # --- 2. source permissions -----------------------------------------------------------------
 
 
-def store_source_acl(conn: Connection, acl: SourceAcl | None) -> str:
-    """The ACL id the document's chunks carry. No source rules: public within the firm;
-    rules that cannot be resolved: nobody passes (fail closed)."""
+def _storable(acl: SourceAcl | None) -> SourceAcl | str:
+    """The rules as stored, or the id of a fixed ACL. No source rules: public within the
+    firm; rules that cannot be resolved: nobody passes (fail closed)."""
     if acl is None:
         return PUBLIC_ACL
     if not acl.resolvable or any(CONTROL.search(p) for p in acl.deny):
@@ -208,6 +208,33 @@ def store_source_acl(conn: Connection, acl: SourceAcl | None) -> str:
         # a grant to such a principal admits nobody: no person's alias holds a control
         # character (PostgreSQL stores no NUL)
         acl = replace(acl, allow=frozenset(CONTROL.sub("\ufffd", p) for p in acl.allow))
+    return acl
+
+
+def stale_placements(conn: Connection, source: str, placed: list[Placed]) -> set[str]:
+    """The ids of ``placed`` held active under another version, client, matter or rules than
+    the source lists now (a security pass reads those again, with their content)."""
+    stored = repository.stored_placements(conn, source, [p.external_id for p in placed])
+    stale: set[str] = set()
+    for p in placed:
+        held = stored.get(p.external_id)
+        if held is None:
+            continue
+        rules = _storable(p.acl)
+        now = (clean_field(p.version), clean_field(p.client_id) or None,
+               clean_field(p.matter_id) or None, rules if isinstance(rules, str)
+               else acl_id_for(rules))  # fmt: skip
+        if now != (held.version, held.client_id, held.matter_id, held.source_acl_id):
+            stale.add(p.external_id)
+    return stale
+
+
+def store_source_acl(conn: Connection, acl: SourceAcl | None) -> str:
+    """The ACL id the document's chunks carry (`_storable`)."""
+    storable = _storable(acl)
+    if isinstance(storable, str):
+        return storable
+    acl = storable
     acl_id = acl_id_for(acl)
     repository.upsert_source_acl(
         conn,

@@ -50,7 +50,7 @@ from app.reembed.service import check_write_model
 from app.settings import Settings
 from app.types import NOBODY_ACL
 from app.walls.access import mark_writer
-from connectors.base import SourceAcl, SourceDocument, SourceGroup
+from connectors.base import Placed, SourceAcl, SourceDocument, SourceGroup
 
 __all__ = ["DocumentOutcome", "IngestPipeline", "IngestRun"]
 
@@ -735,13 +735,15 @@ class IngestPipeline:
         return {d.external_id for d in self._source_documents(source)}
 
     def known_versions(self, source: str) -> dict[str, str | None]:
-        """external id -> the version the index holds (connectors address some documents
-        by a versioned id, e.g. iManage ``LIB!number.version``)."""
+        """external id -> the version held (iManage addresses ``LIB!number.version``)."""
         return {d.external_id: d.version for d in self._source_documents(source)}
 
+    def stale_placements(self, source: str, placed: list[Placed]) -> set[str]:
+        with self.database.transaction() as conn:
+            return document_write.stale_placements(conn, source, placed)
+
     def known_containers(self, source: str) -> dict[str, str | None]:
-        """external id -> the library or cabinet it was ingested from (``metadata.container``),
-        so a sweep can weigh its removals per container."""
+        """external id -> its library or cabinet (``metadata.container``), for sweeps."""
         return {d.external_id: d.container for d in self._source_documents(source)}
 
     def record_warning(self, run: IngestRun, source: str | None, reason: str) -> None:

@@ -587,6 +587,27 @@ def delete_document(conn: Connection, source: str, external_id: str) -> bool:
     return row is not None
 
 
+@dataclass(frozen=True)
+class StoredPlacement:
+    version: str | None
+    client_id: str | None
+    matter_id: str | None
+    source_acl_id: str
+
+
+def stored_placements(
+    conn: Connection, source: str, external_ids: list[str]
+) -> dict[str, StoredPlacement]:
+    """external id -> version, place and rules, for those of ``external_ids`` held active."""
+    rows = conn.execute(
+        sqlfiles.query("pipeline.stored_placements"), {"source": source, "ids": external_ids}
+    )
+    return {
+        str(r.external_id): StoredPlacement(r.version, r.client_id, r.matter_id, r.source_acl_id)
+        for r in rows
+    }
+
+
 def source_documents(conn: Connection, source: str) -> list[SourceDocumentRef]:
     return [
         SourceDocumentRef(str(r.external_id), r.version, r.container)

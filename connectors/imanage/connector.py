@@ -19,7 +19,6 @@ import dataclasses
 import functools
 import logging
 import random
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -34,10 +33,12 @@ from connectors.base import (
     CrawlCursor,
     CrawlItem,
     DocumentFailure,
+    Placed,
     Presence,
     SourceAcl,
     SourceDocument,
     SourceGroup,
+    StaleCheck,
     normalize_code,
     qualify_matter,
 )
@@ -72,78 +73,17 @@ from connectors.imanage.client import (
     SYNC_GROUP_MEMBERS,
     IManageClient,
 )
+from connectors.imanage.profile import DOC_ID, doc_key, parse_field_map, person, row_version
 from connectors.paging import Position
 
 log = logging.getLogger("ewall.connectors.imanage")
 
 _DOCUMENT_TYPES = frozenset({"document", "email"})
-_FIELD = re.compile(r"^[a-z][a-z0-9_]*$")
-_DOC_ID = re.compile(r"^(?P<lib>[^!]+)!(?P<num>\d+)(?:\.(?P<ver>\d+))?$")
 
 # Both trustee maps of a library from the Sync API: (allowed, denied) by document key.
 Trustees = tuple[
     dict[tuple[str, int], list[dict[str, Any]]], dict[tuple[str, int], list[dict[str, Any]]]
 ]
-
-
-def parse_field_map(text: str) -> dict[str, tuple[str, str]]:
-    """``"ACTIVE=custom1:custom2;ARCH=custom29:custom30"`` -> {library: (client, matter)}.
-
-    A malformed map is a configuration error, raised at start: silently falling back to the
-    defaults would file a whole library's documents under the wrong client.
-    """
-    out: dict[str, tuple[str, str]] = {}
-    for part in (p.strip() for p in text.split(";")):
-        if not part:
-            continue
-        lib, sep, fields = part.partition("=")
-        client_field, sep2, matter_field = fields.partition(":")
-        client_field, matter_field = client_field.strip().lower(), matter_field.strip().lower()
-        if (
-            not sep
-            or not sep2
-            or not lib.strip()
-            or not _FIELD.match(client_field)
-            or not _FIELD.match(matter_field)
-        ):
-            raise ConnectorError(
-                f"imanage: EWALL_IMANAGE_FIELD_MAP entry {part!r} is not LIB=field:field"
-            )
-        out[lib.strip().upper()] = (client_field, matter_field)
-    return out
-
-
-def _doc_key(value: object, library: str | None = None) -> tuple[str, int] | None:
-    """(LIBRARY, number) from ``LIB!num[.ver]``, or from a bare number plus its library."""
-    text = as_text(value)
-    if text is None:
-        return None
-    match = _DOC_ID.match(text.strip())
-    if match:
-        return match.group("lib").upper(), int(match.group("num"))
-    if library and text.strip().isdigit():
-        return library.upper(), int(text.strip())
-    return None
-
-
-def _version(row: Mapping[str, Any]) -> int:
-    raw = pick(row, "version")
-    if isinstance(raw, int) and not isinstance(raw, bool):
-        return raw
-    if isinstance(raw, str) and raw.strip().isdigit():
-        return int(raw.strip())
-    match = _DOC_ID.match(as_text(pick(row, "id")) or "")
-    return int(match.group("ver")) if match and match.group("ver") else 0
-
-
-def _person(value: object) -> tuple[str | None, str | None]:
-    """(id, display name): ``author`` is a string in search rows, an object in crawl rows."""
-    if isinstance(value, Mapping):
-        ident = as_text(pick(value, "id", "user_id"))
-        name = as_text(pick(value, "full_name", "name", "display_name"))
-        return (ident.strip() or None) if ident else None, name
-    text = as_text(value)
-    return ((text.strip() or None) if text else None), None
 
 
 @dataclass
@@ -227,7 +167,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         return list(self._libraries_cache)
 
     def owns(self, external_id: str) -> bool:
-        key = _doc_key(external_id)
+        key = doc_key(external_id)
         if key is None:
             return False
         if not self.configured_libraries:
@@ -260,13 +200,13 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             yield page if isinstance(page, DocumentFailure) else page[0]
 
     def _listed_id(self, container: str, row: dict[str, Any]) -> str | None:
-        key = _doc_key(pick(row, "id"), container) or _doc_key(
+        key = doc_key(pick(row, "id"), container) or doc_key(
             pick(row, "document_number"), container
         )
         return f"{key[0]}!{key[1]}" if key and self._is_document(row) else None
 
     def container_of(self, external_id: str) -> str | None:
-        key = _doc_key(external_id)
+        key = doc_key(external_id)
         return key[0] if key else None
 
     def _versioned_id(self, lib: str, number: int, external_id: str) -> str | None:
@@ -274,7 +214,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         (docs/dms-apis.md §1.2: a bare ``LIB!number`` is a container id). The version comes
         from the id itself, from what the index holds, from this crawl, or from a
         document_number search ([O] filter)."""
-        match = _DOC_ID.match(external_id.strip())
+        match = DOC_ID.match(external_id.strip())
         if match and match.group("ver"):
             return external_id.strip()
         hint = self.version_hints.get(external_id)
@@ -287,11 +227,11 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             lib, offset=0, limit=self.page_size, document_number=number
         )
         versions = [
-            _version(r)
+            row_version(r)
             for r in page.rows
             if (
-                _doc_key(pick(r, "id", "document_id"), lib)
-                or _doc_key(pick(r, "document_number"), lib)
+                doc_key(pick(r, "id", "document_id"), lib)
+                or doc_key(pick(r, "document_number"), lib)
             )
             == (lib.upper(), number)
         ]
@@ -299,7 +239,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         return f"{lib}!{number}.{max(versions)}" if versions else None
 
     def check(self, external_id: str) -> Presence:
-        key = _doc_key(external_id)
+        key = doc_key(external_id)
         if key is None:
             raise ConnectorError(f"imanage: {external_id!r} is not LIB!number")
         lib = next((x for x in self.libraries() if x.upper() == key[0]), key[0])
@@ -449,7 +389,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         for row in self.client.sync_all(
             lib, endpoint, self.sync_page_size, on_restart=self.sync_restarts.append
         ):
-            key = _doc_key(pick(row, "document_id", "documentId", "doc_id"), lib)
+            key = doc_key(pick(row, "document_id", "documentId", "doc_id"), lib)
             if key is not None:
                 grouped.setdefault(key, []).append(row)
         return grouped
@@ -471,6 +411,52 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
                 mark.see(parse_datetime(pick(row, "edit_date")))
             yield from mark.track(self._documents(container, rows, trustees=None))
 
+    # --- security pass (connectors.security_pass) -------------------------------------------------
+
+    def security_pass(self, stale: StaleCheck) -> Iterator[CrawlItem] | None:
+        """Every library's profiles and trustees through the Sync API, without content; the
+        documents ``stale`` names are read in full. None without the Sync API: the search
+        gives no trustees, and a security read per document costs a request each."""
+        if not self.sync_api_available():
+            self.warnings.append("imanage: no Sync API (data_sync_import): rules, moves and "
+                                 "deletions that keep edit_date wait for the full crawl")
+            return None
+        return self._security_pass(stale)
+
+    def _security_pass(self, stale: StaleCheck) -> Iterator[CrawlItem]:
+        self._versions = {}  # every document is listed again, those of this delta too
+        for lib in self._container_ids():
+            yield from self._security_library(lib, stale)
+
+    def _security_library(self, lib: str, stale: StaleCheck) -> Iterator[CrawlItem]:
+        trustees = (self._trustees(lib, SYNC_ALLOWED), self._trustees(lib, SYNC_DENIED))
+        listing = self.client.sync_listing(lib, SYNC_DOCUMENTS, self.sync_page_size, Position())
+        for rows in self._walk(lib, f"library {lib}", listing, full=True):
+            if isinstance(rows, DocumentFailure):
+                yield rows
+                return
+            placed = {self._placed(lib, row, trustees): row for row in self._latest_only(lib, rows)}
+            names = stale(list(placed))
+            again = [row for p, row in placed.items() if p.external_id in names]
+            yield from self._fetch_documents(
+                lib, again, lambda row: self._document(lib, row, trustees))
+
+    def _placed(self, lib: str, row: dict[str, Any], trustees: Trustees) -> Placed:
+        key = doc_key(pick(row, "id", "document_id"), lib) or doc_key(
+            pick(row, "document_number"), lib) or (lib, -1)  # _latest_only kept keyed rows
+        external_id = f"{key[0]}!{key[1]}"
+        doc_id = as_text(pick(row, "id", "document_id")) or external_id
+        acl = self._acl(lib, row, key=key, doc_id=doc_id, external_id=external_id,
+                        trustees=trustees)
+        if isinstance(acl, DocumentFailure):  # not with trustees given; typed so
+            acl = unresolvable_acl(acl.reason)
+        try:
+            fields = self._client_matter(lib, row)
+        except SourceHTTPError:  # place unknown: stale unless stored without one
+            return Placed(external_id, None, None, None, acl)
+        return Placed(external_id, str(row_version(row)), fields.client,
+                      qualify_matter(self.matter_format, fields.client, fields.matter), acl)
+
     # --- documents -------------------------------------------------------------------------------
 
     @staticmethod
@@ -485,16 +471,16 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
                 continue
             if pick(row, "is_latest") is False or pick(row, "latest") is False:
                 continue
-            key = _doc_key(pick(row, "id", "document_id"), lib) or _doc_key(
+            key = doc_key(pick(row, "id", "document_id"), lib) or doc_key(
                 pick(row, "document_number"), lib
             )
             if key is None:
                 continue
-            if key not in best or _version(row) > _version(best[key]):
+            if key not in best or row_version(row) > row_version(best[key]):
                 best[key] = row
         out = []
         for key, row in best.items():
-            version = _version(row)
+            version = row_version(row)
             previous = self._versions.get(key)
             if previous is not None and version <= previous:
                 continue  # this crawl already delivered this version or a newer one
@@ -539,7 +525,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         trustees: Trustees | None,
     ) -> SourceAcl | DocumentFailure:
         implicit = [
-            u for u in (_person(pick(row, "author"))[0], _person(pick(row, "operator"))[0]) if u
+            u for u in (person(pick(row, "author"))[0], person(pick(row, "operator"))[0]) if u
         ]
         if trustees is not None:
             allowed, denied = trustees
@@ -584,7 +570,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         row: dict[str, Any],
         trustees: Trustees | None,
     ) -> CrawlItem:
-        key = _doc_key(pick(row, "id", "document_id"), lib) or _doc_key(
+        key = doc_key(pick(row, "id", "document_id"), lib) or doc_key(
             pick(row, "document_number"), lib
         )
         if key is None:  # _latest_only filtered these; kept for type narrowing
@@ -622,7 +608,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
                     acl=acl,  # the rules read stand though the content waits
                 ),
             )
-        author_id, author_name = _person(pick(row, "author"))
+        author_id, author_name = person(pick(row, "author"))
         try:
             fields = self._client_matter(lib, row)
         except SourceHTTPError as exc:  # its workspace (after retries): this document only
@@ -649,8 +635,8 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             "extension": extension,
             "size": pick(row, "size"),
             "author_id": author_id,
-            "operator": _person(pick(row, "operator"))[0],
-            "last_user": _person(pick(row, "last_user"))[0],
+            "operator": person(pick(row, "operator"))[0],
+            "last_user": person(pick(row, "last_user"))[0],
             "edit_profile_date": as_text(pick(row, "edit_profile_date")),
             "default_security": as_text(pick(row, "default_security")),
             "is_external": pick(row, "is_external"),
@@ -675,7 +661,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             author=as_text(pick(row, "author_description")) or author_name or author_id,
             created_at=parse_datetime(pick(row, "create_date")),
             modified_at=parse_datetime(pick(row, "edit_date")),
-            version=str(_version(row)),
+            version=str(row_version(row)),
             checksum=checksum or content_checksum(download.content),
             source_url=as_text(pick(row, "document_url")) or as_text(pick(row, "iwl")),
             acl=acl,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from connectors.base import SourceAcl, SourceDocument, SourceGroup
+from connectors.base import Placed, SourceAcl, SourceDocument, SourceGroup
 
 
 class ConsumerCrashError(Exception):
@@ -143,6 +143,18 @@ class RecordingPipeline:
 
     def known_versions(self, source: str) -> dict[str, str | None]:
         return {k: d.version for k, d in self.index.items() if d.source == source}
+
+    def stale_placements(self, source: str, placed: list[Placed]) -> set[str]:
+        stale = set()
+        for p in placed:
+            held = self.index.get(p.external_id)
+            if held is None or held.source != source or not held.client_id or not held.matter_id:
+                continue  # not held, or quarantined: not asked
+            if (held.version, held.client_id, held.matter_id, held.acl) != (
+                p.version, p.client_id, p.matter_id, p.acl
+            ):
+                stale.add(p.external_id)
+        return stale
 
     def known_containers(self, source: str) -> dict[str, str | None]:
         out: dict[str, str | None] = {}

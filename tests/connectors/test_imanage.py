@@ -20,7 +20,8 @@ from connectors.base import (
 )
 from connectors.http.errors import ConnectorError, CredentialsError
 from connectors.imanage.acl import build_acl
-from connectors.imanage.connector import IManageConnector, parse_field_map
+from connectors.imanage.connector import IManageConnector
+from connectors.imanage.profile import parse_field_map
 from tests.connectors.conftest import ImanageFactory, Sleeps, imanage_settings
 from tests.connectors.recording import by_id, cursor_text, documents
 from tests.fakes.dms import FakeClock

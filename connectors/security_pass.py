@@ -1,0 +1,57 @@
+"""A delta's security pass: what a change listing cannot see.
+
+A DMS stamps a new modification date on new content, not on every change that decides who may
+read a document: a wall that adds a deny, a profile edit that moves it to another matter, a
+deletion (docs/dms-apis.md §1.7-1.8). Invariant 9 wants those on the next sync, so after its
+change listing a delta lists every document's place and rules in scope without content
+(`connectors.base.SecurityPass`), asks the index which it holds under another version, place
+or rules (`Pipeline.stale_placements`), and reads only those again in full, as the change
+listing's documents are read. When the pass listed the whole scope, a document the index
+holds that it did not list is a deletion suspect, point-checked as a sweep's would be.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from connectors.base import Checkpoint, Placed, SourceDocument
+
+if TYPE_CHECKING:
+    from connectors.sync import _SyncRun
+
+
+def security_pass(sync: _SyncRun) -> tuple[dict[str, Any], set[str] | None]:
+    """Run the source's pass: its report, and the ids it listed when it listed the whole
+    scope (None when it could not, or the source offers no pass)."""
+    listed: set[str] = set()
+    stale: set[str] = set()
+
+    def ask(placed: list[Placed]) -> set[str]:
+        listed.update(p.external_id for p in placed)
+        found = sync.pipeline.stale_placements(sync.source, placed) if placed else set()
+        stale.update(found)
+        return found
+
+    items = sync.origin.security_pass(ask)
+    if items is None:
+        sync.collect_warnings()
+        return {"ran": False, "reason": "the source cannot list its rules in bulk here; "
+                "rules, moves and deletions that keep the modification date wait for "
+                "the full crawl (EWALL_FULL_CRAWL_EVERY)"}, None
+    sync.phase = "security pass"
+    failures_before = len(sync.listing_failures)
+    read_again = 0
+    for item in items:
+        if isinstance(item, Checkpoint):
+            continue
+        sync.items += 1
+        if isinstance(item, SourceDocument):
+            sync.ingest(item)
+            read_again += 1
+        else:
+            sync.failure(item)
+        sync.progress()
+    complete = len(sync.listing_failures) == failures_before
+    report = {"ran": True, "listed": len(listed), "stale": len(stale),
+              "read_again": read_again, "complete": complete}
+    return report, listed if complete else None
