@@ -32,6 +32,7 @@ def security_pass(sync: _SyncRun) -> tuple[dict[str, Any], set[str] | None]:
         stale.update(found)
         return found
 
+    sync.give_version_hints()  # what the index holds: a source may read rules of those only
     items = sync.origin.security_pass(ask)
     if items is None:
         sync.collect_warnings()
