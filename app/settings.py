@@ -237,8 +237,9 @@ class Settings(BaseSettings):
     full_crawl_every: int = Field(
         default=86400,
         ge=0,
-        description="Seconds; a delta sync runs as a full crawl (which catches deletions "
-        "and moves) when the last complete one is older. 0: never.",
+        description="Seconds; a delta sync runs as a full crawl (every document read again) "
+        "when the last complete one is older. A delta's security pass sees changed rules, "
+        "moves and deletions where the source lists rules in bulk. 0: never.",
     )
     imanage_matter_id_format: str = Field(
         default="{matter}",

@@ -21,6 +21,9 @@ Rules this module enforces:
   sweep, when a point check agrees, under its hold (a service account that lost access to a
   whole library must not empty the index). A document reported gone or revoked mid-crawl:
   the same.
+* Delta -> change listing, then the security pass (`connectors.security_pass`): rules, moves
+  and deletions that keep the modification date reach the index on this sync, where the
+  source lists every document's rules in bulk.
 * Crash safety: the connector's checkpoint is persisted only after the documents before it
   are ingested, together with their "seen" marks (see `connectors.state`).
 * Source trouble (auth refused, retries exhausted, an unreadable cursor) ends the run as

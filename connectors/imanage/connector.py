@@ -9,8 +9,9 @@ version as "deleted". The versioned id is kept in ``metadata["imanage_id"]``.
 Crawl: the Sync API (cursor pages, S4) when the tenant has ``data_sync_import``, else the
 document search (I1) paged by offset, both through ``connectors.paging`` (a short page never
 ends a listing; a full listing must reconcile with ``total_count``). Delta: I1 with
-``edit_date_from`` = watermark minus ``connector_overlap_s``. Point checks address documents
-as ``LIB!number.version``. Cursors are JSON strings owned by this module.
+``edit_date_from`` = watermark minus ``connector_overlap_s``, then the security pass
+(`connectors.security_pass`) over the Sync API's profiles and trustees. Point checks
+address documents as ``LIB!number.version``. Cursors are JSON strings owned by this module.
 """
 
 from __future__ import annotations
