@@ -135,10 +135,12 @@ class DocumentFailure:
     status: int | None = None
     container: str | None = None  # the library or cabinet, for the per-container report
     details: Mapping[str, Any] | None = None  # for the report, e.g. {"line": 3} of a sidecar
-    # The matter the listing gave a document whose permissions or content could not be read.
-    # When the index holds it under another matter, it moved, perhaps behind a wall: the sync
-    # takes it out of the index until it can be read (fail closed).
+    # The matter ("" for none) and client the listing gave a document whose permissions or
+    # content could not be read. When the index holds it under another matter or client, or
+    # none, it moved, perhaps behind a wall: the sync takes it out of the index until it can
+    # be read (fail closed). None: the listing was not read for them.
     listed_matter: str | None = None
+    listed_client: str | None = None
     # The access rules read before the failure (or "unresolvable" when not even they could be
     # read): a deny must not wait for the content, so the index takes them when they only
     # narrow the stored ones, and hides the document otherwise

@@ -7,7 +7,11 @@ change listing a delta lists every document's place and rules in scope without c
 (`connectors.base.SecurityPass`), asks the index which it holds under another version, place
 or rules (`Pipeline.stale_placements`), and reads only those again in full, as the change
 listing's documents are read. When the pass listed the whole scope, a document the index
-holds that it did not list is a deletion suspect, point-checked as a sweep's would be.
+holds that it did not list is hidden (visible to nobody): its rules were not read, and it
+may be gone, moved out of scope, or in a library the account can no longer list. Nothing
+is deleted here: a full crawl's sweep does that, with its point checks and its hold on
+large removals (a delta must not empty a library that could not be listed). A later pass
+that lists it again gives it its rules back (it is then stale, and read in full).
 """
 
 from __future__ import annotations
@@ -20,9 +24,13 @@ if TYPE_CHECKING:
     from connectors.sync import _SyncRun
 
 
-def security_pass(sync: _SyncRun) -> tuple[dict[str, Any], set[str] | None]:
-    """Run the source's pass: its report, and the ids it listed when it listed the whole
-    scope (None when it could not, or the source offers no pass)."""
+_UNLISTED = ("not in the whole listing of the scope that a delta's security pass made: its "
+             "rules were not read; hidden until a listing holds it again (a full crawl's "
+             "sweep deletes what is gone)")
+
+
+def security_pass(sync: _SyncRun) -> dict[str, Any]:
+    """Run the source's pass, hide what its whole listing did not give, and report."""
     listed: set[str] = set()
     stale: set[str] = set()
 
@@ -38,7 +46,7 @@ def security_pass(sync: _SyncRun) -> tuple[dict[str, Any], set[str] | None]:
         sync.collect_warnings()
         return {"ran": False, "reason": "the source cannot list its rules in bulk here; "
                 "rules, moves and deletions that keep the modification date wait for "
-                "the full crawl (EWALL_FULL_CRAWL_EVERY)"}, None
+                "the full crawl (EWALL_FULL_CRAWL_EVERY)"}
     sync.phase = "security pass"
     failures_before = len(sync.listing_failures)
     read_again = 0
@@ -53,6 +61,10 @@ def security_pass(sync: _SyncRun) -> tuple[dict[str, Any], set[str] | None]:
             sync.failure(item)
         sync.progress()
     complete = len(sync.listing_failures) == failures_before
-    report = {"ran": True, "listed": len(listed), "stale": len(stale),
-              "read_again": read_again, "complete": complete}
-    return report, listed if complete else None
+    hidden = 0
+    if complete:
+        held = sync.pipeline.known_external_ids(sync.source) - listed
+        for external_id in sorted(k for k in held if sync.origin.owns(k)):
+            hidden += sync.hide(external_id, _UNLISTED, None)
+    return {"ran": True, "listed": len(listed), "stale": len(stale), "read_again": read_again,
+            "complete": complete, "hidden": hidden}

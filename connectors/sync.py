@@ -263,12 +263,12 @@ class _SyncRun:
             return False
         if item.external_id and item.acl is not None:  # the rules read stand, content or not
             self.pipeline.apply_acl(self.run, self.source, item.external_id, item.acl)
-        if item.external_id and item.listed_matter:
+        if item.external_id and item.listed_matter is not None:
             remove = getattr(self.pipeline, "remove_if_moved", None)
             reason = (f"moved at source to matter {item.listed_matter!r} but could not be read "
                       f"({item.reason}): out of the index until a sync reads it (fail closed)")
             if callable(remove) and remove(self.run, self.source, item.external_id,
-                                           item.listed_matter, reason):
+                                           item.listed_matter, reason, item.listed_client):
                 self.deleted_one(item.external_id, reason, item.container)
         self.count(item.container, "failed")
         if item.listing:
@@ -345,9 +345,11 @@ class _SyncRun:
         elif reason is not None:
             self.delete(external_id, f"{origin}: {reason}")
 
-    def hide(self, external_id: str, reason: str, container: str | None) -> None:
-        if self.pipeline.hide(self.run, self.source, external_id, reason):
+    def hide(self, external_id: str, reason: str, container: str | None) -> bool:
+        hidden = self.pipeline.hide(self.run, self.source, external_id, reason)
+        if hidden:
             self.count(container or self.container_of(external_id), "hidden")
+        return hidden
 
     def sweep(self, crawl_id: str, st: SyncState) -> dict[str, Any]:
         self.phase = "sweep"
@@ -520,19 +522,19 @@ class _SyncRun:
             else:
                 self.failure(item)
             self.progress()
+        self.summary["security_pass"] = security_pass(self)
         self.summary["complete"] = True
-        self.summary["security_pass"], listed = security_pass(self)
-        self.point_checks(set(suspects), deletion_scan, listed)
+        self.point_checks(set(suspects), deletion_scan)
         st.last_delta_at = _now()
         st.watermark = started
         self.state.save(self.source, self.scope, st)
 
-    def point_checks(self, suspects: set[str], deletion_scan: bool,
-                     listed: set[str] | None) -> None:  # a whole listing's ids, if any
+    def point_checks(self, suspects: set[str], deletion_scan: bool) -> None:
         self.phase = "point_checks"
         scanned: int | None = None
         known_missing: set[str] = set()
-        if listed is None and deletion_scan and self.caps.listing and self.caps.point_check:
+        listed: set[str] | None = None
+        if deletion_scan and self.caps.listing and self.caps.point_check:
             try:
                 listed = set(self.origin.list_ids())
             except CredentialsError:

@@ -121,6 +121,17 @@ def access_until_written(conn: Connection, doc: SourceDocument) -> str | None:
     return acl_id
 
 
+def moved(stored: StoredDocument, client_id: str | None, matter_id: str) -> bool:
+    """Whether a listing that files a stored document under ``matter_id`` (and
+    ``client_id``, unless None) moved it: another matter or client, or none ("" when the
+    profile names none). A quarantined document is filed nowhere: nothing to leave."""
+    if stored.matter_id is None:
+        return False
+    if (clean_field(matter_id) or None) != stored.matter_id:
+        return True
+    return client_id is not None and (clean_field(client_id) or None) != stored.client_id
+
+
 def narrowed_or_nobody(
     conn: Connection, stored_acl_id: str, new_acl_id: str, new: SourceAcl | None
 ) -> str:

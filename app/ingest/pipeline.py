@@ -710,20 +710,17 @@ class IngestPipeline:
                 )  # fmt: skip
         return False
 
-    def remove_if_moved(
-        self, run: IngestRun, source: str, external_id: str, matter_id: str, reason: str
-    ) -> bool:
-        """Take a document out of the index when the source lists it under another matter
-        than the index holds but it could not be read (its permissions or content failed):
-        the move may put it behind a wall, which must not wait for the source to answer. The
-        next sync that reads it ingests it again. True when it was removed."""
-        listed = document_write.clean_field(matter_id)
-        if not listed:
-            return False
+    def remove_if_moved(self, run: IngestRun, source: str, external_id: str, matter_id: str,
+                        reason: str, client_id: str | None = None) -> bool:
+        """Take a document out of the index when the source lists it under another matter or
+        client, or none, than the index holds but it could not be read (its permissions or
+        content failed): the move may put it behind a wall, which must not wait for the
+        source to answer. The next sync that reads it ingests it again. ``client_id`` None:
+        not listed (the matter alone decides). True when it was removed."""
         with self.database.transaction() as conn:
             mark_writer(conn)
             stored = repository.lock_document(conn, source, external_id)
-            moved = stored is not None and stored.matter_id not in (None, listed)
+            moved = stored is not None and document_write.moved(stored, client_id, matter_id)
             deleted = moved and self._delete(conn, run, source, external_id, reason)
         return self._counted_deleted(run, deleted)
 

@@ -74,7 +74,14 @@ from connectors.imanage.client import (
     SYNC_GROUP_MEMBERS,
     IManageClient,
 )
-from connectors.imanage.profile import DOC_ID, doc_key, parse_field_map, person, row_version
+from connectors.imanage.profile import (
+    DOC_ID,
+    doc_key,
+    of_version,
+    parse_field_map,
+    person,
+    row_version,
+)
 from connectors.paging import Position
 
 log = logging.getLogger("ewall.connectors.imanage")
@@ -148,6 +155,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         self._workspaces_lock = threading.Lock()
         self._workspace_locks: dict[tuple[str, str], threading.Lock] = {}
         self._versions: dict[tuple[str, int], int] = {}
+        self._trustee_cache: dict[str, Trustees] = {}
         # Set by the sync before point checks: external id -> the version the index holds,
         # so a check can address the document as LIB!number.version (docs/dms-apis.md §1.2).
         self.version_hints: dict[str, str | None] = {}
@@ -320,6 +328,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
 
     def _prepare_full(self) -> None:
         self._versions = {}
+        self._trustee_cache = {}
         self.sync_api_available()  # decided once per crawl, before the first library
 
     def _crawl_container(self, container: str, cursor: CrawlCursor) -> Iterator[CrawlItem]:
@@ -359,8 +368,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
 
     def _full_library_sync(self, lib: str, cursor: CrawlCursor) -> Iterator[CrawlItem]:
         full = cursor.full if cursor.full is not None else {}
-        allowed = self._trustees(lib, SYNC_ALLOWED)
-        denied = self._trustees(lib, SYNC_DENIED)
+        allowed, denied = self._library_trustees(lib)
         start = Position(int(full.get("sync_offset") or 0), full.get("sync"))
         listing = self.client.sync_listing(lib, SYNC_DOCUMENTS, self.sync_page_size, start)
         restarts = 0
@@ -385,6 +393,14 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         if listing.restarts != restarts:
             self.sync_restarts.append(SYNC_DOCUMENTS)
 
+    def _library_trustees(self, lib: str) -> Trustees:
+        """Both trustee lists of a library, read once per run: a delta's change listing and
+        its security pass judge the same rules (I7 carries no Sync denied trustees)."""
+        if lib not in self._trustee_cache:
+            self._trustee_cache[lib] = (self._trustees(lib, SYNC_ALLOWED),
+                                        self._trustees(lib, SYNC_DENIED))
+        return self._trustee_cache[lib]
+
     def _trustees(self, lib: str, endpoint: str) -> dict[tuple[str, int], list[dict[str, Any]]]:
         grouped: dict[tuple[str, int], list[dict[str, Any]]] = {}
         for row in self.client.sync_all(
@@ -399,6 +415,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
 
     def _prepare_delta(self) -> None:
         self._versions = {}
+        self._trustee_cache = {}
 
     def _delta_container(self, container: str, mark: DeltaWatermark) -> Iterator[CrawlItem]:
         edit_from = iso_utc(mark.since - self.overlap) if mark.since else None
@@ -410,7 +427,8 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             rows = page[0]
             for row in rows:
                 mark.see(parse_datetime(pick(row, "edit_date")))
-            yield from mark.track(self._documents(container, rows, trustees=None))
+            trustees = self._library_trustees(container) if self.sync_api_available() else None
+            yield from mark.track(self._documents(container, rows, trustees=trustees))
 
     # --- security pass (connectors.security_pass) -------------------------------------------------
 
@@ -430,17 +448,28 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             yield from self._security_library(lib, stale)
 
     def _security_library(self, lib: str, stale: StaleCheck) -> Iterator[CrawlItem]:
-        trustees = (self._trustees(lib, SYNC_ALLOWED), self._trustees(lib, SYNC_DENIED))
+        trustees = self._library_trustees(lib)
         listing = self.client.sync_listing(lib, SYNC_DOCUMENTS, self.sync_page_size, Position())
         for rows in self._walk(lib, f"library {lib}", listing, full=True):
             if isinstance(rows, DocumentFailure):
                 yield rows
                 return
-            placed = {self._placed(lib, row, trustees): row for row in self._latest_only(lib, rows)}
+            placed = {self._placed(lib, row, trustees): row for row in self._latest_only(lib, rows)
+                      if not self._older_than_held(lib, row)}
             names = stale(list(placed))
             again = [row for p, row in placed.items() if p.external_id in names]
             yield from self._fetch_documents(
                 lib, again, lambda row: self._document(lib, row, trustees))
+
+    def _older_than_held(self, lib: str, row: dict[str, Any]) -> bool:
+        """A version older than the one the index holds, in a listing that marks no latest
+        version (the newer one may be on a later page): not the document's rules now."""
+        if pick(row, "latest") is not None or pick(row, "is_latest") is not None:
+            return False
+        key = doc_key(pick(row, "id", "document_id"), lib) or doc_key(
+            pick(row, "document_number"), lib)
+        held = self.version_hints.get(f"{key[0]}!{key[1]}") if key else None
+        return held is not None and held.isdigit() and int(held) > row_version(row)
 
     def _placed(self, lib: str, row: dict[str, Any], trustees: Trustees) -> Placed:
         key = doc_key(pick(row, "id", "document_id"), lib) or doc_key(
@@ -453,7 +482,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             acl = unresolvable_acl(acl.reason)
         try:
             fields = self._client_matter(lib, row)
-        except SourceHTTPError:  # place unknown: stale unless stored without one
+        except SourceHTTPError:  # place unknown: read again (version None is never held)
             return Placed(external_id, None, None, None, acl)
         return Placed(external_id, str(row_version(row)), fields.client,
                       qualify_matter(self.matter_format, fields.client, fields.matter), acl)
@@ -530,13 +559,14 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         ]
         if trustees is not None:
             allowed, denied = trustees
+            version = row_version(row)
             return build_acl(
                 library=lib,
                 document_id=doc_id,
                 default_security=pick(row, "default_security"),
                 inherited_default=pick(row, "inherited_default_security"),
-                entries=allowed.get(key, []),
-                denied=denied.get(key, []),
+                entries=of_version(allowed.get(key, []), version),
+                denied=of_version(denied.get(key, []), version),
                 implicit_users=implicit,
                 resolver=self.resolver,
             )
@@ -683,7 +713,8 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         except SourceHTTPError:
             return failure
         matter = qualify_matter(self.matter_format, fields.client, fields.matter)
-        return dataclasses.replace(failure, listed_matter=matter)
+        return dataclasses.replace(failure, listed_matter=matter or "",
+                                   listed_client=fields.client or "")
 
     # --- client / matter --------------------------------------------------------------------
 

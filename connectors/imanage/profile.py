@@ -72,3 +72,15 @@ def person(value: object) -> tuple[str | None, str | None]:
         return (ident.strip() or None) if ident else None, name
     text = as_text(value)
     return ((text.strip() or None) if text else None), None
+
+
+def of_version(rows: list[dict[str, Any]], version: int) -> list[dict[str, Any]]:
+    """The trustee rows of one version of a document: rows that name another version in
+    their ``document_id`` (``LIB!number.version``) are another version's rules, and must not
+    widen this one's; rows that name none are the document's."""
+    kept = []
+    for row in rows:
+        match = DOC_ID.match(as_text(pick(row, "document_id", "documentId", "doc_id")) or "")
+        if match is None or not match.group("ver") or int(match.group("ver")) == version:
+            kept.append(row)
+    return kept

@@ -103,7 +103,7 @@ def test_a_delta_sees_rules_moves_and_deletions_that_keep_the_edit_date(
     """Invariant 9, "on the next sync": with the Sync API a delta lists every profile and
     trustee without content (connectors.security_pass) and reads again only what the index
     holds under other rules or another matter; a document gone from that whole listing is
-    point-checked. Nothing at the source moves the edit date."""
+    hidden. Nothing at the source moves the edit date."""
     imanage_fake.sync_api = True
     firm = Firm(client, auth)
     for person in PEOPLE:
@@ -138,7 +138,7 @@ def test_a_delta_sees_rules_moves_and_deletions_that_keep_the_edit_date(
     downloads = len(imanage_fake.calls(r"/download$"))
     quiet = sync()  # nothing changed: nothing is downloaded again
     assert quiet["security_pass"] == {"ran": True, "listed": 2, "stale": 0, "read_again": 0,
-                                      "complete": True}  # fmt: skip
+                                      "complete": True, "hidden": 0}  # fmt: skip
     assert len(imanage_fake.calls(r"/download$")) == downloads
 
     doc.security["acl"].append({"id": "BOB", "type": "user", "access_level": "no_access"})
@@ -156,8 +156,7 @@ def test_a_delta_sees_rules_moves_and_deletions_that_keep_the_edit_date(
     assert firm.matters_seen("alice@firm.nl", "octrooiaanvraag", mode="sparse") == {"M-2"}
 
     imanage_fake.trash(doc_id)
-    report = sync()
-    assert report["point_checks"]["deleted"] == 1
+    assert sync()["security_pass"]["hidden"] == 1  # gone: hidden now, deleted by a sweep
     assert _who_finds(firm) == set()
     assert firm.documents_found("alice@firm.nl", "levering", mode="sparse") == ["ACTIVE!2"]  # still there
 

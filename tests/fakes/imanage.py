@@ -125,6 +125,11 @@ class FakeIManage(FakeDms):
         self.cursor_generation = 0
         self.cursor_expiry_status = 410
         self.empty_cursor_pages = 0
+        # checker additions: a hook after each Sync page (kind, offset), libraries left out
+        # of GET /libraries, and libraries whose every per-library request answers a status
+        self.on_sync_page: Any = None
+        self.unlisted_libraries: set[str] = set()
+        self.closed_libraries: dict[str, int] = {}
         self._empties_served: dict[tuple[str, str, int], int] = {}
         self.refresh: dict[str, str] = {}
         self.grants: list[str] = []
@@ -218,6 +223,8 @@ class FakeIManage(FakeDms):
         match = re.match(r"^([^!]+)!(\d+)(?:\.(\d+))?$", doc_id)
         if not match or match.group(1) != library:
             return error(404)
+        if library in self.closed_libraries:
+            return error(self.closed_libraries[library])
         number = int(match.group(2))
         if self.strict_ids and not match.group(3):
             return error(404)  # a container id
@@ -332,6 +339,7 @@ class FakeIManage(FakeDms):
                 "data": [
                     {"id": lib, "display_name": lib, "type": "worksite", "is_hidden": False}
                     for lib in fake.libraries
+                    if lib not in fake.unlisted_libraries
                 ]
                 + [{"id": "HIDDEN", "is_hidden": True}]
             }
@@ -341,7 +349,9 @@ class FakeIManage(FakeDms):
             return {"data": {"data_sync_import": fake.sync_api}}
 
         @app.get(lib_prefix + "/documents")
-        def search(lib: str, request: Request) -> dict[str, Any]:
+        def search(lib: str, request: Request) -> Any:
+            if lib in fake.closed_libraries:
+                return error(fake.closed_libraries[lib])
             q = request.query_params
             offset = 0 if fake.ignore_offset else int(q.get("offset", "0"))
             limit = capped(int(q.get("limit", "100")), fake.page_cap)
@@ -459,6 +469,8 @@ class FakeIManage(FakeDms):
 
         async def sync_page(lib: str, kind: str, request: Request) -> Any:
             body = await request.json()
+            if lib in fake.closed_libraries:
+                return error(fake.closed_libraries[lib])
             limit = capped(int(body.get("limit", 1000)), fake.page_cap)
             offset = fake._offset(body.get("cursor"))
             if offset is None:
@@ -472,6 +484,8 @@ class FakeIManage(FakeDms):
             out: dict[str, Any] = {"data": page}
             if offset + limit < len(rows):
                 out["cursor"] = fake._cursor(offset + limit)
+            if fake.on_sync_page is not None:
+                fake.on_sync_page(fake, kind, offset)
             return out
 
         def sync_route(kind: str) -> Any:
