@@ -67,7 +67,8 @@ class World:
     def downloads(self) -> int:
         return len(self.fake.calls(r"/download$"))
 
-    def stored(self, external_id: str) -> tuple[Any, ...] | None:
+    def stored(self, external_id: str) -> Any:
+        """(status, client_id, matter_id, source_acl_id, version), or None."""
         rows = superuser_rows(
             self.db,
             "SELECT status, client_id, matter_id, source_acl_id, version FROM documents "
