@@ -45,6 +45,7 @@ from connectors.http.lenient import iso_utc, parse_datetime
 from connectors.paging import Listing, ListingIncompleteError
 
 RowT = TypeVar("RowT")
+OutT = TypeVar("OutT")
 ClientT = TypeVar("ClientT", bound=DmsClient)
 
 GONE_STATUSES = frozenset({404, 410})
@@ -211,9 +212,9 @@ class DmsConnector(Generic[RowT, ClientT]):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _map(self, fn: Callable[[RowT], CrawlItem], rows: list[RowT]) -> Iterator[CrawlItem]:
-        """Fetch a page's documents in parallel (bounded by the tenant's semaphore anyway),
-        yielding in page order so checkpoints stay meaningful."""
+    def _map(self, fn: Callable[[RowT], OutT], rows: list[RowT]) -> Iterator[OutT]:
+        """Fetch a page's documents (or their rules) in parallel (bounded by the tenant's
+        semaphore anyway), yielding in page order so checkpoints stay meaningful."""
         if self._workers <= 1 or len(rows) <= 1:
             yield from (fn(r) for r in rows)
             return

@@ -13,6 +13,11 @@ plus profile-based security: an ``N`` row on the document's value of each attrib
 (docs/dms-apis.md §2.3). Cabinet admins' implicit rights are not modelled (narrower). A
 document moved to a cabinet outside the configured scope looks like a delete
 (docs/dms-apis.md §2.4) and leaves the index.
+
+Security pass (`connectors.security_pass`): after its change listing a delta lists every
+cabinet in full again, without content, and reads the access list of each document the index
+holds (``version_hints``): a ``|N`` row added to a matter, an access list changed, a document
+re-profiled, deleted or moved out of scope need not move the modified date.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import httpx
 
@@ -35,10 +40,12 @@ from connectors.base import (
     CrawlCursor,
     CrawlItem,
     DocumentFailure,
+    Placed,
     Presence,
     SourceAcl,
     SourceDocument,
     SourceGroup,
+    StaleCheck,
     normalize_code,
     qualify_matter,
 )
@@ -86,8 +93,22 @@ NOT_DOCUMENTS = frozenset({"ndfld", "ndsq", "ndflt"})  # folders, saved searches
 SELECT = "StandardAttributes,CustomAttributes,Locations"
 
 
+class Place(NamedTuple):
+    """Client and matter of a document as its profile names them: (normalized, raw,
+    description) each, and the matter id given to the conflict matrix."""
+
+    client: str | None
+    client_raw: str | None
+    client_description: str | None
+    matter: str | None
+    matter_raw: str | None
+    matter_description: str | None
+    matter_id: str | None
+
+
 class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
-    """FullLoad, PollSince, ListIds, PermissionSync, ResumableCrawl, PointCheck."""
+    """FullLoad, PollSince, ListIds, PermissionSync, ResumableCrawl, PointCheck,
+    SecurityPass."""
 
     source = SOURCE
     container_key = "cab"
@@ -128,6 +149,9 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
             matter_id_setting="EWALL_NETDOCUMENTS_MATTER_ID_FORMAT",
         )
         self._cabinet_of: dict[str, str] = {}
+        # external id -> version the index holds, set by the sync before a security pass;
+        # None: unknown, the pass reads the rules of every listed document
+        self.version_hints: dict[str, str | None] | None = None
 
     # --- scope --------------------------------------------------------------------------------
 
@@ -326,6 +350,50 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
             if done:
                 return
 
+    # --- security pass (connectors.security_pass) ------------------------------------------------
+
+    def security_pass(self, stale: StaleCheck) -> Iterator[CrawlItem] | None:
+        """Every cabinet listed in full (the full crawl's listing), without content; for each
+        document the index holds, its place from the search row and its rules read now (one
+        access-list request each, in parallel); the documents ``stale`` names are read in
+        full. A listing that cannot be completed ends its cabinet with a listing failure."""
+        return self._security_pass(stale)
+
+    def _security_pass(self, stale: StaleCheck) -> Iterator[CrawlItem]:
+        with self._tables_lock:  # the rules as they are now, never a table read before
+            self._tables.clear()
+            self._group_names.clear()
+        for cabinet in self.cabinets():
+            pages = self._pages(cabinet, orderby=None, skip=0, token=None, full=True)
+            for page in pages:
+                if isinstance(page, DocumentFailure):
+                    yield page
+                    break
+                held = self.version_hints
+                hits = [
+                    h for h in page[0] if self._is_document(h) and (held is None or h.id in held)
+                ]
+                placed = list(self._map(functools.partial(self._placed, cabinet), hits))
+                names = stale(placed)
+                yield from self._documents(cabinet, [h for h in hits if h.id in names])
+
+    def _placed(self, cabinet: Cabinet, hit: Hit) -> Placed:
+        """What `_document` would store for ``hit``, read without /info or the content."""
+        place = self._place(cabinet, hit)
+        acl = self._rules(cabinet, hit, place)
+        return Placed(hit.id, self._listed_version(hit), place.client, place.matter_id, acl)
+
+    def _listed_version(self, hit: Hit) -> str | None:
+        """The official version when the search row names it, else the version the index
+        holds: the row need not carry one (its fields are [O], docs/dms-apis.md §2.2), a new
+        version moves the modified date that the change listing follows, and an /info
+        request per document would cost what the pass saves."""
+        if hit.official_version:
+            return hit.official_version
+        if self.version_hints is not None and hit.id in self.version_hints:
+            return self.version_hints[hit.id]
+        return hit.latest_version
+
     # --- documents -------------------------------------------------------------------------------
 
     @staticmethod
@@ -465,6 +533,26 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
         raw, description = value
         return normalize_code(raw), raw, description
 
+    def _place(self, cabinet: Cabinet, hit: Hit) -> Place:
+        """Client and matter from the cabinet's workspace attributes (`_document` and the
+        security pass alike: a difference would make every document look moved)."""
+        client, client_raw, client_desc = self._attribute(hit, cabinet.client_attr)
+        matter, matter_raw, matter_desc = self._attribute(hit, cabinet.matter_attr)
+        matter_id = qualify_matter(self.matter_format, client, matter)
+        return Place(client, client_raw, client_desc, matter, matter_raw, matter_desc, matter_id)
+
+    def _rules(self, cabinet: Cabinet, hit: Hit, place: Place) -> SourceAcl:
+        """The access list plus profile-based denies. An access list that cannot be read,
+        whatever the status, leaves the document visible to nobody until it can be: the last
+        one read may be stale (a deny added since), never left as it was."""
+        try:
+            entries = self.client.acl(hit.id)
+        except CredentialsError:
+            raise
+        except SourceHTTPError as exc:
+            return unresolvable_acl(f"access list could not be read (HTTP {exc.status})")
+        return self._profile_acl(cabinet, hit, entries, place.client, place.matter)
+
     def _document(self, cabinet: Cabinet, hit: Hit) -> CrawlItem:
         doc_id = hit.id
         try:
@@ -480,26 +568,11 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
         merged = _merge(hit, info)
         if not self._is_document(merged):
             return DocumentFailure(SOURCE, doc_id, "not a document", 404)
-        client, client_raw, client_desc = self._attribute(merged, cabinet.client_attr)
-        matter, matter_raw, matter_desc = self._attribute(merged, cabinet.matter_attr)
+        place = self._place(cabinet, merged)
         # the matter this profile names: a document that moved but cannot be read is taken
         # out of the index by the sync (fail closed), not left under its old matter
-        listed = qualify_matter(self.matter_format, client, matter)
-        unreadable = "access list could not be read"
-        try:
-            entries: list[dict[str, Any]] | None = self.client.acl(doc_id)
-        except CredentialsError:
-            raise
-        except SourceHTTPError as exc:
-            # /info just answered, so the document is there; its ACL is not. Whatever the
-            # status, the last ACL read may be stale (a deny added since): visible to nobody
-            # until it can be read, never left as it was
-            entries = None
-            unreadable = f"access list could not be read (HTTP {exc.status})"
-        if entries is None:
-            acl = unresolvable_acl(unreadable)
-        else:
-            acl = self._profile_acl(cabinet, merged, entries, client, matter)
+        listed = place.matter_id or ""  # "" when it names none: it left its matter
+        acl = self._rules(cabinet, merged, place)  # /info just answered: the document is there
         try:
             download = self.client.download(doc_id)
         except CredentialsError:
@@ -509,12 +582,14 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
             if failure is not None:
                 if failure.gone or failure.revoked:
                     return failure
-                return dataclasses.replace(failure, listed_matter=listed, acl=acl)
+                return dataclasses.replace(failure, listed_matter=listed,
+                                           listed_client=place.client or "", acl=acl)
             if exc.status in REFUSED_STATUSES:
                 return DocumentFailure(SOURCE, doc_id, "download: access refused", 403)
             # the rules read stand though the content waits
             return DocumentFailure(
-                SOURCE, doc_id, f"download: {exc}", listed_matter=listed, acl=acl
+                SOURCE, doc_id, f"download: {exc}", listed_matter=listed,
+                listed_client=place.client or "", acl=acl,
             )
         metadata: dict[str, Any] = {
             "cabinet": cabinet.id,
@@ -526,8 +601,8 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
             "official_version": merged.official_version,
             "latest_version": merged.latest_version,
             "filename": download.filename,
-            "client_description": client_desc,
-            "matter_description": matter_desc,
+            "client_description": place.client_description,
+            "matter_description": place.matter_description,
             "acl_note": acl.note,
         }
         return SourceDocument(
@@ -535,10 +610,10 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
             external_id=doc_id,
             title=merged.name,
             doc_type=None,
-            client_id=client,
-            matter_id=qualify_matter(self.matter_format, client, matter),
-            client_raw=client_raw,
-            matter_raw=matter_raw,
+            client_id=place.client,
+            matter_id=place.matter_id,
+            client_raw=place.client_raw,
+            matter_raw=place.matter_raw,
             author=merged.created_by,
             created_at=merged.created,
             modified_at=merged.modified,

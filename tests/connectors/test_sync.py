@@ -656,12 +656,22 @@ def test_a_document_moved_out_of_the_configured_cabinet_is_removed(
     assert dict(pipeline.deleted)["1000-0000-0002"] == (
         "sweep: moved out of the configured scope")
     assert sorted(pipeline.index) == ["1000-0000-0003", "1000-0000-0004"]
-    # A point-check suspect whose place is unknown is kept: only a complete listing decides.
+    # A point-check suspect whose place is unknown is kept: only a complete listing decides
+    # (here the delta's security pass cannot complete its listing: the total never adds up).
     fake.info_locations = False
     fake.move("1000-0000-0003", "NG-ARCHIVE1")
-    _delta(netdocuments({"netdocuments_cabinets": "NG-AB12CD34"}), pipeline, store,
-           suspects=["1000-0000-0003"])
+    fake.total_mode = "high"
+    report = _delta(netdocuments({"netdocuments_cabinets": "NG-AB12CD34"}), pipeline, store,
+                    suspects=["1000-0000-0003"])
+    assert report["sync"]["security_pass"]["complete"] is False
     assert "1000-0000-0003" in pipeline.index
+    # The next delta's pass lists the scope completely: what it misses is hidden at once
+    # (a full crawl's sweep deletes it).
+    fake.total_mode = "exact"
+    report = _delta(netdocuments({"netdocuments_cabinets": "NG-AB12CD34"}), pipeline, store)
+    assert report["sync"]["security_pass"]["hidden"] == 1
+    assert "security pass" in dict(pipeline.hidden)["1000-0000-0003"]
+    assert not pipeline.visible("1000-0000-0003", "netdocuments:user:anyone")
 
 
 def test_groups_endpoint_404_is_a_warning_not_a_failed_run(

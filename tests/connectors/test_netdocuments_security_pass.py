@@ -1,0 +1,295 @@
+"""A NetDocuments delta sees rules, re-profiles, deletions and moves that keep the modified date.
+
+Invariant 9 wants them on the next sync; NetDocuments need not move ``Modified`` when a
+``U:user|N`` row is added to a matter's lookup row (the documented ethical-wall recipe,
+docs/dms-apis.md §2.3), when a document's access list changes, or when it is re-profiled. After
+its change listing a delta lists every cabinet without content, reads the access list of each
+document the index holds, and reads in full only those the index holds under other rules or
+another matter (connectors.security_pass). These run the fake NetDocuments through run_sync into
+the REAL ingest pipeline and ask the search API who finds a document; nothing at the source
+moves a modified date.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.ingest.router import pipeline_for
+from connectors.base import Placed, SourceDocument
+from connectors.state import SyncStateStore
+from connectors.sync import run_sync
+from tests.conftest import Tokens
+from tests.connectors.conftest import DbFixture, NetDocumentsFactory
+from tests.fakes.netdocuments import CABINET, FakeNetDocuments
+from tests.helpers import Firm, retag
+
+PEOPLE = {
+    "john@firm.nl": "john.smith@firm.com",
+    "amir@firm.nl": "amir@firm.com",
+    "carol@firm.nl": "carol@firm.com",
+}
+FALCON = "4824-5093-9170"  # client 10025, matter 0008, granted to Litigation
+LEVERING = "4824-5093-9171"  # matter 0008, Litigation and carol
+TAX = "4824-5093-9172"  # matter 0007 (a |N row for john), carol; amir denied on its own list
+NOTES = "4824-5093-9173"  # matter 0007, granted to the group by its name
+MATTER_0008 = {"key": "0008", "parent": "10025", "access": "Litigation|VES"}
+DOWNLOADS = r"^/v1/Document/[^/]+$"
+
+
+def _tenant(firm: Firm, fake: FakeNetDocuments) -> None:
+    """Acme Holdings (10025) with matters 0007, 0008 and 0009 (behind amir's wall), the
+    Litigation group (john, amir) and four documents, set up as the ND tests do: client and
+    matter in custom attributes 1001/1002 (the cabinet's wsOrgAttrNum/wsAttrNum), group
+    grants by id and by name, user grants and denies, and profile-based security on the
+    matter lookup table, including a row of another client's matter 0008."""
+    for person, email in PEOPLE.items():
+        firm.person(person, aliases=[f"netdocuments:user:{email}"])
+    firm.client_("10025", "Acme Holdings")
+    for matter in ("0007", "0008", "0009"):
+        firm.matter(matter, "10025")
+    firm.wall(kind="exclusionary", protects={"matters": ["0009"]}, screened=["amir@firm.nl"])
+    fake.add_group("UG-LIT", "Litigation", [{"id": "JS1", "email": "john.smith@firm.com"},
+                                            {"id": "AK2", "email": "amir@firm.com"}])  # fmt: skip
+    lit = {"principal": "UG-LIT", "rights": "VES"}
+    fake.add_document(FALCON, client="10025", matter="0008", extension="txt", acl=[lit],
+                      content=b"Processtuk over de dagvaarding in de zaak Falcon.")  # fmt: skip
+    fake.add_document(LEVERING, client="10025", matter="0008", extension="txt",
+                      acl=[lit, {"principal": "U:carol@firm.com", "rights": "V"}],
+                      content=b"Afspraken over de levering van de machines.")  # fmt: skip
+    fake.add_document(TAX, client="10025", matter="0007", extension="txt",
+                      acl=[lit, {"principal": "U:carol@firm.com", "rights": "VES"},
+                           {"principal": "U:amir@firm.com", "rights": "N"}],
+                      content=b"Advies over de belastingaanslag van Acme.")  # fmt: skip
+    fake.add_document(NOTES, client="10025", matter="0007", extension="txt",
+                      acl=[{"principal": "Litigation", "rights": "V"}],
+                      content=b"Aantekeningen bij de zitting.")  # fmt: skip
+    fake.add_document("4824-5093-9999", extension="ndfld", name="Pleadings")  # a folder
+    fake.lookup[2] = [
+        dict(MATTER_0008),
+        {"key": "0007", "parent": "10025", "access": "Litigation|VES*U:john.smith@firm.com|N"},
+        {"key": "0008", "parent": "20001", "access": "U:amir@firm.com|N"},  # another client's
+    ]
+
+
+def _who_finds(firm: Firm, doc_id: str, query: str) -> set[str]:
+    found = set()
+    for person in PEOPLE:
+        if doc_id in firm.documents_found(person, query, k=10, mode="sparse"):
+            found.add(person)
+    return found
+
+
+class _Syncs:
+    def __init__(self, client: TestClient, db: DbFixture, fake: FakeNetDocuments,
+                 netdocuments: NetDocumentsFactory) -> None:  # fmt: skip
+        self.pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
+        self.store = SyncStateStore(db.database)
+        self.fake = fake
+        self.netdocuments = netdocuments
+        self.modified = {d.id: d.modified for d in fake.docs.values()}
+
+    def __call__(self, mode: str = "delta", *, ok: bool = True, **settings: Any) -> dict[str, Any]:
+        connector = self.netdocuments({"netdocuments_cabinets": CABINET, **settings})
+        report = run_sync("netdocuments", connector, self.pipeline, self.store, mode=mode,
+                          started_by="svc")  # fmt: skip
+        if ok:
+            assert report["sync"]["failed"] is None, report["sync"]
+        # nothing at the source moved a modified date
+        assert {d.id: d.modified for d in self.fake.docs.values()} == self.modified
+        return dict(report["sync"])
+
+
+@pytest.fixture
+def tenant(
+    client: TestClient,
+    auth: Tokens,
+    db: DbFixture,
+    netdocuments_fake: FakeNetDocuments,
+    netdocuments: NetDocumentsFactory,
+) -> tuple[Firm, _Syncs]:
+    firm = Firm(client, auth)
+    _tenant(firm, netdocuments_fake)
+    sync = _Syncs(client, db, netdocuments_fake, netdocuments)
+    assert sync("full")["complete"] is True
+    return firm, sync
+
+
+@pytest.mark.parametrize("shape", ["A", "B"])
+def test_the_pass_places_each_document_as_the_full_crawl_reads_it(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory, shape: str
+) -> None:
+    """Without the pipeline, under a qualified matter format, profile security on client and
+    matter, both search shapes and an access list that cannot be read: the pass's place and
+    rules of every document equal the full crawl's, so it reads none of them again."""
+    fake = netdocuments_fake
+    fake.shape = shape
+    fake.add_group("UG-LIT", "Litigation", [{"id": "JS1", "email": "john.smith@firm.com"}])
+    fake.add_document("1000-0000-0001", client="10025", matter="0008")
+    fake.add_document("1000-0000-0002", client="20001", matter="0008",
+                      acl=[{"principal": "Litigation", "rights": "V"},
+                           {"principal": "U:amir@firm.com", "rights": "N"}])  # fmt: skip
+    fake.add_document("1000-0000-0003", client=" 10025 ", matter="0007 ")  # raw values kept
+    fake.add_document("1000-0000-0004", client="10025")  # no matter
+    fake.add_document("1000-0000-0005", client="10025", matter="0007")
+    fake.acl_missing.add("1000-0000-0005")  # visible to nobody, in both
+    fake.lookup[1] = [{"key": "20001", "access": "U:carol@firm.com|N"}]
+    fake.lookup[2] = [{"key": "0008", "parent": "10025", "access": "U:john.smith@firm.com|N"},
+                      {"key": "0008", "parent": "20001", "access": "U:tax@firm.com|N*Litigation|VES"},
+                      {"key": "0007", "parent": "10025", "access": "Litigation|VES"}]  # fmt: skip
+    settings = {"netdocuments_matter_id_format": "{client}-{matter}",
+                "netdocuments_profile_security": "client,matter"}  # fmt: skip
+    docs = [d for d in netdocuments(settings).crawl_full(None) if isinstance(d, SourceDocument)]
+    assert len(docs) == 5
+    connector = netdocuments(settings)
+    connector.version_hints = {d.external_id: d.version for d in docs}
+    seen: list[Placed] = []
+
+    def stale(placed: list[Placed]) -> set[str]:
+        seen.extend(placed)
+        return set()
+
+    assert list(connector.security_pass(stale) or ["no pass"]) == []
+    assert {p.external_id: p for p in seen} == {
+        d.external_id: Placed(d.external_id, d.version, d.client_id, d.matter_id, d.acl)
+        for d in docs
+    }
+    assert len(fake.calls(DOWNLOADS)) == 5  # the crawl's, none in the pass
+
+
+def test_each_pass_reads_the_lookup_tables_again(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
+) -> None:
+    """A connector kept between runs (the service builds one per run) still sees a wall
+    added to a matter's row since its last pass, and unheld documents are not asked about."""
+    fake = netdocuments_fake
+    fake.add_document("1000-0000-0001", client="10025", matter="0008")
+    fake.add_document("1000-0000-0002", client="10025", matter="0008")
+    fake.lookup[2] = [{"key": "0008", "parent": "10025", "access": "Litigation|VES"}]
+    connector = netdocuments()
+    connector.version_hints = {"1000-0000-0001": "1"}
+    denies: list[frozenset[str]] = []
+
+    def stale(placed: list[Placed]) -> set[str]:
+        denies.extend(p.acl.deny for p in placed if p.acl is not None)
+        assert [p.external_id for p in placed] == ["1000-0000-0001"]
+        return set()
+
+    assert list(connector.security_pass(stale) or ["no pass"]) == []
+    fake.lookup[2][0]["access"] += "*U:john.smith@firm.com|N"
+    assert list(connector.security_pass(stale) or ["no pass"]) == []
+    assert denies == [frozenset(), frozenset({"netdocuments:user:john.smith@firm.com"})]
+    assert [r.path for r in fake.calls(r"/acl$")] == ["/v1/Document/1000-0000-0001/acl"] * 2
+
+
+def test_a_quiet_delta_reads_every_held_access_list_and_downloads_nothing(
+    tenant: tuple[Firm, _Syncs], netdocuments_fake: FakeNetDocuments
+) -> None:
+    """What the pass compares is what the full crawl stored: group grants by id and by name,
+    user grants and denies, ``|N`` rows (of this client's matter only), three pages. The
+    folder is not asked about; nothing is downloaded or read through /info."""
+    firm, sync = tenant
+    fake = netdocuments_fake
+    assert _who_finds(firm, FALCON, "dagvaarding") == {"john@firm.nl", "amir@firm.nl"}
+    assert _who_finds(firm, TAX, "belastingaanslag") == {"carol@firm.nl"}
+    before = len(fake.requests)
+    quiet = sync()
+    assert quiet["security_pass"] == {"ran": True, "listed": 4, "stale": 0, "read_again": 0,
+                                      "complete": True, "hidden": 0}  # fmt: skip
+    asked = fake.requests[before:]
+    paths = [r.path for r in asked]
+    assert sorted(p for p in paths if p.startswith("/v1/Document/")) == [
+        f"/v1/Document/{d}/acl" for d in (FALCON, LEVERING, TAX, NOTES)
+    ]
+    assert not [r for r in asked if r.path != "/v1/OAuth" and r.method != "GET"]
+    again = sync()  # and the next quiet delta alike: nothing looks stale forever
+    assert again["security_pass"]["stale"] == 0
+    assert not [r for r in fake.requests[before:] if r.path.endswith("/info")
+                and r.path.startswith("/v1/Document/")]  # fmt: skip
+    assert len(fake.calls(DOWNLOADS)) == 4  # the full crawl's, none since
+
+
+def test_a_matter_no_access_row_added_or_lifted_reaches_the_next_delta(
+    tenant: tuple[Firm, _Syncs], netdocuments_fake: FakeNetDocuments
+) -> None:
+    """The documented wall recipe: ``U:user|N`` on the matter's lookup row. The delta reads
+    again the two documents of matter 0008, and only those."""
+    firm, sync = tenant
+    fake = netdocuments_fake
+    fake.lookup[2][0]["access"] = "Litigation|VES*U:john.smith@firm.com|N"
+    walled = sync()
+    assert _who_finds(firm, FALCON, "dagvaarding") == {"amir@firm.nl"}
+    assert (walled["security_pass"]["stale"], walled["security_pass"]["read_again"]) == (2, 2)
+    assert _who_finds(firm, LEVERING, "levering") == {"amir@firm.nl", "carol@firm.nl"}
+    assert _who_finds(firm, NOTES, "zitting") == {"amir@firm.nl"}  # 0007's row, untouched
+
+    fake.lookup[2][0] = dict(MATTER_0008)  # the wall lifted
+    lifted = sync()
+    assert _who_finds(firm, FALCON, "dagvaarding") == {"john@firm.nl", "amir@firm.nl"}
+    assert lifted["security_pass"]["read_again"] == 2
+    assert fake.writes() == []
+
+
+def test_a_changed_access_list_and_a_reprofile_reach_the_next_delta(
+    client: TestClient, tenant: tuple[Firm, _Syncs], netdocuments_fake: FakeNetDocuments
+) -> None:
+    firm, sync = tenant
+    fake = netdocuments_fake
+    falcon = fake.docs[FALCON]
+    falcon.acl = [{"principal": "UG-LIT", "rights": "VES"},
+                  {"principal": "U:amir@firm.com", "rights": "N"},
+                  {"principal": "U:carol@firm.com", "rights": "V"}]  # fmt: skip
+    changed = sync()
+    assert _who_finds(firm, FALCON, "dagvaarding") == {"john@firm.nl", "carol@firm.nl"}
+    assert changed["security_pass"]["read_again"] == 1
+
+    falcon.acl = [{"principal": "UG-LIT", "rights": "VES"}]
+    falcon.custom[1002] = "0009"  # re-profiled behind amir's wall
+    moved = sync()
+    retag(client)  # a document filed under a walled matter waits for its re-tag (narrower)
+    assert _who_finds(firm, FALCON, "dagvaarding") == {"john@firm.nl"}
+    assert firm.matters_seen("john@firm.nl", "dagvaarding", mode="sparse") == {"0009"}
+    assert moved["security_pass"]["read_again"] == 1
+    assert sync()["security_pass"]["stale"] == 0  # settled
+
+
+def test_a_deleted_or_moved_document_leaves_on_the_next_delta(
+    tenant: tuple[Firm, _Syncs], netdocuments_fake: FakeNetDocuments
+) -> None:
+    """Deleted Items leave search, and so does a document moved to a cabinet outside the
+    scope: the pass's whole listing misses them, and they are hidden at once (a full
+    crawl's sweep deletes them, under its hold on large removals)."""
+    firm, sync = tenant
+    fake = netdocuments_fake
+    fake.gone[FALCON] = 404
+    report = sync()
+    assert report["security_pass"]["hidden"] == 1 and report["deleted"] == []
+    assert _who_finds(firm, FALCON, "dagvaarding") == set()
+    assert _who_finds(firm, LEVERING, "levering") == {"john@firm.nl", "amir@firm.nl",
+                                                      "carol@firm.nl"}  # fmt: skip
+
+    fake.move(TAX, "NG-ARCHIVE1")
+    report = sync()
+    assert report["security_pass"]["hidden"] == 1
+    assert _who_finds(firm, TAX, "belastingaanslag") == set()
+    assert _who_finds(firm, NOTES, "zitting") == {"amir@firm.nl"}
+
+
+@pytest.mark.parametrize("fault", ["stall", "total"])
+def test_a_pass_listing_that_cannot_be_completed_fails_the_delta_and_deletes_nothing(
+    tenant: tuple[Firm, _Syncs], netdocuments_fake: FakeNetDocuments, fault: str
+) -> None:
+    firm, sync = tenant
+    fake = netdocuments_fake
+    fake.gone[FALCON] = 404
+    if fault == "stall":
+        fake.repeat_pages = True  # the second page repeats the first: the listing stalls
+    else:
+        fake.total_mode = "high"  # TotalFound says three more than the listing gives
+    report = sync(ok=False)
+    assert report["failed"] is not None, report
+    assert report["security_pass"]["complete"] is False
+    assert report["point_checks"]["deleted"] == 0
+    assert _who_finds(firm, FALCON, "dagvaarding") == {"john@firm.nl", "amir@firm.nl"}
