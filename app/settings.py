@@ -238,8 +238,8 @@ class Settings(BaseSettings):
         default=86400,
         ge=0,
         description="Seconds; a delta sync runs as a full crawl (every document read again) "
-        "when the last complete one is older. A delta's security pass sees changed rules, "
-        "moves and deletions where the source lists rules in bulk. 0: never.",
+        "when the last complete one is older; it deletes what a delta's security pass "
+        "hid as gone (iManage without its Sync API has no pass). 0: never.",
     )
     imanage_matter_id_format: str = Field(
         default="{matter}",

@@ -22,8 +22,8 @@ Rules this module enforces:
   whole library must not empty the index). A document reported gone or revoked mid-crawl:
   the same.
 * Delta -> change listing, then the security pass (`connectors.security_pass`): rules, moves
-  and deletions that keep the modification date reach the index on this sync, where the
-  source lists every document's rules in bulk.
+  and deletions that keep the modification date reach the index on this sync (a document
+  the pass's whole listing missed is hidden; a full crawl's sweep deletes it).
 * Crash safety: the connector's checkpoint is persisted only after the documents before it
   are ingested, together with their "seen" marks (see `connectors.state`).
 * Source trouble (auth refused, retries exhausted, an unreadable cursor) ends the run as
