@@ -241,6 +241,14 @@ class Settings(BaseSettings):
         "when the last complete one is older; it deletes what a delta's security pass "
         "hid as gone (iManage without its Sync API has no pass). 0: never.",
     )
+    security_pass_every: int = Field(
+        default=0,
+        ge=0,
+        description="Seconds; a delta's security pass (every held document's rules and "
+        "place read again without content; on NetDocuments one access-list request per "
+        "document) runs when its last whole pass is at least this old. 0: every delta, as "
+        "invariant 9 asks; more lets rule changes, moves and deletions wait that long.",
+    )
     imanage_matter_id_format: str = Field(
         default="{matter}",
         description='Matter id from the profile, e.g. "{client}-{matter}" where matter '

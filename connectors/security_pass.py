@@ -16,9 +16,11 @@ that lists it again gives it its rules back (it is then stale, and read in full)
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from connectors.base import Checkpoint, Placed, SourceDocument
+from connectors.state import SyncState, age_s
 
 if TYPE_CHECKING:
     from connectors.sync import _SyncRun
@@ -29,8 +31,14 @@ _UNLISTED = ("not in the whole listing of the scope that a delta's security pass
              "sweep deletes what is gone)")
 
 
-def security_pass(sync: _SyncRun) -> dict[str, Any]:
-    """Run the source's pass, hide what its whole listing did not give, and report."""
+def security_pass(sync: _SyncRun, st: SyncState) -> dict[str, Any]:
+    """Run the source's pass, hide what its whole listing did not give, and report. A pass
+    whose last whole run is younger than ``sync.security_pass_every`` waits (a tenant
+    whose rules cost a request per document may not afford one per delta)."""
+    last = st.last_security_pass_at
+    if sync.security_pass_every and last and age_s(last) < sync.security_pass_every:
+        return {"ran": False, "reason": f"the last whole pass ran at {last} "
+                f"(EWALL_SECURITY_PASS_EVERY={int(sync.security_pass_every)} s)"}
     listed: set[str] = set()
     stale: set[str] = set()
 
@@ -63,6 +71,7 @@ def security_pass(sync: _SyncRun) -> dict[str, Any]:
     complete = len(sync.listing_failures) == failures_before
     hidden = 0
     if complete:
+        st.last_security_pass_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         held = sync.pipeline.known_external_ids(sync.source) - listed
         for external_id in sorted(k for k in held if sync.origin.owns(k)):
             hidden += sync.hide(external_id, _UNLISTED, None)

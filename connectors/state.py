@@ -43,6 +43,7 @@ class SyncState:
     last_complete_crawl_id: str | None = None
     last_complete_crawl_at: str | None = None
     last_delta_at: str | None = None
+    last_security_pass_at: str | None = None  # the last whole one (connectors.security_pass)
     # A sweep held because it would remove too much: {"run_id", "crawl_id", "at", "ids":
     # [[external_id, reason], ...]}; applied only by `connectors.sync.confirm_sweep`.
     held_sweep: dict[str, Any] | None = None
@@ -182,6 +183,12 @@ class RunLocalState:
         return nullcontext()
 
 
+def age_s(stamp: str) -> float:
+    """Seconds since a stamp the sync state holds (``%Y-%m-%dT%H:%M:%SZ``, UTC)."""
+    then = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    return (datetime.now(UTC) - then).total_seconds()
+
+
 def full_crawl_due(st: SyncState, every_s: float | None) -> str | None:
     """Why a delta should run as a full crawl now, or None."""
     if not every_s:
@@ -190,8 +197,7 @@ def full_crawl_due(st: SyncState, every_s: float | None) -> str | None:
         return "a full crawl is unfinished; it resumes"
     if not st.last_complete_crawl_at:
         return "no complete full crawl yet"
-    last = datetime.strptime(st.last_complete_crawl_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    age = (datetime.now(UTC) - last).total_seconds()
+    age = age_s(st.last_complete_crawl_at)
     if age >= every_s:
         return f"the last complete full crawl is {int(age)} s old (EWALL_FULL_CRAWL_EVERY)"
     return None

@@ -70,6 +70,9 @@ ProgressCallback = Callable[[int, int | None], None]
 _LISTED_MAX = 1000  # ids listed per category in the report; counts are always complete
 _REVOKED = "access revoked at source (fail closed)"
 _EXAMPLES_MAX = 10  # ids named in one warning
+# per container in the report ("gone": listed, then gone before it was ever stored)
+_COUNTED = ("seen", "ingested", "unchanged", "quarantined", "failed", "deleted", "gone", "held",
+            "hidden")
 # Source trouble that ends a run as "failed" with a report; anything else is a bug.
 _UNREAD = ("present at source but missed by a complete listing: its access was not read; "
            "hidden until a listing holds it again")
@@ -112,6 +115,7 @@ class _SyncRun:
         self.phase = "crawl"
         self.summary: dict[str, Any] = {}
         self.sweep_max_fraction = 0.05
+        self.security_pass_every = 0.0  # seconds between whole security passes; 0: every delta
         self.containers: dict[str, Counter[str]] = {}
         self.warnings: list[str] = []
         # documents ingested visible to nobody (fail closed): how many, and the first few
@@ -206,20 +210,9 @@ class _SyncRun:
         for name in sorted(set(self.containers) | set(listings)):
             counts = self.containers.get(name, Counter())
             listing = listings.get(name) or {}
-            out[name] = {
-                "server_total": listing.get("server_total"),
-                "listed": listing.get("listed"),
-                "complete": listing.get("complete"),
-                "seen": counts["seen"],
-                "ingested": counts["ingested"],
-                "unchanged": counts["unchanged"],
-                "quarantined": counts["quarantined"],
-                "failed": counts["failed"],
-                "deleted": counts["deleted"],
-                "gone": counts["gone"],  # listed, then gone before it was ever stored
-                "held": counts["held"],
-                "hidden": counts["hidden"],
-            }
+            out[name] = {"server_total": listing.get("server_total"),
+                         "listed": listing.get("listed"), "complete": listing.get("complete"),
+                         **{what: counts[what] for what in _COUNTED}}
             if listing.get("reason"):
                 out[name]["reason"] = listing["reason"]
         return out
@@ -522,7 +515,7 @@ class _SyncRun:
             else:
                 self.failure(item)
             self.progress()
-        self.summary["security_pass"] = security_pass(self)
+        self.summary["security_pass"] = security_pass(self, st)
         self.summary["complete"] = True
         self.point_checks(set(suspects), deletion_scan)
         st.last_delta_at = _now()
@@ -592,6 +585,7 @@ def run_source(
     progress_every: int = 50,
     sweep_max_fraction: float = 0.05,
     full_crawl_every_s: float | None = None,
+    security_pass_every_s: float = 0.0,
 ) -> dict[str, Any]:
     """The one run loop: load one source fully or its changes, and return the pipeline's
     delta report plus a ``sync`` section (mode, crawl id, resume, sweep or why it was
@@ -607,7 +601,9 @@ def run_source(
     (source, scope) if there is one. ``sweep_max_fraction``: see the module docstring.
     ``full_crawl_every_s``: a delta runs as a full crawl when the last complete one is older
     than this (or there was none), because only a full crawl sees deletions and moves out of
-    scope (no documented change feed reports them). ``state`` is used only by sources that
+    scope (no documented change feed reports them). ``security_pass_every_s``: a delta's
+    security pass (`connectors.security_pass`) runs when its last whole one is at least
+    this old (0: every delta). ``state`` is used only by sources that
     keep state between runs (`Capabilities.keeps_state`). Raises `SyncBusyError` when
     another sync of the same scope is running (a given ``run`` is then closed as failed
     first).
@@ -628,7 +624,8 @@ def run_source(
                 on_progress=on_progress, run=run, suspects=suspects,
                 deletion_scan=deletion_scan, sync_permissions=sync_permissions,
                 seen_batch=seen_batch, progress_every=progress_every,
-                sweep_max_fraction=sweep_max_fraction, full_crawl_every_s=full_crawl_every_s)
+                sweep_max_fraction=sweep_max_fraction, full_crawl_every_s=full_crawl_every_s,
+                security_pass_every_s=security_pass_every_s)
     except SyncBusyError as exc:
         if run is not None:
             pipeline.finish_run(run, status="failed", error=str(exc))
@@ -663,6 +660,7 @@ def _locked_run(
     progress_every: int,
     sweep_max_fraction: float,
     full_crawl_every_s: float | None,
+    security_pass_every_s: float,
 ) -> dict[str, Any]:
     name, scope = source.name, source.scope
     st = state.load(name, scope)
@@ -677,6 +675,7 @@ def _locked_run(
                     on_progress=on_progress, seen_batch=max(1, seen_batch),
                     progress_every=max(1, progress_every))
     sync.sweep_max_fraction = sweep_max_fraction
+    sync.security_pass_every = security_pass_every_s
     sync.summary.update(mode=mode, scope=scope, complete=False)
     if promoted:
         sync.summary["promoted_to_full"] = promoted

@@ -57,6 +57,7 @@ def run_named_source(
             progress_every=PROGRESS_EVERY,
             sweep_max_fraction=settings.sweep_max_fraction,
             full_crawl_every_s=settings.full_crawl_every or None,
+            security_pass_every_s=settings.security_pass_every,
         )
 
 
