@@ -378,7 +378,16 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
                 yield from self._documents(cabinet, [h for h in hits if h.id in names])
 
     def _placed(self, cabinet: Cabinet, hit: Hit) -> Placed:
-        """What `_document` would store for ``hit``, read without /info or the content."""
+        """What `_document` would store for ``hit``, read without the content, and without
+        /info unless the row carries no custom attributes (a tenant whose search ignores
+        the select would otherwise look moved, and be read in full, on every delta)."""
+        if not hit.has_custom:
+            try:
+                hit = _merge(hit, self.client.info(hit.id))
+            except CredentialsError:
+                raise
+            except SourceHTTPError:  # unknown now: read in full (version None is never held)
+                return Placed(hit.id, None, None, None, unresolvable_acl("info unread"))
         place = self._place(cabinet, hit)
         acl = self._rules(cabinet, hit, place)
         return Placed(hit.id, self._listed_version(hit), place.client, place.matter_id, acl)

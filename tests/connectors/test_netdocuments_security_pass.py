@@ -211,6 +211,25 @@ def test_a_quiet_delta_reads_every_held_access_list_and_downloads_nothing(
     assert len(fake.calls(DOWNLOADS)) == 4  # the full crawl's, none since
 
 
+def test_rows_without_custom_attributes_are_placed_through_info_not_downloaded(
+    tenant: tuple[Firm, _Syncs], netdocuments_fake: FakeNetDocuments
+) -> None:
+    """A tenant whose search rows carry no custom attributes: the pass places each held
+    document through /info (as the full read does) instead of judging it moved and
+    downloading it on every delta; a re-profile still reaches the index."""
+    firm, sync = tenant
+    fake = netdocuments_fake
+    fake.search_custom = False
+    downloads = len(fake.calls(DOWNLOADS))
+    quiet = sync()
+    assert quiet["security_pass"]["stale"] == 0, quiet["security_pass"]
+    assert len(fake.calls(DOWNLOADS)) == downloads
+    fake.docs[FALCON].custom[1002] = "0009"  # behind amir's wall, modified date unchanged
+    assert sync()["security_pass"]["read_again"] == 1
+    retag(firm.client)
+    assert _who_finds(firm, FALCON, "dagvaarding") == {"john@firm.nl"}
+
+
 def test_a_matter_no_access_row_added_or_lifted_reaches_the_next_delta(
     tenant: tuple[Firm, _Syncs], netdocuments_fake: FakeNetDocuments
 ) -> None:

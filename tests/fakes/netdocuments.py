@@ -81,6 +81,9 @@ class FakeNetDocuments(FakeDms):
         super().__init__(clock=clock, token_ttl=token_ttl, advance_per_request=advance_per_request)
         self.expires_as_string = expires_as_string
         self.shape = shape  # "A" or "B"
+        # False: search rows carry no custom attributes (a tenant whose search ignores the
+        # select token, which is [O]); /info still has them
+        self.search_custom = True
         self.paging = paging  # "skiptoken" | "link" | "skip"
         self.token_key = token_key  # skiptoken | SkipToken | next (for paging="skiptoken")
         self.client_id = "ewall-nd"
@@ -210,13 +213,14 @@ class FakeNetDocuments(FakeDms):
                     "Url": f"https://vault.example/neWeb2/goid.aspx?id={doc.id}",
                     "Cabinets": [doc.cabinet],
                 },
-                "CustomAttributes": [
+                **({"CustomAttributes": [
                     {"Id": k, "Value": v, "Description": f"d{v}"} for k, v in doc.custom.items()
-                ],
+                ]} if self.search_custom else {}),
             }
         return {
             "standardAttributes": self._standard(doc),
-            "customAttributes": [{"id": k, "value": v} for k, v in doc.custom.items()],
+            **({"customAttributes": [{"id": k, "value": v} for k, v in doc.custom.items()]}
+               if self.search_custom else {}),
         }
 
     @staticmethod
