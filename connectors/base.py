@@ -171,6 +171,10 @@ class Placed:
     client_id: str | None
     matter_id: str | None
     acl: SourceAcl | None
+    # as the source gave them (`SourceDocument.client_raw`): a quarantined document is
+    # read again when they change (its profile was mended)
+    client_raw: str | None = None
+    matter_raw: str | None = None
 
 
 # The index's answer to a page of a security pass: the ids it holds under another version,

@@ -88,7 +88,8 @@ SELECT external_id, version, metadata->>'container' AS container
 FROM documents WHERE source = :source
 
 -- name: stored_placements
--- The version, place and rules of those of one source's documents that are active (a
+-- The version, place, rules and raw client/matter of some of one source's documents (a
 -- security pass compares them with what the source lists now).
-SELECT external_id, version, client_id, matter_id, source_acl_id
-FROM documents WHERE source = :source AND external_id = ANY(:ids) AND status = 'active'
+SELECT external_id, status, version, client_id, matter_id, source_acl_id, client_raw,
+       matter_raw
+FROM documents WHERE source = :source AND external_id = ANY(:ids)

@@ -223,13 +223,22 @@ def _storable(acl: SourceAcl | None) -> SourceAcl | str:
 
 
 def stale_placements(conn: Connection, source: str, placed: list[Placed]) -> set[str]:
-    """The ids of ``placed`` held active under another version, client, matter or rules than
-    the source lists now (a security pass reads those again, with their content)."""
+    """The ids of ``placed`` held under another version, client, matter or rules than the
+    source lists now (a security pass reads those again, with their content). A quarantined
+    document is visible to nobody: only a new version or mended raw client/matter values
+    matter (a matter unknown to the matrix stays quarantined until it is read again)."""
     stored = repository.stored_placements(conn, source, [p.external_id for p in placed])
     stale: set[str] = set()
     for p in placed:
         held = stored.get(p.external_id)
         if held is None:
+            continue
+        if held.status != "active":
+            raw = (clean_field(p.version),
+                   _without_nul(p.client_raw if p.client_raw is not None else p.client_id),
+                   _without_nul(p.matter_raw if p.matter_raw is not None else p.matter_id))
+            if raw != (held.version, held.client_raw, held.matter_raw):
+                stale.add(p.external_id)
             continue
         rules = _storable(p.acl)
         now = (clean_field(p.version), clean_field(p.client_id) or None,

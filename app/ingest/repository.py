@@ -589,21 +589,25 @@ def delete_document(conn: Connection, source: str, external_id: str) -> bool:
 
 @dataclass(frozen=True)
 class StoredPlacement:
+    status: str
     version: str | None
     client_id: str | None
     matter_id: str | None
     source_acl_id: str
+    client_raw: str | None
+    matter_raw: str | None
 
 
 def stored_placements(
     conn: Connection, source: str, external_ids: list[str]
 ) -> dict[str, StoredPlacement]:
-    """external id -> version, place and rules, for those of ``external_ids`` held active."""
+    """external id -> status, version, place and rules, for those of ``external_ids`` held."""
     rows = conn.execute(
         sqlfiles.query("pipeline.stored_placements"), {"source": source, "ids": external_ids}
     )
     return {
-        str(r.external_id): StoredPlacement(r.version, r.client_id, r.matter_id, r.source_acl_id)
+        str(r.external_id): StoredPlacement(r.status, r.version, r.client_id, r.matter_id,
+                                            r.source_acl_id, r.client_raw, r.matter_raw)
         for r in rows
     }
 

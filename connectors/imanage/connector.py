@@ -485,7 +485,8 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         except SourceHTTPError:  # place unknown: read again (version None is never held)
             return Placed(external_id, None, None, None, acl)
         return Placed(external_id, str(row_version(row)), fields.client,
-                      qualify_matter(self.matter_format, fields.client, fields.matter), acl)
+                      qualify_matter(self.matter_format, fields.client, fields.matter), acl,
+                      fields.client_raw, fields.matter_raw)
 
     # --- documents -------------------------------------------------------------------------------
 

@@ -390,7 +390,8 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
                 return Placed(hit.id, None, None, None, unresolvable_acl("info unread"))
         place = self._place(cabinet, hit)
         acl = self._rules(cabinet, hit, place)
-        return Placed(hit.id, self._listed_version(hit), place.client, place.matter_id, acl)
+        return Placed(hit.id, self._listed_version(hit), place.client, place.matter_id, acl,
+                      place.client_raw, place.matter_raw)
 
     def _listed_version(self, hit: Hit) -> str | None:
         """The official version when the search row names it, else the version the index

@@ -516,3 +516,22 @@ def test_configured_libraries_one_refused_fails_the_run_and_deletes_nothing(
         report = w.sync(ok=False)
         assert report["failed"], report
         assert w.stored("ARCHIVE!1") is not None and w.stored("ACTIVE!1") is not None
+
+
+def test_a_quarantined_document_mended_by_a_profile_edit_is_read_again(
+    client: TestClient, auth: Tokens, db: DbFixture, imanage_fake: FakeIManage,
+    imanage: ImanageFactory,
+) -> None:
+    """A document quarantined for an empty matter whose matter is filled in at the source
+    (a profile edit, edit_date unchanged) is read again by the next pass; quarantined ones
+    whose values did not change are not (the quiet test above)."""
+    w = _world(client, auth, db, imanage_fake, imanage)
+    f = imanage_fake
+    d = f.add_document("ACTIVE", 1, custom1="C-1", custom2="",
+                       content=b"Memo over de octrooiaanvraag.")
+    w.sync("full")
+    assert w.stored("ACTIVE!1")[0] == "quarantined"
+    f.docs[d].profile["custom2"] = "M-1"
+    assert w.sync()["security_pass"]["read_again"] == 1
+    assert w.stored("ACTIVE!1")[0] == "active"
+    assert w.who("octrooiaanvraag", "ACTIVE!1") == ALL
