@@ -36,7 +36,8 @@ def security_pass(sync: _SyncRun, st: SyncState) -> dict[str, Any]:
     whose last whole run is younger than ``sync.security_pass_every`` waits (a tenant
     whose rules cost a request per document may not afford one per delta)."""
     last = st.last_security_pass_at
-    if sync.security_pass_every and last and age_s(last) < sync.security_pass_every:
+    # a stamp in the future (another host's clock, a restored state) is no reason to wait
+    if sync.security_pass_every and last and 0 <= age_s(last) < sync.security_pass_every:
         return {"ran": False, "reason": f"the last whole pass ran at {last} "
                 f"(EWALL_SECURITY_PASS_EVERY={int(sync.security_pass_every)} s)"}
     listed: set[str] = set()

@@ -198,6 +198,6 @@ def full_crawl_due(st: SyncState, every_s: float | None) -> str | None:
     if not st.last_complete_crawl_at:
         return "no complete full crawl yet"
     age = age_s(st.last_complete_crawl_at)
-    if age >= every_s:
+    if age >= every_s or age < 0:  # a stamp in the future (another clock) is no reason to wait
         return f"the last complete full crawl is {int(age)} s old (EWALL_FULL_CRAWL_EVERY)"
     return None

@@ -43,7 +43,7 @@ from connectors.http.lenient import (
 )
 from connectors.http.ratelimit import Clock
 from connectors.http.retry import Sleep
-from connectors.paging import Listing, Page, Position
+from connectors.paging import Listing, ListingIncompleteError, Page, Position
 
 log = logging.getLogger("ewall.connectors.netdocuments")
 
@@ -353,7 +353,9 @@ class NetDocumentsClient(DmsClient):
         """Every row of a lookup table (N5), paged by ``$skip``/``$top`` through the paging
         helper: a page shorter than ``$top`` does not end it (servers cap ``$top``), only an
         empty page does. Raises `ListingIncompleteError` when it cannot be read to the end:
-        a table missing its later rows would drop their ``|N`` denies (fail open)."""
+        a table missing its later rows would drop their ``|N`` denies (fail open). It is read
+        twice: paged by ``$skip``, a row deleted on an earlier page while it is read shifts
+        the next one past the reader, so two reads that differ are a table not read."""
         path = f"/v1/attributes/{segment(repository)}/{segment(attribute)}"
 
         def fetch(at: Position) -> Page[dict[str, Any]]:
@@ -367,9 +369,17 @@ class NetDocumentsClient(DmsClient):
                 },
                 auth=self.auth,
             )
-            return Page(_rows(body, "rows", "Rows", "list", "lookups"))
+            names = ("rows", "Rows", "list", "lookups")
+            if not isinstance(body, list) and not isinstance(pick(body, *names), list):
+                # read as an empty page it would end the table early: later |N rows lapse
+                raise ListingIncompleteError(f"lookup table {attribute}: a page without rows")
+            return Page(_rows(body, *names))
 
-        return Listing(f"netdocuments lookup table {attribute}", fetch, whole_row_key).all()
+        what = f"netdocuments lookup table {attribute}"
+        rows = Listing(what, fetch, whole_row_key).all()
+        if rows != Listing(what, fetch, whole_row_key).all():
+            raise ListingIncompleteError(f"{what} changed while it was read")
+        return rows
 
     def _single(self, what: str, path: str, *names: str) -> list[dict[str, Any]]:
         """An endpoint with no documented paging: one request, through the paging helper."""

@@ -375,19 +375,27 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
                 ]
                 placed = list(self._map(functools.partial(self._placed, cabinet), hits))
                 names = stale(placed)
+                # The search index may lag /info, which the full read trusts: a stale row is
+                # asked again from /info first, or a lagging row is downloaded every delta.
+                rows = [h for h in hits if h.id in names and h.has_custom]
+                if rows:
+                    again = self._map(functools.partial(self._placed, cabinet, info=True), rows)
+                    names = (names - {h.id for h in rows}) | stale(list(again))
                 yield from self._documents(cabinet, [h for h in hits if h.id in names])
 
-    def _placed(self, cabinet: Cabinet, hit: Hit) -> Placed:
+    def _placed(self, cabinet: Cabinet, hit: Hit, *, info: bool = False) -> Placed:
         """What `_document` would store for ``hit``, read without the content, and without
-        /info unless the row carries no custom attributes (a tenant whose search ignores
-        the select would otherwise look moved, and be read in full, on every delta)."""
-        if not hit.has_custom:
+        /info unless asked or the row carries no custom attributes (a tenant whose search
+        ignores the select would otherwise look moved, and be read in full, every delta)."""
+        if info or not hit.has_custom:
             try:
                 hit = _merge(hit, self.client.info(hit.id))
             except CredentialsError:
                 raise
             except SourceHTTPError:  # unknown now: read in full (version None is never held)
                 return Placed(hit.id, None, None, None, unresolvable_acl("info unread"))
+        if hit.deleted:  # in Deleted Items: the full read says so, and it leaves the index
+            return Placed(hit.id, None, None, None, unresolvable_acl("deleted"))
         place = self._place(cabinet, hit)
         acl = self._rules(cabinet, hit, place)
         return Placed(hit.id, self._listed_version(hit), place.client, place.matter_id, acl,
@@ -492,8 +500,11 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
         except CredentialsError:
             raise
         except SourceHTTPError as exc:
-            if exc.status not in (401, 403, 404):
-                raise
+            # unknown, whatever the status: grants by name admit nobody and a "Name|N" row
+            # makes its documents unresolvable (narrower); never the rules read before
+            self.warnings.append(f"netdocuments: group names of cabinet {cabinet.id} could "
+                                 f"not be read ({exc}); grants by name admit nobody")
+            return {}
         return names
 
     def _profile_acl(

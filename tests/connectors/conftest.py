@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
@@ -15,6 +15,10 @@ from tests.conftest import make_settings
 from tests.fakes.imanage import FakeIManage
 from tests.fakes.netdocuments import FakeNetDocuments
 from tests.fakes.server import AppSlot, serve
+
+if TYPE_CHECKING:
+    from tests.connectors.nd_tenant import Syncs
+    from tests.helpers import Firm
 
 
 class DbFixture(Protocol):
@@ -122,3 +126,22 @@ def netdocuments(
     yield build
     for connector in made:
         connector.close()
+
+
+@pytest.fixture
+def tenant(
+    client: Any,
+    auth: Any,
+    db: DbFixture,
+    netdocuments_fake: FakeNetDocuments,
+    netdocuments: NetDocumentsFactory,
+) -> tuple[Firm, Syncs]:
+    """The NetDocuments tenant of tests/connectors/nd_tenant.py, fully crawled once."""
+    from tests.connectors.nd_tenant import Syncs, build_tenant
+    from tests.helpers import Firm
+
+    firm = Firm(client, auth)
+    build_tenant(firm, netdocuments_fake)
+    sync = Syncs(client, db, netdocuments_fake, netdocuments)
+    assert sync("full")["complete"] is True
+    return firm, sync

@@ -348,7 +348,7 @@ def test_profile_based_denies_over_http(
     assert docs["1000-0000-0003"].acl is not None
     assert not docs["1000-0000-0003"].acl.deny
     lookup = fake.calls(r"^/v1/attributes/")
-    assert len(lookup) == 2  # read once per crawl: the rows, then the empty page that ends it
+    assert len(lookup) == 4  # read once per crawl (twice over: the rows, then the empty page)
     assert {c.path for c in lookup} == {"/v1/attributes/CA-XY98ZW76/2"}
 
 

@@ -12,109 +12,23 @@ moves a modified date.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from fastapi.testclient import TestClient
 
-from app.ingest.router import pipeline_for
 from connectors.base import Placed, SourceDocument
-from connectors.state import SyncStateStore
-from connectors.sync import run_sync
-from tests.conftest import Tokens
-from tests.connectors.conftest import DbFixture, NetDocumentsFactory
-from tests.fakes.netdocuments import CABINET, FakeNetDocuments
+from tests.connectors.conftest import NetDocumentsFactory
+from tests.connectors.nd_tenant import (
+    DOWNLOADS,
+    FALCON,
+    LEVERING,
+    MATTER_0008,
+    NOTES,
+    TAX,
+    Syncs,
+    who_finds,
+)
+from tests.fakes.netdocuments import FakeNetDocuments
 from tests.helpers import Firm, retag
-
-PEOPLE = {
-    "john@firm.nl": "john.smith@firm.com",
-    "amir@firm.nl": "amir@firm.com",
-    "carol@firm.nl": "carol@firm.com",
-}
-FALCON = "4824-5093-9170"  # client 10025, matter 0008, granted to Litigation
-LEVERING = "4824-5093-9171"  # matter 0008, Litigation and carol
-TAX = "4824-5093-9172"  # matter 0007 (a |N row for john), carol; amir denied on its own list
-NOTES = "4824-5093-9173"  # matter 0007, granted to the group by its name
-MATTER_0008 = {"key": "0008", "parent": "10025", "access": "Litigation|VES"}
-DOWNLOADS = r"^/v1/Document/[^/]+$"
-
-
-def _tenant(firm: Firm, fake: FakeNetDocuments) -> None:
-    """Acme Holdings (10025) with matters 0007, 0008 and 0009 (behind amir's wall), the
-    Litigation group (john, amir) and four documents, set up as the ND tests do: client and
-    matter in custom attributes 1001/1002 (the cabinet's wsOrgAttrNum/wsAttrNum), group
-    grants by id and by name, user grants and denies, and profile-based security on the
-    matter lookup table, including a row of another client's matter 0008."""
-    for person, email in PEOPLE.items():
-        firm.person(person, aliases=[f"netdocuments:user:{email}"])
-    firm.client_("10025", "Acme Holdings")
-    for matter in ("0007", "0008", "0009"):
-        firm.matter(matter, "10025")
-    firm.wall(kind="exclusionary", protects={"matters": ["0009"]}, screened=["amir@firm.nl"])
-    fake.add_group("UG-LIT", "Litigation", [{"id": "JS1", "email": "john.smith@firm.com"},
-                                            {"id": "AK2", "email": "amir@firm.com"}])  # fmt: skip
-    lit = {"principal": "UG-LIT", "rights": "VES"}
-    fake.add_document(FALCON, client="10025", matter="0008", extension="txt", acl=[lit],
-                      content=b"Processtuk over de dagvaarding in de zaak Falcon.")  # fmt: skip
-    fake.add_document(LEVERING, client="10025", matter="0008", extension="txt",
-                      acl=[lit, {"principal": "U:carol@firm.com", "rights": "V"}],
-                      content=b"Afspraken over de levering van de machines.")  # fmt: skip
-    fake.add_document(TAX, client="10025", matter="0007", extension="txt",
-                      acl=[lit, {"principal": "U:carol@firm.com", "rights": "VES"},
-                           {"principal": "U:amir@firm.com", "rights": "N"}],
-                      content=b"Advies over de belastingaanslag van Acme.")  # fmt: skip
-    fake.add_document(NOTES, client="10025", matter="0007", extension="txt",
-                      acl=[{"principal": "Litigation", "rights": "V"}],
-                      content=b"Aantekeningen bij de zitting.")  # fmt: skip
-    fake.add_document("4824-5093-9999", extension="ndfld", name="Pleadings")  # a folder
-    fake.lookup[2] = [
-        dict(MATTER_0008),
-        {"key": "0007", "parent": "10025", "access": "Litigation|VES*U:john.smith@firm.com|N"},
-        {"key": "0008", "parent": "20001", "access": "U:amir@firm.com|N"},  # another client's
-    ]
-
-
-def _who_finds(firm: Firm, doc_id: str, query: str) -> set[str]:
-    found = set()
-    for person in PEOPLE:
-        if doc_id in firm.documents_found(person, query, k=10, mode="sparse"):
-            found.add(person)
-    return found
-
-
-class _Syncs:
-    def __init__(self, client: TestClient, db: DbFixture, fake: FakeNetDocuments,
-                 netdocuments: NetDocumentsFactory) -> None:  # fmt: skip
-        self.pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
-        self.store = SyncStateStore(db.database)
-        self.fake = fake
-        self.netdocuments = netdocuments
-        self.modified = {d.id: d.modified for d in fake.docs.values()}
-
-    def __call__(self, mode: str = "delta", *, ok: bool = True, **settings: Any) -> dict[str, Any]:
-        connector = self.netdocuments({"netdocuments_cabinets": CABINET, **settings})
-        report = run_sync("netdocuments", connector, self.pipeline, self.store, mode=mode,
-                          started_by="svc")  # fmt: skip
-        if ok:
-            assert report["sync"]["failed"] is None, report["sync"]
-        # nothing at the source moved a modified date
-        assert {d.id: d.modified for d in self.fake.docs.values()} == self.modified
-        return dict(report["sync"])
-
-
-@pytest.fixture
-def tenant(
-    client: TestClient,
-    auth: Tokens,
-    db: DbFixture,
-    netdocuments_fake: FakeNetDocuments,
-    netdocuments: NetDocumentsFactory,
-) -> tuple[Firm, _Syncs]:
-    firm = Firm(client, auth)
-    _tenant(firm, netdocuments_fake)
-    sync = _Syncs(client, db, netdocuments_fake, netdocuments)
-    assert sync("full")["complete"] is True
-    return firm, sync
 
 
 @pytest.mark.parametrize("shape", ["A", "B"])
@@ -186,15 +100,15 @@ def test_each_pass_reads_the_lookup_tables_again(
 
 
 def test_a_quiet_delta_reads_every_held_access_list_and_downloads_nothing(
-    tenant: tuple[Firm, _Syncs], netdocuments_fake: FakeNetDocuments
+    tenant: tuple[Firm, Syncs], netdocuments_fake: FakeNetDocuments
 ) -> None:
     """What the pass compares is what the full crawl stored: group grants by id and by name,
     user grants and denies, ``|N`` rows (of this client's matter only), three pages. The
     folder is not asked about; nothing is downloaded or read through /info."""
     firm, sync = tenant
     fake = netdocuments_fake
-    assert _who_finds(firm, FALCON, "dagvaarding") == {"john@firm.nl", "amir@firm.nl"}
-    assert _who_finds(firm, TAX, "belastingaanslag") == {"carol@firm.nl"}
+    assert who_finds(firm, FALCON, "dagvaarding") == {"john@firm.nl", "amir@firm.nl"}
+    assert who_finds(firm, TAX, "belastingaanslag") == {"carol@firm.nl"}
     before = len(fake.requests)
     quiet = sync()
     assert quiet["security_pass"] == {"ran": True, "listed": 4, "stale": 0, "read_again": 0,
@@ -213,7 +127,7 @@ def test_a_quiet_delta_reads_every_held_access_list_and_downloads_nothing(
 
 
 def test_rows_without_custom_attributes_are_placed_through_info_not_downloaded(
-    tenant: tuple[Firm, _Syncs], netdocuments_fake: FakeNetDocuments
+    tenant: tuple[Firm, Syncs], netdocuments_fake: FakeNetDocuments
 ) -> None:
     """A tenant whose search rows carry no custom attributes: the pass places each held
     document through /info (as the full read does) instead of judging it moved and
@@ -228,11 +142,11 @@ def test_rows_without_custom_attributes_are_placed_through_info_not_downloaded(
     fake.docs[FALCON].custom[1002] = "0009"  # behind amir's wall, modified date unchanged
     assert sync()["security_pass"]["read_again"] == 1
     retag(firm.client)
-    assert _who_finds(firm, FALCON, "dagvaarding") == {"john@firm.nl"}
+    assert who_finds(firm, FALCON, "dagvaarding") == {"john@firm.nl"}
 
 
 def test_a_matter_no_access_row_added_or_lifted_reaches_the_next_delta(
-    tenant: tuple[Firm, _Syncs], netdocuments_fake: FakeNetDocuments
+    tenant: tuple[Firm, Syncs], netdocuments_fake: FakeNetDocuments
 ) -> None:
     """The documented wall recipe: ``U:user|N`` on the matter's lookup row. The delta reads
     again the two documents of matter 0008, and only those."""
@@ -240,20 +154,20 @@ def test_a_matter_no_access_row_added_or_lifted_reaches_the_next_delta(
     fake = netdocuments_fake
     fake.lookup[2][0]["access"] = "Litigation|VES*U:john.smith@firm.com|N"
     walled = sync()
-    assert _who_finds(firm, FALCON, "dagvaarding") == {"amir@firm.nl"}
+    assert who_finds(firm, FALCON, "dagvaarding") == {"amir@firm.nl"}
     assert (walled["security_pass"]["stale"], walled["security_pass"]["read_again"]) == (2, 2)
-    assert _who_finds(firm, LEVERING, "levering") == {"amir@firm.nl", "carol@firm.nl"}
-    assert _who_finds(firm, NOTES, "zitting") == {"amir@firm.nl"}  # 0007's row, untouched
+    assert who_finds(firm, LEVERING, "levering") == {"amir@firm.nl", "carol@firm.nl"}
+    assert who_finds(firm, NOTES, "zitting") == {"amir@firm.nl"}  # 0007's row, untouched
 
     fake.lookup[2][0] = dict(MATTER_0008)  # the wall lifted
     lifted = sync()
-    assert _who_finds(firm, FALCON, "dagvaarding") == {"john@firm.nl", "amir@firm.nl"}
+    assert who_finds(firm, FALCON, "dagvaarding") == {"john@firm.nl", "amir@firm.nl"}
     assert lifted["security_pass"]["read_again"] == 2
     assert fake.writes() == []
 
 
 def test_a_changed_access_list_and_a_reprofile_reach_the_next_delta(
-    client: TestClient, tenant: tuple[Firm, _Syncs], netdocuments_fake: FakeNetDocuments
+    client: TestClient, tenant: tuple[Firm, Syncs], netdocuments_fake: FakeNetDocuments
 ) -> None:
     firm, sync = tenant
     fake = netdocuments_fake
@@ -262,21 +176,21 @@ def test_a_changed_access_list_and_a_reprofile_reach_the_next_delta(
                   {"principal": "U:amir@firm.com", "rights": "N"},
                   {"principal": "U:carol@firm.com", "rights": "V"}]  # fmt: skip
     changed = sync()
-    assert _who_finds(firm, FALCON, "dagvaarding") == {"john@firm.nl", "carol@firm.nl"}
+    assert who_finds(firm, FALCON, "dagvaarding") == {"john@firm.nl", "carol@firm.nl"}
     assert changed["security_pass"]["read_again"] == 1
 
     falcon.acl = [{"principal": "UG-LIT", "rights": "VES"}]
     falcon.custom[1002] = "0009"  # re-profiled behind amir's wall
     moved = sync()
     retag(client)  # a document filed under a walled matter waits for its re-tag (narrower)
-    assert _who_finds(firm, FALCON, "dagvaarding") == {"john@firm.nl"}
+    assert who_finds(firm, FALCON, "dagvaarding") == {"john@firm.nl"}
     assert firm.matters_seen("john@firm.nl", "dagvaarding", mode="sparse") == {"0009"}
     assert moved["security_pass"]["read_again"] == 1
     assert sync()["security_pass"]["stale"] == 0  # settled
 
 
 def test_a_deleted_or_moved_document_leaves_on_the_next_delta(
-    tenant: tuple[Firm, _Syncs], netdocuments_fake: FakeNetDocuments
+    tenant: tuple[Firm, Syncs], netdocuments_fake: FakeNetDocuments
 ) -> None:
     """Deleted Items leave search, and so does a document moved to a cabinet outside the
     scope: the pass's whole listing misses them, and they are hidden at once (a full
@@ -286,20 +200,20 @@ def test_a_deleted_or_moved_document_leaves_on_the_next_delta(
     fake.gone[FALCON] = 404
     report = sync()
     assert report["security_pass"]["hidden"] == 1 and report["deleted"] == []
-    assert _who_finds(firm, FALCON, "dagvaarding") == set()
-    assert _who_finds(firm, LEVERING, "levering") == {"john@firm.nl", "amir@firm.nl",
+    assert who_finds(firm, FALCON, "dagvaarding") == set()
+    assert who_finds(firm, LEVERING, "levering") == {"john@firm.nl", "amir@firm.nl",
                                                       "carol@firm.nl"}  # fmt: skip
 
     fake.move(TAX, "NG-ARCHIVE1")
     report = sync()
     assert report["security_pass"]["hidden"] == 1
-    assert _who_finds(firm, TAX, "belastingaanslag") == set()
-    assert _who_finds(firm, NOTES, "zitting") == {"amir@firm.nl"}
+    assert who_finds(firm, TAX, "belastingaanslag") == set()
+    assert who_finds(firm, NOTES, "zitting") == {"amir@firm.nl"}
 
 
 @pytest.mark.parametrize("fault", ["stall", "total"])
 def test_a_pass_listing_that_cannot_be_completed_fails_the_delta_and_deletes_nothing(
-    tenant: tuple[Firm, _Syncs], netdocuments_fake: FakeNetDocuments, fault: str
+    tenant: tuple[Firm, Syncs], netdocuments_fake: FakeNetDocuments, fault: str
 ) -> None:
     firm, sync = tenant
     fake = netdocuments_fake
@@ -312,4 +226,4 @@ def test_a_pass_listing_that_cannot_be_completed_fails_the_delta_and_deletes_not
     assert report["failed"] is not None, report
     assert report["security_pass"]["complete"] is False
     assert report["point_checks"]["deleted"] == 0
-    assert _who_finds(firm, FALCON, "dagvaarding") == {"john@firm.nl", "amir@firm.nl"}
+    assert who_finds(firm, FALCON, "dagvaarding") == {"john@firm.nl", "amir@firm.nl"}

@@ -535,3 +535,29 @@ def test_a_quarantined_document_mended_by_a_profile_edit_is_read_again(
     assert w.sync()["security_pass"]["read_again"] == 1
     assert w.stored("ACTIVE!1")[0] == "active"
     assert w.who("octrooiaanvraag", "ACTIVE!1") == ALL
+
+
+def test_a_security_pass_waits_for_its_interval_when_one_is_set(
+    client: TestClient, auth: Tokens, db: DbFixture, imanage_fake: FakeIManage,
+    imanage: ImanageFactory,
+) -> None:
+    """EWALL_SECURITY_PASS_EVERY: a tenant whose rules cost a request per document may run
+    the pass less often than its deltas; what it would catch then waits, and is said."""
+    w = _world(client, auth, db, imanage_fake, imanage)
+    f = imanage_fake
+    for n in (1, 2, 3):
+        f.add_document("ACTIVE", n, custom1="C-1", custom2="M-1",
+                       content=f"Stuk {n} over de levering.".encode())
+    w.sync("full")
+    f.trash("ACTIVE!3.1")
+    hourly: dict[str, Any] = {"security_pass_every_s": 3600}
+    assert w.sync(**hourly)["security_pass"]["hidden"] == 1  # none ran yet: this one does
+    f.trash("ACTIVE!2.1")
+    waited = w.sync(**hourly)["security_pass"]
+    assert waited["ran"] is False and "EWALL_SECURITY_PASS_EVERY" in waited["reason"]
+    assert w.stored("ACTIVE!2")[3] != "nobody"  # it waits
+    state = w.store.load("imanage", "libraries=*")
+    state.last_security_pass_at = "2020-01-01T00:00:00Z"
+    w.store.save("imanage", "libraries=*", state)
+    assert w.sync(**hourly)["security_pass"]["hidden"] == 1
+    assert w.stored("ACTIVE!2")[3] == "nobody"

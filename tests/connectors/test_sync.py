@@ -711,31 +711,6 @@ def test_a_delta_becomes_a_full_crawl_when_one_is_due(
     assert "ACTIVE!3" not in pipeline.index
 
 
-def test_a_security_pass_waits_for_its_interval_when_one_is_set(
-    imanage_fake: FakeIManage, imanage: ImanageFactory, store: SyncStateStore
-) -> None:
-    """EWALL_SECURITY_PASS_EVERY: a tenant whose rules cost a request per document may run
-    the pass less often than its deltas; what it would catch then waits, and is said."""
-    imanage_fake.sync_api = True
-    _seed(imanage_fake, 3)
-    pipeline = RecordingPipeline()
-    _full(imanage(), pipeline, store)
-    imanage_fake.trash("ACTIVE!3.1")
-    report = _delta(imanage(), pipeline, store, security_pass_every_s=3600)
-    assert report["sync"]["security_pass"]["hidden"] == 1  # none ran yet: this one does
-    imanage_fake.trash("ACTIVE!2.1")
-    report = _delta(imanage(), pipeline, store, security_pass_every_s=3600)
-    assert report["sync"]["security_pass"]["ran"] is False
-    assert "EWALL_SECURITY_PASS_EVERY" in report["sync"]["security_pass"]["reason"]
-    assert pipeline.visible("ACTIVE!2", "imanage:user:anyone")  # it waits
-    state = store.load("imanage", SCOPE)
-    state.last_security_pass_at = "2020-01-01T00:00:00Z"
-    store.save("imanage", SCOPE, state)
-    report = _delta(imanage(), pipeline, store, security_pass_every_s=3600)
-    assert report["sync"]["security_pass"]["hidden"] == 1
-    assert not pipeline.visible("ACTIVE!2", "imanage:user:anyone")
-
-
 def test_netdocuments_sweeps_are_weighed_per_cabinet(
     netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory,
     store: SyncStateStore

@@ -125,7 +125,7 @@ class FakeIManage(FakeDms):
         self.cursor_generation = 0
         self.cursor_expiry_status = 410
         self.empty_cursor_pages = 0
-        # checker additions: a hook after each Sync page (kind, offset), libraries left out
+        # a hook after each Sync page (kind, offset), libraries left out
         # of GET /libraries, and libraries whose every per-library request answers a status
         self.on_sync_page: Any = None
         self.unlisted_libraries: set[str] = set()

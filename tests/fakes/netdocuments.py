@@ -116,6 +116,22 @@ class FakeNetDocuments(FakeDms):
         self.on_search_page: Any = None
         self.extra_fields: dict[str, Any] = {}
         self.honour_orderby = True
+        # Checker extensions (each one the docs allow):
+        # lookup_fault[(attr, skip)]: an int -> that HTTP status; anything else -> that body
+        # (a page answered in another shape); on_lookup_page(fake, attr, skip) after a page
+        self.lookup_fault: dict[tuple[int, int], Any] = {}
+        self.on_lookup_page: Any = None
+        self.groups_status: int | None = None  # /v2/cabinet/{cab}/groups answers this status
+        # search_fault[cabinet]: an int -> that status; "repeat" -> every page is the first
+        self.search_fault: dict[str, Any] = {}
+        self.download_fault: dict[str, int] = {}  # document id -> status of its download
+        self.acl_fault: dict[str, int] = {}  # document id -> status of its access list
+        self.on_acl: Any = None  # on_acl(fake, doc_id) after an access list was served
+        # Deleted Items (S9: search excludes them; /info carries a deleted flag, [U])
+        self.deleted_items: set[str] = set()
+        # the search index lags /info (S9: metadata is indexed "quickly", not at once): a
+        # snapshot of the document as the index still has it (listed even when deleted)
+        self.search_lag: dict[str, NDoc] = {}
         self.token_generation = 0
         self.grants = 0
         self.app = self._build()
@@ -290,10 +306,15 @@ class FakeNetDocuments(FakeDms):
                 return error(400, "top must be between 1 and 500")
             top = capped(top, fake.top_cap)
             cabinets = set((q.get("cabinets") or "").split(","))
+            faults = [fake.search_fault[c] for c in cabinets if c in fake.search_fault]
+            if any(isinstance(f, int) for f in faults):
+                return error(next(f for f in faults if isinstance(f, int)), "search failed")
             docs = [
-                d
+                fake.search_lag.get(d.id, d)
                 for d in fake.docs.values()
-                if d.cabinet in cabinets and d.id not in fake.gone and d.id not in fake.revoked
+                if (d.id in fake.search_lag and fake.search_lag[d.id].cabinet in cabinets)
+                or (d.cabinet in cabinets and d.id not in fake.gone and d.id not in fake.revoked
+                    and d.id not in fake.deleted_items)
             ]
             orderby = q.get("orderby") or ""
             if fake.honour_orderby and (
@@ -309,7 +330,7 @@ class FakeNetDocuments(FakeDms):
                 if position is None:
                     return error(400, "skiptoken expired")
                 offset = position
-            if fake.repeat_pages:
+            if fake.repeat_pages or "repeat" in faults:
                 offset = 0
             page = docs[offset : offset + top]
             rows = [{**fake._search_row(d), **fake.extra_fields} for d in page]
@@ -340,6 +361,7 @@ class FakeNetDocuments(FakeDms):
             return {
                 "standardAttributes": {
                     **fake._standard(doc),
+                    **({"deleted": True} if doc_id in fake.deleted_items else {}),
                     "size": len(doc.content),
                     "modifiedBy": "Amir Khan",
                     "officialVer": doc.official_version,
@@ -360,13 +382,20 @@ class FakeNetDocuments(FakeDms):
                 return doc
             if doc_id in fake.acl_missing:
                 return error(404)
-            return {"acl": doc.acl}
+            if doc_id in fake.acl_fault:
+                return error(fake.acl_fault[doc_id], "acl failed")
+            body = {"acl": list(doc.acl)}
+            if fake.on_acl is not None:
+                fake.on_acl(fake, doc_id)
+            return body
 
         @app.get("/v1/Document/{doc_id}")
         def download(doc_id: str) -> Response:
             doc = fake._status(doc_id)
             if isinstance(doc, JSONResponse):
                 return doc
+            if doc_id in fake.download_fault:
+                return error(fake.download_fault[doc_id], "download failed")
             return file_response(doc.content, doc.filename)
 
         @app.get("/v1/attributes/{repo}/{attr}")
@@ -374,14 +403,24 @@ class FakeNetDocuments(FakeDms):
             q = request.query_params
             top = int(q.get("$top", "100"))
             skip = int(q.get("$skip", "0"))
+            fault = fake.lookup_fault.get((attr, skip))
+            if isinstance(fault, int):
+                return error(fault)
+            if fault is not None:
+                return fault
             rows = fake.lookup.get(attr)
             if rows is None:
                 return error(404)
             top = capped(top, fake.lookup_top_cap)
-            return {"rows": rows[skip : skip + top]}
+            body = {"rows": rows[skip : skip + top]}
+            if fake.on_lookup_page is not None:
+                fake.on_lookup_page(fake, attr, skip)
+            return body
 
         @app.get("/v2/cabinet/{cab}/groups")
-        def groups(cab: str) -> list[dict[str, Any]]:
+        def groups(cab: str) -> Any:
+            if fake.groups_status is not None:
+                return error(fake.groups_status)
             return fake.groups.get(cab, [])
 
         @app.get("/v1/Group/{group_id}/members")
