@@ -257,12 +257,12 @@ class _SyncRun:
         if item.external_id and item.acl is not None:  # the rules read stand, content or not
             self.pipeline.apply_acl(self.run, self.source, item.external_id, item.acl)
         if item.external_id and item.listed_matter is not None:
-            remove = getattr(self.pipeline, "remove_if_moved", None)
+            hide = getattr(self.pipeline, "hide_if_moved", None)
             reason = (f"moved at source to matter {item.listed_matter!r} but could not be read "
-                      f"({item.reason}): out of the index until a sync reads it (fail closed)")
-            if callable(remove) and remove(self.run, self.source, item.external_id,
-                                           item.listed_matter, reason, item.listed_client):
-                self.deleted_one(item.external_id, reason, item.container)
+                      f"({item.reason}): hidden until a sync reads it (fail closed)")
+            if callable(hide) and hide(self.run, self.source, item.external_id,
+                                       item.listed_matter, reason, item.listed_client):
+                self.count(item.container, "hidden")
         self.count(item.container, "failed")
         if item.listing:
             self.listing_failures.append(item.reason)

@@ -710,19 +710,20 @@ class IngestPipeline:
                 )  # fmt: skip
         return False
 
-    def remove_if_moved(self, run: IngestRun, source: str, external_id: str, matter_id: str,
-                        reason: str, client_id: str | None = None) -> bool:
-        """Take a document out of the index when the source lists it under another matter or
-        client, or none, than the index holds but it could not be read (its permissions or
+    def hide_if_moved(self, run: IngestRun, source: str, external_id: str, matter_id: str,
+                      reason: str, client_id: str | None = None) -> bool:
+        """Hide (visible to nobody, kept) a document the source lists under another matter
+        or client, or none, than the index holds but that could not be read (its rules or
         content failed): the move may put it behind a wall, which must not wait for the
-        source to answer. The next sync that reads it ingests it again. ``client_id`` None:
-        not listed (the matter alone decides). True when it was removed."""
+        source to answer, and the listing may be wrong (a workspace that did not answer), so
+        nothing is deleted. A sync that reads it gives it its place and rules. ``client_id``
+        None: not listed (the matter alone decides). True when it was hidden."""
         with self.database.transaction() as conn:
             mark_writer(conn)
             stored = repository.lock_document(conn, source, external_id)
-            moved = stored is not None and document_write.moved(stored, client_id, matter_id)
-            deleted = moved and self._delete(conn, run, source, external_id, reason)
-        return self._counted_deleted(run, deleted)
+        if stored is None or not document_write.moved(stored, client_id, matter_id):
+            return False
+        return self.hide(run, source, external_id, reason)
 
     def _source_documents(self, source: str) -> list[repository.SourceDocumentRef]:
         with self.database.transaction() as conn:

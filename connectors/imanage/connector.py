@@ -566,8 +566,9 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
                 document_id=doc_id,
                 default_security=pick(row, "default_security"),
                 inherited_default=pick(row, "inherited_default_security"),
+                # another version's grants must not widen this one; its denies stand
                 entries=of_version(allowed.get(key, []), version),
-                denied=of_version(denied.get(key, []), version),
+                denied=denied.get(key, []),
                 implicit_users=implicit,
                 resolver=self.resolver,
             )

@@ -75,9 +75,9 @@ def person(value: object) -> tuple[str | None, str | None]:
 
 
 def of_version(rows: list[dict[str, Any]], version: int) -> list[dict[str, Any]]:
-    """The trustee rows of one version of a document: rows that name another version in
-    their ``document_id`` (``LIB!number.version``) are another version's rules, and must not
-    widen this one's; rows that name none are the document's."""
+    """The grants of one version of a document: rows that name another version in their
+    ``document_id`` (``LIB!number.version``) are another version's, and must not widen this
+    one's; rows that name none are the document's. (Denies are never filtered so.)"""
     kept = []
     for row in rows:
         match = DOC_ID.match(as_text(pick(row, "document_id", "documentId", "doc_id")) or "")

@@ -561,3 +561,22 @@ def test_a_security_pass_waits_for_its_interval_when_one_is_set(
     w.store.save("imanage", "libraries=*", state)
     assert w.sync(**hourly)["security_pass"]["hidden"] == 1
     assert w.stored("ACTIVE!2")[3] == "nobody"
+
+
+def test_a_deny_that_names_another_version_still_denies(
+    client: TestClient, auth: Tokens, db: DbFixture, imanage_fake: FakeIManage,
+    imanage: ImanageFactory,
+) -> None:
+    """Trustee rows that name another version are left out of the latest version's grants;
+    its denies are not (a review found the first form dropping them: a widening)."""
+    imanage_fake.versions_in_search = True
+    w = _world(client, auth, db, imanage_fake, imanage)
+    f = imanage_fake
+    f.add_document("ACTIVE", 1, version=1, custom1="C-1", custom2="M-1",
+                   denied=[{"trustee_id": "CAROL", "trustee_type": "user"}],
+                   content=b"Eerste versie over de levering.")
+    f.add_document("ACTIVE", 1, version=2, custom1="C-1", custom2="M-1",
+                   content=b"Tweede versie over de octrooiaanvraag.")
+    w.sync("full")
+    assert w.who("octrooiaanvraag", "ACTIVE!1") == {"alice@firm.nl", "bob@firm.nl"}
+    assert w.sync()["security_pass"]["stale"] == 0
