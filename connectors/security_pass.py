@@ -2,15 +2,16 @@
 
 A DMS stamps a new modification date on new content, not on every change that decides who may
 read a document: a wall that adds a deny, a profile edit that moves it to another matter, a
-deletion (docs/dms-apis.md §1.7-1.8). Invariant 9 wants those on the next sync, so after its
+deletion (docs/dms-apis.md §1.4-1.5). Invariant 9 wants those on the next sync, so after its
 change listing a delta lists every document's place and rules in scope without content
 (`connectors.base.SecurityPass`), asks the index which it holds under another version, place
 or rules (`Pipeline.stale_placements`), and reads only those again in full, as the change
 listing's documents are read. When the pass listed the whole scope, a document the index
 holds that it did not list is hidden (visible to nobody): its rules were not read, and it
-may be gone, moved out of scope, or in a library the account can no longer list. Nothing
-is deleted here: a full crawl's sweep does that, with its point checks and its hold on
-large removals (a delta must not empty a library that could not be listed). A later pass
+may be gone, moved out of scope, or in a library the account can no longer list. The pass
+deletes nothing on a listing's word: a full crawl's sweep does that, with its point checks
+and its hold on large removals (a delta must not empty a library that could not be listed);
+a document read again and found gone at the source leaves as in any delta. A later pass
 that lists it again gives it its rules back (it is then stale, and read in full).
 """
 
@@ -49,7 +50,10 @@ def security_pass(sync: _SyncRun, st: SyncState) -> dict[str, Any]:
         stale.update(found)
         return found
 
-    sync.give_version_hints()  # what the index holds: a source may read rules of those only
+    # what the index holds now: a source may read the rules of those only, and only these
+    # may be hidden (a document first stored while the pass runs was never asked about)
+    held = sync.pipeline.known_external_ids(sync.source)
+    sync.give_version_hints()
     items = sync.origin.security_pass(ask)
     if items is None:
         sync.collect_warnings()
@@ -73,8 +77,7 @@ def security_pass(sync: _SyncRun, st: SyncState) -> dict[str, Any]:
     hidden = 0
     if complete:
         st.last_security_pass_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        held = sync.pipeline.known_external_ids(sync.source) - listed
-        for external_id in sorted(k for k in held if sync.origin.owns(k)):
+        for external_id in sorted(k for k in held - listed if sync.origin.owns(k)):
             hidden += sync.hide(external_id, _UNLISTED, None)
     return {"ran": True, "listed": len(listed), "stale": len(stale), "read_again": read_again,
             "complete": complete, "hidden": hidden}

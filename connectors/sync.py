@@ -600,8 +600,8 @@ def run_source(
     full crawls sweep anyway). A full run resumes an unfinished full crawl of the same
     (source, scope) if there is one. ``sweep_max_fraction``: see the module docstring.
     ``full_crawl_every_s``: a delta runs as a full crawl when the last complete one is older
-    than this (or there was none), because only a full crawl sees deletions and moves out of
-    scope (no documented change feed reports them). ``security_pass_every_s``: a delta's
+    than this (or there was none): only a full crawl reads every document again and deletes
+    what is gone (its sweep). ``security_pass_every_s``: a delta's
     security pass (`connectors.security_pass`) runs when its last whole one is at least
     this old (0: every delta). ``state`` is used only by sources that
     keep state between runs (`Capabilities.keeps_state`). Raises `SyncBusyError` when

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from connectors.base import DefaultAccess, SourceAcl
@@ -182,3 +184,19 @@ def acl_entries(security: Mapping[str, Any]) -> list[dict[str, Any]] | None:
         ):
             return None
     return entries
+
+
+TrusteeRows = dict[tuple[str, int], list[dict[str, Any]]]  # by document key
+
+
+@dataclass(frozen=True)
+class Trustees:
+    """A library's trustee rows from the Sync API and when their reading began. A document
+    whose profile changed since (less the overlap) takes its rules from its own security
+    (I7) plus these denies: rows read before a change could pair old grants with a new
+    profile. ``allowed`` None: only the denies were read (a delta's change listing, whose
+    documents all changed lately, reads each one's security)."""
+
+    allowed: TrusteeRows | None
+    denied: TrusteeRows
+    read_at: datetime

@@ -63,6 +63,7 @@ from connectors.http.retry import Sleep
 from connectors.imanage.acl import (
     SOURCE,
     RestrictedMemberResolver,
+    Trustees,
     acl_entries,
     build_acl,
     principal,
@@ -80,6 +81,7 @@ from connectors.imanage.profile import (
     of_version,
     parse_field_map,
     person,
+    row_key,
     row_version,
 )
 from connectors.paging import Position
@@ -87,12 +89,6 @@ from connectors.paging import Position
 log = logging.getLogger("ewall.connectors.imanage")
 
 _DOCUMENT_TYPES = frozenset({"document", "email"})
-
-# Both trustee maps of a library from the Sync API: (allowed, denied) by document key.
-Trustees = tuple[
-    dict[tuple[str, int], list[dict[str, Any]]], dict[tuple[str, int], list[dict[str, Any]]]
-]
-
 
 @dataclass
 class _Fields:
@@ -155,7 +151,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         self._workspaces_lock = threading.Lock()
         self._workspace_locks: dict[tuple[str, str], threading.Lock] = {}
         self._versions: dict[tuple[str, int], int] = {}
-        self._trustee_cache: dict[str, Trustees] = {}
+        self._denies: dict[str, Trustees] = {}  # a delta's, per library
         # Set by the sync before point checks: external id -> the version the index holds,
         # so a check can address the document as LIB!number.version (docs/dms-apis.md §1.2).
         self.version_hints: dict[str, str | None] = {}
@@ -328,7 +324,6 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
 
     def _prepare_full(self) -> None:
         self._versions = {}
-        self._trustee_cache = {}
         self.sync_api_available()  # decided once per crawl, before the first library
 
     def _crawl_container(self, container: str, cursor: CrawlCursor) -> Iterator[CrawlItem]:
@@ -368,7 +363,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
 
     def _full_library_sync(self, lib: str, cursor: CrawlCursor) -> Iterator[CrawlItem]:
         full = cursor.full if cursor.full is not None else {}
-        allowed, denied = self._library_trustees(lib)
+        trustees = self._read_trustees(lib)
         start = Position(int(full.get("sync_offset") or 0), full.get("sync"))
         listing = self.client.sync_listing(lib, SYNC_DOCUMENTS, self.sync_page_size, start)
         restarts = 0
@@ -385,7 +380,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
                     "imanage sync cursor expired; restarted the library crawl",
                     extra={"library": lib},
                 )
-            yield from self._documents(lib, rows, trustees=(allowed, denied))
+            yield from self._documents(lib, rows, trustees=trustees)
             if listing.position.token:
                 full["sync"] = listing.position.token
                 full["sync_offset"] = listing.position.offset
@@ -393,13 +388,19 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         if listing.restarts != restarts:
             self.sync_restarts.append(SYNC_DOCUMENTS)
 
-    def _library_trustees(self, lib: str) -> Trustees:
-        """Both trustee lists of a library, read once per run: a delta's change listing and
-        its security pass judge the same rules (I7 carries no Sync denied trustees)."""
-        if lib not in self._trustee_cache:
-            self._trustee_cache[lib] = (self._trustees(lib, SYNC_ALLOWED),
-                                        self._trustees(lib, SYNC_DENIED))
-        return self._trustee_cache[lib]
+    def _read_trustees(self, lib: str) -> Trustees:
+        """Both trustee lists of a library, for one walk of it (held no longer)."""
+        read_at = utcnow()
+        return Trustees(self._trustees(lib, SYNC_ALLOWED), self._trustees(lib, SYNC_DENIED),
+                        read_at)
+
+    def _library_denies(self, lib: str) -> Trustees:
+        """A library's Sync denied trustees, read once per delta: I7, which its change listing
+        reads per document, carries no Security Policy Manager denies."""
+        if lib not in self._denies:
+            read_at = utcnow()
+            self._denies[lib] = Trustees(None, self._trustees(lib, SYNC_DENIED), read_at)
+        return self._denies[lib]
 
     def _trustees(self, lib: str, endpoint: str) -> dict[tuple[str, int], list[dict[str, Any]]]:
         grouped: dict[tuple[str, int], list[dict[str, Any]]] = {}
@@ -415,7 +416,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
 
     def _prepare_delta(self) -> None:
         self._versions = {}
-        self._trustee_cache = {}
+        self._denies = {}
 
     def _delta_container(self, container: str, mark: DeltaWatermark) -> Iterator[CrawlItem]:
         edit_from = iso_utc(mark.since - self.overlap) if mark.since else None
@@ -427,15 +428,14 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             rows = page[0]
             for row in rows:
                 mark.see(parse_datetime(pick(row, "edit_date")))
-            trustees = self._library_trustees(container) if self.sync_api_available() else None
+            trustees = self._library_denies(container) if self.sync_api_available() else None
             yield from mark.track(self._documents(container, rows, trustees=trustees))
 
     # --- security pass (connectors.security_pass) -------------------------------------------------
 
     def security_pass(self, stale: StaleCheck) -> Iterator[CrawlItem] | None:
-        """Every library's profiles and trustees through the Sync API, without content; the
-        documents ``stale`` names are read in full. None without the Sync API: the search
-        gives no trustees, and a security read per document costs a request each."""
+        """Every library's profiles and trustees (Sync API), without content; the documents
+        ``stale`` names are read in full. None without the Sync API (no trustees in bulk)."""
         if not self.sync_api_available():
             self.warnings.append("imanage: no Sync API (data_sync_import): rules, moves and "
                                  "deletions that keep edit_date wait for the full crawl")
@@ -448,37 +448,46 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             yield from self._security_library(lib, stale)
 
     def _security_library(self, lib: str, stale: StaleCheck) -> Iterator[CrawlItem]:
-        trustees = self._library_trustees(lib)
+        trustees = self._read_trustees(lib)
         listing = self.client.sync_listing(lib, SYNC_DOCUMENTS, self.sync_page_size, Position())
+        # versions older than the held one (unmarked latest): it may come on a later page; if
+        # it never does (removed at the source), the newest listed is the document
+        older: dict[tuple[str, int], dict[str, Any]] = {}
         for rows in self._walk(lib, f"library {lib}", listing, full=True):
             if isinstance(rows, DocumentFailure):
                 yield rows
                 return
-            placed = {self._placed(lib, row, trustees): row for row in self._latest_only(lib, rows)
-                      if not self._older_than_held(lib, row)}
-            names = stale(list(placed))
-            again = [row for p, row in placed.items() if p.external_id in names]
-            yield from self._fetch_documents(
-                lib, again, lambda row: self._document(lib, row, trustees))
+            current = []
+            for row in self._latest_only(lib, rows):
+                key = row_key(row, lib) or (lib, -1)
+                if self._older_than_held(key, row):
+                    older[key] = row  # _latest_only passes only ever newer versions
+                else:
+                    older.pop(key, None)
+                    current.append(row)
+            yield from self._placed_page(lib, current, trustees, stale)
+        yield from self._placed_page(lib, list(older.values()), trustees, stale)
 
-    def _older_than_held(self, lib: str, row: dict[str, Any]) -> bool:
-        """A version older than the one the index holds, in a listing that marks no latest
-        version (the newer one may be on a later page): not the document's rules now."""
-        if pick(row, "latest") is not None or pick(row, "is_latest") is not None:
-            return False
-        key = doc_key(pick(row, "id", "document_id"), lib) or doc_key(
-            pick(row, "document_number"), lib)
-        held = self.version_hints.get(f"{key[0]}!{key[1]}") if key else None
-        return held is not None and held.isdigit() and int(held) > row_version(row)
+    def _placed_page(self, lib: str, rows: list[dict[str, Any]], trustees: Trustees,
+                     stale: StaleCheck) -> Iterator[CrawlItem]:
+        """Ask the index about ``rows`` and read in full the ones it names."""
+        placed = {self._placed(lib, row, trustees): row for row in rows}
+        names = stale(list(placed)) if placed else set()
+        again = [row for p, row in placed.items() if p.external_id in names]
+        yield from self._fetch_documents(lib, again, lambda row: self._document(lib, row, trustees))
+
+    def _older_than_held(self, key: tuple[str, int], row: dict[str, Any]) -> bool:
+        held = self.version_hints.get(f"{key[0]}!{key[1]}")
+        return (pick(row, "latest") is None and pick(row, "is_latest") is None and held is not
+                None and held.isdigit() and int(held) > row_version(row))
 
     def _placed(self, lib: str, row: dict[str, Any], trustees: Trustees) -> Placed:
-        key = doc_key(pick(row, "id", "document_id"), lib) or doc_key(
-            pick(row, "document_number"), lib) or (lib, -1)  # _latest_only kept keyed rows
+        key = row_key(row, lib) or (lib, -1)  # _latest_only kept keyed rows
         external_id = f"{key[0]}!{key[1]}"
         doc_id = as_text(pick(row, "id", "document_id")) or external_id
         acl = self._acl(lib, row, key=key, doc_id=doc_id, external_id=external_id,
                         trustees=trustees)
-        if isinstance(acl, DocumentFailure):  # not with trustees given; typed so
+        if isinstance(acl, DocumentFailure):  # its own security failed: the full read decides
             acl = unresolvable_acl(acl.reason)
         try:
             fields = self._client_matter(lib, row)
@@ -502,9 +511,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
                 continue
             if pick(row, "is_latest") is False or pick(row, "latest") is False:
                 continue
-            key = doc_key(pick(row, "id", "document_id"), lib) or doc_key(
-                pick(row, "document_number"), lib
-            )
+            key = row_key(row, lib)
             if key is None:
                 continue
             if key not in best or row_version(row) > row_version(best[key]):
@@ -558,17 +565,18 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         implicit = [
             u for u in (person(pick(row, "author"))[0], person(pick(row, "operator"))[0]) if u
         ]
-        if trustees is not None:
-            allowed, denied = trustees
-            version = row_version(row)
+        sync_denied = trustees.denied.get(key, []) if trustees is not None else []
+        if trustees is not None and trustees.allowed is not None and not self._changed_since(
+            row, trustees.read_at
+        ):
             return build_acl(
                 library=lib,
                 document_id=doc_id,
                 default_security=pick(row, "default_security"),
                 inherited_default=pick(row, "inherited_default_security"),
                 # another version's grants must not widen this one; its denies stand
-                entries=of_version(allowed.get(key, []), version),
-                denied=denied.get(key, []),
+                entries=of_version(trustees.allowed.get(key, []), row_version(row)),
+                denied=sync_denied,
                 implicit_users=implicit,
                 resolver=self.resolver,
             )
@@ -593,9 +601,18 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             default_security=pick(security, "default_security") or pick(row, "default_security"),
             inherited_default=pick(security, "inherited_default_security"),
             entries=entries,
+            denied=sync_denied,
             implicit_users=implicit,
             resolver=self.resolver,
         )
+
+    def _changed_since(self, row: Mapping[str, Any], moment: datetime) -> bool:
+        """Whether the profile names a change (content, profile, creation) at or after
+        ``moment`` less the overlap (the server's clock is not ours)."""
+        since = moment - self.overlap
+        stamps = (parse_datetime(pick(row, name))
+                  for name in ("edit_date", "edit_profile_date", "create_date"))
+        return any(stamp is not None and stamp >= since for stamp in stamps)
 
     def _document(
         self,
@@ -603,9 +620,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         row: dict[str, Any],
         trustees: Trustees | None,
     ) -> CrawlItem:
-        key = doc_key(pick(row, "id", "document_id"), lib) or doc_key(
-            pick(row, "document_number"), lib
-        )
+        key = row_key(row, lib)
         if key is None:  # _latest_only filtered these; kept for type narrowing
             return DocumentFailure(SOURCE, None, "row without a document number")
         external_id = f"{key[0]}!{key[1]}"

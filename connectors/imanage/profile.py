@@ -54,6 +54,13 @@ def doc_key(value: object, library: str | None = None) -> tuple[str, int] | None
     return None
 
 
+def row_key(row: Mapping[str, Any], library: str) -> tuple[str, int] | None:
+    """(LIBRARY, number) of a profile row: from its id, else its document number."""
+    return doc_key(pick(row, "id", "document_id"), library) or doc_key(
+        pick(row, "document_number"), library
+    )
+
+
 def row_version(row: Mapping[str, Any]) -> int:
     raw = pick(row, "version")
     if isinstance(raw, int) and not isinstance(raw, bool):

@@ -385,9 +385,11 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
 
     def _placed(self, cabinet: Cabinet, hit: Hit, *, info: bool = False) -> Placed:
         """What `_document` would store for ``hit``, read without the content, and without
-        /info unless asked or the row carries no custom attributes (a tenant whose search
-        ignores the select would otherwise look moved, and be read in full, every delta)."""
-        if info or not hit.has_custom:
+        /info unless asked or the row lacks the client or matter attribute (a tenant whose
+        search ignores the select would otherwise look moved, and be read in full, every
+        delta; a document without them costs an /info each pass)."""
+        wanted = {1000 + a for a in (cabinet.client_attr, cabinet.matter_attr) if a is not None}
+        if info or not wanted <= hit.custom.keys():
             try:
                 hit = _merge(hit, self.client.info(hit.id))
             except CredentialsError:

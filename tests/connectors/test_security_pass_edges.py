@@ -209,7 +209,7 @@ def test_failures_in_the_pass_fail_the_run_and_delete_nothing(
     f.inject(r"/sync/documents/security/denied-trustees/search$", 503, times=100)
     report = w.sync(ok=False)
     assert report["failed"], report
-    assert w.stored("ACTIVE!6") is not None
+    assert w.stored("ACTIVE!6") is not None and w.who("levering", "ACTIVE!6") == ALL
     f.faults.clear()
 
     # the documents listing fails midway (after its first page)
@@ -219,14 +219,14 @@ def test_failures_in_the_pass_fail_the_run_and_delete_nothing(
     f.on_sync_page = fail_midway
     report = w.sync(ok=False)
     assert report["failed"], report
-    assert w.stored("ACTIVE!6") is not None
+    assert w.stored("ACTIVE!6") is not None and w.who("levering", "ACTIVE!6") == ALL
     f.faults.clear()
 
     # cursors that keep expiring (beyond the restarts allowed)
     f.on_sync_page = lambda fake, kind, offset: fake.expire_cursors()
     report = w.sync(ok=False)
     assert report["failed"], report
-    assert w.stored("ACTIVE!6") is not None
+    assert w.stored("ACTIVE!6") is not None and w.who("levering", "ACTIVE!6") == ALL
 
     # one expiry mid-listing (400 and 410): restarts, then the deletion is point-checked
     for status in (400, 410):
@@ -516,6 +516,8 @@ def test_configured_libraries_one_refused_fails_the_run_and_deletes_nothing(
         report = w.sync(ok=False)
         assert report["failed"], report
         assert w.stored("ARCHIVE!1") is not None and w.stored("ACTIVE!1") is not None
+        # a listing that failed hides nothing it did not give
+        assert w.who("octrooiaanvraag", "ARCHIVE!1") == w.who("levering", "ACTIVE!1") == ALL
 
 
 def test_a_quarantined_document_mended_by_a_profile_edit_is_read_again(
@@ -579,4 +581,106 @@ def test_a_deny_that_names_another_version_still_denies(
                    content=b"Tweede versie over de octrooiaanvraag.")
     w.sync("full")
     assert w.who("octrooiaanvraag", "ACTIVE!1") == {"alice@firm.nl", "bob@firm.nl"}
+    assert w.sync()["security_pass"]["stale"] == 0
+
+
+def test_a_profile_changed_after_the_trustees_were_read_takes_its_own_security(
+    client: TestClient, auth: Tokens, db: DbFixture, imanage_fake: FakeIManage,
+    imanage: ImanageFactory,
+) -> None:
+    """private {alice} -> public minus carol while the pass runs, after it read the trustee
+    lists: the old grants with the new profile would admit carol, which neither state of the
+    source did (a review). A row whose profile changed since the trustees were read (less
+    the overlap) takes its rules from its own security, plus the Sync denies."""
+    w = _world(client, auth, db, imanage_fake, imanage, sync_page_size=1)
+    f = imanage_fake
+    f.add_document("ACTIVE", 1, custom1="C-1", custom2="M-1", content=b"Stuk over de levering.")
+    d = f.add_document("ACTIVE", 2, custom1="C-1", custom2="M-1", default_security="private",
+                       security={"default_security": "private",
+                                 "acl": [{"id": "ALICE", "type": "user",
+                                          "access_level": "read"}]},
+                       content=b"Memo over de octrooiaanvraag.")
+    w.sync("full")
+    assert w.who("octrooiaanvraag", "ACTIVE!2") == {"alice@firm.nl"}
+    fired: list[int] = []
+
+    def change(fake: FakeIManage, kind: str, offset: int) -> None:
+        if kind == "documents" and offset == 0 and not fired:
+            fired.append(1)
+            doc = fake.docs[d]
+            doc.profile.update(default_security="public", edit_profile_date=now_iso())
+            doc.security = {"default_security": "public",
+                            "acl": [{"id": "CAROL", "type": "user",
+                                     "access_level": "no_access"}]}
+    f.on_sync_page = change
+    w.sync()
+    assert fired and w.who("octrooiaanvraag", "ACTIVE!2") == {"alice@firm.nl", "bob@firm.nl"}
+
+
+def test_a_document_created_after_the_denies_were_read_keeps_its_own_deny(
+    client: TestClient, auth: Tokens, db: DbFixture, imanage_fake: FakeIManage,
+    imanage: ImanageFactory,
+) -> None:
+    """A delta's change listing reads each document's own security (I7) and adds the Sync
+    denies: a document created after those were read keeps the deny its security names."""
+    w = _world(client, auth, db, imanage_fake, imanage, page_size=1)
+    f = imanage_fake
+    for n in (1, 2):
+        f.add_document("ACTIVE", n, custom1="C-1", custom2="M-1",
+                       content=f"Stuk {n} over de levering.".encode())
+    w.sync("full")
+    for d in list(f.docs.values()):
+        d.profile["edit_date"] = now_iso()
+    fired: list[int] = []
+
+    def create(fake: FakeIManage, kind: str, offset: int) -> None:
+        if kind == "denied" and not fired:
+            fired.append(1)
+            fake.add_document("ACTIVE", 3, custom1="C-1", custom2="M-1", edit_date=now_iso(),
+                              security={"default_security": "public",
+                                        "acl": [{"id": "CAROL", "type": "user",
+                                                 "access_level": "no_access"}]},
+                              content=b"Nieuw memo over de octrooiaanvraag.")
+    f.on_sync_page = create
+    w.sync()
+    assert fired and w.who("octrooiaanvraag", "ACTIVE!3") == {"alice@firm.nl", "bob@firm.nl"}
+
+
+def test_a_delta_whose_pass_waits_reads_no_grants_in_bulk(
+    client: TestClient, auth: Tokens, db: DbFixture, imanage_fake: FakeIManage,
+    imanage: ImanageFactory,
+) -> None:
+    """With EWALL_SECURITY_PASS_EVERY a delta with one edited document reads that document's
+    security and the library's denies, not every grant of the library."""
+    w = _world(client, auth, db, imanage_fake, imanage, sync_page_size=2)
+    f = imanage_fake
+    ids = [f.add_document("ACTIVE", n, custom1="C-1", custom2="M-1",
+                          content=f"Stuk {n} over de levering.".encode()) for n in range(1, 21)]
+    hourly: dict[str, Any] = {"security_pass_every_s": 3600}
+    w.sync("full")
+    w.sync(**hourly)  # the pass runs once
+    f.docs[ids[0]].profile["edit_date"] = now_iso()
+    before = len(f.calls(r"/allowed-trustees/search$"))
+    assert w.sync(**hourly)["security_pass"]["ran"] is False
+    assert len(f.calls(r"/allowed-trustees/search$")) == before
+
+
+def test_a_latest_version_removed_at_the_source_brings_the_older_one_back(
+    client: TestClient, auth: Tokens, db: DbFixture, imanage_fake: FakeIManage,
+    imanage: ImanageFactory,
+) -> None:
+    """v2 removed (v2 -> v1), in a listing that marks no version latest: the pass passed over
+    v1 as older than the held v2, hid the document and never listed it again (a review).
+    The newest version listed is now the document when the held one never comes."""
+    imanage_fake.versions_in_search = True
+    w = _world(client, auth, db, imanage_fake, imanage)
+    f = imanage_fake
+    f.add_document("ACTIVE", 1, version=1, custom1="C-1", custom2="M-1",
+                   content=b"Eerste versie over de levering.")
+    v2 = f.add_document("ACTIVE", 1, version=2, custom1="C-1", custom2="M-1",
+                        content=b"Tweede versie over de octrooiaanvraag.")
+    w.sync("full")
+    del f.docs[v2]
+    assert w.sync()["security_pass"]["read_again"] == 1
+    assert w.who("levering", "ACTIVE!1") == ALL and w.stored("ACTIVE!1")[4] == "1"
     assert w.sync()["security_pass"]["stale"] == 0
