@@ -55,6 +55,7 @@ from connectors.base import Placed, SourceAcl, SourceDocument, SourceGroup
 __all__ = ["DocumentOutcome", "IngestPipeline", "IngestRun"]
 
 log = logging.getLogger("ewall.ingest")
+Moved = tuple[str | None, str]  # (client, matter) a listing gives: see hide_if_moved
 
 
 PACED_SLICE = 64  # chunks encoded between two looks at the pacer, within one document
@@ -669,13 +670,17 @@ class IngestPipeline:
         already."""
         return self._set_acl(run, source, external_id, None, "hidden", reason)
 
-    def _set_acl(self, run: IngestRun, source: str, external_id: str,
-                 acl: SourceAcl | None, kind: str, reason: str | None) -> bool:
-        """A stored document's rules set apart from its content (``acl`` None: nobody)."""
+    def _set_acl(self, run: IngestRun, source: str, external_id: str, acl: SourceAcl | None,
+                 kind: str, reason: str | None, only_if: Moved | None = None) -> bool:
+        """A stored document's rules set apart from its content (``acl`` None: nobody), when
+        ``only_if`` (given) finds the stored row moved."""
         with self.database.transaction() as conn:
             mark_writer(conn)
             # as a write of it: an older queued push of the document must not undo this
             stored = repository.lock_document(conn, source, external_id)
+            if only_if is not None and (stored is None or not document_write.moved(
+                    stored, *only_if)):  # fmt: skip
+                return False
             self._supersede(conn, source, external_id, run)
             acl_id = NOBODY_ACL if acl is None else document_write.store_source_acl(conn, acl)
             if acl is not None and stored is not None and acl_id != stored.source_acl_id:
@@ -718,12 +723,8 @@ class IngestPipeline:
         source to answer, and the listing may be wrong (a workspace that did not answer), so
         nothing is deleted. A sync that reads it gives it its place and rules. ``client_id``
         None: not listed (the matter alone decides). True when it was hidden."""
-        with self.database.transaction() as conn:
-            mark_writer(conn)
-            stored = repository.lock_document(conn, source, external_id)
-        if stored is None or not document_write.moved(stored, client_id, matter_id):
-            return False
-        return self.hide(run, source, external_id, reason)
+        return self._set_acl(run, source, external_id, None, "hidden", reason,
+                             only_if=(client_id, matter_id))
 
     def _source_documents(self, source: str) -> list[repository.SourceDocumentRef]:
         with self.database.transaction() as conn:

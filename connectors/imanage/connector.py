@@ -151,7 +151,6 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         self._workspaces_lock = threading.Lock()
         self._workspace_locks: dict[tuple[str, str], threading.Lock] = {}
         self._versions: dict[tuple[str, int], int] = {}
-        self._denies: dict[str, Trustees] = {}  # a delta's, per library
         # Set by the sync before point checks: external id -> the version the index holds,
         # so a check can address the document as LIB!number.version (docs/dms-apis.md §1.2).
         self.version_hints: dict[str, str | None] = {}
@@ -389,18 +388,12 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             self.sync_restarts.append(SYNC_DOCUMENTS)
 
     def _read_trustees(self, lib: str) -> Trustees:
-        """Both trustee lists of a library, for one walk of it (held no longer)."""
-        read_at = utcnow()
+        """Both trustee lists of a library, for one walk of it (held no longer): a full crawl,
+        a delta's change listing, a security pass. Each picks a document's rules by the same
+        test (`_acl`), so a delta and its pass never store one document two ways."""
+        read_at = self._now()
         return Trustees(self._trustees(lib, SYNC_ALLOWED), self._trustees(lib, SYNC_DENIED),
                         read_at)
-
-    def _library_denies(self, lib: str) -> Trustees:
-        """A library's Sync denied trustees, read once per delta: I7, which its change listing
-        reads per document, carries no Security Policy Manager denies."""
-        if lib not in self._denies:
-            read_at = utcnow()
-            self._denies[lib] = Trustees(None, self._trustees(lib, SYNC_DENIED), read_at)
-        return self._denies[lib]
 
     def _trustees(self, lib: str, endpoint: str) -> dict[tuple[str, int], list[dict[str, Any]]]:
         grouped: dict[tuple[str, int], list[dict[str, Any]]] = {}
@@ -416,10 +409,10 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
 
     def _prepare_delta(self) -> None:
         self._versions = {}
-        self._denies = {}
 
     def _delta_container(self, container: str, mark: DeltaWatermark) -> Iterator[CrawlItem]:
         edit_from = iso_utc(mark.since - self.overlap) if mark.since else None
+        trustees: Trustees | None = None  # read at the first changed page, for this library
         for page in self._search_pages(container, edit_date_from=edit_from, start=0):
             if isinstance(page, DocumentFailure):
                 mark.failed = True
@@ -428,7 +421,8 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             rows = page[0]
             for row in rows:
                 mark.see(parse_datetime(pick(row, "edit_date")))
-            trustees = self._library_denies(container) if self.sync_api_available() else None
+            if trustees is None and rows and self.sync_api_available():
+                trustees = self._read_trustees(container)
             yield from mark.track(self._documents(container, rows, trustees=trustees))
 
     # --- security pass (connectors.security_pass) -------------------------------------------------
@@ -566,10 +560,9 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             u for u in (person(pick(row, "author"))[0], person(pick(row, "operator"))[0]) if u
         ]
         sync_denied = trustees.denied.get(key, []) if trustees is not None else []
-        if trustees is not None and trustees.allowed is not None and not self._changed_since(
-            row, trustees.read_at
-        ):
-            return build_acl(
+        listed: SourceAcl | None = None  # the rules the Sync lists give
+        if trustees is not None and trustees.allowed is not None:
+            listed = build_acl(
                 library=lib,
                 document_id=doc_id,
                 default_security=pick(row, "default_security"),
@@ -580,6 +573,8 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
                 implicit_users=implicit,
                 resolver=self.resolver,
             )
+            if not self._changed_since(row, trustees.read_at):
+                return listed
         try:
             security = self.client.security(lib, doc_id)
         except CredentialsError:
@@ -588,6 +583,8 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             failure = self._verdict(lib, doc_id, external_id, "security", exc)
             if failure is not None and failure.status in (404, 403):
                 return failure  # gone, or access revoked: out of the index
+            if listed is not None and exc.status in (404, 405, 501):
+                return listed  # no security endpoint on this tenant ([U]): the lists' rules
             # The document is there (or its presence is unknown) and its permissions cannot
             # be read: visible to nobody until they can. Keeping the last ACL read would keep
             # a grant revoked, or ignore a deny added, since.

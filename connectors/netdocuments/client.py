@@ -355,7 +355,8 @@ class NetDocumentsClient(DmsClient):
         empty page does. Raises `ListingIncompleteError` when it cannot be read to the end:
         a table missing its later rows would drop their ``|N`` denies (fail open). It is read
         twice: paged by ``$skip``, a row deleted on an earlier page while it is read shifts
-        the next one past the reader, so two reads that differ are a table not read."""
+        the next one past the reader. When one read holds every row of the other, the fuller
+        one is the table (rows were added, or removed after it); otherwise it was not read."""
         path = f"/v1/attributes/{segment(repository)}/{segment(attribute)}"
 
         def fetch(at: Position) -> Page[dict[str, Any]]:
@@ -376,10 +377,13 @@ class NetDocumentsClient(DmsClient):
             return Page(_rows(body, *names))
 
         what = f"netdocuments lookup table {attribute}"
-        rows = Listing(what, fetch, whole_row_key).all()
-        if rows != Listing(what, fetch, whole_row_key).all():
-            raise ListingIncompleteError(f"{what} changed while it was read")
-        return rows
+        first, second = (Listing(what, fetch, whole_row_key).all() for _ in range(2))
+        one, two = ({whole_row_key(r) for r in rows} for rows in (first, second))
+        if one <= two:
+            return second
+        if two <= one:
+            return first
+        raise ListingIncompleteError(f"{what} changed while it was read")
 
     def _single(self, what: str, path: str, *names: str) -> list[dict[str, Any]]:
         """An endpoint with no documented paging: one request, through the paging helper."""

@@ -9,6 +9,7 @@ moves a document's edit_date unless the test says so.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from fastapi.testclient import TestClient
@@ -646,25 +647,6 @@ def test_a_document_created_after_the_denies_were_read_keeps_its_own_deny(
     assert fired and w.who("octrooiaanvraag", "ACTIVE!3") == {"alice@firm.nl", "bob@firm.nl"}
 
 
-def test_a_delta_whose_pass_waits_reads_no_grants_in_bulk(
-    client: TestClient, auth: Tokens, db: DbFixture, imanage_fake: FakeIManage,
-    imanage: ImanageFactory,
-) -> None:
-    """With EWALL_SECURITY_PASS_EVERY a delta with one edited document reads that document's
-    security and the library's denies, not every grant of the library."""
-    w = _world(client, auth, db, imanage_fake, imanage, sync_page_size=2)
-    f = imanage_fake
-    ids = [f.add_document("ACTIVE", n, custom1="C-1", custom2="M-1",
-                          content=f"Stuk {n} over de levering.".encode()) for n in range(1, 21)]
-    hourly: dict[str, Any] = {"security_pass_every_s": 3600}
-    w.sync("full")
-    w.sync(**hourly)  # the pass runs once
-    f.docs[ids[0]].profile["edit_date"] = now_iso()
-    before = len(f.calls(r"/allowed-trustees/search$"))
-    assert w.sync(**hourly)["security_pass"]["ran"] is False
-    assert len(f.calls(r"/allowed-trustees/search$")) == before
-
-
 def test_a_latest_version_removed_at_the_source_brings_the_older_one_back(
     client: TestClient, auth: Tokens, db: DbFixture, imanage_fake: FakeIManage,
     imanage: ImanageFactory,
@@ -684,3 +666,66 @@ def test_a_latest_version_removed_at_the_source_brings_the_older_one_back(
     assert w.sync()["security_pass"]["read_again"] == 1
     assert w.who("levering", "ACTIVE!1") == ALL and w.stored("ACTIVE!1")[4] == "1"
     assert w.sync()["security_pass"]["stale"] == 0
+
+
+def _ago(minutes: int) -> str:
+    return (datetime.now(UTC) - timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_a_delta_and_its_pass_store_a_document_one_way(
+    client: TestClient, auth: Tokens, db: DbFixture, imanage_fake: FakeIManage,
+    imanage: ImanageFactory,
+) -> None:
+    """A group grant whose member only the Sync denied list names: the document's own
+    security (I7) reads differently from the Sync lists. The newest edited document stays
+    in every delta's change listing (watermark - overlap); when the change listing read I7
+    and the pass the lists, each quiet delta stored it two ways and downloaded it twice (a
+    review). Both now pick the rules by the same test."""
+    w = _world(client, auth, db, imanage_fake, imanage)
+    f = imanage_fake
+    f.add_group("LIT", ["ALICE", "BOB", "CAROL"])
+    f.add_document("ACTIVE", 1, custom1="C-1", custom2="M-1", edit_date=_ago(60),
+                   default_security="private",
+                   security={"default_security": "private",
+                             "acl": [{"id": "LIT", "type": "group", "access_level": "read"}]},
+                   denied=[{"trustee_id": "CAROL", "trustee_type": "user"}],
+                   content=b"Memo over de octrooiaanvraag.")
+    past = datetime.now(UTC) - timedelta(minutes=58)
+    w.connector_kw = {"now": lambda: past}  # the full crawl began an hour ago: watermark
+    w.sync("full")
+    w.connector_kw = {}
+    w.sync()
+    stored = w.stored("ACTIVE!1")
+    before = w.downloads()
+    for _ in range(3):
+        assert w.sync()["security_pass"]["stale"] == 0
+        assert w.stored("ACTIVE!1") == stored
+    # each delta's change listing reads it again (it lies within the watermark's overlap);
+    # the pass no longer does as well
+    assert w.downloads() - before == 3
+
+
+def test_a_sync_tenant_without_its_own_security_endpoint_keeps_the_lists_rules(
+    client: TestClient, auth: Tokens, db: DbFixture, imanage_fake: FakeIManage,
+    imanage: ImanageFactory,
+) -> None:
+    """I7's path is [U]: where it answers 404 while the profile reads, a document that
+    changed since the lists were read takes the lists' rules (it was stored visible to
+    nobody by each delta and given back by its pass, two downloads each time)."""
+    w = _world(client, auth, db, imanage_fake, imanage)
+    f = imanage_fake
+    f.security_endpoint = False
+    f.add_document("ACTIVE", 1, custom1="C-1", custom2="M-1", edit_date=_ago(60),
+                   content=b"Memo over de octrooiaanvraag.")
+    past = datetime.now(UTC) - timedelta(minutes=58)
+    w.connector_kw = {"now": lambda: past}
+    w.sync("full")
+    w.connector_kw = {}
+    assert w.who("octrooiaanvraag", "ACTIVE!1") == ALL
+    f.add_document("ACTIVE", 2, custom1="C-1", custom2="M-1", edit_date=_ago(0),
+                   content=b"Nieuw memo over de levering.")
+    assert w.sync()["security_pass"]["stale"] == 0
+    assert w.who("levering", "ACTIVE!2") == ALL  # new, its own security unreadable
+    for _ in range(2):
+        assert w.sync()["security_pass"]["stale"] == 0
+        assert w.who("levering", "ACTIVE!2") == ALL
