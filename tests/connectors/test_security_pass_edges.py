@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from app.ingest.router import pipeline_for
@@ -276,7 +277,7 @@ def test_a_library_gone_from_the_listing_is_hidden_by_a_delta_never_emptied(
     """Libraries not configured (scope "*"). The service account can no longer list ARCHIVE
     and every request under it answers 404. A full crawl's sweep in the same situation holds
     the removals (EWALL_SWEEP_MAX_FRACTION); the delta's pass first point-checked every
-    ARCHIVE document (404) and deleted them all, unheld. It now hides them only."""
+    ARCHIVE document (404) and deleted them all, unheld. It hides them only."""
     imanage_fake.libraries = ["ACTIVE", "ARCHIVE"]
     w = _world(client, auth, db, imanage_fake, imanage)
     f = imanage_fake
@@ -292,24 +293,7 @@ def test_a_library_gone_from_the_listing_is_hidden_by_a_delta_never_emptied(
     assert report["deleted"] == [] and report["security_pass"]["hidden"] == 10, report
     assert w.who("octrooiaanvraag", "ARCHIVE!1") == set()
     assert w.who("levering", "ACTIVE!1") == ALL
-
-
-def test_control_a_full_crawl_holds_the_same_removals(
-    client: TestClient, auth: Tokens, db: DbFixture, imanage_fake: FakeIManage,
-    imanage: ImanageFactory,
-) -> None:
-    """Control for the test above (passes): the full crawl's sweep holds them."""
-    imanage_fake.libraries = ["ACTIVE", "ARCHIVE"]
-    w = _world(client, auth, db, imanage_fake, imanage)
-    f = imanage_fake
-    f.add_document("ACTIVE", 1, custom1="C-1", custom2="M-1", content=b"Stuk over de levering.")
-    for n in range(1, 11):
-        f.add_document("ARCHIVE", n, custom1="C-1", custom2="M-1",
-                       content=f"Archiefstuk {n} over de octrooiaanvraag.".encode())
-    w.sync("full")
-    f.unlisted_libraries.add("ARCHIVE")
-    f.closed_libraries["ARCHIVE"] = 404
-    report = w.sync("full")
+    report = w.sync("full")  # the sweep decides, under its hold
     assert report["deleted"] == [] and report["sweep"]["held"]["count"] == 10
 
 
@@ -335,26 +319,29 @@ def test_a_library_gone_from_the_listing_keeps_no_rules_it_no_longer_reads(
     assert "bob@firm.nl" not in w.who("octrooiaanvraag", "ARCHIVE!1"), report["kept_present"]
 
 
-def test_a_document_moved_out_of_its_matter_leaves_it_when_its_download_fails(
+@pytest.mark.parametrize(("field", "value"), [("custom2", ""), ("custom1", "C-2")])
+def test_a_document_moved_out_of_its_place_leaves_it_when_its_download_fails(
     client: TestClient, auth: Tokens, db: DbFixture, imanage_fake: FakeIManage,
-    imanage: ImanageFactory,
+    imanage: ImanageFactory, field: str, value: str,
 ) -> None:
-    """Profile-only edit: the matter field is emptied (no workspace to fall back on). The
-    pass finds it stale and reads it; its download fails (500). remove_if_moved ignored an
-    empty listed matter, so the document stayed searchable in M-1, which the source no
-    longer files it under (invariants 6 and 9)."""
+    """Profile-only edit: the matter field emptied (no workspace to fall back on), or the
+    client changed (matter number kept, default format "{matter}": the pair no longer
+    resolves). The pass reads it again; its download fails (500). remove_if_moved ignored an
+    empty listed matter and compared the matter only, so the document stayed searchable in
+    M-1, where the source no longer files it (invariants 6 and 9). It is hidden now."""
     w = _world(client, auth, db, imanage_fake, imanage)
     f = imanage_fake
+    w.firm.client_("C-2", "Other B.V.")
     d = f.add_document("ACTIVE", 1, custom1="C-1", custom2="M-1",
                        content=b"Memo over de octrooiaanvraag.")
     w.sync("full")
     assert w.who("octrooiaanvraag", "ACTIVE!1") == ALL
-    f.docs[d].profile["custom2"] = ""
+    f.docs[d].profile[field] = value
     f.inject(r"ACTIVE!1\.1/download$", 500, times=50)
     report = w.sync(ok=False)
     assert report["security_pass"]["stale"] == 1
     assert w.who("octrooiaanvraag", "ACTIVE!1") == set(), w.stored("ACTIVE!1")
-
+    assert w.stored("ACTIVE!1")[3] == "nobody"  # hidden, not deleted
 
 def test_trustee_rows_of_older_versions_do_not_widen_the_latest(
     client: TestClient, auth: Tokens, db: DbFixture, imanage_fake: FakeIManage,
@@ -460,26 +447,6 @@ def test_the_change_listing_never_admits_a_sync_denied_user(
     assert w.who("octrooiaanvraag", "ACTIVE!1") == {"alice@firm.nl", "bob@firm.nl"}  # after
     assert w.downloads() - before == 1 and during == [{"alice@firm.nl", "bob@firm.nl"}], (
         w.downloads() - before, during)
-
-
-def test_a_document_moved_to_another_client_leaves_when_its_download_fails(
-    client: TestClient, auth: Tokens, db: DbFixture, imanage_fake: FakeIManage,
-    imanage: ImanageFactory,
-) -> None:
-    """Profile-only edit: the client field changes (matter number kept, default matter format
-    "{matter}"), so the pair no longer resolves (it must be quarantined). The pass reads it
-    again; its download fails; remove_if_moved compared the matter only and kept it."""
-    w = _world(client, auth, db, imanage_fake, imanage)
-    f = imanage_fake
-    w.firm.client_("C-2", "Other B.V.")
-    d = f.add_document("ACTIVE", 1, custom1="C-1", custom2="M-1",
-                       content=b"Memo over de octrooiaanvraag.")
-    w.sync("full")
-    f.docs[d].profile["custom1"] = "C-2"
-    f.inject(r"ACTIVE!1\.1/download$", 500, times=50)
-    report = w.sync(ok=False)
-    assert report["security_pass"]["stale"] == 1
-    assert w.who("octrooiaanvraag", "ACTIVE!1") == set(), w.stored("ACTIVE!1")
 
 
 def test_a_workspace_moved_to_another_matter_reaches_documents_that_take_its_matter(
@@ -622,8 +589,9 @@ def test_a_document_created_after_the_denies_were_read_keeps_its_own_deny(
     client: TestClient, auth: Tokens, db: DbFixture, imanage_fake: FakeIManage,
     imanage: ImanageFactory,
 ) -> None:
-    """A delta's change listing reads each document's own security (I7) and adds the Sync
-    denies: a document created after those were read keeps the deny its security names."""
+    """A delta's change listing reads the library's trustee lists before its documents: a
+    document created after they were read takes its own security (I7) plus the Sync denies,
+    and keeps the deny its security names."""
     w = _world(client, auth, db, imanage_fake, imanage, page_size=1)
     f = imanage_fake
     for n in (1, 2):
