@@ -79,5 +79,9 @@ def security_pass(sync: _SyncRun, st: SyncState) -> dict[str, Any]:
         st.last_security_pass_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         for external_id in sorted(k for k in held - listed if sync.origin.owns(k)):
             hidden += sync.hide(external_id, _UNLISTED, None)
+        if hidden > sync.sweep_max_fraction * len(held):  # said, as a sweep's hold would be
+            sync.warn(f"the security pass hid {hidden} of {len(held)} documents its listing "
+                      "did not give (a library or cabinet gone from the listing?); a full "
+                      "crawl's sweep holds their deletion until `ewall ingest confirm-sweep`")
     return {"ran": True, "listed": len(listed), "stale": len(stale), "read_again": read_again,
             "complete": complete, "hidden": hidden}

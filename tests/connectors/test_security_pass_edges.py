@@ -291,6 +291,7 @@ def test_a_library_gone_from_the_listing_is_hidden_by_a_delta_never_emptied(
 
     report = w.sync()
     assert report["deleted"] == [] and report["security_pass"]["hidden"] == 10, report
+    assert any("hid 10 of 11" in warning for warning in report["warnings"])
     assert w.who("octrooiaanvraag", "ARCHIVE!1") == set()
     assert w.who("levering", "ACTIVE!1") == ALL
     report = w.sync("full")  # the sweep decides, under its hold
