@@ -334,8 +334,13 @@ class Pipeline(Protocol[RunT]):
     def apply_acl(self, run: RunT, source: str, external_id: str, acl: SourceAcl) -> None: ...
 
     def stale_placements(self, source: str, placed: list[Placed]) -> set[str]:
-        """The ids of ``placed`` that the index holds active under another version, client,
-        matter or rules (documents it does not hold, or holds quarantined, are not asked)."""
+        """The ids of ``placed`` that the index holds under another version, client, matter
+        or rules (quarantined ones: another version or raw client/matter)."""
+        ...
+
+    def narrow_rules(self, run: RunT, source: str, placed: list[Placed]) -> set[str]:
+        """The ids of ``placed`` whose rules were applied without content: held active at
+        the same version and place, the listed rules only narrowing the stored ones."""
         ...
 
 

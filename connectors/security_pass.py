@@ -5,8 +5,10 @@ read a document: a wall that adds a deny, a profile edit that moves it to anothe
 deletion (docs/dms-apis.md §1.4-1.5). Invariant 9 wants those on the next sync, so after its
 change listing a delta lists every document's place and rules in scope without content
 (`connectors.base.SecurityPass`), asks the index which it holds under another version, place
-or rules (`Pipeline.stale_placements`), and reads only those again in full, as the change
-listing's documents are read. When the pass listed the whole scope, a document the index
+or rules (`Pipeline.stale_placements`), applies rules that only narrow the stored ones at the
+same version and place without the content (`Pipeline.narrow_rules`: a wall needs no
+download), and reads the rest of those again in full, as the change listing's documents are
+read. When the pass listed the whole scope, a document the index
 holds that it did not list is hidden (visible to nobody): its rules were not read, and it
 may be gone, moved out of scope, or in a library the account can no longer list. The pass
 deletes nothing on a listing's word: a full crawl's sweep does that, with its point checks
@@ -43,12 +45,17 @@ def security_pass(sync: _SyncRun, st: SyncState) -> dict[str, Any]:
                 f"(EWALL_SECURITY_PASS_EVERY={int(sync.security_pass_every)} s)"}
     listed: set[str] = set()
     stale: set[str] = set()
+    narrowed: set[str] = set()
 
     def ask(placed: list[Placed]) -> set[str]:
         listed.update(p.external_id for p in placed)
         found = sync.pipeline.stale_placements(sync.source, placed) if placed else set()
         stale.update(found)
-        return found
+        # rules that only narrow, on the same version and place, need no download
+        done = sync.pipeline.narrow_rules(sync.run, sync.source,
+                                          [p for p in placed if p.external_id in found])
+        narrowed.update(done)
+        return found - done
 
     # what the index holds now: a source may read the rules of those only, and only these
     # may be hidden (a document first stored while the pass runs was never asked about)
@@ -83,5 +90,5 @@ def security_pass(sync: _SyncRun, st: SyncState) -> dict[str, Any]:
             sync.warn(f"the security pass hid {hidden} of {len(held)} documents its listing "
                       "did not give (a library or cabinet gone from the listing?); a full "
                       "crawl's sweep holds their deletion until `ewall ingest confirm-sweep`")
-    return {"ran": True, "listed": len(listed), "stale": len(stale), "read_again": read_again,
-            "complete": complete, "hidden": hidden}
+    return {"ran": True, "listed": len(listed), "stale": len(stale), "narrowed": len(narrowed),
+            "read_again": read_again, "complete": complete, "hidden": hidden}

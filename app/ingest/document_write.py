@@ -132,6 +132,28 @@ def moved(stored: StoredDocument, client_id: str | None, matter_id: str) -> bool
     return client_id is not None and (clean_field(client_id) or None) != stored.client_id
 
 
+def narrow_in_place(conn: Connection, source: str, p: Placed) -> str | None:
+    """``p``'s rules on the stored document, without its content, when it is held active at
+    the same version, client and matter and the rules only narrow the stored ones (a deny
+    added, a grant taken away): what a full read would store as its rules. The ACL id set,
+    or None (the document is read in full: other rules, a move, a new version, hidden)."""
+    mark_writer(conn)  # row-level security lets the writer's statements reach every chunk
+    stored = repository.lock_document(conn, source, p.external_id)
+    if stored is None or stored.status != "active" or stored.source_acl_id == NOBODY_ACL:
+        return None
+    place = (clean_field(p.version), clean_field(p.client_id) or None,
+             clean_field(p.matter_id) or None)
+    if place != (stored.version, stored.client_id, stored.matter_id):
+        return None
+    acl_id = store_source_acl(conn, p.acl)
+    if acl_id == stored.source_acl_id or narrowed_or_nobody(
+        conn, stored.source_acl_id, acl_id, p.acl
+    ) != acl_id:
+        return None
+    repository.set_document_acl(conn, source, p.external_id, acl_id)
+    return acl_id
+
+
 def narrowed_or_nobody(
     conn: Connection, stored_acl_id: str, new_acl_id: str, new: SourceAcl | None
 ) -> str:

@@ -738,8 +738,22 @@ class IngestPipeline:
         return {d.external_id: d.version for d in self._source_documents(source)}
 
     def stale_placements(self, source: str, placed: list[Placed]) -> set[str]:
+        """`document_write.stale_placements`: which a security pass must read again."""
         with self.database.transaction() as conn:
             return document_write.stale_placements(conn, source, placed)
+
+    def narrow_rules(self, run: IngestRun, source: str, placed: list[Placed]) -> set[str]:
+        """The ids of ``placed`` whose listed rules only narrow the stored ones, at the same
+        version and place: applied without their content (a wall needs no download)."""
+        done: set[str] = set()
+        for p in placed:
+            with self.database.transaction() as conn:
+                acl_id = document_write.narrow_in_place(conn, source, p)
+                if acl_id is not None:
+                    self._supersede(conn, source, p.external_id, run)
+                    self.record_event(conn, run, "acl_applied", source, p.external_id, acl_id)
+                    done.add(p.external_id)
+        return done
 
     def known_containers(self, source: str) -> dict[str, str | None]:
         """external id -> its library or cabinet (``metadata.container``), for sweeps."""
@@ -770,26 +784,13 @@ class IngestPipeline:
                     f"{len(refused)} group(s) the matrix cannot hold, unknown (their denies "
                     f"admit nobody): {', '.join(repr(r) for r in refused[:20])}",
                 )  # fmt: skip
-            result = apply_matrix(
-                conn,
-                actor=actor,
-                source_groups=imports,
-                forget_groups=forget,
-                whole_source=source.lower(),
-                action="groups.sync",
-                # the source's own membership, synced; group changes are not reviewed
-                may_widen_walls=True,
-            )
+            # the source's own membership, synced; group changes are not reviewed
+            result = apply_matrix(conn, actor=actor, source_groups=imports, forget_groups=forget,
+                                  whole_source=source.lower(), action="groups.sync",
+                                  may_widen_walls=True)  # fmt: skip
             if result.changed:
-                self.record_event(
-                    conn,
-                    run,
-                    "groups_synced",
-                    None,
-                    None,
-                    None,
-                    {"groups": len(groups), "policy_version": result.policy_version},
-                )
+                self.record_event(conn, run, "groups_synced", None, None, None, {
+                    "groups": len(groups), "policy_version": result.policy_version})  # fmt: skip
             unknown = repository.unknown_denied_groups(conn, source.lower())
             if unknown:  # fail closed, and said: nobody sees what denies them
                 self.record_event(

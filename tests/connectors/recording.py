@@ -156,6 +156,9 @@ class RecordingPipeline:
                 stale.add(p.external_id)
         return stale
 
+    def narrow_rules(self, run: Run, source: str, placed: list[Placed]) -> set[str]:
+        return set()  # every stale document is read in full here
+
     def known_containers(self, source: str) -> dict[str, str | None]:
         out: dict[str, str | None] = {}
         for k, d in self.index.items():

@@ -111,8 +111,8 @@ def test_a_quiet_delta_reads_every_held_access_list_and_downloads_nothing(
     assert who_finds(firm, TAX, "belastingaanslag") == {"carol@firm.nl"}
     before = len(fake.requests)
     quiet = sync()
-    assert quiet["security_pass"] == {"ran": True, "listed": 4, "stale": 0, "read_again": 0,
-                                      "complete": True, "hidden": 0}  # fmt: skip
+    assert quiet["security_pass"] == {"ran": True, "listed": 4, "stale": 0, "narrowed": 0,
+                                      "read_again": 0, "complete": True, "hidden": 0}
     asked = fake.requests[before:]
     paths = [r.path for r in asked]
     assert sorted(p for p in paths if p.startswith("/v1/Document/")) == [
@@ -148,14 +148,18 @@ def test_rows_without_custom_attributes_are_placed_through_info_not_downloaded(
 def test_a_matter_no_access_row_added_or_lifted_reaches_the_next_delta(
     tenant: tuple[Firm, Syncs], netdocuments_fake: FakeNetDocuments
 ) -> None:
-    """The documented wall recipe: ``U:user|N`` on the matter's lookup row. The delta reads
-    again the two documents of matter 0008, and only those."""
+    """The documented wall recipe: ``U:user|N`` on the matter's lookup row. The delta
+    narrows the rules of the two documents of matter 0008, and only those, without reading
+    their content; lifting the wall widens them, which waits for a read in full."""
     firm, sync = tenant
     fake = netdocuments_fake
     fake.lookup[2][0]["access"] = "Litigation|VES*U:john.smith@firm.com|N"
+    downloads = len(fake.calls(DOWNLOADS))
     walled = sync()
     assert who_finds(firm, FALCON, "dagvaarding") == {"amir@firm.nl"}
-    assert (walled["security_pass"]["stale"], walled["security_pass"]["read_again"]) == (2, 2)
+    assert (walled["security_pass"]["stale"], walled["security_pass"]["narrowed"],
+            walled["security_pass"]["read_again"]) == (2, 2, 0)  # fmt: skip
+    assert len(fake.calls(DOWNLOADS)) == downloads
     assert who_finds(firm, LEVERING, "levering") == {"amir@firm.nl", "carol@firm.nl"}
     assert who_finds(firm, NOTES, "zitting") == {"amir@firm.nl"}  # 0007's row, untouched
 

@@ -44,7 +44,8 @@ def test_client_profile_security_wall_added_lifted_and_unreadable(
     assert quiet["security_pass"]["stale"] == 0
     fake.lookup[1][0]["access"] += "*U:carol@firm.com|N"  # a wall on the whole client
     walled = sync(**CLIENT_SECURITY)
-    assert walled["security_pass"]["read_again"] == 4
+    # a deny added narrows: applied without the content
+    assert (walled["security_pass"]["narrowed"], walled["security_pass"]["read_again"]) == (4, 0)
     assert who_finds(firm, LEVERING, "levering") == {"john@firm.nl", "amir@firm.nl"}
     assert who_finds(firm, TAX, "belastingaanslag") == set()
     fake.lookup[1][0]["access"] = "Litigation|VES"
@@ -69,7 +70,7 @@ def test_matter_table_unreadable_during_the_pass_hides_its_documents(
     fake = netdocuments_fake
     fake.lookup_fault[(2, 0)] = 503
     report = sync()
-    assert report["security_pass"]["read_again"] == 4  # each one downloaded again (cost)
+    assert report["security_pass"]["narrowed"] == 4  # nobody narrows: no download
     for doc, word in ((FALCON, "dagvaarding"), (LEVERING, "levering"), (NOTES, "zitting")):
         assert who_finds(firm, doc, word) == set()
     fake.lookup_fault.clear()
@@ -85,7 +86,7 @@ def test_an_access_list_unreadable_for_one_document_hides_that_one(
     fake = netdocuments_fake
     fake.acl_fault[FALCON] = status
     report = sync()
-    assert report["security_pass"]["read_again"] == 1
+    assert report["security_pass"]["narrowed"] == 1
     assert who_finds(firm, FALCON, "dagvaarding") == set()
     assert who_finds(firm, LEVERING, "levering") == EVERYONE
     del fake.acl_fault[FALCON]
@@ -226,13 +227,13 @@ def test_paging_quirks_quiet_wall_and_deletion(
     fake.top_cap, fake.total_mode = top_cap, total_mode
     downloads = len(fake.calls(DOWNLOADS))
     quiet = sync()
-    assert quiet["security_pass"] == {"ran": True, "listed": 4, "stale": 0, "read_again": 0,
-                                      "complete": True, "hidden": 0}  # fmt: skip
+    assert quiet["security_pass"] == {"ran": True, "listed": 4, "stale": 0, "narrowed": 0,
+                                      "read_again": 0, "complete": True, "hidden": 0}
     assert len(fake.calls(DOWNLOADS)) == downloads
     fake.lookup[2][0]["access"] = "Litigation|VES*U:john.smith@firm.com|N"
     fake.gone[NOTES] = 404
     report = sync()
-    assert report["security_pass"]["read_again"] == 2 and report["security_pass"]["hidden"] == 1
+    assert report["security_pass"]["narrowed"] == 2 and report["security_pass"]["hidden"] == 1
     assert who_finds(firm, FALCON, "dagvaarding") == {"amir@firm.nl"}
     assert who_finds(firm, NOTES, "zitting") == set()
 
@@ -291,8 +292,8 @@ def test_a_renamed_group_narrows(
 def test_an_access_list_that_changes_between_the_pass_and_the_re_read(
     tenant: tuple[Firm, Syncs], netdocuments_fake: FakeNetDocuments
 ) -> None:
-    """The pass reads a deny of amir (stale); before the re-read the list changes again
-    (a deny of john instead): the re-read's list is stored, and the next pass settles."""
+    """The pass reads a deny of amir (stale, and only narrowing: applied at once); the list
+    then changes again (a deny of john instead): the next pass reads that in full."""
     firm, sync = tenant
     fake = netdocuments_fake
     lit = {"principal": "UG-LIT", "rights": "VES"}
@@ -306,7 +307,9 @@ def test_an_access_list_that_changes_between_the_pass_and_the_re_read(
                 fake.docs[FALCON].acl = [lit, {"principal": "U:john.smith@firm.com", "rights": "N"}]
 
     fake.on_acl = change
-    sync()
-    assert served["n"] == 3  # the pass, its second look through /info, the full read
+    assert sync()["security_pass"]["narrowed"] == 1
+    assert served["n"] == 1
+    assert who_finds(firm, FALCON, "dagvaarding") == {"john@firm.nl"}
+    assert sync()["security_pass"]["read_again"] == 1  # amir admitted again: a widening
     assert who_finds(firm, FALCON, "dagvaarding") == {"amir@firm.nl"}
     assert sync()["security_pass"]["stale"] == 0

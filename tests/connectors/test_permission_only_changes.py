@@ -137,12 +137,14 @@ def test_a_delta_sees_rules_moves_and_deletions_that_keep_the_edit_date(
 
     downloads = len(imanage_fake.calls(r"/download$"))
     quiet = sync()  # nothing changed: nothing is downloaded again
-    assert quiet["security_pass"] == {"ran": True, "listed": 2, "stale": 0, "read_again": 0,
-                                      "complete": True, "hidden": 0}  # fmt: skip
+    assert quiet["security_pass"] == {"ran": True, "listed": 2, "stale": 0, "narrowed": 0,
+                                      "read_again": 0, "complete": True, "hidden": 0}
     assert len(imanage_fake.calls(r"/download$")) == downloads
 
     doc.security["acl"].append({"id": "BOB", "type": "user", "access_level": "no_access"})
-    assert sync()["security_pass"]["read_again"] == 1  # only the document that changed
+    denied = sync()["security_pass"]  # a deny narrows: applied without a download
+    assert (denied["narrowed"], denied["read_again"]) == (1, 0)
+    assert len(imanage_fake.calls(r"/download$")) == downloads
     assert _who_finds(firm) == {"alice@firm.nl"}
 
     doc.security["default_security"] = doc.profile["default_security"] = "public"
