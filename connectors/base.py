@@ -325,6 +325,10 @@ class Pipeline(Protocol[RunT]):
 
     def known_external_ids(self, source: str) -> set[str]: ...
 
+    def known_versions(self, source: str) -> dict[str, str | None]:
+        """external id -> the version the index holds, for every document of ``source``."""
+        ...
+
     def sync_groups(
         self, run: RunT, groups: list[SourceGroup], actor: str, *, source: str
     ) -> None: ...

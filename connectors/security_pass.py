@@ -59,8 +59,9 @@ def security_pass(sync: _SyncRun, st: SyncState) -> dict[str, Any]:
 
     # what the index holds now: a source may read the rules of those only, and only these
     # may be hidden (a document first stored while the pass runs was never asked about)
-    held = sync.pipeline.known_external_ids(sync.source)
-    sync.give_version_hints()
+    versions = sync.pipeline.known_versions(sync.source)
+    held = set(versions)
+    sync.origin.hint_versions(versions)
     items = sync.origin.security_pass(ask)
     if items is None:
         sync.collect_warnings()

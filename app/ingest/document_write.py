@@ -141,9 +141,7 @@ def narrow_in_place(conn: Connection, source: str, p: Placed) -> str | None:
     stored = repository.lock_document(conn, source, p.external_id)
     if stored is None or stored.status != "active" or stored.source_acl_id == NOBODY_ACL:
         return None
-    place = (clean_field(p.version), clean_field(p.client_id) or None,
-             clean_field(p.matter_id) or None)
-    if place != (stored.version, stored.client_id, stored.matter_id):
+    if _listed_place(p) != (stored.version, stored.client_id, stored.matter_id):
         return None
     acl_id = store_source_acl(conn, p.acl)
     if acl_id == stored.source_acl_id or narrowed_or_nobody(
@@ -262,13 +260,22 @@ def stale_placements(conn: Connection, source: str, placed: list[Placed]) -> set
             if raw != (held.version, held.client_raw, held.matter_raw):
                 stale.add(p.external_id)
             continue
-        rules = _storable(p.acl)
-        now = (clean_field(p.version), clean_field(p.client_id) or None,
-               clean_field(p.matter_id) or None, rules if isinstance(rules, str)
-               else acl_id_for(rules))  # fmt: skip
+        now = (*_listed_place(p), _acl_id(p.acl))
         if now != (held.version, held.client_id, held.matter_id, held.source_acl_id):
             stale.add(p.external_id)
     return stale
+
+
+def _listed_place(p: Placed) -> tuple[str | None, str | None, str | None]:
+    """(version, client, matter) of a listing as a document row stores them."""
+    client, matter = clean_field(p.client_id) or None, clean_field(p.matter_id) or None
+    return clean_field(p.version), client, matter
+
+
+def _acl_id(acl: SourceAcl | None) -> str:
+    """The ACL id ``store_source_acl`` would give these rules, nothing written."""
+    storable = _storable(acl)
+    return storable if isinstance(storable, str) else acl_id_for(storable)
 
 
 def store_source_acl(conn: Connection, acl: SourceAcl | None) -> str:
