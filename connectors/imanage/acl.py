@@ -194,9 +194,8 @@ class Trustees:
     """A library's trustee rows from the Sync API and when their reading began. A document
     whose profile changed since (less the overlap) takes its rules from its own security
     (I7) plus these denies: rows read before a change could pair old grants with a new
-    profile. ``allowed`` None: only the denies were read (a delta's change listing, whose
-    documents all changed lately, reads each one's security)."""
+    profile."""
 
-    allowed: TrusteeRows | None
+    allowed: TrusteeRows
     denied: TrusteeRows
     read_at: datetime

@@ -233,11 +233,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         versions = [
             row_version(r)
             for r in page.rows
-            if (
-                doc_key(pick(r, "id", "document_id"), lib)
-                or doc_key(pick(r, "document_number"), lib)
-            )
-            == (lib.upper(), number)
+            if row_key(r, lib) == (lib.upper(), number)
         ]
         versions = [v for v in versions if v > 0]
         return f"{lib}!{number}.{max(versions)}" if versions else None
@@ -561,7 +557,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         ]
         sync_denied = trustees.denied.get(key, []) if trustees is not None else []
         listed: SourceAcl | None = None  # the rules the Sync lists give
-        if trustees is not None and trustees.allowed is not None:
+        if trustees is not None:
             listed = build_acl(
                 library=lib,
                 document_id=doc_id,
