@@ -17,6 +17,15 @@ SET TRANSACTION READ ONLY
 -- The role a new pool connection logged in as (the engine switches to the app role if not).
 SELECT current_user
 
+-- name: generic_plan_on
+-- The next statement runs its generic plan (engine: sqlfiles.generic); the mode before is
+-- kept for generic_plan_off. Both transaction-local.
+SELECT set_config('ewall.plan_cache_mode_before', current_setting('plan_cache_mode'), true),
+       set_config('plan_cache_mode', 'force_generic_plan', true)
+
+-- name: generic_plan_off
+SELECT set_config('plan_cache_mode', current_setting('ewall.plan_cache_mode_before'), true)
+
 -- name: backend_identity
 -- This connection's server process: its pid, when it started, and whether the connection
 -- came over a Unix socket or loopback (inet_server_addr() is NULL on a socket).

@@ -129,9 +129,19 @@ def _engine(
         @event.listens_for(engine, "do_execute")
         def _prepare_marked(cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
             # False: SQLAlchemy runs every statement that is not marked as it always does
-            if not context.execution_options.get(sqlfiles.PREPARE_OPTION):
+            options = context.execution_options
+            if not options.get(sqlfiles.PREPARE_OPTION):
                 return False
+            if not options.get(sqlfiles.GENERIC_OPTION):
+                cursor.execute(statement, parameters, prepare=True)
+                return True
+            # the plan cache mode for this statement alone, on other cursors of the same
+            # connection (a cursor holds its whole result once executed); transaction-local,
+            # so an error that aborts the transaction also ends it
+            dbapi = cursor.connection
+            dbapi.execute(sqlfiles.raw("db.generic_plan_on"), prepare=True)
             cursor.execute(statement, parameters, prepare=True)
+            dbapi.execute(sqlfiles.raw("db.generic_plan_off"), prepare=True)
             return True
 
     return engine

@@ -231,7 +231,7 @@ def analyze_query(
     question = read_question(query)
     row = (
         conn.execute(
-            sqlfiles.prepared(BLOCKS["analyze_query"]),
+            sqlfiles.generic(BLOCKS["analyze_query"]),
             {
                 "query": " ".join(question.words),
                 "alt_operators": list(question.operators),
