@@ -52,6 +52,14 @@ SET status = 'queued', locked_by = NULL, last_error = :error,
     run_after = now() + make_interval(secs => :delay_s)
 WHERE job_id = :job_id
 
+-- name: put_back
+-- A job the claiming process cannot run (its encoder is not the live model): queued again as
+-- it was, the attempt not counted, due at once for a process that can.
+UPDATE jobs
+SET status = 'queued', attempts = greatest(attempts - 1, 0), locked_by = NULL,
+    run_after = now()
+WHERE job_id = :job_id
+
 -- name: fail
 UPDATE jobs
 SET status = 'failed', finished_at = now(), locked_by = NULL, last_error = :error,

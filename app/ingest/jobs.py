@@ -8,26 +8,43 @@ without re-embedding, and a connector resumes from its saved cursors.
 
 from __future__ import annotations
 
+from app.errors import AppError
 from app.ingest.pipeline import STORE_FAILED
 from app.ingest.router import DOCUMENT_JOB, RUN_JOB, pipeline_for, to_source_document
 from app.ingest.runs import run_named_source
 from app.ingest.schemas import DocumentIn
-from app.jobs.queue import Handler, Job, OnFailed
+from app.jobs.queue import Handler, Job, NotForThisWorker, OnFailed
+from app.reembed.service import check_job_model
 from app.resources import Resources
 
 __all__ = ["DOCUMENT_JOB", "RUN_JOB", "ingest_handlers", "mark_run_failed"]
 
 
 def ingest_handlers(resources: Resources) -> dict[str, Handler]:
+    def ours() -> None:
+        """The job is for a process whose encoder is the live model (NotForThisWorker
+        puts it back for one, its attempt not counted)."""
+        try:
+            with resources.database.transaction() as conn:
+                check_job_model(conn, resources.require_embedder().model_id)
+        except AppError as exc:
+            raise NotForThisWorker(exc.message) from exc
+
     def document(job: Job) -> None:
         pipeline = pipeline_for(resources)
         if job.run_id is None:
             raise ValueError("an ingest job without its run")
+        ours()
         run = pipeline.resume_run(job.run_id)
         run.job_id = job.job_id  # its write yields to any write of the document since
         pipeline.progress(run, state="running", attempt=job.attempt)
         doc = to_source_document(DocumentIn.model_validate(job.payload["document"]))
-        outcome = pipeline.ingest(run, doc)
+        try:
+            outcome = pipeline.ingest(run, doc)
+        except AppError as exc:  # a re-embed switched while it ran: for the new model's
+            if exc.code == "model_not_live":
+                raise NotForThisWorker(exc.message) from exc
+            raise
         if outcome.status == "superseded":
             pipeline.progress(run, state="done", document=outcome.as_dict())
             pipeline.finish_run(
@@ -45,6 +62,7 @@ def ingest_handlers(resources: Resources) -> dict[str, Handler]:
         pipeline = pipeline_for(resources)
         if job.run_id is None:
             raise ValueError("an ingest job without its run")
+        ours()
         run = pipeline.resume_run(job.run_id)
         pipeline.progress(run, state="running", attempt=job.attempt)
         name = str(job.payload["connector"])

@@ -29,6 +29,7 @@ from app.ingest.runs import confirm_sweep
 from app.ingest.schemas import DocumentIn, DocumentOut, DocumentQueued, RunIn, RunStarted
 from app.ingest.types import ExtractionError
 from app.jobs.repository import enqueue, job_of_run, pending_for_person
+from app.reembed.service import check_job_model
 from app.resources import Resources
 from app.types import NOBODY_ACL
 from connectors import registry
@@ -67,6 +68,7 @@ def _queue_job(
     settings = resources.settings
     pipeline = pipeline_for(resources)
     with resources.database.transaction() as conn:
+        check_job_model(conn, resources.require_embedder().model_id)  # 503 after a switch
         _check_pending(conn, person_id, settings.job_max_pending_per_person)
         run = pipeline.start_run(
             connector, params, person_id, conn=conn, progress={"state": "queued"}

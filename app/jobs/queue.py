@@ -9,6 +9,10 @@
   an attempt, so a job that kills its worker every time ends ``failed`` instead of looping.
 - A handler that raises is retried after ``retry_base_s * 2**(attempt-1)`` seconds until
   ``max_attempts``; then the job is ``failed`` with the last error.
+- A handler that raises ``NotForThisWorker`` (the process's encoder is not the live model
+  since a re-embed switched) puts the job back as it was, the attempt not counted, and its
+  worker claims nothing for ``PAUSE_S``: processes of the live model share the queue, and an
+  old one must neither spend their jobs' attempts nor fail them.
 - Handlers must be idempotent: a job may run again after a crash. Ingestion is (chunks are
   content-addressed, unchanged documents are skipped, sync cursors resume).
 """
@@ -33,11 +37,16 @@ from app.jobs.repository import Job
 from app.logging import Failures
 
 RETRY_BASE_S = 5.0  # the first retry's delay; it doubles with every attempt
+PAUSE_S = 30.0  # a worker that cannot run the queue's jobs claims none for this long
 
 log = logging.getLogger("ewall.jobs")
 
 Handler = Callable[[Job], None]
 OnFailed = Callable[[Job, str], None]
+
+
+class NotForThisWorker(Exception):
+    """Raised by a handler for a job that this process cannot run, though another can."""
 
 
 def _unknown_kind(job: Job) -> None:
@@ -62,6 +71,7 @@ class JobWorker:
         self.on_failed = on_failed
         self.name = name or f"worker-{uuid.uuid4().hex[:8]}"
         self._lease: Connection | None = None
+        self.paused_until = 0.0  # time.monotonic(): no claims before (NotForThisWorker)
 
     # --- the lease connection -------------------------------------------------------------
     def _connection(self) -> Connection:
@@ -136,13 +146,20 @@ class JobWorker:
         conn.commit()
 
     def run_once(self) -> bool:
-        """Claim and run one job; False when there was none."""
+        """Claim and run one job; False when there was none (or this worker pauses)."""
+        if time.monotonic() < self.paused_until:
+            return False
         job = self.claim()
         if job is None:
             return False
         handler = self.handlers.get(job.kind, _unknown_kind)
         try:
             handler(job)
+        except NotForThisWorker as exc:
+            log.warning("job put back: %s", exc, extra={"job_id": job.job_id, "kind": job.kind})
+            self._release(job, lambda c: repo.put_back(c, job.job_id))
+            self.paused_until = time.monotonic() + PAUSE_S
+            return False
         except Exception as exc:
             error = f"{type(exc).__name__}: {str(exc)[:500]}"
             log.warning(
@@ -236,5 +253,6 @@ __all__ = [
     "JobRunner",
     "JobWorker",
     "JobWorkers",
+    "NotForThisWorker",
     "OnFailed",
 ]

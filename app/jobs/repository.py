@@ -152,6 +152,10 @@ def retry_later(conn: Connection, job_id: int, error: str, delay_s: float) -> No
     )
 
 
+def put_back(conn: Connection, job_id: int) -> None:
+    conn.execute(sqlfiles.query("jobs.put_back"), {"job_id": job_id})
+
+
 def retrieval_head(conn: Connection) -> int:
     """The sequence number of the last audited retrieval (0 before the first)."""
     seq = conn.execute(sqlfiles.query("jobs.retrieval_head")).scalar_one_or_none()

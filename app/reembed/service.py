@@ -102,6 +102,16 @@ def check_query_model(conn: Connection, model_id: str) -> None:
         raise model_not_live(model_id, live)
 
 
+def check_job_model(conn: Connection, model_id: str) -> None:
+    """Before ingestion is queued or a queued one runs: this process would write the live
+    model's vectors (none live yet: its first write claims it). After a switch, a service
+    left on the old model must neither accept background work it could never finish nor
+    spend the attempts of jobs the new model's processes will run."""
+    live = repository.live_model(conn)
+    if live.model_id is not None and live.model_id != model_id:
+        raise model_not_live(model_id, live)
+
+
 def check_write_model(conn: Connection, model_id: str, model_name: str, dimension: int) -> None:
     """In an ingestion write transaction: the new vectors are the live model's (a switch in
     progress is waited for, then seen)."""
