@@ -47,12 +47,12 @@ from connectors.base import (
     RunT,
     Source,
     SourceDocument,
-    SourceGroup,
     SourceUnavailableError,
     SourceUnsupportedError,
 )
 from connectors.crawl import as_source
 from connectors.http import ConnectorError, CredentialsError
+from connectors.permissions import sync_groups
 from connectors.security_pass import security_pass
 from connectors.state import (
     RunLocalState,
@@ -549,25 +549,6 @@ class _SyncRun:
                                         "deleted": self.deleted_count - before}
         self.progress(force=True)
 
-    def permissions(self) -> None:
-        if not self.caps.permissions:
-            return
-        self.phase = "groups"
-        try:
-            groups: list[SourceGroup] | None = list(self.origin.groups())
-        except CredentialsError:
-            raise
-        except ConnectorError as exc:
-            self.error(None, f"group membership not read, its groups forgotten: {exc}")
-            groups = None
-        self.collect_warnings()
-        if not groups and (groups is None or self.origin.warnings()):
-            groups = None  # unreadable, or the feature is off on this tenant
-        # the source's whole membership: a group it lacks (every group, when it could not be
-        # read) is forgotten, and a deny naming it admits nobody until it is read again
-        self.pipeline.sync_groups(self.run, groups or [], self.started_by, source=self.source)
-        self.summary["groups"] = None if groups is None else len(groups)
-
 
 def run_source(
     source: Source,
@@ -686,7 +667,7 @@ def _locked_run(
         else:
             sync.delta(st, suspects, deletion_scan)
         if sync_permissions:
-            sync.permissions()
+            sync_groups(sync)
     except _SOURCE_TROUBLE as exc:
         failed = f"{type(exc).__name__}: {exc}"
         log.warning("sync failed", extra={"source": name, "scope": scope, "mode": mode,

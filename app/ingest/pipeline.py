@@ -15,6 +15,7 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -35,7 +36,7 @@ from app.embeddings import (
     vector_literal,
 )
 from app.errors import AppError
-from app.ingest import document_write, preparation, repository
+from app.ingest import document_write, preparation, repository, source_groups
 from app.ingest.report import load_report
 from app.ingest.types import (
     ChunkLimits,
@@ -45,7 +46,6 @@ from app.ingest.types import (
     PreparedChunk,
 )
 from app.known_vectors import KnownVectors
-from app.matrix.service import apply_matrix, group_imports
 from app.reembed.service import check_write_model
 from app.settings import Settings
 from app.types import NOBODY_ACL
@@ -774,27 +774,7 @@ class IngestPipeline:
     def sync_groups(
         self, run: IngestRun, groups: list[SourceGroup], actor: str, *, source: str
     ) -> None:
-        """``groups``: the source's whole membership as just read (empty when it could not be
-        read): its groups not listed, or listed without members, are forgotten."""
-        imports, forget, refused = group_imports((g.source, g.group_id, g.members) for g in groups)
+        """`source_groups.sync_groups`, its report entries in this run, in one transaction."""
         with self.database.transaction() as conn:
-            if refused:
-                self.record_event(
-                    conn, run, "warning", source, None,
-                    f"{len(refused)} group(s) the matrix cannot hold, unknown (their denies "
-                    f"admit nobody): {', '.join(repr(r) for r in refused[:20])}",
-                )  # fmt: skip
-            # the source's own membership, synced; group changes are not reviewed
-            result = apply_matrix(conn, actor=actor, source_groups=imports, forget_groups=forget,
-                                  whole_source=source.lower(), action="groups.sync",
-                                  may_widen_walls=True)  # fmt: skip
-            if result.changed:
-                self.record_event(conn, run, "groups_synced", None, None, None, {
-                    "groups": len(groups), "policy_version": result.policy_version})  # fmt: skip
-            unknown = repository.unknown_denied_groups(conn, source.lower())
-            if unknown:  # fail closed, and said: nobody sees what denies them
-                self.record_event(
-                    conn, run, "warning", source, None,
-                    f"{len(unknown)} group(s) that access lists deny have no members ewall "
-                    f"holds; documents denying them are visible to nobody: {', '.join(unknown)}",
-                )  # fmt: skip
+            record = functools.partial(self.record_event, conn, run)
+            source_groups.sync_groups(conn, record, groups, actor, source)
