@@ -175,11 +175,22 @@ class Placed:
     # read again when they change (its profile was mended)
     client_raw: str | None = None
     matter_raw: str | None = None
+    # The modification stamp listed (`SourceDocument.modified_at`: iManage edit_date,
+    # NetDocuments Modified), and metadata the stored document must still carry (iManage:
+    # edit_profile_date, which a profile edit moves): a full crawl leaves a held document
+    # unread only when both are as stored (None: unknown, it is read)
+    modified_at: datetime | None = None
+    stamps: tuple[tuple[str, str], ...] = ()
 
 
 # The index's answer to a page of a security pass: the ids it holds under another version,
 # place or rules (the pass reads those documents in full; the rest stay as they are).
 StaleCheck = Callable[[list[Placed]], set[str]]
+
+# The index's answer to a page of a full crawl's listing in one library or cabinet (the
+# documents it holds, placed without content): the ids to read in full. The rest it holds
+# as listed, or it applied their rules that only narrow the stored ones (`connectors.full_read`).
+HeldCheck = Callable[[str, list[Placed]], set[str]]
 
 
 @runtime_checkable
@@ -347,6 +358,12 @@ class Pipeline(Protocol[RunT]):
         the same version and place, the listed rules only narrowing the stored ones."""
         ...
 
+    def held_as_listed(self, run: RunT, source: str, placed: list[Placed]) -> dict[str, str]:
+        """Of a full crawl's listing, the ids it need not read, each "unchanged" (held at
+        the listed version, stamp, place and rules) or "narrowed" (the same but rules that
+        only narrow the stored ones, applied now as `narrow_rules` applies them)."""
+        ...
+
 
 class Source(Protocol):
     """One source behind the one run loop (`connectors.sync.run_source`).
@@ -396,6 +413,12 @@ class Source(Protocol):
     def security_pass(self, stale: StaleCheck) -> Iterator[SourceItem] | None:
         """Every document's place and rules in scope, without content (`SecurityPass`); the
         ones ``stale`` names read in full. None: not offered (a full load is the only way)."""
+        ...
+
+    def skip_held(self, check: HeldCheck | None) -> bool:
+        """Before a full load: let ``check`` name, page by page, which listed documents the
+        index holds to read in full (the rest are not downloaded); None: read every one.
+        False: this source reads every document in any case."""
         ...
 
     def owns(self, external_id: str) -> bool:
@@ -463,6 +486,9 @@ class BaseSource:
 
     def security_pass(self, stale: StaleCheck) -> Iterator[SourceItem] | None:
         return None
+
+    def skip_held(self, check: HeldCheck | None) -> bool:
+        return False
 
     def owns(self, external_id: str) -> bool:
         return True

@@ -88,8 +88,9 @@ SELECT external_id, version, metadata->>'container' AS container
 FROM documents WHERE source = :source
 
 -- name: stored_placements
--- The version, place, rules and raw client/matter of some of one source's documents (a
--- security pass compares them with what the source lists now).
+-- The version, place, rules, raw client/matter and modification stamps of some of one
+-- source's documents (a security pass and a full crawl compare them with what the source
+-- lists now).
 SELECT external_id, status, version, client_id, matter_id, source_acl_id, client_raw,
-       matter_raw
+       matter_raw, modified_at, metadata
 FROM documents WHERE source = :source AND external_id = ANY(:ids)

@@ -266,6 +266,50 @@ def stale_placements(conn: Connection, source: str, placed: list[Placed]) -> set
     return stale
 
 
+def held_as_listed(
+    conn: Connection, source: str, placed: list[Placed]
+) -> tuple[set[str], set[str]]:
+    """Of a full crawl's listing ``placed`` (read without content): the ids held as listed
+    (`_same_content`, and the same client, matter and rules; a quarantined one: the same
+    raw client and matter, which the matrix still cannot place), and the ids held active at
+    the same content and place under other rules (`narrow_in_place` may apply those without
+    the content). The crawl reads the rest in full: not held, a new version or stamp, a
+    move, a quarantined document the matrix can place now, rules that admit nobody (the read
+    decides whether it is gone, refused or unresolvable)."""
+    stored = repository.stored_placements(conn, source, [p.external_id for p in placed])
+    same: set[str] = set()
+    other_rules: set[str] = set()
+    for p in placed:
+        held = stored.get(p.external_id)
+        acl_id = _acl_id(p.acl)
+        if held is None or acl_id == NOBODY_ACL or not _same_content(p, held):
+            continue
+        if held.status != "active":
+            raw = (_without_nul(p.client_raw if p.client_raw is not None else p.client_id),
+                   _without_nul(p.matter_raw if p.matter_raw is not None else p.matter_id))
+            if raw == (held.client_raw, held.matter_raw) and not _placeable(conn, p):
+                same.add(p.external_id)
+        elif _listed_place(p)[1:] == (held.client_id, held.matter_id):
+            (same if acl_id == held.source_acl_id else other_rules).add(p.external_id)
+    return same, other_rules
+
+
+def _same_content(p: Placed, held: repository.StoredPlacement) -> bool:
+    """Whether the listing names the content stored: the same version and modification
+    stamp (an unknown stamp is not the same), and the stored metadata holds its stamps."""
+    return (
+        p.modified_at is not None
+        and (clean_field(p.version), p.modified_at) == (held.version, held.modified_at)
+        and all(held.metadata.get(key) == value for key, value in p.stamps)
+    )
+
+
+def _placeable(conn: Connection, p: Placed) -> bool:
+    """Whether a full read would place the listed client and matter (not quarantine them)."""
+    _, client, matter = _listed_place(p)
+    return bool(client and matter and not _conflict_matrix_problems(conn, client, matter))
+
+
 def _listed_place(p: Placed) -> tuple[str | None, str | None, str | None]:
     """(version, client, matter) of a listing as a document row stores them."""
     client, matter = clean_field(p.client_id) or None, clean_field(p.matter_id) or None

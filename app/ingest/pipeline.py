@@ -755,6 +755,16 @@ class IngestPipeline:
                     done.add(p.external_id)
         return done
 
+    def held_as_listed(self, run: IngestRun, source: str, placed: list[Placed]) -> dict[str, str]:
+        """Of a full crawl's listing, what it need not read: "unchanged" (held as listed,
+        `document_write.held_as_listed`) or "narrowed" (rules that only narrow the stored
+        ones, at the same version, stamps and place: applied now, as `narrow_rules` does)."""
+        with self.database.transaction() as conn:
+            same, other_rules = document_write.held_as_listed(conn, source, placed)
+        narrowable = [p for p in placed if p.external_id in other_rules]
+        narrowed = self.narrow_rules(run, source, narrowable)
+        return {**dict.fromkeys(same, "unchanged"), **dict.fromkeys(narrowed, "narrowed")}
+
     def known_containers(self, source: str) -> dict[str, str | None]:
         """external id -> its library or cabinet (``metadata.container``), for sweeps."""
         return {d.external_id: d.container for d in self._source_documents(source)}

@@ -596,18 +596,22 @@ class StoredPlacement:
     source_acl_id: str
     client_raw: str | None
     matter_raw: str | None
+    modified_at: datetime | None
+    metadata: dict[str, Any]
 
 
 def stored_placements(
     conn: Connection, source: str, external_ids: list[str]
 ) -> dict[str, StoredPlacement]:
-    """external id -> status, version, place and rules, for those of ``external_ids`` held."""
+    """external id -> status, version, place, rules and stamps, for those of
+    ``external_ids`` held."""
     rows = conn.execute(
         sqlfiles.query("pipeline.stored_placements"), {"source": source, "ids": external_ids}
     )
     return {
         str(r.external_id): StoredPlacement(r.status, r.version, r.client_id, r.matter_id,
-                                            r.source_acl_id, r.client_raw, r.matter_raw)
+                                            r.source_acl_id, r.client_raw, r.matter_raw,
+                                            r.modified_at, dict(r.metadata or {}))
         for r in rows
     }
 

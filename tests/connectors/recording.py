@@ -159,6 +159,23 @@ class RecordingPipeline:
     def narrow_rules(self, run: Run, source: str, placed: list[Placed]) -> set[str]:
         return set()  # every stale document is read in full here
 
+    def held_as_listed(self, run: Run, source: str, placed: list[Placed]) -> dict[str, str]:
+        """As the pipeline's, without narrowing: held at the listed version, modification
+        stamp, metadata stamps, place and rules; quarantined ones and rules that admit nobody
+        are read again."""
+        out: dict[str, str] = {}
+        for p in placed:
+            held = self.index.get(p.external_id)
+            if held is None or held.source != source or not held.client_id or not held.matter_id:
+                continue
+            if p.modified_at is None or (p.acl is not None and not p.acl.resolvable):
+                continue
+            if (held.version, held.modified_at, held.client_id, held.matter_id, held.acl) == (
+                p.version, p.modified_at, p.client_id, p.matter_id, p.acl
+            ) and all(held.metadata.get(key) == value for key, value in p.stamps):
+                out[p.external_id] = "unchanged"
+        return out
+
     def known_containers(self, source: str) -> dict[str, str | None]:
         out: dict[str, str | None] = {}
         for k, d in self.index.items():
