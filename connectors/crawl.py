@@ -19,6 +19,7 @@ from connectors.base import (
     Checkpoint,
     DocumentFailure,
     FullLoad,
+    HeldCheck,
     ListIds,
     OwnsIds,
     PermissionSync,
@@ -107,6 +108,13 @@ class ConnectorSource(BaseSource):
             return None
         items = self.connector.security_pass(stale)
         return None if items is None else self._items(iter(items))
+
+    def skip_held(self, check: HeldCheck | None) -> bool:
+        # the DMS connectors place a full crawl's held documents as their security pass does
+        if not hasattr(self.connector, "full_check"):
+            return False
+        self.connector.full_check = check
+        return True
 
     def owns(self, external_id: str) -> bool:
         if isinstance(self.connector, OwnsIds):

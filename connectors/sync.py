@@ -24,6 +24,8 @@ Rules this module enforces:
 * Delta -> change listing, then the security pass (`connectors.security_pass`): rules, moves
   and deletions that keep the modification date reach the index on this sync (a document
   the pass's whole listing missed is hidden; a full crawl's sweep deletes it).
+* A full crawl reads in full only the documents the index does not hold as listed (version,
+  modification stamp, place, rules: `connectors.full_read`), every one when asked to reread.
 * Crash safety: the connector's checkpoint is persisted only after the documents before it
   are ingested, together with their "seen" marks (see `connectors.state`).
 * Source trouble (auth refused, retries exhausted, an unreadable cursor) ends the run as
@@ -51,6 +53,7 @@ from connectors.base import (
     SourceUnsupportedError,
 )
 from connectors.crawl import as_source
+from connectors.full_read import full_items
 from connectors.http import ConnectorError, CredentialsError
 from connectors.permissions import sync_groups
 from connectors.security_pass import security_pass
@@ -72,7 +75,7 @@ _REVOKED = "access revoked at source (fail closed)"
 _EXAMPLES_MAX = 10  # ids named in one warning
 # per container in the report ("gone": listed, then gone before it was ever stored)
 _COUNTED = ("seen", "ingested", "unchanged", "quarantined", "failed", "deleted", "gone", "held",
-            "hidden")
+            "hidden", "unread", "narrowed")  # unread: held as listed, not downloaded
 # Source trouble that ends a run as "failed" with a report; anything else is a bug.
 _UNREAD = ("present at source but missed by a complete listing: its access was not read; "
            "hidden until a listing holds it again")
@@ -116,6 +119,7 @@ class _SyncRun:
         self.summary: dict[str, Any] = {}
         self.sweep_max_fraction = 0.05
         self.security_pass_every = 0.0  # seconds between whole security passes; 0: every delta
+        self.reread = False  # a full crawl reads every document, held as listed or not
         self.containers: dict[str, Counter[str]] = {}
         self.warnings: list[str] = []
         # documents ingested visible to nobody (fail closed): how many, and the first few
@@ -437,7 +441,7 @@ class _SyncRun:
         resume = Checkpoint(st.crawl_cursor) if st.crawl_cursor else None
         sweeps = self.caps.sweep
         pending: list[str] = []
-        for item in self.origin.full(resume):
+        for item in full_items(self, crawl_id, resume):
             if isinstance(item, Checkpoint):
                 st.crawl_cursor = item.token
                 self.state.checkpoint(self.source, self.scope, st, pending)
@@ -567,6 +571,7 @@ def run_source(
     sweep_max_fraction: float = 0.05,
     full_crawl_every_s: float | None = None,
     security_pass_every_s: float = 0.0,
+    reread: bool = False,
 ) -> dict[str, Any]:
     """The one run loop: load one source fully or its changes, and return the pipeline's
     delta report plus a ``sync`` section (mode, crawl id, resume, sweep or why it was
@@ -581,13 +586,13 @@ def run_source(
     full crawls sweep anyway). A full run resumes an unfinished full crawl of the same
     (source, scope) if there is one. ``sweep_max_fraction``: see the module docstring.
     ``full_crawl_every_s``: a delta runs as a full crawl when the last complete one is older
-    than this (or there was none): only a full crawl reads every document again and deletes
-    what is gone (its sweep). ``security_pass_every_s``: a delta's
-    security pass (`connectors.security_pass`) runs when its last whole one is at least
-    this old (0: every delta). ``state`` is used only by sources that
-    keep state between runs (`Capabilities.keeps_state`). Raises `SyncBusyError` when
-    another sync of the same scope is running (a given ``run`` is then closed as failed
-    first).
+    than this (or there was none): only a full crawl lists every document and deletes what
+    is gone (its sweep); it reads in full what the index does not hold as listed
+    (`connectors.full_read`), every document with ``reread``. ``security_pass_every_s``: a
+    delta's security pass (`connectors.security_pass`) runs when its last whole one is at
+    least this old (0: every delta). ``state`` is used only by sources that keep state
+    between runs (`Capabilities.keeps_state`). Raises `SyncBusyError` when another sync of
+    the same scope is running (a given ``run`` is then closed as failed first).
     """
     if mode not in ("full", "delta"):
         raise ValueError(f"mode must be 'full' or 'delta', not {mode!r}")
@@ -606,7 +611,7 @@ def run_source(
                 deletion_scan=deletion_scan, sync_permissions=sync_permissions,
                 seen_batch=seen_batch, progress_every=progress_every,
                 sweep_max_fraction=sweep_max_fraction, full_crawl_every_s=full_crawl_every_s,
-                security_pass_every_s=security_pass_every_s)
+                security_pass_every_s=security_pass_every_s, reread=reread)
     except SyncBusyError as exc:
         if run is not None:
             pipeline.finish_run(run, status="failed", error=str(exc))
@@ -642,6 +647,7 @@ def _locked_run(
     sweep_max_fraction: float,
     full_crawl_every_s: float | None,
     security_pass_every_s: float,
+    reread: bool,
 ) -> dict[str, Any]:
     name, scope = source.name, source.scope
     st = state.load(name, scope)
@@ -657,6 +663,7 @@ def _locked_run(
                     progress_every=max(1, progress_every))
     sync.sweep_max_fraction = sweep_max_fraction
     sync.security_pass_every = security_pass_every_s
+    sync.reread = reread
     sync.summary.update(mode=mode, scope=scope, complete=False)
     if promoted:
         sync.summary["promoted_to_full"] = promoted

@@ -177,6 +177,7 @@ def print_report(console: Console, report: dict[str, Any]) -> None:
             "seen",
             "ingested",
             "unchanged",
+            "unread",
             "quarantined",
             "failed",
             "deleted",
@@ -242,6 +243,7 @@ def _run(
     mode: str = "delta",
     path: Path | None = None,
     source_name: str | None = None,
+    reread: bool = False,
 ) -> int:
     """Run the source ``name`` from the registry once, with a progress bar."""
     from app.ingest.runs import run_named_source
@@ -258,6 +260,7 @@ def _run(
             source_name=source_name,
             started_by=_started_by(),
             on_progress=on_progress,
+            reread=reread,
         ),
     )
 
@@ -295,7 +298,9 @@ def _cmd_connector(name: str) -> Callable[[argparse.Namespace, Settings], int]:
             registry.check_configured(name, settings)
         except registry.SourceNotConfiguredError as exc:
             return _error(str(exc), EXIT_USAGE)
-        return _run(settings, name, f"ingest {name} ({args.mode})", mode=args.mode)
+        mode = "full" if args.reread else args.mode  # a reread is a full crawl
+        label = f"ingest {name} ({mode}{', reread' if args.reread else ''})"
+        return _run(settings, name, label, mode=mode, reread=args.reread)
 
     handler.__name__ = f"cmd_ingest_{name}"
     return handler
@@ -354,6 +359,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             choices=["full", "delta"],
             default="delta",
             help="full crawl or changes since the last run (default: delta)",
+        )
+        p.add_argument(
+            "--reread",
+            action="store_true",
+            help="a full crawl that reads every document's content again (e.g. after text "
+            "extraction changed); without it a full crawl reads only what the index does "
+            "not hold at the listed version, modification date, place and rules",
         )
         p.set_defaults(handler=handler)
 

@@ -31,12 +31,15 @@ def run_named_source(
     source_name: str | None = None,
     on_progress: ProgressCallback | None = None,
     run: IngestRun | None = None,
+    reread: bool = False,
 ) -> dict[str, Any]:
     """Build the source ``name`` from the registry and run it once; returns the run's report.
 
     ``path``: the folder of a path-configured source (export folder, Rechtspraak).
     ``source_name``: the source stored with an export folder's documents (default "folder").
     ``mode``: "full" or "delta" (a source without a change listing always loads fully).
+    ``reread``: a full crawl reads every document's content again, not only what the index
+    does not hold as listed (`connectors.full_read`).
     Raises `connectors.registry.SourceNotConfiguredError` when the source cannot be built
     (unknown, unconfigured, no path) and FileNotFoundError for an export folder that is not
     there; trouble while reading the source ends the run as failed, with a report.
@@ -58,6 +61,7 @@ def run_named_source(
             sweep_max_fraction=settings.sweep_max_fraction,
             full_crawl_every_s=settings.full_crawl_every or None,
             security_pass_every_s=settings.security_pass_every,
+            reread=reread,
         )
 
 

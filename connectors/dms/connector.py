@@ -35,6 +35,8 @@ from connectors.base import (
     CrawlCursor,
     CrawlItem,
     DocumentFailure,
+    HeldCheck,
+    Placed,
     Presence,
     SourceDocument,
     check_matter_format,
@@ -174,6 +176,9 @@ class DmsConnector(Generic[RowT, ClientT]):
         self._workers = settings.connector_concurrency
         self._pool: ThreadPoolExecutor | None = None
         self._totals: dict[str, int] = {}
+        # Set by the run loop before a full crawl (`connectors.full_read`): the index names
+        # which held documents to read in full; None: every document is read
+        self.full_check: HeldCheck | None = None
 
     # --- what a vendor says -------------------------------------------------------------------
 
@@ -227,6 +232,33 @@ class DmsConnector(Generic[RowT, ClientT]):
         window = self._workers * 2
         for start in range(0, len(rows), window):
             yield from self._pool.map(fn, rows[start : start + window])
+
+    def _to_read(
+        self,
+        container: str,
+        rows: list[RowT],
+        held: Mapping[str, str | None],
+        place: Callable[[RowT], Placed],
+        again: Callable[[RowT], Placed] | None = None,
+    ) -> list[RowT]:
+        """Of a full crawl's ``rows``, those to read in full: every one, unless the run loop
+        set `full_check`. Then the rows of documents the index holds (``held``) are placed
+        without their content, as the security pass places them, and the index names which
+        of those to read; ``again`` places the named ones once more from where the full read
+        takes them (NetDocuments: /info, which a search row may lag) and asks again. A row
+        the index does not hold is read without being placed."""
+        check = self.full_check
+        listed = [(row, self._listed_id(container, row)) for row in rows]
+        asked = [row for row, ident in listed if ident is not None and ident in held]
+        if check is None or not asked:
+            return rows
+        names = check(container, list(self._map(place, asked)))
+        named = [row for row in asked if self._listed_id(container, row) in names]
+        if again is not None and named:
+            names -= {self._listed_id(container, row) for row in named}
+            names |= check(container, list(self._map(again, named)))
+        unread = {self._listed_id(container, row) for row in asked} - names
+        return [row for row, ident in listed if ident not in unread]
 
     def _fetch_documents(
         self, container: str, rows: list[RowT], build: Callable[[RowT], CrawlItem]

@@ -352,7 +352,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
                 yield page
                 return
             rows, offset = page
-            yield from self._documents(lib, rows, trustees=None)
+            yield from self._documents(lib, rows, trustees=None, full=True)
             full["offset"] = offset
             yield cursor.dump()
 
@@ -375,7 +375,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
                     "imanage sync cursor expired; restarted the library crawl",
                     extra={"library": lib},
                 )
-            yield from self._documents(lib, rows, trustees=trustees)
+            yield from self._documents(lib, rows, trustees=trustees, full=True)
             if listing.position.token:
                 full["sync"] = listing.position.token
                 full["sync_offset"] = listing.position.offset
@@ -471,7 +471,7 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         return (pick(row, "latest") is None and pick(row, "is_latest") is None and held is not
                 None and held.isdigit() and int(held) > row_version(row))
 
-    def _placed(self, lib: str, row: dict[str, Any], trustees: Trustees) -> Placed:
+    def _placed(self, lib: str, row: dict[str, Any], trustees: Trustees | None) -> Placed:
         key = row_key(row, lib) or (lib, -1)  # _latest_only kept keyed rows
         external_id = f"{key[0]}!{key[1]}"
         doc_id = as_text(pick(row, "id", "document_id")) or external_id
@@ -483,9 +483,11 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             fields = self._client_matter(lib, row)
         except SourceHTTPError:  # place unknown: read again (version None is never held)
             return Placed(external_id, None, None, None, acl)
+        profile_date = as_text(pick(row, "edit_profile_date"))  # kept in metadata
         return Placed(external_id, str(row_version(row)), fields.client,
                       qualify_matter(self.matter_format, fields.client, fields.matter), acl,
-                      fields.client_raw, fields.matter_raw)
+                      fields.client_raw, fields.matter_raw, parse_datetime(pick(row, "edit_date")),
+                      (("edit_profile_date", profile_date),) if profile_date else ())
 
     # --- documents -------------------------------------------------------------------------------
 
@@ -516,14 +518,12 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             out.append(row)
         return out
 
-    def _documents(
-        self,
-        lib: str,
-        rows: list[dict[str, Any]],
-        *,
-        trustees: Trustees | None,
-    ) -> Iterator[CrawlItem]:
+    def _documents(self, lib: str, rows: list[dict[str, Any]], *, trustees: Trustees | None,
+                   full: bool = False) -> Iterator[CrawlItem]:
         keep = self._latest_only(lib, rows)
+        if full:  # only what the index does not hold as listed (connectors.full_read)
+            keep = self._to_read(lib, keep, self.version_hints,
+                                 lambda row: self._placed(lib, row, trustees))
         yield from self._fetch_documents(lib, keep, lambda row: self._document(lib, row, trustees))
 
     def _presence(self, lib: str, doc_id: str) -> Presence:

@@ -310,7 +310,7 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
                 yield page
                 return
             hits, skip, token = page
-            yield from self._documents(cabinet, hits)
+            yield from self._documents(cabinet, hits, full=True)
             full.update(skip=skip, token=token)
             yield cursor.dump()
 
@@ -401,7 +401,7 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
         place = self._place(cabinet, hit)
         acl = self._rules(cabinet, hit, place)
         return Placed(hit.id, self._listed_version(hit), place.client, place.matter_id, acl,
-                      place.client_raw, place.matter_raw)
+                      place.client_raw, place.matter_raw, hit.modified)
 
     def _listed_version(self, hit: Hit) -> str | None:
         """The official version when the search row names it, else the version the index
@@ -420,10 +420,16 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
     def _is_document(hit: Hit) -> bool:
         return (hit.extension or "").strip().lower().lstrip(".") not in NOT_DOCUMENTS
 
-    def _documents(self, cabinet: Cabinet, hits: list[Hit]) -> Iterator[CrawlItem]:
+    def _documents(self, cabinet: Cabinet, hits: list[Hit], *, full: bool = False
+                   ) -> Iterator[CrawlItem]:
         keep = [h for h in hits if self._is_document(h)]
         for hit in keep:
             self._cabinet_of[hit.id] = cabinet.id
+        if full:  # only what the index does not hold as listed (connectors.full_read); a
+            # row the index names is placed again through /info first (the pass does too)
+            place = functools.partial(self._placed, cabinet)
+            keep = self._to_read(cabinet.id, keep, self.version_hints or {}, place,
+                                 functools.partial(self._placed, cabinet, info=True))
         yield from self._fetch_documents(cabinet.id, keep, lambda hit: self._document(cabinet, hit))
 
     def _profile_attributes(self, cabinet: Cabinet) -> list[int]:

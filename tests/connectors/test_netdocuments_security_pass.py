@@ -68,7 +68,7 @@ def test_the_pass_places_each_document_as_the_full_crawl_reads_it(
     assert list(connector.security_pass(stale) or ["no pass"]) == []
     assert {p.external_id: p for p in seen} == {
         d.external_id: Placed(d.external_id, d.version, d.client_id, d.matter_id, d.acl,
-                              d.client_raw, d.matter_raw)
+                              d.client_raw, d.matter_raw, d.modified_at)
         for d in docs
     }
     assert len(fake.calls(DOWNLOADS)) == 5  # the crawl's, none in the pass

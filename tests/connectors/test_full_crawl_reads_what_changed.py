@@ -1,0 +1,317 @@
+"""A full crawl downloads only what the index does not hold as listed (connectors/full_read.py).
+
+Until 2026-12-12 every full crawl downloaded every document again (2,000 iManage documents:
+2,009 requests for a quiet crawl), which a tenant held to a request or two a second cannot
+afford daily at a million documents. These tests run the fakes through run_sync into the REAL
+ingest pipeline and count the fake's downloads: a quiet crawl downloads nothing; a new
+version, new content at the same version (iManage "replace original"), a profile edit,
+wider rules, a move, a new document are read; rules that only narrow are applied without the
+download; deletions are still swept, an incomplete listing still fails the crawl, and
+``--reread`` reads everything.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.cli import main
+from app.ingest.router import pipeline_for
+from app.settings import get_settings
+from connectors.state import SyncStateStore
+from connectors.sync import run_sync
+from tests.conftest import DbHandle, Tokens
+from tests.connectors.conftest import DbFixture, ImanageFactory
+from tests.connectors.nd_tenant import DOWNLOADS, FALCON, LEVERING, NOTES, TAX, Syncs
+from tests.connectors.recording import ConsumerCrashError, RecordingPipeline
+from tests.fakes.imanage import FakeIManage, now_iso
+from tests.helpers import Firm, superuser_rows
+
+PEOPLE = ("alice@firm.nl", "bob@firm.nl", "carol@firm.nl")
+LIT = {"id": "LIT", "type": "group", "access_level": "read"}
+IM_DOWNLOADS = r"/download$"
+Sync = Callable[..., dict[str, Any]]
+
+
+def _tenant(firm: Firm, fake: FakeIManage, count: int) -> None:
+    """Client C-1 with matters M-1 and M-2; the Litigation group (alice, bob); ``count``
+    private documents of M-1 granted to the group, each with a word of its own."""
+    for person in PEOPLE:
+        firm.person(person, aliases=[f"imanage:user:{person.split('@')[0]}"])
+    firm.client_("C-1", "Acme B.V.")
+    firm.matter("M-1", "C-1")
+    firm.matter("M-2", "C-1")
+    fake.add_group("LIT", ["ALICE", "BOB"])
+    for n in range(1, count + 1):
+        fake.add_document("ACTIVE", n, custom1="C-1", custom2="M-1", default_security="private",
+                          security={"default_security": "private", "acl": [dict(LIT)]},
+                          content=f"Memo {n} over de octrooiaanvraag, kenmerk woord{n}.".encode())
+
+
+@pytest.fixture
+def imanage_sync(client: TestClient, db: DbFixture, imanage: ImanageFactory) -> Sync:
+    pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
+    store = SyncStateStore(db.database)
+
+    def sync(*, ok: bool = True, sync_api: bool = False, **kw: Any) -> dict[str, Any]:
+        kw.setdefault("sweep_max_fraction", 1.0)
+        connector = imanage(use_sync_api=sync_api)
+        report = run_sync("imanage", connector, pipeline, store, mode="full", started_by="svc",
+                          **kw)
+        if ok:
+            assert report["sync"]["failed"] is None, report["sync"]
+        return dict(report)
+
+    return sync
+
+
+def _downloads(fake: FakeIManage, since: int) -> set[int]:
+    """The document numbers downloaded since request ``since``."""
+    return {int(r.path.split("!")[1].split(".")[0]) for r in fake.requests[since:]
+            if r.path.endswith("/download")}
+
+
+def _stored(db: DbHandle, external_id: str) -> tuple[Any, ...]:
+    rows = superuser_rows(db, "SELECT version, matter_id, title, status FROM documents "
+                              "WHERE source = 'imanage' AND external_id = %s", external_id)
+    return rows[0] if rows else ()
+
+
+@pytest.mark.parametrize("sync_api", [True, False], ids=["sync_api", "search"])
+def test_a_quiet_full_crawl_downloads_nothing(
+    client: TestClient, auth: Tokens, imanage_fake: FakeIManage, imanage_sync: Sync,
+    sync_api: bool,
+) -> None:
+    """With the Sync API the rules come from its trustee lists; without it from one
+    security read per held document, which is still no download."""
+    _tenant(Firm(client, auth), imanage_fake, 6)
+    first = imanage_sync(sync_api=sync_api)["sync"]
+    assert first["containers"]["ACTIVE"]["ingested"] == 6
+    assert first["full_read"]["asked"] == 0  # the index held nothing yet
+    before = len(imanage_fake.requests)
+    quiet = imanage_sync(sync_api=sync_api)["sync"]
+    assert _downloads(imanage_fake, before) == set()
+    assert quiet["full_read"] == {"read_all": False, "asked": 6, "unread": 6, "unchanged": 6,
+                                  "narrowed": 0}
+    active = quiet["containers"]["ACTIVE"]
+    assert (active["seen"], active["unread"], active["unchanged"], active["ingested"]) == (
+        6, 6, 6, 0)
+    assert quiet["sweep"] == {"ran": True, "seen": 6, "candidates": 0, "deleted": 0}
+    security = [r for r in imanage_fake.requests[before:] if r.path.endswith("/security")]
+    assert len(security) == (0 if sync_api else 6)
+
+
+def test_what_changed_is_read_and_rules_that_only_narrow_are_applied_without_it(
+    client: TestClient, auth: Tokens, db: DbHandle, imanage_fake: FakeIManage,
+    imanage_sync: Sync,
+) -> None:
+    fake = imanage_fake
+    firm = Firm(client, auth)
+    _tenant(firm, fake, 10)
+    imanage_sync(sync_api=True)
+    assert "ACTIVE!5" in firm.documents_found("bob@firm.nl", "woord5", mode="sparse")
+    fake.add_document("ACTIVE", 1, version=2, custom1="C-1", custom2="M-1",  # a new version
+                      default_security="private",
+                      security={"default_security": "private", "acl": [dict(LIT)]},
+                      content=b"Tweede versie van memo 1 over de octrooiaanvraag, nieuwwoord.")
+    replaced = fake.docs["ACTIVE!2.1"]  # "replace original": new content, same version
+    replaced.profile["edit_date"] = now_iso()
+    replaced.content = b"Vervangen memo 2 over de octrooiaanvraag, vervangwoord."
+    renamed = fake.docs["ACTIVE!3.1"]  # a profile edit: edit_profile_date, not edit_date
+    renamed.profile.update(name="Pleitnota Acme", edit_profile_date=now_iso())
+    fake.docs["ACTIVE!4.1"].security["acl"].append(  # wider: carol may read it too
+        {"id": "CAROL", "type": "user", "access_level": "read"})
+    fake.docs["ACTIVE!5.1"].security["acl"].append(  # narrower: a deny for bob
+        {"id": "BOB", "type": "user", "access_level": "no_access"})
+    fake.docs["ACTIVE!6.1"].profile["custom2"] = "M-2"  # moved to another matter
+    fake.add_document("ACTIVE", 11, custom1="C-1", custom2="M-1", default_security="public",
+                      content=b"Nieuw memo 11 over de octrooiaanvraag.")
+    fake.trash("ACTIVE!8.1")
+    before = len(fake.requests)
+    report = imanage_sync(sync_api=True)["sync"]
+    assert _downloads(fake, before) == {1, 2, 3, 4, 6, 11}
+    assert report["full_read"] == {"read_all": False, "asked": 9, "unread": 4, "unchanged": 3,
+                                   "narrowed": 1}  # 5 narrowed; 7, 9, 10 as they were
+    assert report["containers"]["ACTIVE"]["narrowed"] == 1
+    assert report["sweep"]["deleted"] == 1 and _stored(db, "ACTIVE!8") == ()
+    assert _stored(db, "ACTIVE!1")[0] == "2"
+    assert _stored(db, "ACTIVE!3")[2] == "Pleitnota Acme"
+    assert _stored(db, "ACTIVE!6")[1] == "M-2"
+    assert firm.documents_found("alice@firm.nl", "vervangwoord", mode="sparse") == ["ACTIVE!2"]
+    assert "ACTIVE!4" in firm.documents_found("carol@firm.nl", "woord4", mode="sparse")
+    assert "ACTIVE!5" not in firm.documents_found("bob@firm.nl", "woord5", mode="sparse")
+    assert "ACTIVE!5" in firm.documents_found("alice@firm.nl", "woord5", mode="sparse")
+    before = len(fake.requests)
+    assert imanage_sync(sync_api=True)["sync"]["full_read"]["unread"] == 10  # quiet again
+    assert _downloads(fake, before) == set()
+
+
+def test_a_quarantined_document_is_read_again_once_its_matter_is_known(
+    client: TestClient, auth: Tokens, db: DbHandle, imanage_fake: FakeIManage,
+    imanage_sync: Sync,
+) -> None:
+    """Quarantined (matter unknown to the matrix): left unread while its raw client and
+    matter stay as they were and the matrix still cannot place them; read, and released,
+    once the matter exists."""
+    firm = Firm(client, auth)
+    _tenant(firm, imanage_fake, 1)
+    imanage_fake.add_document("ACTIVE", 2, custom1="C-1", custom2="M-9",
+                              content=b"Memo over een zaak die nog geen dossier heeft.")
+    imanage_sync()
+    assert _stored(db, "ACTIVE!2")[3] == "quarantined"
+    before = len(imanage_fake.requests)
+    assert imanage_sync()["sync"]["full_read"]["unread"] == 2
+    assert _downloads(imanage_fake, before) == set()
+    firm.matter("M-9", "C-1")
+    before = len(imanage_fake.requests)
+    imanage_sync()
+    assert _downloads(imanage_fake, before) == {2}
+    assert _stored(db, "ACTIVE!2")[1:] == ("M-9", "Document 2", "active")
+
+
+def test_an_incomplete_listing_still_fails_the_crawl_and_deletions_wait(
+    client: TestClient, auth: Tokens, db: DbHandle, imanage_fake: FakeIManage,
+    imanage_sync: Sync,
+) -> None:
+    _tenant(Firm(client, auth), imanage_fake, 5)
+    imanage_sync()
+    imanage_fake.trash("ACTIVE!2.1")
+    imanage_fake.total_mode = "high"  # the listing does not reconcile with its total
+    before = len(imanage_fake.requests)
+    report = imanage_sync(ok=False)
+    assert report["status"] == "failed" and "could not be completed" in report["error"]
+    assert report["sync"]["sweep"]["ran"] is False
+    assert report["sync"]["full_read"]["unread"] == 4
+    assert _downloads(imanage_fake, before) == set()
+    assert _stored(db, "ACTIVE!2") != ()  # kept until a complete listing proves it gone
+    imanage_fake.total_mode = "exact"
+    report = imanage_sync()
+    assert report["sync"]["sweep"]["deleted"] == 1 and _stored(db, "ACTIVE!2") == ()
+
+
+def test_rules_that_cannot_be_read_send_the_document_to_the_full_read(
+    client: TestClient, auth: Tokens, db: DbHandle, imanage_fake: FakeIManage,
+    imanage_sync: Sync,
+) -> None:
+    """Our account lost access to a listed document (403 on its security, profile and
+    content): its listed rules admit nobody, which is no narrowing to apply unread. The full
+    read finds the refusal, and the sweep's point check deletes it, as before."""
+    _tenant(Firm(client, auth), imanage_fake, 3)
+    imanage_sync()
+    imanage_fake.inject(r"ACTIVE!2\.\d+(/download|/security)?$", 403, times=10)
+    before = len(imanage_fake.requests)
+    report = imanage_sync()["sync"]
+    assert report["full_read"]["unread"] == 2  # 1 and 3; 2 read: refused before its content
+    assert _downloads(imanage_fake, before) == set()
+    assert report["deleted"] == [{"external_id": "ACTIVE!2",
+                                  "reason": "sweep: access revoked at source (fail closed)"}]
+    assert _stored(db, "ACTIVE!2") == ()
+
+
+def test_reread_downloads_every_document(
+    client: TestClient, auth: Tokens, imanage_fake: FakeIManage, imanage_sync: Sync
+) -> None:
+    _tenant(Firm(client, auth), imanage_fake, 4)
+    imanage_sync()
+    before = len(imanage_fake.requests)
+    assert imanage_sync(reread=False)["sync"]["full_read"]["unread"] == 4
+    assert _downloads(imanage_fake, before) == set()
+    before = len(imanage_fake.requests)
+    report = imanage_sync(reread=True)["sync"]
+    assert _downloads(imanage_fake, before) == {1, 2, 3, 4}
+    assert report["full_read"]["read_all"] is True and report["full_read"]["unread"] == 0
+
+
+def test_a_crash_after_unread_pages_resumes_and_sweeps_only_what_is_gone(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, db: DbFixture
+) -> None:
+    """Unread documents are marked seen as their page is answered, so a crawl that crashes
+    after them and resumes from its checkpoint still sweeps only what is gone."""
+    for n in range(1, 8):
+        imanage_fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
+    pipeline, store = RecordingPipeline(), SyncStateStore(db.database)
+
+    def full(**kw: Any) -> dict[str, Any]:
+        connector = imanage({"connector_concurrency": 1}, use_sync_api=False)
+        return run_sync("imanage", connector, pipeline, store, mode="full", started_by="t",
+                        sweep_max_fraction=1.0, **kw)
+
+    full()
+    imanage_fake.trash("ACTIVE!2.1")
+    imanage_fake.docs["ACTIVE!5.1"].profile["edit_date"] = now_iso()  # on the third page
+    pipeline.ingested.clear()
+    pipeline.crash_after = 0
+    with pytest.raises(ConsumerCrashError):
+        full()
+    pipeline.crash_after = None
+    report = full()
+    assert report["sync"]["resumed"] is True
+    assert pipeline.ingested == ["ACTIVE!5"]  # read once, after the crash
+    assert pipeline.deleted == [("ACTIVE!2", "sweep: deleted at source")]
+    assert report["sync"]["sweep"]["seen"] == 6
+
+
+def test_netdocuments_reads_what_changed_and_narrows_a_wall_without_downloads(
+    tenant: tuple[Firm, Syncs],
+) -> None:
+    """The ND tenant of nd_tenant.py: a quiet full crawl reads each held access list and
+    downloads nothing; a new modified date is read in full (through /info first, where the
+    full read takes it), a |N row on matter 0008 narrows two documents without download."""
+    _firm, sync = tenant
+    fake = sync.fake
+
+    def since(before: int, pattern: str) -> list[str]:
+        return [r.path for r in fake.requests[before:] if re.search(pattern, r.path)]
+
+    before = len(fake.requests)
+    quiet = sync("full")
+    assert quiet["full_read"]["unread"] == 4
+    assert since(before, DOWNLOADS) == [] and since(before, r"/info$") == []
+    assert sorted(since(before, r"/acl$")) == sorted(
+        f"/v1/Document/{d}/acl" for d in (FALCON, LEVERING, TAX, NOTES))
+    fake.docs[TAX].modified = sync.modified[TAX] = "2025-03-01T09:00:00Z"
+    fake.docs[TAX].content = b"Nieuw advies over de belastingaanslag."
+    fake.lookup[2][0]["access"] += "*U:carol@firm.com|N"  # a wall on matter 0008
+    before = len(fake.requests)
+    changed = sync("full")
+    assert since(before, DOWNLOADS) == [f"/v1/Document/{TAX}"]
+    assert changed["full_read"] | {"asked": 0} == {"read_all": False, "asked": 0, "unread": 3,
+                                                   "unchanged": 1, "narrowed": 2}
+
+
+@pytest.fixture
+def cli_env(
+    db: DbHandle, embedder: Any, imanage_fake: FakeIManage, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[DbHandle]:
+    monkeypatch.setenv("EWALL_DATABASE_URL", db.app_url)
+    monkeypatch.setenv("EWALL_MIGRATIONS_DATABASE_URL", db.superuser_url)
+    monkeypatch.setenv("EWALL_LOG_JSON", "false")
+    monkeypatch.setenv("EWALL_LOG_LEVEL", "WARNING")
+    monkeypatch.setenv("EWALL_IMANAGE_URL", imanage_fake.url)
+    monkeypatch.setenv("EWALL_CONNECTOR_RATE_PER_S", "1000")
+    monkeypatch.setenv("COLUMNS", "200")  # the report's per-library table, unwrapped
+    for name, value in imanage_fake.settings().items():
+        monkeypatch.setenv(f"EWALL_{name.upper()}", value)
+    monkeypatch.setattr("app.embeddings.Embedder", lambda _settings: embedder)
+    get_settings.cache_clear()
+    yield db
+    get_settings.cache_clear()
+
+
+def test_ewall_ingest_reread_reads_every_document_again(
+    cli_env: DbHandle, imanage_fake: FakeIManage, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for n in (1, 2, 3):
+        imanage_fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
+    assert main(["ingest", "imanage", "--mode", "full"]) == 0
+    before = len(imanage_fake.requests)
+    assert main(["ingest", "imanage", "--mode", "full"]) == 0
+    assert _downloads(imanage_fake, before) == set()
+    assert "unread" in capsys.readouterr().out  # the per-library table's column
+    before = len(imanage_fake.requests)
+    assert main(["ingest", "imanage", "--reread"]) == 0  # a full crawl, every document read
+    assert _downloads(imanage_fake, before) == {1, 2, 3}
