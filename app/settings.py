@@ -237,9 +237,11 @@ class Settings(BaseSettings):
     full_crawl_every: int = Field(
         default=86400,
         ge=0,
-        description="Seconds; a delta sync runs as a full crawl (every document read again) "
-        "when the last complete one is older; it deletes what a delta's security pass "
-        "hid as gone (iManage without its Sync API has no pass). 0: never.",
+        description="Seconds; a delta sync runs as a full crawl (every document listed; "
+        "read again: those the index does not hold at the listed version, modification date, "
+        "place and rules, all with `ewall ingest imanage|netdocuments --reread`) when the "
+        "last complete one is older; it deletes what a delta's security pass hid as gone "
+        "(iManage without its Sync API has no pass). 0: never.",
     )
     security_pass_every: int = Field(
         default=0,

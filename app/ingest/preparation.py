@@ -18,7 +18,10 @@ from app.ingest.types import (
 )
 from connectors.base import SourceDocument
 
-CHUNKER_VERSION = 2  # bump when extraction or chunking changes what a document yields
+# bump when extraction or chunking changes what a document yields; a DMS full crawl reads
+# again only documents that changed at the source: `ewall ingest imanage --reread` (and
+# netdocuments) reads the rest under the new version
+CHUNKER_VERSION = 2
 
 
 def chunk_id_for(source: str, external_id: str, normalized_text: str) -> str:
