@@ -1,7 +1,7 @@
 """A full crawl reads in full only what the index does not hold as listed.
 
 A full crawl lists every document in scope: the sweep after a complete one deletes what it
-did not list (invariant 9). Until 2026-12-12 it also downloaded every document again, which
+did not list (invariant 9). Until 2026-12-06 it also downloaded every document again, which
 cost one request or three per document (iManage, 2,000 documents: 2,009 requests for a
 quiet crawl; NetDocuments, 500: 1,511), more than a tenant held to a request or two a second
 can give a daily crawl of a million. Now the source places each listed document the index
@@ -12,8 +12,10 @@ rules only narrow the stored ones at the same version, stamp and place, which it
 without the content ("narrowed": a wall needs no download); the source reads the rest in
 full, and every document the index does not hold. A document left unread is listed all the
 same: it is marked seen for the sweep and counted per library/cabinet ("unread", and
-"unchanged" or "narrowed"). ``run_source(reread=True)`` (``ewall ingest ... --reread``) reads
-every document's content again, e.g. after text extraction changed (CHUNKER_VERSION).
+"unchanged" or "narrowed"). A document held "as listed" was also made with the chunker,
+encoder and chunk limits of now (its ``prepared_with`` stamp): after any of those changed,
+the next full crawl reads every document once. ``run_source(reread=True)`` (``ewall ingest
+... --reread``) reads every document's content again whatever the index holds.
 """
 
 from __future__ import annotations

@@ -70,8 +70,9 @@ FROM documents WHERE source = :source AND external_id = :external_id
 
 -- name: document_fingerprint
 -- What decides whether a document may be skipped: its status, the fingerprint of the input
--- it was built from, and how many chunks it has.
+-- it was built from, what it was prepared with, and how many chunks it has.
 SELECT d.document_id, d.status, d.metadata->>'input_sha256' AS input_sha,
+       d.metadata->>'prepared_with' AS prepared_with,
        (SELECT count(*) FROM chunks c WHERE c.document_id = d.document_id) AS n
 FROM documents d WHERE d.source = :source AND d.external_id = :external_id
 

@@ -267,10 +267,11 @@ def stale_placements(conn: Connection, source: str, placed: list[Placed]) -> set
 
 
 def held_as_listed(
-    conn: Connection, source: str, placed: list[Placed]
+    conn: Connection, source: str, placed: list[Placed], prepared_with: str
 ) -> tuple[set[str], set[str]]:
     """Of a full crawl's listing ``placed`` (read without content): the ids held as listed
-    (`_same_content`, and the same client, matter and rules; a quarantined one: the same
+    (`_same_content`, made with ``prepared_with``: the chunker, encoder and limits of now,
+    and the same client, matter and rules; a quarantined one: the same
     raw client and matter, which the matrix still cannot place), and the ids held active at
     the same content and place under other rules (`narrow_in_place` may apply those without
     the content). The crawl reads the rest in full: not held, a new version or stamp, a
@@ -284,6 +285,8 @@ def held_as_listed(
         acl_id = _acl_id(p.acl)
         if held is None or acl_id == NOBODY_ACL or not _same_content(p, held):
             continue
+        if held.metadata.get("prepared_with") != prepared_with:
+            continue  # made by another chunker or encoder (or before the stamp was kept)
         if held.status != "active":
             raw = (_without_nul(p.client_raw if p.client_raw is not None else p.client_id),
                    _without_nul(p.matter_raw if p.matter_raw is not None else p.matter_id))

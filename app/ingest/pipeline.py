@@ -404,6 +404,7 @@ class IngestPipeline:
             unchanged.run_id = run.run_id
             return unchanged
         doc.metadata["input_sha256"] = input_sha
+        doc.metadata["prepared_with"] = self.prepared_with
         try:
             extracted, chunks, doc_type = self.prepare(doc)
         except ExtractionError as exc:
@@ -450,6 +451,10 @@ class IngestPipeline:
         outcome.run_id = run.run_id
         return outcome
 
+    @property
+    def prepared_with(self) -> str:
+        return preparation.prepared_with(self.embedder.name, self.limits)
+
     def input_fingerprint(self, doc: SourceDocument, public: bool, search_state: str | None) -> str:
         """Everything that decides a document's chunks and their metadata. Equal fingerprint
         on an active document: nothing to extract, chunk or write (the common re-sync case)."""
@@ -463,8 +468,10 @@ class IngestPipeline:
         with self.database.transaction() as conn:
             mark_writer(conn)
             stored = repository.find_fingerprint(conn, doc.source, doc.external_id)
-            # quarantined documents always go the full way: their matter may exist by now
-            if stored is None or stored.status != "active" or stored.input_sha != input_sha:
+            # quarantined documents always go the full way: their matter may exist by now;
+            # so do those stored without today's stamp (a full crawl would read them again)
+            if (stored is None or stored.status != "active" or stored.input_sha != input_sha
+                    or stored.prepared_with != self.prepared_with):
                 return None
             self._supersede(conn, doc.source, doc.external_id, run)  # it stands as pushed
         return DocumentOutcome(
@@ -760,7 +767,9 @@ class IngestPipeline:
         `document_write.held_as_listed`) or "narrowed" (rules that only narrow the stored
         ones, at the same version, stamps and place: applied now, as `narrow_rules` does)."""
         with self.database.transaction() as conn:
-            same, other_rules = document_write.held_as_listed(conn, source, placed)
+            same, other_rules = document_write.held_as_listed(
+                conn, source, placed, self.prepared_with
+            )
         narrowable = [p for p in placed if p.external_id in other_rules]
         narrowed = self.narrow_rules(run, source, narrowable)
         return {**dict.fromkeys(same, "unchanged"), **dict.fromkeys(narrowed, "narrowed")}

@@ -18,10 +18,14 @@ from app.ingest.types import (
 )
 from connectors.base import SourceDocument
 
-# bump when extraction or chunking changes what a document yields; a DMS full crawl reads
-# again only documents that changed at the source: `ewall ingest imanage --reread` (and
-# netdocuments) reads the rest under the new version
+# bump when extraction or chunking changes what a document yields; the next full crawl of a
+# DMS then reads every document again (their stored `prepared_with` differs), as after a
+# change of encoder or chunk limits
 CHUNKER_VERSION = 2
+
+
+# what ingestion itself writes into a document's metadata (never part of its input)
+OWN_METADATA = ("input_sha256", "prepared_with")
 
 
 def chunk_id_for(source: str, external_id: str, normalized_text: str) -> str:
@@ -87,6 +91,25 @@ def dedupe_chunks(
     return out
 
 
+def prepared_with(model_name: str, limits: ChunkLimits) -> str:
+    """What a document's chunks were made with, apart from the document: the chunker's
+    version, the encoder and its chunk limits. Stored in each document's metadata, so that a
+    full crawl, which reads again only documents that changed at the source, still reads
+    every document once after any of these changed."""
+    fields = {"chunker": CHUNKER_VERSION, "model": model_name, "limits": _limits(limits)}
+    return hashlib.sha256(canonical_json(fields).encode("utf-8")).hexdigest()[:32]
+
+
+def _limits(limits: ChunkLimits) -> list[int]:
+    return [
+        limits.model_max,
+        limits.generic,
+        limits.generic_overlap,
+        limits.brief_section,
+        limits.deposition_context,
+    ]
+
+
 def input_fingerprint(
     doc: SourceDocument,
     public: bool,
@@ -112,13 +135,7 @@ def input_fingerprint(
     fields = {
         "chunker": CHUNKER_VERSION,
         "model": model_name,
-        "limits": [
-            limits.model_max,
-            limits.generic,
-            limits.generic_overlap,
-            limits.brief_section,
-            limits.deposition_context,
-        ],
+        "limits": _limits(limits),
         "text": doc.text is not None,
         "mime": doc.mime_type,
         "doc_type": doc.doc_type,
@@ -132,7 +149,7 @@ def input_fingerprint(
         "acl": acl,
         "public": public,
         "search_state": search_state,
-        "metadata": {k: v for k, v in doc.metadata.items() if k != "input_sha256"},
+        "metadata": {k: v for k, v in doc.metadata.items() if k not in OWN_METADATA},
     }
     digest.update(canonical_json(fields).encode("utf-8"))
     return digest.hexdigest()

@@ -211,6 +211,7 @@ class StoredFingerprint:
     status: str
     input_sha: str | None
     chunks: int
+    prepared_with: str | None  # preparation.prepared_with when it was written
 
 
 @dataclass(frozen=True)
@@ -312,6 +313,7 @@ def find_fingerprint(conn: Connection, source: str, external_id: str) -> StoredF
         status=str(row.status),
         input_sha=row.input_sha,
         chunks=int(row.n),
+        prepared_with=row.prepared_with,
     )
 
 

@@ -1,6 +1,6 @@
 """A full crawl downloads only what the index does not hold as listed (connectors/full_read.py).
 
-Until 2026-12-12 every full crawl downloaded every document again (2,000 iManage documents:
+Until 2026-12-06 every full crawl downloaded every document again (2,000 iManage documents:
 2,009 requests for a quiet crawl), which a tenant held to a request or two a second cannot
 afford daily at a million documents. These tests run the fakes through run_sync into the REAL
 ingest pipeline and count the fake's downloads: a quiet crawl downloads nothing; a new
@@ -103,6 +103,37 @@ def test_a_quiet_full_crawl_downloads_nothing(
     assert quiet["sweep"] == {"ran": True, "seen": 6, "candidates": 0, "deleted": 0}
     security = [r for r in imanage_fake.requests[before:] if r.path.endswith("/security")]
     assert len(security) == (0 if sync_api else 6)
+
+
+def test_documents_made_by_another_chunker_or_encoder_are_read_once_again(
+    client: TestClient, auth: Tokens, db: DbHandle, imanage_fake: FakeIManage,
+    imanage_sync: Sync,
+) -> None:
+    """Each document keeps what it was prepared with (chunker version, encoder, chunk
+    limits: `preparation.prepared_with`); one made otherwise, or stored before the stamp was
+    kept, is read in full by the next full crawl, which stores today's stamp, and the crawl
+    after that is quiet again. So a new chunker or encoder reaches every DMS document
+    without anyone asking for ``--reread``."""
+    _tenant(Firm(client, auth), imanage_fake, 5)
+    imanage_sync(sync_api=True)
+    stamps = superuser_rows(db, "SELECT DISTINCT metadata->>'prepared_with' FROM documents "
+                                "WHERE source = 'imanage'")
+    pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
+    assert stamps == [(pipeline.prepared_with,)]
+    superuser_rows(db, "UPDATE documents SET metadata = metadata - 'prepared_with' "
+                       "WHERE source = 'imanage' AND external_id IN ('ACTIVE!1', 'ACTIVE!2') "
+                       "RETURNING external_id")
+    superuser_rows(db, "UPDATE documents SET metadata = jsonb_set(metadata, '{prepared_with}', "
+                       "'\"another chunker\"') WHERE external_id = 'ACTIVE!3' "
+                       "RETURNING external_id")
+    before = len(imanage_fake.requests)
+    again = imanage_sync(sync_api=True)["sync"]
+    assert _downloads(imanage_fake, before) == {1, 2, 3}
+    assert again["full_read"]["unchanged"] == 2
+    before = len(imanage_fake.requests)
+    quiet = imanage_sync(sync_api=True)["sync"]
+    assert _downloads(imanage_fake, before) == set()
+    assert quiet["full_read"]["unchanged"] == 5
 
 
 def test_what_changed_is_read_and_rules_that_only_narrow_are_applied_without_it(
