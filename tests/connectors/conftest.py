@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pytest
 
 from app.db.engine import Database
-from app.settings import Settings
+from app.settings import Settings, get_settings
 from connectors.imanage.connector import IManageConnector
 from connectors.netdocuments.connector import NetDocumentsConnector
-from tests.conftest import make_settings
+from tests.conftest import DbHandle, make_settings
 from tests.fakes.imanage import FakeIManage
 from tests.fakes.netdocuments import FakeNetDocuments
 from tests.fakes.server import AppSlot, serve
@@ -145,3 +145,24 @@ def tenant(
     sync = Syncs(client, db, netdocuments_fake, netdocuments)
     assert sync("full")["complete"] is True
     return firm, sync
+
+
+@pytest.fixture
+def imanage_cli_env(
+    db: DbHandle, embedder: Any, imanage_fake: FakeIManage, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[DbHandle]:
+    """`app.cli.main` as an operator runs it: EWALL_* at the test database and the fake
+    iManage tenant, the session's loaded model handed to the command."""
+    monkeypatch.setenv("EWALL_DATABASE_URL", db.app_url)
+    monkeypatch.setenv("EWALL_MIGRATIONS_DATABASE_URL", db.superuser_url)
+    monkeypatch.setenv("EWALL_LOG_JSON", "false")
+    monkeypatch.setenv("EWALL_LOG_LEVEL", "WARNING")
+    monkeypatch.setenv("EWALL_IMANAGE_URL", imanage_fake.url)
+    monkeypatch.setenv("EWALL_CONNECTOR_RATE_PER_S", "1000")
+    monkeypatch.setenv("COLUMNS", "200")  # the report's per-library table, unwrapped
+    for name, value in imanage_fake.settings().items():
+        monkeypatch.setenv(f"EWALL_{name.upper()}", value)
+    monkeypatch.setattr("app.embeddings.Embedder", lambda _settings: embedder)
+    get_settings.cache_clear()
+    yield db
+    get_settings.cache_clear()

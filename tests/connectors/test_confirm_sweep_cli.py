@@ -3,14 +3,12 @@ and at a fake iManage tenant whose last sync held its sweep."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from app.cli import main
 from app.ingest.pipeline import IngestPipeline
-from app.settings import get_settings
 from connectors.state import SyncStateStore
 from connectors.sync import run_sync
 from tests.conftest import DbHandle
@@ -18,25 +16,8 @@ from tests.connectors.conftest import ImanageFactory, imanage_settings
 from tests.fakes.imanage import FakeIManage
 
 
-@pytest.fixture
-def env(
-    db: DbHandle, embedder: Any, imanage_fake: FakeIManage, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[DbHandle]:
-    monkeypatch.setenv("EWALL_DATABASE_URL", db.app_url)
-    monkeypatch.setenv("EWALL_MIGRATIONS_DATABASE_URL", db.superuser_url)
-    monkeypatch.setenv("EWALL_LOG_JSON", "false")
-    monkeypatch.setenv("EWALL_LOG_LEVEL", "WARNING")
-    monkeypatch.setenv("EWALL_IMANAGE_URL", imanage_fake.url)
-    for name, value in imanage_fake.settings().items():
-        monkeypatch.setenv(f"EWALL_{name.upper()}", value)
-    monkeypatch.setattr("app.embeddings.Embedder", lambda _settings: embedder)
-    get_settings.cache_clear()
-    yield db
-    get_settings.cache_clear()
-
-
 def test_confirm_sweep_from_the_command_line(
-    env: DbHandle,
+    imanage_cli_env: DbHandle,
     embedder: Any,
     imanage_fake: FakeIManage,
     imanage: ImanageFactory,
@@ -44,8 +25,8 @@ def test_confirm_sweep_from_the_command_line(
 ) -> None:
     for n in (1, 2, 3):
         imanage_fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
-    pipeline = IngestPipeline(env.database, embedder, imanage_settings(imanage_fake))
-    store = SyncStateStore(env.database)
+    pipeline = IngestPipeline(imanage_cli_env.database, embedder, imanage_settings(imanage_fake))
+    store = SyncStateStore(imanage_cli_env.database)
     run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="t")
     imanage_fake.trash("ACTIVE!3.1")
     held = run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="t")

@@ -13,7 +13,7 @@ download; deletions are still swept, an incomplete listing still fails the crawl
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -21,7 +21,6 @@ from fastapi.testclient import TestClient
 
 from app.cli import main
 from app.ingest.router import pipeline_for
-from app.settings import get_settings
 from connectors.state import SyncStateStore
 from connectors.sync import run_sync
 from tests.conftest import DbHandle, Tokens
@@ -314,27 +313,8 @@ def test_netdocuments_reads_what_changed_and_narrows_a_wall_without_downloads(
                                                    "unchanged": 1, "narrowed": 2}
 
 
-@pytest.fixture
-def cli_env(
-    db: DbHandle, embedder: Any, imanage_fake: FakeIManage, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[DbHandle]:
-    monkeypatch.setenv("EWALL_DATABASE_URL", db.app_url)
-    monkeypatch.setenv("EWALL_MIGRATIONS_DATABASE_URL", db.superuser_url)
-    monkeypatch.setenv("EWALL_LOG_JSON", "false")
-    monkeypatch.setenv("EWALL_LOG_LEVEL", "WARNING")
-    monkeypatch.setenv("EWALL_IMANAGE_URL", imanage_fake.url)
-    monkeypatch.setenv("EWALL_CONNECTOR_RATE_PER_S", "1000")
-    monkeypatch.setenv("COLUMNS", "200")  # the report's per-library table, unwrapped
-    for name, value in imanage_fake.settings().items():
-        monkeypatch.setenv(f"EWALL_{name.upper()}", value)
-    monkeypatch.setattr("app.embeddings.Embedder", lambda _settings: embedder)
-    get_settings.cache_clear()
-    yield db
-    get_settings.cache_clear()
-
-
 def test_ewall_ingest_reread_reads_every_document_again(
-    cli_env: DbHandle, imanage_fake: FakeIManage, capsys: pytest.CaptureFixture[str]
+    imanage_cli_env: DbHandle, imanage_fake: FakeIManage, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for n in (1, 2, 3):
         imanage_fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
