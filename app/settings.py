@@ -237,11 +237,20 @@ class Settings(BaseSettings):
     full_crawl_every: int = Field(
         default=86400,
         ge=0,
-        description="Seconds; a delta sync runs as a full crawl (every document listed; "
-        "read again: those the index does not hold at the listed version, modification date, "
-        "place and rules, all with `ewall ingest imanage|netdocuments --reread`) when the "
-        "last complete one is older; it deletes what a delta's security pass hid as gone "
-        "(iManage without its Sync API has no pass). 0: never.",
+        description="Seconds; a delta sync runs as a full crawl (every document listed and, "
+        "by `EWALL_FULL_CRAWL_READS`, read again) when the last complete one is older; it "
+        "deletes what a delta's security pass hid as gone (iManage without its Sync API has "
+        "no pass). 0: never.",
+    )
+    full_crawl_reads: Literal["all", "changed"] = Field(
+        default="all",
+        description="What a full crawl of iManage or NetDocuments downloads. all: every "
+        "document, so a download the source refuses alone (rules, place and dates as "
+        "before) is hidden by the next full crawl, at up to three requests a document. "
+        "changed: only those the index does not hold at the listed version, modification "
+        "date, place and rules, or made with another chunker or encoder (no download for a "
+        "quiet document; `ewall ingest imanage|netdocuments --reread` reads all): for "
+        "tenants too large or slow for a daily full read.",
     )
     security_pass_every: int = Field(
         default=0,

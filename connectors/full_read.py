@@ -1,10 +1,12 @@
-"""A full crawl reads in full only what the index does not hold as listed.
+"""A full crawl reads in full only what the index does not hold as listed, when the operator
+asks for it (EWALL_FULL_CRAWL_READS=changed); by default ("all") it reads every document, so a
+download the source now refuses, alone, is caught by the next full crawl.
 
 A full crawl lists every document in scope: the sweep after a complete one deletes what it
-did not list (invariant 9). Until 2026-12-06 it also downloaded every document again, which
-cost one request or three per document (iManage, 2,000 documents: 2,009 requests for a
-quiet crawl; NetDocuments, 500: 1,511), more than a tenant held to a request or two a second
-can give a daily crawl of a million. Now the source places each listed document the index
+did not list (invariant 9). Reading every document again costs one request or three per
+document (iManage, 2,000 documents: 2,009 requests for a quiet crawl; NetDocuments, 500:
+1,511), more than a tenant held to a request or two a second can give a daily crawl of a
+million. With "changed" the source places each listed document the index
 holds without its content, as a delta's security pass does (`connectors.security_pass`):
 version, modification stamp, client, matter and rules. The index
 (`Pipeline.held_as_listed`) names those it holds exactly so ("unchanged") and those whose
@@ -63,6 +65,10 @@ def full_items(sync: _SyncRun, crawl_id: str, resume: Checkpoint | None) -> Iter
     if sync.reread:
         sync.origin.skip_held(None)
         summary.update(read_all=True, reason="asked to read every document again (reread)")
+    elif sync.full_reads == "all":
+        sync.origin.skip_held(None)
+        summary.update(read_all=True, reason="EWALL_FULL_CRAWL_READS=all: every document is "
+                       "read, so a download the source now refuses is caught")
     elif sync.origin.skip_held(_HeldCheck(sync, crawl_id, summary)):
         sync.origin.hint_versions(sync.pipeline.known_versions(sync.source))  # what it holds
     else:

@@ -120,6 +120,7 @@ class _SyncRun:
         self.sweep_max_fraction = 0.05
         self.security_pass_every = 0.0  # seconds between whole security passes; 0: every delta
         self.reread = False  # a full crawl reads every document, held as listed or not
+        self.full_reads = "changed"  # "all": every full crawl reads every document (resumable)
         self.containers: dict[str, Counter[str]] = {}
         self.warnings: list[str] = []
         # documents ingested visible to nobody (fail closed): how many, and the first few
@@ -426,6 +427,8 @@ class _SyncRun:
     # --- modes ----------------------------------------------------------------------------------
 
     def full(self, st: SyncState) -> None:
+        if self.reread:  # every document's content again: an unfinished crawl read only some
+            st.crawl_id = None
         resumed = st.crawl_id is not None
         if st.crawl_id is None:
             st.crawl_id = uuid.uuid4().hex
@@ -572,6 +575,7 @@ def run_source(
     full_crawl_every_s: float | None = None,
     security_pass_every_s: float = 0.0,
     reread: bool = False,
+    full_reads: str = "changed",
 ) -> dict[str, Any]:
     """The one run loop: load one source fully or its changes, and return the pipeline's
     delta report plus a ``sync`` section (mode, crawl id, resume, sweep or why it was
@@ -588,7 +592,8 @@ def run_source(
     ``full_crawl_every_s``: a delta runs as a full crawl when the last complete one is older
     than this (or there was none): only a full crawl lists every document and deletes what
     is gone (its sweep); it reads in full what the index does not hold as listed
-    (`connectors.full_read`), every document with ``reread``. ``security_pass_every_s``: a
+    (`connectors.full_read`), every document with ``reread`` (a crawl of its own) or with
+    ``full_reads`` "all" (EWALL_FULL_CRAWL_READS, resumable). ``security_pass_every_s``: a
     delta's security pass (`connectors.security_pass`) runs when its last whole one is at
     least this old (0: every delta). ``state`` is used only by sources that keep state
     between runs (`Capabilities.keeps_state`). Raises `SyncBusyError` when another sync of
@@ -611,7 +616,8 @@ def run_source(
                 deletion_scan=deletion_scan, sync_permissions=sync_permissions,
                 seen_batch=seen_batch, progress_every=progress_every,
                 sweep_max_fraction=sweep_max_fraction, full_crawl_every_s=full_crawl_every_s,
-                security_pass_every_s=security_pass_every_s, reread=reread)
+                security_pass_every_s=security_pass_every_s, reread=reread,
+                full_reads=full_reads)
     except SyncBusyError as exc:
         if run is not None:
             pipeline.finish_run(run, status="failed", error=str(exc))
@@ -648,6 +654,7 @@ def _locked_run(
     full_crawl_every_s: float | None,
     security_pass_every_s: float,
     reread: bool,
+    full_reads: str,
 ) -> dict[str, Any]:
     name, scope = source.name, source.scope
     st = state.load(name, scope)
@@ -664,6 +671,7 @@ def _locked_run(
     sync.sweep_max_fraction = sweep_max_fraction
     sync.security_pass_every = security_pass_every_s
     sync.reread = reread
+    sync.full_reads = full_reads
     sync.summary.update(mode=mode, scope=scope, complete=False)
     if promoted:
         sync.summary["promoted_to_full"] = promoted

@@ -24,7 +24,11 @@ SELECT set_config('ewall.plan_cache_mode_before', current_setting('plan_cache_mo
        set_config('plan_cache_mode', 'force_generic_plan', true)
 
 -- name: generic_plan_off
-SELECT set_config('plan_cache_mode', current_setting('ewall.plan_cache_mode_before'), true)
+-- (the mode as it is when nothing was kept: in autocommit the setting ended with its statement)
+SELECT set_config('plan_cache_mode',
+                  coalesce(nullif(current_setting('ewall.plan_cache_mode_before', true), ''),
+                           current_setting('plan_cache_mode')),
+                  true)
 
 -- name: backend_identity
 -- This connection's server process: its pid, when it started, and whether the connection

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from psycopg import sql
+from psycopg.pq import TransactionStatus
 from sqlalchemy import Connection, Engine, create_engine, event, make_url
 
 from app.db import sqlfiles
@@ -136,12 +137,16 @@ def _engine(
                 cursor.execute(statement, parameters, prepare=True)
                 return True
             # the plan cache mode for this statement alone, on other cursors of the same
-            # connection (a cursor holds its whole result once executed); transaction-local,
-            # so an error that aborts the transaction also ends it
+            # connection (a cursor holds its whole result once executed); transaction-local
             dbapi = cursor.connection
             dbapi.execute(sqlfiles.raw("db.generic_plan_on"), prepare=True)
-            cursor.execute(statement, parameters, prepare=True)
-            dbapi.execute(sqlfiles.raw("db.generic_plan_off"), prepare=True)
+            try:
+                cursor.execute(statement, parameters, prepare=True)
+            finally:
+                # also after an error raised here (a parameter the driver cannot send) that
+                # leaves the transaction usable; one the server raised ended it, mode and all
+                if dbapi.info.transaction_status != TransactionStatus.INERROR:
+                    dbapi.execute(sqlfiles.raw("db.generic_plan_off"), prepare=True)
             return True
 
     return engine

@@ -62,6 +62,7 @@ def run_named_source(
             full_crawl_every_s=settings.full_crawl_every or None,
             security_pass_every_s=settings.security_pass_every,
             reread=reread,
+            full_reads=settings.full_crawl_reads,
         )
 
 

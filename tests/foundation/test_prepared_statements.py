@@ -183,3 +183,39 @@ def test_the_query_analysis_runs_its_generic_plan_and_nothing_after_it_does(
             after = conn.execute(text("SELECT current_setting('plan_cache_mode')")).scalar_one()
             assert after == mode
         assert _plans(conn, "WITH plain AS") == (12, 0)
+
+
+def _analysis(conn: Connection, source_acl_ids: list[Any]) -> None:
+    search_repository.analyze_query(
+        conn,
+        query="huur",
+        wall_groups=text_array(("wg-1",)),
+        source_acl_ids=source_acl_ids,
+        common_df=0.25,
+        match_budget=10_000,
+        rank_lexeme_limit=16,
+        synonym_weight=0.3,
+    )
+
+
+def test_the_generic_plan_ends_with_the_statement_even_when_it_fails_on_the_client(
+    db: DbHandle,
+) -> None:
+    """A parameter the driver cannot send fails before the server sees the statement; the
+    transaction goes on, and the next statement (a search's, whose plan folds a boolean
+    parameter) must not run generic (a review)."""
+    with db.database.transaction() as conn:
+        with pytest.raises(Exception):  # noqa: B017, PT011 - psycopg's own, by version
+            _analysis(conn, [object()])
+        mode = conn.execute(text("SELECT current_setting('plan_cache_mode')")).scalar_one()
+        assert mode == "auto"
+
+
+def test_the_query_analysis_runs_in_autocommit_too(db: DbHandle) -> None:
+    """Outside a transaction the mode kept for the way back is gone when it is read."""
+    with db.database.engine.connect() as conn:
+        auto = conn.execution_options(isolation_level="AUTOCOMMIT")
+        for _ in range(2):
+            _analysis(auto, ["acl-1"])
+        mode = auto.execute(text("SELECT current_setting('plan_cache_mode')")).scalar_one()
+        assert mode == "auto"
