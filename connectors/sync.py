@@ -24,8 +24,9 @@ Rules this module enforces:
 * Delta -> change listing, then the security pass (`connectors.security_pass`): rules, moves
   and deletions that keep the modification date reach the index on this sync (a document
   the pass's whole listing missed is hidden; a full crawl's sweep deletes it).
-* A full crawl reads in full only the documents the index does not hold as listed (version,
-  modification stamp, place, rules: `connectors.full_read`), every one when asked to reread.
+* A full crawl reads every document in full; with ``full_reads="changed"``
+  (EWALL_FULL_CRAWL_READS) only those the index does not hold as listed (version,
+  modification stamp, place, rules: `connectors.full_read`); every one when asked to reread.
 * Crash safety: the connector's checkpoint is persisted only after the documents before it
   are ingested, together with their "seen" marks (see `connectors.state`).
 * Source trouble (auth refused, retries exhausted, an unreadable cursor) ends the run as
@@ -120,7 +121,7 @@ class _SyncRun:
         self.sweep_max_fraction = 0.05
         self.security_pass_every = 0.0  # seconds between whole security passes; 0: every delta
         self.reread = False  # a full crawl reads every document, held as listed or not
-        self.full_reads = "changed"  # "all": every full crawl reads every document (resumable)
+        self.full_reads = "all"  # "changed": a full crawl reads only what changed (full_read)
         self.containers: dict[str, Counter[str]] = {}
         self.warnings: list[str] = []
         # documents ingested visible to nobody (fail closed): how many, and the first few
@@ -575,7 +576,7 @@ def run_source(
     full_crawl_every_s: float | None = None,
     security_pass_every_s: float = 0.0,
     reread: bool = False,
-    full_reads: str = "changed",
+    full_reads: str = "all",
 ) -> dict[str, Any]:
     """The one run loop: load one source fully or its changes, and return the pipeline's
     delta report plus a ``sync`` section (mode, crawl id, resume, sweep or why it was
@@ -592,8 +593,8 @@ def run_source(
     ``full_crawl_every_s``: a delta runs as a full crawl when the last complete one is older
     than this (or there was none): only a full crawl lists every document and deletes what
     is gone (its sweep); it reads in full what the index does not hold as listed
-    (`connectors.full_read`), every document with ``reread`` (a crawl of its own) or with
-    ``full_reads`` "all" (EWALL_FULL_CRAWL_READS, resumable). ``security_pass_every_s``: a
+    (`connectors.full_read`) with ``full_reads`` "changed" (EWALL_FULL_CRAWL_READS), else
+    every document; ``reread``: every document, in a crawl of its own. ``security_pass_every_s``: a
     delta's security pass (`connectors.security_pass`) runs when its last whole one is at
     least this old (0: every delta). ``state`` is used only by sources that keep state
     between runs (`Capabilities.keeps_state`). Raises `SyncBusyError` when another sync of

@@ -80,10 +80,11 @@ class Syncs:
         self.netdocuments = netdocuments
         self.modified = {d.id: d.modified for d in fake.docs.values()}
 
-    def __call__(self, mode: str = "delta", *, ok: bool = True, **settings: Any) -> dict[str, Any]:
+    def __call__(self, mode: str = "delta", *, ok: bool = True, full_reads: str = "all",
+                 **settings: Any) -> dict[str, Any]:  # fmt: skip
         connector = self.netdocuments({"netdocuments_cabinets": CABINET, **settings})
         report = run_sync("netdocuments", connector, self.pipeline, self.store, mode=mode,
-                          started_by="svc")  # fmt: skip
+                          started_by="svc", full_reads=full_reads)  # fmt: skip
         if ok:
             assert report["sync"]["failed"] is None, report["sync"]
         # nothing at the source moved a modified date

@@ -60,6 +60,7 @@ def imanage_sync(client: TestClient, db: DbFixture, imanage: ImanageFactory) -> 
 
     def sync(*, ok: bool = True, sync_api: bool = False, **kw: Any) -> dict[str, Any]:
         kw.setdefault("sweep_max_fraction", 1.0)
+        kw.setdefault("full_reads", "changed")  # EWALL_FULL_CRAWL_READS=changed
         connector = imanage(use_sync_api=sync_api)
         report = run_sync("imanage", connector, pipeline, store, mode="full", started_by="svc",
                           **kw)
@@ -270,7 +271,7 @@ def test_a_crash_after_unread_pages_resumes_and_sweeps_only_what_is_gone(
     def full(**kw: Any) -> dict[str, Any]:
         connector = imanage({"connector_concurrency": 1}, use_sync_api=False)
         return run_sync("imanage", connector, pipeline, store, mode="full", started_by="t",
-                        sweep_max_fraction=1.0, **kw)
+                        sweep_max_fraction=1.0, **{"full_reads": "changed", **kw})
 
     full()
     imanage_fake.trash("ACTIVE!2.1")
@@ -300,7 +301,7 @@ def test_netdocuments_reads_what_changed_and_narrows_a_wall_without_downloads(
         return [r.path for r in fake.requests[before:] if re.search(pattern, r.path)]
 
     before = len(fake.requests)
-    quiet = sync("full")
+    quiet = sync("full", full_reads="changed")
     assert quiet["full_read"]["unread"] == 4
     assert since(before, DOWNLOADS) == []
     # each held document placed from /info, which a lagging search row cannot stand for
@@ -312,7 +313,7 @@ def test_netdocuments_reads_what_changed_and_narrows_a_wall_without_downloads(
     fake.docs[TAX].content = b"Nieuw advies over de belastingaanslag."
     fake.lookup[2][0]["access"] += "*U:carol@firm.com|N"  # a wall on matter 0008
     before = len(fake.requests)
-    changed = sync("full")
+    changed = sync("full", full_reads="changed")
     assert since(before, DOWNLOADS) == [f"/v1/Document/{TAX}"]
     assert changed["full_read"] | {"asked": 0} == {"read_all": False, "asked": 0, "unread": 3,
                                                    "unchanged": 1, "narrowed": 2}
@@ -369,7 +370,7 @@ def test_netdocuments_places_held_documents_from_info_not_from_a_lagging_search_
         fake.docs[FALCON].custom[1002] = "0009"  # the matter amir is walled off
     else:
         fake.deleted_items.add(FALCON)
-    sync("full")
+    sync("full", full_reads="changed")
     finders = who_finds(firm, FALCON, "dagvaarding")
     assert "amir@firm.nl" not in finders
     if change == "deleted_items":
@@ -388,7 +389,7 @@ def test_reread_after_an_interrupted_crawl_reads_every_document(
     def full(**kw: Any) -> dict[str, Any]:
         connector = imanage({"connector_concurrency": 1}, use_sync_api=False)
         return run_sync("imanage", connector, pipeline, store, mode="full", started_by="t",
-                        sweep_max_fraction=1.0, **kw)
+                        sweep_max_fraction=1.0, **{"full_reads": "changed", **kw})
 
     full()
     imanage_fake.docs["ACTIVE!5.1"].profile["edit_date"] = now_iso()  # on the third page

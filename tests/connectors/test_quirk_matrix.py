@@ -321,13 +321,7 @@ def _q_429(header: dict[str, str]) -> Callable[[Tenant], None]:
 
 
 def q_503_one_download(t: Tenant) -> None:
-    # new content (a full crawl reads only what changed), which never downloads
-    if t.kind == "imanage":
-        target = r"ACTIVE!5\.1/download$"
-        t.fake.docs["ACTIVE!5.1"].profile["edit_date"] = "2025-02-05T10:00:00Z"
-    else:
-        target = r"^/v1/Document/4824-0000-0005$"
-        t.fake.docs["4824-0000-0005"].modified = "2025-02-05T10:00:00Z"
+    target = r"ACTIVE!5\.1/download$" if t.kind == "imanage" else r"^/v1/Document/4824-0000-0005$"
     t.fake.inject(target, 503, headers={"Retry-After": "1"}, times=1000)
 
 
