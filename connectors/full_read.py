@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from connectors.base import Checkpoint, Placed, SourceItem
 
 if TYPE_CHECKING:
+    from connectors.state import SyncState
     from connectors.sync import _SyncRun
 
 
@@ -56,6 +57,21 @@ class _HeldCheck:
         return {p.external_id for p in placed} - set(held)
 
 
+FULL_READS = ("all", "changed")  # EWALL_FULL_CRAWL_READS
+
+
+def starts_afresh(sync: _SyncRun, st: SyncState) -> bool:
+    """Whether this full crawl must start afresh rather than resume the unfinished one:
+    asked to reread, or to read every document where that crawl (with "changed") left some
+    unread before its checkpoint (a review found them never downloaded, the report saying
+    every document was read). Records in ``st`` what the crawl reads (the caller saves it)."""
+    reads = "changed" if sync.full_reads == "changed" and not sync.reread else "all"
+    afresh = sync.reread or (reads == "all" and st.crawl_reads == "changed")
+    if afresh or st.crawl_id is None or reads == "changed":
+        st.crawl_reads = reads
+    return afresh
+
+
 def full_items(sync: _SyncRun, crawl_id: str, resume: Checkpoint | None) -> Iterator[SourceItem]:
     """``Source.full``: every item of a full load, the source told first which documents
     need no reading (or none, with ``sync.reread``). The report's ``full_read`` says how many
@@ -65,7 +81,7 @@ def full_items(sync: _SyncRun, crawl_id: str, resume: Checkpoint | None) -> Iter
     if sync.reread:
         sync.origin.skip_held(None)
         summary.update(read_all=True, reason="asked to read every document again (reread)")
-    elif sync.full_reads == "all":
+    elif sync.full_reads != "changed":
         sync.origin.skip_held(None)
         summary.update(read_all=True, reason="EWALL_FULL_CRAWL_READS=all: every document is "
                        "read, so a download the source now refuses is caught")

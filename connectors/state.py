@@ -37,6 +37,9 @@ class SyncState:
     watermark: str | None = None  # ISO time up to which the source is known to be mirrored
     crawl_id: str | None = None  # the full crawl in progress, None when there is none
     crawl_cursor: str | None = None  # that crawl's last checkpoint
+    # what that crawl has read: "all" (every document) or "changed" (some left unread,
+    # connectors.full_read); None: a crawl begun before this was kept, which read all
+    crawl_reads: str | None = None
     crawl_started_at: str | None = None
     crawl_errors: int = 0  # errors so far in that crawl; any error forbids its sweep
     crawl_error_reasons: list[str] = field(default_factory=list)

@@ -54,7 +54,7 @@ from connectors.base import (
     SourceUnsupportedError,
 )
 from connectors.crawl import as_source
-from connectors.full_read import full_items
+from connectors.full_read import FULL_READS, full_items, starts_afresh
 from connectors.http import ConnectorError, CredentialsError
 from connectors.permissions import sync_groups
 from connectors.security_pass import security_pass
@@ -428,7 +428,7 @@ class _SyncRun:
     # --- modes ----------------------------------------------------------------------------------
 
     def full(self, st: SyncState) -> None:
-        if self.reread:  # every document's content again: an unfinished crawl read only some
+        if starts_afresh(self, st):  # a reread, or all after a crawl that left some unread
             st.crawl_id = None
         resumed = st.crawl_id is not None
         if st.crawl_id is None:
@@ -438,7 +438,7 @@ class _SyncRun:
             st.crawl_errors = 0
             st.crawl_error_reasons = []
             self.state.forget_crawls(self.source, self.scope)  # leftovers of abandoned crawls
-            self.state.save(self.source, self.scope, st)
+        self.state.save(self.source, self.scope, st)  # with what this crawl reads
         crawl_id = st.crawl_id
         self.summary.update(crawl_id=crawl_id, resumed=resumed, document_failures=0,
                             resumed_from_checkpoint=bool(resumed and st.crawl_cursor))
@@ -602,6 +602,8 @@ def run_source(
     """
     if mode not in ("full", "delta"):
         raise ValueError(f"mode must be 'full' or 'delta', not {mode!r}")
+    if full_reads not in FULL_READS:  # a typo must not turn off the safe default
+        raise ValueError(f"full_reads must be one of {FULL_READS}, not {full_reads!r}")
     if not source.capabilities.changes:
         mode = "full"
     store: StateStore = RunLocalState()

@@ -178,6 +178,7 @@ def print_report(console: Console, report: dict[str, Any]) -> None:
             "ingested",
             "unchanged",
             "unread",
+            "narrowed",
             "quarantined",
             "failed",
             "deleted",
@@ -298,7 +299,9 @@ def _cmd_connector(name: str) -> Callable[[argparse.Namespace, Settings], int]:
             registry.check_configured(name, settings)
         except registry.SourceNotConfiguredError as exc:
             return _error(str(exc), EXIT_USAGE)
-        mode = "full" if args.reread else args.mode  # a reread is a full crawl
+        if args.reread and args.mode == "delta":
+            return _error("--reread is a full crawl: leave out --mode delta", EXIT_USAGE)
+        mode = "full" if args.reread else args.mode or "delta"  # a reread is a full crawl
         label = f"ingest {name} ({mode}{', reread' if args.reread else ''})"
         return _run(settings, name, label, mode=mode, reread=args.reread)
 
@@ -357,15 +360,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         p.add_argument(
             "--mode",
             choices=["full", "delta"],
-            default="delta",
+            default=None,
             help="full crawl or changes since the last run (default: delta)",
         )
         p.add_argument(
             "--reread",
             action="store_true",
-            help="a full crawl that reads every document's content again (e.g. after text "
-            "extraction changed); without it a full crawl reads only what the index does "
-            "not hold at the listed version, modification date, place and rules",
+            help="a full crawl of its own that reads every document's content again, "
+            "whatever EWALL_FULL_CRAWL_READS says (with `changed` a full crawl reads only what "
+            "the index does not hold at the listed version, modification date, place and rules)",
         )
         p.set_defaults(handler=handler)
 

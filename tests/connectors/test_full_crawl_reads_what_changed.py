@@ -377,11 +377,15 @@ def test_netdocuments_places_held_documents_from_info_not_from_a_lagging_search_
         assert finders == set()
 
 
-def test_reread_after_an_interrupted_crawl_reads_every_document(
-    imanage_fake: FakeIManage, imanage: ImanageFactory, db: DbFixture
+@pytest.mark.parametrize("after", [{"reread": True}, {"full_reads": "all"}],
+                         ids=["reread", "default"])
+def test_a_crawl_that_reads_all_after_an_interrupted_one_reads_every_document(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, db: DbFixture, after: dict[str, Any]
 ) -> None:
-    """--reread resumed an unfinished crawl, so documents before its checkpoint were not
-    read, while the report said read_all (a review): a reread starts a crawl of its own."""
+    """--reread, or the default (EWALL_FULL_CRAWL_READS=all) after a crawl begun with
+    =changed, resumed the unfinished crawl: documents left unread before its checkpoint were
+    never downloaded, while the report said read_all (two reviews). Such a crawl starts
+    afresh."""
     for n in range(1, 8):
         imanage_fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
     pipeline, store = RecordingPipeline(), SyncStateStore(db.database)
@@ -399,6 +403,36 @@ def test_reread_after_an_interrupted_crawl_reads_every_document(
         full()  # a scheduled full crawl, interrupted
     pipeline.crash_after = None
     pipeline.ingested.clear()
-    report = full(reread=True)
+    report = full(**after)
     assert sorted(pipeline.ingested) == [f"ACTIVE!{n}" for n in range(1, 8)]
     assert report["sync"]["resumed"] is False
+    assert report["sync"]["full_read"]["read_all"] is True
+    # and the crawl begun afresh, interrupted in turn, resumes as one that reads all
+    pipeline.ingested.clear()
+    pipeline.crash_after = 0
+    with pytest.raises(ConsumerCrashError):
+        full(full_reads="all")
+    pipeline.crash_after = None
+    assert full(full_reads="all")["sync"]["resumed"] is True
+
+
+def test_an_unknown_full_reads_value_is_refused(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, db: DbFixture
+) -> None:
+    """Anything but "changed" read as "all"'s opposite would turn the safe default off by
+    a typo ("ALL", ""); run_source refuses it before it starts a run."""
+    imanage_fake.add_document("ACTIVE", 1, custom1="10025", custom2="0007")
+    pipeline, store = RecordingPipeline(), SyncStateStore(db.database)
+    connector = imanage({"connector_concurrency": 1}, use_sync_api=False)
+    for value in ("ALL", "", "chnaged"):
+        with pytest.raises(ValueError, match="full_reads"):
+            run_sync("imanage", connector, pipeline, store, mode="full", started_by="t",
+                     full_reads=value)
+    assert pipeline.ingested == [] and pipeline.runs == []
+
+
+def test_ewall_ingest_refuses_a_reread_as_a_delta(
+    imanage_cli_env: DbHandle, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["ingest", "imanage", "--reread", "--mode", "delta"]) == 2
+    assert "--reread is a full crawl" in capsys.readouterr().err
