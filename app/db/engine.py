@@ -32,6 +32,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from app.db import sqlfiles
 
 log = logging.getLogger("ewall.db")
+_USABLE = (TransactionStatus.IDLE, TransactionStatus.INTRANS)
 
 # psycopg prepares a statement after this many executions; None would also refuse an explicit
 # prepare=True, so "never by itself" is a count no connection reaches.
@@ -142,11 +143,18 @@ def _engine(
             dbapi.execute(sqlfiles.raw("db.generic_plan_on"), prepare=True)
             try:
                 cursor.execute(statement, parameters, prepare=True)
-            finally:
-                # also after an error raised here (a parameter the driver cannot send) that
-                # leaves the transaction usable; one the server raised ended it, mode and all
-                if dbapi.info.transaction_status != TransactionStatus.INERROR:
-                    dbapi.execute(sqlfiles.raw("db.generic_plan_off"), prepare=True)
+            except BaseException:
+                # After an error raised here (a parameter the driver cannot send) the
+                # transaction goes on: put the mode back. One the server raised ended the
+                # transaction, mode and all (INERROR), or the connection (UNKNOWN): nothing
+                # to put back, and a failed restore must not hide the error (a review).
+                if dbapi.info.transaction_status in _USABLE:
+                    try:
+                        dbapi.execute(sqlfiles.raw("db.generic_plan_off"), prepare=True)
+                    except Exception:
+                        log.warning("plan_cache_mode not put back after an error", exc_info=True)
+                raise
+            dbapi.execute(sqlfiles.raw("db.generic_plan_off"), prepare=True)
             return True
 
     return engine

@@ -9,9 +9,11 @@ array, whatever the ids contain.
 
 from __future__ import annotations
 
+import threading
 import uuid
 from typing import Any
 
+import psycopg
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Connection, text
@@ -219,3 +221,40 @@ def test_the_query_analysis_runs_in_autocommit_too(db: DbHandle) -> None:
             _analysis(auto, ["acl-1"])
         mode = auto.execute(text("SELECT current_setting('plan_cache_mode')")).scalar_one()
         assert mode == "auto"
+
+
+def test_a_connection_lost_in_the_analysis_reports_the_servers_error(db: DbHandle) -> None:
+    """A backend terminated under the analysis (a failover, a restart) left the connection
+    closed, and the restore after it raised "the connection is closed" in place of the
+    server's reason (a review)."""
+    locked, found = threading.Event(), threading.Event()
+
+    def terminate_the_waiting_analysis() -> None:
+        with psycopg.connect(db.superuser_url) as holder, psycopg.connect(
+            db.superuser_url, autocommit=True
+        ) as killer:
+            holder.execute("LOCK TABLE search_key_stats IN ACCESS EXCLUSIVE MODE")
+            locked.set()
+            while not found.is_set():  # until the analysis waits on the lock
+                row = killer.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    "AND query LIKE '%WITH plain AS%'"
+                ).fetchone()
+                if row:
+                    killer.execute("SELECT pg_terminate_backend(%s)", (row[0],))
+                    found.set()
+                else:
+                    killer.execute("SELECT pg_sleep(0.02)")
+            holder.rollback()
+
+    with db.database.connect() as conn:
+        conn.execute(text("SELECT 1"))
+        thread = threading.Thread(target=terminate_the_waiting_analysis)
+        thread.start()
+        try:
+            assert locked.wait(60)
+            with pytest.raises(Exception, match="terminating connection"):
+                _analysis(conn, ["acl-1"])
+        finally:
+            found.set()
+            thread.join()
