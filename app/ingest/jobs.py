@@ -8,6 +8,9 @@ without re-embedding, and a connector resumes from its saved cursors.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
 from app.errors import AppError
 from app.ingest.pipeline import STORE_FAILED
 from app.ingest.router import DOCUMENT_JOB, RUN_JOB, pipeline_for, to_source_document
@@ -39,12 +42,8 @@ def ingest_handlers(resources: Resources) -> dict[str, Handler]:
         run.job_id = job.job_id  # its write yields to any write of the document since
         pipeline.progress(run, state="running", attempt=job.attempt)
         doc = to_source_document(DocumentIn.model_validate(job.payload["document"]))
-        try:
+        with _switched_while_running():
             outcome = pipeline.ingest(run, doc)
-        except AppError as exc:  # a re-embed switched while it ran: for the new model's
-            if exc.code == "model_not_live":
-                raise NotForThisWorker(exc.message) from exc
-            raise
         if outcome.status == "superseded":
             pipeline.progress(run, state="done", document=outcome.as_dict())
             pipeline.finish_run(
@@ -67,20 +66,37 @@ def ingest_handlers(resources: Resources) -> dict[str, Handler]:
         pipeline.progress(run, state="running", attempt=job.attempt)
         name = str(job.payload["connector"])
         path = job.payload.get("path")
-        report = run_named_source(
-            pipeline,
-            resources.settings,
-            name,
-            mode=str(job.payload.get("mode", "delta")),
-            path=str(path) if path is not None else None,
-            started_by=job.person_id,
-            run=run,
-        )
+        # a crawl can run for hours; the run it closed as interrupted waits for the job
+        with _switched_while_running(reopen=lambda: pipeline.resume_run(run.run_id)):
+            report = run_named_source(
+                pipeline,
+                resources.settings,
+                name,
+                mode=str(job.payload.get("mode", "delta")),
+                path=str(path) if path is not None else None,
+                started_by=job.person_id,
+                run=run,
+            )
         if report.get("status") == "failed":
             # a failed crawl is worth another attempt (the source may be back)
             raise RuntimeError(f"the {name} run failed: {report.get('error') or 'see the run'}")
 
     return {DOCUMENT_JOB: document, RUN_JOB: connector_run}
+
+
+@contextmanager
+def _switched_while_running(reopen: Callable[[], object] | None = None) -> Iterator[None]:
+    """A re-embed switched while the job ran: the job is for the new model's workers (put
+    back, its attempt not counted; ``reopen`` the run for it), not a failure (a review found
+    a connector run's job failed on its last attempt, the run with it)."""
+    try:
+        yield
+    except AppError as exc:
+        if exc.code == "model_not_live":
+            if reopen is not None:
+                reopen()
+            raise NotForThisWorker(exc.message) from exc
+        raise
 
 
 def mark_run_failed(resources: Resources) -> OnFailed:

@@ -6,6 +6,8 @@ model's service had queued, and spent their attempts (a check of 2026-12-06)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -87,3 +89,44 @@ def test_an_old_model_service_queues_nothing_and_leaves_the_queue_to_the_live_mo
         assert ok(client.get(run_url, headers=admin))["status"] == "succeeded"
         hits = firm.search(LAWYER, "pakhuis Zeeuwse gracht", mode="sparse")["results"]
         assert {h["document"]["external_id"] for h in hits} == {"D-1"}
+
+
+def test_a_switch_while_a_connector_run_job_runs_puts_the_job_back(
+    db: DbHandle, embedder: Any, auth: Tokens, tmp_path: Path
+) -> None:
+    """The handler checked the model before the run, and a crawl can run for hours: a
+    switch during it failed the job on its last attempt, the run with it (a review). It goes
+    back, as a document job does."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("Memo over de huurovereenkomst.", encoding="utf-8")
+    (tmp_path / "metadata.jsonl").write_text(json.dumps(
+        {"external_id": "R-1", "path": "docs/a.txt", "client_id": "C1", "matter_id": "M1"}
+    ), encoding="utf-8")  # fmt: skip
+    settings = make_settings(job_workers=0, job_max_attempts=1)
+    with make_client(db, settings, embedder) as client:
+        firm = Firm(client, auth)
+        firm.person(LAWYER)
+        firm.client_("C1")
+        firm.matter("M1", "C1", team=[LAWYER])
+        admin = auth(*ADMIN)
+        run = client.post("/v1/ingest/runs", json={"connector": "folder", "path": str(tmp_path)},
+                          headers=admin)  # fmt: skip
+        assert run.status_code == 202, run.text
+        pipeline = client.app.state.resources.pipeline  # type: ignore[attr-defined]
+        resume = pipeline.resume_run
+
+        def resume_then_switch(run_id: Any) -> Any:  # the switch lands after the check
+            resumed = resume(run_id)
+            _sql(db, "UPDATE embedding_live SET model_id = 'other@1', model_name = 'other'")
+            return resumed
+
+        pipeline.resume_run = resume_then_switch
+        worker = _worker(client)
+        try:
+            worker.run_once()
+        finally:
+            worker.close()
+        jobs = _sql(db, "SELECT kind, status, attempts FROM jobs ORDER BY job_id")
+        assert jobs == [("ingest.run", "queued", 0)], jobs
+        report = ok(client.get(f"/v1/ingest/runs/{run.json()['run_id']}", headers=admin))
+        assert report["status"] == "running", report  # not failed: its job waits
