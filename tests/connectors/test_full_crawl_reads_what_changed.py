@@ -259,13 +259,9 @@ def test_reread_downloads_every_document(
     assert report["full_read"]["read_all"] is True and report["full_read"]["unread"] == 0
 
 
-def test_a_crash_after_unread_pages_resumes_and_sweeps_only_what_is_gone(
-    imanage_fake: FakeIManage, imanage: ImanageFactory, db: DbFixture
-) -> None:
-    """Unread documents are marked seen as their page is answered, so a crawl that crashes
-    after them and resumes from its checkpoint still sweeps only what is gone."""
-    for n in range(1, 8):
-        imanage_fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
+def _recording_full(imanage: ImanageFactory, db: DbFixture) -> tuple[RecordingPipeline, Sync]:
+    """A RecordingPipeline, and full crawls into it (changed mode unless told otherwise)
+    with the state kept in the database between them."""
     pipeline, store = RecordingPipeline(), SyncStateStore(db.database)
 
     def full(**kw: Any) -> dict[str, Any]:
@@ -273,6 +269,17 @@ def test_a_crash_after_unread_pages_resumes_and_sweeps_only_what_is_gone(
         return run_sync("imanage", connector, pipeline, store, mode="full", started_by="t",
                         sweep_max_fraction=1.0, **{"full_reads": "changed", **kw})
 
+    return pipeline, full
+
+
+def test_a_crash_after_unread_pages_resumes_and_sweeps_only_what_is_gone(
+    imanage_fake: FakeIManage, imanage: ImanageFactory, db: DbFixture
+) -> None:
+    """Unread documents are marked seen as their page is answered, so a crawl that crashes
+    after them and resumes from its checkpoint still sweeps only what is gone."""
+    for n in range(1, 8):
+        imanage_fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
+    pipeline, full = _recording_full(imanage, db)
     full()
     imanage_fake.trash("ACTIVE!2.1")
     imanage_fake.docs["ACTIVE!5.1"].profile["edit_date"] = now_iso()  # on the third page
@@ -388,13 +395,7 @@ def test_a_crawl_that_reads_all_after_an_interrupted_one_reads_every_document(
     afresh."""
     for n in range(1, 8):
         imanage_fake.add_document("ACTIVE", n, custom1="10025", custom2="0007")
-    pipeline, store = RecordingPipeline(), SyncStateStore(db.database)
-
-    def full(**kw: Any) -> dict[str, Any]:
-        connector = imanage({"connector_concurrency": 1}, use_sync_api=False)
-        return run_sync("imanage", connector, pipeline, store, mode="full", started_by="t",
-                        sweep_max_fraction=1.0, **{"full_reads": "changed", **kw})
-
+    pipeline, full = _recording_full(imanage, db)
     full()
     imanage_fake.docs["ACTIVE!5.1"].profile["edit_date"] = now_iso()  # on the third page
     pipeline.ingested.clear()

@@ -38,6 +38,15 @@ def _worker(client: TestClient) -> JobWorker:
     )
 
 
+def _firm(client: TestClient, auth: Tokens) -> dict[str, str]:
+    """The lawyer on matter M1 of client C1; the admin's headers."""
+    firm = Firm(client, auth)
+    firm.person(LAWYER)
+    firm.client_("C1")
+    firm.matter("M1", "C1", team=[LAWYER])
+    return auth(*ADMIN)
+
+
 def _push(external_id: str) -> dict[str, Any]:
     return {"source": "api", "external_id": external_id, "client_id": "C1",
             "matter_id": "M1", "title": "Memo", "text": LONG_TEXT}  # fmt: skip
@@ -48,11 +57,7 @@ def test_an_old_model_service_queues_nothing_and_leaves_the_queue_to_the_live_mo
 ) -> None:
     settings = make_settings(document_async_chars=len(LONG_TEXT) - 1, job_workers=0)
     with make_client(db, settings, embedder) as client:
-        firm = Firm(client, auth)
-        firm.person(LAWYER)
-        firm.client_("C1")
-        firm.matter("M1", "C1", team=[LAWYER])
-        admin = auth(*ADMIN)
+        admin = _firm(client, auth)
         queued = client.post("/v1/documents", json=_push("D-1"), headers=admin)
         assert queued.status_code == 202, queued.text
         run_url = f"/v1/ingest/runs/{queued.json()['run_id']}"
@@ -87,7 +92,9 @@ def test_an_old_model_service_queues_nothing_and_leaves_the_queue_to_the_live_mo
             new.close()
         assert _sql(db, "SELECT status, attempts FROM jobs") == [("succeeded", 1)]
         assert ok(client.get(run_url, headers=admin))["status"] == "succeeded"
-        hits = firm.search(LAWYER, "pakhuis Zeeuwse gracht", mode="sparse")["results"]
+        hits = Firm(client, auth).search(LAWYER, "pakhuis Zeeuwse gracht", mode="sparse")[
+            "results"
+        ]
         assert {h["document"]["external_id"] for h in hits} == {"D-1"}
 
 
@@ -104,11 +111,7 @@ def test_a_switch_while_a_connector_run_job_runs_puts_the_job_back(
     ), encoding="utf-8")  # fmt: skip
     settings = make_settings(job_workers=0, job_max_attempts=1)
     with make_client(db, settings, embedder) as client:
-        firm = Firm(client, auth)
-        firm.person(LAWYER)
-        firm.client_("C1")
-        firm.matter("M1", "C1", team=[LAWYER])
-        admin = auth(*ADMIN)
+        admin = _firm(client, auth)
         run = client.post("/v1/ingest/runs", json={"connector": "folder", "path": str(tmp_path)},
                           headers=admin)  # fmt: skip
         assert run.status_code == 202, run.text
