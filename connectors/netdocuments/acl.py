@@ -26,23 +26,27 @@ def principal(kind: str, ident: str) -> str:
     return principal_name(SOURCE, kind, ident)
 
 
-def _principal_of(who: str, kind: str | None, groups_by_name: Mapping[str, str]) -> str | None:
+GroupsByName = Mapping[str, str | tuple[str, ...]]  # a name shared by groups: all their ids
+
+
+def _principals_of(who: str, kind: str | None, groups_by_name: GroupsByName) -> tuple[str, ...]:
     """``U:email`` and ids with an ``@`` are users; ``UG-`` ids are groups; ``NG-`` (a
     cabinet used as a principal) is kept as a group; anything else is tried as a group name
-    (profile-based security writes group names, S9). None when it cannot be placed."""
+    (profile-based security writes group names, S9): every group of that name. Empty when
+    it cannot be placed."""
     text = who.strip()
     if not text:
-        return None
+        return ()
     if text[:2].upper() == "U:":
-        return principal("user", text[2:]) if text[2:].strip() else None
+        return (principal("user", text[2:]),) if text[2:].strip() else ()
     if kind in ("user", "group"):
-        return principal(kind, text)
+        return (principal(kind, text),)
     if text[:3].upper() in ("UG-", "NG-"):
-        return principal("group", text)
+        return (principal("group", text),)
     if "@" in text:
-        return principal("user", text)
-    group_id = groups_by_name.get(text.lower())
-    return principal("group", group_id) if group_id else None
+        return (principal("user", text),)
+    ids = groups_by_name.get(text.lower()) or ()
+    return tuple(principal("group", i) for i in ((ids,) if isinstance(ids, str) else ids))
 
 
 def _rights(entry: Mapping[str, Any]) -> str:
@@ -68,7 +72,7 @@ def build_acl(
     entries: Iterable[Mapping[str, Any]],
     *,
     profile_access: Iterable[str] = (),
-    groups_by_name: Mapping[str, str] | None = None,
+    groups_by_name: GroupsByName | None = None,
 ) -> SourceAcl:
     """Document access list plus profile-based denies -> SourceAcl (default private).
 
@@ -84,29 +88,27 @@ def build_acl(
         who = as_text(pick(entry, "principal", "Principal", "principalId", "id", "guid")) or ""
         kind = (as_text(pick(entry, "type", "principalType")) or "").strip().lower() or None
         letters = set(_rights(entry))
-        name = _principal_of(who, kind, names)
+        found = _principals_of(who, kind, names)
         if letters - _KNOWN_LETTERS:
             draft.unresolvable(f"unknown rights {''.join(sorted(letters))!r} for {who!r}")
             continue
         if "N" in letters:
-            if name is None:
+            if not found:
                 draft.unresolvable(f"no-access entry for unknown principal {who!r}")
-            else:
-                draft.deny.add(name)
+            draft.deny.update(found)  # a name several groups share denies them all
         elif letters & _GRANT_LETTERS:
-            if name is None:
-                draft.notes.append(f"grant to unknown principal {who!r} skipped")
-            else:
-                draft.allow.add(name)
+            if len(found) == 1:
+                draft.allow.update(found)
+            else:  # unknown, or a name several groups share: which one is meant is unknown
+                draft.notes.append(f"grant to unknown or ambiguous principal {who!r} skipped")
     for access in profile_access:
         for who, levels in parse_profile_access(access):
             if "N" not in levels:
                 continue
-            name = _principal_of(who, None, names)
-            if name is None:
+            found = _principals_of(who, None, names)
+            if not found:
                 draft.unresolvable(f"matter no-access row for unknown principal {who!r}")
-            else:
-                draft.deny.add(name)
+            draft.deny.update(found)
     return draft.build("private")
 
 

@@ -67,6 +67,7 @@ from connectors.http.ratelimit import Clock
 from connectors.http.retry import Sleep
 from connectors.netdocuments.acl import (
     SOURCE,
+    GroupsByName,
     LookupTable,
     build_acl,
     parse_profile_security,
@@ -139,7 +140,7 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
         self.scope = "cabinets=" + (",".join(sorted(self.configured_cabinets)) or "*")
         self._cabinets: list[Cabinet] | None = None
         self._tables: dict[tuple[str, int], LookupTable] = {}
-        self._group_names: dict[str, dict[str, str]] = {}
+        self._group_names: dict[str, GroupsByName] = {}
         self._tables_lock = threading.Lock()
         self.profile_security = parse_profile_security(settings.netdocuments_profile_security)
         super().__init__(
@@ -493,20 +494,22 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
                 )
         return table
 
-    def _groups_by_name(self, cabinet: Cabinet) -> dict[str, str]:
+    def _groups_by_name(self, cabinet: Cabinet) -> GroupsByName:
         with self._tables_lock:
             cached = self._group_names.get(cabinet.id)
             if cached is None:
                 cached = self._group_names[cabinet.id] = self._fetch_group_names(cabinet)
             return cached
 
-    def _fetch_group_names(self, cabinet: Cabinet) -> dict[str, str]:
-        names: dict[str, str] = {}
+    def _fetch_group_names(self, cabinet: Cabinet) -> GroupsByName:
+        """Each group name with its group's id; a name several groups share with all their
+        ids (until 2026-12-06 the last one listed: a `Name|N` row denied one of them)."""
+        found: dict[str, set[str]] = {}
         try:
             for group in self.client.cabinet_groups(cabinet.id):
                 gid, name = as_text(pick(group, "Id", "id")), as_text(pick(group, "Name", "name"))
                 if gid and name:
-                    names[name.strip().lower()] = gid.strip()
+                    found.setdefault(name.strip().lower(), set()).add(gid.strip())
         except CredentialsError:
             raise
         except SourceHTTPError as exc:
@@ -515,7 +518,7 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
             self.warnings.append(f"netdocuments: group names of cabinet {cabinet.id} could "
                                  f"not be read ({exc}); grants by name admit nobody")
             return {}
-        return names
+        return {n: ids.pop() if len(ids) == 1 else tuple(sorted(ids)) for n, ids in found.items()}
 
     def _profile_acl(
         self,

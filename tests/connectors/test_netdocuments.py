@@ -25,7 +25,7 @@ from connectors.http.errors import (
     RequestNotAllowedError,
     SourceHTTPError,
 )
-from connectors.netdocuments.acl import build_acl, parse_profile_access
+from connectors.netdocuments.acl import GroupsByName, build_acl, parse_profile_access
 from connectors.netdocuments.client import parse_search
 from connectors.netdocuments.connector import NetDocumentsConnector
 from tests.connectors.conftest import NetDocumentsFactory, Sleeps, netdocuments_settings
@@ -317,6 +317,39 @@ def test_profile_access_string() -> None:
     # Only the N rows are taken from profile-based security; its grants are not ours to add.
     assert acl.allow == {"netdocuments:group:ug-lit"}
     assert acl.deny == {"netdocuments:user:john.smith@firm.com", "netdocuments:group:ug-est"}
+
+
+def test_a_group_name_several_groups_share_denies_them_all_and_grants_none() -> None:
+    """Names are not unique in a cabinet: a `Name|N` row denied only the group listed last
+    (the others' members kept the document) until 2026-12-06. A deny by such a name denies
+    every group of that name; a grant by it admits none of them (which one is unknown)."""
+    names: GroupsByName = {"litigation": ("UG-LIT1", "UG-LIT2"), "estate": "UG-EST"}
+    acl = build_acl(
+        [{"principal": "Litigation", "rights": "VES"}, {"principal": "Estate", "rights": "V"}],
+        profile_access=["Litigation|N"],
+        groups_by_name=names,
+    )
+    assert acl.resolvable
+    assert acl.deny == {"netdocuments:group:ug-lit1", "netdocuments:group:ug-lit2"}
+    assert acl.allow == {"netdocuments:group:ug-est"}
+    assert build_acl([{"principal": "Litigation", "rights": "V"}], groups_by_name=names).allow == (
+        frozenset()
+    )
+
+
+def test_a_shared_group_name_in_a_matter_table_denies_every_group_of_that_name(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
+) -> None:
+    fake = netdocuments_fake
+    fake.add_group("UG-LIT1", "Litigation", [{"id": "JS1", "email": "john.smith@firm.com"}])
+    fake.add_group("UG-LIT2", "Litigation", [{"id": "AM1", "email": "amir@firm.com"}])
+    fake.add_document("1000-0000-0001", client="10025", matter="0008")
+    fake.lookup[2] = [
+        {"key": "0008", "parent": "10025", "description": "Falcon", "access": "Litigation|N"},
+    ]
+    acl = by_id(list(netdocuments().crawl_full(None)))["1000-0000-0001"].acl
+    assert acl is not None and acl.resolvable
+    assert acl.deny == {"netdocuments:group:ug-lit1", "netdocuments:group:ug-lit2"}
 
 
 def test_profile_based_denies_over_http(
