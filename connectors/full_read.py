@@ -60,13 +60,23 @@ class _HeldCheck:
 FULL_READS = ("all", "changed")  # EWALL_FULL_CRAWL_READS
 
 
+def _afresh(st: SyncState, reread: bool, full_reads: str) -> bool:
+    """Asked to reread, or to read every document where the unfinished crawl (with
+    "changed") left some unread before its checkpoint (a review found them never
+    downloaded, the report saying every document was read)."""
+    return reread or (full_reads != "changed" and st.crawl_reads == "changed")
+
+
+def resumes(st: SyncState, reread: bool, full_reads: str) -> bool:
+    """Whether a full crawl now resumes the unfinished one (the run's ``resume``)."""
+    return st.crawl_id is not None and not _afresh(st, reread, full_reads)
+
+
 def starts_afresh(sync: _SyncRun, st: SyncState) -> bool:
-    """Whether this full crawl must start afresh rather than resume the unfinished one:
-    asked to reread, or to read every document where that crawl (with "changed") left some
-    unread before its checkpoint (a review found them never downloaded, the report saying
-    every document was read). Records in ``st`` what the crawl reads (the caller saves it)."""
+    """Whether this full crawl must start afresh rather than resume the unfinished one
+    (`_afresh`). Records in ``st`` what the crawl reads (the caller saves it)."""
     reads = "changed" if sync.full_reads == "changed" and not sync.reread else "all"
-    afresh = sync.reread or (reads == "all" and st.crawl_reads == "changed")
+    afresh = _afresh(st, sync.reread, sync.full_reads)
     if afresh or st.crawl_id is None or reads == "changed":
         st.crawl_reads = reads
     return afresh

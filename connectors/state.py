@@ -38,7 +38,8 @@ class SyncState:
     crawl_id: str | None = None  # the full crawl in progress, None when there is none
     crawl_cursor: str | None = None  # that crawl's last checkpoint
     # what that crawl has read: "all" (every document) or "changed" (some left unread,
-    # connectors.full_read); None: a crawl begun before this was kept, which read all
+    # connectors.full_read); None: a crawl begun before this was kept (every release before
+    # it read all: EWALL_FULL_CRAWL_READS came with it)
     crawl_reads: str | None = None
     crawl_started_at: str | None = None
     crawl_errors: int = 0  # errors so far in that crawl; any error forbids its sweep

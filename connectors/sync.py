@@ -54,7 +54,7 @@ from connectors.base import (
     SourceUnsupportedError,
 )
 from connectors.crawl import as_source
-from connectors.full_read import FULL_READS, full_items, starts_afresh
+from connectors.full_read import FULL_READS, full_items, resumes, starts_afresh
 from connectors.http import ConnectorError, CredentialsError
 from connectors.permissions import sync_groups
 from connectors.security_pass import security_pass
@@ -666,7 +666,7 @@ def _locked_run(
         mode = "full"
     if run is None:
         params = {**source.run_params(), "mode": mode, "scope": scope,
-                  "resume": bool(mode == "full" and st.crawl_id is not None)}
+                  "resume": bool(mode == "full" and resumes(st, reread, full_reads))}
         run = pipeline.start_run(source.kind, params, started_by)
     sync = _SyncRun(source, pipeline=pipeline, state=state, run=run, started_by=started_by,
                     on_progress=on_progress, seen_batch=max(1, seen_batch),

@@ -37,16 +37,19 @@ def _principals_of(who: str, kind: str | None, groups_by_name: GroupsByName) -> 
     text = who.strip()
     if not text:
         return ()
-    if text[:2].upper() == "U:":
-        return (principal("user", text[2:]),) if text[2:].strip() else ()
     if kind in ("user", "group"):
         return (principal(kind, text),)
-    if text[:3].upper() in ("UG-", "NG-"):
-        return (principal("group", text),)
-    if "@" in text:
-        return (principal("user", text),)
+    # a group may be named like an id or an address: such a name stands for both readings
+    # (a deny denies both; a grant, two principals, admits neither; a review)
     ids = groups_by_name.get(text.lower()) or ()
-    return tuple(principal("group", i) for i in ((ids,) if isinstance(ids, str) else ids))
+    named = tuple(principal("group", i) for i in ((ids,) if isinstance(ids, str) else ids))
+    if text[:2].upper() == "U:":
+        return ((principal("user", text[2:]),) if text[2:].strip() else ()) + named
+    if text[:3].upper() in ("UG-", "NG-"):
+        return tuple(dict.fromkeys((principal("group", text), *named)))
+    if "@" in text:
+        return (principal("user", text), *named)
+    return named
 
 
 def _rights(entry: Mapping[str, Any]) -> str:

@@ -407,6 +407,7 @@ def test_a_crawl_that_reads_all_after_an_interrupted_one_reads_every_document(
     report = full(**after)
     assert sorted(pipeline.ingested) == [f"ACTIVE!{n}" for n in range(1, 8)]
     assert report["sync"]["resumed"] is False
+    assert pipeline.runs[-1].params["resume"] is False  # the run says what it did
     assert report["sync"]["full_read"]["read_all"] is True
     # and the crawl begun afresh, interrupted in turn, resumes as one that reads all
     pipeline.ingested.clear()
@@ -415,6 +416,7 @@ def test_a_crawl_that_reads_all_after_an_interrupted_one_reads_every_document(
         full(full_reads="all")
     pipeline.crash_after = None
     assert full(full_reads="all")["sync"]["resumed"] is True
+    assert pipeline.runs[-1].params["resume"] is True
 
 
 def test_an_unknown_full_reads_value_is_refused(

@@ -337,6 +337,27 @@ def test_a_group_name_several_groups_share_denies_them_all_and_grants_none() -> 
     )
 
 
+@pytest.mark.parametrize(
+    ("name", "group_id", "other"),
+    [
+        ("lit@firm.com", "UG-LIT", "netdocuments:user:lit@firm.com"),  # an AD-style name
+        ("UG-Partners", "UG-7", "netdocuments:group:ug-partners"),  # named like an id
+    ],
+)
+def test_a_group_named_like_an_address_or_an_id_is_denied_by_its_name(
+    name: str, group_id: str, other: str
+) -> None:
+    """Such a name was read as the user or id it looks like only: the group it names kept
+    the matter's documents (a review). It stands for both readings: a deny denies both, a
+    grant by it admits neither."""
+    names: GroupsByName = {name.lower(): group_id}
+    acl = build_acl([{"principal": group_id, "type": "group", "rights": "V"}],
+                    profile_access=[f"{name}|N"], groups_by_name=names)  # fmt: skip
+    assert acl.deny == {f"netdocuments:group:{group_id.lower()}", other}
+    granted = build_acl([{"principal": name, "rights": "V"}], groups_by_name=names)
+    assert granted.allow == frozenset()
+
+
 def test_a_shared_group_name_in_a_matter_table_denies_every_group_of_that_name(
     netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
 ) -> None:
