@@ -37,7 +37,10 @@ def _principals_of(who: str, kind: str | None, groups_by_name: GroupsByName) -> 
     text = who.strip()
     if not text:
         return ()
-    if kind in ("user", "group"):
+    if kind == "user":  # typed, in either spelling (a review: "U:x" kept its prefix)
+        ident = text[2:].strip() if text[:2].upper() == "U:" else text
+        return (principal("user", ident),) if ident else ()
+    if kind == "group":
         return (principal(kind, text),)
     # a group may be named like an id or an address: such a name stands for both readings
     # (a deny denies both; a grant, two principals, admits neither; a review)
@@ -52,23 +55,50 @@ def _principals_of(who: str, kind: str | None, groups_by_name: GroupsByName) -> 
     return named
 
 
-def _rights(entry: Mapping[str, Any]) -> str:
-    letters = as_text(pick(entry, "rights", "Rights", "access", "Access", "level", "accessLevel"))
-    if letters is not None:
-        return letters.strip().upper()
-    # The membership shape (N20): one boolean per right.
-    flags = (("view", "V"), ("edit", "E"), ("share", "S"), ("administer", "A"), ("noAccess", "N"))
-    return "".join(letter for name, letter in flags if pick(entry, name) is True)
+_FLAGS = (("view", "V"), ("edit", "E"), ("share", "S"), ("administer", "A"), ("noAccess", "N"))
+
+
+def _rights(entry: Mapping[str, Any]) -> str | None:
+    """The entry's letters: its rights string and the membership shape's flags (N20, one
+    boolean per right, JSON or string) together. None when it says nothing readable of its
+    rights (no rights, a list, a flag neither true nor false): the caller fails closed, where
+    such an entry was skipped and a deny in it lost (a review)."""
+    raw = pick(entry, "rights", "Rights", "access", "Access", "level", "accessLevel")
+    if raw is not None and not isinstance(raw, str | int):
+        return None
+    letters = "" if raw is None else str(raw).strip().upper()
+    for name, letter in _FLAGS:
+        value = pick(entry, name)
+        if value is None:
+            continue
+        flag = str(value).strip().lower() if isinstance(value, bool | str) else None
+        if flag not in ("true", "false"):
+            return None
+        raw = raw if raw is not None else ""
+        letters += letter if flag == "true" else ""
+    return None if raw is None else letters
+
+
+def profile_parts(text: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """``Litigation|VES*Estate|V*U:john.smith@firm.com|N`` -> ([(who, LEVELS), ...], the
+    parts that could not be read: no ``|``, no one, no levels or letters other than VESAN,
+    a ``|`` left in the name (another separator)). Empty parts are nothing."""
+    out, unread = [], []
+    for part in (p.strip() for p in text.split("*")):
+        if not part:
+            continue
+        who, sep, levels = part.rpartition("|")
+        who, levels = who.strip(), levels.strip().upper()
+        if not sep or not who or "|" in who or not levels or set(levels) - _KNOWN_LETTERS:
+            unread.append(part)
+        else:
+            out.append((who, levels))
+    return out, unread
 
 
 def parse_profile_access(text: str) -> list[tuple[str, str]]:
-    """``Litigation|VES*Estate|V*U:john.smith@firm.com|N`` -> [(who, LEVELS), ...]."""
-    out = []
-    for part in text.split("*"):
-        who, sep, levels = part.rpartition("|")
-        if sep and who.strip():
-            out.append((who.strip(), levels.strip().upper()))
-    return out
+    """The parts of a profile access string that can be read (`profile_parts`)."""
+    return profile_parts(text)[0]
 
 
 def build_acl(
@@ -90,7 +120,11 @@ def build_acl(
     for entry in entries:
         who = as_text(pick(entry, "principal", "Principal", "principalId", "id", "guid")) or ""
         kind = (as_text(pick(entry, "type", "principalType")) or "").strip().lower() or None
-        letters = set(_rights(entry))
+        rights = _rights(entry)
+        if rights is None:
+            draft.unresolvable(f"rights of {who!r} unreadable")
+            continue
+        letters = set(rights)
         found = _principals_of(who, kind, names)
         if letters - _KNOWN_LETTERS:
             draft.unresolvable(f"unknown rights {''.join(sorted(letters))!r} for {who!r}")
@@ -105,7 +139,10 @@ def build_acl(
             else:  # unknown, or a name several groups share: which one is meant is unknown
                 draft.notes.append(f"grant to unknown or ambiguous principal {who!r} skipped")
     for access in profile_access:
-        for who, levels in parse_profile_access(access):
+        parts, unread = profile_parts(access)
+        for part in unread:  # it may have been a deny
+            draft.unresolvable(f"matter access part {part!r} unreadable")
+        for who, levels in parts:
             if "N" not in levels:
                 continue
             found = _principals_of(who, None, names)
@@ -132,10 +169,13 @@ class LookupTable:
         if not value:
             return []
         # Matter numbers repeat across clients: a row with a parent must match the client.
+        # Without a parent value (a document without client, an attribute whose parent is
+        # not read) every row of the key applies: only their denies are taken (narrower;
+        # such rows were skipped, their denies lost, a review).
         return [
             access
             for row_parent, key, access in self.rows
-            if key == value and (row_parent is None or row_parent == parent)
+            if key == value and (row_parent is None or parent is None or row_parent == parent)
         ]
 
 

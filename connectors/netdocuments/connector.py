@@ -483,15 +483,21 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
             return LookupTable(attribute, False, [], reason)
         table = LookupTable(attribute, True, [])
         for row in rows:
-            access = as_text(pick(row, "access", "Access"))
-            if access and access.strip():
-                table.rows.append(
-                    (
-                        normalize_code(pick(row, "parent", "Parent")) or None,
-                        normalize_code(pick(row, "key", "Key")),
-                        access.strip(),
-                    )
-                )
+            raw = pick(row, "access", "Access")
+            access = raw.strip() if isinstance(raw, str) else None
+            key = normalize_code(pick(row, "key", "Key"))
+            if raw not in (None, "") and not (access is not None and (key or not access)):
+                # rules we cannot read or place (structured, or without a key): a deny may
+                # be among them, so the table is not read (a review)
+                reason = (f"lookup table {attribute} of cabinet {cabinet.id} has a row whose "
+                          f"access cannot be read; documents profiled with it are visible to "
+                          f"nobody")
+                if reason not in self.warnings:
+                    self.warnings.append(reason)
+                return LookupTable(attribute, False, [], reason)
+            if access:
+                parent = normalize_code(pick(row, "parent", "Parent")) or None
+                table.rows.append((parent, key, access))
         return table
 
     def _groups_by_name(self, cabinet: Cabinet) -> GroupsByName:
