@@ -15,7 +15,7 @@ from typing import Any
 
 from connectors.base import DefaultAccess, SourceAcl
 from connectors.dms.acl import AclDraft, principal_name
-from connectors.http.lenient import as_text, has_key, is_true, pick
+from connectors.http.lenient import as_text, has_key, pick
 
 SOURCE = "imanage"
 
@@ -23,7 +23,7 @@ SOURCE = "imanage"
 # Manager restricts on this document, as principals; None when that cannot be known.
 RestrictedMemberResolver = Callable[[str, str, str], frozenset[str] | None]
 
-_GRANTS = frozenset({"read", "read_write", "full_access", "change_security"})
+_GRANTS = GRANTS = frozenset({"read", "read_write", "full_access", "change_security"})
 _LEVEL_BY_NUMBER = {0: "no_access", 1: "read", 2: "read_write", 3: "full_access"}
 _DEFAULTS: dict[str, DefaultAccess] = {"public": "public", "view": "view", "private": "private"}
 
@@ -35,16 +35,38 @@ def principal(kind: str, ident: str) -> str:
 _KIND_KEYS = ("type", "trustee_type", "member_type")
 
 
+def _valued(entry: Mapping[str, Any], key: str) -> bool:
+    return bool((as_text(pick(entry, key)) or "").strip())
+
+
 def _trustee(entry: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    ident = as_text(pick(entry, "trustee_id", "user_id", "group_id", "id"))
+    """(kind, id). Without a type the kind is the one of the id key that holds a value: a
+    serialiser writes both keys, one empty, and a user's deny read as a group's was lost (a
+    review); both holding one is no kind."""
     kind = (as_text(pick(entry, *_KIND_KEYS)) or "").strip().lower()
     if kind not in ("user", "group"):
-        kind = (
-            "group" if has_key(entry, "group_id") else "user" if has_key(entry, "user_id") else ""
-        )
+        group, user = _valued(entry, "group_id"), _valued(entry, "user_id")
+        kind = "group" if group and not user else "user" if user and not group else ""
+    keys = (
+        ("trustee_id", f"{kind}_id", "id", "user_id", "group_id") if kind else ("trustee_id", "id")
+    )
+    ident = as_text(pick(entry, *keys))
     if not ident or not ident.strip():
         return (kind or None), None
     return (kind or None), ident.strip()
+
+
+def _restricted(entry: Mapping[str, Any]) -> bool:
+    """``has_restricted_member`` in any spelling (hasRestrictedMember, ...), any value but a
+    plain no (False, 0, "0", "false", "") counting as yes: it only narrows (a review)."""
+    for key, value in entry.items():
+        if str(key).replace("_", "").lower() == "hasrestrictedmember":
+            if value is None or value is False or value == 0:
+                continue
+            if isinstance(value, str) and value.strip().lower() in ("", "0", "false", "no", "n"):
+                continue
+            return True
+    return False
 
 
 def _level(entry: Mapping[str, Any]) -> str | None:
@@ -114,7 +136,7 @@ def build_acl(
         if level == "no_access":
             draft.deny.add(name)
         elif level in _GRANTS:
-            if kind == "group" and is_true(pick(entry, "has_restricted_member")):
+            if kind == "group" and _restricted(entry):
                 restricted = resolver(library, document_id, ident) if resolver else None
                 if restricted is None:
                     draft.unresolvable(
@@ -144,7 +166,7 @@ _KIND_BY_KEY = {"users": "user", "groups": "group"}
 # Other keys whose name speaks of access, or of denies: a list there that we cannot read
 # fails closed ("denied_users": ["BOB"] must not be skipped), as does an object under a deny.
 _ACCESS_WORDS = re.compile(r"acl|access|permission|trustee|den(y|ied)|users|groups|members")
-_DENY_WORDS = re.compile(r"den(y|ied)|block|exclu|restrict")
+_DENY_WORDS = re.compile(r"den(y|ied|ial)|block|exclu|restrict|no_?access|forbid|prohibit")
 
 
 def acl_entries(security: Mapping[str, Any]) -> list[dict[str, Any]] | None:
@@ -179,7 +201,7 @@ def acl_entries(security: Mapping[str, Any]) -> list[dict[str, Any]] | None:
                 elif level is not None and level not in _GRANTS:
                     entries.append(row)  # a deny, or a level we do not know (unresolvable)
         elif rows and (
-            (isinstance(rows, list) and _ACCESS_WORDS.search(name))
+            (isinstance(rows, list) and (_ACCESS_WORDS.search(name) or _DENY_WORDS.search(name)))
             or (isinstance(rows, dict) and _DENY_WORDS.search(name))
         ):
             return None

@@ -61,6 +61,7 @@ from connectors.http.mime import guess_mime
 from connectors.http.ratelimit import Clock
 from connectors.http.retry import Sleep
 from connectors.imanage.acl import (
+    GRANTS,
     SOURCE,
     RestrictedMemberResolver,
     Trustees,
@@ -396,7 +397,9 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         for row in self.client.sync_all(
             lib, endpoint, self.sync_page_size, on_restart=self.sync_restarts.append
         ):
-            key = doc_key(pick(row, "document_id", "documentId", "doc_id"), lib)
+            # keyed by number where no id is given (S4's rows; a review found such a deny lost)
+            key = doc_key(pick(row, "document_id", "documentId", "doc_id"), lib) or doc_key(
+                pick(row, "document_number", "documentNumber"), lib)
             if key is not None:
                 grouped.setdefault(key, []).append(row)
         return grouped
@@ -564,7 +567,9 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
                 default_security=pick(row, "default_security"),
                 inherited_default=pick(row, "inherited_default_security"),
                 # another version's grants must not widen this one; its denies stand
-                entries=of_version(trustees.allowed.get(key, []), row_version(row)),
+                entries=of_version(
+                    trustees.allowed.get(key, []), row_version(row), GRANTS
+                ),
                 denied=sync_denied,
                 implicit_users=implicit,
                 resolver=self.resolver,

@@ -81,13 +81,23 @@ def person(value: object) -> tuple[str | None, str | None]:
     return ((text.strip() or None) if text else None), None
 
 
-def of_version(rows: list[dict[str, Any]], version: int) -> list[dict[str, Any]]:
-    """The grants of one version of a document: rows that name another version in their
-    ``document_id`` (``LIB!number.version``) are another version's, and must not widen this
-    one's; rows that name none are the document's. (Denies are never filtered so.)"""
+def of_version(
+    rows: list[dict[str, Any]], version: int, grants: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
+    """The rows of one version of a document: a grant (an access level in ``grants``) in a
+    row that names another version in its ``document_id`` (``LIB!number.version``) is that
+    version's, and must not widen this one's; rows that name none are the document's. Every
+    other row stands, whatever version it names: a deny, or a level we do not know (a
+    review found another version's no_access in the allowed list dropped)."""
     kept = []
     for row in rows:
         match = DOC_ID.match(as_text(pick(row, "document_id", "documentId", "doc_id")) or "")
-        if match is None or not match.group("ver") or int(match.group("ver")) == version:
+        level = as_text(pick(row, "access_level", "access", "role", "rights"))
+        if (
+            match is None
+            or not match.group("ver")
+            or int(match.group("ver")) == version
+            or (level or "").strip().lower() not in grants
+        ):
             kept.append(row)
     return kept
