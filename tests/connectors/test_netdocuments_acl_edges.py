@@ -7,6 +7,10 @@ nobody."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from connectors.base import SourceAcl
 from connectors.netdocuments.acl import LookupTable, build_acl, profile_parts
 from tests.connectors.conftest import NetDocumentsFactory
@@ -118,52 +122,51 @@ def test_matter_row_with_parent_applies_when_the_document_has_no_client() -> Non
     assert table.access_for("0008", None) == ["U:jdoe@firm.example|N"]
 
 
-def test_matter_row_denies_a_document_without_client_over_http(
-    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
-) -> None:
-    fake = netdocuments_fake
-    fake.add_document("1000-0000-0001", matter="0008")  # client missing on the profile
-    fake.lookup[2] = [{"key": "0008", "parent": "10025", "access": "U:jdoe@firm.example|N"}]
-    acl = documents(list(netdocuments().crawl_full(None)))[0].acl
+def _crawled_acl(
+    fake: FakeNetDocuments,
+    netdocuments: NetDocumentsFactory,
+    lookup: dict[int, list[dict[str, Any]]],
+    settings: dict[str, Any] | None = None,
+    **profile: Any,
+) -> SourceAcl:
+    """The rules a full crawl reads for one document profiled so, under these tables."""
+    fake.add_document("1000-0000-0001", **profile)
+    fake.lookup.update(lookup)
+    acl = documents(list(netdocuments(settings).crawl_full(None)))[0].acl
     assert acl is not None
-    assert _denied_or_closed(acl, JDOE), (acl.allow, acl.deny, acl.resolvable)
+    return acl
 
 
-def test_non_matter_attribute_with_parent_rows_denies(
-    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
+ROW = {"key": "0008", "parent": "10025", "access": "U:jdoe@firm.example|N"}
+
+
+@pytest.mark.parametrize(
+    ("lookup", "settings", "profile"),
+    [
+        # a document without client: the row's parent never matched
+        ({2: [ROW]}, None, {"matter": "0008"}),
+        # profile security on a child attribute (3): its rows carry a parent; it was
+        # compared with None and every row dropped
+        ({2: [], 3: [{**ROW, "key": "court", "parent": "0008"}]},
+         {"netdocuments_profile_security": "matter,3"},
+         {"client": "10025", "matter": "0008", "custom": {1003: "court"}}),
+        # a row whose key is under another name: access but no key
+        ({2: [{"Value": "0008", "parent": "10025", "access": ROW["access"]}]}, None,
+         {"client": "10025", "matter": "0008"}),
+        # a row whose access is structured
+        ({2: [{**ROW, "access": [{"principal": "U:jdoe@firm.example", "rights": "N"}]}]},
+         None, {"client": "10025", "matter": "0008"}),
+    ],
+    ids=["no_client", "child_attribute", "no_key", "structured_access"],
+)
+def test_lookup_rows_deny_or_close_over_http(
+    netdocuments_fake: FakeNetDocuments,
+    netdocuments: NetDocumentsFactory,
+    lookup: dict[int, list[dict[str, Any]]],
+    settings: dict[str, Any] | None,
+    profile: dict[str, Any],
 ) -> None:
-    """Profile security on attribute 3 (a child lookup): its rows carry a parent, the
-    connector compares it with None and drops every row."""
-    fake = netdocuments_fake
-    fake.add_document("1000-0000-0001", client="10025", matter="0008", custom={1003: "court"})
-    fake.lookup[3] = [{"key": "court", "parent": "0008", "access": "U:jdoe@firm.example|N"}]
-    nd = netdocuments({"netdocuments_profile_security": "matter,3"})
-    fake.lookup[2] = []
-    acl = documents(list(nd.crawl_full(None)))[0].acl
-    assert acl is not None
-    assert _denied_or_closed(acl, JDOE), (acl.allow, acl.deny, acl.resolvable)
-
-
-def test_lookup_row_with_access_but_no_key_fails_closed(
-    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
-) -> None:
-    fake = netdocuments_fake
-    fake.add_document("1000-0000-0001", client="10025", matter="0008")
-    fake.lookup[2] = [{"Value": "0008", "parent": "10025", "access": "U:jdoe@firm.example|N"}]
-    acl = documents(list(netdocuments().crawl_full(None)))[0].acl
-    assert acl is not None
-    assert _denied_or_closed(acl, JDOE), (acl.allow, acl.deny, acl.resolvable)
-
-
-def test_lookup_row_with_structured_access_fails_closed(
-    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
-) -> None:
-    fake = netdocuments_fake
-    fake.add_document("1000-0000-0001", client="10025", matter="0008")
-    fake.lookup[2] = [{"key": "0008", "parent": "10025",
-                       "access": [{"principal": "U:jdoe@firm.example", "rights": "N"}]}]
-    acl = documents(list(netdocuments().crawl_full(None)))[0].acl
-    assert acl is not None
+    acl = _crawled_acl(netdocuments_fake, netdocuments, lookup, settings, **profile)
     assert _denied_or_closed(acl, JDOE), (acl.allow, acl.deny, acl.resolvable)
 
 
