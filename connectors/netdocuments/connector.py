@@ -61,7 +61,7 @@ from connectors.dms.connector import (
     utcnow,
 )
 from connectors.http.errors import ConnectorError, CredentialsError, SourceHTTPError
-from connectors.http.lenient import as_text, pick
+from connectors.http.lenient import as_text, has_key, pick
 from connectors.http.mime import guess_mime
 from connectors.http.ratelimit import Clock
 from connectors.http.retry import Sleep
@@ -486,16 +486,17 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
             raw = pick(row, "access", "Access")
             access = raw.strip() if isinstance(raw, str) else None
             key = normalize_code(pick(row, "key", "Key"))
-            if raw not in (None, "") and not (access is not None and (key or not access)):
-                # rules we cannot read or place (structured, or without a key): a deny may
-                # be among them, so the table is not read (a review)
+            if raw not in (None, "") and (access is None or not has_key(row, "key")):
+                # rules in a shape we cannot read (structured, or rows without a key field):
+                # a deny may be among them, so the table is not read (a review). A row whose
+                # key is empty matches no document, and is passed over.
                 reason = (f"lookup table {attribute} of cabinet {cabinet.id} has a row whose "
                           f"access cannot be read; documents profiled with it are visible to "
                           f"nobody")
                 if reason not in self.warnings:
                     self.warnings.append(reason)
                 return LookupTable(attribute, False, [], reason)
-            if access:
+            if access and key:
                 parent = normalize_code(pick(row, "parent", "Parent")) or None
                 table.rows.append((parent, key, access))
         return table

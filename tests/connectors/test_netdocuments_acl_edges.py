@@ -170,6 +170,16 @@ def test_lookup_rows_deny_or_close_over_http(
     assert _denied_or_closed(acl, JDOE), (acl.allow, acl.deny, acl.resolvable)
 
 
+def test_a_row_with_an_empty_key_is_passed_over_and_the_table_still_read(
+    netdocuments_fake: FakeNetDocuments, netdocuments: NetDocumentsFactory
+) -> None:
+    """A placeholder row (its key empty) matches no document: it must not darken every
+    document profiled with the attribute, as a table in another shape does."""
+    lookup = {2: [{"key": "", "parent": "", "access": "U:amir@firm.com|N"}, ROW]}
+    acl = _crawled_acl(netdocuments_fake, netdocuments, lookup, client="10025", matter="0008")
+    assert acl.resolvable and acl.deny == {JDOE}
+
+
 # --- 6. what was already sound -----------------------------------------------------
 
 
