@@ -60,11 +60,16 @@ class _HeldCheck:
 FULL_READS = ("all", "changed")  # EWALL_FULL_CRAWL_READS
 
 
+def _reads(reread: bool, full_reads: str) -> str:
+    """What a full crawl reads now: "changed" when asked for and not told to reread."""
+    return "changed" if full_reads == "changed" and not reread else "all"
+
+
 def _afresh(st: SyncState, reread: bool, full_reads: str) -> bool:
     """Asked to reread, or to read every document where the unfinished crawl (with
     "changed") left some unread before its checkpoint (a review found them never
     downloaded, the report saying every document was read)."""
-    return reread or (full_reads != "changed" and st.crawl_reads == "changed")
+    return reread or (_reads(reread, full_reads) == "all" and st.crawl_reads == "changed")
 
 
 def resumes(st: SyncState, reread: bool, full_reads: str) -> bool:
@@ -75,7 +80,7 @@ def resumes(st: SyncState, reread: bool, full_reads: str) -> bool:
 def starts_afresh(sync: _SyncRun, st: SyncState) -> bool:
     """Whether this full crawl must start afresh rather than resume the unfinished one
     (`_afresh`). Records in ``st`` what the crawl reads (the caller saves it)."""
-    reads = "changed" if sync.full_reads == "changed" and not sync.reread else "all"
+    reads = _reads(sync.reread, sync.full_reads)
     afresh = _afresh(st, sync.reread, sync.full_reads)
     if afresh or st.crawl_id is None or reads == "changed":
         st.crawl_reads = reads

@@ -283,9 +283,8 @@ class _SyncRun:
     def give_version_hints(self) -> None:
         """Let a source address documents the way its API documents them (iManage:
         ``LIB!number.version``) with the version the index holds."""
-        known = getattr(self.pipeline, "known_versions", None)
-        if callable(known) and self.caps.point_check:
-            self.origin.hint_versions(known(self.source))
+        if self.caps.point_check:
+            self.origin.hint_versions(self.pipeline.known_versions(self.source))
 
     def verdict(self, external_id: str, origin: str, *, listed: bool) -> str | None:
         """Why the document should leave the index, or None to keep it.

@@ -37,17 +37,19 @@ def _principals_of(who: str, kind: str | None, groups_by_name: GroupsByName) -> 
     text = who.strip()
     if not text:
         return ()
-    if kind == "user":  # typed, in either spelling (a review: "U:x" kept its prefix)
-        ident = text[2:].strip() if text[:2].upper() == "U:" else text
-        return (principal("user", ident),) if ident else ()
+    prefixed = text[:2].upper() == "U:"
+    # a typed user entry may carry the prefix too (a review: "U:x" kept it)
+    user = (principal("user", text[2:]),) if prefixed and text[2:].strip() else ()
+    if kind == "user":
+        return user if prefixed else (principal("user", text),)
     if kind == "group":
         return (principal(kind, text),)
     # a group may be named like an id or an address: such a name stands for both readings
     # (a deny denies both; a grant, two principals, admits neither; a review)
     ids = groups_by_name.get(text.lower()) or ()
     named = tuple(principal("group", i) for i in ((ids,) if isinstance(ids, str) else ids))
-    if text[:2].upper() == "U:":
-        return ((principal("user", text[2:]),) if text[2:].strip() else ()) + named
+    if prefixed:
+        return user + named
     if text[:3].upper() in ("UG-", "NG-"):
         return tuple(dict.fromkeys((principal("group", text), *named)))
     if "@" in text:
@@ -67,6 +69,7 @@ def _rights(entry: Mapping[str, Any]) -> str | None:
     if raw is not None and not isinstance(raw, str | int):
         return None
     letters = "" if raw is None else str(raw).strip().upper()
+    said = raw is not None
     for name, letter in _FLAGS:
         value = pick(entry, name)
         if value is None:
@@ -74,9 +77,9 @@ def _rights(entry: Mapping[str, Any]) -> str | None:
         flag = str(value).strip().lower() if isinstance(value, bool | str) else None
         if flag not in ("true", "false"):
             return None
-        raw = raw if raw is not None else ""
+        said = True
         letters += letter if flag == "true" else ""
-    return None if raw is None else letters
+    return letters if said else None
 
 
 def profile_parts(text: str) -> tuple[list[tuple[str, str]], list[str]]:
