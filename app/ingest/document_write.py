@@ -254,10 +254,9 @@ def stale_placements(conn: Connection, source: str, placed: list[Placed]) -> set
         if held is None:
             continue
         if held.status != "active":
-            raw = (clean_field(p.version),
-                   _without_nul(p.client_raw if p.client_raw is not None else p.client_id),
-                   _without_nul(p.matter_raw if p.matter_raw is not None else p.matter_id))
-            if raw != (held.version, held.client_raw, held.matter_raw):
+            if (clean_field(p.version), *_listed_raw(p)) != (
+                held.version, held.client_raw, held.matter_raw
+            ):
                 stale.add(p.external_id)
             continue
         now = (*_listed_place(p), _acl_id(p.acl))
@@ -288,9 +287,7 @@ def held_as_listed(
         if held.metadata.get("prepared_with") != prepared_with:
             continue  # made by another chunker or encoder (or before the stamp was kept)
         if held.status != "active":
-            raw = (_without_nul(p.client_raw if p.client_raw is not None else p.client_id),
-                   _without_nul(p.matter_raw if p.matter_raw is not None else p.matter_id))
-            if raw == (held.client_raw, held.matter_raw) and not _placeable(conn, p):
+            if _listed_raw(p) == (held.client_raw, held.matter_raw) and not _placeable(conn, p):
                 same.add(p.external_id)
         elif _listed_place(p)[1:] == (held.client_id, held.matter_id):
             (same if acl_id == held.source_acl_id else other_rules).add(p.external_id)
@@ -317,6 +314,13 @@ def _listed_place(p: Placed) -> tuple[str | None, str | None, str | None]:
     """(version, client, matter) of a listing as a document row stores them."""
     client, matter = clean_field(p.client_id) or None, clean_field(p.matter_id) or None
     return clean_field(p.version), client, matter
+
+
+def _listed_raw(p: Placed) -> tuple[str | None, str | None]:
+    """(client, matter) as the source wrote them, as a quarantined document keeps them."""
+    client = p.client_raw if p.client_raw is not None else p.client_id
+    matter = p.matter_raw if p.matter_raw is not None else p.matter_id
+    return _without_nul(client), _without_nul(matter)
 
 
 def _acl_id(acl: SourceAcl | None) -> str:
