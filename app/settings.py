@@ -249,7 +249,8 @@ class Settings(BaseSettings):
         "before) is hidden by the next full crawl, at up to three requests a document. "
         "changed: only those the index does not hold at the listed version, modification "
         "date, place and rules, or made with another chunker or encoder (no download for a "
-        "quiet document; `ewall ingest imanage|netdocuments --reread` reads all): for "
+        "quiet document, nor for one whose content had no text at the listed version and "
+        "date; `ewall ingest imanage|netdocuments --reread` reads all): for "
         "tenants too large or slow for a daily full read.",
     )
     security_pass_every: int = Field(

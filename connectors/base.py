@@ -336,8 +336,9 @@ class Pipeline(Protocol[RunT]):
 
     def known_external_ids(self, source: str) -> set[str]: ...
 
-    def known_versions(self, source: str) -> dict[str, str | None]:
-        """external id -> the version the index holds, for every document of ``source``."""
+    def known_versions(self, source: str, *, textless: bool = False) -> dict[str, str | None]:
+        """external id -> the version the index holds, for every document of ``source``;
+        with ``textless``, also the version of each not held whose content had no text."""
         ...
 
     def sync_groups(
@@ -360,8 +361,9 @@ class Pipeline(Protocol[RunT]):
 
     def held_as_listed(self, run: RunT, source: str, placed: list[Placed]) -> dict[str, str]:
         """Of a full crawl's listing, the ids it need not read, each "unchanged" (held at
-        the listed version, stamp, place and rules) or "narrowed" (the same but rules that
-        only narrow the stored ones, applied now as `narrow_rules` applies them)."""
+        the listed version, stamp, place and rules), "narrowed" (the same but rules that
+        only narrow the stored ones, applied now as `narrow_rules` applies them) or
+        "textless" (not held: its content at the listed version and stamps had no text)."""
         ...
 
 

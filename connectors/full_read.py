@@ -12,9 +12,11 @@ version, modification stamp, client, matter and rules. The index
 (`Pipeline.held_as_listed`) names those it holds exactly so ("unchanged") and those whose
 rules only narrow the stored ones at the same version, stamp and place, which it applies
 without the content ("narrowed": a wall needs no download); the source reads the rest in
-full, and every document the index does not hold. A document left unread is listed all the
+full, and every document the index does not hold, except one whose content had no text
+(a scan without OCR) at the listed version and stamps ("textless": nothing of it is stored,
+so no rule or place of it can be out of date). A document left unread is listed all the
 same: it is marked seen for the sweep and counted per library/cabinet ("unread", and
-"unchanged" or "narrowed"). A document held "as listed" was also made with the chunker,
+"unchanged", "narrowed" or "textless"). A document held "as listed" was also made with the chunker,
 encoder and chunk limits of now (its ``prepared_with`` stamp): after any of those changed,
 the next full crawl reads every document once. ``run_source(reread=True)`` (``ewall ingest
 ... --reread``) reads every document's content again whatever the index holds.
@@ -92,7 +94,7 @@ def full_items(sync: _SyncRun, crawl_id: str, resume: Checkpoint | None) -> Iter
     need no reading (or none, with ``sync.reread``). The report's ``full_read`` says how many
     held documents were asked about and how many were left unread."""
     summary: dict[str, Any] = {"read_all": False, "asked": 0, "unread": 0, "unchanged": 0,
-                               "narrowed": 0}
+                               "narrowed": 0, "textless": 0}
     if sync.reread:
         sync.origin.skip_held(None)
         summary.update(read_all=True, reason="asked to read every document again (reread)")
@@ -101,7 +103,8 @@ def full_items(sync: _SyncRun, crawl_id: str, resume: Checkpoint | None) -> Iter
         summary.update(read_all=True, reason="EWALL_FULL_CRAWL_READS=all: every document is "
                        "read, so a download the source now refuses is caught")
     elif sync.origin.skip_held(_HeldCheck(sync, crawl_id, summary)):
-        sync.origin.hint_versions(sync.pipeline.known_versions(sync.source))  # what it holds
+        # what it holds, and what had no text (the source places those as well)
+        sync.origin.hint_versions(sync.pipeline.known_versions(sync.source, textless=True))
     else:
         summary.update(read_all=True, reason="this source reads every document")
     sync.summary["full_read"] = summary

@@ -76,7 +76,7 @@ _REVOKED = "access revoked at source (fail closed)"
 _EXAMPLES_MAX = 10  # ids named in one warning
 # per container in the report ("gone": listed, then gone before it was ever stored)
 _COUNTED = ("seen", "ingested", "unchanged", "quarantined", "failed", "deleted", "gone", "held",
-            "hidden", "unread", "narrowed")  # unread: held as listed, not downloaded
+            "hidden", "unread", "narrowed", "textless")  # unread: as listed, not downloaded
 # Source trouble that ends a run as "failed" with a report; anything else is a bug.
 _UNREAD = ("present at source but missed by a complete listing: its access was not read; "
            "hidden until a listing holds it again")

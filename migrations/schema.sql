@@ -2024,6 +2024,18 @@ CREATE TABLE public.sync_state (
     updated_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
+-- TABLE public textless_documents
+
+CREATE TABLE public.textless_documents (
+    source text NOT NULL,
+    external_id text NOT NULL,
+    version text,
+    modified_at timestamp with time zone,
+    metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
+    prepared_with text NOT NULL,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
 -- TABLE public wall_group_sizes
 
 CREATE TABLE public.wall_group_sizes (
@@ -2311,6 +2323,11 @@ ALTER TABLE ONLY public.sync_seen
 
 ALTER TABLE ONLY public.sync_state
     ADD CONSTRAINT pk_sync_state PRIMARY KEY (source, scope);
+
+-- CONSTRAINT public textless_documents pk_textless_documents
+
+ALTER TABLE ONLY public.textless_documents
+    ADD CONSTRAINT pk_textless_documents PRIMARY KEY (source, external_id);
 
 -- CONSTRAINT public wall_group_sizes pk_wall_group_sizes
 
@@ -3131,6 +3148,11 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.sync_seen TO ewall_writer;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.sync_state TO ewall_app;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.sync_state TO ewall_writer;
+
+-- ACL public TABLE textless_documents
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.textless_documents TO ewall_app;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.textless_documents TO ewall_writer;
 
 -- ACL public TABLE wall_group_sizes
 

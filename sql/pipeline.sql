@@ -88,6 +88,30 @@ RETURNING document_id
 SELECT external_id, version, metadata->>'container' AS container
 FROM documents WHERE source = :source
 
+-- name: record_textless
+-- A document whose content had no text at this version and stamp (nothing of it is stored).
+INSERT INTO textless_documents (source, external_id, version, modified_at, metadata,
+                                prepared_with)
+VALUES (:source, :external_id, :version, :modified_at, CAST(:metadata AS jsonb),
+        :prepared_with)
+ON CONFLICT (source, external_id) DO UPDATE
+SET version = EXCLUDED.version, modified_at = EXCLUDED.modified_at,
+    metadata = EXCLUDED.metadata, prepared_with = EXCLUDED.prepared_with,
+    recorded_at = now()
+
+-- name: textless_versions
+-- Every textless document of one source the index does not hold, with its version.
+SELECT t.external_id, t.version
+FROM textless_documents AS t
+WHERE t.source = :source
+  AND NOT EXISTS (SELECT FROM documents AS d
+                  WHERE d.source = t.source AND d.external_id = t.external_id)
+
+-- name: textless_placements
+-- The version, stamp, metadata and preparation of some of one source's textless documents.
+SELECT external_id, version, modified_at, metadata, prepared_with
+FROM textless_documents WHERE source = :source AND external_id = ANY(:ids)
+
 -- name: stored_placements
 -- The version, place, rules, raw client/matter and modification stamps of some of one
 -- source's documents (a security pass and a full crawl compare them with what the source

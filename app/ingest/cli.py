@@ -179,6 +179,7 @@ def print_report(console: Console, report: dict[str, Any]) -> None:
             "unchanged",
             "unread",
             "narrowed",
+            "textless",
             "quarantined",
             "failed",
             "deleted",

@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from app.audit.chain import canonical_json
+from app.embeddings import passage_context
 from app.ingest import repository
 from app.ingest.repository import ChunkPlacement, DocumentRecord, StoredDocument
 from app.ingest.types import ExtractedDocument, PreparedChunk
@@ -267,21 +268,30 @@ def stale_placements(conn: Connection, source: str, placed: list[Placed]) -> set
 
 def held_as_listed(
     conn: Connection, source: str, placed: list[Placed], prepared_with: str
-) -> tuple[set[str], set[str]]:
+) -> tuple[set[str], set[str], set[str]]:
     """Of a full crawl's listing ``placed`` (read without content): the ids held as listed
     (`_same_content`, made with ``prepared_with``: the chunker, encoder and limits of now,
     and the same client, matter and rules; a quarantined one: the same
     raw client and matter, which the matrix still cannot place), and the ids held active at
     the same content and place under other rules (`narrow_in_place` may apply those without
-    the content). The crawl reads the rest in full: not held, a new version or stamp, a
-    move, a quarantined document the matrix can place now, rules that admit nobody (the read
-    decides whether it is gone, refused or unresolvable)."""
+    the content), and the ids not held whose content had no text at the listed version and
+    stamps, made with ``prepared_with`` (`record_textless`: nothing of them is stored). The
+    crawl reads the rest in full: not held, a new version or stamp, a move, a quarantined
+    document the matrix can place now, rules that admit nobody (the read decides whether it
+    is gone, refused or unresolvable)."""
     stored = repository.stored_placements(conn, source, [p.external_id for p in placed])
+    unheld = [p.external_id for p in placed if p.external_id not in stored]
+    textless = repository.textless_placements(conn, source, unheld) if unheld else {}
     same: set[str] = set()
     other_rules: set[str] = set()
+    without_text: set[str] = set()
     for p in placed:
         held = stored.get(p.external_id)
         acl_id = _acl_id(p.acl)
+        if held is None and acl_id != NOBODY_ACL:
+            found = textless.get(p.external_id)
+            if found and found.prepared_with == prepared_with and _same_content(p, found):
+                without_text.add(p.external_id)
         if held is None or acl_id == NOBODY_ACL or not _same_content(p, held):
             continue
         if held.metadata.get("prepared_with") != prepared_with:
@@ -291,10 +301,19 @@ def held_as_listed(
                 same.add(p.external_id)
         elif _listed_place(p)[1:] == (held.client_id, held.matter_id):
             (same if acl_id == held.source_acl_id else other_rules).add(p.external_id)
-    return same, other_rules
+    return same, other_rules, without_text
 
 
-def _same_content(p: Placed, held: repository.StoredPlacement) -> bool:
+def record_textless(conn: Connection, doc: SourceDocument, prepared_with: str) -> None:
+    """``doc``'s content has no text: nothing of it is stored, and a full crawl that reads
+    what changed leaves it unread while the source lists the same version and stamps."""
+    metadata = _without_nul(dict(doc.metadata))
+    found = repository.Textless(clean_field(doc.version), doc.modified_at, metadata,
+                                prepared_with)
+    repository.record_textless(conn, doc.source, doc.external_id, found, canonical_json(metadata))
+
+
+def _same_content(p: Placed, held: repository.StoredPlacement | repository.Textless) -> bool:
     """Whether the listing names the content stored: the same version and modification
     stamp (an unknown stamp is not the same), and the stored metadata holds its stamps."""
     return (
@@ -390,6 +409,28 @@ def document_record(
         metadata_json=canonical_json(metadata),
         last_run_id=run_id,
     )
+
+
+def chunks_to_encode(
+    conn: Connection, chunks: list[PreparedChunk], known_ids: set[str], title: str,
+    summary: str | None,
+) -> tuple[list[PreparedChunk], dict[str, str]]:
+    """The chunks not kept as stored, and stored vectors of identical text whose encoder
+    input was exactly this chunk's (another copy of the document, same context). The
+    stored chunk has the same text and its document the same title, so the inputs are
+    equal exactly when the contexts are (passage_context)."""
+    missing = [c for c in chunks if c.chunk_id not in known_ids]
+    if not missing:
+        return [], {}
+    mark_writer(conn)
+    wanted = {c.content_sha256: passage_context(c.section_path, title, summary) for c in missing}
+    reuse: dict[str, str] = {}
+    for stored in repository.embeddings_by_content(conn, sorted(wanted), title):
+        if passage_context(stored.section_path, title, stored.summary) == wanted[
+            stored.content_sha256
+        ]:
+            reuse[stored.content_sha256] = stored.embedding
+    return missing, reuse
 
 
 def _without_nul(value: Any) -> Any:

@@ -284,7 +284,9 @@ class IngestPipeline:
     ) -> dict[str, str]:
         """pgvector literals for chunks not already stored; a stored vector whose encoder
         input was the same text is reused, only genuinely new input goes to the encoder."""
-        return self._encode(*self._missing(conn, chunks, known_ids, inputs), inputs)
+        missing, reuse = document_write.chunks_to_encode(
+            conn, chunks, known_ids, inputs.title, inputs.summary)
+        return self._encode(missing, reuse, inputs)
 
     def _passage_inputs(self, chunks: list[PreparedChunk], title: str) -> PassageInputs:
         """What the encoder reads for each chunk: the document's context, then the chunk
@@ -301,32 +303,6 @@ class IngestPipeline:
                 for c in chunks
             },
         )
-
-    def _missing(
-        self,
-        conn: Connection,
-        chunks: list[PreparedChunk],
-        known_ids: set[str],
-        inputs: PassageInputs,
-    ) -> tuple[list[PreparedChunk], dict[str, str]]:
-        """The chunks not kept as stored, and stored vectors of identical text whose encoder
-        input was exactly this chunk's (another copy of the document, same context). The
-        stored chunk has the same text and its document the same title, so the inputs are
-        equal exactly when the contexts are (passage_context)."""
-        missing = [c for c in chunks if c.chunk_id not in known_ids]
-        if not missing:
-            return [], {}
-        mark_writer(conn)
-        wanted = {
-            c.content_sha256: passage_context(c.section_path, inputs.title, inputs.summary)
-            for c in missing
-        }
-        reuse: dict[str, str] = {}
-        for stored in repository.embeddings_by_content(conn, sorted(wanted), inputs.title):
-            context = passage_context(stored.section_path, inputs.title, stored.summary)
-            if context == wanted[stored.content_sha256]:
-                reuse[stored.content_sha256] = stored.embedding
-        return missing, reuse
 
     def _encode(
         self, missing: list[PreparedChunk], reuse: dict[str, str], inputs: PassageInputs
@@ -417,6 +393,8 @@ class IngestPipeline:
                 run.counts["errors"] += 1
             with self.database.transaction() as conn:
                 self.record_event(conn, run, kind, source, external_id, exc.reason)
+                if kind == "no_text":  # a full crawl of what changed leaves it until it does
+                    document_write.record_textless(conn, doc, self.prepared_with)
             return DocumentOutcome(
                 "error", source, external_id, reason=exc.reason, run_id=run.run_id
             )
@@ -499,7 +477,8 @@ class IngestPipeline:
         changed, _ = self._input_changed(stored, found[1] if found else None, chunks, inputs)
         kept = {p.chunk_id for p in stored} - changed
         with self.database.transaction() as conn:
-            missing, reuse = self._missing(conn, chunks, kept, inputs)
+            missing, reuse = document_write.chunks_to_encode(
+                conn, chunks, kept, inputs.title, inputs.summary)
         return self._encode(missing, reuse, inputs), inputs
 
     def _input_changed(
@@ -740,9 +719,14 @@ class IngestPipeline:
     def known_external_ids(self, source: str) -> set[str]:
         return {d.external_id for d in self._source_documents(source)}
 
-    def known_versions(self, source: str) -> dict[str, str | None]:
-        """external id -> the version held (iManage addresses ``LIB!number.version``)."""
-        return {d.external_id: d.version for d in self._source_documents(source)}
+    def known_versions(self, source: str, *, textless: bool = False) -> dict[str, str | None]:
+        """external id -> the version held (iManage addresses ``LIB!number.version``); with
+        ``textless``, also of the documents not held whose content had no text."""
+        held = {d.external_id: d.version for d in self._source_documents(source)}
+        if not textless:
+            return held
+        with self.database.transaction() as conn:
+            return {**repository.textless_versions(conn, source), **held}
 
     def stale_placements(self, source: str, placed: list[Placed]) -> set[str]:
         """`document_write.stale_placements`: which a security pass must read again."""
@@ -764,15 +748,17 @@ class IngestPipeline:
 
     def held_as_listed(self, run: IngestRun, source: str, placed: list[Placed]) -> dict[str, str]:
         """Of a full crawl's listing, what it need not read: "unchanged" (held as listed,
-        `document_write.held_as_listed`) or "narrowed" (rules that only narrow the stored
-        ones, at the same version, stamps and place: applied now, as `narrow_rules` does)."""
+        `document_write.held_as_listed`), "narrowed" (rules that only narrow the stored
+        ones, at the same version, stamps and place: applied now, as `narrow_rules` does) or
+        "textless" (not held: its content at the listed version and stamps had no text)."""
         with self.database.transaction() as conn:
-            same, other_rules = document_write.held_as_listed(
+            same, other_rules, textless = document_write.held_as_listed(
                 conn, source, placed, self.prepared_with
             )
         narrowable = [p for p in placed if p.external_id in other_rules]
         narrowed = self.narrow_rules(run, source, narrowable)
-        return {**dict.fromkeys(same, "unchanged"), **dict.fromkeys(narrowed, "narrowed")}
+        return {**dict.fromkeys(same, "unchanged"), **dict.fromkeys(narrowed, "narrowed"),
+                **dict.fromkeys(textless, "textless")}
 
     def known_containers(self, source: str) -> dict[str, str | None]:
         """external id -> its library or cabinet (``metadata.container``), for sweeps."""

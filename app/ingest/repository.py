@@ -618,6 +618,42 @@ def stored_placements(
     }
 
 
+@dataclass(frozen=True)
+class Textless:
+    """A document whose content had no text: its version, stamp and source metadata then,
+    and what it was prepared with (migration 20261212_0067)."""
+
+    version: str | None
+    modified_at: datetime | None
+    metadata: dict[str, Any]
+    prepared_with: str
+
+
+def record_textless(conn: Connection, source: str, external_id: str, found: Textless,
+                    metadata_json: str) -> None:
+    """``found``, its metadata as ``metadata_json`` (canonical JSON, the caller's)."""
+    conn.execute(sqlfiles.query("pipeline.record_textless"), {
+        "source": source, "external_id": external_id, "version": found.version,
+        "modified_at": found.modified_at, "metadata": metadata_json,
+        "prepared_with": found.prepared_with})
+
+
+def textless_placements(
+    conn: Connection, source: str, external_ids: list[str]
+) -> dict[str, Textless]:
+    rows = conn.execute(
+        sqlfiles.query("pipeline.textless_placements"), {"source": source, "ids": external_ids}
+    )
+    return {str(r.external_id): Textless(r.version, r.modified_at, dict(r.metadata or {}),
+                                         r.prepared_with) for r in rows}
+
+
+def textless_versions(conn: Connection, source: str) -> dict[str, str | None]:
+    """external id -> version, of the textless documents of ``source`` not held."""
+    rows = conn.execute(sqlfiles.query("pipeline.textless_versions"), {"source": source})
+    return {str(r.external_id): r.version for r in rows}
+
+
 def source_documents(conn: Connection, source: str) -> list[SourceDocumentRef]:
     return [
         SourceDocumentRef(str(r.external_id), r.version, r.container)

@@ -141,7 +141,7 @@ class RecordingPipeline:
     def known_external_ids(self, source: str) -> set[str]:
         return {k for k, d in self.index.items() if d.source == source}
 
-    def known_versions(self, source: str) -> dict[str, str | None]:
+    def known_versions(self, source: str, *, textless: bool = False) -> dict[str, str | None]:
         return {k: d.version for k, d in self.index.items() if d.source == source}
 
     def stale_placements(self, source: str, placed: list[Placed]) -> set[str]:

@@ -98,7 +98,7 @@ def test_a_quiet_full_crawl_downloads_nothing(
     quiet = imanage_sync(sync_api=sync_api)["sync"]
     assert _downloads(imanage_fake, before) == set()
     assert quiet["full_read"] == {"read_all": False, "asked": 6, "unread": 6, "unchanged": 6,
-                                  "narrowed": 0}
+                                  "narrowed": 0, "textless": 0}
     active = quiet["containers"]["ACTIVE"]
     assert (active["seen"], active["unread"], active["unchanged"], active["ingested"]) == (
         6, 6, 6, 0)
@@ -168,7 +168,7 @@ def test_what_changed_is_read_and_rules_that_only_narrow_are_applied_without_it(
     report = imanage_sync(sync_api=True)["sync"]
     assert _downloads(fake, before) == {1, 2, 3, 4, 6, 11}
     assert report["full_read"] == {"read_all": False, "asked": 9, "unread": 4, "unchanged": 3,
-                                   "narrowed": 1}  # 5 narrowed; 7, 9, 10 as they were
+                                   "narrowed": 1, "textless": 0}  # 5 narrowed; 7, 9, 10 kept
     assert report["containers"]["ACTIVE"]["narrowed"] == 1
     assert report["sweep"]["deleted"] == 1 and _stored(db, "ACTIVE!8") == ()
     assert _stored(db, "ACTIVE!1")[0] == "2"
@@ -323,7 +323,8 @@ def test_netdocuments_reads_what_changed_and_narrows_a_wall_without_downloads(
     changed = sync("full", full_reads="changed")
     assert since(before, DOWNLOADS) == [f"/v1/Document/{TAX}"]
     assert changed["full_read"] | {"asked": 0} == {"read_all": False, "asked": 0, "unread": 3,
-                                                   "unchanged": 1, "narrowed": 2}
+                                                   "unchanged": 1, "narrowed": 2,
+                                                   "textless": 0}
 
 
 def test_by_default_every_full_crawl_reads_every_document(
@@ -439,3 +440,86 @@ def test_ewall_ingest_refuses_a_reread_as_a_delta(
 ) -> None:
     assert main(["ingest", "imanage", "--reread", "--mode", "delta"]) == 2
     assert "--reread is a full crawl" in capsys.readouterr().err
+
+
+# --- documents without text ---------------------------------------------------------------
+
+
+def _textless(db: DbHandle, source: str) -> list[tuple[Any, ...]]:
+    return superuser_rows(db, "SELECT external_id, version FROM textless_documents "
+                              "WHERE source = %s ORDER BY external_id", source)
+
+
+@pytest.mark.parametrize("sync_api", [True, False], ids=["sync_api", "search"])
+def test_a_document_without_text_is_not_downloaded_again_until_it_changes(
+    client: TestClient, auth: Tokens, db: DbHandle, imanage_fake: FakeIManage,
+    imanage_sync: Sync, sync_api: bool,
+) -> None:
+    """A scan without OCR is not stored (nothing of it is searchable), so the index did not
+    hold it, and every full crawl that reads only what changed downloaded it again. Now its
+    version and stamps are remembered: it is left unread ("textless") while the listing
+    names them, and read in full after a new version, a new modification date, or a change
+    of chunker or encoder; with EWALL_FULL_CRAWL_READS=all it is read every time."""
+    fake = imanage_fake
+    _tenant(Firm(client, auth), fake, 2)
+    fake.add_document("ACTIVE", 3, custom1="C-1", custom2="M-1", content=b"  \n\t \n")
+    first = imanage_sync(sync_api=sync_api)
+    assert [e["external_id"] for e in first["errors"]] == ["ACTIVE!3"]
+    assert _textless(db, "imanage") == [("ACTIVE!3", "1")]
+    before = len(fake.requests)
+    quiet = imanage_sync(sync_api=sync_api)["sync"]
+    assert _downloads(fake, before) == set()
+    assert quiet["full_read"] | {"asked": 0} == {"read_all": False, "asked": 0, "unread": 3,
+                                                 "unchanged": 2, "narrowed": 0, "textless": 1}
+    assert quiet["containers"]["ACTIVE"]["textless"] == 1
+    assert quiet["sweep"]["candidates"] == 0
+    # a new modification date at the same version ("replace original"): read again
+    fake.docs["ACTIVE!3.1"].profile["edit_date"] = now_iso()
+    before = len(fake.requests)
+    imanage_sync(sync_api=sync_api)
+    assert _downloads(fake, before) == {3}
+    # another chunker or encoder: read again
+    superuser_rows(db, "UPDATE textless_documents SET prepared_with = 'another chunker' "
+                       "RETURNING external_id")
+    before = len(fake.requests)
+    imanage_sync(sync_api=sync_api)
+    assert _downloads(fake, before) == {3}
+    # every document read when asked to
+    before = len(fake.requests)
+    imanage_sync(sync_api=sync_api, full_reads="all")
+    assert _downloads(fake, before) == {1, 2, 3}
+    # a new version with text: read, stored and found
+    fake.add_document("ACTIVE", 3, version=2, custom1="C-1", custom2="M-1",
+                      content=b"Gescande brief, nu met tekst: ontvangstbevestiging.")
+    before = len(fake.requests)
+    imanage_sync(sync_api=sync_api)
+    assert _downloads(fake, before) == {3}
+    assert _stored(db, "ACTIVE!3")[0] == "2"
+    before = len(fake.requests)
+    assert imanage_sync(sync_api=sync_api)["sync"]["full_read"]["unchanged"] == 3
+    assert _downloads(fake, before) == set()
+
+
+def test_netdocuments_leaves_a_document_without_text_unread_until_it_changes(
+    tenant: tuple[Firm, Syncs], db: DbHandle,
+) -> None:
+    """NetDocuments places a document from /info before the full read: one request where
+    a download costs three."""
+    _firm, sync = tenant
+    fake = sync.fake
+    scan = "4824-5093-9180"
+    fake.add_document(scan, client="10025", matter="0008", extension="txt",
+                      acl=[{"principal": "UG-LIT", "rights": "VES"}], content=b" \n ")
+    sync.modified[scan] = fake.docs[scan].modified
+    first = sync("full", full_reads="changed")
+    assert first["full_read"]["textless"] == 0
+    assert [row[0] for row in _textless(db, "netdocuments")] == [scan]
+    before = len(fake.requests)
+    quiet = sync("full", full_reads="changed")
+    assert [r.path for r in fake.requests[before:] if re.search(DOWNLOADS, r.path)] == []
+    assert quiet["full_read"]["textless"] == 1 and quiet["full_read"]["unread"] == 5
+    fake.docs[scan].modified = sync.modified[scan] = "2025-04-01T09:00:00Z"
+    before = len(fake.requests)
+    sync("full", full_reads="changed")
+    assert [r.path for r in fake.requests[before:] if re.search(DOWNLOADS, r.path)] == [
+        f"/v1/Document/{scan}"]

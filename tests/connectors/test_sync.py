@@ -486,7 +486,8 @@ def test_a_sweep_over_the_fraction_is_held_per_library(
         assert containers["ACTIVE"] | {"reason": None} == {
             "server_total": 39, "listed": 39, "complete": True, "seen": 39, "ingested": 0,
             "unchanged": 39, "quarantined": 0, "failed": 0, "deleted": 1, "gone": 0,
-            "held": 0, "hidden": 0, "unread": 0, "narrowed": 0, "reason": None}
+            "held": 0, "hidden": 0, "unread": 0, "narrowed": 0, "textless": 0,
+            "reason": None}
         assert containers["ARCH"]["held"] == 2
         assert containers["ARCH"]["deleted"] == 0
         state = store.load("imanage", SCOPE)
