@@ -11,11 +11,14 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from connectors.base import DefaultAccess, SourceAcl
 from connectors.dms.acl import AclDraft, principal_name
 from connectors.http.lenient import as_text, has_key, pick
+
+if TYPE_CHECKING:
+    from connectors.imanage.containers import ContainerDenies
 
 SOURCE = "imanage"
 
@@ -216,8 +219,20 @@ class Trustees:
     """A library's trustee rows from the Sync API and when their reading began. A document
     whose profile changed since (less the overlap) takes its rules from its own security
     (I7) plus these denies: rows read before a change could pair old grants with a new
-    profile."""
+    profile. ``containers``: the denies of the workspaces and folders documents sit in
+    (`connectors.imanage.containers`)."""
 
     allowed: TrusteeRows
     denied: TrusteeRows
     read_at: datetime
+    containers: ContainerDenies | None = None
+
+    def denies(self, key: tuple[str, int], workspace: object) -> tuple[list[dict[str, Any]],
+                                                                       str | None]:
+        """The document's denied rows and those of every container it sits in; or, with no
+        rows, why its container denies cannot be known (it is then unresolvable)."""
+        own = self.denied.get(key, [])
+        if self.containers is None:
+            return own, None
+        inherited, fenced = self.containers.for_document(key, workspace)
+        return [*own, *inherited], fenced

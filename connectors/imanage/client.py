@@ -56,6 +56,10 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("POST", _LIB + "/sync/documents/security/allowed-trustees/search"),
     ("POST", _LIB + "/sync/documents/security/denied-trustees/search"),
     ("POST", _LIB + "/sync/groups/members/search"),
+    ("POST", _LIB + "/sync/containers/security/denied-trustees/search"),
+    ("POST", _LIB + "/sync/documents/parents/search"),
+    ("POST", _LIB + "/sync/folders/crawl"),
+    ("POST", _LIB + "/sync/workspaces/crawl"),
 )
 ALLOW = AllowList("imanage", ROUTES)
 
@@ -63,6 +67,12 @@ SYNC_DOCUMENTS = "documents/crawl"
 SYNC_ALLOWED = "documents/security/allowed-trustees/search"
 SYNC_DENIED = "documents/security/denied-trustees/search"
 SYNC_GROUP_MEMBERS = "groups/members/search"
+# Containers (docs/dms-apis.md §1.4, [O] S4): their denied trustees, where documents are
+# filed, and the folder/workspace tree (connectors.imanage.containers)
+SYNC_CONTAINER_DENIED = "containers/security/denied-trustees/search"
+SYNC_PARENTS = "documents/parents/search"
+SYNC_FOLDERS = "folders/crawl"
+SYNC_WORKSPACES = "workspaces/crawl"
 
 
 class CursorExpiredError(PositionExpiredError):

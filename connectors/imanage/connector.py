@@ -69,13 +69,8 @@ from connectors.imanage.acl import (
     build_acl,
     principal,
 )
-from connectors.imanage.client import (
-    SYNC_ALLOWED,
-    SYNC_DENIED,
-    SYNC_DOCUMENTS,
-    SYNC_GROUP_MEMBERS,
-    IManageClient,
-)
+from connectors.imanage.client import SYNC_DOCUMENTS, SYNC_GROUP_MEMBERS, IManageClient
+from connectors.imanage.containers import read_trustees
 from connectors.imanage.profile import (
     DOC_ID,
     doc_key,
@@ -385,24 +380,11 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             self.sync_restarts.append(SYNC_DOCUMENTS)
 
     def _read_trustees(self, lib: str) -> Trustees:
-        """Both trustee lists of a library, for one walk of it (held no longer): a full crawl,
-        a delta's change listing, a security pass. Each picks a document's rules by the same
-        test (`_acl`), so a delta and its pass never store one document two ways."""
-        read_at = self._now()
-        return Trustees(self._trustees(lib, SYNC_ALLOWED), self._trustees(lib, SYNC_DENIED),
-                        read_at)
-
-    def _trustees(self, lib: str, endpoint: str) -> dict[tuple[str, int], list[dict[str, Any]]]:
-        grouped: dict[tuple[str, int], list[dict[str, Any]]] = {}
-        for row in self.client.sync_all(
-            lib, endpoint, self.sync_page_size, on_restart=self.sync_restarts.append
-        ):
-            # keyed by number where no id is given (S4's rows; a review found such a deny lost)
-            key = doc_key(pick(row, "document_id", "documentId", "doc_id"), lib) or doc_key(
-                pick(row, "document_number", "documentNumber"), lib)
-            if key is not None:
-                grouped.setdefault(key, []).append(row)
-        return grouped
+        """A library's trustee lists, its containers' denies included, for one walk of it
+        (held no longer): a full crawl, a delta's change listing, a security pass. Each picks
+        a document's rules by the same test (`_acl`), so a delta and its pass agree."""
+        return read_trustees(self.client, lib, self.sync_page_size, self._now(),
+                             self.sync_restarts.append, self.warnings)
 
     # --- delta -----------------------------------------------------------------------------------
 
@@ -558,7 +540,10 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
         implicit = [
             u for u in (person(pick(row, "author"))[0], person(pick(row, "operator"))[0]) if u
         ]
-        sync_denied = trustees.denied.get(key, []) if trustees is not None else []
+        sync_denied, fenced = (trustees.denies(key, pick(row, "workspace_id"))
+                               if trustees is not None else ([], None))
+        if fenced is not None:  # a container's denies cannot be known (imanage.containers)
+            return unresolvable_acl(fenced)
         listed: SourceAcl | None = None  # the rules the Sync lists give
         if trustees is not None:
             listed = build_acl(
