@@ -28,6 +28,17 @@ Tenant quirks, each one something docs/dms-apis.md allows (section in brackets):
 * ``empty_cursor_pages``: the Sync crawl answers this many pages of ``{"data": [], "cursor"}``
   before each page with rows (§1's shape promises a cursor while more follows, never that a
   page holds rows).
+* Containers on the Sync API (connectors.md §1.4, all [O] S4): ``add_folder`` and
+  ``add_workspace`` build the tree that ``/sync/folders/crawl`` and ``/sync/workspaces/crawl``
+  list (rows ``id``, ``name``, ``parent_id``, ``workspace_id``, ``default_security``);
+  ``file`` puts a document in containers (``/sync/documents/parents/search``: rows
+  ``document_number``, ``parent_id``); ``deny_container`` adds a row to
+  ``/sync/containers/security/denied-trustees/search``, keyed by ``container_key``
+  (``"container_id"``, or ``"folder_id"`` as some rows are). Paged by cursor like every Sync
+  endpoint. ``absent_sync``: Sync kinds (``"container_denied"``, ``"parents"``,
+  ``"folders"``, ``"workspaces"``) that answer 404, a tenant without them. Nothing here
+  applies a container's denies to a document's own lists: connectors.md §3.1 says
+  Security Policy Manager exclusions are not in the document ACL.
 
     fake = FakeIManage()
     fake.add_document("ACTIVE", 1042, custom1="10025", custom2="0007", ...)
@@ -72,6 +83,7 @@ class Doc:
     filename: str | None
     security: dict[str, Any]
     denied: list[dict[str, Any]] = field(default_factory=list)  # Sync API denied trustees
+    parents: list[str] = field(default_factory=list)  # containers it is filed in
 
     @property
     def id(self) -> str:
@@ -109,6 +121,10 @@ class FakeIManage(FakeDms):
         self.gone: dict[tuple[str, int], int] = {}  # trashed -> status (404 or 410)
         self.revoked: set[tuple[str, int]] = set()
         self.workspaces: dict[tuple[str, str], dict[str, Any]] = {}
+        self.folders: dict[tuple[str, str], dict[str, Any]] = {}
+        self.container_denied: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self.container_key = "container_id"
+        self.absent_sync: set[str] = set()
         self.groups: dict[str, dict[str, Any]] = {}
         self.security_missing: set[tuple[str, int]] = set()  # /security 404 for these
         self.ignore_offset = False
@@ -190,6 +206,28 @@ class FakeIManage(FakeDms):
 
     def add_workspace(self, library: str, ws_id: str, **profile: Any) -> None:
         self.workspaces[(library, ws_id)] = {"id": ws_id, "database": library, **profile}
+
+    def add_folder(
+        self, library: str, folder_id: str, *, parent_id: str | None,
+        workspace_id: str | None = None, **profile: Any,
+    ) -> None:
+        self.folders[(library, folder_id)] = {
+            "id": folder_id, "name": f"Folder {folder_id}", "parent_id": parent_id,
+            "workspace_id": workspace_id, "default_security": "inherit", **profile,
+        }
+
+    def file(self, doc_id: str, *container_ids: str) -> None:
+        """File a document (every version of its number) in containers."""
+        doc = self.docs[doc_id]
+        for other in self.docs.values():
+            if (other.library, other.number) == (doc.library, doc.number):
+                other.parents.extend(container_ids)
+
+    def deny_container(
+        self, library: str, container_id: str, trustee_id: str, trustee_type: str = "user"
+    ) -> None:
+        self.container_denied.setdefault((library, container_id), []).append(
+            {"trustee_id": trustee_id, "trustee_type": trustee_type})
 
     def add_group(self, group_id: str, members: list[str], *, enabled: bool = True) -> None:
         self.groups[group_id] = {"id": group_id, "enabled": enabled, "members": members}
@@ -427,7 +465,23 @@ class FakeIManage(FakeDms):
                 return {"data": rows[: fake.members_page], "total_count": len(rows)}
             return {"data": rows}
 
+        def container_rows(lib: str, kind: str) -> list[dict[str, Any]]:
+            if kind == "container_denied":
+                return [{fake.container_key: cid, **row}
+                        for (owner, cid), rows in sorted(fake.container_denied.items())
+                        if owner == lib for row in rows]
+            if kind == "parents":
+                return [{"document_number": d.number, "parent_id": p}
+                        for d in fake._visible(lib) for p in d.parents]
+            if kind == "folders":
+                return [dict(f) for (owner, _), f in sorted(fake.folders.items()) if owner == lib]
+            fields = ("id", "name", "parent_id", "workspace_id", "default_security")
+            return [{k: w.get(k, w["id"] if k == "workspace_id" else None) for k in fields}
+                    for (owner, _), w in sorted(fake.workspaces.items()) if owner == lib]
+
         def sync_rows(lib: str, kind: str) -> list[dict[str, Any]]:
+            if kind in ("container_denied", "parents", "folders", "workspaces"):
+                return container_rows(lib, kind)
             docs = fake._visible(lib)
             if kind == "documents":
                 rows = []
@@ -471,6 +525,8 @@ class FakeIManage(FakeDms):
             body = await request.json()
             if lib in fake.closed_libraries:
                 return error(fake.closed_libraries[lib])
+            if kind in fake.absent_sync:
+                return error(404)
             limit = capped(int(body.get("limit", 1000)), fake.page_cap)
             offset = fake._offset(body.get("cursor"))
             if offset is None:
@@ -499,6 +555,10 @@ class FakeIManage(FakeDms):
             ("documents/security/allowed-trustees/search", "allowed"),
             ("documents/security/denied-trustees/search", "denied"),
             ("groups/members/search", "groups"),
+            ("containers/security/denied-trustees/search", "container_denied"),
+            ("documents/parents/search", "parents"),
+            ("folders/crawl", "folders"),
+            ("workspaces/crawl", "workspaces"),
         ):
             app.add_api_route(f"{lib_prefix}/sync/{path}", sync_route(kind), methods=["POST"])
 
