@@ -186,8 +186,10 @@ def read_container_denies(client: IManageClient, lib: str, limit: int,
         lists.append(listed)
     parent_rows, folder_rows, workspace_rows = lists
     tree: dict[str, set[str]] = {}
-    for row in [*folder_rows, *workspace_rows]:
-        node = container_id(pick(row, "id", "container_id", "folder_id", "workspace_id"), lib)
+    own = ("id", "container_id", "containerId")  # a folder's workspace_id is not its id
+    for row, ids in [*((r, (*own, "folder_id", "folderId")) for r in folder_rows),
+                     *((r, (*own, "workspace_id", "workspaceId")) for r in workspace_rows)]:
+        node = _first(row, ids, lib)
         if node is None:
             continue  # nothing can point at it; its children, if any, meet an unknown parent
         up = tree.setdefault(node, set())

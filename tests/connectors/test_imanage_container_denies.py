@@ -298,9 +298,11 @@ def test_container_rows_only_deny_and_bare_numbers_are_the_librarys(
     f = imanage_fake
     f.add_workspace("ACTIVE", WS)
     f.add_folder("ACTIVE", "401", parent_id="311", workspace_id=None)
+    f.folders[("ACTIVE", "402")] = {"folder_id": 402, "workspace_id": None,  # no "id" key
+                                    "parent_id": "ACTIVE!401"}
     secret = {"default_security": "private", "acl": []}
     d1 = f.add_document("ACTIVE", 1, default_security="private", security=secret)
-    f.file(d1, "401")
+    f.file(d1, "402")
     f.container_denied[("ACTIVE", "311")] = [
         {"trustee_id": "BOB", "trustee_type": "user"},
         {"trustee_id": "ALICE", "trustee_type": "user", "access_level": "read"},  # no grant
