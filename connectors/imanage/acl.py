@@ -220,17 +220,21 @@ class Trustees:
     whose profile changed since (less the overlap) takes its rules from its own security
     (I7) plus these denies: rows read before a change could pair old grants with a new
     profile. ``containers``: the denies of the workspaces and folders documents sit in
-    (`connectors.imanage.containers`)."""
+    (`connectors.imanage.containers`). ``fenced``: why no document's denies can be known
+    (a denied row that names no document: it could be any one's)."""
 
     allowed: TrusteeRows
     denied: TrusteeRows
     read_at: datetime
     containers: ContainerDenies | None = None
+    fenced: str | None = None
 
     def denies(self, key: tuple[str, int], workspace: object) -> tuple[list[dict[str, Any]],
                                                                        str | None]:
         """The document's denied rows and those of every container it sits in; or, with no
-        rows, why its container denies cannot be known (it is then unresolvable)."""
+        rows, why its denies cannot be known (it is then unresolvable)."""
+        if self.fenced is not None:
+            return [], self.fenced
         own = self.denied.get(key, [])
         if self.containers is None:
             return own, None

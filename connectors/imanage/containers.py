@@ -272,9 +272,16 @@ def read_trustees(client: IManageClient, lib: str, limit: int, read_at: datetime
                   on_restart: Callable[[str], None], warnings: list[str]) -> Trustees:
     """A library's trustee lists for one walk of it: the documents' allowed and denied lists
     and the container denies, with ``read_at`` (taken before the first read)."""
-    def rows(endpoint: str) -> TrusteeRows:
-        return by_document(client.sync_all(lib, endpoint, limit, on_restart=on_restart), lib)
+    def rows(endpoint: str) -> Rows:
+        return client.sync_all(lib, endpoint, limit, on_restart=on_restart)
 
-    allowed, denied = rows(SYNC_ALLOWED), rows(SYNC_DENIED)
-    return Trustees(allowed, denied, read_at,
-                    read_container_denies(client, lib, limit, on_restart, warnings))
+    # a grant that names no document is passed over (that only narrows); a deny is not
+    allowed, denied = by_document(rows(SYNC_ALLOWED), lib), rows(SYNC_DENIED)
+    unplaced = sum(1 for row in denied if _document(row, lib) is None)
+    fenced = None
+    if unplaced:
+        fenced = f"{unplaced} denied trustee rows of library {lib} name no document"
+        _warn(warnings, f"imanage: {fenced}; its documents are visible to nobody until a read "
+              "of the lists places every deny")
+    return Trustees(allowed, by_document(denied, lib), read_at,
+                    read_container_denies(client, lib, limit, on_restart, warnings), fenced)

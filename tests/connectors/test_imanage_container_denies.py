@@ -330,3 +330,21 @@ def test_requests_a_library_without_container_denies_costs(
     container_calls = f.calls(r"/sync/(containers/.*|documents/parents/search|folders/crawl|"
                               r"workspaces/crawl)$")
     assert len(container_calls) == 1 + 4  # the first crawl's one, then one page of each of four
+
+
+def test_a_document_deny_row_that_names_no_document_closes_the_library(
+    imanage_fake: FakeIManage, imanage: ImanageFactory,
+) -> None:
+    """A row of the documents' denied list without a document id or number was passed over:
+    the deny it carried, which could be any document's, was lost (a fail-open found in a
+    review). Now no document of the library can be placed until a read names every deny."""
+    f = imanage_fake
+    f.add_document("ACTIVE", 1, default_security="public",
+                   denied=[{"document_id": None, "trustee_id": "CAROL", "trustee_type": "user"}])
+    f.add_document("ACTIVE", 2, default_security="public")
+    docs = _crawl(f, imanage)
+    assert not _acl(docs, "ACTIVE!1").resolvable and not _acl(docs, "ACTIVE!2").resolvable
+    f.docs["ACTIVE!1.1"].denied = [{"trustee_id": "CAROL", "trustee_type": "user"}]
+    docs = _crawl(f, imanage)
+    assert _acl(docs, "ACTIVE!1").deny == {"imanage:user:carol"}
+    assert _acl(docs, "ACTIVE!2").resolvable
