@@ -160,6 +160,13 @@ _ABBREVIATIONS = frozenset(
         "dec",
     }
 )
+# statutes and courts, written as acronyms: their stop before a word that opens a sentence
+# ends one ("... van de Awb. Indien ...", "... artikel 359a Sv. Het hof ...", "... 81 RO. Dit
+# ..."; real decisions in ../shared/corpus end sentences so), before a name or a number not
+# ("HR. 12 maart"); "Rv." and "Sv." before lower case stay abbreviations
+_ACRONYMS = frozenset(
+    {"awb", "sv", "sr", "rv", "ro", "hr", "eu", "ehrm", "hvj", "rvs", "abrvs", "crvb", "cbb"}
+)
 # abbreviations that end a list and so, before a capital, a sentence of an answer ("etc. Het")
 _SENTENCE_FINAL = frozenset({"etc", "enz", "e.d", "e.a", "e.v", "c.s", "lid", "vol"})
 # currency marks that end a sentence ("... bedraagt 300 EUR. De ...") unless an amount
@@ -254,6 +261,16 @@ def _opens_a_sentence(text: str, pos: int, *, title: bool) -> bool:
     return True
 
 
+def _starter_follows(text: str, pos: int) -> bool:
+    """Whether a capitalised word that typically opens a Dutch sentence stands at ``pos``."""
+    while pos < len(text) and text[pos] in _OPENERS:
+        pos += 1
+    word = _NEXT_WORD.match(text, pos)
+    return word is not None and word.group()[0].isupper() and (
+        word.group().lower() in _SENTENCE_STARTERS
+    )
+
+
 def _past_symbols(text: str, pos: int, most: int = 12) -> int:
     """The position of the first letter or digit after the dashes, arrows, emoji, bars and
     brackets (and spaces) that an answer may set between two sentences ("— Het", "(…) Het");
@@ -287,7 +304,7 @@ def _is_boundary(text: str, start: int, match: re.Match[str], *, lower_case: boo
     if lower_case and word.lower() in _SENTENCE_FINAL:
         return True  # an answer's "... enz. Het hof ..."
     if word.lower() in _ABBREVIATIONS:
-        return False
+        return word.lower() in _ACRONYMS and _starter_follows(text, after)
     if word.lower() in _BEFORE_AN_AMOUNT and text[after].isdigit():
         return False
     form = word.upper() + "."

@@ -8,7 +8,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from tests.conftest import Tokens
-from tests.helpers import Firm, ok, retag
+from tests.helpers import Firm, ok, one_matter_firm, retag
 
 RETURNED = (
     "De werkgever is aansprakelijk voor de schade die de werknemer in de uitoefening van zijn "
@@ -80,3 +80,31 @@ def test_a_real_search_then_grounding_on_its_audited_results(
     after = _ground(client, auth, "alice@firm.nl", rid, RETURNED)
     assert after["ok"] is False
     assert after["sentences"][0]["supported"] is False
+
+
+# ECLI:NL:RVS:2014:400, r.o. 4 (../shared/corpus/rechtspraak_csv): a sentence that ends in
+# the Awb's acronym and the one after it
+AWB_DECISION = (
+    "Indien een besluit wordt genomen waarbij wordt vastgesteld dat spoedige sanering van "
+    "geval 2 en/of 3 niet noodzakelijk is, dient het college bij de voorbereiding van dat "
+    "besluit toepassing te geven aan afdeling 3.4 van de Awb. Indien een wijzigingsbesluit of "
+    "een nieuw besluit wordt genomen, dient dit op de wettelijk voorgeschreven wijze bekend te "
+    "worden gemaakt en medegedeeld."
+)
+
+
+def test_a_sentence_ending_in_a_statutes_acronym_is_judged_on_its_own(
+    client: TestClient, auth: Tokens
+) -> None:
+    """"... van de Awb. Indien ..." ended no sentence: a copied sentence and an invented one
+    after it were judged as one, and the copied one was flagged and trimmed with it."""
+    firm = one_matter_firm(client, auth, "alice@firm.nl", {"rvs-2014-400": AWB_DECISION})
+    rid = firm.search("alice@firm.nl", "afdeling 3.4 Awb spoedige sanering", k=3)["retrieval_id"]
+    copied = AWB_DECISION.split(" Indien een wijzigingsbesluit", maxsplit=1)[0]
+    invented = "Het college heeft de aanvraag van Jumbo terecht afgewezen."
+    out = _ground(client, auth, "alice@firm.nl", rid, f"{copied} {invented}")
+    assert [(s["text"], s["supported"]) for s in out["sentences"]] == [
+        (copied, True),
+        (invented, False),
+    ]
+    assert out["trimmed_answer"] == copied

@@ -103,6 +103,23 @@ from app.gates.sentences import answer_sentences, split_sentences
             ["Het bedrag is 300 EUR.", "De rest volgt.", "Het bedrag is EUR. 300 in totaal."],
         ),
         (
+            # a statute's or court's acronym ends a sentence before a word that opens one, as
+            # real decisions write it (ECLI:NL:RVS:2014:400, ECLI:NL:HR:2014:3148); before a
+            # name or a number it does not
+            "Het college moet afdeling 3.4 van de Awb. Indien een nieuw besluit wordt "
+            "genomen, volgt bekendmaking. Daarop ziet artikel 359a Sv. Het hof overweegt "
+            "voorts. Zie artikel 81 RO. Dit betekent het. Zie HR. Jansen en HR. 12 maart.",
+            [
+                "Het college moet afdeling 3.4 van de Awb.",
+                "Indien een nieuw besluit wordt genomen, volgt bekendmaking.",
+                "Daarop ziet artikel 359a Sv.",
+                "Het hof overweegt voorts.",
+                "Zie artikel 81 RO.",
+                "Dit betekent het.",
+                "Zie HR. Jansen en HR. 12 maart.",
+            ],
+        ),
+        (
             # markers before the full stop, as language models write them
             "De huur is € 36.250 [1]. De boete is € 7.250 [2, 3]. Zie ook [4].",
             ["De huur is € 36.250 [1].", "De boete is € 7.250 [2, 3].", "Zie ook [4]."],
