@@ -13,6 +13,8 @@ what a reader would take for an ECLI but is not one as written (`find_citations`
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 import unicodedata
 from collections import Counter
@@ -135,6 +137,13 @@ _CONTINUED = re.compile(
     rf"(?![0-9A-Za-z]|[.)][ \t]+[A-Z]|[ \t]+(?i:{'|'.join(_MONTHS)})\b))"
 )
 MAX_SHOWN = 100  # characters of a malformed citation named in the gate's answer
+# What is left: "ECLI:" right before a letter or digit, or before a part and a colon ("ECLI:
+# NL:..."), that no pattern above read, e.g. a letter in the year ("ECLI:NL:HR:2O19:1278")
+# or a part split by a space ("ECLI:N L:HR:2019:1278"). Without it the gate answered such a
+# draft ok with no citation at all. Prose says "ECLI" without a colon, or "ECLI: de ...".
+_PREFIXED = re.compile(r"(?i:ecli)[ \t]*:(?:(?=[^\W_])|[ \t]*(?=[^\W_]+[ \t]*:))")
+_WORDS = re.compile(r"\S+(?:[ \t]+\S*:[^\W_]\S*)*")
+_TRAILING_MARKS = ".,;:!?)]}>\"'\u201d\u2019\u00bb*"
 
 
 @dataclass(frozen=True)
@@ -210,4 +219,21 @@ def find_citations(text: str) -> Citations:
         if canonical in eclis or canonical in dropped or _file_name_of(canonical, eclis):
             continue
         malformed.setdefault(seen[:MAX_SHOWN], None)
+    for seen in _unread_prefixes(read, [*found, *_CONTINUED.finditer(read)]):
+        malformed.setdefault(seen[:MAX_SHOWN], None)
     return Citations(eclis=list(eclis), malformed=list(malformed))
+
+
+def _unread_prefixes(read: str, matches: list[re.Match[str]]) -> Iterator[str]:
+    """Each "ECLI:" (`_PREFIXED`) that lies in none of ``matches``, as the word it starts."""
+    spans = sorted((m.start(), m.end()) for m in matches)
+    starts = [start for start, _ in spans]
+    ends = list(itertools.accumulate((end for _, end in spans), max))
+    for prefix in _PREFIXED.finditer(read):
+        before = bisect.bisect_right(starts, prefix.start())
+        if before and ends[before - 1] > prefix.start():
+            continue  # inside a stretch already read (well formed, or named as malformed)
+        # its word and the words after it that go on with a part ("ECLI:N L:HR:2019:1")
+        words = _WORDS.match(read, prefix.start())
+        shown = words.group(0) if words else prefix.group(0)
+        yield " ".join(shown.split()).rstrip(_TRAILING_MARKS)

@@ -465,6 +465,9 @@ def test_api_fails_closed_on_what_reads_as_a_citation_but_is_not_well_formed(
         "\u0415CLI:" + rest,  # a Cyrillic E
         live.replace(":", "\uff1a"),  # full-width colons
         live.replace(":", "%3A"),
+        # a hunt of the gate: no pattern read these, and the gate answered ok with nothing
+        f"ECLI:{country}:{court}:{year.replace('0', 'O').replace('1', 'l')}:{ordinal}",
+        f"ECLI:{country}:{court}:{year[:1]} {year[1:]}:{ordinal}",
         f"{live}:2",  # a sixth part
     ]
     for variant in variants:

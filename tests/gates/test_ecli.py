@@ -146,6 +146,12 @@ def test_helpers() -> None:
         ("ECLI:NL:HR:2019:12_A34", "ECLI:NL:HR:2019:12_A34"),
         ('"ECLI", "NL", "HR", "2019", "1278"', 'ECLI", "NL", "HR", "2019", "1278'),
         ("ECLI:NL:HR:2019:12_78", "ECLI:NL:HR:2019:12_78"),
+        # a hunt: a letter for a digit, or a space, in a part (read as no citation at all)
+        ("ECLI:NL:HR:2O19:1278", "ECLI:NL:HR:2O19:1278"),
+        ("ECLI: NL:HR:2O19:1278", "ECLI: NL:HR:2O19:1278"),
+        ("ECLI:NL:HR:2 019:1278", "ECLI:NL:HR:2 019:1278"),
+        ("ECLI:N L:HR:2019:1278", "ECLI:N L:HR:2019:1278"),
+        ("(ECLI:NL:HR:2O19:1278)", "ECLI:NL:HR:2O19:1278"),
     ],
 )
 def test_the_gate_reads_near_eclis_as_malformed_citations(text: str, read_as: str) -> None:
