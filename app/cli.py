@@ -251,7 +251,6 @@ def cmd_schema_snapshot(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_audit_verify(args: argparse.Namespace, settings: Settings) -> int:
     from app.audit import checkpoints
-    from app.audit.chain import verify_all
     from app.db.engine import begin_snapshot
     from app.db.runtime import open_database
 
@@ -269,7 +268,7 @@ def cmd_audit_verify(args: argparse.Namespace, settings: Settings) -> int:
     with open_database(settings) as database, database.engine.connect() as conn:
         begin_snapshot(conn)  # one committed state, as the checkpoint writes (searches go on)
         report = (
-            verify_all(conn)
+            checkpoints.verify_configured(conn, settings)
             if public is None
             else checkpoints.verify_with_checkpoints(conn, Path(args.checkpoints), public)
         )

@@ -256,3 +256,23 @@ def verify_with_checkpoints(
             f"{bad[0].problems[0]}"
         )
     return out
+
+
+def verify_configured(conn: Connection, settings: Settings) -> dict[str, Any]:
+    """What `ewall audit verify` and GET /v1/audit/verify answer: the plain verification and,
+    when the configured checkpoint folder holds checkpoints, every one of them. A chain that
+    a superuser rewrote and recomputed verifies on its own; answering ok while the folder
+    this service signs into proves the rewrite told compliance the log was intact."""
+    directory = checkpoint_dir(settings)
+    if not directory.is_dir() or next(directory.glob(PATTERN), None) is None:
+        return verify_all(conn)
+    try:
+        public = load_public_key(public_key_path(key_path(settings)))
+    except CheckpointError as exc:
+        # checkpoints that cannot be checked are no proof either way: fail closed
+        out = verify_all(conn)
+        out["ok"] = False
+        out["checkpoint_problem"] = f"the checkpoints in {directory} cannot be checked: {exc}"
+        return out
+    return verify_with_checkpoints(conn, directory, public)
+

@@ -11,7 +11,8 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from sqlalchemy import Connection
 
 from app.audit import service
-from app.audit.chain import now_utc, record_refusal, verify_all
+from app.audit.chain import now_utc, record_refusal
+from app.audit.checkpoints import verify_configured
 from app.auth.service import Principal
 from app.db.engine import begin_snapshot
 from app.deps import AuditTurn, Compliance, ConnDep, PrincipalDep, ResourcesDep
@@ -141,7 +142,7 @@ def verify(principal: Compliance, turn: AuditTurn, resources: ResourcesDep) -> d
     # read of its rows would look like rows removed from the end
     with resources.database.engine.connect() as conn:
         begin_snapshot(conn)
-        return verify_all(conn)
+        return verify_configured(conn, resources.settings)
 
 
 @router.get("/export")

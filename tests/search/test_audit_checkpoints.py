@@ -15,7 +15,7 @@ import pytest
 from app.audit.chain import GENESIS, chain_hash, iter_retrieval_rows, verify_all
 from app.cli import main
 from app.settings import get_settings
-from tests.conftest import DbHandle
+from tests.conftest import DbHandle, Tokens, make_client, make_settings
 from tests.helpers import Firm
 from tests.search.test_audit_chain import _tamper, audited  # noqa: F401 (fixture)
 
@@ -168,3 +168,43 @@ def test_keys_are_never_replaced_and_an_empty_folder_is_no_proof(
     assert Path(made["key"]).read_bytes() == before
     code, report = _run(capsys, "audit", "verify", "--checkpoints", str(cli / "nothing-here"))
     assert code == 1 and "no checkpoint files" in report["checkpoint_problem"]
+
+
+def test_plain_verify_reads_the_configured_checkpoints(
+    cli: Path,
+    audited: Firm,  # noqa: F811
+    db: DbHandle,
+    embedder: Any,
+    auth: Tokens,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`ewall audit verify` and GET /v1/audit/verify answered ok for a rewritten and
+    recomputed chain although the folder the service signs its checkpoints into proved the
+    rewrite: only `--checkpoints DIR` looked there."""
+    configured = cli / "configured"
+    monkeypatch.setenv("EWALL_AUDIT_CHECKPOINT_DIR", str(configured))
+    get_settings.cache_clear()
+    code, written = _run(capsys, "audit", "checkpoint")
+    assert code == 0 and Path(written["file"]).parent == configured
+    code, report = _run(capsys, "audit", "verify")
+    assert code == 0 and report["ok"] is True and report["checkpoints"][0]["ok"] is True
+    settings = make_settings(
+        audit_checkpoint_dir=configured, audit_checkpoint_key=cli / "keys" / "audit.key"
+    )
+    with make_client(db, settings, embedder) as client:
+        co = auth("co@firm.nl", "compliance")
+        assert client.get("/v1/audit/verify", headers=co).json()["ok"] is True
+
+        _rewrite_history(db, 3)
+        code, report = _run(capsys, "audit", "verify")
+        assert code == 1 and report["ok"] is False
+        assert "retrievals: row 6" in report["checkpoints"][0]["problems"][0]
+        answer = client.get("/v1/audit/verify", headers=co)
+        assert answer.status_code == 200 and answer.json()["ok"] is False
+        assert written["file"].rsplit("/", 1)[-1] in answer.json()["checkpoint_problem"]
+
+        # checkpoints whose public key is gone are no proof either way: not ok
+        (cli / "keys" / "audit.key.pub").unlink()
+        code, report = _run(capsys, "audit", "verify")
+        assert code == 1 and "cannot be checked" in report["checkpoint_problem"]
