@@ -2401,10 +2401,6 @@ CREATE INDEX ix_audit_retrieval_results_matter_id ON public.audit_retrieval_resu
 
 CREATE INDEX ix_audit_retrievals_at ON public.audit_retrievals USING btree (at);
 
--- INDEX public ix_audit_retrievals_person_id
-
-CREATE INDEX ix_audit_retrievals_person_id ON public.audit_retrievals USING btree (person_id);
-
 -- INDEX public ix_audit_retrievals_person_id_at
 
 CREATE INDEX ix_audit_retrievals_person_id_at ON public.audit_retrievals USING btree (person_id, at);

@@ -113,7 +113,7 @@ GROUP BY person_id, session_id, matter_id
 -- name: readers
 -- Everyone who ever made a retrieval (the caller keeps those its matrix snapshot does not
 -- know: a stranger sees only unwalled matters, so every wall denies them). One probe of
--- ix_audit_retrievals_person_id per distinct reader (a skip scan), not a read of every
+-- ix_audit_retrievals_person_id_at per distinct reader (a skip scan), not a read of every
 -- retrieval.
 WITH RECURSIVE readers AS (
     (SELECT person_id FROM audit_retrievals ORDER BY person_id LIMIT 1)
