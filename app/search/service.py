@@ -392,6 +392,7 @@ def _find(
         params = sparse_form(params, analysis, websearch=websearch, allowed_rows=plan.allowed_rows)
         try:
             found, strategy = _execute(conn, plan, params)
+            rerun = ""
             if request.mode == "sparse" and _sparse_short(found, request.k, analysis, params):
                 # The match budget or the common-lexeme guard may have cut matches the
                 # person may see: a full top-k wins over speed here.
@@ -406,7 +407,19 @@ def _find(
                     params, full, websearch=websearch, allowed_rows=plan.allowed_rows
                 )
                 found, strategy = _execute(conn, plan, params)
-                strategy += "+full-sparse"
+                rerun = "+full-sparse"
+            while _collapsed_short(found, request.k, params):
+                # one document's chunks filled a leg's depth and left others out: deeper
+                params = replace(
+                    params,
+                    dense_candidates=4 * params.dense_candidates,
+                    sparse_candidates=4 * params.sparse_candidates,
+                )
+                plan = choose_plan(
+                    settings, sizes.allowed, sizes.total, params.dense_candidates, request.filters
+                )
+                found, strategy = _execute(conn, plan, params)
+            strategy += rerun
         except StalePolicy as stale:
             at_least = stale.seen
             continue
@@ -562,6 +575,14 @@ def _sparse_short(found: HybridRows, k: int, analysis: QueryAnalysis, params: Hy
         and analysis.matched_lexeme_count < analysis.lexeme_count
         and params.match_tsq != analysis.rank_tsq
     )
+
+
+def _collapsed_short(found: HybridRows, k: int, p: HybridParams) -> bool:
+    """Collapsed, fewer than k documents, and a leg stopped at its depth: the chunks past it
+    may hold the documents it lacks (invariant 3)."""
+    dense_full = p.use_dense and found.dense_count >= p.dense_candidates
+    sparse_full = p.use_sparse and found.sparse_count >= p.sparse_candidates
+    return p.collapse and len(found.hits) < k and (dense_full or sparse_full)
 
 
 def _execute(conn: Connection, plan: Plan, params: HybridParams) -> tuple[HybridRows, str]:
