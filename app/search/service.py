@@ -394,8 +394,8 @@ def _find(
             found, strategy = _execute(conn, plan, params)
             rerun = ""
             if request.mode == "sparse" and _sparse_short(found, request.k, analysis, params):
-                # The match budget or the common-lexeme guard may have cut matches the
-                # person may see: a full top-k wins over speed here.
+                # The match budget, the common-lexeme guard or the ranking limit may have cut
+                # matches the person may see: a full top-k wins over speed here.
                 full = analyze_configured(
                     conn,
                     request.query,
@@ -510,8 +510,8 @@ def analyze_configured(
     source_acl_ids: list[str],
     full: bool = False,
 ) -> QueryAnalysis:
-    """``analyze_query`` with the bounds a search runs with; ``full``: without the
-    common-lexeme cut and the match budget (a sparse search that came back short)."""
+    """``analyze_query`` with the bounds a search runs with; ``full``: without the cut of
+    common lexemes, the match budget and the ranking limit (a sparse search came back short)."""
     return analyze_query(
         conn,
         query,
@@ -520,6 +520,7 @@ def analyze_configured(
         wall_groups=wall_groups,
         source_acl_ids=source_acl_ids,
         synonym_weight=SYNONYM_WEIGHT,
+        rank_lexeme_limit=1 << 30 if full else RANK_LEXEME_LIMIT,
     )
 
 
@@ -569,12 +570,12 @@ def sparse_form(
 
 
 def _sparse_short(found: HybridRows, k: int, analysis: QueryAnalysis, params: HybridParams) -> bool:
-    """Short, and the budgeted match (not every ranking lexeme) decided what was scored."""
-    return (
-        len(found.hits) < k
-        and analysis.matched_lexeme_count < analysis.lexeme_count
-        and params.match_tsq != analysis.rank_tsq
-    )
+    """Short, and the budgeted match (not every ranking lexeme) decided what was scored, or
+    lexemes past RANK_LEXEME_LIMIT were neither ranked nor matched."""
+    cut = analysis.matched_lexeme_count < analysis.lexeme_count
+    budgeted = cut and params.match_tsq != analysis.rank_tsq
+    unranked = len(analysis.rank_lexemes) < analysis.lexeme_count
+    return len(found.hits) < k and (budgeted or unranked)
 
 
 def _collapsed_short(found: HybridRows, k: int, p: HybridParams) -> bool:
