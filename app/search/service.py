@@ -393,7 +393,7 @@ def _find(
         try:
             found, strategy = _execute(conn, plan, params)
             rerun = ""
-            if request.mode == "sparse" and _sparse_short(found, request.k, analysis, params):
+            if not use_dense and _sparse_short(found, request.k, analysis, params):
                 # The match budget, the common-lexeme guard or the ranking limit may have cut
                 # matches the person may see: a full top-k wins over speed here.
                 full = analyze_configured(

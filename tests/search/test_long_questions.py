@@ -4,7 +4,9 @@
 The ranking lexemes are the most informative ones, and only they were matched: a question of
 16 words that no visible chunk holds plus "huurachterstand" found nothing, though 6 visible
 chunks hold it, and 17 rare words plus "huurachterstand" found 16 of 23 (a check of
-2026-12-12). A sparse search that comes back short re-runs with every lexeme ranked."""
+2026-12-12). A search without a dense leg (mode sparse, or hybrid where EWALL_DENSE_WEIGHT is
+0, the English model's calibrated weight) that comes back short re-runs with every lexeme
+ranked."""
 
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ HUUR = {f"huur-{n}": f"De huurder heeft een huurachterstand van {n} maanden." fo
 OTHER = {f"rare-{i}": f"Het geschil gaat over een {w} in de gemeente." for i, w in enumerate(RARE)}
 
 
-@pytest.mark.parametrize(("mode", "dense_weight"), [("sparse", 1.0)])
+@pytest.mark.parametrize(("mode", "dense_weight"), [("sparse", 1.0), ("hybrid", 0.0)])
 def test_a_long_question_finds_every_visible_chunk_holding_one_of_its_words(
     db: DbHandle, embedder: Any, auth: Tokens, mode: str, dense_weight: float
 ) -> None:
