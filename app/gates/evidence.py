@@ -20,6 +20,7 @@ Nothing here touches the database or the encoder.
 from __future__ import annotations
 
 import calendar
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -450,6 +451,7 @@ def _named_date(day: str, month: str, year: str | None, text: str) -> Fact:
 
 BOUND_KINDS = frozenset({"amount", "date", "percent", "number"})
 _BIND = 4  # content words either side of an amount, date or percentage: what it is said of
+_SITE_REACH = 500  # characters either side of a value in which its clause's words are read
 # a clause ends at "; " or at ". ", "! ", "? " before a capital (not "ca. 8%", "d.d. 1 mei")
 _CLAUSE_END = re.compile(r";\s|[.!?]\s+(?=[\[(A-ZÀ-ÖØ-Þ])")
 # words by which a clause refers back to what an earlier one said ("Per 1 januari 2024 is
@@ -479,18 +481,31 @@ def fact_sites(text: str, facts: Sequence[Fact]) -> list[FactSite]:
     if not bound:
         return []
     blanked = _blank(text, [f.span for f in facts if f.kind != "name"])
+    # only _SITE_REACH characters either side of a value are read, folded once (folding
+    # acts on each character alone): a text of thousands of values in one clause would
+    # otherwise cost time quadratic in its length (an answer of 200,000 characters ran for
+    # many minutes)
+    pieces = [fold(c) for c in blanked]
+    folded = "".join(pieces)
+    at = [0, *itertools.accumulate(len(p) for p in pieces)]  # blanked index -> folded index
     out = []
     for fact in bound:
         start, end = fact.span
-        left, right = blanked[:start], blanked[end:]
-        ends = list(_CLAUSE_END.finditer(left))
+        reach = max(0, start - _SITE_REACH)
+        left_start, right_end = reach, min(len(blanked), end + _SITE_REACH)
+        ends = list(_CLAUSE_END.finditer(blanked, reach, start))
         if ends:
-            left = left[ends[-1].end() :]
-        cut = _CLAUSE_END.search(right)
+            left_start = ends[-1].end()
+        cut = _CLAUSE_END.search(blanked, end, right_end)
         if cut is not None:
-            right = right[: cut.start()]
-        left_words, right_words = words(left), words(right)
-        if fact.kind == "number" and not re.search(r"[^\W_]", left):
+            right_end = cut.start()
+        left = blanked[left_start:start]
+        left_words = _WORD.findall(folded, at[left_start], at[start])
+        right_words = _WORD.findall(folded, at[end], at[right_end])
+        # a clause whose opening lies beyond the reach is not known to open with the number:
+        # its site is kept (judged, never passed over unseen)
+        opens = not (reach and not ends) and not re.search(r"[^\W_]", left)
+        if fact.kind == "number" and opens:
             continue  # a number that opens a clause numbers it ("4.5. De inspecteur ...")
         before = [stem(w) for w in left_words if len(w) > 1 and w not in STOPWORDS]
         after = [stem(w) for w in right_words if len(w) > 1 and w not in STOPWORDS]
