@@ -4,7 +4,10 @@ The gate reads a retrieval's audit row, which may have been committed a moment a
 chunks the person may see now. A replica may serve those reads only when it already holds
 everything the primary had committed when the request started:
 
-1. the primary's ``pg_current_wal_lsn()`` is taken on the request's primary transaction;
+1. the primary's ``pg_current_wal_lsn()`` is taken on the request's primary transaction, at
+   its start: before the person's budget is charged, whose commit the reads do not need (taken
+   after it, a replica that had not yet replayed that very commit looked behind, and the
+   reads went to the primary, depending on how fast the replica replayed it);
 2. on the replica, a statement run BEFORE the read transaction checks that
    ``pg_last_wal_replay_lsn()`` is at or past it (a snapshot taken later holds all of it);
 3. the reads run in ONE read-only repeatable-read transaction there, resolving the person
@@ -68,21 +71,28 @@ def _read_on_replica(
             log.debug("closing a replica connection failed", exc_info=True)
 
 
+def request_start(conn: Connection, resources: Resources) -> str | None:
+    """The primary's WAL position now, where replicas may serve the gate's reads (step 1)."""
+    return primary_lsn(conn) if resources.replicas else None
+
+
 def routed_grounding(
     conn: Connection,
     resources: Resources,
     person_id: str,
     retrieval_id: str | uuid.UUID,
     sentences: Sequence[str],
+    start_lsn: str | None = None,
 ) -> tuple[GroundingResult, str]:
     """Check grounding with the reads on a healthy, caught-up replica when there is one;
     ``conn`` is the request's primary transaction (the gate event is written on it after
-    this returns; the fence's share lock on policy_state holds until then). Returns the
-    result and who served the reads (a replica's name or "primary")."""
+    this returns; the fence's share lock on policy_state holds until then), ``start_lsn``
+    its WAL position at the request's start (`request_start`). Returns the result and who
+    served the reads (a replica's name or "primary")."""
     replicas = resources.replicas
     replica = replicas.choose() if replicas else None
     if replica is not None:
-        lsn = primary_lsn(conn)  # before anything is read
+        lsn = start_lsn if start_lsn is not None else primary_lsn(conn)  # before any read
         outcome = "served"
         try:
             result = check_grounding(

@@ -30,7 +30,7 @@ from app.ecli import find_citations
 from app.errors import AppError, Unprocessable, envelope
 from app.gates import repository
 from app.gates.citations import CitationChecker, against_known_state, malformed_citation
-from app.gates.replica import routed_grounding
+from app.gates.replica import request_start, routed_grounding
 from app.gates.schemas import (
     CitationOut,
     CitationsIn,
@@ -171,6 +171,7 @@ def check_answer_grounding(
             field="answer",
             limit=settings.grounding_max_chars,
         )
+    start = request_start(conn, resources)  # before the budget's own commit (gates/replica.py)
     limiter = person_limiter(resources)
     limiter.spend(
         "grounding_characters",
@@ -206,7 +207,7 @@ def check_answer_grounding(
         # reads on a healthy, caught-up replica when there is one (app/gates/replica.py);
         # the gate event below is written on the primary either way
         result, served_by = routed_grounding(
-            conn, resources, principal.person_id, body.retrieval_id, sentences
+            conn, resources, principal.person_id, body.retrieval_id, sentences, start
         )
         # the caller's own retrieval (checked above): a check filed under another session
         # than the retrieval's would put that session's record in doubt

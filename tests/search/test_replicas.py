@@ -562,6 +562,31 @@ def test_grounding_reads_on_the_replica(
     assert gate_event["policy_version"] == policy_version(pair, dbname)
 
 
+def test_grounding_needs_no_write_of_its_own_replayed(
+    pair: Pair, dbname: str, replica_app: AppFactory, auth: Tokens
+) -> None:
+    """A replica that holds everything committed before the request serves the reads, even
+    while it replays nothing more: the request's own budget charge, committed on the primary
+    before the reads, is nothing they need. The position was taken after that commit, so a
+    replica that had not replayed it yet looked behind and the primary read instead; on a
+    busy machine test_grounding_reads_on_the_replica failed so (fresh clone, 2026-12-06)."""
+    client = replica_app()
+    build_firm(client, auth)
+    pair.wait_replayed()
+    wait_state(client, "ok")
+    body, _ = search(client, auth, SCREENED)
+    pair.wait_replayed()  # the search's audit row is on the replica
+    pair.pause()
+    try:
+        result, served = ground(client, auth, SCREENED, body["retrieval_id"])
+    finally:
+        pair.resume()
+    assert served == "replica"
+    assert grounding_counter(client, "served") == 1 and grounding_counter(client, "behind") == 0
+    assert result["ok"] is True
+    pair.wait_replayed()
+
+
 def test_grounding_right_after_a_search_with_replay_paused(
     pair: Pair, dbname: str, replica_app: AppFactory, auth: Tokens
 ) -> None:
