@@ -519,8 +519,9 @@ class Settings(BaseSettings):
     audit_checkpoint_dir: Path | None = Field(
         default=None,
         description=(
-            "Where `ewall audit checkpoint` writes signed checkpoints and `ewall audit verify"
-            " --checkpoints` reads them; default `<data_dir>/audit/checkpoints`. Point it at "
+            "Where `ewall audit checkpoint` writes signed checkpoints, which `ewall audit verify`"
+            " and GET /v1/audit/verify check whenever it holds any; default "
+            "`<data_dir>/audit/checkpoints`. Point it at "
             "storage the database host cannot rewrite (a WORM bucket mount, another machine)."
         ),
     )
