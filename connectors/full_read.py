@@ -16,8 +16,8 @@ full, and every document the index does not hold, except one whose content had n
 (a scan without OCR) at the listed version and stamps ("textless": nothing of it is stored,
 so no rule or place of it can be out of date). A document left unread is listed all the
 same: it is marked seen for the sweep and counted per library/cabinet ("unread", and
-"unchanged", "narrowed" or "textless"). A document held "as listed" was also made with the chunker,
-encoder and chunk limits of now (its ``prepared_with`` stamp): after any of those changed,
+"unchanged", "narrowed" or "textless"). A document held "as listed" was also made with the
+chunker, encoder and chunk limits of now (its ``prepared_with`` stamp): after any of those changed,
 the next full crawl reads every document once. ``run_source(reread=True)`` (``ewall ingest
 ... --reread``) reads every document's content again whatever the index holds.
 """

@@ -100,12 +100,9 @@ SET version = EXCLUDED.version, modified_at = EXCLUDED.modified_at,
     recorded_at = now()
 
 -- name: textless_versions
--- Every textless document of one source the index does not hold, with its version.
-SELECT t.external_id, t.version
-FROM textless_documents AS t
-WHERE t.source = :source
-  AND NOT EXISTS (SELECT FROM documents AS d
-                  WHERE d.source = t.source AND d.external_id = t.external_id)
+-- Every textless document of one source, with its version (the caller lets a held
+-- document's version stand over it).
+SELECT external_id, version FROM textless_documents WHERE source = :source
 
 -- name: textless_placements
 -- The version, stamp, metadata and preparation of some of one source's textless documents.

@@ -288,11 +288,14 @@ def held_as_listed(
     for p in placed:
         held = stored.get(p.external_id)
         acl_id = _acl_id(p.acl)
-        if held is None and acl_id != NOBODY_ACL:
+        if acl_id == NOBODY_ACL:
+            continue
+        if held is None:
             found = textless.get(p.external_id)
             if found and found.prepared_with == prepared_with and _same_content(p, found):
                 without_text.add(p.external_id)
-        if held is None or acl_id == NOBODY_ACL or not _same_content(p, held):
+            continue
+        if not _same_content(p, held):
             continue
         if held.metadata.get("prepared_with") != prepared_with:
             continue  # made by another chunker or encoder (or before the stamp was kept)
@@ -307,10 +310,9 @@ def held_as_listed(
 def record_textless(conn: Connection, doc: SourceDocument, prepared_with: str) -> None:
     """``doc``'s content has no text: nothing of it is stored, and a full crawl that reads
     what changed leaves it unread while the source lists the same version and stamps."""
-    metadata = _without_nul(dict(doc.metadata))
-    found = repository.Textless(clean_field(doc.version), doc.modified_at, metadata,
-                                prepared_with)
-    repository.record_textless(conn, doc.source, doc.external_id, found, canonical_json(metadata))
+    repository.record_textless(conn, doc.source, doc.external_id, clean_field(doc.version),
+                               doc.modified_at, canonical_json(_without_nul(doc.metadata)),
+                               prepared_with)
 
 
 def _same_content(p: Placed, held: repository.StoredPlacement | repository.Textless) -> bool:

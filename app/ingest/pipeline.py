@@ -722,11 +722,9 @@ class IngestPipeline:
     def known_versions(self, source: str, *, textless: bool = False) -> dict[str, str | None]:
         """external id -> the version held (iManage addresses ``LIB!number.version``); with
         ``textless``, also of the documents not held whose content had no text."""
-        held = {d.external_id: d.version for d in self._source_documents(source)}
-        if not textless:
-            return held
         with self.database.transaction() as conn:
-            return {**repository.textless_versions(conn, source), **held}
+            held = {d.external_id: d.version for d in repository.source_documents(conn, source)}
+            return {**repository.textless_versions(conn, source), **held} if textless else held
 
     def stale_placements(self, source: str, placed: list[Placed]) -> set[str]:
         """`document_write.stale_placements`: which a security pass must read again."""

@@ -629,13 +629,12 @@ class Textless:
     prepared_with: str
 
 
-def record_textless(conn: Connection, source: str, external_id: str, found: Textless,
-                    metadata_json: str) -> None:
-    """``found``, its metadata as ``metadata_json`` (canonical JSON, the caller's)."""
+def record_textless(conn: Connection, source: str, external_id: str, version: str | None,
+                    modified_at: datetime | None, metadata_json: str, prepared_with: str) -> None:
+    """What `Textless` holds, the metadata as canonical JSON."""
     conn.execute(sqlfiles.query("pipeline.record_textless"), {
-        "source": source, "external_id": external_id, "version": found.version,
-        "modified_at": found.modified_at, "metadata": metadata_json,
-        "prepared_with": found.prepared_with})
+        "source": source, "external_id": external_id, "version": version,
+        "modified_at": modified_at, "metadata": metadata_json, "prepared_with": prepared_with})
 
 
 def textless_placements(
@@ -649,7 +648,7 @@ def textless_placements(
 
 
 def textless_versions(conn: Connection, source: str) -> dict[str, str | None]:
-    """external id -> version, of the textless documents of ``source`` not held."""
+    """external id -> version, of the textless documents of ``source``."""
     rows = conn.execute(sqlfiles.query("pipeline.textless_versions"), {"source": source})
     return {str(r.external_id): r.version for r in rows}
 
