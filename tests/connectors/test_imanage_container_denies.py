@@ -19,8 +19,8 @@ from fastapi.testclient import TestClient
 from connectors.base import SourceAcl, SourceDocument
 from tests.conftest import Tokens
 from tests.connectors.conftest import DbFixture, ImanageFactory
+from tests.connectors.imanage_world import ALL, World
 from tests.connectors.recording import by_id
-from tests.connectors.test_security_pass_edges import ALL, World
 from tests.fakes.imanage import FakeIManage, now_iso
 
 WS = "ACTIVE!311"
