@@ -99,11 +99,6 @@ def profile_parts(text: str) -> tuple[list[tuple[str, str]], list[str]]:
     return out, unread
 
 
-def parse_profile_access(text: str) -> list[tuple[str, str]]:
-    """The parts of a profile access string that can be read (`profile_parts`)."""
-    return profile_parts(text)[0]
-
-
 def build_acl(
     entries: Iterable[Mapping[str, Any]],
     *,

@@ -25,7 +25,7 @@ from connectors.http.errors import (
     RequestNotAllowedError,
     SourceHTTPError,
 )
-from connectors.netdocuments.acl import GroupsByName, build_acl, parse_profile_access
+from connectors.netdocuments.acl import GroupsByName, build_acl, profile_parts
 from connectors.netdocuments.client import parse_search
 from connectors.netdocuments.connector import NetDocumentsConnector
 from tests.connectors.conftest import NetDocumentsFactory, Sleeps, netdocuments_settings
@@ -304,11 +304,11 @@ def test_access_list_fails_closed_on_what_it_cannot_place() -> None:
 
 
 def test_profile_access_string() -> None:
-    assert parse_profile_access("Litigation|VES*Estate|V*U:john.smith@firm.com|N") == [
+    assert profile_parts("Litigation|VES*Estate|V*U:john.smith@firm.com|N") == ([
         ("Litigation", "VES"),
         ("Estate", "V"),
         ("U:john.smith@firm.com", "N"),
-    ]
+    ], [])
     acl = build_acl(
         [{"principal": "UG-LIT", "rights": "VES"}],
         profile_access=["Litigation|VES*U:john.smith@firm.com|N*Estate|N"],
