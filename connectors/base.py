@@ -341,6 +341,11 @@ class Pipeline(Protocol[RunT]):
         with ``textless``, also the version of each not held whose content had no text."""
         ...
 
+    def forget_textless(self, source: str, listed: set[str], owns: Callable[[str], bool]) -> int:
+        """After a complete listing: forgets the documents without text that it no longer
+        names (of those ``owns`` says the listing covered); how many."""
+        ...
+
     def sync_groups(
         self, run: RunT, groups: list[SourceGroup], actor: str, *, source: str
     ) -> None: ...

@@ -355,6 +355,7 @@ class _SyncRun:
         known = self.pipeline.known_external_ids(self.source)
         candidates = sorted(known - seen)
         candidates = [c for c in candidates if self.origin.owns(c)]
+        forgotten = self.pipeline.forget_textless(self.source, seen, self.origin.owns)
         self.give_version_hints()
         removals: dict[str, list[tuple[str, str]]] = {}
         before = self.deleted_count
@@ -417,7 +418,8 @@ class _SyncRun:
             st.held_sweep = None
         self.progress(force=True)
         out: dict[str, Any] = {"ran": True, "seen": len(seen), "candidates": len(candidates),
-                               "deleted": self.deleted_count - before}
+                               "deleted": self.deleted_count - before,
+                               "textless_forgotten": forgotten}
         if held:
             out["held"] = {"count": len(held), "containers": held_containers,
                            "ids": [x[0] for x in held[:_LISTED_MAX]],

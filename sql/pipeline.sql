@@ -99,6 +99,10 @@ SET version = EXCLUDED.version, modified_at = EXCLUDED.modified_at,
     metadata = EXCLUDED.metadata, prepared_with = EXCLUDED.prepared_with,
     recorded_at = now()
 
+-- name: forget_textless
+-- Some of one source's textless documents, deleted at the source or no longer listed.
+DELETE FROM textless_documents WHERE source = :source AND external_id = ANY(:ids)
+
 -- name: textless_versions
 -- Every textless document of one source, with its version (the caller lets a held
 -- document's version stand over it).

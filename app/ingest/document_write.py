@@ -448,8 +448,10 @@ def _without_nul(value: Any) -> Any:
 
 
 def save_document(conn: Connection, before: StoredDocument | None, record: DocumentRecord) -> int:
-    """Insert or update the document row; its id."""
+    """Insert or update the document row; its id. A document stored with text is no
+    longer one without (`record_textless`)."""
     if before is None:
+        repository.forget_textless(conn, record.source, [record.external_id])
         document_id = repository.insert_document(conn, record)
         if document_id is None:
             raise RuntimeError("concurrent insert of the same document")

@@ -21,6 +21,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -725,6 +726,12 @@ class IngestPipeline:
         with self.database.transaction() as conn:
             held = {d.external_id: d.version for d in repository.source_documents(conn, source)}
             return {**repository.textless_versions(conn, source), **held} if textless else held
+
+    def forget_textless(self, source: str, listed: set[str], owns: Callable[[str], bool]) -> int:
+        with self.database.transaction() as conn:
+            gone = [i for i in repository.textless_versions(conn, source)
+                    if i not in listed and owns(i)]
+            return repository.forget_textless(conn, source, gone) if gone else 0
 
     def stale_placements(self, source: str, placed: list[Placed]) -> set[str]:
         """`document_write.stale_placements`: which a security pass must read again."""

@@ -647,6 +647,13 @@ def textless_placements(
                                          r.prepared_with) for r in rows}
 
 
+def forget_textless(conn: Connection, source: str, external_ids: list[str]) -> int:
+    result = conn.execute(
+        sqlfiles.query("pipeline.forget_textless"), {"source": source, "ids": external_ids}
+    )
+    return int(result.rowcount)
+
+
 def textless_versions(conn: Connection, source: str) -> dict[str, str | None]:
     """external id -> version, of the textless documents of ``source``."""
     rows = conn.execute(sqlfiles.query("pipeline.textless_versions"), {"source": source})

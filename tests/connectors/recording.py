@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -143,6 +143,9 @@ class RecordingPipeline:
 
     def known_versions(self, source: str, *, textless: bool = False) -> dict[str, str | None]:
         return {k: d.version for k, d in self.index.items() if d.source == source}
+
+    def forget_textless(self, source: str, listed: set[str], owns: Callable[[str], bool]) -> int:
+        return 0  # nothing textless is recorded here
 
     def stale_placements(self, source: str, placed: list[Placed]) -> set[str]:
         stale = set()

@@ -61,9 +61,9 @@ def imanage_sync(client: TestClient, db: DbFixture, imanage: ImanageFactory) -> 
     def sync(*, ok: bool = True, sync_api: bool = False, **kw: Any) -> dict[str, Any]:
         kw.setdefault("sweep_max_fraction", 1.0)
         kw.setdefault("full_reads", "changed")  # EWALL_FULL_CRAWL_READS=changed
+        kw.setdefault("mode", "full")
         connector = imanage(use_sync_api=sync_api)
-        report = run_sync("imanage", connector, pipeline, store, mode="full", started_by="svc",
-                          **kw)
+        report = run_sync("imanage", connector, pipeline, store, started_by="svc", **kw)
         if ok:
             assert report["sync"]["failed"] is None, report["sync"]
         return dict(report)
@@ -102,7 +102,8 @@ def test_a_quiet_full_crawl_downloads_nothing(
     active = quiet["containers"]["ACTIVE"]
     assert (active["seen"], active["unread"], active["unchanged"], active["ingested"]) == (
         6, 6, 6, 0)
-    assert quiet["sweep"] == {"ran": True, "seen": 6, "candidates": 0, "deleted": 0}
+    assert quiet["sweep"] == {"ran": True, "seen": 6, "candidates": 0, "deleted": 0,
+                              "textless_forgotten": 0}
     security = [r for r in imanage_fake.requests[before:] if r.path.endswith("/security")]
     assert len(security) == (0 if sync_api else 6)
 
@@ -498,6 +499,33 @@ def test_a_document_without_text_is_not_downloaded_again_until_it_changes(
     before = len(fake.requests)
     assert imanage_sync(sync_api=sync_api)["sync"]["full_read"]["unchanged"] == 3
     assert _downloads(fake, before) == set()
+
+
+def test_a_document_without_text_is_forgotten_once_the_source_deletes_it(
+    client: TestClient, auth: Tokens, db: DbHandle, imanage_fake: FakeIManage,
+    imanage_sync: Sync,
+) -> None:
+    """The record of a document without text goes with the document: when a complete
+    listing no longer names it, and once a new version with text is stored (until
+    2026-12-06 the record stayed for good)."""
+    fake = imanage_fake
+    _tenant(Firm(client, auth), fake, 1)
+    for n in (2, 3):
+        fake.add_document("ACTIVE", n, custom1="C-1", custom2="M-1", content=b" \n ")
+    imanage_sync(ok=False)
+    assert _textless(db, "imanage") == [("ACTIVE!2", "1"), ("ACTIVE!3", "1")]
+    fake.trash("ACTIVE!2.1")
+    report = imanage_sync()["sync"]
+    assert report["sweep"]["textless_forgotten"] == 1
+    assert _textless(db, "imanage") == [("ACTIVE!3", "1")]
+    fake.add_document("ACTIVE", 3, version=2, custom1="C-1", custom2="M-1",
+                      content=b"Gescande brief, nu met tekst.")
+    imanage_sync()
+    assert _stored(db, "ACTIVE!3")[0] == "2" and _textless(db, "imanage") == []
+    fake.trash("ACTIVE!3.2")
+    report = imanage_sync()["sync"]
+    assert (report["sweep"]["deleted"], report["sweep"]["textless_forgotten"]) == (1, 0)
+    assert _stored(db, "ACTIVE!3") == () and _textless(db, "imanage") == []
 
 
 def test_netdocuments_leaves_a_document_without_text_unread_until_it_changes(

@@ -63,7 +63,8 @@ def test_full_crawl_then_sweep_after_deletions_at_source(
     report = _full(imanage(), pipeline, store)
     assert report["status"] == "succeeded"
     assert report["sync"]["complete"] is True
-    assert report["sync"]["sweep"] == {"ran": True, "seen": 5, "candidates": 0, "deleted": 0}
+    assert report["sync"]["sweep"] == {"ran": True, "seen": 5, "candidates": 0, "deleted": 0,
+                                       "textless_forgotten": 0}
     assert sorted(pipeline.index) == [f"ACTIVE!{n}" for n in range(1, 6)]
     state = store.load("imanage", SCOPE)
     assert state.crawl_id is None
