@@ -42,7 +42,7 @@ run: $(STAMP) ## serve the API on 127.0.0.1:8000 (embedded PostgreSQL, demo firm
 test: $(DEV) ## lint, type-check and run the whole test suite
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/pytest -q $(PYTEST_PARALLEL)
+	$(BIN)/pytest -q $(PYTEST_PARALLEL) --durations=25
 
 test-fast: $(DEV) ## the inner loop: the tests not marked slow, in parallel (no lint, no mypy)
 	$(BIN)/pytest -q $(PYTEST_PARALLEL) -m "not slow"
