@@ -21,6 +21,11 @@ Tenant quirks, each one something docs/dms-apis.md allows (section in brackets):
   (its paging is [U]).
 * ``groups_endpoint``: GET .../groups is in no published endpoint list, and
   .../groups/{id}/members is [U]; False makes both answer 404.
+* ``nest(outer, inner, typed=...)``: a group held by another group. §1 does not rule nesting
+  out and gives member rows (I16, ``groups/members/search``) no documented keys beyond
+  ``group_id``; ACL entries carry ``type`` ∈ {user, group} (§1.6). Typed: the row says
+  ``"type": "group"`` (``member_id`` on the Sync rows); untyped: the row is a user's row
+  holding the inner group's id.
 * ``security_endpoint``: I7's path is [U]; False makes it answer 404.
 * ``extra_fields``: unknown fields added to every profile; ``drop_fields``: optional profile
   fields left out.
@@ -230,7 +235,12 @@ class FakeIManage(FakeDms):
             {"trustee_id": trustee_id, "trustee_type": trustee_type})
 
     def add_group(self, group_id: str, members: list[str], *, enabled: bool = True) -> None:
-        self.groups[group_id] = {"id": group_id, "enabled": enabled, "members": members}
+        self.groups[group_id] = {"id": group_id, "enabled": enabled, "members": members,
+                                 "nested": []}  # fmt: skip
+
+    def nest(self, outer: str, inner: str, *, typed: bool = True) -> None:
+        """``inner`` becomes a member of ``outer`` (see the module docstring)."""
+        self.groups[outer]["nested"].append((inner, typed))
 
     def trash(self, doc_id: str, status: int = 404) -> None:
         doc = self.docs[doc_id]
@@ -460,7 +470,10 @@ class FakeIManage(FakeDms):
             group = fake.groups.get(group_id)
             if group is None or not fake.groups_endpoint:
                 return error(404)
-            rows = [{"id": m} for m in group["members"]]
+            rows = [{"id": m} for m in group["members"]] + [
+                {"id": g, "type": "group"} if typed else {"id": g}
+                for g, typed in group["nested"]
+            ]
             if fake.members_page is not None and len(rows) > fake.members_page:
                 return {"data": rows[: fake.members_page], "total_count": len(rows)}
             return {"data": rows}
@@ -498,7 +511,13 @@ class FakeIManage(FakeDms):
                     for g in fake.groups.values()
                     if g["enabled"]
                     for m in g["members"]
-                ]
+                ] + [
+                    {"group_id": g["id"], "member_id": inner, "type": "group"}
+                    if typed else {"group_id": g["id"], "user_id": inner}
+                    for g in fake.groups.values()
+                    if g["enabled"]
+                    for inner, typed in g["nested"]
+                ]  # fmt: skip
             rows = []
             for d in docs:
                 for entry in d.security.get("acl", []):

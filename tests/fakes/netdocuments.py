@@ -19,6 +19,11 @@ Tenant quirks, each one something docs/dms-apis.md allows (section in brackets):
   (not documented for N15, so off by default).
 * ``extra_fields``: unknown fields on every search row.
 * ``acl`` read endpoint (N25) is [U]: ``acl_missing`` makes it 404 per document.
+* ``nest(outer, inner)``: a group held by another group. Nothing in §2 rules nesting out, and
+  a members row (N22) is ``{id, displayName}``, no kind: a nested group shows only as its
+  ``UG-`` id (§2.2). ``add_group(..., listed=False)``: a group that the cabinet's group
+  listing (N21) does not name (a repository group, N23) but whose members N22 serves. The
+  members of a group the repository does not hold answer 404.
 """
 
 from __future__ import annotations
@@ -182,12 +187,23 @@ class FakeNetDocuments(FakeDms):
         return doc
 
     def add_group(
-        self, group_id: str, name: str, members: list[dict[str, Any]], cabinet: str = CABINET
+        self,
+        group_id: str,
+        name: str,
+        members: list[dict[str, Any]],
+        cabinet: str = CABINET,
+        *,
+        listed: bool = True,
     ) -> None:
-        self.groups.setdefault(cabinet, []).append(
-            {"Id": group_id, "Name": name, "External": False, "Hidden": False}
-        )
+        if listed:
+            self.groups.setdefault(cabinet, []).append(
+                {"Id": group_id, "Name": name, "External": False, "Hidden": False}
+            )
         self.members[group_id] = members
+
+    def nest(self, outer: str, inner: str, name: str | None = None) -> None:
+        """``inner`` becomes a member of ``outer``, as N22 shows any member: id and name."""
+        self.members[outer].append({"id": inner, "displayName": name or inner})
 
     def move(self, doc_id: str, cabinet: str) -> None:
         """Move a document to another cabinet (e.g. a restricted archive)."""
@@ -424,8 +440,9 @@ class FakeNetDocuments(FakeDms):
             return fake.groups.get(cab, [])
 
         @app.get("/v1/Group/{group_id}/members")
-        def members(group_id: str) -> list[dict[str, Any]]:
-            return fake.members.get(group_id, [])
+        def members(group_id: str) -> Any:
+            found = fake.members.get(group_id)
+            return error(404) if found is None else found
 
         # Endpoints the crawler must never call. They "work", so only the log tells.
         @app.get("/v1/Workspace/{cab}/{client}/{matter}/info")
