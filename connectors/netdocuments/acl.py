@@ -14,6 +14,7 @@ from typing import Any
 
 from connectors.base import SourceAcl
 from connectors.dms.acl import AclDraft, principal_name
+from connectors.dms.members import Member, member_kind
 from connectors.http.errors import ConnectorError
 from connectors.http.lenient import as_text, pick
 
@@ -148,6 +149,29 @@ def build_acl(
                 draft.unresolvable(f"matter no-access row for unknown principal {who!r}")
             draft.deny.update(found)
     return draft.build("private")
+
+
+def is_group_id(ident: str, listed: Iterable[str] = ()) -> bool:
+    """``UG-`` (a group), ``NG-`` (a cabinet, which the repository uses as a group) or an
+    id the cabinets' group listing names."""
+    text = ident.strip()
+    return text[:3].upper() in ("UG-", "NG-") or text.lower() in listed
+
+
+def group_member(listed: frozenset[str], row: Mapping[str, Any]) -> list[Member] | None:
+    """What one row of ``/v1/Group/{id}/members`` (N22: ``{id, displayName}``, no kind) names.
+    A nested group is named as a group (by its id; see `connectors.dms.members`); a user by
+    email and by id, since access lists name users by email (``U:``) and membership lists by
+    id. None when the row's kind cannot be told (a type we do not know, a group without an
+    id): the group's members are then unknown."""
+    ident = (as_text(pick(row, "id", "Id")) or "").strip()
+    kind = member_kind(row, ident, lambda i: is_group_id(i, listed))
+    if kind is None or (kind == "group" and not ident):
+        return None
+    if kind == "group":
+        return [("group", ident)]
+    emails = (as_text(pick(row, "email", "Email")) or "").strip()
+    return [("user", v) for v in dict.fromkeys((emails, ident)) if v]
 
 
 @dataclass

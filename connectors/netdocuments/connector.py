@@ -60,6 +60,7 @@ from connectors.dms.connector import (
     presence_for,
     utcnow,
 )
+from connectors.dms.members import walk_groups
 from connectors.http.errors import ConnectorError, CredentialsError, SourceHTTPError
 from connectors.http.lenient import as_text, has_key, pick
 from connectors.http.mime import guess_mime
@@ -70,8 +71,8 @@ from connectors.netdocuments.acl import (
     GroupsByName,
     LookupTable,
     build_acl,
+    group_member,
     parse_profile_security,
-    principal,
 )
 from connectors.netdocuments.client import (
     MAX_TOP,
@@ -213,31 +214,26 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
         return self._cabinet_of.get(external_id)
 
     def groups(self) -> Iterator[SourceGroup]:
-        members: dict[str, set[str]] = {}
-        unknown: set[str] = set()  # members not readable: unknown, not empty (SourceGroup)
+        """Every group the cabinets list, and every group nested in one at any depth (read
+        through N22 too, each once: `connectors.dms.members`); a cabinet (``NG-``) held by a
+        group is not read, so a deny of that group admits nobody."""
+        listed: list[str] = []
         for cabinet in self.cabinets():
             for group in self.client.cabinet_groups(cabinet.id):
                 gid = as_text(pick(group, "Id", "id", "groupId"))
-                if not gid or not gid.strip():
-                    continue
-                bucket = members.setdefault(gid.strip().lower(), set())
-                group_id = gid.strip()
-                listed = self.read_members(
-                    group_id, functools.partial(self.client.group_members, group_id)
-                )
-                if listed is None:
-                    unknown.add(group_id.lower())
-                    continue
-                for member in listed:
-                    # ACLs name users as U:email, membership lists by id: emit both forms
-                    # so either resolves through the person's aliases.
-                    for value in (pick(member, "email", "Email"), pick(member, "id", "Id")):
-                        text = as_text(value)
-                        if text and text.strip():
-                            bucket.add(principal("user", text))
-        for gid, users in sorted(members.items()):
-            known = None if gid in unknown else frozenset(users)
-            yield SourceGroup(source=SOURCE, group_id=gid, members=known)
+                if gid and gid.strip():
+                    listed.append(gid.strip())
+        known = frozenset(g.lower() for g in listed)
+        found = walk_groups(
+            SOURCE,
+            listed,
+            lambda gid: self.read_members(gid, functools.partial(self.client.group_members, gid)),
+            lambda _gid, row: group_member(known, row),
+            follow=lambda gid: gid.strip()[:3].upper() != "NG-",
+            warn=self.warnings.append,
+        )
+        for gid, members in sorted(found.items()):
+            yield SourceGroup(source=SOURCE, group_id=gid, members=members)
 
     # --- paging --------------------------------------------------------------------------------
 

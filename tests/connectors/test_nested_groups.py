@@ -1,0 +1,153 @@
+"""A group may hold another group (connectors.md rules it out for neither vendor; a NetDocuments
+members row is ``{id, displayName}`` with no kind, so a nested group shows only as its ``UG-``
+id). The connectors read such a member as a user id that matches nobody, and a deny of the
+outer group lapsed for the inner group's members (fail open). A nested group is named as a
+group now, read at any depth and once (a cycle ends), and the matrix expands it; a member whose
+kind cannot be told, or a cabinet held by a group, makes a deny of the holder admit nobody.
+Fake DMS -> run_sync -> the real ingest pipeline -> search through the API.
+"""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.ingest.router import pipeline_for
+from connectors.state import SyncStateStore
+from connectors.sync import run_sync
+from tests.conftest import Tokens
+from tests.connectors.conftest import DbFixture, NetDocumentsFactory
+from tests.fakes.netdocuments import CABINET, FakeNetDocuments
+from tests.helpers import Firm
+
+PEOPLE = ("alice", "bob", "dave", "erin")
+DOC = "4824-5093-9170"
+QUERY = "dagvaarding"
+
+
+def _nd_firm(client: TestClient, auth: Tokens) -> Firm:
+    firm = Firm(client, auth)
+    for person in PEOPLE:
+        firm.person(f"{person}@firm.nl", aliases=[f"netdocuments:user:{person}@firm.com"])
+    firm.client_("10025", "Acme Holdings")
+    firm.matter("0008", "10025")
+    return firm
+
+
+def _user(name: str) -> dict[str, str]:
+    return {"id": name.upper(), "displayName": name.title(), "email": f"{name}@firm.com"}
+
+
+def _nd_sync(client: TestClient, db: DbFixture, netdocuments: NetDocumentsFactory) -> dict[
+        str, object]:  # fmt: skip
+    pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
+    report = run_sync("netdocuments", netdocuments(), pipeline, SyncStateStore(db.database),
+                      mode="full", started_by="svc")  # fmt: skip
+    assert report["sync"]["complete"] is True, report
+    return dict(report["sync"])
+
+
+def _who_finds(firm: Firm) -> set[str]:
+    return {p for p in PEOPLE if DOC in firm.documents_found(f"{p}@firm.nl", QUERY, k=10, mode="sparse")}
+
+
+def _nd_doc_denying(fake: FakeNetDocuments, group: str) -> None:
+    """The document: UG-ALL may view it, ``group`` has no access (N beats everything)."""
+    fake.add_document(DOC, client="10025", matter="0008", extension="txt",
+                      acl=[{"principal": "UG-ALL", "rights": "VES"},
+                           {"principal": group, "rights": "N"}],
+                      content=b"Processtuk over de dagvaarding in de zaak Falcon.")  # fmt: skip
+    fake.lookup[2] = []  # the matter table (profile-based security) holds no rows
+
+
+@pytest.mark.parametrize("inner_listed", [True, False])
+def test_a_person_in_a_group_nested_under_a_denied_group_does_not_see_the_document(
+    client: TestClient,
+    auth: Tokens,
+    db: DbFixture,
+    netdocuments_fake: FakeNetDocuments,
+    netdocuments: NetDocumentsFactory,
+    inner_listed: bool,
+) -> None:
+    """SCREEN holds bob and INNER; INNER holds DEEP (a repository group no cabinet listing
+    names); DEEP holds dave. The document denies SCREEN: bob and dave do not see it. A grant
+    reaches through nesting the same way: erin is in ALL only through TEAM."""
+    fake = netdocuments_fake
+    firm = _nd_firm(client, auth)
+    fake.add_group("UG-ALL", "Everyone", [_user("alice"), _user("bob"), _user("dave")])
+    fake.add_group("UG-TEAM", "Team", [_user("erin")], listed=False)
+    fake.nest("UG-ALL", "UG-TEAM", "Team")
+    fake.add_group("UG-SCREEN", "Screened", [_user("bob")])
+    fake.add_group("UG-INNER", "Inner", [], listed=inner_listed)
+    fake.add_group("UG-DEEP", "Deep", [_user("dave")], listed=False)
+    fake.nest("UG-SCREEN", "UG-INNER", "Inner")
+    fake.nest("UG-INNER", "UG-DEEP", "Deep")
+    _nd_doc_denying(fake, "UG-SCREEN")
+    _nd_sync(client, db, netdocuments)
+    assert _who_finds(firm) == {"alice", "erin"}
+
+    # dave leaves the deep group at the DMS: the next sync lets him in
+    fake.members["UG-DEEP"] = []
+    _nd_sync(client, db, netdocuments)
+    assert _who_finds(firm) == {"alice", "dave", "erin"}
+
+
+@pytest.mark.timeout(300)  # a hang guard, no time bound: a walk without a cycle guard never ends
+def test_a_cycle_of_groups_is_read_once_each_and_its_deny_holds(
+    client: TestClient,
+    auth: Tokens,
+    db: DbFixture,
+    netdocuments_fake: FakeNetDocuments,
+    netdocuments: NetDocumentsFactory,
+) -> None:
+    """A holds B, B holds C, C holds A (C named by no listing): each members list is read
+    once, the sync ends, and a deny of any of them screens the members of all three."""
+    fake = netdocuments_fake
+    firm = _nd_firm(client, auth)
+    fake.add_group("UG-ALL", "Everyone", [_user(p) for p in PEOPLE])
+    fake.add_group("UG-A", "A", [_user("bob")])
+    fake.add_group("UG-B", "B", [])
+    fake.add_group("UG-C", "C", [_user("dave")], listed=False)
+    fake.nest("UG-A", "UG-B")
+    fake.nest("UG-B", "UG-C")
+    fake.nest("UG-C", "UG-A")
+    groups = {g.group_id: g.members for g in netdocuments().groups()}
+    assert groups["ug-c"] == frozenset({"netdocuments:group:ug-a", "netdocuments:user:dave",
+                              "netdocuments:user:dave@firm.com"})  # fmt: skip
+    for gid in ("UG-A", "UG-B", "UG-C"):
+        assert len(fake.calls(rf"^/v1/Group/{gid}/members$")) == 1, gid
+
+    _nd_doc_denying(fake, "UG-B")
+    _nd_sync(client, db, netdocuments)
+    assert _who_finds(firm) == {"alice", "erin"}
+
+
+@pytest.mark.parametrize(
+    ("member", "why"),
+    [
+        ({"id": "X1", "displayName": "Outside counsel", "type": "contact"}, "a kind we do not know"),
+        ({"type": "group", "email": "lit@firm.com"}, "a group without an id"),
+        ({"id": CABINET, "displayName": "Litigation cabinet"}, "a cabinet: members not synced"),
+        ({"id": "UG-GONE", "displayName": "Gone"}, "a nested group that answers 404"),
+    ],
+)
+def test_a_denied_group_holding_a_member_we_cannot_expand_admits_nobody(
+    client: TestClient,
+    auth: Tokens,
+    db: DbFixture,
+    netdocuments_fake: FakeNetDocuments,
+    netdocuments: NetDocumentsFactory,
+    member: dict[str, str],
+    why: str,
+) -> None:
+    """Read as a user, such a member matched nobody and the deny screened only bob."""
+    fake = netdocuments_fake
+    firm = _nd_firm(client, auth)
+    fake.add_group("UG-ALL", "Everyone", [_user(p) for p in PEOPLE])
+    fake.add_group("UG-SCREEN", "Screened", [_user("bob")])
+    _nd_doc_denying(fake, "UG-SCREEN")
+    _nd_sync(client, db, netdocuments)
+    assert _who_finds(firm) == {"alice", "dave", "erin"}
+    fake.members["UG-SCREEN"].append(member)
+    _nd_sync(client, db, netdocuments)
+    assert _who_finds(firm) == set(), why
