@@ -67,10 +67,10 @@ from connectors.imanage.acl import (
     Trustees,
     acl_entries,
     build_acl,
-    principal,
 )
 from connectors.imanage.client import SYNC_DOCUMENTS, SYNC_GROUP_MEMBERS, IManageClient
 from connectors.imanage.containers import read_trustees
+from connectors.imanage.groups import LIST_MEMBER_KEYS, SYNC_MEMBER_KEYS, Memberships
 from connectors.imanage.profile import (
     DOC_ID,
     doc_key,
@@ -266,15 +266,14 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
             )
             log.warning("imanage groups endpoint unavailable", extra={"status": exc.status})
             return
-        for gid, users in sorted(members.items()):
-            known = None if users is None else frozenset(users)
+        for gid, known in sorted(members.items()):
             yield SourceGroup(source=SOURCE, group_id=gid, members=known)
 
-    def _group_members(self) -> dict[str, set[str] | None]:
-        """Members by group id; None for a group whose members could not be read (unknown,
-        not empty: a deny naming it must not lapse, SourceGroup)."""
-        members: dict[str, set[str]] = {}
-        unknown: set[str] = set()
+    def _group_members(self) -> dict[str, frozenset[str] | None]:
+        """Members by group id, nested groups named as groups (`connectors.imanage.groups`);
+        None for a group whose members could not be read or told apart (unknown, not empty:
+        a deny naming it must not lapse, SourceGroup)."""
+        found = Memberships()
         for lib in self.libraries():
             if self.sync_api_available():
                 rows = self.client.sync_all(
@@ -284,32 +283,24 @@ class IManageConnector(DmsConnector[dict[str, Any], IManageClient]):
                     on_restart=self.sync_restarts.append,
                 )
                 for row in rows:
-                    gid = as_text(pick(row, "group_id", "groupId"))
-                    uid = as_text(pick(row, "user_id", "member_id", "userId", "id"))
-                    if gid and gid.strip():
-                        bucket = members.setdefault(gid.strip().lower(), set())
-                        if uid and uid.strip():
-                            bucket.add(principal("user", uid))
+                    key = found.group(pick(row, "group_id", "groupId"))
+                    if key is not None:
+                        found.add(key, row, SYNC_MEMBER_KEYS)
                 continue
             for group in self.client.groups(lib):
-                gid = as_text(pick(group, "id", "group_id"))
-                if not gid or not gid.strip():
-                    continue
-                bucket = members.setdefault(gid.strip().lower(), set())
-                if pick(group, "enabled") is False:
+                key = found.group(pick(group, "id", "group_id"))
+                if key is None or pick(group, "enabled") is False:
                     continue  # a disabled group grants nothing: sync it empty
-                group_id = gid.strip()
+                group_id = (as_text(pick(group, "id", "group_id")) or "").strip()
                 listed = self.read_members(
                     group_id, functools.partial(self.client.group_members, lib, group_id)
                 )
                 if listed is None:
-                    unknown.add(group_id.lower())
+                    found.unknown(key)
                     continue
                 for member in listed:
-                    uid = as_text(pick(member, "id", "user_id"))
-                    if uid and uid.strip():
-                        bucket.add(principal("user", uid))
-        return {gid: None if gid in unknown else users for gid, users in members.items()}
+                    found.add(key, member, LIST_MEMBER_KEYS)
+        return found.resolve(self.warnings.append)
 
     # --- full crawl ------------------------------------------------------------------------------
 

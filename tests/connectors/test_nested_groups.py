@@ -13,10 +13,12 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.ingest.router import pipeline_for
+from connectors.base import SourceGroup
 from connectors.state import SyncStateStore
 from connectors.sync import run_sync
 from tests.conftest import Tokens
-from tests.connectors.conftest import DbFixture, NetDocumentsFactory
+from tests.connectors.conftest import DbFixture, ImanageFactory, NetDocumentsFactory
+from tests.fakes.imanage import FakeIManage
 from tests.fakes.netdocuments import CABINET, FakeNetDocuments
 from tests.helpers import Firm
 
@@ -151,3 +153,71 @@ def test_a_denied_group_holding_a_member_we_cannot_expand_admits_nobody(
     fake.members["UG-SCREEN"].append(member)
     _nd_sync(client, db, netdocuments)
     assert _who_finds(firm) == set(), why
+
+
+# --- iManage ---------------------------------------------------------------------------------
+
+
+def _im_firm(client: TestClient, auth: Tokens) -> Firm:
+    firm = Firm(client, auth)
+    for person in PEOPLE:
+        firm.person(f"{person}@firm.nl", aliases=[f"imanage:user:{person}"])
+    firm.client_("C-1", "Acme B.V.")
+    firm.matter("M-1", "C-1")
+    return firm
+
+
+def _im_memo_denying(fake: FakeIManage, group: str) -> None:
+    security = {"default_security": "public",
+                "acl": [{"id": group, "type": "group", "access_level": "no_access"}]}  # fmt: skip
+    fake.add_document("ACTIVE", 1, custom1="C-1", custom2="M-1", default_security="public",
+                      security=security, filename="memo.txt",
+                      content=b"Vertrouwelijk memo over de octrooiaanvraag van Acme.")  # fmt: skip
+
+
+def _im_who_finds(firm: Firm) -> set[str]:
+    return {
+        p for p in PEOPLE if "ACTIVE!1" in firm.documents_found(f"{p}@firm.nl", "octrooiaanvraag", mode="sparse")
+    }
+
+
+@pytest.mark.timeout(300)  # a hang guard (the groups form a cycle)
+@pytest.mark.parametrize("sync_api", [False, True])
+def test_imanage_a_member_that_is_a_group(
+    client: TestClient,
+    auth: Tokens,
+    db: DbFixture,
+    imanage_fake: FakeIManage,
+    imanage: ImanageFactory,
+    sync_api: bool,
+) -> None:
+    """A member row typed ``group`` names a nested group (I16 lists and Sync rows alike), in
+    a cycle too; an untyped member whose id is a group's (a user or that group: which is not
+    said) leaves the holder unknown, and a deny of it admits nobody."""
+    fake = imanage_fake
+    fake.sync_api = sync_api
+    firm = _im_firm(client, auth)
+    fake.add_group("SCREEN", ["BOB"])
+    fake.add_group("INNER", ["DAVE"])
+    fake.nest("SCREEN", "INNER")
+    fake.nest("INNER", "SCREEN")  # a cycle
+    _im_memo_denying(fake, "SCREEN")
+    groups: dict[str, object] = {g.group_id: g.members for g in imanage().groups()}
+    assert groups == {
+        "screen": {"imanage:user:bob", "imanage:group:inner"},
+        "inner": {"imanage:user:dave", "imanage:group:screen"},
+    }
+    pipeline = pipeline_for(client.app.state.resources)  # type: ignore[attr-defined]
+    store = SyncStateStore(db.database)
+    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    assert _im_who_finds(firm) == {"alice", "erin"}
+
+    fake.add_group("TEAM", ["ERIN"])
+    fake.nest("INNER", "TEAM", typed=False)
+    connector = imanage()
+    assert [g for g in connector.groups() if g.group_id == "inner"] == [
+        SourceGroup(source="imanage", group_id="inner", members=None)
+    ]
+    assert any("INNER" in w.upper() and "kind" in w for w in connector.warnings)
+    run_sync("imanage", imanage(), pipeline, store, mode="full", started_by="svc")
+    assert _im_who_finds(firm) == set()
