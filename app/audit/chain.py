@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import Connection, event
 
@@ -26,6 +26,13 @@ from app.errors import AppError
 GENESIS = "0" * 64
 
 CHAINS = ("retrievals", "policy", "gates")
+
+# The gates chain's gate names: every value gate_events.gate holds, and so what
+# GET /v1/audit/gate-events filters on (an unknown name there is a 422, not an empty page)
+GateName = Literal["citations", "grounding", "session", "retrieval_read", "throttle"]
+# ... and every value audit_retrievals.purpose holds: a search, a rater's page (/rate), an
+# evaluation run, and the rows bench/ writes into the databases it measures
+Purpose = Literal["search", "rating", "evaluation", "benchmark", "bench"]
 
 
 def _default(value: Any) -> Any:
@@ -164,7 +171,7 @@ class Retrieval:
     at: datetime
     person_id: str
     roles: list[str]
-    purpose: str
+    purpose: Purpose
     query: str
     mode: str
     k: int
@@ -350,7 +357,7 @@ def append_gate_event(
     conn: Connection,
     *,
     person_id: str,
-    gate: str,
+    gate: GateName,
     ok: bool,
     request: Mapping[str, Any],
     outcome: Mapping[str, Any],
@@ -376,7 +383,7 @@ def record_refusal(
     conn: Connection,
     *,
     person_id: str,
-    gate: str,
+    gate: GateName,
     request: Mapping[str, Any],
     error: AppError,
 ) -> Appended:

@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from sqlalchemy import Connection
 
 from app.audit import service
-from app.audit.chain import now_utc, record_refusal
+from app.audit.chain import GateName, Purpose, now_utc, record_refusal
 from app.audit.checkpoints import verify_configured
 from app.auth.service import Principal
 from app.db.engine import begin_snapshot
@@ -70,7 +70,7 @@ def list_retrievals(
     person_id: str | None = None,
     matter_id: str | None = None,
     chunk_id: str | None = None,
-    purpose: str | None = None,
+    purpose: Annotated[Purpose | None, Query()] = None,
     since: AwareDatetime | None = None,
     until: AwareDatetime | None = None,
     limit: Limit = 50,
@@ -203,7 +203,7 @@ def gate_events(
     conn: ConnDep,
     resources: ResourcesDep,
     person_id: str | None = None,
-    gate: str | None = None,
+    gate: Annotated[GateName | None, Query()] = None,
     ok: bool | None = None,
     session_id: Annotated[SessionId | None, Query()] = None,
     since: AwareDatetime | None = None,

@@ -183,7 +183,7 @@ def search(
     *,
     qvec: str | None,
     started: float | None = None,
-    purpose: str = "search",
+    purpose: chain.Purpose = "search",
 ) -> SearchResult:
     """One search, start to finish; the audit row is committed before this returns."""
     started = started if started is not None else time.perf_counter()
@@ -236,7 +236,7 @@ def run_search(
     request: SearchIn,
     *,
     qvec: str | None,
-    purpose: str = "search",
+    purpose: chain.Purpose = "search",
     overrides: SearchOverrides | None = None,
     started: float | None = None,
 ) -> SearchResult:
@@ -267,7 +267,7 @@ def _search_on_replica(
     qvec: str | None,
     session: SessionBinding,
     started: float,
-    purpose: str,
+    purpose: chain.Purpose,
 ) -> SearchResult:
     """The reads in one repeatable-read, read-only replica transaction, then the audit row
     on the primary behind the fence (raises Fenced, ReplicaBehind or the replica's error)."""
@@ -638,7 +638,7 @@ def _audited_results(hits: list[repository.Hit]) -> list[chain.RetrievedChunk]:
 
 
 def _audit_row(
-    principal: Principal, request: SearchIn, found: SearchResult, purpose: str
+    principal: Principal, request: SearchIn, found: SearchResult, purpose: chain.Purpose
 ) -> tuple[chain.Retrieval, list[chain.RetrievedChunk]]:
     """The retrieval audit row and its results (the chain's input, app/audit/chain.py)."""
     access = found.access
