@@ -44,12 +44,14 @@ def put_person(
         # an admin keeps the matrix; widening who sees a walled matter is the conflicts role's
         may_widen_walls=principal.has_any("conflicts"),
         lookback_days=resources.settings.exposure_lookback_days,
-        people=[PersonImport(person_id=person_id, **body.model_dump())],
+        # a name left out stays left out: the person keeps theirs (PersonIn)
+        people=[PersonImport(person_id=person_id, **body.model_dump(exclude_unset=True))],
         action="person.upsert",
     )
+    stored = repo.get_person(conn, person_id) if body.name is None else None
     return PersonOut(
         person_id=person_id,
-        name=body.name,
+        name=stored.name if stored is not None else body.name or "",
         active=body.active,
         aliases=sorted(set(body.aliases)),
         policy_version=result.policy_version,

@@ -14,9 +14,20 @@ class Strict(BaseModel):
 
 
 class PersonIn(Strict):
-    name: ShortText = ""
+    # left out: a known person keeps the name they have and a new one is refused (an empty
+    # name is no one's: a PUT of {} to deactivate someone used to erase it)
+    name: ShortText | None = None
     active: bool = Field(default=True, strict=True)  # not "yes", "no" or 0: access turns on it
     aliases: list[UserPrincipal] = Field(default_factory=list, max_length=200)
+
+    @field_validator("name")
+    @classmethod
+    def _named(cls, value: str | None) -> str:
+        if value is None:  # the default is not validated: only an explicit null comes here
+            raise ValueError("must be a string (leave it out to keep a known person's name)")
+        if not value:
+            raise ValueError("must not be empty")
+        return value
 
 
 class PersonImport(PersonIn):

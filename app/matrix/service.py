@@ -164,6 +164,7 @@ def apply_matrix(
     policy.lock_for_change(conn)
     # nothing is written before every reference check has passed
     known_people = _check_team_members(conn, people, matters)
+    _check_new_people_named(people, known_people)
     known_clients = _check_client_references(conn, clients, matters)
     _check_no_client_cycles(conn, clients, known_clients)
     _check_aliases(conn, people)
@@ -266,6 +267,20 @@ def _check_team_members(
     return known_people
 
 
+def _check_new_people_named(
+    people: Sequence[PersonImport], known_people: dict[str, repo.KnownPerson]
+) -> None:
+    """A body without a name keeps a known person's; a new person has none to keep."""
+    for person in people:
+        if person.name is None and person.person_id not in known_people:
+            raise Unprocessable(
+                "name_required",
+                f"Person {person.person_id!r} is new: a name is required.",
+                field="name",
+                id=person.person_id,
+            )
+
+
 def _check_client_references(
     conn: Connection, clients: Sequence[ClientImport], matters: Sequence[MatterImport]
 ) -> dict[str, repo.KnownClient]:
@@ -354,7 +369,8 @@ def _diff_people(
     for person in people:
         before = known_people.get(person.person_id)
         aliases = set(person.aliases)
-        row = repo.PersonRow(person.person_id, person.name, person.active)
+        name = person.name if person.name is not None else before.name if before else ""
+        row = repo.PersonRow(person.person_id, name, person.active)
         if before is None:
             plan.people_rows.append(row)
             plan.alias_changes[person.person_id] = aliases
@@ -369,7 +385,7 @@ def _diff_people(
                 }
             )
             continue
-        if before.name != person.name or before.active != person.active:
+        if before.name != name or before.active != person.active:
             plan.people_rows.append(row)
             if before.active != person.active:
                 plan.relevant = True

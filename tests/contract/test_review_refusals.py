@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from tests.conftest import DbHandle, Tokens, make_client
 from tests.contract.test_error_shape import assert_envelope
-from tests.helpers import ok
+from tests.helpers import ADMIN, ok
 
 
 @pytest.fixture(scope="module")
@@ -45,3 +45,34 @@ def test_an_unknown_gate_or_purpose_is_a_422_naming_it(client: TestClient, auth:
     _refused(r, 422, "gate")
     r = client.get("/v1/audit/retrievals", params={"purpose": "serach"}, headers=comp)
     _refused(r, 422, "purpose")
+
+
+# --- a person's name ------------------------------------------------------------------------
+
+
+def test_a_person_keeps_their_name_when_a_put_leaves_it_out(
+    client: TestClient, auth: Tokens
+) -> None:
+    admin = auth(*ADMIN)
+    url = "/v1/people/named@firm.nl"
+    # a new person needs a name; an empty or null one is never a name
+    _refused(client.put(url, json={}, headers=admin), 422, "name")
+    _refused(client.put(url, json={"name": ""}, headers=admin), 422, "name")
+    _refused(client.put(url, json={"name": "  "}, headers=admin), 422, "name")
+    bulk = {"people": [{"person_id": "named@firm.nl", "active": True}]}
+    _refused(client.post("/v1/matrix/import", json=bulk, headers=admin), 422, "name")
+    ok(client.put(url, json={"name": "Anna Named"}, headers=admin))
+    # a PUT that only switches the person off keeps the name, and says so
+    out = ok(client.put(url, json={"active": False}, headers=admin))
+    assert (out["name"], out["active"]) == ("Anna Named", False)
+    stored = ok(client.get(url, headers=admin))
+    assert (stored["name"], stored["active"]) == ("Anna Named", False)
+    _refused(client.put(url, json={"name": None}, headers=admin), 422, "name")
+    _refused(client.put(url, json={"name": ""}, headers=admin), 422, "name")
+    bulk = {"people": [{"person_id": "named@firm.nl", "active": True}]}
+    ok(client.post("/v1/matrix/import", json=bulk, headers=admin))
+    stored = ok(client.get(url, headers=admin))
+    assert (stored["name"], stored["active"]) == ("Anna Named", True)
+    # a name given replaces it, as before
+    assert ok(client.put(url, json={"name": "Anna"}, headers=admin))["name"] == "Anna"
+    assert ok(client.get(url, headers=admin))["name"] == "Anna"
