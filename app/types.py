@@ -123,6 +123,23 @@ Principal = Annotated[
     str, StringConstraints(max_length=400), AfterValidator(no_control), AfterValidator(_principal)
 ]
 UserPrincipal = Annotated[Principal, AfterValidator(_user_principal)]
+# A document's source as stored, exactly: nothing stores "IManage", so a DELETE naming it is
+# refused rather than read as imanage (no document is removed on a guess)
+SourceKey = Annotated[str, StringConstraints(pattern=SOURCE_NAME.pattern)]
+
+
+def _source_name(value: str) -> str:
+    if not SOURCE_NAME.match(value):
+        raise ValueError("must be 1-40 of a-z, 0-9, '_', '.', '-' (a letter or digit first)")
+    return value
+
+
+# The source of a source group: folded to lower case as the principals that name the group
+# ("<source>:group:<id>") are, then a source name; a source no connector knows yet is fine
+# (pushed documents and export folders name their own)
+GroupSource = Annotated[
+    str, StringConstraints(strip_whitespace=True, to_lower=True), AfterValidator(_source_name)
+]
 AwareDatetime = Annotated[datetime, BeforeValidator(_rfc3339), AfterValidator(_aware)]
 
 

@@ -31,7 +31,7 @@ from app.ingest.types import ExtractionError
 from app.jobs.repository import enqueue, job_of_run, pending_for_person
 from app.reembed.service import check_job_model
 from app.resources import Resources
-from app.types import NOBODY_ACL
+from app.types import NOBODY_ACL, SourceKey
 from connectors import registry
 from connectors.base import SourceAcl, SourceDocument
 from connectors.http import ConnectorError
@@ -250,25 +250,27 @@ def push_document(
 
 @router.delete("/documents/{source}/{external_id:path}")
 def delete_document(
-    source: str, external_id: str, principal: Admin, resources: ResourcesDep
+    source: SourceKey, external_id: str, principal: Admin, resources: ResourcesDep
 ) -> dict[str, Any]:
     pipeline = pipeline_for(resources)
     run = pipeline.start_run("api", {"delete": f"{source}/{external_id}"}, principal.person_id)
-    deleted = pipeline.delete(run, source.lower(), external_id, "deleted through the API")
+    deleted = pipeline.delete(run, source, external_id, "deleted through the API")
     pipeline.finish_run(run)
     if not deleted:
         raise NotFound("Document", f"{source}/{external_id}")
     return {
         "deleted": True,
-        "source": source.lower(),
+        "source": source,
         "external_id": external_id,
         "run_id": str(run.run_id),
     }
 
 
 @router.get("/documents/{source}/{external_id:path}")
-def get_document(source: str, external_id: str, principal: Admin, conn: ConnDep) -> dict[str, Any]:
-    summary = document_summary(conn, source.lower(), external_id)
+def get_document(
+    source: SourceKey, external_id: str, principal: Admin, conn: ConnDep
+) -> dict[str, Any]:
+    summary = document_summary(conn, source, external_id)
     if summary is None:
         raise NotFound("Document", f"{source}/{external_id}")
     return summary

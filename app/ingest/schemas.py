@@ -17,9 +17,11 @@ from app.types import (
     hidden,
 )
 
+# lower case as given: the pattern is checked before any folding, so "IManage" is refused
+# (and DELETE/GET /v1/documents/{source}/... take the same names, app/types.py SourceKey)
 SourceName = Annotated[
     str,
-    StringConstraints(strip_whitespace=True, to_lower=True, pattern=SOURCE_NAME.pattern),
+    StringConstraints(strip_whitespace=True, pattern=SOURCE_NAME.pattern),
 ]
 ExternalId = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=EXTERNAL_ID_MAX)

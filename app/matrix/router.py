@@ -25,7 +25,7 @@ from app.matrix.schemas import (
     PersonOut,
 )
 from app.matrix.service import apply_matrix
-from app.types import Identifier
+from app.types import GroupSource, Identifier
 
 router = APIRouter(prefix="/v1", tags=["conflict matrix"])
 
@@ -73,14 +73,15 @@ def get_person(person_id: str, principal: ConflictsOrAdmin, conn: ConnDep) -> Pe
 
 @router.put("/groups/{source}/{group_id}", response_model=GroupOut)
 def put_group(
-    source: Identifier,
+    source: GroupSource,
     group_id: Identifier,
     body: GroupIn,
     principal: ConflictsOrAdmin,
     conn: ConnDep,
     resources: ResourcesDep,
 ) -> GroupOut:
-    source = source.lower()
+    """A source's group by hand (normally synced by its connector): any well-formed source
+    name, also one that no connector reads (a pushed document's access list names it)."""
     group_id = group_id.lower()
     result = apply_matrix(
         conn,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from app.types import Identifier, Principal, ShortText, UserPrincipal
+from app.types import GroupSource, Identifier, Principal, ShortText, UserPrincipal
 
 
 class Strict(BaseModel):
@@ -83,8 +83,10 @@ class MatrixImport(Strict):
 
 
 class GroupImport(GroupIn):
-    source: Identifier
-    group_id: Identifier
+    # folded as the principals that name the group are ("<source>:group:<id>"): an import of
+    # "IMANAGE"/"LIT" was stored as written and matched no access list
+    source: GroupSource
+    group_id: Annotated[Identifier, AfterValidator(str.lower)]
 
 
 MatrixImport.model_rebuild()

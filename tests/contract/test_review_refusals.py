@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from tests.conftest import DbHandle, Tokens, make_client
 from tests.contract.test_error_shape import assert_envelope
-from tests.helpers import ADMIN, ok
+from tests.helpers import ADMIN, ok, superuser_rows
 
 
 @pytest.fixture(scope="module")
@@ -76,3 +76,45 @@ def test_a_person_keeps_their_name_when_a_put_leaves_it_out(
     # a name given replaces it, as before
     assert ok(client.put(url, json={"name": "Anna"}, headers=admin))["name"] == "Anna"
     assert ok(client.get(url, headers=admin))["name"] == "Anna"
+
+
+# --- sources: one rule for a source name, nothing removed on a guess -------------------------
+
+
+def test_a_group_source_must_be_a_source_name(
+    client: TestClient, auth: Tokens, module_db: DbHandle
+) -> None:
+    admin = auth(*ADMIN)
+    members = {"members": ["dms2:user:anna"]}
+    for source in ("a%20b", "a:b", "x" * 41, "%C3%A9tude"):
+        _refused(client.put(f"/v1/groups/{source}/lit", json=members, headers=admin), 422, "source")
+    bulk = {"groups": [{"source": "a b", "group_id": "lit", "members": []}]}
+    _refused(client.post("/v1/matrix/import", json=bulk, headers=admin), 422)
+    # a source no connector reads is fine (a pushed document's access list may name it), and
+    # a source or group id is folded as the principals naming the group are
+    assert ok(client.put("/v1/groups/dms2/lit", json=members, headers=admin))["source"] == "dms2"
+    out = ok(client.put("/v1/groups/DMS3/Lit", json=members, headers=admin))
+    assert (out["source"], out["group_id"]) == ("dms3", "lit")
+    bulk = {"groups": [{"source": "DMS4", "group_id": "LIT", "members": ["dms4:user:anna"]}]}
+    ok(client.post("/v1/matrix/import", json=bulk, headers=admin))
+    stored = superuser_rows(
+        module_db, "SELECT source, group_id FROM source_groups WHERE source LIKE 'dms%%' "
+        "OR source LIKE 'DMS%%' ORDER BY 1"
+    )  # fmt: skip
+    assert stored == [("dms2", "lit"), ("dms3", "lit"), ("dms4", "lit")]
+
+
+def test_a_document_route_takes_the_source_exactly_as_a_push_does(
+    client: TestClient, auth: Tokens
+) -> None:
+    admin = auth(*ADMIN)
+    pushed = {"source": "api", "external_id": "D-5", "text": "Een brief over de huur."}
+    ok(client.post("/v1/documents", json=pushed, headers=admin))
+    _refused(client.post("/v1/documents", json={**pushed, "source": "API"}, headers=admin), 422)
+    # DELETE used to fold "API" to api and remove api's document
+    _refused(client.delete("/v1/documents/API/D-5", headers=admin), 422, "source")
+    _refused(client.get("/v1/documents/API/D-5", headers=admin), 422, "source")
+    _refused(client.delete("/v1/documents/a%20pi/D-5", headers=admin), 422, "source")
+    assert ok(client.get("/v1/documents/api/D-5", headers=admin))["external_id"] == "D-5"
+    assert ok(client.delete("/v1/documents/api/D-5", headers=admin))["source"] == "api"
+    _refused(client.get("/v1/documents/api/D-5", headers=admin), 404)
