@@ -22,6 +22,7 @@ from app.db.replicas import ReplicaSet
 from app.embeddings import Embedder
 from app.errors import envelope, install_error_handlers
 from app.guard import RequestGuard
+from app.head import HeadAsGet
 from app.ingest.jobs import ingest_handlers, mark_run_failed
 from app.ingest.pipeline import IngestPipeline
 from app.jobs.queue import RETRY_BASE_S, JobRunner, JobWorkers
@@ -181,7 +182,10 @@ def create_app(
     app.state.resources = resources
     install_error_handlers(app)
     install_throttle_audit(app)
-    # added first, so it runs inside the request-id/metrics middleware (its answers are logged)
+    # innermost: the routes see a HEAD as its GET (app/head.py)
+    app.add_middleware(HeadAsGet)
+    # added before the metrics, so it runs inside the request-id/metrics middleware (its
+    # answers are logged)
     app.add_middleware(RequestGuard, settings=settings, verifier=resources.verifier)
     install_request_middleware(app, metrics)
 

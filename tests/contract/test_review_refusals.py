@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.conftest import DbHandle, Tokens, make_client
+from tests.conftest import DbHandle, Tokens, make_client, make_settings
 from tests.contract.test_error_shape import assert_envelope
-from tests.helpers import ADMIN, ok, superuser_rows
+from tests.helpers import ADMIN, Firm, ok, superuser_rows
 
 
 @pytest.fixture(scope="module")
@@ -118,3 +118,49 @@ def test_a_document_route_takes_the_source_exactly_as_a_push_does(
     assert ok(client.get("/v1/documents/api/D-5", headers=admin))["external_id"] == "D-5"
     assert ok(client.delete("/v1/documents/api/D-5", headers=admin))["source"] == "api"
     _refused(client.get("/v1/documents/api/D-5", headers=admin), 404)
+
+
+# --- HEAD is GET without the body ------------------------------------------------------------
+
+
+def test_head_answers_as_get_without_the_body(client: TestClient, auth: Tokens) -> None:
+    comp, lawyer = auth("c@firm.nl", "compliance"), auth("l@firm.nl", "lawyer")
+    for url, headers in (("/healthz", {}), ("/v1/walls", comp), ("/v1/audit/verify", comp)):
+        got, head = client.get(url, headers=headers), client.head(url, headers=headers)
+        assert got.status_code == head.status_code == 200, (url, head.status_code)
+        assert head.content == b""
+        assert head.headers["content-type"] == got.headers["content-type"]
+        assert head.headers["content-length"] == str(len(got.content))
+    # the same refusals as the GET: no token, the wrong role, an unknown id
+    assert client.head("/v1/walls").status_code == 401
+    assert client.head("/v1/walls", headers=lawyer).status_code == 403
+    assert client.head("/v1/walls/nope", headers=comp).status_code == 404
+    # the request log and the metrics name the HEAD and its route
+    assert 'method="HEAD",route="/v1/walls",status="200"' in client.get("/metrics").text
+    # a route without a GET still has no HEAD
+    r = client.head("/v1/search", headers=lawyer)
+    assert r.status_code == 405 and r.content == b"" and r.headers["allow"] == "POST"
+
+
+def test_a_head_has_the_gets_effects(
+    module_db: DbHandle, settings: Any, embedder: Any, auth: Tokens
+) -> None:
+    """A HEAD of a read that is audited or charged is audited and charged as its GET is."""
+    with make_client(module_db, make_settings(own_audit_reads_per_minute=2), embedder) as c:
+        comp, lawyer = auth("c@firm.nl", "compliance"), auth("probe@firm.nl", "lawyer")
+
+        def refused_reads() -> int:
+            params = {"gate": "retrieval_read", "person_id": "probe@firm.nl"}
+            return len(ok(c.get("/v1/audit/gate-events", params=params, headers=comp))["items"])
+
+        firm = Firm(c, auth)
+        firm.person("owner@firm.nl")
+        rid = firm.search("owner@firm.nl", "huurovereenkomst opzegging")["retrieval_id"]
+        before = refused_reads()
+        url = f"/v1/audit/retrievals/{rid}"  # someone else's: refused, and recorded
+        assert c.head(url, headers=lawyer).status_code == 403
+        assert refused_reads() == before + 1  # the refused read is in the gates chain
+        assert c.get(url, headers=lawyer).status_code == 403
+        # two reads a minute: the HEAD spent one of them
+        assert c.get(url, headers=lawyer).status_code == 429
+        assert c.head(url, headers=lawyer).status_code == 429
