@@ -14,8 +14,8 @@ class Strict(BaseModel):
 
 
 class PersonIn(Strict):
-    # left out: a known person keeps the name they have and a new one is refused (an empty
-    # name is no one's: a PUT of {} to deactivate someone used to erase it)
+    # left out: a known person keeps the name they have and a new one is named by their id
+    # (an empty name is no one's: a PUT of {} to deactivate someone used to erase it)
     name: ShortText | None = None
     active: bool = Field(default=True, strict=True)  # not "yes", "no" or 0: access turns on it
     aliases: list[UserPrincipal] = Field(default_factory=list, max_length=200)

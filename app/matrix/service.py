@@ -164,7 +164,6 @@ def apply_matrix(
     policy.lock_for_change(conn)
     # nothing is written before every reference check has passed
     known_people = _check_team_members(conn, people, matters)
-    _check_new_people_named(people, known_people)
     known_clients = _check_client_references(conn, clients, matters)
     _check_no_client_cycles(conn, clients, known_clients)
     _check_aliases(conn, people)
@@ -267,20 +266,6 @@ def _check_team_members(
     return known_people
 
 
-def _check_new_people_named(
-    people: Sequence[PersonImport], known_people: dict[str, repo.KnownPerson]
-) -> None:
-    """A body without a name keeps a known person's; a new person has none to keep."""
-    for person in people:
-        if person.name is None and person.person_id not in known_people:
-            raise Unprocessable(
-                "name_required",
-                f"Person {person.person_id!r} is new: a name is required.",
-                field="name",
-                id=person.person_id,
-            )
-
-
 def _check_client_references(
     conn: Connection, clients: Sequence[ClientImport], matters: Sequence[MatterImport]
 ) -> dict[str, repo.KnownClient]:
@@ -369,7 +354,9 @@ def _diff_people(
     for person in people:
         before = known_people.get(person.person_id)
         aliases = set(person.aliases)
-        name = person.name if person.name is not None else before.name if before else ""
+        # left out: a known person keeps their name, a new one is named by their id
+        name = person.name if person.name is not None else before.name if before else (
+            person.person_id)
         row = repo.PersonRow(person.person_id, name, person.active)
         if before is None:
             plan.people_rows.append(row)
