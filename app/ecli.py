@@ -19,7 +19,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 MAX_ORDINAL = 25
 
@@ -42,10 +42,13 @@ _WRITTEN = re.compile(_GRAMMAR)
 _EXACT = re.compile(r"ECLI:[A-Z]{2}:[A-Z0-9]{1,7}:[0-9]{4}:[A-Za-z0-9.]{0,24}[A-Za-z0-9]")
 
 
-def _accepted(pattern: re.Pattern[str], text: str, *, colon_ends: bool) -> Iterator[str]:
-    """Each ECLI ``pattern`` finds, prefix upper-cased, in order, once per occurrence. A ":"
-    right after the ordinal makes a sixth part ("ECLI:NL:HR:2019:1:2" is malformed, not
-    ECLI:NL:HR:2019:1 followed by noise); with ``colon_ends`` not before a space or the end."""
+def _accepted_matches(
+    pattern: re.Pattern[str], text: str, *, colon_ends: bool
+) -> Iterator[tuple[re.Match[str], str]]:
+    """Each match of ``pattern`` that is an ECLI, with the ECLI (prefix upper-cased), in
+    order. A ":" right after the ordinal makes a sixth part ("ECLI:NL:HR:2019:1:2" is
+    malformed, not ECLI:NL:HR:2019:1 followed by noise); with ``colon_ends`` not before a
+    space or the end."""
     for match in pattern.finditer(text):
         ordinal = match["ordinal"].rstrip(".")
         if not ordinal or len(ordinal) > MAX_ORDINAL:
@@ -53,7 +56,13 @@ def _accepted(pattern: re.Pattern[str], text: str, *, colon_ends: bool) -> Itera
         after = text[match.end() : match.end() + 2]
         if after[:1] == ":" and not (colon_ends and not after[1:2].isalnum()):
             continue
-        yield f"ECLI:{match['country']}:{match['court']}:{match['year']}:{ordinal}"
+        yield match, f"ECLI:{match['country']}:{match['court']}:{match['year']}:{ordinal}"
+
+
+def _accepted(pattern: re.Pattern[str], text: str, *, colon_ends: bool) -> Iterator[str]:
+    """Each ECLI ``pattern`` finds (`_accepted_matches`), in order, once per occurrence."""
+    for _, ecli in _accepted_matches(pattern, text, colon_ends=colon_ends):
+        yield ecli
 
 
 def _scan(pattern: re.Pattern[str], text: str, *, colon_ends: bool) -> dict[str, None]:
@@ -146,10 +155,103 @@ _WORDS = re.compile(r"\S+(?:[ \t]+\S*:[^\W_]\S*)*")
 _TRAILING_MARKS = ".,;:!?)]}>\"'\u201d\u2019\u00bb*"
 
 
+# --- ordinals that follow an ECLI ----------------------------------------------------------
+
+# Decisions cite more decisions of one court and year by their ordinals alone after the first
+# ECLI: "ECLI:NL:CRVB:2015:2551 en 2552", "ECLI:NL:HR:2010:BJ9092 en BJ9120" (both in
+# ../shared/corpus), "ECLI:NL:HR:2019:1278, 1279 en 1280". Each is a citation of its own: read
+# as the first ECLI only, an invented follow-on number passed the gate unchecked. A list goes
+# on right after an ECLI or a follow-on with a comma, "en", "and", "of", "or" or "&" (a comma
+# and one of these words together too), then a token with a digit; a token without one (a
+# word, "NJ", "r.o.", the next "ECLI:...") ends it, and so does anything else after the ECLI,
+# so a number after prose never becomes a citation.
+_LIST_WORDS = r"(?:en|and|of|or|&)"
+_LINK = re.compile(
+    rf"(?P<comma>\s*,\s*(?:{_LIST_WORDS}\s+)?)|\s+{_LIST_WORDS}\s+", re.IGNORECASE
+)
+_TOKEN = re.compile(r"[^\W_]+(?:\.[^\W_]+)*")  # an ordinal as a reader sees one
+_MONTH_NAMES = (*_MONTHS, "jan", "feb", "mrt", "apr", "jun", "jul", "aug", "sep", "sept",
+                "okt", "nov", "dec", "january", "february", "march", "may", "june", "july",
+                "october")  # fmt: skip
+# A date, not a follow-on: "ECLI:NL:HR:2019:1278, 12 maart 2019", "..., 12-03-2019".
+_DATE_AFTER = re.compile(rf"\s+(?:{'|'.join(_MONTH_NAMES)})\b", re.IGNORECASE)
+_NUMERIC_DATE = re.compile(r"\d{1,2}(?P<mark>[-/.])\d{1,2}(?P=mark)\d{2,4}(?![^\W_])")
+# A range ("1278 t/m 1280", "1278 - 1280", "1278/1280"): which ordinals lie in it is
+# the reader's guess, so it is malformed, not expanded. A hyphen right after an ECLI is
+# `_CONTINUED`'s ("...:1278-1280").
+_RANGE = re.compile(
+    r"(?:\s*(?:t/m|t\.e\.m\.)|\s+(?:tot\s+en\s+met|tot|to|through|until)(?![^\W_]))"
+    r"\s*[^\W_]*\d[^\W_]*|\s*[-/\u2010-\u2015]\s*[A-Z]{0,2}\d[^\W_]*",
+    re.IGNORECASE,
+)
+_CONTINUED_MARKS = "-\u2010\u2011\u2012\u2013"
+# What may stand right after a follow-on: anything else glued to it ("1279-A", "11-17",
+# "1279_x", a soft hyphen) makes it malformed, as it would make the ordinal of an ECLI.
+_ENDS_A_FOLLOW_ON = ".,;!?)]}>\"'\u201d\u2019\u00bb*"
+_NUMBERED_LINE = re.compile(r"[.)](?:\s|$)")
+_LINE_BREAK = re.compile(_BREAK)
+_WORD = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class _FollowOn:
+    ecli: str | None  # the follow-on as a full ECLI (None when malformed)
+    malformed: str | None  # what reads as one but is not, shown as read
+
+
+def _follow_ons(text: str, head: re.Match[str], ecli: str) -> Iterator[_FollowOn]:
+    """The ordinals listed after the ECLI of ``head`` (its ECLI ``ecli``), in order: each as
+    a full ECLI of the same country, court and year, or as a malformed stretch (a range, a
+    token glued to something else, a part not well formed), after which the list ends. Reads
+    each character of the list a bounded number of times."""
+    stem = ecli[: ecli.rfind(":") + 1]
+    start, end = head.start("ordinal"), head.start("ordinal") + len(ecli) - len(stem)
+    token: re.Match[str] | None = None  # the current follow-on; None for the head itself
+    while True:
+        if token is None and text[end : end + 1] in _CONTINUED_MARKS:
+            pass  # "...:1278-1280" is `_CONTINUED`'s
+        elif (span := _RANGE.match(text, end)) is not None:
+            yield _FollowOn(None, _shown(stem + text[start : span.end()]))
+            return
+        if token is not None:
+            after = text[end : end + 2]
+            if after and not (
+                after[0].isspace()
+                or after[0] in _ENDS_A_FOLLOW_ON
+                or (after[0] == ":" and not after[1:].strip())
+            ):  # glued: "1279-A", "11-17 WW", "1279_x", a soft hyphen inside
+                word = _WORD.match(text, end)
+                yield _FollowOn(None, _shown(stem + text[start : word.end() if word else end]))
+                return
+            follow_on = stem + token.group(0)
+            if not is_ecli(follow_on):  # too long, or letters or digits of other scripts
+                yield _FollowOn(None, _shown(follow_on))
+                return
+            yield _FollowOn(follow_on, None)
+        link = _LINK.match(text, end)
+        token = _TOKEN.match(text, link.end()) if link else None
+        if link is None or token is None or not any(ch.isdigit() for ch in token.group(0)):
+            return
+        if _DATE_AFTER.match(text, token.end()) or _NUMERIC_DATE.match(text, token.start()):
+            return
+        comma = link["comma"]
+        if comma and _LINE_BREAK.search(comma) and _NUMBERED_LINE.match(text, token.end()):
+            return  # "ECLI:...:1278,<line break>2. De rechtbank ...": a numbered line
+        start, end = token.start(), token.end()
+
+
+def _shown(read: str) -> str:
+    """A malformed follow-on as the gate names it: whitespace as single spaces, cut short."""
+    return " ".join(read.split()).rstrip(_TRAILING_MARKS)[:MAX_SHOWN]
+
+
 @dataclass(frozen=True)
 class Citations:
     eclis: list[str]  # well formed as written: checked against the source
     malformed: list[str]  # read as citations, not well formed as written: shown as read
+    # an ECLI of ``eclis`` whose first appearance is an ordinal listed after another ECLI
+    # ("ECLI:NL:HR:2019:1278 en 1279"): the ECLI it follows
+    follows: dict[str, str] = field(default_factory=dict)
 
 
 def _as_read(text: str) -> str:
@@ -194,8 +296,13 @@ def find_citations(text: str) -> Citations:
     (as `extract_eclis`, also after a ":" or a letter and before a ":" of punctuation), and
     every other stretch that a reader would take for an ECLI (lower case, spaces or hyphens
     for colons, hidden or look-alike characters, a part too long or missing), as read."""
-    eclis = _scan(_WRITTEN, text, colon_ends=True)
+    eclis: dict[str, None] = {}
+    follows: dict[str, str] = {}
     malformed: dict[str, None] = {}
+    for ecli, head in _written_and_following(text, malformed):
+        if ecli not in eclis and head is not None:
+            follows[ecli] = head
+        eclis.setdefault(ecli, None)
     read = _as_read(text)
     found = [*_LOOSE.finditer(read), *_CAPITALS.finditer(read)]
     inside = _inside_longer(found)
@@ -206,7 +313,9 @@ def find_citations(text: str) -> Citations:
         head = next(iter(_scan(_WRITTEN, match.group(0), colon_ends=True)), None)
         if head is not None:
             continued[head] = continued.get(head, 0) + 1
-    written = Counter(_accepted(_WRITTEN, text, colon_ends=True)) if continued else Counter()
+    written = (
+        Counter(ecli for ecli, _ in _written_and_following(text, {})) if continued else Counter()
+    )
     for ecli, times in continued.items():
         # written only as the beginning of a longer ordinal: not a citation of its own, so
         # not checked and shown as live beside the malformed one (a re-run)
@@ -221,7 +330,26 @@ def find_citations(text: str) -> Citations:
         malformed.setdefault(seen[:MAX_SHOWN], None)
     for seen in _unread_prefixes(read, [*found, *_CONTINUED.finditer(read)]):
         malformed.setdefault(seen[:MAX_SHOWN], None)
-    return Citations(eclis=list(eclis), malformed=list(malformed))
+    return Citations(
+        eclis=list(eclis),
+        malformed=list(malformed),
+        follows={ecli: head for ecli, head in follows.items() if ecli in eclis},
+    )
+
+
+def _written_and_following(
+    text: str, malformed: dict[str, None]
+) -> Iterator[tuple[str, str | None]]:
+    """Each well-formed ECLI as written, and each ordinal listed after one (`_follow_ons`) as
+    a full ECLI with the ECLI it follows, in order, once per occurrence; what reads as a
+    follow-on but is not one goes into ``malformed``."""
+    for match, ecli in _accepted_matches(_WRITTEN, text, colon_ends=True):
+        yield ecli, None
+        for follow_on in _follow_ons(text, match, ecli):
+            if follow_on.ecli is not None:
+                yield follow_on.ecli, ecli
+            elif follow_on.malformed:
+                malformed.setdefault(follow_on.malformed, None)
 
 
 def _unread_prefixes(read: str, matches: list[re.Match[str]]) -> Iterator[str]:

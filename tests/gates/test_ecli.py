@@ -243,6 +243,92 @@ def test_a_line_after_an_ecli_is_not_its_ordinal(text: str) -> None:
     assert find_citations(text).malformed == []
 
 
+@pytest.mark.parametrize(
+    ("text", "head", "ordinals"),
+    [
+        # from ../shared/corpus
+        ("van 30 juli 2015, ECLI:NL:CRVB:2015:2551 en 2552. Hierin", "CRVB:2015:2551", ["2552"]),
+        ("ECLI:NL:HR:2010:BJ9092 en BJ9120, BNB 2010/199 en 200).", "HR:2010:BJ9092", ["BJ9120"]),
+        ("Zie ECLI:NL:HR:2019:1278, 1279 en 1280.", "HR:2019:1278", ["1279", "1280"]),
+        ("(ECLI:NL:HR:2019:1278,1279, en 1280)", "HR:2019:1278", ["1279", "1280"]),
+        ("ecli:NL:HR:2019:1278 EN 1279: de Hoge Raad", "HR:2019:1278", ["1279"]),
+        ("ECLI:NL:HR:2019:1278 and 1279 (NJ 2019/1)", "HR:2019:1278", ["1279"]),
+        ("ECLI:NL:HR:2019:1278 of 1279 & 1280", "HR:2019:1278", ["1279", "1280"]),
+        ("ECLI:NL:CRVB:2015:2551 en\n2552. Hierin", "CRVB:2015:2551", ["2552"]),  # a PDF's wrap
+        ("ECLI:NL:ECHR:2019:0.6I3JUD1, 0.7I3JUD1.", "ECHR:2019:0.6I3JUD1", ["0.7I3JUD1"]),
+    ],
+)
+def test_ordinals_listed_after_an_ecli_are_citations_of_their_own(
+    text: str, head: str, ordinals: list[str]
+) -> None:
+    """Read as its first ECLI only, "ECLI:NL:HR:2019:1278, 1279 en 1280" passed the gate with
+    an invented 1280 unchecked. Each follow-on is checked as the full ECLI, and names the
+    ECLI it follows."""
+    head = f"ECLI:NL:{head}"
+    follow_ons = [head[: head.rfind(":") + 1] + ordinal for ordinal in ordinals]
+    found = find_citations(text)
+    assert found.eclis == [head, *follow_ons], found
+    assert found.malformed == []
+    assert found.follows == dict.fromkeys(follow_ons, head)
+
+
+def test_a_follow_on_also_written_in_full_first_follows_nothing() -> None:
+    found = find_citations("ECLI:NL:HR:2019:1279 en ECLI:NL:HR:2019:1278 en 1279, 1280.")
+    assert found.eclis == ["ECLI:NL:HR:2019:1279", "ECLI:NL:HR:2019:1278", "ECLI:NL:HR:2019:1280"]
+    assert found.follows == {"ECLI:NL:HR:2019:1280": "ECLI:NL:HR:2019:1278"}
+
+
+@pytest.mark.parametrize(
+    ("text", "read_as"),
+    [
+        # a range: which decisions lie in it is a guess
+        ("ECLI:NL:HR:2019:1278 t/m 1280", "ECLI:NL:HR:2019:1278 t/m 1280"),
+        ("ECLI:NL:HR:2019:1278 tot en met 1280", "ECLI:NL:HR:2019:1278 tot en met 1280"),
+        ("ECLI:NL:HR:2019:1278 - 1280", "ECLI:NL:HR:2019:1278 - 1280"),
+        ("ECLI:NL:HR:2019:1278\u20141280", "ECLI:NL:HR:2019:1278\u20141280"),
+        ("ECLI:NL:HR:2019:1278/1279", "ECLI:NL:HR:2019:1278/1279"),
+        ("ECLI:NL:HR:2019:1278, 1279 t/m 1285", "ECLI:NL:HR:2019:1279 t/m 1285"),
+        ("ECLI:NL:HR:2019:1278 en 1279-1285", "ECLI:NL:HR:2019:1279-1285"),
+        # glued to something, too long, or in other digits: not an ordinal as written
+        ("ECLI:NL:HR:2019:1278 en 1279-A", "ECLI:NL:HR:2019:1279-A"),
+        ("ECLI:NL:HR:2019:1278 en 1279_b.", "ECLI:NL:HR:2019:1279_b"),
+        ("ECLI:NL:HR:2019:1278 en 12\u00ad79", "ECLI:NL:HR:2019:12\u00ad79"),
+        ("ECLI:NL:HR:2019:1278 en \uff11\uff12", "ECLI:NL:HR:2019:\uff11\uff12"),
+        ("ECLI:NL:HR:2019:1278 en " + "1" * 26, "ECLI:NL:HR:2019:" + "1" * 26),
+        ("ECLI:NL:CRVB:2014:1663, 11-17 WW-V", "ECLI:NL:CRVB:2014:11-17"),  # corpus: unsure
+    ],
+)
+def test_what_reads_as_a_follow_on_but_is_not_one_is_malformed(text: str, read_as: str) -> None:
+    found = find_citations(text)
+    assert found.malformed == [read_as], found
+    head = re.match(r"ECLI:NL:[A-Z]+:[0-9]{4}:[0-9]+", text)
+    assert head is not None and found.eclis == [head.group(0)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "artikel 6, 7 en 8",
+        "Zie ECLI:NL:HR:2019:1278, 12 maart 2019, r.o. 3.4.",
+        "Zie ECLI:NL:HR:2019:1278, 12-03-2019.",
+        "Zie ECLI:NL:HR:2019:1278, 12.03.2019.",
+        "Zie ECLI:NL:HR:2019:1278, NJ 2019/12 en 13.",
+        "Zie ECLI:NL:HR:2019:1278 (NJ 2019/12), 2019 en 2020.",
+        "Zie ECLI:NL:HR:2019:1278. En 1279 gevallen daarna.",
+        "ECLI:NL:HR:2019:1278 is belangrijk, 2019 was een jaar",
+        "Zie ECLI:NL:HR:2019:1278,\n2. De rechtbank oordeelt.",
+        "Zie ECLI:NL:HR:2019:1278 - de Hoge Raad, 2019.",
+        "Het ECLI:NL:HR:2019:1278-arrest, 2019.",
+        "Zie ECLI:NL:HR:2019:1234_bijlage.pdf, 2.",
+    ],
+)
+def test_numbers_after_prose_dates_or_journals_are_no_follow_ons(text: str) -> None:
+    found = find_citations(text)
+    assert found.eclis == (["ECLI:NL:HR:2019:1278"] * ("1278" in text) or
+                           ["ECLI:NL:HR:2019:1234"] * ("1234" in text))  # fmt: skip
+    assert found.malformed == [] and found.follows == {}
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet="ab ", max_size=40))
 def test_matches_inside_a_longer_one_are_found_in_one_sweep(text: str) -> None:
@@ -272,6 +358,14 @@ def test_many_near_citations_are_read_in_linear_time() -> None:
         "find_citations('ECLI:NL:HR:2020:1\\n' + '1' * 300_000 + '. De')\n"
         "find_citations('ECLI:NL:HR:2020:1-' + '1' * 100_000 + 'x')\n"
         "find_citations(' '.join(f'ECLI:NL:HR:2019:{i}-A' for i in range(20_000)))\n"
+        # follow-on ordinals: many short lists, one long list, long gaps and tokens
+        "find_citations('ECLI:NL:HR:2019:1, ' * 10_527)\n"
+        "find_citations('ECLI:NL:HR:2019:1, ' + ', '.join(map(str, range(40_000))))\n"
+        "find_citations('ECLI:NL:HR:2019:1 en ' + ' en '.join(map(str, range(40_000))))\n"
+        "find_citations(('ECLI:NL:HR:2019:1,' + ' ' * 50) * 3_000)\n"
+        "find_citations('ECLI:NL:HR:2019:1 t/m ' + 'a' * 200_000)\n"
+        "find_citations('ECLI:NL:HR:2019:1 en ' + '1' * 200_000)\n"
+        "find_citations('ECLI:NL:HR:2019:1, 1' + ' -' * 100_000)\n"
         "print('done')\n",
         "reading 20,000 near-citations",
     )
