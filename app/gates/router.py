@@ -91,7 +91,8 @@ def check_citations(
 ) -> CitationsOut:
     settings = resources.settings
     # distinct, first appearance first; what reads as a citation but is not a well-formed
-    # ECLI as written is unverifiable (fail closed), with no request to the source
+    # ECLI as written is unverifiable (fail closed), with no request to the source; an
+    # ordinal listed after an ECLI ("..., 1279 en 1280") is checked as its own full ECLI
     found = find_citations(body.text)
     eclis = found.eclis
     cited = len(eclis) + len(found.malformed)
@@ -123,7 +124,12 @@ def check_citations(
             gate="citations",
             ok=ok,
             request=_with_session(
-                {"text_sha256": _sha256(body.text), "eclis": eclis, "malformed": found.malformed},
+                {
+                    "text_sha256": _sha256(body.text),
+                    "eclis": eclis,
+                    "malformed": found.malformed,
+                    "follows": found.follows,
+                },
                 body.session_id,
             ),
             outcome={
@@ -136,7 +142,9 @@ def check_citations(
         )
     return CitationsOut(
         ok=ok,
-        citations=[CitationOut(**r.as_dict()) for r in results],
+        citations=[
+            CitationOut(**r.as_dict(), follows=found.follows.get(r.ecli)) for r in results
+        ],
         checked_at=checked_at,
         source=resources.settings.rechtspraak_url,
     )

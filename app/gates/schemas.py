@@ -30,6 +30,12 @@ class CitationOut(BaseModel):
     http_status: int | None = None
     cached: bool = False
     elapsed_ms: float = 0.0
+    follows: str | None = Field(
+        default=None,
+        description="When the text first cites this ECLI by its ordinal alone, listed after "
+        "another ECLI of the same court and year (\"ECLI:NL:HR:2019:1278, 1279 en 1280\"): "
+        "that ECLI. The ordinal is checked as the full ECLI in `ecli`.",
+    )
 
 
 class CitationsOut(BaseModel):

@@ -488,6 +488,50 @@ def test_api_fails_closed_on_what_reads_as_a_citation_but_is_not_well_formed(
         assert [c["ecli"] for c in r.json()["citations"]] == [live]
 
 
+def test_api_checks_each_ordinal_listed_after_an_ecli_as_its_full_ecli(
+    rechtspraak: FakeRechtspraak, gate_client: GateClient, auth: Tokens, db: DbHandle
+) -> None:
+    """ "ECLI:NL:CRVB:2015:2551 en 2552" cites two decisions. Before, only the first was
+    checked, so an invented follow-on number passed: the answer was ok."""
+    [live] = live_eclis(1)
+    stem = live[: live.rfind(":") + 1]
+    rechtspraak.alias(f"{stem}999901", live)  # a live decision of the same court and year
+    invented = f"{stem}999902"
+    client = gate_client(rechtspraak_url=rechtspraak.url, citation_timeout_s=GENEROUS)
+    h = auth("alice@firm.nl", "lawyer")
+
+    r = client.post("/v1/gates/citations", json={"text": f"Zie {live} en 999901."}, headers=h)
+    assert r.status_code == 200, r.text
+    assert r.json()["ok"] is True
+    assert [(c["ecli"], c["follows"]) for c in r.json()["citations"]] == [
+        (live, None),
+        (f"{stem}999901", live),
+    ]
+
+    text = f"Zie {live}, 999901 en 999902."
+    r = client.post("/v1/gates/citations", json={"text": text}, headers=h)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["ok"] is False
+    got = {c["ecli"]: c for c in body["citations"]}
+    assert list(got) == [live, f"{stem}999901", invented]
+    assert got[f"{stem}999901"]["live"] is True
+    assert got[invented]["live"] is False and got[invented]["follows"] == live
+    assert got[invented]["reason"] == "unverifiable: the source has no record of it (HTTP 404)"
+    assert rechtspraak.hits(invented) == 1
+    assert gate_events(db)[-1]["request"]["follows"] == {
+        f"{stem}999901": live,
+        invented: live,
+    }
+
+    # a range is not guessed at: unverifiable as written, nothing asked for it
+    r = client.post("/v1/gates/citations", json={"text": f"{live} t/m 999903"}, headers=h)
+    assert r.status_code == 200, r.text
+    assert r.json()["ok"] is False
+    assert [c["ecli"] for c in r.json()["citations"]] == [live, f"{live} t/m 999903"]
+    assert rechtspraak.hits(f"{stem}999903") == 0
+
+
 def test_api_a_live_answer_does_not_revive_what_the_index_knows_dead(
     rechtspraak: FakeRechtspraak, gate_client: GateClient, auth: Tokens, db: DbHandle
 ) -> None:
