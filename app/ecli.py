@@ -113,10 +113,15 @@ _LOOKALIKES = str.maketrans(
 _MARKS = "%3a|[:;.\\-_/\\\\|~+=*\u00b7\u2022\u2219\u30fb\u2044\u2215\u2010-\u2015\u2212\u2043]"
 _SEP = rf"(?:\s*(?:{_MARKS}){{1,3}}\s*|(?:{_MARKS}|[,\"]){{1,3}}|\s+)"
 _COURT = r"(?:[^\W_](?: [^\W_]){1,6}|[^\W_]{1,20}(?:[.\-][^\W_]{1,20})?)"
+# "ECLI" spelled out letter by letter: "E C L I", "E.C.L.I.", "E. C. L. I.", "E-C-L-I",
+# "E_C_L_I" (before, "E. C. L. I.:NL:HR:2019:1278" was no citation at all, and the draft
+# passed unchecked). Only with the parts of an ECLI after it does it count.
+_GAP = r"[ \t.\-_*\u00b7\u2010-\u2015]{0,3}"
+_SPELLED = rf"e{_GAP}c{_GAP}l{_GAP}"
 # Anything that reads as ECLI + country + court + year (+ ordinal), whatever the case, the
 # separators or what splits it. Matched on the text as a reader sees it.
 _LOOSE = re.compile(
-    rf"e[ .]?c[ .]?l[ .]?[il1|]{_SEP}[^\W\d_]{{1,4}}{_SEP}{_COURT}{_SEP}\d{{2,6}}"
+    rf"{_SPELLED}[il1|]{_SEP}[^\W\d_]{{1,4}}{_SEP}{_COURT}{_SEP}\d{{2,6}}"
     rf"(?:{_SEP}(?:[\w.:]*[^\W_])?)?",
     re.IGNORECASE,
 )
@@ -150,8 +155,12 @@ MAX_SHOWN = 100  # characters of a malformed citation named in the gate's answer
 # NL:..."), that no pattern above read, e.g. a letter in the year ("ECLI:NL:HR:2O19:1278")
 # or a part split by a space ("ECLI:N L:HR:2019:1278"). Without it the gate answered such a
 # draft ok with no citation at all. Prose says "ECLI" without a colon, or "ECLI: de ...".
-_PREFIXED = re.compile(r"(?i:ecli)[ \t]*:(?:(?=[^\W_])|[ \t]*(?=[^\W_]+[ \t]*:))")
-_WORDS = re.compile(r"\S+(?:[ \t]+\S*:[^\W_]\S*)*")
+# Also spelled out ("E. C. L. I.:NL:..."), and before a part split by spaces ("ECLI: N L:").
+_PREFIXED = re.compile(
+    rf"(?i:{_SPELLED}i\.?)[ \t]*:"
+    r"(?:(?=[^\W_])|[ \t]*(?=(?:[^\W_]+|[^\W_](?:[ \t]+[^\W_])+)[ \t]*:))"
+)
+_WORDS = re.compile(r"\S*(?:[ \t]+(?:[^\W_][ \t]+)*\S*:[^\W_]\S*)*")
 _TRAILING_MARKS = ".,;:!?)]}>\"'\u201d\u2019\u00bb*"
 
 
@@ -362,6 +371,6 @@ def _unread_prefixes(read: str, matches: list[re.Match[str]]) -> Iterator[str]:
         if before and ends[before - 1] > prefix.start():
             continue  # inside a stretch already read (well formed, or named as malformed)
         # its word and the words after it that go on with a part ("ECLI:N L:HR:2019:1")
-        words = _WORDS.match(read, prefix.start())
-        shown = words.group(0) if words else prefix.group(0)
+        words = _WORDS.match(read, prefix.end())
+        shown = prefix.group(0) + (words.group(0) if words else "")
         yield " ".join(shown.split()).rstrip(_TRAILING_MARKS)

@@ -152,6 +152,19 @@ def test_helpers() -> None:
         ("ECLI:NL:HR:2 019:1278", "ECLI:NL:HR:2 019:1278"),
         ("ECLI:N L:HR:2019:1278", "ECLI:N L:HR:2019:1278"),
         ("(ECLI:NL:HR:2O19:1278)", "ECLI:NL:HR:2O19:1278"),
+        # "ECLI" spelled out, or a split part after "ECLI: " (read as no citation at all)
+        ("E. C. L. I.: NL:HR:2019:1278", "E. C. L. I.: NL:HR:2019:1278"),
+        ("E.C.L.I. NL HR 2019 1278", "E.C.L.I. NL HR 2019 1278"),
+        ("E  C  L  I:NL:HR:2019:1278", "E C L I:NL:HR:2019:1278"),
+        ("E\tC\tL\tI : NL : HR : 2019 : 1278", "E C L I : NL : HR : 2019 : 1278"),
+        ("E-C-L-I:NL:HR:2019:1278", "E-C-L-I:NL:HR:2019:1278"),
+        ("E_C_L_I:NL:HR:2019:1278", "E_C_L_I:NL:HR:2019:1278"),
+        ("ECLI: N L:HR:2019:1278", "ECLI: N L:HR:2019:1278"),
+        ("E. C. L. I.: N L:HR:2019:1278", "E. C. L. I.: N L:HR:2019:1278"),
+        # the forms of the report, already read
+        ("E C L I:NL:HR:2019:1278", "E C L I:NL:HR:2019:1278"),
+        ("ECLI : NL : HR : 2019 : 1278", "ECLI : NL : HR : 2019 : 1278"),
+        ("ECLI:NL:HR:2019: 1278", "ECLI:NL:HR:2019: 1278"),
     ],
 )
 def test_the_gate_reads_near_eclis_as_malformed_citations(text: str, read_as: str) -> None:
@@ -183,6 +196,10 @@ def test_the_gate_finds_well_formed_eclis_wherever_they_stand() -> None:
         "Vermeld het ECLI, de rechter, 2019, en het zaaknummer.",
         "In het ECLI: de HR, 2019, nr. 12",
         "Het ECLI, nl. HR 2019, 1278, ontbreekt.",
+        # spelled-out letters before prose
+        "De E. C. L. I. regels gelden sinds 2013.",
+        "E.C.L.I.: de rechtbank oordeelde in 2019: nee.",
+        "ECLI: de rechtbank oordeelde: nee.",
     ],
 )
 def test_prose_about_eclis_is_no_citation(text: str) -> None:
@@ -366,6 +383,7 @@ def test_many_near_citations_are_read_in_linear_time() -> None:
         "find_citations('ECLI:NL:HR:2019:1 t/m ' + 'a' * 200_000)\n"
         "find_citations('ECLI:NL:HR:2019:1 en ' + '1' * 200_000)\n"
         "find_citations('ECLI:NL:HR:2019:1, 1' + ' -' * 100_000)\n"
+        "find_citations('E. C. L. I.: ' + 'N ' * 100_000)\n"
         "print('done')\n",
         "reading 20,000 near-citations",
     )
