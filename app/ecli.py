@@ -176,8 +176,11 @@ _TRAILING_MARKS = ".,;:!?)]}>\"'\u201d\u2019\u00bb*"
 # word, "NJ", "r.o.", the next "ECLI:...") ends it, and so does anything else after the ECLI,
 # so a number after prose never becomes a citation.
 _LIST_WORDS = r"(?:en|and|of|or|&)"
+# white space, and the invisible characters a reader does not see between the words
+_SPACE = r"[\s\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]"
 _LINK = re.compile(
-    rf"(?P<comma>\s*,\s*(?:{_LIST_WORDS}\s+)?)|\s+{_LIST_WORDS}\s+", re.IGNORECASE
+    rf"(?P<comma>{_SPACE}*,{_SPACE}*(?:{_LIST_WORDS}{_SPACE}+)?)|{_SPACE}+{_LIST_WORDS}{_SPACE}+",
+    re.IGNORECASE,
 )
 _TOKEN = re.compile(r"[^\W_]+(?:\.[^\W_]+)*")  # an ordinal as a reader sees one
 _MONTH_NAMES = (*_MONTHS, "jan", "feb", "mrt", "apr", "jun", "jul", "aug", "sep", "sept",

@@ -271,6 +271,9 @@ def test_a_line_after_an_ecli_is_not_its_ordinal(text: str) -> None:
         ("ecli:NL:HR:2019:1278 EN 1279: de Hoge Raad", "HR:2019:1278", ["1279"]),
         ("ECLI:NL:HR:2019:1278 and 1279 (NJ 2019/1)", "HR:2019:1278", ["1279"]),
         ("ECLI:NL:HR:2019:1278 of 1279 & 1280", "HR:2019:1278", ["1279", "1280"]),
+        # invisible characters between the words (a zero-width space, a soft hyphen)
+        ("ECLI:NL:HR:2019:1278\u200b en\u00ad 1279", "HR:2019:1278", ["1279"]),
+        ("ECLI:NL:HR:2019:1278,\u2060\u00a01279", "HR:2019:1278", ["1279"]),
         ("ECLI:NL:CRVB:2015:2551 en\n2552. Hierin", "CRVB:2015:2551", ["2552"]),  # a PDF's wrap
         ("ECLI:NL:ECHR:2019:0.6I3JUD1, 0.7I3JUD1.", "ECHR:2019:0.6I3JUD1", ["0.7I3JUD1"]),
     ],
