@@ -203,6 +203,7 @@ _CONTINUED_MARKS = "-\u2010\u2011\u2012\u2013"
 _ENDS_A_FOLLOW_ON = ".,;!?)]}>\"'\u201d\u2019\u00bb*"
 _NUMBERED_LINE = re.compile(r"[.)](?:\s|$)")
 _LINE_BREAK = re.compile(_BREAK)
+_SECTION = re.compile(r"\d+(?:\.\d+)+")
 _WORD = re.compile(r"\S+")
 
 
@@ -247,6 +248,8 @@ def _follow_ons(text: str, head: re.Match[str], ecli: str) -> Iterator[_FollowOn
             return
         if _DATE_AFTER.match(text, token.end()) or _NUMERIC_DATE.match(text, token.start()):
             return
+        if _SECTION.fullmatch(token.group(0)) and stem.startswith("ECLI:NL:"):
+            return  # "...:1278, 3.4 en 3.5": a section; no Dutch court's ordinal reads so
         comma = link["comma"]
         if comma and _LINE_BREAK.search(comma) and _NUMBERED_LINE.match(text, token.end()):
             return  # "ECLI:...:1278,<line break>2. De rechtbank ...": a numbered line

@@ -340,6 +340,7 @@ def test_what_reads_as_a_follow_on_but_is_not_one_is_malformed(text: str, read_a
         "Zie ECLI:NL:HR:2019:1278 - de Hoge Raad, 2019.",
         "Het ECLI:NL:HR:2019:1278-arrest, 2019.",
         "Zie ECLI:NL:HR:2019:1234_bijlage.pdf, 2.",
+        "Zie ECLI:NL:HR:2019:1278, 3.4 en 3.5.",  # sections: no Dutch ordinal has a dot
     ],
 )
 def test_numbers_after_prose_dates_or_journals_are_no_follow_ons(text: str) -> None:
