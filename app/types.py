@@ -62,13 +62,36 @@ def _identifier(value: str) -> str:
     return value
 
 
+def principal_key(text: str) -> str:
+    """The one form in which source principals are stored and compared, exactly, in Python
+    and in SQL: trimmed, NFC, lower case, a final sigma written as sigma. Every way in (the
+    API, the matrix import, the connectors' access lists and group members, the export
+    folder) passes a principal, or the id or group name in one, through here; SQL never
+    changes a principal's case (its ``lower()`` follows the collation, not Python).
+
+    NFC, not NFKC: "jose" + U+0301 and "josé" are one character sequence to every reader
+    (canonical equivalence), so a source's NFD id and a name typed in NFC must be one
+    principal, or a deny misses its person. NFKC would also fold full-width letters,
+    ligatures and superscripts ("ｊｏｓｅ" to "jose"): two accounts a source keeps apart
+    would become one principal, and one would hold the other's grants.
+
+    Lower case as Python maps it, with the one context it reads (a capital sigma at a word's
+    end becomes "ς", elsewhere "σ") taken out: "imanage:user:Σ" lowered whole and "Σ"
+    lowered alone must agree. Not ``casefold()``: that makes "ß" "ss" and would merge ids
+    that a case-insensitive source keeps apart. Idempotent; the same whether applied to a
+    whole principal or to its parts (":" composes with nothing and takes no case)."""
+    lowered = unicodedata.normalize("NFC", text.strip()).lower()
+    return unicodedata.normalize("NFC", lowered).replace("\u03c2", "\u03c3")
+
+
 def is_principal(value: str) -> bool:
-    """``<source>:user:<id>`` or ``<source>:group:<id>`` (lower case, trimmed)."""
+    """``<source>:user:<id>`` or ``<source>:group:<id>`` (the shape; `principal_key` makes
+    the form)."""
     return bool(_PRINCIPAL.match(value))
 
 
 def _principal(value: str) -> str:
-    value = value.strip().lower()
+    value = principal_key(value)
     if not is_principal(value):
         raise ValueError("must look like '<source>:user:<id>' or '<source>:group:<id>'")
     return value

@@ -28,7 +28,7 @@ from app.embeddings import passage_context
 from app.ingest import repository
 from app.ingest.repository import ChunkPlacement, DocumentRecord, StoredDocument
 from app.ingest.types import ExtractedDocument, PreparedChunk
-from app.types import CONTROL, NOBODY_ACL
+from app.types import CONTROL, NOBODY_ACL, principal_key
 from app.walls.access import mark_writer
 from app.walls.graph import OPEN_GROUP, QUARANTINE_GROUP
 from connectors.base import Placed, SourceAcl, SourceDocument
@@ -83,8 +83,8 @@ def acl_id_for(acl: SourceAcl) -> str:
     """Documents with the same source rules share one ACL row, named by the rules' hash."""
     rules = {
         "default": acl.default,
-        "allow": sorted({p.lower() for p in acl.allow}),
-        "deny": sorted({p.lower() for p in acl.deny}),
+        "allow": sorted({principal_key(p) for p in acl.allow}),
+        "deny": sorted({principal_key(p) for p in acl.deny}),
     }
     if acl.default == "public" and not rules["allow"] and not rules["deny"]:
         return PUBLIC_ACL
@@ -168,7 +168,7 @@ def _narrows(new: SourceAcl | None, old: repository.StoredRules) -> bool:
     if not old.resolvable or old.default_access not in ("public", "view", "private"):
         return False  # the stored rules admit nobody: nothing narrows them but nobody
     default, allow, deny = ("public", set(), set()) if new is None else (
-        new.default, {p.lower() for p in new.allow}, {p.lower() for p in new.deny}
+        new.default, {principal_key(p) for p in new.allow}, {principal_key(p) for p in new.deny}
     )  # fmt: skip
     old_open = old.default_access in ("public", "view")
     if not deny >= old.deny:
@@ -361,8 +361,8 @@ def store_source_acl(conn: Connection, acl: SourceAcl | None) -> str:
         conn,
         acl_id,
         acl.default,
-        sorted({p.lower() for p in acl.allow}),
-        sorted({p.lower() for p in acl.deny}),
+        sorted({principal_key(p) for p in acl.allow}),
+        sorted({principal_key(p) for p in acl.deny}),
     )
     return acl_id
 

@@ -25,7 +25,7 @@ from app.matrix.schemas import (
     PersonOut,
 )
 from app.matrix.service import apply_matrix
-from app.types import GroupSource, Identifier
+from app.types import GroupSource, Identifier, principal_key
 
 router = APIRouter(prefix="/v1", tags=["conflict matrix"])
 
@@ -82,7 +82,7 @@ def put_group(
 ) -> GroupOut:
     """A source's group by hand (normally synced by its connector): any well-formed source
     name, also one that no connector reads (a pushed document's access list names it)."""
-    group_id = group_id.lower()
+    group_id = principal_key(group_id)
     result = apply_matrix(
         conn,
         actor=principal.person_id,
@@ -187,7 +187,9 @@ def import_matrix(
         clients=body.clients,
         matters=body.matters,
         source_groups=[
-            GroupImport(source=g.source.lower(), group_id=g.group_id.lower(), members=g.members)
+            GroupImport(
+                source=g.source.lower(), group_id=principal_key(g.group_id), members=g.members
+            )
             for g in body.groups
         ],
         action="matrix.import",

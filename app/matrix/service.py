@@ -24,6 +24,7 @@ from app.errors import AppError, Conflict, Unprocessable
 from app.matrix import repository as repo
 from app.matrix import review as walled
 from app.matrix.schemas import ClientImport, GroupImport, MatterImport, PersonImport
+from app.types import principal_key
 from app.walls import groups, policy
 from app.walls.names import normalize_name
 
@@ -118,7 +119,7 @@ def group_imports(
     forget: list[tuple[str, str]] = []
     refused: list[str] = []
     for source, group_id, members in groups:
-        key = (source.lower(), group_id.lower())
+        key = (source.lower(), principal_key(group_id))
         try:
             GroupImport(source=key[0], group_id=key[1])  # the id alone
         except ValidationError:

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from app.types import principal_key
 from connectors.base import DefaultAccess, SourceAcl
 
 
 def principal_name(source: str, kind: str, ident: str) -> str:
-    """``source:kind:id`` in lower case, the form groups and people are matched under."""
-    return f"{source}:{kind}:{ident.strip().lower()}"
+    """``source:kind:id`` in the form groups and people are matched under (`principal_key`)."""
+    return principal_key(f"{source}:{kind}:{ident.strip()}")
 
 
 def unresolvable_acl(note: str) -> SourceAcl:

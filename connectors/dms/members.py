@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
+from app.types import principal_key
 from connectors.dms.acl import principal_name
 from connectors.http.lenient import as_text, pick
 
@@ -53,7 +54,7 @@ def walk_groups(
     limit: int = MAX_NESTED_READS,
 ) -> dict[str, frozenset[str] | None]:
     """Every group in ``roots`` and every group nested in them at any depth, each read once
-    (a cycle ends): lower-case id -> member principals, None when unknown (its rows could not
+    (a cycle ends): id (`principal_key`) -> member principals, None when unknown (its rows could not
     be read, or a member's kind cannot be told). ``read(gid)``: the rows, None when unread;
     ``members_of(gid, row)``: the members a row names, None when its kind is unknown;
     ``follow(gid)``: whether a nested group's members can be read (a cabinet cannot). A
@@ -62,8 +63,8 @@ def walk_groups(
     todo: deque[str] = deque()
     seen: set[str] = set()
     for root in (r.strip() for r in roots):
-        if root and root.lower() not in seen:
-            seen.add(root.lower())
+        if root and principal_key(root) not in seen:
+            seen.add(principal_key(root))
             todo.append(root)
     listed = len(todo)
     out: dict[str, frozenset[str] | None] = {}
@@ -71,19 +72,19 @@ def walk_groups(
         gid = todo.popleft()
         rows = read(gid)
         if rows is None:
-            out[gid.lower()] = None
+            out[principal_key(gid)] = None
             continue
         found: set[str] = set()
         named = [members_of(gid, row) for row in rows]
         if any(members is None for members in named):
             warn(f"{source}: group {gid} has a member of a kind we cannot tell; its members "
                  "are unknown (its denies admit nobody)")  # fmt: skip
-            out[gid.lower()] = None
+            out[principal_key(gid)] = None
             continue
         for members in named:
             for kind, ident in members or ():
                 found.add(principal_name(source, kind, ident))
-                key = ident.strip().lower()
+                key = principal_key(ident)
                 if kind != "group" or key in seen or not follow(ident):
                     continue
                 seen.add(key)
@@ -92,5 +93,5 @@ def walk_groups(
                          "(denies of groups holding it admit nobody)")  # fmt: skip
                     continue
                 todo.append(ident.strip())
-        out[gid.lower()] = frozenset(found)
+        out[principal_key(gid)] = frozenset(found)
     return out

@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from app.types import EXTERNAL_ID_MAX, is_principal, storable
+from app.types import EXTERNAL_ID_MAX, is_principal, principal_key, storable
 from connectors.base import (
     BaseSource,
     Checkpoint,
@@ -85,7 +85,7 @@ def parse_acl(value: Any, *, given: bool = False) -> SourceAcl | None:
         raise ValueError("acl.allow and acl.deny must be lists")  # noqa: TRY004
     rules = {}
     for key, given_list in (("allow", allow), ("deny", deny)):
-        principals = frozenset(str(p).strip().lower() for p in given_list if str(p).strip())
+        principals = frozenset(principal_key(str(p)) for p in given_list if str(p).strip())
         # "bob" for "folder:user:bob" would match nobody: a deny that lapses, a grant lost
         wrong = sorted(p for p in principals if not is_principal(p))
         if wrong:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from app.types import principal_key
 from connectors.base import DefaultAccess, SourceAcl
 from connectors.dms.acl import AclDraft, principal_name
 from connectors.http.lenient import as_text, has_key, pick
@@ -147,7 +148,7 @@ def build_acl(
                         "Policy Manager that cannot be resolved"
                     )
                     continue
-                draft.deny.update(p.lower() for p in restricted)
+                draft.deny.update(principal_key(p) for p in restricted)
             draft.allow.add(name)
         else:
             draft.unresolvable(f"unknown access level {level!r} for {name}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from app.types import principal_key
 from connectors.dms.members import Member, member_kind, walk_groups
 from connectors.http.lenient import as_text, pick
 from connectors.imanage.acl import SOURCE
@@ -26,8 +27,8 @@ _Row = tuple[Mapping[str, Any], tuple[str, ...]]  # (member row, the keys of its
 
 
 class Memberships:
-    """Member rows by group (lower-case id), turned into principals once every group of the
-    tenant is known."""
+    """Member rows by group (its id in `principal_key`'s form), turned into principals once
+    every group of the tenant is known."""
 
     def __init__(self) -> None:
         self.rows: dict[str, list[_Row] | None] = {}
@@ -37,8 +38,9 @@ class Memberships:
         text = (as_text(gid) or "").strip()
         if not text:
             return None
-        self.rows.setdefault(text.lower(), [])  # one whose rows failed stays unknown
-        return text.lower()
+        key = principal_key(text)
+        self.rows.setdefault(key, [])  # one whose rows failed stays unknown
+        return key
 
     def add(self, key: str, row: Mapping[str, Any], keys: tuple[str, ...]) -> None:
         rows = self.rows.get(key)
@@ -56,7 +58,7 @@ class Memberships:
             ident = (as_text(pick(row, *keys)) or "").strip()
             if not ident:
                 return []  # a row that names no member adds none
-            kind = member_kind(row, ident, lambda i: None if i.lower() in groups else False)
+            kind = member_kind(row, ident, lambda i: None if principal_key(i) in groups else False)
             return None if kind is None else [(kind, ident)]
 
         return walk_groups(SOURCE, sorted(self.rows), self.rows.get, members_of,

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from app.types import principal_key
 from connectors.base import SourceAcl
 from connectors.dms.acl import AclDraft, principal_name
 from connectors.dms.members import Member, member_kind
@@ -47,7 +48,7 @@ def _principals_of(who: str, kind: str | None, groups_by_name: GroupsByName) -> 
         return (principal(kind, text),)
     # a group may be named like an id or an address: such a name stands for both readings
     # (a deny denies both; a grant, two principals, admits neither; a review)
-    ids = groups_by_name.get(text.lower()) or ()
+    ids = groups_by_name.get(principal_key(text)) or ()
     named = tuple(principal("group", i) for i in ((ids,) if isinstance(ids, str) else ids))
     if prefixed:
         return user + named
@@ -155,7 +156,7 @@ def is_group_id(ident: str, listed: Iterable[str] = ()) -> bool:
     """``UG-`` (a group), ``NG-`` (a cabinet, which the repository uses as a group) or an
     id the cabinets' group listing names."""
     text = ident.strip()
-    return text[:3].upper() in ("UG-", "NG-") or text.lower() in listed
+    return text[:3].upper() in ("UG-", "NG-") or principal_key(text) in listed
 
 
 def group_member(listed: frozenset[str], row: Mapping[str, Any]) -> list[Member] | None:

@@ -36,6 +36,7 @@ from typing import Any, ClassVar, NamedTuple
 import httpx
 
 from app.settings import Settings
+from app.types import principal_key
 from connectors.base import (
     CrawlCursor,
     CrawlItem,
@@ -223,7 +224,7 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
                 gid = as_text(pick(group, "Id", "id", "groupId"))
                 if gid and gid.strip():
                     listed.append(gid.strip())
-        known = frozenset(g.lower() for g in listed)
+        known = frozenset(principal_key(g) for g in listed)
         found = walk_groups(
             SOURCE,
             listed,
@@ -512,7 +513,7 @@ class NetDocumentsConnector(DmsConnector[Hit, NetDocumentsClient]):
             for group in self.client.cabinet_groups(cabinet.id):
                 gid, name = as_text(pick(group, "Id", "id")), as_text(pick(group, "Name", "name"))
                 if gid and name:
-                    found.setdefault(name.strip().lower(), set()).add(gid.strip())
+                    found.setdefault(principal_key(name), set()).add(gid.strip())
         except CredentialsError:
             raise
         except SourceHTTPError as exc:
