@@ -32,7 +32,8 @@ DefaultAccess = Literal["public", "view", "private", "none"]
 class SourceAcl:
     """Normalised source permissions of one document.
 
-    Principals are lower-case ``<source>:user:<id>`` / ``<source>:group:<id>`` strings.
+    Principals are ``<source>:user:<id>`` / ``<source>:group:<id>`` strings, which the
+    pipeline stores in `app.types.principal_key` form (NFC, lower case).
     ``default``: "public"/"view" admit every internal person, "private" only ``allow``;
     ``deny`` always wins. ``resolvable=False`` (e.g. an iManage group with restricted
     members we cannot expand) makes the document visible to nobody: fail closed.
