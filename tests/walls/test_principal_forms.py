@@ -9,8 +9,13 @@ search as each person."""
 
 from __future__ import annotations
 
-from fastapi.testclient import TestClient
+import unicodedata
 
+from fastapi.testclient import TestClient
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.types import principal_key
 from tests.conftest import Tokens
 from tests.helpers import ADMIN, Firm, ok, retag
 
@@ -93,3 +98,27 @@ def test_one_alias_in_two_forms_is_refused_for_a_second_person(
     assert answer.json()["error"]["code"] == "alias_taken"
     person = ok(client.get("/v1/people/jose@firm.nl", headers=firm.h))
     assert person["aliases"] == [f"api:user:jos{NFC_E}"]
+
+
+
+@given(st.text(max_size=16))
+@settings(max_examples=500, deadline=None)
+def test_principal_key_is_one_form_of_every_spelling(text: str) -> None:
+    """Idempotent, the same for NFC and NFD input, and the same whether a principal is keyed
+    whole (the API) or by its id alone (the connectors)."""
+    key = principal_key(text)
+    assert principal_key(key) == key
+    assert principal_key(unicodedata.normalize("NFD", text)) == key
+    ident = text.strip()
+    assert principal_key(f"API:user:{ident}") == f"api:user:{principal_key(ident)}"
+
+
+def test_principal_key_folds_case_and_canonical_forms_only() -> None:
+    assert principal_key(f" imanage:user:JOS{NFD_E} ") == f"imanage:user:jos{NFC_E}"
+    sigmas = {"\u039f\u0394\u039f\u03a3", "\u03bf\u03b4\u03bf\u03c3", "\u03bf\u03b4\u03bf\u03c2"}
+    assert len({principal_key(s) for s in sigmas}) == 1
+    # compatibility forms and "ß"/"ss" stay apart: folding them could merge two accounts
+    assert principal_key("\uff4a\uff4f\uff53\uff45") != principal_key("jose")
+    assert principal_key("\ufb01le") != principal_key("file")
+    assert principal_key("stra\u00dfe") != principal_key("strasse")
+    assert principal_key("\u1e9e") == "\u00df"
