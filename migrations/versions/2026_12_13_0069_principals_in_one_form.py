@@ -8,7 +8,8 @@ Principals are compared as exact strings, in Python and in SQL. Before this revi
 ways in lowered them but did not normalise them: an alias typed "josé" (NFC) and a source's
 "jose" + U+0301 (NFD) were two principals, so a deny of one missed the person aliased by the
 other. The new code writes one form; this revision brings the stored rows to it, computed
-in Python by the same function (SQL's lower() follows the collation, not Python's rules).
+in Python by that function as written then (SQL's lower() follows the collation, not
+Python's rules).
 
 Rows that become equal:
 * person_aliases (alias is the key): spellings of one alias held by one person become one
@@ -33,6 +34,7 @@ the revision before reads normalised principals as it reads any others.
 """
 
 import logging
+import unicodedata
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
@@ -41,8 +43,6 @@ from typing import Any
 from alembic import op
 from sqlalchemy import Connection, text
 
-from app.types import principal_key
-
 revision: str = "20261213_0069"
 down_revision: str | None = "20261212_0068"
 branch_labels: str | Sequence[str] | None = None
@@ -50,6 +50,13 @@ depends_on: str | Sequence[str] | None = None
 
 log = logging.getLogger("alembic.runtime.migration")
 SHOWN = 50  # examples a report line names
+
+
+def principal_key(text: str) -> str:
+    """app.types.principal_key as this revision was written (kept here, so that a later
+    change of that function cannot change what this revision did)."""
+    lowered = unicodedata.normalize("NFC", text.strip()).lower()
+    return unicodedata.normalize("NFC", lowered).replace("\u03c2", "\u03c3")
 
 
 class AliasCollisionError(RuntimeError):
