@@ -94,6 +94,9 @@ def _principal(value: str) -> str:
     value = principal_key(value)
     if not is_principal(value):
         raise ValueError("must look like '<source>:user:<id>' or '<source>:group:<id>'")
+    if hidden(value) or "\ufffd" in value:
+        # "imanage:user:jsmith\u200b" shows as jsmith's alias and is nobody's (_identifier)
+        raise ValueError("must not contain invisible, unassigned or replacement characters")
     return value
 
 

@@ -122,3 +122,19 @@ def test_principal_key_folds_case_and_canonical_forms_only() -> None:
     assert principal_key("\ufb01le") != principal_key("file")
     assert principal_key("stra\u00dfe") != principal_key("strasse")
     assert principal_key("\u1e9e") == "\u00df"
+
+
+def test_a_principal_with_an_invisible_character_is_refused(
+    client: TestClient, auth: Tokens
+) -> None:
+    """"api:user:jsmith" + U+200B shows as jsmith's alias in every review and is nobody's:
+    refused (422) wherever the API takes a principal, as person ids with one are."""
+    admin = auth(*ADMIN)
+    for hidden in ("\u200b", "\u202e", "\ufeff", "\ufffd"):
+        alias = f"api:user:jsmith{hidden}"
+        r = client.put("/v1/people/hidden@firm.nl", headers=admin,
+                       json={"name": "H", "aliases": [alias]})  # fmt: skip
+        assert r.status_code == 422, (repr(hidden), r.text)
+        r = client.put("/v1/groups/api/lit", headers=admin, json={"members": [alias]})
+        assert r.status_code == 422, (repr(hidden), r.text)
+    assert client.get("/v1/people/hidden@firm.nl", headers=admin).status_code == 404
