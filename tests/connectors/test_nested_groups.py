@@ -27,13 +27,18 @@ DOC = "4824-5093-9170"
 QUERY = "dagvaarding"
 
 
-def _nd_firm(client: TestClient, auth: Tokens) -> Firm:
+def _firm(client: TestClient, auth: Tokens, alias: str, place: tuple[str, str]) -> Firm:
+    """PEOPLE, each with the alias ``alias`` names ({} for the person), and one matter."""
     firm = Firm(client, auth)
     for person in PEOPLE:
-        firm.person(f"{person}@firm.nl", aliases=[f"netdocuments:user:{person}@firm.com"])
-    firm.client_("10025", "Acme Holdings")
-    firm.matter("0008", "10025")
+        firm.person(f"{person}@firm.nl", aliases=[alias.format(person)])
+    firm.client_(place[0], "Acme")
+    firm.matter(place[1], place[0])
     return firm
+
+
+def _nd_firm(client: TestClient, auth: Tokens) -> Firm:
+    return _firm(client, auth, "netdocuments:user:{}@firm.com", ("10025", "0008"))
 
 
 def _user(name: str) -> dict[str, str]:
@@ -159,12 +164,7 @@ def test_a_denied_group_holding_a_member_we_cannot_expand_admits_nobody(
 
 
 def _im_firm(client: TestClient, auth: Tokens) -> Firm:
-    firm = Firm(client, auth)
-    for person in PEOPLE:
-        firm.person(f"{person}@firm.nl", aliases=[f"imanage:user:{person}"])
-    firm.client_("C-1", "Acme B.V.")
-    firm.matter("M-1", "C-1")
-    return firm
+    return _firm(client, auth, "imanage:user:{}", ("C-1", "M-1"))
 
 
 def _im_memo_denying(fake: FakeIManage, group: str) -> None:
