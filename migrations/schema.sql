@@ -456,6 +456,10 @@ CREATE FUNCTION public.ewall_document_names(title text, external_id text, metada
                             || '([0-9]+(?:\.[0-9]+)*[A-Z]?)(?![0-9A-Z])', 'g') AS m
     ), courts AS (
         SELECT DISTINCT public.ewall_court_family(split_part(ecli, ':', 3)) AS court FROM eclis
+    ), days AS (
+        -- the day as the metadata writes it (ISO 8601), read as text: no cast can fail
+        SELECT substring(metadata ->> 'decision_date' FROM '^([0-9]{4}-[0-9]{2}-[0-9]{2})')
+               AS day
     )
     SELECT ARRAY(SELECT ecli FROM eclis
                  UNION
@@ -466,6 +470,8 @@ CREATE FUNCTION public.ewall_document_names(title text, external_id text, metada
                  SELECT 'ZN:' || zn FROM cases
                  UNION
                  SELECT 'ZC:' || court || ':' || zn FROM courts, cases
+                 UNION
+                 SELECT 'CD:' || court || ':' || day FROM courts, days WHERE day IS NOT NULL
                  ORDER BY 1)
 $_$;
 
@@ -1113,7 +1119,25 @@ CREATE FUNCTION public.ewall_question_names(question text) RETURNS text[]
                              'g') WITH ORDINALITY AS c (x, pos)
                     WHERE length(regexp_replace(coalesce(c.x[1], c.x[2], c.x[3], c.x[5], c.x[7]),
                                                 '[^0-9]', '', 'g'))
-                          >= 4) AS f
+                          >= 4
+                    UNION ALL
+                    -- a court, at most three words (its place, "heeft op") and a date: that
+                    -- court's decisions of that day ("HR 27 september 1995", "Rb. Amsterdam
+                    -- 21-05-2013"), after the names above
+                    SELECT 'CD:' || public.ewall_court_family(d.x[1]) || ':' || d.x[5] || '-'
+                           || lpad(coalesce(d.x[4], array_position(
+                                  ARRAY['JANUARI', 'FEBRUARI', 'MAART', 'APRIL', 'MEI', 'JUNI',
+                                        'JULI', 'AUGUSTUS', 'SEPTEMBER', 'OKTOBER',
+                                        'NOVEMBER', 'DECEMBER'], d.x[3])::text), 2, '0')
+                           || '-' || lpad(d.x[2], 2, '0'),
+                           2000 + d.pos
+                    FROM regexp_matches(
+                             upper(question),
+                             '(?<![A-Z0-9])(HR|HOGE RAAD|CRVB|CBB|ABRVS|ABRS|RVS|RAAD VAN STATE|HOF|GERECHTSHOF|RB|RECHTBANK|KTR|KANTONRECHTER)\.?(?: [A-Z''-]+){0,3}?[ ,]+'
+                             || '([0-9]{1,2})(?: (JANUARI|FEBRUARI|MAART|APRIL|MEI|JUNI|JULI|AUGUSTUS|SEPTEMBER|OKTOBER|NOVEMBER|DECEMBER) |-([0-9]{1,2})-)([0-9]{4})(?![0-9])',
+                             'g') WITH ORDINALITY AS d (x, pos)
+                    WHERE coalesce(d.x[4], '1')::int BETWEEN 1 AND 12
+                      AND d.x[2]::int BETWEEN 1 AND 31) AS f
               GROUP BY f.name) AS n
         ORDER BY n.first
         LIMIT 20)

@@ -282,7 +282,9 @@ def test_downgrades_put_back_the_versions_their_revisions_replaced(
     assert _bodies(url)[topk] == sources["search_postings.v3.sql"][topk]
     assert _bodies(url)[normalise] == sources["legal_normalize.v2.sql"][normalise]
     names = "ewall_question_names"
-    assert _bodies(url)[names] == sources["document_names.v4.sql"][names]
+    assert _bodies(url)[names] == sources["document_names.v5.sql"][names]
+    before_0070 = move("20261213_0069")
+    assert before_0070[names] == sources["document_names.v4.sql"][names]
     before_0066 = move("20261211_0065")
     assert before_0066[names] == sources["document_names.v3.sql"][names]
     assert "ewall_court_family" not in before_0066
@@ -324,7 +326,7 @@ def test_downgrades_put_back_the_versions_their_revisions_replaced(
     at_head = _bodies(url)
     assert rank not in at_head
     assert at_head[normalise] == sources["legal_normalize.v2.sql"][normalise]
-    assert at_head[names] == sources["document_names.v4.sql"][names]
+    assert at_head[names] == sources["document_names.v5.sql"][names]
     assert at_head[topk] == sources["search_postings.v3.sql"][topk]
     assert "ewall_sparse_feedback_rank" not in at_head
     for file, name in (("legal_text.v2.sql", "ewall_query_lexemes"),

@@ -171,6 +171,33 @@ def test_a_case_number_names_the_decision_it_was_given(firm: Firm, db: DbHandle)
         assert first(firm, query)[1]["named"] is None, query
 
 
+def test_a_court_and_a_date_name_that_courts_decisions_of_that_day(
+    firm: Firm, db: DbHandle
+) -> None:
+    """"HR 27 september 1995" cites a decision by its court and day; a check of 2026-12-06
+    found one ranked 17th (document_names.v5.sql). The court is the one of the ECLI, the day
+    the metadata's decision_date; a court gives several decisions a day: each is named."""
+    for external_id, day in (("dms-M-1-1", "2019-06-03"), ("dms-M-1-2", "2019-06-03"),
+                             ("dms-M-1-3", "2019-06-04"), ("dms-M-1-4", "2019-06-1x")):
+        superuser_rows(db, "UPDATE documents SET metadata = metadata || jsonb_build_object("
+                           "'decision_date', CAST(%s AS text)) WHERE external_id = %s "
+                           "RETURNING 1", day, external_id)  # fmt: skip
+    for query, expected in (
+        ("HR 3 juni 2019 werkgever", {"dms-M-1-1", "dms-M-1-2"}),
+        ("Hoge Raad 03-06-2019", {"dms-M-1-1", "dms-M-1-2"}),
+        ("de Hoge Raad heeft op 4 juni 2019 geoordeeld", {"dms-M-1-3"}),
+        ("HR, 4 juni 2019, zaak 3", {"dms-M-1-3"}),
+    ):
+        hits = firm.search(LAWYER, query)["results"]
+        named = {h["document"]["external_id"] for h in hits if h["ranks"]["named"] == 1}
+        assert named == expected, query
+        assert hits[0]["document"]["external_id"] in expected, query
+    # another court, another day, no court, a date that is none: nothing named
+    for query in ("Hof Amsterdam 3 juni 2019", "HR 5 juni 2019", "op 3 juni 2019",
+                  "HR 31-13-2019", "HR 3 juni 20199"):
+        assert first(firm, query)[1]["named"] is None, query
+
+
 def test_several_names_come_first_in_the_order_the_question_names_them(firm: Firm) -> None:
     found = firm.documents_found(LAWYER, f"vergelijk {ECLIS[4]} met {ECLIS[1]} en AB1234")
     assert found[:3] == ["dms-M-1-4", "dms-M-1-1", "dms-M-1-5"]
