@@ -27,7 +27,7 @@ from app.embeddings import vector_literal
 from app.settings import Settings
 from tests import pg
 from tests.conftest import DbHandle, Tokens, fresh_database
-from tests.helpers import Firm
+from tests.helpers import Firm, graph_built_after_load
 from tests.search import test_dense_graph as _dense_graph
 from tests.search import test_full_topk as _full_topk
 from tests.search import test_lexeme_cut as _lexeme_cut
@@ -397,6 +397,7 @@ def test_hnsw_that_under_returns_over_partitions_falls_back_to_exact(
                 )
         # one COPY, not 10,000 INSERTs: the statistics triggers run per statement
         with (
+            graph_built_after_load(su),
             su.cursor() as cur,
             cur.copy(
                 "COPY chunks (chunk_id, document_id, matter_id, wall_group_id, ordinal, body, "

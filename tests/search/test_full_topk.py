@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 
 from app.embeddings import vector_literal
 from tests.conftest import DbHandle, Tokens, make_client, make_settings
-from tests.helpers import Firm, ok
+from tests.helpers import Firm, graph_built_after_load, ok
 
 N = 10_000
 DENIED = 1_000  # chunks of M-d in a document whose source ACL denies p100
@@ -109,6 +109,7 @@ def corpus(module_db: DbHandle, settings: Any, embedder: Any, auth: Tokens) -> I
                     ordinal += 1
             # one COPY, not 10,000 INSERTs: the statistics triggers run per statement
             with (
+                graph_built_after_load(su),
                 su.cursor() as cur,
                 cur.copy(
                     "COPY chunks (chunk_id, document_id, matter_id, wall_group_id, ordinal, "
