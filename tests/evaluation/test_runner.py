@@ -290,7 +290,14 @@ def test_the_fusion_constant_sets_each_hits_score(firm: Firm, client: TestClient
 
 
 def _cli(argv: list[str], db: DbHandle) -> int:
-    settings = make_settings(database_url=db.app_url, migrations_database_url=db.superuser_url)
+    # each command loads its own encoder; its bulk lane in this process, not in a child that
+    # loads the model again (about 5 s a command) to embed two queries: what this test checks
+    # is the command's input and output (run_eval through the bulk child: the tests above)
+    settings = make_settings(
+        database_url=db.app_url,
+        migrations_database_url=db.superuser_url,
+        embedding_bulk_process=False,
+    )
     args = build_parser().parse_args(argv)
     result: int = args.handler(args, settings)
     return result
