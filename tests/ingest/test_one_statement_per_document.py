@@ -6,6 +6,7 @@ in one transaction, holding the corpus statistics row that every other push need
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import psycopg
@@ -13,7 +14,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.conftest import DbHandle, Tokens, make_client, make_settings
-from tests.helpers import Firm
+from tests.helpers import Firm, lock_waiters
+from tests.replication import wait_for
 
 COUNTER = """
 CREATE TABLE IF NOT EXISTS test_chunk_statements (op text, n integer);
@@ -79,9 +81,13 @@ def test_a_write_the_database_did_not_take_is_503_not_the_documents_fault(
     db: DbHandle, embedder: Any, auth: Tokens
 ) -> None:
     """The write waits on a row it needs (here the corpus statistics, held by another
-    transaction) past the statement timeout: the push is a 503 to retry, not a 422 that
-    blames the document; once the row is free the same push goes through."""
-    settings = make_settings(statement_timeout_ms=500)
+    transaction) until its statement is cancelled: the push is a 503 to retry, not a 422
+    that blames the document; once the row is free the same push goes through.
+
+    The statement is cancelled once it waits for the row (pg_cancel_backend: the same
+    query_canceled error as the statement timeout), not after the pool's 15 s timeout (a
+    statement_timeout_ms in the app's settings does not reach the test's Database)."""
+    settings = make_settings()
     with make_client(db, settings, embedder) as client:
         firm = Firm(client, auth)
         firm.person("alice@firm.nl")
@@ -89,9 +95,16 @@ def test_a_write_the_database_did_not_take_is_503_not_the_documents_fault(
         firm.matter("M-1", "C-1", team=["alice@firm.nl"])
         body = {"source": "api", "external_id": "held", "client_id": "C-1",
                 "matter_id": "M-1", "text": _text(3, "b")}
-        with psycopg.connect(db.superuser_url) as holder:
+        with (
+            psycopg.connect(db.superuser_url) as holder,
+            ThreadPoolExecutor(1) as pool,
+        ):
             holder.execute("SELECT 1 FROM corpus_stats WHERE id = 1 FOR UPDATE")
-            refused = client.post("/v1/documents", json=body, headers=firm.h)
+            pending = pool.submit(client.post, "/v1/documents", json=body, headers=firm.h)
+            wait_for(lambda: bool(lock_waiters(db)), "the push's write to wait for the row")
+            for waiting in lock_waiters(db):  # what a statement timeout would end
+                holder.execute("SELECT pg_cancel_backend(%s)", (waiting,))
+            refused = pending.result()
             holder.rollback()
         assert refused.status_code == 503, refused.text
         assert refused.json()["error"]["code"] == "ingest_unavailable"
