@@ -102,7 +102,7 @@ class Lane:
 LANE_QUEUE_MAX = 32  # calls waiting in one lane of one API process; beyond: 429
 
 
-# The sizes: together at most 18 of the 40 request threads, and at most 10 of the 16 pooled
+# The sizes: together at most 20 of the 40 request threads, and at most 12 of the 16 pooled
 # connections held for the length of a call (a citation check takes one only after the
 # source answered, to record its event). A kind's lane is larger where its calls wait
 # rather than compute, or are lawyers' (grounding: two people's calls in flight leave room
@@ -112,8 +112,13 @@ GROUNDING_LANE = Lane("grounding", 4)  # an answer's sentences against its evide
 AUDIT_LANE = Lane("audit", 2)  # verifying the chains: a connection for the whole read
 WALLS_LANE = Lane("walls", 2)  # previews and exposure over the whole matrix
 CITATIONS_LANE = Lane("citations", 8)  # waiting on the citation source, no CPU
+# Changes of the policy (walls issued or lifted, matrix writes): PostgreSQL runs them one at
+# a time (the policy_state row), and each one waiting there holds a pooled connection. More
+# turns would let one import or a burst of PUTs fill the pool with waiters, not go faster.
+POLICY_LANE = Lane("policy", 2)
 IngestTurn = Annotated[None, Depends(INGEST_LANE, scope="function")]
 GroundingTurn = Annotated[None, Depends(GROUNDING_LANE, scope="function")]
 AuditTurn = Annotated[None, Depends(AUDIT_LANE, scope="function")]
 WallsTurn = Annotated[None, Depends(WALLS_LANE, scope="function")]
 CitationsTurn = Annotated[None, Depends(CITATIONS_LANE, scope="function")]
+PolicyTurn = Annotated[None, Depends(POLICY_LANE, scope="function")]

@@ -24,7 +24,7 @@ from app.console.pages import (
 )
 from app.console.preview import WallPreview, preview_wall
 from app.console.sessions import ConsoleSession
-from app.deps import get_resources
+from app.deps import PolicyTurn, WallsTurn, get_resources
 from app.errors import AppError
 from app.resources import Resources
 from app.walls import exposure
@@ -261,7 +261,7 @@ def _on_posted_wall(request: Request, posted: PostedWall, action: WallAction) ->
 
 
 @router.post("/walls/preview")
-def preview(request: Request, posted: PostedWallDep) -> Response:
+def preview(request: Request, posted: PostedWallDep, turn: WallsTurn) -> Response:
     def show_impact(resources: Resources, session: ConsoleSession, body: WallIn) -> Response:
         impact: WallPreview = preview_wall(
             resources.database,
@@ -290,7 +290,7 @@ def edit_wall(
 
 
 @router.post("/walls")
-def issue(request: Request, posted: PostedWallDep) -> Response:
+def issue(request: Request, posted: PostedWallDep, turn: PolicyTurn) -> Response:
     def issue_it(resources: Resources, session: ConsoleSession, body: WallIn) -> Response:
         with resources.database.transaction() as conn:
             wall_id, _ = wall_service.issue_wall(
@@ -382,6 +382,7 @@ def wall_page(request: Request, wall_id: str) -> HTMLResponse:
 def lift(
     request: Request,
     wall_id: str,
+    turn: PolicyTurn,
     csrf: Annotated[str, Form()] = "",
     reason: Annotated[str, Form()] = "",
 ) -> Response:

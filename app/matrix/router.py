@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.deps import ConflictsOrAdmin, ConnDep, ResourcesDep
+from app.deps import ConflictsOrAdmin, ConnDep, PolicyTurn, ResourcesDep
 from app.errors import NotFound
 from app.matrix import repository as repo
 from app.matrix.schemas import (
@@ -35,6 +35,7 @@ def put_person(
     person_id: Identifier,
     body: PersonIn,
     principal: ConflictsOrAdmin,
+    turn: PolicyTurn,
     conn: ConnDep,
     resources: ResourcesDep,
 ) -> PersonOut:
@@ -77,6 +78,7 @@ def put_group(
     group_id: Identifier,
     body: GroupIn,
     principal: ConflictsOrAdmin,
+    turn: PolicyTurn,
     conn: ConnDep,
     resources: ResourcesDep,
 ) -> GroupOut:
@@ -104,6 +106,7 @@ def put_client(
     client_id: Identifier,
     body: ClientIn,
     principal: ConflictsOrAdmin,
+    turn: PolicyTurn,
     conn: ConnDep,
     resources: ResourcesDep,
 ) -> ClientOut:
@@ -136,6 +139,7 @@ def put_matter(
     matter_id: Identifier,
     body: MatterIn,
     principal: ConflictsOrAdmin,
+    turn: PolicyTurn,
     conn: ConnDep,
     resources: ResourcesDep,
 ) -> MatterOut:
@@ -176,7 +180,11 @@ def get_matter(matter_id: str, principal: ConflictsOrAdmin, conn: ConnDep) -> Ma
 
 @router.post("/matrix/import", response_model=ImportOut)
 def import_matrix(
-    body: MatrixImport, principal: ConflictsOrAdmin, conn: ConnDep, resources: ResourcesDep
+    body: MatrixImport,
+    principal: ConflictsOrAdmin,
+    turn: PolicyTurn,
+    conn: ConnDep,
+    resources: ResourcesDep,
 ) -> ImportOut:
     result = apply_matrix(
         conn,

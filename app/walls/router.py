@@ -8,7 +8,15 @@ from fastapi import APIRouter, Depends, Query
 
 from app.audit.chain import now_utc
 from app.auth.service import Principal
-from app.deps import Conflicts, ConnDep, ResourcesDep, WallReader, WallsTurn, require_roles
+from app.deps import (
+    Conflicts,
+    ConnDep,
+    PolicyTurn,
+    ResourcesDep,
+    WallReader,
+    WallsTurn,
+    require_roles,
+)
 from app.errors import NotFound
 from app.types import Identifier, ShortText
 from app.walls import exposure, repository, service
@@ -23,7 +31,7 @@ RetagReader = Annotated[Principal, Depends(require_roles("conflicts", "admin", "
 
 @router.post("/walls", response_model=WallCreated, status_code=201)
 def issue_wall(
-    body: WallIn, principal: Conflicts, conn: ConnDep, resources: ResourcesDep
+    body: WallIn, principal: Conflicts, turn: PolicyTurn, conn: ConnDep, resources: ResourcesDep
 ) -> WallCreated:
     wall_id, version = service.issue_wall(
         conn, body, principal.person_id, lookback_days=resources.settings.exposure_lookback_days
@@ -96,7 +104,9 @@ def get_wall(
 
 
 @router.post("/walls/{wall_id}/lift", response_model=LiftOut)
-def lift_wall(wall_id: str, body: LiftIn, principal: Conflicts, conn: ConnDep) -> LiftOut:
+def lift_wall(
+    wall_id: str, body: LiftIn, principal: Conflicts, turn: PolicyTurn, conn: ConnDep
+) -> LiftOut:
     version, lifted_at = service.lift_wall(conn, wall_id, body, principal.person_id)
     return LiftOut(wall_id=wall_id, policy_version=version, lifted_at=lifted_at)
 

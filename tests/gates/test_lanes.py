@@ -92,6 +92,17 @@ HEAVY = {
     ("POST", "/v1/walls/preview"): "walls",
     ("GET", "/v1/walls/{wall_id}/exposure"): "walls",
     ("POST", "/v1/gates/citations"): "citations",
+    ("POST", "/console/walls/preview"): "walls",
+    # changes of the policy: PostgreSQL runs them one at a time, each waiter on a connection
+    ("POST", "/v1/walls"): "policy",
+    ("POST", "/v1/walls/{wall_id}/lift"): "policy",
+    ("PUT", "/v1/people/{person_id}"): "policy",
+    ("PUT", "/v1/groups/{source}/{group_id}"): "policy",
+    ("PUT", "/v1/clients/{client_id}"): "policy",
+    ("PUT", "/v1/matters/{matter_id}"): "policy",
+    ("POST", "/v1/matrix/import"): "policy",
+    ("POST", "/console/walls"): "policy",
+    ("POST", "/console/walls/{wall_id}/lift"): "policy",
 }
 
 
