@@ -16,7 +16,6 @@ from app.console.pages import (
 from app.deps import get_resources
 from app.errors import AppError
 from app.walls import service as wall_service
-from app.walls.resolution import read_snapshot
 
 router = APIRouter(prefix="/console", include_in_schema=False)
 
@@ -79,7 +78,8 @@ def access_page(request: Request, person_id: str = "", matter_id: str = "") -> H
     explained = None
     error = None
     status = 200
-    snap = read_snapshot(get_resources(request).database)
+    resources = get_resources(request)
+    snap = resources.require_resolver().latest_matrix(resources.database)
     if person_id and matter_id:
         try:
             explained = wall_service.explain_access(snap, person_id, matter_id, now_utc())
@@ -109,6 +109,7 @@ def conflicts_page(request: Request, name: str = "") -> HTMLResponse:
     hits: list[dict[str, Any]] | None = None
     version = None
     if name:
-        snap = read_snapshot(get_resources(request).database)
+        resources = get_resources(request)
+        snap = resources.require_resolver().latest_matrix(resources.database)
         hits, version = snap.conflicts(name), snap.version
     return render(request, "conflicts.html", session, name=name, hits=hits, version=version)

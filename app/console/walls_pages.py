@@ -29,7 +29,6 @@ from app.errors import AppError
 from app.resources import Resources
 from app.walls import exposure
 from app.walls import service as wall_service
-from app.walls.resolution import read_snapshot
 from app.walls.schemas import LiftIn, WallIn, WallOut
 
 router = APIRouter(prefix="/console", include_in_schema=False)
@@ -170,7 +169,8 @@ def _wall_body(form: WallForm) -> WallIn | None:
 
 
 def _form_choices(request: Request) -> dict[str, Any]:
-    snap = read_snapshot(get_resources(request).database)
+    resources = get_resources(request)
+    snap = resources.require_resolver().latest_matrix(resources.database)
     return {
         "people": sorted((p.person_id, p.name) for p in snap.people.values() if p.active),
         "matters": sorted((m.matter_id, m.title) for m in snap.matters.values()),

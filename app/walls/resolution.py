@@ -166,7 +166,19 @@ class AccessResolver:
         share it, rather than each reading the whole matrix."""
         if not self.use_cache:
             return _read_stamped(database.side_engine, full=True)[1]
-        stamp = repository.matrix_stamp(conn)
+        return self._matrix_at(repository.matrix_stamp(conn), database)
+
+    def latest_matrix(self, database: Database) -> MatrixSnapshot:
+        """``matrix`` for a caller that holds no connection: the stamp is read on a short
+        connection of the pool, given back before any reload. Reading the whole matrix per
+        call on the pool let one officer's access checks hold every pooled connection."""
+        if not self.use_cache:
+            return _read_stamped(database.side_engine, full=True)[1]
+        with database.engine.connect() as conn:
+            stamp = repository.matrix_stamp(conn)
+        return self._matrix_at(stamp, database)
+
+    def _matrix_at(self, stamp: tuple[int, int], database: Database) -> MatrixSnapshot:
         with self._lock:
             cached = self._matrix
         if cached is not None and cached[0] == stamp:

@@ -20,7 +20,6 @@ from app.deps import (
 from app.errors import NotFound
 from app.types import Identifier, ShortText
 from app.walls import exposure, repository, service
-from app.walls.resolution import read_snapshot
 from app.walls.schemas import LiftIn, LiftOut, WallCreated, WallIn, WallList, WallOut
 
 router = APIRouter(prefix="/v1", tags=["walls"])
@@ -118,7 +117,7 @@ def person_access(
     principal: AccessReader,
     resources: ResourcesDep,
 ) -> dict[str, Any]:
-    snap = read_snapshot(resources.database)
+    snap = resources.require_resolver().latest_matrix(resources.database)
     explained = service.explain_access(snap, person_id, matter_id, now_utc())
     with resources.database.transaction() as conn:
         # a matter whose chunks still carry their old wall group is hidden from everyone
@@ -132,7 +131,7 @@ def person_access(
 def conflict_check(
     name: Annotated[ShortText, Query(min_length=1)], principal: Conflicts, resources: ResourcesDep
 ) -> dict[str, Any]:
-    snap = read_snapshot(resources.database)
+    snap = resources.require_resolver().latest_matrix(resources.database)
     hits = snap.conflicts(name)
     return {"name": name, "policy_version": snap.version, "matches": hits}
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import psycopg
 from fastapi.testclient import TestClient
+from sqlalchemy.pool import QueuePool
 
 from app.db.engine import Database
 from app.main import create_app
@@ -47,6 +48,7 @@ def test_a_search_runs_while_matrix_writes_wait_for_the_policy(
     app = create_app(make_settings(), database, embedder=embedder, start_worker=False)
     with TestClient(app, raise_server_exceptions=False) as client:
         pool = database.engine.pool
+        assert isinstance(pool, QueuePool)
         ended: list[int] = []
         lock = threading.Lock()
 
