@@ -107,6 +107,12 @@ class Pair:
         assert row is not None
         return str(row[0])
 
+    def lsn_after(self, lsn: str, than: str) -> bool:
+        """Whether WAL position ``lsn`` lies past ``than``."""
+        with psycopg.connect(self.primary_admin, autocommit=True) as conn:
+            row = conn.execute("SELECT %s::pg_lsn > %s::pg_lsn", (lsn, than)).fetchone()
+        return bool(row and row[0])
+
     def replayed(self, lsn: str) -> bool:
         try:
             with psycopg.connect(self.replica_url("postgres"), autocommit=True) as conn:
