@@ -25,6 +25,7 @@ from app.audit.chain import verify_chain
 from app.db.engine import Database, DatabaseUrls
 from app.gates import router as gates_router
 from app.gates.replica import request_start
+from app.limits import PersonLimiter
 from app.settings import Settings
 from tests import pg
 from tests.conftest import Tokens, make_settings
@@ -579,15 +580,24 @@ def test_grounding_needs_no_write_of_its_own_replayed(
     wait_state(client, "ok")
     body, _ = search(client, auth, SCREENED)
     taken: list[str] = []
+    events: list[str] = []  # of the last request: its position taken, its budget charged
+    charge = PersonLimiter.spend
 
     def spied_start(conn: Any, resources: Any) -> str | None:
+        events.append("position")
         taken.append(str(request_start(conn, resources)))
         return taken[-1]
 
+    def spied_charge(limiter: PersonLimiter, *args: Any) -> None:
+        events.append("charge")
+        charge(limiter, *args)
+
     monkeypatch.setattr(gates_router, "request_start", spied_start)
+    monkeypatch.setattr(PersonLimiter, "spend", spied_charge)
     attempts = 0
     while True:
         attempts += 1
+        events.clear()
         pair.wait_replayed()  # the search's audit row is on the replica
         pair.pause()
         quiet = pair.primary_lsn()  # all of it replayed, unless something wrote since
@@ -600,6 +610,10 @@ def test_grounding_needs_no_write_of_its_own_replayed(
         # WAL the server wrote by itself (a standby snapshot, autovacuum) between the pause
         # and the request's start: that request rightly read on the primary; again. The
         # request's own charge commits after its start, so it never moves the position.
+    # the position precedes the request's own charge, whose commit the reads never need
+    # (taken after it, the reads went to the primary whenever its commit record was written
+    # before the position was read: the old code, in 1 of 2 runs)
+    assert events[:2] == ["position", "charge"], events
     assert served == "replica", (attempts, taken, quiet)
     assert grounding_counter(client, "served") == 1
     assert grounding_counter(client, "behind") == attempts - 1
