@@ -25,7 +25,7 @@ from app.matrix.schemas import (
     PersonOut,
 )
 from app.matrix.service import apply_matrix
-from app.types import GroupSource, Identifier, principal_key
+from app.types import GroupSource, Identifier
 
 router = APIRouter(prefix="/v1", tags=["conflict matrix"])
 
@@ -84,18 +84,18 @@ def put_group(
 ) -> GroupOut:
     """A source's group by hand (normally synced by its connector): any well-formed source
     name, also one that no connector reads (a pushed document's access list names it)."""
-    group_id = principal_key(group_id)
+    group = GroupImport(source=source, group_id=group_id, members=body.members)  # folded
     result = apply_matrix(
         conn,
         actor=principal.person_id,
         may_widen_walls=principal.has_any("conflicts"),
         lookback_days=resources.settings.exposure_lookback_days,
-        source_groups=[GroupImport(source=source, group_id=group_id, members=body.members)],
+        source_groups=[group],
         action="group.upsert",
     )
     return GroupOut(
-        source=source,
-        group_id=group_id,
+        source=group.source,
+        group_id=group.group_id,
         members=sorted(set(body.members)),
         policy_version=result.policy_version,
     )
@@ -194,12 +194,7 @@ def import_matrix(
         people=body.people,
         clients=body.clients,
         matters=body.matters,
-        source_groups=[
-            GroupImport(
-                source=g.source.lower(), group_id=principal_key(g.group_id), members=g.members
-            )
-            for g in body.groups
-        ],
+        source_groups=body.groups,  # GroupImport folds source and group id
         action="matrix.import",
     )
     return ImportOut(

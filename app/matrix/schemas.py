@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from app.types import GroupSource, Identifier, Principal, ShortText, UserPrincipal
+from app.types import GroupSource, Identifier, Principal, ShortText, UserPrincipal, principal_key
 
 
 class Strict(BaseModel):
@@ -86,7 +86,7 @@ class GroupImport(GroupIn):
     # folded as the principals that name the group are ("<source>:group:<id>"): an import of
     # "IMANAGE"/"LIT" was stored as written and matched no access list
     source: GroupSource
-    group_id: Annotated[Identifier, AfterValidator(str.lower)]
+    group_id: Annotated[Identifier, AfterValidator(principal_key)]
 
 
 MatrixImport.model_rebuild()
