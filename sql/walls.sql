@@ -70,12 +70,19 @@ SET target_wall_group_id = excluded.target_wall_group_id,
     retagged_chunks = 0
 
 -- name: matter_group_for_ingest
--- The group new chunks of a matter get. FOR SHARE makes a concurrent wall change wait for
--- this ingestion (or this ingestion wait for it), so chunks never keep a stale group.
+-- The group a document's chunks are written with, read without a lock: a wall change may
+-- move the matter while the write goes on, and lock_matter_group_for_ingest checks it again
+-- at the end of the write.
 SELECT m.matter_id, m.client_id, g.wall_group_id
 FROM matters m JOIN matter_wall_groups g ON g.matter_id = m.matter_id
 WHERE m.matter_id = :matter_id
-FOR SHARE OF g
+
+-- name: lock_matter_group_for_ingest
+-- The matter's group as the last committed change left it (a change in flight is waited
+-- for), share-locked until the document's write commits: a later change waits only for the
+-- write's last statements, and its re-tag then sees the write's chunks.
+SELECT wall_group_id FROM matter_wall_groups WHERE matter_id = :matter_id
+FOR SHARE
 
 -- name: retag_batch
 -- One batch of a pending matter's chunks moved to the target group.

@@ -6,7 +6,16 @@ inside one write transaction (a reader sees the old version or the new one, neve
 3. ``document_record`` and ``save_document``: the document row;
 4. ``replace_chunks``: insert new chunks, delete vanished ones, let unchanged ones follow the
    document's placement without re-embedding (unless their document's context changed);
-5. ``metadata_changes`` and ``outcome_status``: what the run's report says about it.
+5. ``metadata_changes`` and ``outcome_status``: what the run's report says about it;
+6. ``settle_wall_group``, last: the matter's group read again under a share lock, and the
+   chunks moved to it if a wall change moved the matter meanwhile.
+
+The group row is locked only for step 6, never while the write encodes or inserts: a wall
+change on the matter (which holds the policy row, so every other policy change waits with
+it) waits for the write's last statements, not for the whole of a large document. Chunks
+still never keep a group that is not their matter's: a change that committed before step 6
+is read there and followed (its re-tag may have run without seeing these chunks, then
+uncommitted); a change after it waits for the commit, and its re-tag then finds them.
 
 Metadata is tri-state (absent None, present-but-empty "", value). A document whose client
 or matter is absent, empty or unknown is quarantined (stored in the quarantine group,
@@ -191,7 +200,8 @@ def place_document(conn: Connection, doc: SourceDocument, public: bool) -> Place
         reasons += _conflict_matrix_problems(conn, client_id, matter_id)
     quarantine = "; ".join(reasons) or None
     if quarantine is None and matter_id is not None:
-        wall_group = repository.share_matter_wall_group(conn, matter_id)
+        # read without a lock; settle_wall_group reads it again under one at the end
+        wall_group = repository.matter_wall_group(conn, matter_id)
         if wall_group is not None:
             return Placement(client_id, matter_id, wall_group, None)
         quarantine = f"matter {matter_id!r} has no wall group"  # it vanished between checks
@@ -553,3 +563,26 @@ def outcome_status(
     if delta.added or delta.removed or changes or delta.placement_changed or delta.re_encoded:
         return "quarantined" if quarantine else "updated"
     return "quarantined" if quarantine else "unchanged"
+
+
+# --- 6. the wall group, last ---------------------------------------------------------------
+
+
+def settle_wall_group(
+    conn: Connection, document_id: int, record: DocumentRecord, placement: Placement
+) -> str:
+    """The group the document's chunks carry at commit: its matter's, read under a share
+    lock held until the write commits, so no wall change on the matter commits in between.
+    A change that committed since ``place_document`` read the group (its re-tag may already
+    have found none of these chunks, uncommitted then, and be done) moves them here.
+    Documents without a matter (public, quarantined) stay where they are: no wall moves
+    them."""
+    if placement.matter_id is None:
+        return placement.wall_group_id
+    current = repository.share_matter_wall_group(conn, placement.matter_id)
+    if current is None:  # a matter's group row is never deleted (matters are not)
+        raise RuntimeError(f"matter {placement.matter_id!r} lost its wall group")
+    if current != placement.wall_group_id:
+        repository.update_chunk_placement(conn, chunk_placement(document_id, record, current))
+    return current
+

@@ -579,6 +579,9 @@ class IngestPipeline:
                     "re_encoded": delta.re_encoded,
                 },
             )  # fmt: skip
+            # last: the matter's group row is locked from here to the commit, never while
+            # this write encodes or inserts (document_write.settle_wall_group)
+            document_write.settle_wall_group(conn, document_id, record, placement)
         return DocumentOutcome(
             status=status,
             source=doc.source,

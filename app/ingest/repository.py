@@ -444,12 +444,21 @@ def client_exists(conn: Connection, client_id: str) -> bool:
     )
 
 
-def share_matter_wall_group(conn: Connection, matter_id: str) -> str | None:
-    """The wall group new chunks of the matter get, or None when the matter has none.
-    Holds a share lock on the matter's group row until the transaction ends, so that a
-    concurrent wall change waits for this ingestion (or it for the change)."""
+def matter_wall_group(conn: Connection, matter_id: str) -> str | None:
+    """The wall group the matter has now, or None when it has none; no lock, so a wall
+    change may move it before this transaction ends (``share_matter_wall_group``)."""
     row = conn.execute(
         sqlfiles.query("walls.matter_group_for_ingest"), {"matter_id": matter_id}
+    ).first()
+    return None if row is None else str(row.wall_group_id)
+
+
+def share_matter_wall_group(conn: Connection, matter_id: str) -> str | None:
+    """The matter's wall group as the last committed change left it (after waiting for one
+    in flight), or None when it has none. Holds a share lock on the matter's group row until
+    the transaction ends, so that a wall change on the matter waits for this write."""
+    row = conn.execute(
+        sqlfiles.query("walls.lock_matter_group_for_ingest"), {"matter_id": matter_id}
     ).first()
     return None if row is None else str(row.wall_group_id)
 

@@ -1,0 +1,185 @@
+"""A wall change never waits for a document's write on its matter, and the write's chunks
+still end in the matter's current group (document_write.settle_wall_group).
+
+A write took a share lock on its matter's group row at its start and kept it through its
+chunk inserts; a wall change on the matter, holding the policy row, waited for all of it, so
+every other policy change of the firm waited too, and failed on the statement timeout behind
+a large upload. The write now locks the row only for its last statements.
+
+Deterministic: a table lock of the test's own holds one side at a statement it runs later
+(the write at its report, after its chunks; the wall change at its re-tag mark, after it
+moved the matter), seen waiting in pg_locks; the other side then either ends or waits for a
+lock, and the test asserts which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from tests.conftest import DbHandle, Tokens
+from tests.helpers import Firm, lock_waiters, ok, retag, superuser_rows, table_locked
+from tests.replication import wait_for
+
+TEXT = "Pleitnota over de uitzonderlijke kwestie van het gehard spiegelglasoctrooi."
+QUERY = "gehard spiegelglasoctrooi pleitnota"
+DOC = "write-beside-wall"
+INSIDER, SCREENED = "alice@firm.nl", "bob@firm.nl"
+
+# the service's backends that wait for a lock while their transaction has written chunks
+WAITING_AFTER_CHUNKS = """
+SELECT w.pid, coalesce(w.relation::regclass::text, w.locktype) FROM pg_locks w
+JOIN pg_stat_activity a ON a.pid = w.pid
+WHERE NOT w.granted AND a.application_name = 'ewall' AND a.datname = current_database()
+  AND EXISTS (SELECT 1 FROM pg_locks h WHERE h.pid = w.pid AND h.granted
+              AND h.locktype = 'relation' AND h.relation = 'chunks'::regclass
+              AND h.mode = 'RowExclusiveLock')
+"""
+
+
+def _firm(client: TestClient, auth: Tokens) -> Firm:
+    firm = Firm(client, auth)
+    for person in (INSIDER, SCREENED, "carol@firm.nl"):
+        firm.person(person)
+    firm.client_("C-1", "Acme B.V.")
+    firm.matter("M-1", "C-1", team=[INSIDER])
+    firm.matter("M-2", "C-1")
+    return firm
+
+
+def _push(firm: Firm) -> Any:
+    body = {"source": "api", "external_id": DOC, "text": TEXT, "client_id": "C-1",
+            "matter_id": "M-1"}  # fmt: skip
+    return firm.client.post("/v1/documents", json=body, headers=firm.h)
+
+
+def _issue(firm: Firm) -> Any:
+    body = {"kind": "exclusionary", "title": "screen", "reason": "lateral hire",
+            "protects": {"matters": ["M-1"]}, "screened": [SCREENED]}  # fmt: skip
+    return firm.client.post("/v1/walls", json=body, headers=firm.h)
+
+
+def _other_matter_change(firm: Firm) -> Any:
+    """A policy change on another matter: carol joins M-2's team."""
+    body = {"client_id": "C-1", "title": "M-2", "team": ["carol@firm.nl"], "parties": []}
+    return firm.client.put("/v1/matters/M-2", json=body, headers=firm.h)
+
+
+def _ends_without_waiting(db: DbHandle, call: Future[Any], held: int, what: str) -> Any:
+    """``call``'s response, once it ended; fails as soon as it waits for a lock instead
+    (beside the ``held`` backends the test holds on purpose)."""
+    wait_for(lambda: call.done() or len(lock_waiters(db)) > held, f"{what} to end or wait")
+    assert call.done(), f"{what} waited for the document's write"
+    return call.result()
+
+
+def _write_waits_after_its_chunks(db: DbHandle, at: str) -> Callable[[], bool]:
+    return lambda: any(r[1] == at for r in superuser_rows(db, WAITING_AFTER_CHUNKS))
+
+
+def _chunk_groups(db: DbHandle) -> set[tuple[str, str]]:
+    """(the chunk's group, its matter's group now) of every chunk of the document."""
+    rows = superuser_rows(
+        db,
+        "SELECT DISTINCT c.wall_group_id, g.wall_group_id FROM chunks c "
+        "JOIN matter_wall_groups g ON g.matter_id = c.matter_id WHERE c.external_id = %s",
+        DOC,
+    )
+    return {(str(r[0]), str(r[1])) for r in rows}
+
+
+def _found_by(firm: Firm, person: str) -> bool:
+    return DOC in firm.documents_found(person, QUERY, k=20)
+
+
+def _pending(firm: Firm) -> int:
+    return int(ok(firm.client.get("/v1/admin/retag", headers=firm.h))["pending_matters"])
+
+
+def _change_while_written(
+    db: DbHandle, firm: Firm, change: Callable[[], Any], status: int
+) -> None:
+    """``change`` (a wall change on M-1) and a policy change on another matter run while the
+    document's write into M-1 is held after its chunks; both end without waiting, and a
+    re-tag that runs before the write commits finds none of its chunks (and is done)."""
+    with ThreadPoolExecutor(3) as pool:
+        with table_locked(db, "ingest_run_events", "EXCLUSIVE"):
+            write = pool.submit(_push, firm)
+            wait_for(
+                _write_waits_after_its_chunks(db, "ingest_run_events"),
+                "the write to wait at its report, its chunks written",
+            )
+            answer = _ends_without_waiting(db, pool.submit(change), 1, "the wall change")
+            assert answer.status_code == status, answer.text
+            answer = _ends_without_waiting(
+                db, pool.submit(_other_matter_change, firm), 1, "the other matter's change"
+            )
+            assert answer.status_code == 200, answer.text
+            retag(firm.client)
+            assert _pending(firm) == 0
+            assert not write.done()
+        assert ok(write.result())["status"] == "added"
+
+
+def test_a_wall_issued_while_a_document_is_written(
+    client: TestClient, auth: Tokens, db: DbHandle
+) -> None:
+    firm = _firm(client, auth)
+    _change_while_written(db, firm, lambda: _issue(firm), 201)
+
+    groups = _chunk_groups(db)
+    assert len(groups) == 1 and all(c == m != "open" for c, m in groups), groups
+    retag(client)
+    assert _pending(firm) == 0
+    assert not _found_by(firm, SCREENED)
+    assert _found_by(firm, INSIDER)  # there, not merely hidden
+
+
+def test_a_wall_lifted_while_a_document_is_written(
+    client: TestClient, auth: Tokens, db: DbHandle
+) -> None:
+    firm = _firm(client, auth)
+    wall_id = firm.wall(kind="exclusionary", protects={"matters": ["M-1"]}, screened=[SCREENED])
+    retag(client)
+    lift = {"reason": "screen no longer needed"}
+    _change_while_written(
+        db, firm, lambda: client.post(f"/v1/walls/{wall_id}/lift", json=lift, headers=firm.h), 200
+    )
+
+    assert _chunk_groups(db) == {("open", "open")}
+    retag(client)
+    assert _pending(firm) == 0
+    assert _found_by(firm, SCREENED)  # the wall is gone: not hidden forever under its group
+    assert _found_by(firm, INSIDER)
+
+
+def test_a_document_written_while_a_wall_change_is_in_flight(
+    client: TestClient, auth: Tokens, db: DbHandle
+) -> None:
+    """The reverse order: the wall change has moved the matter and not committed yet. The
+    write does its work and waits only at its end, for the change; its chunks then carry
+    the group the change gave."""
+    firm = _firm(client, auth)
+    with ThreadPoolExecutor(2) as pool:
+        with table_locked(db, "retag_pending", "EXCLUSIVE"):
+            wall = pool.submit(_issue, firm)
+            wait_for(lambda: len(lock_waiters(db)) == 1, "the wall change to wait at its mark")
+            write = pool.submit(_push, firm)
+            wait_for(lambda: write.done() or len(lock_waiters(db)) == 2, "the write to wait")
+            assert not write.done()
+            waiting = superuser_rows(db, WAITING_AFTER_CHUNKS)
+            assert len(waiting) == 1, "the write waited for the wall change before its chunks"
+            assert not wall.done()
+        assert wall.result().status_code == 201, wall.result().text
+        assert ok(write.result())["status"] == "added"
+
+    groups = _chunk_groups(db)
+    assert len(groups) == 1 and all(c == m != "open" for c, m in groups), groups
+    retag(client)
+    assert _pending(firm) == 0
+    assert not _found_by(firm, SCREENED)
+    assert _found_by(firm, INSIDER)
+
