@@ -18,6 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+import psycopg
 from fastapi.testclient import TestClient
 
 from tests.conftest import DbHandle, Tokens
@@ -183,3 +184,42 @@ def test_a_document_written_while_a_wall_change_is_in_flight(
     assert not _found_by(firm, SCREENED)
     assert _found_by(firm, INSIDER)
 
+
+RETAG_BY_HAND = "UPDATE chunks SET wall_group_id = %s WHERE matter_id = %s AND wall_group_id <> %s"
+WAITING = (
+    "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+    "WHERE NOT l.granted AND a.datname = current_database()"
+)
+
+
+def test_a_write_that_follows_a_lift_beside_the_matters_re_tag(
+    client: TestClient, auth: Tokens, db: DbHandle
+) -> None:
+    """The write moves its chunks to the lifted matter's group while a re-tag batch moves
+    the matter's other chunks there: each waits for a statistics row the other holds (the
+    re-tag for the old group's, the write for the new group's). PostgreSQL breaks the
+    deadlock by failing one; when that is the write, it is written again, not refused."""
+    firm = _firm(client, auth)
+    wall_id = firm.wall(kind="exclusionary", protects={"matters": ["M-1"]}, screened=[SCREENED])
+    firm.document("earlier", f"{TEXT} Eerdere versie.", client_id="C-1", matter_id="M-1")
+    retag(client)
+    lift = {"reason": "screen no longer needed"}
+    with ThreadPoolExecutor(2) as pool, psycopg.connect(db.superuser_url) as retagger:
+        # the re-tag never gives up first: the write is the one PostgreSQL fails
+        retagger.execute("SET LOCAL deadlock_timeout = '10min'")
+        with table_locked(db, "ingest_run_events", "EXCLUSIVE"):
+            write = pool.submit(_push, firm)
+            wait_for(
+                _write_waits_after_its_chunks(db, "ingest_run_events"),
+                "the write to wait at its report, its chunks written",
+            )
+            ok(client.post(f"/v1/walls/{wall_id}/lift", json=lift, headers=firm.h))
+            batch = pool.submit(retagger.execute, RETAG_BY_HAND, ("open", "M-1", "open"))
+            wait_for(lambda: superuser_rows(db, WAITING) == [(2,)], "the re-tag to wait")
+        batch.result()  # once the write's first try is rolled back
+        retagger.commit()
+        answer = write.result()
+    assert answer.status_code == 200, answer.text
+    assert _chunk_groups(db) == {("open", "open")}
+    retag(client)
+    assert _found_by(firm, SCREENED)
