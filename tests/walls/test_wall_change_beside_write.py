@@ -213,7 +213,10 @@ def test_a_write_that_follows_a_lift_beside_the_matters_re_tag(
                 _write_waits_after_its_chunks(db, "ingest_run_events"),
                 "the write to wait at its report, its chunks written",
             )
-            ok(client.post(f"/v1/walls/{wall_id}/lift", json=lift, headers=firm.h))
+            lifted = pool.submit(
+                client.post, f"/v1/walls/{wall_id}/lift", json=lift, headers=firm.h
+            )
+            ok(_ends_without_waiting(db, lifted, 1, "the lift"))
             batch = pool.submit(retagger.execute, RETAG_BY_HAND, ("open", "M-1", "open"))
             wait_for(lambda: superuser_rows(db, WAITING) == [(2,)], "the re-tag to wait")
         batch.result()  # once the write's first try is rolled back
