@@ -169,9 +169,13 @@ _DATE_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _NUM = r"\d+(?:[.\s]\d{3})*(?:,\d+)?|\d+(?:,\d+)?"
 _SCALE = r"(?:\s*(miljoen|mln\.?|miljard|mrd\.?))?"
 # Other currencies too: "$ 123.500" was read as a bare number, which a passage stating
-# "f 123.500,--" holds, so a swapped currency passed (a check of 2026-12-06).
+# "f 123.500,--" holds, so a swapped currency passed (a check of 2026-12-06). A mark
+# written in letters starts a word: "Programma Aanpak Stikstof 2015-2021" is no f 2015 (a
+# check of 2026-12-07: the name "Stikstof" lost its "f", and the copied sentence was
+# flagged as naming "Stiksto").
 _AMOUNT_BEFORE = re.compile(
-    rf"(€|eur\b|euro\b|ƒ|hfl\.?|fl\.?|f\s?(?=\d)|us\$|\$|£|¥|usd\b|gbp\b|chf\b|jpy\b|dm\b|dem\b)"
+    r"(€|ƒ|\$|£|¥|(?<![^\W\d_])(?:eur\b|euro\b|hfl\.?|fl\.?|f\s?(?=\d)|us\$|usd\b|gbp\b|chf\b"
+    r"|jpy\b|dm\b|dem\b))"
     rf"\s*({_NUM})(?:,[-–]{{1,2}})?{_SCALE}",
     re.I,
 )
@@ -331,8 +335,13 @@ def extract_facts(text: str, *, skip_first_word: bool = True) -> list[Fact]:
         _AMOUNT_AFTER, rest, lambda m: _amount(m.group(3), m.group(1), m.group(2), m.group(0))
     )
     rest = take(_PERCENT, rest, lambda m: Fact("percent", _number(m.group(1)), m.group(0)))
-    facts.extend(_article_parts(rest))
+    parts = _article_parts(rest)
+    facts.extend(parts)
     rest = take(_ARTICLE, rest, lambda m: Fact("article", _article_number(m.group(1)), m.group(0)))
+    # the numbers of an article's paragraph and item are the article_part's, not bare
+    # numbers: "art. 7:268 lid 3 sub b" against "artikel 7:268, derde lid, sub b" was
+    # flagged for a "3" the passage writes as a word (a check of 2026-12-07)
+    rest = _blank(rest, [f.span for f in parts])
     rest = take(
         _CASE_NUMBER,
         rest,
@@ -555,6 +564,8 @@ def index_facts(text: str, facts: list[Fact] | None = None) -> FactIndex:
                 ("article_part", f"{article}|{a}|{b}") for a in {lid, ""} for b in {item, ""}
             )
             values.add(("article", article))
+            # "lid 3 van artikel 7:268" reads the paragraph as a bare number
+            values.update(("number", n) for n in (lid, item) if n.isdigit())
     return FactIndex(
         frozenset(values),
         frozenset(words(text)),

@@ -580,7 +580,18 @@ def _answer_blocks(text: str) -> str:
     return "\n\n".join(b for b in blocks if b.strip())
 
 
+# A paragraph's number standing alone ("6.", "4.2", "(3)"): an answer copied up to the next
+# paragraph of a decision ends in it ("... dient te worden vernietigd. 6."). It states
+# nothing, so it is neither judged nor shipped (a check of 2026-12-07: such copies were
+# flagged for the "6." alone).
+_BARE_NUMBER = re.compile(r"[(\[]?\d{1,3}(?:\.\d{1,3})*[.)\]]?")
+
+
 def answer_sentences(text: str) -> list[str]:
     """The sentences of an answer, each judged on its own: markup is layout (HTML,
     Markdown), each block is read alone, and a sentence may start in lower case."""
-    return split_sentences(_answer_blocks(text), lower_case=True)
+    return [
+        s
+        for s in split_sentences(_answer_blocks(text), lower_case=True)
+        if not _BARE_NUMBER.fullmatch(s.strip())
+    ]
