@@ -50,6 +50,7 @@ from app.gates.evidence import (
 from app.gates.negation import compound_swap, negation_mismatch_words, negation_words
 from app.gates.passages import ChunkPassages
 from app.gates.referents import RetrievalReferents, held_outcomes, unheld_outcome
+from app.gates.roles import substituted
 
 Matrix = npt.NDArray[np.float32]
 
@@ -224,6 +225,7 @@ def _verdict(
     facts: list[Any],
     threshold: float,
     bound: list[FactSite],
+    sentence: str,
 ) -> _Verdict:
     candidates = np.arange(len(passages)) if mask is None else np.flatnonzero(mask)
     if candidates.size == 0:
@@ -253,6 +255,9 @@ def _verdict(
         swapped = compound_swap(core, chunk.words[local])
         if swapped is not None:
             reasons.append(Reason("fact_mismatch", swapped))
+        someone_else = substituted(sentence, passages.text(index))
+        if someone_else is not None:  # "de kantonrechter" where it says "de voorzieningenrechter"
+            reasons.append(Reason("fact_mismatch", someone_else))
         decided = unheld_outcome(core, passages.outcomes(index))
         if decided is not None and decided != negated:  # "gegrond" where it says "ongegrond"
             reasons.append(Reason("fact_mismatch", decided))
@@ -304,7 +309,7 @@ def judge_sentences(
             facts.append(opener)
         core_words = tuple(negation_words(core))
         bound = fact_sites(core, facts)
-        overall = _verdict(passages, scores, None, core_words, facts, threshold, bound)
+        overall = _verdict(passages, scores, None, core_words, facts, threshold, bound, core)
         chosen = overall
         reasons = list(overall.reasons)
         cited_supported: bool | None = None
@@ -317,7 +322,7 @@ def judge_sentences(
             cited_verdict = None
             if mask.any():
                 cited_verdict = _verdict(
-                    passages, scores, mask, core_words, facts, threshold, bound
+                    passages, scores, mask, core_words, facts, threshold, bound, core
                 )
             cited_supported = cited_verdict is not None and cited_verdict.holds
             if cited_supported and cited_verdict is not None:

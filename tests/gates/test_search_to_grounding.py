@@ -96,7 +96,7 @@ AWB_DECISION = (
 def test_a_sentence_ending_in_a_statutes_acronym_is_judged_on_its_own(
     client: TestClient, auth: Tokens
 ) -> None:
-    """"... van de Awb. Indien ..." ended no sentence: a copied sentence and an invented one
+    """ "... van de Awb. Indien ..." ended no sentence: a copied sentence and an invented one
     after it were judged as one, and the copied one was flagged and trimmed with it."""
     firm = one_matter_firm(client, auth, "alice@firm.nl", {"rvs-2014-400": AWB_DECISION})
     rid = firm.search("alice@firm.nl", "afdeling 3.4 Awb spoedige sanering", k=3)["retrieval_id"]
@@ -108,3 +108,43 @@ def test_a_sentence_ending_in_a_statutes_acronym_is_judged_on_its_own(
         (invented, False),
     ]
     assert out["trimmed_answer"] == copied
+
+
+# ECLI:NL:RBOVE:2016:1292, r.o. 4.4-4.7 (../shared/corpus/rechtspraak_csv): the window of a
+# decision names both parties and two judges
+TOLPLAS = (
+    "Ten aanzien van de vordering tot het aangesloten houden van het gas en de elektriciteit "
+    "overweegt de voorzieningenrechter vooralsnog dat De Tolplas geen bevoegdheid toekomt om "
+    "de nutsvoorzieningen van [eiser] opnieuw af te sluiten, zolang [eiser] de toekomstige in "
+    "rekening gebrachte bedragen voor gas, water en licht aan De Tolplas voldoet en er nog geen "
+    "rechterlijk oordeel is verkregen van de kantonrechter in de reeds aanhangige procedure. "
+    "De voorzieningenrechter zal de vordering tot het aangesloten houden van gas en "
+    "elektriciteit dan ook toewijzen onder de hiervoor omschreven voorwaarde. De kosten aan de "
+    "zijde van [eiser] worden begroot op € 895,-- (€ 79,-- aan griffierecht en € 816,-- aan "
+    "salaris van de advocaat)."
+)
+
+
+def test_a_copy_naming_another_judge_or_party_is_not_supported(
+    client: TestClient, auth: Tokens
+) -> None:
+    """A check of 2026-12-07: a copied sentence with "de kantonrechter" for "de
+    voorzieningenrechter", or "De Tolplas" for "[eiser]", was supported (containment lets one
+    word in five be anything, and the window names both) and shipped in trimmed_answer."""
+    firm = one_matter_firm(client, auth, "alice@firm.nl", {"rbove-2016-1292": TOLPLAS})
+    rid = firm.search("alice@firm.nl", "heraansluiting gas elektriciteit dwangsom", k=3)[
+        "retrieval_id"
+    ]
+    judge_copy = TOLPLAS.split("procedure. ")[1].split(" De kosten", maxsplit=1)[0]
+    costs = TOLPLAS.split("voorwaarde. ")[1]
+    answer = " ".join(
+        [
+            judge_copy,
+            judge_copy.replace("De voorzieningenrechter", "De kantonrechter"),
+            costs,
+            costs.replace("[eiser]", "De Tolplas"),
+        ]
+    )
+    out = _ground(client, auth, "alice@firm.nl", rid, answer)
+    assert [s["supported"] for s in out["sentences"]] == [True, False, True, False]
+    assert out["trimmed_answer"] == f"{judge_copy} {costs}"
