@@ -50,7 +50,7 @@ from app.gates.evidence import (
 from app.gates.negation import compound_swap, negation_mismatch_words, negation_words
 from app.gates.passages import ChunkPassages
 from app.gates.referents import RetrievalReferents, held_outcomes, unheld_outcome
-from app.gates.roles import substituted
+from app.gates.roles import closest_copies
 
 Matrix = npt.NDArray[np.float32]
 
@@ -243,7 +243,11 @@ def _verdict(
         above = above[:FITTING_MAX]
         above.sort(key=lambda i: bool(missing_facts(facts, passages.facts(i))))
     first_reasons: list[Reason] | None = None
-    for index in above[:CANDIDATES]:
+    # a copied sentence is judged against the passages it copies most closely: a looser one
+    # does not make a copy with another court, party or a negation in it faithful
+    considered = above[:CANDIDATES]
+    closest, someone_else = closest_copies(sentence, [passages.text(i) for i in considered])
+    for index in [considered[k] for k in closest]:
         chunk = passages.chunks[passages.owner[index]].passages
         local = passages.local[index]
         held = passages.facts(index)
@@ -255,7 +259,6 @@ def _verdict(
         swapped = compound_swap(core, chunk.words[local])
         if swapped is not None:
             reasons.append(Reason("fact_mismatch", swapped))
-        someone_else = substituted(sentence, passages.text(index))
         if someone_else is not None:  # "de kantonrechter" where it says "de voorzieningenrechter"
             reasons.append(Reason("fact_mismatch", someone_else))
         decided = unheld_outcome(core, passages.outcomes(index))

@@ -196,31 +196,58 @@ def substituted(sentence: str, passage: str) -> str | None:
     """The words of ``sentence`` that name a court or party where the passage sentence it
     copies names another one of the same kind (``None`` when there is none, or when the
     sentence copies no passage sentence closely enough to say what stands where)."""
-    names = frozenset(_capitalised(passage) & _capitalised(sentence))
+    return copy_substitution(sentence, passage)[1]
+
+
+def copy_substitution(
+    sentence: str, passage: str, names: frozenset[str] | None = None
+) -> tuple[int, str | None]:
+    """How many of the sentence's words the passage sentence that it copies most of holds in
+    order (0 when it copies none closely enough), and what ``substituted`` names there.
+    ``names``: the words that name a party (by default those both write capitalised)."""
+    if names is None:
+        names = frozenset(_capitalised(passage) & _capitalised(sentence))
     said = _words(sentence, names)
-    if len(said) < _MIN_WORDS or not any(w.ids for w in said):
-        return None
+    if len(said) < _MIN_WORDS:
+        return 0, None
     said_keys = [w.key for w in said]
     best: tuple[int, SequenceMatcher[str], list[_Word]] | None = None
     for piece in _SENTENCE_END.split(passage):
         there = _words(piece, names)
-        if not any(w.ids for w in there):
-            continue
         matcher = SequenceMatcher(None, said_keys, [w.key for w in there], autojunk=False)
         aligned = sum(block.size for block in matcher.get_matching_blocks())
         if best is None or aligned > best[0]:
             best = (aligned, matcher, there)
     if best is None or best[0] < max(_MIN_WORDS, _MIN_ALIGNED * len(said)):
-        return None
-    _, matcher, there = best
+        return 0, None
+    aligned, matcher, there = best
     codes = matcher.get_opcodes()
     for tag, i1, i2, j1, j2 in codes:
         if tag != "replace" or min(i2 - i1, j2 - j1) > _MAX_SPAN:
             continue
         for mine, theirs in _edges(said[i1:i2], there[j1:j2]):
             if _conflict(mine, theirs):
-                return " ".join(w.text for w in mine)
-    return _transposed(codes, said, there)
+                return aligned, " ".join(w.text for w in mine)
+    return aligned, _transposed(codes, said, there)
+
+
+def closest_copies(sentence: str, passages: Sequence[str]) -> tuple[list[int], str | None]:
+    """The positions in ``passages`` of those that ``sentence`` copies most closely (all of
+    them when it copies none closely enough), and what ``substituted`` names when each of
+    those names another court or party. A looser passage (the same point restated elsewhere
+    in the decision) does not make a copy with another court, party or negation in it a
+    faithful one."""
+    # a name is one wherever the passages write it: a one-sentence passage that says
+    # "[eiser]" where the sentence says "De Tolplas" does not know that Tolplas is a party
+    written = set().union(*(_capitalised(p) for p in passages)) if passages else set()
+    names = frozenset(_capitalised(sentence) & written)
+    found = [copy_substitution(sentence, p, names) for p in passages]
+    closest = max((aligned for aligned, _ in found), default=0)
+    if closest == 0:
+        return list(range(len(passages))), None
+    at = [i for i, (aligned, _) in enumerate(found) if aligned == closest]
+    words = [found[i][1] for i in at]
+    return at, (words[0] if all(words) else None)
 
 
 def _edges(
@@ -265,4 +292,4 @@ def _transposed(
     return None
 
 
-__all__ = ["substituted"]
+__all__ = ["closest_copies", "copy_substitution", "substituted"]

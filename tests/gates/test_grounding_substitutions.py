@@ -196,3 +196,38 @@ def test_a_paragraph_number_alone_is_not_judged(number: str) -> None:
     assert answer_sentences(answer) == answer_sentences(GIJZELING)
     assert verdicts(GIJZELING, answer) == [True, True]
     assert answer_sentences(number) == []
+
+
+# ECLI:NL:GHDHA:2016:1982, the end of r.o. 4 (one chunk) and r.o. 7 (another), which says it
+# again in other words
+HOLDING = (
+    "Naar het oordeel van het hof heeft de rechtbank bij het toepassen van het dwangmiddel "
+    "gijzeling het juiste criterium geformuleerd."
+)
+
+
+@pytest.mark.parametrize(
+    ("changed", "detail"),
+    [
+        (HOLDING.replace("de rechtbank", "het gerechtshof"), ("fact_mismatch", "het gerechtshof")),
+        (HOLDING.replace("heeft de rechtbank", "heeft niet de rechtbank"), ("negation", "niet")),
+    ],
+)
+def test_a_looser_passage_does_not_make_a_changed_copy_faithful(
+    changed: str, detail: tuple[str, str]
+) -> None:
+    """The copy of r.o. 4 with "het gerechtshof" for "de rechtbank", or a "niet" added, was
+    flagged against r.o. 4 and then supported by r.o. 7, whose words it holds but for one
+    (a check of 2026-12-07): the passages it copies most closely decide."""
+    chunks = [HOLDING, GIJZELING]
+    returned = []
+    for rank, chunk in enumerate(chunks, start=1):
+        sentences = chunk_sentences(chunk)
+        vectors = np.zeros((len(sentences), 4), dtype=np.float32)
+        returned.append(ReturnedChunk(f"c{rank}", rank, build_passages(sentences, vectors)))
+    faithful, judged = judge_sentences(
+        [HOLDING, changed], np.zeros((2, 4), dtype=np.float32), returned, 2, Calibration(0.7, 1.0)
+    )
+    assert faithful.supported
+    assert not judged.supported
+    assert [(r.kind, r.detail) for r in judged.reasons] == [detail]
