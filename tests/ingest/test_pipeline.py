@@ -540,7 +540,10 @@ def test_ingest_run_through_the_api(
     )
     assert r.status_code == 202, r.text
     run_id = r.json()["run_id"]
-    deadline = time.monotonic() + 60
+    # a guard against a hang, not a timing: the run may start the bulk encoder process and
+    # load its model first, then encodes at nice 19 behind every other xdist worker (a test whose
+    # first bulk batch started it took 100 s, four workers on two busy cores)
+    deadline = time.monotonic() + 600
     while True:
         report = _run(client, auth, run_id)
         if report["status"] != "running":

@@ -12,10 +12,15 @@ from fastapi.testclient import TestClient
 from tests.conftest import DbHandle, Tokens, make_client, make_settings
 from tests.helpers import ADMIN, Firm, ok
 
+# The background run may be the first bulk work of this test process: the bulk encoder
+# process starts and loads its model, then encodes at nice 19 behind every other xdist
+# worker (a test whose first bulk batch started it took 100 s, four workers on two busy cores).
+GUARD_S = 600
+
 
 def wait_for(condition: Callable[[], bool], what: str) -> None:
     """Wait on a condition (the deadline only turns a hang into a failure)."""
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + GUARD_S
     while not condition():
         assert time.monotonic() < deadline, f"gave up waiting for {what}"
         time.sleep(0.05)
