@@ -26,10 +26,13 @@ def require_chromium() -> None:
     require(CHROMIUM.exists(), "/usr/bin/chromium (apt-get install -y chromium chromium-driver)")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def _bound_socket() -> socket.socket:
+    """A socket bound to a free local port, handed to uvicorn as it is: a port looked up,
+    closed and bound again later could be taken meanwhile by another xdist worker."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    return sock
 
 
 @contextmanager
@@ -37,13 +40,10 @@ def served(app: Any, name: str) -> Iterator[str]:
     """The app behind uvicorn on a free local port, in a daemon thread; yields its URL."""
     import uvicorn
 
-    port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app, host="127.0.0.1", port=port, log_config=None, access_log=False, lifespan="on"
-        )
-    )
-    thread = threading.Thread(target=server.run, name=name, daemon=True)
+    sock = _bound_socket()
+    port = int(sock.getsockname()[1])
+    server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False, lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name=name, daemon=True)
     thread.start()
     deadline = time.monotonic() + WAIT_S
     while not server.started:
@@ -55,6 +55,7 @@ def served(app: Any, name: str) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(15)
+        sock.close()
 
 
 @contextmanager

@@ -41,11 +41,16 @@ MALFORMED = [
 @pytest.fixture(scope="module")
 def port() -> Iterator[int]:
     app = FastAPI()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        free = int(probe.getsockname()[1])
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free, **uvicorn_options()))
-    thread = threading.Thread(target=server.run, name="malformed-http", daemon=True)
+    # bound here and handed to uvicorn: a port looked up, closed and bound again later could
+    # be taken meanwhile by another xdist worker
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    free = int(sock.getsockname()[1])
+    server = uvicorn.Server(uvicorn.Config(app, **uvicorn_options()))
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name="malformed-http", daemon=True
+    )
     thread.start()
     deadline = time.monotonic() + START_TIMEOUT_S
     while not server.started:
@@ -56,6 +61,7 @@ def port() -> Iterator[int]:
     finally:
         server.should_exit = True
         thread.join(START_TIMEOUT_S)
+        sock.close()
 
 
 @pytest.mark.parametrize("raw", [raw for _, raw in MALFORMED], ids=[w for w, _ in MALFORMED])
