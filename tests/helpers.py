@@ -84,11 +84,17 @@ def table_locked(db: DbHandle, table: str, mode: str) -> Iterator[None]:
         conn.rollback()
 
 
+# Bound, never listening, held for the process's life: a connection there is refused, and
+# no other xdist worker's server can take the port meanwhile (as it could once closed).
+_REFUSING: list[socket.socket] = []
+
+
 def unreachable_database_url() -> str:
     """A PostgreSQL URL at a local port where nothing listens (refused at once)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    _REFUSING.append(sock)
+    port = sock.getsockname()[1]
     return f"postgresql://nobody:x@127.0.0.1:{port}/nothing"
 
 

@@ -181,10 +181,9 @@ def test_a_wait_longer_than_the_limit_gives_up_at_once(
 
 
 def test_transport_errors_are_retried_then_reported(sleeps: Sleeps) -> None:
-    sock = socket.socket()
+    sock = socket.socket()  # bound, never listening: refused, and no one else's port
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    sock.close()  # nothing listens there now
     http = SourceHttp(
         source="t",
         base_url=f"http://127.0.0.1:{port}",
@@ -198,6 +197,7 @@ def test_transport_errors_are_retried_then_reported(sleeps: Sleeps) -> None:
             http.get_json("/x")
     finally:
         http.close()
+        sock.close()
     assert info.value.status is None
     assert len(sleeps) == 2
 

@@ -330,9 +330,16 @@ def running_fake() -> Iterator[FakeRechtspraak]:
         yield fake
 
 
+# Bound, never listening, held for the process's life: a connection there is refused, and
+# no other xdist worker's server can take the port (a port closed again could be given to
+# one, and the "unreachable" source answered).
+_REFUSING: list[socket.socket] = []
+
+
 def closed_port_url() -> str:
     """A URL on 127.0.0.1 where nothing listens (connection refused)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    _REFUSING.append(sock)
+    port = int(sock.getsockname()[1])
     return f"http://127.0.0.1:{port}{PATH}"

@@ -70,9 +70,9 @@ def test_a_database_down_is_logged_once_per_outage(
     """/readyz pings on every probe: while the database was down, each probe logged a
     traceback (6.5 KB; a compose health check every 5 s). Now the first failure is logged
     with its traceback and the recovery once."""
-    with socket.socket() as closed:
-        closed.bind(("127.0.0.1", 0))
-        port = closed.getsockname()[1]  # nothing listens on it once closed
+    closed = socket.socket()  # bound, never listening: refused, and no one else's port
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
     url = f"postgresql://ewall@127.0.0.1:{port}/ewall"
     down = Database(DatabaseUrls(app=url, migrations=url), app_role="ewall_app")
     with caplog.at_level(logging.INFO, logger="ewall.db"):
@@ -84,5 +84,6 @@ def test_a_database_down_is_logged_once_per_outage(
         assert [up.ping() for _ in range(2)] == [True, True]
     down.dispose()
     up.dispose()
+    closed.close()
     records = [(r.getMessage(), r.exc_info is not None) for r in caplog.records]
     assert records == [("database ping failed", True), ("database reachable again", False)]
