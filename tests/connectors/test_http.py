@@ -414,6 +414,9 @@ def test_concurrency_cap_holds_across_threads(imanage_fake: FakeIManage, sleeps:
     client = _client(imanage_fake, sleeps, connector_concurrency=2)
     try:
         client.discover()
+        # the first two calls wait for each other: both in flight at once however slowly the
+        # threads start (with the delay alone, one had to arrive within 0.15 s of another)
+        imanage_fake.gather = 2
         threads = [threading.Thread(target=client.libraries) for _ in range(6)]
         for thread in threads:
             thread.start()

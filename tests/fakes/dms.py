@@ -21,7 +21,7 @@ import asyncio
 import re
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from tests.fakes.server import serve
+
+GATHER_GUARD_S = 60.0  # against a hang only (a cap below ``gather`` is never reached)
 
 
 class FakeClock:
@@ -125,6 +127,11 @@ class FakeDms:
         self.in_flight = 0
         self.max_in_flight = 0
         self.delay_s = 0.0
+        # hold each request until this many were in flight at once (or GATHER_GUARD_S went
+        # by): a test of a concurrency cap then sees the cap reached whatever the machine's
+        # speed, not only when a request happened to arrive within another's delay
+        self.gather = 0
+        self._gathered = asyncio.Event()
         self._seq = 0
         self._lock = threading.Lock()
 
@@ -216,7 +223,12 @@ class FakeDms:
                     fault.times -= 1
                 fake.in_flight += 1
                 fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                if fake.max_in_flight >= fake.gather:
+                    fake._gathered.set()
             try:
+                if fake.gather:
+                    with suppress(TimeoutError):
+                        await asyncio.wait_for(fake._gathered.wait(), GATHER_GUARD_S)
                 if fake.delay_s:
                     await asyncio.sleep(fake.delay_s)
                 if fault is not None:
