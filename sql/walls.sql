@@ -84,6 +84,20 @@ WHERE m.matter_id = :matter_id
 SELECT wall_group_id FROM matter_wall_groups WHERE matter_id = :matter_id
 FOR SHARE
 
+-- name: lock_matter_retag
+-- One re-tag batch of a matter at a time, whichever runner (the worker of each host, a
+-- hand-run run_once): held until the batch's transaction ends.
+SELECT pg_advisory_xact_lock(:namespace, hashtext(:matter_id))
+
+-- name: retag_target_pending
+-- Whether the matter still waits to be moved to :target, read after lock_matter_retag (its
+-- own statement, so it sees every batch and mark committed before the lock was granted). A
+-- runner's row may be stale: the matter moved to another group since the runner read the
+-- queue, and another runner may have moved it there and cleared the mark; a batch for the
+-- old target would move every chunk back, with no mark left to hide them.
+SELECT EXISTS (SELECT 1 FROM retag_pending
+               WHERE matter_id = :matter_id AND target_wall_group_id = :target)
+
 -- name: retag_batch
 -- One batch of a pending matter's chunks moved to the target group.
 WITH batch AS (

@@ -17,3 +17,4 @@ class LockNamespace(IntEnum):
     PERSON_QUEUE = 0x6578  # one person's enqueues, until the transaction ends (app/jobs)
     NEW_DOCUMENT = 0x6579  # a document's first write (app/ingest)
     SESSION = 0x657A  # the first binding of a person's session (app/search)
+    RETAG = 0x657B  # one matter's re-tag batch, until its transaction ends (app/walls/retag.py)

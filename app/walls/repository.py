@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from app.db import sqlfiles
+from app.db.locks import LockNamespace
 from app.db.sqlfiles import text_array
 
 
@@ -191,6 +192,19 @@ def queue_retag(
         sqlfiles.query("walls.queue_retag"),
         {"matter_ids": matter_ids, "group_ids": group_ids, "policy_version": policy_version},
     )
+
+
+def claim_retag(conn: Connection, matter_id: str, target: str) -> bool:
+    """Take the matter's re-tag lock until the transaction ends; whether the matter still
+    waits to be moved to ``target`` (False: a stale queue row, nothing to move)."""
+    conn.execute(
+        sqlfiles.query("walls.lock_matter_retag"),
+        {"namespace": int(LockNamespace.RETAG), "matter_id": matter_id},
+    )
+    row = conn.execute(
+        sqlfiles.query("walls.retag_target_pending"), {"matter_id": matter_id, "target": target}
+    ).first()
+    return bool(row is not None and row[0])
 
 
 def retag_batch(conn: Connection, matter_id: str, target: str, batch_size: int) -> int:

@@ -31,9 +31,16 @@ def retag_matter_batch(
     database: Database, matter_id: str, target: str, policy_version: int, batch_size: int
 ) -> tuple[int, bool]:
     """One transaction: move up to batch_size chunks; clear the mark when none are left.
-    Returns (chunks moved, finished)."""
+    Returns (chunks moved, finished). Nothing moves when the matter no longer waits for
+    ``target`` (the runner read its queue row before the matter moved again): another
+    runner may have moved the chunks to the new group and cleared the mark, and moving
+    them back would leave them in the old group with nothing to hide them. Batches of one
+    matter take turns (a lock until commit), so a batch that passed the check commits
+    before any other runner's check or clear of the matter."""
     with database.transaction() as conn:
         mark_writer(conn)
+        if not repository.claim_retag(conn, matter_id, target):
+            return 0, False
         moved = repository.retag_batch(conn, matter_id, target, batch_size)
         if moved:
             repository.add_retagged_chunks(conn, matter_id, target, moved)
