@@ -101,7 +101,7 @@ def _pending(firm: Firm) -> int:
 
 
 def _change_while_written(
-    db: DbHandle, firm: Firm, change: Callable[[], Any], status: int
+    db: DbHandle, firm: Firm, change: Callable[[], Any], status: int, expect: str = "added"
 ) -> None:
     """``change`` (a wall change on M-1) and a policy change on another matter run while the
     document's write into M-1 is held after its chunks; both end without waiting, and a
@@ -122,7 +122,7 @@ def _change_while_written(
             retag(firm.client)
             assert _pending(firm) == 0
             assert not write.done()
-        assert ok(write.result())["status"] == "added"
+        assert ok(write.result())["status"] == expect
 
 
 def test_a_wall_issued_while_a_document_is_written(
@@ -226,3 +226,32 @@ def test_a_write_that_follows_a_lift_beside_the_matters_re_tag(
     assert _chunk_groups(db) == {("open", "open")}
     retag(client)
     assert _found_by(firm, SCREENED)
+
+
+def test_a_document_refiled_into_a_matter_while_it_is_walled(
+    client: TestClient, auth: Tokens, db: DbHandle
+) -> None:
+    """A stored document moved into M-1 (from quarantine, then from M-2) keeps its chunks:
+    the write updates them, it inserts none. A wall issued on M-1 while the write is held
+    after that update ends without waiting; the re-tag run meanwhile finds none of them in
+    M-1 (committed, they are still elsewhere) and is done; the write's last statements then
+    move them to M-1's new group. The screened lawyer never finds the document."""
+    firm = _firm(client, auth)
+    body = {"source": "api", "external_id": DOC, "text": TEXT}
+    ok(firm.client.post("/v1/documents", json=body, headers=firm.h))  # quarantined
+    for before in ("quarantine", "M-2"):
+        _change_while_written(db, firm, lambda: _issue(firm), 201, expect="updated")
+        groups = _chunk_groups(db)
+        assert len(groups) == 1 and all(c == m != "open" for c, m in groups), (before, groups)
+        retag(client)
+        assert _pending(firm) == 0
+        assert not _found_by(firm, SCREENED), before
+        assert _found_by(firm, INSIDER), before
+        # the next round: the document back in the open M-2, its walls lifted
+        for wall in ok(client.get("/v1/walls", headers=firm.h))["items"]:
+            if wall["lifted_at"] is None:
+                firm.lift(wall["wall_id"])
+        moved = {**body, "client_id": "C-1", "matter_id": "M-2"}
+        ok(firm.client.post("/v1/documents", json=moved, headers=firm.h))
+        retag(client)
+        assert _found_by(firm, SCREENED)
