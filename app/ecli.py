@@ -204,6 +204,27 @@ _ENDS_A_FOLLOW_ON = ".,;!?)]}>\"'\u201d\u2019\u00bb*"
 _NUMBERED_LINE = re.compile(r"[.)](?:\s|$)")
 _LINE_BREAK = re.compile(_BREAK)
 _SECTION = re.compile(r"\d+(?:\.\d+)+")
+# A number that counts or measures something, not a follow-on: "ECLI:NL:HR:2019:1278, 2
+# verdachten", "..., 3 jaar", "... en 2 andere arresten", "..., 10 %". Before, each such
+# number was checked as an ECLI of its own (ECLI:NL:HR:2019:2) and the answer blocked or,
+# worse, a decision nobody cited shown as cited. Only a closed list of nouns and units that
+# no real follow-on stands before ("1279 van de Hoge Raad", "1279 r.o. 3", "1279 m.nt. X" and
+# "1279 zijn" stay follow-ons), and only after a number of digits alone.
+_COUNTED_NOUNS = (
+    "jaar", "jaren", "jr", "maand", "maanden", "mnd", "week", "weken", "wk", "dag", "dagen",
+    "uur", "uren", "minuut", "minuten", "seconde", "seconden", "keer", "maal", "x",
+    "verdachte", "verdachten", "persoon", "personen", "mensen", "kinderen", "slachtoffers",
+    "partijen", "eisers", "gedaagden", "belanghebbenden", "werknemers", "zaken", "arresten",
+    "uitspraken", "vonnissen", "beschikkingen", "gevallen", "andere", "anderen", "overige",
+    "euro", "EUR", "gulden", "procent", "km", "kilometer", "meter", "kilo", "kilogram", "gram",
+    "liter",
+)  # fmt: skip
+# In lower case as written: "1279 X B.V./Staat" names a party after a follow-on, "2 x" counts.
+_COUNTED = re.compile(rf"{_SPACE}*(?:%|\u00d7)|{_SPACE}+(?:{'|'.join(_COUNTED_NOUNS)})(?![^\W_])")
+# "2e alinea", "3de volzin", "1ste aanleg": a Dutch ordinal numeral before a word; no Dutch
+# court's ECLI ordinal reads so (digits alone, or an LJN: two letters and four digits). Not
+# "1279e" or "2e" alone: a mistyped follow-on stays one, checked and failing closed.
+_NUMERAL = re.compile(rf"\d{{1,2}}(?:e|de|ste)(?={_SPACE}+[a-z])")
 _WORD = re.compile(r"\S+")
 
 
@@ -250,6 +271,14 @@ def _follow_ons(text: str, head: re.Match[str], ecli: str) -> Iterator[_FollowOn
             return
         if _SECTION.fullmatch(token.group(0)) and stem.startswith("ECLI:NL:"):
             return  # "...:1278, 3.4 en 3.5": a section; no Dutch court's ordinal reads so
+        if stem.startswith("ECLI:NL:") and _NUMERAL.match(text, token.start(), token.end() + 64):
+            return  # "...:1278, 2e alinea": a Dutch ordinal numeral
+        if (
+            token.group(0).isascii()
+            and token.group(0).isdigit()
+            and _COUNTED.match(text, token.end())
+        ):
+            return  # "...:1278, 2 verdachten", "..., 3 jaar": a count, not a follow-on
         comma = link["comma"]
         if comma and _LINE_BREAK.search(comma) and _NUMBERED_LINE.match(text, token.end()):
             return  # "ECLI:...:1278,<line break>2. De rechtbank ...": a numbered line

@@ -491,6 +491,23 @@ def test_api_fails_closed_on_what_reads_as_a_citation_but_is_not_well_formed(
         assert [c["ecli"] for c in r.json()["citations"]] == [live]
 
 
+def test_api_checks_no_count_after_an_ecli_as_a_follow_on(
+    rechtspraak: FakeRechtspraak, gate_client: GateClient, auth: Tokens
+) -> None:
+    """ "ECLI:...:1278, 2 verdachten" was read as a citation of ECLI:...:2 as well: checked,
+    the source had no record of it and the lawyer's answer was blocked."""
+    [live] = live_eclis(1)
+    stem = live[: live.rfind(":") + 1]
+    client = gate_client(rechtspraak_url=rechtspraak.url, citation_timeout_s=GENEROUS)
+    h = auth("alice@firm.nl", "lawyer")
+    text = f"Zie {live}, 2 verdachten zijn vrijgesproken; {live} en 3 andere arresten."
+    r = client.post("/v1/gates/citations", json={"text": text}, headers=h)
+    assert r.status_code == 200, r.text
+    assert r.json()["ok"] is True, r.json()
+    assert [c["ecli"] for c in r.json()["citations"]] == [live]
+    assert rechtspraak.hits(f"{stem}2") == rechtspraak.hits(f"{stem}3") == 0
+
+
 def test_api_checks_each_ordinal_listed_after_an_ecli_as_its_full_ecli(
     rechtspraak: FakeRechtspraak, gate_client: GateClient, auth: Tokens, db: DbHandle
 ) -> None:

@@ -350,6 +350,44 @@ def test_numbers_after_prose_dates_or_journals_are_no_follow_ons(text: str) -> N
     assert found.malformed == [] and found.follows == {}
 
 
+@pytest.mark.parametrize(
+    ("text", "ordinals"),
+    [
+        # how lawyers write a count or a measure right after a citation
+        ("Zie ECLI:NL:HR:2019:1278, 2 verdachten zijn vrijgesproken.", []),
+        ("ECLI:NL:HR:2019:1278, 3 jaar gevangenisstraf.", []),
+        ("ECLI:NL:HR:2019:1278 en 2 andere arresten.", []),
+        ("ECLI:NL:HR:2019:1278, 12 maanden, waarvan 6 voorwaardelijk.", []),
+        ("ECLI:NL:HR:2019:1278, 200 uur taakstraf.", []),
+        ("ECLI:NL:HR:2019:1278, 2 x bevestigd.", []),
+        ("ECLI:NL:HR:2019:1278, 1000 euro.", []),
+        ("ECLI:NL:HR:2019:1278, 10% korting, 10 % of 20 procent.", []),
+        ("ECLI:NL:HR:2019:1278, 2\u00a0verdachten.", []),
+        ("ECLI:NL:HR:2019:1278, 2e alinea.", []),
+        ("ECLI:NL:HR:2019:1278, 1ste aanleg.", []),
+        # a real follow-on before the count stays one
+        ("ECLI:NL:HR:2019:1278 en 1279, 2 verdachten.", ["1279"]),
+        ("ECLI:NL:HR:2019:1278, 1279 en 2 verdachten.", ["1279"]),
+        # ... and one before a word that is no count, or a party in capitals
+        ("ECLI:NL:HR:2019:1278 en 1279 van de Hoge Raad.", ["1279"]),
+        ("ECLI:NL:HR:2019:1278 en 1279 zijn gewezen.", ["1279"]),
+        ("ECLI:NL:HR:2019:1278 en 1279 X B.V./Staat.", ["1279"]),
+        ("ECLI:NL:HR:2019:1278 en 1279 (2 verdachten).", ["1279"]),
+        # not a numeral before a word: a mistyped follow-on, checked (fails closed)
+        ("ECLI:NL:HR:2019:1278 en 1279e.", ["1279e"]),
+        ("ECLI:NL:HR:2019:1278 en 2e.", ["2e"]),
+    ],
+)
+def test_a_count_after_an_ecli_is_no_follow_on(text: str, ordinals: list[str]) -> None:
+    """ "ECLI:NL:HR:2019:1278, 2 verdachten" was read as a citation of ECLI:NL:HR:2019:2 too:
+    checked, it blocked the answer (or showed a decision nobody cited as cited)."""
+    found = find_citations(text)
+    follow_ons = ["ECLI:NL:HR:2019:" + ordinal for ordinal in ordinals]
+    assert found.eclis == ["ECLI:NL:HR:2019:1278", *follow_ons], found
+    assert found.malformed == []
+    assert found.follows == dict.fromkeys(follow_ons, "ECLI:NL:HR:2019:1278")
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet="ab ", max_size=40))
 def test_matches_inside_a_longer_one_are_found_in_one_sweep(text: str) -> None:
