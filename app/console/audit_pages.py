@@ -26,6 +26,7 @@ from app.console.pages import (
     require,
     shorten,
 )
+from app.db.engine import Database, begin_snapshot
 from app.deps import get_resources
 from app.errors import AppError
 from app.resources import Resources
@@ -80,8 +81,14 @@ def _audit_filter(
     )
 
 
-def chain_banner(conn: Any) -> dict[str, Any]:
-    report = verify_all(conn)
+def chain_banner(database: Database) -> dict[str, Any]:
+    """Every chain verified in ONE repeatable-read snapshot, on its own short connection
+    (the page's transaction is not held meanwhile). Read committed, a chain's head and its
+    rows are separate statements: an append that any process commits between them leaves a
+    row past the head that was read, and the banner called an intact log broken."""
+    with database.engine.connect() as conn:
+        begin_snapshot(conn)
+        report = verify_all(conn)
     report["verified_at"] = now_utc()
     return report
 
@@ -102,8 +109,8 @@ def audit_page(
     resources = get_resources(request)
     page: dict[str, Any] = {"items": [], "next_cursor": None}
     status = 200
+    banner = chain_banner(resources.database)
     with resources.database.transaction() as conn:
-        banner = chain_banner(conn)
         if not errors:
             try:
                 page = audit_service.list_retrievals(
@@ -249,7 +256,7 @@ def retrieval_page(request: Request, retrieval_id: str) -> HTMLResponse:
         except AppError as exc:
             raise PageRefused(exc.status, "No such retrieval", exc.message, session) from None
         gates = repository.gate_events_for_retrieval(conn, item["retrieval_id"])
-        banner = chain_banner(conn)
+    banner = chain_banner(resources.database)
     return render(request, "retrieval.html", session, item=item, gates=gates, banner=banner)
 
 
@@ -330,8 +337,7 @@ def matter_page(request: Request, matter_id: str = "") -> HTMLResponse:
         row["first_at"] = min(row["first_at"], item["at"])
         row["last_at"] = max(row["last_at"], item["at"])
     people = sorted(by_person.values(), key=lambda r: r["last_at"], reverse=True)
-    with resources.database.transaction() as conn:
-        banner = chain_banner(conn)
+    banner = chain_banner(resources.database)
     return render(
         request,
         "matter.html",

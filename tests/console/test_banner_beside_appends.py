@@ -1,0 +1,83 @@
+"""The console's chain banner while another process appends to the audit chains.
+
+A chain verifies when its rows and its head describe one state. The banner read a chain's
+head and then its rows in separate statements of a READ COMMITTED transaction: an append
+committed in between (any search, wall change or gate of any API process) left a row past
+the head it had read, and compliance was shown "AUDIT CHAIN BROKEN ... rows removed from
+the end, or the head was altered" about an intact log. The API's verify and the CLI read in
+one snapshot; the banner must too.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+import uuid
+from typing import Any
+
+from sqlalchemy import create_engine, text
+
+from app.audit import chain
+from app.db.engine import sqlalchemy_url
+from tests.conftest import DbHandle
+from tests.console.conftest import COMPLIANCE, console_client, sign_in
+from tests.helpers import Firm, lock_waiters
+
+
+def _wait_for_a_lock_waiter(db: DbHandle) -> None:
+    deadline = time.monotonic() + 60  # a bound on a condition, not a pause
+    while not lock_waiters(db):
+        assert time.monotonic() < deadline, "the banner never reached the policy rows"
+        time.sleep(0.02)
+
+
+def test_banner_is_not_broken_by_an_append_that_commits_while_it_reads(
+    firm: Firm, db: DbHandle
+) -> None:
+    firm.search(COMPLIANCE, "lekkage")
+    client = console_client(firm)
+    assert sign_in(client, firm.auth, COMPLIANCE, "compliance").status_code == 303
+    pages: list[Any] = []
+
+    su_engine = create_engine(sqlalchemy_url(db.superuser_url))
+    try:
+        with su_engine.connect() as su:
+            # the banner reads the policy chain's head, then waits here for its rows
+            su.execute(text("LOCK TABLE policy_events IN ACCESS EXCLUSIVE MODE"))
+            reader = threading.Thread(target=lambda: pages.append(client.get("/console/audit")))
+            reader.start()
+            _wait_for_a_lock_waiter(db)
+            # another process's policy change: the app's own append, committed meanwhile
+            chain.append_policy_event(
+                su,
+                {
+                    "event_id": uuid.uuid4(),
+                    "at": chain.now_utc(),
+                    "actor": "carl@firm.nl",
+                    "action": "wall.issued",
+                    "object_type": "wall",
+                    "object_id": "W-elsewhere",
+                    "reason": "another host",
+                    "details": {},
+                    "policy_version": 99,
+                },
+            )
+            su.commit()
+            reader.join(60)
+            assert not reader.is_alive()
+    finally:
+        su_engine.dispose()
+
+    page = pages[0]
+    assert page.status_code == 200, page.text
+    banner = page.text[page.text.index('id="chain-banner"') : page.text.index("</section>")]
+    words = " ".join(re.sub("<[^>]+>", "", banner).split())
+    assert "AUDIT CHAIN BROKEN" not in banner, words
+    assert "Audit chains verified" in banner, words
+    # and the log is intact: a verification now, in one snapshot, agrees
+    with db.database.engine.connect() as conn:
+        from app.db.engine import begin_snapshot
+
+        begin_snapshot(conn)
+        assert chain.verify_all(conn)["ok"]
