@@ -129,6 +129,18 @@ def _signed_bytes(payload: dict[str, Any]) -> bytes:
     return canonical_json(payload).encode("utf-8")
 
 
+def listed(directory: Path) -> list[Path]:
+    """The checkpoint files, listed BEFORE the caller's snapshot takes its first statement.
+
+    A checkpoint appears whole (renamed into place) only after its writer's snapshot; one
+    listed before this snapshot begins was therefore signed from rows committed before it,
+    and this snapshot holds every row it names. Listed after, a checkpoint that another
+    process (`ewall audit checkpoint` beside the API's verify, a second checkpoint run)
+    signed meanwhile names rows this snapshot cannot see, and an intact chain was reported
+    as history removed, or a checkpoint refused with advice to move the others away."""
+    return sorted(directory.glob(PATTERN)) if directory.is_dir() else []
+
+
 @dataclass(frozen=True)
 class Written:
     path: Path
@@ -137,8 +149,10 @@ class Written:
 
 def write_checkpoint(conn: Connection, key: Ed25519PrivateKey, directory: Path) -> Written:
     """Verify the chains and sign their heads. ``conn`` should be a repeatable-read
-    transaction, so that the rows verified and the heads signed are one state. A chain that
-    does not verify is not signed: a checkpoint vouches for everything before it."""
+    transaction, so that the rows verified and the heads signed are one state, with no
+    statement run in it yet (see ``listed``). A chain that does not verify is not signed: a
+    checkpoint vouches for everything before it."""
+    earlier_files = listed(directory)
     report = verify_all(conn)
     if not report["ok"]:
         raise CheckpointError(
@@ -147,7 +161,7 @@ def write_checkpoint(conn: Connection, key: Ed25519PrivateKey, directory: Path) 
     # a chain rewritten consistently verifies from its genesis: only the checkpoints signed
     # before it show the rewrite, and a new one must not vouch for it (files of another key
     # are for `verify --checkpoints` to judge)
-    for path in sorted(directory.glob(PATTERN)) if directory.is_dir() else []:
+    for path in earlier_files:
         earlier = check_checkpoint(conn, path, key.public_key())
         if earlier.signed and not earlier.ok:
             raise CheckpointError(
@@ -239,9 +253,10 @@ def verify_with_checkpoints(
     conn: Connection, directory: Path, public: Ed25519PublicKey
 ) -> dict[str, Any]:
     """The plain verification plus every checkpoint in ``directory``. The chains verify from
-    the genesis (plain) and pass through each checkpoint's hash (here), so they extend it."""
+    the genesis (plain) and pass through each checkpoint's hash (here), so they extend it.
+    ``conn``: a repeatable-read transaction with no statement run in it yet (``listed``)."""
+    files = listed(directory)
     out = verify_all(conn)
-    files = sorted(directory.glob(PATTERN)) if directory.is_dir() else []
     reports = [check_checkpoint(conn, path, public) for path in files]
     out["checkpoints"] = [r.as_dict() for r in reports]
     bad = [r for r in reports if not r.ok]
