@@ -32,11 +32,11 @@ INSIDER, SCREENED = "alice@firm.nl", "bob@firm.nl"
 
 # the service's backends that wait for a lock while their transaction has written chunks
 WAITING_AFTER_CHUNKS = """
-SELECT w.pid, coalesce(w.relation::regclass::text, w.locktype) FROM pg_locks w
+SELECT w.pid, coalesce(CAST(CAST(w.relation AS regclass) AS text), w.locktype) FROM pg_locks w
 JOIN pg_stat_activity a ON a.pid = w.pid
 WHERE NOT w.granted AND a.application_name = 'ewall' AND a.datname = current_database()
   AND EXISTS (SELECT 1 FROM pg_locks h WHERE h.pid = w.pid AND h.granted
-              AND h.locktype = 'relation' AND h.relation = 'chunks'::regclass
+              AND h.locktype = 'relation' AND h.relation = CAST('chunks' AS regclass)
               AND h.mode = 'RowExclusiveLock')
 """
 
