@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Any
 
+from psycopg import errors as pg_errors
 from psycopg import sql
 from psycopg.pq import TransactionStatus
 from sqlalchemy import Connection, Engine, create_engine, event, make_url
+from sqlalchemy.exc import DBAPIError
 
 from app.db import sqlfiles
 
@@ -197,6 +200,17 @@ class Database:
         with self.engine.begin() as conn:
             yield conn
 
+    def attempts(self, n: int) -> Iterator[Attempt]:
+        """``for attempt in database.attempts(n): with attempt as conn: ...``: one
+        transaction, begun again when PostgreSQL failed it to break a deadlock (every
+        statement rolled back; the next try reads afresh), at most ``n`` times; any other
+        error, or the last try's, is raised."""
+        for k in range(1, n + 1):
+            attempt = Attempt(self.transaction(), last=k == n)
+            yield attempt
+            if attempt.committed:
+                return
+
     @contextmanager
     def connect(self) -> Iterator[Connection]:
         with self.engine.connect() as conn:
@@ -222,3 +236,23 @@ class Database:
     def dispose(self) -> None:
         self.engine.dispose()
         self.side_engine.dispose()
+
+
+class Attempt:
+    """One try of a transaction (``Database.attempts``)."""
+
+    def __init__(self, transaction: AbstractContextManager[Connection], last: bool) -> None:
+        self.last = last
+        self.committed = False
+        self._transaction = transaction
+
+    def __enter__(self) -> Connection:
+        return self._transaction.__enter__()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool:
+        self._transaction.__exit__(kind, exc, tb)  # commits, or rolls back
+        self.committed = exc is None
+        orig = exc.orig if isinstance(exc, DBAPIError) else None
+        return not self.last and isinstance(orig, pg_errors.DeadlockDetected)

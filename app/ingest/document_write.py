@@ -26,18 +26,13 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from types import TracebackType
 from typing import Any
 
-from psycopg import errors as pg_errors
 from sqlalchemy import Connection
-from sqlalchemy.exc import DBAPIError
 
 from app.audit.chain import canonical_json
-from app.db.engine import Database
 from app.embeddings import passage_context
 from app.ingest import repository
 from app.ingest.repository import ChunkPlacement, DocumentRecord, StoredDocument
@@ -592,41 +587,11 @@ def settle_wall_group(
     return current
 
 
+# Tries of a document's write transaction (``Database.attempts``): a write that moves its
+# chunks to the group its matter got meanwhile (``settle_wall_group``) can meet a re-tag
+# batch moving the matter's other chunks between the same two groups. The batch takes the
+# search statistics' rows of both groups in key order and may hold the new group's while it
+# waits for the old group's, which the write holds since its inserts and the write's move
+# then waits for; PostgreSQL fails one of them. The next try writes the chunks in the new
+# group at once.
 WRITE_ATTEMPTS = 3
-
-
-class WriteAttempt:
-    """One try of a document's write transaction (``write_attempts``)."""
-
-    def __init__(self, database: Database, last: bool) -> None:
-        self.last = last
-        self.committed = False
-        self._transaction: AbstractContextManager[Connection] = database.transaction()
-
-    def __enter__(self) -> Connection:
-        return self._transaction.__enter__()
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool:
-        self._transaction.__exit__(kind, exc, tb)  # commits, or rolls back
-        self.committed = exc is None
-        orig = exc.orig if isinstance(exc, DBAPIError) else None
-        return not self.last and isinstance(orig, pg_errors.DeadlockDetected)
-
-
-def write_attempts(database: Database, attempts: int = WRITE_ATTEMPTS) -> Iterator[WriteAttempt]:
-    """``for attempt in write_attempts(db): with attempt as conn: ...``: one transaction,
-    begun again when PostgreSQL failed it to break a deadlock (every statement rolled back;
-    the next try reads afresh), at most ``attempts`` times; any other error, or the last
-    try's, is raised. A write that moves its chunks to the group its matter got meanwhile
-    (``settle_wall_group``) can meet a re-tag batch moving the matter's other chunks between
-    the same two groups: the batch takes the search statistics' rows of both groups in key
-    order and may hold the new group's while it waits for the old group's, which the write
-    holds since its inserts and the write's move then waits for. The next try writes the
-    chunks in the new group at once."""
-    for n in range(1, attempts + 1):
-        attempt = WriteAttempt(database, last=n == attempts)
-        yield attempt
-        if attempt.committed:
-            return

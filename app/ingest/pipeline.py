@@ -526,7 +526,7 @@ class IngestPipeline:
         """Replace the stored document with this version in one transaction (written again,
         not encoded again, when PostgreSQL fails it to break a deadlock)."""
         vectors, inputs = self._embed_new_chunks(doc, extracted, chunks)
-        for attempt in document_write.write_attempts(self.database):
+        for attempt in self.database.attempts(document_write.WRITE_ATTEMPTS):
             with attempt as conn:
                 mark_writer(conn)
                 # vectors of another model than the live one (a re-embed switched since this
