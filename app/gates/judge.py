@@ -19,7 +19,10 @@ A sentence is supported when one passage of a returned chunk holds it:
 4. a sentence that names a court, a role, a procedure or an outcome that no returned chunk
    speaks of (app/gates/referents.py) is unsupported, ``fact_mismatch`` naming the word; an
    outcome ("slaagt", "afgewezen", "vernietigt") must stand in the evidence passage itself,
-   checked with its facts in step 2.
+   checked with its facts in step 2;
+5. a line that only points at a source ("Zie ECLI:...", "Vgl. art. 6:162 BW.") is held
+   where each source it cites is held (app/gates/citing.py): a returned chunk of that
+   decision or a passage citing it, with what else it writes (a date, a court).
 """
 
 from __future__ import annotations
@@ -32,7 +35,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from app.gates.citing import citing_detail, citing_facts, only_cites
 from app.gates.evidence import (
+    Fact,
     FactIndex,
     FactSite,
     content_stems,
@@ -271,6 +276,28 @@ def _verdict(
     return _Verdict(best, float(scores[best]), first_reasons or [Reason("no_support", "")])
 
 
+def _citing_verdict(
+    passages: _Passages, facts: Sequence[Fact], mask: npt.NDArray[np.bool_] | None
+) -> _Verdict:
+    """A line that only cites (citing.py): each source it cites is held by a passage (of
+    that decision, its title naming it, or one that cites it), and what else it writes (a
+    date, a court, a consideration's number) by one of those passages."""
+    candidates = range(len(passages)) if mask is None else [int(i) for i in np.flatnonzero(mask)]
+    sources = citing_facts(facts)
+    holders: list[int] = []
+    for source in sources:
+        found = [i for i in candidates if not missing_facts([source], passages.facts(i))]
+        if not found:
+            return _Verdict(None, None, [Reason("no_support", citing_detail([source]))])
+        holders += found
+    unheld = [
+        f
+        for f in facts
+        if f not in sources and all(missing_facts([f], passages.facts(i)) for i in holders)
+    ]
+    return _Verdict(holders[0], 1.0, [Reason("fact_mismatch", f.text) for f in unheld])
+
+
 def judge_sentences(
     sentences: Sequence[str],
     sentence_vectors: Matrix,
@@ -312,7 +339,12 @@ def judge_sentences(
             facts.append(opener)
         core_words = tuple(negation_words(core))
         bound = fact_sites(core, facts)
-        overall = _verdict(passages, scores, None, core_words, facts, threshold, bound, core)
+        citing = only_cites(facts, stems, names)  # it only points at a source (citing.py)
+        overall = (
+            _citing_verdict(passages, facts, None)
+            if citing
+            else _verdict(passages, scores, None, core_words, facts, threshold, bound, core)
+        )
         chosen = overall
         reasons = list(overall.reasons)
         cited_supported: bool | None = None
@@ -324,8 +356,10 @@ def judge_sentences(
             )
             cited_verdict = None
             if mask.any():
-                cited_verdict = _verdict(
-                    passages, scores, mask, core_words, facts, threshold, bound, core
+                cited_verdict = (
+                    _citing_verdict(passages, facts, mask)
+                    if citing
+                    else _verdict(passages, scores, mask, core_words, facts, threshold, bound, core)
                 )
             cited_supported = cited_verdict is not None and cited_verdict.holds
             if cited_supported and cited_verdict is not None:
@@ -334,7 +368,8 @@ def judge_sentences(
                 holder = passages.chunks[passages.owner[overall.best]]
                 reasons.append(Reason("misattributed", f"rank {holder.rank} ({holder.chunk_id})"))
             reasons += marker_reasons
-        unheld = passages.referents.unheld(core_words)
+        # a citing line's court is its source's, which the source's title holds (step 2)
+        unheld = None if citing else passages.referents.unheld(core_words)
         if unheld is not None:  # whatever passage scored best: no returned chunk says it
             reasons.append(Reason("fact_mismatch", unheld))
             cited_supported = False if ranks else None
