@@ -63,6 +63,7 @@ import numpy.typing as npt
 
 from app.encoders import Encoder, Kind, is_native, load_native, native_model_id
 from app.onnx_encoder import OnnxQueryEncoder, load_query_encoder
+from app.schedstat import RunnableClock
 from app.settings import BUNDLED_MODEL, Settings
 
 log = logging.getLogger("ewall.embeddings")
@@ -235,7 +236,9 @@ class BulkProcess:
     def _receive(self, what: str, timeout_s: float) -> Any:
         if self._conn is None or self._process is None:
             raise _Lost(f"the bulk encoder process is not running {what}")
-        deadline = time.monotonic() + timeout_s
+        # not counting the time the child (nice 19) waits for a CPU on a busy host; a stopped
+        # or deadlocked one waits for none: its clock is the wall clock (app/schedstat.py)
+        clock = RunnableClock(self._process.pid)
         while True:
             message = self._read(0.2)
             if message is None and self._process.poll() is not None:
@@ -249,10 +252,11 @@ class BulkProcess:
                 if kind == "error":
                     raise BulkEncoderError(f"the bulk encoder failed {what}: {value}")
                 return value
-            if time.monotonic() > deadline:
+            if clock.elapsed() > timeout_s:
                 self._discard()
                 raise _Lost(
-                    f"the bulk encoder process took over {timeout_s:g} s {what}; it was stopped"
+                    f"the bulk encoder process took over {timeout_s:g} s {what} (not counting "
+                    f"{clock.waited_s:.1f} s it waited for a CPU); it was stopped"
                 )
 
     def start(self) -> None:

@@ -446,8 +446,8 @@ class Settings(BaseSettings):
         default=300.0,
         gt=0,
         description=(
-            "A bulk batch taking longer stops the bulk process; the batch is tried once in a "
-            "fresh one, then fails."
+            "A bulk batch taking longer (not counting time the bulk process waits for a CPU) "
+            "stops the bulk process; the batch is tried once in a fresh one, then fails."
         ),
     )
 

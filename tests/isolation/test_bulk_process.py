@@ -3,7 +3,8 @@ the in-process model, queries never depend on the child, and a child that dies o
 replaced or fails the batch with a clear error, never a hang.
 
 No timing: a query is shown to be independent by holding the bulk lane while it is served;
-a hung child is a stopped (SIGSTOP) one, which never answers.
+a hung child is a stopped (SIGSTOP) one, which never answers; a starved one is pinned to a
+CPU beside a hog, with a timeout set from its own CPU need.
 """
 
 from __future__ import annotations
@@ -12,14 +13,24 @@ import os
 import signal
 import threading
 from collections.abc import Iterator
+from contextlib import suppress
 from typing import Any
 
 import numpy as np
 import pytest
 
 from app.embeddings import BulkEncoderError, BulkProcess, Embedder, _forward
+from app.schedstat import NS, run_queue_waits_ns
 from app.settings import Settings
 from tests.isolation.test_encoder_priority import PASSAGES, QUERIES, wait_for
+from tests.isolation.test_runnable_clock import (
+    burner,
+    cpu_ns,
+    max_wait_ns,
+    needs_schedstat,
+    one_cpu,
+    pin,
+)
 
 
 @pytest.fixture(scope="module")
@@ -123,6 +134,43 @@ def test_a_hung_bulk_process_is_stopped_and_replaced(
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # the stopped one was killed and reaped
     np.testing.assert_allclose(vectors, reference, rtol=0, atol=1e-6)
+
+
+@needs_schedstat
+def test_a_bulk_batch_starved_of_cpu_is_not_taken_for_hung(
+    embedder: Embedder, bulk: BulkProcess
+) -> None:
+    """On a busy host the child (nice 19) waits for a CPU most of the time: a batch that
+    needs little CPU then takes far longer than that in wall-clock time. Here the child is
+    pinned to one CPU beside a hog at our priority, and the timeout is well above the
+    batch's CPU need but below the time it waits: the batch is answered, by the same
+    child. (A stopped child waits for no CPU: the test above still sees it stopped.)"""
+    texts = [embedder.passage_prompt + p for p in PASSAGES[:2]]
+    reference = bulk.encode(texts)  # the child is up, the batch seen once
+    pid, starts, timeout = bulk.pid, bulk.starts, bulk.timeout_s
+    assert pid is not None
+    before = cpu_ns(pid)
+    bulk.encode(texts)
+    need_s = (cpu_ns(pid) - before) / NS
+    # room for the CPU it needs, twice, and for a wait the kernel counts only once the
+    # child next gets the CPU (app/schedstat.py)
+    starved_timeout = 2 * need_s + 3.0
+    cpu, allowed = one_cpu(), os.sched_getaffinity(pid)
+    with burner(cpu):
+        pin(pid, {cpu})
+        waits = run_queue_waits_ns(pid)
+        bulk.timeout_s = starved_timeout
+        try:
+            vectors = bulk.encode(texts)
+        finally:
+            bulk.timeout_s = timeout
+            waits_after = run_queue_waits_ns(pid)
+            with suppress(OSError):  # on the old clock it was killed and replaced
+                pin(pid, allowed)
+    assert (bulk.pid, bulk.starts) == (pid, starts), "a starved child was taken for hung"
+    np.testing.assert_allclose(vectors, reference, rtol=0, atol=1e-6)
+    # the test did starve it: counted in wall-clock time, the batch ran past the timeout
+    assert max_wait_ns(waits, waits_after) / NS > starved_timeout
 
 
 @pytest.fixture
