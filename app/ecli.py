@@ -220,11 +220,41 @@ _COUNTED_NOUNS = (
     "liter",
 )  # fmt: skip
 # In lower case as written: "1279 X B.V./Staat" names a party after a follow-on, "2 x" counts.
-_COUNTED = re.compile(rf"{_SPACE}*(?:%|\u00d7)|{_SPACE}+(?:{'|'.join(_COUNTED_NOUNS)})(?![^\W_])")
+# "punt(en)" counts ("2 punten aftrek") unless a number follows: "1279 punt 3.4" points into
+# decision 1279, which stays a follow-on.
+_COUNTED = re.compile(
+    rf"{_SPACE}*(?:%|\u00d7)|{_SPACE}+(?:{'|'.join(_COUNTED_NOUNS)})(?![^\W_])"
+    rf"|{_SPACE}+punt(?:en)?(?![^\W_])(?!{_SPACE}*[0-9])"
+)
+# Nouns that name decisions, or "other" ones: "1279 en 3 andere arresten" lists a follow-on
+# and a count, so their count is not shared by the numbers before it (`_counts_from`).
+_UNSHARED_NOUNS = ("andere", "anderen", "overige", "zaken", "arresten", "uitspraken", "vonnissen",
+               "beschikkingen", "gevallen")  # fmt: skip
+_UNSHARED = re.compile(rf"{_SPACE}+(?:{'|'.join(_UNSHARED_NOUNS)})(?![^\W_])")
+# How numbers that share one count are joined: "2 en 3 verdachten", "2, 3 of 4 jaar", "2 tot
+# 3 jaar", "2-3 jaar", "12 à 18 maanden".
+_COUNT_JOIN = re.compile(
+    rf"{_SPACE}*(?:,{_SPACE}*(?:(?:en|of){_SPACE}+)?|[-\u2010-\u2015]{_SPACE}*|t/m{_SPACE}*)"
+    rf"|{_SPACE}+(?:en|of|tot{_SPACE}+en{_SPACE}+met|tot|\u00e0|a){_SPACE}+"
+)
+_COMMA_ALONE = re.compile(rf"{_SPACE}*,{_SPACE}*")
+_DIGITS = re.compile(r"[0-9]+(?![^\W_])")
 # "2e alinea", "3de volzin", "1ste aanleg": a Dutch ordinal numeral before a word; no Dutch
 # court's ECLI ordinal reads so (digits alone, or an LJN: two letters and four digits). Not
 # "1279e" or "2e" alone: a mistyped follow-on stays one, checked and failing closed.
 _NUMERAL = re.compile(rf"\d{{1,2}}(?:e|de|ste)(?={_SPACE}+[a-z])")
+# "2x bevestigd" (twice), "4°" (an item of a list): no Dutch ordinal reads so either.
+_TIMES_OR_ITEM = re.compile(r"[0-9]{1,2}(?:x(?![^\W_])|[\u00b0\u00ba])")
+# A case number ("zaaknummer") after an ECLI, not a range of follow-ons: "ECLI:NL:HR:2015:1360,
+# 13/04993" (../shared/corpus writes "HR 29 mei 2015, 13/04993, ECLI:NL:HR:2015:1360"),
+# "ECLI:NL:CRVB:2014:1663, 11-17 WW-V" (corpus), "..., 18/1234 WW": two digits of a year, a
+# slash and four to six digits (after a hyphen only with a leading zero), or either before a
+# capital subject code. "1278 - 1280", "1279 t/m 1285", "12-1279", "12-13 en 14" and "12/13"
+# stay malformed ranges.
+_CASE_NUMBER = re.compile(
+    rf"[0-9]{{2}}(?:/[0-9]{{4,6}}|[-/]0[0-9]{{3,5}}|[-/][0-9]{{1,6}}{_SPACE}+"
+    r"(?!(?:EN|OF|AND|OR|ECLI)(?![^\W_]))[A-Z]{2,6}[0-9]{0,2}(?:-[A-Z]{1,2})?)(?![^\W_:/-])"
+)
 _WORD = re.compile(r"\S+")
 
 
@@ -242,6 +272,7 @@ def _follow_ons(text: str, head: re.Match[str], ecli: str) -> Iterator[_FollowOn
     stem = ecli[: ecli.rfind(":") + 1]
     start, end = head.start("ordinal"), head.start("ordinal") + len(ecli) - len(stem)
     token: re.Match[str] | None = None  # the current follow-on; None for the head itself
+    run = (0, 0)  # `_counts_from` of the run of numbers last read
     while True:
         if token is None and text[end : end + 1] in _CONTINUED_MARKS:
             pass  # "...:1278-1280" is `_CONTINUED`'s
@@ -273,16 +304,59 @@ def _follow_ons(text: str, head: re.Match[str], ecli: str) -> Iterator[_FollowOn
             return  # "...:1278, 3.4 en 3.5": a section; no Dutch court's ordinal reads so
         if stem.startswith("ECLI:NL:") and _NUMERAL.match(text, token.start(), token.end() + 64):
             return  # "...:1278, 2e alinea": a Dutch ordinal numeral
-        if (
-            token.group(0).isascii()
-            and token.group(0).isdigit()
-            and _COUNTED.match(text, token.end())
-        ):
-            return  # "...:1278, 2 verdachten", "..., 3 jaar": a count, not a follow-on
+        if stem.startswith("ECLI:NL:") and _times_item_or_case(text, token):
+            return  # "...:1278, 2x bevestigd", "..., 4°", "..., 13/04993": no ordinal
+        if token.group(0).isascii() and token.group(0).isdigit():
+            if token.start() >= run[0]:
+                run = _counts_from(text, token)
+            if token.start() >= run[1]:
+                return  # "...:1278, 2 verdachten", "..., 2 en 3 jaar": a count
         comma = link["comma"]
         if comma and _LINE_BREAK.search(comma) and _NUMBERED_LINE.match(text, token.end()):
             return  # "ECLI:...:1278,<line break>2. De rechtbank ...": a numbered line
         start, end = token.start(), token.end()
+
+
+def _times_item_or_case(text: str, token: re.Match[str]) -> bool:
+    """``token`` reads as "2x", "4°" (`_TIMES_OR_ITEM`) or a case number's first part
+    (`_CASE_NUMBER`), none of which a Dutch ECLI's ordinal reads as."""
+    times = _TIMES_OR_ITEM.match(text, token.start())
+    if times is not None and times.end() >= token.end():
+        return True
+    return _CASE_NUMBER.match(text, token.start()) is not None
+
+
+def _counts_from(text: str, token: re.Match[str]) -> tuple[int, int]:
+    """For ``token``, a number of digits alone: where the run of numbers joined to it
+    (`_COUNT_JOIN`) ends, and where the numbers in it that count something begin (the run's
+    end when none do). A count noun after the last number counts it, and the numbers before
+    it that rise to it and have at most three digits share the count ("2 en 3 verdachten",
+    "2, 3 of 4 jaar", "12 à 18 maanden"), unless the noun names decisions or others ("1279 en
+    3 andere arresten") or a comma alone joins the last number, as it joins follow-ons: "1279
+    en 2 verdachten", "9 en 2 jaar", "6, 7 jaar" and "1279 en 1280 jaar" keep 1279, 9 and 6
+    as follow-ons, checked (most ordinals of a court's year have four digits)."""
+    numbers = [token]
+    comma = False  # the last join is a comma alone
+    while (join := _COUNT_JOIN.match(text, numbers[-1].end())) is not None and (
+        number := _DIGITS.match(text, join.end())
+    ) is not None:
+        numbers.append(number)
+        comma = _COMMA_ALONE.fullmatch(join.group(0)) is not None
+    end = numbers[-1].end()
+    if not _COUNTED.match(text, end):
+        return end, end
+    first = len(numbers) - 1
+    if not comma and not _UNSHARED.match(text, end):
+        while first and _shares(numbers[first - 1].group(0), numbers[first].group(0)):
+            first -= 1
+    return end, numbers[first].start()
+
+
+def _shares(before: str, counted: str) -> bool:
+    """``before`` (digits) shares the count of ``counted`` (digits): it has at most three
+    digits and is smaller (compared as written: int() of a long number is refused)."""
+    value, than = before.lstrip("0"), counted.lstrip("0")
+    return len(before) <= 3 and (len(value), value) < (len(than), than)
 
 
 def _shown(read: str) -> str:

@@ -508,6 +508,55 @@ def test_api_checks_no_count_after_an_ecli_as_a_follow_on(
     assert rechtspraak.hits(f"{stem}2") == rechtspraak.hits(f"{stem}3") == 0
 
 
+def test_api_checks_no_count_item_or_case_number_after_an_ecli_as_a_follow_on(
+    rechtspraak: FakeRechtspraak, gate_client: GateClient, auth: Tokens
+) -> None:
+    """What Dutch decisions write right after a citation ("..., 2 en 3 verdachten", "..., 2
+    punten", "..., 2x", "..., 18/01234", "..., 4\u00b0", "..., 11-17 WW-V") was read as
+    follow-ons: checked against the source, or unverifiable as a malformed one, each blocked
+    the lawyer's answer."""
+    [live] = live_eclis(1)
+    stem = live[: live.rfind(":") + 1]
+    client = gate_client(rechtspraak_url=rechtspraak.url, citation_timeout_s=GENEROUS)
+    h = auth("alice@firm.nl", "lawyer")
+    text = (
+        f"Zie {live}, 2 en 3 verdachten; {live}, 2 punten; {live}, 2x bevestigd; "
+        f"{live}, 18/01234; {live}, 4\u00b0; {live}, 11-17 WW-V; {live}, 2 tot 3 jaar."
+    )
+    r = client.post("/v1/gates/citations", json={"text": text}, headers=h)
+    assert r.status_code == 200, r.text
+    assert r.json()["ok"] is True, r.json()
+    assert [c["ecli"] for c in r.json()["citations"]] == [live]
+    assert rechtspraak.hits(f"{stem}2") == rechtspraak.hits(f"{stem}2x") == 0
+
+
+def test_api_still_checks_a_follow_on_before_a_count_or_a_pinpoint(
+    rechtspraak: FakeRechtspraak, gate_client: GateClient, auth: Tokens
+) -> None:
+    """A real follow-on before a count or a pinpoint into it stays a citation of its own,
+    checked: an invented one blocks the answer (the gate fails closed)."""
+    [live] = live_eclis(1)
+    stem = live[: live.rfind(":") + 1]
+    rechtspraak.alias(f"{stem}999901", live)  # a live decision of the same court and year
+    invented = f"{stem}999902"
+    client = gate_client(rechtspraak_url=rechtspraak.url, citation_timeout_s=GENEROUS)
+    h = auth("alice@firm.nl", "lawyer")
+    for text in (
+        f"Zie {live} en 999901 punt 3.4; {live}, 999902 en 3 andere arresten.",
+        f"Zie {live} en 999901, r.o. 3.4; {live}, 999902, 2 en 3 verdachten.",
+        f"Zie {live} en 999901 punten 3.4 en 3.5; {live} en 999902 (2x).",
+    ):
+        r = client.post("/v1/gates/citations", json={"text": text}, headers=h)
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["ok"] is False, (text, body)
+        got = {c["ecli"]: c for c in body["citations"]}
+        assert list(got) == [live, f"{stem}999901", invented], text
+        assert got[f"{stem}999901"]["live"] is True and got[f"{stem}999901"]["follows"] == live
+        assert got[invented]["live"] is False and got[invented]["follows"] == live
+    assert rechtspraak.hits(invented) == 3
+
+
 def test_api_checks_each_ordinal_listed_after_an_ecli_as_its_full_ecli(
     rechtspraak: FakeRechtspraak, gate_client: GateClient, auth: Tokens, db: DbHandle
 ) -> None:

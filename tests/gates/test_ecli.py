@@ -315,7 +315,10 @@ def test_a_follow_on_also_written_in_full_first_follows_nothing() -> None:
         ("ECLI:NL:HR:2019:1278 en 12\u00ad79", "ECLI:NL:HR:2019:12\u00ad79"),
         ("ECLI:NL:HR:2019:1278 en \uff11\uff12", "ECLI:NL:HR:2019:\uff11\uff12"),
         ("ECLI:NL:HR:2019:1278 en " + "1" * 26, "ECLI:NL:HR:2019:" + "1" * 26),
-        ("ECLI:NL:CRVB:2014:1663, 11-17 WW-V", "ECLI:NL:CRVB:2014:11-17"),  # corpus: unsure
+        ("ECLI:NL:HR:2019:1278 en 12-13 EN 14", "ECLI:NL:HR:2019:12-13"),
+        ("ECLI:NL:HR:2019:1278 en 12/13", "ECLI:NL:HR:2019:12/13"),
+        ("ECLI:NL:HR:2019:1278 en 12-1279", "ECLI:NL:HR:2019:12-1279"),
+        ("ECLI:NL:HR:2019:1278 en 1279\u00b0", "ECLI:NL:HR:2019:1279\u00b0"),
     ],
 )
 def test_what_reads_as_a_follow_on_but_is_not_one_is_malformed(text: str, read_as: str) -> None:
@@ -376,6 +379,38 @@ def test_numbers_after_prose_dates_or_journals_are_no_follow_ons(text: str) -> N
         # not a numeral before a word: a mistyped follow-on, checked (fails closed)
         ("ECLI:NL:HR:2019:1278 en 1279e.", ["1279e"]),
         ("ECLI:NL:HR:2019:1278 en 2e.", ["2e"]),
+        # numbers that share one count, and the counts, items and case numbers that Dutch
+        # decisions write right after a citation
+        ("Zie ECLI:NL:HR:2019:1278, 2 en 3 verdachten zijn vrijgesproken.", []),
+        ("ECLI:NL:HR:2019:1278, 2, 3 of 4 jaar.", []),
+        ("ECLI:NL:HR:2019:1278, 2 tot 3 jaar.", []),
+        ("ECLI:NL:HR:2019:1278, 2-3 jaar.", []),
+        ("ECLI:NL:HR:2019:1278, 2 tot en met 4 jaar.", []),
+        ("ECLI:NL:HR:2019:1278, 12 \u00e0 18 maanden.", []),
+        ("ECLI:NL:HR:2019:1278, 2 punten.", []),
+        ("ECLI:NL:HR:2019:1278, 1 punt aftrek.", []),
+        ("ECLI:NL:HR:2019:1278, 2x bevestigd.", []),
+        ("ECLI:NL:HR:2019:1278 (2x).", []),
+        ("ECLI:NL:HR:2019:1278, 4\u00b0.", []),
+        ("ECLI:NL:HR:2019:1278, 18/01234 (rolnummer).", []),
+        ("ECLI:NL:HR:2019:1278, 13/04993, BNB 2019/150.", []),  # corpus writes it after a date
+        ("ECLI:NL:HR:2019:1278, 18/1234 WW.", []),
+        ("ECLI:NL:HR:2019:1278, 11-17 WW-V, CRvB 14-05-2014", []),  # corpus (CRVB:2014:1663)
+        # a real follow-on before such a count stays one, and so does a pinpoint's decision
+        ("ECLI:NL:HR:2019:1278, 1279 en 3 andere arresten.", ["1279"]),
+        ("ECLI:NL:HR:2019:1278, 1279, 2 en 3 verdachten.", ["1279"]),
+        ("ECLI:NL:HR:2019:1278 en 9 en 2 jaar.", ["9"]),
+        ("ECLI:NL:HR:2019:1278, 6, 7 jaar.", ["6"]),
+        ("ECLI:NL:HR:2019:1278 en 12 en 3 andere zaken.", ["12"]),
+        ("ECLI:NL:HR:2019:1278 en 1279 punt 3.4.", ["1279"]),
+        ("ECLI:NL:HR:2019:1278 en 1279 punten 3.4 en 3.5.", ["1279"]),
+        ("ECLI:NL:HR:2019:1278 en 1279, r.o. 3.4.", ["1279"]),
+        ("ECLI:NL:HR:2019:1278 en 1279, rov. 3.4, 2 verdachten.", ["1279"]),
+        ("ECLI:NL:HR:2019:1278, 1279 en 1280, overweging 4.", ["1279", "1280"]),
+        ("ECLI:NL:HR:2019:1278 en 1279x.", ["1279x"]),
+        # four digits, as most ordinals have, share no count: checked (at worst a false alarm)
+        ("ECLI:NL:HR:2019:1278, 1279 en 1280 jaar.", ["1279"]),
+        ("ECLI:NL:HR:2019:1278, 1000 of 2000 euro.", ["1000"]),
     ],
 )
 def test_a_count_after_an_ecli_is_no_follow_on(text: str, ordinals: list[str]) -> None:
@@ -425,6 +460,11 @@ def test_many_near_citations_are_read_in_linear_time() -> None:
         "find_citations('ECLI:NL:HR:2019:1 t/m ' + 'a' * 200_000)\n"
         "find_citations('ECLI:NL:HR:2019:1 en ' + '1' * 200_000)\n"
         "find_citations('ECLI:NL:HR:2019:1, 1' + ' -' * 100_000)\n"
+        # numbers that may share a count: long runs, rising or not, and long numbers
+        "find_citations('ECLI:NL:HR:2019:1 en ' + ' en '.join(map(str, range(40_000))) + ' jaar')\n"
+        "find_citations('ECLI:NL:HR:2019:1, ' + ', '.join(map(str, range(40_000, 0, -1))) + ' x')\n"
+        "find_citations('ECLI:NL:HR:2019:1, ' + '1' * 9_000 + ' en ' + '2' * 9_000 + ' jaar')\n"
+        "find_citations(('ECLI:NL:HR:2019:1, 2 tot 3' + ' ' * 50) * 3_000)\n"
         "find_citations('E. C. L. I.: ' + 'N ' * 100_000)\n"
         "print('done')\n",
         "reading 20,000 near-citations",
