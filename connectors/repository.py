@@ -1,12 +1,14 @@
 """The SQL of the run loop's persisted state (``sql/connectors.sql``): sync state per
-(source, scope), the ids a full crawl has seen, and the advisory lock of a sync. The only
-module of ``connectors`` that runs SQL; `connectors.state` decides when."""
+(source, scope), the ids a full crawl has seen, and the advisory lock and fencing token of a
+sync. The only module of ``connectors`` that runs SQL; `connectors.state` and
+`connectors.fence` decide when."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from sqlalchemy import Connection
 
@@ -84,3 +86,43 @@ def try_advisory_lock(conn: Connection, namespace: int, key: int) -> bool:
 
 def advisory_unlock(conn: Connection, namespace: int, key: int) -> None:
     conn.execute(sqlfiles.query("connectors.advisory_unlock"), {"namespace": namespace, "key": key})
+
+
+def holds_advisory_lock(conn: Connection, namespace: int, key: int) -> bool:
+    """Whether this connection's session holds the advisory lock (raises when it is gone)."""
+    return bool(
+        conn.execute(
+            sqlfiles.query("connectors.holds_advisory_lock"), {"namespace": namespace, "key": key}
+        ).scalar_one()
+    )
+
+
+class Fence(NamedTuple):
+    """Who took the lock of a sync last, and the token they took."""
+
+    token: int
+    holder: str
+    backend_pid: int
+    taken_at: datetime
+
+
+def take_fence(conn: Connection, source: str, scope: str, holder: str) -> int:
+    """Raise the fencing token of (source, scope) for a sync that has just taken its lock;
+    returns the new token."""
+    return int(
+        conn.execute(
+            sqlfiles.query("connectors.take_fence"),
+            {"source": source, "scope": scope, "holder": holder},
+        ).scalar_one()
+    )
+
+
+def fence(conn: Connection, source: str, scope: str) -> Fence | None:
+    """The fencing token of (source, scope), share-locked until this transaction ends (a
+    sync taking the lock meanwhile waits to raise it)."""
+    row = conn.execute(
+        sqlfiles.query("connectors.fence"), {"source": source, "scope": scope}
+    ).one_or_none()
+    if row is None:
+        return None
+    return Fence(int(row.token), str(row.holder), int(row.backend_pid), row.taken_at)

@@ -7,6 +7,10 @@ checkpoint after it is written, and a checkpoint writes the seen ids and the new
 ONE transaction. A crash therefore resumes from a position whose documents are all in the
 index and all marked seen; the ones after it are crawled again, which ingestion absorbs
 (same content, same chunk ids). Nothing is lost and nothing is counted twice.
+
+One sync per (source, scope) writes at a time: `SyncStateStore.lock` takes the sync's lock
+and gives the store that sync writes through, whose every transaction first checks that the
+lock is still its own (`connectors.fence`: a sync that lost it to another writes nothing more).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from sqlalchemy import Connection
 
 from app.db.engine import Database
 from connectors import repository
+from connectors.fence import SyncLock
 
 _SEEN_BATCH = 1000
 _LOCK_NAMESPACE = zlib.crc32(b"ewall.connectors.sync") & 0x7FFFFFFF
@@ -65,17 +70,26 @@ class SyncState:
 
 class SyncStateStore:
     """The persisted state over the service's `Database` (SQL in `connectors.repository`);
-    every method is its own transaction."""
+    every method is its own transaction. The store that `lock` gives checks its sync's
+    fencing token at the start of each (`connectors.fence.SyncLock.check`)."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, held: SyncLock | None = None) -> None:
         self.database = database
+        self.held = held
+
+    @contextmanager
+    def _transaction(self, source: str, scope: str) -> Iterator[Connection]:
+        with self.database.transaction() as conn:
+            if self.held is not None:
+                self.held.check(conn, source, scope)
+            yield conn
 
     def load(self, source: str, scope: str) -> SyncState:
-        with self.database.transaction() as conn:
+        with self._transaction(source, scope) as conn:
             return SyncState.from_json(repository.load_sync_state(conn, source, scope))
 
     def save(self, source: str, scope: str, state: SyncState) -> None:
-        with self.database.transaction() as conn:
+        with self._transaction(source, scope) as conn:
             repository.save_sync_state(conn, source, scope, state.to_json())
 
     @staticmethod
@@ -91,45 +105,44 @@ class SyncStateStore:
 
     def mark_seen(self, source: str, scope: str, crawl_id: str,
                   external_ids: Iterable[str]) -> None:
-        with self.database.transaction() as conn:
+        with self._transaction(source, scope) as conn:
             self._mark(conn, source, scope, crawl_id, external_ids)
 
     def checkpoint(self, source: str, scope: str, state: SyncState,
                    seen: Iterable[str] = ()) -> None:
         """Seen ids of the crawl in progress and the new state, atomically."""
-        with self.database.transaction() as conn:
+        with self._transaction(source, scope) as conn:
             if state.crawl_id is not None:
                 self._mark(conn, source, scope, state.crawl_id, seen)
             repository.save_sync_state(conn, source, scope, state.to_json())
 
     def seen_ids(self, source: str, scope: str, crawl_id: str) -> set[str]:
-        with self.database.transaction() as conn:
+        with self._transaction(source, scope) as conn:
             return repository.seen_ids(conn, source, scope, crawl_id)
 
     def seen_count(self, source: str, scope: str, crawl_id: str) -> int:
-        with self.database.transaction() as conn:
+        with self._transaction(source, scope) as conn:
             return repository.seen_count(conn, source, scope, crawl_id)
 
     def forget_crawls(self, source: str, scope: str, keep: str | None = None) -> None:
         """Drop seen ids of finished or abandoned crawls (all but ``keep``)."""
-        with self.database.transaction() as conn:
+        with self._transaction(source, scope) as conn:
             repository.forget_crawls(conn, source, scope, keep)
 
     @contextmanager
-    def lock(self, source: str, scope: str) -> Iterator[None]:
-        """A session advisory lock per (source, scope) for the length of a sync, so a full
-        crawl and a delta of the same scope never interleave their checkpoints."""
+    def lock(self, source: str, scope: str) -> Iterator[SyncStateStore]:
+        """The lock of a sync of (source, scope), held for its length, so a full crawl and a
+        delta of the same scope never interleave their checkpoints; gives the store the sync
+        writes through, which writes only while the lock is still this sync's. Raises
+        `SyncBusyError` when another sync holds it."""
         key = zlib.crc32(f"{source}\x00{scope}".encode()) & 0x7FFFFFFF
-        with self.database.connect() as conn:
-            got = repository.try_advisory_lock(conn, _LOCK_NAMESPACE, key)
-            conn.commit()
-            if not got:
-                raise SyncBusyError(f"a sync of {source} ({scope}) is already running")
-            try:
-                yield
-            finally:
-                repository.advisory_unlock(conn, _LOCK_NAMESPACE, key)
-                conn.commit()
+        held = SyncLock(self.database, source, scope, _LOCK_NAMESPACE, key)
+        if not held.take():
+            raise SyncBusyError(f"a sync of {source} ({scope}) is already running")
+        try:
+            yield SyncStateStore(self.database, held)
+        finally:
+            held.release()
 
 
 class StateStore(Protocol):
@@ -149,7 +162,7 @@ class StateStore(Protocol):
 
     def forget_crawls(self, source: str, scope: str, keep: str | None = None) -> None: ...
 
-    def lock(self, source: str, scope: str) -> AbstractContextManager[None]: ...
+    def lock(self, source: str, scope: str) -> AbstractContextManager[StateStore]: ...
 
 
 class RunLocalState:
@@ -183,8 +196,8 @@ class RunLocalState:
         for key in [k for k in self.seen if k[:2] == (source, scope) and k[2] != keep]:
             del self.seen[key]
 
-    def lock(self, source: str, scope: str) -> AbstractContextManager[None]:
-        return nullcontext()
+    def lock(self, source: str, scope: str) -> AbstractContextManager[StateStore]:
+        return nullcontext(self)
 
 
 def age_s(stamp: str) -> float:

@@ -54,6 +54,7 @@ from connectors.base import (
     SourceUnsupportedError,
 )
 from connectors.crawl import as_source
+from connectors.fence import SyncFenceLostError
 from connectors.full_read import FULL_READS, full_items, resumes, starts_afresh
 from connectors.http import ConnectorError, CredentialsError
 from connectors.permissions import sync_groups
@@ -81,7 +82,7 @@ _COUNTED = ("seen", "ingested", "unchanged", "quarantined", "failed", "deleted",
 _UNREAD = ("present at source but missed by a complete listing: its access was not read; "
            "hidden until a listing holds it again")
 _SOURCE_TROUBLE = (ConnectorError, CursorError, SourceUnavailableError, SourceUnsupportedError,
-                   OSError)
+                   OSError, SyncFenceLostError)  # and a sync whose lock another one took
 
 
 # --- the run ---------------------------------------------------------------------------------
@@ -613,9 +614,9 @@ def run_source(
             raise ValueError(f"{source.kind} keeps state between runs: give its state store")
         store = state
     try:
-        with store.lock(source.name, source.scope):
+        with store.lock(source.name, source.scope) as held:
             return _locked_run(
-                source, pipeline, store, mode=mode, started_by=started_by,
+                source, pipeline, held, mode=mode, started_by=started_by,
                 on_progress=on_progress, run=run, suspects=suspects,
                 deletion_scan=deletion_scan, sync_permissions=sync_permissions,
                 seen_batch=seen_batch, progress_every=progress_every,
@@ -753,15 +754,15 @@ def confirm_source_sweep(
     name, scope = source.name, source.scope
     if not source.capabilities.sweep:
         raise SweepNotHeldError(f"{source.kind} never sweeps; run {held_run_id} holds no sweep")
-    with state.lock(name, scope):
-        st = state.load(name, scope)
+    with state.lock(name, scope) as held_state:
+        st = held_state.load(name, scope)
         held = st.held_sweep
         if not held or str(held.get("run_id")) != str(held_run_id):
             raise SweepNotHeldError(f"no sweep of run {held_run_id} is held for {name} "
                                     f"({scope})")
         run = pipeline.start_run(source.kind, {"confirm_sweep": str(held_run_id),
                                                "scope": scope}, started_by)
-        sync = _SyncRun(source, pipeline=pipeline, state=state, run=run,
+        sync = _SyncRun(source, pipeline=pipeline, state=held_state, run=run,
                         started_by=started_by, on_progress=None, seen_batch=500,
                         progress_every=50)
         sync.phase = "confirmed sweep"
@@ -771,12 +772,11 @@ def confirm_source_sweep(
             sync.give_version_hints()
             for external_id in ids:
                 sync.confirm_and_delete(external_id, "confirmed sweep", listed=True)
+            st.held_sweep = None
+            held_state.save(name, scope, st)
         except _SOURCE_TROUBLE as exc:
             failed = f"{type(exc).__name__}: {exc}"
             sync.error(None, failed)
-        if failed is None:
-            st.held_sweep = None
-            state.save(name, scope, st)
         report = pipeline.finish_run(run, status="failed" if failed else None, error=failed)
         return {**report, "sync": {"mode": "confirm-sweep", "scope": scope,
                                    "held_run_id": str(held_run_id), "held": len(ids),

@@ -2030,6 +2030,17 @@ CREATE TABLE public.source_groups (
     synced boolean DEFAULT false NOT NULL
 );
 
+-- TABLE public sync_fences
+
+CREATE TABLE public.sync_fences (
+    source text NOT NULL,
+    scope text NOT NULL,
+    token bigint NOT NULL,
+    holder text NOT NULL,
+    backend_pid integer NOT NULL,
+    taken_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
 -- TABLE public sync_seen
 
 CREATE TABLE public.sync_seen (
@@ -2337,6 +2348,11 @@ ALTER TABLE ONLY public.source_group_members
 
 ALTER TABLE ONLY public.source_groups
     ADD CONSTRAINT pk_source_groups PRIMARY KEY (source, group_id);
+
+-- CONSTRAINT public sync_fences pk_sync_fences
+
+ALTER TABLE ONLY public.sync_fences
+    ADD CONSTRAINT pk_sync_fences PRIMARY KEY (source, scope);
 
 -- CONSTRAINT public sync_seen pk_sync_seen
 
@@ -3158,6 +3174,11 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.source_group_members TO ewall_
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.source_groups TO ewall_app;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.source_groups TO ewall_writer;
+
+-- ACL public TABLE sync_fences
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.sync_fences TO ewall_app;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.sync_fences TO ewall_writer;
 
 -- ACL public TABLE sync_seen
 

@@ -34,3 +34,27 @@ SELECT pg_try_advisory_lock(:namespace, :key)
 
 -- name: advisory_unlock
 SELECT pg_advisory_unlock(:namespace, :key)
+
+-- The fencing token of a sync (connectors/fence.py): raised by each sync that takes the lock,
+-- read FOR SHARE by each of its state writes, so a taker's raise waits for a write in flight
+-- and a write after the raise sees it.
+
+-- name: take_fence
+INSERT INTO sync_fences (source, scope, token, holder, backend_pid)
+VALUES (:source, :scope, 1, :holder, pg_backend_pid())
+ON CONFLICT (source, scope) DO UPDATE
+SET token = sync_fences.token + 1, holder = EXCLUDED.holder,
+    backend_pid = EXCLUDED.backend_pid, taken_at = now()
+RETURNING token
+
+-- name: fence
+SELECT token, holder, backend_pid, taken_at FROM sync_fences
+WHERE source = :source AND scope = :scope
+FOR SHARE
+
+-- name: holds_advisory_lock
+SELECT EXISTS (
+    SELECT 1 FROM pg_locks
+    WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted
+      AND classid = CAST(:namespace AS oid) AND objid = CAST(:key AS oid) AND objsubid = 2
+)
