@@ -4,6 +4,7 @@ took over from writes no more state; one that nobody took over from takes its lo
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -106,7 +107,8 @@ def test_a_sync_another_took_over_from_writes_no_more_state(
 
 
 def test_a_sync_nobody_took_over_from_takes_its_lock_again(
-    db: DbHandle, imanage_fake: FakeIManage, imanage: ImanageFactory
+    db: DbHandle, imanage_fake: FakeIManage, imanage: ImanageFactory,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     _seed(imanage_fake, 9)
     store = SyncStateStore(db.database)
@@ -122,9 +124,13 @@ def test_a_sync_nobody_took_over_from_takes_its_lock_again(
 
     first = _Interrupted({3: lambda: dropped.append(_drop_lock_connection(db)),
                           5: another_sync})
-    report = _full(imanage({"connector_concurrency": 1}), first, store)
+    with caplog.at_level(logging.WARNING, logger="ewall.connectors.fence"):
+        report = _full(imanage({"connector_concurrency": 1}), first, store)
 
     assert first.at == {}  # both ran
+    assert [r.getMessage() for r in caplog.records if r.name == "ewall.connectors.fence"] == [
+        "the lock of a sync was lost (its connection dropped); taking it again"
+    ]
     assert refused.runs == []
     assert report["status"] != "failed"
     assert report["sync"]["complete"] is True
@@ -160,3 +166,17 @@ def test_a_store_whose_lock_was_taken_over_refuses_every_call(db: DbHandle) -> N
     assert store.seen_ids("nd", "s", "c1") == {"a"}
     assert store.seen_ids("nd", "s", "c2") == {"b"}
     assert _lock_backends(db) == []
+
+
+def test_a_lock_that_stays_is_not_taken_again(
+    db: DbHandle, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = SyncStateStore(db.database)
+    with caplog.at_level(logging.DEBUG, logger="ewall.connectors.fence"), \
+            store.lock("nd", "s") as held:
+        [pid] = _lock_backends(db)
+        for n in range(3):
+            held.save("nd", "s", SyncState(cursor=str(n)))
+        assert _lock_backends(db) == [pid]
+    assert [r for r in caplog.records if r.name == "ewall.connectors.fence"] == []
+    assert store.load("nd", "s").cursor == "2"
