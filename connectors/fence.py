@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 
 from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError
@@ -67,8 +67,12 @@ class SyncLock:
         if not self._lock() or self._conn is None:
             return False
         holder = f"{socket.gethostname()} pid {os.getpid()}"
-        self.token = repository.take_fence(self._conn, self.source, self.scope, holder)
-        self._conn.commit()
+        try:
+            self.token = repository.take_fence(self._conn, self.source, self.scope, holder)
+            self._conn.commit()
+        except BaseException:
+            self.release()  # no token, no lock
+            raise
         return True
 
     def check(self, conn: Connection, source: str, scope: str) -> None:
@@ -93,11 +97,14 @@ class SyncLock:
         if self._conn is None:
             return
         try:
+            self._conn.rollback()  # a failed statement on it must not keep the unlock from it
             repository.advisory_unlock(self._conn, self.namespace, self.key)
             self._conn.commit()
         except DBAPIError:
             log.warning("the lock's connection was lost before the end of the sync; the lock "
                         "went with it", extra={"source": self.source, "scope": self.scope})
+            with suppress(DBAPIError):
+                self._conn.invalidate()  # never back to the pool with a lock its session holds
         finally:
             self._close()
 

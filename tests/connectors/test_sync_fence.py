@@ -180,3 +180,13 @@ def test_a_lock_that_stays_is_not_taken_again(
         assert _lock_backends(db) == [pid]
     assert [r for r in caplog.records if r.name == "ewall.connectors.fence"] == []
     assert store.load("nd", "s").cursor == "2"
+
+
+def test_a_lock_lost_after_the_last_write_ends_the_sync_quietly(db: DbHandle) -> None:
+    store = SyncStateStore(db.database)
+    with store.lock("nd", "s") as held:
+        held.save("nd", "s", SyncState(cursor="last"))
+        _drop_lock_connection(db)  # the release finds its connection gone: nothing to undo
+    with store.lock("nd", "s") as after:
+        assert after.load("nd", "s").cursor == "last"
+    assert _lock_backends(db) == []
