@@ -33,7 +33,22 @@ WITH fence AS MATERIALIZED (
                -- the replica ranked with the query model that is live on the primary now
                AND (CAST(:query_model AS text) IS NULL
                     OR coalesce((SELECT model_id FROM embedding_live WHERE id = 1),
-                                CAST(:query_model AS text)) = CAST(:query_model AS text))) AS ok
+                                CAST(:query_model AS text)) = CAST(:query_model AS text))
+               -- the instant the replica decided access at (its own host's clock) is one the
+               -- primary's clock agrees with: not ahead of it, not more than :within_s behind,
+               -- and no wall's window opens or closes between the two, so that access at it is
+               -- access at the primary's instant now (the version is the same: the same walls)
+               AND CAST(:at AS timestamptz) <= clock_timestamp()
+               AND (CAST(:within_s AS float8) IS NULL
+                    OR CAST(:at AS timestamptz)
+                       >= clock_timestamp() - make_interval(secs => CAST(:within_s AS float8)))
+               AND NOT EXISTS (
+                   SELECT FROM walls w
+                   WHERE w.lifted_at IS NULL
+                     AND ((w.effective_from > CAST(:at AS timestamptz)
+                           AND w.effective_from <= clock_timestamp())
+                          OR (w.effective_until > CAST(:at AS timestamptz)
+                              AND w.effective_until <= clock_timestamp())))) AS ok
 ), access_sets AS (
     INSERT INTO audit_access_sets (set_id, members)
     SELECT DISTINCT ON (s.set_id) s.set_id, s.members
@@ -72,7 +87,9 @@ SELECT :retrieval_id, head.seq, :at, :person_id, :roles, :purpose, :query, :mode
        CAST(:session_id AS text), CAST(:session_matter_id AS text),
        CAST(:session_scope AS text), CAST(:query_model AS text), head.prev_hash, head.hash
 FROM head
-RETURNING seq, hash
+-- appended_at: the database's clock after the chain step (its wait for the head included),
+-- which the caller holds against "at" (app.audit.chain.APPEND_LAG_MAX_S): one clock for both
+RETURNING seq, hash, clock_timestamp() AS appended_at
 
 -- name: access_sets
 SELECT set_id, members FROM audit_access_sets WHERE set_id = ANY(:set_ids)

@@ -37,3 +37,8 @@ SELECT pg_backend_pid() AS pid,
        extract(epoch FROM (SELECT backend_start FROM pg_stat_activity
                            WHERE pid = pg_backend_pid())) AS backend_start,
        coalesce(host(inet_server_addr()) IN ('127.0.0.1', '::1'), true) AS local_address
+
+-- name: now
+-- The database's clock, when this statement began (app/db/clock.py): the one clock every
+-- host shares. Only where no statement the caller already sends can carry it.
+SELECT statement_timestamp()

@@ -18,6 +18,14 @@
 -- name: live_model
 SELECT model_id, model_name, dimension FROM embedding_live WHERE id = 1
 
+-- name: live_model_at
+-- A search's model check, with the instant its access is decided at: the database's clock
+-- when this statement began (app/db/clock.py), after the ACCESS SHARE lock was granted.
+-- One row whether or not a model is live yet.
+SELECT l.model_id, l.model_name, l.dimension, statement_timestamp() AS at
+FROM (SELECT 1) AS one
+LEFT JOIN embedding_live l ON l.id = 1
+
 -- name: live_model_for_share
 -- Ingestion's write transaction: a switch (which updates this row first) waits for it, and
 -- it waits for a switch in progress, then sees the new model.

@@ -12,6 +12,14 @@
 --      ACLs (document-level changes such as a narrowed source permission or a moved
 --      document do not bump policy_version; this catches them too). Row-level security
 --      reads the same sets, set for this transaction by the caller.
+--   3. the instant the replica decided access at (its statement_timestamp(), its own host's
+--      clock) is one the primary's clock agrees with: not ahead of the primary's clock, not
+--      more than the audit's append lag behind it, and no wall's effective window opens or
+--      closes in between. Walls that start or end take effect by the clock, with no write,
+--      so a replica whose clock runs behind would otherwise admit a screened person after
+--      the wall began; with this, access at the replica's instant is access at the
+--      primary's, and the row's "at" keeps the audit's finality argument (sql/audit.sql,
+--      final_before) on one clock.
 -- When the fence fails the chain head is not advanced and the statement returns no row;
 -- the caller rolls back (nothing of this search is left on the primary) and runs the
 -- search again on the primary.
@@ -36,6 +44,11 @@ SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')
 -- name: primary_lsn
 -- The primary's WAL position as text (the grounding gate's zero-staleness check).
 SELECT CAST(pg_current_wal_lsn() AS text)
+
+-- name: primary_lsn_at
+-- The primary's WAL position and its clock, at a grounding request's start (the gate's reads
+-- on a replica are judged at the primary's instant, not the replica host's: app/db/clock.py).
+SELECT CAST(pg_current_wal_lsn() AS text) AS lsn, statement_timestamp() AS at
 
 -- name: replayed_past
 -- Whether this server is a standby that has replayed at least up to :lsn.

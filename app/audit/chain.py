@@ -60,6 +60,9 @@ def chain_hash(prev_hash: str, seq: int, canonical: str) -> str:
 
 
 def now_utc() -> datetime:
+    """This host's clock: for what only this process reads (a label, a file name, a report's
+    time). What decides access, and what the audit orders by, is the database's clock
+    (app.db.clock), the one clock every host shares."""
     return datetime.now(UTC)
 
 
@@ -69,8 +72,11 @@ def now_utc() -> datetime:
 # ended longer ago than FINAL_AFTER_S can no longer arrive, and an export of that window is
 # final (the export says from when: X-Audit-Final-Before); without the bound, a search still
 # running could commit a row with an earlier ``at`` into a window already exported.
+# All three instants are the database's clock: ``at`` (app.db.clock; a replica's, bounded by
+# the fence to the primary's: sql/replica.sql), the append's (audit.append_retrieval returns
+# it) and the export's (audit.final_before), so no host's clock enters the argument.
 APPEND_LAG_MAX_S = 120.0
-FINAL_AFTER_S = APPEND_LAG_MAX_S + 10.0  # and clocks of hosts that disagree a little
+FINAL_AFTER_S = APPEND_LAG_MAX_S + 10.0  # and a commit that follows its check a little late
 
 
 # --- canonical forms, one per chain (they define what the hash covers) ---------------------
@@ -261,14 +267,16 @@ def append_retrieval(
     chain step, which locks the chain head until commit, comes last. ``within_s``: refuse
     (503, the caller rolls back) when the row went in later than that after ``entry.at``,
     the wait for the chain head included (APPEND_LAG_MAX_S, for a search)."""
-    out = repository.insert_retrieval(conn, _retrieval_params(conn, entry, results, None))
+    out = repository.insert_retrieval(
+        conn, _retrieval_params(conn, entry, results, None, within_s)
+    )
     if out is None:  # no chain head to advance (a row a superuser deleted): fail closed
         raise AppError(
             "audit_unavailable",
             "The audit chain has no head to append to, so the search returns nothing.",
             503,
         )
-    _in_time(entry, within_s)
+    _in_time(entry, within_s, out)
     return out
 
 
@@ -281,14 +289,24 @@ def append_fenced_retrieval(
     within_s: float | None = None,
 ) -> Appended | None:
     """``append_retrieval`` gated on the replica fence in the same statement (sql/audit.sql);
-    None when the fence failed: the chain head did not move and the caller must roll back."""
-    out = repository.insert_retrieval(conn, _retrieval_params(conn, entry, results, fence))
-    _in_time(entry, within_s)
+    None when the fence failed: the chain head did not move and the caller must roll back.
+    The fence also holds the replica's ``entry.at`` to the primary's clock (within
+    ``within_s`` behind it, not ahead, no wall boundary between: sql/replica.sql)."""
+    out = repository.insert_retrieval(
+        conn, _retrieval_params(conn, entry, results, fence, within_s)
+    )
+    if out is not None:
+        _in_time(entry, within_s, out)
     return out
 
 
-def _in_time(entry: Retrieval, within_s: float | None) -> None:
-    if within_s is not None and (now_utc() - entry.at).total_seconds() > within_s:
+def _in_time(entry: Retrieval, within_s: float | None, out: Appended) -> None:
+    """Both instants are the database's: ``entry.at`` and the append's own."""
+    if within_s is None:
+        return
+    if out.appended_at is None:  # audit.append_retrieval returns it: never a host's clock
+        raise RuntimeError("the retrieval's append returned no instant")
+    if (out.appended_at - entry.at).total_seconds() > within_s:
         raise AppError(
             "audit_unavailable",
             "The search took too long to be recorded in the audit log, so it returns nothing.",
@@ -301,6 +319,7 @@ def _retrieval_params(
     entry: Retrieval,
     chunks: Sequence[RetrievedChunk],
     fence: Fence | None,
+    within_s: float | None = None,
 ) -> dict[str, Any]:
     # the stored row's form, which the hash and the verifier read (Mapping, like a stored row);
     # shallow: asdict would deep-copy a thousand allowed groups on every search
@@ -339,6 +358,7 @@ def _retrieval_params(
         fenced=fence is not None,
         fence_wall_groups=list(fence.wall_groups) if fence is not None else None,
         fence_source_acl_ids=list(fence.source_acl_ids) if fence is not None else None,
+        within_s=within_s,
     )
     return params
 

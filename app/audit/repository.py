@@ -19,6 +19,8 @@ from app.db import sqlfiles
 class Appended:
     seq: int
     hash: str
+    # a retrieval's: the database's clock after its chain step (audit.append_retrieval)
+    appended_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,7 @@ def insert_retrieval(conn: Connection, params: Mapping[str, Any]) -> Appended | 
     """audit.append_retrieval: the retrieval, its results and access sets, and the chain
     step. None when ``params["fenced"]`` and the replica fence held the chain step back."""
     out = conn.execute(sqlfiles.prepared("audit.append_retrieval"), dict(params)).first()
-    return None if out is None else Appended(int(out.seq), str(out.hash))
+    return None if out is None else Appended(int(out.seq), str(out.hash), out.appended_at)
 
 
 def insert_policy_event(conn: Connection, params: Mapping[str, Any]) -> Appended:

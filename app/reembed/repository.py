@@ -63,6 +63,12 @@ def live_model(conn: Connection) -> LiveModel:
     return _live(conn.execute(sqlfiles.query("reembed.live_model")).one_or_none())
 
 
+def live_model_at(conn: Connection) -> tuple[LiveModel, datetime]:
+    """The live model and the database's clock, in one statement (a search's first read)."""
+    row = conn.execute(sqlfiles.query("reembed.live_model_at")).one()
+    return _live(row), row.at
+
+
 def live_model_for_share(conn: Connection) -> LiveModel:
     return _live(conn.execute(sqlfiles.query("reembed.live_model_for_share")).one_or_none())
 

@@ -35,6 +35,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any
 
 from psycopg import errors as pg_errors
@@ -92,14 +93,18 @@ def awaiting_switch(database: Database, model_id: str, dimension: int) -> bool:
     return run is not None and run.target_model_id == model_id and run.dimension == dimension
 
 
-def check_query_model(conn: Connection, model_id: str) -> None:
+def check_query_model(conn: Connection, model_id: str | None) -> datetime:
     """In a search's transaction, before it reads chunks: the query was encoded with the
-    live model. ACCESS SHARE on chunks first, so a switch is either fully visible or not
-    started (it waits for this transaction)."""
-    repository.lock_chunks_shared(conn)
-    live = repository.live_model(conn)
-    if live.model_id is not None and live.model_id != model_id:
+    live model (``model_id`` None: no encoder, nothing to check). ACCESS SHARE on chunks
+    first, so a switch is either fully visible or not started (it waits for this
+    transaction). Returns the database's clock, read by the same statement: the instant the
+    search decides access at (app/db/clock.py)."""
+    if model_id is not None:
+        repository.lock_chunks_shared(conn)
+    live, at = repository.live_model_at(conn)
+    if model_id is not None and live.model_id is not None and live.model_id != model_id:
         raise model_not_live(model_id, live)
+    return at
 
 
 def check_job_model(conn: Connection, model_id: str) -> None:

@@ -305,7 +305,6 @@ def _find(
     matrix as a replica transaction sees it (None: resolve on the primary)."""
     settings = resources.settings
     resolver = resources.require_resolver()
-    at = chain.now_utc()
     o = overrides or SearchOverrides()
     w_dense, w_sparse = _weights(settings, request.mode)
     if request.mode == "hybrid":
@@ -324,8 +323,8 @@ def _find(
     filters = request.filters or Filters()
     # the query vector must be the live model's (a re-embed may have switched): 503 if not
     query_model = resources.embedder.model_id if resources.embedder is not None else None
-    if query_model is not None:
-        check_query_model(conn, query_model)
+    # and the instant access is decided at: the database's clock (app/db/clock.py)
+    at = check_query_model(conn, query_model)
 
     at_least: int | None = None
     for attempt in range(MAX_POLICY_RETRIES):
