@@ -195,6 +195,17 @@ SELECT version FROM policy_state WHERE id = 1
 SELECT (SELECT version FROM policy_state WHERE id = 1) AS policy_version,
        coalesce((SELECT seq FROM audit_heads WHERE chain = 'policy'), 0) AS policy_seq
 
+-- name: policy_version_at
+-- The version, with the database's clock when this statement began: the instant an access
+-- check of this transaction is decided at (app/db/clock.py), at no round trip of its own.
+SELECT version, statement_timestamp() AS at FROM policy_state WHERE id = 1
+
+-- name: matrix_stamp_at
+-- matrix_stamp, with the database's clock (the instant a read of the matrix is judged at).
+SELECT (SELECT version FROM policy_state WHERE id = 1) AS policy_version,
+       coalesce((SELECT seq FROM audit_heads WHERE chain = 'policy'), 0) AS policy_seq,
+       statement_timestamp() AS at
+
 -- name: policy_version_for_share
 -- The version, locked FOR SHARE until commit: no policy change can commit before this
 -- transaction does (the grounding gate's replica fence).
@@ -204,12 +215,13 @@ SELECT version FROM policy_state WHERE id = 1 FOR SHARE
 -- The version, locked FOR UPDATE until commit: a change that reads the matrix before it
 -- writes (a matrix import) takes this first, so two such changes never decide from the same
 -- state (the second reads what the first committed).
-SELECT version FROM policy_state WHERE id = 1 FOR UPDATE
+-- at: the database's clock when the change began (the instant its wall review judges).
+SELECT version, statement_timestamp() AS at FROM policy_state WHERE id = 1 FOR UPDATE
 
 -- name: bump_policy_version
 -- The UPDATE of the single row also serialises concurrent policy changes.
 UPDATE policy_state SET version = version + 1, updated_at = now() WHERE id = 1
-RETURNING version
+RETURNING version, clock_timestamp() AS at  -- the database's clock, once the row is taken
 
 -- name: set_allowed_sets
 -- The person's allowed sets as transaction-local settings (SET LOCAL semantics, safe under
@@ -302,6 +314,7 @@ INSERT INTO walls (wall_id, kind, title, reason, include_team, effective_from,
                    effective_until, created_by)
 VALUES (:wall_id, :kind, :title, :reason, :include_team, :effective_from, :effective_until,
         :created_by)
+RETURNING created_at  -- the database's clock (now()): the instant the issue is judged at
 
 -- name: insert_protected_matters
 INSERT INTO wall_protected_matters (wall_id, matter_id)
@@ -329,15 +342,24 @@ SELECT wall_id, person_id, role FROM wall_people WHERE wall_id = ANY(CAST(:wall_
 SELECT lifted_at FROM walls WHERE wall_id = :wall_id FOR UPDATE
 
 -- name: lift_wall
-UPDATE walls SET lifted_at = :lifted_at, lifted_by = :lifted_by, lift_reason = :lift_reason
+-- lifted_at is the database's clock (app/db/clock.py), never the API host's
+UPDATE walls SET lifted_at = clock_timestamp(), lifted_by = :lifted_by, lift_reason = :lift_reason
 WHERE wall_id = :wall_id
+RETURNING lifted_at
 
 -- name: wall
+-- active: in force by the database's clock (app/db/clock.py), never an API host's
 SELECT wall_id, kind, title, reason, include_team, effective_from, effective_until,
-       created_by, created_at, lifted_at, lifted_by, lift_reason
+       created_by, created_at, lifted_at, lifted_by, lift_reason,
+       (lifted_at IS NULL
+        AND (effective_from IS NULL OR effective_from <= statement_timestamp())
+        AND (effective_until IS NULL OR statement_timestamp() < effective_until)) AS active
 FROM walls WHERE wall_id = :wall_id
 
 -- name: all_walls
 SELECT wall_id, kind, title, reason, include_team, effective_from, effective_until,
-       created_by, created_at, lifted_at, lifted_by, lift_reason
+       created_by, created_at, lifted_at, lifted_by, lift_reason,
+       (lifted_at IS NULL
+        AND (effective_from IS NULL OR effective_from <= statement_timestamp())
+        AND (effective_until IS NULL OR statement_timestamp() < effective_until)) AS active
 FROM walls ORDER BY created_at, wall_id

@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from sqlalchemy import Connection
 
 from app.audit import service
-from app.audit.chain import GateName, Purpose, now_utc, record_refusal
+from app.audit.chain import GateName, Purpose, record_refusal
 from app.audit.checkpoints import verify_configured
 from app.auth.service import Principal
 from app.db.engine import begin_snapshot
@@ -38,7 +38,7 @@ def _ordered(since: datetime | None, until: datetime | None) -> None:
 def _view(principal: Principal, conn: Connection, resources: Resources) -> MatterView:
     """The caller's view of the matters, read from the cached whole-matrix snapshot."""
     return matter_view(
-        principal, now_utc(), lambda: resources.require_resolver().matrix(conn, resources.database)
+        principal, lambda: resources.require_resolver().matrix_now(conn, resources.database)
     )
 
 

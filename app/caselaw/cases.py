@@ -146,6 +146,7 @@ def confirm_case_in(conn: Connection, ecli: str, actor: str) -> dict[str, Any]:
     moved = repository.set_document_search_state(conn, SOURCE, canonical, new.search_state)
     # A person made a decision searchable again: that belongs in the hash-chained log. It is
     # not an access-policy change, so policy_version is not bumped (no cache needs flushing).
+    version, at = policy.current_version_at(conn)  # with the database's clock
     policy.record_change(
         conn,
         actor=actor,
@@ -154,7 +155,8 @@ def confirm_case_in(conn: Connection, ecli: str, actor: str) -> dict[str, Any]:
         object_id=canonical,
         reason=previous.held_reason,
         details={"from": Status.HELD.value, "to": new.state.value, "chunks_changed": moved},
-        version=policy.current_version(conn),
+        version=version,
+        at=at,
     )
     updated = repository.load_case(conn, canonical, lock=False)
     if updated is None:  # cannot happen: the row is locked by this transaction

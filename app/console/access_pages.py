@@ -7,7 +7,6 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from app.audit.chain import now_utc
 from app.console.pages import (
     render,
     require,
@@ -79,10 +78,11 @@ def access_page(request: Request, person_id: str = "", matter_id: str = "") -> H
     error = None
     status = 200
     resources = get_resources(request)
-    snap = resources.require_resolver().latest_matrix(resources.database)
+    # judged at the database's clock, read with the matrix's stamp (app/db/clock.py)
+    snap, at = resources.require_resolver().latest_matrix_now(resources.database)
     if person_id and matter_id:
         try:
-            explained = wall_service.explain_access(snap, person_id, matter_id, now_utc())
+            explained = wall_service.explain_access(snap, person_id, matter_id, at)
         except AppError as exc:
             error, status = exc.message, exc.status
     elif person_id or matter_id:

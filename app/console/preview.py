@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.audit.chain import now_utc
 from app.console import repository
+from app.db.clock import db_now
 from app.db.engine import Database
 from app.walls import exposure, service
 from app.walls.graph import MatrixSnapshot
@@ -102,8 +102,8 @@ def preview_wall(
     (unknown people, matters or clients; a wall that protects nothing; a bad window)."""
     with database.transaction() as conn:
         service.check_wall(conn, body)  # the issuing rules themselves, not a copy
+        now = db_now(conn)  # the database's clock, as issuing would judge (app/db/clock.py)
     snap = read_snapshot(database)
-    now = now_utc()
     impact = exposure.wall_impact(snap, body, now, PREVIEW_WALL_ID)
     may_see = exposure.matter_view(caller_roles, caller_id, snap, now)
     covered = [m for m in impact.covered if may_see is None or may_see(m)]

@@ -13,7 +13,6 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 
 from app.audit import service as audit_service
-from app.audit.chain import now_utc
 from app.console import repository
 from app.console.pages import (
     PageRefused,
@@ -24,6 +23,7 @@ from app.console.pages import (
 )
 from app.console.preview import WallPreview, preview_wall
 from app.console.sessions import ConsoleSession
+from app.db.clock import db_now
 from app.deps import PolicyTurn, WallsTurn, get_resources
 from app.errors import AppError
 from app.resources import Resources
@@ -69,9 +69,9 @@ def _matches(wall: WallOut, needle: str) -> bool:
 def walls_page(request: Request, state: str = "", q: str = "", kind: str = "") -> HTMLResponse:
     session = require(request, "conflicts", "compliance")
     resources = get_resources(request)
-    now = now_utc()
     with resources.database.transaction() as conn:
         walls = wall_service.list_walls(conn, None)
+        now = db_now(conn)  # the database's clock, which judged each wall (app/db/clock.py)
     rows = [(w, wall_state(w, now)) for w in walls]
     counts = {s: sum(1 for _, st in rows if st == s) for s in STATES}
     if state in STATES:
@@ -333,7 +333,7 @@ def _wall_page(
         )["items"]
         covered = wall.covered_matters or []
         pending = repository.retag_progress(conn, covered)
-        snap = resources.require_resolver().matrix(conn, resources.database)
+        snap, now = resources.require_resolver().matrix_now(conn, resources.database)
         exposed = (
             exposure.wall_report(
                 conn,
@@ -342,7 +342,7 @@ def _wall_page(
                 roles=session.roles,
                 person_id=session.person_id,
                 lookback_days=resources.settings.exposure_lookback_days,
-                now=now_utc(),
+                now=now,
             )
             if wall_id in snap.walls
             else None  # issued after the snapshot was read: the next refresh has it
@@ -361,7 +361,7 @@ def _wall_page(
         session,
         status,
         wall=wall,
-        state=wall_state(wall, now_utc()),
+        state=wall_state(wall, now),
         history=list(reversed(history)),
         covered=covered,
         progress=progress,

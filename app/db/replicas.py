@@ -32,6 +32,7 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
@@ -67,6 +68,20 @@ _TCP_DEFAULTS = (
 def primary_lsn(conn: Connection) -> str:
     """The primary's current WAL position (text form)."""
     return str(conn.execute(sqlfiles.query("replica.primary_lsn")).scalar_one())
+
+
+@dataclass(frozen=True)
+class PrimaryStart:
+    """The primary's WAL position and clock, read in one statement."""
+
+    lsn: str
+    at: datetime
+
+
+def primary_lsn_at(conn: Connection) -> PrimaryStart:
+    """The primary's WAL position (text form) and its clock (app/db/clock.py)."""
+    row = conn.execute(sqlfiles.query("replica.primary_lsn_at")).one()
+    return PrimaryStart(str(row.lsn), row.at)
 
 
 def replayed_past(conn: Connection, lsn: str) -> bool:

@@ -37,8 +37,7 @@ from sqlalchemy import Connection
 from app.audit.chain import now_utc
 from app.evaluation import repository as repo
 from app.evaluation.repository import Judgement, QueryIn, TargetKind
-from app.walls.access import Access, access_for, apply, visible_chunks
-from app.walls.policy import current_version
+from app.walls.access import Access, apply, current_access, visible_chunks
 
 if TYPE_CHECKING:
     from app.db.engine import Database
@@ -190,8 +189,8 @@ def access_now(
 ) -> Access:
     """The person's access at this instant. The resolver caches the matrix snapshot until it
     is told a newer policy exists, so it is told: a wall raised a second ago counts."""
-    resolution = resolver.resolve(database, person_id, now_utc(), current_version(conn))
-    return access_for(conn, resolution)
+    # at the database's clock, read with the policy version (app/db/clock.py)
+    return current_access(conn, resolver, database, person_id)
 
 
 def visible_targets(

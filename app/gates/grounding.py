@@ -17,7 +17,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -105,21 +105,22 @@ def read_support(
     resources: Resources,
     person_id: str,
     retrieval_id: uuid.UUID,
-    snapshot: MatrixSnapshot | None = None,
+    snapshot: tuple[MatrixSnapshot, datetime] | None = None,
 ) -> Support:
     """The audit row and results of the retrieval, the person's access now, and the chunks
     among the results that access still shows. With ``snapshot`` (read in this very
-    transaction, as on a replica) the person is resolved with it; otherwise with the
-    resolver's snapshot at least as new as the policy this transaction sees."""
+    transaction, as on a replica, with the primary's instant to judge it at) the person is
+    resolved with it; otherwise with the resolver's snapshot at least as new as the policy
+    this transaction sees, at the database's clock."""
     audited = returned_chunks(conn, retrieval_id, person_id)
     if not audited:
-        version = snapshot.version if snapshot is not None else policy.current_version(conn)
+        version = snapshot[0].version if snapshot is not None else policy.current_version(conn)
         return Support([], 0, version)
     if snapshot is None:
         access = current_access(conn, resources.require_resolver(), resources.database, person_id)
     else:
         resolution = resources.require_resolver().resolve_with(
-            snapshot, person_id, datetime.now(UTC)
+            snapshot[0], person_id, snapshot[1]
         )
         access = access_for(conn, resolution)
     ranks = {chunk_id: rank for rank, chunk_id in enumerate(audited, start=1)}

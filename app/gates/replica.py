@@ -11,7 +11,9 @@ everything the primary had committed when the request started:
 2. on the replica, a statement run BEFORE the read transaction checks that
    ``pg_last_wal_replay_lsn()`` is at or past it (a snapshot taken later holds all of it);
 3. the reads run in ONE read-only repeatable-read transaction there, resolving the person
-   with the replica's own policy version (the matrix snapshot read in that transaction);
+   with the replica's own policy version (the matrix snapshot read in that transaction), at
+   the primary's clock read with the position in step 1 (never the replica host's: a wall
+   starts or ends by the clock, and the replica's may run behind or ahead);
 4. fence: on the primary, in the transaction that writes the gate event, the policy version
    is read ``FOR SHARE`` (no wall can commit until the event has) and must still be the
    one the replica read; otherwise the reads are redone on the primary.
@@ -32,7 +34,7 @@ from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError
 
 from app.db.engine import begin_snapshot
-from app.db.replicas import Replica, primary_lsn, replayed_past
+from app.db.replicas import PrimaryStart, Replica, primary_lsn_at, replayed_past
 from app.gates.grounding import GroundingResult, Support, check_grounding, read_support
 from app.resources import Resources
 from app.search.replica import PRIMARY, replica_snapshot
@@ -52,18 +54,19 @@ def _count(resources: Resources, replica: str, outcome: str) -> None:
 
 
 def _read_on_replica(
-    replica: Replica, resources: Resources, person_id: str, rid: uuid.UUID, lsn: str
+    replica: Replica, resources: Resources, person_id: str, rid: uuid.UUID, start: PrimaryStart
 ) -> Support:
     conn = replica.database.engine.connect()
     try:
-        replayed = replayed_past(conn, lsn)
+        replayed = replayed_past(conn, start.lsn)
         conn.commit()  # that check's snapshot ends here; the read snapshot starts after it
         if not replayed:
             raise _Behind
         begin_snapshot(conn)
         version = policy.current_version(conn)  # the transaction's snapshot starts here
         snap = replica_snapshot(resources, conn, version)
-        return read_support(conn, resources, person_id, rid, snapshot=snap)
+        # judged at the primary's clock at the request's start, not this replica host's
+        return read_support(conn, resources, person_id, rid, snapshot=(snap, start.at))
     finally:
         try:
             conn.close()  # ends the read-only transaction
@@ -71,9 +74,10 @@ def _read_on_replica(
             log.debug("closing a replica connection failed", exc_info=True)
 
 
-def request_start(conn: Connection, resources: Resources) -> str | None:
-    """The primary's WAL position now, where replicas may serve the gate's reads (step 1)."""
-    return primary_lsn(conn) if resources.replicas else None
+def request_start(conn: Connection, resources: Resources) -> PrimaryStart | None:
+    """The primary's WAL position now, where replicas may serve the gate's reads (step 1),
+    and its clock: the instant the reads on a replica decide access at."""
+    return primary_lsn_at(conn) if resources.replicas else None
 
 
 def routed_grounding(
@@ -82,17 +86,17 @@ def routed_grounding(
     person_id: str,
     retrieval_id: str | uuid.UUID,
     sentences: Sequence[str],
-    start_lsn: str | None = None,
+    start: PrimaryStart | None = None,
 ) -> tuple[GroundingResult, str]:
     """Check grounding with the reads on a healthy, caught-up replica when there is one;
     ``conn`` is the request's primary transaction (the gate event is written on it after
-    this returns; the fence's share lock on policy_state holds until then), ``start_lsn``
-    its WAL position at the request's start (`request_start`). Returns the result and who
+    this returns; the fence's share lock on policy_state holds until then), ``start``
+    its WAL position and clock at the request's start (`request_start`). Returns the result and who
     served the reads (a replica's name or "primary")."""
     replicas = resources.replicas
     replica = replicas.choose() if replicas else None
     if replica is not None:
-        lsn = start_lsn if start_lsn is not None else primary_lsn(conn)  # before any read
+        begun = start if start is not None else primary_lsn_at(conn)  # before any read
         outcome = "served"
         try:
             result = check_grounding(
@@ -101,7 +105,7 @@ def routed_grounding(
                 person_id,
                 retrieval_id,
                 sentences,
-                read=lambda rid: _read_on_replica(replica, resources, person_id, rid, lsn),
+                read=lambda rid: _read_on_replica(replica, resources, person_id, rid, begun),
             )
         except _Behind:
             outcome = "behind"

@@ -316,8 +316,8 @@ def check_session(
     everyone = principal.has_any("compliance")
     request = {"session_id": body.session_id, "scope": "all" if everyone else "own"}
     resolver = resources.require_resolver()
-    snap = resolver.matrix(conn, resources.database)
-    at = now_utc()
+    # judged at the database's clock, read with the matrix's stamp (app/db/clock.py)
+    snap, at = resolver.matrix_now(conn, resources.database)
     try:
         finding = assess(
             conn,
@@ -341,7 +341,7 @@ def check_session(
             outcome={"refused": {"status": exc.status, "code": exc.code}},
         )
         return JSONResponse(envelope(exc.code, exc.message, exc.details), status_code=exc.status)
-    answer = answer_for(finding, snap, matter_view(principal, at, lambda: snap), at)
+    answer = answer_for(finding, snap, matter_view(principal, lambda: (snap, at)), at)
     append_gate_event(
         conn,
         person_id=principal.person_id,

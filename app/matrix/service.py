@@ -19,7 +19,6 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy import Connection
 
-from app.audit.chain import now_utc
 from app.errors import AppError, Conflict, Unprocessable
 from app.matrix import repository as repo
 from app.matrix import review as walled
@@ -162,7 +161,8 @@ def apply_matrix(
     # one matrix write at a time: the checks, the diff and the wall review below read the
     # matrix, and a second write deciding from the same state would write the same rows
     # (a unique violation) or be reviewed without the first's change
-    policy.lock_for_change(conn)
+    # (and the instant its wall review judges at: the database's clock, not this host's)
+    _, began = policy.lock_for_change_at(conn)
     # nothing is written before every reference check has passed
     known_people = _check_team_members(conn, people, matters)
     known_clients = _check_client_references(conn, clients, matters)
@@ -207,7 +207,7 @@ def apply_matrix(
             alias_people=plan.alias_changes,
             activated=plan.activated,
             groups=[f"{source}:group:{group_id}" for source, group_id in plan.group_changes],
-            now=now_utc(),
+            now=began,
             lookback_days=lookback_days,
         )
         if review.gains and not may_widen_walls:
@@ -560,7 +560,7 @@ def _record(
     counts = plan.counts()
     if not plan.events:
         return MatrixResult(policy.current_version(conn), False, counts)
-    version = policy.bump(conn) if plan.relevant else policy.current_version(conn)
+    version, at = policy.bump_at(conn) if plan.relevant else policy.current_version_at(conn)
     affected = set(plan.affected_matters)
     if plan.reparented:
         affected.update(groups.matters_under_clients(conn, plan.reparented))
@@ -580,6 +580,7 @@ def _record(
             **extra,
         },
         version=version,
+        at=at,
     )
     return MatrixResult(version, True, counts)
 

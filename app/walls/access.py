@@ -9,7 +9,7 @@ query that forgot the predicate sees nothing else. Nothing else queries chunks f
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import Connection
 
@@ -40,9 +40,10 @@ def current_access(
     person_id: str,
     at: datetime | None = None,
 ) -> Access:
-    """Access as of the policy this transaction sees (never a stale cached snapshot)."""
-    version = repository.policy_version(conn)
-    resolution = resolver.resolve(database, person_id, at or datetime.now(UTC), at_least=version)
+    """Access as of the policy this transaction sees (never a stale cached snapshot), at
+    ``at`` or else at the database's clock, read with that policy version (app/db/clock.py)."""
+    version, now = repository.policy_version_at(conn)
+    resolution = resolver.resolve(database, person_id, at or now, at_least=version)
     return access_for(conn, resolution)
 
 

@@ -8,11 +8,13 @@ single policy_state row also serialises concurrent policy changes.
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection
 
 from app.audit import chain
+from app.db.clock import db_now
 from app.walls import repository
 
 
@@ -32,8 +34,24 @@ def lock_for_change(conn: Connection) -> int:
     return repository.policy_version_for_update(conn)
 
 
+def lock_for_change_at(conn: Connection) -> tuple[int, datetime]:
+    """``lock_for_change``, and the database's clock when the change began."""
+    return repository.policy_version_for_update_at(conn)
+
+
 def bump(conn: Connection) -> int:
+    return repository.bump_policy_version(conn)[0]
+
+
+def bump_at(conn: Connection) -> tuple[int, datetime]:
+    """Bump; the new version and the database's clock once the bump took the row (the
+    instant the change's policy event records: app/db/clock.py)."""
     return repository.bump_policy_version(conn)
+
+
+def current_version_at(conn: Connection) -> tuple[int, datetime]:
+    """The policy version this transaction sees, and the database's clock."""
+    return repository.policy_version_at(conn)
 
 
 def record_change(
@@ -46,16 +64,22 @@ def record_change(
     details: dict[str, Any],
     reason: str | None = None,
     version: int | None = None,
+    at: datetime | None = None,
 ) -> int:
     """Log the change under ``version``, bumping policy_version first when none is given
-    (a bulk import bumps once and logs each object under the same version)."""
+    (a bulk import bumps once and logs each object under the same version). ``at``: the
+    instant the event records, the database's clock as the caller read it with the version
+    (``bump_at``, ``current_version_at``); read here when not given. Never the API host's
+    clock: a wall issued "now" by one host is judged by every other host's searches."""
     if version is None:
-        version = bump(conn)
+        version, at = bump_at(conn)
+    elif at is None:
+        at = db_now(conn)
     chain.append_policy_event(
         conn,
         {
             "event_id": uuid.uuid4(),
-            "at": chain.now_utc(),
+            "at": at,
             "actor": actor,
             "action": action,
             "object_type": object_type,

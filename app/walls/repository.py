@@ -43,6 +43,7 @@ class WallRow(NewWall):
     lifted_at: datetime | None
     lifted_by: str | None
     lift_reason: str | None
+    active: bool  # in force by the database's clock when read (sql/walls.sql)
 
 
 # --- policy version and the RLS settings ---------------------------------------------------
@@ -51,6 +52,18 @@ class WallRow(NewWall):
 def policy_version(conn: Connection) -> int:
     """The policy version this transaction sees."""
     return int(conn.execute(sqlfiles.query("walls.policy_version")).scalar_one())
+
+
+def policy_version_at(conn: Connection) -> tuple[int, datetime]:
+    """The policy version this transaction sees, and the database's clock (app/db/clock.py)."""
+    row = conn.execute(sqlfiles.query("walls.policy_version_at")).one()
+    return int(row.version), row.at
+
+
+def matrix_stamp_at(conn: Connection) -> tuple[tuple[int, int], datetime]:
+    """``matrix_stamp`` and the database's clock, in one statement."""
+    row = conn.execute(sqlfiles.query("walls.matrix_stamp_at")).one()
+    return (int(row.policy_version), int(row.policy_seq)), row.at
 
 
 def matrix_stamp(conn: Connection) -> tuple[int, int]:
@@ -66,11 +79,19 @@ def policy_version_for_share(conn: Connection) -> int:
 
 def policy_version_for_update(conn: Connection) -> int:
     """The policy version, locked until commit: other policy changes wait for this one."""
-    return int(conn.execute(sqlfiles.query("walls.policy_version_for_update")).scalar_one())
+    return policy_version_for_update_at(conn)[0]
 
 
-def bump_policy_version(conn: Connection) -> int:
-    return int(conn.execute(sqlfiles.query("walls.bump_policy_version")).scalar_one())
+def policy_version_for_update_at(conn: Connection) -> tuple[int, datetime]:
+    """``policy_version_for_update`` and the database's clock when the statement began."""
+    row = conn.execute(sqlfiles.query("walls.policy_version_for_update")).one()
+    return int(row.version), row.at
+
+
+def bump_policy_version(conn: Connection) -> tuple[int, datetime]:
+    """The new version, and the database's clock once the bump took the row."""
+    row = conn.execute(sqlfiles.query("walls.bump_policy_version")).one()
+    return int(row.version), row.at
 
 
 def allowed_source_acls(
@@ -264,8 +285,12 @@ def known_ids(conn: Connection, what: str, ids: Sequence[str]) -> set[str]:
     return {str(r[0]) for r in conn.execute(sqlfiles.query(block), {"ids": list(ids)})}
 
 
-def insert_wall(conn: Connection, wall: NewWall) -> None:
-    conn.execute(sqlfiles.query("walls.insert_wall"), dict(wall.__dict__))
+def insert_wall(conn: Connection, wall: NewWall) -> datetime:
+    """Insert the wall; returns its created_at (the database's clock)."""
+    created: datetime = conn.execute(
+        sqlfiles.query("walls.insert_wall"), dict(wall.__dict__)
+    ).scalar_one()
+    return created
 
 
 def insert_protected(
@@ -325,13 +350,13 @@ def lock_wall(conn: Connection, wall_id: str) -> LockedWall | None:
     return None if row is None else LockedWall(row.lifted_at)
 
 
-def lift_wall(
-    conn: Connection, wall_id: str, *, lifted_at: datetime, lifted_by: str, reason: str
-) -> None:
-    conn.execute(
+def lift_wall(conn: Connection, wall_id: str, *, lifted_by: str, reason: str) -> datetime:
+    """Lift the wall; returns its lifted_at (the database's clock)."""
+    lifted: datetime = conn.execute(
         sqlfiles.query("walls.lift_wall"),
-        {"wall_id": wall_id, "lifted_at": lifted_at, "lifted_by": lifted_by, "lift_reason": reason},
-    )
+        {"wall_id": wall_id, "lifted_by": lifted_by, "lift_reason": reason},
+    ).scalar_one()
+    return lifted
 
 
 def wall(conn: Connection, wall_id: str) -> WallRow | None:

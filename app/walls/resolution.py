@@ -168,6 +168,14 @@ class AccessResolver:
             return _read_stamped(database.side_engine, full=True)[1]
         return self._matrix_at(repository.matrix_stamp(conn), database)
 
+    def matrix_now(self, conn: Connection, database: Database) -> tuple[MatrixSnapshot, datetime]:
+        """``matrix`` and the instant to judge it at: the database's clock, read with the
+        stamp (app/db/clock.py), never this host's."""
+        stamp, at = repository.matrix_stamp_at(conn)
+        if not self.use_cache:
+            return _read_stamped(database.side_engine, full=True)[1], at
+        return self._matrix_at(stamp, database), at
+
     def latest_matrix(self, database: Database) -> MatrixSnapshot:
         """``matrix`` for a caller that holds no connection: the stamp is read on a short
         connection of the pool, given back before any reload. Reading the whole matrix per
@@ -177,6 +185,14 @@ class AccessResolver:
         with database.engine.connect() as conn:
             stamp = repository.matrix_stamp(conn)
         return self._matrix_at(stamp, database)
+
+    def latest_matrix_now(self, database: Database) -> tuple[MatrixSnapshot, datetime]:
+        """``latest_matrix`` and the database's clock, read with the stamp."""
+        with database.engine.connect() as conn:
+            stamp, at = repository.matrix_stamp_at(conn)
+        if not self.use_cache:
+            return _read_stamped(database.side_engine, full=True)[1], at
+        return self._matrix_at(stamp, database), at
 
     def _matrix_at(self, stamp: tuple[int, int], database: Database) -> MatrixSnapshot:
         with self._lock:

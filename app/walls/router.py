@@ -6,7 +6,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
 
-from app.audit.chain import now_utc
 from app.auth.service import Principal
 from app.deps import (
     Conflicts,
@@ -47,8 +46,8 @@ def preview_wall(
     service.check_wall(conn, body)
     # this request holds a connection of the pool: the matrix comes from the resolver's
     # cache, reloaded on the side engine
-    snap = resources.require_resolver().matrix(conn, resources.database)
-    now = now_utc()
+    # judged at the database's clock, read with the matrix's stamp (app/db/clock.py)
+    snap, now = resources.require_resolver().matrix_now(conn, resources.database)
     return exposure.preview(
         conn,
         resources.database,
@@ -71,7 +70,7 @@ def wall_exposure(
 ) -> dict[str, Any]:
     """Who retrieved chunks of the matters this wall protects within the lookback and is
     screened (or no longer admitted) by it."""
-    snap = resources.require_resolver().matrix(conn, resources.database)
+    snap, now = resources.require_resolver().matrix_now(conn, resources.database)
     if wall_id not in snap.walls:
         raise NotFound("Wall", wall_id)
     return exposure.wall_report(
@@ -81,7 +80,7 @@ def wall_exposure(
         roles=principal.roles,
         person_id=principal.person_id,
         lookback_days=lookback_days or resources.settings.exposure_lookback_days,
-        now=now_utc(),
+        now=now,
     )
 
 
@@ -117,8 +116,9 @@ def person_access(
     principal: AccessReader,
     resources: ResourcesDep,
 ) -> dict[str, Any]:
-    snap = resources.require_resolver().latest_matrix(resources.database)
-    explained = service.explain_access(snap, person_id, matter_id, now_utc())
+    # judged at the database's clock, read with the matrix's stamp (app/db/clock.py)
+    snap, at = resources.require_resolver().latest_matrix_now(resources.database)
+    explained = service.explain_access(snap, person_id, matter_id, at)
     with resources.database.transaction() as conn:
         # a matter whose chunks still carry their old wall group is hidden from everyone
         # (searches find none of it) until the worker has moved them: say so beside the

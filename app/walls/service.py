@@ -8,7 +8,6 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from app.audit.chain import now_utc
 from app.errors import Conflict, NotFound, Unprocessable
 from app.walls import exposure, groups, policy, repository
 from app.walls.graph import MatrixSnapshot
@@ -80,7 +79,7 @@ def issue_wall(
 ) -> tuple[str, int]:
     check_wall(conn, body)
     wall_id = f"W-{uuid.uuid4().hex[:12]}"
-    repository.insert_wall(
+    created_at = repository.insert_wall(
         conn,
         NewWall(
             wall_id=wall_id,
@@ -106,7 +105,7 @@ def issue_wall(
         conn,
         wall_id,
         _covered(conn, wall_id),
-        now=now_utc(),
+        now=created_at,  # the database's clock, not this host's
         lookback_days=lookback_days,
         snapshot=lambda: load_snapshot(conn, full=False),
     )
@@ -148,7 +147,7 @@ def _regroup_and_record(
 ) -> int:
     """A wall was issued or lifted: bump the policy, move the matters it covers to their new
     groups (queuing re-tags) and log the change, all in the caller's transaction."""
-    version = policy.bump(conn)
+    version, at = policy.bump_at(conn)
     covered = _covered(conn, wall_id)
     changed = groups.recompute(conn, covered, version)
     policy.record_change(
@@ -160,6 +159,7 @@ def _regroup_and_record(
         reason=reason,
         details={**details, "covered_matters": len(covered), "regrouped_matters": len(changed)},
         version=version,
+        at=at,
     )
     return version
 
@@ -174,8 +174,8 @@ def lift_wall(conn: Connection, wall_id: str, body: LiftIn, actor: str) -> tuple
             f"Wall {wall_id!r} was already lifted at {row.lifted_at.isoformat()}.",
             {"wall_id": wall_id},
         )
-    lifted_at = now_utc()
-    repository.lift_wall(conn, wall_id, lifted_at=lifted_at, lifted_by=actor, reason=body.reason)
+    # the database's clock, like the instant every search judges the wall at
+    lifted_at = repository.lift_wall(conn, wall_id, lifted_by=actor, reason=body.reason)
     version = _regroup_and_record(
         conn, wall_id, actor=actor, action="wall.lifted", reason=body.reason, details={}
     )
@@ -198,36 +198,28 @@ def _wall_out(
         pc[wall_id].append(client_id)
     for wall_id, person_id, role in repository.wall_people(conn, ids):
         (scr if role == "screened" else alw)[wall_id].append(person_id)
-    now = now_utc()
-    out = []
-    for r in rows:
-        active = (
-            r.lifted_at is None
-            and (r.effective_from is None or r.effective_from <= now)
-            and (r.effective_until is None or now < r.effective_until)
+    return [
+        WallOut(
+            wall_id=r.wall_id,
+            kind=r.kind,
+            title=r.title,
+            reason=r.reason,
+            protects=Protects(matters=sorted(pm[r.wall_id]), clients=sorted(pc[r.wall_id])),
+            screened=sorted(scr[r.wall_id]),
+            allowed=sorted(alw[r.wall_id]),
+            include_team=r.include_team,
+            effective_from=r.effective_from,
+            effective_until=r.effective_until,
+            created_by=r.created_by,
+            created_at=r.created_at,
+            lifted_at=r.lifted_at,
+            lifted_by=r.lifted_by,
+            lift_reason=r.lift_reason,
+            active=r.active,  # judged by the database's clock (sql/walls.sql)
+            covered_matters=_covered(conn, r.wall_id) if with_coverage else None,
         )
-        out.append(
-            WallOut(
-                wall_id=r.wall_id,
-                kind=r.kind,
-                title=r.title,
-                reason=r.reason,
-                protects=Protects(matters=sorted(pm[r.wall_id]), clients=sorted(pc[r.wall_id])),
-                screened=sorted(scr[r.wall_id]),
-                allowed=sorted(alw[r.wall_id]),
-                include_team=r.include_team,
-                effective_from=r.effective_from,
-                effective_until=r.effective_until,
-                created_by=r.created_by,
-                created_at=r.created_at,
-                lifted_at=r.lifted_at,
-                lifted_by=r.lifted_by,
-                lift_reason=r.lift_reason,
-                active=active,
-                covered_matters=_covered(conn, r.wall_id) if with_coverage else None,
-            )
-        )
-    return out
+        for r in rows
+    ]
 
 
 def get_wall(conn: Connection, wall_id: str) -> WallOut:

@@ -41,12 +41,13 @@ class MatterView:
 
 
 def matter_view(
-    principal: Principal, at: datetime, snapshot: Callable[[], MatrixSnapshot]
+    principal: Principal, snapshot: Callable[[], tuple[MatrixSnapshot, datetime]]
 ) -> MatterView:
-    """The view of ``principal`` at ``at``; ``snapshot`` is read only for a narrow view."""
+    """The view of ``principal``; ``snapshot`` gives the matrix and the instant to judge it
+    at (the database's clock: app/db/clock.py), read only for a narrow view."""
     if principal.has_any(*FULL_VIEW_ROLES):
         return MatterView(_everything, None)
-    snap = snapshot()
+    snap, at = snapshot()
     person_id = principal.person_id
 
     def may_see(matter_id: str) -> bool:

@@ -540,10 +540,11 @@ def ground_still(
     done = Grounded()
     charge = PersonLimiter.spend
 
-    def spied_start(conn: Any, resources: Any) -> str | None:
+    def spied_start(conn: Any, resources: Any) -> Any:
         done.events.append("position")
-        done.taken.append(str(request_start(conn, resources)))
-        return done.taken[-1]
+        start = request_start(conn, resources)
+        done.taken.append(start.lsn if start is not None else "None")
+        return start
 
     def spied_charge(limiter: PersonLimiter, *args: Any) -> None:
         done.events.append("charge")

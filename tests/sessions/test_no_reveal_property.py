@@ -159,7 +159,7 @@ def test_gate_answers_and_exposure_name_only_matters_the_caller_may_see(
     assert named == refused
     # ... and the caller's answer names no matter they may not see, whoever asks
     lawyer = Principal(caller, frozenset({"lawyer"}))
-    answer = answer_for(finding, snap, matter_view(lawyer, NOW, lambda: snap), NOW)
+    answer = answer_for(finding, snap, matter_view(lawyer, lambda: (snap, NOW)), NOW)
     assert answer["status"] == finding.status
     assert len(answer["reasons"]) <= len(finding.reasons)
     for reason in answer["reasons"]:
