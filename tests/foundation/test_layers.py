@@ -21,7 +21,7 @@ PACKAGES = ("app", "connectors")
 # Database plumbing: connections, the embedded server, migrations, the SQL loader.
 PLUMBING = {"app/db/engine.py", "app/db/embedded.py", "app/db/migrate.py", "app/db/sqlfiles.py",
             "app/db/replicas.py", "app/db/runtime.py", "app/db/snapshot.py",
-            "app/db/backend_priority.py", "app/db/function_sources.py"}
+            "app/db/backend_priority.py", "app/db/function_sources.py", "app/db/clock.py"}
 
 # Calls that run SQL on a connection or build a statement.
 RUNS_SQL = {"execute", "exec_driver_sql", "scalar", "scalars", "executemany"}
