@@ -111,6 +111,23 @@ def test_a_wall_ending_by_the_databases_clock_screens_on_a_host_running_ahead(
     _assert_screened(firm, wall)
 
 
+def test_the_gates_judge_a_wall_begun_by_the_databases_clock_on_a_host_running_behind(
+    firm: Firm, client: TestClient, auth: Tokens, host_clock: Callable[[timedelta], None]
+) -> None:
+    """The grounding gate (the person's access now) and the session gate (is everything the
+    session read still visible) judge by the database's clock too."""
+    found = firm.search(SCREENED, "octrooiaanvraag", session_id="run-1")
+    assert {r["matter_id"] for r in found["results"]} == {"M-1"}
+    host_clock(-SKEW)
+    _screen(firm, effective_from=(_db_now(client) - SKEW / 2).isoformat())
+    lawyer = auth(SCREENED, "lawyer")
+    grounded = ok(client.post("/v1/gates/grounding", headers=lawyer,
+                              json={"retrieval_id": found["retrieval_id"], "answer": TEXT}))  # fmt: skip
+    assert [s["supported"] for s in grounded["sentences"]] == [False]
+    session = ok(client.post("/v1/gates/session", json={"session_id": "run-1"}, headers=lawyer))
+    assert session["status"] == "tainted", session
+
+
 def test_the_search_audit_lifts_and_policy_events_carry_the_databases_instant(
     firm: Firm, client: TestClient, auth: Tokens, host_clock: Callable[[timedelta], None]
 ) -> None:
