@@ -157,14 +157,41 @@ FROM audit_retrievals r
 LEFT JOIN audit_retrieval_results x USING (retrieval_id)
 ORDER BY r.seq, x.rank, x.sub_rank
 
+-- name: retrieval_rows_with_results_after
+-- The same for the retrievals after :after_seq only: the console banner's check from the
+-- position a full verification reached (app.audit.chain.verify_chain_after).
+SELECT r.*, x.rank AS x_rank, x.sub_rank AS x_sub_rank, x.chunk_id AS x_chunk_id,
+       x.matter_id AS x_matter_id, x.content_sha256 AS x_content_sha256, x.score AS x_score
+FROM audit_retrievals r
+LEFT JOIN audit_retrieval_results x USING (retrieval_id)
+WHERE r.seq > :after_seq
+ORDER BY r.seq, x.rank, x.sub_rank
+
 -- name: policy_event_rows
 SELECT * FROM policy_events ORDER BY seq
+
+-- name: policy_event_rows_after
+SELECT * FROM policy_events WHERE seq > :after_seq ORDER BY seq
 
 -- name: gate_event_rows
 SELECT * FROM gate_events ORDER BY seq
 
+-- name: gate_event_rows_after
+SELECT * FROM gate_events WHERE seq > :after_seq ORDER BY seq
+
 -- name: all_access_sets
 SELECT set_id, members FROM audit_access_sets ORDER BY set_id
+
+-- name: all_access_sets_after
+-- The sets that the retrievals after :after_seq name (a set they name that is gone is
+-- first_retrieval_missing_set_after's to find).
+SELECT s.set_id, s.members FROM audit_access_sets AS s
+WHERE s.set_id IN (SELECT r.allowed_wall_groups_set FROM audit_retrievals AS r
+                   WHERE r.seq > :after_seq
+                   UNION
+                   SELECT r.source_principals_set FROM audit_retrievals AS r
+                   WHERE r.seq > :after_seq)
+ORDER BY s.set_id
 
 -- name: first_retrieval_missing_set
 -- The first retrieval whose access set (the evidence of what its person was allowed) is gone:
@@ -173,6 +200,16 @@ SELECT min(r.seq) FROM audit_retrievals AS r
 WHERE NOT EXISTS (SELECT 1 FROM audit_access_sets AS s WHERE s.set_id = r.allowed_wall_groups_set)
    OR NOT EXISTS (SELECT 1 FROM audit_access_sets AS s WHERE s.set_id = r.source_principals_set)
 
+-- name: first_retrieval_missing_set_after
+SELECT min(r.seq) FROM audit_retrievals AS r
+WHERE r.seq > :after_seq
+  AND (NOT EXISTS (SELECT 1 FROM audit_access_sets AS s
+                   WHERE s.set_id = r.allowed_wall_groups_set)
+       OR NOT EXISTS (SELECT 1 FROM audit_access_sets AS s
+                      WHERE s.set_id = r.source_principals_set))
+
 -- name: first_retrieval_using_set
+-- (after :after_seq, or in the whole chain when it is NULL)
 SELECT min(seq) FROM audit_retrievals
-WHERE allowed_wall_groups_set = :set_id OR source_principals_set = :set_id
+WHERE (allowed_wall_groups_set = :set_id OR source_principals_set = :set_id)
+  AND (CAST(:after_seq AS bigint) IS NULL OR seq > CAST(:after_seq AS bigint))

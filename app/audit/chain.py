@@ -446,10 +446,14 @@ def verify_rows(
     chain: str,
     rows: Iterable[tuple[int, str, str, str]],
     head: tuple[int, str] | None = None,
+    *,
+    after: tuple[int, str] = (0, GENESIS),
 ) -> ChainReport:
-    """rows: (seq, prev_hash, hash, canonical) in ascending seq order; head: (seq, hash)."""
-    expected_seq = 1
-    prev = GENESIS
+    """rows: (seq, prev_hash, hash, canonical) in ascending seq order; head: (seq, hash).
+    ``after``: the (seq, hash) the rows chain on from, the genesis unless a verified
+    position (verify_chain_after); ``checked`` counts the rows given."""
+    expected_seq = after[0] + 1
+    prev = after[1]
     checked = 0
     for seq, prev_hash, stored_hash, canonical in rows:
         if seq != expected_seq:
@@ -473,23 +477,27 @@ def verify_rows(
         prev = stored_hash
         checked += 1
         expected_seq += 1
-    if head is not None and (head[0] != checked or head[1] != prev):
+    last = expected_seq - 1
+    if head is not None and (head[0] != last or head[1] != prev):
         return ChainReport(
             chain,
             False,
             checked,
             prev,
-            checked + 1 if head[0] > checked else head[0],
-            f"chain head says seq {head[0]} but the log ends at seq {checked} "
+            last + 1 if head[0] > last else head[0],
+            f"chain head says seq {head[0]} but the log ends at seq {last} "
             "(rows removed from the end, or the head was altered)",
         )
     return ChainReport(chain, True, checked, prev)
 
 
-def iter_retrieval_rows(conn: Connection) -> Iterator[tuple[int, str, str, str]]:
+def iter_retrieval_rows(
+    conn: Connection, after_seq: int | None = None
+) -> Iterator[tuple[int, str, str, str]]:
+    """Every retrieval in chain order, or those after ``after_seq``, as verify_rows takes."""
     current: dict[str, Any] | None = None
     results: list[dict[str, Any]] = []
-    for row in repository.stream_retrieval_rows(conn):
+    for row in repository.stream_retrieval_rows(conn, after_seq):
         if current is None or row["retrieval_id"] != current["retrieval_id"]:
             if current is not None:
                 yield _retrieval_tuple(current, results)
@@ -521,10 +529,10 @@ def _head(conn: Connection, chain: str) -> tuple[int, str] | None:
     return head if head is not None else (0, GENESIS)
 
 
-def _verify_access_sets(conn: Connection) -> ChainReport | None:
-    """Each set a retrieval names must still exist and hash to its id; report the first
-    retrieval using a missing or altered one."""
-    missing = repository.first_retrieval_missing_set(conn)
+def _verify_access_sets(conn: Connection, after_seq: int | None = None) -> ChainReport | None:
+    """Each set a retrieval names (every retrieval, or those after ``after_seq``) must still
+    exist and hash to its id; report the first retrieval using a missing or altered one."""
+    missing = repository.first_retrieval_missing_set(conn, after_seq)
     if missing is not None:
         return ChainReport(
             "retrievals",
@@ -534,7 +542,7 @@ def _verify_access_sets(conn: Connection) -> ChainReport | None:
             missing,
             f"retrieval seq {missing} names an access set that was removed",
         )
-    for set_id, members in repository.stream_access_sets(conn):
+    for set_id, members in repository.stream_access_sets(conn, after_seq):
         # a NULL member (no set the service writes has one) is an alteration, not a crash
         if not all(isinstance(m, str) for m in members) or access_set_id(members) != set_id:
             return ChainReport(
@@ -542,17 +550,45 @@ def _verify_access_sets(conn: Connection) -> ChainReport | None:
                 False,
                 0,
                 GENESIS,
-                repository.first_retrieval_using_set(conn, set_id),
+                repository.first_retrieval_using_set(conn, set_id, after_seq),
                 f"access set {set_id[:12]}... was altered (its members no longer match)",
             )
     return None
 
 
 def verify_chain(conn: Connection, chain: str) -> ChainReport:
+    return _verify(conn, chain, None)
+
+
+def verify_chain_after(conn: Connection, chain: str, after: tuple[int, str]) -> ChainReport:
+    """A chain from a position an earlier full verification reached, (seq, hash): the row at
+    that seq must still have that hash, and every row after it must chain on from it to the
+    head. Only those rows are read (``checked`` counts them); a row at or before the
+    position edited without its hash is for the next full verification to find."""
+    seq, hash_ = after
+    if seq > 0:
+        stored = repository.hash_at(conn, chain, seq)
+        if stored != hash_:
+            found = "is gone" if stored is None else f"has hash {stored[:16]}..."
+            return ChainReport(
+                chain,
+                False,
+                0,
+                hash_,
+                seq,
+                f"row {seq}, verified with hash {hash_[:16]}..., {found} (history at or "
+                "before it was rewritten or removed)",
+            )
+    return _verify(conn, chain, after)
+
+
+def _verify(conn: Connection, chain: str, after: tuple[int, str] | None) -> ChainReport:
     head = _head(conn, chain)
+    start = after or (0, GENESIS)
+    after_seq = None if after is None else after[0]
     if chain == "retrievals":
-        report = verify_rows(chain, iter_retrieval_rows(conn), head)
-        bad_set = _verify_access_sets(conn)
+        report = verify_rows(chain, iter_retrieval_rows(conn, after_seq), head, after=start)
+        bad_set = _verify_access_sets(conn, after_seq)
         if bad_set is not None and (
             report.ok or (bad_set.first_bad_seq or 0) < (report.first_bad_seq or 0)
         ):
@@ -563,20 +599,28 @@ def verify_chain(conn: Connection, chain: str) -> ChainReport:
     if chain == "policy":
         rows = (
             (int(r["seq"]), r["prev_hash"], r["hash"], policy_canonical(r))
-            for r in repository.stream_policy_events(conn)
+            for r in repository.stream_policy_events(conn, after_seq)
         )
-        return verify_rows(chain, rows, head)
+        return verify_rows(chain, rows, head, after=start)
     if chain == "gates":
         rows = (
             (int(r["seq"]), r["prev_hash"], r["hash"], gate_canonical(r))
-            for r in repository.stream_gate_events(conn)
+            for r in repository.stream_gate_events(conn, after_seq)
         )
-        return verify_rows(chain, rows, head)
+        return verify_rows(chain, rows, head, after=start)
     raise ValueError(f"unknown chain {chain!r}")
 
 
 def verify_all(conn: Connection) -> dict[str, Any]:
-    reports = {name: verify_chain(conn, name) for name in CHAINS}
+    return summarise({name: verify_chain(conn, name) for name in CHAINS})
+
+
+def verify_all_after(conn: Connection, positions: Mapping[str, tuple[int, str]]) -> dict[str, Any]:
+    """verify_all from the positions a full verification reached (verify_chain_after)."""
+    return summarise({name: verify_chain_after(conn, name, positions[name]) for name in CHAINS})
+
+
+def summarise(reports: Mapping[str, ChainReport]) -> dict[str, Any]:
     bad = next((r for r in reports.values() if not r.ok), None)
     retrievals = reports["retrievals"]
     out: dict[str, Any] = {

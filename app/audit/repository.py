@@ -98,40 +98,64 @@ def hash_at(conn: Connection, chain: str, seq: int) -> str | None:
     return None if row is None else str(row.hash)
 
 
-def _stream(conn: Connection, block: str) -> Iterator[dict[str, Any]]:
+def _stream(
+    conn: Connection, block: str, params: Mapping[str, Any] | None = None
+) -> Iterator[dict[str, Any]]:
     result = conn.execution_options(stream_results=True, yield_per=2000).execute(
-        sqlfiles.query(block)
+        sqlfiles.query(block), dict(params or {})
     )
     for row in result.mappings():
         yield dict(row)
 
 
-def stream_retrieval_rows(conn: Connection) -> Iterator[dict[str, Any]]:
-    """Every retrieval joined with its results (x_ columns), in chain order."""
-    return _stream(conn, "audit.retrieval_rows_with_results")
+def _rows(conn: Connection, block: str, after_seq: int | None) -> Iterator[dict[str, Any]]:
+    """A chain's rows in order: every one, or (``after_seq``) those after it only (the
+    block's ``_after`` form)."""
+    if after_seq is None:
+        return _stream(conn, block)
+    return _stream(conn, block + "_after", {"after_seq": after_seq})
 
 
-def stream_policy_events(conn: Connection) -> Iterator[dict[str, Any]]:
-    return _stream(conn, "audit.policy_event_rows")
+def stream_retrieval_rows(
+    conn: Connection, after_seq: int | None = None
+) -> Iterator[dict[str, Any]]:
+    """Every retrieval (or every one after ``after_seq``) joined with its results (x_
+    columns), in chain order."""
+    return _rows(conn, "audit.retrieval_rows_with_results", after_seq)
 
 
-def stream_gate_events(conn: Connection) -> Iterator[dict[str, Any]]:
-    return _stream(conn, "audit.gate_event_rows")
+def stream_policy_events(
+    conn: Connection, after_seq: int | None = None
+) -> Iterator[dict[str, Any]]:
+    return _rows(conn, "audit.policy_event_rows", after_seq)
 
 
-def stream_access_sets(conn: Connection) -> Iterator[tuple[str, list[str]]]:
-    for row in _stream(conn, "audit.all_access_sets"):
+def stream_gate_events(conn: Connection, after_seq: int | None = None) -> Iterator[dict[str, Any]]:
+    return _rows(conn, "audit.gate_event_rows", after_seq)
+
+
+def stream_access_sets(
+    conn: Connection, after_seq: int | None = None
+) -> Iterator[tuple[str, list[str]]]:
+    """Every access set, or those the retrievals after ``after_seq`` name."""
+    for row in _rows(conn, "audit.all_access_sets", after_seq):
         yield str(row["set_id"]), list(row["members"])
 
 
-def first_retrieval_missing_set(conn: Connection) -> int | None:
-    seq = conn.execute(sqlfiles.query("audit.first_retrieval_missing_set")).scalar()
+def first_retrieval_missing_set(conn: Connection, after_seq: int | None = None) -> int | None:
+    block, params = "audit.first_retrieval_missing_set", {}
+    if after_seq is not None:
+        block, params = block + "_after", {"after_seq": after_seq}
+    seq = conn.execute(sqlfiles.query(block), params).scalar()
     return None if seq is None else int(seq)
 
 
-def first_retrieval_using_set(conn: Connection, set_id: str) -> int | None:
+def first_retrieval_using_set(
+    conn: Connection, set_id: str, after_seq: int | None = None
+) -> int | None:
     seq = conn.execute(
-        sqlfiles.query("audit.first_retrieval_using_set"), {"set_id": set_id}
+        sqlfiles.query("audit.first_retrieval_using_set"),
+        {"set_id": set_id, "after_seq": after_seq},
     ).scalar()
     return None if seq is None else int(seq)
 
