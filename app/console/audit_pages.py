@@ -16,8 +16,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response, StreamingResponse
 
 from app.audit import service as audit_service
-from app.audit.chain import canonical_json, now_utc, verify_all
+from app.audit.chain import canonical_json, now_utc
 from app.console import repository
+from app.console.chain_watch import watch_for
 from app.console.pages import (
     PageRefused,
     form_instant,
@@ -26,7 +27,7 @@ from app.console.pages import (
     require,
     shorten,
 )
-from app.db.engine import Database, begin_snapshot
+from app.db.engine import Database
 from app.deps import get_resources
 from app.errors import AppError
 from app.resources import Resources
@@ -82,15 +83,14 @@ def _audit_filter(
 
 
 def chain_banner(database: Database) -> dict[str, Any]:
-    """Every chain verified in ONE repeatable-read snapshot, on its own short connection
-    (the page's transaction is not held meanwhile). Read committed, a chain's head and its
-    rows are separate statements: an append that any process commits between them leaves a
-    row past the head that was read, and the banner called an intact log broken."""
-    with database.engine.connect() as conn:
-        begin_snapshot(conn)
-        report = verify_all(conn)
-    report["verified_at"] = now_utc()
-    return report
+    """The chains verified from the position this process's last full verification reached
+    to their heads, and no further back (app.console.chain_watch says why, and what the
+    banner claims before a full verification has completed). Done in ONE repeatable-read
+    snapshot, on its own short connection (the page's transaction is not held meanwhile).
+    Read committed, a chain's head and its rows are separate statements: an append that any
+    process commits between them leaves a row past the head that was read, and the banner
+    called an intact log broken."""
+    return watch_for(database).banner(database)
 
 
 @router.get("/audit")

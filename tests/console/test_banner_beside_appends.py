@@ -81,3 +81,58 @@ def test_banner_is_not_broken_by_an_append_that_commits_while_it_reads(
 
         begin_snapshot(conn)
         assert chain.verify_all(conn)["ok"]
+
+
+def test_banner_from_a_full_checks_position_is_not_broken_by_an_append_meanwhile(
+    firm: Firm, db: DbHandle
+) -> None:
+    """The same race on a load that verifies from the position of a full verification: it
+    checks the row there and reads the retrievals head, then waits for their results."""
+    firm.search(COMPLIANCE, "lekkage")
+    client = console_client(firm)
+    assert sign_in(client, firm.auth, COMPLIANCE, "compliance").status_code == 303
+    assert "Audit chains verified" in client.get("/console/audit").text  # the full check
+    firm.search(COMPLIANCE, "huur")
+    pages: list[Any] = []
+    entry = chain.Retrieval(
+        retrieval_id=uuid.uuid4(),
+        at=chain.now_utc(),
+        person_id=COMPLIANCE,
+        roles=["compliance"],
+        purpose="search",
+        query="another host",
+        mode="hybrid",
+        k=10,
+        filters={},
+        allowed_wall_groups=[],
+        source_principals=[COMPLIANCE],
+        policy_version=1,
+        model=None,
+        prompt_version=None,
+        strategy="exact",
+        took_ms=1.0,
+        result_count=0,
+    )
+    su_engine = create_engine(sqlalchemy_url(db.superuser_url))
+    try:
+        with su_engine.connect() as su:
+            su.execute(text("LOCK TABLE audit_retrieval_results IN ACCESS EXCLUSIVE MODE"))
+            reader = threading.Thread(target=lambda: pages.append(client.get("/console/audit")))
+            reader.start()
+            _wait_for_a_lock_waiter(db)
+            chain.forget_stored_sets()  # the sets travel with the row: su commits them
+            chain.append_retrieval(su, entry, [])  # another process's search, committed now
+            su.commit()
+            reader.join(60)
+            assert not reader.is_alive()
+    finally:
+        su_engine.dispose()
+
+    page = pages[0]
+    assert page.status_code == 200, page.text
+    banner = page.text[page.text.index('id="chain-banner"') : page.text.index("</section>")]
+    words = " ".join(re.sub("<[^>]+>", "", banner).split())
+    assert "AUDIT CHAIN BROKEN" not in banner, words
+    assert "retrievals: verified up to sequence 2 (in full through 1, 1 row after it now)" in (
+        words
+    ), words
