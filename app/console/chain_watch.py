@@ -15,7 +15,8 @@ next full verification to find; a rewrite that recomputed the hashes from there 
 the position's hash and shows at once.
 
 The full verifications run off the request path, one at a time per process: a page load
-starts one when the last is older than REFRESH_S, or when it found a break (after a restore
+starts one when the last is older than REFRESH_S (and than DUTY_FACTOR times its own
+duration), or when it found a break (after a restore
 of the database to an earlier point the position is gone; a full verification says whether
 the chains are intact all the same). A process whose console nobody opens reads nothing. A
 full verification that finds a break is the banner from then on, until a later one finds
@@ -46,6 +47,7 @@ from app.db.engine import Database, begin_snapshot
 log = logging.getLogger("ewall.console")
 
 REFRESH_S = 300.0
+DUTY_FACTOR = 4.0
 INLINE_FULL_ROWS = 2_000
 
 
@@ -55,6 +57,13 @@ class FullCheck:
 
     at: datetime
     report: dict[str, Any]
+    took_s: float = 0.0
+
+    def due(self, now: datetime) -> bool:
+        """Is the next full verification due: REFRESH_S after this one ended, and at least
+        DUTY_FACTOR times its duration (a log that takes an hour to verify is not verified
+        back to back by every process that serves the console)?"""
+        return _age(self.at, now) > self.took_s + max(REFRESH_S, DUTY_FACTOR * self.took_s)
 
     @property
     def ok(self) -> bool:
@@ -84,7 +93,9 @@ class ChainWatch:
             return self._full(conn)
 
     def _full(self, conn: Connection) -> FullCheck:
-        check = FullCheck(_now(), verify_all(conn))
+        at = _now()
+        report = verify_all(conn)
+        check = FullCheck(at, report, _age(at, _now()))
         with self._lock:
             # two verifications that overlap (a page's and the background's): the later
             # snapshot is the newer state
@@ -157,7 +168,7 @@ class ChainWatch:
                 "checked": 0,
                 "chains": {},
             }
-        stale = _age(last.at, now) > REFRESH_S and self._may_retry(now)
+        stale = last.due(now) and self._may_retry(now)
         if not last.ok:
             if stale:
                 self.start(database)

@@ -93,6 +93,7 @@ def test_a_row_edited_before_it_shows_after_the_next_full_check(
     ), words
     # the next full verification (due: every check is stale now) finds it ...
     monkeypatch.setattr(chain_watch, "REFRESH_S", 0.0)
+    monkeypatch.setattr(chain_watch, "DUTY_FACTOR", 0.0)
     _banner(client)
     watch = chain_watch.watch_for(db.database)
     watch.wait(60)
