@@ -24,6 +24,17 @@ from tests.search.test_audit_chain import _tamper
 from tests.search.test_audit_checkpoints import _rewrite_history
 
 
+@pytest.fixture
+def large(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Makes the log count as large once the first load has verified it in full: later
+    loads verify from that load's position (a small log is verified in full every time)."""
+
+    def make_large() -> None:
+        monkeypatch.setattr(chain_watch, "INLINE_FULL_ROWS", 0)
+
+    return make_large
+
+
 def _client(firm: Firm) -> TestClient:
     client = console_client(firm)
     assert sign_in(client, firm.auth, COMPLIANCE, "compliance").status_code == 303
@@ -47,11 +58,12 @@ def _retrievals(report: dict[str, Any]) -> dict[str, Any]:
     return dict(chains["retrievals"])
 
 
-def test_a_page_load_reads_only_the_rows_after_the_full_check(firm: Firm, db: DbHandle) -> None:
+def test_a_page_load_reads_only_the_rows_after_the_full_check(firm: Firm, db: DbHandle, large: Any) -> None:
     _searches(firm, 3)
     client = _client(firm)
     first = _banner(client)  # the first load verifies the small log in full
     assert "Audit chains verified" in first and "retrievals: verified up to sequence 3" in first
+    large()
     _searches(firm, 2)
     report = chain_banner(db.database)
     assert report["ok"], report
@@ -67,10 +79,11 @@ def test_a_page_load_reads_only_the_rows_after_the_full_check(firm: Firm, db: Db
     assert "in full up to the check of" in words
 
 
-def test_a_row_edited_after_the_full_check_shows_on_the_next_load(firm: Firm, db: DbHandle) -> None:
+def test_a_row_edited_after_the_full_check_shows_on_the_next_load(firm: Firm, db: DbHandle, large: Any) -> None:
     _searches(firm, 2)
     client = _client(firm)
     assert "Audit chains verified" in _banner(client)
+    large()
     _searches(firm, 2)
     _tamper(db, "UPDATE audit_retrievals SET query = 'edited' WHERE seq = 4")
     words = _banner(client)
@@ -80,11 +93,12 @@ def test_a_row_edited_after_the_full_check_shows_on_the_next_load(firm: Firm, db
 
 
 def test_a_row_edited_before_it_shows_after_the_next_full_check(
-    firm: Firm, db: DbHandle, monkeypatch: pytest.MonkeyPatch
+    firm: Firm, db: DbHandle, monkeypatch: pytest.MonkeyPatch, large: Any
 ) -> None:
     _searches(firm, 3)
     client = _client(firm)
     assert "Audit chains verified" in _banner(client)
+    large()
     _tamper(db, "UPDATE audit_retrievals SET query = 'edited' WHERE seq = 1")
     # the page load does not read row 1 again, and says how far back its claim reaches
     words = _banner(client)
@@ -105,10 +119,11 @@ def test_a_row_edited_before_it_shows_after_the_next_full_check(
     watch.wait(60)
 
 
-def test_a_rewrite_that_recomputed_the_hashes_shows_at_once(firm: Firm, db: DbHandle) -> None:
+def test_a_rewrite_that_recomputed_the_hashes_shows_at_once(firm: Firm, db: DbHandle, large: Any) -> None:
     _searches(firm, 3)
     client = _client(firm)
     assert "Audit chains verified" in _banner(client)
+    large()
     # edited and every hash after it recomputed, head included: the chain verifies on its
     # own, but row 3 no longer has the hash the full verification found
     _rewrite_history(db, 2)
@@ -132,3 +147,16 @@ def test_a_large_log_is_not_called_intact_before_its_full_check(
     chain_watch.watch_for(db.database).wait(60)
     words = _banner(client)
     assert "AUDIT CHAIN BROKEN" in words and "first bad sequence 2" in words, words
+
+
+def test_a_small_log_edited_anywhere_shows_at_once(firm: Firm, db: DbHandle) -> None:
+    """A log small enough to verify in full on a load (INLINE_FULL_ROWS) is, on every load:
+    an edit before the last full verification's position shows on the next load, as it did
+    before the banner verified from a position."""
+    _searches(firm, 3)
+    client = _client(firm)
+    assert "Audit chains verified" in _banner(client)
+    _tamper(db, "UPDATE audit_retrievals SET query = 'edited' WHERE seq = 1")
+    words = _banner(client)
+    assert "AUDIT CHAIN BROKEN" in words, words
+    assert "first bad sequence 1 (hash mismatch (row edited))" in words, words
