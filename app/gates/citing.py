@@ -15,38 +15,26 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 
-from app.gates.evidence import Fact, stem
+from app.gates.evidence import NEGATIONS, Fact, content_word, stem
+from app.gates.referents import outcome_stem
 
 # what a source is cited by: an ECLI or an article of a statute
 CITED_KINDS = frozenset({"ecli", "article"})
-# the words that lead a reader to a source and say nothing of it; "anders", "contra" and
-# "maar" are not among them (they say the source holds the opposite: judged as a claim)
+# the words that lead a reader to a source and say nothing of it, as whole folded words: a
+# stem (six letters) would also pass "rechtsmisbruik" for "rechtsoverweging", "vergelding"
+# for "vergelijk" and "overwegend" for "overweging", claims no source was checked for
 POINTING = frozenset(
-    stem(w)
-    for w in (
-        "zie",
-        "vgl",
-        "vergelijk",
-        "ook",
-        "bron",
-        "bronnen",
-        "hierover",
-        "daarover",
-        "onder",
-        "meer",
-        "bijvoorbeeld",
-        "bijv",
-        "aldus",
-        "dezelfde",
-        "zin",
-        "rov",
-        "overweging",
-        "rechtsoverweging",
-        "rechts",  # "rechtsoverweging" as its compound parts
-        "punt",
-        "randnummer",
-    )
-)
+    {
+        "zie", "vgl", "vergelijk", "ook", "bron", "bronnen", "hierover", "daarover", "onder",
+        "meer", "bijvoorbeeld", "bijv", "aldus", "dezelfde", "zin", "rov", "overweging",
+        "overwegingen", "rechtsoverweging", "rechtsoverwegingen", "punt", "punten",
+        "randnummer", "randnummers",
+    }
+)  # fmt: skip
+# words that say the source holds the opposite or denies it ("Maar zie ...", "Niet ...",
+# "Anders: ..."): such a line is judged as a claim, never as a pointer (stop words among
+# them would otherwise leave no content word at all)
+CONTRARY = NEGATIONS | frozenset({"maar", "echter", "doch", "anders", "contra", "daarentegen"})
 
 
 def citing_facts(facts: Iterable[Fact]) -> list[Fact]:
@@ -54,10 +42,16 @@ def citing_facts(facts: Iterable[Fact]) -> list[Fact]:
     return [f for f in facts if f.kind in CITED_KINDS]
 
 
-def only_cites(facts: Sequence[Fact], stems: AbstractSet[str], names: AbstractSet[str]) -> bool:
-    """Whether a sentence with these ``facts`` and content ``stems`` (``names``: the stems of
-    its names, which its sources' titles hold) cites a source and says nothing else."""
-    return bool(citing_facts(facts)) and not (set(stems) - set(names) - POINTING)
+def only_cites(facts: Sequence[Fact], said: Sequence[str], names: AbstractSet[str]) -> bool:
+    """Whether a sentence with these ``facts`` and ``said`` words (evidence.said_words: its
+    folded words outside its facts; ``names``: the stems of its names, which its sources'
+    titles hold) cites a source and says nothing else."""
+    if not citing_facts(facts) or any(w in CONTRARY for w in said):
+        return False
+    content = {
+        outcome_stem(w) or stem(w) for w in said if content_word(w) and w not in POINTING
+    }
+    return not (content - set(names))
 
 
 def citing_detail(facts: Sequence[Fact]) -> str:

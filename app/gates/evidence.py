@@ -231,9 +231,20 @@ def content_stems(text: str, facts: Sequence[Fact] | None = None) -> set[str]:
     facts are checked for themselves, and "artikel", "euro", a month or the letters of an
     ECLI would otherwise count again, in one spelling of the fact only ("art." or
     "artikel", "EUR" or "€")."""
+    return {outcome_stem(w) or stem(w) for w in said_words(text, facts) if content_word(w)}
+
+
+def said_words(text: str, facts: Sequence[Fact] | None = None) -> list[str]:
+    """The folded words of ``text`` outside its facts' spans (a name's word stays), stop
+    words included: what `content_stems` reads."""
     if facts:
         text = _blank(text, [f.span for f in facts if f.kind != "name"])
-    return {outcome_stem(w) or stem(w) for w in words(text) if len(w) > 1 and w not in STOPWORDS}
+    return words(text)
+
+
+def content_word(word: str) -> bool:
+    """A folded word that containment counts (not a stop word, not a single letter)."""
+    return len(word) > 1 and word not in STOPWORDS
 
 
 # --- markers -------------------------------------------------------------------------------

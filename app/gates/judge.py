@@ -46,6 +46,7 @@ from app.gates.evidence import (
     leading_name,
     misbound_facts,
     missing_facts,
+    said_words,
     split_markers,
     stem,
     title_stems,
@@ -339,7 +340,8 @@ def judge_sentences(
             facts.append(opener)
         core_words = tuple(negation_words(core))
         bound = fact_sites(core, facts)
-        citing = only_cites(facts, stems, names)  # it only points at a source (citing.py)
+        # it only points at a source (citing.py)
+        citing = only_cites(facts, said_words(core, facts), names)
         overall = (
             _citing_verdict(passages, facts, None)
             if citing

@@ -60,6 +60,7 @@ def last(answer: str) -> SentenceResult:
         # a decision that a returned passage cites
         "Zie in dezelfde zin HR 19 februari 2010, ECLI:NL:HR:2010:BK7671.",
         "Zie ECLI:NL:GHAMS:2016:21 [1].",
+        "Zie ook, in dezelfde zin, de rechtsoverweging van ECLI:NL:GHDHA:2016:1982.",
     ],
 )
 def test_a_line_citing_a_returned_source_is_supported(line: str) -> None:
@@ -100,6 +101,16 @@ def test_a_marker_on_a_citing_line_must_name_the_source() -> None:
         "Het hof wees de vordering toe, ECLI:NL:GHAMS:2016:21.",
         # "anders" says the source holds the opposite: not a pointer
         "Anders: ECLI:NL:GHAMS:2016:21.",
+        # a claim whose words share a pointing word's first six letters ("rechtsoverweging",
+        # "vergelijk", "overweging") is no pointer: nothing returned speaks of it
+        "Rechtsmisbruik, zie ECLI:NL:GHAMS:2016:21.",
+        "Rechtsverwerking, vgl. ECLI:NL:GHAMS:2016:21.",
+        "Zie over rechtsdwaling ECLI:NL:GHAMS:2016:21.",
+        "Vergelding: ECLI:NL:GHAMS:2016:21.",
+        "Overwegend rechtsgeldig, ECLI:NL:GHAMS:2016:21.",
+        # a denial or a contrast made of stop words alone is not a pointer either
+        "Niet ECLI:NL:GHAMS:2016:21.",
+        "Maar zie ECLI:NL:GHAMS:2016:21.",
     ],
 )
 def test_a_line_that_says_more_than_where_to_read_is_judged_as_a_claim(line: str) -> None:
