@@ -125,14 +125,7 @@ class SyncLock:
     def _keep_lock(self) -> None:
         """Make sure the lock is still held, taking it again when its connection dropped and
         no other sync took it; `SyncFenceLostError` when one did."""
-        held = False
-        if self._conn is not None:
-            try:
-                held = repository.holds_advisory_lock(self._conn, self.namespace, self.key)
-                self._conn.commit()
-            except DBAPIError:
-                held = False
-        if held:
+        if self._conn is not None and self._asks_holds():
             return
         log.warning("the lock of a sync was lost (its connection dropped); taking it again",
                     extra={"source": self.source, "scope": self.scope})
@@ -142,6 +135,30 @@ class SyncLock:
                 f"the sync of {self} lost its lock and another sync holds it now: it writes "
                 "no more state and stops"
             )
+
+    def _asks_holds(self) -> bool:
+        """Whether the lock's connection still holds the lock. A question that fails on a
+        session still alive (a failed statement left on it, a statement timeout) is asked
+        once more after a rollback; failing again, the connection is invalidated, so that
+        its session ends and the lock with it: back in the pool, a live session would hold
+        the lock for good and refuse every later sync of this scope."""
+        for attempt in range(2):
+            conn = self._conn
+            if conn is None:
+                return False
+            try:
+                if attempt:
+                    conn.rollback()
+                held = repository.holds_advisory_lock(conn, self.namespace, self.key)
+                conn.commit()
+                return held
+            except DBAPIError as exc:
+                if exc.connection_invalidated or conn.invalidated:
+                    return False  # the session is gone, and the lock with it
+                if attempt:
+                    with suppress(DBAPIError):
+                        conn.invalidate()
+        return False
 
     def _close(self) -> None:
         held, self._held, self._conn = self._held, None, None

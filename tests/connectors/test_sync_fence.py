@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from sqlalchemy.exc import DBAPIError
 
 from connectors.base import SourceDocument
 from connectors.fence import SyncFenceLostError
@@ -189,4 +190,28 @@ def test_a_lock_lost_after_the_last_write_ends_the_sync_quietly(db: DbHandle) ->
         _drop_lock_connection(db)  # the release finds its connection gone: nothing to undo
     with store.lock("nd", "s") as after:
         assert after.load("nd", "s").cursor == "last"
+    assert _lock_backends(db) == []
+
+
+def test_a_lock_whose_question_fails_on_a_live_session_stays_out_of_the_pool(
+    db: DbHandle,
+) -> None:
+    # A statement that failed on the lock's connection (its session alive, the lock held)
+    # makes the next "do I still hold it?" fail. That is no lost lock: asked again after a
+    # rollback, the sync keeps it. Before, the connection went back to the pool holding the
+    # lock: taken "again" (on that same pooled session, counted twice) and released once, it
+    # outlived the sync in the pool, and a sync of the scope from another session was refused
+    # as busy for as long as the pooled session lived.
+    store = SyncStateStore(db.database)
+    with store.lock("nd", "s") as held:
+        [pid] = _lock_backends(db)
+        lock = held.held
+        assert lock is not None and lock._conn is not None
+        with pytest.raises(DBAPIError):
+            lock._conn.exec_driver_sql("SELECT 1 / 0")  # left failed, not rolled back
+        held.save("nd", "s", SyncState(cursor="after"))
+        assert _lock_backends(db) == [pid]
+    assert _lock_backends(db) == []
+    with store.lock("nd", "s") as again:
+        assert again.load("nd", "s").cursor == "after"
     assert _lock_backends(db) == []
