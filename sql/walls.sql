@@ -211,6 +211,18 @@ SELECT (SELECT version FROM policy_state WHERE id = 1) AS policy_version,
 -- transaction does (the grounding gate's replica fence).
 SELECT version FROM policy_state WHERE id = 1 FOR SHARE
 
+-- name: no_window_edge_since
+-- Whether no wall (not lifted) starts or ends after :at and by the database's clock now:
+-- access judged at :at is then access now. The grounding gate's replica reads are judged at
+-- the primary's clock at the request's start (app/gates/replica.py); a wall that began since
+-- then, by the clock and with no write, would otherwise not screen them.
+SELECT NOT EXISTS (
+    SELECT FROM walls w
+    WHERE w.lifted_at IS NULL
+      AND ((w.effective_from > CAST(:at AS timestamptz) AND w.effective_from <= clock_timestamp())
+           OR (w.effective_until > CAST(:at AS timestamptz)
+               AND w.effective_until <= clock_timestamp())))
+
 -- name: policy_version_for_update
 -- The version, locked FOR UPDATE until commit: a change that reads the matrix before it
 -- writes (a matrix import) takes this first, so two such changes never decide from the same

@@ -16,7 +16,9 @@ everything the primary had committed when the request started:
    starts or ends by the clock, and the replica's may run behind or ahead);
 4. fence: on the primary, in the transaction that writes the gate event, the policy version
    is read ``FOR SHARE`` (no wall can commit until the event has) and must still be the
-   one the replica read; otherwise the reads are redone on the primary.
+   one the replica read, and no wall may have started or ended by the primary's clock
+   since the instant of step 3 (walls take effect by the clock, with no new version);
+   otherwise the reads are redone on the primary.
 
 A replica that is behind, fails, or is fenced costs a redo on the primary, never a wrong or
 missing answer. The gate event is always written on the primary, with the policy version
@@ -119,7 +121,9 @@ def routed_grounding(
             )
         else:
             current = policy.lock_current_version(conn)
-            if current == result.policy_version:
+            # the reads were judged at the request's start: no wall may have begun or ended
+            # by the clock since (no write, no new version), or they judged a stale instant
+            if current == result.policy_version and policy.unchanged_since(conn, begun.at):
                 _count(resources, replica.name, outcome)
                 return result, replica.name
             outcome = "fenced"

@@ -28,6 +28,13 @@ def lock_current_version(conn: Connection) -> int:
     return repository.policy_version_for_share(conn)
 
 
+def unchanged_since(conn: Connection, at: datetime) -> bool:
+    """Whether access judged at ``at`` (the database's clock, earlier in this request) is
+    access now: no wall started or ended by the clock in between. With the version locked
+    (`lock_current_version`), nothing else changes access before this transaction commits."""
+    return repository.no_window_edge_since(conn, at)
+
+
 def lock_for_change(conn: Connection) -> int:
     """The policy version, locked until commit: every other policy change (a bump, another
     matrix write) waits for this transaction, so what it reads before writing stays true."""

@@ -77,6 +77,11 @@ def policy_version_for_share(conn: Connection) -> int:
     return int(conn.execute(sqlfiles.query("walls.policy_version_for_share")).scalar_one())
 
 
+def no_window_edge_since(conn: Connection, at: datetime) -> bool:
+    """Whether no wall's window opened or closed after ``at``, by the database's clock now."""
+    return bool(conn.execute(sqlfiles.query("walls.no_window_edge_since"), {"at": at}).scalar_one())
+
+
 def policy_version_for_update(conn: Connection) -> int:
     """The policy version, locked until commit: other policy changes wait for this one."""
     return policy_version_for_update_at(conn)[0]
