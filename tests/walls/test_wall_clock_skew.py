@@ -186,3 +186,17 @@ def test_the_replica_fence_holds_a_replicas_instant_to_the_primarys_clock(
     lag = timedelta(seconds=chain.APPEND_LAG_MAX_S)
     assert not _fenced_append(client, _db_now(client) - lag - timedelta(seconds=30))
     assert _fenced_append(client, _db_now(client) - lag / 2)
+
+
+def test_the_replica_fence_holds_a_replicas_instant_before_a_walls_end(
+    firm: Firm, client: TestClient
+) -> None:
+    """The other edge of a window: a wall that ENDED between a replica's instant and the
+    primary's clock screened at the replica's instant (narrower, but another answer than the
+    primary's now): fenced, like a start in between; nothing ends in between: appended."""
+    now = _db_now(client)
+    ended = now - timedelta(seconds=30)
+    _screen(firm, effective_from=(now - timedelta(seconds=90)).isoformat(),
+            effective_until=ended.isoformat())  # fmt: skip
+    assert not _fenced_append(client, ended - timedelta(seconds=20))
+    assert _fenced_append(client, ended + timedelta(seconds=1))
