@@ -220,11 +220,13 @@ _COUNTED_NOUNS = (
     "liter",
 )  # fmt: skip
 # In lower case as written: "1279 X B.V./Staat" names a party after a follow-on, "2 x" counts.
-# "punt(en)" counts ("2 punten aftrek") unless a number follows: "1279 punt 3.4" points into
-# decision 1279, which stays a follow-on.
+# "punt(en)" counts ("2 punten aftrek") unless a pinpoint follows: a number, a roman numeral
+# or a letter alone ("1279 punt 3.4", "1279 punt iv", "1279 punt b") points into decision
+# 1279, which stays a follow-on (checked: a count misread costs a false alarm, not a pass).
 _COUNTED = re.compile(
     rf"{_SPACE}*(?:%|\u00d7)|{_SPACE}+(?:{'|'.join(_COUNTED_NOUNS)})(?![^\W_])"
-    rf"|{_SPACE}+punt(?:en)?(?![^\W_])(?!{_SPACE}*[0-9])"
+    rf"|{_SPACE}+punt(?:en)?(?![^\W_])"
+    rf"(?!{_SPACE}*(?:[0-9]|(?:[ivxlc]+|[IVXLC]+|[^\W\d_])(?![^\W_])))"
 )
 # Nouns that name decisions, or "other" ones: "1279 en 3 andere arresten" lists a follow-on
 # and a count, so their count is not shared by the numbers before it (`_counts_from`).
