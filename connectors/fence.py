@@ -116,6 +116,9 @@ class SyncLock:
             got = repository.try_advisory_lock(self._conn, self.namespace, self.key)
             self._conn.commit()
         except BaseException:
+            # the lock may have been granted before the failure: never back to the pool
+            with suppress(DBAPIError):
+                self._conn.invalidate()
             self._close()
             raise
         if not got:

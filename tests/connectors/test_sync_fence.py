@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from sqlalchemy import event
 from sqlalchemy.exc import DBAPIError
 
 from connectors.base import SourceDocument
@@ -20,6 +21,7 @@ from tests.connectors.conftest import ImanageFactory
 from tests.connectors.recording import Outcome, RecordingPipeline, Run
 from tests.fakes.imanage import FakeIManage
 from tests.helpers import superuser_rows
+from tests.replication import wait_for
 
 SCOPE = "libraries=*"
 _ADVISORY = (
@@ -214,4 +216,32 @@ def test_a_lock_whose_question_fails_on_a_live_session_stays_out_of_the_pool(
     assert _lock_backends(db) == []
     with store.lock("nd", "s") as again:
         assert again.load("nd", "s").cursor == "after"
+    assert _lock_backends(db) == []
+
+
+def test_a_take_that_fails_after_the_lock_was_granted_leaves_no_lock_in_the_pool(
+    db: DbHandle,
+) -> None:
+    # The commit after pg_try_advisory_lock fails (here: interrupted as it begins); the
+    # lock was granted on the session. Before, the connection went back to the pool with
+    # it, and every later sync of the scope from another session was refused as busy.
+    store = SyncStateStore(db.database)
+    engine = db.database.engine
+    interrupted: list[bool] = []
+
+    def interrupt(_conn: Any) -> None:
+        if not interrupted:
+            interrupted.append(True)
+            raise KeyboardInterrupt
+
+    event.listen(engine, "commit", interrupt)
+    try:
+        with pytest.raises(KeyboardInterrupt), store.lock("nd", "s"):
+            pass
+    finally:
+        event.remove(engine, "commit", interrupt)
+    assert interrupted
+    wait_for(lambda: _lock_backends(db) == [], "the lock's session to end")
+    with store.lock("nd", "s") as held:
+        held.save("nd", "s", SyncState(cursor="1"))
     assert _lock_backends(db) == []
