@@ -20,7 +20,8 @@ Where schedstat cannot be read (not Linux, /proc not readable, the process is go
 clock is the wall clock, as before. A thread that ends keeps its last reading. The kernel
 adds a wait to the counter when the thread gets the CPU, so a wait in progress is not yet
 counted and the clock is a little ahead until then (towards the wall clock: on the side of
-calling a process hung). It never runs faster than the wall clock, nor backwards past zero.
+calling a process hung). It never runs faster than the wall clock, nor slower than MIN_RATE
+of it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,13 @@ import time
 from collections.abc import Callable
 
 NS = 1_000_000_000
+# However starved, the clock runs at least this share of the wall clock: a child that spins
+# while hung on a host that stays busy gets a little CPU now and then, and its clock would
+# otherwise hardly move; so it is stopped after at most 1 / MIN_RATE times its timeout (50:
+# about 4 hours at the default 300 s). A healthy nice-19 child beside one busy nice-0 task
+# gets about 1.4 % of a CPU, so at this floor it is stopped only for a batch that needs
+# about 0.7 times the timeout in CPU time, which a healthy batch is far from.
+MIN_RATE = 0.02
 
 
 def thread_times_ns(pid: int) -> dict[int, tuple[int, int]] | None:
@@ -92,5 +100,5 @@ class RunnableClock:
             (wait - self._baseline.get(tid, 0) for tid, wait in self._latest.items()),
             default=0,
         )
-        self.waited_s = min(wall, max(0.0, waited_ns / NS))
+        self.waited_s = min(wall * (1.0 - MIN_RATE), max(0.0, waited_ns / NS))
         return wall - self.waited_s

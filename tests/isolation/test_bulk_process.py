@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from app import schedstat
 from app.embeddings import BulkEncoderError, BulkProcess, Embedder, _forward
 from app.schedstat import NS, run_queue_waits_ns
 from app.settings import Settings
@@ -138,7 +139,7 @@ def test_a_hung_bulk_process_is_stopped_and_replaced(
 
 @needs_schedstat
 def test_a_bulk_batch_starved_of_cpu_is_not_taken_for_hung(
-    embedder: Embedder, bulk: BulkProcess
+    embedder: Embedder, bulk: BulkProcess, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """On a busy host the child (nice 19) waits for a CPU most of the time: a batch that
     needs little CPU then takes far longer than that in wall-clock time. Here the child is
@@ -155,6 +156,10 @@ def test_a_bulk_batch_starved_of_cpu_is_not_taken_for_hung(
     # room for the CPU it needs, twice, and for a wait the kernel counts only once the
     # child next gets the CPU (app/schedstat.py)
     starved_timeout = 2 * need_s + 3.0
+    # the run-queue wait alone: the clock's floor (schedstat.MIN_RATE, a bound for a child
+    # that spins while hung) would count a share of the wall clock that other load on the
+    # pinned CPU, not the batch, decides (tests/isolation/test_runnable_clock.py has it)
+    monkeypatch.setattr(schedstat, "MIN_RATE", 0.0)
     cpu, allowed = one_cpu(), os.sched_getaffinity(pid)
     with burner(cpu):
         pin(pid, {cpu})

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from app.schedstat import NS, RunnableClock, run_queue_waits_ns, thread_times_ns
+from app.schedstat import MIN_RATE, NS, RunnableClock, run_queue_waits_ns, thread_times_ns
 from tests.isolation.test_encoder_priority import wait_for
 
 needs_schedstat = pytest.mark.skipif(
@@ -145,11 +145,15 @@ def test_without_schedstat_the_clock_is_the_wall_clock() -> None:
     readings.now += 4
     # unread at the start, a later reading would count waits from before the clock began
     assert clock.elapsed() == 4.0 and clock.waited_s == 0.0
-    # a wait never takes the clock below zero (nor beyond the wall clock)
-    readings = Readings({1: 0}, {1: 50 * NS})
+    # a wait never takes the clock below MIN_RATE of the wall clock (nor beyond it): a
+    # process that spins while hung on a host that stays busy is still stopped in the end
+    readings = Readings({1: 0}, {1: 50 * NS}, {1: 995 * NS})
     clock = RunnableClock(7, read=readings.read, clock=readings.clock)
     readings.now += 4
-    assert clock.elapsed() == 0.0 and clock.waited_s == 4.0
+    assert clock.elapsed() == pytest.approx(4 * MIN_RATE)
+    assert clock.waited_s == pytest.approx(4 * (1 - MIN_RATE))
+    readings.now += 996  # it waited 995 of 1,000 s: counted 1,000 * MIN_RATE, not 5
+    assert clock.elapsed() == pytest.approx(1000 * MIN_RATE)
 
 
 def test_a_process_that_is_gone_has_no_readings() -> None:
