@@ -14,10 +14,12 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, text
+from fastapi.testclient import TestClient
+from sqlalchemy import Connection, create_engine, text
 
 from app.audit import chain
 from app.console import chain_watch
@@ -34,49 +36,58 @@ def _wait_for_a_lock_waiter(db: DbHandle) -> None:
         time.sleep(0.02)
 
 
+def _banner_beside(
+    db: DbHandle, client: TestClient, table: str, append: Callable[[Connection], None]
+) -> str:
+    """The console banner's words, from a page load that waits on a lock of ``table`` while
+    ``append`` commits another process's row (as superuser, the app's own append)."""
+    pages: list[Any] = []
+    su_engine = create_engine(sqlalchemy_url(db.superuser_url))
+    try:
+        with su_engine.connect() as su:
+            su.execute(text(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE"))
+            reader = threading.Thread(target=lambda: pages.append(client.get("/console/audit")))
+            reader.start()
+            _wait_for_a_lock_waiter(db)
+            append(su)
+            su.commit()
+            reader.join(60)
+            assert not reader.is_alive()
+    finally:
+        su_engine.dispose()
+    page = pages[0]
+    assert page.status_code == 200, page.text
+    banner = page.text[page.text.index('id="chain-banner"') : page.text.index("</section>")]
+    return " ".join(re.sub("<[^>]+>", "", banner).split())
+
+
 def test_banner_is_not_broken_by_an_append_that_commits_while_it_reads(
     firm: Firm, db: DbHandle
 ) -> None:
     firm.search(COMPLIANCE, "lekkage")
     client = console_client(firm)
     assert sign_in(client, firm.auth, COMPLIANCE, "compliance").status_code == 303
-    pages: list[Any] = []
 
-    su_engine = create_engine(sqlalchemy_url(db.superuser_url))
-    try:
-        with su_engine.connect() as su:
-            # the banner reads the policy chain's head, then waits here for its rows
-            su.execute(text("LOCK TABLE policy_events IN ACCESS EXCLUSIVE MODE"))
-            reader = threading.Thread(target=lambda: pages.append(client.get("/console/audit")))
-            reader.start()
-            _wait_for_a_lock_waiter(db)
-            # another process's policy change: the app's own append, committed meanwhile
-            chain.append_policy_event(
-                su,
-                {
-                    "event_id": uuid.uuid4(),
-                    "at": chain.now_utc(),
-                    "actor": "carl@firm.nl",
-                    "action": "wall.issued",
-                    "object_type": "wall",
-                    "object_id": "W-elsewhere",
-                    "reason": "another host",
-                    "details": {},
-                    "policy_version": 99,
-                },
-            )
-            su.commit()
-            reader.join(60)
-            assert not reader.is_alive()
-    finally:
-        su_engine.dispose()
+    def another_policy_change(su: Connection) -> None:  # the app's own append, another host
+        chain.append_policy_event(
+            su,
+            {
+                "event_id": uuid.uuid4(),
+                "at": chain.now_utc(),
+                "actor": "carl@firm.nl",
+                "action": "wall.issued",
+                "object_type": "wall",
+                "object_id": "W-elsewhere",
+                "reason": "another host",
+                "details": {},
+                "policy_version": 99,
+            },
+        )
 
-    page = pages[0]
-    assert page.status_code == 200, page.text
-    banner = page.text[page.text.index('id="chain-banner"') : page.text.index("</section>")]
-    words = " ".join(re.sub("<[^>]+>", "", banner).split())
-    assert "AUDIT CHAIN BROKEN" not in banner, words
-    assert "Audit chains verified" in banner, words
+    # the banner reads the policy chain's head, then waits here for its rows
+    words = _banner_beside(db, client, "policy_events", another_policy_change)
+    assert "AUDIT CHAIN BROKEN" not in words, words
+    assert "Audit chains verified" in words, words
     # and the log is intact: a verification now, in one snapshot, agrees
     with db.database.engine.connect() as conn:
         from app.db.engine import begin_snapshot
@@ -97,7 +108,6 @@ def test_banner_from_a_full_checks_position_is_not_broken_by_an_append_meanwhile
     # later loads verify from its position (a log this small is otherwise read in full)
     monkeypatch.setattr(chain_watch, "INLINE_FULL_ROWS", 0)
     firm.search(COMPLIANCE, "huur")
-    pages: list[Any] = []
     entry = chain.Retrieval(
         retrieval_id=uuid.uuid4(),
         at=chain.now_utc(),
@@ -117,26 +127,13 @@ def test_banner_from_a_full_checks_position_is_not_broken_by_an_append_meanwhile
         took_ms=1.0,
         result_count=0,
     )
-    su_engine = create_engine(sqlalchemy_url(db.superuser_url))
-    try:
-        with su_engine.connect() as su:
-            su.execute(text("LOCK TABLE audit_retrieval_results IN ACCESS EXCLUSIVE MODE"))
-            reader = threading.Thread(target=lambda: pages.append(client.get("/console/audit")))
-            reader.start()
-            _wait_for_a_lock_waiter(db)
-            chain.forget_stored_sets()  # the sets travel with the row: su commits them
-            chain.append_retrieval(su, entry, [])  # another process's search, committed now
-            su.commit()
-            reader.join(60)
-            assert not reader.is_alive()
-    finally:
-        su_engine.dispose()
 
-    page = pages[0]
-    assert page.status_code == 200, page.text
-    banner = page.text[page.text.index('id="chain-banner"') : page.text.index("</section>")]
-    words = " ".join(re.sub("<[^>]+>", "", banner).split())
-    assert "AUDIT CHAIN BROKEN" not in banner, words
+    def another_search(su: Connection) -> None:  # another process's search, committed now
+        chain.forget_stored_sets()  # the sets travel with the row: su commits them
+        chain.append_retrieval(su, entry, [])
+
+    words = _banner_beside(db, client, "audit_retrieval_results", another_search)
+    assert "AUDIT CHAIN BROKEN" not in words, words
     assert "retrievals: verified up to sequence 2 (in full through 1, 1 row after it now)" in (
         words
     ), words
