@@ -83,7 +83,7 @@ def test_grounding_fenced_by_a_wall_that_began_during_the_replica_reads(
             wait_for(lambda: primary_clock(pair, dbname) > begins[-1], "the wall's start")
 
     monkeypatch.setattr(gates_router, "request_start", spied_start)
-    for margin_s in (5, 20, 60):  # time to issue, re-tag and replay it, then to start
+    for margin_s in (5, 20, 60, 180):  # time to issue, re-tag and replay it, then to start
         begins.append(primary_clock(pair, dbname) + timedelta(seconds=margin_s))
         wall_id = firm.wall(
             kind="exclusionary",
