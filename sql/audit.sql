@@ -149,23 +149,45 @@ UNION ALL
 SELECT hash FROM gate_events WHERE :chain = 'gates' AND seq = :seq
 
 -- name: retrieval_rows_with_results
--- Every retrieval with its results (one row per result, NULL x_ columns when none), in
--- chain order: what verification recomputes the hashes from.
-SELECT r.*, x.rank AS x_rank, x.sub_rank AS x_sub_rank, x.chunk_id AS x_chunk_id,
-       x.matter_id AS x_matter_id, x.content_sha256 AS x_content_sha256, x.score AS x_score
+-- Every retrieval with its results, one row per retrieval in chain order: what verification
+-- recomputes the hashes from. The results are six arrays filled in one pass, so their i-th
+-- elements are one result's (all NULL when it has none); in no set order, which
+-- app.audit.chain.retrieval_canonical sorts into (an ORDER BY in each array_agg cost a sort
+-- per retrieval). One row a retrieval, not one a result: its own columns (filters, query)
+-- travel and are parsed once, not once per result (bench.banner).
+SELECT r.*, x.x_ranks, x.x_sub_ranks, x.x_chunk_ids, x.x_matter_ids, x.x_content_sha256s,
+       x.x_scores
 FROM audit_retrievals r
-LEFT JOIN audit_retrieval_results x USING (retrieval_id)
-ORDER BY r.seq, x.rank, x.sub_rank
+LEFT JOIN LATERAL (
+    SELECT array_agg(rank) AS x_ranks,
+           array_agg(sub_rank) AS x_sub_ranks,
+           array_agg(chunk_id) AS x_chunk_ids,
+           array_agg(matter_id) AS x_matter_ids,
+           array_agg(content_sha256) AS x_content_sha256s,
+           array_agg(score) AS x_scores
+    FROM audit_retrieval_results
+    WHERE retrieval_id = r.retrieval_id
+) x ON true
+ORDER BY r.seq
 
 -- name: retrieval_rows_with_results_after
 -- The same for the retrievals after :after_seq only: the console banner's check from the
 -- position a full verification reached (app.audit.chain.verify_chain_after).
-SELECT r.*, x.rank AS x_rank, x.sub_rank AS x_sub_rank, x.chunk_id AS x_chunk_id,
-       x.matter_id AS x_matter_id, x.content_sha256 AS x_content_sha256, x.score AS x_score
+SELECT r.*, x.x_ranks, x.x_sub_ranks, x.x_chunk_ids, x.x_matter_ids, x.x_content_sha256s,
+       x.x_scores
 FROM audit_retrievals r
-LEFT JOIN audit_retrieval_results x USING (retrieval_id)
+LEFT JOIN LATERAL (
+    SELECT array_agg(rank) AS x_ranks,
+           array_agg(sub_rank) AS x_sub_ranks,
+           array_agg(chunk_id) AS x_chunk_ids,
+           array_agg(matter_id) AS x_matter_ids,
+           array_agg(content_sha256) AS x_content_sha256s,
+           array_agg(score) AS x_scores
+    FROM audit_retrieval_results
+    WHERE retrieval_id = r.retrieval_id
+) x ON true
 WHERE r.seq > :after_seq
-ORDER BY r.seq, x.rank, x.sub_rank
+ORDER BY r.seq
 
 -- name: policy_event_rows
 SELECT * FROM policy_events ORDER BY seq

@@ -45,10 +45,16 @@ def _default(value: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
+# what json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+# default=_default) builds on every call, built once: the same encode(), so the same bytes
+# (an encoder keeps no state between calls; a full verification encodes every row)
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default
+)
+
+
 def canonical_json(obj: Any) -> str:
-    return json.dumps(
-        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default
-    )
+    return _CANONICAL.encode(obj)
 
 
 def iso(value: datetime) -> str:
@@ -123,16 +129,17 @@ def retrieval_fields(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def retrieval_canonical(row: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> str:
+    return _retrieval_canonical(
+        row, [_canonical_result(r) for r in sorted(results, key=result_order)]
+    )
+
+
+def _retrieval_canonical(row: Mapping[str, Any], canonical_results: list[dict[str, Any]]) -> str:
+    """``canonical_results``: the results' canonical forms in result order."""
     # The session fields are covered only when set: rows written before sessions existed
     # (all three NULL) hash exactly as they did then.
     session = {k: row[k] for k in OPTIONAL_FIELDS if row.get(k) is not None}
-    return canonical_json(
-        {
-            **session,
-            **retrieval_fields(row),
-            "results": [_canonical_result(r) for r in sorted(results, key=result_order)],
-        }
-    )
+    return canonical_json({**session, **retrieval_fields(row), "results": canonical_results})
 
 
 def policy_canonical(row: Mapping[str, Any]) -> str:
@@ -495,33 +502,50 @@ def iter_retrieval_rows(
     conn: Connection, after_seq: int | None = None
 ) -> Iterator[tuple[int, str, str, str]]:
     """Every retrieval in chain order, or those after ``after_seq``, as verify_rows takes."""
-    current: dict[str, Any] | None = None
-    results: list[dict[str, Any]] = []
     for row in repository.stream_retrieval_rows(conn, after_seq):
-        if current is None or row["retrieval_id"] != current["retrieval_id"]:
-            if current is not None:
-                yield _retrieval_tuple(current, results)
-            current = row
-            results = []
-        if row["x_rank"] is not None:
-            results.append(
-                {
-                    "rank": row["x_rank"],
-                    "sub_rank": row["x_sub_rank"],
-                    "chunk_id": row["x_chunk_id"],
-                    "matter_id": row["x_matter_id"],
-                    "content_sha256": row["x_content_sha256"],
-                    "score": row["x_score"],
-                }
-            )
-    if current is not None:
-        yield _retrieval_tuple(current, results)
+        yield int(row["seq"]), row["prev_hash"], row["hash"], stored_retrieval_canonical(row)
 
 
-def _retrieval_tuple(
-    row: dict[str, Any], results: list[dict[str, Any]]
-) -> tuple[int, str, str, str]:
-    return (int(row["seq"]), row["prev_hash"], row["hash"], retrieval_canonical(row, results))
+# a stored row's result arrays (sql/audit.sql), in RESULT_FIELDS order
+_RESULT_ARRAYS = (
+    "x_ranks", "x_sub_ranks", "x_chunk_ids", "x_matter_ids", "x_content_sha256s", "x_scores",
+)  # fmt: skip
+
+
+def stored_retrieval_canonical(row: Mapping[str, Any]) -> str:
+    """``retrieval_canonical`` of a row as repository.stream_retrieval_rows gives it: its
+    results as aligned arrays (x_ranks, ..., all NULL when it has none) in no set order.
+
+    The same string as ``retrieval_canonical(row, results)`` with the results as dicts (a
+    test holds the two together), without a dict per result built and read back: a full
+    verification canonicalises every retrieval ever made. A result without a rank is no
+    result, as the join this replaced read it."""
+    if row["x_ranks"] is None:
+        return _retrieval_canonical(row, [])
+    arrays = (row[name] for name in _RESULT_ARRAYS)
+    stored = [values for values in zip(*arrays, strict=True) if values[0] is not None]
+    stored.sort(key=_stored_order)  # stable, on result_order's key
+    return _retrieval_canonical(row, [_canonical_stored(*values) for values in stored])
+
+
+def _stored_order(values: tuple[Any, ...]) -> tuple[int, int]:
+    return int(values[0]), int(values[1] or 0)  # result_order
+
+
+def _canonical_stored(
+    rank: Any, sub_rank: Any, chunk_id: Any, matter_id: Any, content_sha256: Any, score: Any
+) -> dict[str, Any]:
+    """_canonical_result of one stored result."""
+    out = {
+        "rank": rank,
+        "chunk_id": chunk_id,
+        "matter_id": matter_id,
+        "content_sha256": content_sha256,
+        "score": score,
+    }
+    if sub_rank:
+        out["sub_rank"] = int(sub_rank)
+    return out
 
 
 def _head(conn: Connection, chain: str) -> tuple[int, str] | None:
