@@ -149,12 +149,16 @@ UNION ALL
 SELECT hash FROM gate_events WHERE :chain = 'gates' AND seq = :seq
 
 -- name: retrieval_rows_with_results
--- Every retrieval with its results, one row per retrieval in chain order: what verification
--- recomputes the hashes from. The results are six arrays filled in one pass, so their i-th
--- elements are one result's (all NULL when it has none); in no set order, which
--- app.audit.chain.retrieval_canonical sorts into (an ORDER BY in each array_agg cost a sort
--- per retrieval). One row a retrieval, not one a result: its own columns (filters, query)
--- travel and are parsed once, not once per result (bench.banner).
+-- Every retrieval with its results (:after_seq NULL), or those after :after_seq only (the
+-- console banner's check from the position a full verification reached:
+-- app.audit.chain.verify_chain_after), one row per retrieval in chain order: what
+-- verification recomputes the hashes from. The full read has no condition on seq at all (a
+-- row a superuser slipped in below 1 is read and breaks the chain). The results are six
+-- arrays filled in one pass, so their i-th elements are one result's (all NULL when it has
+-- none); in no set order, which app.audit.chain.retrieval_canonical sorts into (an ORDER BY
+-- in each array_agg cost a sort per retrieval). One row a retrieval, not one a result: its
+-- own columns (filters, query) travel and are parsed once, not once per result
+-- (bench.banner).
 SELECT r.*, x.x_ranks, x.x_sub_ranks, x.x_chunk_ids, x.x_matter_ids, x.x_content_sha256s,
        x.x_scores
 FROM audit_retrievals r
@@ -168,25 +172,7 @@ LEFT JOIN LATERAL (
     FROM audit_retrieval_results
     WHERE retrieval_id = r.retrieval_id
 ) x ON true
-ORDER BY r.seq
-
--- name: retrieval_rows_with_results_after
--- The same for the retrievals after :after_seq only: the console banner's check from the
--- position a full verification reached (app.audit.chain.verify_chain_after).
-SELECT r.*, x.x_ranks, x.x_sub_ranks, x.x_chunk_ids, x.x_matter_ids, x.x_content_sha256s,
-       x.x_scores
-FROM audit_retrievals r
-LEFT JOIN LATERAL (
-    SELECT array_agg(rank) AS x_ranks,
-           array_agg(sub_rank) AS x_sub_ranks,
-           array_agg(chunk_id) AS x_chunk_ids,
-           array_agg(matter_id) AS x_matter_ids,
-           array_agg(content_sha256) AS x_content_sha256s,
-           array_agg(score) AS x_scores
-    FROM audit_retrieval_results
-    WHERE retrieval_id = r.retrieval_id
-) x ON true
-WHERE r.seq > :after_seq
+WHERE CAST(:after_seq AS bigint) IS NULL OR r.seq > CAST(:after_seq AS bigint)
 ORDER BY r.seq
 
 -- name: policy_event_rows

@@ -127,11 +127,11 @@ def stream_retrieval_rows(
     SQLAlchemy's per-row result objects and the text form of the arrays and timestamps cost
     more than the database does (bench.banner). Binary gives the same values as text (a
     float8 exactly, where its text form is only as exact as ``extra_float_digits``)."""
-    block, params = "audit.retrieval_rows_with_results", {}
-    if after_seq is not None:
-        block, params = block + "_after", {"after_seq": int(after_seq)}
+    params = {"after_seq": None if after_seq is None else int(after_seq)}
     # the block in the driver's parameter style (:after_seq -> %(after_seq)s)
-    statement = str(sqlfiles.query(block).compile(dialect=conn.dialect))
+    statement = str(
+        sqlfiles.query("audit.retrieval_rows_with_results").compile(dialect=conn.dialect)
+    )
     driver = conn.connection.driver_connection
     if driver is None:  # pragma: no cover - SQLAlchemy always has one here
         raise RuntimeError("no driver connection")
