@@ -123,6 +123,13 @@ class Pair:
             return False
         return bool(row and row[0])
 
+    def replay_lsn(self) -> str:
+        """Where the replica's replay stands (it stays there while replay is paused)."""
+        with psycopg.connect(self.replica_url("postgres"), autocommit=True) as conn:
+            row = conn.execute("SELECT CAST(pg_last_wal_replay_lsn() AS text)").fetchone()
+        assert row is not None and row[0] is not None
+        return str(row[0])
+
     def wait_replayed(self) -> None:
         """Until the replica has replayed everything the primary has written so far."""
         lsn = self.primary_lsn()

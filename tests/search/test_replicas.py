@@ -526,8 +526,7 @@ class Grounded:
         self.attempts = 0
         self.events: list[str] = []  # of the last request: its position taken, its charge
         self.taken: list[str] = []  # each request's start position
-        self.quiet = ""  # the primary's position when replay was paused, the last time
-        self.unchosen = 0  # requests the router sent to the primary: the replica not healthy
+        self.quiet = ""  # the replica's replay position while paused, the last time
         self.chose: list[bool] = []  # per request, whether the router chose the replica
 
 
@@ -535,12 +534,11 @@ def ground_still(
     pair: Pair, client: TestClient, auth: Tokens, rid: str, monkeypatch: pytest.MonkeyPatch
 ) -> Grounded:
     """Ground ``rid`` with the replica paused once it has replayed everything: it serves the
-    reads exactly when the primary wrote nothing between the pause and the request's start.
-    The server may write WAL by itself there (a standby snapshot every 15 s after writes,
-    autovacuum); such a request rightly reads on the primary, and is made again (at most 5
-    times). So is one the router sent to the primary because the health monitor, probing
-    while replay stood still on a busy machine, saw the replica lag (CI, 2026-12-07).
-    Waiting on replay instead would depend on how fast a busy machine replays."""
+    reads exactly when the request starts at a position the paused replica holds. The server
+    writes WAL by itself (a standby snapshot 15 s after writes, autovacuum): a request that
+    starts past it rightly reads on the primary and is made again (at most 5 times), as is
+    one the router sent there because the health monitor saw the paused replica lag (CI,
+    2026-12-07). Waiting on replay would depend on how fast a busy machine replays."""
     done = Grounded()
     charge = PersonLimiter.spend
     replicas = client.app.state.resources.replicas  # type: ignore[attr-defined]
@@ -548,7 +546,6 @@ def ground_still(
 
     def spied_choose() -> Any:
         chosen = choose()
-        done.unchosen += chosen is None
         done.chose.append(chosen is not None)
         return chosen
 
@@ -568,10 +565,10 @@ def ground_still(
     while True:
         done.attempts += 1
         done.events.clear()
-        pair.wait_replayed()
         wait_state(client, "ok")
+        pair.wait_replayed()
         pair.pause()
-        done.quiet = pair.primary_lsn()  # all of it replayed, unless something wrote since
+        done.quiet = pair.replay_lsn()  # what it holds (the server may write after the wait)
         try:
             done.result, done.served = ground(client, auth, SCREENED, rid)
         finally:
@@ -597,6 +594,12 @@ def grounding_counter(client: TestClient, outcome: str) -> float:
         if m.group(1) == outcome and m.group(2) != "primary":
             total += float(m.group(3))
     return total
+
+
+def why(done: Grounded, client: TestClient) -> Any:
+    """What an assertion on `ground_still` shows: its tries, the replicas' outcomes."""
+    counts = {o: grounding_counter(client, o) for o in ("served", "behind", "failed", "fenced")}
+    return done.attempts, done.taken, done.quiet, done.chose, counts
 
 
 def last_gate_event(pair: Pair, dbname: str) -> dict[str, Any]:
@@ -635,10 +638,10 @@ def test_grounding_reads_on_the_replica(
         event.remove(replica.database.engine, "before_cursor_execute", transaction_mode)
     result = done.result
 
-    assert done.served == "replica", (done.attempts, done.taken, done.quiet, done.chose)
+    assert done.served == "replica", why(done, client)
     assert seen == [("repeatable read", "on")]  # one read-only snapshot for all the reads
     assert grounding_counter(client, "served") == 1
-    assert grounding_counter(client, "behind") == done.attempts - 1 - done.unchosen
+    assert grounding_counter(client, "behind") == done.attempts - 1 - done.chose.count(False)
     assert result["ok"] is True and result["sentences"][0]["supported"] is True
     gate_event = last_gate_event(pair, dbname)  # written on the primary
     assert gate_event["read_from"] == "replica"
@@ -666,9 +669,9 @@ def test_grounding_needs_no_write_of_its_own_replayed(
     # (taken after it, the reads went to the primary whenever its commit record was written
     # before the position was read: the old code, in 1 of 2 runs)
     assert done.events[:2] == ["position", "charge"], done.events
-    assert done.served == "replica", (done.attempts, done.taken, done.quiet, done.chose)
+    assert done.served == "replica", why(done, client)
     assert grounding_counter(client, "served") == 1
-    assert grounding_counter(client, "behind") == done.attempts - 1 - done.unchosen
+    assert grounding_counter(client, "behind") == done.attempts - 1 - done.chose.count(False)
     assert done.result["ok"] is True
 
 
