@@ -36,16 +36,25 @@ def _wait_for_a_lock_waiter(db: DbHandle) -> None:
         time.sleep(0.02)
 
 
+# the table a page load is made to wait on (a table name cannot be a bind value: whole
+# statements, written out)
+LOCKS = {
+    "policy_events": "LOCK TABLE policy_events IN ACCESS EXCLUSIVE MODE",
+    "audit_retrieval_results": "LOCK TABLE audit_retrieval_results IN ACCESS EXCLUSIVE MODE",
+}
+
+
 def _banner_beside(
     db: DbHandle, client: TestClient, table: str, append: Callable[[Connection], None]
 ) -> str:
-    """The console banner's words, from a page load that waits on a lock of ``table`` while
-    ``append`` commits another process's row (as superuser, the app's own append)."""
+    """The console banner's words, from a page load that waits on a lock of ``table`` (one
+    of LOCKS) while ``append`` commits another process's row (as superuser, the app's own
+    append)."""
     pages: list[Any] = []
     su_engine = create_engine(sqlalchemy_url(db.superuser_url))
     try:
         with su_engine.connect() as su:
-            su.execute(text(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE"))
+            su.execute(text(LOCKS[table]))
             reader = threading.Thread(target=lambda: pages.append(client.get("/console/audit")))
             reader.start()
             _wait_for_a_lock_waiter(db)
