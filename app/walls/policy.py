@@ -35,19 +35,11 @@ def unchanged_since(conn: Connection, at: datetime) -> bool:
     return repository.no_window_edge_since(conn, at)
 
 
-def lock_for_change(conn: Connection) -> int:
-    """The policy version, locked until commit: every other policy change (a bump, another
-    matrix write) waits for this transaction, so what it reads before writing stays true."""
-    return repository.policy_version_for_update(conn)
-
-
 def lock_for_change_at(conn: Connection) -> tuple[int, datetime]:
-    """``lock_for_change``, and the database's clock when the change began."""
+    """The policy version, locked until commit: every other policy change (a bump, another
+    matrix write) waits for this transaction, so what it reads before writing stays true;
+    and the database's clock when the change began."""
     return repository.policy_version_for_update_at(conn)
-
-
-def bump(conn: Connection) -> int:
-    return repository.bump_policy_version(conn)[0]
 
 
 def bump_at(conn: Connection) -> tuple[int, datetime]:

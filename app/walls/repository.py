@@ -82,13 +82,9 @@ def no_window_edge_since(conn: Connection, at: datetime) -> bool:
     return bool(conn.execute(sqlfiles.query("walls.no_window_edge_since"), {"at": at}).scalar_one())
 
 
-def policy_version_for_update(conn: Connection) -> int:
-    """The policy version, locked until commit: other policy changes wait for this one."""
-    return policy_version_for_update_at(conn)[0]
-
-
 def policy_version_for_update_at(conn: Connection) -> tuple[int, datetime]:
-    """``policy_version_for_update`` and the database's clock when the statement began."""
+    """The policy version, locked until commit (other policy changes wait for this one),
+    and the database's clock when the statement began."""
     row = conn.execute(sqlfiles.query("walls.policy_version_for_update")).one()
     return int(row.version), row.at
 

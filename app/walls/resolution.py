@@ -164,37 +164,31 @@ class AccessResolver:
         before this call is in the answer, and an unchanged matrix is read once however
         many calls ask. One reload at a time: callers that find it stale wait for it and
         share it, rather than each reading the whole matrix."""
-        if not self.use_cache:
-            return _read_stamped(database.side_engine, full=True)[1]
-        return self._matrix_at(repository.matrix_stamp(conn), database)
+        return self.matrix_now(conn, database)[0]
 
     def matrix_now(self, conn: Connection, database: Database) -> tuple[MatrixSnapshot, datetime]:
         """``matrix`` and the instant to judge it at: the database's clock, read with the
         stamp (app/db/clock.py), never this host's."""
         stamp, at = repository.matrix_stamp_at(conn)
-        if not self.use_cache:
-            return _read_stamped(database.side_engine, full=True)[1], at
         return self._matrix_at(stamp, database), at
 
     def latest_matrix(self, database: Database) -> MatrixSnapshot:
         """``matrix`` for a caller that holds no connection: the stamp is read on a short
         connection of the pool, given back before any reload. Reading the whole matrix per
         call on the pool let one officer's access checks hold every pooled connection."""
-        if not self.use_cache:
-            return _read_stamped(database.side_engine, full=True)[1]
-        with database.engine.connect() as conn:
-            stamp = repository.matrix_stamp(conn)
-        return self._matrix_at(stamp, database)
+        return self.latest_matrix_now(database)[0]
 
     def latest_matrix_now(self, database: Database) -> tuple[MatrixSnapshot, datetime]:
         """``latest_matrix`` and the database's clock, read with the stamp."""
         with database.engine.connect() as conn:
             stamp, at = repository.matrix_stamp_at(conn)
-        if not self.use_cache:
-            return _read_stamped(database.side_engine, full=True)[1], at
         return self._matrix_at(stamp, database), at
 
     def _matrix_at(self, stamp: tuple[int, int], database: Database) -> MatrixSnapshot:
+        """The whole matrix at ``stamp`` or later: the cached one, or read afresh (no cache:
+        every time)."""
+        if not self.use_cache:
+            return _read_stamped(database.side_engine, full=True)[1]
         with self._lock:
             cached = self._matrix
         if cached is not None and cached[0] == stamp:
