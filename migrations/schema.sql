@@ -2577,6 +2577,14 @@ CREATE INDEX ix_wall_protected_clients_client_id ON public.wall_protected_client
 
 CREATE INDEX ix_wall_protected_matters_matter_id ON public.wall_protected_matters USING btree (matter_id);
 
+-- INDEX public ix_walls_open_effective_from
+
+CREATE INDEX ix_walls_open_effective_from ON public.walls USING btree (effective_from) WHERE (lifted_at IS NULL);
+
+-- INDEX public ix_walls_open_effective_until
+
+CREATE INDEX ix_walls_open_effective_until ON public.walls USING btree (effective_until) WHERE (lifted_at IS NULL);
+
 -- INDEX public ux_reembed_runs_active
 
 CREATE UNIQUE INDEX ux_reembed_runs_active ON public.reembed_runs USING btree ((true)) WHERE (status = ANY (ARRAY['filling'::text, 'indexing'::text, 'switching'::text]));

@@ -42,13 +42,16 @@ WITH fence AS MATERIALIZED (
                AND (CAST(:within_s AS float8) IS NULL
                     OR CAST(:at AS timestamptz)
                        >= clock_timestamp() - make_interval(secs => CAST(:within_s AS float8)))
-               AND NOT EXISTS (
-                   SELECT FROM walls w
-                   WHERE w.lifted_at IS NULL
-                     AND ((w.effective_from > CAST(:at AS timestamptz)
-                           AND w.effective_from <= clock_timestamp())
-                          OR (w.effective_until > CAST(:at AS timestamptz)
-                              AND w.effective_until <= clock_timestamp())))) AS ok
+               -- (counted, not NOT EXISTS: costed as a whole scan, the partial indexes on
+               -- the edges win, migration 20261215_0072; the clock read once as a value that
+               -- can bound an index range)
+               AND (SELECT count(*)
+                    FROM walls w
+                    WHERE w.lifted_at IS NULL
+                      AND ((w.effective_from > CAST(:at AS timestamptz)
+                            AND w.effective_from <= (SELECT clock_timestamp()))
+                           OR (w.effective_until > CAST(:at AS timestamptz)
+                               AND w.effective_until <= (SELECT clock_timestamp())))) = 0) AS ok
 ), access_sets AS (
     INSERT INTO audit_access_sets (set_id, members)
     SELECT DISTINCT ON (s.set_id) s.set_id, s.members

@@ -215,13 +215,16 @@ SELECT version FROM policy_state WHERE id = 1 FOR SHARE
 -- Whether no wall (not lifted) starts or ends after :at and by the database's clock now:
 -- access judged at :at is then access now. The grounding gate's replica reads are judged at
 -- the primary's clock at the request's start (app/gates/replica.py); a wall that began since
--- then, by the clock and with no write, would otherwise not screen them.
-SELECT NOT EXISTS (
-    SELECT FROM walls w
-    WHERE w.lifted_at IS NULL
-      AND ((w.effective_from > CAST(:at AS timestamptz) AND w.effective_from <= clock_timestamp())
-           OR (w.effective_until > CAST(:at AS timestamptz)
-               AND w.effective_until <= clock_timestamp())))
+-- then, by the clock and with no write, would otherwise not screen them. Written as the
+-- replica fence of sql/audit.sql writes it (a count the partial indexes on the edges answer,
+-- migration 20261215_0072).
+SELECT (SELECT count(*)
+        FROM walls w
+        WHERE w.lifted_at IS NULL
+          AND ((w.effective_from > CAST(:at AS timestamptz)
+                AND w.effective_from <= (SELECT clock_timestamp()))
+               OR (w.effective_until > CAST(:at AS timestamptz)
+                   AND w.effective_until <= (SELECT clock_timestamp())))) = 0
 
 -- name: policy_version_for_update
 -- The version, locked FOR UPDATE until commit: a change that reads the matrix before it
