@@ -257,6 +257,11 @@ _CASE_NUMBER = re.compile(
     rf"[0-9]{{2}}(?:/[0-9]{{4,6}}|[-/]0[0-9]{{3,5}}|[-/][0-9]{{1,6}}{_SPACE}+"
     r"(?!(?:EN|OF|AND|OR|ECLI)(?![^\W_]))[A-Z]{2,6}[0-9]{0,2}(?:-[A-Z]{1,2})?)(?![^\W_:/-])"
 )
+# An application number of the European Court of Human Rights after its ECLI: "EHRM 10 januari
+# 2012, ECLI:CE:ECHR:2012:0110JUD004613011, 46130/11": one to six digits, a slash and the
+# two digits of a year. An ECHR ordinal ("0110JUD004613011") never holds a slash, so this
+# ends the list; it read as a malformed range and blocked the answer.
+_APPLICATION_NUMBER = re.compile(r"[0-9]{1,6}/[0-9]{2}(?![^\W_]|[/\u2010-\u2015-])")
 _WORD = re.compile(r"\S+")
 
 
@@ -308,6 +313,8 @@ def _follow_ons(text: str, head: re.Match[str], ecli: str) -> Iterator[_FollowOn
             return  # "...:1278, 2e alinea": a Dutch ordinal numeral
         if stem.startswith("ECLI:NL:") and _times_item_or_case(text, token):
             return  # "...:1278, 2x bevestigd", "..., 4°", "..., 13/04993": no ordinal
+        if stem.startswith("ECLI:CE:ECHR:") and _APPLICATION_NUMBER.match(text, token.start()):
+            return  # "...:0110JUD004613011, 46130/11": the application's number
         if token.group(0).isascii() and token.group(0).isdigit():
             if token.start() >= run[0]:
                 run = _counts_from(text, token)

@@ -426,6 +426,34 @@ def test_a_count_after_an_ecli_is_no_follow_on(text: str, ordinals: list[str]) -
     assert found.follows == dict.fromkeys(follow_ons, "ECLI:NL:HR:2019:1278")
 
 
+ECHR = "ECLI:CE:ECHR:2012:0110JUD004613011"
+
+
+@pytest.mark.parametrize(
+    ("text", "malformed"),
+    [
+        # the application's number, as EHRM citations write it after the ECLI
+        (f"EHRM 10 januari 2012, {ECHR}, 46130/11 (Pentikäinen).", []),
+        (f"{ECHR}, 5809/08, par. 45.", []),
+        (f"{ECHR}, 5809/08 en 46130/11.", []),
+        (f"{ECHR}, 123456/19.", []),
+        # not an application number: still read as a malformed range, failing closed
+        (f"{ECHR}, 5809/2008.", ["ECLI:CE:ECHR:2012:5809/2008"]),
+        (f"{ECHR}, 5809/08-A.", ["ECLI:CE:ECHR:2012:5809/08"]),
+        ("ECLI:NL:HR:2019:1278, 5809/08.", ["ECLI:NL:HR:2019:5809/08"]),
+    ],
+)
+def test_an_application_number_after_an_echr_ecli_is_no_range(
+    text: str, malformed: list[str]
+) -> None:
+    """ "EHRM ..., ECLI:CE:ECHR:2012:0110JUD004613011, 46130/11" read the application number as
+    a malformed range of follow-ons: the citation gate blocked a right answer."""
+    found = find_citations(text)
+    assert found.eclis in ([ECHR], ["ECLI:NL:HR:2019:1278"]), found
+    assert found.malformed == malformed, found
+    assert found.follows == {}
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet="ab ", max_size=40))
 def test_matches_inside_a_longer_one_are_found_in_one_sweep(text: str) -> None:
