@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse, Response
 from app import __version__
 from app.api import include_routers
 from app.audit.refusals import install_throttle_audit
+from app.audit.schedule import CheckpointSchedule
 from app.auth.service import TokenVerifier
 from app.chunks import service as chunks_service
 from app.console.oidc import OidcClient
@@ -132,10 +133,14 @@ def create_app(
         resources.resolver = AccessResolver()
         resources.pipeline = IngestPipeline(database, resources.require_embedder(), settings)
         worker: RetagWorker | None = None
+        schedule: CheckpointSchedule | None = None
         run_worker = settings.retag_worker if start_worker is None else start_worker
         if run_worker:
             worker = RetagWorker(database, settings)
             worker.start()
+            # once per service, as the re-tag worker (app/audit/schedule.py)
+            schedule = CheckpointSchedule(settings, database)
+            schedule.start()
         resources.retag_worker = worker
         jobs: JobRunner | None = None
         if run_jobs and settings.job_workers > 0 and job_process:
@@ -162,6 +167,8 @@ def create_app(
             yield
         finally:
             replicas.stop()
+            if schedule is not None:
+                schedule.stop()
             if worker is not None:
                 worker.stop()
             if jobs is not None:

@@ -3,7 +3,8 @@
 The parent does once what must not race: it starts the embedded PostgreSQL (when no
 ``EWALL_DATABASE_URL`` is set), applies the migrations, loads the model (exporting the query
 encoder once) and claims the live model (``ewall serve`` in app/cli.py). It then runs what
-must run once for the whole service, the re-tag worker and the supervised job worker process,
+must run once for the whole service, the re-tag worker, the scheduled audit checkpoints and
+the supervised job worker process,
 and hands the socket to uvicorn's process supervisor, which starts N API workers and restarts
 one that dies. Each worker (``worker_app``) reads the same settings from the environment,
 attaches to the same database without migrating (and, for the embedded server, without
@@ -21,6 +22,7 @@ import logging
 import uvicorn
 from fastapi import FastAPI
 
+from app.audit.schedule import CheckpointSchedule
 from app.db.embedded import DATABASE_NAME, running_server_url
 from app.db.engine import Database, DatabaseUrls
 from app.http11 import uvicorn_options
@@ -81,10 +83,13 @@ def serve_workers(
 ) -> None:
     """Run ``workers`` API processes on ``host:port`` until uvicorn's supervisor stops."""
     retag: RetagWorker | None = None
+    schedule: CheckpointSchedule | None = None
     jobs: WorkerSupervisor | None = None
     if settings.retag_worker:
         retag = RetagWorker(database, settings)
         retag.start()
+        schedule = CheckpointSchedule(settings, database)
+        schedule.start()
     if settings.job_workers > 0 and settings.job_process:
         jobs = WorkerSupervisor(settings, database)
         jobs.start()
@@ -101,5 +106,7 @@ def serve_workers(
     finally:
         if jobs is not None:
             jobs.stop()
+        if schedule is not None:
+            schedule.stop()
         if retag is not None:
             retag.stop()

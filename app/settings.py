@@ -525,6 +525,16 @@ class Settings(BaseSettings):
             "storage the database host cannot rewrite (a WORM bucket mount, another machine)."
         ),
     )
+    audit_checkpoint_interval_s: float = Field(
+        default=3600.0,
+        ge=0,
+        description=(
+            "How often the service signs an audit checkpoint by itself (the process that runs "
+            "the re-tag worker; one at a time across processes), when the chains moved since "
+            "the newest one: a rewrite at or before it is then caught. 0: only `ewall audit "
+            "checkpoint` (cron) takes them."
+        ),
+    )
     query_encoder_cache_dir: Path | None = Field(
         default=None,
         description=(

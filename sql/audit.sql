@@ -123,6 +123,14 @@ RETURNING seq, hash
 -- name: heads
 SELECT chain, seq, hash FROM audit_heads ORDER BY chain
 
+-- name: try_checkpoint_lock
+-- One scheduled checkpoint at a time across the service's processes and hosts
+-- (app/audit/schedule.py); a session lock, given back when the checkpoint is written.
+SELECT pg_try_advisory_lock(:namespace, 0)
+
+-- name: checkpoint_unlock
+SELECT pg_advisory_unlock(:namespace, 0)
+
 -- name: final_before
 -- The instant before which the retrievals chain is final (app.audit.service.final_before). A
 -- search appends within APPEND_LAG_MAX_S of its "at" or not at all, and every append holds

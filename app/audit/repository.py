@@ -92,6 +92,22 @@ def chain_head(conn: Connection, chain: str) -> tuple[int, str] | None:
     return None if row is None else (int(row.seq), str(row.hash))
 
 
+def heads(conn: Connection) -> dict[str, tuple[int, str]]:
+    """Every chain's head: chain -> (seq, hash)."""
+    rows = conn.execute(sqlfiles.query("audit.heads")).all()
+    return {str(row.chain): (int(row.seq), str(row.hash)) for row in rows}
+
+
+def try_checkpoint_lock(conn: Connection, namespace: int) -> bool:
+    """The scheduled checkpoint's session lock; False when another session holds it."""
+    taken = conn.execute(sqlfiles.query("audit.try_checkpoint_lock"), {"namespace": namespace})
+    return bool(taken.scalar())
+
+
+def checkpoint_unlock(conn: Connection, namespace: int) -> None:
+    conn.execute(sqlfiles.query("audit.checkpoint_unlock"), {"namespace": namespace})
+
+
 def hash_at(conn: Connection, chain: str, seq: int) -> str | None:
     """The stored hash of ``chain``'s row ``seq``; None when there is no such row."""
     row = conn.execute(sqlfiles.query("audit.hash_at"), {"chain": chain, "seq": seq}).first()

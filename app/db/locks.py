@@ -18,3 +18,4 @@ class LockNamespace(IntEnum):
     NEW_DOCUMENT = 0x6579  # a document's first write (app/ingest)
     SESSION = 0x657A  # the first binding of a person's session (app/search)
     RETAG = 0x657B  # one matter's re-tag batch, until its transaction ends (app/walls/retag.py)
+    CHECKPOINT = 0x657C  # the service's scheduled audit checkpoint (app/audit/schedule.py)

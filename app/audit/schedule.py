@@ -1,0 +1,134 @@
+"""Signed audit checkpoints on a schedule, taken by the service itself.
+
+A chain that a database superuser rewrites and recomputes verifies on its own; only a
+checkpoint signed before the rewrite shows it (app/audit/checkpoints.py). Left to a cron entry
+that an operator has to write, a default deployment had none, and such a rewrite passed every
+verification. The service now takes one every ``EWALL_AUDIT_CHECKPOINT_INTERVAL_S`` (an hour
+by default; 0 leaves it to cron), exactly as `ewall audit checkpoint` does (the key created on
+first use, a chain that does not verify never signed):
+
+- once per service: in the process that runs the re-tag worker (``ewall serve``'s parent with
+  ``--workers N``); processes and hosts beside it skip while one holds the checkpoint lock;
+- due when the newest checkpoint in the folder is an interval old, or there is none, and a
+  chain has moved since it (an idle firm gets no new files); the first look comes a minute
+  after start, so a service restarted more often than the interval still takes them;
+- a refusal (the chain does not verify, or no longer passes through an earlier checkpoint) is
+  logged as an error at every look, and nothing is signed: compliance sees it in
+  GET /v1/audit/verify as well.
+
+The window a rewrite can hide in is the interval: rows appended since the newest checkpoint
+are protected by the chain alone (docs/design.md, known limits).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from pathlib import Path
+
+from sqlalchemy import Connection
+
+from app.audit import checkpoints, repository
+from app.db.engine import Database, begin_snapshot
+from app.db.locks import LockNamespace
+from app.settings import Settings
+
+log = logging.getLogger("ewall.audit")
+
+FIRST_LOOK_S = 60.0  # after start: long enough for a short-lived process to take none
+
+
+def _signed_heads(path: Path) -> dict[str, tuple[int, str]] | None:
+    """The heads a checkpoint file names (None when it cannot be read: take a new one)."""
+    try:
+        chains = json.loads(path.read_text(encoding="utf-8"))["chains"]
+        return {name: (int(c["seq"]), str(c["hash"])) for name, c in chains.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+class CheckpointSchedule:
+    """The thread that takes the service's scheduled checkpoints; ``run_once`` is one look."""
+
+    def __init__(self, settings: Settings, database: Database) -> None:
+        self.settings = settings
+        self.database = database
+        self.interval_s = float(settings.audit_checkpoint_interval_s)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self.interval_s <= 0 or self._thread is not None:
+            return
+        self._thread = threading.Thread(
+            target=self._loop, name="ewall-audit-checkpoints", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _loop(self) -> None:
+        wait = min(FIRST_LOOK_S, self.interval_s)
+        while not self._stop.wait(wait):
+            try:
+                self.run_once()
+            except checkpoints.CheckpointError as exc:
+                # the refusal is the message; its traceback says nothing more
+                log.error("audit checkpoint refused: %s", exc)  # noqa: TRY400
+            except Exception:  # the database went away, a full disk: look again later
+                log.exception("audit checkpoint failed; the next look retries")
+            wait = min(FIRST_LOOK_S, self.interval_s)
+
+    def _due(self, files: list[Path], now: float) -> bool:
+        return not files or now - files[-1].stat().st_mtime >= self.interval_s
+
+    def run_once(self, now: float | None = None) -> Path | None:
+        """Take a checkpoint when one is due; its file, or None (not due, the chains have not
+        moved, or another process holds the checkpoint lock). Raises CheckpointError when
+        the chains do not verify (nothing is signed)."""
+        settings = self.settings
+        directory = checkpoints.checkpoint_dir(settings)
+        clock = time.time() if now is None else now
+        if not self._due(checkpoints.listed(directory), clock):
+            return None
+        namespace = int(LockNamespace.CHECKPOINT)
+        with self.database.engine.connect() as guard:
+            taken = repository.try_checkpoint_lock(guard, namespace)
+            guard.commit()
+            if not taken:
+                return None
+            try:
+                return self._take(guard, directory, clock)
+            finally:
+                repository.checkpoint_unlock(guard, namespace)
+                guard.commit()
+
+    def _take(self, guard: Connection, directory: Path, now: float) -> Path | None:
+        files = checkpoints.listed(directory)  # again, under the lock: another may have
+        if not self._due(files, now):
+            return None
+        heads = repository.heads(guard)
+        guard.commit()
+        if files and _signed_heads(files[-1]) == heads:
+            return None  # nothing appended since the newest checkpoint
+        key_file = checkpoints.key_path(self.settings)
+        if not key_file.exists():
+            public = checkpoints.generate_key(key_file)
+            log.info("generated the audit checkpoint key %s (public key %s)", key_file, public)
+        key = checkpoints.load_private_key(key_file)
+        with self.database.engine.connect() as conn:
+            begin_snapshot(conn)  # the rows verified are the rows whose heads are signed
+            try:
+                written = checkpoints.write_checkpoint(conn, key, directory)
+            finally:
+                conn.rollback()
+        log.info(
+            "audit checkpoint written",
+            extra={"file": str(written.path), "chains": json.dumps(written.heads)},
+        )
+        return written.path
