@@ -8,7 +8,8 @@ A pure ASGI middleware, in this order:
    not ask; invariant 13);
 1. a declared ``Content-Length`` above the route's limit: 413, nothing read;
 2. a route that needs a bearer token and none (or a bad one) came: 401, nothing read;
-3. a NUL (U+0000) in a path or query parameter: 422 naming it;
+3. a NUL (U+0000) in a path or query parameter: 422 naming it; under /v1, a query parameter
+   the route does not declare: 422 naming it and those it takes (app/query_names.py);
 4. the body is read in chunks and counted (chunked bodies too): 413 as soon as it passes the
    limit, the rest is never read;
 5. a NUL in any string of a JSON body: 422 naming its place (``filters.doc_types.0``);
@@ -37,6 +38,7 @@ from app.auth.keys import is_loopback
 from app.auth.service import Principal, TokenVerifier, bearer_principal
 from app.deps import get_principal
 from app.errors import AppError, envelope
+from app.query_names import declared_query_names, unknown_names, unknown_query_body
 from app.settings import Settings
 
 NUL_MESSAGE = "must not contain NUL (U+0000) characters"
@@ -52,6 +54,7 @@ class _Route:
     convertors: dict[str, Convertor[Any]]
     methods: frozenset[str]
     needs_token: bool
+    query_names: frozenset[str] | None  # None: a route whose query string is not checked
 
 
 def _needs_token(dependant: Any) -> bool:
@@ -77,6 +80,7 @@ def _flatten(routes: list[Any]) -> list[_Route]:
                 convertors=dict(context.param_convertors),
                 methods=frozenset(context.methods or ()),
                 needs_token=_needs_token(context.dependant),
+                query_names=declared_query_names(str(context.path_format), context.dependant),
             )
         )
     return out
@@ -263,6 +267,12 @@ class RequestGuard:
         for name, value in parse_qsl(query, keep_blank_values=True):
             if "\x00" in name or "\x00" in value:
                 await _nul_response(name.replace("\x00", "\\u0000"))(scope, receive, send)
+                return
+        if route.query_names is not None:
+            unknown = unknown_names(query, route.query_names)
+            if unknown:
+                refusal = unknown_query_body(unknown, route.query_names)
+                await JSONResponse(refusal, status_code=422)(scope, receive, send)
                 return
         try:
             body = await _read_body(receive, limit)

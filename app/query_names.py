@@ -1,0 +1,84 @@
+"""Query parameters that a JSON API route does not declare are refused, never ignored.
+
+FastAPI drops a query parameter it does not know: `GET /v1/audit/retrievals?person=...`
+(a typo of ``person_id``) answered every retrieval of the firm, unfiltered, and looked like
+an answer. The request guard (app/guard.py) asks this module, before the body is read,
+whether each name in the query string is one the matched route (its dependencies included)
+declares; one that is not is a 422 ``validation_error`` naming it and the names the route
+takes. Repeated names are the route's business, as before.
+
+Only routes under ``/v1/`` are checked: the console's pages and the static files take what
+they take (a flash marker after a redirect), and health and metrics probes may get a load
+balancer's cache-busting parameter.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qsl
+
+from pydantic import BaseModel
+
+from app.errors import ECHO_MAX, envelope
+
+API_PREFIX = "/v1/"
+UNKNOWN_TYPE = "extra_forbidden"  # pydantic's type for an input the model does not declare
+NAMED_MAX = 20  # unknown names listed in details.errors; the rest are counted
+
+
+def declared_query_names(template: str, dependant: Any) -> frozenset[str] | None:
+    """The query parameter names (aliases) a route takes, its dependencies' included, or None
+    where the route is not checked (outside /v1)."""
+    if not (template + "/").startswith(API_PREFIX):
+        return None
+    names: set[str] = set()
+    pending = [dependant]
+    while pending:
+        current = pending.pop()
+        for field in current.query_params:
+            names.update(_field_names(field))
+        pending.extend(current.dependencies)
+    return frozenset(names)
+
+
+def _field_names(field: Any) -> list[str]:
+    """A parameter's name, or the names of a model's fields where one model holds the query
+    parameters (``Annotated[Filters, Query()]``)."""
+    annotation = field.field_info.annotation
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [info.alias or name for name, info in annotation.model_fields.items()]
+    return [str(field.alias)]
+
+
+def unknown_names(query: str, declared: frozenset[str]) -> list[str]:
+    """The names in ``query`` (a query string decoded as Latin-1, as Starlette reads it) that
+    are not in ``declared``, each once, in the order they came."""
+    seen: dict[str, None] = {}
+    for name, _value in parse_qsl(query, keep_blank_values=True):
+        if name not in declared:
+            seen.setdefault(name, None)
+    return list(seen)
+
+
+def _shown(name: str) -> str:
+    if not name:
+        return "query"  # "?=x": a value without a name, named as the query string
+    return name if len(name) <= ECHO_MAX else name[:ECHO_MAX] + "…"
+
+
+def unknown_query_body(unknown: list[str], declared: frozenset[str]) -> dict[str, Any]:
+    """The 422 envelope, in the shape of every other validation error (app/errors.py)."""
+    takes = ", ".join(sorted(declared)) if declared else "none"
+    message = f"is not a query parameter of this route (it takes: {takes})"
+    errors = [
+        {"field": _shown(name), "message": message, "type": UNKNOWN_TYPE}
+        for name in unknown[:NAMED_MAX]
+    ]
+    first = errors[0]["field"]
+    more = len(unknown) - 1
+    also = f" ({more} other unknown parameter{'s' if more > 1 else ''})" if more else ""
+    return envelope(
+        "validation_error",
+        f"Invalid request: {first}: {message}{also}",
+        {"field": first, "errors": errors},
+    )
