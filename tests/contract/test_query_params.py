@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.routing import APIRoute, iter_route_contexts
 from fastapi.testclient import TestClient
 
+from app.query_names import declared_query_names
 from tests.conftest import Tokens
 from tests.contract.test_error_shape import assert_envelope
 from tests.helpers import Firm, ok
@@ -200,3 +202,28 @@ def test_unauthenticated_is_still_401_and_other_routes_are_not_checked(
     assert client.get("/readyz", params={"_": "1712"}).status_code != 422
     assert client.get("/console/signin", params={"utm_source": "mail"}).status_code == 200
     assert client.get("/openapi.json", params={"v": "2"}).status_code == 200
+
+
+def test_the_guard_takes_exactly_the_query_parameters_openapi_documents(
+    client: TestClient,
+) -> None:
+    """The names the guard lets through are those /openapi.json lists for the route (its
+    dependencies' included), on every /v1 operation: none refused that a client is told to
+    send, none let through that no route reads."""
+    app: Any = client.app
+    schema = app.openapi()
+    checked = 0
+    for context in iter_route_contexts(app.router.routes):
+        route = context.original_route
+        path = str(context.path_format)
+        if not isinstance(route, APIRoute) or not route.include_in_schema:
+            continue
+        declared = declared_query_names(path, context.dependant)
+        if not path.startswith("/v1/"):
+            assert declared is None, path
+            continue
+        assert declared is not None, path
+        for method in context.methods or ():
+            assert set(declared) == _query_params(schema, method.lower(), path), (method, path)
+            checked += 1
+    assert checked >= 40, checked
