@@ -1723,6 +1723,7 @@ CREATE TABLE public.jobs (
     finished_at timestamp with time zone,
     last_error text,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    claim_token bigint DEFAULT 0 NOT NULL,
     CONSTRAINT ck_jobs_attempts CHECK (((attempts >= 0) AND (max_attempts >= 1))),
     CONSTRAINT ck_jobs_status CHECK ((status = ANY (ARRAY['queued'::text, 'running'::text, 'succeeded'::text, 'failed'::text])))
 );

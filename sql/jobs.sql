@@ -3,6 +3,10 @@
 -- holds a session advisory lock keyed by the job id on its own connection. A worker that
 -- dies loses its session and so its lock: a 'running' row whose lock can be taken has no
 -- living owner and is claimed again. No clock decides that a worker is dead.
+-- The lock alone cannot tell a dead worker from one whose lease connection dropped: every
+-- claim raises claim_token, and the claiming worker's writes (its outcome here, the ingestion
+-- handler's commits in app/ingest/job_fence.py) go through only while the row still holds the
+-- token it raised it to; a worker whose job was claimed again writes nothing.
 
 -- name: enqueue
 INSERT INTO jobs (kind, person_id, run_id, payload, max_attempts)
@@ -19,7 +23,7 @@ SELECT count(*) FROM jobs WHERE person_id = :person_id AND status IN ('queued', 
 
 -- name: claim_candidates
 -- Orphans first (they started earliest), then due queued jobs in order.
-SELECT job_id, status, attempts, max_attempts
+SELECT job_id, status, attempts, max_attempts, claim_token
 FROM jobs
 WHERE status = 'running' OR (status = 'queued' AND run_after <= now())
 ORDER BY status = 'running' DESC, job_id
@@ -34,23 +38,28 @@ SELECT pg_advisory_unlock(:namespace, CAST(:job_id % 2147483647 AS integer))
 
 -- name: claim
 UPDATE jobs
-SET status = 'running', attempts = attempts + 1, locked_by = :worker, started_at = now(),
+SET status = 'running', attempts = attempts + 1, claim_token = claim_token + 1,
+    locked_by = :worker, started_at = now(),
     last_error = CASE WHEN status = 'running' THEN 'the previous worker stopped during the job'
                       ELSE last_error END
 WHERE job_id = :job_id
-RETURNING job_id, kind, person_id, run_id, payload, attempts, max_attempts
+RETURNING job_id, kind, person_id, run_id, payload, attempts, max_attempts, claim_token
 
 -- name: succeed
+-- The outcome writes (succeed, retry_later, put_back, fail) change the row only while it is
+-- still the writer's claim (its token, still running): none when another worker claimed the
+-- job again meanwhile, or when this outcome was written already (a commit lost with its
+-- connection and written again on a new one).
 -- The document body is dropped once done: the chunks hold it now.
 UPDATE jobs
 SET status = 'succeeded', finished_at = now(), locked_by = NULL, payload = payload - 'document'
-WHERE job_id = :job_id
+WHERE job_id = :job_id AND claim_token = :claim_token AND status = 'running'
 
 -- name: retry_later
 UPDATE jobs
 SET status = 'queued', locked_by = NULL, last_error = :error,
     run_after = now() + make_interval(secs => :delay_s)
-WHERE job_id = :job_id
+WHERE job_id = :job_id AND claim_token = :claim_token AND status = 'running'
 
 -- name: put_back
 -- A job the claiming process cannot run (its encoder is not the live model): queued again as
@@ -58,13 +67,22 @@ WHERE job_id = :job_id
 UPDATE jobs
 SET status = 'queued', attempts = greatest(attempts - 1, 0), locked_by = NULL,
     run_after = now()
-WHERE job_id = :job_id
+WHERE job_id = :job_id AND claim_token = :claim_token AND status = 'running'
 
 -- name: fail
 UPDATE jobs
 SET status = 'failed', finished_at = now(), locked_by = NULL, last_error = :error,
     payload = payload - 'document'
-WHERE job_id = :job_id
+WHERE job_id = :job_id AND claim_token = :claim_token AND status = 'running'
+
+-- name: fail_orphan
+-- A claimer's word on an orphan whose worker stopped during the last allowed attempt: failed,
+-- and the token raised as a claim would, so that this worker, if it lives on (its lease
+-- connection dropped), writes nothing more of the job.
+UPDATE jobs
+SET status = 'failed', finished_at = now(), locked_by = NULL, last_error = :error,
+    payload = payload - 'document', claim_token = claim_token + 1
+WHERE job_id = :job_id AND claim_token = :claim_token AND status = 'running'
 
 -- name: job_of_run
 SELECT job_id, kind, status, attempts, max_attempts, last_error, created_at, started_at,
@@ -73,8 +91,15 @@ FROM jobs WHERE run_id = :run_id ORDER BY job_id DESC LIMIT 1
 
 -- name: get_job
 SELECT job_id, kind, person_id, run_id, status, attempts, max_attempts, last_error, locked_by,
-       started_at, finished_at
+       started_at, finished_at, claim_token
 FROM jobs WHERE job_id = :job_id
+
+-- name: check_claim
+-- A write of a job's handler, first thing in its transaction (app/ingest/job_fence.py): the
+-- row's claim now. FOR SHARE keeps a claim's UPDATE from passing until this transaction
+-- ends (the claim's FOR UPDATE SKIP LOCKED skips the row meanwhile), so the answer holds to
+-- the commit.
+SELECT claim_token, status, locked_by FROM jobs WHERE job_id = :job_id FOR SHARE
 
 -- name: unlock_all
 -- Every advisory lock this session holds, before its connection goes back to the pool.

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from sqlalchemy import Connection
+from sqlalchemy.exc import DBAPIError
 
 from app.db.engine import Database
 from app.jobs import repository as repo
@@ -71,6 +72,7 @@ class JobWorker:
         self.on_failed = on_failed
         self.name = name or f"worker-{uuid.uuid4().hex[:8]}"
         self._lease: Connection | None = None
+        self.claims_lost = 0  # outcomes not written: the job had been claimed again
         self.paused_until = 0.0  # time.monotonic(): no claims before (NotForThisWorker)
 
     # --- the lease connection -------------------------------------------------------------
@@ -128,22 +130,67 @@ class JobWorker:
                     continue  # its worker is alive and at it
                 if cand.status == "running" and cand.attempts >= cand.max_attempts:
                     # its worker died on the last allowed attempt
-                    repo.mark_failed(
-                        conn, cand.job_id, "the worker stopped during the last allowed attempt"
+                    repo.fail_orphan(
+                        conn, cand.job_id, cand.claim_token,
+                        "the worker stopped during the last allowed attempt",
                     )
                     repo.unlock(conn, cand.job_id)
                     continue
                 return repo.claim(conn, cand.job_id, self.name)
         return None
 
-    def _release(self, job: Job, finish: Callable[[Connection], None]) -> None:
+    def _release(self, job: Job, finish: Callable[[Connection], bool]) -> bool:
         """Record the job's outcome, then give up its lock (after the commit, so that no
-        other worker claims it while its row still says running)."""
+        other worker claims it while its row still says running). False, logged and counted
+        in ``claims_lost``, when the claim was no longer this worker's: its job was claimed
+        again (the lease connection had dropped) and the outcome is the other worker's.
+
+        The outcome goes through only while the row holds this claim's token, so when the
+        lease turns out to be gone it is written on a new connection (which holds no lock,
+        so none is given up): nobody took over, or the token says so."""
         conn = self._connection()
+        try:
+            with conn.begin():
+                written = finish(conn)
+        except DBAPIError as exc:
+            if not (exc.connection_invalidated or conn.invalidated):
+                raise
+            self.abandon()
+            log.warning(
+                "job lease connection lost during the job; its outcome goes on a new one",
+                extra={"job_id": job.job_id, "kind": job.kind, "claim_token": job.claim_token},
+            )
+            conn = self._connection()
+            with conn.begin():
+                written = finish(conn)
+        else:
+            try:
+                repo.unlock(conn, job.job_id)
+                conn.commit()
+            except DBAPIError as exc:
+                if not (exc.connection_invalidated or conn.invalidated):
+                    raise
+                self.abandon()  # the lock went with the session
+        if written:
+            return True
         with conn.begin():
-            finish(conn)
-        repo.unlock(conn, job.job_id)
-        conn.commit()
+            now = repo.get_job(conn, job.job_id) or {}
+        if now.get("claim_token") == job.claim_token:
+            return True  # written already: a commit whose answer was lost with its connection
+        self.claims_lost += 1
+        log.warning(
+            "job outcome not written: the job was claimed again (its lease connection "
+            "dropped) and the other worker's outcome stands",
+            extra={
+                "job_id": job.job_id,
+                "kind": job.kind,
+                "claim_token": job.claim_token,
+                "now_claim_token": now.get("claim_token"),
+                "now_status": now.get("status"),
+                "now_locked_by": now.get("locked_by"),
+            },
+        )
+        return False
 
     def run_once(self) -> bool:
         """Claim and run one job; False when there was none (or this worker pauses)."""
@@ -153,11 +200,12 @@ class JobWorker:
         if job is None:
             return False
         handler = self.handlers.get(job.kind, _unknown_kind)
+        job_id, token = job.job_id, job.claim_token
         try:
             handler(job)
         except NotForThisWorker as exc:
-            log.warning("job put back: %s", exc, extra={"job_id": job.job_id, "kind": job.kind})
-            self._release(job, lambda c: repo.put_back(c, job.job_id))
+            log.warning("job put back: %s", exc, extra={"job_id": job_id, "kind": job.kind})
+            self._release(job, lambda c: repo.put_back(c, job_id, token))
             self.paused_until = time.monotonic() + PAUSE_S
             return False
         except Exception as exc:
@@ -165,7 +213,7 @@ class JobWorker:
             log.warning(
                 "job failed",
                 extra={
-                    "job_id": job.job_id,
+                    "job_id": job_id,
                     "kind": job.kind,
                     "attempt": job.attempt,
                     "error": type(exc).__name__,
@@ -173,13 +221,14 @@ class JobWorker:
             )
             if job.attempt < job.max_attempts and handler is not _unknown_kind:
                 delay = self.retry_base_s * 2 ** (job.attempt - 1)
-                self._release(job, lambda c: repo.retry_later(c, job.job_id, error, delay))
+                self._release(job, lambda c: repo.retry_later(c, job_id, token, error, delay))
             else:
-                self._release(job, lambda c: repo.mark_failed(c, job.job_id, error))
-                if self.on_failed is not None:
+                failed = self._release(job, lambda c: repo.mark_failed(c, job_id, token, error))
+                # only when the failure is this worker's word (not a job claimed again)
+                if failed and self.on_failed is not None:
                     self.on_failed(job, error)
             return True
-        self._release(job, lambda c: repo.mark_succeeded(c, job.job_id))
+        self._release(job, lambda c: repo.mark_succeeded(c, job_id, token))
         return True
 
 

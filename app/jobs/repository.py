@@ -27,6 +27,9 @@ class Job:
     payload: Mapping[str, Any]
     attempt: int
     max_attempts: int
+    # the claim's fencing token (jobs.claim_token as this claim raised it): the worker's and
+    # the handler's writes go through only while the row still holds it
+    claim_token: int
 
 
 class Candidate(NamedTuple):
@@ -34,6 +37,15 @@ class Candidate(NamedTuple):
     status: str
     attempts: int
     max_attempts: int
+    claim_token: int
+
+
+class Claim(NamedTuple):
+    """A job row's claim as it stands (``check_claim``)."""
+
+    claim_token: int
+    status: str
+    locked_by: str | None
 
 
 def enqueue(
@@ -96,7 +108,11 @@ def claim_candidates(conn: Connection, limit: int) -> list[Candidate]:
     (``FOR UPDATE SKIP LOCKED``) until the transaction ends."""
     rows = conn.execute(sqlfiles.query("jobs.claim_candidates"), {"limit": limit})
     return [
-        Candidate(int(r.job_id), str(r.status), int(r.attempts), int(r.max_attempts)) for r in rows
+        Candidate(
+            int(r.job_id), str(r.status), int(r.attempts), int(r.max_attempts),
+            int(r.claim_token),
+        )
+        for r in rows
     ]
 
 
@@ -135,25 +151,50 @@ def claim(conn: Connection, job_id: int, worker: str) -> Job:
         payload=dict(row.payload),
         attempt=int(row.attempts),
         max_attempts=int(row.max_attempts),
+        claim_token=int(row.claim_token),
     )
 
 
-def mark_succeeded(conn: Connection, job_id: int) -> None:
-    conn.execute(sqlfiles.query("jobs.succeed"), {"job_id": job_id})
+def check_claim(conn: Connection, job_id: int) -> Claim | None:
+    """The job's claim now, its row share-locked until the transaction ends (a claim's
+    UPDATE waits for it); None when the row is gone."""
+    row = conn.execute(sqlfiles.query("jobs.check_claim"), {"job_id": job_id}).first()
+    if row is None:
+        return None
+    return Claim(int(row.claim_token), str(row.status), row.locked_by)
 
 
-def mark_failed(conn: Connection, job_id: int, error: str) -> None:
-    conn.execute(sqlfiles.query("jobs.fail"), {"job_id": job_id, "error": error})
+# The outcome writes: each changes the row only while it is still the claim ``token`` (the
+# row running with that token), and says whether it did.
 
 
-def retry_later(conn: Connection, job_id: int, error: str, delay_s: float) -> None:
-    conn.execute(
-        sqlfiles.query("jobs.retry_later"), {"job_id": job_id, "error": error, "delay_s": delay_s}
+def _outcome(conn: Connection, name: str, job_id: int, token: int, **params: Any) -> bool:
+    done = conn.execute(
+        sqlfiles.query(name), {"job_id": job_id, "claim_token": token, **params}
     )
+    return done.rowcount == 1
 
 
-def put_back(conn: Connection, job_id: int) -> None:
-    conn.execute(sqlfiles.query("jobs.put_back"), {"job_id": job_id})
+def mark_succeeded(conn: Connection, job_id: int, token: int) -> bool:
+    return _outcome(conn, "jobs.succeed", job_id, token)
+
+
+def mark_failed(conn: Connection, job_id: int, token: int, error: str) -> bool:
+    return _outcome(conn, "jobs.fail", job_id, token, error=error)
+
+
+def fail_orphan(conn: Connection, job_id: int, token: int, error: str) -> bool:
+    """Another worker's claim ``token``, ended failed (it stopped during the last allowed
+    attempt); raises the token, so that worker, alive after all, writes no more."""
+    return _outcome(conn, "jobs.fail_orphan", job_id, token, error=error)
+
+
+def retry_later(conn: Connection, job_id: int, token: int, error: str, delay_s: float) -> bool:
+    return _outcome(conn, "jobs.retry_later", job_id, token, error=error, delay_s=delay_s)
+
+
+def put_back(conn: Connection, job_id: int, token: int) -> bool:
+    return _outcome(conn, "jobs.put_back", job_id, token)
 
 
 def retrieval_head(conn: Connection) -> int:
