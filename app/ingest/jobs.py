@@ -4,6 +4,11 @@ Both handlers continue the ingest run that the route created (same run id, count
 events so far), so ``GET /v1/ingest/runs/{id}`` shows one run however many attempts it
 took. Re-running is safe: chunks are content-addressed, an unchanged document is skipped
 without re-embedding, and a connector resumes from its saved cursors.
+
+Running twice at once is not: a worker whose lease connection dropped runs on while another
+claims the job again. A pushed document's run carries the claim, and each of its writes
+commits only while the job is still this worker's (app/ingest/job_fence.py); a connector
+run's sync state has its own fence (connectors/fence.py).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from app.errors import AppError
+from app.ingest.job_fence import JobClaim
 from app.ingest.pipeline import STORE_FAILED
 from app.ingest.router import DOCUMENT_JOB, RUN_JOB, pipeline_for, to_source_document
 from app.ingest.runs import run_named_source
@@ -38,7 +44,8 @@ def ingest_handlers(resources: Resources) -> dict[str, Handler]:
         if job.run_id is None:
             raise ValueError("an ingest job without its run")
         ours()
-        run = pipeline.resume_run(job.run_id)
+        # every write of the run checks that the job is still this worker's (job_fence)
+        run = pipeline.resume_run(job.run_id, JobClaim(job.job_id, job.claim_token))
         run.job_id = job.job_id  # its write yields to any write of the document since
         pipeline.progress(run, state="running", attempt=job.attempt)
         doc = to_source_document(DocumentIn.model_validate(job.payload["document"]))

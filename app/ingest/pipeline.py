@@ -37,7 +37,7 @@ from app.embeddings import (
     vector_literal,
 )
 from app.errors import AppError
-from app.ingest import document_write, preparation, repository, source_groups
+from app.ingest import document_write, job_fence, preparation, repository, source_groups
 from app.ingest.report import load_report
 from app.ingest.types import (
     ChunkLimits,
@@ -81,6 +81,7 @@ class IngestRun:
     progress: dict[str, Any] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     job_id: int | None = None  # the background push this run carries out, if it is one
+    claim: job_fence.JobClaim | None = None  # a job's claim, checked by each write (job_fence)
 
     def next_seq(self) -> int:
         with self.lock:
@@ -189,12 +190,12 @@ class IngestPipeline:
             canonical_json(run.progress),
         )
 
-    def resume_run(self, run_id: uuid.UUID) -> IngestRun:
+    def resume_run(self, run_id: uuid.UUID, claim: job_fence.JobClaim | None = None) -> IngestRun:
         """A run started earlier (a background job picking it up, perhaps after a crash):
         counts and progress as last written, events continuing after the last one."""
         if self.pacer is not None:
             self.pacer.reset()
-        with self.database.transaction() as conn:
+        with job_fence.transaction(self.database, claim) as conn:
             state = repository.load_run_state(conn, run_id)
             repository.reopen_run(conn, run_id)
             seq = repository.last_event_seq(conn, run_id)
@@ -205,6 +206,7 @@ class IngestPipeline:
             counts=Counter(state.counts),
             seq=seq,
             progress=state.progress,
+            claim=claim,
         )
 
     def record_event(
@@ -241,12 +243,12 @@ class IngestPipeline:
         with run.lock:
             run.counts["errors"] += 1
             run.counts["seen"] += 1 if kind != "sweep_error" else 0
-        with self.database.transaction() as conn:
+        with job_fence.transaction(self.database, run.claim) as conn:
             self.record_event(conn, run, kind, source, external_id, reason, details)
 
     def progress(self, run: IngestRun, **fields: Any) -> None:
         run.progress.update(fields)
-        with self.database.transaction() as conn:
+        with job_fence.transaction(self.database, run.claim) as conn:
             repository.save_run_progress(
                 conn, run.run_id, canonical_json(run.progress), canonical_json(dict(run.counts))
             )
@@ -257,7 +259,7 @@ class IngestPipeline:
         if status is None:
             status = "partial" if run.counts.get("errors") else "succeeded"
         try:
-            with self.database.transaction() as conn:
+            with job_fence.transaction(self.database, run.claim) as conn:
                 repository.finish_run(
                     conn,
                     run.run_id,
@@ -371,7 +373,7 @@ class IngestPipeline:
             reason = f"unreadable metadata: {type(exc).__name__}"
             with run.lock:
                 run.counts["errors"] += 1
-            with self.database.transaction() as conn:
+            with job_fence.transaction(self.database, run.claim) as conn:
                 self.record_event(conn, run, "error", source, external_id, reason)
             return DocumentOutcome("error", source, external_id, reason=reason, run_id=run.run_id)
         unchanged = self._unchanged(doc, input_sha, run)
@@ -392,7 +394,7 @@ class IngestPipeline:
             kind = "no_text" if exc.reason.startswith("no text") else "error"
             with run.lock:
                 run.counts["errors"] += 1
-            with self.database.transaction() as conn:
+            with job_fence.transaction(self.database, run.claim) as conn:
                 self.record_event(conn, run, kind, source, external_id, exc.reason)
                 if kind == "no_text":  # a full crawl of what changed leaves it until it does
                     document_write.record_textless(conn, doc, self.prepared_with)
@@ -404,13 +406,15 @@ class IngestPipeline:
         embed_before = self.timings["embed_s"]
         try:
             outcome = self._write(run, doc, extracted, chunks, doc_type, public, search_state)
+        except job_fence.JobClaimLostError:
+            raise  # the job is another worker's now: nothing more of it is this one's
         except Exception as exc:  # a document must never take a whole run down
             if isinstance(exc, AppError) and exc.code == "model_not_live":
                 raise  # except this: every document would fail alike (a re-embed switched)
             log.exception("ingest failed", extra={"source": source, "external_id": external_id})
             with run.lock:
                 run.counts["errors"] += 1
-            with self.database.transaction() as conn:
+            with job_fence.transaction(self.database, run.claim) as conn:
                 self.record_event(
                     conn,
                     run,
@@ -444,7 +448,7 @@ class IngestPipeline:
     def _unchanged(
         self, doc: SourceDocument, input_sha: str, run: IngestRun
     ) -> DocumentOutcome | None:
-        with self.database.transaction() as conn:
+        with job_fence.transaction(self.database, run.claim) as conn:
             mark_writer(conn)
             stored = repository.find_fingerprint(conn, doc.source, doc.external_id)
             # quarantined documents always go the full way: their matter may exist by now;
@@ -539,7 +543,7 @@ class IngestPipeline:
                     # under way; after it commits, this one is an update of its row
                     repository.lock_new_document(conn, doc.source, doc.external_id)
                     before = repository.lock_document(conn, doc.source, doc.external_id)
-                if run.job_id is not None and repository.job_superseded(conn, run.job_id):
+                if job_fence.superseded(conn, run):  # the claim is checked first
                     # a later write (or delete) of this document came first: it stands
                     return DocumentOutcome("superseded", doc.source, doc.external_id)
                 self._supersede(conn, doc.source, doc.external_id, run)
@@ -692,7 +696,7 @@ class IngestPipeline:
             mark_writer(conn)
             if repository.lock_document(conn, doc.source, doc.external_id) is None:
                 return False
-            if run.job_id is not None and repository.job_superseded(conn, run.job_id):
+            if job_fence.superseded(conn, run):
                 return True
             # the newest version, read or not: an older queued push must never apply
             self._supersede(conn, doc.source, doc.external_id, run)

@@ -1,21 +1,25 @@
-"""A job claimed again while its first worker still runs it (app/jobs/queue.py), on a real
-PostgreSQL: the backend of the first worker's lease connection is terminated while its
-handler runs, so its advisory lock goes and a second worker claims the job as an orphan and
-finishes it. The first worker, let go, writes no outcome."""
+"""A job claimed again while its first worker still runs it (app/jobs/queue.py, app/ingest/
+job_fence.py), on a real PostgreSQL: the backend of the first worker's lease connection is
+terminated while its handler runs, so its advisory lock goes and a second worker claims the
+job as an orphan and finishes it. The first worker, let go, writes nothing: neither its
+outcome nor (an ingestion job) its handler's document, chunks, events or run."""
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from app.db.locks import LockNamespace
+from app.ingest.jobs import ingest_handlers, mark_run_failed
 from app.jobs.queue import JobWorker, NotForThisWorker
 from app.jobs.repository import Job, enqueue
-from tests.conftest import DbHandle
-from tests.helpers import superuser_rows
+from tests.conftest import DbHandle, Tokens, make_client, make_settings
+from tests.helpers import ADMIN, ok, superuser_rows
+from tests.isolation.test_async_ingest import LONG_TEXT, _document, _firm
 
 # a guard against a hang, never a timing: every wait below is for a condition
 GUARD_S = 600.0
@@ -172,3 +176,110 @@ def test_a_worker_whose_lease_dropped_and_nobody_took_over_writes_its_outcome(
     finally:
         blocked.release.set()
         worker.close()
+
+
+# --- an ingestion job ------------------------------------------------------------------------
+
+_TABLES = ("jobs", "ingest_runs", "ingest_run_events", "documents", "chunks", "source_acls",
+           "policy_events", "search_postings", "textless_documents", "audit_retrievals")
+
+
+def _stored(db: DbHandle) -> dict[str, list[str]]:
+    """What the ingestion tables hold, row by row."""
+    return {
+        table: [str(r[0]) for r in superuser_rows(
+            db, f"SELECT to_jsonb(t) FROM {table} t ORDER BY CAST(to_jsonb(t) AS text)")]
+        for table in _TABLES
+    }
+
+
+class _GatedEncoder:
+    """The pipeline's encoder, its first call held until the test lets it go: the first
+    worker stops in the middle of its document, between reading what is stored and writing."""
+
+    def __init__(self, inner: Any, first_call: Callable[[], None]) -> None:
+        self._inner = inner
+        self._first_call: Callable[[], None] | None = first_call
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def embed_passages(self, texts: list[str]) -> Any:
+        hold, self._first_call = self._first_call, None
+        if hold is not None:
+            hold()
+        return self._inner.embed_passages(texts)
+
+
+def test_an_ingestion_job_claimed_again_commits_nothing_of_the_first_worker(
+    db: DbHandle, embedder: Any, auth: Tokens, caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings = make_settings(document_async_chars=len(LONG_TEXT) - 1, job_workers=0)
+    with make_client(db, settings, embedder) as client:
+        _firm(client, auth)
+        admin = auth(*ADMIN)
+        queued = client.post("/v1/documents", json=_document("LARGE-1", LONG_TEXT),
+                             headers=admin)
+        assert queued.status_code == 202, queued.text
+        run_url = f"/v1/ingest/runs/{queued.json()['run_id']}"
+        resources = client.app.state.resources  # type: ignore[attr-defined]
+        pipeline = resources.require_pipeline()
+        handlers = ingest_handlers(resources)
+
+        def worker(name: str) -> JobWorker:
+            return JobWorker(resources.database, handlers, retry_base_s=0, name=name,
+                             on_failed=mark_run_failed(resources))
+
+        first, second = worker("first"), worker("second")
+        blocked = _Blocked(first)
+        monkeypatch.setattr(pipeline, "embedder", _GatedEncoder(pipeline.embedder, blocked.hold))
+        try:
+            blocked.start()  # the first worker encodes the document's chunks
+            [(job_id,)] = superuser_rows(db, "SELECT job_id FROM jobs")
+            _drop_lease(db, job_id)
+            assert second.run_once() is True
+            report = ok(client.get(run_url, headers=admin))
+            assert report["status"] == "succeeded" and report["counts"]["added"] == 1, report
+            assert report["job"]["status"] == "succeeded" and report["job"]["attempts"] == 2
+            stored = _stored(db)
+            with caplog.at_level(logging.WARNING, logger="ewall.jobs"):
+                blocked.finish()
+            # the first worker's document write was refused, and so was its outcome
+            assert _stored(db) == stored
+            assert ok(client.get(run_url, headers=admin)) == report
+            assert blocked.outcome() is True
+            assert first.claims_lost == 1
+            failed = [r for r in caplog.records if r.getMessage() == "job failed"]
+            assert [r.__dict__["error"] for r in failed] == ["JobClaimLostError"]
+            assert any(r.getMessage().startswith("job outcome not written")
+                       for r in caplog.records)
+        finally:
+            blocked.release.set()
+            first.close()
+            second.close()
+
+
+def test_a_document_job_still_runs_as_before(
+    db: DbHandle, embedder: Any, auth: Tokens
+) -> None:
+    """The fence costs the normal path nothing it did: one attempt, succeeded, one token."""
+    settings = make_settings(document_async_chars=len(LONG_TEXT) - 1, job_workers=0)
+    with make_client(db, settings, embedder) as client:
+        _firm(client, auth)
+        admin = auth(*ADMIN)
+        queued = client.post("/v1/documents", json=_document("LARGE-1", LONG_TEXT),
+                             headers=admin)
+        assert queued.status_code == 202, queued.text
+        resources = client.app.state.resources  # type: ignore[attr-defined]
+        worker = JobWorker(resources.database, ingest_handlers(resources), retry_base_s=0)
+        try:
+            assert worker.run_once() is True
+            assert worker.run_once() is False
+        finally:
+            worker.close()
+        report = ok(client.get(f"/v1/ingest/runs/{queued.json()['run_id']}", headers=admin))
+        assert report["status"] == "succeeded" and report["counts"]["added"] == 1, report
+        assert report["job"]["status"] == "succeeded" and report["job"]["attempts"] == 1
+        [(token,)] = superuser_rows(db, "SELECT claim_token FROM jobs")
+        assert token == 1 and worker.claims_lost == 0
