@@ -211,10 +211,31 @@ class _GatedEncoder:
         return self._inner.embed_passages(texts)
 
 
+class _GatedPacer:
+    """A pacer whose first call is held: the first worker stops as its document starts,
+    before it reads what is stored."""
+
+    def __init__(self, first_call: Callable[[], None]) -> None:
+        self._first_call: Callable[[], None] | None = first_call
+
+    def pace(self) -> float:
+        hold, self._first_call = self._first_call, None
+        if hold is not None:
+            hold()
+        return 0.0
+
+    def reset(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("held", ["encoding", "starting"])
 def test_an_ingestion_job_claimed_again_commits_nothing_of_the_first_worker(
     db: DbHandle, embedder: Any, auth: Tokens, caplog: pytest.LogCaptureFixture,
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, held: str,
 ) -> None:
+    """Held while encoding, the first worker is refused its document's write; held as its
+    document starts, it finds the document stored as it would write it, and is refused the
+    "unchanged" supersede (the run's counts and end would follow)."""
     settings = make_settings(document_async_chars=len(LONG_TEXT) - 1, job_workers=0)
     with make_client(db, settings, embedder) as client:
         _firm(client, auth)
@@ -233,7 +254,11 @@ def test_an_ingestion_job_claimed_again_commits_nothing_of_the_first_worker(
 
         first, second = worker("first"), worker("second")
         blocked = _Blocked(first)
-        monkeypatch.setattr(pipeline, "embedder", _GatedEncoder(pipeline.embedder, blocked.hold))
+        if held == "encoding":
+            gated = _GatedEncoder(pipeline.embedder, blocked.hold)
+            monkeypatch.setattr(pipeline, "embedder", gated)
+        else:
+            monkeypatch.setattr(pipeline, "pacer", _GatedPacer(blocked.hold))
         try:
             blocked.start()  # the first worker encodes the document's chunks
             [(job_id,)] = superuser_rows(db, "SELECT job_id FROM jobs")
