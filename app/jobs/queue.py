@@ -7,6 +7,15 @@
   it as owned for as long as the worker's session lives. A ``running`` row whose lock can be
   taken belongs to a worker that died (its session ended): it is claimed again, counting as
   an attempt, so a job that kills its worker every time ends ``failed`` instead of looping.
+- The lock cannot tell a dead worker from one whose lease connection dropped (a server
+  restart, an idle-session timeout, a proxy, pg_terminate_backend): the job is claimed again
+  and runs beside the first. So a claim is fenced: every claim raises the row's
+  ``claim_token`` (``Job.claim_token`` keeps the value), and the outcome (succeed, retry,
+  put back, fail) is written only while the row is running with that token. A worker whose
+  job was claimed again writes nothing, logs it, counts it in ``claims_lost`` and claims on;
+  its ``on_failed`` does not run. An outcome whose lease is gone goes on a new connection
+  (the token says whether nobody took over). Handlers fence their own writes with the token:
+  ingestion's in app/ingest/job_fence.py.
 - A handler that raises is retried after ``retry_base_s * 2**(attempt-1)`` seconds until
   ``max_attempts``; then the job is ``failed`` with the last error.
 - A handler that raises ``NotForThisWorker`` (the process's encoder is not the live model
