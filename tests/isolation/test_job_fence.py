@@ -50,8 +50,8 @@ def _job_row(db: DbHandle, job_id: int) -> dict[str, Any]:
 
 
 class _Blocked:
-    """Runs ``inner`` in a thread of its own; ``entered`` is set when the first worker's
-    handler has started, and the handler waits for ``release``."""
+    """Runs the first worker's ``run_once`` in a thread of its own. Its handler calls
+    ``hold``: ``entered`` is set, and the handler waits for ``release``."""
 
     def __init__(self, worker: JobWorker) -> None:
         self.worker = worker
