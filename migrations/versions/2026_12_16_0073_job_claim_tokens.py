@@ -1,8 +1,8 @@
 """A fencing token per job claim: a worker whose claim was taken over writes nothing.
 
-Revision ID: 20261214_0072
-Revises: 20261214_0071
-Create Date: 2026-12-14
+Revision ID: 20261216_0073
+Revises: 20261215_0072
+Create Date: 2026-12-16
 
 A job worker holds a session advisory lock keyed by the job id on an idle lease connection
 while the job runs; a ``running`` row whose lock can be taken is claimed again as an orphan.
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 
 from app.db.function_sources import run_statement
 
-revision: str = "20261214_0072"
-down_revision: str | None = "20261214_0071"
+revision: str = "20261216_0073"
+down_revision: str | None = "20261215_0072"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
