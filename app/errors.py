@@ -7,11 +7,13 @@ Body shape (part of the HTTP contract; tests/contract/test_error_shape.py pins i
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from psycopg import errors as pg_errors
 from pydantic import BaseModel
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
@@ -140,6 +142,62 @@ def _field_name(loc: tuple[Any, ...] | list[Any]) -> str:
     return ".".join(parts) if parts else "body"
 
 
+CONCURRENT_CHANGE = "conflict_retry"
+
+
+@dataclass(frozen=True)
+class DatabaseFailure:
+    code: str
+    message: str
+    log_message: str
+
+
+_LOST_RACE = DatabaseFailure(
+    CONCURRENT_CHANGE,
+    "A concurrent change met this request and PostgreSQL rolled it back; nothing was "
+    "changed. Try again.",
+    "transaction rolled back for a concurrent one",
+)
+_TIMED_OUT = DatabaseFailure(
+    "timeout", "The request took too long and was cancelled.", "statement timeout"
+)
+_UNREACHABLE = DatabaseFailure(
+    "database_unavailable",
+    "The database is not reachable right now; nothing was returned.",
+    "database unavailable",
+)
+# Decided by the error's class (its SQLSTATE), never by its words: a deadlock's or a lock
+# timeout's message says "canceling statement" too, and they answered as timeouts or an
+# unreachable database. A lock not granted within lock_timeout (55P03; no statement of the
+# service sets one, a server or role setting can) is a concurrent change too.
+_CONCURRENT = (
+    pg_errors.DeadlockDetected,  # 40P01
+    pg_errors.SerializationFailure,  # 40001 (also a standby's recovery conflict)
+    pg_errors.LockNotAvailable,  # 55P03
+)
+_TIMEOUTS = (
+    pg_errors.QueryCanceled,  # 57014: statement_timeout, or a cancel
+    pg_errors.TransactionTimeout,  # 25P04
+    pg_errors.IdleSessionTimeout,  # 57P05
+    pg_errors.IdleInTransactionSessionTimeout,  # 25P03
+)
+
+
+def database_failure(orig: BaseException | None) -> DatabaseFailure:
+    """What a 503 says of a driver error that reached a route's caller."""
+    if isinstance(orig, _CONCURRENT):
+        return _LOST_RACE
+    if isinstance(orig, _TIMEOUTS):
+        return _TIMED_OUT
+    if getattr(orig, "sqlstate", None) is None:
+        # libpq's own failures carry no SQLSTATE (refused, broken, a connect_timeout):
+        # their words are all there is; a timeout among them keeps its answer
+        words = str(orig).lower()
+        if "timeout" in words or "cancel" in words:
+            return _TIMED_OUT
+    return _UNREACHABLE
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(AppError)
     async def _app_error(request: Request, exc: AppError) -> JSONResponse:
@@ -192,25 +250,23 @@ def install_error_handlers(app: FastAPI) -> None:
         )
 
     @app.exception_handler(OperationalError)
-    async def _database_down(request: Request, exc: OperationalError) -> JSONResponse:
+    async def _database_failed(request: Request, exc: OperationalError) -> JSONResponse:
         request_id = getattr(request.state, "request_id", "-")
-        timeout = "cancel" in str(exc.orig).lower() or "timeout" in str(exc.orig).lower()
-        log.error(
-            "database unavailable" if not timeout else "statement timeout",
+        failure = database_failure(exc.orig)
+        log_at = log.warning if failure.code == CONCURRENT_CHANGE else log.error
+        log_at(
+            failure.log_message,
             extra={
                 "request_id": request_id,
                 "path": request.url.path,
                 "error": type(exc.orig).__name__,
             },
         )
+        details: dict[str, Any] = {"request_id": request_id}
+        if failure.code == CONCURRENT_CHANGE:
+            details["sqlstate"] = getattr(exc.orig, "sqlstate", None)
         return JSONResponse(
-            envelope(
-                "timeout" if timeout else "database_unavailable",
-                "The request took too long and was cancelled."
-                if timeout
-                else "The database is not reachable right now; nothing was returned.",
-                {"request_id": request_id},
-            ),
+            envelope(failure.code, failure.message, details),
             status_code=503,
             headers={"X-Request-ID": request_id, "Retry-After": "1"},
         )
