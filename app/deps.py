@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import anyio
 from fastapi import Depends, Request
 from sqlalchemy import Connection
 
 from app.auth.service import Principal, bearer_principal
+from app.db.engine import Database
 from app.errors import Forbidden, RateLimited
 from app.resources import Resources
+
+T = TypeVar("T")
 
 
 def get_resources(request: Request) -> Resources:
@@ -57,6 +60,36 @@ def _transaction(resources: ResourcesDep) -> Iterator[Connection]:
 
 
 ConnDep = Annotated[Connection, Depends(_transaction, scope="function")]
+
+
+# Tries of a policy change's transaction (walls issued or lifted, matrix writes). They lock
+# rows in different orders: a wall's inserts share-lock its matters and people before the
+# policy row, a matrix write takes the policy row first, the re-tag worker and document
+# writes lock wall groups; PostgreSQL fails one of two such transactions to break a deadlock.
+POLICY_ATTEMPTS = 3
+
+
+class Retried:
+    """A route's whole transaction, owned by the route: ``tx(lambda conn: ...)`` runs the
+    work and commits before the route returns (like ``ConnDep``); when PostgreSQL rolled it
+    back to break a deadlock or on a serialization failure, it runs the work again in a
+    fresh transaction that reads everything afresh (``Database.retried``), at most
+    ``attempts`` times, then the error reaches the 503 ``conflict_retry`` handler. A
+    rolled-back try leaves nothing: no audit row, no policy event, no hash-chain append."""
+
+    def __init__(self, database: Database, attempts: int) -> None:
+        self.database = database
+        self.attempts = attempts
+
+    def __call__(self, work: Callable[[Connection], T]) -> T:
+        return self.database.retried(work, self.attempts)
+
+
+def _policy_transaction(resources: ResourcesDep) -> Retried:
+    return Retried(resources.database, POLICY_ATTEMPTS)
+
+
+PolicyTx = Annotated[Retried, Depends(_policy_transaction)]
 
 Lawyer = Annotated[Principal, Depends(require_roles("lawyer"))]
 Conflicts = Annotated[Principal, Depends(require_roles("conflicts"))]

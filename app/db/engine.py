@@ -20,11 +20,11 @@ server's parse and rewrite of the statement on every search.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from psycopg import errors as pg_errors
 from psycopg import sql
@@ -35,6 +35,7 @@ from sqlalchemy.exc import DBAPIError
 from app.db import sqlfiles
 
 log = logging.getLogger("ewall.db")
+T = TypeVar("T")
 _USABLE = (TransactionStatus.IDLE, TransactionStatus.INTRANS)
 
 # psycopg prepares a statement after this many executions; None would also refuse an explicit
@@ -202,14 +203,26 @@ class Database:
 
     def attempts(self, n: int) -> Iterator[Attempt]:
         """``for attempt in database.attempts(n): with attempt as conn: ...``: one
-        transaction, begun again when PostgreSQL failed it to break a deadlock (every
-        statement rolled back; the next try reads afresh), at most ``n`` times; any other
-        error, or the last try's, is raised."""
+        transaction, begun again when PostgreSQL failed it to break a deadlock or on a
+        serialization failure (every statement rolled back; the next try reads afresh), at
+        most ``n`` times; any other error, or the last try's, is raised."""
         for k in range(1, n + 1):
             attempt = Attempt(self.transaction(), last=k == n)
             yield attempt
             if attempt.committed:
                 return
+
+    def retried(self, work: Callable[[Connection], T], attempts: int) -> T:
+        """``work(conn)`` in one transaction, committed; run whole again in a fresh
+        transaction (``attempts``) when PostgreSQL failed it to break a deadlock or on a
+        serialization failure. ``work`` must keep nothing from a try but what it returns:
+        a rolled-back try leaves no row, and a try that raises anything else is raised."""
+        for attempt in self.attempts(attempts):
+            with attempt as conn:
+                result = work(conn)
+            if attempt.committed:
+                return result
+        raise RuntimeError("no attempt committed")  # attempts() raises the last try's error
 
     @contextmanager
     def connect(self) -> Iterator[Connection]:
@@ -252,7 +265,41 @@ class Attempt:
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> bool:
-        self._transaction.__exit__(kind, exc, tb)  # commits, or rolls back
+        try:
+            self._transaction.__exit__(kind, exc, tb)  # commits, or rolls back
+        except DBAPIError as failed:
+            # the commit itself failed (a deferred trigger's lock, a serialization check at
+            # commit): nothing was written; tried again like a statement's failure
+            if exc is not None or self.last or not lost_race(failed):
+                raise
+            _trying_again(failed)
+            return False
         self.committed = exc is None
-        orig = exc.orig if isinstance(exc, DBAPIError) else None
-        return not self.last and isinstance(orig, pg_errors.DeadlockDetected)
+        if self.last or exc is None or not lost_race(exc):
+            return False
+        _trying_again(exc)
+        return True
+
+
+# What PostgreSQL raises when it rolled a transaction back because a concurrent one met it:
+# to break a deadlock (40P01), or a serialization failure (40001). Nothing of the
+# transaction is left; the same work, begun again, usually passes.
+RETRYABLE: tuple[type[pg_errors.DatabaseError], ...] = (
+    pg_errors.DeadlockDetected,
+    pg_errors.SerializationFailure,
+)
+
+
+def _trying_again(exc: BaseException) -> None:
+    orig = exc.orig if isinstance(exc, DBAPIError) else exc
+    log.warning(
+        "transaction rolled back for a concurrent one; trying it again",
+        extra={"error": type(orig).__name__, "sqlstate": getattr(orig, "sqlstate", None)},
+    )
+
+
+def lost_race(exc: BaseException) -> bool:
+    """Whether ``exc`` (SQLAlchemy's wrapper or the driver's error) is a transaction
+    PostgreSQL failed for a concurrent one's sake (``RETRYABLE``)."""
+    orig = exc.orig if isinstance(exc, DBAPIError) else exc
+    return isinstance(orig, RETRYABLE)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
+from sqlalchemy import Connection
 
-from app.deps import ConflictsOrAdmin, ConnDep, PolicyTurn, ResourcesDep
+from app.deps import ConflictsOrAdmin, ConnDep, PolicyTurn, PolicyTx, ResourcesDep
 from app.errors import NotFound
 from app.matrix import repository as repo
 from app.matrix.schemas import (
@@ -24,7 +25,7 @@ from app.matrix.schemas import (
     PersonIn,
     PersonOut,
 )
-from app.matrix.service import apply_matrix
+from app.matrix.service import MatrixResult, apply_matrix
 from app.types import GroupSource, Identifier
 
 router = APIRouter(prefix="/v1", tags=["conflict matrix"])
@@ -36,20 +37,23 @@ def put_person(
     body: PersonIn,
     principal: ConflictsOrAdmin,
     turn: PolicyTurn,
-    conn: ConnDep,
+    tx: PolicyTx,
     resources: ResourcesDep,
 ) -> PersonOut:
-    result = apply_matrix(
-        conn,
-        actor=principal.person_id,
-        # an admin keeps the matrix; widening who sees a walled matter is the conflicts role's
-        may_widen_walls=principal.has_any("conflicts"),
-        lookback_days=resources.settings.exposure_lookback_days,
-        # a name left out stays left out: the person keeps theirs (PersonIn)
-        people=[PersonImport(person_id=person_id, **body.model_dump(exclude_unset=True))],
-        action="person.upsert",
-    )
-    stored = repo.get_person(conn, person_id) if body.name is None else None
+    def write(conn: Connection) -> tuple[MatrixResult, repo.KnownPerson | None]:
+        result = apply_matrix(
+            conn,
+            actor=principal.person_id,
+            # an admin keeps the matrix; widening who sees a walled matter: conflicts only
+            may_widen_walls=principal.has_any("conflicts"),
+            lookback_days=resources.settings.exposure_lookback_days,
+            # a name left out stays left out: the person keeps theirs (PersonIn)
+            people=[PersonImport(person_id=person_id, **body.model_dump(exclude_unset=True))],
+            action="person.upsert",
+        )
+        return result, repo.get_person(conn, person_id) if body.name is None else None
+
+    result, stored = tx(write)
     return PersonOut(
         person_id=person_id,
         name=stored.name if stored is not None else body.name or "",
@@ -79,19 +83,21 @@ def put_group(
     body: GroupIn,
     principal: ConflictsOrAdmin,
     turn: PolicyTurn,
-    conn: ConnDep,
+    tx: PolicyTx,
     resources: ResourcesDep,
 ) -> GroupOut:
     """A source's group by hand (normally synced by its connector): any well-formed source
     name, also one that no connector reads (a pushed document's access list names it)."""
     group = GroupImport(source=source, group_id=group_id, members=body.members)  # folded
-    result = apply_matrix(
-        conn,
-        actor=principal.person_id,
-        may_widen_walls=principal.has_any("conflicts"),
-        lookback_days=resources.settings.exposure_lookback_days,
-        source_groups=[group],
-        action="group.upsert",
+    result = tx(
+        lambda conn: apply_matrix(
+            conn,
+            actor=principal.person_id,
+            may_widen_walls=principal.has_any("conflicts"),
+            lookback_days=resources.settings.exposure_lookback_days,
+            source_groups=[group],
+            action="group.upsert",
+        )
     )
     return GroupOut(
         source=group.source,
@@ -107,16 +113,18 @@ def put_client(
     body: ClientIn,
     principal: ConflictsOrAdmin,
     turn: PolicyTurn,
-    conn: ConnDep,
+    tx: PolicyTx,
     resources: ResourcesDep,
 ) -> ClientOut:
-    result = apply_matrix(
-        conn,
-        actor=principal.person_id,
-        may_widen_walls=principal.has_any("conflicts"),
-        lookback_days=resources.settings.exposure_lookback_days,
-        clients=[ClientImport(client_id=client_id, **body.model_dump())],
-        action="client.upsert",
+    result = tx(
+        lambda conn: apply_matrix(
+            conn,
+            actor=principal.person_id,
+            may_widen_walls=principal.has_any("conflicts"),
+            lookback_days=resources.settings.exposure_lookback_days,
+            clients=[ClientImport(client_id=client_id, **body.model_dump())],
+            action="client.upsert",
+        )
     )
     return ClientOut(
         client_id=client_id,
@@ -140,16 +148,18 @@ def put_matter(
     body: MatterIn,
     principal: ConflictsOrAdmin,
     turn: PolicyTurn,
-    conn: ConnDep,
+    tx: PolicyTx,
     resources: ResourcesDep,
 ) -> MatterOut:
-    result = apply_matrix(
-        conn,
-        actor=principal.person_id,
-        may_widen_walls=principal.has_any("conflicts"),
-        lookback_days=resources.settings.exposure_lookback_days,
-        matters=[MatterImport(matter_id=matter_id, **body.model_dump())],
-        action="matter.upsert",
+    result = tx(
+        lambda conn: apply_matrix(
+            conn,
+            actor=principal.person_id,
+            may_widen_walls=principal.has_any("conflicts"),
+            lookback_days=resources.settings.exposure_lookback_days,
+            matters=[MatterImport(matter_id=matter_id, **body.model_dump())],
+            action="matter.upsert",
+        )
     )
     return MatterOut(
         matter_id=matter_id,
@@ -183,19 +193,21 @@ def import_matrix(
     body: MatrixImport,
     principal: ConflictsOrAdmin,
     turn: PolicyTurn,
-    conn: ConnDep,
+    tx: PolicyTx,
     resources: ResourcesDep,
 ) -> ImportOut:
-    result = apply_matrix(
-        conn,
-        actor=principal.person_id,
-        may_widen_walls=principal.has_any("conflicts"),
-        lookback_days=resources.settings.exposure_lookback_days,
-        people=body.people,
-        clients=body.clients,
-        matters=body.matters,
-        source_groups=body.groups,  # GroupImport folds source and group id
-        action="matrix.import",
+    result = tx(
+        lambda conn: apply_matrix(
+            conn,
+            actor=principal.person_id,
+            may_widen_walls=principal.has_any("conflicts"),
+            lookback_days=resources.settings.exposure_lookback_days,
+            people=body.people,
+            clients=body.clients,
+            matters=body.matters,
+            source_groups=body.groups,  # GroupImport folds source and group id
+            action="matrix.import",
+        )
     )
     return ImportOut(
         policy_version=result.policy_version, changed=result.changed, counts=result.counts

@@ -11,6 +11,7 @@ from app.deps import (
     Conflicts,
     ConnDep,
     PolicyTurn,
+    PolicyTx,
     ResourcesDep,
     WallReader,
     WallsTurn,
@@ -29,10 +30,13 @@ RetagReader = Annotated[Principal, Depends(require_roles("conflicts", "admin", "
 
 @router.post("/walls", response_model=WallCreated, status_code=201)
 def issue_wall(
-    body: WallIn, principal: Conflicts, turn: PolicyTurn, conn: ConnDep, resources: ResourcesDep
+    body: WallIn, principal: Conflicts, turn: PolicyTurn, tx: PolicyTx, resources: ResourcesDep
 ) -> WallCreated:
-    wall_id, version = service.issue_wall(
-        conn, body, principal.person_id, lookback_days=resources.settings.exposure_lookback_days
+    lookback_days = resources.settings.exposure_lookback_days
+    wall_id, version = tx(
+        lambda conn: service.issue_wall(
+            conn, body, principal.person_id, lookback_days=lookback_days
+        )
     )
     return WallCreated(wall_id=wall_id, policy_version=version)
 
@@ -103,9 +107,11 @@ def get_wall(
 
 @router.post("/walls/{wall_id}/lift", response_model=LiftOut)
 def lift_wall(
-    wall_id: str, body: LiftIn, principal: Conflicts, turn: PolicyTurn, conn: ConnDep
+    wall_id: str, body: LiftIn, principal: Conflicts, turn: PolicyTurn, tx: PolicyTx
 ) -> LiftOut:
-    version, lifted_at = service.lift_wall(conn, wall_id, body, principal.person_id)
+    version, lifted_at = tx(
+        lambda conn: service.lift_wall(conn, wall_id, body, principal.person_id)
+    )
     return LiftOut(wall_id=wall_id, policy_version=version, lifted_at=lifted_at)
 
 
