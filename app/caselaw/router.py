@@ -18,7 +18,7 @@ from app.caselaw.cases import (
     get_case,
     list_cases,
 )
-from app.deps import Admin, ConnDep
+from app.deps import Admin, ConnDep, PolicyTx
 from app.ecli import normalize_ecli
 from app.errors import Conflict, NotFound, Unprocessable
 
@@ -59,11 +59,12 @@ def read_case(ecli: str, principal: Admin, conn: ConnDep) -> dict[str, Any]:
 
 
 @router.post("/{ecli}/confirm")
-def confirm_held_case(ecli: str, principal: Admin, conn: ConnDep) -> dict[str, Any]:
-    """Confirm a held decision: it takes the state its markers describe (usually active)."""
+def confirm_held_case(ecli: str, principal: Admin, tx: PolicyTx) -> dict[str, Any]:
+    """Confirm a held decision: it takes the state its markers describe (usually active).
+    Its policy event is appended in a transaction run again on a deadlock (``PolicyTx``)."""
     canonical = _ecli(ecli)
     try:
-        return confirm_case_in(conn, canonical, principal.person_id)
+        return tx(lambda conn: confirm_case_in(conn, canonical, principal.person_id))
     except CaseNotFoundError:
         raise NotFound("Case", canonical) from None
     except NotHeldError as exc:

@@ -24,7 +24,7 @@ from app.console.pages import (
 from app.console.preview import WallPreview, preview_wall
 from app.console.sessions import ConsoleSession
 from app.db.clock import db_now
-from app.deps import PolicyTurn, WallsTurn, get_resources
+from app.deps import POLICY_ATTEMPTS, PolicyTurn, WallsTurn, get_resources
 from app.errors import AppError
 from app.resources import Resources
 from app.walls import exposure
@@ -292,13 +292,16 @@ def edit_wall(
 @router.post("/walls")
 def issue(request: Request, posted: PostedWallDep, turn: PolicyTurn) -> Response:
     def issue_it(resources: Resources, session: ConsoleSession, body: WallIn) -> Response:
-        with resources.database.transaction() as conn:
-            wall_id, _ = wall_service.issue_wall(
+        # run again, whole, when PostgreSQL failed it for a concurrent change (app/deps.py)
+        wall_id, _ = resources.database.retried(
+            lambda conn: wall_service.issue_wall(
                 conn,
                 body,
                 session.person_id,
                 lookback_days=resources.settings.exposure_lookback_days,
-            )
+            ),
+            POLICY_ATTEMPTS,
+        )
         worker = resources.retag_worker
         if worker is not None:
             worker.wake()
@@ -401,8 +404,10 @@ def lift(
         )
     resources = get_resources(request)
     try:
-        with resources.database.transaction() as conn:
-            wall_service.lift_wall(conn, wall_id, body, session.person_id)
+        resources.database.retried(
+            lambda conn: wall_service.lift_wall(conn, wall_id, body, session.person_id),
+            POLICY_ATTEMPTS,
+        )
     except AppError as exc:
         if exc.status == 404:
             raise PageRefused(404, "No such wall", exc.message, session) from None
