@@ -218,3 +218,55 @@ def test_a_wall_failed_on_every_try_answers_conflict_retry(
     assert ok(client.get("/v1/audit/verify", headers=auth(*COMPLIANCE)))["ok"] is True
     assert firm.access(SCREENED, MATTER)["allowed"] is True  # nothing was issued
     assert firm.wall(kind="exclusionary", protects={"matters": [MATTER]}, screened=[SCREENED])
+
+
+def test_a_matter_write_through_a_deadlock_is_written_once(
+    client: TestClient, auth: Tokens, db: DbHandle, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A matrix write takes the policy row first and its matter's row later. The holder
+    holds the matter's row and asks for the policy row while the write is held at a door
+    (the clients table, which it reads in between); the door opens and the write asks for
+    the matter's row, closing the cycle: PostgreSQL fails the write's try. A table lock on
+    the policy row's table, asked before that, holds the next try until the holder has the
+    row (the next try would otherwise take it first and deadlock again); the next try then
+    writes the matter once."""
+    firm = _firm(client, auth)
+    before = _policy_events(client, auth)
+    caplog.set_level(logging.WARNING, logger="ewall.db")
+    body = {"client_id": "C-1", "title": "Renamed", "team": [INSIDER], "parties": []}
+    with (
+        ThreadPoolExecutor(3) as pool,
+        psycopg.connect(db.superuser_url) as holder,
+        psycopg.connect(db.superuser_url) as door,
+        psycopg.connect(db.superuser_url) as queue,
+    ):
+        for conn in (holder, queue):
+            conn.execute("SET deadlock_timeout = '10min'")
+        holder.execute(MATTER_ROW, (MATTER,))
+        door.execute("LOCK TABLE clients IN ACCESS EXCLUSIVE MODE")
+        answer = pool.submit(firm.client.put, f"/v1/matters/{MATTER}", json=body, headers=firm.h)
+        door_pid, holder_pid = door.info.backend_pid, holder.info.backend_pid
+        queue_pid = queue.info.backend_pid
+        wait_for(lambda: answer.done() or bool(_blocked_by(db, door_pid)), "the write at the door")
+        assert not answer.done(), answer.result().text
+        (route_pid,) = _blocked_by(db, door_pid)
+        take = pool.submit(holder.execute, "SELECT 1 FROM policy_state FOR UPDATE")
+        waits = [(True,)]
+        wait_for(lambda: superuser_rows(db, WAITS_FOR, route_pid, holder_pid) == waits, "holder")
+        queued = pool.submit(queue.execute, "LOCK TABLE policy_state IN EXCLUSIVE MODE")
+        wait_for(lambda: superuser_rows(db, WAITS_FOR, holder_pid, queue_pid) == waits, "queue")
+        door.rollback()  # the write goes on to the matter's row: the cycle closes
+        take.result()  # granted once PostgreSQL failed the write's try
+        wait_for(lambda: answer.done() or bool(_blocked_by(db, queue_pid)), "the next try")
+        holder.rollback()
+        queued.result()
+        queue.rollback()
+        written = ok(answer.result())
+    assert _retries(caplog) == ["40P01"]
+    assert firm.client.get(f"/v1/matters/{MATTER}", headers=firm.h).json()["title"] == "Renamed"
+    events = _policy_events(client, auth)
+    new = events[: len(events) - len(before)]
+    assert [(e["action"], e["policy_version"]) for e in new] == [
+        ("matter.upsert", written["policy_version"])
+    ]
+    assert ok(client.get("/v1/audit/verify", headers=auth(*COMPLIANCE)))["ok"] is True
