@@ -166,10 +166,11 @@ _UNREACHABLE = DatabaseFailure(
     "The database is not reachable right now; nothing was returned.",
     "database unavailable",
 )
-# Decided by the error's class (its SQLSTATE), never by its words: a deadlock's or a lock
-# timeout's message says "canceling statement" too, and they answered as timeouts or an
-# unreachable database. A lock not granted within lock_timeout (55P03; no statement of the
-# service sets one, a server or role setting can) is a concurrent change too.
+# Decided by the error's class (its SQLSTATE), not its words: the words made a lock
+# timeout ("canceling statement due to lock timeout") a timeout, and a deadlock or a
+# serialization failure an unreachable database. A lock not granted (55P03: NOWAIT, or a
+# lock_timeout, which no statement of a request sets, a server or role setting can) is a
+# concurrent change too.
 _CONCURRENT = (
     pg_errors.DeadlockDetected,  # 40P01
     pg_errors.SerializationFailure,  # 40001 (also a standby's recovery conflict)
