@@ -79,10 +79,12 @@ WHERE job_id = :job_id AND claim_token = :claim_token AND status = 'running'
 -- A claimer's word on an orphan whose worker stopped during the last allowed attempt: failed,
 -- and the token raised as a claim would, so that this worker, if it lives on (its lease
 -- connection dropped), writes nothing more of the job.
+-- Returns the job as a claim does, for the queue's on_failed (its ingest run ends failed).
 UPDATE jobs
 SET status = 'failed', finished_at = now(), locked_by = NULL, last_error = :error,
     payload = payload - 'document', claim_token = claim_token + 1
 WHERE job_id = :job_id AND claim_token = :claim_token AND status = 'running'
+RETURNING job_id, kind, person_id, run_id, payload, attempts, max_attempts, claim_token
 
 -- name: job_of_run
 SELECT job_id, kind, status, attempts, max_attempts, last_error, created_at, started_at,

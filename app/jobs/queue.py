@@ -48,6 +48,7 @@ from app.logging import Failures
 
 RETRY_BASE_S = 5.0  # the first retry's delay; it doubles with every attempt
 PAUSE_S = 30.0  # a worker that cannot run the queue's jobs claims none for this long
+ORPHAN_ERROR = "the worker stopped during the last allowed attempt"
 
 log = logging.getLogger("ewall.jobs")
 
@@ -131,22 +132,37 @@ class JobWorker:
 
     # --- claiming -------------------------------------------------------------------------
     def claim(self) -> Job | None:
-        """Take the next job (an orphan first), holding its advisory lock on success."""
+        """Take the next job (an orphan first), holding its advisory lock on success. An
+        orphan whose worker died on its last allowed attempt ends failed, and ``on_failed``
+        runs for it once that is committed (its ingest run ends failed too: before, it read
+        "running" for good)."""
         conn = self._connection()
+        claimed: Job | None = None
+        failed: list[Job] = []
         with conn.begin():
             for cand in repo.claim_candidates(conn, limit=20):
                 if not repo.try_lock(conn, cand.job_id):
                     continue  # its worker is alive and at it
                 if cand.status == "running" and cand.attempts >= cand.max_attempts:
                     # its worker died on the last allowed attempt
-                    repo.fail_orphan(
-                        conn, cand.job_id, cand.claim_token,
-                        "the worker stopped during the last allowed attempt",
-                    )
+                    ended = repo.fail_orphan(conn, cand.job_id, cand.claim_token, ORPHAN_ERROR)
+                    if ended is not None:
+                        failed.append(ended)
                     repo.unlock(conn, cand.job_id)
                     continue
-                return repo.claim(conn, cand.job_id, self.name)
-        return None
+                claimed = repo.claim(conn, cand.job_id, self.name)
+                break
+        for job in failed:
+            self._report_failed(job, ORPHAN_ERROR)
+        return claimed
+
+    def _report_failed(self, job: Job, error: str) -> None:
+        if self.on_failed is None:
+            return
+        try:
+            self.on_failed(job, error)
+        except Exception:  # the job's row says failed; its run stays as it was
+            log.exception("on_failed of a failed job raised", extra={"job_id": job.job_id})
 
     def _release(self, job: Job, finish: Callable[[Connection], bool]) -> bool:
         """Record the job's outcome, then give up its lock (after the commit, so that no

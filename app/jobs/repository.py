@@ -143,6 +143,10 @@ def session_holds_locks(conn: Connection, pid: int) -> bool:
 
 def claim(conn: Connection, job_id: int, worker: str) -> Job:
     row = conn.execute(sqlfiles.query("jobs.claim"), {"job_id": job_id, "worker": worker}).one()
+    return _job(row)
+
+
+def _job(row: Any) -> Job:
     return Job(
         job_id=int(row.job_id),
         kind=str(row.kind),
@@ -183,10 +187,15 @@ def mark_failed(conn: Connection, job_id: int, token: int, error: str) -> bool:
     return _outcome(conn, "jobs.fail", job_id, token, error=error)
 
 
-def fail_orphan(conn: Connection, job_id: int, token: int, error: str) -> bool:
+def fail_orphan(conn: Connection, job_id: int, token: int, error: str) -> Job | None:
     """Another worker's claim ``token``, ended failed (it stopped during the last allowed
-    attempt); raises the token, so that worker, alive after all, writes no more."""
-    return _outcome(conn, "jobs.fail_orphan", job_id, token, error=error)
+    attempt); raises the token, so that worker, alive after all, writes no more. The job as
+    failed, or None when the row was no longer that claim."""
+    row = conn.execute(
+        sqlfiles.query("jobs.fail_orphan"),
+        {"job_id": job_id, "claim_token": token, "error": error},
+    ).first()
+    return None if row is None else _job(row)
 
 
 def retry_later(conn: Connection, job_id: int, token: int, error: str, delay_s: float) -> bool:

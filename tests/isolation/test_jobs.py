@@ -61,17 +61,24 @@ def test_a_job_whose_worker_died_is_resumed(db: DbHandle) -> None:
 
 
 def test_a_worker_that_dies_every_time_ends_the_job_failed(db: DbHandle) -> None:
+    """... and on_failed hears of it (a pushed document's run ends failed with it: before,
+    the claimer failed the job alone and the run read "running" for good)."""
     job_id = _enqueue(db, max_attempts=2)
     for name in ("w1", "w2"):
         worker = JobWorker(db.database, {}, retry_base_s=0, name=name)
         assert worker.claim() is not None
         worker.die()
-    worker = JobWorker(db.database, {}, retry_base_s=0)
+    told: list[tuple[Job, str]] = []
+    worker = JobWorker(
+        db.database, {}, retry_base_s=0, on_failed=lambda job, error: told.append((job, error))
+    )
     try:
         assert worker.run_once() is False
         row = _job(db, job_id)
         assert row["status"] == "failed" and row["attempts"] == 2
         assert "stopped" in row["last_error"]
+        assert [(job.job_id, error) for job, error in told] == [(job_id, row["last_error"])]
+        assert worker.run_once() is False and len(told) == 1  # once
     finally:
         worker.close()
 
