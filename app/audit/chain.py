@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -55,6 +56,25 @@ _CANONICAL = json.JSONEncoder(
 
 def canonical_json(obj: Any) -> str:
     return _CANONICAL.encode(obj)
+
+
+def _jsonb_number(text: str) -> float | int:
+    """A JSON fraction as PostgreSQL's jsonb gives it back: numeric has no negative zero
+    ("-0.0" reads back as 0.0), and a number of 1e16 or more, which Python writes with an
+    exponent ("1e+16"), reads back as the integer it is. Without this, an event holding
+    either was reported as a row edited by every verification."""
+    value = float(text)
+    if value == 0:
+        return 0.0
+    if abs(value) >= 1e16:
+        return int(Decimal(text))
+    return value
+
+
+def as_stored(value: Any) -> Any:
+    """``value`` as a jsonb column will give it back to the verifier: the hash of an append
+    must cover exactly that."""
+    return json.loads(canonical_json(value), parse_float=_jsonb_number)
 
 
 def iso(value: datetime) -> str:
@@ -333,7 +353,7 @@ def _retrieval_params(
     row = dict(vars(entry))
     results = [vars(chunk) for chunk in chunks]
     # round-trip the JSON so the hash covers exactly what jsonb will give back
-    row["filters"] = json.loads(canonical_json(row["filters"]))
+    row["filters"] = as_stored(row["filters"])
     members: dict[str, list[str] | None] = {}
     known = _stored_sets(conn)
     new_ids: list[str] = []
@@ -372,7 +392,7 @@ def _retrieval_params(
 
 def append_policy_event(conn: Connection, row: dict[str, Any]) -> Appended:
     row = dict(row)
-    row["details"] = json.loads(canonical_json(row["details"]))
+    row["details"] = as_stored(row["details"])
     canonical = policy_canonical(row)
     params = dict(row)
     params["details"] = canonical_json(row["details"])
@@ -395,8 +415,8 @@ def append_gate_event(
         "person_id": person_id,
         "gate": gate,
         "ok": ok,
-        "request": json.loads(canonical_json(request)),
-        "outcome": json.loads(canonical_json(outcome)),
+        "request": as_stored(request),
+        "outcome": as_stored(outcome),
     }
     canonical = gate_canonical(row)
     params = dict(row)
