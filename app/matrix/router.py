@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter
 from sqlalchemy import Connection
 
+from app.auth.service import Principal
 from app.deps import ConflictsOrAdmin, ConnDep, PolicyTurn, PolicyTx, ResourcesDep
 from app.errors import NotFound
 from app.matrix import repository as repo
@@ -26,9 +29,25 @@ from app.matrix.schemas import (
     PersonOut,
 )
 from app.matrix.service import MatrixResult, apply_matrix
+from app.resources import Resources
 from app.types import GroupSource, Identifier
 
 router = APIRouter(prefix="/v1", tags=["conflict matrix"])
+
+
+def _apply(
+    conn: Connection, principal: Principal, resources: Resources, action: str, **rows: Any
+) -> MatrixResult:
+    """One matrix write of a route, by its caller: an admin keeps the matrix; widening who
+    sees a walled matter is for the conflicts role only."""
+    return apply_matrix(
+        conn,
+        actor=principal.person_id,
+        may_widen_walls=principal.has_any("conflicts"),
+        lookback_days=resources.settings.exposure_lookback_days,
+        action=action,
+        **rows,
+    )
 
 
 @router.put("/people/{person_id}", response_model=PersonOut)
@@ -41,16 +60,9 @@ def put_person(
     resources: ResourcesDep,
 ) -> PersonOut:
     def write(conn: Connection) -> tuple[MatrixResult, repo.KnownPerson | None]:
-        result = apply_matrix(
-            conn,
-            actor=principal.person_id,
-            # an admin keeps the matrix; widening who sees a walled matter: conflicts only
-            may_widen_walls=principal.has_any("conflicts"),
-            lookback_days=resources.settings.exposure_lookback_days,
-            # a name left out stays left out: the person keeps theirs (PersonIn)
-            people=[PersonImport(person_id=person_id, **body.model_dump(exclude_unset=True))],
-            action="person.upsert",
-        )
+        # a name left out stays left out: the person keeps theirs (PersonIn)
+        person = PersonImport(person_id=person_id, **body.model_dump(exclude_unset=True))
+        result = _apply(conn, principal, resources, "person.upsert", people=[person])
         return result, repo.get_person(conn, person_id) if body.name is None else None
 
     result, stored = tx(write)
@@ -90,13 +102,12 @@ def put_group(
     name, also one that no connector reads (a pushed document's access list names it)."""
     group = GroupImport(source=source, group_id=group_id, members=body.members)  # folded
     result = tx(
-        lambda conn: apply_matrix(
+        lambda conn: _apply(
             conn,
-            actor=principal.person_id,
-            may_widen_walls=principal.has_any("conflicts"),
-            lookback_days=resources.settings.exposure_lookback_days,
+            principal,
+            resources,
+            "group.upsert",
             source_groups=[group],
-            action="group.upsert",
         )
     )
     return GroupOut(
@@ -117,13 +128,12 @@ def put_client(
     resources: ResourcesDep,
 ) -> ClientOut:
     result = tx(
-        lambda conn: apply_matrix(
+        lambda conn: _apply(
             conn,
-            actor=principal.person_id,
-            may_widen_walls=principal.has_any("conflicts"),
-            lookback_days=resources.settings.exposure_lookback_days,
+            principal,
+            resources,
+            "client.upsert",
             clients=[ClientImport(client_id=client_id, **body.model_dump())],
-            action="client.upsert",
         )
     )
     return ClientOut(
@@ -152,13 +162,12 @@ def put_matter(
     resources: ResourcesDep,
 ) -> MatterOut:
     result = tx(
-        lambda conn: apply_matrix(
+        lambda conn: _apply(
             conn,
-            actor=principal.person_id,
-            may_widen_walls=principal.has_any("conflicts"),
-            lookback_days=resources.settings.exposure_lookback_days,
+            principal,
+            resources,
+            "matter.upsert",
             matters=[MatterImport(matter_id=matter_id, **body.model_dump())],
-            action="matter.upsert",
         )
     )
     return MatterOut(
@@ -197,16 +206,15 @@ def import_matrix(
     resources: ResourcesDep,
 ) -> ImportOut:
     result = tx(
-        lambda conn: apply_matrix(
+        lambda conn: _apply(
             conn,
-            actor=principal.person_id,
-            may_widen_walls=principal.has_any("conflicts"),
-            lookback_days=resources.settings.exposure_lookback_days,
+            principal,
+            resources,
+            "matrix.import",
             people=body.people,
             clients=body.clients,
             matters=body.matters,
             source_groups=body.groups,  # GroupImport folds source and group id
-            action="matrix.import",
         )
     )
     return ImportOut(
