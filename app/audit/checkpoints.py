@@ -57,7 +57,16 @@ def public_key_path(key_path: Path) -> Path:
 
 def generate_key(key_path: Path) -> Path:
     """Create the private key (0600, never overwritten) and export its public key beside it.
-    Returns the public key's path."""
+    Returns the public key's path. Refused where the public key exists without it: the
+    private key is kept elsewhere (checkpoints signed on another host) or was lost, and a
+    new key's .pub written over it would leave every checkpoint of the old key unverifiable."""
+    public = public_key_path(key_path)
+    if public.exists():
+        raise CheckpointError(
+            f"the public key {public} exists without its private key {key_path}; a new key "
+            "is not made over it (sign where that key is kept, or move the .pub aside to "
+            "start a new key)"
+        )
     key = Ed25519PrivateKey.generate()
     pem = key.private_bytes(
         serialization.Encoding.PEM,
@@ -72,7 +81,6 @@ def generate_key(key_path: Path) -> Path:
         raise CheckpointError(f"{key_path} exists already; it is not replaced") from None
     with os.fdopen(fd, "wb") as handle:
         handle.write(pem)
-    public = public_key_path(key_path)
     _write_atomically(public, _public_pem(key.public_key()))
     return public
 

@@ -49,6 +49,16 @@ def _signed_heads(path: Path) -> dict[str, tuple[int, str]] | None:
         return None
 
 
+def _newest(files: list[Path], now: float) -> Path | None:
+    """The newest checkpoint written by ``now`` (``files`` in name order, which is the order
+    they were signed in). One dated after ``now`` is passed over: a clock that ran ahead
+    and was set right must not read as "signed within the interval" until it catches up."""
+    for path in reversed(files):
+        if path.stat().st_mtime <= now:
+            return path
+    return None
+
+
 class CheckpointSchedule:
     """The thread that takes the service's scheduled checkpoints; ``run_once`` is one look."""
 
@@ -85,7 +95,8 @@ class CheckpointSchedule:
             wait = min(FIRST_LOOK_S, self.interval_s)
 
     def _due(self, files: list[Path], now: float) -> bool:
-        return not files or now - files[-1].stat().st_mtime >= self.interval_s
+        newest = _newest(files, now)
+        return newest is None or now - newest.stat().st_mtime >= self.interval_s
 
     def run_once(self, now: float | None = None) -> Path | None:
         """Take a checkpoint when one is due; its file, or None (not due, the chains have not
@@ -105,6 +116,10 @@ class CheckpointSchedule:
             try:
                 return self._take(guard, directory, clock)
             finally:
+                # a statement of the look that failed on this connection aborted its
+                # transaction: the unlock would fail too, and the session lock would go
+                # back to the pool held, every later look skipped as "another holds it"
+                guard.rollback()
                 repository.checkpoint_unlock(guard, namespace)
                 guard.commit()
 
@@ -114,7 +129,8 @@ class CheckpointSchedule:
             return None
         heads = repository.heads(guard)
         guard.commit()
-        if files and _signed_heads(files[-1]) == heads:
+        newest = _newest(files, now)
+        if newest is not None and _signed_heads(newest) == heads:
             return None  # nothing appended since the newest checkpoint
         key_file = checkpoints.key_path(self.settings)
         if not key_file.exists():

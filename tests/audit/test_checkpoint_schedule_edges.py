@@ -1,0 +1,131 @@
+"""The scheduled audit checkpoint (app/audit/schedule.py) at its edges: a folder whose newest
+file is dated ahead of the clock, a public key whose private key is kept elsewhere, and a
+look that fails inside its lock."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Connection, text
+
+from app.audit import checkpoints
+from app.audit import repository as audit_repository
+from app.audit.schedule import CheckpointSchedule
+from app.db.engine import begin_snapshot
+from app.db.locks import LockNamespace
+from app.settings import Settings
+from tests.audit.test_checkpoint_schedule import HOUR, _files, _settings
+from tests.conftest import DbHandle
+from tests.helpers import Firm, superuser_rows
+from tests.search.test_audit_chain import audited  # noqa: F401 (fixture)
+
+DAY = 24 * HOUR
+
+
+def _verified(db: DbHandle, settings: Settings) -> dict[str, Any]:
+    with db.database.engine.connect() as conn:
+        begin_snapshot(conn)
+        try:
+            return checkpoints.verify_configured(conn, settings)
+        finally:
+            conn.rollback()
+
+
+def test_a_checkpoint_dated_ahead_of_the_clock_does_not_stop_the_schedule(
+    audited: Firm,  # noqa: F811
+    db: DbHandle,
+    tmp_path: Path,
+) -> None:
+    """A host whose clock ran a day ahead (a wrong clock at boot, set right later by NTP)
+    left its newest checkpoint dated tomorrow. Read as "an hour has not passed since", the
+    schedule signed nothing, without a word, until the clock caught up."""
+    schedule = CheckpointSchedule(_settings(tmp_path), db.database)
+    ahead = schedule.run_once()
+    assert ahead is not None
+    tomorrow = time.time() + DAY
+    # named and dated as that host's clock had it
+    stamp = datetime.fromtimestamp(tomorrow, UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    ahead = ahead.rename(
+        ahead.with_name(re.sub(r"checkpoint-[0-9TZ]+-", f"checkpoint-{stamp}-", ahead.name))
+    )
+    os.utime(ahead, (tomorrow, tomorrow))
+    assert _files(tmp_path) == [ahead]
+    audited.search("alice@firm.nl", "octrooi nietig", k=3)  # the chains moved
+    taken = schedule.run_once()
+    assert taken is not None and taken in _files(tmp_path)
+    # and the new one is the fresh one: nothing more within the interval
+    audited.search("alice@firm.nl", "inventiviteit", k=3)
+    assert schedule.run_once() is None
+
+
+def test_a_public_key_whose_private_key_is_elsewhere_is_never_replaced(
+    audited: Firm,  # noqa: F811
+    db: DbHandle,
+    tmp_path: Path,
+) -> None:
+    """Checkpoints signed on another host (cron, the private key kept there) and only the
+    .pub at the configured key's path, for GET /v1/audit/verify: the schedule made a new
+    key, wrote its .pub over the operator's and signed with it, so every checkpoint of the
+    real key stopped verifying."""
+    settings = _settings(tmp_path)
+    key = checkpoints.key_path(settings)
+    public = checkpoints.generate_key(key)
+    with db.database.engine.connect() as conn:
+        begin_snapshot(conn)
+        try:
+            checkpoints.write_checkpoint(
+                conn, checkpoints.load_private_key(key), checkpoints.checkpoint_dir(settings)
+            )
+        finally:
+            conn.rollback()
+    key.rename(tmp_path / "elsewhere.key")  # the signing host keeps it
+    anchor = public.read_bytes()
+    signed = _files(tmp_path)
+    assert _verified(db, settings)["ok"] is True
+    audited.search("alice@firm.nl", "octrooi nietig", k=3)
+    schedule = CheckpointSchedule(settings, db.database)
+    with pytest.raises(checkpoints.CheckpointError, match="public key"):
+        schedule.run_once(now=time.time() + HOUR + 1)
+    assert not key.exists()
+    assert public.read_bytes() == anchor
+    assert _files(tmp_path) == signed
+    assert _verified(db, settings)["ok"] is True
+
+
+def _checkpoint_locks(db: DbHandle) -> list[tuple[Any, ...]]:
+    return superuser_rows(
+        db,
+        "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = %s AND objid = 0",
+        int(LockNamespace.CHECKPOINT),
+    )
+
+
+def test_a_look_that_fails_inside_the_lock_gives_the_lock_back(
+    audited: Firm,  # noqa: F811
+    db: DbHandle,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A statement of the look failed on the lock's connection (its transaction aborted):
+    the unlock failed as well, the connection went back to the pool still holding the
+    session lock, and every later look found "another process holds it" and signed nothing,
+    without a word."""
+    real_heads = audit_repository.heads
+
+    def failing_heads(conn: Connection) -> dict[str, tuple[int, str]]:
+        conn.execute(text("SELECT 1 / 0"))  # PostgreSQL fails it: division_by_zero
+        raise AssertionError("unreachable")
+
+    monkeypatch.setattr(audit_repository, "heads", failing_heads)
+    schedule = CheckpointSchedule(_settings(tmp_path), db.database)
+    with pytest.raises(Exception, match="division by zero"):
+        schedule.run_once()
+    assert _checkpoint_locks(db) == []
+    monkeypatch.setattr(audit_repository, "heads", real_heads)
+    assert schedule.run_once() is not None
