@@ -79,10 +79,33 @@ def generate_key(key_path: Path) -> Path:
         fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         raise CheckpointError(f"{key_path} exists already; it is not replaced") from None
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(pem)
-    _write_atomically(public, _public_pem(key.public_key()))
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(pem)
+            handle.flush()
+            os.fsync(handle.fileno())
+        _write_atomically(public, _public_pem(key.public_key()))
+    except BaseException:
+        # a full disk: no half-written key left behind (made by this call, O_EXCL), which
+        # every later checkpoint would refuse as unreadable until a person removed it
+        key_path.unlink(missing_ok=True)
+        raise
     return public
+
+
+def ensure_public_key(key_path: Path, key: Ed25519PrivateKey) -> None:
+    """The key's .pub beside it, written when missing (a key made by hand, or a stop between
+    the two files): checkpoints signed without it cannot be checked, and GET /v1/audit/verify
+    answers not ok. A .pub of another key is refused: nothing it signs would verify."""
+    public = public_key_path(key_path)
+    if not public.exists():
+        _write_atomically(public, _public_pem(key.public_key()))
+        return
+    if key_id(load_public_key(public)) != key_id(key.public_key()):
+        raise CheckpointError(
+            f"{public} is not the public key of {key_path}: checkpoints signed with it "
+            "would not verify; nothing was signed"
+        )
 
 
 def load_private_key(key_path: Path) -> Ed25519PrivateKey:

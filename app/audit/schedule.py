@@ -137,6 +137,7 @@ class CheckpointSchedule:
             public = checkpoints.generate_key(key_file)
             log.info("generated the audit checkpoint key %s (public key %s)", key_file, public)
         key = checkpoints.load_private_key(key_file)
+        checkpoints.ensure_public_key(key_file, key)
         with self.database.engine.connect() as conn:
             begin_snapshot(conn)  # the rows verified are the rows whose heads are signed
             try:

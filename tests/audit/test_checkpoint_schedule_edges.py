@@ -4,6 +4,7 @@ look that fails inside its lock."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import time
@@ -129,3 +130,80 @@ def test_a_look_that_fails_inside_the_lock_gives_the_lock_back(
     assert _checkpoint_locks(db) == []
     monkeypatch.setattr(audit_repository, "heads", real_heads)
     assert schedule.run_once() is not None
+
+
+def test_a_key_without_its_public_key_gets_it_back(
+    audited: Firm,  # noqa: F811
+    db: DbHandle,
+    tmp_path: Path,
+) -> None:
+    """A key made by hand, or a stop between the key and its .pub: the schedule signed
+    checkpoints that nothing could check, and GET /v1/audit/verify answered not ok for a log
+    nobody touched."""
+    settings = _settings(tmp_path)
+    key = checkpoints.key_path(settings)
+    public = checkpoints.generate_key(key)
+    public.unlink()
+    schedule = CheckpointSchedule(settings, db.database)
+    assert schedule.run_once() is not None
+    assert checkpoints.key_id(checkpoints.load_public_key(public)) == checkpoints.key_id(
+        checkpoints.load_private_key(key).public_key()
+    )
+    assert _verified(db, settings)["ok"] is True
+
+
+def test_a_public_key_of_another_key_signs_nothing(
+    audited: Firm,  # noqa: F811
+    db: DbHandle,
+    tmp_path: Path,
+) -> None:
+    settings = _settings(tmp_path)
+    key = checkpoints.key_path(settings)
+    public = checkpoints.generate_key(key)
+    other = checkpoints.generate_key(tmp_path / "other.key")
+    public.write_bytes(other.read_bytes())
+    schedule = CheckpointSchedule(settings, db.database)
+    with pytest.raises(checkpoints.CheckpointError, match="is not the public key"):
+        schedule.run_once()
+    assert _files(tmp_path) == []
+
+
+class _FullDisk:
+    """A file whose every write fails as on a full disk."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __enter__(self) -> _FullDisk:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.inner.close()
+
+    def write(self, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_a_full_disk_leaves_no_half_written_key(
+    audited: Firm,  # noqa: F811
+    db: DbHandle,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The key's file was made (O_EXCL) and its write failed: an empty key stayed, and every
+    later look refused it as unreadable, after the disk had room again, until a person
+    removed it."""
+    real_fdopen = os.fdopen
+
+    def full_once(fd: int, *args: Any, **kwargs: Any) -> Any:
+        monkeypatch.setattr(os, "fdopen", real_fdopen)  # the next open writes again
+        return _FullDisk(real_fdopen(fd, *args, **kwargs))
+
+    monkeypatch.setattr(os, "fdopen", full_once)
+    settings = _settings(tmp_path)
+    schedule = CheckpointSchedule(settings, db.database)
+    with pytest.raises(OSError, match=os.strerror(errno.ENOSPC)):
+        schedule.run_once()
+    assert not checkpoints.key_path(settings).exists()
+    assert schedule.run_once() is not None
+    assert _verified(db, settings)["ok"] is True
