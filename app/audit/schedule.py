@@ -49,12 +49,14 @@ def _signed_heads(path: Path) -> dict[str, tuple[int, str]] | None:
         return None
 
 
-def _newest(files: list[Path], now: float) -> Path | None:
-    """The newest checkpoint written by ``now`` (``files`` in name order, which is the order
-    they were signed in). One dated after ``now`` is passed over: a clock that ran ahead
-    and was set right must not read as "signed within the interval" until it catches up."""
+def _newest(files: list[Path], now: float, interval_s: float) -> Path | None:
+    """The newest checkpoint (``files`` in name order, the order they were signed in),
+    passing over one dated more than an interval after ``now``: written while this host's
+    clock ran ahead and was set right since, it would read as "signed within the interval"
+    until the clock caught up, and nothing would be signed meanwhile. One dated less ahead
+    (a file server's clock a little ahead) still counts, or every look would sign again."""
     for path in reversed(files):
-        if path.stat().st_mtime <= now:
+        if path.stat().st_mtime <= now + interval_s:
             return path
     return None
 
@@ -95,7 +97,7 @@ class CheckpointSchedule:
             wait = min(FIRST_LOOK_S, self.interval_s)
 
     def _due(self, files: list[Path], now: float) -> bool:
-        newest = _newest(files, now)
+        newest = _newest(files, now, self.interval_s)
         return newest is None or now - newest.stat().st_mtime >= self.interval_s
 
     def run_once(self, now: float | None = None) -> Path | None:
@@ -129,7 +131,7 @@ class CheckpointSchedule:
             return None
         heads = repository.heads(guard)
         guard.commit()
-        newest = _newest(files, now)
+        newest = _newest(files, now, self.interval_s)
         if newest is not None and _signed_heads(newest) == heads:
             return None  # nothing appended since the newest checkpoint
         key_file = checkpoints.key_path(self.settings)

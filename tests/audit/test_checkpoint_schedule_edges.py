@@ -65,6 +65,23 @@ def test_a_checkpoint_dated_ahead_of_the_clock_does_not_stop_the_schedule(
     assert schedule.run_once() is None
 
 
+def test_a_checkpoint_dated_a_little_ahead_still_counts(
+    audited: Firm,  # noqa: F811
+    db: DbHandle,
+    tmp_path: Path,
+) -> None:
+    """A file server whose clock runs minutes ahead dates every checkpoint so: passed over,
+    each look would sign another while the chains move."""
+    schedule = CheckpointSchedule(_settings(tmp_path), db.database)
+    first = schedule.run_once()
+    assert first is not None
+    soon = time.time() + 600
+    os.utime(first, (soon, soon))
+    audited.search("alice@firm.nl", "octrooi nietig", k=3)
+    assert schedule.run_once() is None
+    assert _files(tmp_path) == [first]
+
+
 def test_a_public_key_whose_private_key_is_elsewhere_is_never_replaced(
     audited: Firm,  # noqa: F811
     db: DbHandle,
