@@ -87,14 +87,17 @@ class CheckpointSchedule:
     def _loop(self) -> None:
         wait = min(FIRST_LOOK_S, self.interval_s)
         while not self._stop.wait(wait):
+            wait = min(FIRST_LOOK_S, self.interval_s)
             try:
                 self.run_once()
             except checkpoints.CheckpointError as exc:
-                # the refusal is the message; its traceback says nothing more
+                # the refusal is the message; its traceback says nothing more. It stands
+                # until someone acts (a broken chain, a key kept elsewhere): said again at
+                # each interval, not each minute
                 log.error("audit checkpoint refused: %s", exc)  # noqa: TRY400
+                wait = self.interval_s
             except Exception:  # the database went away, a full disk: look again later
                 log.exception("audit checkpoint failed; the next look retries")
-            wait = min(FIRST_LOOK_S, self.interval_s)
 
     def _due(self, files: list[Path], now: float) -> bool:
         newest = _newest(files, now, self.interval_s)

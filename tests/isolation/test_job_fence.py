@@ -27,12 +27,12 @@ GUARD_S = 600.0
 _LEASE = (
     "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
     "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-    f"AND classid = {int(LockNamespace.JOB)} AND objid = %s AND objsubid = 2"
+    "AND classid = %s AND objid = %s AND objsubid = 2"
 )
 
 
 def _lease_backends(db: DbHandle, job_id: int) -> list[int]:
-    return [int(row[0]) for row in superuser_rows(db, _LEASE, job_id)]
+    return [int(row[0]) for row in superuser_rows(db, _LEASE, int(LockNamespace.JOB), job_id)]
 
 
 def _drop_lease(db: DbHandle, job_id: int) -> None:
@@ -180,16 +180,26 @@ def test_a_worker_whose_lease_dropped_and_nobody_took_over_writes_its_outcome(
 
 # --- an ingestion job ------------------------------------------------------------------------
 
-_TABLES = ("jobs", "ingest_runs", "ingest_run_events", "documents", "chunks", "source_acls",
-           "policy_events", "search_postings", "textless_documents", "audit_retrievals")
+# what each ingestion table holds, row by row: whole statements (a table name is no bind value)
+_READS = {
+    "jobs": "SELECT to_jsonb(t) FROM jobs t ORDER BY CAST(to_jsonb(t) AS text)",
+    "ingest_runs": "SELECT to_jsonb(t) FROM ingest_runs t ORDER BY CAST(to_jsonb(t) AS text)",
+    "ingest_run_events": "SELECT to_jsonb(t) FROM ingest_run_events t ORDER BY CAST(to_jsonb(t) AS text)",
+    "documents": "SELECT to_jsonb(t) FROM documents t ORDER BY CAST(to_jsonb(t) AS text)",
+    "chunks": "SELECT to_jsonb(t) FROM chunks t ORDER BY CAST(to_jsonb(t) AS text)",
+    "source_acls": "SELECT to_jsonb(t) FROM source_acls t ORDER BY CAST(to_jsonb(t) AS text)",
+    "policy_events": "SELECT to_jsonb(t) FROM policy_events t ORDER BY CAST(to_jsonb(t) AS text)",
+    "search_postings": "SELECT to_jsonb(t) FROM search_postings t ORDER BY CAST(to_jsonb(t) AS text)",
+    "textless_documents": "SELECT to_jsonb(t) FROM textless_documents t ORDER BY CAST(to_jsonb(t) AS text)",
+    "audit_retrievals": "SELECT to_jsonb(t) FROM audit_retrievals t ORDER BY CAST(to_jsonb(t) AS text)",
+}
 
 
 def _stored(db: DbHandle) -> dict[str, list[str]]:
     """What the ingestion tables hold, row by row."""
     return {
-        table: [str(r[0]) for r in superuser_rows(
-            db, f"SELECT to_jsonb(t) FROM {table} t ORDER BY CAST(to_jsonb(t) AS text)")]
-        for table in _TABLES
+        table: [str(r[0]) for r in superuser_rows(db, statement)]
+        for table, statement in _READS.items()
     }
 
 
