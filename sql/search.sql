@@ -509,7 +509,7 @@ LEFT JOIN LATERAL (
                            'chunk_id', o.chunk_id, 'section_path', oc.section_path,
                            'page_from', oc.page_from, 'page_to', oc.page_to,
                            'score', o.score, 'content_sha256', oc.content_sha256,
-                           'matter_id', oc.matter_id) ORDER BY o.in_document), '[]'::jsonb)
+                           'matter_id', oc.matter_id) ORDER BY o.in_document), CAST('[]' AS jsonb))
                 FROM fused_doc o JOIN chunks oc ON oc.chunk_id = o.chunk_id
                 WHERE o.document_id = t.document_id AND o.in_document > 1
                   AND ewall_chunk_visible(oc.wall_group_id, oc.source_acl_id, oc.matter_id,

@@ -241,8 +241,8 @@ RETURNING version, clock_timestamp() AS at  -- the database's clock, once the ro
 -- name: set_allowed_sets
 -- The person's allowed sets as transaction-local settings (SET LOCAL semantics, safe under
 -- poolers) that the chunks RLS policy reads.
-SELECT set_config('ewall.allowed_wall_groups', CAST(:groups AS text[])::text, true),
-       set_config('ewall.allowed_source_acls', CAST(:acls AS text[])::text, true)
+SELECT set_config('ewall.allowed_wall_groups', CAST(CAST(:groups AS text[]) AS text), true),
+       set_config('ewall.allowed_source_acls', CAST(CAST(:acls AS text[]) AS text), true)
 
 -- name: writer_mode
 -- Writer mode for the rest of this transaction: the role ewall_writer, whose own chunks
