@@ -87,6 +87,9 @@ class SearchIn(BaseModel):
     def _session_binding_needs_a_session(self) -> SearchIn:
         if self.session_matter_id is not None and self.session_id is None:
             raise ValueError("session_matter_id binds a session: give session_id too")
+        if self.session_widen and self.session_id is None:
+            # accepted before and nothing of it audited: a caller meant a session it did not name
+            raise ValueError("session_widen widens a bound session: give session_id too")
         return self
 
 

@@ -347,6 +347,7 @@ def test_bound_session_returns_only_its_matter_and_public_sources(
         {"query": "x", "session_id": "a\u0000b"},
         {"query": "x", "session_id": "s" * 201},
         {"query": "x", "session_matter_id": "M-1"},
+        {"query": "x", "session_widen": True},  # a widening of no session: meant one
         {"query": "x", "session_id": "s", "session_matter_id": "a/b"},
         {"query": "x", "session_id": 7},
     ],
