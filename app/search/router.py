@@ -13,7 +13,7 @@ from app.deps import Admin, ConnDep, Lawyer, ResourcesDep
 from app.errors import NotFound, Unprocessable
 from app.search import repository, service
 from app.search.replica import PRIMARY
-from app.search.schemas import SearchIn, SearchOut
+from app.search.schemas import SearchIn, SearchOut, one_line
 from app.types import no_control, storable
 
 router = APIRouter(prefix="/v1", tags=["search"])
@@ -66,7 +66,12 @@ def _header_label(raw: str, name: str) -> str:
         raise Unprocessable(
             "invalid_header", f"{name} must not contain control characters.", field=name
         )
-    return value
+    try:
+        return one_line(value)
+    except ValueError:
+        raise Unprocessable(
+            "invalid_header", f"{name} must be one line of visible characters.", field=name
+        ) from None
 
 
 SynonymText = Annotated[

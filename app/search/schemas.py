@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from app.types import AwareDatetime, Identifier, NewSessionId, no_control
+from app.types import AwareDatetime, Identifier, NewSessionId, hidden, no_control
 
 
 # no control characters (tab and line breaks stay in a question): they would be stored in
@@ -36,8 +36,20 @@ Query = Annotated[
     AfterValidator(no_control),
     AfterValidator(_visible),
 ]
+def one_line(value: str) -> str:
+    """A label (the model, the prompt version) is one line that shows as itself: a line
+    break or a direction override in it reads as another label in the audit log and the
+    console (a check of 2026-12-07 stored "gpt\u202e..." and "a\nb")."""
+    if any(c in "\t\n\r" for c in value) or hidden(value):
+        raise ValueError("must be one line of visible characters")
+    return value
+
+
 Label = Annotated[
-    str, StringConstraints(strip_whitespace=True, max_length=200), AfterValidator(no_control)
+    str,
+    StringConstraints(strip_whitespace=True, max_length=200),
+    AfterValidator(no_control),
+    AfterValidator(one_line),
 ]
 FilterValue = Annotated[
     str,

@@ -186,6 +186,11 @@ def test_what_would_widen_or_smuggle_is_refused(
         refused({"session_id": session}, "session_id")
     refused({"model": "gpt\x1b[2J"}, "model")
     refused({"prompt_version": "v\x07"}, "prompt_version")
+    # a label is one line that shows as itself: it reads as another label in the audit log
+    for label in ("gpt\nfake", "v1\tv2", "gpt\u202e4o", "m\u200b1"):
+        refused({"model": label}, "model")
+        refused({"prompt_version": label}, "prompt_version")
+    refused({}, "X-Model", {"X-Model": "gpt\u202e4o".encode()})
     refused({"query": "octrooi\x1b[31m"}, "query")
     refused({"query": "octrooi\x9b31m"}, "query")  # C1: the 8-bit form of ESC [
     refused({"filters": {"doc_types": ["me\x9bmo"]}}, "filters.doc_types.0")
