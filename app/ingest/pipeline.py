@@ -626,9 +626,10 @@ class IngestPipeline:
     # --- deletions ------------------------------------------------------------------------
 
     def delete(self, run: IngestRun, source: str, external_id: str, reason: str) -> bool:
-        with self.database.transaction() as conn:
-            mark_writer(conn)
-            deleted = self._delete(conn, run, source, external_id, reason)
+        for attempt in self.database.attempts(document_write.WRITE_ATTEMPTS):  # deadlocks
+            with attempt as conn:
+                mark_writer(conn)
+                deleted = self._delete(conn, run, source, external_id, reason)
         return self._counted_deleted(run, deleted)
 
     def _delete(
