@@ -300,6 +300,7 @@ def cmd_audit_checkpoint(args: argparse.Namespace, settings: Settings) -> int:
             public = checkpoints.generate_key(key_file)
             print(f"generated the signing key {key_file} (public key {public})", file=sys.stderr)
         key = checkpoints.load_private_key(key_file)
+        checkpoints.ensure_public_key(key_file, key)  # as the service's schedule does
         with open_database(settings) as database, database.engine.connect() as conn:
             # one state: the rows verified are the rows whose heads are signed
             begin_snapshot(conn)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from app.audit.chain import GENESIS, chain_hash, iter_retrieval_rows, verify_all
+from app.audit.checkpoints import generate_key
 from app.cli import main
 from app.settings import get_settings
 from tests.conftest import DbHandle, Tokens, make_client, make_settings
@@ -208,3 +209,27 @@ def test_plain_verify_reads_the_configured_checkpoints(
         (cli / "keys" / "audit.key.pub").unlink()
         code, report = _run(capsys, "audit", "verify")
         assert code == 1 and "cannot be checked" in report["checkpoint_problem"]
+
+
+def test_the_command_gives_a_key_its_public_key_back_and_signs_with_no_other(
+    cli: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A key whose .pub went missing signed checkpoints nothing could check (verify then
+    read not ok on an intact log); one beside another key's .pub, checkpoints that would
+    never verify. The command now does as the service's schedule does."""
+    folder = cli / "checkpoints"
+    code, written = _run(capsys, "audit", "checkpoint", "--dir", str(folder))
+    assert code == 0, written
+    public = Path(written["public_key"])
+    first = public.read_bytes()
+    public.unlink()
+    code, written = _run(capsys, "audit", "checkpoint", "--dir", str(folder))
+    assert code == 0 and public.read_bytes() == first
+    other = cli / "other" / "audit.key"
+    generate_key(other)
+    public.write_bytes((other.parent / "audit.key.pub").read_bytes())
+    capsys.readouterr()
+    code = main(["audit", "checkpoint", "--dir", str(folder)])
+    assert code == 2 and "is not the public key of" in capsys.readouterr().err
+    assert len(list(folder.glob("checkpoint-*.json"))) == 2
