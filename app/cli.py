@@ -296,11 +296,9 @@ def cmd_audit_checkpoint(args: argparse.Namespace, settings: Settings) -> int:
     key_file = Path(args.key) if args.key else checkpoints.key_path(settings)
     directory = Path(args.dir) if args.dir else checkpoints.checkpoint_dir(settings)
     try:
-        if not key_file.exists():
-            public = checkpoints.generate_key(key_file)
-            print(f"generated the signing key {key_file} (public key {public})", file=sys.stderr)
-        key = checkpoints.load_private_key(key_file)
-        checkpoints.ensure_public_key(key_file, key)  # as the service's schedule does
+        key, made = checkpoints.signing_key(key_file)  # as the service's schedule takes it
+        if made is not None:
+            print(f"generated the signing key {key_file} (public key {made})", file=sys.stderr)
         with open_database(settings) as database, database.engine.connect() as conn:
             # one state: the rows verified are the rows whose heads are signed
             begin_snapshot(conn)

@@ -19,6 +19,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.db.engine import RETRYABLE
 from app.logging import redacted_traceback
 
 log = logging.getLogger("ewall.errors")
@@ -172,8 +173,7 @@ _UNREACHABLE = DatabaseFailure(
 # lock_timeout, which no statement of a request sets, a server or role setting can) is a
 # concurrent change too.
 _CONCURRENT = (
-    pg_errors.DeadlockDetected,  # 40P01
-    pg_errors.SerializationFailure,  # 40001 (also a standby's recovery conflict)
+    *RETRYABLE,  # 40P01, 40001 (also a standby's recovery conflict): what a retry may pass
     pg_errors.LockNotAvailable,  # 55P03
 )
 _TIMEOUTS = (

@@ -259,6 +259,22 @@ def audit_entry(**fields: Any) -> Retrieval:
     return Retrieval(**values)
 
 
+def policy_event(**fields: Any) -> dict[str, Any]:
+    """A policy event's row (a wall issued) with plain values; ``fields`` replace them."""
+    return {
+        "event_id": uuid.uuid4(),
+        "at": datetime.now(UTC),
+        "actor": "carl@firm.nl",
+        "action": "wall.issued",
+        "object_type": "wall",
+        "object_id": "W-1",
+        "reason": "test",
+        "details": {},
+        "policy_version": 1,
+        **fields,
+    }
+
+
 def retrieved(
     client: TestClient,
     person_id: str,

@@ -108,6 +108,16 @@ def ensure_public_key(key_path: Path, key: Ed25519PrivateKey) -> None:
         )
 
 
+def signing_key(key_path: Path) -> tuple[Ed25519PrivateKey, Path | None]:
+    """The key that signs checkpoints, made on first use (`generate_key`) with its .pub
+    beside it (`ensure_public_key`), as `ewall audit checkpoint` and the service's schedule
+    both take it; and the public key's path when it was made just now."""
+    made = None if key_path.exists() else generate_key(key_path)
+    key = load_private_key(key_path)
+    ensure_public_key(key_path, key)
+    return key, made
+
+
 def load_private_key(key_path: Path) -> Ed25519PrivateKey:
     try:
         key = serialization.load_pem_private_key(key_path.read_bytes(), password=None)

@@ -85,9 +85,10 @@ class CheckpointSchedule:
             self._thread.join(timeout)
 
     def _loop(self) -> None:
-        wait = min(FIRST_LOOK_S, self.interval_s)
+        look = min(FIRST_LOOK_S, self.interval_s)
+        wait = look
         while not self._stop.wait(wait):
-            wait = min(FIRST_LOOK_S, self.interval_s)
+            wait = look
             try:
                 self.run_once()
             except checkpoints.CheckpointError as exc:
@@ -107,8 +108,7 @@ class CheckpointSchedule:
         """Take a checkpoint when one is due; its file, or None (not due, the chains have not
         moved, or another process holds the checkpoint lock). Raises CheckpointError when
         the chains do not verify (nothing is signed)."""
-        settings = self.settings
-        directory = checkpoints.checkpoint_dir(settings)
+        directory = checkpoints.checkpoint_dir(self.settings)
         clock = time.time() if now is None else now
         if not self._due(checkpoints.listed(directory), clock):
             return None
@@ -138,11 +138,9 @@ class CheckpointSchedule:
         if newest is not None and _signed_heads(newest) == heads:
             return None  # nothing appended since the newest checkpoint
         key_file = checkpoints.key_path(self.settings)
-        if not key_file.exists():
-            public = checkpoints.generate_key(key_file)
-            log.info("generated the audit checkpoint key %s (public key %s)", key_file, public)
-        key = checkpoints.load_private_key(key_file)
-        checkpoints.ensure_public_key(key_file, key)
+        key, made = checkpoints.signing_key(key_file)
+        if made is not None:
+            log.info("generated the audit checkpoint key %s (public key %s)", key_file, made)
         with self.database.engine.connect() as conn:
             begin_snapshot(conn)  # the rows verified are the rows whose heads are signed
             try:

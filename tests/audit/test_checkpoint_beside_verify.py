@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,23 +26,12 @@ from sqlalchemy import Connection, create_engine, text
 from app.audit import chain, checkpoints
 from app.db.engine import begin_snapshot, sqlalchemy_url
 from tests.conftest import DbHandle, make_settings
-from tests.helpers import lock_waiters
+from tests.helpers import lock_waiters, policy_event
 
 
 def _policy_event(conn: Connection, n: int) -> None:
     chain.append_policy_event(
-        conn,
-        {
-            "event_id": uuid.uuid4(),
-            "at": chain.now_utc(),
-            "actor": "carl@firm.nl",
-            "action": "wall.issued",
-            "object_type": "wall",
-            "object_id": f"W-{n}",
-            "reason": "test",
-            "details": {"n": n},
-            "policy_version": n,
-        },
+        conn, policy_event(object_id=f"W-{n}", details={"n": n}, policy_version=n)
     )
 
 

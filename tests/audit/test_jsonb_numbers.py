@@ -19,7 +19,7 @@ import pytest
 from app.audit import chain
 from app.audit.chain import append_gate_event, append_policy_event, append_retrieval
 from tests.conftest import DbHandle
-from tests.helpers import audit_entry
+from tests.helpers import audit_entry, policy_event
 
 AWKWARD: list[Any] = [
     -0.0,
@@ -45,20 +45,7 @@ def test_gate_and_policy_events_with_awkward_numbers_verify(db: DbHandle, value:
             request={"retrieval_id": str(uuid.uuid4())},
             outcome={"sentences": [{"similarity": value}]},
         )
-        append_policy_event(
-            conn,
-            {
-                "event_id": uuid.uuid4(),
-                "at": chain.now_utc(),
-                "actor": "carl@firm.nl",
-                "action": "wall.issued",
-                "object_type": "wall",
-                "object_id": "W-1",
-                "reason": "test",
-                "details": {"figure": value},
-                "policy_version": 1,
-            },
-        )
+        append_policy_event(conn, policy_event(details={"figure": value}))
         append_retrieval(conn, audit_entry(filters={"figure": value}), [])
     with db.database.connect() as conn:
         for name in chain.CHAINS:

@@ -26,7 +26,7 @@ from app.console import chain_watch
 from app.db.engine import sqlalchemy_url
 from tests.conftest import DbHandle
 from tests.console.conftest import COMPLIANCE, console_client, sign_in
-from tests.helpers import Firm, lock_waiters
+from tests.helpers import Firm, lock_waiters, policy_event
 
 
 def _wait_for_a_lock_waiter(db: DbHandle) -> None:
@@ -80,17 +80,7 @@ def test_banner_is_not_broken_by_an_append_that_commits_while_it_reads(
     def another_policy_change(su: Connection) -> None:  # the app's own append, another host
         chain.append_policy_event(
             su,
-            {
-                "event_id": uuid.uuid4(),
-                "at": chain.now_utc(),
-                "actor": "carl@firm.nl",
-                "action": "wall.issued",
-                "object_type": "wall",
-                "object_id": "W-elsewhere",
-                "reason": "another host",
-                "details": {},
-                "policy_version": 99,
-            },
+            policy_event(object_id="W-elsewhere", reason="another host", policy_version=99),
         )
 
     # the banner reads the policy chain's head, then waits here for its rows

@@ -12,11 +12,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 
 from app.db.locks import LockNamespace
 from app.ingest.jobs import ingest_handlers, mark_run_failed
 from app.jobs.queue import JobWorker, NotForThisWorker
 from app.jobs.repository import Job, enqueue
+from app.settings import Settings
 from tests.conftest import DbHandle, Tokens, make_client, make_settings
 from tests.helpers import ADMIN, ok, superuser_rows
 from tests.isolation.test_async_ingest import LONG_TEXT, _document, _firm
@@ -238,6 +240,22 @@ class _GatedPacer:
         pass
 
 
+def _queued() -> Settings:
+    """A long document goes to the queue; no job worker of the app's own (each test runs
+    its workers by hand)."""
+    return make_settings(document_async_chars=len(LONG_TEXT) - 1, job_workers=0)
+
+
+def _queue_document(client: TestClient, auth: Tokens) -> tuple[dict[str, str], Any]:
+    """The firm, and a document long enough to be queued for a job: (the admin's headers,
+    the 202)."""
+    _firm(client, auth)
+    admin = auth(*ADMIN)
+    queued = client.post("/v1/documents", json=_document("LARGE-1", LONG_TEXT), headers=admin)
+    assert queued.status_code == 202, queued.text
+    return admin, queued
+
+
 @pytest.mark.parametrize("held", ["encoding", "starting"])
 def test_an_ingestion_job_claimed_again_commits_nothing_of_the_first_worker(
     db: DbHandle, embedder: Any, auth: Tokens, caplog: pytest.LogCaptureFixture,
@@ -246,13 +264,8 @@ def test_an_ingestion_job_claimed_again_commits_nothing_of_the_first_worker(
     """Held while encoding, the first worker is refused its document's write; held as its
     document starts, it finds the document stored as it would write it, and is refused the
     "unchanged" supersede (the run's counts and end would follow)."""
-    settings = make_settings(document_async_chars=len(LONG_TEXT) - 1, job_workers=0)
-    with make_client(db, settings, embedder) as client:
-        _firm(client, auth)
-        admin = auth(*ADMIN)
-        queued = client.post("/v1/documents", json=_document("LARGE-1", LONG_TEXT),
-                             headers=admin)
-        assert queued.status_code == 202, queued.text
+    with make_client(db, _queued(), embedder) as client:
+        admin, queued = _queue_document(client, auth)
         run_url = f"/v1/ingest/runs/{queued.json()['run_id']}"
         resources = client.app.state.resources  # type: ignore[attr-defined]
         pipeline = resources.require_pipeline()
@@ -299,13 +312,8 @@ def test_a_document_job_still_runs_as_before(
     db: DbHandle, embedder: Any, auth: Tokens
 ) -> None:
     """The fence costs the normal path nothing it did: one attempt, succeeded, one token."""
-    settings = make_settings(document_async_chars=len(LONG_TEXT) - 1, job_workers=0)
-    with make_client(db, settings, embedder) as client:
-        _firm(client, auth)
-        admin = auth(*ADMIN)
-        queued = client.post("/v1/documents", json=_document("LARGE-1", LONG_TEXT),
-                             headers=admin)
-        assert queued.status_code == 202, queued.text
+    with make_client(db, _queued(), embedder) as client:
+        admin, queued = _queue_document(client, auth)
         resources = client.app.state.resources  # type: ignore[attr-defined]
         worker = JobWorker(resources.database, ingest_handlers(resources), retry_base_s=0)
         try:
