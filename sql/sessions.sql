@@ -39,23 +39,29 @@ GROUP BY r.person_id, x.matter_id
 ORDER BY r.person_id, x.matter_id
 
 -- name: session_documents
--- Every document a session's retrievals returned chunks of that the firm still holds, per
--- person, with its matter and source ACL now (a document moved into another matter, or
--- whose ACL changed since, is judged as it is now). The document is the one its chunk id
--- names (ewall_chunk_document), taken once per document before
--- uq_documents_source_external_id finds it. Reads documents, never chunks: only matter and
--- ACL ids and whether it is quarantined now (visible to no one) leave this statement.
+-- Every document a session's retrievals returned chunks of, per person, with the matters the
+-- retrievals recorded it under (read_in) and its matter and source ACL now (a document moved into another matter, or whose ACL changed since, is
+-- judged as it is now), or, for one the firm no longer holds (deleted since), none: `gone`.
+-- The document is the one its chunk id names (ewall_chunk_document), taken once per
+-- document before uq_documents_source_external_id finds it. Reads documents, never chunks:
+-- only matter and ACL ids, whether it is quarantined now and whether search may return it
+-- now (search_state: a withdrawn or held decision is visible to no one) leave this
+-- statement.
 WITH read AS (
-    SELECT DISTINCT r.person_id, ewall_chunk_document(x.chunk_id) AS document
+    SELECT r.person_id, ewall_chunk_document(x.chunk_id) AS document,
+           array_remove(array_agg(DISTINCT x.matter_id), NULL) AS read_in
     FROM audit_retrievals r
     JOIN audit_retrieval_results x ON x.retrieval_id = r.retrieval_id
     WHERE r.session_id = :session_id
       AND (CAST(:person_id AS text) IS NULL OR r.person_id = CAST(:person_id AS text))
+    GROUP BY r.person_id, ewall_chunk_document(x.chunk_id)
 )
-SELECT rd.person_id, rd.document, d.matter_id, d.source_acl_id,
-       d.status = 'quarantined' AS quarantined
+SELECT rd.person_id, rd.document, rd.read_in, d.matter_id, d.source_acl_id,
+       d.document_id IS NULL AS gone,
+       COALESCE(d.status = 'quarantined', false) AS quarantined,
+       COALESCE(d.search_state, 'active') AS search_state
 FROM read rd
-JOIN documents d
+LEFT JOIN documents d
   ON d.source = split_part(rd.document, ':', 1)
  AND d.external_id = substr(rd.document, length(split_part(rd.document, ':', 1)) + 2)
 ORDER BY rd.person_id, rd.document

@@ -26,6 +26,10 @@ class SessionDocument:
     matter_id: str | None  # its matter now
     source_acl_id: str  # its source ACL now
     quarantined: bool = False  # visible to no one now (e.g. refiled under an unknown matter)
+    # why no one may be returned it now, whatever its matter and ACL: "deleted" (the firm no
+    # longer holds it), or its search state ("withdrawn", "held": a decision hidden from all)
+    hidden: str | None = None
+    read_in: tuple[str, ...] = ()  # the matters the retrievals recorded it under
 
 
 def known_dead_cases(conn: Connection, eclis: list[str]) -> dict[str, tuple[str, str | None]]:
@@ -76,7 +80,8 @@ def session_matters(
 def session_documents(
     conn: Connection, session_id: str, person_id: str | None
 ) -> list[SessionDocument]:
-    """Per person, every document the session read that the firm still holds, as it is now."""
+    """Per person, every document the session read, as the firm holds it now (``hidden``
+    ``deleted`` for one it no longer holds)."""
     rows = conn.execute(
         sqlfiles.query("sessions.session_documents"),
         {"session_id": session_id, "person_id": person_id},
@@ -86,8 +91,10 @@ def session_documents(
             str(r.person_id),
             str(r.document),
             None if r.matter_id is None else str(r.matter_id),
-            str(r.source_acl_id),
+            "" if r.source_acl_id is None else str(r.source_acl_id),
             bool(r.quarantined),
+            "deleted" if r.gone else None if r.search_state == "active" else str(r.search_state),
+            tuple(sorted(str(m) for m in r.read_in)),
         )
         for r in rows
     ]

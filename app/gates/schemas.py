@@ -112,11 +112,13 @@ class SessionReason(BaseModel):
     party: str | None = Field(
         default=None, description="The party that makes two matters adverse, when both show."
     )
-    cause: Literal["source_acl", "quarantined"] | None = Field(
+    cause: Literal["source_acl", "quarantined", "deleted", "withdrawn", "held"] | None = Field(
         default=None,
         description="source_acl: documents the session read whose source ACL no longer admits "
         "the person (no wall to name); quarantined: documents read that are visible to no one "
-        "now (their matter unknown to the matrix, say); null for a matter behind a wall.",
+        "now (their matter unknown to the matrix, say); deleted: documents read that the firm "
+        "no longer holds; withdrawn, held: decisions read that search no longer returns; null "
+        "for a matter behind a wall.",
     )
     documents: list[str] | None = Field(
         default=None,

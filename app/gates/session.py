@@ -2,7 +2,8 @@
 
 A session is tainted (docs/sessions.md) when anything it retrieved is no longer
 visible to its person (a wall issued since, a team change, a deactivation, a document moved
-into a matter they may not see, a source ACL that no longer admits them), or when it read
+into a matter they may not see, a source ACL that no longer admits them, a document
+quarantined, deleted or withdrawn since), or when it read
 two directly adverse matters: a party, after name normalisation and corporate-family
 expansion, is the client in one and an adverse party in the other. The session's matters come
 from the retrieval audit and its documents' matters and ACLs as they are now; every access
@@ -87,8 +88,8 @@ def findings(
     matter its reader may no longer access is a ``wall`` reason for that matter (the session
     holds its text), and with ``readable`` (person -> the source ACL ids they may read now)
     one whose ACL no longer admits its reader is a reason too (cause ``source_acl``), and so
-    is one quarantined since (cause ``quarantined``: refiled under a matter the matrix does not
-    know, say, which may be behind a wall not yet entered).
+    is one no one may be returned now (``_hidden_reasons``: quarantined, deleted, withdrawn or
+    held since).
     Adversity stays with the matters the retrievals recorded: a matter a document moved to
     was never read as that matter."""
     finding = SessionFinding(session_id, sorted(by_person), by_person)
@@ -106,13 +107,10 @@ def findings(
             finding.reasons.append(
                 {"kind": "wall", "person_id": owner, "matters": [matter_id], "walls": walls}
             )
+        kept = [d for d in docs_of[owner] if d.hidden is None]
         if readable is not None:
-            finding.reasons.extend(_acl_reasons(owner, docs_of[owner], readable[owner]))
-        quarantined = sorted(d.document for d in docs_of[owner] if d.quarantined)
-        if quarantined:  # visible to no one now: its matter is unknown, so none is named
-            finding.reasons.append({"kind": "wall", "person_id": owner, "matters": [],
-                                    "walls": [], "cause": "quarantined",
-                                    "documents": quarantined})
+            finding.reasons.extend(_acl_reasons(owner, kept, readable[owner]))
+        finding.reasons.extend(_hidden_reasons(owner, docs_of[owner]))
         for matter_id in sorted(read):
             # a pair is found from either side: from the client's name (client_in is this
             # matter) or from an adverse party's (adverse_in is): both must have been read
@@ -129,6 +127,32 @@ def findings(
                     )
     finding.reasons = _unique(finding.reasons)
     return finding
+
+
+def _hidden_reasons(
+    owner: str, docs: Sequence[repository.SessionDocument]
+) -> list[dict[str, Any]]:
+    """The documents read that no one may be returned now, whatever their matter, the session
+    holding their text all the same: ``quarantined`` (refiled under a matter the matrix does
+    not know yet, which a wall may cover once entered: one reason, no matter named),
+    ``deleted`` (the firm no longer holds it: deleted at the source, or moved out of the
+    connector's reach), ``withdrawn`` or ``held`` (a decision hidden from search): one reason
+    per matter the retrievals recorded them under (none for public sources), so that a
+    lawyer is told the documents only beside a matter they may see now (``answer_for``)."""
+    by_cause: dict[tuple[str, str | None], set[str]] = defaultdict(set)
+    for doc in docs:
+        if doc.hidden is not None:
+            for matter_id in doc.read_in or (None,):
+                by_cause[doc.hidden, matter_id].add(doc.document)
+        elif doc.quarantined:
+            by_cause["quarantined", None].add(doc.document)
+    return [
+        {"kind": "wall", "person_id": owner, "matters": [] if matter_id is None else [matter_id],
+         "walls": [], "cause": cause, "documents": sorted(documents)}
+        for (cause, matter_id), documents in sorted(
+            by_cause.items(), key=lambda item: (item[0][0], item[0][1] or "")
+        )
+    ]
 
 
 def _acl_reasons(

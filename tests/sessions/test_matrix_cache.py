@@ -40,6 +40,8 @@ def test_the_matrix_is_read_once_per_change(
     firm.client_("C-B", "Bosman Vastgoed N.V.")
     firm.matter("M-A", "C-A", team=[LAWYER])
     firm.matter("M-B", "C-B", team=[LAWYER])
+    # the document the retrievals' chunk id names: one the firm no longer held would taint
+    firm.document("doc-med", "Een stuk over de bouw.", client_id="C-A", matter_id="M-A")
     _backdated_retrieval(client, LAWYER, "s-1", "M-A", 1)
     _backdated_retrieval(client, LAWYER, "s-1", "M-B", 1)
     h = auth(LAWYER, "lawyer")

@@ -169,3 +169,50 @@ def test_documents_of_a_matter_hidden_now_are_not_named_to_the_lawyer(
     (acl_reason,) = [r for r in full["reasons"] if r["cause"] == "source_acl"]
     assert acl_reason["matters"] == ["M-TULP"]
     assert acl_reason["documents"] == ["api:LIB!4711:1", "api:LIB!4712:1"]
+
+
+def test_a_document_deleted_since_taints_the_session(
+    firm: Firm, client: TestClient, auth: Tokens
+) -> None:
+    """Invariant 11: a session is tainted when anything it retrieved is no longer visible to
+    its person. A document deleted since (at the source, or moved out of the connector's
+    reach, perhaps behind a wall the firm has not entered) is visible to no one, and the
+    session still holds its text. A session that never read it stays ok."""
+    firm.document("pleitnota", TEXT, client_id="C-OPEN", matter_id="M-OPEN")
+    firm.document("other", "Een ander stuk over huurrecht.", client_id="C-OPEN",
+                  matter_id="M-OPEN")
+    _read(firm, HIRE, "s-hire")
+    assert firm.documents_found(PEER, "huurrecht", session_id="s-peer", mode="sparse")
+    assert _gate(client, auth, HIRE, "s-hire")["status"] == "ok"
+
+    deleted = client.delete("/v1/documents/api/pleitnota", headers=firm.h)
+    assert deleted.status_code in (200, 204), deleted.text
+    answer = _gate(client, auth, HIRE, "s-hire")
+    assert answer["status"] == "tainted", answer
+    assert [(r["kind"], r["cause"], r["matters"], r["documents"]) for r in answer["reasons"]] == [
+        ("wall", "deleted", ["M-OPEN"], ["api:pleitnota"])]
+    assert _gate(client, auth, PEER, "s-peer")["status"] == "ok"
+    full = _gate(client, auth, COMPLIANCE[0], "s-hire")
+    assert [r["cause"] for r in full["reasons"]] == ["deleted"]
+
+
+def test_a_deleted_document_of_a_matter_hidden_now_is_not_named_to_the_lawyer(
+    firm: Firm, client: TestClient, auth: Tokens
+) -> None:
+    """Read in a matter a wall now screens the lawyer from, then deleted: the lawyer is told
+    the session is tainted, neither the matter nor the document (they read it there)."""
+    firm.client_("C-TULP", "Noordzee Energie B.V.")
+    firm.matter("M-TULP", "C-TULP", team=[HIRE, PEER])
+    firm.document("LIB!4711:1", TEXT, client_id="C-TULP", matter_id="M-TULP")
+    _read(firm, HIRE, "s-hire")
+    firm.wall(kind="exclusionary", protects={"matters": ["M-TULP"]}, screened=[HIRE])
+    deleted = client.delete("/v1/documents/api/LIB!4711:1", headers=firm.h)
+    assert deleted.status_code in (200, 204), deleted.text
+
+    answer = _gate(client, auth, HIRE, "s-hire")
+    assert answer["status"] == "tainted"
+    assert "LIB!47" not in str(answer) and "M-TULP" not in str(answer), answer
+    assert {r["cause"] for r in answer["reasons"]} == {None, "deleted"}
+    full = _gate(client, auth, COMPLIANCE[0], "s-hire")
+    (gone,) = [r for r in full["reasons"] if r["cause"] == "deleted"]
+    assert (gone["matters"], gone["documents"]) == (["M-TULP"], ["api:LIB!4711:1"])
