@@ -32,7 +32,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from sqlalchemy import Connection
 
 from app.audit import repository
-from app.audit.chain import CHAINS, canonical_json, iso, now_utc, verify_all
+from app.audit.chain import CHAINS, canonical_json, iso, now_utc, verify_all, verify_all_after
 from app.settings import Settings
 
 FORMAT = "ewall-audit-checkpoint/1"
@@ -186,23 +186,31 @@ def listed(directory: Path) -> list[Path]:
 class Written:
     path: Path
     heads: dict[str, dict[str, Any]]
+    verified_from: str | None = None  # the checkpoint the rows were verified on from
+    checked: int = 0  # rows read and hashed
 
 
-def write_checkpoint(conn: Connection, key: Ed25519PrivateKey, directory: Path) -> Written:
+def write_checkpoint(
+    conn: Connection, key: Ed25519PrivateKey, directory: Path, *, incremental: bool = False
+) -> Written:
     """Verify the chains and sign their heads. ``conn`` should be a repeatable-read
     transaction, so that the rows verified and the heads signed are one state, with no
-    statement run in it yet (see ``listed``). A chain that does not verify is not signed: a
-    checkpoint vouches for everything before it."""
-    earlier_files = listed(directory)
-    report = verify_all(conn)
-    if not report["ok"]:
-        raise CheckpointError(
-            f"the audit chain does not verify ({report.get('problem')}); nothing was signed"
-        )
+    statement run in it yet (see ``listed``). A chain that does not verify is not signed.
+
+    In full (the command) the chains are verified from the genesis. ``incremental`` (the
+    service's hourly schedule) verifies only the rows after the newest checkpoint of this
+    key that every chain still passes through: its rows were verified when it was signed,
+    and a rewrite that recomputed the hashes from anywhere at or before it changes the hash
+    at its position (refused, as in full). A row before it edited without its hash is left
+    to the full verifications (GET /v1/audit/verify, the console, the schedule's daily full
+    pass): a checkpoint pins positions and cannot make such an edit verify. A full pass
+    over a year of a large firm's retrievals takes many minutes of one core, holding one
+    snapshot on the primary all along; this reads an hour's rows."""
     # a chain rewritten consistently verifies from its genesis: only the checkpoints signed
     # before it show the rewrite, and a new one must not vouch for it (files of another key
     # are for `verify --checkpoints` to judge)
-    for path in earlier_files:
+    newest: tuple[Path, dict[str, tuple[int, str]]] | None = None
+    for path in listed(directory):
         earlier = check_checkpoint(conn, path, key.public_key())
         if earlier.signed and not earlier.ok:
             raise CheckpointError(
@@ -211,8 +219,19 @@ def write_checkpoint(conn: Connection, key: Ed25519PrivateKey, directory: Path) 
                 "database to an earlier point, move the checkpoints signed after that point "
                 "out of the folder (keep them: they record what was lost)"
             )
+        if earlier.ok and earlier.heads is not None:
+            newest = (path, earlier.heads)
+    start = newest[1] if incremental and newest is not None else None
+    report = verify_all(conn) if start is None else verify_all_after(conn, start)
+    if not report["ok"]:
+        raise CheckpointError(
+            f"the audit chain does not verify ({report.get('problem')}); nothing was signed"
+        )
     heads = {
-        name: {"seq": int(chain["checked"]), "hash": str(chain["head"])}
+        name: {
+            "seq": (0 if start is None else start[name][0]) + int(chain["checked"]),
+            "hash": str(chain["head"]),
+        }
         for name, chain in report["chains"].items()
     }
     at = now_utc()
@@ -227,7 +246,8 @@ def write_checkpoint(conn: Connection, key: Ed25519PrivateKey, directory: Path) 
     seqs = "-".join(str(heads[name]["seq"]) for name in CHAINS)
     path = directory / f"checkpoint-{at.strftime('%Y%m%dT%H%M%S%fZ')}-{seqs}.json"
     _write_atomically(path, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode())
-    return Written(path, heads)
+    source = None if start is None or newest is None else newest[0].name
+    return Written(path, heads, source, int(report["checked"]))
 
 
 @dataclass
@@ -237,6 +257,7 @@ class CheckpointReport:
     created_at: str | None = None
     problems: list[str] = field(default_factory=list)
     signed: bool = False  # its signature verifies with the key it was checked against
+    heads: dict[str, tuple[int, str]] | None = None  # each chain's (seq, hash), when signed
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"file": self.file, "ok": self.ok, "created_at": self.created_at}
@@ -272,8 +293,11 @@ def check_checkpoint(conn: Connection, path: Path, public: Ed25519PublicKey) -> 
     if not isinstance(chains, dict) or set(chains) != set(CHAINS):
         report.problems.append("the checkpoint does not name every chain")
         return report
+    report.heads = {
+        name: (int(chains[name]["seq"]), str(chains[name]["hash"])) for name in CHAINS
+    }
     for name in CHAINS:
-        seq, expected = int(chains[name]["seq"]), str(chains[name]["hash"])
+        seq, expected = report.heads[name]
         if seq == 0:
             continue  # the chain was empty then: every history extends it
         stored = repository.hash_at(conn, name, seq)

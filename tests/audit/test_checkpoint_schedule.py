@@ -15,12 +15,15 @@ import psycopg
 import pytest
 
 from app.audit import checkpoints
-from app.audit.schedule import CheckpointSchedule
+from app.audit.schedule import FULL_EVERY_S, CheckpointSchedule
 from app.db.locks import LockNamespace
 from app.settings import Settings
 from tests.conftest import DbHandle, Tokens, make_client, make_settings
 from tests.helpers import Firm
-from tests.search.test_audit_chain import audited  # noqa: F401 (fixture)
+from tests.search.test_audit_chain import (
+    _tamper,
+    audited,  # noqa: F401 (fixture)
+)
 from tests.search.test_audit_checkpoints import _rewrite_history
 
 HOUR = 3600.0
@@ -104,3 +107,40 @@ def test_the_service_takes_them_on_its_own(
     public = checkpoints.load_public_key(tmp_path / "keys" / "audit.key.pub")
     with db.database.engine.connect() as conn:
         assert checkpoints.check_checkpoint(conn, _files(tmp_path)[0], public).ok
+
+
+def test_a_look_reads_the_rows_since_the_newest_checkpoint_and_all_of_them_daily(
+    audited: Firm,  # noqa: F811
+    db: DbHandle,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An hourly full verification of a large log held one snapshot on the primary for
+    minutes and read a year's rows every hour: the looks in between verify the rows after
+    the newest checkpoint, and a full pass a day finds what that cannot (a row before it
+    edited without its hash)."""
+    caplog.set_level("INFO", logger="ewall.audit")
+    schedule = CheckpointSchedule(_settings(tmp_path), db.database)
+
+    def written() -> Any:
+        (record,) = [r for r in caplog.records if r.getMessage() == "audit checkpoint written"]
+        caplog.clear()
+        return record
+
+    t0 = time.time()
+    first = schedule.run_once(now=t0)
+    assert first is not None
+    assert written().verified == "from the genesis"  # the process's first: in full
+    audited.search("alice@firm.nl", "octrooi nietig", k=3)
+    second = schedule.run_once(now=t0 + HOUR + 1)
+    assert second is not None
+    record = written()
+    assert (record.verified, record.rows) == (first.name, 1)  # the one retrieval since
+
+    # a row before the checkpoints edited without its hash: no position's hash moves, so
+    # the hourly look cannot see it; the daily full pass refuses to sign
+    _tamper(db, "UPDATE audit_retrievals SET query = 'nothing to see' WHERE seq = 2")
+    audited.search("alice@firm.nl", "inventiviteit", k=3)
+    with pytest.raises(checkpoints.CheckpointError, match="does not verify"):
+        schedule.run_once(now=t0 + FULL_EVERY_S + 1)
+    assert _files(tmp_path) == [first, second]
