@@ -402,6 +402,14 @@ class Settings(BaseSettings):
             "without the compliance role) per person per minute (429 beyond)."
         ),
     )
+    rating_calls_per_minute: int = Field(
+        default=300,
+        ge=1,
+        description=(
+            "Calls of the rating endpoints (POST /v1/eval/judgements, GET /v1/eval/sets and "
+            "/v1/eval/sets/{name} without the admin role) per person per minute (429 beyond)."
+        ),
+    )
 
     # --- console ----------------------------------------------------------------------------
     console_idle_timeout_s: int = Field(

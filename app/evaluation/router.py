@@ -41,7 +41,33 @@ from app.walls.access import Access
 router = APIRouter(tags=["evaluation"])
 
 RESULTS_PER_QUERY = 10
-RaterOrAdmin = Annotated[Principal, Depends(require_roles("lawyer", "admin"))]
+_RaterOrAdmin = Annotated[Principal, Depends(require_roles("lawyer", "admin"))]
+
+
+def _spend_rating_call(principal: Principal, resources: Resources) -> None:
+    """Every lawyer route has a per-person budget (docs/isolation.md): a rater's calls read
+    the walls and hold a pooled connection, and a script of one rater must not take them
+    from everyone's searches (the results page spends the search budget instead)."""
+    resources.limiter.spend(
+        "rating_calls", principal.person_id, 1, resources.settings.rating_calls_per_minute
+    )
+
+
+def _rater_or_admin(principal: _RaterOrAdmin, resources: ResourcesDep) -> Principal:
+    """A lawyer's reads of the sets are charged; an admin's are not (admin routes have no
+    per-person budget)."""
+    if not principal.has_any("admin"):
+        _spend_rating_call(principal, resources)
+    return principal
+
+
+def _rater(principal: Lawyer, resources: ResourcesDep) -> Principal:
+    _spend_rating_call(principal, resources)
+    return principal
+
+
+RaterOrAdmin = Annotated[Principal, Depends(_rater_or_admin)]
+Rater = Annotated[Principal, Depends(_rater)]
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 SetName = Annotated[str, Path(min_length=1, max_length=100, pattern=NAME_PATTERN)]
 KeyText = Annotated[
@@ -370,7 +396,7 @@ def query_results(
 
 
 @router.post("/v1/eval/judgements")
-def rate(body: JudgementIn, principal: Lawyer, resources: ResourcesDep) -> dict[str, Any]:
+def rate(body: JudgementIn, principal: Rater, resources: ResourcesDep) -> dict[str, Any]:
     kind, target = _checked_target(body.target_kind, body.target_id, "target_id")
     with resources.database.transaction() as conn:
         info = _require_set(conn, body.set)

@@ -340,3 +340,41 @@ def test_a_rating_search_spends_the_search_budget(
         settings.__dict__["search_per_minute"] = saved
     assert refused.status_code == 429, refused.text
     assert refused.json()["error"]["details"]["scope"] == "searches"
+
+
+def test_rating_calls_spend_a_per_person_budget(
+    firm: Firm, client: TestClient, auth: Tokens
+) -> None:
+    """Every lawyer route has a per-person budget (docs/isolation.md): the rating endpoints
+    too. A probe of 2026-12-07 made 700 judgement calls of one lawyer in well under a minute,
+    none refused, each reading the walls and holding a pooled connection. A judgement, the
+    list of sets and a set's queries are charged on the rater's ``rating_calls``; another
+    rater is unaffected and an admin's reads of the sets are not charged."""
+    limiter = client.app.state.resources.limiter  # type: ignore[attr-defined]
+    limiter.clock = lambda: 1000.0  # a stopped clock: the budget does not refill meanwhile
+    settings = client.app.state.resources.settings  # type: ignore[attr-defined]
+    saved = settings.rating_calls_per_minute
+    settings.__dict__["rating_calls_per_minute"] = 3
+    rater, other = auth(RATER, "lawyer"), auth("other@firm.nl", "lawyer")
+    try:
+        assert client.get("/v1/eval/sets", headers=rater).status_code == 200
+        assert client.get("/v1/eval/sets/walls", headers=rater).status_code == 200
+        target = {"target_kind": "document", "target_id": "imanage:nope", "grade": 1}
+        assert _rate(client, auth, RATER, **target).status_code == 404
+        refused = [
+            _rate(client, auth, RATER, **target),
+            client.get("/v1/eval/sets", headers=rater),
+            client.get("/v1/eval/sets/walls", headers=rater),
+        ]
+        other_reads = client.get("/v1/eval/sets", headers=other)
+        admin_reads = [client.get("/v1/eval/sets", headers=firm.h) for _ in range(4)]
+    finally:
+        settings.__dict__["rating_calls_per_minute"] = saved
+    for answer in refused:
+        assert answer.status_code == 429, answer.text
+        error = answer.json()["error"]
+        assert error["code"] == "rate_limited", error
+        assert error["details"]["scope"] == "rating_calls", error
+        assert int(answer.headers["Retry-After"]) == error["details"]["retry_after_s"] >= 1
+    assert other_reads.status_code == 200, other_reads.text
+    assert [a.status_code for a in admin_reads] == [200] * 4
