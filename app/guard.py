@@ -9,7 +9,8 @@ A pure ASGI middleware, in this order:
 1. a declared ``Content-Length`` above the route's limit: 413, nothing read;
 2. a route that needs a bearer token and none (or a bad one) came: 401, nothing read;
 3. a NUL (U+0000) in a path or query parameter: 422 naming it; under /v1, a query parameter
-   the route does not declare: 422 naming it and those it takes (app/query_names.py);
+   the route does not declare: 422 naming it and those it takes, and one it declares given
+   twice unless it takes a list: 422 naming it (app/query_names.py);
 4. the body is read in chunks and counted (chunked bodies too): 413 as soon as it passes the
    limit, the rest is never read;
 5. a NUL in any string of a JSON body: 422 naming its place (``filters.doc_types.0``);
@@ -41,7 +42,14 @@ from app.auth.service import Principal, TokenVerifier, bearer_principal
 from app.deps import get_principal
 from app.errors import AppError, envelope
 from app.json_keys import DUPLICATE_MESSAGE, duplicate_key_path
-from app.query_names import declared_query_names, unknown_names, unknown_query_body
+from app.query_names import (
+    declared_query_names,
+    repeatable_query_names,
+    repeated_names,
+    repeated_query_body,
+    unknown_names,
+    unknown_query_body,
+)
 from app.settings import Settings
 
 NUL_MESSAGE = "must not contain NUL (U+0000) characters"
@@ -61,6 +69,7 @@ class _Route:
     methods: frozenset[str]
     needs_token: bool
     query_names: frozenset[str] | None  # None: a route whose query string is not checked
+    repeatable: frozenset[str]  # query names that take a list (given more than once)
 
 
 def _needs_token(dependant: Any) -> bool:
@@ -87,6 +96,7 @@ def _flatten(routes: list[Any]) -> list[_Route]:
                 methods=frozenset(context.methods or ()),
                 needs_token=_needs_token(context.dependant),
                 query_names=declared_query_names(str(context.path_format), context.dependant),
+                repeatable=repeatable_query_names(context.dependant),
             )
         )
     return out
@@ -278,6 +288,11 @@ class RequestGuard:
             unknown = unknown_names(query, route.query_names)
             if unknown:
                 refusal = unknown_query_body(unknown, route.query_names)
+                await JSONResponse(refusal, status_code=422)(scope, receive, send)
+                return
+            twice = repeated_names(query, route.repeatable)
+            if twice:
+                refusal = repeated_query_body(twice)
                 await JSONResponse(refusal, status_code=422)(scope, receive, send)
                 return
         try:

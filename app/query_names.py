@@ -5,7 +5,9 @@ FastAPI drops a query parameter it does not know: `GET /v1/audit/retrievals?pers
 an answer. The request guard (app/guard.py) asks this module, before the body is read,
 whether each name in the query string is one the matched route (its dependencies included)
 declares; one that is not is a 422 ``validation_error`` naming it and the names the route
-takes. Repeated names are the route's business, as before.
+takes. A declared name given twice (``?matter_id=M-1&matter_id=M-2``) is a 422 too, unless
+the parameter takes a list: FastAPI kept the last value without a word, so the access check
+answered for M-2 while a proxy, a log or a gateway that keeps the first read it as M-1's.
 
 Only routes under ``/v1/`` are checked: the console's pages and the static files take what
 they take (a flash marker after a redirect), and health and metrics probes may get a load
@@ -14,7 +16,9 @@ balancer's cache-busting parameter.
 
 from __future__ import annotations
 
-from typing import Any
+import types
+from collections.abc import Sequence
+from typing import Annotated, Any, Union, get_args, get_origin
 from urllib.parse import parse_qsl
 
 from pydantic import BaseModel
@@ -23,6 +27,8 @@ from app.errors import ECHO_MAX, envelope
 
 API_PREFIX = "/v1/"
 UNKNOWN_TYPE = "extra_forbidden"  # pydantic's type for an input the model does not declare
+REPEATED_TYPE = "repeated_parameter"
+REPEATED_MESSAGE = "is given more than once; this parameter takes one value"
 NAMED_MAX = 20  # unknown names listed in details.errors; the rest are counted
 
 
@@ -39,6 +45,43 @@ def declared_query_names(template: str, dependant: Any) -> frozenset[str] | None
             names.update(_field_names(field))
         pending.extend(current.dependencies)
     return frozenset(names)
+
+
+def repeatable_query_names(dependant: Any) -> frozenset[str]:
+    """The query parameters (aliases) of a route, its dependencies' included, that take a
+    list and so may be given more than once."""
+    names: set[str] = set()
+    pending = [dependant]
+    while pending:
+        current = pending.pop()
+        for field in current.query_params:
+            annotation = field.field_info.annotation
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+                names.update(
+                    info.alias or name
+                    for name, info in annotation.model_fields.items()
+                    if _takes_many(info.annotation)
+                )
+            elif _takes_many(annotation):
+                names.add(str(field.alias))
+        pending.extend(current.dependencies)
+    return frozenset(names)
+
+
+def _takes_many(annotation: Any) -> bool:
+    """``list[str]``, ``set[int] | None``, ``Annotated[tuple[str, ...], ...]``: a type that
+    holds several values (a string does not)."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _takes_many(get_args(annotation)[0])
+    if origin is Union or origin is types.UnionType:
+        return any(_takes_many(a) for a in get_args(annotation) if a is not type(None))
+    kind = origin if origin is not None else annotation
+    return (
+        isinstance(kind, type)
+        and kind not in (str, bytes)
+        and issubclass(kind, Sequence | set | frozenset)
+    )
 
 
 def _field_names(field: Any) -> list[str]:
@@ -58,6 +101,32 @@ def unknown_names(query: str, declared: frozenset[str]) -> list[str]:
         if name not in declared:
             seen.setdefault(name, None)
     return list(seen)
+
+
+def repeated_names(query: str, repeatable: frozenset[str]) -> list[str]:
+    """The names given more than once in ``query`` (decoded as Latin-1, as Starlette reads
+    it) that do not take a list, each once, in the order they came."""
+    seen: set[str] = set()
+    repeated: dict[str, None] = {}
+    for name, _value in parse_qsl(query, keep_blank_values=True):
+        if name in seen and name not in repeatable:
+            repeated.setdefault(name, None)
+        seen.add(name)
+    return list(repeated)
+
+
+def repeated_query_body(repeated: list[str]) -> dict[str, Any]:
+    """The 422 envelope for names given more than once, in the shape of the others."""
+    errors = [
+        {"field": _shown(name), "message": REPEATED_MESSAGE, "type": REPEATED_TYPE}
+        for name in repeated[:NAMED_MAX]
+    ]
+    first = errors[0]["field"]
+    return envelope(
+        "validation_error",
+        f"Invalid request: {first}: {REPEATED_MESSAGE}",
+        {"field": first, "errors": errors},
+    )
 
 
 def _shown(name: str) -> str:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
+from fastapi import FastAPI, Query
 from fastapi.routing import APIRoute, iter_route_contexts
 from fastapi.testclient import TestClient
 
-from app.query_names import declared_query_names
+from app.query_names import declared_query_names, repeatable_query_names, repeated_names
 from tests.conftest import Tokens
 from tests.contract.test_error_shape import assert_envelope
 from tests.helpers import Firm, ok
@@ -74,6 +75,16 @@ def _refused(response: Any, name: str, *accepted: str) -> None:
         assert known in message, message
 
 
+def _repeated(response: Any, name: str) -> None:
+    assert response.status_code == 422, response.text
+    body = response.json()
+    assert_envelope(body, "validation_error")
+    details = body["error"]["details"]
+    assert details["field"] == name, body
+    assert details["errors"][0]["type"] == "repeated_parameter", body
+    assert body["error"]["message"].startswith(f"Invalid request: {name}: "), body
+
+
 def _query_params(schema: dict[str, Any], method: str, path: str) -> set[str]:
     operation = schema["paths"][path][method]
     return {p["name"] for p in operation.get("parameters", []) if p["in"] == "query"}
@@ -119,9 +130,9 @@ def test_an_unknown_parameter_on_the_audit_listing_is_refused_not_ignored(
     # the declared name filters, as before
     filtered = client.get("/v1/audit/retrievals", params={"person_id": "bob@firm.nl"}, headers=comp)
     assert ok(filtered)["items"] == []
-    # a known name repeated keeps today's behaviour
+    # a known name repeated is refused too (test_a_parameter_given_twice_is_refused_...)
     again = client.get("/v1/audit/retrievals?limit=5&limit=7", headers=comp)
-    assert len(ok(again)["items"]) == len(everyone)
+    _repeated(again, "limit")
     # every unknown name is listed; the first is the field
     two = client.get("/v1/audit/retrievals?limit=5&persn=x&matter=M-1&persn=y", headers=comp)
     _refused(two, "persn")
@@ -227,3 +238,56 @@ def test_the_guard_takes_exactly_the_query_parameters_openapi_documents(
             assert set(declared) == _query_params(schema, method.lower(), path), (method, path)
             checked += 1
     assert checked >= 40, checked
+
+
+def test_a_parameter_given_twice_is_refused_not_read_as_the_last(
+    client: TestClient, auth: Tokens
+) -> None:
+    """``?matter_id=M-1&matter_id=M-2`` named two matters and FastAPI answered for the last
+    alone: the access check said "not allowed" for M-2 while a proxy, a log or a gateway that
+    keeps the first value (many do) read it as M-1's answer; a compliance officer's
+    ``person_id`` given twice listed one person's retrievals as if for both (a probe of
+    2026-12-07). A declared name given twice is a 422 naming it, before anything runs."""
+    firm = Firm(client, auth)
+    firm.person("alice@firm.nl")
+    firm.person("bob@firm.nl")
+    firm.client_("C-1", "Acme B.V.")
+    firm.matter("M-1", "C-1")
+    firm.matter("M-2", "C-1")
+    firm.wall(kind="exclusionary", protects={"matters": ["M-2"]}, screened=["bob@firm.nl"])
+    access = "/v1/people/bob@firm.nl/access"
+    assert ok(client.get(f"{access}?matter_id=M-1", headers=firm.h))["allowed"] is True
+    _repeated(client.get(f"{access}?matter_id=M-1&matter_id=M-2", headers=firm.h), "matter_id")
+    _repeated(client.get("/v1/walls?active=true&active=false", headers=firm.h), "active")
+    comp = auth(*COMPLIANCE)
+    firm.search("alice@firm.nl", "huurovereenkomst")
+    listing = "/v1/audit/retrievals?person_id=alice@firm.nl&person_id=bob@firm.nl"
+    _repeated(client.get(listing, headers=comp), "person_id")
+    # an empty value counts, and each name is named once, in order
+    both = client.get("/v1/audit/gate-events?ok=&ok=true&limit=1&gate=x&limit=2", headers=comp)
+    _repeated(both, "ok")
+    assert [e["field"] for e in both.json()["error"]["details"]["errors"]] == ["ok", "limit"]
+    # the same value twice is refused as well: the guard does not guess which was meant
+    _repeated(client.get("/v1/audit/retrievals?limit=1&limit=1", headers=comp), "limit")
+    # names given once each pass as before
+    assert ok(client.get(f"{access}?matter_id=M-2", headers=firm.h))["allowed"] is False
+
+
+def test_a_list_parameter_may_be_given_more_than_once() -> None:
+    """Only parameters that take one value are refused when repeated: one that takes a list
+    (none of the routes has one today) is read whole, as FastAPI reads it."""
+    app = FastAPI()
+
+    @app.get("/v1/probe")
+    def probe(
+        one: str | None = None, many: Annotated[list[str] | None, Query()] = None
+    ) -> dict[str, Any]:
+        return {}
+
+    (context,) = [
+        c for c in iter_route_contexts(app.router.routes) if str(c.path_format) == "/v1/probe"
+    ]
+    repeatable = repeatable_query_names(context.dependant)
+    assert repeatable == frozenset({"many"})
+    assert repeated_names("many=a&many=b&one=x", repeatable) == []
+    assert repeated_names("one=x&many=a&one=y&one=z", repeatable) == ["one"]
