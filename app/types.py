@@ -59,7 +59,10 @@ def _identifier(value: str) -> str:
         # like bdevries and be someone else; the replacement character is what a path id
         # that was no UTF-8 decodes to ("%FF" and "%FE" both), so two ids would be one
         raise ValueError("must not contain invisible, unassigned or replacement characters")
-    return value
+    # NFC: "jose" + U+0301 and "josé" print alike and are one id to every reader; kept apart,
+    # a person imported decomposed was a second, unscreened person beside the one a wall
+    # screens (the token's subject is read the same way: app/auth/service.py)
+    return unicodedata.normalize("NFC", value)
 
 
 def principal_key(text: str) -> str:
@@ -145,6 +148,9 @@ Identifier = Annotated[
     AfterValidator(no_control),
     AfterValidator(_identifier),
 ]
+# An id that is only looked up (GET /v1/people/{person_id}, a filter): any text, unknown ids
+# are 404 or match nothing, read in NFC as the matrix stores its ids (_identifier)
+IdLookup = Annotated[str, AfterValidator(lambda value: unicodedata.normalize("NFC", value))]
 Principal = Annotated[
     str, StringConstraints(max_length=400), AfterValidator(no_control), AfterValidator(_principal)
 ]

@@ -18,7 +18,7 @@ from app.db.engine import begin_snapshot
 from app.deps import AuditTurn, Compliance, ConnDep, PrincipalDep, ResourcesDep
 from app.errors import Forbidden, Unprocessable, envelope
 from app.resources import Resources
-from app.types import AwareDatetime, SessionId
+from app.types import AwareDatetime, IdLookup, SessionId
 from app.walls.visibility import MatterView, matter_view
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
@@ -67,8 +67,8 @@ def list_retrievals(
     principal: Annotated[Principal, Depends(_own_read_budget)],
     conn: ConnDep,
     resources: ResourcesDep,
-    person_id: str | None = None,
-    matter_id: str | None = None,
+    person_id: IdLookup | None = None,
+    matter_id: IdLookup | None = None,
     chunk_id: str | None = None,
     purpose: Annotated[Purpose | None, Query()] = None,
     since: AwareDatetime | None = None,
@@ -202,7 +202,7 @@ def gate_events(
     principal: Compliance,
     conn: ConnDep,
     resources: ResourcesDep,
-    person_id: str | None = None,
+    person_id: IdLookup | None = None,
     gate: Annotated[GateName | None, Query()] = None,
     ok: bool | None = None,
     session_id: Annotated[SessionId | None, Query()] = None,

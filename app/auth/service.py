@@ -185,7 +185,9 @@ class TokenVerifier:
         if not isinstance(raw_roles, list):
             raw_roles = []
         roles = frozenset(str(r).lower() for r in raw_roles if str(r).lower() in ROLES)
-        return Principal(person_id=sub, roles=roles, claims=claims)
+        # in NFC, as the matrix reads its ids (app/types.py): "josé" decomposed is josé
+        person_id = unicodedata.normalize("NFC", sub)
+        return Principal(person_id=person_id, roles=roles, claims=claims)
 
     def _decode(self, token: str) -> dict[str, Any]:
         s = self.settings

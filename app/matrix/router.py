@@ -30,7 +30,7 @@ from app.matrix.schemas import (
 )
 from app.matrix.service import MatrixResult, apply_matrix
 from app.resources import Resources
-from app.types import GroupSource, Identifier
+from app.types import GroupSource, Identifier, IdLookup
 
 router = APIRouter(prefix="/v1", tags=["conflict matrix"])
 
@@ -76,7 +76,7 @@ def put_person(
 
 
 @router.get("/people/{person_id}", response_model=PersonOut)
-def get_person(person_id: str, principal: ConflictsOrAdmin, conn: ConnDep) -> PersonOut:
+def get_person(person_id: IdLookup, principal: ConflictsOrAdmin, conn: ConnDep) -> PersonOut:
     found = repo.get_person(conn, person_id)
     if found is None:
         raise NotFound("Person", person_id)
@@ -145,7 +145,7 @@ def put_client(
 
 
 @router.get("/clients/{client_id}", response_model=ClientOut)
-def get_client(client_id: str, principal: ConflictsOrAdmin, conn: ConnDep) -> ClientOut:
+def get_client(client_id: IdLookup, principal: ConflictsOrAdmin, conn: ConnDep) -> ClientOut:
     found = repo.existing_clients(conn, [client_id]).get(client_id)
     if found is None:
         raise NotFound("Client", client_id)
@@ -182,7 +182,7 @@ def put_matter(
 
 
 @router.get("/matters/{matter_id}", response_model=MatterOut)
-def get_matter(matter_id: str, principal: ConflictsOrAdmin, conn: ConnDep) -> MatterOut:
+def get_matter(matter_id: IdLookup, principal: ConflictsOrAdmin, conn: ConnDep) -> MatterOut:
     found = repo.get_matter(conn, matter_id)
     if found is None:
         raise NotFound("Matter", matter_id)

@@ -18,7 +18,7 @@ from app.deps import (
     require_roles,
 )
 from app.errors import NotFound
-from app.types import Identifier, ShortText
+from app.types import Identifier, IdLookup, ShortText
 from app.walls import exposure, repository, service
 from app.walls.schemas import LiftIn, LiftOut, WallCreated, WallIn, WallList, WallOut
 
@@ -117,7 +117,7 @@ def lift_wall(
 
 @router.get("/people/{person_id}/access")
 def person_access(
-    person_id: str,
+    person_id: IdLookup,
     matter_id: Annotated[Identifier, Query()],
     principal: AccessReader,
     resources: ResourcesDep,
