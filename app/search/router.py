@@ -6,7 +6,7 @@ import time
 from dataclasses import asdict
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Response
+from fastapi import APIRouter, Header, Request, Response
 from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints
 
 from app.deps import Admin, ConnDep, Lawyer, ResourcesDep
@@ -24,15 +24,17 @@ def search(
     body: SearchIn,
     principal: Lawyer,
     resources: ResourcesDep,
+    request: Request,
     response: Response,
+    # declared for the documentation; every value given is read from the request below
     x_model: Annotated[str | None, Header(max_length=200)] = None,
     x_prompt_version: Annotated[str | None, Header(max_length=200)] = None,
 ) -> dict[str, Any]:
     started = time.perf_counter()
-    if body.model is None and x_model:
-        body.model = _header_label(x_model, "X-Model")
-    if body.prompt_version is None and x_prompt_version:
-        body.prompt_version = _header_label(x_prompt_version, "X-Prompt-Version")
+    body.model = _one_label(body.model, request.headers.getlist("x-model"), "X-Model")
+    body.prompt_version = _one_label(
+        body.prompt_version, request.headers.getlist("x-prompt-version"), "X-Prompt-Version"
+    )
     # One person's searches in flight are bounded (in this process first: what that guards is
     # the process's request threads, which dozens of searches waiting on the encoder would all
     # hold, and others' searches with them; then across processes), and the budget is charged
@@ -52,6 +54,23 @@ def search(
         result = service.search(resources, principal, body, qvec=qvec, started=started)
     response.headers["X-Ewall-Read-From"] = "primary" if result.read_from == PRIMARY else "replica"
     return service.to_response(result)
+
+
+def _one_label(given: str | None, headers: list[str], name: str) -> str | None:
+    """The search's label: the body's, the header's, or both when they agree. Two that
+    differ (the body and the header, or the header given twice) are refused: the audit row
+    kept one without a word, naming another model than the one a gateway reported."""
+    labels = {_header_label(raw, name) for raw in headers if raw}
+    if given is not None:
+        labels.add(given)
+    if len(labels) > 1:
+        raise Unprocessable(
+            "conflicting_labels",
+            f"{name} names two labels for one search (the body's and the header's, or the "
+            "header given twice); give one.",
+            field=name,
+        )
+    return next(iter(labels), None)
 
 
 def _header_label(raw: str, name: str) -> str:

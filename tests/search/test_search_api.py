@@ -540,3 +540,36 @@ def test_no_leaks_for_random_walls(
     firm.lift(excl)
     firm.lift(incl)
     retag(client)
+
+
+def test_two_different_labels_for_one_search_are_refused_not_one_kept(
+    firm: Firm, client: TestClient, auth: Tokens
+) -> None:
+    """A body's "model" and an X-Model header naming another model (a gateway that sets the
+    header, a client that writes the body), or the header given twice: the audit row kept one
+    of them without a word (the body's; the first header), so it named a model other than
+    the one a gateway reported (a probe of 2026-12-07). Two labels that differ are a 422
+    naming the header, and nothing is searched or audited; the same label twice is fine."""
+    bob = auth("bob@firm.nl", "lawyer")
+    comp = auth("co@firm.nl", "compliance")
+    before = len(
+        ok(client.get("/v1/audit/retrievals", params={"limit": 500}, headers=comp))["items"]
+    )
+
+    def search(body: dict[str, Any], headers: Any) -> Any:
+        return client.post("/v1/search", json={"query": "octrooi", **body}, headers=headers)
+
+    for body, headers, field in (
+        ({"model": "gpt-a"}, {**bob, "X-Model": "gpt-b"}, "X-Model"),
+        ({"prompt_version": "v1"}, {**bob, "X-Prompt-Version": "v2"}, "X-Prompt-Version"),
+        ({}, [*bob.items(), ("X-Model", "gpt-a"), ("X-Model", "gpt-b")], "X-Model"),
+    ):
+        r = search(body, headers)
+        assert r.status_code == 422, r.text
+        assert r.json()["error"]["details"]["field"] == field, r.json()
+    after = ok(client.get("/v1/audit/retrievals", params={"limit": 500}, headers=comp))["items"]
+    assert len(after) == before
+    same = search({"model": "gpt-a"}, {**bob, "X-Model": "gpt-a"})
+    assert same.status_code == 200, same.text
+    row = ok(client.get(f"/v1/audit/retrievals/{same.json()['retrieval_id']}", headers=comp))
+    assert row["model"] == "gpt-a"
