@@ -25,6 +25,7 @@ visible to no one), a stored one pushed again so too.
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -216,7 +217,14 @@ def _resolve_client_and_matter(doc: SourceDocument) -> tuple[str | None, str | N
     (architecture.md, invariant 6): it may have been taken out of its matter at the source,
     and the old placement must not outlive that (until 2026-12-05 the stored value was kept,
     and two fuzzes found a document pushed again without its matter still visible there)."""
-    incoming = {"client_id": clean_field(doc.client_id), "matter_id": clean_field(doc.matter_id)}
+    incoming = {
+        # in NFC, as the matrix reads its ids (app/types.py): "M-É" decomposed is that matter
+        name: None if value is None else unicodedata.normalize("NFC", value)
+        for name, value in (
+            ("client_id", clean_field(doc.client_id)),
+            ("matter_id", clean_field(doc.matter_id)),
+        )
+    }
     reasons = [
         f"{name} absent" if value is None else f"{name} present but empty"
         for name, value in incoming.items()

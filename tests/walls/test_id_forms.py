@@ -66,3 +66,24 @@ def test_a_decomposed_id_is_the_same_person_and_the_same_matter(
     compliance = auth("c@firm.nl", "compliance")
     rows = ok(client.get("/v1/audit/retrievals", headers=compliance))["items"]
     assert {r["person_id"] for r in rows} == {COMPOSED}
+
+
+def test_a_document_naming_its_matter_decomposed_is_filed_in_that_matter(
+    client: TestClient, auth: Tokens
+) -> None:
+    """The matrix reads its ids in NFC; a document whose source wrote its client and matter
+    decomposed is filed in that matter (walls and all), not quarantined as unknown."""
+    firm = Firm(client, auth)
+    firm.person("alice@firm.nl")
+    client_id = unicodedata.normalize("NFC", "C-SÃO")
+    firm.client_(client_id)
+    firm.matter(MATTER, client_id, team=["alice@firm.nl"])
+    pushed = firm.document(
+        "d-nfd",
+        "De huurder vordert ontbinding van de huurovereenkomst.",
+        client_id=unicodedata.normalize("NFD", client_id),
+        matter_id=unicodedata.normalize("NFD", MATTER),
+    )
+    assert pushed["quarantined"] is False, pushed
+    retag(client)
+    assert firm.matters_seen("alice@firm.nl", "huurovereenkomst ontbinding") == {MATTER}
