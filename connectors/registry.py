@@ -61,6 +61,16 @@ def check_configured(name: str, settings: Settings) -> None:
         raise SourceNotConfiguredError(f"{name} is not configured: set EWALL_{setting.upper()}")
 
 
+def check_path(name: str, path: Path | str) -> None:
+    """Raise FileNotFoundError (`connectors.base.SourcePathError` with its code when the
+    folder is there) when the source ``name`` cannot run on the folder ``path`` at all, for
+    a class that says so (``check_path``); the route and the CLI refuse such a run before
+    it is queued or the model loads."""
+    check = getattr(load(name), "check_path", None)
+    if callable(check):
+        check(path)
+
+
 def load(name: str) -> type:
     module_name, _, class_name = entry(name).target.partition(":")
     cls = getattr(importlib.import_module(module_name), class_name)

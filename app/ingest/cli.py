@@ -280,7 +280,7 @@ def cmd_ingest_folder(args: argparse.Namespace, settings: Settings) -> int:
         )
     try:
         # checks the sidecar now: a usage error should not wait for the database and model
-        registry.create("folder", settings, path=path, source=source).close()
+        registry.check_path("folder", path)
     except FileNotFoundError as exc:
         return _error(str(exc), EXIT_USAGE)
     return _run(settings, "folder", f"ingest folder {path.name}", path=path, source_name=source)

@@ -22,9 +22,10 @@ from app.ingest.pipeline import STORE_FAILED
 from app.ingest.router import DOCUMENT_JOB, RUN_JOB, pipeline_for, to_source_document
 from app.ingest.runs import run_named_source
 from app.ingest.schemas import DocumentIn
-from app.jobs.queue import Handler, Job, NotForThisWorker, OnFailed
+from app.jobs.queue import Handler, Job, JobRefused, NotForThisWorker, OnFailed
 from app.reembed.service import check_job_model
 from app.resources import Resources
+from connectors.registry import SourceNotConfiguredError
 
 __all__ = ["DOCUMENT_JOB", "RUN_JOB", "ingest_handlers", "mark_run_failed"]
 
@@ -74,7 +75,10 @@ def ingest_handlers(resources: Resources) -> dict[str, Handler]:
         name = str(job.payload["connector"])
         path = job.payload.get("path")
         # a crawl can run for hours; the run it closed as interrupted waits for the job
-        with _switched_while_running(reopen=lambda: pipeline.resume_run(run.run_id)):
+        with (
+            _refused_when_unusable(),
+            _switched_while_running(reopen=lambda: pipeline.resume_run(run.run_id)),
+        ):
             report = run_named_source(
                 pipeline,
                 resources.settings,
@@ -89,6 +93,17 @@ def ingest_handlers(resources: Resources) -> dict[str, Handler]:
             raise RuntimeError(f"the {name} run failed: {report.get('error') or 'see the run'}")
 
     return {DOCUMENT_JOB: document, RUN_JOB: connector_run}
+
+
+@contextmanager
+def _refused_when_unusable() -> Iterator[None]:
+    """A source that cannot be built (its folder or the folder's sidecar gone since the
+    route checked it, its setting unset since) fails the job at once with the reason: it
+    was tried three times, the run reading "running" between the attempts."""
+    try:
+        yield
+    except (FileNotFoundError, NotADirectoryError, SourceNotConfiguredError) as exc:
+        raise JobRefused(str(exc)) from exc
 
 
 @contextmanager

@@ -33,7 +33,7 @@ from app.reembed.service import check_job_model
 from app.resources import Resources
 from app.types import NOBODY_ACL, SourceKey
 from connectors import registry
-from connectors.base import SourceAcl, SourceDocument
+from connectors.base import SourceAcl, SourceDocument, SourcePathError
 from connectors.http import ConnectorError
 from connectors.sync import SweepNotHeldError
 
@@ -291,6 +291,10 @@ def start_run(
         try:  # "~nosuchuser/x", a name longer than the file system takes: no folder either
             path = Path(body.path).expanduser()
             found = path.is_dir()
+            if found:  # an export folder without its sidecar: the job would only fail on it
+                registry.check_path(body.connector, path)
+        except SourcePathError as exc:
+            raise Unprocessable(exc.code, f"{exc}.", field="path") from None
         except (OSError, RuntimeError, ValueError):
             found = False
         if not found:

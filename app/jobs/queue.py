@@ -18,6 +18,8 @@
   ingestion's in app/ingest/job_fence.py.
 - A handler that raises is retried after ``retry_base_s * 2**(attempt-1)`` seconds until
   ``max_attempts``; then the job is ``failed`` with the last error.
+- A handler that raises ``JobRefused`` (its input cannot work: a folder without its
+  sidecar) fails the job at once: another attempt would fail the same way.
 - A handler that raises ``NotForThisWorker`` (the process's encoder is not the live model
   since a re-embed switched) puts the job back as it was, the attempt not counted, and its
   worker claims nothing for ``PAUSE_S``: processes of the live model share the queue, and an
@@ -58,6 +60,10 @@ OnFailed = Callable[[Job, str], None]
 
 class NotForThisWorker(Exception):
     """Raised by a handler for a job that this process cannot run, though another can."""
+
+
+class JobRefused(Exception):
+    """Raised by a handler for a job that no attempt can run (a deterministic failure)."""
 
 
 def _unknown_kind(job: Job) -> None:
@@ -244,7 +250,8 @@ class JobWorker:
                     "error": type(exc).__name__,
                 },
             )
-            if job.attempt < job.max_attempts and handler is not _unknown_kind:
+            retry = handler is not _unknown_kind and not isinstance(exc, JobRefused)
+            if job.attempt < job.max_attempts and retry:
                 delay = self.retry_base_s * 2 ** (job.attempt - 1)
                 self._release(job, lambda c: repo.retry_later(c, job_id, token, error, delay))
             else:

@@ -34,6 +34,7 @@ from connectors.base import (
     SourceAcl,
     SourceDocument,
     SourceItem,
+    SourcePathError,
 )
 from connectors.dms.acl import unresolvable_acl
 
@@ -121,15 +122,22 @@ class FolderSource(BaseSource):
         self.name = source
         self.scope = f"path={self.root}"
         self._total: int | None = None
-        if not self.root.is_dir():
-            raise FileNotFoundError(f"export folder {self.root} does not exist")
-        self.sidecar = next(
-            (self.root / n for n in SIDECAR_NAMES if (self.root / n).is_file()), None
-        )
-        if self.sidecar is None:
-            raise FileNotFoundError(
-                f"no metadata sidecar in {self.root} (expected one of {', '.join(SIDECAR_NAMES)})"
+        self.sidecar: Path | None = self.check_path(self.root)
+
+    @staticmethod
+    def check_path(path: Path | str) -> Path:
+        """The folder's metadata sidecar; FileNotFoundError when there is no folder, and
+        `SourcePathError` when it holds no sidecar (no file of it could be placed)."""
+        root = Path(path).expanduser().resolve()
+        if not root.is_dir():
+            raise FileNotFoundError(f"export folder {root} does not exist")
+        sidecar = next((root / n for n in SIDECAR_NAMES if (root / n).is_file()), None)
+        if sidecar is None:
+            raise SourcePathError(
+                f"no metadata sidecar in {root} (expected one of {', '.join(SIDECAR_NAMES)})",
+                "sidecar_missing",
             )
+        return sidecar
 
     def _rows(self) -> Iterator[tuple[int, dict[str, Any] | _EntryError]]:
         if self.sidecar is None:  # the constructor refuses folders without one
