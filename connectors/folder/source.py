@@ -6,8 +6,12 @@ doc_type, title, author, modified_at (RFC 3339), version, optional acl (a JSON o
 
 Tri-state metadata: a key that is missing from a JSON line (or a column missing from the
 CSV header) is ABSENT; an empty cell, an empty string or JSON null is PRESENT BUT EMPTY.
-Problems with one entry (missing file, unreadable row, bad ACL) are yielded as
-`DocumentFailure`s (with the sidecar line) for the run report; they never stop the load.
+Problems with one entry (missing or unreadable file, unreadable row, a key given twice, a
+list where text belongs, bad ACL) are yielded as `DocumentFailure`s (with the sidecar line)
+for the run report; they never stop the load. A sidecar that cannot place any row (none in
+the folder, a link out of it, a CSV header naming a column twice or lacking external_id or
+path) refuses the whole run up front (`check_path`). Files that no row names are listed in
+the run's warnings.
 
 `FolderSource` is a `Source` with no optional capability: it loads what the folder holds
 and never sweeps (several folders share the source name, and a file left out of an export is
@@ -20,6 +24,7 @@ import csv
 import io
 import json
 import mimetypes
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -40,6 +45,7 @@ from connectors.dms.acl import unresolvable_acl
 
 SIDECAR_NAMES = ("metadata.jsonl", "metadata.csv", "sidecar.jsonl", "sidecar.csv")
 MAX_FILE_BYTES = 50 * 1024 * 1024
+_UNNAMED_SHOWN = 10  # files named in the warning about files no row names
 EXTRA_TYPES = {
     ".eml": "message/rfc822",
     ".xml": "application/xml",
@@ -47,6 +53,11 @@ EXTRA_TYPES = {
     ".txt": "text/plain",
     ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
 }
+
+
+# keys read as text: a number is written as it reads, a list or an object is an error
+_TEXT_KEYS = ("external_id", "path", "client_id", "matter_id", "doc_type", "title", "author",
+              "modified_at", "version")
 
 
 @dataclass(frozen=True)
@@ -113,6 +124,88 @@ def _parse_time(value: str | None) -> datetime | None:
     return parsed
 
 
+class _RepeatedKeyError(ValueError):
+    pass
+
+
+def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once: json keeps the last of two, so a line
+    naming matter_id twice was filed under the second in silence."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _RepeatedKeyError(f"{key!r} is given twice")
+        out[key] = value
+    return out
+
+
+def _decoded(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return raw.decode("cp1252", errors="replace")
+
+
+def _header_problem(sidecar: Path) -> str | None:
+    """Why a CSV sidecar's header cannot place its rows (a column named twice gave the
+    last cell in silence: a second matter_id filed every row under it), or None."""
+    with sidecar.open("rb") as f:
+        head = f.readline(1 << 20)
+    try:
+        names = next(csv.reader(io.StringIO(_decoded(head))), [])
+    except csv.Error as exc:
+        return f"its header cannot be read ({exc})"
+    named = [n.strip() for n in names]
+    twice = sorted({n for n in named if named.count(n) > 1})
+    if twice:
+        return f"the header names {', '.join(map(repr, twice))} more than once"
+    lacking = [n for n in ("external_id", "path") if n not in names]
+    if lacking:
+        return f"the header has no {' and no '.join(lacking)} column"
+    return None
+
+
+class _Lines:
+    """The sidecar's lines, counted as the csv module takes them (its own count stops at a
+    record it refuses)."""
+
+    def __init__(self, content: str) -> None:
+        self.read = 0
+        self._lines = iter(io.StringIO(content))
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        line = next(self._lines)
+        self.read += 1
+        return line
+
+
+def _csv_records(content: str) -> Iterator[tuple[int, dict[str | Any, Any] | _EntryError]]:
+    """The rows with the line each starts on; a record the csv module refuses (a field
+    over its limit) is an entry of its own, and reading goes on after it."""
+    lines = _Lines(content)
+    reader = csv.DictReader(lines)
+    try:
+        reader.fieldnames  # noqa: B018 - reads the header before the first row
+    except csv.Error as exc:
+        yield 1, _EntryError(None, f"line 1: not CSV ({exc})", 1)
+        return
+    while True:
+        number = lines.read + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            yield number, _EntryError(None, f"line {number}: not CSV ({exc})", number)
+            if lines.read < number:  # nothing read past it: nothing more to read
+                return
+            continue
+        yield number, row
+
+
 class FolderSource(BaseSource):
     kind = "folder"
 
@@ -123,6 +216,8 @@ class FolderSource(BaseSource):
         self.scope = f"path={self.root}"
         self._total: int | None = None
         self.sidecar: Path | None = self.check_path(self.root)
+        self._named: set[Path] = set()  # the files that rows name, found or not
+        self._loaded = False
 
     @staticmethod
     def check_path(path: Path | str) -> Path:
@@ -137,27 +232,31 @@ class FolderSource(BaseSource):
                 f"no metadata sidecar in {root} (expected one of {', '.join(SIDECAR_NAMES)})",
                 "sidecar_missing",
             )
+        if root not in sidecar.resolve().parents:  # a link: not followed out of the folder
+            raise SourcePathError(
+                f"the metadata sidecar {sidecar.name} in {root} links outside the folder",
+                "sidecar_invalid",
+            )
+        if sidecar.suffix == ".csv":
+            problem = _header_problem(sidecar)
+            if problem:
+                raise SourcePathError(f"{sidecar.name} in {root}: {problem}", "sidecar_invalid")
         return sidecar
 
     def _rows(self) -> Iterator[tuple[int, dict[str, Any] | _EntryError]]:
         if self.sidecar is None:  # the constructor refuses folders without one
             return
-        raw = self.sidecar.read_bytes()
-        try:
-            content = raw.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            content = raw.decode("cp1252", errors="replace")
+        content = _decoded(self.sidecar.read_bytes())
         if self.sidecar.suffix == ".jsonl":
-            for number, line in enumerate(content.splitlines(), start=1):
+            # lines end at "\n" only: JSON holds U+2028 or a form feed unescaped in a string
+            for number, line in enumerate(content.split("\n"), start=1):
                 if not line.strip():
                     continue
                 try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    yield (
-                        number,
-                        _EntryError(None, f"line {number}: not JSON ({exc.msg})", number),
-                    )
+                    row = json.loads(line, object_pairs_hook=_once_each)
+                except (json.JSONDecodeError, _RepeatedKeyError) as exc:
+                    why = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+                    yield number, _EntryError(None, f"line {number}: not JSON ({why})", number)
                     continue
                 if not isinstance(row, dict):
                     yield (
@@ -167,8 +266,10 @@ class FolderSource(BaseSource):
                     continue
                 yield number, row
         else:
-            reader = csv.DictReader(io.StringIO(content))
-            for number, row in enumerate(reader, start=2):
+            for number, row in _csv_records(content):
+                if isinstance(row, _EntryError):
+                    yield number, row
+                    continue
                 if None in row:  # more cells than header columns
                     yield (
                         number,
@@ -214,8 +315,45 @@ class FolderSource(BaseSource):
                 )
             else:
                 yield item
+        self._loaded = True
+
+    def warnings(self) -> list[str]:
+        """The files of the folder that no row names (after a whole load): not ingested,
+        and before this said nowhere (an export whose sidecar lost rows lost them quietly)."""
+        if not self._loaded:
+            return []
+        unnamed: list[str] = []
+        for folder, dirs, files in os.walk(self.root):  # links to folders are not entered
+            dirs.sort()
+            for name in sorted(files):
+                path = Path(folder, name)
+                if path.parent == self.root and name in SIDECAR_NAMES:
+                    continue
+                try:
+                    named = path.resolve() in self._named
+                except (OSError, RuntimeError):
+                    named = False
+                if not named:
+                    unnamed.append(str(path.relative_to(self.root)))
+        if not unnamed:
+            return []
+        shown = ", ".join(repr(n) for n in unnamed[:_UNNAMED_SHOWN])
+        more = len(unnamed) - _UNNAMED_SHOWN
+        return [
+            f"{len(unnamed)} file(s) in the folder named by no row of the sidecar, not "
+            f"ingested: {shown}{f' and {more} more' if more > 0 else ''}"
+        ]
 
     def _document(self, number: int, row: dict[str, Any]) -> SourceDocument | _EntryError:
+        wrong = next((k for k in _TEXT_KEYS if not isinstance(row.get(k), str | int | None)
+                      or isinstance(row.get(k), bool)), None)  # fmt: skip
+        if wrong is not None:  # a list's or an object's repr is no title, id or matter
+            ident = row.get("external_id")
+            return _EntryError(
+                ident.strip() or None if isinstance(ident, str) else None,
+                f"line {number}: {wrong} must be a string, not {type(row[wrong]).__name__}",
+                number,
+            )
         external_id = str(row.get("external_id") or "").strip()
         if not external_id:
             return _EntryError(None, f"line {number}: external_id is missing", number)
@@ -232,19 +370,27 @@ class FolderSource(BaseSource):
         rel = str(row.get("path") or "").strip()
         if not rel:
             return _EntryError(external_id, "path is missing", number)
+        if "\n" in rel or "\r" in rel:  # the rows after it went into this cell
+            return _EntryError(
+                external_id, f"path {rel!r} runs over several lines (a quote left open?)",
+                number,
+            )  # fmt: skip
         if not storable(rel):
             return _EntryError(external_id, f"path {rel!r} holds a control character", number)
         try:
             file_path = (self.root / rel).resolve()
             if self.root not in file_path.parents:
                 return _EntryError(external_id, f"path {rel!r} points outside the folder", number)
+            self._named.add(file_path)
             if not file_path.is_file():
                 return _EntryError(external_id, f"file {rel!r} is missing on disk", number)
-            size = file_path.stat().st_size
+            if file_path.stat().st_size > MAX_FILE_BYTES:
+                return _EntryError(external_id, f"file {rel!r} is larger than 50 MB", number)
+            # read here: a file that cannot be read is this row's entry; raised out of the
+            # load, it failed the whole run and left the rows after it unread
+            content = file_path.read_bytes()
         except OSError as exc:  # a name too long, a loop of links, no permission, ...
             return _EntryError(external_id, f"file {rel!r} cannot be read: {exc}", number)
-        if size > MAX_FILE_BYTES:
-            return _EntryError(external_id, f"file {rel!r} is larger than 50 MB", number)
         try:
             # a CSV row has every column: an empty acl cell is no rules, as before; a JSON
             # line that names the key says something, and an empty value is no answer
@@ -270,7 +416,7 @@ class FolderSource(BaseSource):
             modified_at=modified,
             version=_tri(row, "version") or None,
             acl=acl,
-            content=file_path.read_bytes(),
+            content=content,
             mime_type=mime,
             metadata={"filename": file_path.name, "path": rel},
         )

@@ -1,0 +1,209 @@
+"""A metadata sidecar that is malformed ends as a refusal (the whole sidecar: 422 on
+POST /v1/ingest/runs, exit 2 from the CLI) or as one report entry per row it cannot read,
+never as a crash of the run nor as a row read in silence as something it does not say
+(invariant 7)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from connectors.base import DocumentFailure, SourceDocument, SourcePathError
+from connectors.folder.source import FolderSource
+from tests.conftest import DbHandle, Tokens
+from tests.helpers import ADMIN, Firm
+
+HEADER = "external_id,path,client_id,matter_id"
+
+
+def _folder(root: Path, name: str, content: bytes | str) -> Path:
+    root.mkdir(exist_ok=True)
+    (root / "a.txt").write_text("Memo over de huur.", encoding="utf-8")
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    (root / name).write_bytes(data)
+    return root
+
+
+def _items(root: Path) -> list[DocumentFailure | SourceDocument]:
+    source = FolderSource(root)
+    items = [i for i in source.full(None) if isinstance(i, DocumentFailure | SourceDocument)]
+    source.close()
+    return items
+
+
+@pytest.mark.parametrize(
+    ("header", "problem"),
+    [
+        (f"{HEADER},matter_id", "'matter_id' more than once"),
+        ("path,client_id,matter_id", "no external_id column"),
+        ("external_id,client_id,matter_id", "no path column"),
+    ],
+)
+def test_a_csv_header_that_cannot_place_its_rows_is_refused(
+    tmp_path: Path, header: str, problem: str
+) -> None:
+    """A column named twice gave the last cell in silence: every row of a header naming
+    matter_id twice was filed under its second matter (another wall group)."""
+    root = _folder(tmp_path, "metadata.csv", f"{header}\nR-1,a.txt,C-1,M-1,M-2\n")
+    with pytest.raises(SourcePathError, match=problem) as raised:
+        FolderSource(root)
+    assert raised.value.code == "sidecar_invalid"
+
+
+def test_the_route_refuses_a_sidecar_it_cannot_read(
+    client: TestClient, auth: Tokens, tmp_path: Path
+) -> None:
+    root = _folder(tmp_path, "metadata.csv", f"{HEADER},matter_id\nR-1,a.txt,C-1,M-1,M-2\n")
+    r = client.post(
+        "/v1/ingest/runs", json={"connector": "folder", "path": str(root)}, headers=auth(*ADMIN)
+    )
+    assert r.status_code == 422, r.text
+    error = r.json()["error"]
+    assert error["code"] == "sidecar_invalid" and error["details"]["field"] == "path", error
+    assert "'matter_id' more than once" in error["message"]
+
+
+def test_a_json_line_naming_a_key_twice_is_an_entry_not_its_last_value(tmp_path: Path) -> None:
+    row = '{"external_id": "R-1", "path": "a.txt", "client_id": "C-1", "matter_id": "M-1"'
+    root = _folder(tmp_path, "metadata.jsonl", f'{row}, "matter_id": "M-2"}}\n{row}}}\n')
+    first, second = _items(root)
+    assert isinstance(first, DocumentFailure), first
+    assert "line 1" in first.reason and "'matter_id' is given twice" in first.reason
+    assert isinstance(second, SourceDocument) and second.matter_id == "M-1"
+
+
+def test_a_line_separator_inside_a_json_string_does_not_end_the_line(tmp_path: Path) -> None:
+    """splitlines() cut a JSON line at U+2028 (JSON.stringify leaves it unescaped): one
+    title with it made two "not JSON" entries and lost its document."""
+    row = {"external_id": "R-1", "path": "a.txt", "client_id": "C-1", "matter_id": "M-1",
+           "title": "Memo\u2028huur\x0cbijlage"}
+    root = _folder(tmp_path, "metadata.jsonl", json.dumps(row, ensure_ascii=False) + "\n")
+    [item] = _items(root)
+    assert isinstance(item, SourceDocument), item
+    assert item.title == "Memo\u2028huur\x0cbijlage"
+
+
+def test_a_csv_field_over_the_csv_limit_is_an_entry_and_the_rows_after_it_load(
+    tmp_path: Path,
+) -> None:
+    """csv.Error raised out of the source: the run closed as interrupted, the rows after
+    the long one unread, and a queued run tried again twice to the same end."""
+    rows = [
+        HEADER + ",title",
+        "R-1,a.txt,C-1,M-1,kort",
+        "R-2,a.txt,C-1,M-1," + "x" * 200_000,
+        "R-3,a.txt,C-1,M-1,kort",
+    ]
+    [one, long, three] = _items(_folder(tmp_path, "metadata.csv", "\n".join(rows) + "\n"))
+    assert isinstance(one, SourceDocument) and isinstance(three, SourceDocument)
+    assert (one.external_id, three.external_id) == ("R-1", "R-3")
+    assert isinstance(long, DocumentFailure) and long.reason.startswith("line 3: not CSV")
+
+
+def test_a_quote_left_open_names_the_rows_it_swallowed(tmp_path: Path) -> None:
+    """The open quote took the next row into the path: reported as a missing file, the
+    second row vanished without a word of its own."""
+    content = f'{HEADER}\nR-1,"a.txt,C-1,M-1\nR-2,a.txt,C-1,M-1\n'
+    [item] = _items(_folder(tmp_path, "metadata.csv", content))
+    assert isinstance(item, DocumentFailure), item
+    assert "runs over several lines" in item.reason and "R-2" in item.reason
+
+
+def test_a_sidecar_that_links_outside_the_folder_is_not_followed(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "metadata.jsonl").write_text(
+        '{"external_id": "R-1", "path": "a.txt", "client_id": "C-1", "matter_id": "M-1"}\n',
+        encoding="utf-8",
+    )
+    root = tmp_path / "export"
+    root.mkdir()
+    (root / "a.txt").write_text("Memo over de huur.", encoding="utf-8")
+    os.symlink(elsewhere / "metadata.jsonl", root / "metadata.jsonl")
+    with pytest.raises(SourcePathError, match="links outside the folder") as raised:
+        FolderSource(root)
+    assert raised.value.code == "sidecar_invalid"
+
+
+def test_a_list_or_an_object_where_text_belongs_is_an_entry(tmp_path: Path) -> None:
+    """str() of it was stored: a title "['a']", a path "['x']" reported as a missing file."""
+    base = {"path": "a.txt", "client_id": "C-1", "matter_id": "M-1"}
+    rows = [
+        {**base, "external_id": "R-1", "title": ["Memo"]},
+        {**base, "external_id": "R-2", "matter_id": {"id": "M-1"}},
+        {**base, "external_id": "R-3", "path": ["a.txt"]},
+        {**base, "external_id": "R-4", "client_id": True},
+        {**base, "external_id": 5, "version": 2},
+    ]
+    content = "\n".join(json.dumps(r) for r in rows) + "\n"
+    *wrong, numbers = _items(_folder(tmp_path, "metadata.jsonl", content))
+    assert [(w.external_id, type(w).__name__) for w in wrong] == [
+        (f"R-{n}", "DocumentFailure") for n in range(1, 5)
+    ]
+    reasons = [w.reason for w in wrong if isinstance(w, DocumentFailure)]
+    assert reasons == [
+        "line 1: title must be a string, not list",
+        "line 2: matter_id must be a string, not dict",
+        "line 3: path must be a string, not list",
+        "line 4: client_id must be a string, not bool",
+    ]
+    assert isinstance(numbers, SourceDocument)
+    assert (numbers.external_id, numbers.version) == ("5", "2")
+
+
+def test_files_no_row_names_and_files_that_cannot_be_read_are_in_the_report(
+    client: TestClient,
+    auth: Tokens,
+    db: DbHandle,
+    embedder: Any,
+    settings: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A file no row named was left out without a word; a file that could not be read (no
+    permission) raised out of the load: the run failed and the rows after it were not
+    read. (Tests run as root, who reads every file: the refusal is the file system's.)"""
+    from app.ingest.pipeline import IngestPipeline
+    from app.ingest.runs import ingest_folder
+
+    firm = Firm(client, auth)
+    firm.client_("C-1", "Acme B.V.")
+    firm.matter("M-1", "C-1")
+    root = tmp_path / "export"
+    root.mkdir()
+    (root / "sub").mkdir()
+    for name in ("a.txt", "locked.txt", "c.txt", "left-out.txt", "sub/also-left-out.txt"):
+        (root / name).write_text(f"Memo {name} over de huur.", encoding="utf-8")
+    base = {"client_id": "C-1", "matter_id": "M-1"}
+    rows = [
+        {**base, "external_id": "R-1", "path": "a.txt"},
+        {**base, "external_id": "R-2", "path": "locked.txt"},
+        {**base, "external_id": "R-3", "path": "c.txt"},
+        {**base, "external_id": "R-4", "path": "gone.txt"},
+    ]
+    (root / "metadata.jsonl").write_text("\n".join(json.dumps(r) for r in rows), "utf-8")
+    read_bytes = Path.read_bytes
+
+    def refused(path: Path) -> bytes:
+        if path.name == "locked.txt":
+            raise PermissionError(13, "Permission denied", str(path))
+        return read_bytes(path)
+
+    monkeypatch.setattr(Path, "read_bytes", refused)
+    report = ingest_folder(
+        IngestPipeline(db.database, embedder, settings), root, started_by="admin@firm.nl"
+    )
+    assert report["status"] == "partial", report
+    assert sorted(e["external_id"] for e in report["added"]) == ["R-1", "R-3"]
+    reasons = {e["external_id"]: e["reason"] for e in report["errors"]}
+    assert set(reasons) == {"R-2", "R-4"}, reasons
+    assert "cannot be read" in reasons["R-2"] and "Permission denied" in reasons["R-2"]
+    [warning] = [w["reason"] for w in report["warnings"]]
+    assert warning.startswith("2 file(s) in the folder named by no row"), warning
+    assert "'left-out.txt'" in warning and "'sub/also-left-out.txt'" in warning
+    assert "gone.txt" not in warning and "metadata.jsonl" not in warning
