@@ -80,11 +80,18 @@ def test_bad_paths_give_one_line_and_exit_2(
 ) -> None:
     a_file = tmp_path / "record.xml"
     a_file.write_text("<x/>")
+    twice = tmp_path / "twice"  # its rows would be filed under the second matter_id
+    twice.mkdir()
+    (twice / "a.txt").write_text("Memo")
+    (twice / "metadata.csv").write_text(
+        "external_id,path,client_id,matter_id,matter_id\nR-1,a.txt,C-1,M-1,M-2\n"
+    )
     for argv, message in (
         (["ingest", "rechtspraak", str(tmp_path / "missing")], "no such folder"),
         (["ingest", "rechtspraak", str(a_file)], "not a folder"),
         (["ingest", "folder", str(tmp_path / "missing")], "no such folder"),
         (["ingest", "folder", str(tmp_path)], "no metadata sidecar"),
+        (["ingest", "folder", str(twice)], "'matter_id' more than once"),
         (["ingest", "imanage", "--mode", "full"], "EWALL_IMANAGE_URL"),
         (["ingest", "netdocuments"], "EWALL_NETDOCUMENTS_URL"),
     ):
