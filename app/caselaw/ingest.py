@@ -112,6 +112,15 @@ def xml_files(folder: Path) -> list[Path]:
     return out
 
 
+def _inside(path: Path, root: Path) -> bool:
+    """Whether ``path``, its links followed, is a file under ``root``: a record that links
+    out of the folder was read and ingested as public case law, whatever it was."""
+    try:
+        return root in path.resolve().parents
+    except (OSError, RuntimeError):  # a loop of links: reading it says why it cannot be read
+        return True
+
+
 def _read(path: Path) -> bytes:
     """The file's bytes; ExtractionError with a report-ready reason otherwise."""
     try:
@@ -559,8 +568,15 @@ class RechtspraakSource(BaseSource):
 
     def full(self, resume: Checkpoint | None) -> Iterator[SourceItem]:
         files = self._listed()
+        root = self.folder.resolve()
         for file in files:
             label = str(file.relative_to(self.folder))
+            if not _inside(file, root):  # a link out of the folder the admin named: not read
+                yield DocumentFailure(
+                    SOURCE, None, f"{label}: links outside the folder; not read",
+                    details={"file": label},
+                )  # fmt: skip
+                continue
             try:
                 data = _read(file)
                 record = parse_rechtspraak(data)

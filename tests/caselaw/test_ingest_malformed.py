@@ -122,3 +122,32 @@ def test_a_missing_folder_fails_the_run_cleanly(
     pipeline = IngestPipeline(db.database, embedder, settings)
     report = ingest(pipeline, tmp_path / "nope", started_by="test")
     assert report["status"] == "failed" and "no folder" in report["error"]
+
+
+def test_a_record_that_links_outside_the_folder_is_reported_not_read(
+    settings: Any, tmp_path: Path
+) -> None:
+    """os.walk lists a link to a file as a file: a record linking to an XML file anywhere
+    on the host was read and ingested as public case law."""
+    from types import SimpleNamespace
+
+    from app.caselaw.ingest import RechtspraakSource
+    from connectors.base import DocumentFailure, SourceDocument
+
+    folder = tmp_path / "records"
+    folder.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copy(corpus_file(SMALL), elsewhere / "outside.xml")
+    shutil.copy(corpus_file(SMALL), folder / "inside.xml")
+    (folder / "link.xml").symlink_to(elsewhere / "outside.xml")
+    (folder / "loop.xml").symlink_to(folder / "loop.xml")
+    pipeline: Any = SimpleNamespace(settings=settings)
+    items = list(RechtspraakSource(folder, pipeline).full(None))
+    read = [i for i in items if isinstance(i, SourceDocument)]
+    failed = {
+        i.details["file"]: i.reason for i in items if isinstance(i, DocumentFailure) and i.details
+    }
+    assert len(read) == 1 and read[0].metadata.get("file") != "link.xml", read
+    assert failed["link.xml"] == "link.xml: links outside the folder; not read", failed
+    assert failed["loop.xml"].startswith("loop.xml: cannot read the file"), failed
