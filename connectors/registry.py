@@ -18,6 +18,7 @@ from typing import Any, Literal
 from app.settings import Settings
 from connectors.base import BaseSource, Source
 from connectors.crawl import ConnectorSource
+from connectors.http.errors import ConnectorError
 
 
 @dataclass(frozen=True)
@@ -55,10 +56,20 @@ def needs_path(name: str) -> bool:
 
 
 def check_configured(name: str, settings: Settings) -> None:
-    """Raise `SourceNotConfiguredError` when ``name`` cannot run with these settings."""
-    setting = entry(name).setting
-    if setting and not getattr(settings, setting):
-        raise SourceNotConfiguredError(f"{name} is not configured: set EWALL_{setting.upper()}")
+    """Raise `SourceNotConfiguredError` when ``name`` cannot run with these settings: its
+    URL setting unset, or a setting its class refuses when built (a field map, a matter id
+    format, a URL that is not http(s)); building one makes no request. Such a run was
+    queued and failed in the background, three times, on what the route could have said."""
+    spec = entry(name)
+    if spec.setting and not getattr(settings, spec.setting):
+        raise SourceNotConfiguredError(
+            f"{name} is not configured: set EWALL_{spec.setting.upper()}"
+        )
+    if spec.configured_by == "settings":
+        try:
+            create(name, settings).close()
+        except ConnectorError as exc:
+            raise SourceNotConfiguredError(f"{name} is not configured: {exc}") from None
 
 
 def check_path(name: str, path: Path | str) -> None:
