@@ -139,11 +139,20 @@ def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _decoded(raw: bytes) -> str:
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return raw.decode("cp1252", errors="replace")
+def _decoded(raw: bytes, fallback: list[int] | None = None) -> str:
+    """UTF-8 line by line, a line that is not read as cp1252 (its number added to
+    ``fallback``): decoding the whole file as cp1252 for one such line garbled every UTF-8
+    title, author and matter id of the others ("Café" read as "CafÃ©")."""
+    lines = raw.removeprefix(b"\xef\xbb\xbf").split(b"\n")
+    out = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            out.append(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            out.append(line.decode("cp1252", errors="replace"))
+            if fallback is not None:
+                fallback.append(number)
+    return "\n".join(out)
 
 
 def _header_problem(sidecar: Path) -> str | None:
@@ -217,6 +226,7 @@ class FolderSource(BaseSource):
         self._total: int | None = None
         self.sidecar: Path | None = self.check_path(self.root)
         self._named: set[Path] = set()  # the files that rows name, found or not
+        self._cp1252_lines: list[int] = []  # sidecar lines that are not UTF-8
         self._loaded = False
 
     @staticmethod
@@ -246,7 +256,8 @@ class FolderSource(BaseSource):
     def _rows(self) -> Iterator[tuple[int, dict[str, Any] | _EntryError]]:
         if self.sidecar is None:  # the constructor refuses folders without one
             return
-        content = _decoded(self.sidecar.read_bytes())
+        self._cp1252_lines = []
+        content = _decoded(self.sidecar.read_bytes(), self._cp1252_lines)
         if self.sidecar.suffix == ".jsonl":
             # lines end at "\n" only: JSON holds U+2028 or a form feed unescaped in a string
             for number, line in enumerate(content.split("\n"), start=1):
@@ -318,10 +329,20 @@ class FolderSource(BaseSource):
         self._loaded = True
 
     def warnings(self) -> list[str]:
-        """The files of the folder that no row names (after a whole load): not ingested,
-        and before this said nowhere (an export whose sidecar lost rows lost them quietly)."""
+        """After a whole load: the sidecar lines read as cp1252, and the files of the
+        folder that no row names (not ingested, and before this said nowhere: an export
+        whose sidecar lost rows lost them quietly)."""
         if not self._loaded:
             return []
+        notes = []
+        if self._cp1252_lines:
+            lines = self._cp1252_lines
+            shown = ", ".join(map(str, lines[:_UNNAMED_SHOWN]))
+            rest = len(lines) - _UNNAMED_SHOWN
+            notes.append(
+                f"sidecar line(s) {shown}{f' and {rest} more' if rest > 0 else ''} are not "
+                "UTF-8: read as cp1252"
+            )
         unnamed: list[str] = []
         for folder, dirs, files in os.walk(self.root):  # links to folders are not entered
             dirs.sort()
@@ -336,12 +357,13 @@ class FolderSource(BaseSource):
                 if not named:
                     unnamed.append(str(path.relative_to(self.root)))
         if not unnamed:
-            return []
+            return notes
         shown = ", ".join(repr(n) for n in unnamed[:_UNNAMED_SHOWN])
         more = len(unnamed) - _UNNAMED_SHOWN
         return [
+            *notes,
             f"{len(unnamed)} file(s) in the folder named by no row of the sidecar, not "
-            f"ingested: {shown}{f' and {more} more' if more > 0 else ''}"
+            f"ingested: {shown}{f' and {more} more' if more > 0 else ''}",
         ]
 
     def _document(self, number: int, row: dict[str, Any]) -> SourceDocument | _EntryError:

@@ -207,3 +207,20 @@ def test_files_no_row_names_and_files_that_cannot_be_read_are_in_the_report(
     assert warning.startswith("2 file(s) in the folder named by no row"), warning
     assert "'left-out.txt'" in warning and "'sub/also-left-out.txt'" in warning
     assert "gone.txt" not in warning and "metadata.jsonl" not in warning
+
+
+def test_one_line_that_is_not_utf8_leaves_the_other_lines_as_written(tmp_path: Path) -> None:
+    """The whole sidecar was decoded as cp1252 for one such line: every other title was
+    stored garbled ("Café" as "CafÃ©") and a matter id written in UTF-8 no longer matched."""
+    rows = [
+        '{"external_id": "R-1", "path": "a.txt", "client_id": "C-1", "matter_id": "M-Zürich",'
+        ' "title": "Café"}'.encode(),
+        '{"external_id": "R-2", "path": "a.txt", "client_id": "C-1", "matter_id": "M-1",'
+        ' "title": "Café"}'.encode("cp1252"),
+    ]
+    source = FolderSource(_folder(tmp_path, "metadata.jsonl", b"\n".join(rows) + b"\n"))
+    first, second = source.full(None)
+    assert isinstance(first, SourceDocument) and isinstance(second, SourceDocument)
+    assert (first.title, first.matter_id) == ("Café", "M-Zürich")
+    assert second.title == "Café"
+    assert source.warnings() == ["sidecar line(s) 2 are not UTF-8: read as cp1252"]
