@@ -289,6 +289,18 @@ class FolderSource(BaseSource):
                         ),
                     )
                     continue
+                missing = [k for k, v in row.items() if v is None]
+                if missing:  # a row cut short: its last cells are not empty, they are not there
+                    spans = next((k for k, v in row.items() if v and "\n" in v), None)
+                    yield number, _EntryError(
+                        (row.get("external_id") or "").strip() or None,
+                        f"line {number}: too few cells (no {missing[0]} cell; the header names "
+                        f"{len(row)} columns)" + (
+                            f"; its {spans} cell runs over several lines (a quote left open?):"
+                            f" {row[spans]!r:.120}" if spans else ""
+                        ), number,
+                    )  # fmt: skip
+                    continue
                 yield number, {k: v for k, v in row.items() if k is not None}
 
     def count(self) -> int:

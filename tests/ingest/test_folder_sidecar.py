@@ -224,3 +224,15 @@ def test_one_line_that_is_not_utf8_leaves_the_other_lines_as_written(tmp_path: P
     assert (first.title, first.matter_id) == ("Café", "M-Zürich")
     assert second.title == "Café"
     assert source.warnings() == ["sidecar line(s) 2 are not UTF-8: read as cp1252"]
+
+
+def test_a_csv_row_cut_short_is_an_entry_and_an_empty_last_cell_is_not(tmp_path: Path) -> None:
+    """Cells missing at the end of a row were read as empty: a row cut off in its title
+    was stored with the title cut, and one cut before its matter_id was quarantined as
+    "present but empty", which it was not."""
+    content = f"{HEADER},title\nR-1,a.txt,C-1,M-1\nR-2,a.txt,C-1,M-1,\nR-3,a.txt,C-1\n"
+    short, empty, shorter = _items(_folder(tmp_path, "metadata.csv", content))
+    assert isinstance(short, DocumentFailure) and short.external_id == "R-1"
+    assert short.reason == "line 2: too few cells (no title cell; the header names 5 columns)"
+    assert isinstance(empty, SourceDocument) and empty.title == ""
+    assert isinstance(shorter, DocumentFailure) and "no matter_id cell" in shorter.reason
