@@ -391,3 +391,42 @@ def test_a_matter_pending_re_tag_moves_no_statistic(client: TestClient, auth: To
     ids = firm.documents_found(OTHER, "huurachterstand ontbinding dwangsom", mode="sparse", k=50)
     assert any(i.startswith("soon-") for i in ids), ids
 
+
+def test_rows_visible_to_nobody_change_nothing_in_the_answer(
+    db: DbHandle, client: TestClient, auth: Tokens
+) -> None:
+    """Two kinds of rows that no one may see, full of the lawyer's query words: quarantined
+    documents (a matter the matrix does not know, no client, no matter) and a document in
+    the lawyer's own matter whose source ACL denies a group whose members ewall does not
+    hold (the deny must not lapse, so nobody reads it). Their chunks are stored and indexed
+    (under keys no person holds), and the lawyer's answers stay the same, field for field."""
+    firm = _firm(client, auth)
+    before = _answers(firm)
+    for n, place in enumerate(
+        [
+            {"client_id": "C-1", "matter_id": "M-UNKNOWN"},
+            {"matter_id": "M-OPEN"},
+            {"client_id": "C-1"},
+        ]
+    ):
+        assert firm.document(f"quarantined-{n}", HIDDEN_TEXT, **place)["quarantined"] is True
+    firm.document(
+        "unsynced-deny-0",
+        HIDDEN_TEXT,
+        client_id="C-1",
+        matter_id="M-OPEN",
+        acl={"default": "public", "allow": [], "deny": ["imanage:group:never-synced"]},
+    )
+    # stored and indexed, so the comparison is not vacuous; found by no one
+    with psycopg.connect(db.superuser_url) as conn:
+        stored = conn.execute(
+            "SELECT count(*) FROM chunks WHERE external_id LIKE 'quarantined-%' "
+            "OR external_id = 'unsynced-deny-0'"
+        ).fetchone()
+    assert stored is not None and stored[0] >= 4
+    for person in (LAWYER, OTHER):
+        ids = firm.documents_found(
+            person, "huurachterstand ontbinding dwangsom", mode="sparse", k=50
+        )
+        assert not any(i.startswith(("quarantined-", "unsynced-")) for i in ids), ids
+    _assert_same(before, _answers(firm))
