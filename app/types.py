@@ -148,9 +148,19 @@ Identifier = Annotated[
     AfterValidator(no_control),
     AfterValidator(_identifier),
 ]
+
+
+def lookup_id(value: str) -> str:
+    """An id that is only looked up, in the form the matrix stores its ids (NFC,
+    ``_identifier``): every way a person or matter is asked about (the API's paths and
+    filters, the console's forms) reads "jose" + U+0301 as josé, or one of them answers for
+    someone unknown and the other for the person."""
+    return unicodedata.normalize("NFC", value)
+
+
 # An id that is only looked up (GET /v1/people/{person_id}, a filter): any text, unknown ids
-# are 404 or match nothing, read in NFC as the matrix stores its ids (_identifier)
-IdLookup = Annotated[str, AfterValidator(lambda value: unicodedata.normalize("NFC", value))]
+# are 404 or match nothing (lookup_id)
+IdLookup = Annotated[str, AfterValidator(lookup_id)]
 Principal = Annotated[
     str, StringConstraints(max_length=400), AfterValidator(no_control), AfterValidator(_principal)
 ]

@@ -14,6 +14,7 @@ from app.console.pages import (
 )
 from app.deps import get_resources
 from app.errors import AppError
+from app.types import lookup_id
 from app.walls import service as wall_service
 
 router = APIRouter(prefix="/console", include_in_schema=False)
@@ -73,7 +74,7 @@ def explanation_diagram(explained: dict[str, Any]) -> dict[str, Any]:
 @router.get("/access")
 def access_page(request: Request, person_id: str = "", matter_id: str = "") -> HTMLResponse:
     session = require(request, "conflicts", "compliance")
-    person_id, matter_id = person_id.strip()[:200], matter_id.strip()[:200]
+    person_id, matter_id = lookup_id(person_id.strip()[:200]), lookup_id(matter_id.strip()[:200])
     explained = None
     error = None
     status = 200

@@ -31,6 +31,7 @@ from app.db.engine import Database
 from app.deps import get_resources
 from app.errors import AppError
 from app.resources import Resources
+from app.types import lookup_id
 
 router = APIRouter(prefix="/console", include_in_schema=False)
 
@@ -74,8 +75,8 @@ def _audit_filter(
     person_id: str, matter_id: str, chunk_id: str, since: str, until: str
 ) -> AuditFilter:
     return AuditFilter(
-        person_id.strip()[:200],
-        matter_id.strip()[:200],
+        lookup_id(person_id.strip()[:200]),
+        lookup_id(matter_id.strip()[:200]),
         chunk_id.strip()[:1000],
         since.strip()[:40],
         until.strip()[:40],
@@ -300,7 +301,7 @@ def timeline(items: list[dict[str, Any]]) -> dict[str, Any] | None:
 @router.get("/audit/matter")
 def matter_page(request: Request, matter_id: str = "") -> HTMLResponse:
     session = require(request, "compliance")
-    matter_id = matter_id.strip()[:200]
+    matter_id = lookup_id(matter_id.strip()[:200])
     resources = get_resources(request)
     items: list[dict[str, Any]] = []
     truncated = False
