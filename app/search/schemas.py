@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from app.types import AwareDatetime, Identifier, NewSessionId, hidden, no_control
+from app.types import AwareDatetime, Identifier, NewSessionId, hidden, lookup_id, no_control
 
 
 # no control characters (tab and line breaks stay in a question): they would be stored in
@@ -56,6 +56,9 @@ FilterValue = Annotated[
     StringConstraints(strip_whitespace=True, min_length=1, max_length=500),
     AfterValidator(no_control),
 ]
+# a matter id filter names the matter as the matrix and the documents store it (NFC): one
+# spelt decomposed narrowed the search to nothing
+MatterFilter = Annotated[FilterValue, AfterValidator(lookup_id)]
 
 
 class Filters(BaseModel):
@@ -65,7 +68,7 @@ class Filters(BaseModel):
     model_config = ConfigDict(extra="forbid")
     doc_types: list[FilterValue] | None = Field(default=None, min_length=1, max_length=100)
     sources: list[FilterValue] | None = Field(default=None, min_length=1, max_length=100)
-    matter_ids: list[FilterValue] | None = Field(default=None, min_length=1, max_length=10_000)
+    matter_ids: list[MatterFilter] | None = Field(default=None, min_length=1, max_length=10_000)
     modified_from: AwareDatetime | None = None
     modified_to: AwareDatetime | None = None
 

@@ -87,3 +87,27 @@ def test_a_document_naming_its_matter_decomposed_is_filed_in_that_matter(
     assert pushed["quarantined"] is False, pushed
     retag(client)
     assert firm.matters_seen("alice@firm.nl", "huurovereenkomst ontbinding") == {MATTER}
+
+
+def test_a_search_filter_naming_the_matter_decomposed_finds_its_documents(
+    client: TestClient, auth: Tokens
+) -> None:
+    """The documents are filed under the matter in NFC: a matter_ids filter spelt decomposed
+    narrowed the search to nothing, though the caller may see the matter."""
+    firm = Firm(client, auth)
+    firm.person("alice@firm.nl")
+    firm.client_("C-1")
+    firm.matter(MATTER, "C-1", team=["alice@firm.nl"])
+    firm.document(
+        "d-1",
+        "De huurder vordert ontbinding van de huurovereenkomst.",
+        client_id="C-1",
+        matter_id=MATTER,
+    )
+    retag(client)
+    decomposed = unicodedata.normalize("NFD", MATTER)
+    for spelled in (MATTER, decomposed):
+        found = firm.matters_seen(
+            "alice@firm.nl", "huurovereenkomst ontbinding", filters={"matter_ids": [spelled]}
+        )
+        assert found == {MATTER}, spelled
