@@ -149,7 +149,9 @@ class CheckpointSchedule:
         key, made = checkpoints.signing_key(key_file)
         if made is not None:
             log.info("generated the audit checkpoint key %s (public key %s)", key_file, made)
-        incremental = self._full_at is not None and now - self._full_at < FULL_EVERY_S
+        # a clock set back since the last full pass (it ran ahead) reads as no time passed
+        # until it catches up: a full pass then, not a day's or a week's of incremental ones
+        incremental = self._full_at is not None and 0 <= now - self._full_at < FULL_EVERY_S
         with self.database.engine.connect() as conn:
             begin_snapshot(conn)  # the rows verified are the rows whose heads are signed
             try:

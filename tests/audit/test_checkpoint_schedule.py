@@ -144,3 +144,25 @@ def test_a_look_reads_the_rows_since_the_newest_checkpoint_and_all_of_them_daily
     with pytest.raises(checkpoints.CheckpointError, match="does not verify"):
         schedule.run_once(now=t0 + FULL_EVERY_S + 1)
     assert _files(tmp_path) == [first, second]
+
+
+def test_a_clock_set_back_since_the_full_pass_does_not_put_off_the_next(
+    audited: Firm,  # noqa: F811
+    db: DbHandle,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A host whose clock ran two days ahead took its full pass then; once the clock was set
+    right, every look read as less than a day after it, and only incremental looks ran until
+    the clock caught up (three days without a full pass): a look dated before the last full
+    pass verifies in full."""
+    caplog.set_level("INFO", logger="ewall.audit")
+    schedule = CheckpointSchedule(_settings(tmp_path), db.database)
+    ahead = time.time() + 2 * FULL_EVERY_S
+    assert schedule.run_once(now=ahead) is not None
+    audited.search("alice@firm.nl", "octrooi nietig", k=3)
+    caplog.clear()
+    # set right: an hour after the file was written, by the file system's clock
+    assert schedule.run_once(now=time.time() + HOUR + 5) is not None
+    (record,) = [r for r in caplog.records if r.getMessage() == "audit checkpoint written"]
+    assert getattr(record, "verified", None) == "from the genesis"
