@@ -165,7 +165,8 @@ def _header_problem(sidecar: Path) -> str | None:
     except csv.Error as exc:
         return f"its header cannot be read ({exc})"
     named = [n.strip() for n in names]
-    twice = sorted({n for n in named if named.count(n) > 1})
+    # an unnamed column (a spreadsheet's header with trailing commas) places nothing
+    twice = sorted({n for n in named if n and named.count(n) > 1})
     if twice:
         return f"the header names {', '.join(map(repr, twice))} more than once"
     lacking = [n for n in ("external_id", "path") if n not in names]

@@ -55,6 +55,18 @@ def test_a_csv_header_that_cannot_place_its_rows_is_refused(
     assert raised.value.code == "sidecar_invalid"
 
 
+def test_unnamed_columns_of_a_spreadsheet_header_are_no_column_named_twice(
+    tmp_path: Path,
+) -> None:
+    """A spreadsheet saved as CSV names columns past its last used one with nothing
+    ("...,matter_id,,"): two empty names place no cell, and the run was refused as a header
+    naming '' twice."""
+    root = _folder(tmp_path, "metadata.csv", f"{HEADER},,\nR-1,a.txt,C-1,M-1,,\n")
+    (document,) = _items(root)
+    assert isinstance(document, SourceDocument), document
+    assert (document.external_id, document.matter_id) == ("R-1", "M-1")
+
+
 def test_the_route_refuses_a_sidecar_it_cannot_read(
     client: TestClient, auth: Tokens, tmp_path: Path
 ) -> None:
