@@ -13,7 +13,7 @@ from app.deps import Admin, ConnDep, Lawyer, ResourcesDep
 from app.errors import NotFound, Unprocessable
 from app.search import repository, service
 from app.search.replica import PRIMARY
-from app.search.schemas import SearchIn, SearchOut, one_line
+from app.search.schemas import LABEL_MAX, SearchIn, SearchOut, one_line
 from app.types import no_control, storable
 
 router = APIRouter(prefix="/v1", tags=["search"])
@@ -27,8 +27,8 @@ def search(
     request: Request,
     response: Response,
     # declared for the documentation; every value given is read from the request below
-    x_model: Annotated[str | None, Header(max_length=200)] = None,
-    x_prompt_version: Annotated[str | None, Header(max_length=200)] = None,
+    x_model: Annotated[str | None, Header(max_length=LABEL_MAX)] = None,
+    x_prompt_version: Annotated[str | None, Header(max_length=LABEL_MAX)] = None,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     body.model = _one_label(body.model, request.headers.getlist("x-model"), "X-Model")
@@ -84,6 +84,10 @@ def _header_label(raw: str, name: str) -> str:
     if not storable(value):
         raise Unprocessable(
             "invalid_header", f"{name} must not contain control characters.", field=name
+        )
+    if len(value) > LABEL_MAX:  # Header(max_length=...) checks the first value given alone
+        raise Unprocessable(
+            "invalid_header", f"{name} must be at most {LABEL_MAX} characters.", field=name
         )
     try:
         return one_line(value)

@@ -45,9 +45,10 @@ def one_line(value: str) -> str:
     return value
 
 
+LABEL_MAX = 200  # a model or prompt-version label, from the body or a header
 Label = Annotated[
     str,
-    StringConstraints(strip_whitespace=True, max_length=200),
+    StringConstraints(strip_whitespace=True, max_length=LABEL_MAX),
     AfterValidator(no_control),
     AfterValidator(one_line),
 ]

@@ -573,3 +573,18 @@ def test_two_different_labels_for_one_search_are_refused_not_one_kept(
     assert same.status_code == 200, same.text
     row = ok(client.get(f"/v1/audit/retrievals/{same.json()['retrieval_id']}", headers=comp))
     assert row["model"] == "gpt-a"
+
+
+def test_a_label_header_over_the_limit_is_refused_whichever_value_it_is(
+    firm: Firm, client: TestClient, auth: Tokens
+) -> None:
+    """The header's declared limit (200 characters) checks the first value given; the label
+    is read from every value given, so an empty X-Model before a long one stored the long
+    one in the audit row unchecked. Each value is held to the limit."""
+    bob = auth("bob@firm.nl", "lawyer")
+    for values in (["", "m" * 201], ["m" * 201]):
+        headers = [*bob.items(), *(("X-Model", v) for v in values)]
+        r = client.post("/v1/search", json={"query": "octrooi"}, headers=headers)
+        assert r.status_code == 422, (values, r.text[:300])
+    at_limit = [*bob.items(), ("X-Model", ""), ("X-Model", "m" * 200)]
+    assert client.post("/v1/search", json={"query": "octrooi"}, headers=at_limit).status_code == 200
