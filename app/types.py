@@ -51,6 +51,9 @@ def hidden(value: str) -> bool:
     return any(unicodedata.category(c) in ("Cf", "Co", "Cn") for c in value)
 
 
+IDENTIFIER_MAX = 200
+
+
 def _identifier(value: str) -> str:
     if not _IDENT.match(value):
         raise ValueError("must not contain whitespace runs, '/', '\\', '?', '#' or '%'")
@@ -62,7 +65,10 @@ def _identifier(value: str) -> str:
     # NFC: "jose" + U+0301 and "josé" print alike and are one id to every reader; kept apart,
     # a person imported decomposed was a second, unscreened person beside the one a wall
     # screens (the token's subject is read the same way: app/auth/service.py)
-    return unicodedata.normalize("NFC", value)
+    normal = unicodedata.normalize("NFC", value)
+    if len(normal) > IDENTIFIER_MAX:  # a few characters compose into two (U+2ADC)
+        raise ValueError(f"must be at most {IDENTIFIER_MAX} characters in NFC")
+    return normal
 
 
 def principal_key(text: str) -> str:
@@ -144,7 +150,7 @@ ShortText = Annotated[
 ]
 Identifier = Annotated[
     str,
-    StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=IDENTIFIER_MAX),
     AfterValidator(no_control),
     AfterValidator(_identifier),
 ]
