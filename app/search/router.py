@@ -59,9 +59,10 @@ def search(
 def _one_label(given: str | None, headers: list[str], name: str) -> str | None:
     """The search's label: the body's, the header's, or both when they agree. Two that
     differ (the body and the header, or the header given twice) are refused: the audit row
-    kept one without a word, naming another model than the one a gateway reported."""
-    labels = {_header_label(raw, name) for raw in headers if raw}
-    if given is not None:
+    kept one without a word, naming another model than the one a gateway reported. An
+    empty label (a blank header, ``""`` in the body) names none."""
+    labels = {label for raw in headers if raw and (label := _header_label(raw, name))}
+    if given:
         labels.add(given)
     if len(labels) > 1:
         raise Unprocessable(
@@ -70,7 +71,7 @@ def _one_label(given: str | None, headers: list[str], name: str) -> str | None:
             "header given twice); give one.",
             field=name,
         )
-    return next(iter(labels), None)
+    return next(iter(labels), given)
 
 
 def _header_label(raw: str, name: str) -> str:

@@ -588,3 +588,21 @@ def test_a_label_header_over_the_limit_is_refused_whichever_value_it_is(
         assert r.status_code == 422, (values, r.text[:300])
     at_limit = [*bob.items(), ("X-Model", ""), ("X-Model", "m" * 200)]
     assert client.post("/v1/search", json={"query": "octrooi"}, headers=at_limit).status_code == 200
+
+
+def test_an_empty_label_names_no_model_beside_a_real_one(
+    firm: Firm, client: TestClient, auth: Tokens
+) -> None:
+    """A blank X-Model header beside the body's model (a gateway that sets the header
+    whether or not it knows the model) is no second label: the search runs and the audit
+    row names the body's model; a body's empty label beside a header's likewise."""
+    bob = auth("bob@firm.nl", "lawyer")
+    comp = auth("co@firm.nl", "compliance")
+    for body, headers in (
+        ({"model": "gpt-a"}, {**bob, "X-Model": "   "}),
+        ({"model": ""}, {**bob, "X-Model": "gpt-a"}),
+    ):
+        r = client.post("/v1/search", json={"query": "octrooi", **body}, headers=headers)
+        assert r.status_code == 200, r.text
+        row = ok(client.get(f"/v1/audit/retrievals/{r.json()['retrieval_id']}", headers=comp))
+        assert row["model"] == "gpt-a"
