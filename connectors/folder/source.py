@@ -55,9 +55,11 @@ EXTRA_TYPES = {
 }
 
 
-# keys read as text: a number is written as it reads, a list or an object is an error
+# keys read as text: a number is written as it reads, a list or an object is an error; a
+# fraction (1001.0, 1e3) has no one text, so it names no document, file, client or matter
 _TEXT_KEYS = ("external_id", "path", "client_id", "matter_id", "doc_type", "title", "author",
               "modified_at", "version")
+_ID_KEYS = ("external_id", "path", "client_id", "matter_id")
 
 
 @dataclass(frozen=True)
@@ -380,8 +382,9 @@ class FolderSource(BaseSource):
         ]
 
     def _document(self, number: int, row: dict[str, Any]) -> SourceDocument | _EntryError:
-        wrong = next((k for k in _TEXT_KEYS if not isinstance(row.get(k), str | int | None)
-                      or isinstance(row.get(k), bool)), None)  # fmt: skip
+        wrong = next((k for k in _TEXT_KEYS if not isinstance(row.get(k), str | int | float | None)
+                      or isinstance(row.get(k), bool)
+                      or (isinstance(row.get(k), float) and k in _ID_KEYS)), None)  # fmt: skip
         if wrong is not None:  # a list's or an object's repr is no title, id or matter
             ident = row.get("external_id")
             return _EntryError(

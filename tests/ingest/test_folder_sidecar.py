@@ -150,12 +150,13 @@ def test_a_list_or_an_object_where_text_belongs_is_an_entry(tmp_path: Path) -> N
         {**base, "external_id": "R-2", "matter_id": {"id": "M-1"}},
         {**base, "external_id": "R-3", "path": ["a.txt"]},
         {**base, "external_id": "R-4", "client_id": True},
-        {**base, "external_id": 5, "version": 2},
+        {**base, "external_id": "R-5", "matter_id": 1001.0},
+        {**base, "external_id": 5, "version": 2.1},
     ]
     content = "\n".join(json.dumps(r) for r in rows) + "\n"
     *wrong, numbers = _items(_folder(tmp_path, "metadata.jsonl", content))
     assert [(w.external_id, type(w).__name__) for w in wrong] == [
-        (f"R-{n}", "DocumentFailure") for n in range(1, 5)
+        (f"R-{n}", "DocumentFailure") for n in range(1, 6)
     ]
     reasons = [w.reason for w in wrong if isinstance(w, DocumentFailure)]
     assert reasons == [
@@ -163,9 +164,10 @@ def test_a_list_or_an_object_where_text_belongs_is_an_entry(tmp_path: Path) -> N
         "line 2: matter_id must be a string, not dict",
         "line 3: path must be a string, not list",
         "line 4: client_id must be a string, not bool",
+        "line 5: matter_id must be a string, not float",
     ]
-    assert isinstance(numbers, SourceDocument)
-    assert (numbers.external_id, numbers.version) == ("5", "2")
+    assert isinstance(numbers, SourceDocument)  # a version 2.1 reads as written (2.1)
+    assert (numbers.external_id, numbers.version) == ("5", "2.1")
 
 
 def test_files_no_row_names_and_files_that_cannot_be_read_are_in_the_report(
