@@ -25,6 +25,7 @@ from app.ingest.schemas import DocumentIn
 from app.jobs.queue import Handler, Job, JobRefused, NotForThisWorker, OnFailed
 from app.reembed.service import check_job_model
 from app.resources import Resources
+from connectors import registry
 from connectors.registry import SourceNotConfiguredError
 
 __all__ = ["DOCUMENT_JOB", "RUN_JOB", "ingest_handlers", "mark_run_failed"]
@@ -89,8 +90,13 @@ def ingest_handlers(resources: Resources) -> dict[str, Handler]:
                 run=run,
             )
         if report.get("status") == "failed":
-            # a failed crawl is worth another attempt (the source may be back)
-            raise RuntimeError(f"the {name} run failed: {report.get('error') or 'see the run'}")
+            reason = f"the {name} run failed: {report.get('error') or 'see the run'}"
+            if registry.needs_path(name):
+                # a folder on this host (gone, its sidecar unreadable) reads the same on the
+                # next attempt: it was tried three times, the run "running" between them
+                raise JobRefused(reason)
+            # a DMS crawl is worth another attempt (its server may be back)
+            raise RuntimeError(reason)
 
     return {DOCUMENT_JOB: document, RUN_JOB: connector_run}
 

@@ -314,7 +314,10 @@ class FolderSource(BaseSource):
 
     def total(self) -> int | None:
         if self._total is None:
-            self._total = self.count()
+            try:
+                self._total = self.count()
+            except OSError:  # an estimate: the load reports why the sidecar cannot be read
+                return None
         return self._total
 
     def full(self, resume: Checkpoint | None) -> Iterator[SourceItem]:

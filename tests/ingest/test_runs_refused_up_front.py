@@ -1,12 +1,16 @@
 """A run that cannot start (a folder without its metadata sidecar, a connector whose
 settings its class refuses) is refused when it is asked for, in the error envelope, as
 ``ewall ingest`` refuses it; a queued run whose folder lost its sidecar before its turn fails
-once with that reason, not three times (invariant 7: a deterministic failure is not a job
-worth another attempt)."""
+once with that reason, not three times, and so does a folder run whose report ends failed
+(its folder gone, its sidecar unreadable) (invariant 7: a deterministic failure is not a job
+worth another attempt); a DMS run's failure is tried again."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from fastapi.testclient import TestClient
@@ -14,7 +18,7 @@ from fastapi.testclient import TestClient
 from app.ingest.jobs import ingest_handlers, mark_run_failed
 from app.jobs.queue import JobWorker
 from tests.conftest import DbHandle, Tokens, make_client, make_settings
-from tests.helpers import ADMIN, ok, superuser_rows
+from tests.helpers import ADMIN, ok, superuser_rows, unreachable_database_url
 
 SIDECAR = '{"external_id": "R-1", "path": "a.txt", "client_id": "C-1", "matter_id": "M-1"}\n'
 
@@ -55,17 +59,69 @@ def test_a_queued_folder_run_whose_sidecar_went_fails_once_with_the_reason(
         )
         assert r.status_code == 202, r.text
         (tmp_path / "metadata.jsonl").unlink()  # gone before the job's turn
-        resources = client.app.state.resources  # type: ignore[attr-defined]
-        worker = JobWorker(resources.database, ingest_handlers(resources), retry_base_s=0,
-                           on_failed=mark_run_failed(resources))
-        try:
-            while worker.run_once():  # each attempt, until none is due
-                pass
-        finally:
-            worker.close()
-        report = ok(client.get(f"/v1/ingest/runs/{r.json()['run_id']}", headers=admin))
+        report = _run_queued_jobs(client, r.json()["run_id"], admin)
     assert report["status"] == "failed", (report["job"], report.get("progress"))
     assert "no metadata sidecar" in report["error"], report
+    assert report["job"]["status"] == "failed" and report["job"]["attempts"] == 1, report["job"]
+
+
+def _run_queued_jobs(client: TestClient, run_id: str, headers: dict[str, str]) -> Any:
+    """Run the queued jobs here, each attempt until none is due (no backoff), and return
+    the run's report as the route gives it."""
+    resources = client.app.state.resources  # type: ignore[attr-defined]
+    worker = JobWorker(resources.database, ingest_handlers(resources), retry_base_s=0,
+                       on_failed=mark_run_failed(resources))
+    try:
+        while worker.run_once():
+            pass
+    finally:
+        worker.close()
+    return ok(client.get(f"/v1/ingest/runs/{run_id}", headers=headers))
+
+
+def test_a_queued_rechtspraak_run_whose_folder_went_fails_once_with_the_reason(
+    db: DbHandle, embedder: object, auth: Tokens, tmp_path: Path
+) -> None:
+    """The folder is read when the job runs: gone by then, the run's report ended failed
+    and the job was tried twice more on a folder that was no more there than before."""
+    folder = tmp_path / "records"
+    folder.mkdir()
+    (folder / "a.xml").write_text("<open-rechtspraak/>", encoding="utf-8")
+    admin = auth(*ADMIN)
+    with make_client(db, make_settings(job_workers=0), embedder) as client:
+        body = {"connector": "rechtspraak", "path": str(folder)}
+        r = client.post("/v1/ingest/runs", json=body, headers=admin)
+        assert r.status_code == 202, r.text
+        shutil.rmtree(folder)
+        report = _run_queued_jobs(client, r.json()["run_id"], admin)
+    assert report["status"] == "failed" and "no folder" in report["error"], report
+    assert report["job"]["status"] == "failed" and report["job"]["attempts"] == 1, report["job"]
+
+
+def test_a_queued_folder_run_whose_sidecar_cannot_be_read_fails_once_with_the_reason(
+    db: DbHandle, embedder: object, auth: Tokens, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sidecar that cannot be read (its permissions changed since the run was asked for;
+    the tests run as root, so the read is refused here) ends the run failed: the same read
+    would fail on the next attempt, and the job was tried three times."""
+    (tmp_path / "a.txt").write_text("Memo over de huur.", encoding="utf-8")
+    sidecar = tmp_path / "metadata.jsonl"
+    sidecar.write_text(SIDECAR, encoding="utf-8")
+    read_bytes = Path.read_bytes
+
+    def refused(self: Path) -> bytes:
+        if self == sidecar:
+            raise PermissionError(13, "Permission denied", str(self))
+        return read_bytes(self)
+
+    admin = auth(*ADMIN)
+    with make_client(db, make_settings(job_workers=0), embedder) as client:
+        body = {"connector": "folder", "path": str(tmp_path)}
+        r = client.post("/v1/ingest/runs", json=body, headers=admin)
+        assert r.status_code == 202, r.text
+        monkeypatch.setattr(Path, "read_bytes", refused)
+        report = _run_queued_jobs(client, r.json()["run_id"], admin)
+    assert report["status"] == "failed" and "Permission denied" in report["error"], report
     assert report["job"]["status"] == "failed" and report["job"]["attempts"] == 1, report["job"]
 
 
@@ -91,3 +147,20 @@ def test_a_connector_whose_settings_it_refuses_is_not_queued(
     assert error["code"] == "connector_not_configured", error
     assert error["details"]["field"] == "connector" and named in error["message"], error
     assert superuser_rows(db, "SELECT count(*) FROM jobs") == [(0,)]
+
+
+def test_a_queued_dms_run_that_fails_is_tried_again(
+    db: DbHandle, embedder: object, auth: Tokens
+) -> None:
+    """A DMS's network faults pass: its failed run is worth another attempt, unlike a
+    folder's (nothing listens on the port here: each attempt fails alike)."""
+    port = urlsplit(unreachable_database_url()).port
+    settings = make_settings(**{**IMANAGE, "imanage_url": f"http://127.0.0.1:{port}"},
+                             job_workers=0, connector_max_attempts=1)
+    admin = auth(*ADMIN)
+    with make_client(db, settings, embedder) as client:
+        r = client.post("/v1/ingest/runs", json={"connector": "imanage"}, headers=admin)
+        assert r.status_code == 202, r.text
+        report = _run_queued_jobs(client, r.json()["run_id"], admin)
+    assert report["status"] == "failed", report
+    assert report["job"]["status"] == "failed" and report["job"]["attempts"] == 3, report["job"]
