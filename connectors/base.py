@@ -301,8 +301,9 @@ class SourceUnavailableError(Exception):
 
 class SourcePathError(FileNotFoundError):
     """A folder that a path-configured source cannot run on at all (an export folder without
-    its metadata sidecar). Said when the run is asked for (422 with ``code``, CLI exit 2); a
-    queued run that meets it fails at once, since another attempt fails the same way."""
+    its metadata sidecar, a Rechtspraak folder without records). Said when the run is asked
+    for (422 with ``code``, CLI exit 2); a queued run that meets it fails at once, since
+    another attempt fails the same way."""
 
     def __init__(self, message: str, code: str) -> None:
         super().__init__(message)

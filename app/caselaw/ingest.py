@@ -60,6 +60,7 @@ from connectors.base import (
     Pipeline,
     SourceDocument,
     SourceItem,
+    SourcePathError,
     SourceUnavailableError,
 )
 from connectors.http.allowlist import same_server
@@ -555,6 +556,22 @@ class RechtspraakSource(BaseSource):
 
     def run_params(self) -> dict[str, Any]:
         return {"path": str(self.folder)}
+
+    @staticmethod
+    def check_path(path: Path | str) -> None:
+        """FileNotFoundError when there is no folder, `SourcePathError` when it holds no
+        record: the run loaded nothing and said nothing, a success."""
+        folder = Path(path).expanduser()
+        if not folder.is_dir():
+            raise FileNotFoundError(f"no folder at {folder}")
+        if not xml_files(folder):
+            raise SourcePathError(f"no Rechtspraak records (*.xml files) in {folder}", "no_records")
+
+    def warnings(self) -> list[str]:
+        """A folder emptied since the run was asked for: nothing was loaded, said here."""
+        if self._files == []:
+            return [f"no Rechtspraak records (*.xml files) in {self.folder}: nothing was loaded"]
+        return []
 
     def _listed(self) -> list[Path]:
         if self._files is None:

@@ -291,6 +291,10 @@ def cmd_ingest_rechtspraak(args: argparse.Namespace, settings: Settings) -> int:
         path = _folder(args.path)
     except UsageError as exc:
         return _error(str(exc), EXIT_USAGE)
+    try:  # a folder without records would load nothing and end "succeeded"
+        registry.check_path("rechtspraak", path)
+    except FileNotFoundError as exc:
+        return _error(str(exc), EXIT_USAGE)
     return _run(settings, "rechtspraak", "ingest rechtspraak", path=path)
 
 

@@ -86,8 +86,12 @@ def test_bad_paths_give_one_line_and_exit_2(
     (twice / "metadata.csv").write_text(
         "external_id,path,client_id,matter_id,matter_id\nR-1,a.txt,C-1,M-1,M-2\n"
     )
+    no_records = tmp_path / "no-records"  # it would load nothing and end "succeeded"
+    no_records.mkdir()
+    (no_records / "notes.txt").write_text("<x/>")
     for argv, message in (
         (["ingest", "rechtspraak", str(tmp_path / "missing")], "no such folder"),
+        (["ingest", "rechtspraak", str(no_records)], "no Rechtspraak records (*.xml files)"),
         (["ingest", "rechtspraak", str(a_file)], "not a folder"),
         (["ingest", "folder", str(tmp_path / "missing")], "no such folder"),
         (["ingest", "folder", str(tmp_path)], "no metadata sidecar"),

@@ -124,6 +124,20 @@ def test_a_missing_folder_fails_the_run_cleanly(
     assert report["status"] == "failed" and "no folder" in report["error"]
 
 
+def test_a_folder_without_records_says_so(
+    db: DbHandle, settings: Any, embedder: Any, tmp_path: Path
+) -> None:
+    """A folder holding no *.xml (emptied since the run was asked for; the route and the
+    CLI refuse one up front) loaded nothing and ended "succeeded" without a word."""
+    (tmp_path / "ECLI_NL_HR_2019_1278.XML.txt").write_text("not a record", encoding="utf-8")
+    pipeline = IngestPipeline(db.database, embedder, settings)
+    report = ingest(pipeline, tmp_path, started_by="test")
+    assert report["counts"].get("seen", 0) == 0, report["counts"]
+    assert [w["reason"] for w in report["warnings"]] == [
+        f"no Rechtspraak records (*.xml files) in {tmp_path}: nothing was loaded"
+    ], report["warnings"]
+
+
 def test_a_record_that_links_outside_the_folder_is_reported_not_read(
     settings: Any, tmp_path: Path
 ) -> None:

@@ -46,6 +46,20 @@ def test_a_folder_without_a_sidecar_is_refused_up_front(
     assert superuser_rows(db, "SELECT count(*) FROM ingest_runs") == [(0,)]
 
 
+def test_a_rechtspraak_folder_without_records_is_refused_up_front(
+    client: TestClient, auth: Tokens, db: DbHandle, tmp_path: Path
+) -> None:
+    """It was queued, loaded nothing and ended "succeeded" without a word."""
+    (tmp_path / "records.zip").write_bytes(b"PK")
+    r = client.post("/v1/ingest/runs", json={"connector": "rechtspraak", "path": str(tmp_path)},
+                    headers=auth(*ADMIN))
+    assert r.status_code == 422, r.text
+    error = r.json()["error"]
+    assert error["code"] == "no_records" and error["details"]["field"] == "path", error
+    assert "no Rechtspraak records (*.xml files)" in error["message"], error
+    assert superuser_rows(db, "SELECT count(*) FROM jobs") == [(0,)]
+
+
 def test_a_queued_folder_run_whose_sidecar_went_fails_once_with_the_reason(
     db: DbHandle, embedder: object, auth: Tokens, tmp_path: Path
 ) -> None:
