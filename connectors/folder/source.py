@@ -11,7 +11,7 @@ list where text belongs, bad ACL) are yielded as `DocumentFailure`s (with the si
 for the run report; they never stop the load. A sidecar that cannot place any row (none in
 the folder, a link out of it, a CSV header naming a column twice or lacking external_id or
 path) refuses the whole run up front (`check_path`). Files that no row names are listed in
-the run's warnings.
+the run's warnings, and so are columns or keys that no field reads (a typo: "matter_idd").
 
 `FolderSource` is a `Source` with no optional capability: it loads what the folder holds
 and never sweeps (several folders share the source name, and a file left out of an export is
@@ -60,6 +60,7 @@ EXTRA_TYPES = {
 _TEXT_KEYS = ("external_id", "path", "client_id", "matter_id", "doc_type", "title", "author",
               "modified_at", "version")
 _ID_KEYS = ("external_id", "path", "client_id", "matter_id")
+_KEYS = (*_TEXT_KEYS, "acl")  # every column / key read; any other is named in the warnings
 
 
 @dataclass(frozen=True)
@@ -230,6 +231,7 @@ class FolderSource(BaseSource):
         self.sidecar: Path | None = self.check_path(self.root)
         self._named: set[Path] = set()  # the files that rows name, found or not
         self._cp1252_lines: list[int] = []  # sidecar lines that are not UTF-8
+        self._unknown: dict[str, int] = {}  # keys / columns not read, with their first line
         self._loaded = False
 
     @staticmethod
@@ -259,7 +261,7 @@ class FolderSource(BaseSource):
     def _rows(self) -> Iterator[tuple[int, dict[str, Any] | _EntryError]]:
         if self.sidecar is None:  # the constructor refuses folders without one
             return
-        self._cp1252_lines = []
+        self._cp1252_lines, self._unknown = [], {}
         content = _decoded(self.sidecar.read_bytes(), self._cp1252_lines)
         if self.sidecar.suffix == ".jsonl":
             # lines end at "\n" only: JSON holds U+2028 or a form feed unescaped in a string
@@ -278,12 +280,14 @@ class FolderSource(BaseSource):
                         _EntryError(None, f"line {number}: not a JSON object", number),
                     )
                     continue
+                self._note_unknown(row, number)
                 yield number, row
         else:
             for number, row in _csv_records(content):
                 if isinstance(row, _EntryError):
                     yield number, row
                     continue
+                self._note_unknown(row, 1)  # the header's columns
                 if None in row:  # more cells than header columns
                     yield (
                         number,
@@ -305,6 +309,13 @@ class FolderSource(BaseSource):
                     )  # fmt: skip
                     continue
                 yield number, {k: v for k, v in row.items() if k is not None}
+
+    def _note_unknown(self, row: dict[str | Any, Any], line: int) -> None:
+        """A key or column that no field reads (a typo, "matter_idd"): dropped in silence, the
+        document was quarantined as "matter_id absent" and nothing named the typo."""
+        for key in row:
+            if key not in _KEYS and key is not None:
+                self._unknown.setdefault(str(key), line)
 
     def count(self) -> int:
         return sum(1 for _ in self._rows())
@@ -353,6 +364,16 @@ class FolderSource(BaseSource):
         if not self._loaded:
             return []
         notes = []
+        if self._unknown:
+            csv_file = self.sidecar is not None and self.sidecar.suffix == ".csv"
+            names = [f"{k!r}" if csv_file else f"{k!r} (first on line {n})"
+                     for k, n in self._unknown.items()]  # fmt: skip
+            more = len(names) - _UNNAMED_SHOWN
+            notes.append(
+                f"{'the header names column(s)' if csv_file else 'sidecar key(s)'} that no "
+                f"field reads, ignored: {', '.join(names[:_UNNAMED_SHOWN])}"
+                f"{f' and {more} more' if more > 0 else ''} (read: {', '.join(_KEYS)})"
+            )
         if self._cp1252_lines:
             lines = self._cp1252_lines
             shown = ", ".join(map(str, lines[:_UNNAMED_SHOWN]))

@@ -250,3 +250,32 @@ def test_a_csv_row_cut_short_is_an_entry_and_an_empty_last_cell_is_not(tmp_path:
     assert short.reason == "line 2: too few cells (no title cell; the header names 5 columns)"
     assert isinstance(empty, SourceDocument) and empty.title == ""
     assert isinstance(shorter, DocumentFailure) and "no matter_id cell" in shorter.reason
+
+
+@pytest.mark.parametrize("name", ["metadata.jsonl", "metadata.csv"])
+def test_columns_no_field_reads_are_named_once_in_the_warnings(tmp_path: Path, name: str) -> None:
+    """A typo in a column or key ("matter_idd") was dropped in silence: every document was
+    quarantined as "matter_id absent", and nothing said which column was not read."""
+    rows = [
+        {"external_id": f"R-{n}", "path": "a.txt", "client_id": "C-1", "matter_idd": "M-1",
+         **({"Title": "Memo"} if n > 1 else {})}
+        for n in (1, 2, 3)
+    ]
+    if name.endswith(".jsonl"):
+        content = "\n".join(json.dumps(row) for row in rows) + "\n"
+    else:
+        content = f"{HEADER.replace('matter_id', 'matter_idd')},Title\n" + "".join(
+            f"{r['external_id']},a.txt,C-1,M-1,Memo\n" for r in rows
+        )
+    source = FolderSource(_folder(tmp_path, name, content))
+    docs = list(source.full(None))
+    assert all(isinstance(d, SourceDocument) and d.matter_id is None for d in docs), docs
+    read = "external_id, path, client_id, matter_id, doc_type, title, author, modified_at, " \
+        "version, acl"
+    assert source.warnings() == [
+        f"sidecar key(s) that no field reads, ignored: 'matter_idd' (first on line 1), 'Title' "
+        f"(first on line 2) (read: {read})"
+        if name.endswith(".jsonl") else
+        f"the header names column(s) that no field reads, ignored: 'matter_idd', 'Title' "
+        f"(read: {read})"
+    ]
