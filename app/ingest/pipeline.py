@@ -370,7 +370,7 @@ class IngestPipeline:
             input_sha = self.input_fingerprint(doc, public, search_state)
         except (ValueError, OverflowError) as exc:  # a date past year 9999 in UTC, a lone
             # surrogate in a title: what the API refuses (422) is one report entry here
-            reason = f"unreadable metadata: {type(exc).__name__}"
+            reason = preparation.unreadable_reason(exc)  # names a field holding a surrogate
             with run.lock:
                 run.counts["errors"] += 1
             with job_fence.transaction(self.database, run.claim) as conn:

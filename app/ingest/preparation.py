@@ -110,6 +110,29 @@ def _limits(limits: ChunkLimits) -> list[int]:
     ]
 
 
+class UnreadableFieldError(ValueError):
+    """A field of a document that UTF-8 cannot hold (a lone surrogate); the message names
+    the field, as the run's entry for the document does."""
+
+
+def unreadable_reason(exc: ValueError | OverflowError) -> str:
+    """The report's reason for a document whose fingerprint could not be taken."""
+    if isinstance(exc, UnreadableFieldError):
+        return str(exc)
+    return f"unreadable metadata: {type(exc).__name__}"  # a date past year 9999 in UTC
+
+
+def _utf8(name: str, value: str, *, at: bool = False) -> bytes:
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        where = f" at character {exc.start}" if at else ""
+        raise UnreadableFieldError(
+            f"unreadable {name}: a lone surrogate (U+{ord(value[exc.start]):04X}){where}, which "
+            "UTF-8 cannot hold"
+        ) from None
+
+
 def input_fingerprint(
     doc: SourceDocument,
     public: bool,
@@ -120,7 +143,7 @@ def input_fingerprint(
     """Everything that decides a document's chunks and their metadata. Equal fingerprint
     on an active document: nothing to extract, chunk or write (the common re-sync case)."""
     digest = hashlib.sha256()
-    content = doc.text.encode("utf-8") if doc.text is not None else (doc.content or b"")
+    content = _utf8("text", doc.text, at=True) if doc.text is not None else (doc.content or b"")
     digest.update(hashlib.sha256(content).digest())
     acl = (
         None
@@ -151,5 +174,10 @@ def input_fingerprint(
         "search_state": search_state,
         "metadata": {k: v for k, v in doc.metadata.items() if k not in OWN_METADATA},
     }
-    digest.update(canonical_json(fields).encode("utf-8"))
+    try:
+        digest.update(canonical_json(fields).encode("utf-8"))
+    except UnicodeEncodeError:
+        for name, value in fields.items():  # which field holds it: the entry names it
+            _utf8(name, canonical_json(value))
+        raise
     return digest.hexdigest()
