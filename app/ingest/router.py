@@ -26,7 +26,14 @@ from app.ingest.repository import (
     supersede_document_jobs,
 )
 from app.ingest.runs import confirm_sweep
-from app.ingest.schemas import DocumentIn, DocumentOut, DocumentQueued, RunIn, RunStarted
+from app.ingest.schemas import (
+    DocumentIn,
+    DocumentOut,
+    DocumentQueued,
+    ExternalId,
+    RunIn,
+    RunStarted,
+)
 from app.ingest.types import ExtractionError
 from app.jobs.repository import enqueue, job_of_run, pending_for_person
 from app.reembed.service import check_job_model
@@ -250,7 +257,7 @@ def push_document(
 
 @router.delete("/documents/{source}/{external_id:path}")
 def delete_document(
-    source: SourceKey, external_id: str, principal: Admin, resources: ResourcesDep
+    source: SourceKey, external_id: ExternalId, principal: Admin, resources: ResourcesDep
 ) -> dict[str, Any]:
     pipeline = pipeline_for(resources)
     run = pipeline.start_run("api", {"delete": f"{source}/{external_id}"}, principal.person_id)
@@ -268,7 +275,7 @@ def delete_document(
 
 @router.get("/documents/{source}/{external_id:path}")
 def get_document(
-    source: SourceKey, external_id: str, principal: Admin, conn: ConnDep
+    source: SourceKey, external_id: ExternalId, principal: Admin, conn: ConnDep
 ) -> dict[str, Any]:
     summary = document_summary(conn, source, external_id)
     if summary is None:

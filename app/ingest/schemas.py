@@ -23,6 +23,8 @@ SourceName = Annotated[
     str,
     StringConstraints(strip_whitespace=True, pattern=SOURCE_NAME.pattern),
 ]
+# trimmed as a push stores it; GET and DELETE /v1/documents/{source}/{external_id} read the
+# path's id alike (as written, " D-6" was a 404 for the D-6 a push had just stored)
 ExternalId = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=EXTERNAL_ID_MAX)
 ]

@@ -121,6 +121,24 @@ def test_a_document_route_takes_the_source_exactly_as_a_push_does(
     _refused(client.get("/v1/documents/api/D-5", headers=admin), 404)
 
 
+def test_a_document_route_takes_the_external_id_as_a_push_stores_it(
+    client: TestClient, auth: Tokens
+) -> None:
+    """A push strips the spaces around external_id; GET and DELETE took the path's id as
+    written and answered 404 for the id a push had just taken."""
+    admin = auth(*ADMIN)
+    pushed = {"source": "api", "external_id": " D-6\t", "text": "Een brief over de huur."}
+    ok(client.post("/v1/documents", json=pushed, headers=admin))
+    assert ok(client.get("/v1/documents/api/%20D-6%09", headers=admin))["external_id"] == "D-6"
+    _refused(client.get("/v1/documents/api/%20", headers=admin), 422, "external_id")
+    # an id that is another one once trimmed is never read as this one
+    _refused(client.delete("/v1/documents/api/D-6%20x", headers=admin), 404)
+    _refused(client.delete("/v1/documents/api/d-6", headers=admin), 404)
+    gone = ok(client.delete("/v1/documents/api/D-6%20", headers=admin))
+    assert (gone["source"], gone["external_id"]) == ("api", "D-6"), gone
+    _refused(client.get("/v1/documents/api/D-6", headers=admin), 404)
+
+
 # --- HEAD is GET without the body ------------------------------------------------------------
 
 
