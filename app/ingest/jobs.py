@@ -64,6 +64,9 @@ def ingest_handlers(resources: Resources) -> dict[str, Handler]:
             # the write failed on our side: the job is tried again (the run continues)
             raise RuntimeError("the document's write did not go through")
         pipeline.progress(run, state="done", document=outcome.as_dict())
+        if outcome.status == "error":  # its one document not ingested (a small push: 422)
+            pipeline.finish_run(run, status="failed", error=outcome.reason)
+            return
         pipeline.finish_run(run)
 
     def connector_run(job: Job) -> None:

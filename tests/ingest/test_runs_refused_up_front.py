@@ -7,6 +7,7 @@ worth another attempt); a DMS run's failure is tried again."""
 
 from __future__ import annotations
 
+import base64
 import shutil
 from pathlib import Path
 from typing import Any
@@ -178,3 +179,22 @@ def test_a_queued_dms_run_that_fails_is_tried_again(
         report = _run_queued_jobs(client, r.json()["run_id"], admin)
     assert report["status"] == "failed", report
     assert report["job"]["status"] == "failed" and report["job"]["attempts"] == 3, report["job"]
+
+
+def test_a_queued_document_that_cannot_be_ingested_ends_its_run_failed(
+    db: DbHandle, embedder: object, auth: Tokens
+) -> None:
+    """A run of one pushed document that was not ingested (a corrupt PDF: the same push
+    answers 422 when it is small) ended "partial", which reads as "some of it went in"."""
+    pdf = b"%PDF-1.7\n" + b"\x00 not a pdf at all " * 40
+    body = {"source": "api", "external_id": "PDF-1", "client_id": "C-1", "matter_id": "M-1",
+            "content_base64": base64.b64encode(pdf).decode(), "mime_type": "application/pdf"}
+    admin = auth(*ADMIN)
+    with make_client(db, make_settings(job_workers=0, document_async_chars=100), embedder) as client:
+        r = client.post("/v1/documents", json=body, headers=admin)
+        assert r.status_code == 202, r.text
+        report = _run_queued_jobs(client, r.json()["run_id"], admin)
+    assert report["status"] == "failed", report
+    [error] = report["errors"]
+    assert error["external_id"] == "PDF-1" and error["reason"] in report["error"], report
+    assert report["job"]["attempts"] == 1, report["job"]
