@@ -158,6 +158,15 @@ def _decoded(raw: bytes, fallback: list[int] | None = None) -> str:
     return "\n".join(out)
 
 
+def _has_rows(sidecar: Path) -> bool:
+    """Whether the sidecar holds a line that is not blank (past a CSV's header), read
+    until the first one."""
+    with sidecar.open("rb") as f:
+        if sidecar.suffix == ".csv":
+            f.readline()
+        return any(line.strip() for line in f)
+
+
 def _header_problem(sidecar: Path) -> str | None:
     """Why a CSV sidecar's header cannot place its rows (a column named twice gave the
     last cell in silence: a second matter_id filed every row under it), or None."""
@@ -256,6 +265,10 @@ class FolderSource(BaseSource):
             problem = _header_problem(sidecar)
             if problem:
                 raise SourcePathError(f"{sidecar.name} in {root}: {problem}", "sidecar_invalid")
+        if not _has_rows(sidecar):
+            # it places nothing: a run would load nothing and say nothing, and read as a
+            # listing of no documents at all
+            raise SourcePathError(f"{sidecar.name} in {root} holds no rows", "sidecar_invalid")
         return sidecar
 
     def _rows(self) -> Iterator[tuple[int, dict[str, Any] | _EntryError]]:

@@ -55,6 +55,18 @@ def test_a_csv_header_that_cannot_place_its_rows_is_refused(
     assert raised.value.code == "sidecar_invalid"
 
 
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [("metadata.jsonl", ""), ("metadata.jsonl", "\n  \n"), ("metadata.csv", f"{HEADER}\n\n")],
+)
+def test_a_sidecar_that_holds_no_rows_is_refused(tmp_path: Path, name: str, content: str) -> None:
+    """It places nothing: the run loaded nothing and ended succeeded without a word."""
+    root = _folder(tmp_path, name, content)
+    with pytest.raises(SourcePathError, match="holds no rows") as raised:
+        FolderSource(root)
+    assert raised.value.code == "sidecar_invalid"
+
+
 def test_unnamed_columns_of_a_spreadsheet_header_are_no_column_named_twice(
     tmp_path: Path,
 ) -> None:
