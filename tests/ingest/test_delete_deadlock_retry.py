@@ -17,7 +17,7 @@ import psycopg
 from fastapi.testclient import TestClient
 
 from tests.conftest import DbHandle, Tokens
-from tests.helpers import Firm, ok, superuser_rows
+from tests.helpers import ok, one_matter_firm, superuser_rows
 from tests.replication import wait_for
 
 BLOCKED_BY = (
@@ -34,11 +34,7 @@ def _blocked_by(db: DbHandle, pid: int) -> list[int]:
 def test_a_delete_that_loses_a_deadlock_is_deleted_on_its_next_try(
     client: TestClient, auth: Tokens, db: DbHandle
 ) -> None:
-    firm = Firm(client, auth)
-    firm.person("alice@firm.nl")
-    firm.client_("C-1", "Acme B.V.")
-    firm.matter("M-1", "C-1", team=["alice@firm.nl"])
-    firm.document("d-1", "Het octrooi is nietig.", client_id="C-1", matter_id="M-1")
+    firm = one_matter_firm(client, auth, "alice@firm.nl", {"d-1": "Het octrooi is nietig."})
     admin = auth("admin@firm.nl", "admin")
     with psycopg.connect(db.superuser_url) as side, ThreadPoolExecutor(2) as pool:
         side.execute("SET deadlock_timeout = '10min'")

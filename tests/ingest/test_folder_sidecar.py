@@ -204,7 +204,7 @@ def test_files_no_row_names_and_files_that_cannot_be_read_are_in_the_report(
     root.mkdir()
     (root / "sub").mkdir()
     for name in ("a.txt", "locked.txt", "c.txt", "left-out.txt", "sub/also-left-out.txt"):
-        (root / name).write_text(f"Memo {name} over de huur.", encoding="utf-8")
+        (root / name).write_text("Memo " + name + " over de huur.", encoding="utf-8")
     base = {"client_id": "C-1", "matter_id": "M-1"}
     rows = [
         {**base, "external_id": "R-1", "path": "a.txt"},
