@@ -131,9 +131,21 @@ def module_db(pg_server: pg.Server, settings: Settings) -> Iterator[DbHandle]:
 
 @pytest.fixture(scope="session")
 def embedder(settings: Settings) -> Any:
-    from app.embeddings import Embedder
+    """The real model; each distinct passage input encoded once per test process
+    (tests/encoder_cache.py)."""
+    from tests.encoder_cache import CachedPassages
 
-    return Embedder(settings)
+    return CachedPassages(settings)
+
+
+@pytest.fixture
+def uncached_encoder(embedder: Any) -> Iterator[Any]:
+    """For tests that watch the encoder's machinery: every passage goes through it."""
+    embedder.cache_passages = False
+    try:
+        yield embedder
+    finally:
+        embedder.cache_passages = True
 
 
 Tokens = Callable[..., dict[str, str]]

@@ -72,6 +72,7 @@ def corpus(db: DbHandle, embedder: Any) -> DbHandle:
 # --- gates ----------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("uncached_encoder")  # the calls must wait at the encoder
 def test_concurrent_grounding_calls_per_person_are_limited(
     corpus: DbHandle, gate_client: GateClient, auth: Tokens, embedder: Any,
     monkeypatch: pytest.MonkeyPatch,

@@ -33,6 +33,9 @@ from tests.isolation.test_runnable_clock import (
     pin,
 )
 
+# these tests watch the bulk process encode: no passage may come from the suite's cache
+pytestmark = pytest.mark.usefixtures("uncached_encoder")
+
 
 @pytest.fixture(scope="module")
 def bulk(embedder: Embedder) -> BulkProcess:
