@@ -17,7 +17,7 @@ balancer's cache-busting parameter.
 from __future__ import annotations
 
 import types
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Annotated, Any, Union, get_args, get_origin
 from urllib.parse import parse_qsl
 
@@ -37,35 +37,31 @@ def declared_query_names(template: str, dependant: Any) -> frozenset[str] | None
     where the route is not checked (outside /v1)."""
     if not (template + "/").startswith(API_PREFIX):
         return None
-    names: set[str] = set()
-    pending = [dependant]
-    while pending:
-        current = pending.pop()
-        for field in current.query_params:
-            names.update(_field_names(field))
-        pending.extend(current.dependencies)
-    return frozenset(names)
+    return frozenset(name for name, _annotation in _query_parameters(dependant))
 
 
 def repeatable_query_names(dependant: Any) -> frozenset[str]:
     """The query parameters (aliases) of a route, its dependencies' included, that take a
     list and so may be given more than once."""
-    names: set[str] = set()
+    return frozenset(
+        name for name, annotation in _query_parameters(dependant) if _takes_many(annotation)
+    )
+
+
+def _query_parameters(dependant: Any) -> Iterator[tuple[str, Any]]:
+    """Each query parameter (alias) of a route and of its dependencies, with its type; where
+    one model holds the query parameters (``Annotated[Filters, Query()]``), its fields."""
     pending = [dependant]
     while pending:
         current = pending.pop()
         for field in current.query_params:
             annotation = field.field_info.annotation
             if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-                names.update(
-                    info.alias or name
-                    for name, info in annotation.model_fields.items()
-                    if _takes_many(info.annotation)
-                )
-            elif _takes_many(annotation):
-                names.add(str(field.alias))
+                for name, info in annotation.model_fields.items():
+                    yield info.alias or name, info.annotation
+            else:
+                yield str(field.alias), annotation
         pending.extend(current.dependencies)
-    return frozenset(names)
 
 
 def _takes_many(annotation: Any) -> bool:
@@ -82,15 +78,6 @@ def _takes_many(annotation: Any) -> bool:
         and kind not in (str, bytes)
         and issubclass(kind, Sequence | set | frozenset)
     )
-
-
-def _field_names(field: Any) -> list[str]:
-    """A parameter's name, or the names of a model's fields where one model holds the query
-    parameters (``Annotated[Filters, Query()]``)."""
-    annotation = field.field_info.annotation
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return [info.alias or name for name, info in annotation.model_fields.items()]
-    return [str(field.alias)]
 
 
 def unknown_names(query: str, declared: frozenset[str]) -> list[str]:
