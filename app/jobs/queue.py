@@ -19,7 +19,8 @@
 - A handler that raises is retried after ``retry_base_s * 2**(attempt-1)`` seconds until
   ``max_attempts``; then the job is ``failed`` with the last error.
 - A handler that raises ``JobRefused`` (its input cannot work: a folder without its
-  sidecar) fails the job at once: another attempt would fail the same way.
+  sidecar) fails the job at once: another attempt would fail the same way. A job of a kind
+  that no handler takes is refused alike.
 - A handler that raises ``NotForThisWorker`` (the process's encoder is not the live model
   since a re-embed switched) puts the job back as it was, the attempt not counted, and its
   worker claims nothing for ``PAUSE_S``: processes of the live model share the queue, and an
@@ -67,7 +68,7 @@ class JobRefused(Exception):
 
 
 def _unknown_kind(job: Job) -> None:
-    raise LookupError(f"no handler for jobs of kind {job.kind!r}")
+    raise JobRefused(f"no handler for jobs of kind {job.kind!r}")  # no attempt finds one
 
 
 class JobWorker:
@@ -250,8 +251,7 @@ class JobWorker:
                     "error": type(exc).__name__,
                 },
             )
-            retry = handler is not _unknown_kind and not isinstance(exc, JobRefused)
-            if job.attempt < job.max_attempts and retry:
+            if job.attempt < job.max_attempts and not isinstance(exc, JobRefused):
                 delay = self.retry_base_s * 2 ** (job.attempt - 1)
                 self._release(job, lambda c: repo.retry_later(c, job_id, token, error, delay))
             else:

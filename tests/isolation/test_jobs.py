@@ -132,11 +132,20 @@ def test_a_retry_waits_for_its_backoff(db: DbHandle) -> None:
 
 
 def test_an_unknown_kind_fails_without_retrying(db: DbHandle) -> None:
+    """... as a refused job does (JobRefused), and on_failed hears of it."""
     job_id = _enqueue(db, kind="no-such-kind")
-    worker = JobWorker(db.database, {}, retry_base_s=0)
+    told: list[tuple[int, str]] = []
+    worker = JobWorker(
+        db.database,
+        {},
+        retry_base_s=0,
+        on_failed=lambda job, error: told.append((job.job_id, error)),
+    )
     try:
         assert worker.run_once() is True
         row = _job(db, job_id)
         assert row["status"] == "failed" and row["attempts"] == 1
+        assert row["last_error"] == "JobRefused: no handler for jobs of kind 'no-such-kind'"
+        assert told == [(job_id, row["last_error"])]
     finally:
         worker.close()
