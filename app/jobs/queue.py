@@ -257,8 +257,8 @@ class JobWorker:
             else:
                 failed = self._release(job, lambda c: repo.mark_failed(c, job_id, token, error))
                 # only when the failure is this worker's word (not a job claimed again)
-                if failed and self.on_failed is not None:
-                    self.on_failed(job, error)
+                if failed:
+                    self._report_failed(job, error)
             return True
         self._release(job, lambda c: repo.mark_succeeded(c, job_id, token))
         return True
@@ -331,6 +331,7 @@ class JobWorkers:
 __all__ = [
     "Handler",
     "Job",
+    "JobRefused",
     "JobRunner",
     "JobWorker",
     "JobWorkers",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.jobs.queue import JobWorker
+from app.jobs.queue import JobRefused, JobWorker
 from app.jobs.repository import Job, enqueue, get_job
 from tests.conftest import DbHandle
 
@@ -147,5 +147,33 @@ def test_an_unknown_kind_fails_without_retrying(db: DbHandle) -> None:
         assert row["status"] == "failed" and row["attempts"] == 1
         assert row["last_error"] == "JobRefused: no handler for jobs of kind 'no-such-kind'"
         assert told == [(job_id, row["last_error"])]
+    finally:
+        worker.close()
+
+
+def test_an_on_failed_that_raises_is_logged_and_the_worker_claims_on(db: DbHandle) -> None:
+    """A failed job's on_failed that raises (its run could not be closed) is logged, as for
+    an orphan's: it escaped run_once, and the worker loop read it as the database gone
+    (dropped its connection, backed off, logged "could not claim")."""
+    refused, later = _enqueue(db, kind="refused"), _enqueue(db, kind="test")
+    ran: list[int] = []
+
+    def refuse(job: Job) -> None:
+        raise JobRefused("no sidecar")
+
+    def on_failed(job: Job, error: str) -> None:
+        raise RuntimeError("the run could not be closed")
+
+    worker = JobWorker(
+        db.database,
+        {"refused": refuse, "test": lambda job: ran.append(job.job_id)},
+        retry_base_s=0,
+        on_failed=on_failed,
+    )
+    try:
+        assert worker.run_once() is True
+        assert _job(db, refused)["status"] == "failed"
+        assert worker.run_once() is True
+        assert ran == [later] and _job(db, later)["status"] == "succeeded"
     finally:
         worker.close()
