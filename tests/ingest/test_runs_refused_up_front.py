@@ -80,6 +80,29 @@ def test_a_queued_folder_run_whose_sidecar_went_fails_once_with_the_reason(
     assert report["job"]["status"] == "failed" and report["job"]["attempts"] == 1, report["job"]
 
 
+def test_a_queued_folder_run_whose_folder_went_fails_once_with_the_reason(
+    db: DbHandle, embedder: object, auth: Tokens, tmp_path: Path
+) -> None:
+    """The route refuses a folder that is not there (422 path_not_found), so the job meets
+    one only when it went in between; that is refused too (JobRefused), not tried again: an
+    unmounted share most often leaves its mount point, an empty folder (sidecar_missing,
+    refused alike), and the retries end within seconds, the run reading "running" between."""
+    folder = tmp_path / "export"
+    folder.mkdir()
+    (folder / "a.txt").write_text("Memo over de huur.", encoding="utf-8")
+    (folder / "metadata.jsonl").write_text(SIDECAR, encoding="utf-8")
+    admin = auth(*ADMIN)
+    with make_client(db, make_settings(job_workers=0), embedder) as client:
+        body = {"connector": "folder", "path": str(folder)}
+        r = client.post("/v1/ingest/runs", json=body, headers=admin)
+        assert r.status_code == 202, r.text
+        shutil.rmtree(folder)
+        report = _run_queued_jobs(client, r.json()["run_id"], admin)
+    assert report["status"] == "failed" and "does not exist" in report["error"], report
+    assert report["job"]["status"] == "failed" and report["job"]["attempts"] == 1, report["job"]
+    assert report["job"]["last_error"].startswith("JobRefused:"), report["job"]
+
+
 def _run_queued_jobs(client: TestClient, run_id: str, headers: dict[str, str]) -> Any:
     """Run the queued jobs here, each attempt until none is due (no backoff), and return
     the run's report as the route gives it."""
