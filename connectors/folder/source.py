@@ -237,7 +237,7 @@ class FolderSource(BaseSource):
         self.name = source
         self.scope = f"path={self.root}"
         self._total: int | None = None
-        self.sidecar: Path | None = self.check_path(self.root)
+        self.sidecar: Path = self.check_path(self.root)  # raises for a folder without one
         self._named: set[Path] = set()  # the files that rows name, found or not
         self._cp1252_lines: list[int] = []  # sidecar lines that are not UTF-8
         self._unknown: dict[str, int] = {}  # keys / columns not read, with their first line
@@ -272,8 +272,6 @@ class FolderSource(BaseSource):
         return sidecar
 
     def _rows(self) -> Iterator[tuple[int, dict[str, Any] | _EntryError]]:
-        if self.sidecar is None:  # the constructor refuses folders without one
-            return
         self._cp1252_lines, self._unknown = [], {}
         content = _decoded(self.sidecar.read_bytes(), self._cp1252_lines)
         if self.sidecar.suffix == ".jsonl":
@@ -378,7 +376,7 @@ class FolderSource(BaseSource):
             return []
         notes = []
         if self._unknown:
-            csv_file = self.sidecar is not None and self.sidecar.suffix == ".csv"
+            csv_file = self.sidecar.suffix == ".csv"
             names = [f"{k!r}" if csv_file else f"{k!r} (first on line {n})"
                      for k, n in self._unknown.items()]  # fmt: skip
             more = len(names) - _UNNAMED_SHOWN
@@ -469,7 +467,7 @@ class FolderSource(BaseSource):
         try:
             # a CSV row has every column: an empty acl cell is no rules, as before; a JSON
             # line that names the key says something, and an empty value is no answer
-            jsonl = self.sidecar is not None and self.sidecar.suffix == ".jsonl"
+            jsonl = self.sidecar.suffix == ".jsonl"
             acl = parse_acl(row.get("acl"), given=jsonl and "acl" in row)
         except (ValueError, json.JSONDecodeError) as exc:
             # the rules given cannot be read: a deny among them must not wait for a good row
