@@ -13,6 +13,7 @@ run's sync state has its own fence (connectors/fence.py).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -43,11 +44,10 @@ def ingest_handlers(resources: Resources) -> dict[str, Handler]:
 
     def document(job: Job) -> None:
         pipeline = pipeline_for(resources)
-        if job.run_id is None:
-            raise ValueError("an ingest job without its run")
+        run_id = _run_of(job)
         ours()
         # every write of the run checks that the job is still this worker's (job_fence)
-        run = pipeline.resume_run(job.run_id, JobClaim(job.job_id, job.claim_token))
+        run = pipeline.resume_run(run_id, JobClaim(job.job_id, job.claim_token))
         run.job_id = job.job_id  # its write yields to any write of the document since
         pipeline.progress(run, state="running", attempt=job.attempt)
         doc = to_source_document(DocumentIn.model_validate(job.payload["document"]))
@@ -71,10 +71,9 @@ def ingest_handlers(resources: Resources) -> dict[str, Handler]:
 
     def connector_run(job: Job) -> None:
         pipeline = pipeline_for(resources)
-        if job.run_id is None:
-            raise ValueError("an ingest job without its run")
+        run_id = _run_of(job)
         ours()
-        run = pipeline.resume_run(job.run_id)
+        run = pipeline.resume_run(run_id)
         pipeline.progress(run, state="running", attempt=job.attempt)
         name = str(job.payload["connector"])
         path = job.payload.get("path")
@@ -102,6 +101,13 @@ def ingest_handlers(resources: Resources) -> dict[str, Handler]:
             raise RuntimeError(reason)
 
     return {DOCUMENT_JOB: document, RUN_JOB: connector_run}
+
+
+def _run_of(job: Job) -> uuid.UUID:
+    """The ingest run the job continues; one without a run is refused (no attempt has one)."""
+    if job.run_id is None:
+        raise JobRefused("an ingest job without its run")
+    return job.run_id
 
 
 @contextmanager

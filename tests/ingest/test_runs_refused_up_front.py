@@ -16,8 +16,9 @@ from urllib.parse import urlsplit
 import pytest
 from fastapi.testclient import TestClient
 
-from app.ingest.jobs import ingest_handlers, mark_run_failed
+from app.ingest.jobs import DOCUMENT_JOB, RUN_JOB, ingest_handlers, mark_run_failed
 from app.jobs.queue import JobWorker
+from app.jobs.repository import enqueue, get_job
 from tests.conftest import DbHandle, Tokens, make_client, make_settings
 from tests.helpers import ADMIN, ok, superuser_rows, unreachable_database_url
 
@@ -101,6 +102,27 @@ def test_a_queued_folder_run_whose_folder_went_fails_once_with_the_reason(
     assert report["status"] == "failed" and "does not exist" in report["error"], report
     assert report["job"]["status"] == "failed" and report["job"]["attempts"] == 1, report["job"]
     assert report["job"]["last_error"].startswith("JobRefused:"), report["job"]
+
+
+@pytest.mark.parametrize("kind", [DOCUMENT_JOB, RUN_JOB])
+def test_an_ingest_job_without_its_run_fails_once(
+    db: DbHandle, embedder: object, kind: str
+) -> None:
+    """No attempt finds a run the job does not name: it was tried three times (ValueError)."""
+    with make_client(db, make_settings(job_workers=0), embedder) as client:
+        resources = client.app.state.resources  # type: ignore[attr-defined]
+        with db.database.transaction() as conn:
+            job_id = enqueue(conn, kind=kind, person_id=ADMIN[0], payload={}, max_attempts=3)
+        worker = JobWorker(resources.database, ingest_handlers(resources), retry_base_s=0)
+        try:
+            while worker.run_once():
+                pass
+        finally:
+            worker.close()
+        with db.database.transaction() as conn:
+            job = get_job(conn, job_id)
+    assert job is not None and job["status"] == "failed" and job["attempts"] == 1, job
+    assert job["last_error"] == "JobRefused: an ingest job without its run", job
 
 
 def _run_queued_jobs(client: TestClient, run_id: str, headers: dict[str, str]) -> Any:
