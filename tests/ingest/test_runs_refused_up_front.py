@@ -81,29 +81,6 @@ def test_a_queued_folder_run_whose_sidecar_went_fails_once_with_the_reason(
     assert report["job"]["status"] == "failed" and report["job"]["attempts"] == 1, report["job"]
 
 
-def test_a_queued_folder_run_whose_folder_went_fails_once_with_the_reason(
-    db: DbHandle, embedder: object, auth: Tokens, tmp_path: Path
-) -> None:
-    """The route refuses a folder that is not there (422 path_not_found), so the job meets
-    one only when it went in between; that is refused too (JobRefused), not tried again: an
-    unmounted share most often leaves its mount point, an empty folder (sidecar_missing,
-    refused alike), and the retries end within seconds, the run reading "running" between."""
-    folder = tmp_path / "export"
-    folder.mkdir()
-    (folder / "a.txt").write_text("Memo over de huur.", encoding="utf-8")
-    (folder / "metadata.jsonl").write_text(SIDECAR, encoding="utf-8")
-    admin = auth(*ADMIN)
-    with make_client(db, make_settings(job_workers=0), embedder) as client:
-        body = {"connector": "folder", "path": str(folder)}
-        r = client.post("/v1/ingest/runs", json=body, headers=admin)
-        assert r.status_code == 202, r.text
-        shutil.rmtree(folder)
-        report = _run_queued_jobs(client, r.json()["run_id"], admin)
-    assert report["status"] == "failed" and "does not exist" in report["error"], report
-    assert report["job"]["status"] == "failed" and report["job"]["attempts"] == 1, report["job"]
-    assert report["job"]["last_error"].startswith("JobRefused:"), report["job"]
-
-
 @pytest.mark.parametrize("kind", [DOCUMENT_JOB, RUN_JOB])
 def test_an_ingest_job_without_its_run_fails_once(
     db: DbHandle, embedder: object, kind: str
@@ -139,23 +116,37 @@ def _run_queued_jobs(client: TestClient, run_id: str, headers: dict[str, str]) -
     return ok(client.get(f"/v1/ingest/runs/{run_id}", headers=headers))
 
 
-def test_a_queued_rechtspraak_run_whose_folder_went_fails_once_with_the_reason(
-    db: DbHandle, embedder: object, auth: Tokens, tmp_path: Path
+@pytest.mark.parametrize(
+    ("connector", "files", "said"),
+    [
+        ("rechtspraak", {"a.xml": "<open-rechtspraak/>"}, "no folder"),
+        ("folder", {"a.txt": "Memo over de huur.", "metadata.jsonl": SIDECAR}, "does not exist"),
+    ],
+)
+def test_a_queued_run_whose_folder_went_fails_once_with_the_reason(
+    db: DbHandle, embedder: object, auth: Tokens, tmp_path: Path, connector: str,
+    files: dict[str, str], said: str,
 ) -> None:
     """The folder is read when the job runs: gone by then, the run's report ended failed
-    and the job was tried twice more on a folder that was no more there than before."""
+    and the job was tried twice more on a folder that was no more there than before. The
+    route refuses a folder that is not there (422 path_not_found), so the job meets one only
+    when it went in between, and it is not tried again: an unmounted share most often leaves
+    its mount point, an empty folder (sidecar_missing, refused alike), and the retries end
+    within seconds, the run reading "running" between them."""
     folder = tmp_path / "records"
     folder.mkdir()
-    (folder / "a.xml").write_text("<open-rechtspraak/>", encoding="utf-8")
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
     admin = auth(*ADMIN)
     with make_client(db, make_settings(job_workers=0), embedder) as client:
-        body = {"connector": "rechtspraak", "path": str(folder)}
+        body = {"connector": connector, "path": str(folder)}
         r = client.post("/v1/ingest/runs", json=body, headers=admin)
         assert r.status_code == 202, r.text
         shutil.rmtree(folder)
         report = _run_queued_jobs(client, r.json()["run_id"], admin)
-    assert report["status"] == "failed" and "no folder" in report["error"], report
+    assert report["status"] == "failed" and said in report["error"], report
     assert report["job"]["status"] == "failed" and report["job"]["attempts"] == 1, report["job"]
+    assert report["job"]["last_error"].startswith("JobRefused:"), report["job"]
 
 
 def test_a_queued_folder_run_whose_sidecar_cannot_be_read_fails_once_with_the_reason(
