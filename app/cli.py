@@ -25,6 +25,7 @@ from app.demo import cli as demo_cli
 from app.evaluation import cli as evaluation_cli
 from app.ingest import cli as ingest_cli
 from app.logging import configure_logging
+from app.matrix import cli as matrix_cli
 from app.model import cli as model_cli
 from app.reembed import cli as reembed_cli
 from app.settings import Settings, get_settings
@@ -504,7 +505,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _registrations() -> list[Callable[[Any], None]]:
-    """Commands that live with their domain (ingest, demo, eval, reembed, chunks, model)."""
+    """Commands that live with their domain (ingest, demo, eval, reembed, chunks, model,
+    ids)."""
     return [
         ingest_cli.register,
         demo_cli.register,
@@ -512,6 +514,7 @@ def _registrations() -> list[Callable[[Any], None]]:
         reembed_cli.register,
         chunks_cli.register,
         model_cli.register,
+        matrix_cli.register,
     ]
 
 

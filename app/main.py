@@ -28,6 +28,7 @@ from app.ingest.jobs import ingest_handlers, mark_run_failed
 from app.ingest.pipeline import IngestPipeline
 from app.jobs.queue import RETRY_BASE_S, JobRunner, JobWorkers
 from app.jobs.supervisor import WorkerSupervisor
+from app.matrix import rekey
 from app.metrics import Metrics, install_request_middleware
 from app.readiness import Readiness
 from app.reembed.service import awaiting_switch, claim_live_model, live_model, model_not_live
@@ -130,6 +131,7 @@ def create_app(
         model = resources.require_embedder()
         check_dimensions(settings, database, model.dimension, model.model_id)
         advise_layout(database)
+        rekey.warn_at_start(database)
         resources.resolver = AccessResolver()
         resources.pipeline = IngestPipeline(database, resources.require_embedder(), settings)
         worker: RetagWorker | None = None
@@ -235,6 +237,12 @@ def create_app(
             except Exception:
                 log.warning("could not read the live model", exc_info=True)
         checks["model_live"] = live_ok
+        if checks["database"]:
+            # informational: ids stored decomposed before the upgrade (app/matrix/rekey.py);
+            # the service serves on, the firm decides when to re-key them
+            stored = rekey.stored_in_other_forms(database)
+            if stored is not None:
+                checks["ids_nfc"] = {"ok": not stored, "check": rekey.COMMAND}
         if replicas:
             # informational: a replica that is down or lagging only sends searches to the
             # primary, so it never makes the service unready

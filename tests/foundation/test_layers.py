@@ -141,6 +141,9 @@ READS_FOR_NO_PERSON = {
     "functions/search_postings.v1.sql": (
         "writer's statement triggers: a touched document's postings rebuilt from its chunks"
     ),
+    "ids.not_nfc": "ewall ids check: which stored ids are not NFC, and in how many rows",
+    "ids.move_chunk_clients": "writer: ewall ids normalize re-keys the chunks' client ids",
+    "ids.move_chunk_matters": "writer: ewall ids normalize re-keys the chunks' matter ids",
     "ingest.document_passages": "writer: ingestion diffs a document's chunks and contexts",
     "ingest.refresh_embeddings": "writer: ingestion re-encodes kept chunks after a context change",
     "ingest.touch_embeddings": "writer: a re-embed run forgets next vectors of a changed context",

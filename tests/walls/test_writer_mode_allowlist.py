@@ -23,6 +23,7 @@ ALLOWED = {
     "app/ingest/repository.py": "admin document view: counts the document's chunks",
     "app/caselaw/repository.py": "case-law ingestion (writes) and its admin view (counts)",
     "app/demo/repository.py": "demo loader: counts chunks in its summary (past RLS)",
+    "app/matrix/rekey.py": "ids re-keyed to NFC: writes the chunks' client and matter ids",
     "app/reembed/service.py": "re-embedding: writes every chunk's new vector and switches "
     "columns (its last check and its report count every chunk; numbers only)",
 }
