@@ -164,6 +164,13 @@ def lookup_id(value: str) -> str:
     return unicodedata.normalize("NFC", value)
 
 
+def id_spellings(value: str) -> tuple[str, ...]:
+    """``value`` and its NFC and NFD forms, each once: the ways one id may be stored in rows
+    never rewritten (the audit chains), written before ids were read in NFC."""
+    forms = (value, unicodedata.normalize("NFC", value), unicodedata.normalize("NFD", value))
+    return tuple(dict.fromkeys(forms))
+
+
 # An id that is only looked up (GET /v1/people/{person_id}, a filter): any text, unknown ids
 # are 404 or match nothing (lookup_id)
 IdLookup = Annotated[str, AfterValidator(lookup_id)]

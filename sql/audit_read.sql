@@ -6,15 +6,21 @@
 -- (app/walls/visibility.py): a result of one never satisfies the matter or chunk filter, so
 -- a filter on a hidden matter, or on a chunk of one, matches as a filter on an unknown id
 -- does (nothing), instead of confirming which of the reader's retrievals returned it.
+-- :person_id and :matter_id (NFC, as the API reads ids) also match rows recorded under the
+-- id decomposed (NFD), as versions before ids were read in NFC stored them: audit rows are
+-- never rewritten, and `ewall ids normalize` re-keyed the matrix (docs/hardening.md). Two
+-- values of an index (ix_audit_retrievals_person_id_at), not a function of every row.
 SELECT r.*
 FROM audit_retrievals r
-WHERE (CAST(:person_id AS text) IS NULL OR r.person_id = CAST(:person_id AS text))
+WHERE (CAST(:person_id AS text) IS NULL
+       OR r.person_id IN (CAST(:person_id AS text), normalize(CAST(:person_id AS text), NFD)))
   AND (CAST(:since AS timestamptz) IS NULL OR r.at >= CAST(:since AS timestamptz))
   AND (CAST(:until AS timestamptz) IS NULL OR r.at < CAST(:until AS timestamptz))
   AND (CAST(:before_seq AS bigint) IS NULL OR r.seq < CAST(:before_seq AS bigint))
   AND (CAST(:matter_id AS text) IS NULL OR EXISTS (
         SELECT 1 FROM audit_retrieval_results x
-        WHERE x.retrieval_id = r.retrieval_id AND x.matter_id = CAST(:matter_id AS text)
+        WHERE x.retrieval_id = r.retrieval_id
+          AND x.matter_id IN (CAST(:matter_id AS text), normalize(CAST(:matter_id AS text), NFD))
           AND (CAST(:hidden_matters AS text[]) IS NULL
                OR x.matter_id <> ALL(CAST(:hidden_matters AS text[])))))
   AND (CAST(:chunk_id AS text) IS NULL OR EXISTS (
@@ -56,20 +62,26 @@ SELECT max(seq) FROM audit_retrievals
 
 -- name: list_policy_events
 -- :object_id finds an event by its subject or by any object its changes name (an import
--- is filed under one subject and changes many; ix_policy_events_changes).
+-- is filed under one subject and changes many; ix_policy_events_changes), also under the
+-- id decomposed (NFD), as events before ids were read in NFC recorded it (list_retrievals).
 SELECT * FROM policy_events
 WHERE (CAST(:since AS timestamptz) IS NULL OR at >= CAST(:since AS timestamptz))
   AND (CAST(:until AS timestamptz) IS NULL OR at < CAST(:until AS timestamptz))
-  AND (CAST(:object_id AS text) IS NULL OR object_id = CAST(:object_id AS text)
-       OR details -> 'changes' @> jsonb_build_array(jsonb_build_object('id', CAST(:object_id AS text))))
+  AND (CAST(:object_id AS text) IS NULL
+       OR object_id IN (CAST(:object_id AS text), normalize(CAST(:object_id AS text), NFD))
+       OR details -> 'changes' @> jsonb_build_array(jsonb_build_object('id', CAST(:object_id AS text)))
+       OR details -> 'changes' @> jsonb_build_array(
+              jsonb_build_object('id', normalize(CAST(:object_id AS text), NFD))))
   AND (CAST(:before_seq AS bigint) IS NULL OR seq < CAST(:before_seq AS bigint))
 ORDER BY seq DESC
 LIMIT :limit
 
 -- name: list_gate_events
 -- Newest first, like list_retrievals; :before_seq is the cursor.
+-- :person_id also matches rows recorded under the id decomposed (list_retrievals says why).
 SELECT * FROM gate_events
-WHERE (CAST(:person_id AS text) IS NULL OR person_id = CAST(:person_id AS text))
+WHERE (CAST(:person_id AS text) IS NULL
+       OR person_id IN (CAST(:person_id AS text), normalize(CAST(:person_id AS text), NFD)))
   AND (CAST(:gate AS text) IS NULL OR gate = CAST(:gate AS text))
   AND (CAST(:ok AS boolean) IS NULL OR ok = CAST(:ok AS boolean))
   AND (CAST(:session_id AS text) IS NULL OR request->>'session_id' = CAST(:session_id AS text))

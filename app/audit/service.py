@@ -26,6 +26,7 @@ from app.audit.repository import (
 from app.auth import keys
 from app.errors import NotFound, Unprocessable
 from app.settings import Settings
+from app.types import id_spellings
 from app.walls.visibility import MatterView, MaySee
 
 _MAX_SEQ = 2**63 - 1
@@ -196,6 +197,9 @@ def list_retrievals(
         if matter_id is not None and not view.may_see(matter_id):
             # a matter unknown to the matrix may still be refused (an inactive reader)
             hidden = (*hidden, matter_id)
+        # results recorded under a hidden matter's id decomposed (before ids were read in
+        # NFC; audit rows are never rewritten) are that matter's: the filters match them too
+        hidden = tuple(dict.fromkeys(h for m in hidden for h in id_spellings(m)))
     where = RetrievalFilter(
         person_id=person_id,
         matter_id=matter_id,

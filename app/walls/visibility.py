@@ -10,6 +10,7 @@ would tell the screened lawyer which matter the new wall protects.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -52,8 +53,13 @@ def matter_view(
 
     def may_see(matter_id: str) -> bool:
         # a matter the matrix does not know is not seen either: were it shown while a hidden
-        # one is withheld, echoing a guessed id back would tell which guesses exist
-        return matter_id in snap.matters and snap.may_access(person_id, matter_id, at)
+        # one is withheld, echoing a guessed id back would tell which guesses exist. An id
+        # recorded decomposed (an audit row from before ids were read in NFC) is its NFC
+        # matter's, unless the matrix still holds that spelling itself
+        for spelled in dict.fromkeys((matter_id, unicodedata.normalize("NFC", matter_id))):
+            if spelled in snap.matters:
+                return snap.may_access(person_id, spelled, at)
+        return False
 
     # only a walled matter can be refused to a known, active person; an inactive person is
     # refused every matter, so every matter the matrix knows is a candidate

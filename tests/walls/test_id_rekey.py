@@ -23,9 +23,10 @@ import pytest
 from fastapi.testclient import TestClient
 from psycopg import sql
 
+from app.audit.chain import append_gate_event
 from app.cli import build_parser
 from tests.conftest import DbHandle, Tokens, make_settings
-from tests.helpers import Firm, ok, retag, superuser_rows
+from tests.helpers import Firm, ok, retag, retrieved, superuser_rows
 
 PERSON = unicodedata.normalize("NFC", "josé@firm.nl")
 CLIENT = unicodedata.normalize("NFC", "C-SÃO")
@@ -235,3 +236,44 @@ def test_readyz_names_the_check_while_such_ids_are_stored(
     assert ids_cli(db, "normalize", capsys)[0] == 0
     checks = client.get("/readyz").json()["checks"]
     assert checks["ids_nfc"] == {"ok": True, "check": "ewall ids check"}
+
+
+def test_audit_filters_find_rows_recorded_under_the_old_spelling(
+    old_firm: Firm,
+    client: TestClient,
+    auth: Tokens,
+    db: DbHandle,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Audit rows are never rewritten: those an old version recorded under the decomposed
+    ids are found by the person and matter filters, which read the NFC id, and a reader's
+    hidden matters hide them too."""
+    retrieved(client, nfd(PERSON), nfd(MATTER), "s-jose")  # before the wall screened him
+    retrieved(client, "alice@firm.nl", nfd(MATTER), "s-alice")
+    with db.database.transaction() as conn:
+        append_gate_event(conn, person_id=nfd(PERSON), gate="session", ok=True,
+                          request={}, outcome={})
+    assert ids_cli(db, "normalize", capsys)[0] == 0
+    compliance = auth("c@firm.nl", "compliance")
+
+    def sessions(headers: dict[str, str], **params: str) -> list[str | None]:
+        rows = ok(client.get("/v1/audit/retrievals", params=params, headers=headers))["items"]
+        return sorted(r["session_id"] for r in rows if r["session_id"])
+
+    assert sessions(compliance, person_id=PERSON) == ["s-jose"]
+    assert sessions(compliance, matter_id=MATTER) == ["s-alice", "s-jose"]
+    events = ok(client.get("/v1/audit/gate-events", params={"person_id": PERSON},
+                           headers=compliance))["items"]
+    assert [e["person_id"] for e in events] == [nfd(PERSON)]  # as recorded
+    # alice may see the matter: her row names it; josé is screened from it now: a filter on
+    # it matches nothing of his, and his own row withholds it
+    alice = auth("alice@firm.nl", "lawyer")
+    assert sessions(alice, session_id="s-alice", matter_id=MATTER) == ["s-alice"]
+    own = ok(client.get("/v1/audit/retrievals", params={"session_id": "s-alice"},
+                        headers=alice))["items"]
+    assert [r["results"][0]["matter_id"] for r in own] == [nfd(MATTER)]  # not withheld
+    jose = auth(PERSON, "lawyer")
+    assert sessions(jose, session_id="s-jose", matter_id=MATTER) == []
+    own = ok(client.get("/v1/audit/retrievals", params={"session_id": "s-jose"},
+                        headers=jose))["items"]
+    assert [r["results"][0].get("withheld") for r in own] == [True]
