@@ -19,9 +19,13 @@ SELECT pg_advisory_xact_lock_shared(:namespace, hashtext(:person_id || chr(31) |
 
 -- name: session_binding
 -- The matter the person's session is bound to, if any (ix_audit_retrievals_session_id_seq).
+-- Also a binding recorded under the person's id decomposed (NFD), as versions before ids
+-- were read in NFC recorded it (audit rows are never rewritten): the session stays bound.
 SELECT session_matter_id
 FROM audit_retrievals
-WHERE session_id = :session_id AND person_id = :person_id AND session_matter_id IS NOT NULL
+WHERE session_id = :session_id
+  AND person_id IN (CAST(:person_id AS text), normalize(CAST(:person_id AS text), NFD))
+  AND session_matter_id IS NOT NULL
 ORDER BY seq DESC
 LIMIT 1
 

@@ -4,6 +4,7 @@ app/search that runs statements."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from typing import Any, Literal
@@ -406,12 +407,20 @@ def lock_session(conn: Connection, session_id: str, person_id: str, *, exclusive
 
 
 def session_binding(conn: Connection, session_id: str, person_id: str) -> str | None:
-    """The matter the person's session is bound to, if any."""
+    """The matter the person's session is bound to, if any. A binding recorded decomposed
+    (before ids were read in NFC) names the matter in NFC, which `ewall ids normalize`
+    re-keyed it to, unless the matrix still holds the recorded spelling itself."""
     bound = conn.execute(
         sqlfiles.query("sessions.session_binding"),
         {"session_id": session_id, "person_id": person_id},
     ).scalar_one_or_none()
-    return None if bound is None else str(bound)
+    if bound is None:
+        return None
+    matter_id = str(bound)
+    nfc = unicodedata.normalize("NFC", matter_id)
+    if nfc != matter_id and bound_matter_group(conn, matter_id) is None:
+        return nfc
+    return matter_id
 
 
 def bound_matter_group(conn: Connection, matter_id: str) -> str | None:

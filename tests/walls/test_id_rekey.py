@@ -23,10 +23,10 @@ import pytest
 from fastapi.testclient import TestClient
 from psycopg import sql
 
-from app.audit.chain import append_gate_event
+from app.audit.chain import append_gate_event, append_retrieval
 from app.cli import build_parser
 from tests.conftest import DbHandle, Tokens, make_settings
-from tests.helpers import Firm, ok, retag, retrieved, superuser_rows
+from tests.helpers import Firm, audit_entry, ok, retag, retrieved, superuser_rows
 
 PERSON = unicodedata.normalize("NFC", "josé@firm.nl")
 CLIENT = unicodedata.normalize("NFC", "C-SÃO")
@@ -277,3 +277,33 @@ def test_audit_filters_find_rows_recorded_under_the_old_spelling(
     own = ok(client.get("/v1/audit/retrievals", params={"session_id": "s-jose"},
                         headers=jose))["items"]
     assert [r["results"][0].get("withheld") for r in own] == [True]
+
+
+def test_a_session_bound_under_the_old_spelling_stays_bound(
+    client: TestClient, auth: Tokens, db: DbHandle, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An old version recorded a session bound to the matter decomposed, under its person's
+    id decomposed: after the re-key the session is still bound to that matter (narrowed to
+    it), and binding it to another is refused as before."""
+    person = unicodedata.normalize("NFC", "alicé@firm.nl")
+    firm = Firm(client, auth)
+    firm.person(person)
+    firm.client_("C-1")
+    for matter, external_id in ((MATTER, "d-1"), ("M-2", "d-2")):
+        firm.matter(matter, "C-1", team=[person], title=external_id)
+        firm.document(external_id, TEXT, client_id="C-1", matter_id=matter)
+    retag(client)
+    store_decomposed(db, person, MATTER)
+    entry = audit_entry(person_id=nfd(person), session_id="s-old",
+                        session_matter_id=nfd(MATTER), session_scope="bound")
+    with db.database.transaction() as conn:
+        append_retrieval(conn, entry, [])
+    assert ids_cli(db, "normalize", capsys)[0] == 0
+    assert firm.matters_seen(person, QUERY) == {MATTER, "M-2"}
+    assert firm.matters_seen(person, QUERY, session_id="s-old") == {MATTER}
+    assert firm.matters_seen(person, QUERY, session_id="s-old", session_matter_id=MATTER) == {
+        MATTER}
+    other = client.post("/v1/search", json={"query": QUERY, "session_id": "s-old",
+                                            "session_matter_id": "M-2"},
+                        headers=auth(person, "lawyer"))
+    assert other.status_code == 409, other.text
