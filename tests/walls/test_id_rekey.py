@@ -15,6 +15,7 @@ decomposed, with the foreign keys' and the triggers' checks off, as one database
 from __future__ import annotations
 
 import json
+import logging
 import unicodedata
 from typing import Any
 
@@ -25,6 +26,7 @@ from psycopg import sql
 
 from app.audit.chain import append_gate_event, append_retrieval
 from app.cli import build_parser
+from app.matrix import rekey
 from tests.conftest import DbHandle, Tokens, make_settings
 from tests.helpers import Firm, audit_entry, ok, retag, retrieved, superuser_rows
 
@@ -227,15 +229,23 @@ def test_a_collision_is_reported_and_left_as_stored(
     assert sorted(rows) == sorted([(MATTER, "C-2"), (nfd(MATTER), CLIENT)])
 
 
-def test_readyz_names_the_check_while_such_ids_are_stored(
-    old_firm: Firm, client: TestClient, db: DbHandle, capsys: pytest.CaptureFixture[str]
+def test_start_and_readyz_name_the_check_while_such_ids_are_stored(
+    old_firm: Firm,
+    client: TestClient,
+    db: DbHandle,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Informational: the service serves on (re-keying is the firm's step)."""
+    with caplog.at_level(logging.WARNING, logger="ewall.ids"):
+        assert rekey.warn_at_start(db.database) is True
+    assert "ewall ids check" in caplog.text
     checks = client.get("/readyz").json()["checks"]
     assert checks["ids_nfc"] == {"ok": False, "check": "ewall ids check"}
     assert ids_cli(db, "normalize", capsys)[0] == 0
     checks = client.get("/readyz").json()["checks"]
     assert checks["ids_nfc"] == {"ok": True, "check": "ewall ids check"}
+    assert rekey.warn_at_start(db.database) is False
 
 
 def test_audit_filters_find_rows_recorded_under_the_old_spelling(
