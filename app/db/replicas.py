@@ -104,6 +104,18 @@ def replica_name(url: str) -> str:
     return f"{host}:{port}/{database}"
 
 
+def probe_failure(exc: BaseException) -> str:
+    """What /readyz (which answers anyone) says of a failed probe: the driver error's type
+    and SQLSTATE, never its text. The text quoted the connection's host as the driver read
+    it: a replica URL whose password held an unencoded "@" showed the password's tail
+    ("failed to resolve host 'tail@host'"), and it names the login role and server paths.
+    The log keeps the type and frames (app/logging.py), as the searches' mark_down does."""
+    orig = getattr(exc, "orig", None) or exc
+    code = getattr(orig, "sqlstate", None)
+    sqlstate = f" (SQLSTATE {code})" if isinstance(code, str) and code else ""
+    return f"{type(orig).__name__}{sqlstate}: the probe failed (the service log has its frames)"
+
+
 @dataclass(frozen=True)
 class ReplicaState:
     name: str
@@ -228,14 +240,9 @@ class ReplicaSet:
             with replica.database.connect() as conn:
                 row = conn.execute(sqlfiles.query("replica.probe")).one()
         except Exception as exc:  # any failure: the replica is down for routing
-            state = ReplicaState(
-                replica.name,
-                DOWN,
-                None,
-                None,
-                type(exc).__name__ + ": " + str(exc)[:200],
-                time.time(),
-            )
+            if replica.state.state != DOWN:  # once per outage, not every interval
+                log.warning("replica probe failed", extra={"replica": replica.name}, exc_info=True)
+            state = ReplicaState(replica.name, DOWN, None, None, probe_failure(exc), time.time())
             replica.set_state(state)
             return state
         if not row.schema:
