@@ -130,10 +130,15 @@ MONTHS = {
 # its full stop (as sentences.py keeps them with their sentence) or before it ("... [2].",
 # as language models often write them: the stop is kept with the sentence)
 # "[2]", "[1, 3]", "[2-4]", "[ 1 ]", "[+1]"; "[-1]", "[–1]" and "[0]" cite no result (out of
-# range)
-_MARKER_TEXT = r"\[\s*([-−–+]?\s*\d+(?:\s*[,;]?\s*[-−–+]?\s*\d+)*)\s*\]"
-# (a list item's marker may stand before its ";" or ",": "... verstrijkt [2];")
-_MARKERS_AT_END = re.compile(rf"(?:\s*{_MARKER_TEXT})+\s*([.!?…;:,]*)\s*$")
+# range). Possessive: every separator between two numbers is optional, so a run of digits
+# (or of spaces) could be cut into numbers in exponentially many ways, each tried again when
+# the marker does not end the sentence: "[1] 12-13 [9999999999999999999999] r.o. 3.4" kept a
+# grounding request (and its database connection) busy for minutes, a longer run for ever.
+_MARKER_TEXT = r"\[\s*+([-−–+]?\s*+\d++(?:\s*+[,;]?\s*+[-−–+]?\s*+\d++)*+)\s*+\]"
+# (a list item's marker may stand before its ";" or ",": "... verstrijkt [2];"). Not started
+# within a run of spaces (the match from the run's first space is the same one, and the
+# search retried every later space of the run: quadratic in it)
+_MARKERS_AT_END = re.compile(rf"(?<!\s)(?:\s*{_MARKER_TEXT})+\s*([.!?…;:,]*)\s*$")
 _RANK_DIGITS = 9  # a longer rank is out of range whatever it is (and int() refuses 4,300+)
 _MARKER = re.compile(_MARKER_TEXT)
 
