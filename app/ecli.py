@@ -162,6 +162,9 @@ _PREFIXED = re.compile(
     r"(?:(?=[^\W_])|[ \t]*(?=(?:[^\W_]+|[^\W_](?:[ \t]+[^\W_])+)[ \t]*:))"
 )
 _WORDS = re.compile(r"\S*(?:[ \t]+(?:[^\W_][ \t]+)*\S*:[^\W_]\S*)*")
+# how far the words of an unread prefix are read: what is shown of them is cut at MAX_SHOWN
+# characters anyway (a longer stretch of spaces or marks inside them may be shown shorter)
+_WORDS_REACH = 4 * MAX_SHOWN
 _TRAILING_MARKS = ".,;:!?)]}>\"'\u201d\u2019\u00bb*"
 
 
@@ -489,7 +492,9 @@ def _unread_prefixes(read: str, matches: list[re.Match[str]]) -> Iterator[str]:
         before = bisect.bisect_right(starts, prefix.start())
         if before and ends[before - 1] > prefix.start():
             continue  # inside a stretch already read (well formed, or named as malformed)
-        # its word and the words after it that go on with a part ("ECLI:N L:HR:2019:1")
-        words = _WORDS.match(read, prefix.end())
+        # its word and the words after it that go on with a part ("ECLI:N L:HR:2019:1"),
+        # within _WORDS_REACH: read to their end from every prefix, a draft of prefixes alone
+        # ("ECLI: N L:" repeated, 200,000 characters) kept a request busy for 86 s
+        words = _WORDS.match(read, prefix.end(), prefix.end() + _WORDS_REACH)
         shown = prefix.group(0) + (words.group(0) if words else "")
         yield " ".join(shown.split()).rstrip(_TRAILING_MARKS)
