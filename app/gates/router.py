@@ -217,19 +217,20 @@ def check_answer_grounding(
         result, served_by = routed_grounding(
             conn, resources, principal.person_id, body.retrieval_id, sentences, start
         )
-        # the caller's own retrieval (checked above): a check filed under another session
-        # than the retrieval's would put that session's record in doubt
-        made_in = (
-            repository.retrieval_session(conn, body.retrieval_id)
-            if body.session_id is not None
-            else None
-        )
-        if made_in is not None and made_in != body.session_id:
+        # the caller's own retrieval (checked above): the check is filed under the
+        # retrieval's session, named or not, so a session's record holds every check of
+        # what it retrieved; one filed under another session (or under one, for a
+        # retrieval made outside any) would put that session's record in doubt
+        made_in = repository.retrieval_session(conn, body.retrieval_id)
+        if body.session_id is not None and made_in != body.session_id:
             raise Unprocessable(
                 "session_mismatch",
-                "The retrieval was made in another session than the one named.",
+                "The retrieval was made in another session than the one named."
+                if made_in is not None
+                else "The retrieval was made outside any session.",
                 field="session_id",
             )
+        request = _with_session(request, made_in)
     except AppError as exc:
         if exc.status not in (403, 404) and exc.code != "session_mismatch":
             raise

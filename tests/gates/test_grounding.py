@@ -222,6 +222,18 @@ def test_a_check_names_the_session_its_retrieval_was_made_in(
         corpus, "SELECT ok, outcome FROM gate_events WHERE request->>'session_id' = 'thread-2'"
     )
     assert refused == [(False, {"refused": {"status": 422, "code": "session_mismatch"}})]
+    # a check that names no session is filed under the retrieval's: the session's record
+    # holds both checks (before, the second was filed under none)
+    filed = superuser(
+        corpus, "SELECT ok FROM gate_events WHERE request->>'session_id' = 'thread-1'"
+    )
+    assert filed == [(True,), (True,)]
+    # a retrieval made outside any session is not checked under one
+    outside = record_retrieval(corpus, ALICE, list(RETURNED))
+    body = {"retrieval_id": outside, "answer": answer, "session_id": "thread-1"}
+    named = client.post("/v1/gates/grounding", json=body, headers=auth(ALICE, "lawyer"))
+    assert named.status_code == 422, named.text
+    assert named.json()["error"]["code"] == "session_mismatch"
 
 
 def test_a_chunk_the_retrieval_did_not_return_never_counts(
