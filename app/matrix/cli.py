@@ -17,6 +17,9 @@ import json
 import sys
 from typing import Any
 
+from app.db.engine import begin_snapshot
+from app.db.runtime import open_database
+from app.matrix.rekey import check, normalize
 from app.settings import Settings
 
 EXIT_OK, EXIT_REMAIN = 0, 1
@@ -69,10 +72,6 @@ def _summary(report: Any) -> str:
 
 
 def cmd_ids_check(args: argparse.Namespace, settings: Settings) -> int:
-    from app.db.engine import begin_snapshot
-    from app.db.runtime import open_database
-    from app.matrix.rekey import check
-
     with open_database(settings) as database, database.engine.connect() as conn:
         begin_snapshot(conn)  # one committed state
         report = check(conn)
@@ -83,9 +82,6 @@ def cmd_ids_check(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_ids_normalize(args: argparse.Namespace, settings: Settings) -> int:
-    from app.db.runtime import open_database
-    from app.matrix.rekey import normalize
-
     with open_database(settings) as database, database.transaction() as conn:
         report = normalize(conn, actor=f"cli:{getpass.getuser()}")
     _print(report.as_dict())
