@@ -82,23 +82,57 @@ def _needs_token(dependant: Any) -> bool:
     return False
 
 
-def _flatten(routes: list[Any]) -> list[_Route]:
-    """Every FastAPI route of the app with its full path, also those of included routers."""
+def _entry(context: Any) -> _Route:
+    return _Route(
+        template=str(context.path_format),
+        regex=context.path_regex,
+        convertors=dict(context.param_convertors),
+        methods=frozenset(context.methods or ()),
+        needs_token=_needs_token(context.dependant),
+        query_names=declared_query_names(str(context.path_format), context.dependant),
+        repeatable=repeatable_query_names(context.dependant),
+    )
+
+
+# The entries of routes that a router included as they are (no prefix, no dependencies of
+# its own), by the route object (kept here with its entry, so its id is not reused): the
+# module-level routers' routes, the same in every app of the process.
+_AS_DECLARED: dict[int, tuple[APIRoute, _Route]] = {}
+
+
+def _included_as_declared(route: Any) -> list[Any] | None:
+    """The routes of an included router that adds nothing to them (FastAPI builds each
+    one's context for every app anew: about 0.1 s per app for this API, paid by every test
+    that builds one), or None: read its contexts."""
+    router = getattr(route, "original_router", None)
+    include = getattr(route, "include_context", None)
+    if router is None or include is None or include.prefix or include.dependencies:
+        return None
+    return list(router.routes)
+
+
+def _flatten(routes: list[Any], *, included: bool = False) -> list[_Route]:
+    """Every FastAPI route of the app with its full path, also those of included routers
+    (``included``: routes of a router included as declared, kept for the next app; the
+    app's own routes are not, they live and go with it)."""
     out = []
-    for context in iter_route_contexts(routes):
-        if not isinstance(context.original_route, APIRoute):
-            continue
-        out.append(
-            _Route(
-                template=str(context.path_format),
-                regex=context.path_regex,
-                convertors=dict(context.param_convertors),
-                methods=frozenset(context.methods or ()),
-                needs_token=_needs_token(context.dependant),
-                query_names=declared_query_names(str(context.path_format), context.dependant),
-                repeatable=repeatable_query_names(context.dependant),
+    for route in routes:
+        declared = _included_as_declared(route)
+        if declared is not None:
+            out.extend(_flatten(declared, included=True))
+        elif isinstance(route, APIRoute) and not included:
+            out.append(_entry(route))
+        elif isinstance(route, APIRoute):
+            kept = _AS_DECLARED.get(id(route))
+            if kept is None or kept[0] is not route:
+                kept = _AS_DECLARED[id(route)] = (route, _entry(route))
+            out.append(kept[1])
+        else:
+            out.extend(
+                _entry(context)
+                for context in iter_route_contexts([route])
+                if isinstance(context.original_route, APIRoute)
             )
-        )
     return out
 
 
