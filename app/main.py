@@ -203,6 +203,8 @@ def create_app(
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
+    ids_stored = rekey.ReadyzCheck(database)  # read again when the policy moved
+
     def readiness_checks() -> tuple[bool, dict[str, Any]]:
         checks: dict[str, Any] = {}
         checks["database"] = database.ping()
@@ -240,7 +242,7 @@ def create_app(
         if checks["database"]:
             # informational: ids stored decomposed before the upgrade (app/matrix/rekey.py);
             # the service serves on, the firm decides when to re-key them
-            stored = rekey.stored_in_other_forms(database)
+            stored = ids_stored()
             if stored is not None:
                 checks["ids_nfc"] = {"ok": not stored, "check": rekey.COMMAND}
         if replicas:

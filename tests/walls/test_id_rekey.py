@@ -248,6 +248,31 @@ def test_start_and_readyz_name_the_check_while_such_ids_are_stored(
     assert rekey.warn_at_start(db.database) is False
 
 
+def test_readyz_looks_for_them_again_only_when_the_policy_moved(
+    old_firm: Firm,
+    client: TestClient,
+    db: DbHandle,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The look scans every person, client and matter, and /readyz answers anyone: probes in
+    a loop must not repeat it (while one runs, another probe answers 503)."""
+    looks: list[bool] = []
+    look = rekey.any_stored
+
+    def counted(conn: Any) -> bool:
+        looks.append(look(conn))
+        return looks[-1]
+
+    monkeypatch.setattr(rekey, "any_stored", counted)
+    for _ in range(3):
+        assert client.get("/readyz").json()["checks"]["ids_nfc"]["ok"] is False
+    assert looks == [True]
+    assert ids_cli(db, "normalize", capsys)[0] == 0  # bumps the policy version
+    assert client.get("/readyz").json()["checks"]["ids_nfc"]["ok"] is True
+    assert looks == [True, False]
+
+
 def test_audit_filters_find_rows_recorded_under_the_old_spelling(
     old_firm: Firm,
     client: TestClient,
