@@ -217,20 +217,20 @@ def check_answer_grounding(
         result, served_by = routed_grounding(
             conn, resources, principal.person_id, body.retrieval_id, sentences, start
         )
-        # the caller's own retrieval (checked above): the check is filed under the
-        # retrieval's session, named or not, so a session's record holds every check of
-        # what it retrieved; one filed under another session (or under one, for a
-        # retrieval made outside any) would put that session's record in doubt
+        # the caller's own retrieval (checked above): a check is filed under the
+        # retrieval's session when it names none, so a session's record holds every check
+        # of what it retrieved; one filed under another session would put that session's
+        # record in doubt (a retrieval made outside any session may be checked under the
+        # session the caller names, as before)
         made_in = repository.retrieval_session(conn, body.retrieval_id)
-        if body.session_id is not None and made_in != body.session_id:
+        if body.session_id is not None and made_in not in (None, body.session_id):
             raise Unprocessable(
                 "session_mismatch",
-                "The retrieval was made in another session than the one named."
-                if made_in is not None
-                else "The retrieval was made outside any session.",
+                "The retrieval was made in another session than the one named.",
                 field="session_id",
             )
-        request = _with_session(request, made_in)
+        if body.session_id is None:
+            request = _with_session(request, made_in)
     except AppError as exc:
         if exc.status not in (403, 404) and exc.code != "session_mismatch":
             raise
