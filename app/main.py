@@ -122,6 +122,8 @@ def create_app(
     if settings.oidc_issuer and settings.console_oidc_client_id:
         resources.console_oidc = OidcClient(settings, database)
 
+    ids_look = rekey.IdsLook(database)  # at start, then again when the policy moved
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if embedder is None:
@@ -131,7 +133,7 @@ def create_app(
         model = resources.require_embedder()
         check_dimensions(settings, database, model.dimension, model.model_id)
         advise_layout(database)
-        rekey.warn_at_start(database)
+        rekey.warn_at_start(ids_look)
         resources.resolver = AccessResolver()
         resources.pipeline = IngestPipeline(database, resources.require_embedder(), settings)
         worker: RetagWorker | None = None
@@ -203,8 +205,6 @@ def create_app(
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    ids_stored = rekey.ReadyzCheck(database)  # read again when the policy moved
-
     def readiness_checks() -> tuple[bool, dict[str, Any]]:
         checks: dict[str, Any] = {}
         checks["database"] = database.ping()
@@ -242,7 +242,7 @@ def create_app(
         if checks["database"]:
             # informational: ids stored decomposed before the upgrade (app/matrix/rekey.py);
             # the service serves on, the firm decides when to re-key them
-            stored = ids_stored()
+            stored = ids_look()
             if stored is not None:
                 checks["ids_nfc"] = {"ok": not stored, "check": rekey.COMMAND}
         if replicas:

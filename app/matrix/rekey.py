@@ -128,23 +128,15 @@ def any_stored(conn: Connection) -> bool:
     return repo.any_matrix_id_not_nfc(conn)
 
 
-def stored_in_other_forms(database: Database) -> bool | None:
-    """``any_stored`` in a transaction of its own; None when it could not be read."""
-    try:
-        with database.transaction() as conn:
-            return any_stored(conn)
-    except Exception:  # a warning only: a start-up or a probe must not fail on it
-        log.warning("could not look for ids stored in another form than NFC", exc_info=True)
-        return None
-
-
-class ReadyzCheck:
-    """``stored_in_other_forms`` for /readyz, read again only when the policy version moved
-    (``normalize`` bumps it) or ``MAX_AGE_S`` passed since (a write that bumps nothing):
-    the look scans every person, client and matter (about 0.2 s of the database at 200,000
-    matters), /readyz answers anyone, and while one check runs a second probe answers 503
-    at once (app/readiness.py), so probes in a loop kept a load balancer's own probe from
-    reading the service ready."""
+class IdsLook:
+    """Whether ids are stored in another form than NFC (``any_stored``, None when it could
+    not be read), for the warning at start and for /readyz: read again only when the policy
+    version moved (``normalize`` bumps it) or ``MAX_AGE_S`` passed since (a write that bumps
+    nothing), so the first probe after start reads the start's look. The look scans every
+    person, client and matter (about 0.2 s of the database at 200,000 matters), /readyz
+    answers anyone, and while one check runs a second probe answers 503 at once
+    (app/readiness.py): probes in a loop kept a load balancer's own probe from reading the
+    service ready."""
 
     MAX_AGE_S = 300.0
 
@@ -164,7 +156,7 @@ class ReadyzCheck:
                     if version == self._version and fresh:
                         return self._stored
                 stored = any_stored(conn)
-        except Exception:  # a warning only: a probe must not fail on it
+        except Exception:  # a warning only: a start-up or a probe must not fail on it
             log.warning("could not look for ids stored in another form than NFC", exc_info=True)
             return None
         with self._lock:
@@ -172,10 +164,10 @@ class ReadyzCheck:
         return stored
 
 
-def warn_at_start(database: Database) -> bool:
+def warn_at_start(look: IdsLook) -> bool:
     """Log the warning once at start when such ids are stored (the service runs on: the
     firm decides when to re-key); whether it was logged."""
-    if stored_in_other_forms(database):
+    if look():
         log.warning(WARNING)
         return True
     return False

@@ -238,14 +238,14 @@ def test_start_and_readyz_name_the_check_while_such_ids_are_stored(
 ) -> None:
     """Informational: the service serves on (re-keying is the firm's step)."""
     with caplog.at_level(logging.WARNING, logger="ewall.ids"):
-        assert rekey.warn_at_start(db.database) is True
+        assert rekey.warn_at_start(rekey.IdsLook(db.database)) is True
     assert "ewall ids check" in caplog.text
     checks = client.get("/readyz").json()["checks"]
     assert checks["ids_nfc"] == {"ok": False, "check": "ewall ids check"}
     assert ids_cli(db, "normalize", capsys)[0] == 0
     checks = client.get("/readyz").json()["checks"]
     assert checks["ids_nfc"] == {"ok": True, "check": "ewall ids check"}
-    assert rekey.warn_at_start(db.database) is False
+    assert rekey.warn_at_start(rekey.IdsLook(db.database)) is False
 
 
 def test_readyz_looks_for_them_again_only_when_the_policy_moved(
