@@ -126,7 +126,7 @@ def _export_fp32(model: Any, path: Path) -> None:
     names = _input_names(model)
     transformer = model[0].auto_model
 
-    class LastHiddenState(torch.nn.Module):
+    class LastHiddenState(torch.nn.Module):  # type: ignore[misc]  # torch types as Any here
         def __init__(self) -> None:
             super().__init__()
             self.transformer = transformer
