@@ -21,6 +21,7 @@ from sqlalchemy.exc import OperationalError as SQLAlchemyOperationalError
 
 from app.auth.keys import InsecureConfiguration, check_serve, prints_dev_token
 from app.chunks import cli as chunks_cli
+from app.db.engine import WrongEncoding
 from app.demo import cli as demo_cli
 from app.evaluation import cli as evaluation_cli
 from app.ingest import cli as ingest_cli
@@ -560,6 +561,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return handler(args, settings)
     except KeyboardInterrupt:
         return 130
+    except WrongEncoding as exc:  # before anything was migrated or served
+        return _fail(str(exc))
     except OSError as exc:  # a path that is missing, a folder, unwritable, ...
         return _fail(str(exc))
     except SQLAlchemyOperationalError as exc:

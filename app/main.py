@@ -18,7 +18,7 @@ from app.auth.service import TokenVerifier
 from app.chunks import service as chunks_service
 from app.console.oidc import OidcClient
 from app.db import migrate
-from app.db.engine import Database
+from app.db.engine import REQUIRED_ENCODING, Database
 from app.db.replicas import ReplicaSet
 from app.embeddings import Embedder
 from app.errors import envelope, install_error_handlers
@@ -208,6 +208,12 @@ def create_app(
     def readiness_checks() -> tuple[bool, dict[str, Any]]:
         checks: dict[str, Any] = {}
         checks["database"] = database.ping()
+        # not UTF8: `ewall serve` refuses such a database; a worker attached to one never
+        # serves (the migrations cannot reach head there either, but that says less)
+        encoding = database.server_encoding
+        encoding_ok = encoding in (None, REQUIRED_ENCODING)
+        if checks["database"]:
+            checks["database_encoding"] = {"encoding": encoding, "ok": encoding_ok}
         head = migrate.head_revision()
         try:
             current = migrate.current_revision(database.urls.app) if checks["database"] else None
@@ -251,6 +257,7 @@ def create_app(
             checks["replicas"] = [s.as_dict() for s in replicas.states()]
         ready = bool(
             checks["database"]
+            and encoding_ok
             and checks["migrations"]["ok"]
             and model is not None
             and dim_ok

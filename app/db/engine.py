@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, TypeVar
 
+import psycopg
 from psycopg import errors as pg_errors
 from psycopg import sql
 from psycopg.pq import TransactionStatus
-from sqlalchemy import Connection, Engine, create_engine, event, make_url
+from sqlalchemy import Connection, Engine, NullPool, create_engine, event, make_url
 from sqlalchemy.exc import DBAPIError
 
 from app.db import sqlfiles
@@ -58,6 +59,53 @@ def sqlalchemy_url(url: str) -> str:
         if url.startswith(prefix):
             return "postgresql+psycopg://" + url[len(prefix) :]
     raise ValueError("database URL must start with postgresql://")
+
+
+# Ids are compared in NFC, names folded and searched in Unicode (Dutch full text, the legal
+# normaliser's private-use markers): only a UTF8 database can hold them. On any other the
+# migrations failed half-way (LATIN1: "requested character too large for encoding" at
+# revision 0060, the first 60 applied) or not at all (SQL_ASCII hands the driver bytes).
+REQUIRED_ENCODING = "UTF8"
+
+
+class WrongEncoding(RuntimeError):
+    """The database is not encoded UTF8: nothing may be migrated or served on it."""
+
+
+def encoding_problem(database: str, encoding: str | None) -> str | None:
+    """The sentence that stops the service on a database encoded ``encoding``, or None."""
+    if encoding is None or encoding.upper() == REQUIRED_ENCODING:
+        return None
+    return (
+        f"the database {database!r} is encoded {encoding}, and ewall needs UTF8 (ids, names "
+        f"and document text are Unicode); nothing was changed. Create the database with "
+        f"ENCODING 'UTF8' (CREATE DATABASE {database} ENCODING 'UTF8' LOCALE 'C.UTF-8' "
+        f"TEMPLATE template0; initdb -E UTF8 makes it the default), then run `ewall migrate`"
+    )
+
+
+def require_utf8(url: str) -> None:
+    """Raise WrongEncoding unless the database at ``url`` is encoded UTF8. The server says
+    its encoding when the connection opens, so no statement of ours runs; the client
+    encoding is set to UTF8 only so that SQLAlchemy's own first statements read text on
+    SQL_ASCII (whose text the driver otherwise hands over as bytes). A database out of
+    reach raises SQLAlchemy's OperationalError, as every other connection does."""
+    engine = create_engine(
+        sqlalchemy_url(url),
+        poolclass=NullPool,
+        connect_args={"client_encoding": "utf8", **network_timeouts(url)},
+    )
+    try:
+        with engine.connect() as conn:
+            driver = conn.connection.driver_connection
+            if not isinstance(driver, psycopg.Connection):  # sqlalchemy_url chose psycopg
+                raise TypeError(f"not a psycopg connection: {driver!r}")
+            info = driver.info
+            problem = encoding_problem(info.dbname, info.parameter_status("server_encoding"))
+    finally:
+        engine.dispose()
+    if problem is not None:
+        raise WrongEncoding(problem)
 
 
 @dataclass(frozen=True)
@@ -181,6 +229,8 @@ class Database:
         self.app_role = app_role
         self.prepare_marked = prepare_marked
         self._unreachable = False  # the last ping failed: say so once, not on every probe
+        # as the server said when the ping's connection opened (None before a ping answered)
+        self.server_encoding: str | None = None
         options = f"-c statement_timeout={int(statement_timeout_ms)}"
         self.engine: Engine = _engine(
             urls.app, app_role, options, pool_size, max_overflow, prepare_marked=prepare_marked
@@ -230,12 +280,17 @@ class Database:
             yield conn
 
     def ping(self) -> bool:
-        """Whether the database answers. The first failure is logged with its traceback
+        """Whether the database answers (and, in ``server_encoding``, how it is encoded:
+        read from the connection, no statement). The first failure is logged with its traceback
         and the recovery once: a probe every 5 s logged a traceback each time (6.5 KB a
         probe, a check of 2026-12-06)."""
         try:
             with self.engine.connect() as conn:
                 conn.execute(sqlfiles.query("db.ping"))
+                driver = conn.connection.driver_connection
+                if isinstance(driver, psycopg.Connection):
+                    info = driver.info
+                    self._saw_encoding(info.dbname, info.parameter_status("server_encoding"))
         except Exception:  # any failure means "not reachable" for /readyz
             if not self._unreachable:
                 log.warning("database ping failed", exc_info=True)
@@ -245,6 +300,12 @@ class Database:
             log.info("database reachable again")
             self._unreachable = False
         return True
+
+    def _saw_encoding(self, database: str, encoding: str | None) -> None:
+        problem = encoding_problem(database, encoding)
+        if problem is not None and encoding != self.server_encoding:
+            log.warning("%s", problem)  # once: a database's encoding never changes
+        self.server_encoding = encoding
 
     def dispose(self) -> None:
         self.engine.dispose()

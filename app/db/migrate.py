@@ -16,7 +16,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, pool
 
 from app.db import sqlfiles
-from app.db.engine import Database, sqlalchemy_url
+from app.db.engine import Database, require_utf8, sqlalchemy_url
 
 MIGRATIONS_PACKAGE = "migrations"
 
@@ -40,6 +40,8 @@ def alembic_config(url: str, *, app_role: str, embedding_dim: int) -> Config:
 
 
 def upgrade(url: str, *, app_role: str, embedding_dim: int, revision: str = "head") -> None:
+    """Raises WrongEncoding, before any revision runs, on a database not encoded UTF8."""
+    require_utf8(url)
     command.upgrade(alembic_config(url, app_role=app_role, embedding_dim=embedding_dim), revision)
 
 

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 from app.db import migrate
 from app.db.embedded import DATABASE_NAME, EmbeddedPostgres
-from app.db.engine import Database, DatabaseUrls
+from app.db.engine import Database, DatabaseUrls, require_utf8
 from app.settings import Settings
 
 log = logging.getLogger("ewall.db")
@@ -17,6 +17,7 @@ log = logging.getLogger("ewall.db")
 @contextmanager
 def open_database(settings: Settings, *, run_migrations: bool = True) -> Iterator[Database]:
     """Start (or attach to) the database, bring the schema to head, hand out the pool.
+    Raises WrongEncoding first when the database is not encoded UTF8.
 
     The embedded server is stopped on exit when this process held the last handle.
     """
@@ -39,6 +40,8 @@ def open_database(settings: Settings, *, run_migrations: bool = True) -> Iterato
             migrate.upgrade(
                 urls.migrations, app_role=settings.app_role, embedding_dim=settings.embedding_dim
             )
+        else:  # as the migrations do: a command on a database that is not UTF8 stops here
+            require_utf8(urls.migrations)
         database = Database(
             urls,
             app_role=settings.app_role,
