@@ -350,9 +350,18 @@ def _placeable(conn: Connection, p: Placed) -> bool:
 
 
 def _listed_place(p: Placed) -> tuple[str | None, str | None, str | None]:
-    """(version, client, matter) of a listing as a document row stores them."""
-    client, matter = clean_field(p.client_id) or None, clean_field(p.matter_id) or None
+    """(version, client, matter) of a listing as a document row stores them: the ids in
+    NFC, as ``_resolve_client_and_matter`` places them. Read as listed, a source that
+    writes them decomposed was asked about in a spelling the matrix no longer holds after
+    `ewall ids normalize`: its quarantined documents were never read again (and each of its
+    filed ones read in full by every crawl, never held as listed)."""
+    client, matter = _nfc_field(p.client_id), _nfc_field(p.matter_id)
     return clean_field(p.version), client, matter
+
+
+def _nfc_field(value: str | None) -> str | None:
+    cleaned = clean_field(value)
+    return unicodedata.normalize("NFC", cleaned) if cleaned else None
 
 
 def _listed_raw(p: Placed) -> tuple[str | None, str | None]:
