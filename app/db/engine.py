@@ -359,6 +359,16 @@ def _trying_again(exc: BaseException) -> None:
     )
 
 
+def error_kind(exc: BaseException) -> str:
+    """The driver error's type and SQLSTATE (``UndefinedTable (SQLSTATE 42P01)``), never its
+    text: for what anyone may read (/readyz) and for one-line warnings that recur. The text
+    may quote a URL as the driver read it, the login role, server paths."""
+    orig = getattr(exc, "orig", None) or exc  # SQLAlchemy's wrapper: the driver's error
+    code = getattr(orig, "sqlstate", None)
+    sqlstate = f" (SQLSTATE {code})" if isinstance(code, str) and code else ""
+    return f"{type(orig).__name__}{sqlstate}"
+
+
 def lost_race(exc: BaseException) -> bool:
     """Whether ``exc`` (SQLAlchemy's wrapper or the driver's error) is a transaction
     PostgreSQL failed for a concurrent one's sake (``RETRYABLE``)."""

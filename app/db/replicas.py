@@ -39,7 +39,7 @@ from urllib.parse import parse_qs, urlparse
 from sqlalchemy import Connection
 
 from app.db import sqlfiles
-from app.db.engine import Database, DatabaseUrls
+from app.db.engine import Database, DatabaseUrls, error_kind
 from app.settings import Settings
 
 log = logging.getLogger("ewall.db.replicas")
@@ -110,10 +110,7 @@ def probe_failure(exc: BaseException) -> str:
     it: a replica URL whose password held an unencoded "@" showed the password's tail
     ("failed to resolve host 'tail@host'"), and it names the login role and server paths.
     The log keeps the type and frames (app/logging.py), as the searches' mark_down does."""
-    orig = getattr(exc, "orig", None) or exc
-    code = getattr(orig, "sqlstate", None)
-    sqlstate = f" (SQLSTATE {code})" if isinstance(code, str) and code else ""
-    return f"{type(orig).__name__}{sqlstate}: the probe failed (the service log has its frames)"
+    return f"{error_kind(exc)}: the probe failed (the service log has its frames)"
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from app.db.engine import Database
+from app.db.engine import Database, error_kind
 from app.matrix import rekey_repository as repo
 from app.walls import groups, policy
 from app.walls.access import mark_writer
@@ -146,6 +146,7 @@ class IdsLook:
         self._version: int | None = None
         self._read_at = 0.0
         self._stored: bool | None = None
+        self._failure: str | None = None  # the last look's error, while looks fail
 
     def __call__(self) -> bool | None:
         try:
@@ -156,11 +157,19 @@ class IdsLook:
                     if version == self._version and fresh:
                         return self._stored
                 stored = any_stored(conn)
-        except Exception:  # a warning only: a start-up or a probe must not fail on it
-            log.warning("could not look for ids stored in another form than NFC", exc_info=True)
+        except Exception as exc:  # a warning only: a start-up or a probe must not fail on it
+            # one line naming the error's type and SQLSTATE, no traceback, and once while
+            # the same error recurs: /readyz looks again on every probe
+            failure = error_kind(exc)
+            with self._lock:
+                repeated, self._failure = failure == self._failure, failure
+            if not repeated:
+                log.warning("could not look for ids stored in another form than NFC: %s",
+                            failure)
             return None
         with self._lock:
             self._version, self._read_at, self._stored = version, time.monotonic(), stored
+            self._failure = None
         return stored
 
 

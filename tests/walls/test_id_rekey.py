@@ -27,7 +27,7 @@ from psycopg import sql
 from app.audit.chain import append_gate_event, append_retrieval
 from app.cli import build_parser
 from app.matrix import rekey
-from tests.conftest import DbHandle, Tokens, make_settings
+from tests.conftest import DbHandle, Tokens, make_client, make_settings
 from tests.helpers import Firm, audit_entry, ok, retag, retrieved, superuser_rows
 
 PERSON = unicodedata.normalize("NFC", "josé@firm.nl")
@@ -246,6 +246,32 @@ def test_start_and_readyz_name_the_check_while_such_ids_are_stored(
     checks = client.get("/readyz").json()["checks"]
     assert checks["ids_nfc"] == {"ok": True, "check": "ewall ids check"}
     assert rekey.warn_at_start(rekey.IdsLook(db.database)) is False
+
+
+def test_a_look_that_fails_is_one_line_with_its_type_and_sqlstate(
+    db: DbHandle, settings: Any, embedder: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The start and every /readyz probe logged the look's failure with a full traceback
+    (about 60 lines a probe): now one line naming the error's type and SQLSTATE, once while
+    the same error recurs, and a look that works again is read as before."""
+    with psycopg.connect(db.superuser_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("REVOKE SELECT ON people FROM {}").format(
+            sql.Identifier(db.database.app_role)))
+    with caplog.at_level(logging.WARNING, logger="ewall.ids"), make_client(
+        db, settings, embedder
+    ) as client:  # the start looks
+        for _ in range(3):
+            assert "ids_nfc" not in client.get("/readyz").json()["checks"]
+        failures = [r for r in caplog.records if r.name == "ewall.ids"]
+        with psycopg.connect(db.superuser_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("GRANT SELECT ON people TO {}").format(
+                sql.Identifier(db.database.app_role)))
+        assert client.get("/readyz").json()["checks"]["ids_nfc"]["ok"] is True
+    assert [(r.getMessage(), r.exc_info) for r in failures] == [
+        ("could not look for ids stored in another form than NFC: InsufficientPrivilege "
+         "(SQLSTATE 42501)", None)
+    ]
+    assert "Traceback" not in caplog.text
 
 
 def test_readyz_looks_for_them_again_only_when_the_policy_moved(
