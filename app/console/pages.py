@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup, escape
 
 from app.console.sessions import (
     COOKIE,
@@ -53,18 +54,47 @@ def format_time(value: object) -> str:
     return str(value)
 
 
-# embeddings, overrides and isolates (Unicode's bidirectional controls)
-BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+# What reorders or hides the text around it without showing itself: Unicode's bidirectional
+# embeddings, overrides and isolates, the direction marks (LRM, RLM, ALM), and C0 and C1
+# controls (tab and line breaks excepted: they show as white space). The API accepts names,
+# titles and reasons holding them (only ids refuse them), so the console shows them escaped.
+INVISIBLE = re.compile(
+    "[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
+    "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+)
+_FSI, _PDI = "\u2068", "\u2069"  # first-strong isolate and its end
+
+
+def _code_point(char: str) -> str:
+    return f"[U+{ord(char):04X}]"
 
 
 def isolated(value: Any) -> Any:
-    """A value that carries bidirectional controls, set apart between U+2068 and U+2069 (an
-    isolate, whose end closes every override opened inside it): a wall's reason ending in an
-    unclosed U+202E turned the rest of the console's sentence around, its date and policy
-    version included (a console check)."""
-    if isinstance(value, str) and BIDI_CONTROLS.search(value):
-        return f"\u2068{value}\u2069"
-    return value
+    """Text from outside (a name, a title, an id, a question) as HTML that cannot reorder
+    what surrounds it: in a ``<bdi>`` (an isolate: its content takes its own direction and
+    leaves the sentence's alone, right-to-left letters included), each invisible control
+    (``INVISIBLE``) shown as its code point. Setting the value apart between U+2068 and
+    U+2069 when it held a control was not enough: a value holding its own U+2069 closed the
+    isolate early, and an U+202E after it stayed in force for the rest of the line."""
+    if not isinstance(value, str):
+        return value
+    parts: list[Markup] = []
+    at = 0
+    for found in INVISIBLE.finditer(value):
+        parts.append(escape(value[at : found.start()]))
+        parts.append(Markup('<span class="control">{}</span>').format(_code_point(found[0])))
+        at = found.end()
+    parts.append(escape(value[at:]))
+    return Markup("<bdi>{}</bdi>").format(Markup("").join(parts))
+
+
+def isolated_text(value: Any) -> Any:
+    """``isolated`` where no element may stand (a page's ``<title>``, SVG text, a datalist's
+    option): the controls shown as their code points, the whole set apart between U+2068
+    and U+2069 (with no control left inside, nothing can end the isolate early)."""
+    if not isinstance(value, str):
+        return value
+    return _FSI + INVISIBLE.sub(lambda found: _code_point(found[0]), value) + _PDI
 
 
 templates = Environment(
@@ -75,8 +105,9 @@ templates = Environment(
     lstrip_blocks=True,
 )
 templates.filters["when"] = format_time
-# on text only, never on a form's value: the form would send the marks back as typed
+# on text only, never on a form's value: the form must send the value back as typed
 templates.filters["isolate"] = isolated
+templates.filters["isolate_text"] = isolated_text
 
 
 # --- navigation, sessions, errors --------------------------------------------------------------

@@ -381,7 +381,7 @@ def test_preview_issue_retag_and_lift(firm: Firm) -> None:
     assert "M-2" not in firm.matters_seen(LAWYER, "lekkage magazijn")
     # the walls list shows it as active, with what it protects and whom it screens
     listing = client.get("/console/walls?state=active&q=lena").text
-    assert wall_id in listing and "screens lena@firm.nl" in listing
+    assert wall_id in listing and "screens <bdi>lena@firm.nl</bdi>" in listing
 
     no_reason = client.post(f"/console/walls/{wall_id}/lift", data={"csrf": token, "reason": " "})
     assert no_reason.status_code == 422
@@ -469,7 +469,8 @@ def test_a_reason_with_a_bidi_override_cannot_turn_the_page_around(firm: Firm) -
     reason = "conflict check \u202e"
     page = client.post("/console/walls/preview", data={**wall_form(reason=reason), "csrf": token})
     assert page.status_code == 200, page.text
-    assert f"(\u2068{reason}\u2069)" in page.text  # isolated: its override ends there
+    shown = '<bdi>conflict check <span class="control">[U+202E]</span></bdi>'
+    assert f"({shown})" in page.text  # isolated, and the override shown, not applied
     # a review: the preview's hidden fields carried the marks back, and the wall stored them
     fields = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', page.text))
     assert fields["reason"] == reason
@@ -477,8 +478,7 @@ def test_a_reason_with_a_bidi_override_cannot_turn_the_page_around(firm: Firm) -
     assert issued.status_code == 200, issued.text
     [wall] = ok(firm.client.get("/v1/walls", headers=firm.h))["items"]
     assert wall["reason"] == reason
-    shown = client.get(f"/console/walls/{wall['wall_id']}").text
-    assert f"\u2068{reason}\u2069" in shown
+    assert shown in client.get(f"/console/walls/{wall['wall_id']}").text
 
 
 def test_inclusionary_preview_and_client_wall(firm: Firm) -> None:
@@ -526,8 +526,8 @@ def test_a_scheduled_wall_is_listed_as_scheduled(firm: Firm) -> None:
     )
     client = signed_in(firm, COMPLIANCE, "compliance")
     page = client.get("/console/walls").text
-    assert re.search(r"Later</a>.*?<span class=\"state scheduled\">", page, re.DOTALL)
-    assert re.search(r"Earlier</a>.*?<span class=\"state expired\">", page, re.DOTALL)
+    assert re.search(r"Later</bdi></a>.*?<span class=\"state scheduled\">", page, re.DOTALL)
+    assert re.search(r"Earlier</bdi></a>.*?<span class=\"state expired\">", page, re.DOTALL)
     assert "Later" not in client.get("/console/walls?state=expired").text
     assert client.get("/console/walls/W-nope").status_code == 404
 
@@ -544,7 +544,7 @@ def test_access_page_draws_the_path_of_the_api_explanation(firm: Firm) -> None:
     assert page.status_code == 200
     api = firm.access(OTHER, "M-2")
     assert api["allowed"] is False
-    assert "may not</strong> access M-2" in page.text
+    assert "may not</strong> access <bdi>M-2</bdi>" in page.text
     assert api["walls"][0]["why"].replace(">", "&gt;") in page.text
     svg = page.text[page.text.index("<svg") : page.text.index("</svg>")]
     # person -> wall -> C-1 -> C-2 -> M-2, drawn as five boxes with the relations named

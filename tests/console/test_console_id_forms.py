@@ -54,4 +54,4 @@ def test_console_pages_read_a_decomposed_id_as_the_person_and_the_matter(
     assert retrieval in who_saw
     access = console.get("/console/access", params={"person_id": person, "matter_id": matter})
     assert access.status_code == 200, access.text
-    assert f"{PERSON} <strong>may</strong> access {MATTER}" in access.text
+    assert f"<bdi>{PERSON}</bdi> <strong>may</strong> access <bdi>{MATTER}</bdi>" in access.text
