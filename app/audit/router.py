@@ -181,7 +181,9 @@ def policy_events(
     resources: ResourcesDep,
     since: AwareDatetime | None = None,
     until: AwareDatetime | None = None,
-    object_id: str | None = None,
+    # in NFC, as every id is stored since they are read so: typed decomposed, it matched
+    # only events from before (the SQL also matches their decomposed spelling)
+    object_id: IdLookup | None = None,
     limit: Limit = 50,
     cursor: str | None = None,
 ) -> dict[str, Any]:

@@ -340,6 +340,22 @@ def test_audit_filters_find_rows_recorded_under_the_old_spelling(
     assert [r["results"][0].get("withheld") for r in own] == [True]
 
 
+def test_the_policy_event_filter_reads_the_object_id_in_nfc(
+    client: TestClient, auth: Tokens
+) -> None:
+    """The person and matter filters read their id in NFC; the policy events' object_id did
+    not: typed decomposed, it matched only events recorded under that spelling (before ids
+    were read in NFC), never the ones since."""
+    firm = Firm(client, auth)
+    firm.client_(CLIENT)
+    firm.matter(MATTER, CLIENT)
+    compliance = auth("c@firm.nl", "compliance")
+    for spelled in (MATTER, nfd(MATTER)):
+        events = ok(client.get("/v1/audit/policy-events", params={"object_id": spelled},
+                               headers=compliance))["items"]
+        assert [e["object_id"] for e in events] == [MATTER], spelled
+
+
 def test_a_session_bound_under_the_old_spelling_stays_bound(
     client: TestClient, auth: Tokens, db: DbHandle, capsys: pytest.CaptureFixture[str]
 ) -> None:
