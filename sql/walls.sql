@@ -254,6 +254,26 @@ SET LOCAL ROLE ewall_writer
 UPDATE retag_pending SET retagged_chunks = retagged_chunks + :n
 WHERE matter_id = :matter_id AND target_wall_group_id = :target
 
+-- name: lock_matters_retag
+-- The re-tag locks of several matters (lock_matter_retag's), taken in the order given (the
+-- caller sorts the ids, so two runners taking several never wait on each other in a cycle),
+-- until the transaction ends.
+SELECT count(pg_advisory_xact_lock(:namespace, hashtext(t.m)))
+FROM unnest(CAST(:matter_ids AS text[])) WITH ORDINALITY AS t(m, i)
+
+-- name: clear_idle_retags
+-- The pending marks, among the rows a runner read, of the matters with nothing to move (no
+-- chunk outside the target group: most often no chunk at all), cleared in one statement
+-- after lock_matters_retag, with retag_done's conditions: the row as it was read (a matter
+-- queued again since keeps its mark) and no chunk left in another group.
+DELETE FROM retag_pending p
+USING unnest(CAST(:matter_ids AS text[]), CAST(:targets AS text[]),
+             CAST(:versions AS bigint[])) AS t(m, g, v)
+WHERE p.matter_id = t.m AND p.target_wall_group_id = t.g AND p.policy_version = t.v
+  AND NOT EXISTS (SELECT 1 FROM chunks c
+                  WHERE c.matter_id = p.matter_id AND c.wall_group_id <> p.target_wall_group_id)
+RETURNING p.matter_id
+
 -- name: next_retags
 -- The oldest pending re-tags, for the worker.
 SELECT matter_id, target_wall_group_id, policy_version FROM retag_pending

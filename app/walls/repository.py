@@ -255,6 +255,31 @@ def clear_retag_if_done(conn: Connection, matter_id: str, target: str, policy_ve
     return done is not None
 
 
+def clear_idle_retags(conn: Connection, rows: Sequence[PendingRetag]) -> set[str]:
+    """Clear, in one statement, the marks of the matters among ``rows`` that have nothing
+    to move (as ``clear_retag_if_done`` would one by one, under the same per-matter locks);
+    the matters cleared. A wall over a client queues each of its matters, most of them
+    without a chunk: one transaction apiece kept a matter queued behind them hidden."""
+    if not rows:
+        return set()
+    conn.execute(
+        sqlfiles.query("walls.lock_matters_retag"),
+        {
+            "namespace": int(LockNamespace.RETAG),
+            "matter_ids": sorted({r.matter_id for r in rows}),
+        },
+    )
+    cleared = conn.execute(
+        sqlfiles.query("walls.clear_idle_retags"),
+        {
+            "matter_ids": [r.matter_id for r in rows],
+            "targets": [r.target_wall_group_id for r in rows],
+            "versions": [r.policy_version for r in rows],
+        },
+    )
+    return {str(r[0]) for r in cleared}
+
+
 def next_retags(conn: Connection) -> list[PendingRetag]:
     rows = conn.execute(sqlfiles.query("walls.next_retags"))
     return [

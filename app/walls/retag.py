@@ -48,6 +48,16 @@ def retag_matter_batch(
         return 0, repository.clear_retag_if_done(conn, matter_id, target, policy_version)
 
 
+def clear_idle(database: Database, rows: list[repository.PendingRetag]) -> set[str]:
+    """One transaction: clear the marks of the matters among ``rows`` that have nothing to
+    move (a client's matters without documents, queued by a wall over the client), so that
+    the batches go to the matters that have; the matters cleared. One transaction apiece
+    took seconds per thousand matters, and a matter queued behind them stayed hidden."""
+    with database.transaction() as conn:
+        mark_writer(conn)  # counts every chunk of the matters, whoever may read them
+        return repository.clear_idle_retags(conn, rows)
+
+
 def run_once(
     database: Database,
     batch_size: int,
@@ -60,13 +70,18 @@ def run_once(
     batches = 0
     lock = batch_lock or threading.Lock()
     while True:
-        if not keep_going():
-            return progress
-        with database.transaction() as conn:
-            rows = repository.next_retags(conn)
-        if not rows:
-            return progress
+        with lock:
+            if not keep_going():
+                return progress
+            with database.transaction() as conn:
+                rows = repository.next_retags(conn)
+            if not rows:
+                return progress
+            cleared = clear_idle(database, rows)
+        progress.matters_done += len(cleared)
         for row in rows:
+            if row.matter_id in cleared:
+                continue
             while True:
                 with lock:
                     if not keep_going():

@@ -162,6 +162,7 @@ READS_FOR_NO_PERSON = {
     "sessions.chunks_in_matters": "writer mode: counts what a wall would re-tag, no rows",
     "walls.retag_batch": "the re-tag worker moves a pending matter's chunks",
     "walls.retag_done": "the re-tag worker checks a matter has no chunk left behind",
+    "walls.clear_idle_retags": "the re-tag worker checks matters have no chunk to move",
 }
 
 _COMMENT = re.compile(r"--[^\n]*")
