@@ -70,6 +70,15 @@
 -- :match_budget, so one question cannot make the leg rank half the corpus. Ranking weighs
 -- the :rank_lexeme_limit most informative lexemes (idf x weight) with BM25 over documents
 -- (PostgreSQL's rankers have no IDF), N and the mean length also over the person's keys.
+--
+-- Regular expressions: PostgreSQL keeps the 32 it compiled last per connection
+-- (MAX_CACHED_RES, least recently used out) and compiling one of the normalisation's costs up
+-- to a few milliseconds. One analysis runs about 30 (ewall_legal_normalize's, the names',
+-- the lexeme reader's and the cut's): with two more of its own (a-z only, one letter) the
+-- cycle overflowed the cache and every analysis compiled all of them again (about 30 ms
+-- instead of 2; issue 27). Those two tests read as translate() and as the cut's own pattern
+-- with a length, and the citation's pattern runs only for a lexeme that starts as one
+-- ("art"); tests/search/test_query_regexps.py keeps a search's patterns inside the cache.
 
 -- name: analyze_query
 -- The question's sparse side, computed before the search so the planner sees the final
@@ -140,12 +149,17 @@ WITH plain AS (
            ln(1 + ((SELECT n FROM corpus) - s.df + 0.5) / (s.df + 0.5)) AS idf,
            CASE WHEN m.lexeme NOT IN (SELECT lexeme FROM typed)
                 THEN CAST(:synonym_weight AS float8)
-                WHEN m.lexeme ~ '^[a-z]+$' AND EXISTS (
+                -- (letters a-z only; translate, not a pattern: the note above the block)
+                WHEN m.lexeme <> ''
+                     AND translate(m.lexeme, 'abcdefghijklmnopqrstuvwxyz', '') = ''
+                     AND EXISTS (
                          SELECT 1 FROM typed AS c
                          WHERE length(c.lexeme) > length(m.lexeme)
                            AND right(c.lexeme, length(m.lexeme)) = m.lexeme
-                           AND left(c.lexeme, length(c.lexeme) - length(m.lexeme))
-                               ~ '^art[0-9]+(x[0-9]+[a-z]?)?$')
+                           -- (the pattern only for a citation token: the note above the block)
+                           AND CASE WHEN left(c.lexeme, 3) = 'art'
+                                    THEN left(c.lexeme, length(c.lexeme) - length(m.lexeme))
+                                         ~ '^art[0-9]+(x[0-9]+[a-z]?)?$' END)
                 THEN CAST(:synonym_weight AS float8)
                 ELSE 1.0 END AS w
     FROM positive AS m
@@ -163,8 +177,10 @@ WITH plain AS (
     -- a single letter ("g" of "WWB-G", "a:b:c:d") matches every list of items a) to g),
     -- and put such a list first (a check of 2026-12-06): it neither matches nor ranks
     -- unless the question holds nothing else
-    WHERE m.lexeme !~ '^[[:alpha:]]$'
-       OR NOT EXISTS (SELECT 1 FROM positive AS o WHERE o.lexeme !~ '^[[:alpha:]]$')
+    -- (one letter: ewall_cut_lexemes' pattern and a length, not a pattern of its own)
+    WHERE length(m.lexeme) <> 1 OR m.lexeme !~ '^[[:alpha:]]+$'
+       OR NOT EXISTS (SELECT 1 FROM positive AS o
+                      WHERE length(o.lexeme) <> 1 OR o.lexeme !~ '^[[:alpha:]]+$')
 ), budgeted AS (
     -- rarest first: drop very common lexemes, stop when the match budget is spent
     SELECT lexeme, idf, df,
@@ -234,6 +250,7 @@ SELECT CASE WHEN NOT :websearch
                         FROM unnest(CAST(:alt_operators AS text[])) AS o) AS t
                   HAVING bool_and(numnode(t.tsq) > 0))
        END AS typed_tsq
+
 
 -- name: hybrid
 WITH policy AS (
