@@ -74,11 +74,12 @@
 -- Regular expressions: PostgreSQL keeps the 32 it compiled last per connection
 -- (MAX_CACHED_RES, least recently used out) and compiling one of the normalisation's costs up
 -- to a few milliseconds. One analysis runs about 30 (ewall_legal_normalize's, the names',
--- the lexeme reader's and the cut's): with two more of its own (a-z only, one letter) the
--- cycle overflowed the cache and every analysis compiled all of them again (about 30 ms
--- instead of 2; issue 27). Those two tests read as translate() and as the cut's own pattern
--- with a length, and the citation's pattern runs only for a lexeme that starts as one
--- ("art"); tests/search/test_query_regexps.py keeps a search's patterns inside the cache.
+-- the lexeme reader's, the cut's and the headline's): with three of its own (a-z only, one
+-- letter, a citation's prefix) the cycle overflowed the cache and every analysis compiled
+-- all of them again (about 30 ms instead of 2; issue 27). The first two read as translate()
+-- and as the cut's own pattern with a length, and the citation's pattern runs only for a
+-- lexeme that starts as one ("art"); tests/search/test_query_regexps.py keeps a search's
+-- patterns inside the cache.
 
 -- name: analyze_query
 -- The question's sparse side, computed before the search so the planner sees the final
