@@ -265,11 +265,21 @@ FROM unnest(CAST(:matter_ids AS text[])) WITH ORDINALITY AS t(m, i)
 -- The pending marks, among the rows a runner read, of the matters with nothing to move (no
 -- chunk outside the target group: most often no chunk at all), cleared in one statement
 -- after lock_matters_retag, with retag_done's conditions: the row as it was read (a matter
--- queued again since keeps its mark) and no chunk left in another group.
+-- queued again since keeps its mark) and no chunk left in another group. A mark a wall
+-- change holds (queue_retag, in id order) is skipped, not waited for: the DELETE met the
+-- marks in the queue's order and, holding those it had deleted, waited for one the change
+-- held while the change waited for one of those (a deadlock). A skipped mark stays (its
+-- matter hidden) until its own batch clears it.
+WITH free AS MATERIALIZED (
+    SELECT matter_id FROM retag_pending
+    WHERE matter_id = ANY(CAST(:matter_ids AS text[]))
+    FOR UPDATE SKIP LOCKED
+)
 DELETE FROM retag_pending p
 USING unnest(CAST(:matter_ids AS text[]), CAST(:targets AS text[]),
              CAST(:versions AS bigint[])) AS t(m, g, v)
 WHERE p.matter_id = t.m AND p.target_wall_group_id = t.g AND p.policy_version = t.v
+  AND p.matter_id IN (SELECT matter_id FROM free)
   AND NOT EXISTS (SELECT 1 FROM chunks c
                   WHERE c.matter_id = p.matter_id AND c.wall_group_id <> p.target_wall_group_id)
 RETURNING p.matter_id
