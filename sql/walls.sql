@@ -255,11 +255,14 @@ UPDATE retag_pending SET retagged_chunks = retagged_chunks + :n
 WHERE matter_id = :matter_id AND target_wall_group_id = :target
 
 -- name: lock_matters_retag
--- The re-tag locks of several matters (lock_matter_retag's), taken in the order given (the
--- caller sorts the ids, so two runners taking several never wait on each other in a cycle),
--- until the transaction ends.
-SELECT count(pg_advisory_xact_lock(:namespace, hashtext(t.m)))
-FROM unnest(CAST(:matter_ids AS text[])) WITH ORDINALITY AS t(m, i)
+-- The re-tag locks of several matters (lock_matter_retag's), until the transaction ends,
+-- taken in the order of their keys: two runners taking several never wait on each other in
+-- a cycle (ordered by the ids, two ids whose hashes cross in order could), and two ids of one
+-- key take it once.
+SELECT count(pg_advisory_xact_lock(:namespace, k.key))
+FROM (SELECT DISTINCT hashtext(t.m) AS key
+      FROM unnest(CAST(:matter_ids AS text[])) AS t(m)
+      ORDER BY 1) AS k
 
 -- name: clear_idle_retags
 -- The pending marks, among the rows a runner read, of the matters with nothing to move (no

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from app.walls.retag import run_once
+from app.walls import repository
+from app.walls.retag import clear_idle, run_once
 from tests.conftest import Tokens
 from tests.helpers import Firm, ok
 
@@ -66,3 +67,37 @@ def test_a_late_matter_is_re_tagged_in_the_round_behind_a_large_clients_empty_ma
     assert progress.matters_done == IDLE_MATTERS + 1 and progress.chunks_moved == 1
     assert firm.matters_seen(INSIDER, QUERY, mode="sparse") == {"M-1"}
     assert firm.matters_seen(SCREENED, QUERY, mode="sparse") == set()
+
+
+def test_a_mark_queued_again_after_the_read_is_not_cleared_with_the_read(
+    client: TestClient, auth: Tokens
+) -> None:
+    """The one-statement clearing holds retag_done's conditions: a matter queued again
+    (another target, a later policy version) after the runner read its row keeps its mark;
+    its own read clears it."""
+    firm = Firm(client, auth)
+    for person in (INSIDER, SCREENED, "carol@firm.nl"):
+        firm.person(person)
+    firm.client_("C-BIG", "Groot Concern N.V.")
+    for i in range(3):
+        firm.matter(f"BIG-{i}", "C-BIG", team=[INSIDER])
+    resources = client.app.state.resources  # type: ignore[attr-defined]
+    database = resources.database
+    run_once(database, resources.settings.retag_batch_size)
+
+    firm.wall(kind="exclusionary", protects={"clients": ["C-BIG"]}, screened=[SCREENED])
+    with database.transaction() as conn:
+        read = repository.next_retags(conn)
+    assert sorted(r.matter_id for r in read) == ["BIG-0", "BIG-1", "BIG-2"]
+    firm.wall(kind="exclusionary", protects={"matters": ["BIG-1"]}, screened=["carol@firm.nl"])
+    with database.transaction() as conn:
+        again = {r.matter_id: r for r in repository.next_retags(conn)}
+    assert again["BIG-1"].policy_version > next(
+        r.policy_version for r in read if r.matter_id == "BIG-1"
+    )
+
+    assert clear_idle(database, read) == {"BIG-0", "BIG-2"}
+    queue = ok(client.get("/v1/admin/retag", headers=firm.h))
+    assert [item["matter_id"] for item in queue["items"]] == ["BIG-1"]
+    run_once(database, resources.settings.retag_batch_size)
+    assert ok(client.get("/v1/admin/retag", headers=firm.h))["pending_matters"] == 0
