@@ -60,7 +60,11 @@ def format_time(value: object) -> str:
 # titles and reasons holding them (only ids refuse them), so the console shows them escaped.
 INVISIBLE = re.compile(
     "[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
-    "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+    "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
+    # zero-width spaces and joiners, the word joiner and invisible operators, the byte
+    # order mark, the line and paragraph separators, tag characters: "Acme\u200b B.V." showed
+    # as "Acme B.V." though it is other text (a review of 2026-12-07)
+    "\u200b-\u200d\u2060-\u2064\ufeff\u2028\u2029\U000e0000-\U000e007f]"
 )
 _FSI, _PDI = "\u2068", "\u2069"  # first-strong isolate and its end
 

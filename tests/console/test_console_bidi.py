@@ -15,6 +15,7 @@ import re
 
 import psycopg
 
+from app.console.pages import isolated
 from tests.conftest import DbHandle
 from tests.console.conftest import LAWYER, PARTNER, csrf_of
 from tests.console.test_console_http import signed_in, wall_form
@@ -109,3 +110,13 @@ def test_names_of_matters_clients_people_and_parties_are_isolated(firm: Firm, db
         client.get("/console/access").text,
     ):
         assert _shown_raw(page) == []
+
+
+def test_zero_width_and_separator_characters_show_as_code_points() -> None:
+    """A name with a zero-width space looks like another and is not: it shows what it holds."""
+    shown = str(isolated("Acme\u200b B.V.\u2028\ufeff\U000e0041"))
+    assert shown == (
+        '<bdi>Acme<span class="control">[U+200B]</span> B.V.'
+        '<span class="control">[U+2028]</span><span class="control">[U+FEFF]</span>'
+        '<span class="control">[U+E0041]</span></bdi>'
+    ), shown
