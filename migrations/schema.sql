@@ -800,22 +800,23 @@ CREATE FUNCTION public.ewall_legal_normalize(input text) RETURNS text
     LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
     AS $$
 DECLARE
-    -- each law's names and the one code its tokens carry ("art5hnw" for "art. 5 Hnw" and
-    -- "Artikel 5 Handelsnaamwet" alike)
+    -- each law's names, the one code its tokens carry ("art5hnw" for "art. 5 Hnw" and
+    -- "Artikel 5 Handelsnaamwet" alike), and a word in lower case that every match of its
+    -- names holds (its pass runs only on a text that holds that word)
     laws   constant text[] := ARRAY[
-        ['algemene\s+wet\s+bestuursrecht(?:\s*\((?:hierna:?\s*)?awb\))?', 'awb'],
-        ['burgerlijk\s+wetboek(?:\s*\((?:hierna:?\s*)?bw\))?', 'bw'],
-        ['wetboek\s+van\s+burgerlijke\s+rechtsvordering(?:\s*\(rv\))?', 'rv'],
-        ['wetboek\s+van\s+strafrecht(?:\s*\(sr\))?', 'sr'],
-        ['wetboek\s+van\s+strafvordering(?:\s*\(sv\))?', 'sv'],
-        ['algemene\s+wet\s+inzake\s+rijksbelastingen(?:\s*\(awr\))?', 'awr'],
-        ['wet\s+openbaarheid\s+van\s+bestuur(?:\s*\(wob\))?', 'wob'],
-        ['wet\s+op\s+de\s+rechterlijke\s+organisatie(?:\s*\(ro\))?', 'ro'],
-        ['rijksoctrooiwet(?:\s+1995)?', 'row'],
-        ['auteurswet(?:\s+1912)?', 'aw'],
-        ['handelsnaamwet', 'hnw'],
-        ['grondwet', 'gw'],
-        ['(?:elektriciteitswet(?:\s+1998)?|e-wet)', 'ew']];
+        ['algemene\s+wet\s+bestuursrecht(?:\s*\((?:hierna:?\s*)?awb\))?', 'awb', 'bestuursrecht'],
+        ['burgerlijk\s+wetboek(?:\s*\((?:hierna:?\s*)?bw\))?', 'bw', 'burgerl'],
+        ['wetboek\s+van\s+burgerlijke\s+rechtsvordering(?:\s*\(rv\))?', 'rv', 'rechtsvordering'],
+        ['wetboek\s+van\s+strafrecht(?:\s*\(sr\))?', 'sr', 'strafrecht'],
+        ['wetboek\s+van\s+strafvordering(?:\s*\(sv\))?', 'sv', 'strafvordering'],
+        ['algemene\s+wet\s+inzake\s+rijksbelastingen(?:\s*\(awr\))?', 'awr', 'belast'],
+        ['wet\s+openbaarheid\s+van\s+bestuur(?:\s*\(wob\))?', 'wob', 'openbaarhe'],
+        ['wet\s+op\s+de\s+rechterlijke\s+organisatie(?:\s*\(ro\))?', 'ro', 'rechterl'],
+        ['rijksoctrooiwet(?:\s+1995)?', 'row', 'octroo'],
+        ['auteurswet(?:\s+1912)?', 'aw', 'auteurswet'],
+        ['handelsnaamwet', 'hnw', 'handelsnaamwet'],
+        ['grondwet', 'gw', 'grondwet'],
+        ['(?:elektriciteitswet(?:\s+1998)?|e-wet)', 'ew', 'wet']];
     -- the names written out first: the longest alternative that matches is taken
     codes  constant text := '(' || array_to_string(ARRAY(
             SELECT laws[i][1] FROM generate_subscripts(laws, 1) AS i ORDER BY i), '|')
@@ -839,70 +840,119 @@ DECLARE
     result text := input;
     before text;
     rounds integer := 0;
+    -- result in lower case, for the literals each pass needs: set again after a pass that
+    -- changed the text (the passes that only turn ":" into the mark change no letter)
+    low    text := lower(input);
 BEGIN
     -- the first article after the keyword, then each next one of its list, a pass each
-    result := regexp_replace(result,
-        '\m(artikel(?:en)?|artt?\.?)(\s*\d{1,2}):(\d{1,4}[a-z]?\M)', '\1\2' || mark || '\3', 'gi');
-    LOOP
-        before := result;
+    IF strpos(low, 'art') > 0 AND strpos(result, ':') > 0 THEN
         result := regexp_replace(result,
-            '(\d{1,2}' || mark || '\d{1,4}[a-z]?\M' || qual || '(?:\s*,\s*(?:' || conn
-            || '\s+)?|\s+' || conn || '\s+)\d{1,2}):(\d{1,4}[a-z]?\M)',
-            '\1' || mark || '\2', 'gi');
-        rounds := rounds + 1;
-        EXIT WHEN result = before OR rounds >= 20;
-    END LOOP;
+            '\m(artikel(?:en)?|artt?\.?)(\s*\d{1,2}):(\d{1,4}[a-z]?\M)', '\1\2' || mark || '\3',
+            'gi');
+    END IF;
+    IF strpos(result, mark) > 0 AND strpos(result, ':') > 0 THEN
+        LOOP
+            before := result;
+            result := regexp_replace(result,
+                '(\d{1,2}' || mark || '\d{1,4}[a-z]?\M' || qual || '(?:\s*,\s*(?:' || conn
+                || '\s+)?|\s+' || conn || '\s+)\d{1,2}):(\d{1,4}[a-z]?\M)',
+                '\1' || mark || '\2', 'gi');
+            rounds := rounds + 1;
+            EXIT WHEN result = before OR rounds >= 20;
+        END LOOP;
+    END IF;
     rounds := 0;
     -- book:article forms first ("6:162"), so the plain article form cannot eat them
-    result := regexp_replace(result,
-        '\m' || artkw || '(\d+)' || colon || '\s?(\d+[a-z]?)' || qual || van || codes || '\M',
-        ' art\1x\2\3 \3 ', 'gi');
-    result := regexp_replace(result,
-        '\m' || codes || '\s*,?\s*' || artkw || '(\d+)' || colon || '\s?(\d+[a-z]?)\M' || qual,
-        ' art\2x\3\1 \1 ', 'gi');
-    -- a book:article without "artikel": "6:18 Awb", "en 6:19, eerste lid, van de Awb"
-    result := regexp_replace(result,
-        '(?:^|(?<=[\s(,]))(\d{1,2})' || colon || '(\d{1,4}[a-z]?)' || qual || van || codes || '\M',
-        ' art\1x\2\3 \3 ', 'gi');
-    -- "Boek 6 artikel 248" and "artikel 162 van Boek 6 (BW)": the books are the Civil Code's
-    result := regexp_replace(result,
-        '\mboek\s+(\d{1,2}),?\s+' || artkw || '(\d+[a-z]?)\M'
-        '(?:\s*,?\s*(?:van\s+het\s+)?(?:bw|burgerlijk\s+wetboek)\M)?'
-        '(?!\s*,?\s*(?:van\s+(?:het|de)\s+)?(?:wetboek\s+van|awb|rv|sr|sv|algemene)\M)',
-        ' art\1x\2bw bw ', 'gi');
-    result := regexp_replace(result,
-        '\m' || artkw || '(\d+[a-z]?)\s+(?:van\s+)?boek\s+(\d{1,2})\M'
-        '(?:\s*,?\s*(?:van\s+het\s+)?(?:bw|burgerlijk\s+wetboek)\M)?'
-        '(?!\s*,?\s*(?:van\s+(?:het|de)\s+)?(?:wetboek\s+van|awb|rv|sr|sv|algemene)\M)',
-        ' art\2x\1bw bw ', 'gi');
-    result := regexp_replace(result,
-        '\m' || artkw || '(\d+[a-z]?)\M' || qual || van || codes || '\M',
-        ' art\1\2 \2 ', 'gi');
-    result := regexp_replace(result,
-        '\m' || codes || '\s*,?\s*' || artkw || '(\d+[a-z]?)\M' || qual,
-        ' art\2\1 \1 ', 'gi');
-    -- each token's code the short one: "art6x19Algemene wet bestuursrecht (Awb)" -> art6x19awb
-    FOR i IN 1 .. array_length(laws, 1) LOOP
-        result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)' || laws[i][1],
-                                 '\1' || laws[i][2], 'gi');
-    END LOOP;
-    -- the European Patent Convention in English and in Dutch
-    result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)epc\M', '\1eov', 'gi');
-    -- a list before one code: the article before a token takes the token's code, from the
-    -- last of the list to the first ("6:18 en art6x19awb" -> "art6x18awb en art6x19awb")
-    LOOP
+    IF strpos(low, 'art') > 0 AND (strpos(result, ':') > 0 OR strpos(result, mark) > 0) THEN
         before := result;
         result := regexp_replace(result,
-            '(\d{1,2})' || mark || '(\d{1,4}[a-z]?)\M' || qual || joined || '(art\d+x\d+[a-z]?)'
-            || short || '\M',
-            ' art\1x\2\5 \3\4\5', 'gi');
-        rounds := rounds + 1;
-        EXIT WHEN result = before OR rounds >= 20;
-    END LOOP;
-    result := replace(result, mark, ':');
-    result := regexp_replace(result,
-        '\m(ECLI):([A-Z]{2}):([A-Z0-9]{1,7}):(\d{4}):([A-Z0-9.]{1,25}[A-Z0-9])',
-        '\1:\2:\3:\4:\5 \1\2\3\4\5 ', 'gi');
+            '\m' || artkw || '(\d+)' || colon || '\s?(\d+[a-z]?)' || qual || van || codes || '\M',
+            ' art\1x\2\3 \3 ', 'gi');
+        result := regexp_replace(result,
+            '\m' || codes || '\s*,?\s*' || artkw || '(\d+)' || colon || '\s?(\d+[a-z]?)\M'
+            || qual,
+            ' art\2x\3\1 \1 ', 'gi');
+        IF result <> before THEN
+            low := lower(result);
+        END IF;
+    END IF;
+    -- a book:article without "artikel": "6:18 Awb", "en 6:19, eerste lid, van de Awb"
+    IF strpos(result, ':') > 0 OR strpos(result, mark) > 0 THEN
+        before := result;
+        result := regexp_replace(result,
+            '(?:^|(?<=[\s(,]))(\d{1,2})' || colon || '(\d{1,4}[a-z]?)' || qual || van || codes
+            || '\M',
+            ' art\1x\2\3 \3 ', 'gi');
+        IF result <> before THEN
+            low := lower(result);
+        END IF;
+    END IF;
+    -- "Boek 6 artikel 248" and "artikel 162 van Boek 6 (BW)": the books are the Civil Code's
+    IF strpos(low, 'art') > 0 AND strpos(low, 'boek') > 0 THEN
+        before := result;
+        result := regexp_replace(result,
+            '\mboek\s+(\d{1,2}),?\s+' || artkw || '(\d+[a-z]?)\M'
+            '(?:\s*,?\s*(?:van\s+het\s+)?(?:bw|burgerlijk\s+wetboek)\M)?'
+            '(?!\s*,?\s*(?:van\s+(?:het|de)\s+)?(?:wetboek\s+van|awb|rv|sr|sv|algemene)\M)',
+            ' art\1x\2bw bw ', 'gi');
+        result := regexp_replace(result,
+            '\m' || artkw || '(\d+[a-z]?)\s+(?:van\s+)?boek\s+(\d{1,2})\M'
+            '(?:\s*,?\s*(?:van\s+het\s+)?(?:bw|burgerlijk\s+wetboek)\M)?'
+            '(?!\s*,?\s*(?:van\s+(?:het|de)\s+)?(?:wetboek\s+van|awb|rv|sr|sv|algemene)\M)',
+            ' art\2x\1bw bw ', 'gi');
+        IF result <> before THEN
+            low := lower(result);
+        END IF;
+    END IF;
+    IF strpos(low, 'art') > 0 THEN
+        before := result;
+        result := regexp_replace(result,
+            '\m' || artkw || '(\d+[a-z]?)\M' || qual || van || codes || '\M',
+            ' art\1\2 \2 ', 'gi');
+        result := regexp_replace(result,
+            '\m' || codes || '\s*,?\s*' || artkw || '(\d+[a-z]?)\M' || qual,
+            ' art\2\1 \1 ', 'gi');
+        IF result <> before THEN
+            low := lower(result);
+        END IF;
+    END IF;
+    -- each token's code the short one: "art6x19Algemene wet bestuursrecht (Awb)" -> art6x19awb;
+    -- every law's names hold "wet"
+    IF strpos(low, 'art') > 0 AND strpos(low, 'wet') > 0 THEN
+        FOR i IN 1 .. array_length(laws, 1) LOOP
+            CONTINUE WHEN strpos(low, laws[i][3]) = 0;
+            before := result;
+            result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)' || laws[i][1],
+                                     '\1' || laws[i][2], 'gi');
+            IF result <> before THEN
+                low := lower(result);
+            END IF;
+        END LOOP;
+    END IF;
+    -- the European Patent Convention in English and in Dutch
+    IF strpos(low, 'art') > 0 AND strpos(low, 'epc') > 0 THEN
+        result := regexp_replace(result, '\m(art\d+(?:x\d+[a-z]?)?)epc\M', '\1eov', 'gi');
+    END IF;
+    -- a list before one code: the article before a token takes the token's code, from the
+    -- last of the list to the first ("6:18 en art6x19awb" -> "art6x18awb en art6x19awb")
+    IF strpos(result, mark) > 0 THEN
+        LOOP
+            before := result;
+            result := regexp_replace(result,
+                '(\d{1,2})' || mark || '(\d{1,4}[a-z]?)\M' || qual || joined
+                || '(art\d+x\d+[a-z]?)' || short || '\M',
+                ' art\1x\2\5 \3\4\5', 'gi');
+            rounds := rounds + 1;
+            EXIT WHEN result = before OR rounds >= 20;
+        END LOOP;
+        result := replace(result, mark, ':');
+    END IF;
+    -- "ecl": the "i" of "ecli" is left out (see the head of this file)
+    IF strpos(lower(result), 'ecl') > 0 THEN
+        result := regexp_replace(result,
+            '\m(ECLI):([A-Z]{2}):([A-Z0-9]{1,7}):(\d{4}):([A-Z0-9.]{1,25}[A-Z0-9])',
+            '\1:\2:\3:\4:\5 \1\2\3\4\5 ', 'gi');
+    END IF;
     RETURN result;
 END
 $$;

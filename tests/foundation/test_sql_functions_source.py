@@ -262,7 +262,8 @@ def _bodies(url: str) -> dict[str, str]:
 def test_downgrades_put_back_the_versions_their_revisions_replaced(
     db: DbHandle, settings: Settings
 ) -> None:
-    """0062's downgrade puts back the names of 0057; 0061's the citation normaliser of 0001;
+    """0074's downgrade puts back the citation normaliser of 0061; 0062's the names of 0057;
+    0061's the citation normaliser of 0001;
     0058's puts back the
     impact top-k of 0047, 0047's that of 0045; 0041's
     re-creates the two functions it dropped from the files 0034/0035 apply; 0033's puts back
@@ -280,9 +281,11 @@ def test_downgrades_put_back_the_versions_their_revisions_replaced(
     topk = "ewall_sparse_impact_topk"
     normalise = "ewall_legal_normalize"
     assert _bodies(url)[topk] == sources["search_postings.v3.sql"][topk]
-    assert _bodies(url)[normalise] == sources["legal_normalize.v2.sql"][normalise]
+    assert _bodies(url)[normalise] == sources["legal_normalize.v3.sql"][normalise]
     names = "ewall_question_names"
     assert _bodies(url)[names] == sources["document_names.v5.sql"][names]
+    before_0074 = move("20261216_0073")
+    assert before_0074[normalise] == sources["legal_normalize.v2.sql"][normalise]
     before_0070 = move("20261213_0069")
     assert before_0070[names] == sources["document_names.v4.sql"][names]
     before_0066 = move("20261211_0065")
@@ -325,7 +328,7 @@ def test_downgrades_put_back_the_versions_their_revisions_replaced(
     migrate.upgrade(url, app_role=pg.APP_ROLE, embedding_dim=settings.embedding_dim)
     at_head = _bodies(url)
     assert rank not in at_head
-    assert at_head[normalise] == sources["legal_normalize.v2.sql"][normalise]
+    assert at_head[normalise] == sources["legal_normalize.v3.sql"][normalise]
     assert at_head[names] == sources["document_names.v5.sql"][names]
     assert at_head[topk] == sources["search_postings.v3.sql"][topk]
     assert "ewall_sparse_feedback_rank" not in at_head
