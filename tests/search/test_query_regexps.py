@@ -6,7 +6,8 @@ src/backend/utils/adt/regexp.c, least recently used out). The question's analysi
 lexeme reader's and the cut's. Two more of its own made the cycle overflow the cache, and
 then every search compiled every one of them again: about 30 ms an analysis instead of 2 on
 two cores. The analysis now tests "a-z only" and "one letter" without patterns of their
-own, and runs the citation's pattern only for a lexeme that starts as a citation token.
+own, and runs the citation's pattern only for a lexeme that starts as a citation token; the
+normaliser (legal_normalize.v3.sql) runs a pass only on a text that can hold its match.
 """
 
 from __future__ import annotations
@@ -36,21 +37,26 @@ QUESTIONS = [
 ]
 
 
-def test_a_search_compiles_fewer_regular_expressions_than_a_connection_keeps(
-    client: TestClient, auth: Tokens, db: DbHandle, embedder: Any
-) -> None:
-    one_matter_firm(
-        client,
-        auth,
-        LAWYER,
-        {
-            "D-1": "De werkgever stelde een bestelbusje ter beschikking voor het vervoer van "
-            "collega's naar de bouwplaats; de bijtelling voor de auto van de zaak bleef uit.",
-            "D-2": "De gemeente hief toeristenbelasting over de verhuur van het vakantiehuis.",
-            "D-3": "De verhuurder vorderde ontbinding van de huurovereenkomst wegens een "
-            "huurachterstand van vier maanden.",
-        },
-    )
+DOCUMENTS = {
+    "D-1": "De werkgever stelde een bestelbusje ter beschikking voor het vervoer van "
+    "collega's naar de bouwplaats; de bijtelling voor de auto van de zaak bleef uit.",
+    "D-2": "De gemeente hief toeristenbelasting over de verhuur van het vakantiehuis.",
+    "D-3": "De verhuurder vorderde ontbinding van de huurovereenkomst wegens een "
+    "huurachterstand van vier maanden.",
+    "D-4": "De aannemer is op grond van art. 6:162 BW aansprakelijk voor de schade; de "
+    "schadevergoeding wegens onrechtmatige daad omvat ook de kosten van herstel.",
+}
+# a statute citation and typed syntax (a phrase, OR, a left-out term): the websearch
+# pattern and the citation's prefix beside ewall_legal_normalize's own
+TYPED_CITATION = '"art. 6:162 BW" schadevergoeding OR onrechtmatige -huurachterstand'
+
+
+def _patterns_after_searches(
+    client: TestClient, auth: Tokens, db: DbHandle, embedder: Any, questions: list[str]
+) -> list[str]:
+    """The regular expressions a connection holds after the searches of ``questions``, each
+    sparse and hybrid, in that order."""
+    one_matter_firm(client, auth, LAWYER, DOCUMENTS)
     resources = client.app.state.resources  # type: ignore[attr-defined]
     # the app's statements on a connection of their own, whose login (a superuser, switched
     # to the app role as the app's is) may read the connection's memory afterwards
@@ -60,13 +66,13 @@ def test_a_search_compiles_fewer_regular_expressions_than_a_connection_keeps(
         searching = dataclasses.replace(resources, database=database)
         alice = Principal(LAWYER, frozenset({"lawyer"}))
         with database.transaction() as conn:
-            for question in QUESTIONS:
+            for question in questions:
                 for mode in ("sparse", "hybrid"):
                     qvec = embed_query(embedder, question) if mode == "hybrid" else None
                     request = SearchIn(query=question, mode=mode)
                     assert run_search(conn, searching, alice, request, qvec=qvec).rows
             conn.execute(text("RESET ROLE"))
-            patterns = list(
+            return list(
                 conn.execute(
                     text(
                         "SELECT ident FROM pg_backend_memory_contexts"
@@ -76,8 +82,25 @@ def test_a_search_compiles_fewer_regular_expressions_than_a_connection_keeps(
             )
     finally:
         database.dispose()
+
+
+def test_a_search_compiles_fewer_regular_expressions_than_a_connection_keeps(
+    client: TestClient, auth: Tokens, db: DbHandle, embedder: Any
+) -> None:
+    patterns = _patterns_after_searches(client, auth, db, embedder, QUESTIONS)
     # fewer than the cache holds: none was pushed out, so none is compiled twice
     assert patterns and len(patterns) < MAX_CACHED_RES, patterns
+
+
+def test_a_question_with_a_citation_and_typed_syntax_stays_inside_the_cache(
+    client: TestClient, auth: Tokens, db: DbHandle, embedder: Any
+) -> None:
+    """Version 2 of ewall_legal_normalize ran its 25 patterns on every text: with the
+    websearch pattern and the citation's, 33, and every such search compiled them all again.
+    Version 3 (migration 20261217_0074) runs a pass only where it can match. The plain
+    questions run with it, as a connection serves both kinds in turn."""
+    patterns = _patterns_after_searches(client, auth, db, embedder, [*QUESTIONS, TYPED_CITATION])
+    assert patterns and len(patterns) < MAX_CACHED_RES, (len(patterns), patterns)
 
 
 WORDS = [
