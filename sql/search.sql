@@ -79,7 +79,9 @@
 -- all of them again (about 30 ms instead of 2; issue 27). The first two read as translate()
 -- and as the cut's own pattern with a length, and the citation's pattern runs only for a
 -- lexeme that starts as one ("art"); tests/search/test_query_regexps.py keeps a search's
--- patterns inside the cache.
+-- patterns inside the cache. A citation with typed syntax still ran 33 until the normaliser
+-- ran each of its passes only on a text that can hold its match (legal_normalize.v3.sql,
+-- 2026-12-17): 6 to 13 for the analysis of a plain, typed, cited or ECLI question.
 
 -- name: analyze_query
 -- The question's sparse side, computed before the search so the planner sees the final
