@@ -97,15 +97,19 @@ def require_utf8(url: str) -> None:
     )
     try:
         with engine.connect() as conn:
-            driver = conn.connection.driver_connection
-            if not isinstance(driver, psycopg.Connection):  # sqlalchemy_url chose psycopg
-                raise TypeError(f"not a psycopg connection: {driver!r}")
-            info = driver.info
-            problem = encoding_problem(info.dbname, info.parameter_status("server_encoding"))
+            problem = encoding_problem(*server_encoding(conn))
     finally:
         engine.dispose()
     if problem is not None:
         raise WrongEncoding(problem)
+
+
+def server_encoding(conn: Connection) -> tuple[str, str | None]:
+    """(database name, encoding) as the server said when ``conn`` opened: no statement."""
+    driver = conn.connection.driver_connection
+    if not isinstance(driver, psycopg.Connection):  # sqlalchemy_url chose psycopg
+        raise TypeError(f"not a psycopg connection: {driver!r}")
+    return driver.info.dbname, driver.info.parameter_status("server_encoding")
 
 
 @dataclass(frozen=True)
@@ -287,10 +291,7 @@ class Database:
         try:
             with self.engine.connect() as conn:
                 conn.execute(sqlfiles.query("db.ping"))
-                driver = conn.connection.driver_connection
-                if isinstance(driver, psycopg.Connection):
-                    info = driver.info
-                    self._saw_encoding(info.dbname, info.parameter_status("server_encoding"))
+                self._saw_encoding(*server_encoding(conn))
         except Exception:  # any failure means "not reachable" for /readyz
             if not self._unreachable:
                 log.warning("database ping failed", exc_info=True)
