@@ -53,6 +53,23 @@ def hidden(value: str) -> bool:
 
 IDENTIFIER_MAX = 200
 
+# What pydantic's ``strip_whitespace`` takes off a string's ends (Unicode White_Space, as
+# Rust's str::trim reads it): ``str.strip()`` would also take U+001C-U+001F, which a write
+# refuses as control characters rather than trimming them
+WHITE_SPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680"
+    + "".join(chr(c) for c in range(0x2000, 0x200B))
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+def id_key(value: str) -> str:
+    """The form in which the matrix stores an id, and every read of one takes it: trimmed
+    as a write trims (``Identifier``), then NFC. ``PUT /v1/people/abc%20`` stores ``abc``;
+    read untrimmed, ``GET /v1/people/abc%20`` answered 404 and the access check explained
+    ``abc `` as someone outside the matrix."""
+    return unicodedata.normalize("NFC", value.strip(WHITE_SPACE))
+
 
 def _identifier(value: str) -> str:
     if not _IDENT.match(value):
@@ -65,7 +82,7 @@ def _identifier(value: str) -> str:
     # NFC: "jose" + U+0301 and "josé" print alike and are one id to every reader; kept apart,
     # a person imported decomposed was a second, unscreened person beside the one a wall
     # screens (the token's subject is read the same way: app/auth/service.py)
-    normal = unicodedata.normalize("NFC", value)
+    normal = id_key(value)  # the field's trim took the spaces already: NFC is what is left
     if len(normal) > IDENTIFIER_MAX:  # a few characters compose into two (U+2ADC)
         raise ValueError(f"must be at most {IDENTIFIER_MAX} characters in NFC")
     return normal
@@ -157,11 +174,11 @@ Identifier = Annotated[
 
 
 def lookup_id(value: str) -> str:
-    """An id that is only looked up, in the form the matrix stores its ids (NFC,
-    ``_identifier``): every way a person or matter is asked about (the API's paths and
-    filters, the console's forms) reads "jose" + U+0301 as josé, or one of them answers for
-    someone unknown and the other for the person."""
-    return unicodedata.normalize("NFC", value)
+    """An id that is only looked up, in the form the matrix stores its ids (``id_key``,
+    as ``_identifier`` writes them): every way a person or matter is asked about (the API's
+    paths and filters, the console's forms) reads "jose" + U+0301 as josé and " abc " as
+    abc, or one of them answers for someone unknown and the other for the person."""
+    return id_key(value)
 
 
 def id_spellings(value: str) -> tuple[str, ...]:
@@ -178,9 +195,12 @@ Principal = Annotated[
     str, StringConstraints(max_length=400), AfterValidator(no_control), AfterValidator(_principal)
 ]
 UserPrincipal = Annotated[Principal, AfterValidator(_user_principal)]
-# A document's source as stored, exactly: nothing stores "IManage", so a DELETE naming it is
-# refused rather than read as imanage (no document is removed on a guess)
-SourceKey = Annotated[str, StringConstraints(pattern=SOURCE_NAME.pattern)]
+# A document's source as a push stores it and GET/DELETE /v1/documents/{source}/... read it:
+# trimmed, then lower case as given (the pattern is checked before any folding, so nothing
+# stores "IManage", and a DELETE naming it is refused rather than read as imanage: no
+# document is removed on a guess). One type for the write and the path: the path once read
+# " imanage" untrimmed, a 422 for the source that a push had stored as imanage.
+SourceKey = Annotated[str, StringConstraints(strip_whitespace=True, pattern=SOURCE_NAME.pattern)]
 
 
 def _source_name(value: str) -> str:

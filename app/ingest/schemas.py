@@ -10,19 +10,15 @@ from pydantic.config import JsonDict
 from app.types import (
     CONTROL,
     EXTERNAL_ID_MAX,
-    SOURCE_NAME,
     AwareDatetime,
     Principal,
     ShortText,
+    SourceKey,
     hidden,
 )
 
-# lower case as given: the pattern is checked before any folding, so "IManage" is refused
-# (and DELETE/GET /v1/documents/{source}/... take the same names, app/types.py SourceKey)
-SourceName = Annotated[
-    str,
-    StringConstraints(strip_whitespace=True, pattern=SOURCE_NAME.pattern),
-]
+# lower case as given, trimmed: DELETE/GET /v1/documents/{source}/... read the same type
+SourceName = SourceKey
 # trimmed as a push stores it; GET and DELETE /v1/documents/{source}/{external_id} read the
 # path's id alike (as written, " D-6" was a 404 for the D-6 a push had just stored)
 ExternalId = Annotated[
