@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
@@ -63,12 +64,31 @@ class PartyIn(Named):
     role: Literal["adverse", "related"]
 
 
+def party_key(name: str) -> str:
+    """When two party names are one: alike after NFKC, case folding and white space runs
+    read as one space ("ACME  B.V." is "Acme B.V.", "Ａｃｍｅ" is "Acme")."""
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+
+
 class MatterIn(Strict):
     client_id: Identifier
     title: ShortText = ""
     status: Literal["open", "closed", "on_hold"] = "open"
     parties: list[PartyIn] = Field(default_factory=list, max_length=1000)
     team: list[Identifier] = Field(default_factory=list, max_length=5000)
+
+    @field_validator("parties")
+    @classmethod
+    def _once_each(cls, parties: list[PartyIn]) -> list[PartyIn]:
+        """A party named twice in one role is one party (the first spelling kept), as a
+        team member named twice is one member: stored twice, a matter listed it twice.
+        Not folded as the conflict search folds names (``normalize_name`` drops legal
+        forms: "Acme B.V." and "Acme N.V." are two companies, both kept); the same name in
+        another role stays too."""
+        seen: dict[tuple[str, str], PartyIn] = {}
+        for party in parties:
+            seen.setdefault((party_key(party.name), party.role), party)
+        return list(seen.values())
 
 
 class MatterImport(MatterIn):
