@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
-from pydantic import AfterValidator, BeforeValidator, StringConstraints
+from pydantic import AfterValidator, BeforeValidator, StringConstraints, TypeAdapter
 
 # Values of chunks.wall_group_id and source_acl_id that no wall or access list derives: the
 # ingestion pipeline writes them, the walls' resolution admits (or never admits) them.
@@ -161,6 +161,27 @@ def _aware(value: datetime) -> datetime:
         raise ValueError("is out of range once converted to UTC") from None
 
 
+_DATETIME: TypeAdapter[datetime] = TypeAdapter(datetime)
+_FRACTION = re.compile(r"\.(\d{7,9})")
+
+
+def _rfc3339_rounded_up(value: object) -> object:
+    """``_rfc3339``, a fraction finer than a microsecond rounded up, not cut. For the end of
+    a wall's window: a datetime holds microseconds, and cut, "…00.123456789Z" ended the wall
+    789 ns before the time asked; rounded up, the wall holds for at least its window (its
+    start, cut, is rounded down: fail closed at both ends)."""
+    value = _rfc3339(value)
+    if not isinstance(value, str) or not (fine := _FRACTION.search(value)):
+        return value
+    if not int(fine.group(1)[6:]):
+        return value  # "…00.123456000Z" is a microsecond exactly
+    cut = value[: fine.start(1) + 6] + value[fine.end(1) :]
+    try:
+        return _DATETIME.validate_python(cut) + timedelta(microseconds=1)
+    except OverflowError:  # 9999-12-31T23:59:59.9999999Z has no next microsecond
+        raise ValueError("is out of range once rounded up to a microsecond") from None
+
+
 Text = Annotated[str, StringConstraints(max_length=100_000), AfterValidator(no_control)]
 ShortText = Annotated[
     str, StringConstraints(strip_whitespace=True, max_length=1000), AfterValidator(no_control)
@@ -215,7 +236,12 @@ def _source_name(value: str) -> str:
 GroupSource = Annotated[
     str, StringConstraints(strip_whitespace=True, to_lower=True), AfterValidator(_source_name)
 ]
+# An RFC 3339 date-time with a zone, in UTC; digits past the microsecond are cut (rounded
+# down), or, as a window's end that must not come early, rounded up
 AwareDatetime = Annotated[datetime, BeforeValidator(_rfc3339), AfterValidator(_aware)]
+AwareDatetimeRoundedUp = Annotated[
+    datetime, BeforeValidator(_rfc3339_rounded_up), AfterValidator(_aware)
+]
 
 
 def _printable(value: str) -> str:

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from app.types import AwareDatetime, Identifier, ShortText
+from app.types import AwareDatetime, AwareDatetimeRoundedUp, Identifier, ShortText
 
 
 class Protects(BaseModel):
@@ -25,8 +25,10 @@ class WallIn(BaseModel):
     screened: list[Identifier] = Field(default_factory=list, max_length=10_000)
     allowed: list[Identifier] = Field(default_factory=list, max_length=10_000)
     include_team: bool = Field(default=True, strict=True)  # not "no" or 0: access turns on it
+    # finer than a microsecond: the start is cut, the end rounded up (the wall holds for at
+    # least the window asked, app/types.py _rfc3339_rounded_up)
     effective_from: AwareDatetime | None = None
-    effective_until: AwareDatetime | None = None
+    effective_until: AwareDatetimeRoundedUp | None = None
 
     @field_validator("title")
     @classmethod
