@@ -244,8 +244,14 @@ def test_rfc3339_with_a_zone_still_works(client: TestClient, auth: Tokens) -> No
         assert r.status_code == 200, r.text
 
 
-# a zone that pushes the instant out of the years a datetime holds: 422, never a 500
-_OUT_OF_RANGE = ("0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00")
+# a zone that pushes the instant out of the years a datetime holds, a year past 9999 or
+# before 1, the last microsecond rounded up (a wall's end): 422, never a 500
+_OUT_OF_RANGE = (
+    "0001-01-01T00:00:00+14:00",
+    "9999-12-31T23:59:59-14:00",
+    "10000-01-01T00:00:00Z",
+    "0000-12-31T23:59:59Z",
+)
 
 
 def test_instants_past_the_datetime_range_are_422_everywhere(
@@ -266,6 +272,10 @@ def test_instants_past_the_datetime_range_are_422_everywhere(
             ("get", "/v1/audit/retrievals", {"params": {"since": value}, "headers": compliance},
              "since"),
             ("get", "/v1/audit/policy-events", {"params": {"until": value}, "headers": compliance},
+             "until"),
+            ("get", "/v1/audit/gate-events", {"params": {"since": value}, "headers": compliance},
+             "since"),
+            ("get", "/v1/audit/export", {"params": {"until": value}, "headers": compliance},
              "until"),
             ("post", "/v1/walls", {"json": {**wall, "effective_until": value}, "headers": firm.h},
              "effective_until"),
