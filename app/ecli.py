@@ -22,6 +22,8 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from app.types import CONTROL
+
 MAX_ORDINAL = 25
 
 # The ordinal is matched greedily including dots, then trailing dots are dropped: a
@@ -373,7 +375,36 @@ def _shares(before: str, counted: str) -> bool:
 
 def _shown(read: str) -> str:
     """A malformed follow-on as the gate names it: whitespace as single spaces, cut short."""
-    return " ".join(read.split()).rstrip(_TRAILING_MARKS)[:MAX_SHOWN]
+    return named(" ".join(read.split()).rstrip(_TRAILING_MARKS))
+
+
+CUT_MARK = "\u2026"  # ends a malformed citation that was longer than MAX_SHOWN characters
+
+
+def _escaped(ch: str) -> str:
+    if CONTROL.match(ch) or unicodedata.category(ch) in ("Cf", "Co", "Cn"):
+        return ascii(ch)[1:-1]  # "\\x1b", "\\u202e", "\\U000f0000" (private use)
+    return ch
+
+
+def named(seen: str) -> str:
+    """A malformed citation as the gate names it, in its answer and in the gates chain: a
+    control or invisible character written as its escape ("\\x1b", "\\xad", "\\u202e";
+    a backslash stays one: "ECLI\\NL\\HR\\..." is a way of writing an ECLI), so what the
+    answer held is on record and no terminal or viewer acts on it; at most MAX_SHOWN
+    characters, a cut marked with CUT_MARK. Kept verbatim, an answer's
+    "ECLI:NL:HR:2019:12\\x1b[2J" went into the chain as an escape sequence, and a
+    5,000-digit ordinal was cut to 100 characters with no sign that it went on."""
+    pieces = [_escaped(ch) for ch in seen[: MAX_SHOWN + 1]]  # each piece one or more
+    if len(seen) <= MAX_SHOWN and sum(map(len, pieces)) <= MAX_SHOWN:
+        return "".join(pieces)
+    kept, size = [], 0
+    for piece in pieces:
+        if size + len(piece) > MAX_SHOWN - len(CUT_MARK):
+            break
+        kept.append(piece)
+        size += len(piece)
+    return "".join(kept) + CUT_MARK
 
 
 @dataclass(frozen=True)
@@ -440,7 +471,7 @@ def find_citations(text: str) -> Citations:
     continued: dict[str, int] = {}
     dropped: set[str] = set()
     for match in _CONTINUED.finditer(read):
-        malformed.setdefault(" ".join(match.group(0).split())[:MAX_SHOWN], None)
+        malformed.setdefault(named(" ".join(match.group(0).split())), None)
         head = next(iter(_scan(_WRITTEN, match.group(0), colon_ends=True)), None)
         if head is not None:
             continued[head] = continued.get(head, 0) + 1
@@ -458,9 +489,9 @@ def find_citations(text: str) -> Citations:
         canonical = "ECLI" + seen[4:] if seen[:5].lower() == "ecli:" else seen
         if canonical in eclis or canonical in dropped or _file_name_of(canonical, eclis):
             continue
-        malformed.setdefault(seen[:MAX_SHOWN], None)
+        malformed.setdefault(named(seen), None)
     for seen in _unread_prefixes(read, [*found, *_CONTINUED.finditer(read)]):
-        malformed.setdefault(seen[:MAX_SHOWN], None)
+        malformed.setdefault(named(seen), None)
     return Citations(
         eclis=list(eclis),
         malformed=list(malformed),
