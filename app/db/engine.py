@@ -255,28 +255,24 @@ class Database:
         with self.engine.begin() as conn:
             yield conn
 
-    def attempts(self, n: int) -> Iterator[Attempt]:
-        """``for attempt in database.attempts(n): with attempt as conn: ...``: one
-        transaction, begun again when PostgreSQL failed it to break a deadlock or on a
-        serialization failure (every statement rolled back; the next try reads afresh), at
-        most ``n`` times; any other error, or the last try's, is raised."""
-        for k in range(1, n + 1):
-            attempt = Attempt(self.transaction(), last=k == n)
-            yield attempt
-            if attempt.committed:
-                return
-
     def retried(self, work: Callable[[Connection], T], attempts: int) -> T:
         """``work(conn)`` in one transaction, committed; run whole again in a fresh
         transaction (``attempts``) when PostgreSQL failed it to break a deadlock or on a
-        serialization failure. ``work`` must keep nothing from a try but what it returns:
-        a rolled-back try leaves no row, and a try that raises anything else is raised."""
-        for attempt in self.attempts(attempts):
+        serialization failure, also at COMMIT. ``work`` must keep nothing from a try but what
+        it returns: a rolled-back try leaves no row, and a try that raises anything else is
+        raised. Its result is returned only once committed.
+
+        The only form: a loop of ``with attempt as conn:`` blocks (``attempts()`` until
+        2026-12-07) let a block left by ``return`` keep its value when the COMMIT then failed
+        for a lost race, which ``Attempt.__exit__`` cannot tell from a block run to its end
+        and so took for a try to make again: the caller's answer stood for nothing written."""
+        for k in range(1, attempts + 1):
+            attempt = Attempt(self.transaction(), last=k == attempts)
             with attempt as conn:
                 result = work(conn)
             if attempt.committed:
                 return result
-        raise RuntimeError("no attempt committed")  # attempts() raises the last try's error
+        raise RuntimeError("no attempt committed")  # the last try's error is raised
 
     @contextmanager
     def connect(self) -> Iterator[Connection]:
@@ -314,7 +310,8 @@ class Database:
 
 
 class Attempt:
-    """One try of a transaction (``Database.attempts``)."""
+    """One try of a transaction (``Database.retried``, which alone reads ``committed``: a
+    lost race at COMMIT is swallowed here for the next try)."""
 
     def __init__(self, transaction: AbstractContextManager[Connection], last: bool) -> None:
         self.last = last

@@ -528,79 +528,78 @@ class IngestPipeline:
         search_state: str | None,
     ) -> DocumentOutcome:
         """Replace the stored document with this version in one transaction (written again,
-        not encoded again, when PostgreSQL fails it to break a deadlock)."""
+        not encoded again, when PostgreSQL fails it for a concurrent one, also at COMMIT: the
+        outcome stands once committed, Database.retried)."""
         vectors, inputs = self._embed_new_chunks(doc, extracted, chunks)
-        for attempt in self.database.attempts(document_write.WRITE_ATTEMPTS):
-            with attempt as conn:
-                mark_writer(conn)
-                # vectors of another model than the live one (a re-embed switched since this
-                # process loaded its model) are refused, never mixed into the column
-                e = self.embedder
-                check_write_model(conn, e.model_id, e.name, e.dimension)
+        def write(conn: Connection) -> tuple[DocumentOutcome, int]:
+            mark_writer(conn)
+            # vectors of another model than the live one (a re-embed switched since this
+            # process loaded its model) are refused, never mixed into the column
+            e = self.embedder
+            check_write_model(conn, e.model_id, e.name, e.dimension)
+            before = repository.lock_document(conn, doc.source, doc.external_id)
+            if before is None:
+                # a first write: a concurrent first write of the same document may be
+                # under way; after it commits, this one is an update of its row
+                repository.lock_new_document(conn, doc.source, doc.external_id)
                 before = repository.lock_document(conn, doc.source, doc.external_id)
-                if before is None:
-                    # a first write: a concurrent first write of the same document may be
-                    # under way; after it commits, this one is an update of its row
-                    repository.lock_new_document(conn, doc.source, doc.external_id)
-                    before = repository.lock_document(conn, doc.source, doc.external_id)
-                if job_fence.superseded(conn, run):  # the claim is checked first
-                    # a later write (or delete) of this document came first: it stands
-                    return DocumentOutcome("superseded", doc.source, doc.external_id)
-                self._supersede(conn, doc.source, doc.external_id, run)
-                # under the lock: what is stored now (another writer may have changed the title
-                # or summary meanwhile), read once for the diff and the changed inputs
-                stored = repository.document_passages(conn, before.document_id) if before else []
-                changed, cut_away = self._input_changed(
-                    stored, before.title if before else None, chunks, inputs
-                )
-                placement = document_write.place_document(conn, doc, public)
-                acl_id = document_write.store_source_acl(conn, doc.acl)
-                record = document_write.document_record(
-                    doc, extracted, chunks, doc_type, before, placement, acl_id, search_state,
-                    run.run_id,
-                )  # fmt: skip
-                document_id = document_write.save_document(conn, before, record)
-                delta = document_write.replace_chunks(
-                    conn,
-                    document_write.chunk_placement(document_id, record, placement.wall_group_id),
-                    chunks,
-                    vectors,
-                    lambda c, late: self._embeddings(c, late, set(), inputs),
-                    {p.chunk_id for p in stored},
-                    changed,
-                    existing_document=before is not None,
-                    model_id=self.embedder.model_id,
-                )
-                # a re-embed run in progress forgets its next vectors of these (the trigger of
-                # sql/reembed.sql); without a run this changes nothing
-                repository.touch_embeddings(conn, document_id, cut_away)
-                changes = document_write.metadata_changes(before, record)
-                status = document_write.outcome_status(before, placement.quarantine, delta, changes)
-                self._report_document(
-                    conn, run, doc, status, placement, changes, extracted.warnings,
-                    {
-                        "chunks": len(chunks),
-                        "added": delta.added,
-                        "removed": delta.removed,
-                        "re_encoded": delta.re_encoded,
-                    },
-                )  # fmt: skip
-                # last: the matter's group row is locked from here to the commit, never while
-                # this write encodes or inserts (document_write.settle_wall_group)
-                document_write.settle_wall_group(conn, document_id, record, placement)
+            if job_fence.superseded(conn, run):  # the claim is checked first
+                # a later write (or delete) of this document came first: it stands
+                return DocumentOutcome("superseded", doc.source, doc.external_id), 0
+            self._supersede(conn, doc.source, doc.external_id, run)
+            # under the lock: what is stored now (another writer may have changed the title
+            # or summary meanwhile), read once for the diff and the changed inputs
+            stored = repository.document_passages(conn, before.document_id) if before else []
+            changed, cut_away = self._input_changed(
+                stored, before.title if before else None, chunks, inputs
+            )
+            placement = document_write.place_document(conn, doc, public)
+            acl_id = document_write.store_source_acl(conn, doc.acl)
+            record = document_write.document_record(
+                doc, extracted, chunks, doc_type, before, placement, acl_id, search_state,
+                run.run_id,
+            )  # fmt: skip
+            document_id = document_write.save_document(conn, before, record)
+            delta = document_write.replace_chunks(
+                conn,
+                document_write.chunk_placement(document_id, record, placement.wall_group_id),
+                chunks,
+                vectors,
+                lambda c, late: self._embeddings(c, late, set(), inputs),
+                {p.chunk_id for p in stored},
+                changed,
+                existing_document=before is not None,
+                model_id=self.embedder.model_id,
+            )
+            # a re-embed run in progress forgets its next vectors of these (the trigger of
+            # sql/reembed.sql); without a run this changes nothing
+            repository.touch_embeddings(conn, document_id, cut_away)
+            changes = document_write.metadata_changes(before, record)
+            status = document_write.outcome_status(before, placement.quarantine, delta, changes)
+            self._report_document(
+                conn, run, doc, status, placement, changes, extracted.warnings,
+                {
+                    "chunks": len(chunks),
+                    "added": delta.added,
+                    "removed": delta.removed,
+                    "re_encoded": delta.re_encoded,
+                },
+            )  # fmt: skip
+            # last: the matter's group row is locked from here to the commit, never while
+            # this write encodes or inserts (document_write.settle_wall_group)
+            document_write.settle_wall_group(conn, document_id, record, placement)
+            outcome = DocumentOutcome(
+                status=status, source=doc.source, external_id=doc.external_id,
+                document_id=document_id, chunks=len(chunks), added=delta.added,
+                removed=delta.removed, quarantined=placement.quarantine is not None,
+                reason=placement.quarantine,
+            )  # fmt: skip
+            return outcome, len(changes)
+
+        outcome, changed = self.database.retried(write, document_write.WRITE_ATTEMPTS)
         with run.lock:  # counted once the write is committed, not for an attempt
-            run.counts["metadata_changes"] += len(changes)
-        return DocumentOutcome(
-            status=status,
-            source=doc.source,
-            external_id=doc.external_id,
-            document_id=document_id,
-            chunks=len(chunks),
-            added=delta.added,
-            removed=delta.removed,
-            quarantined=placement.quarantine is not None,
-            reason=placement.quarantine,
-        )
+            run.counts["metadata_changes"] += changed
+        return outcome
 
     def _report_document(
         self,
@@ -626,15 +625,16 @@ class IngestPipeline:
     # --- deletions ------------------------------------------------------------------------
 
     def delete(self, run: IngestRun, source: str, external_id: str, reason: str) -> bool:
-        for attempt in self.database.attempts(document_write.WRITE_ATTEMPTS):  # deadlocks
-            with attempt as conn:
-                mark_writer(conn)
-                deleted = self._delete(conn, run, source, external_id, reason)
+        deleted = self.database.retried(  # whole again on a deadlock, also at COMMIT
+            lambda conn: self._delete(conn, run, source, external_id, reason),
+            document_write.WRITE_ATTEMPTS,
+        )
         return self._counted_deleted(run, deleted)
 
     def _delete(
         self, conn: Connection, run: IngestRun, source: str, external_id: str, reason: str
     ) -> bool:
+        mark_writer(conn)
         self._supersede(conn, source, external_id, run)
         if not repository.delete_document(conn, source, external_id):
             return False
