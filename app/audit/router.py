@@ -18,12 +18,18 @@ from app.db.engine import begin_snapshot
 from app.deps import AuditTurn, Compliance, ConnDep, PrincipalDep, ResourcesDep
 from app.errors import Forbidden, Unprocessable, envelope
 from app.resources import Resources
-from app.types import AwareDatetime, IdLookup, SessionId
+from app.types import AwareDatetimeRoundedUp, IdLookup, SessionId
 from app.walls.visibility import MatterView, matter_view
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
 
 Limit = Annotated[int, Query(ge=1, le=500)]
+
+
+# ``since`` (at >= since) and ``until`` (at < until) against times stored in microseconds:
+# a bound finer than that, rounded up, selects exactly the rows the instant asked does. Cut
+# (rounded down), until=...00.123456789Z left out a row at ...00.123456, and since= took one.
+Bound = AwareDatetimeRoundedUp
 
 
 def _ordered(since: datetime | None, until: datetime | None) -> None:
@@ -71,8 +77,8 @@ def list_retrievals(
     matter_id: IdLookup | None = None,
     chunk_id: str | None = None,
     purpose: Annotated[Purpose | None, Query()] = None,
-    since: AwareDatetime | None = None,
-    until: AwareDatetime | None = None,
+    since: Bound | None = None,
+    until: Bound | None = None,
     limit: Limit = 50,
     cursor: str | None = None,
     session_id: Annotated[SessionId | None, Query()] = None,
@@ -149,8 +155,8 @@ def verify(principal: Compliance, turn: AuditTurn, resources: ResourcesDep) -> d
 def export(
     principal: Compliance,
     resources: ResourcesDep,
-    since: AwareDatetime | None = None,
-    until: AwareDatetime | None = None,
+    since: Bound | None = None,
+    until: Bound | None = None,
     after_seq: Annotated[int | None, Query(ge=0, le=2**63 - 1)] = None,
 ) -> StreamingResponse:
     # a page at a time, each in its own transaction: a slow reader holds no connection. The
@@ -179,8 +185,8 @@ def policy_events(
     principal: Compliance,
     conn: ConnDep,
     resources: ResourcesDep,
-    since: AwareDatetime | None = None,
-    until: AwareDatetime | None = None,
+    since: Bound | None = None,
+    until: Bound | None = None,
     # in NFC, as every id is stored since they are read so: typed decomposed, it matched
     # only events from before (the SQL also matches their decomposed spelling)
     object_id: IdLookup | None = None,
@@ -208,8 +214,8 @@ def gate_events(
     gate: Annotated[GateName | None, Query()] = None,
     ok: bool | None = None,
     session_id: Annotated[SessionId | None, Query()] = None,
-    since: AwareDatetime | None = None,
-    until: AwareDatetime | None = None,
+    since: Bound | None = None,
+    until: Bound | None = None,
     limit: Limit = 50,
     cursor: str | None = None,
 ) -> dict[str, Any]:
