@@ -158,13 +158,19 @@ def _hidden_reasons(
 def _acl_reasons(
     owner: str, docs: Sequence[repository.SessionDocument], readable: frozenset[str]
 ) -> list[dict[str, Any]]:
-    """One reason per matter (None: public sources) whose documents read in the session
-    include one whose source ACL no longer admits ``owner``: kind ``wall`` (the ACL is part
-    of what a wall means: docs/architecture.md), no wall named, ``cause`` ``source_acl``."""
+    """One reason per matter the retrievals recorded them under (None: public sources) whose
+    documents read in the session include one whose source ACL no longer admits ``owner``:
+    kind ``wall`` (the ACL is part of what a wall means: docs/architecture.md), no wall
+    named, ``cause`` ``source_acl``. The matter read in, not the one the document is filed
+    under now: a document refiled since under another matter the reader may see, with an
+    ACL that leaves them out, was named beside its new matter, so a lawyer learnt where a
+    document hidden from them now lives (a probe of 2026-12-07; the deleted, withdrawn and
+    held reasons already named the matters read in)."""
     denied: dict[str | None, set[str]] = defaultdict(set)
     for doc in docs:
         if doc.source_acl_id not in readable:
-            denied[doc.matter_id].add(doc.document)
+            for matter_id in doc.read_in or (None,):
+                denied[matter_id].add(doc.document)
     return [
         {
             "kind": "wall",

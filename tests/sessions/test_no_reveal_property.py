@@ -132,7 +132,7 @@ def test_gate_answers_and_exposure_name_only_matters_the_caller_may_see(
     # of its first matter's (one the readers may no longer read, for "denied" matters)
     now_in = {f"M{m}": f"M{case['moves'].get(m, m)}" for m in range(len(case["spec"]["matters"]))}
     documents = [
-        SessionDocument(owner, f"api:{m}-doc", now_in[m], f"acl-{m}")
+        SessionDocument(owner, f"api:{m}-doc", now_in[m], f"acl-{m}", read_in=(m,))
         for owner, ms in by_person.items()
         for m in ms
     ]
@@ -167,9 +167,11 @@ def test_gate_answers_and_exposure_name_only_matters_the_caller_may_see(
             assert _ref_sees(ref, caller, matter), (caller, reason)
         if "party" in reason:
             assert len(reason["matters"]) == 2
-        for document in reason.get("documents") or []:  # named only beside a matter shown
-            where = next(d.matter_id for d in documents if d.document == document)
-            assert reason["matters"] == [where], (caller, reason)
+        # named only beside a matter shown, the one it was read in: never the one a
+        # document refiled since lives in now (a probe of 2026-12-07)
+        for document in reason.get("documents") or []:
+            where = next(d.read_in for d in documents if d.document == document)
+            assert reason["matters"] == list(where), (caller, reason)
 
     # exposure: one row per (person, session, matter) read; documents are per matter
     rows = [

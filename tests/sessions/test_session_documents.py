@@ -139,6 +139,30 @@ def test_a_document_whose_source_acl_no_longer_admits_its_reader_taints(
     assert _gate(client, auth, stays, _session(stays))["status"] == "ok"
 
 
+def test_a_document_refiled_with_an_acl_that_leaves_its_reader_out_names_where_it_was_read(
+    firm: Firm, client: TestClient, auth: Tokens
+) -> None:
+    """A probe of 2026-12-07: a document read in one matter, refiled since under another
+    matter the lawyer may see, with a source ACL that leaves them out. The reason named the
+    new matter beside the document, so the lawyer learnt where a document hidden from them
+    now lives; it names the matter they read it in, as the deleted reason does."""
+    firm.matter("M-OPEN-2", "C-OPEN", team=[HIRE, PEER])
+    firm.document("memo", TEXT, client_id="C-OPEN", matter_id="M-OPEN")
+    _read(firm, HIRE, "s-hire")
+    assert _gate(client, auth, HIRE, "s-hire")["status"] == "ok"
+
+    narrowed = {"default": "private", "allow": ["imanage:user:LDE"]}
+    firm.document("memo", TEXT, client_id="C-OPEN", matter_id="M-OPEN-2", acl=narrowed)
+    answer = _gate(client, auth, HIRE, "s-hire")
+    assert answer["status"] == "tainted", answer
+    assert "M-OPEN-2" not in str(answer), answer
+    assert [(r["cause"], r["matters"], r["documents"]) for r in answer["reasons"]] == [
+        ("source_acl", ["M-OPEN"], ["api:memo"])]
+    # the peer, whom the ACL admits, may read it where it is now
+    assert firm.documents_found(PEER, QUERY, session_id="s-peer", mode="sparse")
+    assert _gate(client, auth, PEER, "s-peer")["status"] == "ok"
+
+
 def _session(person: str) -> str:
     return "s-hire" if person == HIRE else "s-peer"
 
