@@ -134,18 +134,20 @@ def _hidden_reasons(
 ) -> list[dict[str, Any]]:
     """The documents read that no one may be returned now, whatever their matter, the session
     holding their text all the same: ``quarantined`` (refiled under a matter the matrix does
-    not know yet, which a wall may cover once entered: one reason, no matter named),
+    not know yet, which a wall may cover once entered: that matter is never named),
     ``deleted`` (the firm no longer holds it: deleted at the source, or moved out of the
     connector's reach), ``withdrawn`` or ``held`` (a decision hidden from search): one reason
     per matter the retrievals recorded them under (none for public sources), so that a
-    lawyer is told the documents only beside a matter they may see now (``answer_for``)."""
+    lawyer is told the documents only beside a matter they may see now (``answer_for``).
+    Quarantined documents were named beside no matter, so a lawyer screened since from the
+    matter they read one in was told its id (which often names the matter: a probe of
+    2026-12-07)."""
     by_cause: dict[tuple[str, str | None], set[str]] = defaultdict(set)
     for doc in docs:
-        if doc.hidden is not None:
+        cause = doc.hidden if doc.hidden is not None else "quarantined" if doc.quarantined else None
+        if cause is not None:
             for matter_id in doc.read_in or (None,):
-                by_cause[doc.hidden, matter_id].add(doc.document)
-        elif doc.quarantined:
-            by_cause["quarantined", None].add(doc.document)
+                by_cause[cause, matter_id].add(doc.document)
     return [
         {"kind": "wall", "person_id": owner, "matters": [] if matter_id is None else [matter_id],
          "walls": [], "cause": cause, "documents": sorted(documents)}

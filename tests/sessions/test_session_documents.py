@@ -195,6 +195,32 @@ def test_documents_of_a_matter_hidden_now_are_not_named_to_the_lawyer(
     assert acl_reason["documents"] == ["api:LIB!4711:1", "api:LIB!4712:1"]
 
 
+def test_a_quarantined_document_of_a_matter_hidden_now_is_not_named_to_the_lawyer(
+    firm: Firm, client: TestClient, auth: Tokens
+) -> None:
+    """A probe of 2026-12-07: read in a matter a wall now screens the lawyer from, then
+    refiled under a matter the matrix does not know (quarantined). The quarantined reason
+    named its documents beside no matter, so the lawyer was told the id of a document of the
+    hidden matter (an id that often names the matter); compliance is told where it was read."""
+    firm.client_("C-TULP", "Noordzee Energie B.V.")
+    firm.matter("M-TULP", "C-TULP", team=[HIRE, PEER])
+    firm.document("LIB!4711:1", TEXT, client_id="C-TULP", matter_id="M-TULP")
+    _read(firm, HIRE, "s-hire")
+    firm.wall(kind="exclusionary", protects={"matters": ["M-TULP"]}, screened=[HIRE])
+    pushed = firm.document("LIB!4711:1", TEXT, client_id="C-TULP", matter_id="NEW-SECRET")
+    assert pushed["quarantined"] is True, pushed
+
+    answer = _gate(client, auth, HIRE, "s-hire")
+    assert answer["status"] == "tainted"
+    assert "LIB!47" not in str(answer) and "M-TULP" not in str(answer), answer
+    assert "NEW-SECRET" not in str(answer), answer
+    assert {r["cause"] for r in answer["reasons"]} == {None, "quarantined"}
+    full = _gate(client, auth, COMPLIANCE[0], "s-hire")
+    (held,) = [r for r in full["reasons"] if r["cause"] == "quarantined"]
+    assert (held["matters"], held["documents"]) == (["M-TULP"], ["api:LIB!4711:1"])
+    assert "NEW-SECRET" not in str(full), full
+
+
 def test_a_document_deleted_since_taints_the_session(
     firm: Firm, client: TestClient, auth: Tokens
 ) -> None:
