@@ -109,6 +109,8 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     # since the reads: documents moved to another matter, ACLs that no longer admit
     moves = draw(st.dictionaries(st.integers(0, n_matters - 1), st.integers(0, n_matters - 1)))
     denied = draw(st.sets(st.integers(0, n_matters - 1)))
+    # refiled under a matter the matrix does not know: visible to no one
+    quarantined = draw(st.sets(st.integers(0, n_matters - 1)))
     return {
         "spec": spec,
         "adverse": adverse,
@@ -116,6 +118,7 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
         "caller": caller,
         "moves": moves,
         "denied": denied,
+        "quarantined": quarantined,
     }
 
 
@@ -132,7 +135,14 @@ def test_gate_answers_and_exposure_name_only_matters_the_caller_may_see(
     # of its first matter's (one the readers may no longer read, for "denied" matters)
     now_in = {f"M{m}": f"M{case['moves'].get(m, m)}" for m in range(len(case["spec"]["matters"]))}
     documents = [
-        SessionDocument(owner, f"api:{m}-doc", now_in[m], f"acl-{m}", read_in=(m,))
+        SessionDocument(
+            owner,
+            f"api:{m}-doc",
+            now_in[m],
+            f"acl-{m}",
+            quarantined=int(m[1:]) in case["quarantined"],
+            read_in=(m,),
+        )
         for owner, ms in by_person.items()
         for m in ms
     ]
@@ -151,7 +161,9 @@ def test_gate_answers_and_exposure_name_only_matters_the_caller_may_see(
     walled = [r for r in finding.reasons if r["kind"] == "wall" and "cause" not in r]
     assert {(r["person_id"], r["matters"][0]) for r in walled} == lost
     refused = {
-        (d.person_id, d.document) for d in documents if d.source_acl_id not in readable[d.person_id]
+        (d.person_id, d.document)
+        for d in documents
+        if d.source_acl_id not in readable[d.person_id] or d.quarantined
     }
     named = {
         (r["person_id"], d) for r in finding.reasons if "cause" in r for d in r["documents"]
