@@ -10,7 +10,10 @@ many times over. Anything other than a readable record for that very ECLI answer
 citation is fine because the source was down.
 
 There is no cache by default; with ``citation_cache_ttl_s > 0`` definitive answers (live or
-definitely not) are reused for that long, unverifiable ones never.
+definitely not) are reused for that long, unverifiable ones never, and only for the person
+who asked: one cache for the firm answered ``cached: true`` (in no time) to whoever checked
+an ECLI that a colleague had checked within the TTL, so a lawyer screened from a matter could
+learn which decisions its team was citing (a probe of 2026-12-07).
 """
 
 from __future__ import annotations
@@ -134,31 +137,32 @@ class CitationChecker:
         self.cache_ttl_s = float(settings.citation_cache_ttl_s)
         self.max_body_bytes = max_body_bytes
         self._transport = transport
-        self._cache: dict[str, tuple[float, CitationResult]] = {}
+        # (the caller, the ECLI) -> (expiry, result): a person's own answers only
+        self._cache: dict[tuple[str | None, str], tuple[float, CitationResult]] = {}
         self._lock = threading.Lock()
 
     # --- cache ---------------------------------------------------------------------------
 
-    def _cached(self, ecli: str) -> CitationResult | None:
+    def _cached(self, caller: str | None, ecli: str) -> CitationResult | None:
         if self.cache_ttl_s <= 0:
             return None
         with self._lock:
-            hit = self._cache.get(ecli)
+            hit = self._cache.get((caller, ecli))
             if hit is None:
                 return None
             expires, result = hit
             if time.monotonic() >= expires:
-                del self._cache[ecli]
+                del self._cache[caller, ecli]
                 return None
         return replace(result, cached=True, elapsed_ms=0.0)
 
-    def _remember(self, result: CitationResult) -> None:
+    def _remember(self, caller: str | None, result: CitationResult) -> None:
         if self.cache_ttl_s <= 0 or result.code == "unverifiable":
             return
         with self._lock:
             if len(self._cache) > 100_000:
                 self._cache.clear()
-            self._cache[result.ecli] = (time.monotonic() + self.cache_ttl_s, result)
+            self._cache[caller, result.ecli] = (time.monotonic() + self.cache_ttl_s, result)
 
     def clear_cache(self) -> None:
         with self._lock:
@@ -166,8 +170,11 @@ class CitationChecker:
 
     # --- checking ------------------------------------------------------------------------
 
-    async def check(self, eclis: Sequence[str]) -> list[CitationResult]:
-        """One result per distinct ECLI, in order of first appearance."""
+    async def check(
+        self, eclis: Sequence[str], caller: str | None = None
+    ) -> list[CitationResult]:
+        """One result per distinct ECLI, in order of first appearance. ``caller``: the person
+        asking; the cache answers them only from their own earlier checks."""
         unique = list(dict.fromkeys(eclis))
         if not unique:
             return []
@@ -184,7 +191,9 @@ class CitationChecker:
             headers={"Accept": "application/xml", "User-Agent": USER_AGENT},
             event_hooks={"request": [self._same_source]},
         ) as client:
-            return list(await asyncio.gather(*(self._check_one(client, gate, e) for e in unique)))
+            return list(
+                await asyncio.gather(*(self._check_one(client, gate, e, caller) for e in unique))
+            )
 
     async def _same_source(self, request: httpx.Request) -> None:
         """A redirect may change the scheme to https, never the host or port: an answer from
@@ -192,7 +201,7 @@ class CitationChecker:
         if not same_server(self.url, request.url):
             raise _ElsewhereError(str(request.url.copy_with(query=None))[:200])
 
-    def check_sync(self, eclis: Sequence[str]) -> list[CitationResult]:
+    def check_sync(self, eclis: Sequence[str], caller: str | None = None) -> list[CitationResult]:
         """For sync code such as a FastAPI ``def`` route (it runs in the threadpool).
 
         Each call runs its own short-lived event loop in the calling thread, so the checks
@@ -201,24 +210,24 @@ class CitationChecker:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.check(eclis))
+            return asyncio.run(self.check(eclis, caller))
         raise RuntimeError("check_sync() inside a running event loop: await check() instead")
 
     async def _check_one(
-        self, client: httpx.AsyncClient, gate: asyncio.Semaphore, raw: str
+        self, client: httpx.AsyncClient, gate: asyncio.Semaphore, raw: str, caller: str | None
     ) -> CitationResult:
         started = time.monotonic()
         ecli = normalize_ecli(raw)
         if ecli is None:
             return _unverifiable(raw, "not a well-formed ECLI", started)
-        cached = self._cached(ecli)
+        cached = self._cached(caller, ecli)
         if cached is not None:
             return cached
         async with gate:
             # the deadline starts when this ECLI's request starts, not while it queues
             started = time.monotonic()
             result = await self._fetch_and_assess(client, ecli, started)
-        self._remember(result)
+        self._remember(caller, result)
         return result
 
     async def _fetch(self, client: httpx.AsyncClient, ecli: str) -> tuple[int, bytes]:

@@ -110,7 +110,8 @@ def check_citations(
         )
     # The network checks run before the transaction opens: a pooled connection should not
     # sit idle while the source answers.
-    results = citation_checker(resources).check_sync(eclis) if eclis else []
+    checker = citation_checker(resources)
+    results = checker.check_sync(eclis, principal.person_id) if eclis else []
     results += [malformed_citation(text) for text in found.malformed]
     checked_at = now_utc()
     with resources.database.transaction() as conn:

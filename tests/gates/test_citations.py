@@ -346,7 +346,7 @@ def test_cache_expires(rechtspraak: FakeRechtspraak) -> None:
     [ecli] = live_eclis(1)
     gate = checker(rechtspraak.url, citation_cache_ttl_s=0.2)
     gate.check_sync([ecli])
-    expires = gate._cache[ecli][0]  # the checker's own expiry instant (monotonic)
+    expires = gate._cache[None, ecli][0]  # the checker's own expiry instant (monotonic)
     while time.monotonic() < expires:
         time.sleep(0.01)
     [again] = gate.check_sync([ecli])
@@ -446,6 +446,32 @@ def test_api_all_live_and_no_citations(
     events = gate_events(db)
     assert [e["ok"] for e in events] == [True, True]
     assert events[1]["request"]["eclis"] == []
+
+
+def test_api_cache_answers_a_person_from_their_own_checks_only(
+    rechtspraak: FakeRechtspraak, gate_client: GateClient, auth: Tokens
+) -> None:
+    """A probe of 2026-12-07: with the cache on, one cache for the firm answered
+    ``cached: true`` to whoever checked an ECLI a colleague had checked within the TTL, so a
+    lawyer screened from a matter learnt which decisions its team was citing."""
+    client = gate_client(
+        rechtspraak_url=rechtspraak.url, citation_timeout_s=GENEROUS, citation_cache_ttl_s=600
+    )
+    [ecli] = live_eclis(1)
+
+    def cached(person: str) -> bool:
+        r = client.post(
+            "/v1/gates/citations", json={"text": ecli}, headers=auth(person, "lawyer")
+        )
+        assert r.status_code == 200, r.text
+        [citation] = r.json()["citations"]
+        assert citation["live"] is True, citation
+        return bool(citation["cached"])
+
+    assert cached("team@firm.nl") is False
+    assert cached("screened@firm.nl") is False  # the team's check is not the screened's
+    assert cached("team@firm.nl") is True  # a person's own earlier answer is reused
+    assert rechtspraak.hits(ecli) == 2
 
 
 def test_api_fails_closed_on_what_reads_as_a_citation_but_is_not_well_formed(
