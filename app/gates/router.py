@@ -81,7 +81,7 @@ def _with_session(request: dict[str, Any], session_id: str | None) -> dict[str, 
 
 
 def citation_checker(resources: Resources) -> CitationChecker:
-    """The app's checker (one per app so that the optional cache is shared)."""
+    """The app's checker (one per app: it holds the optional cache, keyed by the person)."""
     return resources.citation_checker
 
 
