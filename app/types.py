@@ -212,6 +212,21 @@ def id_spellings(value: str) -> tuple[str, ...]:
 # An id that is only looked up (GET /v1/people/{person_id}, a filter): any text, unknown ids
 # are 404 or match nothing (lookup_id)
 IdLookup = Annotated[str, AfterValidator(lookup_id)]
+
+
+def not_blank(value: str) -> str:
+    """A filter given empty or blank (``?matter_id=``: a form's unset field, a script's unset
+    variable) names nothing. Answered, it matched no row, and "who saw anything from matter
+    M" read as "nobody" (a probe of 2026-12-07); leaving the parameter out is "no filter"."""
+    if not value.strip():
+        raise ValueError("must not be empty: leave the parameter out to list everything")
+    return value
+
+
+# A filter of the audit lists: an id looked up (IdLookup) that is not empty
+IdFilter = Annotated[str, AfterValidator(not_blank), AfterValidator(lookup_id)]
+# ... and a chunk id, matched as given
+TextFilter = Annotated[str, AfterValidator(not_blank)]
 Principal = Annotated[
     str, StringConstraints(max_length=400), AfterValidator(no_control), AfterValidator(_principal)
 ]

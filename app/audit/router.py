@@ -18,7 +18,7 @@ from app.db.engine import begin_snapshot
 from app.deps import AuditTurn, Compliance, ConnDep, PrincipalDep, ResourcesDep
 from app.errors import Forbidden, Unprocessable, envelope
 from app.resources import Resources
-from app.types import AwareDatetimeRoundedUp, IdLookup, SessionId
+from app.types import AwareDatetimeRoundedUp, IdFilter, SessionId, TextFilter
 from app.walls.visibility import MatterView, matter_view
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
@@ -73,9 +73,9 @@ def list_retrievals(
     principal: Annotated[Principal, Depends(_own_read_budget)],
     conn: ConnDep,
     resources: ResourcesDep,
-    person_id: IdLookup | None = None,
-    matter_id: IdLookup | None = None,
-    chunk_id: str | None = None,
+    person_id: IdFilter | None = None,
+    matter_id: IdFilter | None = None,
+    chunk_id: TextFilter | None = None,
     purpose: Annotated[Purpose | None, Query()] = None,
     since: Bound | None = None,
     until: Bound | None = None,
@@ -189,7 +189,7 @@ def policy_events(
     until: Bound | None = None,
     # in NFC, as every id is stored since they are read so: typed decomposed, it matched
     # only events from before (the SQL also matches their decomposed spelling)
-    object_id: IdLookup | None = None,
+    object_id: IdFilter | None = None,
     limit: Limit = 50,
     cursor: str | None = None,
 ) -> dict[str, Any]:
@@ -210,7 +210,7 @@ def gate_events(
     principal: Compliance,
     conn: ConnDep,
     resources: ResourcesDep,
-    person_id: IdLookup | None = None,
+    person_id: IdFilter | None = None,
     gate: Annotated[GateName | None, Query()] = None,
     ok: bool | None = None,
     session_id: Annotated[SessionId | None, Query()] = None,
