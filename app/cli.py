@@ -30,6 +30,7 @@ from app.matrix import cli as matrix_cli
 from app.model import cli as model_cli
 from app.reembed import cli as reembed_cli
 from app.settings import Settings, get_settings
+from app.types import rounded_up_to_microseconds
 
 Handler = Callable[[argparse.Namespace, Settings], int]
 log = logging.getLogger("ewall.cli")
@@ -317,13 +318,16 @@ def cmd_audit_checkpoint(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _instant(value: str) -> datetime:
-    """An RFC 3339 date-time with its zone, as the API takes it (never a guessed zone)."""
+    """An RFC 3339 date-time with its zone, as the API takes it (never a guessed zone): an
+    audit export's since or until, so a fraction finer than a microsecond is rounded up as
+    the API rounds it (app/audit/router.py Bound); cut, --until ...00.123456001Z left out a
+    retrieval made at ...00.123456."""
     wrong = argparse.ArgumentTypeError(
         f"{value!r} is not an RFC 3339 date-time with a zone, e.g. 2026-01-31T09:00:00Z"
     )
     try:
-        parsed = datetime.fromisoformat(value.strip())
-    except ValueError:
+        parsed = rounded_up_to_microseconds(value.strip(), datetime.fromisoformat)
+    except (ValueError, OverflowError):
         raise wrong from None
     if parsed.tzinfo is None:
         raise wrong

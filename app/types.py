@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
@@ -162,7 +163,22 @@ def _aware(value: datetime) -> datetime:
 
 
 _DATETIME: TypeAdapter[datetime] = TypeAdapter(datetime)
-_FRACTION = re.compile(r"\.(\d{7,9})")
+# digits past the microsecond (ISO 8601 also writes the fraction after a comma, and
+# ``datetime.fromisoformat`` reads any number of digits: the console's forms and the CLI)
+_FRACTION = re.compile(r"[.,](\d{7,})")
+
+
+def rounded_up_to_microseconds(value: str, parse: Callable[[str], datetime]) -> datetime:
+    """``parse(value)``, a fraction finer than a microsecond rounded up where ``parse``
+    (pydantic, ``datetime.fromisoformat``) cuts it. For a bound that must not come early: a
+    wall's end, and the audit's since (at >= since) and until (at < until) against times
+    stored in microseconds. The API, the console's forms and the CLI read such a bound
+    through this one function. OverflowError for an instant with no next microsecond."""
+    fine = _FRACTION.search(value)
+    if fine is None or not int(fine.group(1)[6:]):
+        return parse(value)  # "…00.123456000Z" is a microsecond exactly
+    cut = value[: fine.start(1) + 6] + value[fine.end(1) :]
+    return parse(cut) + timedelta(microseconds=1)
 
 
 def _rfc3339_rounded_up(value: object) -> object:
@@ -171,13 +187,10 @@ def _rfc3339_rounded_up(value: object) -> object:
     789 ns before the time asked; rounded up, the wall holds for at least its window (its
     start, cut, is rounded down: fail closed at both ends)."""
     value = _rfc3339(value)
-    if not isinstance(value, str) or not (fine := _FRACTION.search(value)):
+    if not isinstance(value, str) or not _FRACTION.search(value):
         return value
-    if not int(fine.group(1)[6:]):
-        return value  # "…00.123456000Z" is a microsecond exactly
-    cut = value[: fine.start(1) + 6] + value[fine.end(1) :]
     try:
-        return _DATETIME.validate_python(cut) + timedelta(microseconds=1)
+        return rounded_up_to_microseconds(value, _DATETIME.validate_python)
     except OverflowError:  # 9999-12-31T23:59:59.9999999Z has no next microsecond
         raise ValueError("is out of range once rounded up to a microsecond") from None
 

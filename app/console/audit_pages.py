@@ -62,8 +62,9 @@ class AuditFilter:
             "person_id": self.person_id or None,
             "matter_id": self.matter_id or None,
             "chunk_id": self.chunk_id or None,
-            "since": form_instant(self.since, "Since", errors),
-            "until": form_instant(self.until, "Until", errors),
+            # rounded up, as the API reads them (app/audit/router.py Bound)
+            "since": form_instant(self.since, "Since", errors, rounded_up=True),
+            "until": form_instant(self.until, "Until", errors, rounded_up=True),
         }
         if args["since"] and args["until"] and args["since"] > args["until"]:
             # an empty page would read as "nobody read anything then"

@@ -21,6 +21,7 @@ from app.console.sessions import (
 )
 from app.deps import get_resources
 from app.resources import Resources
+from app.types import rounded_up_to_microseconds
 
 HERE = Path(__file__).resolve().parent
 CONSOLE_ROLES = ("conflicts", "compliance")
@@ -213,15 +214,28 @@ def safe_next(value: str | None) -> str:
     return "/console"
 
 
-def form_instant(raw: str, label: str, errors: list[str]) -> datetime | None:
-    """A datetime-local value (read as UTC) or an RFC 3339 time."""
+def _from_form(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def form_instant(
+    raw: str, label: str, errors: list[str], rounded_up: bool = False
+) -> datetime | None:
+    """A datetime-local value (read as UTC) or an RFC 3339 time. ``rounded_up``: a fraction
+    finer than a microsecond rounded up, not cut, as the API reads the same bound (a wall's
+    end, the audit's since and until: app/types.py ``rounded_up_to_microseconds``)."""
     value = raw.strip()
     if not value:
         return None
     try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        parsed = (
+            rounded_up_to_microseconds(value, _from_form) if rounded_up else _from_form(value)
+        )
     except ValueError:
         errors.append(f"{label}: not a date and time ({value[:40]!r}).")
+        return None
+    except OverflowError:  # "9999-12-31T23:59:59.9999999Z" has no next microsecond
+        errors.append(f"{label}: out of range once rounded up to a microsecond ({value[:40]!r}).")
         return None
     try:
         return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)

@@ -143,7 +143,9 @@ def _ids(raw: str) -> list[str]:
 def _wall_body(form: WallForm) -> WallIn | None:
     """The API's request body built from the form; None (with form.errors) when invalid."""
     start = form_instant(form.effective_from, "Effective from", form.errors)
-    until = form_instant(form.effective_until, "Effective until", form.errors)
+    # the end rounded up, as the API reads it (app/walls/schemas.py): the wall holds for at
+    # least the window asked
+    until = form_instant(form.effective_until, "Effective until", form.errors, rounded_up=True)
     if form.errors:
         return None
     exclusionary = form.kind == "exclusionary"
