@@ -173,12 +173,21 @@ def rounded_up_to_microseconds(value: str, parse: Callable[[str], datetime]) -> 
     (pydantic, ``datetime.fromisoformat``) cuts it. For a bound that must not come early: a
     wall's end, and the audit's since (at >= since) and until (at < until) against times
     stored in microseconds. The API, the console's forms and the CLI read such a bound
-    through this one function. OverflowError for an instant with no next microsecond."""
+    through this one function. OverflowError for an instant with no next microsecond.
+
+    A time with a zone is rounded in UTC when its local time has no next microsecond:
+    "9999-12-31T23:59:59.9999999+01:00" is 22:59:59.9999999Z, whose next microsecond is
+    23:00:00Z; added to the local time, it overflowed and was refused (422)."""
     fine = _FRACTION.search(value)
     if fine is None or not int(fine.group(1)[6:]):
         return parse(value)  # "…00.123456000Z" is a microsecond exactly
-    cut = value[: fine.start(1) + 6] + value[fine.end(1) :]
-    return parse(cut) + timedelta(microseconds=1)
+    cut = parse(value[: fine.start(1) + 6] + value[fine.end(1) :])
+    try:
+        return cut + timedelta(microseconds=1)
+    except OverflowError:
+        if cut.tzinfo is None:
+            raise
+        return cut.astimezone(UTC) + timedelta(microseconds=1)  # beyond 9999 in UTC: raises
 
 
 def _rfc3339_rounded_up(value: object) -> object:
