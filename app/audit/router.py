@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import StringConstraints
 from sqlalchemy import Connection
 
 from app.audit import service
@@ -24,6 +25,10 @@ from app.walls.visibility import MatterView, matter_view
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
 
 Limit = Annotated[int, Query(ge=1, le=500)]
+# a chunk's id as stored (its source and document id are trimmed when pushed), read trimmed
+# as the console's audit form reads it: " imanage:D-1:…" found no retrieval, and "who saw
+# chunk X" answered nobody
+ChunkFilter = Annotated[TextFilter, StringConstraints(strip_whitespace=True)]
 
 
 # ``since`` (at >= since) and ``until`` (at < until) against times stored in microseconds:
@@ -75,7 +80,7 @@ def list_retrievals(
     resources: ResourcesDep,
     person_id: IdFilter | None = None,
     matter_id: IdFilter | None = None,
-    chunk_id: TextFilter | None = None,
+    chunk_id: ChunkFilter | None = None,
     purpose: Annotated[Purpose | None, Query()] = None,
     since: Bound | None = None,
     until: Bound | None = None,
