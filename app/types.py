@@ -173,7 +173,10 @@ def rounded_up_to_microseconds(value: str, parse: Callable[[str], datetime]) -> 
     (pydantic, ``datetime.fromisoformat``) cuts it. For a bound that must not come early: a
     wall's end, and the audit's since (at >= since) and until (at < until) against times
     stored in microseconds. The API, the console's forms and the CLI read such a bound
-    through this one function. OverflowError for an instant with no next microsecond.
+    through this one function. The last instant a datetime holds stays that instant:
+    "9999-12-31T23:59:59.9999999Z" (.NET's largest date, how its clients write "no end")
+    has no next microsecond; refused, a wall "until further notice" from such a client was
+    a 422, and read as 23:59:59.999999 it ends no earlier than any time that can be stored.
 
     A time with a zone is rounded in UTC when its local time has no next microsecond:
     "9999-12-31T23:59:59.9999999+01:00" is 22:59:59.9999999Z, whose next microsecond is
@@ -186,8 +189,9 @@ def rounded_up_to_microseconds(value: str, parse: Callable[[str], datetime]) -> 
         return cut + timedelta(microseconds=1)
     except OverflowError:
         if cut.tzinfo is None:
-            raise
-        return cut.astimezone(UTC) + timedelta(microseconds=1)  # beyond 9999 in UTC: raises
+            return cut  # datetime.max itself: the last instant stays
+        utc = cut.astimezone(UTC)  # past year 9999 in UTC: raises
+        return utc + timedelta(microseconds=1) if utc < datetime.max.replace(tzinfo=UTC) else utc
 
 
 def _rfc3339_rounded_up(value: object) -> object:
@@ -200,7 +204,7 @@ def _rfc3339_rounded_up(value: object) -> object:
         return value
     try:
         return rounded_up_to_microseconds(value, _DATETIME.validate_python)
-    except OverflowError:  # 9999-12-31T23:59:59.9999999Z has no next microsecond
+    except OverflowError:  # 9999-12-31T23:59:59.9999999-01:00: past year 9999 in UTC
         raise ValueError("is out of range once rounded up to a microsecond") from None
 
 

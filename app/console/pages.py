@@ -234,7 +234,7 @@ def form_instant(
     except ValueError:
         errors.append(f"{label}: not a date and time ({value[:40]!r}).")
         return None
-    except OverflowError:  # "9999-12-31T23:59:59.9999999Z" has no next microsecond
+    except OverflowError:  # "9999-12-31T23:59:59.9999999-01:00": past year 9999 in UTC
         errors.append(f"{label}: out of range once rounded up to a microsecond ({value[:40]!r}).")
         return None
     try:

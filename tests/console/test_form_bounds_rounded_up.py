@@ -33,7 +33,7 @@ def test_the_wall_form_rounds_the_end_up_as_the_api_does(firm: Firm) -> None:
     (wall,) = ok(firm.client.get("/v1/walls", headers=firm.h))["items"]
     assert wall["effective_from"].startswith("2030-01-01T00:00:00.123456"), wall
     assert wall["effective_until"].startswith("2030-01-02T00:00:01"), wall  # not …00.999999
-    late = wall_form(effective_until="9999-12-31T23:59:59.9999999Z")
+    late = wall_form(effective_until="9999-12-31T23:59:59.9999999-01:00")  # past 9999 in UTC
     refused = client.post("/console/walls", data={**late, "csrf": token})
     assert refused.status_code == 422 and "out of range once rounded up" in refused.text
 

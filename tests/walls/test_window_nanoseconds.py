@@ -44,7 +44,11 @@ def test_a_window_finer_than_a_microsecond_is_widened_not_narrowed(
     assert stored["effective_until"].startswith("2030-01-03T00:00:00.25"), stored
     # a window inside one microsecond is a microsecond long, not empty
     ok(_wall(firm, "2030-01-05T00:00:00.000000001Z", "2030-01-05T00:00:00.000000002Z"), 201)
-    # no microsecond after the last a datetime holds: 422 in the envelope, not 500
-    late = _wall(firm, "2030-01-01T00:00:00Z", "9999-12-31T23:59:59.9999999Z")
+    # no microsecond after the last a datetime holds: that last one (.NET's "no end")
+    last = ok(_wall(firm, "2030-01-01T00:00:00Z", "9999-12-31T23:59:59.9999999Z"), 201)
+    stored = ok(client.get(f"/v1/walls/{last['wall_id']}", headers=firm.h))
+    assert stored["effective_until"].startswith("9999-12-31T23:59:59.999999"), stored
+    # past year 9999 once in UTC: 422 in the envelope, not 500
+    late = _wall(firm, "2030-01-01T00:00:00Z", "9999-12-31T23:59:59.9999999-01:00")
     assert late.status_code == 422, late.text
     assert late.json()["error"]["details"]["field"] == "effective_until"
