@@ -34,8 +34,7 @@ for pages in (signin, walls_pages, access_pages, audit_pages):
 
 
 def install(app: FastAPI) -> None:
-    """Mount the console and the handlers that answer its errors as pages."""
-    app.include_router(router)
+    """The handlers that answer the console's errors as pages (app.api includes ``router``)."""
 
     @app.exception_handler(SignInNeeded)
     async def _sign_in(request: Request, exc: SignInNeeded) -> Response:
