@@ -76,7 +76,7 @@ def start_server() -> Iterator[Server]:
         return
     from app.db.embedded import EmbeddedPostgres
 
-    folder = Path(tempfile.mkdtemp(prefix="ewall-test-pg-", dir=_memory_folder()))
+    folder = Path(tempfile.mkdtemp(prefix="ewall-test-pg-", dir=memory_folder()))
     # the server runs as its own system user when we are root; it must reach its folder
     os.chmod(folder, 0o755)  # noqa: S103
     embedded = EmbeddedPostgres(folder)
@@ -98,7 +98,7 @@ _MEMORY = Path("/dev/shm")  # noqa: S108 (mkdtemp makes a folder of its own ther
 _MEMORY_ROOM = 4 * 2**30  # a session's server holds about 1 GB at most (WAL included)
 
 
-def _memory_folder() -> str | None:
+def memory_folder() -> str | None:
     """The shared-memory folder when it is writable with room to spare, else None (the
     temporary folder); EWALL_TEST_PG_IN_MEMORY=off keeps the server on disk."""
     if os.environ.get("EWALL_TEST_PG_IN_MEMORY", "auto") == "off":

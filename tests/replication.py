@@ -152,7 +152,7 @@ class Pair:
 
 @contextmanager
 def start_pair(embedding_dim: int) -> Iterator[Pair]:
-    folder = Path(tempfile.mkdtemp(prefix="ewall-repl-"))
+    folder = Path(tempfile.mkdtemp(prefix="ewall-repl-", dir=pg.memory_folder()))
     os.chmod(folder, 0o755)  # noqa: S103 - the server runs as its own system user under root
     primary = EmbeddedPostgres(folder / "primary")
     system_user = primary._server.system_user  # the wheel's own user (root runs)
