@@ -35,7 +35,7 @@ def test_a_second_app_reuses_the_route_contexts_of_the_first(
     built: list[str] = []
     build = _EffectiveRouteContext.from_api_route.__func__  # type: ignore[attr-defined]
 
-    def counted(cls: Any, **kw: Any) -> Any:
+    def counted(cls: Any, /, **kw: Any) -> Any:
         built.append(kw["original_route"].path)
         return build(cls, **kw)
 
