@@ -34,6 +34,7 @@ from tests.connectors.conftest import (
 from tests.connectors.recording import RecordingPipeline
 from tests.fakes.imanage import FakeIManage
 from tests.fakes.netdocuments import CABINET, FakeNetDocuments
+from tests.sources import parse_source
 
 USERS = ("alice", "bob", "carol", "dave", "eve", "jsmith")
 
@@ -506,7 +507,7 @@ def test_the_fakes_do_not_borrow_from_the_code_they_test() -> None:
     """The tenants are written from docs/dms-apis.md: no import of app/ or connectors/."""
     root = Path(__file__).resolve().parents[1] / "fakes"
     for name in ("imanage.py", "netdocuments.py", "dms.py", "server.py"):
-        tree = ast.parse((root / name).read_text(encoding="utf-8"))
+        tree = parse_source((root / name).read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             modules = (
                 [a.name for a in node.names]

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import networkx as nx
 
+from tests.sources import parse_source
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("app", "connectors")
 
@@ -110,7 +112,7 @@ def _graph() -> tuple[nx.DiGraph, list[str]]:
     hidden: list[str] = []
     for module, path in modules.items():
         graph.add_node(module)
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = parse_source(path.read_text(encoding="utf-8"), filename=str(path))
         is_package = path.name == "__init__.py"
         for node in _module_level(tree):
             for name in _imported(module, is_package, node):
@@ -148,17 +150,17 @@ def test_no_in_repo_import_inside_a_function() -> None:
 
 def test_the_checker_sees_a_cycle_and_a_hidden_import(tmp_path: Path) -> None:
     """The checks above would fail on the patterns they look for."""
-    tree = ast.parse("from app import b\nclass C:\n    import app.c\n")
+    tree = parse_source("from app import b\nclass C:\n    import app.c\n")
     assert sorted(str(getattr(n, "module", None)) for n in _module_level(tree)) == ["None", "app"]
     graph: nx.DiGraph = nx.DiGraph([("app.a", "app.b"), ("app.b", "app.a")])
     assert any(len(c) > 1 for c in nx.strongly_connected_components(graph))
-    hidden = ast.parse("def f():\n    from app.caselaw import parse\n")
+    hidden = parse_source("def f():\n    from app.caselaw import parse\n")
     found = [fn for fn, _ in _function_level(hidden)]
     assert found == ["f"]
-    guarded = ast.parse(
+    guarded = parse_source(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from app import x\n"
     )
     assert [getattr(n, "module", None) for n in _module_level(guarded)] == ["typing"]
-    relative = ast.parse("from ..caselaw import ingest").body[0]
+    relative = parse_source("from ..caselaw import ingest").body[0]
     assert isinstance(relative, ast.ImportFrom)
     assert _imported("app.ingest.runs", False, relative) == ["app.caselaw", "app.caselaw.ingest"]

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from app.db.sqlfiles import parse_blocks
+from tests.sources import parse_source
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("app", "connectors")
@@ -85,7 +86,7 @@ def test_only_repositories_run_sql() -> None:
         rel = path.relative_to(ROOT).as_posix()
         if is_repository(rel):
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=rel)
+        tree = parse_source(path.read_text(encoding="utf-8"), filename=rel)
         offenders += [f"{rel}:{line}: {what}" for line, what in sql_uses(tree)]
     assert not offenders, (
         "SQL outside a repository (move the statement into sql/<domain>.sql and call it "
@@ -95,7 +96,7 @@ def test_only_repositories_run_sql() -> None:
 
 def test_the_scanner_sees_sql() -> None:
     """The rule above is only as good as its scanner: it must recognise each form."""
-    sample = ast.parse(
+    sample = parse_source(
         "from sqlalchemy import text\n"
         "from app.db import sqlfiles\n"
         "conn.execute(text('select 1'))\n"

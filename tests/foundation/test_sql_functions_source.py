@@ -22,6 +22,7 @@ from app.db.function_sources import FunctionSourceChanged, function_source
 from app.settings import Settings
 from tests import pg
 from tests.conftest import DbHandle
+from tests.sources import parse_source
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSIONS = ROOT / "migrations" / "versions"
@@ -85,7 +86,7 @@ def _sql_text(node: ast.expr, constants: dict[str, str]) -> bool:
 
 def offences(source: str) -> list[str]:
     """What in a migration's source reads another file or edits SQL text."""
-    tree = ast.parse(source)
+    tree = parse_source(source)
     constants = _string_constants(tree)
     found: list[str] = []
     for node in ast.walk(tree):
@@ -123,7 +124,7 @@ def _pins() -> list[tuple[str, str, str, int]]:
     """(revision file, source file, sha256, line) of every ``apply_function_source`` call."""
     pins: list[tuple[str, str, str, int]] = []
     for path in _revisions():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse_source(path.read_text(encoding="utf-8"))):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                     and node.func.id == HELPER):
                 continue

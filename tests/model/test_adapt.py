@@ -31,6 +31,7 @@ from app.walls.access import current_access
 from app.walls.resolution import AccessResolver
 from tests.conftest import DbHandle, Tokens, make_settings
 from tests.helpers import Firm, retag
+from tests.sources import parse_source
 
 ROOT = Path(__file__).resolve().parents[2]
 INSIDER = "insider@firm.nl"
@@ -131,7 +132,7 @@ def test_pairs_come_from_chunks_only_never_from_evaluation_questions(
     tables = set(re.findall(r"\b(?:from|join)\s+([a-z_]+)", block))
     assert tables == {"chunks", "documents"}
     for module in (ROOT / "app" / "model").glob("*.py"):
-        tree = ast.parse(module.read_text(encoding="utf-8"))
+        tree = parse_source(module.read_text(encoding="utf-8"))
         imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
         imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
         assert not [m for m in imported if m.startswith("app.evaluation")], module.name

@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.sources import parse_source
+
 ROOT = Path(__file__).resolve().parents[2]
 SCANNED = ("app", "connectors", "bench")
 
@@ -56,7 +58,7 @@ def test_only_the_allow_list_uses_writer_mode() -> None:
     offenders: dict[str, list[str]] = {}
     for path in _modules():
         rel = path.relative_to(ROOT).as_posix()
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=rel)
+        tree = parse_source(path.read_text(encoding="utf-8"), filename=rel)
         uses = _uses(tree, WRITER_FUNCTIONS)
         if uses and rel not in ALLOWED:
             offenders[rel] = uses
@@ -90,11 +92,11 @@ def test_nothing_else_sets_the_writer_setting() -> None:
 def test_every_allowed_module_still_uses_it() -> None:
     """A stale entry would leave room for a new caller to hide behind it."""
     for rel in ALLOWED:
-        tree = ast.parse((ROOT / rel).read_text(encoding="utf-8"))
+        tree = parse_source((ROOT / rel).read_text(encoding="utf-8"))
         assert _uses(tree, WRITER_FUNCTIONS), rel
 
 
 def test_the_scan_sees_a_caller_outside_the_list() -> None:
     """The scanner itself: an import and a call of mark_writer are both found."""
     source = "from app.walls.access import mark_writer\n\ndef f(c):\n    mark_writer(c)\n"
-    assert len(_uses(ast.parse(source), WRITER_FUNCTIONS)) == 2
+    assert len(_uses(parse_source(source), WRITER_FUNCTIONS)) == 2
