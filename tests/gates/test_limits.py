@@ -242,6 +242,9 @@ def test_slots_are_shared_and_a_dead_holders_slot_lapses(gate_client: GateClient
     second.clock = lambda: 1000.0 + SLOT_LEASE_S + 1
     with second.slot("gate", ALICE, 1):
         assert second.in_flight("gate", ALICE) == 1
+    # closed here, not by a later test's garbage collection (its release would fail on a
+    # dropped database and log, tests/sources.py says what that once broke)
+    held.__exit__(None, None, None)
 
 
 def test_searches_in_flight_are_counted_across_two_processes(gate_client: GateClient) -> None:
@@ -273,6 +276,7 @@ def test_searches_in_flight_are_counted_across_two_processes(gate_client: GateCl
     second.clock = lambda: 1000.0 + SEARCH_SLOT_LEASE_S + 1
     with second.search(carol, 1, 100):
         pass
+    held.__exit__(None, None, None)  # closed here, not by a later test's collection
 
 
 def test_spent_budgets_that_refilled_and_ended_slots_are_swept(
