@@ -395,7 +395,11 @@ def named(seen: str) -> str:
     characters, a cut marked with CUT_MARK. Kept verbatim, an answer's
     "ECLI:NL:HR:2019:12\\x1b[2J" went into the chain as an escape sequence, and a
     5,000-digit ordinal was cut to 100 characters with no sign that it went on."""
-    pieces = [_escaped(ch) for ch in seen[: MAX_SHOWN + 1]]  # each piece one or more
+    head = seen[: MAX_SHOWN + 1]
+    if head.isprintable():  # nothing to escape (every escaped character is unprintable):
+        # a draft of prefixes alone names hundreds of thousands, each read in C here
+        return seen if len(seen) <= MAX_SHOWN else seen[: MAX_SHOWN - len(CUT_MARK)] + CUT_MARK
+    pieces = [_escaped(ch) for ch in head]  # each piece one or more
     if len(seen) <= MAX_SHOWN and sum(map(len, pieces)) <= MAX_SHOWN:
         return "".join(pieces)
     kept, size = [], 0
