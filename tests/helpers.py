@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
+import pytest
 from fastapi.testclient import TestClient
 from psycopg import sql
 
@@ -324,3 +325,12 @@ def assert_envelope(answer: bytes) -> None:
     assert int(headers["content-length"]) == len(body), (headers, body)
     error = json.loads(body)["error"]
     assert error["code"] == "malformed_request" and error["message"], error
+
+
+def cli_environment(monkeypatch: pytest.MonkeyPatch, db: DbHandle) -> None:
+    """``ewall`` as an operator runs it, at the test database: its settings come from the
+    environment (the caller clears get_settings' cache around the command)."""
+    monkeypatch.setenv("EWALL_DATABASE_URL", db.app_url)
+    monkeypatch.setenv("EWALL_MIGRATIONS_DATABASE_URL", db.superuser_url)
+    monkeypatch.setenv("EWALL_LOG_JSON", "false")
+    monkeypatch.setenv("EWALL_LOG_LEVEL", "WARNING")

@@ -15,7 +15,7 @@ from app.audit.chain import append_retrieval
 from app.cli import main
 from app.settings import get_settings
 from tests.conftest import DbHandle
-from tests.helpers import audit_entry
+from tests.helpers import audit_entry, cli_environment
 
 AT = datetime(2026, 3, 1, 9, 0, 0, 123456, tzinfo=UTC)
 JUST_AFTER = "2026-03-01T09:00:00.123456001Z"  # 1 ns after AT
@@ -25,10 +25,7 @@ LATER = "2026-03-01T09:00:01Z"
 
 @pytest.fixture
 def env(db: DbHandle, monkeypatch: pytest.MonkeyPatch) -> Iterator[DbHandle]:
-    monkeypatch.setenv("EWALL_DATABASE_URL", db.app_url)
-    monkeypatch.setenv("EWALL_MIGRATIONS_DATABASE_URL", db.superuser_url)
-    monkeypatch.setenv("EWALL_LOG_JSON", "false")
-    monkeypatch.setenv("EWALL_LOG_LEVEL", "WARNING")
+    cli_environment(monkeypatch, db)
     get_settings.cache_clear()
     yield db
     get_settings.cache_clear()

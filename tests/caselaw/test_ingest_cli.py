@@ -19,7 +19,7 @@ from tests.caselaw.test_ingest import (
     pytestmark,
 )
 from tests.conftest import DbHandle
-from tests.helpers import unreachable_database_url
+from tests.helpers import cli_environment, unreachable_database_url
 
 __all__ = ["pytestmark"]
 
@@ -27,10 +27,7 @@ __all__ = ["pytestmark"]
 @pytest.fixture
 def env(db: DbHandle, embedder: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[DbHandle]:
     """The CLI's settings come from the environment (get_settings is cached: cleared here)."""
-    monkeypatch.setenv("EWALL_DATABASE_URL", db.app_url)
-    monkeypatch.setenv("EWALL_MIGRATIONS_DATABASE_URL", db.superuser_url)
-    monkeypatch.setenv("EWALL_LOG_JSON", "false")
-    monkeypatch.setenv("EWALL_LOG_LEVEL", "WARNING")
+    cli_environment(monkeypatch, db)
     for name in ("EWALL_IMANAGE_URL", "EWALL_NETDOCUMENTS_URL", "EWALL_RECHTSPRAAK_CROSSCHECK_URL"):
         monkeypatch.delenv(name, raising=False)
     # The command builds Embedder(settings); hand it the session's already loaded model (the

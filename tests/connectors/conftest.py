@@ -15,6 +15,7 @@ from tests.conftest import DbHandle, make_settings
 from tests.fakes.imanage import FakeIManage
 from tests.fakes.netdocuments import FakeNetDocuments
 from tests.fakes.server import AppSlot, serve
+from tests.helpers import cli_environment
 
 if TYPE_CHECKING:
     from tests.connectors.nd_tenant import Syncs
@@ -153,10 +154,7 @@ def imanage_cli_env(
 ) -> Iterator[DbHandle]:
     """`app.cli.main` as an operator runs it: EWALL_* at the test database and the fake
     iManage tenant, the session's loaded model handed to the command."""
-    monkeypatch.setenv("EWALL_DATABASE_URL", db.app_url)
-    monkeypatch.setenv("EWALL_MIGRATIONS_DATABASE_URL", db.superuser_url)
-    monkeypatch.setenv("EWALL_LOG_JSON", "false")
-    monkeypatch.setenv("EWALL_LOG_LEVEL", "WARNING")
+    cli_environment(monkeypatch, db)
     monkeypatch.setenv("EWALL_IMANAGE_URL", imanage_fake.url)
     monkeypatch.setenv("EWALL_CONNECTOR_RATE_PER_S", "1000")
     monkeypatch.setenv("COLUMNS", "200")  # the report's per-library table, unwrapped

@@ -12,16 +12,13 @@ import pytest
 from app.cli import main
 from app.settings import get_settings
 from tests.conftest import DbHandle
-from tests.helpers import unreachable_database_url
+from tests.helpers import cli_environment, unreachable_database_url
 
 
 @pytest.fixture
 def env(db: DbHandle, monkeypatch: pytest.MonkeyPatch) -> Iterator[DbHandle]:
     """The CLI's settings come from the environment (get_settings is cached: cleared here)."""
-    monkeypatch.setenv("EWALL_DATABASE_URL", db.app_url)
-    monkeypatch.setenv("EWALL_MIGRATIONS_DATABASE_URL", db.superuser_url)
-    monkeypatch.setenv("EWALL_LOG_JSON", "false")
-    monkeypatch.setenv("EWALL_LOG_LEVEL", "WARNING")
+    cli_environment(monkeypatch, db)
     get_settings.cache_clear()
     yield db
     get_settings.cache_clear()

@@ -17,7 +17,7 @@ from app.audit.checkpoints import generate_key
 from app.cli import main
 from app.settings import get_settings
 from tests.conftest import DbHandle, Tokens, make_client, make_settings
-from tests.helpers import Firm
+from tests.helpers import Firm, cli_environment
 from tests.search.test_audit_chain import _tamper, audited  # noqa: F401 (fixture)
 
 
@@ -29,10 +29,7 @@ def cli(
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[Path]:
     """`ewall` pointed at the test database, its signing key in a folder of its own."""
-    monkeypatch.setenv("EWALL_DATABASE_URL", db.app_url)
-    monkeypatch.setenv("EWALL_MIGRATIONS_DATABASE_URL", db.superuser_url)
-    monkeypatch.setenv("EWALL_LOG_JSON", "false")
-    monkeypatch.setenv("EWALL_LOG_LEVEL", "WARNING")
+    cli_environment(monkeypatch, db)
     monkeypatch.setenv("EWALL_AUDIT_CHECKPOINT_KEY", str(tmp_path / "keys" / "audit.key"))
     get_settings.cache_clear()
     yield tmp_path
