@@ -6,16 +6,15 @@ reads it: rounded up, not cut (app/types.py ``rounded_up_to_microseconds``). Rea
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
 
 from app.audit.chain import append_retrieval
 from app.cli import main
-from app.settings import get_settings
 from tests.conftest import DbHandle
-from tests.helpers import audit_entry, cli_environment
+from tests.foundation.test_cli_errors import env  # noqa: F401 (fixture)
+from tests.helpers import audit_entry
 
 AT = datetime(2026, 3, 1, 9, 0, 0, 123456, tzinfo=UTC)
 JUST_AFTER = "2026-03-01T09:00:00.123456001Z"  # 1 ns after AT
@@ -23,18 +22,11 @@ JUST_BEFORE = "2026-03-01T10:00:00,123455999+01:00"  # 1 ns before AT (a comma, 
 LATER = "2026-03-01T09:00:01Z"
 
 
-@pytest.fixture
-def env(db: DbHandle, monkeypatch: pytest.MonkeyPatch) -> Iterator[DbHandle]:
-    cli_environment(monkeypatch, db)
-    get_settings.cache_clear()
-    yield db
-    get_settings.cache_clear()
-
-
+@pytest.mark.usefixtures("env")
 def test_the_cli_export_rounds_its_bounds_up_as_the_api_does(
-    env: DbHandle, capsys: pytest.CaptureFixture[str]
+    db: DbHandle, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with env.database.transaction() as conn:
+    with db.database.transaction() as conn:
         append_retrieval(conn, audit_entry(at=AT), [])
 
     def exported(*bounds: str) -> int:
