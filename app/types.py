@@ -251,8 +251,9 @@ def not_blank(value: str) -> str:
 
 # A filter of the audit lists: an id looked up (IdLookup) that is not empty
 IdFilter = Annotated[str, AfterValidator(not_blank), AfterValidator(lookup_id)]
-# ... and a chunk id, matched as given
-TextFilter = Annotated[str, AfterValidator(not_blank)]
+# ... and a chunk's id, trimmed as its source and document id are when pushed (" imanage:D-1:…"
+# found no retrieval, and "who saw chunk X" answered nobody)
+ChunkFilter = Annotated[str, StringConstraints(strip_whitespace=True), AfterValidator(not_blank)]
 Principal = Annotated[
     str, StringConstraints(max_length=400), AfterValidator(no_control), AfterValidator(_principal)
 ]

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import StringConstraints
 from sqlalchemy import Connection
 
 from app.audit import service
@@ -19,16 +18,12 @@ from app.db.engine import begin_snapshot
 from app.deps import AuditTurn, Compliance, ConnDep, PrincipalDep, ResourcesDep
 from app.errors import Forbidden, Unprocessable, envelope
 from app.resources import Resources
-from app.types import AwareDatetimeRoundedUp, IdFilter, SessionId, TextFilter
+from app.types import AwareDatetimeRoundedUp, ChunkFilter, IdFilter, SessionId
 from app.walls.visibility import MatterView, matter_view
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
 
 Limit = Annotated[int, Query(ge=1, le=500)]
-# a chunk's id as stored (its source and document id are trimmed when pushed), read trimmed
-# as the console's audit form reads it: " imanage:D-1:…" found no retrieval, and "who saw
-# chunk X" answered nobody
-ChunkFilter = Annotated[TextFilter, StringConstraints(strip_whitespace=True)]
 
 
 # ``since`` (at >= since) and ``until`` (at < until) against times stored in microseconds:

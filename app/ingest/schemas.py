@@ -17,8 +17,6 @@ from app.types import (
     hidden,
 )
 
-# lower case as given, trimmed: DELETE/GET /v1/documents/{source}/... read the same type
-SourceName = SourceKey
 # trimmed as a push stores it; GET and DELETE /v1/documents/{source}/{external_id} read the
 # path's id alike (as written, " D-6" was a 404 for the D-6 a push had just stored)
 ExternalId = Annotated[
@@ -46,7 +44,7 @@ def _not_nullable(schema: JsonDict) -> None:
 
 class DocumentIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    source: SourceName
+    source: SourceKey
     external_id: ExternalId
     version: ShortText | None = None
     client_id: ShortText | None = None
