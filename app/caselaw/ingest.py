@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
@@ -125,10 +126,18 @@ def _inside(path: Path, root: Path) -> bool:
 def _read(path: Path) -> bytes:
     """The file's bytes; ExtractionError with a report-ready reason otherwise."""
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ExtractionError(f"file too large: {size} bytes (limit {MAX_FILE_BYTES})")
-        data = path.read_bytes()
+        # without O_NONBLOCK, opening a named pipe waits for a writer for ever: a FIFO
+        # called x.xml (os.walk lists it as a file) hung the whole run; judged by the
+        # descriptor opened, so nothing can be swapped in after the check
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise ExtractionError("not a regular file; not read")
+            if info.st_size > MAX_FILE_BYTES:
+                raise ExtractionError(
+                    f"file too large: {info.st_size} bytes (limit {MAX_FILE_BYTES})"
+                )
+            data = handle.read()
     except OSError as exc:
         raise ExtractionError(f"cannot read the file: {exc.strerror or exc}") from exc
     if not data.strip():
