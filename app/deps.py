@@ -9,9 +9,10 @@ import anyio
 from fastapi import Depends, Request
 from sqlalchemy import Connection
 
-from app.auth.service import Principal, bearer_principal
+from app.auth.service import STAFF_ROLES, Principal, bearer_principal
 from app.db.engine import Database
 from app.errors import Forbidden, RateLimited
+from app.matrix.repository import person_inactive
 from app.resources import Resources
 
 T = TypeVar("T")
@@ -29,20 +30,35 @@ def get_principal(request: Request, resources: ResourcesDep) -> Principal:
     # The request guard (app/guard.py) authenticated the request before its body was read.
     checked = getattr(request.state, "principal", None)
     if isinstance(checked, Principal):
-        return checked
-    principal = bearer_principal(request.headers.get("authorization", ""), resources.verifier)
-    request.state.person_id = principal.person_id
+        principal = checked
+    else:
+        principal = bearer_principal(request.headers.get("authorization", ""), resources.verifier)
+        request.state.person_id = principal.person_id
+    staff = principal.roles & STAFF_ROLES
+    if staff:  # a lawyer's token costs no read: an inactive lawyer already sees nothing
+        with resources.database.transaction() as conn:
+            inactive = person_inactive(conn, principal.person_id)
+        if inactive:
+            request.state.lapsed_roles = staff
+            return principal.without(STAFF_ROLES)
     return principal
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 
 
-def require_roles(*roles: str) -> Callable[[Principal], Principal]:
+def require_roles(*roles: str) -> Callable[..., Principal]:
     allowed = ", ".join(roles)
 
-    def _check(principal: PrincipalDep) -> Principal:
+    def _check(principal: PrincipalDep, request: Request) -> Principal:
         if not principal.has_any(*roles):
+            lapsed: frozenset[str] = getattr(request.state, "lapsed_roles", frozenset())
+            lapsed = lapsed.intersection(roles)
+            if lapsed:
+                raise Forbidden(
+                    f"{principal.person_id} is inactive in the conflict matrix: the role "
+                    f"{', '.join(sorted(lapsed))} of the token does not apply."
+                )
             raise Forbidden(f"This needs one of the roles: {allowed}.")
         return principal
 

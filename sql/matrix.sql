@@ -5,6 +5,10 @@
 -- name: people_by_id
 SELECT person_id, name, active FROM people WHERE person_id = ANY(CAST(:ids AS text[]))
 
+-- name: person_inactive
+-- Whether the matrix knows the person and marks them inactive (no row: NULL, not inactive).
+SELECT NOT active FROM people WHERE person_id = :person_id
+
 -- name: aliases_of_people
 SELECT alias, person_id FROM person_aliases WHERE person_id = ANY(CAST(:ids AS text[]))
 

@@ -24,6 +24,10 @@ from app.types import storable
 log = logging.getLogger("ewall.auth")
 
 ROLES = ("lawyer", "conflicts", "compliance", "admin")
+# The roles that act on the matrix, the audit log and the documents of the whole firm. A
+# person the matrix marks inactive (left, suspended) keeps none of them, whatever a token the
+# identity provider issued before still says (app/deps.py, app/console/sessions.py).
+STAFF_ROLES = frozenset({"conflicts", "compliance", "admin"})
 # characters: an OIDC subject is at most 255 ASCII characters (OpenID Connect Core 1.0,
 # section 2); a person id of the matrix at most 200
 MAX_SUBJECT = 400
@@ -38,6 +42,9 @@ class Principal:
 
     def has_any(self, *roles: str) -> bool:
         return bool(self.roles.intersection(roles))
+
+    def without(self, roles: frozenset[str]) -> Principal:
+        return Principal(self.person_id, self.roles - roles, self.claims)
 
 
 def subject_problem(sub: str) -> str | None:

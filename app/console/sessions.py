@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from app.auth.service import Principal
+from app.auth.service import STAFF_ROLES, Principal
 from app.console import session_repository as repo
 from app.db.engine import Database
+from app.matrix.repository import person_inactive
 
 COOKIE = "ewall_console"
 SIGNIN_COOKIE = "ewall_console_signin"  # double-submit CSRF token of the sign-in form
@@ -61,6 +62,8 @@ class SessionStore:
         sid = secrets.token_urlsafe(32)
         exp = principal.claims.get("exp")
         with self.database.transaction() as conn:
+            if person_inactive(conn, principal.person_id):  # as the API's roles (app/deps.py)
+                principal = principal.without(STAFF_ROLES)
             repo.sweep_sessions(conn, self.idle_s, SWEEP_BATCH)
             row = repo.create_session(
                 conn,
@@ -84,7 +87,12 @@ class SessionStore:
             if row is None:
                 repo.drop_session(conn, key)
                 return None
-        return _session(sid, row)
+            # deactivated since the sign-in: the session's roles no longer apply
+            inactive = person_inactive(conn, row.person_id)
+        session = _session(sid, row)
+        if inactive:
+            return replace(session, roles=session.roles - STAFF_ROLES)
+        return session
 
     def drop(self, sid: str | None) -> None:
         if sid:

@@ -133,7 +133,12 @@ def _start_session(request: Request, principal: Principal) -> ConsoleSession | N
     """A session for a principal with a console role; None for anyone else."""
     if not principal.has_any(*CONSOLE_ROLES):
         return None
-    return session_store(get_resources(request)).create(principal)
+    store = session_store(get_resources(request))
+    session = store.create(principal)
+    if not session.has_any(*CONSOLE_ROLES):  # inactive in the matrix: its roles lapsed
+        store.drop(session.sid)
+        return None
+    return session
 
 
 def _no_console_pages(principal: Principal) -> str:

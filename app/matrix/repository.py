@@ -78,6 +78,12 @@ def existing_people(conn: Connection, ids: Iterable[str]) -> dict[str, KnownPers
     return out
 
 
+def person_inactive(conn: Connection, person_id: str) -> bool:
+    """Whether the matrix marks ``person_id`` inactive (someone it does not know is not)."""
+    params = {"person_id": person_id}
+    return bool(conn.execute(sqlfiles.query("matrix.person_inactive"), params).scalar())
+
+
 def alias_owners(conn: Connection, aliases: Iterable[str]) -> dict[str, str]:
     wanted = sorted(set(aliases))
     if not wanted:
