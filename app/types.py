@@ -208,6 +208,26 @@ def _rfc3339_rounded_up(value: object) -> object:
         raise ValueError("is out of range once rounded up to a microsecond") from None
 
 
+def exact_instant(value: object) -> tuple[datetime, int] | None:
+    """``value`` (an RFC 3339 string with a zone, or a datetime built in code) as an instant
+    to the nanosecond: the UTC datetime cut to the microsecond and the nanoseconds cut off
+    (0-999). None when it is neither; the field's own type names what is wrong. For
+    comparing two bounds as they were written, after one was rounded up and one cut."""
+    if isinstance(value, datetime):
+        return (_aware(value), 0) if value.tzinfo is not None else None
+    if not isinstance(value, str) or not _RFC3339.match(value.strip()):
+        return None
+    text = value.strip()
+    fine = _FRACTION.search(text)
+    nanos = int(fine.group(1)[6:9].ljust(3, "0")) if fine else 0
+    if fine:
+        text = text[: fine.start(1) + 6] + text[fine.end(1) :]
+    try:
+        return _aware(_DATETIME.validate_python(text)), nanos
+    except ValueError:  # pydantic's ValidationError is one; out of range once in UTC
+        return None
+
+
 Text = Annotated[str, StringConstraints(max_length=100_000), AfterValidator(no_control)]
 ShortText = Annotated[
     str, StringConstraints(strip_whitespace=True, max_length=1000), AfterValidator(no_control)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -12,12 +12,21 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
-    ValidationInfo,
-    field_validator,
+    ValidationError,
     model_validator,
 )
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from app.types import AwareDatetime, Identifier, NewSessionId, hidden, lookup_id, no_control
+from app.types import (
+    AwareDatetime,
+    AwareDatetimeRoundedUp,
+    Identifier,
+    NewSessionId,
+    exact_instant,
+    hidden,
+    lookup_id,
+    no_control,
+)
 
 
 # no control characters (tab and line breaks stay in a question): they would be stored in
@@ -64,24 +73,40 @@ MatterFilter = Annotated[FilterValue, AfterValidator(lookup_id)]
 
 class Filters(BaseModel):
     """Each filter narrows; an empty list is refused rather than read as "no filter" (which
-    would widen what the caller asked for: an agent sending the user's empty selection)."""
+    would widen what the caller asked for: an agent sending the user's empty selection).
+
+    The modified range against times stored in microseconds: ``modified_from``
+    (``modified_at >=``) is rounded up to the microsecond, ``modified_to`` (``<=``) cut, so
+    a bound finer than a microsecond admits exactly the rows inside it. Cut,
+    ``modified_from=…00.0000001Z`` took a document modified at ``…00Z``, before it."""
 
     model_config = ConfigDict(extra="forbid")
     doc_types: list[FilterValue] | None = Field(default=None, min_length=1, max_length=100)
     sources: list[FilterValue] | None = Field(default=None, min_length=1, max_length=100)
     matter_ids: list[MatterFilter] | None = Field(default=None, min_length=1, max_length=10_000)
-    modified_from: AwareDatetime | None = None
+    modified_from: AwareDatetimeRoundedUp | None = None
     modified_to: AwareDatetime | None = None
 
-    @field_validator("modified_to")
+    @model_validator(mode="before")
     @classmethod
-    def _range_not_inverted(cls, value: datetime | None, info: ValidationInfo) -> datetime | None:
+    def _range_not_inverted(cls, data: Any) -> Any:
         """A range that ends before it begins is a mistake (swapped dates), not a question
-        whose answer is nothing."""
-        start = info.data.get("modified_from")
-        if value is not None and start is not None and value < start:
-            raise ValueError("must not be before modified_from")
-        return value
+        whose answer is nothing. Compared as written, to the nanosecond: once rounded,
+        ``…00.0000001Z`` to ``…00.0000005Z`` (a range inside one microsecond, which no stored
+        time falls in: an empty answer) would read as one that ends before it begins."""
+        if not isinstance(data, dict):
+            return data
+        start = exact_instant(data.get("modified_from"))
+        end = exact_instant(data.get("modified_to"))
+        if start is not None and end is not None and end < start:
+            error = PydanticCustomError(
+                "value_error", "Value error, must not be before modified_from"
+            )
+            raise ValidationError.from_exception_data(
+                cls.__name__,
+                [InitErrorDetails(type=error, loc=("modified_to",), input=data["modified_to"])],
+            )
+        return data
 
 
 class SearchIn(BaseModel):
