@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -181,10 +182,34 @@ CSV_COLUMNS = (
 )
 
 
+# Where a spreadsheet may start a cell: the cell's start, and in the middle of one, after a
+# line break (quoting holds a cell's line breaks only for a program that reads the file as
+# comma-separated), a semicolon (Excel in a Dutch or other European locale opens a .csv split
+# on ";", the list separator, where this file's quotes do not hold) or a tab (LibreOffice's
+# import splits on it when asked). What a spreadsheet may pass over before reading a formula
+# there: white space (Google Sheets and LibreOffice trim it, " =1+1"), quotes ('"=1+1' read
+# from a cell split mid-quote) and invisible characters. Then =, +, - or @, in ASCII or
+# full width, starts a formula (OWASP's list; tab and CR are the white space above).
+_FORMULA = re.compile(
+    r"(^|[;\t\r\n])"
+    # white space but the separators themselves (" =1+1"), double and typographic quotes,
+    # invisible characters ("'" is the spreadsheets' own mark of text: "'=1+1" shows as such)
+    r"((?:[^\S\t\r\n]|[\"\u2018\u2019\u201c\u201d\u00ad\u200b-\u200f\u202a-\u202e"
+    r"\u2060-\u2069\ufeff])*)"
+    r"(?=[=+\-@\uff1d\uff0b\uff0d\uff20])"
+)
+
+
 def _cell(value: Any) -> str:
+    """A value as a CSV cell that a spreadsheet shows and never runs. Where a formula could
+    start (``_FORMULA``), a ``'`` is put first, so the spreadsheet reads text: before, only a
+    cell's first character was looked at, and " =HYPERLINK(...)", '"=...' and "x;=..." (a
+    new cell to Excel in a Dutch locale) ran as formulas."""
     text = "" if value is None else str(value)
-    # a spreadsheet must not run a query text as a formula
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    text = _FORMULA.sub(r"\1'\2", text)
+    if text[:1] in ("\t", "\r"):  # OWASP's first characters, whatever follows them
+        text = "'" + text
+    return text
 
 
 def _csv_row(item: dict[str, Any]) -> list[str]:
