@@ -52,6 +52,28 @@ def hidden(value: str) -> bool:
     return any(unicodedata.category(c) in ("Cf", "Co", "Cn") for c in value)
 
 
+# What reorders or hides the text around it without showing itself: Unicode's bidirectional
+# embeddings, overrides and isolates, the direction marks (LRM, RLM, ALM), and C0 and C1
+# controls (tab and line breaks excepted: they show as white space). A question, a name, a
+# title or a reason may hold them (only ids refuse them): the record keeps them as written,
+# and what shows such text to a person (the console, the audit's CSV and JSON lines exports)
+# shows each as its code point (``code_point``) or a JSON escape, never in force ("Trojan
+# source": an U+202E in a question turned the rest of a compliance officer's line around).
+DISPLAY_CONTROLS = re.compile(
+    "[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
+    "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
+    # zero-width spaces and joiners, the word joiner and invisible operators, the byte
+    # order mark, the line and paragraph separators, tag characters: "Acme\u200b B.V." showed
+    # as "Acme B.V." though it is other text (a review of 2026-12-07)
+    "\u200b-\u200d\u2060-\u2064\ufeff\u2028\u2029\U000e0000-\U000e007f]"
+)
+
+
+def code_point(char: str) -> str:
+    """How a display control (``DISPLAY_CONTROLS``) is shown: ``[U+202E]``."""
+    return f"[U+{ord(char):04X}]"
+
+
 IDENTIFIER_MAX = 200
 
 # What pydantic's ``strip_whitespace`` takes off a string's ends (Unicode White_Space, as

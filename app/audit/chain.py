@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -23,6 +24,7 @@ from sqlalchemy import Connection, event
 
 from app.audit import repository
 from app.errors import AppError
+from app.types import DISPLAY_CONTROLS
 
 GENESIS = "0" * 64
 
@@ -56,6 +58,20 @@ _CANONICAL = json.JSONEncoder(
 
 def canonical_json(obj: Any) -> str:
     return _CANONICAL.encode(obj)
+
+
+def _json_escape(found: re.Match[str]) -> str:
+    return json.dumps(found[0])[1:-1]  # "\u202e"; a tag character as its surrogate pair
+
+
+def export_json(obj: Any) -> str:
+    """``canonical_json`` as the audit's exports write it: each display control
+    (``app.types.DISPLAY_CONTROLS``: a bidi override, a direction mark, a zero-width space)
+    written as a JSON escape (``\\u202e``), which reads back as the same string. A line
+    holds only such escapes where the record holds the character, so the export stays the
+    exact record, and no viewer of the file (an editor, a pager, a browser) runs an override
+    in a question over the rest of the line."""
+    return DISPLAY_CONTROLS.sub(_json_escape, canonical_json(obj))
 
 
 def _jsonb_number(text: str) -> float | int:

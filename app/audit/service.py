@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from app.audit import chain, repository
-from app.audit.chain import RESULT_FIELDS, canonical_json, iso, retrieval_fields
+from app.audit.chain import RESULT_FIELDS, export_json, iso, retrieval_fields
 from app.audit.repository import (
     AuditFilter,
     GateEventFilter,
@@ -292,7 +292,7 @@ def export_lines(
                 conn, since=since, until=until, after_seq=last, upto=upto, limit=page
             )
             items = _retrieval_items(conn, rows) if rows else []
-        yield from (canonical_json(i) + "\n" for i in items)
+        yield from (export_json(i) + "\n" for i in items)
         if len(rows) < page:
             return
         last = int(rows[-1]["seq"])

@@ -17,7 +17,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response, StreamingResponse
 
 from app.audit import service as audit_service
-from app.audit.chain import canonical_json, now_utc
+from app.audit.chain import export_json, now_utc
 from app.console import repository
 from app.console.chain_watch import watch_for
 from app.console.pages import (
@@ -32,7 +32,7 @@ from app.db.engine import Database
 from app.deps import get_resources
 from app.errors import AppError
 from app.resources import Resources
-from app.types import lookup_id
+from app.types import DISPLAY_CONTROLS, code_point, lookup_id
 
 router = APIRouter(prefix="/console", include_in_schema=False)
 
@@ -204,12 +204,14 @@ def _cell(value: Any) -> str:
     """A value as a CSV cell that a spreadsheet shows and never runs. Where a formula could
     start (``_FORMULA``), a ``'`` is put first, so the spreadsheet reads text: before, only a
     cell's first character was looked at, and " =HYPERLINK(...)", '"=...' and "x;=..." (a
-    new cell to Excel in a Dutch locale) ran as formulas."""
+    new cell to Excel in a Dutch locale) ran as formulas. Display controls (a bidi override
+    in a question) are shown as their code points, ``[U+202E]``, as the console shows them;
+    the JSON lines export keeps the record exact."""
     text = "" if value is None else str(value)
     text = _FORMULA.sub(r"\1'\2", text)
     if text[:1] in ("\t", "\r"):  # OWASP's first characters, whatever follows them
         text = "'" + text
-    return text
+    return DISPLAY_CONTROLS.sub(lambda found: code_point(found[0]), text)
 
 
 def _csv_row(item: dict[str, Any]) -> list[str]:
@@ -249,7 +251,7 @@ def audit_export(
 
     def jsonl() -> Iterator[str]:
         for item in items:
-            yield canonical_json(item) + "\n"
+            yield export_json(item) + "\n"
 
     def table() -> Iterator[str]:
         buffer = io.StringIO()

@@ -3,7 +3,6 @@ session lookup with its role and CSRF checks, and the two exceptions that become
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from app.console.sessions import (
 )
 from app.deps import get_resources
 from app.resources import Resources
-from app.types import rounded_up_to_microseconds
+from app.types import DISPLAY_CONTROLS, code_point, rounded_up_to_microseconds
 
 HERE = Path(__file__).resolve().parent
 CONSOLE_ROLES = ("conflicts", "compliance")
@@ -55,23 +54,12 @@ def format_time(value: object) -> str:
     return str(value)
 
 
-# What reorders or hides the text around it without showing itself: Unicode's bidirectional
-# embeddings, overrides and isolates, the direction marks (LRM, RLM, ALM), and C0 and C1
-# controls (tab and line breaks excepted: they show as white space). The API accepts names,
-# titles and reasons holding them (only ids refuse them), so the console shows them escaped.
-INVISIBLE = re.compile(
-    "[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
-    "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
-    # zero-width spaces and joiners, the word joiner and invisible operators, the byte
-    # order mark, the line and paragraph separators, tag characters: "Acme\u200b B.V." showed
-    # as "Acme B.V." though it is other text (a review of 2026-12-07)
-    "\u200b-\u200d\u2060-\u2064\ufeff\u2028\u2029\U000e0000-\U000e007f]"
-)
+# What reorders or hides the text around it without showing itself (app/types.py
+# ``DISPLAY_CONTROLS``): the API accepts names, titles, reasons and questions holding them
+# (only ids refuse them), so the console shows them escaped, as the exports do
+INVISIBLE = DISPLAY_CONTROLS
 _FSI, _PDI = "\u2068", "\u2069"  # first-strong isolate and its end
-
-
-def _code_point(char: str) -> str:
-    return f"[U+{ord(char):04X}]"
+_code_point = code_point
 
 
 def isolated(value: Any) -> Any:
