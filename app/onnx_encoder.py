@@ -20,6 +20,8 @@ measurably from the torch ones (docs/latency.md); it is offered, not the default
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import logging
@@ -29,6 +31,7 @@ import shutil
 import tempfile
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -47,6 +50,8 @@ MODEL_FILE = "model.onnx"
 MANIFEST = "manifest.json"
 # a temporary export folder untouched for this long was left by a process that died
 STALE_TMP_S = 3600.0
+# the file locked while a key is exported (not matched by the temporary folders' ".<key>.*")
+LOCK_PREFIX = ".lock-"
 _POOLING = ("mean", "cls")
 
 
@@ -187,6 +192,19 @@ def _remove_stale_tmp(root: Path, key: str) -> None:
             continue
 
 
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock on ``path`` (made if missing; never removed: removing a
+    lock file another process is about to lock would let a third lock a new file beside
+    it), held until the block ends. Blocks while another process holds it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the last descriptor releases the lock
+
+
 def ensure_export(model: Any, name: str, backend: QueryBackend, root: Path) -> Path:
     """The folder of a complete export for ``model``, exporting it first when there is none."""
     if backend == "torch":
@@ -201,6 +219,22 @@ def ensure_export(model: Any, name: str, backend: QueryBackend, root: Path) -> P
     if complete(final):
         return final
     root.mkdir(parents=True, exist_ok=True)
+    # one export at a time per key, across processes (pytest-xdist workers, `ewall serve
+    # --workers N`, a CLI beside the service): without it each process that started before
+    # the first export was renamed into place made its own (about 4.5 s of CPU each, on the
+    # cores the others were exporting on) and all but one were thrown away. The lock is an
+    # advisory lock (flock) on a file beside the exports, released by the kernel when its
+    # process dies, so a crashed exporter holds no one up; whoever gets it second finds the
+    # export complete and loads it.
+    with _locked(root / f"{LOCK_PREFIX}{key}"):
+        if complete(final):
+            return final
+        return _export(model, name, backend, root, key)
+
+
+def _export(model: Any, name: str, backend: QueryBackend, root: Path, key: str) -> Path:
+    """Export ``model`` into ``root / key`` (the caller holds the key's lock)."""
+    final = root / key
     _remove_stale_tmp(root, key)
     started = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
