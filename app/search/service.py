@@ -73,6 +73,8 @@ REPLICA_DOWN_ERRORS = (
 
 MAX_POLICY_RETRIES = 5
 COLLAPSE_DEPTH_FACTOR = 5  # candidates per leg per requested document when collapsing
+# a search without filters reads these (built once: validating a Filters runs its validators)
+NO_FILTERS = Filters()
 # The sparse leg ranks documents by BM25 from their impact postings (sql/functions/
 # search_postings.v1.sql; k1 3, b 0.9 and 16 lexemes were chosen on the development set,
 # docs/quality.md), every score exact:
@@ -320,7 +322,7 @@ def _find(
     if request.collapse == "document":  # k documents need more chunks than k
         dense_candidates = max(dense_candidates, COLLAPSE_DEPTH_FACTOR * request.k)
         sparse_candidates = max(sparse_candidates, COLLAPSE_DEPTH_FACTOR * request.k)
-    filters = request.filters or Filters()
+    filters = request.filters or NO_FILTERS
     # the query vector must be the live model's (a re-embed may have switched): 503 if not
     query_model = resources.embedder.model_id if resources.embedder is not None else None
     # and the instant access is decided at: the database's clock (app/db/clock.py)
