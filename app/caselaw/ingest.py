@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import logging
 import os
-import stat
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
@@ -64,6 +63,7 @@ from connectors.base import (
     SourcePathError,
     SourceUnavailableError,
 )
+from connectors.files import NotReadError, read_regular
 from connectors.http.allowlist import same_server
 from connectors.sync import ProgressCallback, run_source
 
@@ -126,18 +126,10 @@ def _inside(path: Path, root: Path) -> bool:
 def _read(path: Path) -> bytes:
     """The file's bytes; ExtractionError with a report-ready reason otherwise."""
     try:
-        # without O_NONBLOCK, opening a named pipe waits for a writer for ever: a FIFO
-        # called x.xml (os.walk lists it as a file) hung the whole run; judged by the
-        # descriptor opened, so nothing can be swapped in after the check
-        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise ExtractionError("not a regular file; not read")
-            if info.st_size > MAX_FILE_BYTES:
-                raise ExtractionError(
-                    f"file too large: {info.st_size} bytes (limit {MAX_FILE_BYTES})"
-                )
-            data = handle.read()
+        # a named pipe called x.xml (os.walk lists it as a file) hung the whole run
+        data = read_regular(path, MAX_FILE_BYTES)
+    except NotReadError as exc:
+        raise ExtractionError(exc.reason) from exc
     except OSError as exc:
         raise ExtractionError(f"cannot read the file: {exc.strerror or exc}") from exc
     if not data.strip():

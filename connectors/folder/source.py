@@ -42,6 +42,7 @@ from connectors.base import (
     SourcePathError,
 )
 from connectors.dms.acl import unresolvable_acl
+from connectors.files import NotReadError, read_regular
 
 SIDECAR_NAMES = ("metadata.jsonl", "metadata.csv", "sidecar.jsonl", "sidecar.csv")
 MAX_FILE_BYTES = 50 * 1024 * 1024
@@ -455,13 +456,14 @@ class FolderSource(BaseSource):
             if self.root not in file_path.parents:
                 return _EntryError(external_id, f"path {rel!r} points outside the folder", number)
             self._named.add(file_path)
-            if not file_path.is_file():
-                return _EntryError(external_id, f"file {rel!r} is missing on disk", number)
-            if file_path.stat().st_size > MAX_FILE_BYTES:
-                return _EntryError(external_id, f"file {rel!r} is larger than 50 MB", number)
             # read here: a file that cannot be read is this row's entry; raised out of the
-            # load, it failed the whole run and left the rows after it unread
-            content = file_path.read_bytes()
+            # load, it failed the whole run and left the rows after it unread. Judged by the
+            # descriptor opened: a name checked and then opened could be a pipe by then
+            content = read_regular(file_path, MAX_FILE_BYTES)
+        except FileNotFoundError:
+            return _EntryError(external_id, f"file {rel!r} is missing on disk", number)
+        except NotReadError as exc:  # a pipe, a device, a folder; or too large
+            return _EntryError(external_id, f"file {rel!r}: {exc.reason}", number)
         except OSError as exc:  # a name too long, a loop of links, no permission, ...
             return _EntryError(external_id, f"file {rel!r} cannot be read: {exc}", number)
         try:

@@ -14,6 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from connectors.base import DocumentFailure, SourceDocument, SourcePathError
+from connectors.files import read_regular
 from connectors.folder.source import FolderSource
 from tests.conftest import DbHandle, Tokens
 from tests.helpers import ADMIN, Firm
@@ -213,14 +214,12 @@ def test_files_no_row_names_and_files_that_cannot_be_read_are_in_the_report(
         {**base, "external_id": "R-4", "path": "gone.txt"},
     ]
     (root / "metadata.jsonl").write_text("\n".join(json.dumps(r) for r in rows), "utf-8")
-    read_bytes = Path.read_bytes
-
-    def refused(path: Path) -> bytes:
+    def refused(path: Path, limit: int) -> bytes:
         if path.name == "locked.txt":
             raise PermissionError(13, "Permission denied", str(path))
-        return read_bytes(path)
+        return read_regular(path, limit)
 
-    monkeypatch.setattr(Path, "read_bytes", refused)
+    monkeypatch.setattr("connectors.folder.source.read_regular", refused)
     report = ingest_folder(
         IngestPipeline(db.database, embedder, settings), root, started_by="admin@firm.nl"
     )

@@ -1,0 +1,108 @@
+"""An export folder written by others while a run reads it (attack round of 2026-12-07,
+third, noticed and left): a row's file that is a named pipe, or becomes one after a check by
+name. Opening a pipe for reading waits for a writer for ever: the run, its sync lock and its
+job's lease stood still."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from connectors.base import DocumentFailure, SourceDocument
+from connectors.folder.source import FolderSource
+
+# a bound on a condition (the listing ends), not a timing: reading three small files takes
+# milliseconds; on the old code it never ends
+FINISHES_WITHIN_S = 60
+ROW = {"client_id": "C-1", "matter_id": "M-1"}
+
+
+def _release(fifo: Path) -> None:
+    """Open the pipe's other end once, so a reader blocked on it reads an end of file."""
+    with contextlib.suppress(OSError):  # no reader waits on it: nothing to release
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+
+def _listing(root: Path, fifo: Path) -> list[Any]:
+    """The items of a whole load of ``root``, read on a thread; fails if it waits on ``fifo``."""
+    items: list[Any] = []
+
+    def load() -> None:
+        source = FolderSource(root)
+        items.extend(source.full(None))
+        source.close()
+
+    worker = threading.Thread(target=load, daemon=True)
+    worker.start()
+    worker.join(FINISHES_WITHIN_S)
+    hung = worker.is_alive()
+    while worker.is_alive():  # let the old code's reader go, so the thread ends
+        _release(fifo)
+        worker.join(0.1)
+    assert not hung, "the load waited on a named pipe"
+    return items
+
+
+def _export(root: Path, paths: dict[str, str]) -> Path:
+    """A folder with ``a.txt`` and a sidecar naming ``paths`` (external id -> path)."""
+    root.mkdir()
+    (root / "a.txt").write_text("Memo over de huur.", encoding="utf-8")
+    rows = [{**ROW, "external_id": ident, "path": path} for ident, path in paths.items()]
+    (root / "metadata.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", "utf-8")
+    return root
+
+
+def test_a_named_pipe_or_a_folder_a_row_names_is_not_a_regular_file_not_missing(
+    tmp_path: Path,
+) -> None:
+    """They were reported as "missing on disk": the wrong cause sends an operator looking
+    for a file that is there."""
+    root = _export(
+        tmp_path / "export",
+        {"R-1": "a.txt", "R-2": "pipe.txt", "R-3": "link.txt", "R-4": "sub", "R-5": "gone.txt"},
+    )
+    os.mkfifo(root / "pipe.txt")
+    (root / "link.txt").symlink_to(root / "pipe.txt")  # a link to it, inside the folder
+    (root / "sub").mkdir()
+    items = _listing(root, root / "pipe.txt")
+    read = [i.external_id for i in items if isinstance(i, SourceDocument)]
+    failed = {i.external_id: i.reason for i in items if isinstance(i, DocumentFailure)}
+    assert read == ["R-1"], items
+    for ident, name in (("R-2", "pipe.txt"), ("R-3", "link.txt"), ("R-4", "sub")):
+        assert failed[ident] == f"file {name!r}: not a regular file; not read", failed
+    assert failed["R-5"] == "file 'gone.txt' is missing on disk", failed
+
+
+def test_a_file_that_becomes_a_pipe_after_a_check_by_name_does_not_stop_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Someone writing into the export while it loads: the file was checked by name
+    (``is_file()``), replaced by a pipe, then opened by name, and the open waited for ever.
+    The swap here happens right after any such check; a read judged by the descriptor it
+    opened has no such gap."""
+    root = _export(tmp_path / "export", {"R-1": "a.txt", "R-2": "b.txt"})
+    swapped = root / "b.txt"
+    swapped.write_text("Memo over de pacht.", encoding="utf-8")
+    is_file = Path.is_file
+
+    def checked_then_swapped(path: Path) -> bool:
+        found = is_file(path)
+        if path == swapped and found:
+            path.unlink()
+            os.mkfifo(path)
+        return found
+
+    monkeypatch.setattr(Path, "is_file", checked_then_swapped)
+    items = _listing(root, swapped)
+    assert [i.external_id for i in items] == ["R-1", "R-2"], items
+    second = items[1]
+    # the file read as it was, or the pipe named as such: never a wait
+    assert isinstance(second, SourceDocument) or (
+        second.reason == "file 'b.txt': not a regular file; not read"
+    ), second
