@@ -26,10 +26,11 @@ import json
 import mimetypes
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from app.types import EXTERNAL_ID_MAX, is_principal, principal_key, storable
 from connectors.base import (
@@ -42,10 +43,12 @@ from connectors.base import (
     SourcePathError,
 )
 from connectors.dms.acl import unresolvable_acl
-from connectors.files import NotReadError, read_regular
+from connectors.files import FileTooLargeError, NotReadError, open_regular, read_regular
 
 SIDECAR_NAMES = ("metadata.jsonl", "metadata.csv", "sidecar.jsonl", "sidecar.csv")
 MAX_FILE_BYTES = 50 * 1024 * 1024
+# a sidecar is held in memory for the whole run: about 300,000 rows of 400 bytes
+MAX_SIDECAR_BYTES = 128 * 1024 * 1024
 _UNNAMED_SHOWN = 10  # files named in the warning about files no row names
 EXTRA_TYPES = {
     ".eml": "message/rfc822",
@@ -159,20 +162,18 @@ def _decoded(raw: bytes, fallback: list[int] | None = None) -> str:
     return "\n".join(out)
 
 
-def _has_rows(sidecar: Path) -> bool:
+def _has_rows(sidecar: BinaryIO, csv_file: bool) -> bool:
     """Whether the sidecar holds a line that is not blank (past a CSV's header), read
     until the first one."""
-    with sidecar.open("rb") as f:
-        if sidecar.suffix == ".csv":
-            f.readline()
-        return any(line.strip() for line in f)
+    if csv_file:
+        sidecar.readline()
+    return any(line.strip() for line in sidecar)
 
 
-def _header_problem(sidecar: Path) -> str | None:
+def _header_problem(sidecar: BinaryIO) -> str | None:
     """Why a CSV sidecar's header cannot place its rows (a column named twice gave the
     last cell in silence: a second matter_id filed every row under it), or None."""
-    with sidecar.open("rb") as f:
-        head = f.readline(1 << 20)
+    head = sidecar.readline(1 << 20)
     try:
         names = next(csv.reader(io.StringIO(_decoded(head))), [])
     except csv.Error as exc:
@@ -186,6 +187,66 @@ def _header_problem(sidecar: Path) -> str | None:
     if lacking:
         return f"the header has no {' and no '.join(lacking)} column"
     return None
+
+
+def _find_sidecar(root: Path) -> Path:
+    """The metadata sidecar of the folder ``root`` (resolved); FileNotFoundError when there is
+    no folder, `SourcePathError` when it holds no sidecar or one that links out of it."""
+    if not root.is_dir():
+        raise FileNotFoundError(f"export folder {root} does not exist")
+    sidecar = next((root / n for n in SIDECAR_NAMES if (root / n).is_file()), None)
+    if sidecar is None:
+        raise SourcePathError(
+            f"no metadata sidecar in {root} (expected one of {', '.join(SIDECAR_NAMES)})",
+            "sidecar_missing",
+        )
+    if root not in sidecar.resolve().parents:  # a link: not followed out of the folder
+        raise SourcePathError(
+            f"the metadata sidecar {sidecar.name} in {root} links outside the folder",
+            "sidecar_invalid",
+        )
+    return sidecar
+
+
+@contextmanager
+def _sidecar_read(sidecar: Path) -> Iterator[None]:
+    """Reading the sidecar (`connectors.files`: a regular file of at most MAX_SIDECAR_BYTES,
+    judged by the descriptor, since the name found above may be a pipe by now); what stops
+    it is a `SourcePathError`, a permission refused too: the same read fails on a retry."""
+    try:
+        yield
+    except SourcePathError:
+        raise
+    except NotReadError as exc:
+        too_large = isinstance(exc, FileTooLargeError)
+        split = "; split the export into several folders" if too_large else ""
+        raise SourcePathError(
+            f"the metadata sidecar {sidecar.name} in {sidecar.parent}: {exc.reason}{split}",
+            "sidecar_invalid",
+        ) from None
+    except OSError as exc:
+        raise SourcePathError(
+            f"the metadata sidecar {sidecar.name} in {sidecar.parent} cannot be read: "
+            f"{exc.strerror or exc}",
+            "sidecar_invalid",
+        ) from exc
+
+
+def _check_sidecar(sidecar: Path, content: BinaryIO) -> None:
+    """`SourcePathError` when the sidecar cannot place any row: a CSV header that cannot,
+    or no row at all (a run would load nothing, say nothing, and read as a listing of no
+    documents)."""
+    csv_file = sidecar.suffix == ".csv"
+    if csv_file:
+        problem = _header_problem(content)
+        if problem:
+            raise SourcePathError(
+                f"{sidecar.name} in {sidecar.parent}: {problem}", "sidecar_invalid"
+            )
+        content.seek(0)
+    if not _has_rows(content, csv_file):
+        where = f"{sidecar.name} in {sidecar.parent}"
+        raise SourcePathError(f"{where} holds no rows", "sidecar_invalid")
 
 
 class _Lines:
@@ -238,7 +299,12 @@ class FolderSource(BaseSource):
         self.name = source
         self.scope = f"path={self.root}"
         self._total: int | None = None
-        self.sidecar: Path = self.check_path(self.root)  # raises for a folder without one
+        # read once, whole, and checked as read: the count and the load parse these bytes,
+        # not a file that may have changed (or become a pipe) since the check
+        self.sidecar: Path = _find_sidecar(self.root)
+        with _sidecar_read(self.sidecar):
+            self._content = read_regular(self.sidecar, MAX_SIDECAR_BYTES)
+        _check_sidecar(self.sidecar, io.BytesIO(self._content))
         self._named: set[Path] = set()  # the files that rows name, found or not
         self._cp1252_lines: list[int] = []  # sidecar lines that are not UTF-8
         self._unknown: dict[str, int] = {}  # keys / columns not read, with their first line
@@ -247,34 +313,16 @@ class FolderSource(BaseSource):
     @staticmethod
     def check_path(path: Path | str) -> Path:
         """The folder's metadata sidecar; FileNotFoundError when there is no folder, and
-        `SourcePathError` when it holds no sidecar (no file of it could be placed)."""
-        root = Path(path).expanduser().resolve()
-        if not root.is_dir():
-            raise FileNotFoundError(f"export folder {root} does not exist")
-        sidecar = next((root / n for n in SIDECAR_NAMES if (root / n).is_file()), None)
-        if sidecar is None:
-            raise SourcePathError(
-                f"no metadata sidecar in {root} (expected one of {', '.join(SIDECAR_NAMES)})",
-                "sidecar_missing",
-            )
-        if root not in sidecar.resolve().parents:  # a link: not followed out of the folder
-            raise SourcePathError(
-                f"the metadata sidecar {sidecar.name} in {root} links outside the folder",
-                "sidecar_invalid",
-            )
-        if sidecar.suffix == ".csv":
-            problem = _header_problem(sidecar)
-            if problem:
-                raise SourcePathError(f"{sidecar.name} in {root}: {problem}", "sidecar_invalid")
-        if not _has_rows(sidecar):
-            # it places nothing: a run would load nothing and say nothing, and read as a
-            # listing of no documents at all
-            raise SourcePathError(f"{sidecar.name} in {root} holds no rows", "sidecar_invalid")
+        `SourcePathError` when it holds no sidecar (no file of it could be placed). Reads
+        no more of it than the check needs (the route and the CLI ask before queuing)."""
+        sidecar = _find_sidecar(Path(path).expanduser().resolve())
+        with _sidecar_read(sidecar), open_regular(sidecar, MAX_SIDECAR_BYTES) as handle:
+            _check_sidecar(sidecar, handle)
         return sidecar
 
     def _rows(self) -> Iterator[tuple[int, dict[str, Any] | _EntryError]]:
         self._cp1252_lines, self._unknown = [], {}
-        content = _decoded(self.sidecar.read_bytes(), self._cp1252_lines)
+        content = _decoded(self._content, self._cp1252_lines)
         if self.sidecar.suffix == ".jsonl":
             # lines end at "\n" only: JSON holds U+2028 or a form feed unescaped in a string
             for number, line in enumerate(content.split("\n"), start=1):
@@ -337,10 +385,7 @@ class FolderSource(BaseSource):
 
     def total(self) -> int | None:
         if self._total is None:
-            try:
-                self._total = self.count()
-            except OSError:  # an estimate: the load reports why the sidecar cannot be read
-                return None
+            self._total = self.count()  # of the sidecar read when the source was made
         return self._total
 
     def full(self, resume: Checkpoint | None) -> Iterator[SourceItem]:

@@ -1,6 +1,7 @@
 """An export folder written by others while a run reads it (attack round of 2026-12-07,
 third, noticed and left): a row's file that is a named pipe, or becomes one after a check by
-name. Opening a pipe for reading waits for a writer for ever: the run, its sync lock and its
+name, and a metadata sidecar that is too large, or changes after the check that let the run
+start. Opening a pipe for reading waits for a writer for ever: the run, its sync lock and its
 job's lease stood still."""
 
 from __future__ import annotations
@@ -9,12 +10,13 @@ import contextlib
 import json
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from connectors.base import DocumentFailure, SourceDocument
+from connectors.base import DocumentFailure, SourceDocument, SourcePathError
 from connectors.folder.source import FolderSource
 
 # a bound on a condition (the listing ends), not a timing: reading three small files takes
@@ -106,3 +108,86 @@ def test_a_file_that_becomes_a_pipe_after_a_check_by_name_does_not_stop_the_run(
     assert isinstance(second, SourceDocument) or (
         second.reason == "file 'b.txt': not a regular file; not read"
     ), second
+
+
+def test_a_sidecar_over_the_limit_is_refused_before_it_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It was read whole into memory, twice (the count and the load), however large."""
+    monkeypatch.setattr("connectors.folder.source.MAX_SIDECAR_BYTES", 200, raising=False)
+    root = _export(tmp_path / "export", {f"R-{n}": "a.txt" for n in range(10)})
+    assert (root / "metadata.jsonl").stat().st_size > 200
+    for check in (FolderSource, FolderSource.check_path):
+        with pytest.raises(SourcePathError, match=r"too large: \d+ bytes \(limit 200\)") as raised:
+            check(root)
+        assert raised.value.code == "sidecar_invalid"
+        assert "split the export" in str(raised.value)
+
+
+def test_a_sidecar_that_becomes_a_pipe_is_refused_not_waited_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _export(tmp_path / "export", {"R-1": "a.txt"})
+    sidecar = root / "metadata.jsonl"
+    is_file = Path.is_file
+
+    def checked_then_swapped(path: Path) -> bool:
+        found = is_file(path)
+        if path == sidecar and found:
+            path.unlink()
+            os.mkfifo(path)
+        return found
+
+    monkeypatch.setattr(Path, "is_file", checked_then_swapped)
+    outcome: list[BaseException | None] = []
+
+    def start() -> None:
+        try:
+            FolderSource(root)
+            outcome.append(None)
+        except BaseException as exc:  # handed to the test's thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=start, daemon=True)
+    worker.start()
+    worker.join(FINISHES_WITHIN_S)
+    hung = worker.is_alive()
+    while worker.is_alive():
+        _release(sidecar)
+        worker.join(0.1)
+    assert not hung, "the start waited on a named pipe"
+    [error] = outcome
+    assert isinstance(error, SourcePathError) and error.code == "sidecar_invalid", error
+    assert "not a regular file" in str(error)
+
+
+@pytest.fixture
+def checked_csv(tmp_path: Path) -> Iterator[tuple[Path, FolderSource]]:
+    root = tmp_path / "export"
+    root.mkdir()
+    (root / "a.txt").write_text("Memo over de huur.", encoding="utf-8")
+    (root / "metadata.csv").write_text(
+        "external_id,path,client_id,matter_id\nR-1,a.txt,C-1,M-1\n", encoding="utf-8"
+    )
+    source = FolderSource(root)
+    yield root, source
+    source.close()
+
+
+def test_the_load_reads_the_sidecar_that_was_checked(
+    checked_csv: tuple[Path, FolderSource],
+) -> None:
+    """The sidecar was checked (its header) when the source was made, then read again by
+    name for the count and again for the load: a header rewritten in between to name
+    matter_id twice was loaded unchecked, each row filed under the second matter (another
+    wall group). Read once, the count and the load read what was checked."""
+    root, source = checked_csv
+    (root / "metadata.csv").write_text(
+        "external_id,path,client_id,matter_id,matter_id\nR-1,a.txt,C-1,M-1,M-2\n"
+        "R-2,a.txt,C-1,M-1,M-2\n",
+        encoding="utf-8",
+    )
+    assert source.total() == 1
+    [item] = list(source.full(None))
+    assert isinstance(item, SourceDocument), item
+    assert (item.external_id, item.matter_id) == ("R-1", "M-1")

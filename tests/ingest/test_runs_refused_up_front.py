@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient
 from app.ingest.jobs import DOCUMENT_JOB, RUN_JOB, ingest_handlers, mark_run_failed
 from app.jobs.queue import JobWorker
 from app.jobs.repository import enqueue, get_job
+from connectors.files import read_regular
 from tests.conftest import DbHandle, Tokens, make_client, make_settings
 from tests.helpers import ADMIN, ok, superuser_rows, unreachable_database_url
 
@@ -158,19 +159,18 @@ def test_a_queued_folder_run_whose_sidecar_cannot_be_read_fails_once_with_the_re
     (tmp_path / "a.txt").write_text("Memo over de huur.", encoding="utf-8")
     sidecar = tmp_path / "metadata.jsonl"
     sidecar.write_text(SIDECAR, encoding="utf-8")
-    read_bytes = Path.read_bytes
 
-    def refused(self: Path) -> bytes:
-        if self == sidecar:
-            raise PermissionError(13, "Permission denied", str(self))
-        return read_bytes(self)
+    def refused(path: Path, limit: int) -> bytes:
+        if path == sidecar:
+            raise PermissionError(13, "Permission denied", str(path))
+        return read_regular(path, limit)
 
     admin = auth(*ADMIN)
     with make_client(db, make_settings(job_workers=0), embedder) as client:
         body = {"connector": "folder", "path": str(tmp_path)}
         r = client.post("/v1/ingest/runs", json=body, headers=admin)
         assert r.status_code == 202, r.text
-        monkeypatch.setattr(Path, "read_bytes", refused)
+        monkeypatch.setattr("connectors.folder.source.read_regular", refused)
         report = _run_queued_jobs(client, r.json()["run_id"], admin)
     assert report["status"] == "failed" and "Permission denied" in report["error"], report
     assert report["job"]["status"] == "failed" and report["job"]["attempts"] == 1, report["job"]
