@@ -107,6 +107,9 @@ def issue_dev_token(settings: Settings, sub: str, roles: list[str], ttl_s: int =
 # is refused at most this long after. A key id not in the cached set refetches it at once.
 JWKS_CACHE_S = 300.0
 JWKS_TIMEOUT_S = 5.0  # a fetch of the key set, on the thread of the request that needs it
+# A key id the cached set lacks refetches the set at most this often (PyJWT's cooldown,
+# 2.14 on): random key ids in forged tokens cannot hammer the issuer.
+JWKS_REFETCH_COOLDOWN_S = 30.0
 # While the issuer cannot be reached, the last key set fetched stands in for this long after
 # it was fetched; then tokens are refused (503) until the issuer answers again.
 JWKS_STALE_MAX_S = 3600.0
@@ -126,6 +129,7 @@ class SigningKeys(jwt.PyJWKClient):
             cache_jwk_set=True,
             lifespan=JWKS_CACHE_S,
             timeout=JWKS_TIMEOUT_S,
+            cooldown_duration=JWKS_REFETCH_COOLDOWN_S,
         )
         self._fetching = threading.Lock()
         self._good: tuple[float, jwt.PyJWKSet] | None = None  # (fetched at, set)
