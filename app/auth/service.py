@@ -118,9 +118,13 @@ JWKS_STALE_MAX_S = 3600.0
 class SigningKeys(jwt.PyJWKClient):
     """The issuer's key set, cached whole for ``JWKS_CACHE_S``. Not per key as well (PyJWT's
     ``cache_keys``): that cache never expires, so a withdrawn key that had signed a token
-    once stayed trusted until the process restarted. One fetch at a time: requests that find
-    the set expired wait for that one. An issuer that cannot be reached does not sign every
-    lawyer out: the last set fetched serves for up to ``JWKS_STALE_MAX_S``."""
+    once stayed trusted until the process restarted. One fetch at a time, and it holds up
+    only the requests that need it: a token whose key the set holds verifies at once, also
+    while another request refetches the set (for a key id the set lacks, or at its expiry;
+    then the set it replaces serves until JWKS_TIMEOUT_S past its expiry). Before, every
+    check waited behind PyJWT's client lock for the fetch, up to JWKS_TIMEOUT_S each. An
+    issuer that cannot be reached does not sign every lawyer out: the last set fetched
+    serves for up to ``JWKS_STALE_MAX_S``."""
 
     def __init__(self, url: str) -> None:
         super().__init__(
@@ -131,11 +135,46 @@ class SigningKeys(jwt.PyJWKClient):
             timeout=JWKS_TIMEOUT_S,
             cooldown_duration=JWKS_REFETCH_COOLDOWN_S,
         )
-        self._fetching = threading.Lock()
+        self._fetching = threading.RLock()
+        self._fetches = 0  # sets fetched from the issuer
         self._good: tuple[float, jwt.PyJWKSet] | None = None  # (fetched at, set)
+        # (cached at, set): what the cache serves, read without a lock
+        self._served: tuple[float, jwt.PyJWKSet] | None = None
+
+    def get_signing_key(self, kid: str) -> jwt.PyJWK:
+        key = self._cached_key(kid, JWKS_CACHE_S)
+        if key is not None:
+            return key
+        if not self._fetching.acquire(blocking=False):
+            # another request is fetching the set: a key of the set it replaces serves
+            key = self._cached_key(kid, JWKS_CACHE_S + JWKS_TIMEOUT_S)
+            if key is not None:
+                return key
+            self._fetching.acquire()  # a key id the set lacks waits for the new one
+        try:
+            return super().get_signing_key(kid)
+        finally:
+            self._fetching.release()
+
+    def _cached_key(self, kid: str, within_s: float) -> jwt.PyJWK | None:
+        """The signing key ``kid`` of the cached set, if that was cached ``within_s`` ago; as
+        PyJWT picks them: a key whose use is signing or unsaid, named by a key id."""
+        served = self._served
+        if not kid or served is None or time.monotonic() - served[0] > within_s:
+            return None
+        return next(
+            (k for k in served[1].keys if k.key_id == kid and k.public_key_use in ("sig", None)),
+            None,
+        )
+
+    def fetch_data(self) -> Any:
+        data = super().fetch_data()
+        self._fetches += 1  # under self._fetching (get_jwk_set)
+        return data
 
     def get_jwk_set(self, refresh: bool = False) -> jwt.PyJWKSet:
         with self._fetching:
+            fetches = self._fetches
             try:
                 found = super().get_jwk_set(refresh)
             except jwt.PyJWKClientConnectionError:
@@ -145,9 +184,10 @@ class SigningKeys(jwt.PyJWKClient):
                 log.warning("the identity provider's key set is unreachable; using the last")
                 if self.jwk_set_cache is not None:  # no refetch on every request meanwhile
                     self.jwk_set_cache.put(good[1])
+                    self._served = (time.monotonic(), good[1])
                 return good[1]
-            if self._good is None or found is not self._good[1]:
-                self._good = (time.monotonic(), found)
+            if self._fetches != fetches:  # not a cache hit: the issuer's set as of now
+                self._good = self._served = (time.monotonic(), found)
             return found
 
 

@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 from typing import Any
 
 import jwt
@@ -15,7 +15,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from fastapi.testclient import TestClient
 
-from app.auth.service import issue_dev_token
+from app.auth.service import TokenVerifier, issue_dev_token
+from app.errors import Unauthenticated
 from tests.conftest import DbHandle, make_client, make_settings
 
 ISSUER = "https://login.example.test/tenant/v2.0"
@@ -200,3 +201,106 @@ def test_an_unreachable_issuer_does_not_sign_everyone_out(
             assert refused.json()["error"]["code"] == "identity_provider_unavailable"
     finally:
         client.__exit__(None, None, None)
+
+
+# a bound on a condition (the check ends), not a timing: it takes milliseconds; on the old
+# code it waits for the fetch, which waits for the test
+ANSWERS_WITHIN_S = 60
+
+
+@contextmanager
+def _held_jwks_server(published: dict[str, Any], gate: threading.Event) -> Iterator[
+    tuple[str, threading.Event]
+]:
+    """A JWKS over real HTTP that answers its first request at once and holds every later
+    one until ``gate`` is set (an issuer that is slow to answer a refetch); the event it
+    yields is set once such a request is held."""
+    held = threading.Event()
+    served = [0]
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            served[0] += 1
+            if served[0] > 1:
+                held.set()
+                gate.wait()
+            jwks = []
+            for kid, key in published.items():
+                public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+                public.update({"kid": kid, "use": "sig", "alg": "RS256"})
+                jwks.append(public)
+            body = json.dumps({"keys": jwks}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/keys", held
+    finally:
+        gate.set()
+        server.shutdown()
+
+
+@pytest.mark.parametrize("refetch", ["unknown kid", "expired set"])
+def test_a_known_key_verifies_while_the_key_set_is_being_fetched(
+    keys: dict[str, Any], monkeypatch: pytest.MonkeyPatch, refetch: str
+) -> None:
+    """Every token check waited behind PyJWT's client lock while one request refetched the
+    key set (for a key id the set lacks, or at its expiry): up to JWKS_TIMEOUT_S per check
+    with a slow issuer, and a stream of random key ids held every lawyer's search. A token
+    whose key the last set holds now verifies meanwhile; the refetch stays one at a time."""
+    # the fetch in flight is held by the test, not cut short by the client's timeout
+    monkeypatch.setattr("app.auth.service.JWKS_TIMEOUT_S", 3600.0)
+    if refetch == "expired set":
+        monkeypatch.setattr("app.auth.service.JWKS_CACHE_S", 0.2)
+    gate = threading.Event()
+    with _held_jwks_server({"rsa-1": keys["rsa"]}, gate) as (url, held):
+        settings = make_settings(
+            auth_mode="oidc", oidc_issuer=ISSUER, oidc_audience=AUDIENCE, oidc_jwks_url=url
+        )
+        verifier = TokenVerifier(settings)
+        known = _token(keys["rsa"], "RS256", "rsa-1")
+        assert verifier.verify(known).person_id == "alice@firm.nl"  # the first fetch
+        client = verifier._jwks
+        assert client is not None and client.jwk_set_cache is not None
+        if refetch == "expired set":
+            cache = client.jwk_set_cache
+            deadline = time.monotonic() + 60  # a bound on a condition, not a timing
+            while not cache.is_expired():
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            first = known
+        else:  # a key id the set lacks refetches it (at most once per cooldown: none here)
+            client.cooldown_duration = 0
+            first = _token(keys["rogue"], "RS256", "rotated-2")
+        outcomes: dict[str, Any] = {}
+
+        def check(name: str, token: str) -> None:
+            try:
+                outcomes[name] = verifier.verify(token).person_id
+            except Exception as exc:  # handed to the test's thread
+                outcomes[name] = exc
+
+        fetching = threading.Thread(target=check, args=("first", first), daemon=True)
+        fetching.start()
+        assert held.wait(ANSWERS_WITHIN_S), "the refetch never reached the issuer"
+        second = threading.Thread(target=check, args=("second", known), daemon=True)
+        second.start()
+        second.join(ANSWERS_WITHIN_S)
+        waited = second.is_alive()
+        gate.set()  # the issuer answers; the old code's waiter goes on
+        second.join(ANSWERS_WITHIN_S)
+        fetching.join(ANSWERS_WITHIN_S)
+    assert not waited, "a token with a known key waited for the key set's refetch"
+    assert outcomes["second"] == "alice@firm.nl", outcomes
+    if refetch == "expired set":
+        assert outcomes["first"] == "alice@firm.nl", outcomes
+    else:  # the key id is still unknown after the refetch
+        assert isinstance(outcomes["first"], Unauthenticated), outcomes
