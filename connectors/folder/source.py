@@ -509,7 +509,9 @@ class FolderSource(BaseSource):
             return _EntryError(external_id, f"file {rel!r} is missing on disk", number)
         except NotReadError as exc:  # a pipe, a device, a folder; or too large
             return _EntryError(external_id, f"file {rel!r}: {exc.reason}", number)
-        except OSError as exc:  # a name too long, a loop of links, no permission, ...
+        # a name too long, no permission, ...; a loop of links is a RuntimeError from
+        # resolve() (Python 3.11): raised out of the load, it failed the whole run
+        except (OSError, RuntimeError) as exc:
             return _EntryError(external_id, f"file {rel!r} cannot be read: {exc}", number)
         try:
             # a CSV row has every column: an empty acl cell is no rules, as before; a JSON

@@ -191,3 +191,18 @@ def test_the_load_reads_the_sidecar_that_was_checked(
     [item] = list(source.full(None))
     assert isinstance(item, SourceDocument), item
     assert (item.external_id, item.matter_id) == ("R-1", "M-1")
+
+
+def test_a_row_naming_a_loop_of_links_is_an_entry_and_the_rows_after_it_load(
+    tmp_path: Path,
+) -> None:
+    """Path.resolve() raises RuntimeError for a loop (Python 3.11), which the load did not
+    catch: the whole run failed and the rows after it were not read."""
+    root = _export(tmp_path / "export", {"R-1": "loop.txt", "R-2": "a.txt"})
+    (root / "loop.txt").symlink_to(root / "loop.txt")
+    source = FolderSource(root)
+    loop, read = list(source.full(None))
+    source.close()
+    assert isinstance(loop, DocumentFailure) and "cannot be read" in loop.reason, loop
+    assert "loop" in loop.reason.lower(), loop
+    assert isinstance(read, SourceDocument) and read.external_id == "R-2", read
