@@ -5,10 +5,8 @@ source's sync lock and its job's lease held."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import threading
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -16,16 +14,7 @@ from typing import Any
 from app.caselaw.ingest import RechtspraakSource
 from connectors.base import DocumentFailure, SourceDocument
 from tests.caselaw.test_ingest import SMALL, corpus_file
-
-# a bound on a condition (the listing ends), not a timing: the read of two small files takes
-# milliseconds; on the old code it never ends
-FINISHES_WITHIN_S = 60
-
-
-def _release(fifo: Path) -> None:
-    """Open the pipe's other end once, so a reader blocked on it reads an end of file."""
-    with contextlib.suppress(OSError):  # no reader waits on it: nothing to release
-        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+from tests.pipes import waited_on
 
 
 def test_a_named_pipe_among_the_records_is_reported_not_waited_on(
@@ -43,14 +32,7 @@ def test_a_named_pipe_among_the_records_is_reported_not_waited_on(
     def listing() -> None:
         items.extend(RechtspraakSource(folder, pipeline).full(None))
 
-    worker = threading.Thread(target=listing, daemon=True)
-    worker.start()
-    worker.join(FINISHES_WITHIN_S)
-    hung = worker.is_alive()
-    while worker.is_alive():  # let the old code's reader go, so the thread ends
-        _release(fifo)
-        worker.join(0.1)
-    assert not hung, "the listing waited on a named pipe"
+    assert not waited_on(listing, fifo), "the listing waited on a named pipe"
     read = [i for i in items if isinstance(i, SourceDocument)]
     failed = {
         i.details["file"]: i.reason for i in items if isinstance(i, DocumentFailure) and i.details

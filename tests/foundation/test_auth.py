@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import jwt
@@ -33,12 +33,21 @@ def keys() -> dict[str, Any]:
 
 
 @contextmanager
-def _jwks_server(published: dict[str, Any]) -> Iterator[str]:
+def _jwks_server(
+    published: dict[str, Any], hold: tuple[threading.Event, threading.Event] | None = None
+) -> Iterator[str]:
     """A JWKS over real HTTP serving the keys of ``published`` (key id -> private key) as
-    they are at each request: a test may withdraw one."""
+    they are at each request: a test may withdraw one. With ``hold`` (gate, held), an issuer
+    slow to answer a refetch: the first request is answered at once, every later one is held
+    until ``gate`` is set (``held`` is set once one is)."""
+    served = [0]
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            served[0] += 1
+            if hold is not None and served[0] > 1:
+                hold[1].set()
+                hold[0].wait()
             jwks = []
             for kid, key in list(published.items()):
                 if isinstance(key, rsa.RSAPrivateKey):
@@ -58,11 +67,14 @@ def _jwks_server(published: dict[str, Any]) -> Iterator[str]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = HTTPServer(("127.0.0.1", 0), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_port}/keys"
     finally:
+        if hold is not None:
+            hold[0].set()
         server.shutdown()
 
 
@@ -171,7 +183,6 @@ def test_a_key_the_issuer_withdraws_is_refused_once_the_key_set_is_refetched(
             assert status(_token(keys["ec"], "ES256", "ec-1")) == 200
 
 
-
 def test_an_unreachable_issuer_does_not_sign_everyone_out(
     db: DbHandle, embedder: Any, keys: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -208,46 +219,6 @@ def test_an_unreachable_issuer_does_not_sign_everyone_out(
 ANSWERS_WITHIN_S = 60
 
 
-@contextmanager
-def _held_jwks_server(published: dict[str, Any], gate: threading.Event) -> Iterator[
-    tuple[str, threading.Event]
-]:
-    """A JWKS over real HTTP that answers its first request at once and holds every later
-    one until ``gate`` is set (an issuer that is slow to answer a refetch); the event it
-    yields is set once such a request is held."""
-    held = threading.Event()
-    served = [0]
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            served[0] += 1
-            if served[0] > 1:
-                held.set()
-                gate.wait()
-            jwks = []
-            for kid, key in published.items():
-                public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
-                public.update({"kid": kid, "use": "sig", "alg": "RS256"})
-                jwks.append(public)
-            body = json.dumps({"keys": jwks}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/keys", held
-    finally:
-        gate.set()
-        server.shutdown()
-
-
 @pytest.mark.parametrize("refetch", ["unknown kid", "expired set"])
 def test_a_known_key_verifies_while_the_key_set_is_being_fetched(
     keys: dict[str, Any], monkeypatch: pytest.MonkeyPatch, refetch: str
@@ -260,8 +231,8 @@ def test_a_known_key_verifies_while_the_key_set_is_being_fetched(
     monkeypatch.setattr("app.auth.service.JWKS_TIMEOUT_S", 3600.0)
     if refetch == "expired set":
         monkeypatch.setattr("app.auth.service.JWKS_CACHE_S", 0.2)
-    gate = threading.Event()
-    with _held_jwks_server({"rsa-1": keys["rsa"]}, gate) as (url, held):
+    gate, held = threading.Event(), threading.Event()
+    with _jwks_server({"rsa-1": keys["rsa"]}, (gate, held)) as url:
         settings = make_settings(
             auth_mode="oidc", oidc_issuer=ISSUER, oidc_audience=AUDIENCE, oidc_jwks_url=url
         )

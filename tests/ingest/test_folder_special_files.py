@@ -6,10 +6,8 @@ job's lease stood still."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,17 +16,9 @@ import pytest
 
 from connectors.base import DocumentFailure, SourceDocument, SourcePathError
 from connectors.folder.source import FolderSource
+from tests.pipes import waited_on
 
-# a bound on a condition (the listing ends), not a timing: reading three small files takes
-# milliseconds; on the old code it never ends
-FINISHES_WITHIN_S = 60
 ROW = {"client_id": "C-1", "matter_id": "M-1"}
-
-
-def _release(fifo: Path) -> None:
-    """Open the pipe's other end once, so a reader blocked on it reads an end of file."""
-    with contextlib.suppress(OSError):  # no reader waits on it: nothing to release
-        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
 
 
 def _listing(root: Path, fifo: Path) -> list[Any]:
@@ -40,14 +30,7 @@ def _listing(root: Path, fifo: Path) -> list[Any]:
         items.extend(source.full(None))
         source.close()
 
-    worker = threading.Thread(target=load, daemon=True)
-    worker.start()
-    worker.join(FINISHES_WITHIN_S)
-    hung = worker.is_alive()
-    while worker.is_alive():  # let the old code's reader go, so the thread ends
-        _release(fifo)
-        worker.join(0.1)
-    assert not hung, "the load waited on a named pipe"
+    assert not waited_on(load, fifo), "the load waited on a named pipe"
     return items
 
 
@@ -148,14 +131,7 @@ def test_a_sidecar_that_becomes_a_pipe_is_refused_not_waited_on(
         except BaseException as exc:  # handed to the test's thread
             outcome.append(exc)
 
-    worker = threading.Thread(target=start, daemon=True)
-    worker.start()
-    worker.join(FINISHES_WITHIN_S)
-    hung = worker.is_alive()
-    while worker.is_alive():
-        _release(sidecar)
-        worker.join(0.1)
-    assert not hung, "the start waited on a named pipe"
+    assert not waited_on(start, sidecar), "the start waited on a named pipe"
     [error] = outcome
     assert isinstance(error, SourcePathError) and error.code == "sidecar_invalid", error
     assert "not a regular file" in str(error)
