@@ -52,6 +52,12 @@ MANIFEST = "manifest.json"
 STALE_TMP_S = 3600.0
 # the file locked while a key is exported (not matched by the temporary folders' ".<key>.*")
 LOCK_PREFIX = ".lock-"
+# how long a start waits for another process's export of the same key (one takes seconds to
+# a minute on two busy cores); past it the start exports on its own, as without the lock (the
+# rename keeps either file whole): a holder that is stuck or stopped (a CLI paused with
+# Ctrl-Z) must not hold every other process's start
+LOCK_WAIT_MAX_S = 300.0
+LOCK_POLL_S = 0.1
 _POOLING = ("mean", "cls")
 
 
@@ -193,14 +199,25 @@ def _remove_stale_tmp(root: Path, key: str) -> None:
 
 
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def _locked(path: Path) -> Iterator[bool]:
     """An exclusive advisory lock on ``path`` (made if missing; never removed: removing a
     lock file another process is about to lock would let a third lock a new file beside
-    it), held until the block ends. Blocks while another process holds it."""
+    it), held until the block ends. Waits up to ``LOCK_WAIT_MAX_S`` while another process
+    holds it; yields whether it got the lock (False: the block runs without it)."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
+        deadline = time.monotonic() + LOCK_WAIT_MAX_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                got = True
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    got = False
+                    break
+                time.sleep(LOCK_POLL_S)
+        yield got
     finally:
         os.close(fd)  # closing the last descriptor releases the lock
 
@@ -226,9 +243,12 @@ def ensure_export(model: Any, name: str, backend: QueryBackend, root: Path) -> P
     # advisory lock (flock) on a file beside the exports, released by the kernel when its
     # process dies, so a crashed exporter holds no one up; whoever gets it second finds the
     # export complete and loads it.
-    with _locked(root / f"{LOCK_PREFIX}{key}"):
+    with _locked(root / f"{LOCK_PREFIX}{key}") as got:
         if complete(final):
             return final
+        if not got:
+            log.warning("another process has held the export lock of %s for %.0f s; exporting "
+                        "without it", key, LOCK_WAIT_MAX_S)  # fmt: skip
         return _export(model, name, backend, root, key)
 
 

@@ -9,7 +9,9 @@ both wait for) into one empty cache folder: one exports, the other waits and loa
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import subprocess
 import sys
 import time
@@ -17,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from app import onnx_encoder
 from app.embeddings import Embedder, _forward
 from app.onnx_encoder import MODEL_FILE, OnnxQueryEncoder, complete
 from tests.search.test_query_encoder import cosines
@@ -92,3 +95,24 @@ def test_two_processes_export_once_and_load_one_valid_file(
     text = "huurachterstand ontruiming"
     assert (folder / MODEL_FILE).stat().st_size > 0
     assert cosines(encoder.encode([text]), _forward(embedder._model, [text]))[0] >= 0.999
+
+
+@pytest.mark.timeout(300)
+def test_a_held_lock_delays_the_export_but_never_stops_it(
+    embedder: Embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A holder that is stuck or stopped (a CLI paused with Ctrl-Z in the middle of its
+    export) held every other process's start for as long as it lived; past
+    LOCK_WAIT_MAX_S the start exports on its own, as without the lock."""
+    cache = tmp_path / "encoders"
+    cache.mkdir()
+    model = embedder._model
+    key = onnx_encoder.export_key(embedder.name, "onnx", onnx_encoder.model_hash(model))
+    monkeypatch.setattr(onnx_encoder, "LOCK_WAIT_MAX_S", 0.5)
+    held = os.open(cache / f"{onnx_encoder.LOCK_PREFIX}{key}", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another process's stuck export, as far as flock knows
+        folder = onnx_encoder.ensure_export(model, embedder.name, "onnx", cache)
+    finally:
+        os.close(held)
+    assert complete(folder) and folder.name == key
