@@ -142,6 +142,11 @@ def _start_session(request: Request, principal: Principal) -> ConsoleSession | N
 
 
 def _no_console_pages(principal: Principal) -> str:
+    if principal.has_any(*CONSOLE_ROLES):  # refused all the same: its roles lapsed
+        return (
+            f"{principal.person_id} is marked inactive in the firm's matrix: the "
+            "conflicts and compliance roles of the sign-in do not apply."
+        )
     return (
         f"{principal.person_id} has no console pages: the console is for the "
         "conflicts and compliance roles."

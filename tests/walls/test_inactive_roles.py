@@ -72,5 +72,7 @@ def test_an_inactive_person_gets_no_console_pages(client: TestClient, auth: Toke
     firm.person(GONE, active=False)
     # a session begun before: refused from the next page on
     assert signed_in.get("/console/audit", follow_redirects=False).status_code == 403
-    # and a new sign-in has no console pages
-    assert sign_in(console_client(firm), auth, GONE, "compliance").status_code == 403
+    # and a new sign-in has no console pages, and says why
+    refused = sign_in(console_client(firm), auth, GONE, "compliance")
+    assert refused.status_code == 403
+    assert "marked inactive" in refused.text, refused.text
