@@ -57,25 +57,23 @@ def format_time(value: object) -> str:
 # What reorders or hides the text around it without showing itself (app/types.py
 # ``DISPLAY_CONTROLS``): the API accepts names, titles, reasons and questions holding them
 # (only ids refuse them), so the console shows them escaped, as the exports do
-INVISIBLE = DISPLAY_CONTROLS
 _FSI, _PDI = "\u2068", "\u2069"  # first-strong isolate and its end
-_code_point = code_point
 
 
 def isolated(value: Any) -> Any:
     """Text from outside (a name, a title, an id, a question) as HTML that cannot reorder
     what surrounds it: in a ``<bdi>`` (an isolate: its content takes its own direction and
     leaves the sentence's alone, right-to-left letters included), each invisible control
-    (``INVISIBLE``) shown as its code point. Setting the value apart between U+2068 and
+    (``DISPLAY_CONTROLS``) shown as its code point. Setting the value apart between U+2068 and
     U+2069 when it held a control was not enough: a value holding its own U+2069 closed the
     isolate early, and an U+202E after it stayed in force for the rest of the line."""
     if not isinstance(value, str):
         return value
     parts: list[Markup] = []
     at = 0
-    for found in INVISIBLE.finditer(value):
+    for found in DISPLAY_CONTROLS.finditer(value):
         parts.append(escape(value[at : found.start()]))
-        parts.append(Markup('<span class="control">{}</span>').format(_code_point(found[0])))
+        parts.append(Markup('<span class="control">{}</span>').format(code_point(found[0])))
         at = found.end()
     parts.append(escape(value[at:]))
     return Markup("<bdi>{}</bdi>").format(Markup("").join(parts))
@@ -87,7 +85,7 @@ def isolated_text(value: Any) -> Any:
     and U+2069 (with no control left inside, nothing can end the isolate early)."""
     if not isinstance(value, str):
         return value
-    return _FSI + INVISIBLE.sub(lambda found: _code_point(found[0]), value) + _PDI
+    return _FSI + DISPLAY_CONTROLS.sub(lambda found: code_point(found[0]), value) + _PDI
 
 
 templates = Environment(
