@@ -190,6 +190,15 @@ _DATETIME: TypeAdapter[datetime] = TypeAdapter(datetime)
 _FRACTION = re.compile(r"[.,](\d{7,})")
 
 
+def _cut_to_microseconds(value: str) -> tuple[str, str]:
+    """``value`` with its fraction cut to the microsecond, and the digits cut off ("" when
+    it held none past the microsecond)."""
+    fine = _FRACTION.search(value)
+    if fine is None:
+        return value, ""
+    return value[: fine.start(1) + 6] + value[fine.end(1) :], fine.group(1)[6:]
+
+
 def rounded_up_to_microseconds(value: str, parse: Callable[[str], datetime]) -> datetime:
     """``parse(value)``, a fraction finer than a microsecond rounded up where ``parse``
     (pydantic, ``datetime.fromisoformat``) cuts it. For a bound that must not come early: a
@@ -203,10 +212,10 @@ def rounded_up_to_microseconds(value: str, parse: Callable[[str], datetime]) -> 
     A time with a zone is rounded in UTC when its local time has no next microsecond:
     "9999-12-31T23:59:59.9999999+01:00" is 22:59:59.9999999Z, whose next microsecond is
     23:00:00Z; added to the local time, it overflowed and was refused (422)."""
-    fine = _FRACTION.search(value)
-    if fine is None or not int(fine.group(1)[6:]):
+    cut_text, past = _cut_to_microseconds(value)
+    if not int(past or "0"):
         return parse(value)  # "…00.123456000Z" is a microsecond exactly
-    cut = parse(value[: fine.start(1) + 6] + value[fine.end(1) :])
+    cut = parse(cut_text)
     try:
         return cut + timedelta(microseconds=1)
     except OverflowError:
@@ -239,11 +248,8 @@ def exact_instant(value: object) -> tuple[datetime, int] | None:
         return (_aware(value), 0) if value.tzinfo is not None else None
     if not isinstance(value, str) or not _RFC3339.match(value.strip()):
         return None
-    text = value.strip()
-    fine = _FRACTION.search(text)
-    nanos = int(fine.group(1)[6:9].ljust(3, "0")) if fine else 0
-    if fine:
-        text = text[: fine.start(1) + 6] + text[fine.end(1) :]
+    text, past = _cut_to_microseconds(value.strip())
+    nanos = int(past[:3].ljust(3, "0")) if past else 0
     try:
         return _aware(_DATETIME.validate_python(text)), nanos
     except ValueError:  # pydantic's ValidationError is one; out of range once in UTC
