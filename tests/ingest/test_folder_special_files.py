@@ -21,6 +21,20 @@ from tests.pipes import waited_on
 ROW = {"client_id": "C-1", "matter_id": "M-1"}
 
 
+def _pipe_after_check(monkeypatch: pytest.MonkeyPatch, target: Path) -> None:
+    """``target`` becomes a named pipe right after a check of it by name (``is_file()``)."""
+    is_file = Path.is_file
+
+    def checked_then_swapped(path: Path) -> bool:
+        found = is_file(path)
+        if path == target and found:
+            path.unlink()
+            os.mkfifo(path)
+        return found
+
+    monkeypatch.setattr(Path, "is_file", checked_then_swapped)
+
+
 def _listing(root: Path, fifo: Path) -> list[Any]:
     """The items of a whole load of ``root``, read on a thread; fails if it waits on ``fifo``."""
     items: list[Any] = []
@@ -74,16 +88,7 @@ def test_a_file_that_becomes_a_pipe_after_a_check_by_name_does_not_stop_the_run(
     root = _export(tmp_path / "export", {"R-1": "a.txt", "R-2": "b.txt"})
     swapped = root / "b.txt"
     swapped.write_text("Memo over de pacht.", encoding="utf-8")
-    is_file = Path.is_file
-
-    def checked_then_swapped(path: Path) -> bool:
-        found = is_file(path)
-        if path == swapped and found:
-            path.unlink()
-            os.mkfifo(path)
-        return found
-
-    monkeypatch.setattr(Path, "is_file", checked_then_swapped)
+    _pipe_after_check(monkeypatch, swapped)
     items = _listing(root, swapped)
     assert [i.external_id for i in items] == ["R-1", "R-2"], items
     second = items[1]
@@ -112,16 +117,7 @@ def test_a_sidecar_that_becomes_a_pipe_is_refused_not_waited_on(
 ) -> None:
     root = _export(tmp_path / "export", {"R-1": "a.txt"})
     sidecar = root / "metadata.jsonl"
-    is_file = Path.is_file
-
-    def checked_then_swapped(path: Path) -> bool:
-        found = is_file(path)
-        if path == sidecar and found:
-            path.unlink()
-            os.mkfifo(path)
-        return found
-
-    monkeypatch.setattr(Path, "is_file", checked_then_swapped)
+    _pipe_after_check(monkeypatch, sidecar)
     outcome: list[BaseException | None] = []
 
     def start() -> None:
