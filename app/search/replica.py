@@ -31,6 +31,7 @@ from sqlalchemy import Connection
 from app.audit import chain
 from app.db.engine import Database, begin_snapshot
 from app.db.replicas import Replica
+from app.errors import AppError
 from app.resources import Resources
 from app.search import repository
 from app.walls import policy
@@ -96,7 +97,8 @@ def read_transaction(
 ) -> Iterator[tuple[Connection, MatrixSnapshot]]:
     """A repeatable-read, read-only transaction on ``replica`` and the matrix snapshot its
     policy version resolves with; raises ReplicaBehind when the replica has not replayed a
-    policy version this process already served. Ended (rolled back) on leaving."""
+    policy version this process already served, or when the block finds the replica's live
+    embedding model is not this service's. Ended (rolled back) on leaving."""
     snapshots = _snapshots(resources)
     conn = replica.database.engine.connect()
     try:
@@ -104,7 +106,16 @@ def read_transaction(
         version = policy.current_version(conn)  # the transaction's snapshot starts here
         if version < snapshots.newest_served:
             raise ReplicaBehind
-        yield conn, snapshots.get(conn, version)
+        try:
+            yield conn, snapshots.get(conn, version)
+        except AppError as exc:
+            # the replica has not replayed a re-embed's switch to this service's model (or
+            # holds another model): the primary decides whether the model is live. Answered
+            # 503 here, every search routed to it failed until it replayed the switch (an
+            # attack round of 2026-12-08), telling the operator to restart with the old model
+            if exc.code != "model_not_live":
+                raise
+            raise ReplicaBehind from None
     finally:
         try:
             conn.close()  # ends the read-only transaction; a dead replica changes nothing now
