@@ -15,12 +15,16 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
+import math
 import sys
 from typing import Any
 
 from app.settings import Settings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
+MAX_BATCH_SIZE = 100_000  # chunks encoded and held in memory at once
+MAX_PAUSE_S = 3600.0  # between batches
+MAX_LOCK_TIMEOUT_MS = 2_147_483_647  # PostgreSQL's largest lock_timeout
 
 
 def _model_name(value: str) -> str:
@@ -82,9 +86,18 @@ def cmd_reembed_run(args: argparse.Namespace, settings: Settings) -> int:
     from app.errors import AppError
     from app.reembed.service import Reembedder
 
-    if args.batch_size < 1 or args.pause_s < 0 or args.lock_timeout_ms < 1:
+    # checked before a model loads or the database is touched: a pause of inf (or 1e300)
+    # overflowed time.sleep after the first committed batch, nan read as no pause, and a lock
+    # timeout past PostgreSQL's largest was refused by the database mid-run
+    if not (
+        1 <= args.batch_size <= MAX_BATCH_SIZE
+        and math.isfinite(args.pause_s)
+        and 0 <= args.pause_s <= MAX_PAUSE_S
+        and 1 <= args.lock_timeout_ms <= MAX_LOCK_TIMEOUT_MS
+    ):
         print(
-            "ewall: --batch-size and --lock-timeout-ms must be positive, --pause-s not negative",
+            f"ewall: --batch-size must be 1-{MAX_BATCH_SIZE}, --lock-timeout-ms "
+            f"1-{MAX_LOCK_TIMEOUT_MS}, --pause-s not negative and at most {MAX_PAUSE_S:g}",
             file=sys.stderr,
         )
         return EXIT_USAGE
