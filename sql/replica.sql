@@ -30,12 +30,21 @@
 -- The statements below are the replicas' connection plumbing (app/db/replicas.py).
 
 -- name: probe
--- The monitor's look at a replica: does the database hold the schema, standby or not, and
--- how far it has replayed.
+-- The monitor's look at a replica: does the database hold the schema, standby or not, how
+-- far it has replayed, and which database of which cluster it is (compared with identity's
+-- answer on the primary: a URL naming another database of the standby is no replica of
+-- the primary's).
 SELECT to_regclass('chunks') IS NOT NULL AS schema,
        pg_is_in_recovery() AS standby,
        pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0') AS replay,
-       pg_wal_lsn_diff(pg_last_wal_receive_lsn(), '0/0') AS receive
+       pg_wal_lsn_diff(pg_last_wal_receive_lsn(), '0/0') AS receive,
+       current_database() AS database,
+       (SELECT CAST(system_identifier AS text) FROM pg_control_system()) AS system_id
+
+-- name: identity
+-- The primary's database name and cluster (a streaming standby shares both).
+SELECT current_database() AS database,
+       (SELECT CAST(system_identifier AS text) FROM pg_control_system()) AS system_id
 
 -- name: primary_lsn_bytes
 -- The primary's WAL position as a byte count (the monitor's lag samples).

@@ -6,7 +6,9 @@ replica each ``EWALL_REPLICA_CHECK_INTERVAL_S``:
 
 - down:        no connection, the probe failed or did not answer within ``PROBE_WAIT_S``
                (a frozen server: until that probe returns, no other is started), or the
-               database holds no ewall schema (a URL naming the wrong database);
+               database holds no ewall schema (a URL naming the wrong database), or it
+               is another database, or of another cluster, than the primary's (another
+               ewall database of the standby: its schema is there too);
 - not_standby: the server is not in recovery (a promoted or misconfigured "replica" would
                never see the primary's walls again; it gets no searches);
 - lagging:     its replay is more than ``EWALL_REPLICA_MAX_LAG_MS`` behind the primary;
@@ -190,6 +192,8 @@ class ReplicaSet:
             self.replicas.append(Replica(name, database))
         # (monotonic time, primary WAL position) samples, oldest first
         self._samples: deque[tuple[float, int]] = deque()
+        # the primary's (database name, cluster system identifier), read with its first sample
+        self._identity: tuple[str, str] | None = None
         self._window_s = max(60.0, 10 * self.max_lag_ms / 1000)
         self._turn = itertools.count()
         self._probes: dict[str, threading.Thread] = {}  # the latest probe of each replica
@@ -216,6 +220,9 @@ class ReplicaSet:
     def _sample_primary(self) -> None:
         try:
             with self.primary.connect() as conn:
+                if self._identity is None:  # it never changes: read once
+                    row = conn.execute(sqlfiles.query("replica.identity")).one()
+                    self._identity = (str(row.database), str(row.system_id))
                 lsn = int(conn.execute(sqlfiles.query("replica.primary_lsn_bytes")).scalar_one())
         except Exception:  # the primary's own health is /readyz's business
             log.debug("primary WAL position unavailable", exc_info=True)
@@ -249,6 +256,22 @@ class ReplicaSet:
                 None,
                 None,
                 "the database holds no ewall schema (does the URL name the right database?)",
+                time.time(),
+            )
+        elif self._identity is not None and (str(row.database), str(row.system_id)) != (
+            self._identity
+        ):
+            # another database of the standby (a typo in the URL), or a standby of another
+            # cluster: searches there were fenced, or answered from the wrong data when it
+            # held nothing for them under the primary's policy version (attack round of
+            # 2026-12-08)
+            state = ReplicaState(
+                replica.name,
+                DOWN,
+                None,
+                None,
+                "the replica serves another database than the primary (its database "
+                f"{row.database!r} or its cluster differ): does the URL name the right one?",
                 time.time(),
             )
         elif not row.standby:
