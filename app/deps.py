@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Annotated, TypeVar
 
@@ -45,6 +46,26 @@ def get_principal(request: Request, resources: ResourcesDep) -> Principal:
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
+
+def standing_of(principal: Principal, leeway_s: float) -> Callable[[Connection], str | None]:
+    """Asked again during long work done for ``principal`` (an export's every page): None
+    while the roles checked at the start still hold, else why not. Deactivated in the matrix
+    since, the person keeps no staff role (``get_principal``); their token expired since, its
+    roles are no longer vouched for (a role withdrawn at the identity provider ends so)."""
+
+    def check(conn: Connection) -> str | None:
+        if principal.roles & STAFF_ROLES and person_inactive(conn, principal.person_id):
+            return (
+                f"{principal.person_id} is inactive in the conflict matrix: the rest of the "
+                "export is withheld."
+            )
+        exp = principal.claims.get("exp")
+        if isinstance(exp, int | float) and exp + leeway_s < time.time():
+            return "The token expired during the export: continue it with a new token."
+        return None
+
+    return check
 
 
 def require_roles(*roles: str) -> Callable[..., Principal]:

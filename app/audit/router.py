@@ -15,7 +15,14 @@ from app.audit.chain import GateName, Purpose, record_refusal
 from app.audit.checkpoints import verify_configured
 from app.auth.service import Principal
 from app.db.engine import begin_snapshot
-from app.deps import AuditTurn, Compliance, ConnDep, PrincipalDep, ResourcesDep
+from app.deps import (
+    AuditTurn,
+    Compliance,
+    ConnDep,
+    PrincipalDep,
+    ResourcesDep,
+    standing_of,
+)
 from app.errors import Forbidden, Unprocessable, envelope
 from app.resources import Resources
 from app.types import AwareDatetimeRoundedUp, ChunkFilter, IdFilter, SessionId
@@ -165,8 +172,13 @@ def export(
     # the export continues with after_seq (the last seq it wrote).
     _ordered(since, until)
     final = service.final_before(resources.database.transaction)
+    # the caller's standing asked again before each page (service.export_lines)
     lines = service.export_lines(
-        resources.database.transaction, since=since, until=until, after_seq=after_seq
+        resources.database.transaction,
+        since=since,
+        until=until,
+        after_seq=after_seq,
+        standing=standing_of(principal, resources.settings.token_leeway_s),
     )
     first = list(itertools.islice(lines, 1))
     # A window that ended less than a few minutes ago may still gain rows: searches resolved

@@ -6,6 +6,7 @@ import base64
 import dataclasses
 import hashlib
 import hmac
+import json
 import re
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -24,7 +25,7 @@ from app.audit.repository import (
     RetrievalFilter,
 )
 from app.auth import keys
-from app.errors import NotFound, Unprocessable
+from app.errors import NotFound, Unprocessable, envelope
 from app.settings import Settings
 from app.types import id_spellings
 from app.walls.visibility import MatterView, MaySee
@@ -256,6 +257,16 @@ def withhold(item: dict[str, Any], view: MatterView) -> dict[str, Any]:
 
 EXPORT_PAGE = 500  # retrievals read per transaction of an export
 
+# Whether the reader of an export may still read it, asked in a transaction: None when they
+# may, else the reason they may not (a sentence for them).
+Standing = Callable[[Connection], str | None]
+
+
+def export_stopped(reason: str, details: dict[str, Any] | None = None) -> str:
+    """The last line of an export whose reader lost the right to it part way: the error
+    envelope, so a reader of JSON lines tells it from a retrieval (which has no "error")."""
+    return json.dumps(envelope("export_stopped", reason, details))
+
 
 def final_before(transaction: Callable[[], AbstractContextManager[Connection]]) -> datetime:
     """The instant before which the retrievals chain is final: a search resolved earlier is
@@ -271,27 +282,40 @@ def export_lines(
     since: datetime | str | None,
     until: datetime | str | None,
     after_seq: int | None = None,
-    page: int = EXPORT_PAGE,
+    page: int | None = None,
+    standing: Standing | None = None,
 ) -> Iterator[str]:
     """One JSON line per retrieval, in chain order. ``after_seq``: only those after it (the
     last ``seq`` a previous export wrote), so exports continue one another without gaps.
+
+    ``standing``: asked in each page's transaction, before the page is read, whether the
+    reader may still have it, so that a person deactivated (or whose token expired) while
+    the export runs receives no page read after: the roles checked when it began do not
+    cover its end. Refused, the export ends with one line in the error envelope (code
+    ``export_stopped``, the reason, and the ``after_seq`` to continue from) instead.
 
     Read a page at a time, each in a short transaction of its own (``transaction``), and
     written out after it ended: a client that reads slowly, or stops reading, holds no
     connection (a fuzz saw 16 stalled downloads take every connection of the pool, so that
     every search failed). Sequence numbers follow commit order, so paging by them skips no
     row; the export ends at the chain's head as it stood when it began."""
+    page = EXPORT_PAGE if page is None else page
     last, upto = after_seq, None
     while True:
         with transaction() as conn:
-            if upto is None:
-                upto = repository.last_retrieval_seq(conn)
+            refused = None if standing is None else standing(conn)
+            if refused is None:
                 if upto is None:
-                    return  # no retrieval at all
-            rows = repository.export_page(
-                conn, since=since, until=until, after_seq=last, upto=upto, limit=page
-            )
-            items = _retrieval_items(conn, rows) if rows else []
+                    upto = repository.last_retrieval_seq(conn)
+                    if upto is None:
+                        return  # no retrieval at all
+                rows = repository.export_page(
+                    conn, since=since, until=until, after_seq=last, upto=upto, limit=page
+                )
+                items = _retrieval_items(conn, rows) if rows else []
+        if refused is not None:
+            yield export_stopped(refused, {"after_seq": last}) + "\n"
+            return
         yield from (export_json(i) + "\n" for i in items)
         if len(rows) < page:
             return

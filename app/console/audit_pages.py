@@ -7,7 +7,7 @@ import csv
 import io
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -26,8 +26,10 @@ from app.console.pages import (
     format_time,
     render,
     require,
+    session_store,
     shorten,
 )
+from app.console.sessions import COOKIE
 from app.db.engine import Database
 from app.deps import get_resources
 from app.errors import AppError
@@ -141,13 +143,51 @@ def audit_page(
     )
 
 
-def _filtered(resources: Resources, args: dict[str, Any]) -> Iterator[dict[str, Any]]:
+class _Stopped(Exception):
+    """The reader of an export lost the right to it part way (``_standing``)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _standing(request: Request) -> Callable[[], str | None]:
+    """Asked before each page of an export: None while the console session that began it
+    still holds the compliance role, else why not. The role was checked once, when the
+    download began; a person deactivated since (or signed out, or whose session ended)
+    would have received every later page."""
+    store = session_store(get_resources(request))
+    sid = request.cookies.get(COOKIE)
+
+    def check() -> str | None:
+        now = store.get(sid)
+        if now is None:
+            return "The console session ended during the export: sign in again."
+        if not now.has_any("compliance"):
+            return (
+                f"{now.person_id} no longer holds the compliance role (inactive in the "
+                "conflict matrix): the rest of the export is withheld."
+            )
+        return None
+
+    return check
+
+
+def _filtered(
+    resources: Resources,
+    args: dict[str, Any],
+    standing: Callable[[], str | None] | None = None,
+) -> Iterator[dict[str, Any]]:
     """Every retrieval matching the filter, newest first, page by page, each page in its own
     transaction and handed on after it ended: a download that stalls holds no connection.
     The cursor pages down by sequence number, so a retrieval committed meanwhile (a higher
-    one) is not in it, and none is skipped."""
+    one) is not in it, and none is skipped. ``standing``, asked before each page: a reason
+    there raises ``_Stopped`` instead of reading the page."""
     cursor: str | None = None
     while True:
+        refused = None if standing is None else standing()
+        if refused is not None:
+            raise _Stopped(refused)
         with resources.database.transaction() as conn:
             page = audit_service.list_retrievals(
                 conn,
@@ -246,23 +286,29 @@ def audit_export(
     stamp = now_utc().strftime("%Y%m%dT%H%M%SZ")
     # the first page read before the download starts: a database that cannot serve it is an
     # error page, not an empty file
-    found = _filtered(resources, args)
+    found = _filtered(resources, args, _standing(request))
     items = itertools.chain(list(itertools.islice(found, 1)), found)
 
     def jsonl() -> Iterator[str]:
-        for item in items:
-            yield export_json(item) + "\n"
+        try:
+            for item in items:
+                yield export_json(item) + "\n"
+        except _Stopped as stopped:  # the last line: the error envelope (as the API's)
+            yield audit_service.export_stopped(stopped.reason) + "\n"
 
     def table() -> Iterator[str]:
         buffer = io.StringIO()
         writer = csv.writer(buffer)
         writer.writerow(CSV_COLUMNS)
-        for item in items:
-            writer.writerow(_csv_row(item))
-            if buffer.tell() > 64_000:
-                yield buffer.getvalue()
-                buffer.seek(0)
-                buffer.truncate()
+        try:
+            for item in items:
+                writer.writerow(_csv_row(item))
+                if buffer.tell() > 64_000:
+                    yield buffer.getvalue()
+                    buffer.seek(0)
+                    buffer.truncate()
+        except _Stopped as stopped:  # the last row says so, in the first column (seq)
+            writer.writerow([_cell(f"export stopped: {stopped.reason}")])
         yield buffer.getvalue()
 
     headers = {

@@ -24,6 +24,7 @@ from app.ingest.router import DOCUMENT_JOB, RUN_JOB, pipeline_for, to_source_doc
 from app.ingest.runs import run_named_source
 from app.ingest.schemas import DocumentIn
 from app.jobs.queue import Handler, Job, JobRefused, NotForThisWorker, OnFailed
+from app.matrix.repository import person_inactive
 from app.reembed.service import check_job_model
 from app.resources import Resources
 from connectors import registry
@@ -42,9 +43,23 @@ def ingest_handlers(resources: Resources) -> dict[str, Handler]:
         except AppError as exc:
             raise NotForThisWorker(exc.message) from exc
 
+    def standing(job: Job) -> None:
+        """A job acts for the admin who queued it, and starts (each attempt) only while the
+        matrix does not mark them inactive: one deactivated after queuing a run (an export
+        folder's, a crawl) kept the admin role through it. Refused, the run fails naming why;
+        nothing is undone, and an active admin may start it again."""
+        with resources.database.transaction() as conn:
+            inactive = person_inactive(conn, job.person_id)
+        if inactive:
+            raise JobRefused(
+                f"{job.person_id}, who queued this job, is inactive in the conflict matrix: "
+                "the job was not started"
+            )
+
     def document(job: Job) -> None:
         pipeline = pipeline_for(resources)
         run_id = _run_of(job)
+        standing(job)
         ours()
         # every write of the run checks that the job is still this worker's (job_fence)
         run = pipeline.resume_run(run_id, JobClaim(job.job_id, job.claim_token))
@@ -72,6 +87,7 @@ def ingest_handlers(resources: Resources) -> dict[str, Handler]:
     def connector_run(job: Job) -> None:
         pipeline = pipeline_for(resources)
         run_id = _run_of(job)
+        standing(job)
         ours()
         run = pipeline.resume_run(run_id)
         pipeline.progress(run, state="running", attempt=job.attempt)
