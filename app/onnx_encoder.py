@@ -27,8 +27,8 @@ import json
 import logging
 import os
 import re
+import secrets
 import shutil
-import tempfile
 import time
 import warnings
 from collections.abc import Iterator
@@ -198,13 +198,64 @@ def _remove_stale_tmp(root: Path, key: str) -> None:
             continue
 
 
+def _open_lock(path: Path) -> int | None:
+    """A descriptor of the lock file ``path``, made if missing as any file is (0o666 less
+    the umask): who else may use the cache is the cache folder's permissions' and the
+    umask's to decide, not this file's. Made 0600, an OS user sharing the folder could not
+    open it and used torch, the cause buried in a warning about the encoder. Someone who may
+    read the file but not write it locks it read-only (flock needs no write access). None,
+    with a warning naming the file and the cause, when it cannot be opened at all: the
+    export then runs without the lock, as past ``LOCK_WAIT_MAX_S``. A link is not followed:
+    in a folder others may write to, it could name any file of this user."""
+    flags = os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | flags, 0o666)
+    except PermissionError:
+        pass
+    except OSError as exc:
+        _no_lock(path, exc)
+        return None
+    try:
+        return os.open(path, os.O_RDONLY | flags)
+    except OSError as exc:
+        _no_lock(path, exc)
+        return None
+
+
+def _no_lock(path: Path, exc: OSError) -> None:
+    log.warning(
+        "cannot open the query encoder's export lock %s (%s): exporting without it; let "
+        "every OS user that shares the cache folder read it (its mode, or the folder's owner "
+        "and group)",
+        path,
+        exc.strerror or exc,
+    )
+
+
+def _new_tmp(root: Path, key: str) -> Path:
+    """A new temporary folder for an export of ``key``, made as any folder is (0o777 less
+    the umask), so that the export renamed into place is as shared as the cache folder:
+    ``tempfile.mkdtemp`` makes 0700, and another OS user sharing the cache read the export
+    as missing, exported its own, and put the first aside as damaged."""
+    while True:
+        tmp = root / f".{key}.{secrets.token_hex(8)}"
+        try:
+            tmp.mkdir(mode=0o777)
+        except FileExistsError:
+            continue
+        return tmp
+
+
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[bool]:
     """An exclusive advisory lock on ``path`` (made if missing; never removed: removing a
     lock file another process is about to lock would let a third lock a new file beside
     it), held until the block ends. Waits up to ``LOCK_WAIT_MAX_S`` while another process
     holds it; yields whether it got the lock (False: the block runs without it)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = _open_lock(path)
+    if fd is None:
+        yield False
+        return
     try:
         deadline = time.monotonic() + LOCK_WAIT_MAX_S
         while True:
@@ -235,6 +286,14 @@ def ensure_export(model: Any, name: str, backend: QueryBackend, root: Path) -> P
     final = root / key
     if complete(final):
         return final
+    if final.is_dir() and not os.access(final, os.R_OK | os.X_OK):
+        # another OS user's export, which this one may not read: not damaged, not ours to
+        # put aside (the cache folder's permissions or that user's umask keep it private)
+        raise ExportUnavailable(
+            f"the export {final} is not readable by this OS user: share the cache folder "
+            "(its group, and a umask that lets the group read) or give each user its own "
+            "EWALL_QUERY_ENCODER_CACHE_DIR"
+        )
     root.mkdir(parents=True, exist_ok=True)
     # one export at a time per key, across processes (pytest-xdist workers, `ewall serve
     # --workers N`, a CLI beside the service): without it each process that started before
@@ -257,7 +316,7 @@ def _export(model: Any, name: str, backend: QueryBackend, root: Path, key: str) 
     final = root / key
     _remove_stale_tmp(root, key)
     started = time.monotonic()
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
+    tmp = _new_tmp(root, key)
     try:
         fp32 = tmp / "fp32.onnx"
         _export_fp32(model, fp32)

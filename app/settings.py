@@ -547,7 +547,9 @@ class Settings(BaseSettings):
         default=None,
         description=(
             "Where exported query encoders are kept (keyed by model, backend and a weights "
-            "hash; written atomically); default `<data_dir>/encoders`."
+            "hash; written atomically); default `<data_dir>/encoders`. Exports and locks are "
+            "made as any file, so this folder's permissions and the umask decide which OS "
+            "users share it."
         ),
     )
     # --- search latency (docs/latency-sql.md: measured with bench.search) -----------------
