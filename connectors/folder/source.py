@@ -224,6 +224,13 @@ def _sidecar_read(sidecar: Path) -> Iterator[None]:
             f"the metadata sidecar {sidecar.name} in {sidecar.parent}: {exc.reason}{split}",
             "sidecar_invalid",
         ) from None
+    except FileNotFoundError:
+        # removed between being found and read: missing, as if it had never been there
+        raise SourcePathError(
+            f"the metadata sidecar {sidecar.name} in {sidecar.parent} is gone (removed "
+            "after it was found)",
+            "sidecar_missing",
+        ) from None
     except OSError as exc:
         raise SourcePathError(
             f"the metadata sidecar {sidecar.name} in {sidecar.parent} cannot be read: "

@@ -19,7 +19,8 @@ from fastapi.testclient import TestClient
 from app.ingest.jobs import DOCUMENT_JOB, RUN_JOB, ingest_handlers, mark_run_failed
 from app.jobs.queue import JobWorker
 from app.jobs.repository import enqueue, get_job
-from connectors.files import read_regular
+from connectors.files import open_regular, read_regular
+from connectors.folder import source as folder_source
 from tests.conftest import DbHandle, Tokens, make_client, make_settings
 from tests.helpers import ADMIN, ok, superuser_rows, unreachable_database_url
 
@@ -47,6 +48,34 @@ def test_a_folder_without_a_sidecar_is_refused_up_front(
     # nothing was queued: no run, no job
     assert superuser_rows(db, "SELECT count(*) FROM jobs") == [(0,)]
     assert superuser_rows(db, "SELECT count(*) FROM ingest_runs") == [(0,)]
+
+
+def test_a_sidecar_gone_between_found_and_read_is_named_missing(
+    client: TestClient, auth: Tokens, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Removed after the folder's check found it and before it was read, the sidecar was
+    "cannot be read: No such file or directory" (sidecar_invalid), and by an earlier reading
+    "No folder at ..." (the folder is there): it is the sidecar that is missing."""
+    (tmp_path / "a.txt").write_text("Memo over de huur.", encoding="utf-8")
+    sidecar = tmp_path / "metadata.jsonl"
+    sidecar.write_text(SIDECAR, encoding="utf-8")
+    real = open_regular
+
+    def removed_first(path: Path, limit: int) -> Any:
+        Path(path).unlink(missing_ok=True)
+        return real(path, limit)
+
+    monkeypatch.setattr(folder_source, "open_regular", removed_first)
+    r = client.post(
+        "/v1/ingest/runs", json={"connector": "folder", "path": str(tmp_path)}, headers=auth(*ADMIN)
+    )
+    assert r.status_code == 422, r.text
+    error = r.json()["error"]
+    assert error["code"] == "sidecar_missing" and error["details"]["field"] == "path", error
+    assert error["message"].startswith(
+        f"the metadata sidecar metadata.jsonl in {tmp_path} is gone"
+    ), error
+    assert "No folder" not in error["message"], error
 
 
 def test_a_rechtspraak_folder_without_records_is_refused_up_front(
