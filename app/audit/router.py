@@ -41,10 +41,17 @@ Bound = AwareDatetimeRoundedUp
 
 def _ordered(since: datetime | None, until: datetime | None) -> None:
     """A window that ends before it starts is refused: read as empty, an export or a list
-    would tell a compliance officer that nobody read anything then."""
+    would tell a compliance officer that nobody read anything then. Asked after the query's
+    own validation: a request with other bad parameters is refused for those first."""
     if since is not None and until is not None and since > until:
+        # in the shape of every other 422 (app/errors.py): the field, and the list of errors
         raise Unprocessable(
-            "validation_error", "Invalid request: until: must not be before since.", "until"
+            "validation_error",
+            "Invalid request: until: must not be before since.",
+            "until",
+            errors=[
+                {"field": "until", "message": "must not be before since", "type": "value_error"}
+            ],
         )
 
 

@@ -139,6 +139,42 @@ def test_422_names_the_field(
     assert field.rsplit(".", maxsplit=1)[-1] in payload["error"]["message"]
 
 
+def test_an_inverted_range_is_listed_beside_the_other_errors(
+    client: TestClient, auth: Tokens
+) -> None:
+    """Every 422 lists its errors in details.errors. The inverted range was checked before
+    the filters' fields and reported alone: a body with an empty doc_types as well named
+    only modified_to, and a caller mended one error to meet the next."""
+    inverted_range = {
+        "modified_from": "2021-01-01T00:00:00Z",
+        "modified_to": "2020-01-01T00:00:00Z",
+    }
+    body = {"query": "x", "k": 0, "filters": {"doc_types": [], **inverted_range}}
+    r = client.post("/v1/search", json=body, headers=auth("l@firm.nl", "lawyer"))
+    assert r.status_code == 422, r.text
+    details = r.json()["error"]["details"]
+    assert {e["field"] for e in details["errors"]} == {
+        "k",
+        "filters.doc_types",
+        "filters.modified_to",
+    }, details
+    inverted = next(e for e in details["errors"] if e["field"] == "filters.modified_to")
+    assert "must not be before modified_from" in inverted["message"], inverted
+    # alone, it is the field named, as before
+    body = {"query": "x", "filters": inverted_range}
+    alone = client.post("/v1/search", json=body, headers=auth("l@firm.nl", "lawyer")).json()
+    assert alone["error"]["details"]["field"] == "filters.modified_to", alone
+    assert [e["field"] for e in alone["error"]["details"]["errors"]] == ["filters.modified_to"]
+    # the audit's inverted window: the same shape (the field, and the list of errors)
+    backwards = {"since": "2026-02-01T00:00:00Z", "until": "2026-01-01T00:00:00Z"}
+    compliance = auth("co@firm.nl", "compliance")
+    refused = client.get("/v1/audit/export", params=backwards, headers=compliance)
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["error"]["details"]["errors"] == [
+        {"field": "until", "message": "must not be before since", "type": "value_error"}
+    ], refused.text
+
+
 def test_422_for_broken_json(client: TestClient, auth: Tokens) -> None:
     r = client.post(
         "/v1/search",
