@@ -64,6 +64,13 @@ def _json_escape(found: re.Match[str]) -> str:
     return json.dumps(found[0])[1:-1]  # "\u202e"; a tag character as its surrogate pair
 
 
+def escape_display_controls(json_text: str) -> str:
+    """JSON text with each display control written as its escape (``\\u202e``): the same
+    document to any JSON reader. Outside strings JSON holds none of them, so every one
+    replaced is inside a string."""
+    return DISPLAY_CONTROLS.sub(_json_escape, json_text)
+
+
 def export_json(obj: Any) -> str:
     """``canonical_json`` as the audit's exports write it: each display control
     (``app.types.DISPLAY_CONTROLS``: a bidi override, a direction mark, a zero-width space)
@@ -71,7 +78,7 @@ def export_json(obj: Any) -> str:
     holds only such escapes where the record holds the character, so the export stays the
     exact record, and no viewer of the file (an editor, a pager, a browser) runs an override
     in a question over the rest of the line."""
-    return DISPLAY_CONTROLS.sub(_json_escape, canonical_json(obj))
+    return escape_display_controls(canonical_json(obj))
 
 
 def _jsonb_number(text: str) -> float | int:

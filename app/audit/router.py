@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from sqlalchemy import Connection
 
 from app.audit import service
-from app.audit.chain import GateName, Purpose, record_refusal
+from app.audit.chain import GateName, Purpose, escape_display_controls, record_refusal
 from app.audit.checkpoints import verify_configured
 from app.auth.service import Principal
 from app.db.engine import begin_snapshot
@@ -28,7 +28,18 @@ from app.resources import Resources
 from app.types import AwareDatetimeRoundedUp, ChunkFilter, IdFilter, SessionId
 from app.walls.visibility import MatterView, matter_view
 
-router = APIRouter(prefix="/v1/audit", tags=["audit"])
+
+class AuditJSON(JSONResponse):
+    """The audit's JSON answers with display controls escaped (``\\u202e``), as its JSON
+    lines export writes them: the question a person typed may hold a bidi override, which
+    JSON read by a program gives back unchanged, while a person reading the body (curl in a
+    terminal, a browser's raw view, a log) saw the rest of the line reordered by it."""
+
+    def render(self, content: Any) -> bytes:
+        return escape_display_controls(super().render(content).decode("utf-8")).encode("utf-8")
+
+
+router = APIRouter(prefix="/v1/audit", tags=["audit"], default_response_class=AuditJSON)
 
 Limit = Annotated[int, Query(ge=1, le=500)]
 

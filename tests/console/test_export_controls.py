@@ -49,3 +49,21 @@ def test_the_exports_keep_the_question_exact_and_show_its_controls(firm: Firm) -
     assert row["query"] == (
         "huur [U+202E]ontbinding[U+202C] [U+2067]gnirts[U+2069] [U+200F]magazijn"
     )
+
+
+def test_the_json_reads_escape_the_controls_as_the_export_does(firm: Firm) -> None:
+    """``GET /v1/audit/retrievals`` (and one retrieval) gave the question's controls raw,
+    while the JSON lines export escapes them: a person reading the body (curl in a terminal,
+    a browser's raw view) saw it reordered. JSON escapes are the same string to a program,
+    so the read stays the exact record (api.md: JSON strings are data)."""
+    retrieval = firm.search(LAWYER, QUESTION)["retrieval_id"]
+    compliance = firm.auth(COMPLIANCE, "compliance")
+    for path in ("/v1/audit/retrievals", f"/v1/audit/retrievals/{retrieval}"):
+        r = firm.client.get(path, headers=compliance)
+        assert r.status_code == 200, r.text
+        assert r.headers["content-type"] == "application/json"
+        assert not BIDI.findall(r.text), path
+        assert "\\u202e" in r.text and "\\u2067" in r.text, path
+        body = r.json()
+        item = body["items"][0] if "items" in body else body
+        assert item["query"] == QUESTION, path
