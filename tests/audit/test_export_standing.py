@@ -21,11 +21,10 @@ from app.audit import repository, service
 from app.auth.service import Principal
 from app.console import audit_pages
 from app.deps import standing_of
-from app.ingest.jobs import ingest_handlers, mark_run_failed
-from app.jobs.queue import JobWorker
 from tests.conftest import DbHandle, Tokens, make_client, make_settings
 from tests.console.conftest import console_client, sign_in
-from tests.helpers import ADMIN, Firm, ok, one_matter_firm
+from tests.helpers import ADMIN, Firm, one_matter_firm
+from tests.ingest.test_runs_refused_up_front import run_queued_jobs
 
 LAWYER = "alice@firm.nl"
 OFFICER = "co@firm.nl"
@@ -150,21 +149,9 @@ def test_a_queued_job_of_an_admin_deactivated_since_does_not_run(
         )
         assert r.status_code == 202, r.text
         _deactivate(db, queuer)  # before the job's turn
-        report = _run_queued_jobs(client, r.json()["run_id"], auth(*ADMIN))
+        report = run_queued_jobs(client, r.json()["run_id"], auth(*ADMIN))
     assert report["status"] == "failed", report
     assert "ops@firm.nl, who queued this job, is inactive" in report["error"], report
     assert report["job"]["attempts"] == 1, report["job"]
-
-
-def _run_queued_jobs(client: TestClient, run_id: str, headers: dict[str, str]) -> Any:
-    resources = client.app.state.resources  # type: ignore[attr-defined]
-    worker = JobWorker(resources.database, ingest_handlers(resources), retry_base_s=0,
-                       on_failed=mark_run_failed(resources))  # fmt: skip
-    try:
-        while worker.run_once():
-            pass
-    finally:
-        worker.close()
-    return ok(client.get(f"/v1/ingest/runs/{run_id}", headers=headers))
 
 

@@ -105,7 +105,7 @@ def test_a_queued_folder_run_whose_sidecar_went_fails_once_with_the_reason(
         )
         assert r.status_code == 202, r.text
         (tmp_path / "metadata.jsonl").unlink()  # gone before the job's turn
-        report = _run_queued_jobs(client, r.json()["run_id"], admin)
+        report = run_queued_jobs(client, r.json()["run_id"], admin)
     assert report["status"] == "failed", (report["job"], report.get("progress"))
     assert "no metadata sidecar" in report["error"], report
     assert report["job"]["status"] == "failed" and report["job"]["attempts"] == 1, report["job"]
@@ -132,7 +132,7 @@ def test_an_ingest_job_without_its_run_fails_once(
     assert job["last_error"] == "JobRefused: an ingest job without its run", job
 
 
-def _run_queued_jobs(client: TestClient, run_id: str, headers: dict[str, str]) -> Any:
+def run_queued_jobs(client: TestClient, run_id: str, headers: dict[str, str]) -> Any:
     """Run the queued jobs here, each attempt until none is due (no backoff), and return
     the run's report as the route gives it."""
     resources = client.app.state.resources  # type: ignore[attr-defined]
@@ -173,7 +173,7 @@ def test_a_queued_run_whose_folder_went_fails_once_with_the_reason(
         r = client.post("/v1/ingest/runs", json=body, headers=admin)
         assert r.status_code == 202, r.text
         shutil.rmtree(folder)
-        report = _run_queued_jobs(client, r.json()["run_id"], admin)
+        report = run_queued_jobs(client, r.json()["run_id"], admin)
     assert report["status"] == "failed" and said in report["error"], report
     assert report["job"]["status"] == "failed" and report["job"]["attempts"] == 1, report["job"]
     assert report["job"]["last_error"].startswith("JobRefused:"), report["job"]
@@ -200,7 +200,7 @@ def test_a_queued_folder_run_whose_sidecar_cannot_be_read_fails_once_with_the_re
         r = client.post("/v1/ingest/runs", json=body, headers=admin)
         assert r.status_code == 202, r.text
         monkeypatch.setattr("connectors.folder.source.read_regular", refused)
-        report = _run_queued_jobs(client, r.json()["run_id"], admin)
+        report = run_queued_jobs(client, r.json()["run_id"], admin)
     assert report["status"] == "failed" and "Permission denied" in report["error"], report
     assert report["job"]["status"] == "failed" and report["job"]["attempts"] == 1, report["job"]
 
@@ -241,7 +241,7 @@ def test_a_queued_dms_run_that_fails_is_tried_again(
     with make_client(db, settings, embedder) as client:
         r = client.post("/v1/ingest/runs", json={"connector": "imanage"}, headers=admin)
         assert r.status_code == 202, r.text
-        report = _run_queued_jobs(client, r.json()["run_id"], admin)
+        report = run_queued_jobs(client, r.json()["run_id"], admin)
     assert report["status"] == "failed", report
     assert report["job"]["status"] == "failed" and report["job"]["attempts"] == 3, report["job"]
 
@@ -258,7 +258,7 @@ def test_a_queued_document_that_cannot_be_ingested_ends_its_run_failed(
     with make_client(db, make_settings(job_workers=0, document_async_chars=100), embedder) as client:
         r = client.post("/v1/documents", json=body, headers=admin)
         assert r.status_code == 202, r.text
-        report = _run_queued_jobs(client, r.json()["run_id"], admin)
+        report = run_queued_jobs(client, r.json()["run_id"], admin)
     assert report["status"] == "failed", report
     [error] = report["errors"]
     assert error["external_id"] == "PDF-1" and error["reason"] in report["error"], report

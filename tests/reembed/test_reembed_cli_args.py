@@ -6,22 +6,15 @@ PostgreSQL's largest (2147483647 ms) was refused by the database mid-run."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from app.cli import main
-from app.settings import BUNDLED_MODEL, get_settings
+from app.settings import BUNDLED_MODEL
 from tests.conftest import DbHandle
-from tests.helpers import cli_environment
+from tests.foundation import test_cli_errors as _cli_errors
 
-
-@pytest.fixture
-def env(db: DbHandle, monkeypatch: pytest.MonkeyPatch) -> Iterator[DbHandle]:
-    cli_environment(monkeypatch, db)
-    get_settings.cache_clear()
-    yield db
-    get_settings.cache_clear()
+# the CLI's settings from the environment, as the other command-line tests set them
+env = _cli_errors.env
 
 
 @pytest.mark.parametrize(
