@@ -287,7 +287,13 @@ def audit_export(
     # the first page read before the download starts: a database that cannot serve it is an
     # error page, not an empty file
     found = _filtered(resources, args, _standing(request))
-    items = itertools.chain(list(itertools.islice(found, 1)), found)
+    try:
+        first = list(itertools.islice(found, 1))
+    except _Stopped as stopped:
+        # deactivated (or signed out) between require() and the first page: refused as any
+        # page is, before the download starts (it escaped as a 500)
+        raise PageRefused(403, "Export refused", stopped.reason, session) from None
+    items = itertools.chain(first, found)
 
     def jsonl() -> Iterator[str]:
         try:

@@ -155,3 +155,25 @@ def test_a_queued_job_of_an_admin_deactivated_since_does_not_run(
     assert report["job"]["attempts"] == 1, report["job"]
 
 
+def test_the_console_export_refused_before_its_first_page_is_a_403(
+    firm: Firm, auth: Tokens, db: DbHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deactivated between the role check (``require``) and the first page's standing
+    check, the refusal escaped before the download began: a 500 with no page."""
+    signed_in = console_client(firm)
+    assert sign_in(signed_in, auth, OFFICER, "compliance").status_code == 303
+    real = audit_pages._standing
+
+    def deactivated_first(request: Any) -> Any:
+        check = real(request)
+
+        def first() -> str | None:
+            _deactivate(db, OFFICER)  # committed after require() read the session
+            return check()
+
+        return first
+
+    monkeypatch.setattr(audit_pages, "_standing", deactivated_first)
+    r = signed_in.get("/console/audit/export.jsonl")
+    assert r.status_code == 403, r.text
+    assert "no longer holds the compliance role" in r.text
