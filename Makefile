@@ -46,12 +46,14 @@ run: $(STAMP) ## serve the API on 127.0.0.1:8000 (embedded PostgreSQL, demo firm
 
 # mypy (one core, about 30 s cold) runs beside pytest at a lower priority, in the share of
 # the cores that the test workers leave idle (docs/testing.md); its report follows pytest's,
-# and either failing fails the target
+# and either failing fails the target. A background job of /bin/sh ignores Ctrl-C: the trap
+# ends mypy with the target instead of leaving it running, orphaned
 test: $(DEV) ## lint, type-check and run the whole test suite
 	$(BIN)/ruff check .
-	@nice -n 10 $(BIN)/mypy > $(VENV)/mypy.log 2>&1 & typed=$$!; \
+	@nice -n 10 $(BIN)/mypy > $(VENV)/mypy.log 2>&1 & typing=$$!; \
+	trap 'kill $$typing 2>/dev/null; exit 130' INT TERM HUP; \
 	$(BIN)/pytest -q $(PYTEST_PARALLEL) --durations=25; tested=$$?; \
-	wait $$typed; typed=$$?; echo "mypy:"; cat $(VENV)/mypy.log; \
+	wait $$typing; typed=$$?; trap - INT TERM HUP; echo "mypy:"; cat $(VENV)/mypy.log; \
 	[ $$tested -eq 0 ] && [ $$typed -eq 0 ]
 
 test-fast: $(DEV) ## the inner loop: the tests not marked slow, in parallel (no lint, no mypy)
