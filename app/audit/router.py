@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -199,6 +200,11 @@ def export(
         standing=standing_of(principal, resources.settings.token_leeway_s),
     )
     first = list(itertools.islice(lines, 1))
+    if first and "error" in json.loads(first[0]):
+        # refused before any page was read (deactivated, or the token expired, since the
+        # roles were checked): the answer has not started, so it is a 403, not a 200 whose
+        # only line is the refusal
+        raise Forbidden(json.loads(first[0])["error"]["message"])
     # A window that ended less than a few minutes ago may still gain rows: searches resolved
     # in it that are still running. The headers say whether this one is final, and from when.
     headers = {

@@ -177,3 +177,26 @@ def test_the_console_export_refused_before_its_first_page_is_a_403(
     r = signed_in.get("/console/audit/export.jsonl")
     assert r.status_code == 403, r.text
     assert "no longer holds the compliance role" in r.text
+
+
+def test_the_api_export_refused_before_its_first_page_is_a_403(
+    firm: Firm, client: TestClient, auth: Tokens, db: DbHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deactivated between the role check and the first page, the export answered 200 with
+    one line, the refusal; the answer has not started then, so it is a 403 envelope."""
+    real = standing_of
+
+    def deactivated_first(principal: Principal, leeway_s: float) -> Any:
+        check = real(principal, leeway_s)
+
+        def first(conn: Any) -> str | None:
+            _deactivate(db, OFFICER)  # committed after get_principal read the matrix
+            return check(conn)
+
+        return first
+
+    monkeypatch.setattr("app.audit.router.standing_of", deactivated_first)
+    r = client.get("/v1/audit/export", headers=auth(OFFICER, "compliance"))
+    assert r.status_code == 403, r.text
+    error = r.json()["error"]
+    assert error["code"] == "forbidden" and "inactive" in error["message"], error
