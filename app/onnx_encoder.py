@@ -333,6 +333,11 @@ def _export(model: Any, name: str, backend: QueryBackend, root: Path, key: str) 
             "versions": _versions(),
         }
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        # written by this exporter alone: others read it as the umask lets them, but no umask
+        # (002 in a group-shared folder) lets another OS user edit in place the model that
+        # this user's service then loads (the manifest's hash finds damage; it is no signature)
+        for path in (*tmp.iterdir(), tmp):
+            path.chmod(path.stat().st_mode & ~0o022)
         _fsync(tmp / MODEL_FILE)
         _fsync(tmp / MANIFEST)
         if final.exists() and not complete(final):

@@ -106,6 +106,21 @@ def test_another_os_user_locks_it_or_says_why_not(shared: Path) -> None:
 def test_an_export_is_as_shared_as_its_folder(embedder: Embedder, shared: Path) -> None:
     folder = onnx_encoder.ensure_export(embedder._model, embedder.name, "onnx", shared)
     assert complete(folder)
-    assert folder.stat().st_mode & 0o777 == 0o777 & ~_umask()
+    assert folder.stat().st_mode & 0o777 == 0o777 & ~_umask() & ~0o022  # nobody else writes
     if os.geteuid() == 0:
         assert _as_nobody(lambda: str(complete(folder))) == "True"
+
+
+@pytest.mark.timeout(300)
+def test_an_export_is_writable_by_its_exporter_alone(embedder: Embedder, shared: Path) -> None:
+    """Made as any file, under a umask of 002 (a group-shared cache folder) the model file
+    was group-writable: another member could edit the model this user's service loads, and
+    recompute the manifest's hash. Still readable by whom the umask allows."""
+    mask = os.umask(0o002)
+    try:
+        folder = onnx_encoder.ensure_export(embedder._model, embedder.name, "onnx", shared)
+    finally:
+        os.umask(mask)
+    for path in (folder, *folder.iterdir()):
+        mode = path.stat().st_mode
+        assert mode & 0o022 == 0 and mode & 0o044 == 0o044, (path, oct(mode))
