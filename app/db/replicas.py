@@ -258,9 +258,20 @@ class ReplicaSet:
                 "the database holds no ewall schema (does the URL name the right database?)",
                 time.time(),
             )
-        elif self._identity is not None and (str(row.database), str(row.system_id)) != (
-            self._identity
-        ):
+        elif self._identity is None:
+            # the primary did not answer the monitor yet: whether this is a replica of its
+            # database is unknown, and an unknown one gets no searches (the fence passes an
+            # empty answer from a wrong database); searches need the primary anyway
+            state = ReplicaState(
+                replica.name,
+                DOWN,
+                None,
+                None,
+                "the primary's database and cluster are not known yet (the primary did not "
+                "answer the monitor): the replica is not trusted until they are",
+                time.time(),
+            )
+        elif (str(row.database), str(row.system_id)) != self._identity:
             # another database of the standby (a typo in the URL), or a standby of another
             # cluster: searches there were fenced, or answered from the wrong data when it
             # held nothing for them under the primary's policy version (attack round of

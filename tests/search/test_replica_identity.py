@@ -15,10 +15,12 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from app.db.engine import Database, DatabaseUrls
+from app.db.replicas import ReplicaSet
 from app.main import create_app
 from tests import pg
-from tests.conftest import Tokens, make_settings
-from tests.helpers import ok, retag
+from tests.conftest import DbHandle, Tokens, make_settings
+from tests.helpers import ok, retag, unreachable_database_url
 from tests.replication import Pair
 from tests.search import test_replicas as base
 from tests.search.test_replicas import LAWYER, build_firm, policy_version, primary, wait_state
@@ -75,3 +77,22 @@ def test_a_replica_url_naming_another_ewall_database_is_down(
             assert len(response.json()["results"]) == 5
     finally:
         database.dispose()
+
+
+def test_a_replica_is_down_while_the_primary_identity_is_unknown(db: DbHandle) -> None:
+    """The identity was compared only once the primary had answered the monitor: before
+    that (a primary that did not answer its first sample) any database with the schema
+    passed, a wrong one included. Here a database that is no standby at all: it was
+    ``not_standby``; unknown, it is down, whatever else it is."""
+    settings = make_settings(replica_urls=db.app_url, replica_check_interval_s=0.05)
+    nowhere = unreachable_database_url()
+    primary = Database(DatabaseUrls(nowhere, nowhere), app_role=settings.app_role)
+    replicas = ReplicaSet(settings, primary)
+    try:
+        (state,) = replicas.check_all()
+        assert state.state == "down", state
+        assert "not known yet" in (state.error or ""), state
+    finally:
+        for replica in replicas.replicas:
+            replica.database.dispose()
+        primary.dispose()
