@@ -154,11 +154,13 @@ def _engine(
     max_overflow: int,
     *,
     prepare_marked: bool,
+    pool_timeout: float = 30.0,
 ) -> Engine:
     engine = create_engine(
         sqlalchemy_url(url),
         pool_size=pool_size,
         max_overflow=max_overflow,
+        pool_timeout=pool_timeout,
         pool_pre_ping=True,
         pool_recycle=1800,
         connect_args={
@@ -228,6 +230,7 @@ class Database:
         max_overflow: int = 8,
         statement_timeout_ms: int = 15_000,
         prepare_marked: bool = True,
+        pool_timeout: float = 30.0,
     ) -> None:
         self.urls = urls
         self.app_role = app_role
@@ -236,8 +239,17 @@ class Database:
         # as the server said when the ping's connection opened (None before a ping answered)
         self.server_encoding: str | None = None
         options = f"-c statement_timeout={int(statement_timeout_ms)}"
+        # ``pool_timeout``: how long a checkout waits for a connection of a full pool before
+        # sqlalchemy's TimeoutError (503 ``busy``, app/errors.py); a replica's pool waits
+        # none, and its search goes elsewhere (app/db/replicas.py)
         self.engine: Engine = _engine(
-            urls.app, app_role, options, pool_size, max_overflow, prepare_marked=prepare_marked
+            urls.app,
+            app_role,
+            options,
+            pool_size,
+            max_overflow,
+            prepare_marked=prepare_marked,
+            pool_timeout=pool_timeout,
         )
         # Reads that a request makes beside its own transaction (the matrix snapshot a stale
         # cache reloads, app/walls/resolution.py; the wall preview's count) take their
