@@ -82,7 +82,8 @@ class Metrics:
             "ewall_replica_searches_total",
             "Searches by where they ran (a replica's name or primary) and outcome: served, "
             "fenced (the primary moved past the replica; rerun on the primary), behind (the "
-            "replica had not replayed a policy version already served) or failed.",
+            "replica had not replayed a policy version already served), failed, or busy "
+            "(no free connection in its pool: the next replica or the primary ran it).",
             ["replica", "outcome"],
             registry=self.registry,
         )
@@ -90,7 +91,8 @@ class Metrics:
             "ewall_replica_grounding_total",
             "Grounding checks by where their reads ran (a replica's name or primary) and "
             "outcome: served, behind (the replica had not replayed the primary's position at "
-            "request start), fenced (the primary's policy moved past the replica's) or failed.",
+            "request start), fenced (the primary's policy moved past the replica's), failed, or "
+            "busy (no free connection in its pool: the next replica or the primary read).",
             ["replica", "outcome"],
             registry=self.registry,
         )

@@ -39,6 +39,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from sqlalchemy import Connection
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from app.db import sqlfiles
 from app.db.engine import Database, DatabaseUrls, error_kind
@@ -115,6 +116,12 @@ def probe_failure(exc: BaseException) -> str:
     return f"{error_kind(exc)}: the probe failed (the service log has its frames)"
 
 
+class Busy(Exception):
+    """Every connection of this process's pool of the replica is in use: its search goes to
+    the next healthy replica, else the primary, at once (a full pool says nothing of the
+    server: the replica keeps its state)."""
+
+
 @dataclass(frozen=True)
 class ReplicaState:
     name: str
@@ -155,6 +162,17 @@ class Replica:
                 extra={"replica": self.name, "state": state.state, "was": previous},
             )
 
+    def connect_now(self) -> Connection:
+        """A connection of this replica's pool without waiting (its pool's timeout is 0), or
+        Busy. A search that waited for one here held its request for the pool's timeout and
+        answered 503 ``busy`` while the primary was free, every connection being held by
+        searches stuck on a frozen replica that the monitor had not yet marked down, or by a
+        burst (attack round of 2026-12-08, fourth)."""
+        try:
+            return self.database.engine.connect()
+        except PoolTimeout:
+            raise Busy from None
+
     def mark_down(self, error: str) -> None:
         """A search saw this replica fail: no more searches until the monitor sees it well."""
         old = self.state
@@ -188,6 +206,7 @@ class ReplicaSet:
                 max_overflow=settings.pool_max_overflow,
                 statement_timeout_ms=settings.statement_timeout_ms,
                 prepare_marked=settings.db_prepare,
+                pool_timeout=0,  # a full pool: the search goes elsewhere (Replica.connect_now)
             )
             self.replicas.append(Replica(name, database))
         # (monotonic time, primary WAL position) samples, oldest first
@@ -208,12 +227,15 @@ class ReplicaSet:
 
     # --- routing ----------------------------------------------------------------------------
 
-    def choose(self) -> Replica | None:
-        """A healthy replica (round robin), or None: the primary serves."""
+    def candidates(self) -> list[Replica]:
+        """The healthy replicas, to try in this order (round robin: each call starts at the
+        next); none: the primary serves. Only a replica with no free connection (Busy) sends
+        a read on to the next; every other failure sends it to the primary."""
         healthy = [r for r in self.replicas if r.state.state == OK]
         if not healthy:
-            return None
-        return healthy[next(self._turn) % len(healthy)]
+            return []
+        first = next(self._turn) % len(healthy)
+        return healthy[first:] + healthy[:first]
 
     # --- measurement ------------------------------------------------------------------------
 
@@ -240,8 +262,11 @@ class ReplicaSet:
         return 0.0
 
     def check(self, replica: Replica) -> ReplicaState:
+        # on a connection of the replica's side pool, not of the searches' pool: a pool held
+        # whole by searches (a burst) is this process's load, not the server's health (with
+        # it, a probe waited for a connection, and after PROBE_WAIT_S a busy replica was down)
         try:
-            with replica.database.connect() as conn:
+            with replica.database.side_engine.connect() as conn:
                 row = conn.execute(sqlfiles.query("replica.probe")).one()
         except Exception as exc:  # any failure: the replica is down for routing
             if replica.state.state != DOWN:  # once per outage, not every interval

@@ -30,13 +30,14 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Sequence
+from functools import partial
 
 from psycopg import OperationalError
 from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError
 
 from app.db.engine import begin_snapshot
-from app.db.replicas import PrimaryStart, Replica, primary_lsn_at, replayed_past
+from app.db.replicas import Busy, PrimaryStart, Replica, primary_lsn_at, replayed_past
 from app.gates.grounding import GroundingResult, Support, check_grounding, read_support
 from app.resources import Resources
 from app.search.replica import PRIMARY, replica_snapshot
@@ -58,7 +59,7 @@ def _count(resources: Resources, replica: str, outcome: str) -> None:
 def _read_on_replica(
     replica: Replica, resources: Resources, person_id: str, rid: uuid.UUID, start: PrimaryStart
 ) -> Support:
-    conn = replica.database.engine.connect()
+    conn = replica.connect_now()  # Busy: its pool has no free connection
     try:
         replayed = replayed_past(conn, start.lsn)
         conn.commit()  # that check's snapshot ends here; the read snapshot starts after it
@@ -96,8 +97,8 @@ def routed_grounding(
     its WAL position and clock at the request's start (`request_start`). Returns the result and who
     served the reads (a replica's name or "primary")."""
     replicas = resources.replicas
-    replica = replicas.choose() if replicas else None
-    if replica is not None:
+    # a healthy replica with a free connection; a full pool sends the reads to the next one
+    for replica in replicas.candidates() if replicas else []:
         begun = start if start is not None else primary_lsn_at(conn)  # before any read
         outcome = "served"
         try:
@@ -107,8 +108,11 @@ def routed_grounding(
                 person_id,
                 retrieval_id,
                 sentences,
-                read=lambda rid: _read_on_replica(replica, resources, person_id, rid, begun),
+                read=partial(_read_on_replica, replica, resources, person_id, start=begun),
             )
+        except Busy:
+            _count(resources, replica.name, "busy")
+            continue
         except _Behind:
             outcome = "behind"
         except DBAPIError as exc:
@@ -132,6 +136,7 @@ def routed_grounding(
                 extra={"replica": replica.name, "seen": result.policy_version, "now": current},
             )
         _count(resources, replica.name, outcome)
+        break
     result = check_grounding(conn, resources, person_id, retrieval_id, sentences)
     if replicas:
         _count(resources, PRIMARY, "served")

@@ -23,14 +23,18 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
+from psycopg import OperationalError
+from psycopg import errors as pg_errors
 from sqlalchemy import Connection
+from sqlalchemy.exc import DBAPIError
 
 from app.audit import chain
 from app.db.engine import Database, begin_snapshot
-from app.db.replicas import Replica
+from app.db.replicas import Busy, Replica
 from app.errors import AppError
 from app.resources import Resources
 from app.search import repository
@@ -39,11 +43,20 @@ from app.walls.access import Access, apply
 from app.walls.graph import MatrixSnapshot
 from app.walls.resolution import load_snapshot
 
-__all__ = ["PRIMARY", "Fenced", "Replica", "ReplicaBehind", "ReplicaSnapshots"]
+__all__ = ["PRIMARY", "Busy", "Fenced", "Replica", "ReplicaBehind", "ReplicaSnapshots"]
 
 log = logging.getLogger("ewall.search.replica")
 
 PRIMARY = "primary"
+# a replica that fails a search so is taken out of routing until the monitor sees it well: it
+# is gone, or its database lacks the schema (a URL naming another database)
+REPLICA_DOWN_ERRORS = (
+    OperationalError,
+    pg_errors.UndefinedTable,
+    pg_errors.UndefinedColumn,
+    pg_errors.UndefinedFunction,
+)
+T = TypeVar("T")
 
 
 class Fenced(Exception):
@@ -100,7 +113,7 @@ def read_transaction(
     policy version this process already served, or when the block finds the replica's live
     embedding model is not this service's. Ended (rolled back) on leaving."""
     snapshots = _snapshots(resources)
-    conn = replica.database.engine.connect()
+    conn = replica.connect_now()  # Busy: its pool has no free connection
     try:
         begin_snapshot(conn)
         version = policy.current_version(conn)  # the transaction's snapshot starts here
@@ -121,6 +134,36 @@ def read_transaction(
             conn.close()  # ends the read-only transaction; a dead replica changes nothing now
         except Exception:
             log.debug("closing a replica connection failed", exc_info=True)
+
+
+def on_replica(resources: Resources, search: Callable[[Replica], T]) -> T | None:
+    """``search`` on the first healthy replica (round robin) that has a free connection;
+    None: the primary runs it. A replica whose pool is full is skipped
+    at once for the next (``busy``, its state unchanged); a fenced, behind or failed search
+    goes to the primary (a failed replica is marked down when it is gone)."""
+    for replica in resources.replicas.candidates() if resources.replicas else []:
+        try:
+            return search(replica)
+        except Busy:
+            count(resources, replica.name, "busy")
+            continue
+        except Fenced:
+            count(resources, replica.name, "fenced")
+            log.info(
+                "replica search fenced; running it on the primary", extra={"replica": replica.name}
+            )
+        except ReplicaBehind:
+            count(resources, replica.name, "behind")
+        except DBAPIError as exc:
+            count(resources, replica.name, "failed")
+            if exc.connection_invalidated or isinstance(exc.orig, REPLICA_DOWN_ERRORS):
+                replica.mark_down(type(exc.orig).__name__)
+            log.warning(
+                "replica search failed; running it on the primary",
+                extra={"replica": replica.name, "error": type(exc.orig).__name__},
+            )
+        return None
+    return None
 
 
 def fenced_append(

@@ -2,7 +2,8 @@
 the encoder (both charged before any connection is taken, in app/search/router.py).
 
 1. Choose the read connection: a healthy replica that has replayed every policy version this
-   process served (app/search/replica.py picks it), else the primary.
+   process served and has a free connection at once (app/search/replica.py picks it; a full
+   pool sends the search on to the next), else the primary.
 2. In ONE transaction on it: the session binding, the live-model check, the person's access
    (resolved at the current policy version, applied as row-level security), the dense
    strategy, the query analysis and the hybrid statement (app/search/repository.py ->
@@ -37,8 +38,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from psycopg import OperationalError
-from psycopg import errors as pg_errors
 from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError
 
@@ -62,15 +61,6 @@ if TYPE_CHECKING:
     from app.walls.graph import MatrixSnapshot
 
 log = logging.getLogger("ewall.search")
-# a replica that fails a search so is taken out of routing until the monitor sees it well: it
-# is gone, or its database lacks the schema (a URL naming another database)
-REPLICA_DOWN_ERRORS = (
-    OperationalError,
-    pg_errors.UndefinedTable,
-    pg_errors.UndefinedColumn,
-    pg_errors.UndefinedFunction,
-)
-
 MAX_POLICY_RETRIES = 5
 COLLAPSE_DEPTH_FACTOR = 5  # candidates per leg per requested document when collapsing
 # a search without filters reads these (built once: validating a Filters runs its validators)
@@ -189,38 +179,24 @@ def search(
 ) -> SearchResult:
     """One search, start to finish; the audit row is committed before this returns."""
     started = started if started is not None else time.perf_counter()
-    # a healthy replica within the lag limit, or None: the primary
-    replica = resources.replicas.choose() if resources.replicas else None
-    if replica is not None:
+    session = SessionBinding()
+    if resources.replicas and request.session_id is not None:
         # the binding lives in audit rows committed on the primary, which the replica may
-        # not have replayed yet (it would see the session unbound): read it there
-        session = SessionBinding()
-        if request.session_id is not None:
-            with resources.database.transaction() as primary:
-                session = resolve_binding(primary, principal.person_id, request)
-        try:
-            result = _search_on_replica(
-                replica, resources, principal, request, qvec, session, started, purpose
-            )
-        except replicas.Fenced:
-            replicas.count(resources, replica.name, "fenced")
-            log.info(
-                "replica search fenced; running it on the primary", extra={"replica": replica.name}
-            )
-        except replicas.ReplicaBehind:
-            replicas.count(resources, replica.name, "behind")
-        except DBAPIError as exc:
-            replicas.count(resources, replica.name, "failed")
-            if exc.connection_invalidated or isinstance(exc.orig, REPLICA_DOWN_ERRORS):
-                replica.mark_down(type(exc.orig).__name__)
-            log.warning(
-                "replica search failed; running it on the primary",
-                extra={"replica": replica.name, "error": type(exc.orig).__name__},
-            )
-        else:
-            replicas.count(resources, replica.name, "served")
-            replicas.served(resources, result.policy_version)
-            return result
+        # not have replayed yet (it would see the session unbound): read it there (once,
+        # before any replica is tried: an error of the primary's here is no replica's)
+        with resources.database.transaction() as primary:
+            session = resolve_binding(primary, principal.person_id, request)
+    # a healthy replica within the lag limit with a free connection, or None: the primary
+    found = replicas.on_replica(
+        resources,
+        lambda replica: _search_on_replica(
+            replica, resources, principal, request, qvec, session, started, purpose
+        ),
+    )
+    if found is not None:
+        replicas.count(resources, found.read_from, "served")
+        replicas.served(resources, found.policy_version)
+        return found
     with resources.database.transaction() as conn:
         result = run_search(
             conn, resources, principal, request, qvec=qvec, purpose=purpose, started=started
@@ -272,7 +248,8 @@ def _search_on_replica(
     purpose: chain.Purpose,
 ) -> SearchResult:
     """The reads in one repeatable-read, read-only replica transaction, then the audit row
-    on the primary behind the fence (raises Fenced, ReplicaBehind or the replica's error)."""
+    on the primary behind the fence (raises Busy, Fenced, ReplicaBehind or the replica's
+    error)."""
     with replicas.read_transaction(replica, resources) as (conn, snapshot):
         found = _find(conn, resources, principal, request, qvec, session, started, snapshot)
     # the replica's transaction has ended: from here on a replica failure changes nothing

@@ -542,11 +542,11 @@ def ground_still(
     done = Grounded()
     charge = PersonLimiter.spend
     replicas = client.app.state.resources.replicas  # type: ignore[attr-defined]
-    choose = replicas.choose
+    candidates = replicas.candidates
 
-    def spied_choose() -> Any:
-        chosen = choose()
-        done.chose.append(chosen is not None)
+    def spied_candidates() -> Any:
+        chosen = candidates()
+        done.chose.append(bool(chosen))
         return chosen
 
     def spied_start(conn: Any, resources: Any) -> Any:
@@ -561,7 +561,7 @@ def ground_still(
 
     monkeypatch.setattr(gates_router, "request_start", spied_start)
     monkeypatch.setattr(PersonLimiter, "spend", spied_charge)
-    monkeypatch.setattr(replicas, "choose", spied_choose)
+    monkeypatch.setattr(replicas, "candidates", spied_candidates)
     while True:
         done.attempts += 1
         done.events.clear()
