@@ -138,9 +138,9 @@ def read_transaction(
 
 def on_replica(resources: Resources, search: Callable[[Replica], T]) -> T | None:
     """``search`` on the first healthy replica (round robin) that has a free connection;
-    None: the primary runs it. A replica whose pool is full is skipped
-    at once for the next (``busy``, its state unchanged); a fenced, behind or failed search
-    goes to the primary (a failed replica is marked down when it is gone)."""
+    None: the primary runs it. A replica whose pool is full is skipped at once for the next
+    (``busy``, its state unchanged); a fenced, behind or failed search goes to the primary (a
+    failed replica is marked down when it is gone)."""
     for replica in resources.replicas.candidates() if resources.replicas else []:
         try:
             return search(replica)
