@@ -187,11 +187,16 @@ def search(
         with resources.database.transaction() as primary:
             session = resolve_binding(primary, principal.person_id, request)
     # a healthy replica within the lag limit with a free connection, or None: the primary
-    found = replicas.on_replica(
-        resources,
-        lambda replica: _search_on_replica(
-            replica, resources, principal, request, qvec, session, started, purpose
-        ),
+    # (without replicas configured the replica module is not on a search's path: README)
+    found = (
+        replicas.on_replica(
+            resources,
+            lambda replica: _search_on_replica(
+                replica, resources, principal, request, qvec, session, started, purpose
+            ),
+        )
+        if resources.replicas
+        else None
     )
     if found is not None:
         replicas.count(resources, found.read_from, "served")
