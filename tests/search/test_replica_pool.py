@@ -20,10 +20,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from app.db.engine import Database, DatabaseUrls
+from app.db.engine import Database
 from app.db.replicas import Replica
 from app.main import create_app
-from tests import pg
 from tests.conftest import Tokens, make_settings
 from tests.helpers import retag
 from tests.replication import Pair, wait_for
@@ -237,16 +236,8 @@ def _frozen(pair: Pair, dbname: str, client: TestClient, auth: Tokens) -> None:
 def test_the_primary_with_no_free_connection_still_answers_busy(
     pair: Pair, dbname: str, embedder: Any, auth: Tokens
 ) -> None:
-    database = Database(
-        DatabaseUrls(
-            app=pair.primary_url(dbname, pg.APP_ROLE),
-            migrations=pair.primary_url(dbname),
-            superuser=pair.primary_url(dbname),
-        ),
-        app_role=pg.APP_ROLE,
-        pool_size=2,
-        max_overflow=0,
-        pool_timeout=0.5,  # its own wait, not the replicas' none
+    database = base.primary_database(
+        pair, dbname, pool_size=2, max_overflow=0, pool_timeout=0.5  # its own wait
     )
     with service(pair, dbname, embedder, database=database) as client:
         walled_firm(client, auth, pair)

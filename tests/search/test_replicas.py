@@ -58,7 +58,8 @@ def dbname(pair: Pair) -> Iterator[str]:
 AppFactory = Callable[..., Any]
 
 
-def primary_database(pair: Pair, dbname: str) -> Database:
+def primary_database(pair: Pair, dbname: str, **pool: Any) -> Database:
+    """The service's primary; ``pool``: the pool's size, overflow or timeout instead."""
     return Database(
         DatabaseUrls(
             app=pair.primary_url(dbname, pg.APP_ROLE),
@@ -66,8 +67,7 @@ def primary_database(pair: Pair, dbname: str) -> Database:
             superuser=pair.primary_url(dbname),
         ),
         app_role=pg.APP_ROLE,
-        pool_size=4,
-        max_overflow=8,
+        **({"pool_size": 4, "max_overflow": 8} | pool),
     )
 
 
